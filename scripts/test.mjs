@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// `npm test`: installs the npm dependencies when they are missing, runs every vitest project, and ends with the
+// plain line `N passed, N failed` that CI reads. The tools the tests need (crank, the Kubernetes binaries) are built
+// by the vitest global setups, once, and cached.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+if (!existsSync(join(root, 'node_modules', '.bin', 'vitest'))) {
+  console.error('[klutch-kit] installing npm dependencies (npm ci) ...');
+  const ci = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  if (ci.status !== 0) process.exit(ci.status ?? 1);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-test-'));
+const report = join(dir, 'report.json');
+const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)];
+const run = spawnSync('npx', args, { cwd: root, stdio: 'inherit' });
+
+let passed = 0;
+let failed = 0;
+try {
+  const r = JSON.parse(readFileSync(report, 'utf8'));
+  passed = r.numPassedTests;
+  failed = r.numFailedTests;
+  // A test file that failed to load, or a failing global setup, has no failed test but must still count.
+  failed += r.testResults.filter((f) => f.status === 'failed' && f.assertionResults.every((a) => a.status !== 'failed')).length;
+} catch {
+  failed += 1;
+}
+rmSync(dir, { recursive: true, force: true });
+if (run.status !== 0 && failed === 0) failed = 1;
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(run.status === 0 && failed === 0 ? 0 : 1);

@@ -1,0 +1,69 @@
+/**
+ * The real Crossplane CLI (`crank`), built from Go modules into the cache, and helpers to run it offline.
+ *
+ * Pinned to v1.20.11: the v2 module (github.com/crossplane/crossplane/v2) is not served by the module proxy this
+ * project can reach, and v1.20's `render` (Development runtime) and `beta validate` are the same commands.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cacheRoot } from './cache';
+import { goBuild, requireGo } from './go';
+
+export const CRANK_VERSION = 'v1.20.11';
+const CROSSPLANE_MODULE = 'github.com/crossplane/crossplane';
+/** The image `crank beta validate` adds to its dependencies; we seed its cache so it never downloads it. */
+export const CROSSPLANE_IMAGE = `xpkg.crossplane.io/crossplane/crossplane:${CRANK_VERSION}`;
+
+const moduleDir = join(dirname(fileURLToPath(import.meta.url)), 'crank');
+
+/** Path of the crank binary, building it first if needed. */
+export async function ensureCrank(): Promise<string> {
+  return goBuild({
+    moduleDir,
+    pkg: `${CROSSPLANE_MODULE}/cmd/crank`,
+    out: join(cacheRoot(), `crank-${CRANK_VERSION}`, 'crank'),
+    label: `crank ${CRANK_VERSION}`,
+    ldflags: `-X ${CROSSPLANE_MODULE}/internal/version.version=${CRANK_VERSION}`,
+  });
+}
+
+/**
+ * A `--cache-dir` for `crank beta validate` that already holds Crossplane's own CRDs (taken from the Go module),
+ * so validation runs offline.
+ */
+export function ensureValidateCache(): string {
+  const dir = join(cacheRoot(), `crank-${CRANK_VERSION}`, 'validate-cache');
+  const pkg = join(dir, CROSSPLANE_IMAGE.replaceAll(':', '@'), 'package.yaml');
+  if (existsSync(pkg)) return dir;
+  requireGo('1.24');
+  const r = spawnSync('go', ['mod', 'download', '-json', `${CROSSPLANE_MODULE}@${CRANK_VERSION}`], { cwd: moduleDir, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cannot download ${CROSSPLANE_MODULE}@${CRANK_VERSION}: ${r.stderr || r.stdout}`);
+  const crds = join((JSON.parse(r.stdout) as { Dir: string }).Dir, 'cluster', 'crds');
+  const docs = readdirSync(crds)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => readFileSync(join(crds, f), 'utf8').replace(/^---\n/, ''));
+  mkdirSync(dirname(pkg), { recursive: true });
+  writeFileSync(pkg, docs.map((d) => `---\n${d}`).join('\n'));
+  return dir;
+}
+
+export interface CrankResult {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs crank synchronously with the given arguments. */
+export function crank(bin: string, args: readonly string[], opts: { cwd?: string; input?: string } = {}): CrankResult {
+  const r = spawnSync(bin, args, { encoding: 'utf8', cwd: opts.cwd, input: opts.input, maxBuffer: 256 * 1024 * 1024 });
+  if (r.error) throw r.error;
+  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `crank beta validate <extensions> <resources>` offline; `status` 0 means every resource is valid. */
+export function crankValidate(bin: string, extensions: string, resources: string): CrankResult {
+  return crank(bin, ['beta', 'validate', extensions, resources, '--cache-dir', ensureValidateCache(), '--crossplane-image', CROSSPLANE_IMAGE, '--error-on-missing-schemas']);
+}

@@ -1,0 +1,81 @@
+/**
+ * Builds Go programs from modules for the tests (crank, the Kubernetes control plane), once, into the cache.
+ * A cold build can take minutes, so it reports progress; a missing or old Go fails with a message saying what to do.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** Fails unless `go` is on PATH and at least `min` (e.g. "1.24"). */
+export function requireGo(min: string): void {
+  const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) {
+    throw new Error(
+      `Go ${min} or newer is needed to build the test tools, but \`go\` was not found on PATH. ` +
+        'Install Go (https://go.dev/dl/ or `apt-get install golang`) and run `npm test` again.',
+    );
+  }
+  const have = r.stdout.trim().replace(/^go/, '');
+  if (compareVersions(have, min) < 0) {
+    throw new Error(`Go ${min} or newer is needed to build the test tools; found go${have}. Upgrade Go and run \`npm test\` again.`);
+  }
+}
+
+function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.\-a-z]/).map((x) => Number.parseInt(x, 10) || 0);
+  const pb = b.split('.').map((x) => Number.parseInt(x, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+export interface GoBuildOptions {
+  /** Folder of the wrapper module (holds go.mod and go.sum). */
+  readonly moduleDir: string;
+  /** Package to build, e.g. `github.com/crossplane/crossplane/cmd/crank`. */
+  readonly pkg: string;
+  /** Where the binary goes; the build is skipped when it exists. */
+  readonly out: string;
+  /** Shown in progress lines. */
+  readonly label: string;
+  readonly ldflags?: string;
+  readonly minGo?: string;
+}
+
+/** Builds `pkg` into `out` unless it is there already. Writes atomically, so an interrupted build leaves nothing. */
+export async function goBuild(o: GoBuildOptions): Promise<string> {
+  if (existsSync(o.out)) return o.out;
+  requireGo(o.minGo ?? '1.24');
+  mkdirSync(dirname(o.out), { recursive: true });
+  const tmp = `${o.out}.tmp-${process.pid}`;
+  const args = ['build', '-trimpath', '-o', tmp];
+  if (o.ldflags) args.push('-ldflags', o.ldflags);
+  args.push(o.pkg);
+  const started = Date.now();
+  log(`building ${o.label} from Go modules (first run only; a cold build takes minutes) ...`);
+  const tick = setInterval(() => log(`still building ${o.label}: ${Math.round((Date.now() - started) / 1000)}s`), 30_000);
+  try {
+    const stderr: Buffer[] = [];
+    const code = await new Promise<number>((resolve, reject) => {
+      const p = spawn('go', args, { cwd: o.moduleDir, stdio: ['ignore', 'inherit', 'pipe']});
+      p.stderr.on('data', (d: Buffer) => stderr.push(d));
+      p.on('error', reject);
+      p.on('exit', (c) => resolve(c ?? 1));
+    });
+    if (code !== 0) {
+      throw new Error(`building ${o.label} failed (go ${args.join(' ')} in ${o.moduleDir}):\n${Buffer.concat(stderr).toString().slice(-4000)}`);
+    }
+    renameSync(tmp, o.out);
+    log(`built ${o.label} in ${Math.round((Date.now() - started) / 1000)}s: ${o.out}`);
+    return o.out;
+  } finally {
+    clearInterval(tick);
+    rmSync(tmp, { force: true });
+  }
+}
+
+function log(line: string): void {
+  process.stderr.write(`[klutch-kit] ${line}\n`);
+}

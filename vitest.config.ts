@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` runs everything that needs no Kubernetes cluster and starts at once; `cluster` holds the
+// suites under test/cluster/, which share real control planes started once by their global setup.
+export default defineConfig({
+  test: {
+    // The real tools (crank, kube-apiserver) are built once by the global setups; later tests only wait on processes.
+    testTimeout: 60_000,
+    hookTimeout: 30 * 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['{apis,compositions,functions,exports,test}/**/*.test.ts'],
+          exclude: ['test/cluster/**', 'node_modules/**', 'dist/**'],
+          globalSetup: ['test/support/tools.setup.ts'],
+        },
+      },
+    ],
+  },
+});
