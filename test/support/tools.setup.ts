@@ -2,6 +2,7 @@
  * Global setup of the `unit` project: builds the real crossplane CLI once (cached across runs) and hands its path
  * to the tests through `inject('crank')`, so parallel test files never race to build it.
  */
+import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { ensureCrank, ensureValidateCache } from '../tools/crank';
 

@@ -1,0 +1,185 @@
+/**
+ * `Api`: one data-service API as synth sees it — its kinds, its spec schema and CEL rules, a composition recipe per
+ * backend, example claims and what its export template claims. Instance services are written with the higher-level
+ * `DataService` (dataservice.ts), which produces an `Api`; ServiceBinding, Backup and Restore are written as `Api`s.
+ */
+import { BACKENDS, type Backend, type Recipe } from './mapping';
+import { Names } from './names';
+import { s, type Schema, type ValidationRule } from './schema';
+
+export const DEFAULT_GROUP = 'anynines.com';
+export const DEFAULT_VERSION = 'v1';
+
+/** Which Crossplane API shape synth writes. */
+export type CrossplaneTarget = 'v1' | 'v2';
+
+/** What a CEL rule needs to know about the XRD it lands in. */
+export interface RuleContext {
+  readonly target: CrossplaneTarget;
+  /**
+   * A CEL expression (evaluated on `spec`) naming the composition that composes this resource: the one the resource
+   * references, else the default. Guarded with `has()`, so `defaultCompositionRef` keeps working (Klutch's rules
+   * read `self.compositionRef.name` unguarded, which fails on every claim that relies on the default).
+   */
+  readonly composition: string;
+  /** The composition name of a backend (`a8s-postgresql`). */
+  compositionName(backend: Backend): string;
+}
+
+/** A resource (other than the claim's own secret) that the bind backend syncs to the app cluster with the claim. */
+export interface PermissionClaim {
+  readonly group: string;
+  readonly resource: string;
+  readonly version: string;
+  /** Which side creates the objects: `Provider` for credentials the control plane writes. */
+  readonly owner: 'Provider' | 'Consumer';
+}
+
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+  readonly priority?: number;
+}
+
+export interface ApiProps {
+  /** Short name, a DNS label: compositions are `<backend>-<name>`. */
+  readonly name: string;
+  /** The claim kind (`PostgresqlInstance`); the composite kind is `X<kind>` (v1 target) or the kind itself (v2). */
+  readonly kind: string;
+  /** @default the lower-cased kind plus `s` */
+  readonly plural?: string;
+  /** @default anynines.com */
+  readonly group?: string;
+  /** @default v1 */
+  readonly version?: string;
+  readonly description?: string;
+  /** Schema of `spec` (an object schema). */
+  readonly spec: Schema;
+  /** Spec-level CEL rules that depend on the target (they read the composition reference). */
+  readonly rules?: (ctx: RuleContext) => readonly ValidationRule[];
+  /** Schema of `status`. @default `{ managed: <free-form> }` */
+  readonly status?: Schema;
+  /** The backend whose composition serves resources that name none. */
+  readonly defaultBackend: Backend;
+  /** How each backend composes the resource. */
+  readonly backends: Partial<Record<Backend, Recipe>>;
+  /** Example claim `spec` per backend: written to `examples/` and validated by the tests. */
+  readonly examples: Partial<Record<Backend, Record<string, unknown>>>;
+  readonly printerColumns?: readonly PrinterColumn[];
+  /** @default Background (Crossplane's default) */
+  readonly defaultCompositeDeletePolicy?: 'Background' | 'Foreground';
+  /** Resources synced along with the claim by the bind backend. */
+  readonly permissionClaims?: readonly PermissionClaim[];
+}
+
+/** An error in a definition: names the API, the field and the fix. */
+export class DefinitionError extends Error {
+  constructor(api: string, field: string, problem: string, fix: string) {
+    super(`data service "${api}": ${field}: ${problem}; ${fix}`);
+    this.name = 'DefinitionError';
+  }
+}
+
+export class Api {
+  readonly name: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly group: string;
+  readonly version: string;
+  readonly description: string;
+  readonly spec: Schema;
+  readonly status: Schema;
+  readonly defaultBackend: Backend;
+  readonly backends: Partial<Record<Backend, Recipe>>;
+  readonly examples: Partial<Record<Backend, Record<string, unknown>>>;
+  readonly printerColumns: readonly PrinterColumn[];
+  readonly defaultCompositeDeletePolicy: 'Background' | 'Foreground';
+  readonly permissionClaims: readonly PermissionClaim[];
+  private readonly ruleFn: (ctx: RuleContext) => readonly ValidationRule[];
+
+  constructor(props: ApiProps) {
+    const fail = (field: string, problem: string, fix: string): never => {
+      throw new DefinitionError(props.name, field, problem, fix);
+    };
+    if (!Names.isDnsLabel(props.name)) {
+      fail('name', `"${props.name}" is not a DNS label`, 'use lower-case letters, digits and "-", at most 63 characters');
+    }
+    if (!/^[A-Z][A-Za-z0-9]{0,62}$/.test(props.kind)) {
+      fail('kind', `"${props.kind}" is not a Kubernetes kind`, 'use an UpperCamelCase name of letters and digits, e.g. "PostgresqlInstance"');
+    }
+    const plural = props.plural ?? `${props.kind.toLowerCase()}s`;
+    if (!Names.isDnsLabel(plural)) fail('plural', `"${plural}" is not a DNS label`, 'use lower-case letters and digits');
+    const group = props.group ?? DEFAULT_GROUP;
+    if (!Names.isDnsSubdomain(group) || !group.includes('.')) {
+      fail('group', `"${group}" is not an API group`, 'use a DNS subdomain with at least one dot, e.g. "anynines.com"');
+    }
+    const version = props.version ?? DEFAULT_VERSION;
+    if (!/^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/.test(version)) {
+      fail('version', `"${version}" is not a Kubernetes API version`, 'use v1, v1beta1, v2alpha1, ...');
+    }
+    if (props.spec.type !== 'object') fail('spec', 'is not an object schema', 'build it with s.object({...})');
+    const backends = BACKENDS.filter((b) => props.backends[b]);
+    if (backends.length === 0) fail('backends', 'no backend is defined', 'add a recipe for a9s or a8s');
+    if (!props.backends[props.defaultBackend]) {
+      fail('defaultBackend', `"${props.defaultBackend}" has no recipe`, `choose one of ${backends.join(', ')} or add its recipe`);
+    }
+    for (const b of backends) {
+      if (!props.examples[b]) fail(`examples.${b}`, 'is missing', `add an example claim spec for the ${b} backend`);
+    }
+    for (const b of Object.keys(props.backends)) {
+      if (!(BACKENDS as readonly string[]).includes(b)) fail(`backends.${b}`, 'is not a known backend', `use one of ${BACKENDS.join(', ')}`);
+    }
+
+    this.name = props.name;
+    this.kind = props.kind;
+    this.plural = plural;
+    this.group = group;
+    this.version = version;
+    this.description = props.description ?? `A ${props.kind} of the ${props.name} data service.`;
+    this.spec = props.spec;
+    this.status = props.status ?? s.object({ managed: s.freeform({ description: 'Observed state of the backend resource.' }) });
+    this.defaultBackend = props.defaultBackend;
+    this.backends = props.backends;
+    this.examples = props.examples;
+    this.printerColumns = props.printerColumns ?? [];
+    this.defaultCompositeDeletePolicy = props.defaultCompositeDeletePolicy ?? 'Background';
+    this.permissionClaims = props.permissionClaims ?? [];
+    this.ruleFn = props.rules ?? (() => []);
+  }
+
+  /** The backends this API can be composed on, in a stable order. */
+  get backendNames(): Backend[] {
+    return BACKENDS.filter((b) => this.backends[b]);
+  }
+
+  /** `a8s-postgresql`. */
+  compositionName(backend: Backend): string {
+    return `${backend}-${this.name}`;
+  }
+
+  /** The composite kind for a target: `XPostgresqlInstance` with claims (v1), `PostgresqlInstance` without (v2). */
+  compositeKind(target: CrossplaneTarget): string {
+    return target === 'v1' ? `X${this.kind}` : this.kind;
+  }
+
+  compositePlural(target: CrossplaneTarget): string {
+    return target === 'v1' ? `x${this.plural}` : this.plural;
+  }
+
+  get apiVersion(): string {
+    return `${this.group}/${this.version}`;
+  }
+
+  /** Spec-level CEL rules for a target. */
+  rules(target: CrossplaneTarget): readonly ValidationRule[] {
+    const ref = target === 'v1' ? 'self.compositionRef' : 'self.crossplane.compositionRef';
+    const guard = target === 'v1' ? 'has(self.compositionRef)' : 'has(self.crossplane) && has(self.crossplane.compositionRef)';
+    return this.ruleFn({
+      target,
+      composition: `(${guard} ? ${ref}.name : '${this.compositionName(this.defaultBackend)}')`,
+      compositionName: (b) => this.compositionName(b),
+    });
+  }
+}

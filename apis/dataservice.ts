@@ -1,0 +1,361 @@
+/**
+ * `DataService`: everything about one data service in one definition — kinds, service versions and plans per
+ * backend, parameters with their per-backend keys, and status — from which synth derives the XRD, a Composition per
+ * backend, the export template and the example claims. A definition is checked when it is built: a mistake fails
+ * at synth time with the service, the field and the fix.
+ */
+import { Api, DefinitionError, type PrinterColumn } from './api';
+import type { Backend, FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from './mapping';
+import { celList, planTransitionRules, type Plan, type Topology } from './plans';
+import { s, type Schema, type ValidationRule } from './schema';
+
+/** The key a backend expects for a parameter: a path below its parameters, optionally lower-casing the value. */
+export type ParameterKey = string | { readonly key: string; readonly lowercase?: boolean };
+
+export interface Parameter {
+  /** The claim's key below `spec.parameters` (camelCase, as Klutch's). */
+  readonly name: string;
+  readonly schema: Schema;
+  /** The key per backend that offers the parameter. Every offered backend needs one. */
+  readonly keys: Partial<Record<Backend, ParameterKey>>;
+  /** Backends that offer the parameter. @default every backend of the service */
+  readonly backends?: readonly Backend[];
+  /** Only plans of these topologies accept the parameter (enforced by CEL). @default any */
+  readonly topologies?: readonly Topology[];
+}
+
+/** A top-level spec field other than service, plan and parameters (PostgreSQL's `expose`). */
+export interface SpecField {
+  readonly name: string;
+  readonly schema: Schema;
+  /** Where the value goes per backend (path in the composed resource). Backends without one ignore the field. */
+  readonly to: Partial<Record<Backend, string>>;
+}
+
+interface Offering {
+  /** Service versions (the `service` enum values) this backend offers. */
+  readonly services: readonly string[];
+  readonly plans: readonly Plan[];
+  /** @default `<service>-service-broker` (a9s), `kubernetes-provider` (a8s) */
+  readonly providerConfigName?: string;
+}
+
+export type A9sOffering = Offering;
+
+/** Resources per plan size for a backend that runs the service on Kubernetes. */
+export interface A8sSize {
+  readonly volumeSize: string;
+  readonly cpu: string;
+  readonly memory: string;
+}
+
+export interface A8sOffering extends Offering {
+  /** The a8s object the composition wraps into a provider-kubernetes Object. */
+  readonly resource: { readonly apiVersion: string; readonly kind: string };
+  /** `spec.version` is the service name without this prefix, as an integer (`a9s-postgresql13` → 13). */
+  readonly versionPrefix: string;
+  /** Resources per size; every size of the a8s plans needs an entry. */
+  readonly sizes: Readonly<Record<string, A8sSize>>;
+  /** Replicas per topology; every topology of the a8s plans needs an entry. */
+  readonly replicas: Partial<Record<Topology, number>>;
+}
+
+export interface DataServiceProps {
+  /** Short name, a DNS label: `postgresql` → compositions `a9s-postgresql`, `a8s-postgresql`. */
+  readonly name: string;
+  /** The claim kind (`PostgresqlInstance`). */
+  readonly kind: string;
+  /** @default the lower-cased kind plus `s` */
+  readonly plural?: string;
+  readonly description?: string;
+  readonly defaultBackend: Backend;
+  /** Plan sizes, smallest first: moving to an earlier size is downsizing, which is refused. */
+  readonly sizes: readonly string[];
+  readonly a9s?: A9sOffering;
+  readonly a8s?: A8sOffering;
+  readonly parameters?: readonly Parameter[];
+  readonly fields?: readonly SpecField[];
+  /** The plan can never change (Prometheus). @default false */
+  readonly planImmutable?: boolean;
+  /** Service versions that only run with ssl plans (MariaDB 10.11). */
+  readonly sslOnlyServices?: readonly string[];
+  /** Example claim parameters (merged into the generated examples). */
+  readonly exampleParameters?: Record<string, unknown>;
+}
+
+/** The a9s broker's managed resources. */
+export const A9S_API_VERSION = 'dataservices.anynines.com/v1';
+/** provider-kubernetes' ProviderConfig that Klutch's a8s compositions use. */
+export const A8S_PROVIDER_CONFIG = 'kubernetes-provider';
+
+/** Status that provider-anynines reports on every managed resource, copied to `status.managed` as Klutch does. */
+export const A9S_STATUS: readonly StatusMapping[] = [
+  ...['createdAt', 'provisionedAt', 'state', 'updatedAt'].map((f) => ({ from: `status.atProvider.${f}`, to: `status.managed.${f}` })),
+  { from: 'status.conditions', to: 'status.managed.conditions' },
+];
+
+const MANAGED_STATE_COLUMN: PrinterColumn = { name: 'ManagedResource', type: 'string', jsonPath: '.status.managed.state' };
+
+export class DataService {
+  readonly props: DataServiceProps;
+  readonly api: Api;
+
+  constructor(props: DataServiceProps) {
+    this.props = props;
+    this.validate();
+    this.api = new Api({
+      name: props.name,
+      kind: props.kind,
+      plural: props.plural,
+      description: props.description,
+      spec: this.specSchema(),
+      rules: (ctx) => this.specRules(ctx.composition, ctx.compositionName),
+      defaultBackend: props.defaultBackend,
+      backends: {
+        ...(props.a9s ? { a9s: this.a9sRecipe(props.a9s) } : {}),
+        ...(props.a8s ? { a8s: this.a8sRecipe(props.a8s) } : {}),
+      },
+      examples: Object.fromEntries(this.backends.map((b) => [b, this.example(b)])),
+      printerColumns: [MANAGED_STATE_COLUMN],
+      defaultCompositeDeletePolicy: 'Foreground',
+    });
+  }
+
+  get backends(): Backend[] {
+    return (['a9s', 'a8s'] as const).filter((b) => this.props[b]);
+  }
+
+  private offering(b: Backend): Offering {
+    const o = this.props[b];
+    if (!o) throw new Error(`no ${b} offering`);
+    return o;
+  }
+
+  private fail(field: string, problem: string, fix: string): never {
+    throw new DefinitionError(this.props.name, field, problem, fix);
+  }
+
+  private validate(): void {
+    const p = this.props;
+    if (this.backends.length === 0) this.fail('a9s/a8s', 'no backend offers the service', 'add an a9s or an a8s offering');
+    if (!p[p.defaultBackend]) this.fail('defaultBackend', `"${p.defaultBackend}" offers nothing`, `add its offering or choose ${this.backends.join(' or ')}`);
+    if (p.sizes.length === 0) this.fail('sizes', 'is empty', 'list the plan sizes, smallest first');
+    if (new Set(p.sizes).size !== p.sizes.length) this.fail('sizes', 'lists a size twice', 'list each size once');
+    for (const b of this.backends) {
+      const o = this.offering(b);
+      if (o.services.length === 0) this.fail(`${b}.services`, 'is empty', 'list the service versions this backend offers');
+      if (o.plans.length === 0) this.fail(`${b}.plans`, 'is empty', 'list the plans this backend offers');
+      const seen = new Set<string>();
+      for (const plan of o.plans) {
+        const field = `${b}.plans["${plan.name}"]`;
+        if (seen.has(plan.name)) this.fail(field, 'is listed twice', 'list each plan once');
+        seen.add(plan.name);
+        if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(plan.name)) this.fail(field, 'is not a valid plan name', 'use lower-case letters, digits, "-" and "."');
+        if (!p.sizes.includes(plan.size)) {
+          this.fail(`${field}.size`, `"${plan.size}" is not one of the service's sizes [${p.sizes.join(', ')}]`, 'add the size to sizes or fix the plan');
+        }
+        for (const v of plan.services ?? []) {
+          if (!o.services.includes(v)) this.fail(`${field}.services`, `"${v}" is not a ${b} service version`, `use one of ${o.services.join(', ')}`);
+        }
+      }
+    }
+    // A plan offered by two backends must mean the same on both, or the transition rules would contradict each other.
+    const a9s = p.a9s?.plans ?? [];
+    for (const q of p.a8s?.plans ?? []) {
+      const twin = a9s.find((x) => x.name === q.name);
+      if (twin && (twin.size !== q.size || twin.topology !== q.topology || twin.ssl !== q.ssl)) {
+        this.fail(`a8s.plans["${q.name}"]`, 'differs from the a9s plan of the same name', 'give it the same size, topology and ssl, or another name');
+      }
+    }
+    if (p.a8s) {
+      for (const plan of p.a8s.plans) {
+        if (!p.a8s.sizes[plan.size]) this.fail(`a8s.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add volumeSize, cpu and memory for it');
+        if (p.a8s.replicas[plan.topology] === undefined) {
+          this.fail(`a8s.replicas.${plan.topology}`, `is missing (plan "${plan.name}" uses it)`, 'add the number of replicas for it');
+        }
+      }
+      for (const v of p.a8s.services) {
+        if (!v.startsWith(p.a8s.versionPrefix) || !/^[0-9]+$/.test(v.slice(p.a8s.versionPrefix.length))) {
+          this.fail('a8s.versionPrefix', `"${p.a8s.versionPrefix}" does not leave a number of service "${v}"`, 'use the prefix before the version digits');
+        }
+      }
+    }
+    const allServices = this.allServices();
+    for (const v of p.sslOnlyServices ?? []) {
+      if (!allServices.includes(v)) this.fail('sslOnlyServices', `"${v}" is not a service version`, `use one of ${allServices.join(', ')}`);
+    }
+    const names = new Set<string>(['service', 'plan', 'parameters', 'acceptsIncomplete']);
+    for (const f of p.fields ?? []) {
+      if (names.has(f.name)) this.fail(`fields["${f.name}"]`, 'is defined twice or shadows a built-in field', 'rename it');
+      names.add(f.name);
+      for (const b of Object.keys(f.to)) if (!this.props[b as Backend]) this.fail(`fields["${f.name}"].to.${b}`, 'names a backend the service does not offer', 'remove it');
+    }
+    const params = new Set<string>();
+    for (const q of p.parameters ?? []) {
+      const field = `parameters["${q.name}"]`;
+      if (!/^[a-zA-Z][a-zA-Z0-9_]*$/.test(q.name)) this.fail(field, 'is not a valid parameter name', 'use a camelCase name');
+      if (params.has(q.name)) this.fail(field, 'is defined twice', 'define each parameter once');
+      params.add(q.name);
+      for (const b of q.backends ?? this.backends) {
+        if (!this.props[b]) this.fail(`${field}.backends`, `names "${b}", which the service does not offer`, `use ${this.backends.join(' or ')}`);
+        if (q.keys[b] === undefined) {
+          this.fail(`${field}.keys.${b}`, `is missing, but the ${b} backend offers the parameter`, `add the ${b} key, or set backends to the ones that offer it`);
+        }
+      }
+      for (const t of q.topologies ?? []) {
+        if (!this.backends.some((b) => this.offering(b).plans.some((x) => x.topology === t))) {
+          this.fail(`${field}.topologies`, `"${t}" has no plan`, 'use a topology some plan has');
+        }
+      }
+    }
+  }
+
+  private allServices(): string[] {
+    return [...new Set(this.backends.flatMap((b) => this.offering(b).services))];
+  }
+
+  private allPlans(): Plan[] {
+    const out = new Map<string, Plan>();
+    for (const b of this.backends) for (const p of this.offering(b).plans) if (!out.has(p.name)) out.set(p.name, p);
+    return [...out.values()];
+  }
+
+  private specSchema(): Schema {
+    const p = this.props;
+    const params = Object.fromEntries((p.parameters ?? []).map((q) => [q.name, q.schema]));
+    return s.object(
+      {
+        acceptsIncomplete: s.boolean({ description: 'Let the backend provision asynchronously.', default: true }),
+        service: s.string({ description: 'The service version.', enum: this.allServices() }).immutable('The service cannot be changed: create a new instance instead'),
+        plan: s.string({ description: 'The service plan: topology, size and ssl.', enum: this.allPlans().map((x) => x.name), rules: planTransitionRules(this.allPlans(), p.sizes, { immutable: p.planImmutable }) }),
+        parameters: s.object(params, { description: 'Configuration of the service instance.' }),
+        ...Object.fromEntries((p.fields ?? []).map((f) => [f.name, f.schema])),
+      },
+      { required: ['service', 'plan'] },
+    );
+  }
+
+  /** Rules that read several spec fields or the composition: backend-specific services and plans, plan limits. */
+  private specRules(composition: string, compositionName: (b: Backend) => string): ValidationRule[] {
+    const rules: ValidationRule[] = [];
+    const all = this.allServices();
+    const allPlans = this.allPlans().map((x) => x.name);
+    for (const b of this.backends) {
+      const o = this.offering(b);
+      const comp = compositionName(b);
+      if (o.services.length < all.length) {
+        rules.push({ rule: `${composition} != '${comp}' || self.service in ${celList(o.services)}`, message: `The ${comp} composition offers the services ${o.services.join(', ')}` });
+      }
+      const plans = o.plans.map((x) => x.name);
+      if (plans.length < allPlans.length) {
+        rules.push({ rule: `${composition} != '${comp}' || self.plan in ${celList(plans)}`, message: `The ${comp} composition offers the plans ${plans.join(', ')}` });
+      }
+    }
+    // Plans limited to some service versions (PostgreSQL 13's bionic plans), grouped by the versions they allow.
+    const limited = new Map<string, string[]>();
+    for (const plan of this.allPlans()) {
+      if (plan.services) limited.set(plan.services.join(','), [...(limited.get(plan.services.join(',')) ?? []), plan.name]);
+    }
+    for (const [services, plans] of limited) {
+      rules.push({ rule: `!(self.plan in ${celList(plans)}) || self.service in ${celList(services.split(','))}`, message: `The plans ${plans.join(', ')} are only offered with ${services.split(',').join(', ')}` });
+    }
+    const ssl = this.allPlans().filter((x) => x.ssl).map((x) => x.name);
+    for (const v of this.props.sslOnlyServices ?? []) {
+      rules.push({ rule: `self.service != '${v}' || self.plan in ${celList(ssl)}`, message: `The service ${v} needs an ssl plan (one ending in "-ssl")` });
+    }
+    for (const q of this.props.parameters ?? []) {
+      if (!q.topologies) continue;
+      const plans = this.allPlans().filter((x) => q.topologies?.includes(x.topology)).map((x) => x.name);
+      rules.push({
+        rule: `!has(self.parameters) || !has(self.parameters.${q.name}) || self.plan in ${celList(plans)}`,
+        message: `The parameter ${q.name} is only accepted with ${q.topologies.join(' or ')} plans`,
+      });
+    }
+    return rules;
+  }
+
+  private parameterMappings(b: Backend): { parameters: ParameterMapping[]; ignoredParameters: string[] } {
+    const parameters: ParameterMapping[] = [];
+    const ignoredParameters: string[] = [];
+    for (const q of this.props.parameters ?? []) {
+      const key = q.keys[b];
+      if (!(q.backends ?? this.backends).includes(b) || key === undefined) {
+        ignoredParameters.push(q.name);
+        continue;
+      }
+      const k = typeof key === 'string' ? { key } : key;
+      const transforms: Transform[] = k.lowercase ? [{ type: 'lowercase' }] : [];
+      parameters.push({ from: q.name, to: k.key, ...(transforms.length ? { transforms } : {}) });
+    }
+    return { parameters, ignoredParameters };
+  }
+
+  private extraFields(b: Backend): FieldMapping[] {
+    return (this.props.fields ?? []).flatMap((f) => (f.to[b] ? [{ from: `spec.${f.name}`, to: f.to[b] as string }] : []));
+  }
+
+  private a9sRecipe(o: A9sOffering): Recipe {
+    return {
+      resource: { apiVersion: A9S_API_VERSION, kind: 'ServiceInstance' },
+      providerConfig: { name: o.providerConfigName ?? `${this.props.name}-service-broker` },
+      fields: [
+        { from: 'spec.acceptsIncomplete', to: 'spec.forProvider.acceptsIncomplete', default: true },
+        { from: 'spec.service', to: 'spec.forProvider.serviceName', required: true },
+        { from: 'spec.plan', to: 'spec.forProvider.planName', required: true },
+        ...this.extraFields('a9s'),
+      ],
+      parametersTo: 'spec.forProvider.parameters',
+      ...this.parameterMappings('a9s'),
+      status: A9S_STATUS,
+    };
+  }
+
+  private a8sRecipe(o: A8sOffering): Recipe {
+    return {
+      resource: o.resource,
+      providerConfig: { name: o.providerConfigName ?? A8S_PROVIDER_CONFIG },
+      fields: [
+        { from: 'spec.service', to: 'spec.version', required: true, transforms: [{ type: 'trimPrefix', prefix: o.versionPrefix }, { type: 'toInteger' }] },
+        ...this.extraFields('a8s'),
+      ],
+      parametersTo: 'spec.parameters',
+      ...this.parameterMappings('a8s'),
+      planTable: {
+        fromFieldPath: 'spec.plan',
+        plans: Object.fromEntries(
+          o.plans.map((plan) => {
+            const size = o.sizes[plan.size] as A8sSize;
+            return [plan.name, {
+              'spec.replicas': o.replicas[plan.topology],
+              'spec.volumeSize': size.volumeSize,
+              'spec.resources.requests.cpu': size.cpu,
+              'spec.resources.limits.cpu': size.cpu,
+              'spec.resources.requests.memory': size.memory,
+              'spec.resources.limits.memory': size.memory,
+            }];
+          }),
+        ),
+      },
+      status: [
+        { from: 'status.atProvider.manifest.status', to: 'status.managed' },
+        { from: 'status.conditions', to: 'status.managed.conditions' },
+      ],
+    };
+  }
+
+  /** An example claim spec for a backend: its first service and plan, and the example parameters it offers. */
+  private example(b: Backend): Record<string, unknown> {
+    const o = this.offering(b);
+    const plan = o.plans.find((x) => !x.services) ?? (o.plans[0] as Plan);
+    const service = (this.props.sslOnlyServices ?? []).includes(o.services[o.services.length - 1] as string) && !plan.ssl
+      ? o.services[0]
+      : o.services[o.services.length - 1];
+    const offered = new Set((this.props.parameters ?? []).filter((q) => (q.backends ?? this.backends).includes(b) && (!q.topologies || q.topologies.includes(plan.topology))).map((q) => q.name));
+    const parameters = Object.fromEntries(Object.entries(this.props.exampleParameters ?? {}).filter(([k]) => offered.has(k)));
+    return {
+      service,
+      plan: plan.name,
+      ...(Object.keys(parameters).length ? { parameters } : {}),
+    };
+  }
+}
