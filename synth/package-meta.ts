@@ -1,0 +1,44 @@
+/** The Configuration package's `crossplane.yaml`: metadata, Crossplane version constraint and dependencies. */
+import { Construct } from 'constructs';
+import type { CrossplaneTarget } from '../apis/api';
+import type { FunctionPackage } from '../compositions/function-ref';
+import { Configuration } from '../imports/meta.pkg.crossplane.io';
+
+/** A package this one depends on, with a semver constraint. */
+export interface PackageDependency {
+  readonly package: string;
+  readonly version: string;
+}
+
+export interface ConfigurationMetaProps {
+  readonly name: string;
+  readonly target: CrossplaneTarget;
+  readonly fn: FunctionPackage;
+  readonly providerAnynines: PackageDependency;
+  readonly providerKubernetes: PackageDependency;
+}
+
+export class ConfigurationMeta extends Construct {
+  constructor(scope: Construct, id: string, props: ConfigurationMetaProps) {
+    super(scope, id);
+    new Configuration(this, 'Resource', {
+      metadata: {
+        name: props.name,
+        annotations: {
+          'meta.crossplane.io/maintainer': 'klutch-kit',
+          'meta.crossplane.io/description': 'Data-service APIs (PostgreSQL, MariaDB, RabbitMQ, MongoDB, OpenSearch, Prometheus, LogMe, Valkey) for the a9s and a8s backends.',
+        },
+      },
+      spec: {
+        // v1 XRDs with claims run on 1.17+ and, as LegacyCluster, on 2.x; v2 XRDs need 2.x.
+        crossplane: { version: props.target === 'v1' ? '>=v1.17.1' : '>=v2.0.0' },
+        // The legacy `provider`/`function` keys: the `apiVersion`/`kind`/`package` form needs Crossplane 1.19.
+        dependsOn: [
+          { provider: props.providerAnynines.package, version: props.providerAnynines.version },
+          { provider: props.providerKubernetes.package, version: props.providerKubernetes.version },
+          { function: props.fn.repository, version: props.fn.tag ? `>=${props.fn.tag}` : '>=v0.0.0' },
+        ],
+      },
+    });
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * `synthesize()`: turns the catalog into the files under dist/ — the Configuration package, the examples, and the
+ * control-plane manifests. Everything is rendered in memory first, so a bad definition fails before any file is
+ * touched and the previous output stays intact; the same input always gives the same bytes.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { App, Chart } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { stringify } from 'yaml';
+import type { Api, CrossplaneTarget } from '../apis/api';
+import { Xrd } from '../apis/xrd';
+import { DataServiceComposition, type A9sPlatform } from '../compositions/composition';
+import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
+import { ExportTemplate } from '../exports/export-template';
+import { checkUnique } from './catalog';
+import { ConfigurationMeta, type PackageDependency } from './package-meta';
+
+export interface SynthOptions {
+  readonly apis: readonly Api[];
+  /** Output folder; its `packages/` and `control-plane/` are replaced. */
+  readonly outdir: string;
+  /** `v1`: XRDs with claims, Klutch-compatible (default). `v2`: namespaced v2 XRDs without claims. */
+  readonly target?: CrossplaneTarget;
+  /** Our composition function's package reference. @default DEFAULT_FUNCTION_PACKAGE */
+  readonly functionPackage?: string;
+  /** @default Klutch's fixed org and space GUIDs */
+  readonly a9s?: A9sPlatform;
+  /** @default anynines-dataservices */
+  readonly packageName?: string;
+  readonly providerAnynines?: PackageDependency;
+  readonly providerKubernetes?: PackageDependency;
+  /** Namespace of the APIServiceExportTemplates, where the bind backend reads them. @default crossplane-system */
+  readonly exportNamespace?: string;
+  /** Extra files (path below outdir → content), e.g. the function package, rendered by the caller. */
+  readonly extraFiles?: Readonly<Record<string, string>>;
+  /** Called with one line per output group. */
+  readonly onProgress?: (line: string) => void;
+}
+
+export const DEFAULT_A9S_PLATFORM: A9sPlatform = {
+  organizationGuid: '00000000-0000-4000-8000-000000000001',
+  spaceGuid: '00000000-0000-4000-8000-000000000002',
+};
+export const DEFAULT_PROVIDER_ANYNINES: PackageDependency = { package: 'xpkg.upbound.io/anynines/provider-anynines', version: '>=v1.5.0' };
+export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = { package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes', version: '>=v0.18.0' };
+
+export const PACKAGE_DIR = 'packages/dataservices';
+export const CONTROL_PLANE_DIR = 'control-plane';
+
+export interface SynthResult {
+  /** Written files, relative to outdir, sorted. */
+  readonly files: string[];
+}
+
+/** One YAML document per object; keys in cdk8s' stable order (apiVersion, kind, metadata, then sorted). */
+export function toYaml(objects: readonly unknown[]): string {
+  return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+}
+
+/** Renders every output file in memory: path below outdir → content. */
+export function render(o: SynthOptions): Map<string, string> {
+  const apis = checkUnique(o.apis);
+  const target = o.target ?? 'v1';
+  const fn = functionPackage(o.functionPackage ?? DEFAULT_FUNCTION_PACKAGE);
+  const a9s = o.a9s ?? DEFAULT_A9S_PLATFORM;
+  const app = new App();
+  const files = new Map<string, string>();
+  const emit = (path: string, build: (scope: Construct) => void): void => {
+    const chart = new Chart(app, path.replaceAll('/', '--'));
+    build(chart);
+    files.set(path, toYaml(chart.toJson()));
+  };
+
+  emit(`${PACKAGE_DIR}/crossplane.yaml`, (c) => new ConfigurationMeta(c, 'meta', {
+    name: o.packageName ?? 'anynines-dataservices',
+    target,
+    fn,
+    providerAnynines: o.providerAnynines ?? DEFAULT_PROVIDER_ANYNINES,
+    providerKubernetes: o.providerKubernetes ?? DEFAULT_PROVIDER_KUBERNETES,
+  }));
+  for (const api of apis) {
+    emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target }));
+    for (const backend of api.backendNames) {
+      emit(`${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`, (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, a9s }));
+      files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, toYaml([exampleClaim(api, backend, target)]));
+    }
+    emit(`${CONTROL_PLANE_DIR}/export-templates/${api.plural}.yaml`, (c) => new ExportTemplate(c, 'template', { api, target, namespace: o.exportNamespace }));
+  }
+  for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
+  return files;
+}
+
+/** The example claim (v1) or namespaced composite (v2) for one backend of an API. */
+export function exampleClaim(api: Api, backend: keyof Api['examples'], target: CrossplaneTarget): Record<string, unknown> {
+  const ref = { name: api.compositionName(backend) };
+  return {
+    apiVersion: api.apiVersion,
+    kind: api.kind,
+    metadata: { name: `example-${api.name}-${backend}`, namespace: 'default' },
+    spec: { ...api.examples[backend], ...(target === 'v1' ? { compositionRef: ref } : { crossplane: { compositionRef: ref } }) },
+  };
+}
+
+/** Renders and writes the output. */
+export function synthesize(o: SynthOptions): SynthResult {
+  const files = render(o);
+  const roots = new Set([...files.keys()].map((p) => p.split('/').slice(0, p.startsWith('packages/') ? 2 : 1).join('/')));
+  for (const r of roots) rmSync(join(o.outdir, r), { recursive: true, force: true });
+  const sorted = [...files.keys()].sort();
+  for (const path of sorted) {
+    mkdirSync(dirname(join(o.outdir, path)), { recursive: true });
+    writeFileSync(join(o.outdir, path), files.get(path) as string);
+  }
+  for (const r of [...roots].sort()) {
+    o.onProgress?.(`${join(o.outdir, r)}: ${sorted.filter((p) => p.startsWith(`${r}/`)).length} files`);
+  }
+  return { files: sorted };
+}
