@@ -1,0 +1,39 @@
+/** The real catalog and synth, for tests: loaded the way `npm run synth` loads them, without spawning a process. */
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import type { Api, CrossplaneTarget } from '../../apis/api';
+import { catalogApis, type CatalogModule } from '../../synth/catalog';
+import { render } from '../../synth/synth';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CATALOG_DIR = join(ROOT, 'apis', 'catalog');
+
+/** Every module of apis/catalog/, in file order. */
+export async function loadCatalog(dir = CATALOG_DIR): Promise<Api[]> {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort();
+  const modules: CatalogModule[] = [];
+  for (const f of files) modules.push([f, (await import(join(dir, f))) as Record<string, unknown>]);
+  return catalogApis(modules);
+}
+
+/** The synth output of the real catalog, in memory: path → parsed objects. */
+export async function synthCatalog(target: CrossplaneTarget = 'v1'): Promise<Map<string, Record<string, unknown>[]>> {
+  const files = render({ apis: await loadCatalog(), outdir: 'unused', target });
+  return new Map([...files].map(([p, text]) => [p, parseYaml(text)]));
+}
+
+export function parseYaml(text: string): Record<string, unknown>[] {
+  return parseAllDocuments(text).map((d) => {
+    if (d.errors.length > 0) throw new Error(d.errors.map((e) => e.message).join('; '));
+    return d.toJS() as Record<string, unknown>;
+  });
+}
+
+/** Runs `npm run synth` (the script behind it) with arguments; returns its exit code and output. */
+export function runSynth(args: readonly string[]): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'synth.mjs'), ...args], { cwd: ROOT, encoding: 'utf8' });
+  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
+}

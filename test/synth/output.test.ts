@@ -1,0 +1,97 @@
+/** What `npm run synth` writes: the layout a user reads, the v2 target, and byte-for-byte stable output. */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseYaml, runSynth, synthCatalog } from '../support/catalog';
+
+const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-synth-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => statSync(join(dir, f)).isFile())
+    .map((f) => relative(dir, join(dir, f)))
+    .sort();
+}
+
+const kinds = (files: string[], dir: string, kind: string) =>
+  files.filter((f) => f.endsWith('.yaml')).flatMap((f) => parseYaml(readFileSync(join(dir, f), 'utf8'))).filter((o) => o.kind === kind);
+
+describe('npm run synth', () => {
+  it('writes the Configuration package, the examples and the export templates', () => {
+    const out = join(tmp, 'a');
+    const r = runSynth(['--out', out]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/synthesized 11 APIs into \d+ files/);
+    const pkg = join(out, 'packages', 'dataservices');
+    const files = listFiles(pkg);
+    expect(files).toContain('crossplane.yaml');
+    expect(kinds(files, pkg, 'CompositeResourceDefinition')).toHaveLength(11);
+    const compositions = kinds(files, pkg, 'Composition').map((c) => (c.metadata as { name: string }).name).sort();
+    expect(compositions).toEqual([
+      'a8s-backup', 'a8s-postgresql', 'a8s-restore', 'a8s-servicebinding',
+      'a9s-backup', 'a9s-keyvalue', 'a9s-logme2', 'a9s-mariadb', 'a9s-messaging', 'a9s-mongodb', 'a9s-postgresql',
+      'a9s-prometheus', 'a9s-restore', 'a9s-search', 'a9s-servicebinding',
+    ]);
+    expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(15);
+    const templates = listFiles(join(out, 'control-plane', 'export-templates'));
+    expect(templates).toContain('keyvalueinstances.yaml');
+    expect(templates).toHaveLength(11);
+  });
+
+  it('writes the same bytes for the same input', () => {
+    const [a, b] = [join(tmp, 'same-1'), join(tmp, 'same-2')];
+    expect(runSynth(['--out', a, '--quiet']).status).toBe(0);
+    expect(runSynth(['--out', b, '--quiet']).status).toBe(0);
+    const files = listFiles(a);
+    expect(files.length).toBeGreaterThan(40);
+    expect(listFiles(b)).toEqual(files);
+    for (const f of files) expect(readFileSync(join(b, f)), f).toEqual(readFileSync(join(a, f)));
+  });
+
+  it('replaces its own output folders and leaves others alone', () => {
+    const out = join(tmp, 'replace');
+    expect(runSynth(['--out', out, '--quiet']).status).toBe(0);
+    const stale = join(out, 'packages', 'dataservices', 'apis', 'gone', 'definition.yaml');
+    mkdirSync(dirname(stale), { recursive: true });
+    writeFileSync(stale, 'kind: Old\n');
+    writeFileSync(join(out, 'notes.txt'), 'mine\n');
+    expect(runSynth(['--out', out, '--quiet']).status).toBe(0);
+    expect(existsSync(stale)).toBe(false);
+    expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine\n');
+  });
+
+  it('rejects an unknown target with a message that names the option', () => {
+    const r = runSynth(['--out', join(tmp, 'bad'), '--crossplane', 'v3']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--crossplane must be v1 or v2');
+  });
+});
+
+describe('the v2 target', () => {
+  it('emits namespaced v2 XRDs without claims, and compositions for the namespaced kind', async () => {
+    const out = await synthCatalog('v2');
+    const xrd = out.get('packages/dataservices/apis/postgresql/definition.yaml')?.[0] as { apiVersion: string; spec: Record<string, unknown> };
+    expect(xrd.apiVersion).toBe('apiextensions.crossplane.io/v2');
+    expect(xrd.spec.scope).toBe('Namespaced');
+    expect(xrd.spec.claimNames).toBeUndefined();
+    expect(xrd.spec.names).toEqual({ kind: 'PostgresqlInstance', plural: 'postgresqlinstances' });
+    const composition = out.get('packages/dataservices/apis/postgresql/composition-a8s.yaml')?.[0] as { spec: { compositeTypeRef: unknown; writeConnectionSecretsToNamespace?: string } };
+    expect(composition.spec.compositeTypeRef).toEqual({ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance' });
+    expect(composition.spec.writeConnectionSecretsToNamespace).toBeUndefined();
+    const rules = JSON.stringify(xrd);
+    expect(rules).toContain('self.crossplane.compositionRef');
+    expect(rules).not.toMatch(/[^.]self\.compositionRef/);
+  });
+
+  it('keeps the v1 target Klutch-compatible by default', async () => {
+    const out = await synthCatalog();
+    const xrd = out.get('packages/dataservices/apis/postgresql/definition.yaml')?.[0] as { apiVersion: string; spec: Record<string, unknown> };
+    expect(xrd.apiVersion).toBe('apiextensions.crossplane.io/v1');
+    expect(xrd.spec.claimNames).toEqual({ kind: 'PostgresqlInstance', plural: 'postgresqlinstances' });
+    expect(xrd.spec.names).toEqual({ kind: 'XPostgresqlInstance', plural: 'xpostgresqlinstances' });
+    expect(xrd.spec.defaultCompositionRef).toEqual({ name: 'a8s-postgresql' });
+  });
+});
