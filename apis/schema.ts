@@ -78,6 +78,8 @@ export interface NumberOptions extends CommonOptions {
   readonly exclusiveMaximum?: boolean;
   readonly enum?: readonly number[];
   readonly default?: number;
+  /** The width clients decode into (`int32`, `int64`, `double`), as Kubernetes' own schemas declare it. */
+  readonly format?: string;
 }
 
 export interface BooleanOptions extends CommonOptions {
@@ -100,6 +102,13 @@ export interface ObjectOptions extends CommonOptions {
   readonly default?: Record<string, unknown>;
   readonly minProperties?: number;
   readonly maxProperties?: number;
+  /** How server-side apply merges the object: `atomic` replaces it whole (references, selectors). @default granular */
+  readonly mapType?: 'atomic' | 'granular';
+}
+
+export interface IntOrStringOptions extends CommonOptions {
+  /** Checked against the string form only (e.g. the quantity syntax). */
+  readonly pattern?: string;
 }
 
 /**
@@ -171,6 +180,15 @@ function checkRange(kind: string, o: { minimum?: number; maximum?: number } | un
   }
 }
 
+function checkPattern(kind: string, pattern: string | undefined): void {
+  if (pattern === undefined) return;
+  try {
+    new RegExp(pattern, 'u');
+  } catch (e) {
+    throw new Error(`${kind} schema: pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${(e as Error).message}`);
+  }
+}
+
 function checkDefault(kind: string, def: unknown, allowed: readonly unknown[] | undefined): void {
   if (def !== undefined && allowed && !allowed.includes(def)) {
     throw new Error(`${kind} schema: default ${JSON.stringify(def)} is not one of its enum values ${JSON.stringify(allowed)}`);
@@ -180,13 +198,7 @@ function checkDefault(kind: string, def: unknown, allowed: readonly unknown[] | 
 /** Builders for schema nodes, named after the OpenAPI types they produce. */
 export const s = {
   string(o?: StringOptions): Schema {
-    if (o?.pattern !== undefined) {
-      try {
-        new RegExp(o.pattern, 'u');
-      } catch (e) {
-        throw new Error(`string schema: pattern ${JSON.stringify(o.pattern)} is not a valid regular expression: ${(e as Error).message}`);
-      }
-    }
+    checkPattern('string', o?.pattern);
     checkDefault('string', o?.default, o?.enum);
     const p: JSONSchemaProps = { ...common(o), type: 'string' };
     pick(p, o, ['enum', 'pattern', 'format', 'minLength', 'maxLength', 'default']);
@@ -197,7 +209,7 @@ export const s = {
     checkRange('integer', o);
     checkDefault('integer', o?.default, o?.enum);
     const p: JSONSchemaProps = { ...common(o), type: 'integer' };
-    pick(p, o, ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'enum', 'default']);
+    pick(p, o, ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'enum', 'default', 'format']);
     return Schema.of(p);
   },
 
@@ -205,7 +217,7 @@ export const s = {
     checkRange('number', o);
     checkDefault('number', o?.default, o?.enum);
     const p: JSONSchemaProps = { ...common(o), type: 'number' };
-    pick(p, o, ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'enum', 'default']);
+    pick(p, o, ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'enum', 'default', 'format']);
     return Schema.of(p);
   },
 
@@ -238,6 +250,7 @@ export const s = {
     }
     if (o?.required && o.required.length > 0) p.required = [...o.required];
     if (o?.preserveUnknownFields) p['x-kubernetes-preserve-unknown-fields'] = true;
+    if (o?.mapType) p['x-kubernetes-map-type'] = o.mapType;
     pick(p, o, ['default', 'minProperties', 'maxProperties']);
     return Schema.of(p);
   },
@@ -247,9 +260,12 @@ export const s = {
     return Schema.of({ ...common(o), type: 'object', additionalProperties: values.toJSON() });
   },
 
-  /** A value that is an integer or a string (ports, quantities). */
-  intOrString(o?: CommonOptions): Schema {
-    return Schema.of({ ...common(o), 'x-kubernetes-int-or-string': true });
+  /** A value that is an integer or a string (ports, quantities); `anyOf` spells out both types, as controller-gen does. */
+  intOrString(o?: IntOrStringOptions): Schema {
+    checkPattern('int-or-string', o?.pattern);
+    const p: JSONSchemaProps = { ...common(o), anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true };
+    pick(p, o, ['pattern']);
+    return Schema.of(p);
   },
 
   /** A free-form object whose content the API server keeps as it is. */
