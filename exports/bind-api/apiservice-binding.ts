@@ -1,7 +1,7 @@
 /**
  * APIServiceBinding (consumer side, named `<resource>.<group>`): binds one exported API through a provider kubeconfig
- * and records the consumer's answer to each permission claim. Namespaced as in Klutch HEAD (the v1.5.0 release
- * still had it cluster-scoped); the konnector creates this CRD itself.
+ * and records the consumer's answer to each permission claim. Namespaced, as in the upstream file (older Klutch
+ * releases had it cluster-scoped); the konnector creates this CRD itself.
  */
 import { crdManifest, type CrdProps } from '../../apis/crd';
 import { s } from '../../apis/schema';

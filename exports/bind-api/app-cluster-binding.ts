@@ -1,5 +1,5 @@
 /**
- * AppClusterBinding (Klutch HEAD, on the control plane): binds APIs for an app cluster reachable through a
+ * AppClusterBinding (newer Klutch, on the control plane): binds APIs for an app cluster reachable through a
  * kubeconfig, optionally deploying the konnector there.
  */
 import { crdManifest, type CrdProps } from '../../apis/crd';
