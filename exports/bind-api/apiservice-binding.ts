@@ -36,7 +36,7 @@ export const apiServiceBindingSchema = objectSchema({
   description: 'Binds an exported API to this cluster.',
   spec: s.object(
     {
-      kubeconfigSecretRef: kubeconfigSecretRefSchema(true),
+      kubeconfigSecretRef: kubeconfigSecretRefSchema,
       permissionClaims: s.array(acceptablePermissionClaimSchema, { description: "Claims with the consumer's answers." }),
     },
     { description: 'The provider and the answered claims.', required: ['kubeconfigSecretRef'] },

@@ -48,7 +48,7 @@ export const appClusterBindingSchema = objectSchema({
         { deploy: s.boolean({ description: 'Deploy the konnector to the app cluster.' }), overrides: containerOverridesSchema },
         { description: 'The konnector on the app cluster.' },
       ),
-      kubeconfigSecretRef: kubeconfigSecretRefSchema(true),
+      kubeconfigSecretRef: kubeconfigSecretRefSchema,
     },
     { description: 'The app cluster and its APIs.', required: ['kubeconfigSecretRef'] },
   ),

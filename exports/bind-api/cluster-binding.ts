@@ -4,7 +4,7 @@
  */
 import { crdManifest, type CrdProps } from '../../apis/crd';
 import { s } from '../../apis/schema';
-import { ageColumn, conditionColumn, kubeconfigSecretRefSchema, objectSchema, type KubeObject, type LocalKubeconfigSecretRef } from './common';
+import { ageColumn, conditionColumn, localKubeconfigSecretRefSchema, objectSchema, type KubeObject, type LocalKubeconfigSecretRef } from './common';
 import { conditionsSchema, READY_CONDITION, type Condition } from './conditions';
 import { BIND_API_VERSION, BIND_CATEGORY, BIND_GROUP, BIND_VERSION, CLUSTER_BINDING_NAME, Kinds } from './constants';
 
@@ -45,7 +45,7 @@ export const clusterBindingSchema = objectSchema({
   description: 'A bound consumer cluster; a singleton named "cluster".',
   spec: s.object(
     {
-      kubeconfigSecretRef: kubeconfigSecretRefSchema(false),
+      kubeconfigSecretRef: localKubeconfigSecretRefSchema,
       providerPrettyName: s.string({ description: 'Display name of the provider.', minLength: 1 }),
       serviceProviderSpec: s.freeform({ description: 'Provider-specific data about the consumer.' }),
     },

@@ -90,16 +90,22 @@ export interface KubeconfigSecretRef extends LocalKubeconfigSecretRef {
   namespace: string;
 }
 
-/** The immutable `kubeconfigSecretRef` schema; `withNamespace` adds the namespace of the consumer-side refs. */
-export function kubeconfigSecretRefSchema(withNamespace: boolean): Schema {
-  const name = s.string({ description: 'Name of the Secret.', minLength: 1 });
-  const key = s.string({ description: 'Key in the Secret; must be "kubeconfig".', enum: [KUBECONFIG_SECRET_KEY] });
-  const props: Record<string, Schema> = { key, name };
-  if (withNamespace) props.namespace = s.string({ description: 'Namespace of the Secret.', minLength: 1 });
-  return s
-    .object(props, { description: 'The Secret holding the kubeconfig of the other cluster.', required: Object.keys(props) })
-    .immutable('kubeconfigSecretRef is immutable');
-}
+const secretName = s.string({ description: 'Name of the Secret.', minLength: 1 });
+const kubeconfigKey = s.string({ description: 'Key in the Secret; must be "kubeconfig".', enum: [KUBECONFIG_SECRET_KEY] });
+const refDescription = 'The Secret holding the kubeconfig of the other cluster.';
+
+/** `kubeconfigSecretRef` of a ClusterBinding: immutable, in the object's namespace. */
+export const localKubeconfigSecretRefSchema = s
+  .object({ key: kubeconfigKey, name: secretName }, { description: refDescription, required: ['key', 'name'] })
+  .immutable('kubeconfigSecretRef is immutable');
+
+/** `kubeconfigSecretRef` of the consumer-side bindings: immutable, with a namespace. */
+export const kubeconfigSecretRefSchema = s
+  .object(
+    { key: kubeconfigKey, name: secretName, namespace: s.string({ description: 'Namespace of the Secret.', minLength: 1 }) },
+    { description: refDescription, required: ['key', 'name', 'namespace'] },
+  )
+  .immutable('kubeconfigSecretRef is immutable');
 
 /** The Age column every kind ends with. */
 export const ageColumn: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
