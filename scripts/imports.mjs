@@ -14,7 +14,6 @@ const groups = {
   'meta.pkg.crossplane.io': ['crossplane-meta/meta.pkg.crossplane.io_configurations', 'crossplane-meta/meta.pkg.crossplane.io_functions'],
   'dataservices.anynines.com': ['serviceinstances', 'servicebindings', 'backups', 'restores'].map((k) => `provider-anynines/dataservices.anynines.com_${k}`),
   'kubernetes.crossplane.io': ['provider-kubernetes/kubernetes.crossplane.io_objects'],
-  'example-backend.klutch.anynines.com': ['klutch-bind/example-backend.klutch.anynines.com_apiserviceexporttemplates'],
   'postgresql.anynines.com': ['a8s/postgresqls.postgresql.anynines.com'],
   'servicebindings.anynines.com': ['a8s/servicebindings.servicebindings.anynines.com'],
   'backups.anynines.com': ['a8s/backups.backups.anynines.com', 'a8s/restores.backups.anynines.com'],

@@ -12,6 +12,7 @@ import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
 import { DataServiceComposition, type A9sPlatform } from '../compositions/composition';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
+import { bindApiCrds } from '../exports/bind-api';
 import { ExportTemplate } from '../exports/export-template';
 import { checkUnique } from './catalog';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
@@ -86,6 +87,9 @@ export function render(o: SynthOptions): Map<string, string> {
       files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, toYaml([exampleClaim(api, backend, target)]));
     }
     emit(`${CONTROL_PLANE_DIR}/export-templates/${api.plural}.yaml`, (c) => new ExportTemplate(c, 'template', { api, target, namespace: o.exportNamespace }));
+  }
+  for (const crd of bindApiCrds()) {
+    files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
   }
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   return files;
