@@ -4,8 +4,9 @@
  * backend, the export template and the example claims. A definition is checked when it is built: a mistake fails
  * at synth time with the service, the field and the fix.
  */
-import { Api, DefinitionError, type PrinterColumn } from './api';
+import { Api, DefinitionError } from './api';
 import type { Backend, FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from './mapping';
+import { MANAGED_STATE_COLUMN } from './operations';
 import { celList, planTransitionRules, type Plan, type Topology } from './plans';
 import { s, type Schema, type ValidationRule } from './schema';
 
@@ -94,7 +95,6 @@ export const A9S_STATUS: readonly StatusMapping[] = [
   { from: 'status.conditions', to: 'status.managed.conditions' },
 ];
 
-const MANAGED_STATE_COLUMN: PrinterColumn = { name: 'ManagedResource', type: 'string', jsonPath: '.status.managed.state' };
 
 export class DataService {
   readonly props: DataServiceProps;

@@ -1,0 +1,38 @@
+/** Backup of an instance: the a9s backup manager, or the a8s backup controller. */
+import { Api } from '../api';
+import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
+import { INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
+import { s } from '../schema';
+
+export default new Api({
+  name: 'backup',
+  kind: 'Backup',
+  description: 'A backup of a data-service instance.',
+  spec: s.object(
+    {
+      instanceRef: s.string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' }).immutable('instanceRef cannot be changed'),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }).immutable('serviceInstanceType cannot be changed'),
+    },
+    { required: ['instanceRef', 'serviceInstanceType'] },
+  ),
+  defaultBackend: 'a8s',
+  backends: {
+    a9s: {
+      resource: { apiVersion: A9S_API_VERSION, kind: 'Backup' },
+      providerConfig: { fromFieldPath: 'spec.serviceInstanceType', format: '%s-backup-manager' },
+      fields: [{ from: 'spec.instanceRef', to: 'spec.forProvider.instanceName', required: true }],
+      status: managedStatus(['id', 'status', 'size', 'downloadable', 'triggered_at', 'finished_at']),
+    },
+    a8s: {
+      resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
+      providerConfig: { name: A8S_PROVIDER_CONFIG },
+      fields: a8sPostgresqlService(),
+      status: [{ from: 'status.atProvider.manifest.status', to: 'status.managed' }, { from: 'status.conditions', to: 'status.managed.conditions' }],
+    },
+  },
+  examples: {
+    a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },
+    a8s: { instanceRef: 'example-postgresql-a8s', serviceInstanceType: 'postgresql' },
+  },
+  printerColumns: [MANAGED_STATE_COLUMN],
+});

@@ -1,0 +1,28 @@
+/** MariaDB (Galera cluster plans) on a9s. */
+import { DataService } from '../dataservice';
+import { planMatrix } from '../plans';
+import { s } from '../schema';
+
+export default new DataService({
+  name: 'mariadb',
+  kind: 'MariadbInstance',
+  description: 'A MariaDB instance.',
+  defaultBackend: 'a9s',
+  sizes: ['nano', 'small', 'big'],
+  a9s: {
+    services: ['a9s-mariadb106', 'a9s-mariadb1011'],
+    plans: planMatrix({ prefix: 'mariadb', topologies: { single: ['nano', 'small', 'big'], cluster: ['small', 'big'] }, ssl: 'both' }),
+  },
+  // MariaDB 10.11 is only offered with TLS.
+  sslOnlyServices: ['a9s-mariadb1011'],
+  parameters: [
+    { name: 'binlogExpireDays', schema: s.integer({ minimum: 1, maximum: 99 }), keys: { a9s: 'binlog_expire_days' } },
+    {
+      name: 'databases',
+      schema: s.array(s.string({ pattern: '^[a-zA-Z0-9_$]{1,64}$', description: 'A database name (MariaDB identifier, at most 64 characters).' }), { listType: 'set' }),
+      keys: { a9s: 'databases' },
+    },
+    { name: 'grantPerformanceSchemaPermissions', schema: s.boolean(), keys: { a9s: 'grant_performance_schema_permissions' } },
+  ],
+  exampleParameters: { binlogExpireDays: 7, databases: ['orders'] },
+});

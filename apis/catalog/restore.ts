@@ -1,0 +1,39 @@
+/** Restore of a backup into its instance. */
+import { Api } from '../api';
+import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
+import { INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
+import { s } from '../schema';
+
+export default new Api({
+  name: 'restore',
+  kind: 'Restore',
+  description: 'A restore of a backup into a data-service instance.',
+  spec: s.object(
+    {
+      backupRef: s.string({ minLength: 1, description: 'Name of the Backup claim in the same namespace.' }).immutable('backupRef cannot be changed'),
+      instanceRef: s.string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' }).immutable('instanceRef cannot be changed'),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }).immutable('serviceInstanceType cannot be changed'),
+    },
+    { required: ['backupRef', 'instanceRef', 'serviceInstanceType'] },
+  ),
+  defaultBackend: 'a8s',
+  backends: {
+    a9s: {
+      resource: { apiVersion: A9S_API_VERSION, kind: 'Restore' },
+      providerConfig: { fromFieldPath: 'spec.serviceInstanceType', format: '%s-backup-manager' },
+      fields: [{ from: 'spec.backupRef', to: 'spec.forProvider.backupName', required: true }],
+      status: managedStatus(['restoreId', 'backupId', 'state', 'triggeredAt', 'finishedAt']),
+    },
+    a8s: {
+      resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Restore' },
+      providerConfig: { name: A8S_PROVIDER_CONFIG },
+      fields: [...a8sPostgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
+      status: [{ from: 'status.atProvider.manifest.status', to: 'status.managed' }, { from: 'status.conditions', to: 'status.managed.conditions' }],
+    },
+  },
+  examples: {
+    a9s: { backupRef: 'example-backup-a9s', instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },
+    a8s: { backupRef: 'example-backup-a8s', instanceRef: 'example-postgresql-a8s', serviceInstanceType: 'postgresql' },
+  },
+  printerColumns: [MANAGED_STATE_COLUMN],
+});
