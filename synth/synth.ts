@@ -54,9 +54,15 @@ export interface SynthResult {
   readonly files: string[];
 }
 
+/**
+ * YAML 1.1, because Kubernetes and Crossplane read YAML with Go's 1.1 parsers, where an unquoted `on`, `off`, `yes` or
+ * `no` is a boolean: written as 1.1, such strings are quoted. No line folding, no anchors.
+ */
+const YAML_OPTIONS = { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false } as const;
+
 /** One YAML document per object; keys in cdk8s' stable order (apiVersion, kind, metadata, then sorted). */
 export function toYaml(objects: readonly unknown[]): string {
-  return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  return objects.map((o) => stringify(o, YAML_OPTIONS)).join('---\n');
 }
 
 /** Renders every output file in memory: path below outdir → content. */

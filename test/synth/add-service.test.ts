@@ -25,7 +25,7 @@ function readmeExample(): { file: string; code: string } {
  * the same as pasting `extra` into apis/catalog/, without touching the working tree other tests read.
  */
 function catalogWith(extra: Record<string, string>): string {
-  const apis = join(tmp, `project-${Object.keys(extra).join('-')}`, 'apis');
+  const apis = join(mkdtempSync(join(tmp, 'project-')), 'apis');
   mkdirSync(join(apis, 'catalog'), { recursive: true });
   for (const f of readdirSync(join(ROOT, 'apis'))) if (f !== 'catalog') symlinkSync(join(ROOT, 'apis', f), join(apis, f));
   for (const f of readdirSync(CATALOG_DIR)) symlinkSync(join(CATALOG_DIR, f), join(apis, 'catalog', f));

@@ -1,0 +1,80 @@
+/**
+ * Every object synth writes validates against the upstream CRD of its kind (schemas/, verbatim), with unknown fields
+ * as errors: XRDs and Compositions against Crossplane's, the package metadata against Crossplane's meta CRDs, the
+ * export templates against Klutch's; and every Composition's function input against the input CRD we ship.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { inputSchema } from '../../functions/dataservices/input';
+import { validatorFor, type Validator } from '../support/openapi';
+import { parseYaml, ROOT, synthCatalog } from '../support/catalog';
+
+/** Upstream CRDs by `<group>/<kind>`. */
+function upstreamCrds(): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  const dir = join(ROOT, 'schemas');
+  for (const sub of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory())) {
+    for (const f of readdirSync(join(dir, sub.name)).filter((x) => x.endsWith('.yaml'))) {
+      for (const crd of parseYaml(readFileSync(join(dir, sub.name, f), 'utf8'))) {
+        const spec = crd.spec as { group: string; names: { kind: string } };
+        out.set(`${spec.group}/${spec.names.kind}`, crd);
+      }
+    }
+  }
+  return out;
+}
+
+const inputCrd = {
+  spec: { group: 'dataservices.fn.klutch.anynines.com', names: { kind: 'Input' }, versions: [{ name: 'v1beta1', schema: { openAPIV3Schema: inputSchema.toJSON() } }] },
+};
+
+describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) => {
+  let objects: { path: string; obj: Record<string, unknown> }[];
+  let crds: Map<string, Record<string, unknown>>;
+  const validators = new Map<string, Validator>();
+
+  beforeAll(async () => {
+    crds = upstreamCrds();
+    const out = await synthCatalog(target);
+    objects = [...out].flatMap(([path, objs]) => objs.map((obj) => ({ path, obj })));
+  });
+
+  function validate(obj: Record<string, unknown>): string[] {
+    const [group, version] = String(obj.apiVersion).split('/') as [string, string];
+    const key = `${group}/${obj.kind}`;
+    let v = validators.get(`${key}/${version}`);
+    if (!v) {
+      const crd = crds.get(key);
+      if (!crd) return [`no upstream CRD for ${key}`];
+      v = validatorFor(crd, version);
+      validators.set(`${key}/${version}`, v);
+    }
+    return v(obj).errors;
+  }
+
+  it('validates every object except the example claims against its upstream CRD', () => {
+    // Examples are claims (checked against the XRDs elsewhere); the bind CRDs are compared with upstream's in exports/.
+    const checked = objects.filter(({ path, obj }) => !path.includes('/examples/') && obj.kind !== 'CustomResourceDefinition');
+    expect(checked.length).toBeGreaterThan(30);
+    const errors = checked.flatMap(({ path, obj }) => validate(obj).map((e) => `${path}: ${e}`));
+    expect(errors).toEqual([]);
+  });
+
+  it('writes every Composition step input so that the function input CRD accepts it', () => {
+    const v = validatorFor(inputCrd, 'v1beta1');
+    const compositions = objects.filter(({ obj }) => obj.kind === 'Composition');
+    expect(compositions).toHaveLength(15);
+    for (const { path, obj } of compositions) {
+      const pipeline = (obj.spec as { pipeline: { input: Record<string, unknown> }[] }).pipeline;
+      expect(pipeline, path).toHaveLength(1);
+      expect(v(pipeline[0]?.input as Record<string, unknown>).errors, path).toEqual([]);
+    }
+  });
+
+  it('catches an unknown field (the check can fail)', () => {
+    const xrd = objects.find(({ obj }) => obj.kind === 'CompositeResourceDefinition')?.obj as Record<string, unknown>;
+    const broken = { ...xrd, spec: { ...(xrd.spec as object), claimNamez: {} } };
+    expect(validate(broken).join('\n')).toContain('claimNamez');
+  });
+});
