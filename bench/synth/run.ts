@@ -4,12 +4,13 @@
  * Goals: catalog ≤ 10× a bare node start; 1,000 services ≤ 20 s; growth linear.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// Benches run bundled from node_modules/.cache, so the repository is found from the working directory (npm sets it).
+const root = process.cwd();
+if (!existsSync(join(root, 'apis', 'catalog'))) throw new Error(`run from the repository root (npm run bench synth), not ${root}`);
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-synth-'));
 
 function time(cmd: string, args: string[], runs: number): number {
