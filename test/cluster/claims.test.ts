@@ -98,7 +98,8 @@ interface TrackedRule {
   /** Schema path from the root: property names, `[]` for array items, `{}` for map values. */
   readonly path: readonly string[];
   readonly rule: string;
-  readonly message: string;
+  /** What the API server reports when the rule fails; undefined when it cannot be known (messageExpression, Duplicate). */
+  readonly message: string | undefined;
   readonly fieldPath?: string;
   readonly transition: boolean;
   readonly optionalOldSelf: boolean;
@@ -123,7 +124,8 @@ function rulesOf(xrdName: string, xrd: Xrd): { rules: TrackedRule[]; skipped: st
         xrd: xrdName,
         path: [...path],
         rule: r.rule,
-        message: r.message,
+        // ruleMessageOrDefault; a messageExpression's result and a Duplicate error's text are not known beforehand.
+        message: r.messageExpression || r.reason === 'FieldValueDuplicate' ? undefined : r.message || `failed rule: ${r.rule}`,
         ...(r.fieldPath ? { fieldPath: r.fieldPath } : {}),
         transition: /\boldSelf\b/.test(r.rule),
         optionalOldSelf: r.optionalOldSelf === true,
@@ -183,7 +185,8 @@ function names(rule: TrackedRule, error: string): boolean {
   const segs = rule.path.map((seg) => (seg === '[]' ? '\\[\\d+\\]' : seg === '{}' ? '(?:\\[[^\\]]+\\]|\\.[^.:\\s]+)' : `\\.${escapeRe(seg)}`));
   let path = segs.join('').replace(/^\\\./, '');
   if (rule.fieldPath) path += escapeRe(rule.fieldPath.replace(/^\./, '.'));
-  const re = new RegExp(`(?:^|[\\s\\[,:])${path}: (?:[^,\\]]*?: )?${escapeRe(rule.message)}(?=$|, |\\]|\\n)`);
+  const message = rule.message === undefined ? '' : `(?:[^,\\]]*?: )?${escapeRe(rule.message)}(?=$|, |\\]|\\n)`;
+  const re = new RegExp(`(?:^|[\\s\\[,:])${path}: ${message}`);
   return re.test(error);
 }
 
