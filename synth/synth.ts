@@ -71,10 +71,10 @@ export function render(o: SynthOptions): Map<string, string> {
   const target = o.target ?? 'v1';
   const fn = functionPackage(o.functionPackage ?? DEFAULT_FUNCTION_PACKAGE);
   const a9s = o.a9s ?? DEFAULT_A9S_PLATFORM;
-  const app = new App();
   const files = new Map<string, string>();
+  // One App per file: Chart.toJson() resolves dependencies across its whole App, which is quadratic in one shared App.
   const emit = (path: string, build: (scope: Construct) => void): void => {
-    const chart = new Chart(app, path.replaceAll('/', '--'));
+    const chart = new Chart(new App(), path.replaceAll('/', '--'));
     build(chart);
     files.set(path, toYaml(chart.toJson()));
   };
