@@ -5,8 +5,8 @@
  * at synth time with the service, the field and the fix.
  */
 import { Api, DefinitionError } from './api';
-import type { Backend, FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from './mapping';
-import { MANAGED_STATE_COLUMN } from './operations';
+import type { Backend, FieldMapping, ParameterMapping, Recipe, Transform } from './mapping';
+import { A8S_STATUS, MANAGED_STATE_COLUMN, managedStatus } from './operations';
 import { celList, planTransitionRules, type Plan, type Topology } from './plans';
 import { s, type Schema, type ValidationRule } from './schema';
 
@@ -89,12 +89,8 @@ export const A9S_API_VERSION = 'dataservices.anynines.com/v1';
 /** provider-kubernetes' ProviderConfig that Klutch's a8s compositions use. */
 export const A8S_PROVIDER_CONFIG = 'kubernetes-provider';
 
-/** Status that provider-anynines reports on every managed resource, copied to `status.managed` as Klutch does. */
-export const A9S_STATUS: readonly StatusMapping[] = [
-  ...['createdAt', 'provisionedAt', 'state', 'updatedAt'].map((f) => ({ from: `status.atProvider.${f}`, to: `status.managed.${f}` })),
-  { from: 'status.conditions', to: 'status.managed.conditions' },
-];
-
+/** Status that provider-anynines reports on every service instance, copied to `status.managed` as Klutch does. */
+export const A9S_STATUS = managedStatus(['createdAt', 'provisionedAt', 'state', 'updatedAt']);
 
 export class DataService {
   readonly props: DataServiceProps;
@@ -336,10 +332,7 @@ export class DataService {
           }),
         ),
       },
-      status: [
-        { from: 'status.atProvider.manifest.status', to: 'status.managed' },
-        { from: 'status.conditions', to: 'status.managed.conditions' },
-      ],
+      status: A8S_STATUS,
     };
   }
 

@@ -1,4 +1,4 @@
-/** Pieces shared by the APIs that act on an instance (ServiceBinding, Backup, Restore). */
+/** Recipe pieces shared across the catalog: status mappings, and what the APIs acting on an instance have in common. */
 import type { PrinterColumn } from './api';
 import type { FieldMapping, StatusMapping } from './mapping';
 
@@ -17,6 +17,12 @@ export function managedStatus(fields: readonly string[]): StatusMapping[] {
     { from: 'status.conditions', to: 'status.managed.conditions' },
   ];
 }
+
+/** provider-kubernetes Object: the wrapped a8s object's observed status and the Object's conditions. */
+export const A8S_STATUS: readonly StatusMapping[] = [
+  { from: 'status.atProvider.manifest.status', to: 'status.managed' },
+  { from: 'status.conditions', to: 'status.managed.conditions' },
+];
 
 /** An a8s object reference (`apiVersion`, `kind`, `name`) to the PostgreSQL instance the claim names. */
 export function a8sPostgresqlRef(at: string): FieldMapping[] {

@@ -1,7 +1,7 @@
 /** Backup of an instance: the a9s backup manager, or the a8s backup controller. */
 import { Api } from '../api';
 import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
+import { A8S_STATUS, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
 import { s } from '../schema';
 
 export default new Api({
@@ -27,7 +27,7 @@ export default new Api({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
       providerConfig: { name: A8S_PROVIDER_CONFIG },
       fields: a8sPostgresqlService(),
-      status: [{ from: 'status.atProvider.manifest.status', to: 'status.managed' }, { from: 'status.conditions', to: 'status.managed.conditions' }],
+      status: A8S_STATUS,
     },
   },
   examples: {

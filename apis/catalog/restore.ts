@@ -1,7 +1,7 @@
 /** Restore of a backup into its instance. */
 import { Api } from '../api';
 import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
+import { A8S_STATUS, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
 import { s } from '../schema';
 
 export default new Api({
@@ -28,7 +28,7 @@ export default new Api({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Restore' },
       providerConfig: { name: A8S_PROVIDER_CONFIG },
       fields: [...a8sPostgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
-      status: [{ from: 'status.atProvider.manifest.status', to: 'status.managed' }, { from: 'status.conditions', to: 'status.managed.conditions' }],
+      status: A8S_STATUS,
     },
   },
   examples: {

@@ -4,7 +4,7 @@
  */
 import { Api } from '../api';
 import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlRef, managedStatus } from '../operations';
+import { A8S_STATUS, CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlRef, managedStatus } from '../operations';
 import { s } from '../schema';
 
 export default new Api({
@@ -39,7 +39,7 @@ export default new Api({
       providerConfig: { name: A8S_PROVIDER_CONFIG },
       fields: [...a8sPostgresqlRef('spec.instance'), { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace', required: true }],
       connectionSecret: { nameSuffix: '-creds' },
-      status: [{ from: 'status.atProvider.manifest.status', to: 'status.managed' }, { from: 'status.conditions', to: 'status.managed.conditions' }],
+      status: A8S_STATUS,
     },
   },
   examples: {
