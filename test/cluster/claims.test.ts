@@ -11,8 +11,8 @@
  * node for plain rules, an update that keeps the node for transition rules). The last test fails for any rule that
  * was never seen both ways, naming it.
  */
-import * as k8s from '@kubernetes/client-node';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import https from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { JSONSchemaProps } from '../../apis/schema';
@@ -49,17 +49,78 @@ function isApiCases(v: unknown): v is ApiCases {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// The cluster.
+// The cluster. A minimal REST client: @kubernetes/client-node 2.0.1 cannot be loaded on Node 20 (its undici 8 needs
+// Node >= 22.19 and fails at import), and these few calls need nothing more than HTTPS with the kubeconfig's credentials.
 
-/** The kubeconfig of the control plane the `cluster` project's global setup started. */
-function kubeConfig(): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
+interface Kube {
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<{ code: number; body: Record<string, unknown> }>;
+}
+
+/** The kubeconfig of the control plane the `cluster` project's global setup started (its path or its YAML). */
+function kubeConfigText(): string {
   const provided = (inject as (k: string) => unknown)('kubeconfig') as string | undefined;
-  if (provided && provided.trimStart().startsWith('apiVersion')) kc.loadFromString(provided);
-  else if (provided) kc.loadFromFile(provided);
-  else if (process.env.KUBECONFIG) kc.loadFromFile(process.env.KUBECONFIG);
-  else throw new Error('no control plane: run this suite in the vitest project `cluster`');
-  return kc;
+  const text = provided ?? (process.env.KUBECONFIG ? readFileSync(process.env.KUBECONFIG, 'utf8') : undefined);
+  if (text === undefined) throw new Error('no control plane: run this suite in the vitest project `cluster` (or set KUBECONFIG)');
+  return text.trimStart().startsWith('apiVersion') || text.includes('\nclusters:') ? text : readFileSync(text, 'utf8');
+}
+
+function connect(kubeconfig: string): Kube {
+  type Named<T> = { name: string } & T;
+  const kc = parseYaml(kubeconfig)[0] as {
+    'current-context'?: string;
+    contexts?: Named<{ context: { cluster: string; user?: string } }>[];
+    clusters?: Named<{ cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string; 'insecure-skip-tls-verify'?: boolean } }>[];
+    users?: Named<{ user: { token?: string; 'client-certificate-data'?: string; 'client-key-data'?: string; 'client-certificate'?: string; 'client-key'?: string } }>[];
+  };
+  const ctx = (kc.contexts ?? []).find((c) => c.name === kc['current-context']) ?? kc.contexts?.[0];
+  const cluster = (kc.clusters ?? []).find((c) => c.name === ctx?.context.cluster)?.cluster ?? kc.clusters?.[0]?.cluster;
+  const user = (kc.users ?? []).find((u) => u.name === ctx?.context.user)?.user ?? {};
+  if (!cluster) throw new Error('kubeconfig has no cluster');
+  const b64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64') : undefined);
+  const file = (f: string | undefined) => (f ? readFileSync(f) : undefined);
+  const agent = new https.Agent({
+    keepAlive: true,
+    ca: b64(cluster['certificate-authority-data']) ?? file(cluster['certificate-authority']),
+    cert: b64(user['client-certificate-data']) ?? file(user['client-certificate']),
+    key: b64(user['client-key-data']) ?? file(user['client-key']),
+    rejectUnauthorized: cluster['insecure-skip-tls-verify'] !== true,
+  });
+  const base = new URL(cluster.server);
+  return {
+    request: (method, path, body, contentType = 'application/json') =>
+      new Promise((resolve, reject) => {
+        const data = body === undefined ? undefined : JSON.stringify(body);
+        const req = https.request(
+          new URL(base.pathname.replace(/\/$/, '') + path, base),
+          {
+            method,
+            agent,
+            headers: {
+              Accept: 'application/json',
+              ...(data !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(data) } : {}),
+              ...(user.token ? { Authorization: `Bearer ${user.token}` } : {}),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString();
+              let parsed: Record<string, unknown>;
+              try {
+                parsed = JSON.parse(text) as Record<string, unknown>;
+              } catch {
+                parsed = { message: text };
+              }
+              resolve({ code: res.statusCode ?? 0, body: parsed });
+            });
+          },
+        );
+        req.on('error', reject);
+        if (data !== undefined) req.write(data);
+        req.end();
+      }),
+  };
 }
 
 interface Rejection {
@@ -67,25 +128,15 @@ interface Rejection {
   readonly message: string;
 }
 
-/** Runs an API call; returns its result, or the API server's refusal (4xx). Anything else is thrown. */
-async function attempt<T>(call: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; rejection: Rejection }> {
-  try {
-    return { ok: true, value: await call() };
-  } catch (e) {
-    if (e instanceof k8s.ApiException) {
-      const code = e.code;
-      let message = String(e.body);
-      try {
-        const status = (typeof e.body === 'string' ? JSON.parse(e.body) : e.body) as { message?: string };
-        if (status?.message) message = status.message;
-      } catch {
-        // not a Status
-      }
-      if (code >= 400 && code < 500 && code !== 404 && code !== 409) return { ok: false, rejection: { code, message } };
-      throw new Error(`API server answered ${code}: ${message}`);
-    }
-    throw e;
-  }
+type Outcome = { ok: true; value: Record<string, unknown> } | { ok: false; rejection: Rejection };
+
+/** Sends a request; returns the object, or the API server's refusal (4xx other than 404/409). Anything else throws. */
+async function attempt(kube: Kube, method: string, path: string, body?: unknown, contentType?: string): Promise<Outcome> {
+  const r = await kube.request(method, path, body, contentType);
+  if (r.code >= 200 && r.code < 300) return { ok: true, value: r.body };
+  const message = typeof r.body.message === 'string' ? r.body.message : JSON.stringify(r.body);
+  if (r.code >= 400 && r.code < 500 && r.code !== 404 && r.code !== 409) return { ok: false, rejection: { code: r.code, message } };
+  throw Object.assign(new Error(`${method} ${path}: API server answered ${r.code}: ${message}`), { code: r.code });
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -231,41 +282,32 @@ function creditRejection(api: string, caseName: string, error: string, update: b
 // ---------------------------------------------------------------------------------------------------------------------
 // The suite.
 
-let kc: k8s.KubeConfig;
-let crdApi: k8s.ApiextensionsV1Api;
-let customApi: k8s.CustomObjectsApi;
-let coreApi: k8s.CoreV1Api;
+let kube: Kube;
 const namespace = `claims-${process.pid}-${Date.now().toString(36)}`;
-const installed: Crd[] = [];
-const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
-
-async function install(crd: Crd): Promise<void> {
-  const body = crd as unknown as k8s.V1CustomResourceDefinition;
-  const created = await attempt(() => crdApi.createCustomResourceDefinition({ body }));
-  if (!created.ok) throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${created.rejection.message}`);
-}
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 async function installAll(crds: Crd[]): Promise<void> {
   for (const crd of crds) {
-    try {
-      await install(crd);
-    } catch (e) {
+    const r = await kube.request('POST', CRDS, crd);
+    if (r.code === 409) {
       // Already there from an earlier run on the same control plane: replace it.
-      if (!String(e).includes('409')) throw e;
-      const current = await crdApi.readCustomResourceDefinition({ name: crd.metadata.name });
-      const body = { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata?.resourceVersion } } as unknown as k8s.V1CustomResourceDefinition;
-      await crdApi.replaceCustomResourceDefinition({ name: crd.metadata.name, body });
+      const current = await kube.request('GET', `${CRDS}/${crd.metadata.name}`);
+      const resourceVersion = (current.body.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+      const replaced = await kube.request('PUT', `${CRDS}/${crd.metadata.name}`, { ...crd, metadata: { ...crd.metadata, resourceVersion } });
+      if (replaced.code >= 300) throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${JSON.stringify(replaced.body.message)}`);
+    } else if (r.code >= 300) {
+      throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${JSON.stringify(r.body.message ?? r.body)}`);
     }
-    installed.push(crd);
   }
   const deadline = Date.now() + 60_000;
   for (const crd of crds) {
     for (;;) {
-      const c = await crdApi.readCustomResourceDefinition({ name: crd.metadata.name });
-      if (isEstablished(c.status as { conditions?: { type: string; status: string }[] })) break;
-      const refused = c.status?.conditions?.find((x) => x.type === 'NamesAccepted' && x.status === 'False');
+      const c = await kube.request('GET', `${CRDS}/${crd.metadata.name}`);
+      const status = c.body.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined;
+      if (isEstablished(status)) break;
+      const refused = status?.conditions?.find((x) => x.type === 'NamesAccepted' && x.status === 'False');
       if (refused) throw new Error(`CRD ${crd.metadata.name}: names not accepted: ${refused.message}`);
-      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not Established after 60s: ${JSON.stringify(c.status?.conditions)}`);
+      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not Established after 60s: ${JSON.stringify(status?.conditions)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -293,31 +335,17 @@ function claimName(): string {
   return `claim-${claimCounter}`;
 }
 
-/** Creates a claim; dry run unless `store`. */
-async function createClaim(t: ClaimTarget, spec: Record<string, unknown>, store: boolean) {
+const claimsPath = (t: ClaimTarget) => `/apis/${t.group}/${t.version}/namespaces/${namespace}/${t.plural}`;
+
+/** Creates a claim with strict field validation; a server-side dry run unless `store`. */
+function createClaim(t: ClaimTarget, spec: Record<string, unknown>, store: boolean): Promise<Outcome> {
   const body = { apiVersion: `${t.group}/${t.version}`, kind: t.kind, metadata: { name: claimName(), namespace }, spec };
-  return attempt(
-    () =>
-      customApi.createNamespacedCustomObject({
-        group: t.group,
-        version: t.version,
-        namespace,
-        plural: t.plural,
-        body,
-        fieldValidation: 'Strict',
-        ...(store ? {} : { dryRun: 'All' }),
-      }) as Promise<Record<string, unknown>>,
-  );
+  return attempt(kube, 'POST', `${claimsPath(t)}?fieldValidation=Strict${store ? '' : '&dryRun=All'}`, body);
 }
 
-async function patchClaim(t: ClaimTarget, name: string, patch: Record<string, unknown>) {
-  return attempt(
-    () =>
-      customApi.patchNamespacedCustomObject(
-        { group: t.group, version: t.version, namespace, plural: t.plural, name, body: { spec: patch }, fieldValidation: 'Strict', dryRun: 'All' },
-        mergePatch,
-      ) as Promise<Record<string, unknown>>,
-  );
+/** A JSON merge patch of the stored claim's spec, as a server-side dry run with strict field validation. */
+function patchClaim(t: ClaimTarget, name: string, patch: Record<string, unknown>): Promise<Outcome> {
+  return attempt(kube, 'PATCH', `${claimsPath(t)}/${name}?fieldValidation=Strict&dryRun=All`, { spec: patch }, 'application/merge-patch+json');
 }
 
 function expectRejectionText(c: CreateCase | UpdateCase, message: string): void {
@@ -325,18 +353,15 @@ function expectRejectionText(c: CreateCase | UpdateCase, message: string): void 
 }
 
 beforeAll(async () => {
-  kc = kubeConfig();
-  crdApi = kc.makeApiClient(k8s.ApiextensionsV1Api);
-  customApi = kc.makeApiClient(k8s.CustomObjectsApi);
-  coreApi = kc.makeApiClient(k8s.CoreV1Api);
-  const crds = [...xrds.values()].flatMap((x) => crdsForXrd(x));
-  await installAll(crds);
-  await coreApi.createNamespace({ body: { metadata: { name: namespace } } });
+  kube = connect(kubeConfigText());
+  await installAll([...xrds.values()].flatMap((x) => crdsForXrd(x)));
+  const ns = await kube.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  // A bare apiextensions-apiserver has no core API (and no namespace lifecycle): claims then go into any namespace.
+  if (ns.code >= 300 && ns.code !== 404) throw new Error(`cannot create namespace ${namespace}: ${JSON.stringify(ns.body.message)}`);
 });
 
 afterAll(async () => {
-  if (!coreApi) return;
-  await attempt(() => coreApi.deleteNamespace({ name: namespace }));
+  if (kube) await kube.request('DELETE', `/api/v1/namespaces/${namespace}`);
 });
 
 describe('inputs', () => {
