@@ -1,0 +1,211 @@
+/**
+ * Composes the one resource of a data service from the observed composite and the step's input (a recipe):
+ * the provider-anynines MR (a9s) or a provider-kubernetes Object wrapping the a8s object (a8s). Pure: no SDK types,
+ * no I/O; every failure is a `ComposeError` whose message reads "cannot <verb> <thing>: <cause>".
+ */
+import { get, join, set } from './fieldpath';
+import type { FieldMapping, Input } from './input';
+import { applyTransforms } from './transforms';
+
+type Obj = Record<string, unknown>;
+
+export const CLAIM_NAME_LABEL = 'crossplane.io/claim-name';
+export const CLAIM_NAMESPACE_LABEL = 'crossplane.io/claim-namespace';
+/** provider-kubernetes' Object, the version whose schema ships in schemas/provider-kubernetes (storage version). */
+export const OBJECT_API_VERSION = 'kubernetes.crossplane.io/v1alpha2';
+export const OBJECT_KIND = 'Object';
+
+export class ComposeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ComposeError';
+  }
+}
+
+/** What the function composes: the resource, and warnings for the composite (ignored parameters). */
+export interface Composed {
+  /** The key in desired resources, stable across runs (`a8s-postgresql`). */
+  readonly name: string;
+  readonly resource: Obj;
+  readonly warnings: readonly string[];
+}
+
+/** The desired-resources key of the composed resource. */
+export function composedResourceName(input: Pick<Input, 'backend' | 'service'>): string {
+  return `${input.backend}-${input.service}`;
+}
+
+/** The composition's name, for messages: the composite's compositionRef (v1 or v2 place), else `<backend>-<service>`. */
+export function compositionName(composite: unknown, input?: Partial<Pick<Input, 'backend' | 'service'>>): string {
+  const ref = get(composite, 'spec.compositionRef.name') ?? get(composite, 'spec.crossplane.compositionRef.name');
+  if (typeof ref === 'string' && ref) return ref;
+  return input?.backend && input.service ? `${input.backend}-${input.service}` : 'unknown';
+}
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function cause(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Runs `f`; a failure becomes "cannot <what>: <cause>". */
+function attempt<T>(what: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof ComposeError) throw e;
+    throw new ComposeError(`cannot ${what}: ${cause(e)}`);
+  }
+}
+
+/** The claim's name and namespace from the composite's labels, falling back to the composite's own. */
+export function claimRef(composite: Obj): { name?: string; namespace?: string } {
+  const labels = isObj(get(composite, 'metadata.labels')) ? (get(composite, 'metadata.labels') as Obj) : {};
+  return {
+    name: str(labels[CLAIM_NAME_LABEL]) ?? str(get(composite, 'metadata.name')),
+    namespace: str(labels[CLAIM_NAMESPACE_LABEL]) ?? str(get(composite, 'metadata.namespace')),
+  };
+}
+
+function providerConfigName(input: Input, composite: Obj, where: string): string {
+  const pc = input.providerConfig;
+  if (pc.name) return pc.name;
+  const from = pc.fromFieldPath as string;
+  const v = attempt(`read providerConfig.fromFieldPath "${from}" ${where}`, () => get(composite, from));
+  if (v === undefined || v === null || v === '') {
+    throw new ComposeError(`cannot select the ProviderConfig ${where}: composite field ${from} is not set`);
+  }
+  if (typeof v === 'object') throw new ComposeError(`cannot select the ProviderConfig ${where}: composite field ${from} is not a scalar`);
+  return (pc.format ?? '%s').replaceAll('%s', String(v));
+}
+
+function applyField(target: Obj, f: FieldMapping, i: number, composite: Obj, where: string): void {
+  const thing = `fields[${i}] (${f.from ? `${f.from} → ` : ''}${f.to}) ${where}`;
+  let v: unknown;
+  if (f.from === undefined) {
+    v = f.value;
+  } else {
+    const from = f.from;
+    v = attempt(`read ${thing}`, () => get(composite, from));
+    if (v === undefined || v === null) {
+      if (f.default !== undefined) v = f.default;
+      else if (f.required) throw new ComposeError(`cannot set ${thing}: composite field ${from} is required but not set`);
+      else return;
+    } else {
+      const raw = v;
+      v = attempt(`transform ${thing}`, () => applyTransforms(raw, f.transforms));
+    }
+  }
+  const value = structuredClone(v);
+  attempt(`set ${thing}`, () => set(target, f.to, value));
+}
+
+/** Sets the recipe's fields, plan table values and parameters on `target` (the MR, or the a8s object). */
+function applyRecipe(target: Obj, input: Input, composite: Obj, where: string, warnings: string[]): void {
+  if (input.planTable) {
+    const { fromFieldPath, plans } = input.planTable;
+    const plan = attempt(`read planTable.fromFieldPath "${fromFieldPath}" ${where}`, () => get(composite, fromFieldPath));
+    if (typeof plan !== 'string' || plan === '') {
+      throw new ComposeError(`cannot look up the plan ${where}: composite field ${fromFieldPath} is not set`);
+    }
+    const values = plans[plan];
+    if (!isObj(values)) {
+      throw new ComposeError(`cannot look up plan "${plan}" in the plan table ${where}: not one of ${Object.keys(plans).join(', ')}`);
+    }
+    for (const [path, value] of Object.entries(values)) {
+      attempt(`set planTable.plans[${plan}] field ${path} ${where}`, () => set(target, path, structuredClone(value)));
+    }
+  }
+  input.fields.forEach((f, i) => applyField(target, f, i, composite, where));
+
+  const params = get(composite, 'spec.parameters');
+  if (params === undefined || params === null) return;
+  if (!isObj(params)) throw new ComposeError(`cannot read spec.parameters of the composite ${where}: not an object`);
+  const mapped = input.parameters ?? [];
+  if (mapped.length > 0 && !input.parametersTo) throw new ComposeError(`cannot map parameters ${where}: the input has parameters but no parametersTo`);
+  mapped.forEach((p, i) => {
+    const thing = `parameters[${i}] (${p.from} → ${p.to}) ${where}`;
+    const v = attempt(`read ${thing}`, () => get(params, p.from));
+    if (v === undefined || v === null) return;
+    const out = structuredClone(attempt(`transform ${thing}`, () => applyTransforms(v, p.transforms)));
+    attempt(`set ${thing}`, () => set(target, join(input.parametersTo as string, p.to), out));
+  });
+  const known = new Set(mapped.map((p) => p.from.split(/[.[]/)[0]));
+  for (const name of input.ignoredParameters ?? []) {
+    if (params[name] !== undefined) {
+      warnings.push(`parameter ${name} is not offered by the ${input.backend} backend of ${input.service} and was ignored ${where}`);
+    }
+    known.add(name);
+  }
+  for (const name of Object.keys(params).sort()) {
+    if (!known.has(name)) warnings.push(`parameter ${name} is not known to the ${input.backend} backend of ${input.service} and was ignored ${where}`);
+  }
+}
+
+function labelsOf(input: Input, composite: Obj, where: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const xrLabels = get(composite, 'metadata.labels');
+  if (isObj(xrLabels)) {
+    for (const k of [CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL]) if (typeof xrLabels[k] === 'string') out[k] = xrLabels[k] as string;
+  }
+  (input.labels ?? []).forEach((l, i) => {
+    const thing = `labels[${i}] (${l.key}) ${where}`;
+    const v = attempt(`read ${thing}`, () => get(composite, l.from));
+    if (v === undefined || v === null) return;
+    const t = attempt(`transform ${thing}`, () => applyTransforms(v, l.transforms));
+    if (typeof t === 'object') throw new ComposeError(`cannot set ${thing}: composite field ${l.from} is not a scalar`);
+    out[l.key] = String(t);
+  });
+  return out;
+}
+
+function connectionSecretRef(input: Input, composite: Obj, where: string): Obj | undefined {
+  if (!input.connectionSecret) return undefined;
+  const claim = claimRef(composite);
+  if (!claim.name || !claim.namespace) {
+    throw new ComposeError(
+      `cannot name the connection secret ${where}: the composite has no ${CLAIM_NAME_LABEL}/${CLAIM_NAMESPACE_LABEL} labels and no namespace of its own`,
+    );
+  }
+  return { name: `${claim.name}${input.connectionSecret.nameSuffix}`, namespace: claim.namespace };
+}
+
+/** Composes the resource; throws ComposeError. `input` must have passed validateInput. */
+export function composeResource(input: Input, composite: Obj): Composed {
+  const where = `(composition ${compositionName(composite, input)})`;
+  const warnings: string[] = [];
+  const labels = labelsOf(input, composite, where);
+  const providerConfigRef = { name: providerConfigName(input, composite, where) };
+  const secretRef = connectionSecretRef(input, composite, where);
+  const metadata: Obj = Object.keys(labels).length ? { labels } : {};
+
+  if (input.backend === 'a9s') {
+    const mr: Obj = { apiVersion: input.resource.apiVersion, kind: input.resource.kind, metadata, spec: {} };
+    applyRecipe(mr, input, composite, where, warnings);
+    set(mr, 'spec.providerConfigRef', providerConfigRef);
+    if (secretRef) set(mr, 'spec.writeConnectionSecretToRef', secretRef);
+    return { name: composedResourceName(input), resource: mr, warnings };
+  }
+
+  const claim = claimRef(composite);
+  if (!claim.name || !claim.namespace) {
+    throw new ComposeError(
+      `cannot name the ${input.resource.kind} ${where}: the composite has no ${CLAIM_NAME_LABEL}/${CLAIM_NAMESPACE_LABEL} labels and no namespace of its own`,
+    );
+  }
+  const manifest: Obj = {
+    apiVersion: input.resource.apiVersion,
+    kind: input.resource.kind,
+    metadata: { name: claim.name, namespace: claim.namespace },
+  };
+  applyRecipe(manifest, input, composite, where, warnings);
+  const spec: Obj = { forProvider: { manifest }, providerConfigRef };
+  if (secretRef) spec.writeConnectionSecretToRef = secretRef;
+  return { name: composedResourceName(input), resource: { apiVersion: OBJECT_API_VERSION, kind: OBJECT_KIND, metadata, spec }, warnings };
+}

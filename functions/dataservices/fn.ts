@@ -1,0 +1,134 @@
+/**
+ * The dataservices composition function: one step, one composed resource per data service, everything it needs in
+ * the step's input (a recipe). It never throws: a bad request or input, or a recipe that does not fit the composite,
+ * becomes a Fatal result "cannot <verb> <thing>: <cause>" naming the field and the composition.
+ */
+import {
+  Ready,
+  Severity,
+  Status,
+  Target,
+  to,
+  type ComposeFunction,
+  type FunctionHandler,
+  type Resource,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+} from '@crossplane-org/function-sdk-typescript';
+import { ComposeError, composeResource, compositionName } from './compose';
+import { CONDITION_TYPE, observeStatus } from './status';
+import { validateInput } from './validate-input';
+
+type Obj = Record<string, unknown>;
+
+/** How long Crossplane may cache a response: the backend's status is copied on each run, so keep it short. */
+export const TTL = { seconds: 60, nanos: 0 };
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function fail(rsp: RunFunctionResponse, message: string): RunFunctionResponse {
+  rsp.results.push({ severity: Severity.SEVERITY_FATAL, message, reason: 'ComposeResources', target: Target.TARGET_COMPOSITE });
+  return rsp;
+}
+
+/** A response for a request `to()` cannot read (fuzzed, truncated): the tag if there is one, and no desired state. */
+function fallbackResponse(req: unknown): RunFunctionResponse {
+  const tag = isObj(req) && isObj(req.meta) && typeof req.meta.tag === 'string' ? req.meta.tag : '';
+  return { meta: { tag, ttl: TTL }, desired: { composite: undefined, resources: {} }, results: [], conditions: [], context: undefined, requirements: undefined };
+}
+
+/** The response for a request, starting from `to(req, TTL)` so earlier steps' desired state passes through. */
+export function startResponse(req: RunFunctionRequest): RunFunctionResponse {
+  try {
+    const rsp = to(req, TTL);
+    if (!rsp.desired) rsp.desired = { composite: undefined, resources: {} };
+    if (!isObj(rsp.desired.resources)) rsp.desired.resources = {};
+    return rsp;
+  } catch {
+    return fallbackResponse(req);
+  }
+}
+
+/** Composes into `rsp`; any error is a Fatal result. */
+export const compose: ComposeFunction = (req, rsp) => {
+  try {
+    return composeInto(req, rsp);
+  } catch (e) {
+    return fail(rsp, `cannot compose the data service: ${e instanceof Error ? e.message : String(e)}`);
+  }
+};
+
+function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunctionResponse {
+  const composite = req?.observed?.composite?.resource;
+  const rawInput = req?.input;
+  const partial = isObj(rawInput) ? rawInput : {};
+  const comp = compositionName(composite, {
+    backend: typeof partial.backend === 'string' ? (partial.backend as 'a9s') : undefined,
+    service: typeof partial.service === 'string' ? partial.service : undefined,
+  });
+  const v = validateInput(rawInput);
+  if (!v.ok) return fail(rsp, `cannot validate the input of composition ${comp}: ${v.errors.join('; ')}`);
+  const input = v.input;
+  if (!isObj(composite)) return fail(rsp, `cannot get the observed composite resource (composition ${comp}): the request has none`);
+
+  let composed;
+  try {
+    composed = composeResource(input, composite);
+  } catch (e) {
+    if (e instanceof ComposeError) return fail(rsp, e.message);
+    throw e;
+  }
+  const observed = req.observed?.resources?.[composed.name]?.resource;
+  let outcome;
+  try {
+    outcome = observeStatus(input, isObj(observed) ? observed : undefined);
+  } catch (e) {
+    return fail(rsp, `cannot map the status of ${composed.name} (composition ${comp}): ${(e as Error).message}`);
+  }
+
+  const desired = rsp.desired as NonNullable<RunFunctionResponse['desired']>;
+  const resource: Resource = { resource: composed.resource, connectionDetails: {}, ready: outcome.ready ? Ready.READY_TRUE : Ready.READY_FALSE };
+  desired.resources = { ...desired.resources, [composed.name]: resource };
+  // Only status of a desired composite is honoured: write a fresh partial composite (never the observed one),
+  // keeping what earlier steps asked for.
+  const before = isObj(desired.composite?.resource) ? (desired.composite?.resource as Obj) : {};
+  const beforeStatus = isObj(before.status) ? before.status : {};
+  const status = { ...beforeStatus, ...((outcome.composite.status as Obj | undefined) ?? {}) };
+  if (Object.keys(status).length > 0 || desired.composite) {
+    desired.composite = {
+      resource: { ...before, ...(Object.keys(status).length ? { status } : {}) },
+      connectionDetails: desired.composite?.connectionDetails ?? {},
+      ready: desired.composite?.ready ?? Ready.READY_UNSPECIFIED,
+    };
+  }
+  for (const w of composed.warnings) rsp.results.push({ severity: Severity.SEVERITY_WARNING, message: w, reason: 'IgnoredParameter', target: Target.TARGET_COMPOSITE_AND_CLAIM });
+  if (outcome.condition) {
+    rsp.conditions.push({
+      type: CONDITION_TYPE,
+      status: outcome.condition.status === 'True' ? Status.STATUS_CONDITION_TRUE : Status.STATUS_CONDITION_FALSE,
+      reason: outcome.condition.reason,
+      ...(outcome.condition.message ? { message: outcome.condition.message } : {}),
+      target: Target.TARGET_COMPOSITE_AND_CLAIM,
+    });
+  }
+  return rsp;
+}
+
+/** One run, in process: never throws, always answers with the request's tag. */
+export function runFunction(req: RunFunctionRequest): RunFunctionResponse {
+  const rsp = startResponse(req);
+  try {
+    return compose(req, rsp as Parameters<ComposeFunction>[1]) as RunFunctionResponse;
+  } catch (e) {
+    return fail(rsp, `cannot compose the data service: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** The handler the gRPC server runs (FunctionRunner expects a FunctionHandler). */
+export const dataServicesFunction: FunctionHandler = {
+  async RunFunction(req: RunFunctionRequest): Promise<RunFunctionResponse> {
+    return runFunction(req);
+  },
+};

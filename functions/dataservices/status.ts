@@ -1,0 +1,63 @@
+/**
+ * From the observed composed resource back to the composite: the recipe's status mapping, readiness from the
+ * resource's Ready condition, and a claim-visible condition carrying the backend's message when it fails.
+ */
+import { get, set } from './fieldpath';
+import type { Input } from './input';
+
+type Obj = Record<string, unknown>;
+
+/** The composite condition this function reports to the composite and the claim. */
+export const CONDITION_TYPE = 'DataServiceReady';
+
+export interface ObservedCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+export interface StatusOutcome {
+  /** A partial composite holding only `status` (Crossplane honours nothing else of a desired composite). */
+  readonly composite: Obj;
+  /** Whether the composed resource is Ready (its Ready condition is True). */
+  readonly ready: boolean;
+  /** The condition for composite and claim; undefined while the resource is neither ready nor failing. */
+  readonly condition?: { readonly status: 'True' | 'False'; readonly reason: string; readonly message?: string };
+}
+
+export function conditionsOf(observed: unknown): ObservedCondition[] {
+  const c = get(observed, 'status.conditions');
+  if (!Array.isArray(c)) return [];
+  return c.filter((x): x is ObservedCondition => typeof x === 'object' && x !== null && typeof x.type === 'string' && typeof x.status === 'string');
+}
+
+/** Reasons of a False Ready condition that are progress, not failure. */
+const PROGRESS = new Set(['Creating', 'Deleting', 'Unavailable', '']);
+
+/** The status of the composite from the observed composed resource (undefined when not observed yet). */
+export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service'>, observed: Obj | undefined): StatusOutcome {
+  const status: Obj = {};
+  for (const m of input.status ?? []) {
+    if (!m.to.startsWith('status.')) throw new Error(`status mapping to "${m.to}" is not below status; Crossplane ignores everything else of a composite`);
+  }
+  if (!observed) return { composite: status, ready: false };
+  for (const m of input.status ?? []) {
+    const v = get(observed, m.from);
+    if (v === undefined) continue;
+    set(status, m.to, structuredClone(v));
+  }
+  const conds = conditionsOf(observed);
+  const readyC = conds.find((c) => c.type === 'Ready');
+  const synced = conds.find((c) => c.type === 'Synced');
+  const ready = readyC?.status === 'True';
+  const what = `${input.backend} ${input.service}`;
+  if (synced?.status === 'False') {
+    return { composite: status, ready, condition: { status: 'False', reason: synced.reason || 'ReconcileError', message: `${what}: ${synced.message || 'the backend reports an error'}` } };
+  }
+  if (readyC?.status === 'False' && !PROGRESS.has(readyC.reason ?? '') && readyC.message) {
+    return { composite: status, ready, condition: { status: 'False', reason: readyC.reason as string, message: `${what}: ${readyC.message}` } };
+  }
+  if (ready) return { composite: status, ready, condition: { status: 'True', reason: 'Available' } };
+  return { composite: status, ready };
+}
