@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import type { Api } from '../../apis/api';
+import { loadCatalog } from '../../test/support/catalog';
+import { ComposeError, composeResource } from './compose';
+import { get, join } from './fieldpath';
+import { PLATFORM, allParameters, compositeOf, inputOf } from './fixtures';
+import type { Backend, Transform } from './input';
+
+const apis: Api[] = await loadCatalog();
+const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
+const claimLabels = { 'crossplane.io/claim-name': 'my-claim', 'crossplane.io/claim-namespace': 'team-a' };
+
+describe('composeResource: exact resources', () => {
+  it('a9s PostgreSQL: the ServiceInstance MR with broker parameter keys', () => {
+    const xr = compositeOf(api('postgresql'), 'a9s', {
+      service: 'a9s-postgresql15',
+      plan: 'postgresql-single-small',
+      parameters: { maxConnections: 200, logMinMessages: 'DEBUG1', rolePrivileges: ['CREATEDB'], trackIoTiming: 'on' },
+    });
+    expect(composeResource(inputOf(api('postgresql'), 'a9s'), xr)).toEqual({
+      name: 'a9s-postgresql',
+      warnings: [],
+      resource: {
+        apiVersion: 'dataservices.anynines.com/v1',
+        kind: 'ServiceInstance',
+        metadata: { labels: claimLabels },
+        spec: {
+          providerConfigRef: { name: 'postgresql-service-broker' },
+          forProvider: {
+            acceptsIncomplete: true,
+            serviceName: 'a9s-postgresql15',
+            planName: 'postgresql-single-small',
+            organizationGuid: PLATFORM.organizationGuid,
+            spaceGuid: PLATFORM.spaceGuid,
+            parameters: { max_connections: 200, pg_log_min_messages: 'DEBUG1', role_privileges: ['CREATEDB'], track_io_timing: 'on' },
+          },
+        },
+      },
+    });
+  });
+
+  it('a8s PostgreSQL: an Object wrapping the Postgresql named like the claim, sized by the plan table', () => {
+    const xr = compositeOf(api('postgresql'), 'a8s', {
+      service: 'a9s-postgresql14',
+      plan: 'postgresql-replica-small',
+      expose: 'LoadBalancer',
+      parameters: { tempFileLimit: 1024, logMinMessages: 'DEBUG1', maxWalSenders: 5, dataChecksums: true },
+    });
+    const got = composeResource(inputOf(api('postgresql'), 'a8s'), xr);
+    expect(got.resource).toEqual({
+      apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+      kind: 'Object',
+      metadata: { labels: claimLabels },
+      spec: {
+        providerConfigRef: { name: 'kubernetes-provider' },
+        forProvider: {
+          manifest: {
+            apiVersion: 'postgresql.anynines.com/v1beta3',
+            kind: 'Postgresql',
+            metadata: { name: 'my-claim', namespace: 'team-a' },
+            spec: {
+              version: 14,
+              expose: 'LoadBalancer',
+              replicas: 3,
+              volumeSize: '10Gi',
+              resources: { requests: { cpu: '2', memory: '2Gi' }, limits: { cpu: '2', memory: '2Gi' } },
+              parameters: { tempFileLimitKiloBytes: 1024, logMinMessages: 'debug1', maxWALSenders: 5 },
+            },
+          },
+        },
+      },
+    });
+    expect(got.warnings).toEqual(['parameter dataChecksums is not offered by the a8s backend of postgresql and was ignored (composition a8s-postgresql)']);
+  });
+
+  it('a9s ServiceBinding: ProviderConfig from the instance type, label, connection secret in the claim namespace', () => {
+    const xr = compositeOf(api('servicebinding'), 'a9s', { instanceRef: 'pg-1', serviceInstanceType: 'postgresql' });
+    expect(composeResource(inputOf(api('servicebinding'), 'a9s'), xr).resource).toEqual({
+      apiVersion: 'dataservices.anynines.com/v1',
+      kind: 'ServiceBinding',
+      metadata: { labels: { ...claimLabels, 'klutch.io/instance-type': 'postgresql' } },
+      spec: {
+        providerConfigRef: { name: 'postgresql-service-broker' },
+        forProvider: { instanceName: 'pg-1', acceptsIncomplete: true },
+        writeConnectionSecretToRef: { name: 'my-claim-creds', namespace: 'team-a' },
+      },
+    });
+  });
+
+  it('a8s ServiceBinding: instance reference in the claim namespace', () => {
+    const xr = compositeOf(api('servicebinding'), 'a8s', { instanceRef: 'pg-1', serviceInstanceType: 'postgresql' });
+    const got = composeResource(inputOf(api('servicebinding'), 'a8s'), xr).resource;
+    expect(get(got, 'spec.forProvider.manifest')).toEqual({
+      apiVersion: 'servicebindings.anynines.com/v1beta3',
+      kind: 'ServiceBinding',
+      metadata: { name: 'my-claim', namespace: 'team-a' },
+      spec: { instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: 'pg-1', namespace: 'team-a' } },
+    });
+    expect(get(got, 'spec.writeConnectionSecretToRef')).toEqual({ name: 'my-claim-creds', namespace: 'team-a' });
+  });
+});
+
+function expectTransformed(value: unknown, transforms: readonly Transform[] | undefined): unknown {
+  let v = value;
+  for (const t of transforms ?? []) {
+    if (t.type === 'lowercase') v = (v as string).toLowerCase();
+    else throw new Error(`test does not model transform ${t.type}`);
+  }
+  return v;
+}
+
+const cases = apis.flatMap((a) => a.backendNames.map((b) => ({ api: a.name, backend: b, a })));
+
+describe('composeResource: every API and backend, a claim with every parameter set', () => {
+  it.each(cases)('$api on $backend', ({ a, backend }) => {
+    const input = inputOf(a, backend);
+    const params = allParameters(a);
+    const spec = { ...(a.examples[backend] as Record<string, unknown>), ...(Object.keys(params).length ? { parameters: params } : {}) };
+    const xr = compositeOf(a, backend, spec);
+    const got = composeResource(input, xr);
+    const r = got.resource;
+    const target = backend === 'a9s' ? r : (get(r, 'spec.forProvider.manifest') as Record<string, unknown>);
+
+    expect(got.name).toBe(`${backend}-${a.name}`);
+    expect(get(r, 'metadata.labels')).toMatchObject(claimLabels);
+    if (backend === 'a9s') {
+      expect([r.apiVersion, r.kind]).toEqual([input.resource.apiVersion, input.resource.kind]);
+    } else {
+      expect([r.apiVersion, r.kind]).toEqual(['kubernetes.crossplane.io/v1alpha2', 'Object']);
+      expect([target.apiVersion, target.kind, get(target, 'metadata.name'), get(target, 'metadata.namespace')]).toEqual([input.resource.apiVersion, input.resource.kind, 'my-claim', 'team-a']);
+    }
+    const pc = input.providerConfig.name ?? (input.providerConfig.format ?? '%s').replace('%s', String(get(xr, input.providerConfig.fromFieldPath as string)));
+    expect(get(r, 'spec.providerConfigRef')).toEqual({ name: pc });
+    if (input.connectionSecret) expect(get(r, 'spec.writeConnectionSecretToRef')).toEqual({ name: `my-claim${input.connectionSecret.nameSuffix}`, namespace: 'team-a' });
+    else expect(get(r, 'spec.writeConnectionSecretToRef')).toBeUndefined();
+
+    for (const f of input.fields) {
+      const from = f.from === undefined ? f.value : get(xr, f.from) ?? f.default;
+      if (from === undefined) continue;
+      const want = f.transforms?.some((t) => t.type === 'toInteger') ? Number(/([0-9]+)$/.exec(String(from))?.[1]) : from;
+      expect(get(target, f.to), `field ${f.to}`).toEqual(want);
+    }
+    if (input.planTable) {
+      const plan = get(xr, input.planTable.fromFieldPath) as string;
+      for (const [path, value] of Object.entries(input.planTable.plans[plan] ?? {})) expect(get(target, path), `plan field ${path}`).toEqual(value);
+    }
+    const setParams: Record<string, unknown> = {};
+    for (const p of input.parameters ?? []) {
+      const value = p.from.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], params);
+      expect(value, `sample for ${p.from}`).toBeDefined();
+      const key = join(input.parametersTo as string, p.to);
+      expect(get(target, key), `parameter ${p.from} → ${key}`).toEqual(expectTransformed(value, p.transforms));
+      setParams[p.to] = true;
+    }
+    // Nothing but the mapped keys lands in the parameters.
+    if (input.parametersTo && (input.parameters ?? []).length) {
+      const topKeys = new Set((input.parameters ?? []).map((p) => p.to.split('.')[0]));
+      expect(Object.keys(get(target, input.parametersTo) as object).sort()).toEqual([...topKeys].sort());
+    }
+    expect(got.warnings).toEqual(
+      (input.ignoredParameters ?? []).filter((n) => n in params).map((n) => `parameter ${n} is not offered by the ${backend} backend of ${a.name} and was ignored (composition ${backend}-${a.name})`),
+    );
+  });
+});
+
+describe('the catalog maps every XRD parameter for each backend', () => {
+  it.each(cases)('$api on $backend', ({ a, backend }) => {
+    const xrd = Object.keys(a.spec.toJSON().properties?.parameters?.properties ?? {}).sort();
+    const recipe = a.backends[backend as Backend];
+    const mapped = (recipe?.parameters ?? []).map((p) => p.from.split('.')[0] as string);
+    const ignored = [...(recipe?.ignoredParameters ?? [])];
+    expect([...mapped, ...ignored].sort(), 'mapped + ignored = XRD parameters').toEqual(xrd);
+    expect(mapped.filter((m) => ignored.includes(m)), 'both mapped and ignored').toEqual([]);
+    const targets = (recipe?.parameters ?? []).map((p) => p.to);
+    expect(new Set(targets).size, 'two parameters on one key').toBe(targets.length);
+  });
+});
+
+describe('composeResource: errors name the field and the composition', () => {
+  const pg = api('postgresql');
+  it.each<{ name: string; backend: Backend; spec: Record<string, unknown>; labels?: boolean; want: string }>([
+    { name: 'a required field missing', backend: 'a9s', spec: { plan: 'postgresql-single-small' }, want: 'cannot set fields[1] (spec.service → spec.forProvider.serviceName) (composition a9s-postgresql): composite field spec.service is required but not set' },
+    { name: 'a plan missing from the plan table', backend: 'a8s', spec: { service: 'a9s-postgresql13', plan: 'postgresql-huge' }, want: 'cannot look up plan "postgresql-huge" in the plan table (composition a8s-postgresql): not one of' },
+    { name: 'a service the transform cannot read', backend: 'a8s', spec: { service: 'a9s-postgresqlX', plan: 'postgresql-single-nano' }, want: 'cannot transform fields[0] (spec.service → spec.version) (composition a8s-postgresql): transforms[1]: toInteger needs a decimal integer string, got "X"' },
+    { name: 'parameters that are not an object', backend: 'a9s', spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-small', parameters: 'x' }, want: 'cannot read spec.parameters of the composite (composition a9s-postgresql): not an object' },
+    { name: 'an a8s object without a claim', backend: 'a8s', spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-nano' }, labels: false, want: 'cannot name the Postgresql (composition a8s-postgresql): the composite has no crossplane.io/claim-name/crossplane.io/claim-namespace labels' },
+  ])('$name', ({ backend, spec, labels, want }) => {
+    const xr = compositeOf(pg, backend, spec);
+    if (labels === false) delete (xr.metadata as Record<string, unknown>).labels;
+    expect(() => composeResource(inputOf(pg, backend), xr)).toThrow(ComposeError);
+    expect(() => composeResource(inputOf(pg, backend), xr)).toThrow(want);
+  });
+});
