@@ -1,0 +1,222 @@
+/**
+ * The function's process: the SDK's gRPC FunctionRunner service with TLS as Crossplane's package manager sets it up,
+ * pino JSON logs, `/healthz` and prom-client `/metrics`, and a clean shutdown on SIGTERM.
+ *
+ * Not the SDK's `serve()`: it reads `--tls-server-certs-dir` but not the spec's `--tls-certs-dir` or
+ * `TLS_SERVER_CERTS_DIR`, and it falls back to an insecure server when the directory is missing. Here a missing
+ * certificate is an error unless `--insecure` is given.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import { FunctionRunner, newGrpcServer, Severity, type FunctionHandler, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import { pino, type Logger } from 'pino';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { dataServicesFunction } from './fn';
+
+export const DEFAULT_ADDRESS = '0.0.0.0:9443';
+export const DEFAULT_METRICS_ADDRESS = '0.0.0.0:8080';
+export const DEFAULT_TLS_CERTS_DIR = '/tls/server';
+
+export interface FunctionServerOptions {
+  /** gRPC listen address, `host:port` (`:9443` means every interface). @default 0.0.0.0:9443 */
+  readonly address: string;
+  /** Serve without TLS; only when asked. @default false */
+  readonly insecure: boolean;
+  /** Holds tls.key, tls.crt and ca.crt. @default $TLS_SERVER_CERTS_DIR or /tls/server */
+  readonly tlsCertsDir: string;
+  /** `/healthz` and `/metrics`; empty disables. @default 0.0.0.0:8080 */
+  readonly metricsAddress: string;
+  readonly debug: boolean;
+}
+
+export class UsageError extends Error {}
+
+/** Parses the flags; `env` supplies TLS_SERVER_CERTS_DIR. Throws UsageError on unknown flags. */
+export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): FunctionServerOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        address: { type: 'string' },
+        insecure: { type: 'boolean' },
+        'tls-certs-dir': { type: 'string' },
+        'tls-server-certs-dir': { type: 'string' },
+        'metrics-address': { type: 'string' },
+        debug: { type: 'boolean', short: 'd' },
+      },
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return {
+    address: values.address ?? DEFAULT_ADDRESS,
+    insecure: values.insecure ?? false,
+    tlsCertsDir: values['tls-certs-dir'] ?? values['tls-server-certs-dir'] ?? env.TLS_SERVER_CERTS_DIR ?? DEFAULT_TLS_CERTS_DIR,
+    metricsAddress: values['metrics-address'] ?? DEFAULT_METRICS_ADDRESS,
+    debug: values.debug ?? false,
+  };
+}
+
+/** `:9443` → `0.0.0.0:9443`; `host:port` unchanged. */
+function hostPort(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  if (i < 0) throw new UsageError(`address "${address}": want host:port`);
+  const host = address.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
+  const port = Number(address.slice(i + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`address "${address}": bad port`);
+  return { host, port };
+}
+
+/** mTLS as function-sdk-go does it: the server's pair, and client certificates required and verified against ca.crt. */
+export function serverCredentials(o: Pick<FunctionServerOptions, 'insecure' | 'tlsCertsDir'>): grpc.ServerCredentials {
+  if (o.insecure) return grpc.ServerCredentials.createInsecure();
+  try {
+    const read = (f: string) => readFileSync(join(o.tlsCertsDir, f));
+    return grpc.ServerCredentials.createSsl(read('ca.crt'), [{ private_key: read('tls.key'), cert_chain: read('tls.crt') }], true);
+  } catch (e) {
+    throw new Error(`cannot load TLS certificates from ${o.tlsCertsDir}: ${(e as Error).message}; mount tls.key, tls.crt and ca.crt there, or pass --insecure for local development`);
+  }
+}
+
+export interface FunctionMetrics {
+  readonly registry: Registry;
+  readonly handler: FunctionHandler;
+}
+
+/** Wraps a handler with a run counter (by result) and a duration histogram. */
+export function instrument(handler: FunctionHandler, registry = new Registry()): FunctionMetrics {
+  const runs = new Counter({ name: 'function_run_function_total', help: 'RunFunction calls by outcome.', labelNames: ['result'], registers: [registry] });
+  const seconds = new Histogram({
+    name: 'function_run_function_duration_seconds',
+    help: 'RunFunction duration.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+    registers: [registry],
+  });
+  return {
+    registry,
+    handler: {
+      async RunFunction(req: RunFunctionRequest, logger?: Logger) {
+        const end = seconds.startTimer();
+        try {
+          const rsp = await handler.RunFunction(req, logger);
+          const sev = rsp.results.map((r) => r.severity);
+          runs.inc({ result: sev.includes(Severity.SEVERITY_FATAL) ? 'fatal' : sev.includes(Severity.SEVERITY_WARNING) ? 'warning' : 'ok' });
+          return rsp;
+        } catch (e) {
+          runs.inc({ result: 'error' });
+          throw e;
+        } finally {
+          end();
+        }
+      },
+    },
+  };
+}
+
+export interface RunningFunctionServer {
+  /** The bound gRPC port (useful with port 0). */
+  readonly port: number;
+  /** The bound metrics port, when metrics are served. */
+  readonly metricsPort?: number;
+  /** Stops accepting calls, finishes running ones (up to `graceMs`), closes metrics. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts the gRPC server (and the metrics server); resolves once both listen. */
+export async function startFunctionServer(o: FunctionServerOptions, logger: Logger = pino({ level: o.debug ? 'debug' : 'info' })): Promise<RunningFunctionServer> {
+  const creds = serverCredentials(o);
+  const { host, port: wantPort } = hostPort(o.address);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const { handler } = instrument(dataServicesFunction, registry);
+  const server = newGrpcServer(new FunctionRunner(handler, logger), logger);
+  const target = host.includes(':') ? `[${host}]:${wantPort}` : `${host}:${wantPort}`;
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync(target, creds, (err, p) => (err ? reject(err) : resolve(p))));
+  logger.info({ address: target, port, tls: !o.insecure }, 'serving RunFunction');
+
+  let http: HttpServer | undefined;
+  let metricsPort: number | undefined;
+  if (o.metricsAddress) {
+    const m = hostPort(o.metricsAddress);
+    http = createServer((req, res) => {
+      if (req.url === '/healthz') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      } else if (req.url === '/metrics') {
+        registry.metrics().then(
+          (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
+          (e: Error) => res.writeHead(500).end(e.message),
+        );
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    const h = http;
+    await new Promise<void>((resolve, reject) => {
+      h.once('error', reject);
+      h.listen(m.port, m.host, () => resolve());
+    });
+    metricsPort = (h.address() as AddressInfo).port;
+    logger.info({ port: metricsPort }, 'serving /healthz and /metrics');
+  }
+
+  return {
+    port,
+    metricsPort,
+    async close(graceMs = 10_000) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (http) await new Promise<void>((resolve) => (http as HttpServer).close(() => resolve()));
+    },
+  };
+}
+
+/** The process entrypoint: parse flags, serve, shut down cleanly on SIGTERM/SIGINT. Exit code 2 on bad flags. */
+export async function main(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let opts: FunctionServerOptions;
+  try {
+    opts = parseServerArgs(argv, env);
+  } catch (e) {
+    process.stderr.write(`function-dataservices: ${(e as Error).message}\nflags: --address host:port --insecure --tls-certs-dir dir --metrics-address host:port --debug\n`);
+    process.exit(2);
+  }
+  const logger = pino({ level: opts.debug ? 'debug' : 'info', base: { function: 'dataservices' } });
+  let running: RunningFunctionServer;
+  try {
+    running = await startFunctionServer(opts, logger);
+  } catch (e) {
+    logger.fatal({ err: e }, 'cannot start the function server');
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    running.close().then(
+      () => {
+        logger.info('shut down');
+        process.exit(0);
+      },
+      (e: unknown) => {
+        logger.error({ err: e }, 'unclean shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
