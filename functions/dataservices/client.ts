@@ -13,7 +13,7 @@ const Client = grpc.makeGenericClientConstructor(FunctionRunnerServiceService, '
 
 /** An insecure client (the function started with --insecure) for `host:port`. */
 export function functionClient(address: string): FunctionClient {
-  const c = new Client(address, grpc.credentials.createInsecure()) as grpc.Client & {
+  const c = new Client(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
     runFunction(req: RunFunctionRequest, cb: (e: grpc.ServiceError | null, r: RunFunctionResponse) => void): void;
   };
   return {

@@ -1,0 +1,52 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { loadCatalog } from '../../test/support/catalog';
+import { crank, crankValidate } from '../../test/tools/crank';
+import { inputOf } from './fixtures';
+import { functionPackageObjects } from './package';
+
+const tmp = mkdtempSync(join(tmpdir(), 'klutch-fnpkg-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const yaml = (objs: unknown[]) => objs.map((o) => `---\n${stringify(o)}`).join('');
+
+describe('functionPackageObjects', () => {
+  const [meta, crd] = functionPackageObjects() as [Record<string, any>, Record<string, any>];
+
+  it('is a meta.pkg.crossplane.io/v1 Function and the Input CRD', () => {
+    expect([meta.apiVersion, meta.kind, meta.metadata.name]).toEqual(['meta.pkg.crossplane.io/v1', 'Function', 'function-dataservices']);
+    expect(crd.metadata.name).toBe('inputs.dataservices.fn.klutch.anynines.com');
+    expect(crd.spec.versions.map((v: { name: string }) => v.name)).toEqual(['v1beta1']);
+  });
+
+  it('drops only the CEL rule Kubernetes cannot compile (it reads the untyped fields[].value)', () => {
+    const rules = JSON.stringify(crd).match(/"rule":"[^"]*"/g) ?? [];
+    expect(rules.some((r) => r.includes('self.value'))).toBe(false);
+    // 3 transform rules × (fields, parameters, labels) + providerConfig's one-of.
+    expect(rules.length).toBe(10);
+  });
+
+  it('crank validates the meta object and every catalog composition input against the CRD', async () => {
+    writeFileSync(join(tmp, 'ext.yaml'), yaml([crd]));
+    const apis = await loadCatalog();
+    const inputs = apis.flatMap((a) => a.backendNames.map((b) => ({ ...inputOf(a, b), metadata: { name: `${b}-${a.name}`, namespace: 'default' } })));
+    const bad = { ...inputOf(apis[0] as never, apis[0]?.backendNames[0] as 'a9s'), metadata: { name: 'bad', namespace: 'default' }, providerConfig: {} };
+    writeFileSync(join(tmp, 'inputs.yaml'), yaml([...inputs, bad]));
+    const r = crankValidate(inject('crank'), join(tmp, 'ext.yaml'), join(tmp, 'inputs.yaml'));
+    const failed = r.stdout.split('\n').filter((l) => l.includes('[x]'));
+    expect(failed.length, r.stdout).toBe(1);
+    expect(failed[0]).toContain('bad');
+    expect(r.stdout).toContain('set exactly one of name and fromFieldPath');
+
+    writeFileSync(join(tmp, 'meta-ext.yaml'), yaml([]));
+    const root = join(tmp, 'pkg');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'crossplane.yaml'), yaml([meta]));
+    writeFileSync(join(root, 'input.yaml'), yaml([crd]));
+    const b = crank(inject('crank'), ['xpkg', 'build', '-f', root, '-o', join(tmp, 'fn.xpkg')]);
+    expect(b.stderr).toBe('');
+    expect(b.status).toBe(0);
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * The Function package's objects: `crossplane.yaml` (meta.pkg.crossplane.io/v1 Function) and the input CRD built
+ * from `inputSchema`, so the schema the function validates against is the one Crossplane and editors see.
+ */
+import { crdManifest } from '../../apis/crd';
+import { s, type JSONSchemaProps } from '../../apis/schema';
+import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema } from './input';
+
+export interface FunctionPackageOptions {
+  /** @default function-dataservices */
+  readonly name?: string;
+  /** Crossplane version constraint. @default >=v1.17.1 (the function protocol fields it uses are stable since) */
+  readonly crossplaneVersion?: string;
+}
+
+type Json = JSONSchemaProps & { 'x-kubernetes-validations'?: { rule: string; message?: string }[] };
+
+/**
+ * Drops CEL rules that read an untyped (preserve-unknown-fields) property: Kubernetes' CEL cannot see such a field
+ * ("undefined field 'value'"), so the API server would refuse the whole CRD. `inputSchema`'s
+ * `has(self.from) != has(self.value)` on fields[] is one; the function still enforces it (validate-input.ts).
+ */
+export function celCompatible(schema: Json): Json {
+  const out: Json = { ...schema };
+  if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, celCompatible(v as Json)]));
+  if (schema.items) out.items = celCompatible(schema.items as Json);
+  if (typeof schema.additionalProperties === 'object') out.additionalProperties = celCompatible(schema.additionalProperties as Json);
+  const rules = schema['x-kubernetes-validations'];
+  if (rules) {
+    const untyped = new Set(Object.entries(schema.properties ?? {}).filter(([, v]) => !v.type).map(([k]) => k));
+    const kept = rules.filter((r) => ![...r.rule.matchAll(/self\.(\w+)/g)].some((m) => untyped.has(m[1] as string)));
+    if (kept.length) out['x-kubernetes-validations'] = kept;
+    else delete out['x-kubernetes-validations'];
+  }
+  return out;
+}
+
+/** The input CRD: `inputs.dataservices.fn.klutch.anynines.com`, kind Input, v1beta1, from `inputSchema`. */
+export function inputCrd(): Record<string, unknown> {
+  const json = celCompatible(inputSchema.toJSON() as Json);
+  // A CRD's root schema also lists metadata (which may not be constrained beyond its type).
+  const root = s.raw({ ...json, properties: { ...(json.properties ?? {}), metadata: { type: 'object' } } });
+  return crdManifest({
+    group: INPUT_GROUP,
+    kind: INPUT_KIND,
+    scope: 'Namespaced',
+    categories: ['crossplane'],
+    versions: [{ name: INPUT_VERSION, schema: root }],
+  });
+}
+
+/** `crossplane.yaml` then the input CRD: the package's objects, in package order. */
+export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<string, unknown>[] {
+  return [
+    {
+      apiVersion: 'meta.pkg.crossplane.io/v1',
+      kind: 'Function',
+      metadata: {
+        name: o.name ?? 'function-dataservices',
+        annotations: {
+          'meta.crossplane.io/maintainer': 'klutch-kit',
+          'meta.crossplane.io/source': 'github.com/klutch-kit/klutch-kit',
+          'meta.crossplane.io/description': 'Composes Klutch data services (a9s and a8s backends) from a recipe in the step input.',
+        },
+      },
+      spec: { crossplane: { version: o.crossplaneVersion ?? '>=v1.17.1' } },
+    },
+    inputCrd(),
+  ];
+}
