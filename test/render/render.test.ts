@@ -1,0 +1,197 @@
+/**
+ * The real Compositions against the real function: every Composition synth writes, with every example claim made
+ * into its composite, rendered by `crank render` (Development runtime → the bundled function on loopback), and the
+ * composed resources — and the a8s objects inside provider-kubernetes Objects — validated by `crank beta validate`
+ * against the providers' and a8s' CRDs. A second pass feeds Ready observed resources back and reads the composite.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { Api } from '../../apis/api';
+import { buildFunctionBundle } from '../../functions/dataservices/build';
+import { startFunctionProcess, type FunctionProcess } from '../../functions/dataservices/client';
+import { exampleClaim, render } from '../../synth/synth';
+import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
+import { crank, crankValidate } from '../tools/crank';
+
+type Obj = Record<string, any>;
+const yaml = (objs: unknown[]) => objs.map((o) => `---\n${stringify(o)}`).join('');
+const RESOURCE_NAME = 'crossplane.io/composition-resource-name';
+
+const tmp = mkdtempSync(join(tmpdir(), 'klutch-render-'));
+let fp: FunctionProcess;
+let apis: Api[];
+let files: Map<string, string>;
+
+interface Case {
+  readonly id: string;
+  readonly api: Api;
+  readonly backend: 'a9s' | 'a8s';
+  readonly composite: Obj;
+  readonly composition: string;
+}
+const cases: Case[] = [];
+
+function compositeOfClaim(claim: Obj, api: Api, composition: string): Obj {
+  const name = claim.metadata.name as string;
+  const namespace = (claim.metadata.namespace as string | undefined) ?? 'default';
+  return {
+    apiVersion: claim.apiVersion,
+    kind: `X${claim.kind}`,
+    metadata: {
+      name: `${name}-r4nd0`,
+      labels: { ...(claim.metadata.labels ?? {}), 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace, 'crossplane.io/composite': `${name}-r4nd0` },
+    },
+    spec: { ...structuredClone(claim.spec), compositionRef: { name: composition }, claimRef: { apiVersion: api.apiVersion, kind: api.kind, name, namespace } },
+  };
+}
+
+/** The provider-anynines `status.atProvider.<f>` fields the recipe copies to `status.managed.<f>`. */
+function a9sFields(c: Case): string[] {
+  return (c.api.backends[c.backend]?.status ?? []).flatMap((m) => {
+    const f = /^status\.atProvider\.(\w+)$/.exec(m.from)?.[1];
+    return f && m.to === `status.managed.${f}` ? [f] : [];
+  });
+}
+
+function renderCase(c: Case, observed?: Obj[]): Obj[] {
+  const dir = join(tmp, c.id);
+  const xr = join(`${dir}-xr.yaml`);
+  const comp = join(`${dir}-composition.yaml`);
+  const fns = join(`${dir}-functions.yaml`);
+  writeFileSync(xr, yaml([c.composite]));
+  writeFileSync(comp, c.composition);
+  const composition = parseYaml(c.composition)[0] as Obj;
+  const fnName = composition.spec.pipeline[0].functionRef.name as string;
+  writeFileSync(
+    fns,
+    yaml([{
+      apiVersion: 'pkg.crossplane.io/v1beta1',
+      kind: 'Function',
+      metadata: {
+        name: fnName,
+        annotations: { 'render.crossplane.io/runtime': 'Development', 'render.crossplane.io/runtime-development-target': `dns:///127.0.0.1:${fp.port}` },
+      },
+      spec: { package: 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0' },
+    }]),
+  );
+  const args = ['render', xr, comp, fns, '-r'];
+  if (observed) {
+    const obs = `${dir}-observed.yaml`;
+    writeFileSync(obs, yaml(observed));
+    args.push('-o', obs);
+  }
+  const r = crank(inject('crank'), args);
+  if (r.status !== 0) throw new Error(`crank render ${c.id}: ${r.stderr}`);
+  return parseYaml(r.stdout).filter((d) => d !== null) as Obj[];
+}
+
+beforeAll(async () => {
+  apis = await loadCatalog();
+  files = render({ apis, outdir: 'unused' });
+  const bundle = join(tmp, 'bin', 'function.mjs');
+  await buildFunctionBundle(bundle);
+  fp = await startFunctionProcess(bundle, ['--metrics-address', '']);
+  for (const api of apis) {
+    for (const backend of api.backendNames) {
+      const path = [...files.keys()].find((p) => p.endsWith(`/apis/${api.name}/composition-${backend}.yaml`));
+      if (!path) throw new Error(`synth wrote no composition for ${api.name} ${backend}`);
+      const claim = exampleClaim(api, backend, 'v1') as Obj;
+      claim.metadata = { ...(claim.metadata ?? {}), namespace: claim.metadata?.namespace ?? 'team-a' };
+      cases.push({ id: `${backend}-${api.name}`, api, backend, composite: compositeOfClaim(claim, api, api.compositionName(backend)), composition: files.get(path) as string });
+    }
+  }
+}, 300_000);
+
+afterAll(async () => {
+  await fp?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('crank render with the bundled function', () => {
+  const rendered = new Map<string, Obj[]>();
+
+  it('renders every Composition with its example claim, without Fatal results', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(15);
+    const problems: string[] = [];
+    for (const c of cases) {
+      const out = renderCase(c);
+      rendered.set(c.id, out);
+      const results = out.filter((d) => d.kind === 'Result' && d.severity === 'SEVERITY_FATAL');
+      if (results.length) problems.push(`${c.id}: ${results.map((r) => r.message).join('; ')}`);
+      const composed = out.filter((d) => d.metadata?.annotations?.[RESOURCE_NAME]);
+      if (composed.length !== 1) problems.push(`${c.id}: ${composed.length} composed resources`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('every composed resource, and every a8s object inside an Object, is valid against the provider and a8s CRDs', () => {
+    const resources: Obj[] = [];
+    for (const [id, out] of rendered) {
+      for (const d of out.filter((x) => x.metadata?.annotations?.[RESOURCE_NAME])) {
+        resources.push(d);
+        const manifest = d.spec?.forProvider?.manifest;
+        if (d.kind === 'Object' && manifest) resources.push({ ...manifest, metadata: { ...manifest.metadata, name: manifest.metadata?.name ?? id } });
+      }
+    }
+    expect(resources.filter((r) => r.kind === 'Object').length).toBe(cases.filter((c) => c.backend === 'a8s').length);
+    const res = join(tmp, 'rendered.yaml');
+    writeFileSync(res, yaml(resources));
+    // One extensions file: this crank takes a single file or directory.
+    const ext = join(tmp, 'extensions.yaml');
+    writeFileSync(
+      ext,
+      ['provider-anynines', 'provider-kubernetes', 'a8s']
+        .flatMap((d) => readdirSync(join(ROOT, 'schemas', d)).filter((f) => f.endsWith('.yaml')).sort().map((f) => readFileSync(join(ROOT, 'schemas', d, f), 'utf8')))
+        .map((t) => (t.startsWith('---') ? t : `---\n${t}`))
+        .join('\n'),
+    );
+    const v = crankValidate(inject('crank'), ext, res);
+    expect(v.stdout.split('\n').filter((l) => l.startsWith('[x]') || l.startsWith('[!]')), v.stdout + v.stderr).toEqual([]);
+    expect(v.status, v.stdout + v.stderr).toBe(0);
+    expect(v.stdout).toContain(`Total ${resources.length} resources: 0 missing schemas, ${resources.length} success cases, 0 failure cases`);
+
+    // The control: the same check fails on a wrong type inside a rendered MR and inside a wrapped a8s object.
+    const mr = structuredClone(resources.find((r) => r.kind === 'ServiceInstance')) as Obj;
+    mr.spec.forProvider.planName = 42;
+    const pg = structuredClone(resources.find((r) => r.kind === 'Postgresql')) as Obj;
+    pg.spec.replicas = 'three';
+    writeFileSync(join(tmp, 'broken.yaml'), yaml([mr, pg]));
+    const bad = crankValidate(inject('crank'), ext, join(tmp, 'broken.yaml'));
+    expect(bad.stdout).toContain('2 failure cases');
+  });
+
+  it('with Ready observed resources, the composite gets the backend status and becomes Ready', () => {
+    const problems: string[] = [];
+    for (const c of cases) {
+      const composed = (rendered.get(c.id) ?? []).filter((d) => d.metadata?.annotations?.[RESOURCE_NAME]);
+      const conditions = [
+        { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: '2026-01-01T00:00:00Z' },
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ];
+      const observed = composed.map((d, i) => ({
+        ...d,
+        metadata: { ...d.metadata, name: d.metadata.name ?? `${c.id}-${i}` },
+        status: c.backend === 'a9s'
+          ? { atProvider: Object.fromEntries(a9sFields(c).map((f) => [f, `observed-${f}`])), conditions }
+          : { atProvider: { manifest: { status: { phase: 'Ready' } } }, conditions },
+      }));
+      const out = renderCase(c, observed);
+      const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
+      const ready = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'Ready');
+      if (ready?.status !== 'True') problems.push(`${c.id}: composite Ready is ${JSON.stringify(ready)}`);
+      const managed = xr?.status?.managed ?? {};
+      for (const f of c.backend === 'a9s' ? a9sFields(c) : []) {
+        if (managed[f] !== `observed-${f}`) problems.push(`${c.id}: status.managed.${f} is ${JSON.stringify(managed[f])}`);
+      }
+      if (c.backend === 'a9s' && a9sFields(c).length === 0) problems.push(`${c.id}: the recipe maps no status.atProvider field`);
+      if (c.backend === 'a8s' && managed.phase !== 'Ready') problems.push(`${c.id}: status.managed.phase is ${JSON.stringify(managed.phase)}`);
+      if ((managed.conditions ?? []).length !== 2) problems.push(`${c.id}: status.managed.conditions has ${(managed.conditions ?? []).length}`);
+      const own = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady');
+      if (own?.status !== 'True') problems.push(`${c.id}: DataServiceReady is ${JSON.stringify(own)}`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
