@@ -13,14 +13,19 @@ export interface BundleResult {
   readonly bytes: number;
 }
 
+export interface BundleOptions {
+  /** The directory holding server.ts, for callers that run bundled themselves (benches). @default this file's */
+  readonly sourceDir?: string;
+}
+
 /** Writes the bundle to `outfile` (an `.mjs`); `node <outfile> --insecure --address 127.0.0.1:9443` serves. */
-export async function buildFunctionBundle(outfile: string): Promise<BundleResult> {
+export async function buildFunctionBundle(outfile: string, o: BundleOptions = {}): Promise<BundleResult> {
   const { build } = await import('esbuild');
   mkdirSync(dirname(outfile), { recursive: true });
   const r = await build({
     stdin: {
       contents: "import { main } from './server';\nmain().catch((e) => { console.error(e); process.exit(1); });\n",
-      resolveDir: HERE,
+      resolveDir: o.sourceDir ?? HERE,
       sourcefile: 'function-main.ts',
       loader: 'ts',
     },
