@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { Severity } from '@crossplane-org/function-sdk-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
@@ -27,28 +29,33 @@ it('does not fall back to insecure when the certificates are missing', () => {
   expect(() => serverCredentials({ insecure: false, tlsCertsDir: '/nonexistent' })).toThrow(/cannot load TLS certificates from \/nonexistent: .*pass --insecure/);
 });
 
-describe('the bundled function', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'klutch-fn-'));
-  let fp: FunctionProcess;
-  let apis: Api[];
+const dir = mkdtempSync(join(tmpdir(), 'klutch-fn-'));
+// Runs from an empty directory: nothing from node_modules is reachable.
+const bundle = join(dir, 'isolated', 'function.mjs');
+let apis: Api[];
+beforeAll(async () => {
+  apis = await loadCatalog();
+  mkdirSync(join(dir, 'isolated'), { recursive: true });
+  await buildFunctionBundle(bundle);
+}, 120_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const pgRequest = () => {
+  const pg = apis.find((a) => a.name === 'postgresql') as Api;
+  return requestOf(inputOf(pg, 'a9s'), compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters: { maxConnections: 100 } }));
+};
+
+describe('the bundled function', () => {
+  let fp: FunctionProcess;
   beforeAll(async () => {
-    apis = await loadCatalog();
-    // Runs from an empty directory: nothing from node_modules is reachable.
-    const bundle = join(dir, 'isolated', 'function.mjs');
-    mkdirSync(join(dir, 'isolated'), { recursive: true });
-    await buildFunctionBundle(bundle);
-    writeFileSync(join(dir, 'isolated', 'package.json'), '{"type":"module"}');
     fp = await startFunctionProcess(bundle);
-  }, 120_000);
+  }, 60_000);
   afterAll(async () => {
     await fp?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers RunFunction over gRPC exactly as in process', async () => {
-    const pg = apis.find((a) => a.name === 'postgresql') as Api;
-    const req = () => requestOf(inputOf(pg, 'a9s'), compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters: { maxConnections: 100 } }));
+    const req = pgRequest;
     const c = functionClient(`127.0.0.1:${fp.port}`);
     try {
       const got = await c.run(req());
@@ -70,5 +77,56 @@ describe('the bundled function', () => {
   it('logs JSON and exits 0 on SIGTERM', async () => {
     expect(fp.logs.some((l) => l.msg === 'serving RunFunction' && typeof l.level === 'number')).toBe(true);
     expect(await fp.stop()).toBe(0);
+  });
+});
+
+describe('the bundled function with mTLS', () => {
+  const certs = join(dir, 'tls');
+  const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: certs, stdio: 'pipe' });
+  let fp: FunctionProcess;
+  const creds = (withClientCert: boolean) =>
+    grpc.credentials.createSsl(
+      readFileSync(join(certs, 'ca.crt')),
+      withClientCert ? readFileSync(join(certs, 'client.key')) : null,
+      withClientCert ? readFileSync(join(certs, 'client.crt')) : null,
+    );
+
+  beforeAll(async () => {
+    mkdirSync(certs, { recursive: true });
+    ssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=test-ca']);
+    for (const who of ['tls', 'client']) {
+      ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${who === 'tls' ? 'localhost' : 'crossplane'}`]);
+      writeFileSync(join(certs, `${who}.ext`), who === 'tls' ? 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' : 'extendedKeyUsage=clientAuth\n');
+      ssl(['x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.crt`, '-days', '1', '-extfile', `${who}.ext`]);
+    }
+    // The certificates' directory from the environment, as Crossplane's package manager sets it.
+    fp = await startFunctionProcess(bundle, ['--metrics-address', ''], { insecure: false, env: { ...process.env, TLS_SERVER_CERTS_DIR: certs } });
+  }, 60_000);
+  afterAll(async () => {
+    await fp?.stop();
+  });
+
+  it('answers a client with a certificate signed by the CA', async () => {
+    const c = functionClient(`127.0.0.1:${fp.port}`, creds(true), { 'grpc.ssl_target_name_override': 'localhost' });
+    try {
+      expect((await c.run(pgRequest())).meta?.tag).toBe('tag-1');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('refuses a client without a certificate, and a plaintext client', async () => {
+    for (const cr of [creds(false), grpc.credentials.createInsecure()]) {
+      const c = functionClient(`127.0.0.1:${fp.port}`, cr, { 'grpc.ssl_target_name_override': 'localhost' });
+      try {
+        await expect(c.run(pgRequest())).rejects.toThrow();
+      } finally {
+        c.close();
+      }
+    }
+  });
+
+  it('will not start without certificates unless --insecure', async () => {
+    await expect(startFunctionProcess(bundle, ['--metrics-address', '', '--tls-certs-dir', join(dir, 'none')], { insecure: false })).rejects.toThrow(/exited with 1/);
   });
 });
