@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { Severity } from '@crossplane-org/function-sdk-typescript';
+import { FunctionRunnerServiceService, RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../test/support/catalog';
@@ -62,6 +62,43 @@ describe('the bundled function', () => {
       expect(got.results.filter((r) => r.severity === Severity.SEVERITY_FATAL)).toEqual([]);
       expect(got.meta?.tag).toBe('tag-1');
       expect(got.desired?.resources['a9s-postgresql']?.resource).toEqual(runFunction(req()).desired?.resources['a9s-postgresql']?.resource);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('survives random and truncated wire bytes, then still answers', async () => {
+    const raw = new grpc.Client(`127.0.0.1:${fp.port}`, grpc.credentials.createInsecure());
+    const good = Buffer.from(RunFunctionRequest.encode(pgRequest()).finish());
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const payloads = [
+      ...Array.from({ length: 40 }, () => good.subarray(0, Math.floor(rand() * good.length))),
+      ...Array.from({ length: 40 }, () => Buffer.from(Array.from({ length: Math.floor(rand() * 512) }, () => Math.floor(rand() * 256)))),
+    ];
+    let answered = 0;
+    let refused = 0;
+    for (const p of payloads) {
+      await new Promise<void>((resolve) => {
+        raw.makeUnaryRequest(
+          FunctionRunnerServiceService.runFunction.path,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          p,
+          (err) => {
+            if (err) refused++;
+            else answered++;
+            resolve();
+          },
+        );
+      });
+    }
+    raw.close();
+    expect(answered + refused).toBe(payloads.length);
+    expect(answered).toBeGreaterThan(0);
+    const c = functionClient(`127.0.0.1:${fp.port}`);
+    try {
+      expect((await c.run(pgRequest())).meta?.tag).toBe('tag-1');
     } finally {
       c.close();
     }
