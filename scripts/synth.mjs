@@ -18,7 +18,7 @@ const files = readdirSync(catalog).filter((f) => f.endsWith('.ts') && !f.endsWit
 const entry = [
   ...files.map((f, n) => `import * as m${n} from ${JSON.stringify(join(catalog, f))};`),
   `import { main } from ${JSON.stringify(join(root, 'synth', 'cli.ts'))};`,
-  `process.exitCode = await main([${files.map((f, n) => `[${JSON.stringify(f)}, m${n}]`).join(', ')}], ${JSON.stringify(argv)});`,
+  `process.exitCode = await main([${files.map((f, n) => `[${JSON.stringify(f)}, m${n}]`).join(', ')}], ${JSON.stringify(argv)}, ${JSON.stringify(root)});`,
 ].join('\n');
 
 // The bundle lives in node_modules/.cache so that its package imports resolve. It is keyed by the catalog folder and

@@ -2,7 +2,11 @@
  * `npm run synth [-- options]`: the command-line face of `synthesize()`. scripts/synth.mjs bundles this file with
  * every module of the catalog folder and calls `main`.
  */
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildFunctionBundle } from '../functions/dataservices/build';
 import type { CrossplaneTarget } from '../apis/api';
 import { catalogApis, type CatalogModule } from './catalog';
 import { synthesize } from './synth';
@@ -20,7 +24,8 @@ Options:
   --quiet                    print nothing but errors
   -h, --help                 show this help`;
 
-export async function main(modules: readonly CatalogModule[], argv: readonly string[]): Promise<number> {
+/** `root` is the repository (where functions/ lives); scripts/synth.mjs passes it. */
+export async function main(modules: readonly CatalogModule[], argv: readonly string[], root: string): Promise<number> {
   const started = performance.now();
   let args;
   try {
@@ -58,10 +63,39 @@ export async function main(modules: readonly CatalogModule[], argv: readonly str
       functionPackage: args['function-package'],
       onProgress: log,
     });
+    const bundle = await functionBundle(root, args.out as string);
+    log(`${bundle}: the composition function, one file for plain node (build its image with the Dockerfile beside it)`);
     log(`synthesized ${apis.length} APIs into ${result.files.length} files in ${Math.round(performance.now() - started)} ms`);
     return 0;
   } catch (e) {
     console.error(`synth: ${(e as Error).message}`);
     return 1;
   }
+}
+
+/**
+ * Writes `<out>/function/function.mjs` (the function bundled by esbuild) and its Dockerfile. The bundle is cached in
+ * node_modules/.cache by the size and mtime of every source it can include, so an unchanged tree costs a copy.
+ */
+async function functionBundle(root: string, out: string): Promise<string> {
+  const fingerprint = createHash('sha256');
+  for (const dir of ['functions', 'apis'].map((d) => join(root, d))) {
+    for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
+      if (!f.endsWith('.ts') || f.endsWith('.test.ts')) continue;
+      const st = statSync(join(dir, f));
+      fingerprint.update(`${dir}/${f}:${st.size}:${st.mtimeMs}\n`);
+    }
+  }
+  const cache = join(root, 'node_modules', '.cache', 'klutch-kit');
+  const cached = join(cache, `function-${fingerprint.digest('hex').slice(0, 16)}.mjs`);
+  if (!existsSync(cached)) {
+    const tmp = `${cached}.${process.pid}.tmp.mjs`;
+    await buildFunctionBundle(tmp, { sourceDir: join(root, 'functions', 'dataservices') });
+    renameSync(tmp, cached);
+  }
+  const dir = join(out, 'function');
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(cached, join(dir, 'function.mjs'));
+  copyFileSync(join(root, 'functions', 'dataservices', 'Dockerfile'), join(dir, 'Dockerfile'));
+  return join(dir, 'function.mjs');
 }

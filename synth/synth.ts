@@ -14,6 +14,7 @@ import { DataServiceComposition, type A9sPlatform } from '../compositions/compos
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
 import { bindApiCrds } from '../exports/bind-api';
 import { ExportTemplate } from '../exports/export-template';
+import { functionPackageObjects } from '../functions/dataservices/package';
 import { checkUnique } from './catalog';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 
@@ -48,6 +49,7 @@ export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = { package: 'xpkg.c
 
 export const PACKAGE_DIR = 'packages/dataservices';
 export const CONTROL_PLANE_DIR = 'control-plane';
+export const FUNCTION_PACKAGE_DIR = 'packages/function-dataservices';
 
 export interface SynthResult {
   /** Written files, relative to outdir, sorted. */
@@ -94,6 +96,9 @@ export function render(o: SynthOptions): Map<string, string> {
     }
     emit(`${CONTROL_PLANE_DIR}/export-templates/${api.plural}.yaml`, (c) => new ExportTemplate(c, 'template', { api, target, namespace: o.exportNamespace }));
   }
+  const [fnMeta, ...fnCrds] = functionPackageObjects();
+  files.set(`${FUNCTION_PACKAGE_DIR}/crossplane.yaml`, toYaml([fnMeta]));
+  for (const crd of fnCrds) files.set(`${FUNCTION_PACKAGE_DIR}/input/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
   for (const crd of bindApiCrds()) {
     files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
   }
