@@ -30,6 +30,11 @@ describe('validateInput', () => {
     expect(validateInput(i)).toEqual({ ok: false, errors: want });
   });
 
+  it('ignores metadata on the input', () => {
+    expect(validateInput({ ...good(), metadata: { name: 'x' } })).toMatchObject({ ok: true });
+    expect(validateInput({ ...good(), metadata: 'x' })).toEqual({ ok: false, errors: ['metadata: must be object'] });
+  });
+
   it.each([null, 'text', 42, []])('refuses %j as input', (v) => {
     expect(validateInput(v)).toMatchObject({ ok: false, errors: [expect.stringContaining('no input object')] });
   });

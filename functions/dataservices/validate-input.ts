@@ -129,9 +129,12 @@ export function validateInput(input: unknown): InputValidation {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: ['<root>: the step has no input object; set the step\'s input to a dataservices Input'] };
   }
+  // A Composition may give the input object metadata (the CRD allows it); it carries nothing the function reads.
+  const { metadata, ...body } = input as Json;
   const errors: string[] = [];
-  if (!validate(input)) errors.push(...(validate.errors ?? []).map(describeError));
-  walkRules(input, rules, '', errors);
+  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))) errors.push('metadata: must be object');
+  if (!validate(body)) errors.push(...(validate.errors ?? []).map(describeError));
+  walkRules(body, rules, '', errors);
   if (errors.length > 0) return { ok: false, errors: [...new Set(errors)].sort() };
-  return { ok: true, input: input as Input };
+  return { ok: true, input: body as unknown as Input };
 }
