@@ -35,6 +35,18 @@ export function conditionsOf(observed: unknown): ObservedCondition[] {
 /** Reasons of a False Ready condition that are progress, not failure. */
 const PROGRESS = new Set(['Creating', 'Deleting', 'Unavailable', '']);
 
+/** Where backends report their provisioning state: provider-anynines' MR, and the a8s object inside an Object. */
+export const STATE_PATHS = ['status.atProvider.state', 'status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.state'];
+
+/** The backend's state when it says provisioning failed (`failed`, `Failed`, `failure`), else undefined. */
+export function failedState(observed: unknown): string | undefined {
+  for (const p of STATE_PATHS) {
+    const v = get(observed, p);
+    if (typeof v === 'string' && /^fail/i.test(v.trim())) return v;
+  }
+  return undefined;
+}
+
 /** The status of the composite from the observed composed resource (undefined when not observed yet). */
 export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service'>, observed: Obj | undefined): StatusOutcome {
   const status: Obj = {};
@@ -54,6 +66,11 @@ export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service
   const what = `${input.backend} ${input.service}`;
   if (synced?.status === 'False') {
     return { composite: status, ready, condition: { status: 'False', reason: synced.reason || 'ReconcileError', message: `${what}: ${synced.message || 'the backend reports an error'}` } };
+  }
+  const failed = failedState(observed);
+  if (failed !== undefined) {
+    const message = readyC?.status === 'False' && readyC.message ? readyC.message : `the backend reports state "${failed}"`;
+    return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${message}` } };
   }
   if (readyC?.status === 'False' && !PROGRESS.has(readyC.reason ?? '') && readyC.message) {
     return { composite: status, ready, condition: { status: 'False', reason: readyC.reason as string, message: `${what}: ${readyC.message}` } };
