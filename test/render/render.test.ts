@@ -194,4 +194,53 @@ describe('crank render with the bundled function', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  /** Observed copies of a case's rendered resources with the given conditions and backend state. */
+  function observedWith(c: Case, state: string, conditions: Obj[]): Obj[] {
+    const composed = (rendered.get(c.id) ?? []).filter((d) => d.metadata?.annotations?.[RESOURCE_NAME]);
+    return composed.map((d, i) => ({
+      ...d,
+      metadata: { ...d.metadata, name: d.metadata.name ?? `${c.id}-${i}` },
+      status: c.backend === 'a9s' ? { atProvider: { state }, conditions } : { atProvider: { manifest: { status: { phase: state } } }, conditions },
+    }));
+  }
+  const at = '2026-01-01T00:00:00Z';
+
+  it('while the backend provisions, the composite carries its state, is not Ready, and has no failure', () => {
+    const problems: string[] = [];
+    for (const c of cases) {
+      const out = renderCase(c, observedWith(c, 'in progress', [
+        { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: at },
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
+      ]));
+      const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
+      const conds: Obj[] = xr?.status?.conditions ?? [];
+      const ready = conds.find((x) => x.type === 'Ready');
+      if (ready?.status === 'True') problems.push(`${c.id}: composite Ready while provisioning`);
+      const managed = xr?.status?.managed ?? {};
+      // a9s Backup/Restore report `status`, not `state`: their recipes do not map atProvider.state.
+      const mapsState = c.backend === 'a8s' || a9sFields(c).includes('state');
+      const state = c.backend === 'a9s' ? managed.state : managed.phase;
+      if (mapsState && state !== 'in progress') problems.push(`${c.id}: status.managed state is ${JSON.stringify(state)}`);
+      if (conds.some((x) => x.type === 'DataServiceReady')) problems.push(`${c.id}: DataServiceReady set while provisioning`);
+      if (out.some((d) => d.kind === 'Result')) problems.push(`${c.id}: results while provisioning: ${JSON.stringify(out.filter((d) => d.kind === 'Result'))}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('when the backend fails, composite (and claim) get a False condition with the backend message', () => {
+    const problems: string[] = [];
+    for (const c of cases) {
+      const out = renderCase(c, observedWith(c, 'failed', [
+        { type: 'Ready', status: 'False', reason: 'Unavailable', message: 'broker: out of capacity', lastTransitionTime: at },
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
+      ]));
+      const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
+      const own = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady');
+      if (own?.status !== 'False' || own?.reason !== 'ProvisioningFailed' || !String(own?.message).endsWith('broker: out of capacity')) {
+        problems.push(`${c.id}: DataServiceReady is ${JSON.stringify(own)}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
 });
