@@ -63,6 +63,8 @@ export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<s
           'meta.crossplane.io/description': 'Composes Klutch data services (a9s and a8s backends) from a recipe in the step input.',
         },
       },
+      // No spec.capabilities: the pinned meta schema (Crossplane v1.20, schemas/crossplane-meta) has no such field
+      // and a strict validator refuses it; Crossplane v2 takes a Function without capabilities as [composition].
       spec: { crossplane: { version: o.crossplaneVersion ?? '>=v1.17.1' } },
     },
     inputCrd(),
