@@ -97,6 +97,12 @@ describe('composeResource: exact resources', () => {
       spec: { instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: 'pg-1', namespace: 'team-a' } },
     });
     expect(get(got, 'spec.writeConnectionSecretToRef')).toEqual({ name: 'my-claim-creds', namespace: 'team-a' });
+    // The binding's Secret (written by a8s beside it) is what the Object publishes into my-claim-creds.
+    expect(get(got, 'spec.connectionDetails')).toEqual(
+      ['database', 'instance_service', 'password', 'username'].map((key) => ({
+        apiVersion: 'v1', kind: 'Secret', name: 'my-claim-service-binding', namespace: 'team-a', fieldPath: `data.${key}`, toConnectionSecretKey: key,
+      })),
+    );
   });
 });
 

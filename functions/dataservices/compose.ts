@@ -15,6 +15,14 @@ export const CLAIM_NAMESPACE_LABEL = 'crossplane.io/claim-namespace';
 export const OBJECT_API_VERSION = 'kubernetes.crossplane.io/v1alpha2';
 export const OBJECT_KIND = 'Object';
 
+/**
+ * The Secret the a8s framework writes for a binding: `<binding name>-service-binding` beside it, with these keys.
+ * An a8s recipe with `connectionSecret` publishes them through the Object's connectionDetails (provider-kubernetes
+ * decodes a Secret's `data.*`), and the Object writes them to `<claim-name><suffix>` in the claim's namespace.
+ */
+export const A8S_BINDING_SECRET_SUFFIX = '-service-binding';
+export const A8S_BINDING_SECRET_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
+
 export class ComposeError extends Error {
   constructor(message: string) {
     super(message);
@@ -206,6 +214,16 @@ export function composeResource(input: Input, composite: Obj): Composed {
   };
   applyRecipe(manifest, input, composite, where, warnings);
   const spec: Obj = { forProvider: { manifest }, providerConfigRef };
-  if (secretRef) spec.writeConnectionSecretToRef = secretRef;
+  if (secretRef) {
+    spec.connectionDetails = A8S_BINDING_SECRET_KEYS.map((key) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name: `${claim.name}${A8S_BINDING_SECRET_SUFFIX}`,
+      namespace: claim.namespace,
+      fieldPath: `data.${key}`,
+      toConnectionSecretKey: key,
+    }));
+    spec.writeConnectionSecretToRef = secretRef;
+  }
   return { name: composedResourceName(input), resource: { apiVersion: OBJECT_API_VERSION, kind: OBJECT_KIND, metadata, spec }, warnings };
 }
