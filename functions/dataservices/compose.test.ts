@@ -197,3 +197,33 @@ describe('composeResource: errors name the field and the composition', () => {
     expect(() => composeResource(inputOf(pg, backend), xr)).toThrow(want);
   });
 });
+
+describe('composeResource: composites and recipes beyond the catalog', () => {
+  const pg = api('postgresql');
+
+  it('a v2 namespaced composite (no claim): the a8s object and the connection secret take its own name and namespace', () => {
+    const input = { ...inputOf(pg, 'a8s'), connectionSecret: { nameSuffix: '-creds' } };
+    const xr = compositeOf(pg, 'a8s', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
+    xr.metadata = { name: 'app-db', namespace: 'team-b' };
+    const got = composeResource(input, xr).resource;
+    expect(get(got, 'metadata')).toEqual({});
+    expect(get(got, 'spec.forProvider.manifest.metadata')).toEqual({ name: 'app-db', namespace: 'team-b' });
+    expect(get(got, 'spec.writeConnectionSecretToRef')).toEqual({ name: 'app-db-creds', namespace: 'team-b' });
+    expect(get(got, 'spec.connectionDetails[0].name')).toBe('app-db-service-binding');
+  });
+
+  it('an unknown resource kind composes as long as its fields map', () => {
+    const input = { ...inputOf(pg, 'a9s'), resource: { apiVersion: 'example.org/v1alpha1', kind: 'Database' }, parameters: [], parametersTo: undefined };
+    const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });
+    const got = composeResource(input, xr).resource;
+    expect([got.apiVersion, got.kind]).toEqual(['example.org/v1alpha1', 'Database']);
+    expect(get(got, 'spec.forProvider.planName')).toBe('postgresql-single-small');
+    expect(get(got, 'spec.providerConfigRef')).toEqual({ name: 'postgresql-service-broker' });
+  });
+
+  it('a providerConfig from a field path with a format', () => {
+    const input = { ...inputOf(pg, 'a9s'), providerConfig: { fromFieldPath: 'spec.service', format: '%s-broker' } };
+    const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });
+    expect(get(composeResource(input, xr).resource, 'spec.providerConfigRef')).toEqual({ name: 'a9s-postgresql15-broker' });
+  });
+});
