@@ -222,13 +222,20 @@ export class DataService {
     return s.object(
       {
         acceptsIncomplete: s.boolean({ description: 'Let the backend provision asynchronously.', default: true }),
-        service: s.string({ description: 'The service version.', enum: this.allServices() }).immutable('The service cannot be changed: create a new instance instead'),
+        service: this.serviceSchema(),
         plan: s.string({ description: 'The service plan: topology, size and ssl.', enum: this.allPlans().map((x) => x.name), rules: planTransitionRules(this.allPlans(), p.sizes, { immutable: p.planImmutable }) }),
         parameters: s.object(params, { description: 'Configuration of the service instance.' }),
         ...Object.fromEntries((p.fields ?? []).map((f) => [f.name, f.schema])),
       },
       { required: ['service', 'plan'] },
     );
+  }
+
+  /** The service enum; immutable once there is more than one version to change to (a rule that can never fail is noise). */
+  private serviceSchema(): Schema {
+    const services = this.allServices();
+    const schema = s.string({ description: 'The service version.', enum: services });
+    return services.length > 1 ? schema.immutable('The service cannot be changed: create a new instance instead') : schema;
   }
 
   /** Rules that read several spec fields or the composition: backend-specific services and plans, plan limits. */
