@@ -7,7 +7,7 @@
 import { Api, DefinitionError } from './api';
 import type { Backend, FieldMapping, ParameterMapping, Recipe, Transform } from './mapping';
 import { A8S_STATUS, MANAGED_STATE_COLUMN, managedStatus } from './operations';
-import { celList, planTransitionRules, type Plan, type Topology } from './plans';
+import { celList, celString, planTransitionRules, type Plan, type Topology } from './plans';
 import { s, type Schema, type ValidationRule } from './schema';
 
 /** The key a backend expects for a parameter: a path below its parameters, optionally lower-casing the value. */
@@ -247,11 +247,11 @@ export class DataService {
       const o = this.offering(b);
       const comp = compositionName(b);
       if (o.services.length < all.length) {
-        rules.push({ rule: `${composition} != '${comp}' || self.service in ${celList(o.services)}`, message: `The ${comp} composition offers the services ${o.services.join(', ')}` });
+        rules.push({ rule: `${composition} != ${celString(comp)} || self.service in ${celList(o.services)}`, message: `The ${comp} composition offers the services ${o.services.join(', ')}` });
       }
       const plans = o.plans.map((x) => x.name);
       if (plans.length < allPlans.length) {
-        rules.push({ rule: `${composition} != '${comp}' || self.plan in ${celList(plans)}`, message: `The ${comp} composition offers the plans ${plans.join(', ')}` });
+        rules.push({ rule: `${composition} != ${celString(comp)} || self.plan in ${celList(plans)}`, message: `The ${comp} composition offers the plans ${plans.join(', ')}` });
       }
     }
     // Plans limited to some service versions (PostgreSQL 13's bionic plans), grouped by the versions they allow.
@@ -264,7 +264,7 @@ export class DataService {
     }
     const ssl = this.allPlans().filter((x) => x.ssl).map((x) => x.name);
     for (const v of this.props.sslOnlyServices ?? []) {
-      rules.push({ rule: `self.service != '${v}' || self.plan in ${celList(ssl)}`, message: `The service ${v} needs an ssl plan (one ending in "-ssl")` });
+      rules.push({ rule: `self.service != ${celString(v)} || self.plan in ${celList(ssl)}`, message: `The service ${v} needs an ssl plan (one ending in "-ssl")` });
     }
     for (const q of this.props.parameters ?? []) {
       if (!q.topologies) continue;
