@@ -1,0 +1,94 @@
+/**
+ * Clients for the test control planes, built on @kubernetes/client-node (1.x: 2.x needs Node >= 22.19).
+ *
+ * `typed` API classes for what they cover, `objects` for any kind (server-side apply included), and `request` for
+ * the raw calls tests make to see exactly what the API server answers (dry runs, strict field validation, the text of
+ * a refusal).
+ */
+import https from 'node:https';
+import { ApiException, AuthenticationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { ADMIN, type ClusterInfo, kubeconfigYaml } from './control-plane';
+
+export interface RawResponse {
+  readonly code: number;
+  readonly body: Record<string, unknown>;
+}
+
+export interface Kube {
+  readonly config: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly rbac: RbacAuthorizationV1Api;
+  readonly authn: AuthenticationV1Api;
+  readonly objects: KubernetesObjectApi;
+  /** One HTTP call; any status comes back as it is. `path` starts with `/api` or `/apis`. */
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<RawResponse>;
+}
+
+/** A client for `identity` (a name of `cluster.tokens`, default the admin) or for a bearer token of your own. */
+export function kubeFor(cluster: ClusterInfo, identity: string = ADMIN, bearer?: string): Kube {
+  const token = bearer ?? cluster.tokens[identity];
+  if (token === undefined) throw new Error(`cluster ${cluster.name} has no identity "${identity}"; it has ${Object.keys(cluster.tokens).join(', ')}`);
+  return kubeFromConfig(kubeconfigYaml(cluster.name, cluster.server, cluster.ca, bearer ? 'token' : identity, token));
+}
+
+/** A client from kubeconfig YAML. */
+export function kubeFromConfig(yaml: string): Kube {
+  const config = new KubeConfig();
+  config.loadFromString(yaml);
+  const server = config.getCurrentCluster()?.server;
+  if (!server) throw new Error('the kubeconfig names no cluster server');
+  return {
+    config,
+    core: config.makeApiClient(CoreV1Api),
+    rbac: config.makeApiClient(RbacAuthorizationV1Api),
+    authn: config.makeApiClient(AuthenticationV1Api),
+    objects: KubernetesObjectApi.makeApiClient(config),
+    request: async (method, path, body, contentType = 'application/json') => {
+      const url = new URL(new URL(server).pathname.replace(/\/$/, '') + path, server);
+      const opts: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
+      await config.applyToHTTPSOptions(opts);
+      const data = body === undefined ? undefined : JSON.stringify(body);
+      if (data !== undefined) opts.headers = { ...opts.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(data) };
+      return new Promise<RawResponse>((resolve, reject) => {
+        const req = https.request(url, opts, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            let parsed: Record<string, unknown>;
+            try {
+              parsed = JSON.parse(text) as Record<string, unknown>;
+            } catch {
+              parsed = { message: text };
+            }
+            resolve({ code: res.statusCode ?? 0, body: parsed });
+          });
+        });
+        req.on('error', reject);
+        if (data !== undefined) req.write(data);
+        req.end();
+      });
+    },
+  };
+}
+
+/** The HTTP status of a client-node call that failed, or undefined when it did not fail with one. */
+export function statusOf(err: unknown): number | undefined {
+  return err instanceof ApiException ? err.code : undefined;
+}
+
+/** Polls `check` until it returns a value other than undefined; the error names `what` and the last value seen. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
