@@ -11,14 +11,15 @@
  * node for plain rules, an update that keeps the node for transition rules). The last test fails for any rule that
  * was never seen both ways, naming it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import https from 'node:https';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JSONSchemaProps } from '../../apis/schema';
 import { render } from '../../synth/synth';
 import type { ApiCases, CreateCase, UpdateCase } from '../cases/types';
 import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
+import { admin } from '../support/cluster';
+import type { Kube } from '../support/kube';
 import { claimValidator } from '../support/openapi';
 import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../support/xcrd';
 
@@ -50,79 +51,7 @@ function isApiCases(v: unknown): v is ApiCases {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// The cluster. A minimal REST client: @kubernetes/client-node 2.0.1 cannot be loaded on Node 20 (its undici 8 needs
-// Node >= 22.19 and fails at import), and these few calls need nothing more than HTTPS with the kubeconfig's credentials.
-
-interface Kube {
-  request(method: string, path: string, body?: unknown, contentType?: string): Promise<{ code: number; body: Record<string, unknown> }>;
-}
-
-/** The kubeconfig of the control plane the `cluster` project's global setup started (its path or its YAML). */
-function kubeConfigText(): string {
-  const provided = (inject as (k: string) => unknown)('kubeconfig') as string | undefined;
-  const text = provided ?? (process.env.KUBECONFIG ? readFileSync(process.env.KUBECONFIG, 'utf8') : undefined);
-  if (text === undefined) throw new Error('no control plane: run this suite in the vitest project `cluster` (or set KUBECONFIG)');
-  return text.trimStart().startsWith('apiVersion') || text.includes('\nclusters:') ? text : readFileSync(text, 'utf8');
-}
-
-function connect(kubeconfig: string): Kube {
-  type Named<T> = { name: string } & T;
-  const kc = parseYaml(kubeconfig)[0] as {
-    'current-context'?: string;
-    contexts?: Named<{ context: { cluster: string; user?: string } }>[];
-    clusters?: Named<{ cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string; 'insecure-skip-tls-verify'?: boolean } }>[];
-    users?: Named<{ user: { token?: string; 'client-certificate-data'?: string; 'client-key-data'?: string; 'client-certificate'?: string; 'client-key'?: string } }>[];
-  };
-  const ctx = (kc.contexts ?? []).find((c) => c.name === kc['current-context']) ?? kc.contexts?.[0];
-  const cluster = (kc.clusters ?? []).find((c) => c.name === ctx?.context.cluster)?.cluster ?? kc.clusters?.[0]?.cluster;
-  const user = (kc.users ?? []).find((u) => u.name === ctx?.context.user)?.user ?? {};
-  if (!cluster) throw new Error('kubeconfig has no cluster');
-  const b64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64') : undefined);
-  const file = (f: string | undefined) => (f ? readFileSync(f) : undefined);
-  const agent = new https.Agent({
-    keepAlive: true,
-    ca: b64(cluster['certificate-authority-data']) ?? file(cluster['certificate-authority']),
-    cert: b64(user['client-certificate-data']) ?? file(user['client-certificate']),
-    key: b64(user['client-key-data']) ?? file(user['client-key']),
-    rejectUnauthorized: cluster['insecure-skip-tls-verify'] !== true,
-  });
-  const base = new URL(cluster.server);
-  return {
-    request: (method, path, body, contentType = 'application/json') =>
-      new Promise((resolve, reject) => {
-        const data = body === undefined ? undefined : JSON.stringify(body);
-        const req = https.request(
-          new URL(base.pathname.replace(/\/$/, '') + path, base),
-          {
-            method,
-            agent,
-            headers: {
-              Accept: 'application/json',
-              ...(data !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(data) } : {}),
-              ...(user.token ? { Authorization: `Bearer ${user.token}` } : {}),
-            },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => {
-              const text = Buffer.concat(chunks).toString();
-              let parsed: Record<string, unknown>;
-              try {
-                parsed = JSON.parse(text) as Record<string, unknown>;
-              } catch {
-                parsed = { message: text };
-              }
-              resolve({ code: res.statusCode ?? 0, body: parsed });
-            });
-          },
-        );
-        req.on('error', reject);
-        if (data !== undefined) req.write(data);
-        req.end();
-      }),
-  };
-}
+// The cluster: `a` of the shared control planes (test/support/cluster.ts).
 
 interface Rejection {
   readonly code: number;
@@ -354,11 +283,10 @@ function expectRejectionText(c: CreateCase | UpdateCase, message: string): void 
 }
 
 beforeAll(async () => {
-  kube = connect(kubeConfigText());
+  kube = await admin('a');
   await installAll([...xrds.values()].flatMap((x) => crdsForXrd(x)));
   const ns = await kube.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  // A bare apiextensions-apiserver has no core API (and no namespace lifecycle): claims then go into any namespace.
-  if (ns.code >= 300 && ns.code !== 404) throw new Error(`cannot create namespace ${namespace}: ${JSON.stringify(ns.body.message)}`);
+  if (ns.code >= 300) throw new Error(`cannot create namespace ${namespace}: ${JSON.stringify(ns.body.message)}`);
 });
 
 afterAll(async () => {

@@ -1,0 +1,48 @@
+/**
+ * Global setup of the `cluster` project: starts the shared control planes (two clusters, `a` and `b`) in the
+ * background and hands the test workers a file where their addresses appear once they are ready.
+ *
+ * It does not wait: vitest runs every project's global setup before any test, and the `unit` project (which runs
+ * first, see sequence.groupOrder) must not wait for a Kubernetes build. Cluster suites wait in `controlPlanes()`.
+ */
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type {} from 'vitest';
+import type { TestProject } from 'vitest/node';
+import { type ControlPlanes, startControlPlanes } from './control-plane';
+import { CLUSTERS, IDENTITIES, type ControlPlaneState } from './cluster';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** File that holds a ControlPlaneState once the control planes are up (or failed to come up). */
+    controlPlaneState: string;
+  }
+}
+
+export default function setup(project: TestProject): () => Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-cluster-'));
+  const stateFile = join(dir, 'state.json');
+  project.provide('controlPlaneState', stateFile);
+  // Written whole, then renamed: a reader never sees half a file.
+  const write = (state: ControlPlaneState) => {
+    writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
+    renameSync(`${stateFile}.tmp`, stateFile);
+  };
+  const starting: Promise<ControlPlanes | undefined> = startControlPlanes({ clusters: CLUSTERS, identities: IDENTITIES }).then(
+    (cp) => {
+      write({ clusters: cp.clusters, runDir: cp.runDir });
+      return cp;
+    },
+    (err: unknown) => {
+      write({ error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      return undefined;
+    },
+  );
+  return async () => {
+    const cp = await starting;
+    await cp?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
