@@ -25,6 +25,7 @@ export default defineConfig({
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
           globalSetup: ['test/support/cluster.setup.ts'],
+          setupFiles: ['test/support/cluster.each.ts'],
           sequence: { groupOrder: 1 },
         },
       },

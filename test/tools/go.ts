@@ -50,22 +50,28 @@ export async function goBuild(o: GoBuildOptions): Promise<string> {
   requireGo(o.minGo ?? '1.24');
   mkdirSync(dirname(o.out), { recursive: true });
   const tmp = `${o.out}.tmp-${process.pid}`;
-  const args = ['build', '-trimpath', '-o', tmp];
+  // -v names each package as it is compiled: the count is the progress shown during a cold build.
+  const args = ['build', '-v', '-trimpath', '-o', tmp];
   if (o.ldflags) args.push('-ldflags', o.ldflags);
   args.push(o.pkg);
   const started = Date.now();
   log(`building ${o.label} from Go modules (first run only; a cold build takes minutes) ...`);
-  const tick = setInterval(() => log(`still building ${o.label}: ${Math.round((Date.now() - started) / 1000)}s`), 30_000);
+  let packages = 0;
+  let output = '';
+  const tick = setInterval(() => log(`still building ${o.label}: ${Math.round((Date.now() - started) / 1000)}s, ${packages} packages compiled`), 30_000);
   try {
-    const stderr: Buffer[] = [];
     const code = await new Promise<number>((resolve, reject) => {
-      const p = spawn('go', args, { cwd: o.moduleDir, stdio: ['ignore', 'inherit', 'pipe']});
-      p.stderr.on('data', (d: Buffer) => stderr.push(d));
+      const p = spawn('go', args, { cwd: o.moduleDir, stdio: ['ignore', 'inherit', 'pipe'] });
+      p.stderr.on('data', (d: Buffer) => {
+        const text = d.toString();
+        packages += text.split('\n').filter((l) => /^[\w.-]+(\/[\w.~+-]+)*$/.test(l.trim()) && l.trim() !== '').length;
+        output = (output + text).slice(-16_000);
+      });
       p.on('error', reject);
       p.on('exit', (c) => resolve(c ?? 1));
     });
     if (code !== 0) {
-      throw new Error(`building ${o.label} failed (go ${args.join(' ')} in ${o.moduleDir}):\n${Buffer.concat(stderr).toString().slice(-4000)}`);
+      throw new Error(`building ${o.label} failed (go ${args.join(' ')} in ${o.moduleDir}):\n${output.slice(-4000)}`);
     }
     renameSync(tmp, o.out);
     log(`built ${o.label} in ${Math.round((Date.now() - started) / 1000)}s: ${o.out}`);

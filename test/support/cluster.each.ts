@@ -1,0 +1,16 @@
+/**
+ * Setup file of the `cluster` project (runs in each test file): a failing test names the folder with the
+ * control-plane logs, so a failure on CI can be read against what the API servers and controllers said.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { beforeEach, inject } from 'vitest';
+import type { ControlPlaneState } from './cluster';
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(({ task }) => {
+    const file = inject('controlPlaneState');
+    const state = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneState) : undefined;
+    const where = state && 'runDir' in state ? `control-plane logs: ${state.runDir}` : 'the control planes had not started';
+    for (const e of task.result?.errors ?? []) e.message = `${e.message}\n(${where})`;
+  });
+});
