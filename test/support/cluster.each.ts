@@ -1,10 +1,15 @@
 /**
- * Setup file of the `cluster` project (runs in each test file): a failing test names the folder with the
- * control-plane logs, so a failure on CI can be read against what the API servers and controllers said.
+ * Setup file of the `cluster` project (runs in each test file). It waits for the control planes in a hook, whose
+ * timeout allows for a first build of Kubernetes (a test's does not), and makes a failing test name the folder with
+ * the control-plane logs, so a failure on CI can be read against what the API servers and controllers said.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { beforeEach, inject } from 'vitest';
-import type { ControlPlaneState } from './cluster';
+import { beforeAll, beforeEach, inject } from 'vitest';
+import { type ControlPlaneState, controlPlanes } from './cluster';
+
+beforeAll(async () => {
+  await controlPlanes();
+});
 
 beforeEach(({ onTestFailed }) => {
   onTestFailed(({ task }) => {

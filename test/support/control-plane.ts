@@ -86,6 +86,7 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
   }
   const log = o.log ?? ((line: string) => process.stderr.write(`[klutch-kit] ${line}\n`));
   const binary = o.binary ?? (await ensureKubeBinary());
+  if (!existsSync(binary)) throw new Error(`the control-plane binary ${binary} does not exist: leave \`binary\` unset to build it (test/tools/kube.ts)`);
   pruneRuns();
   mkdirSync(RUNS, { recursive: true });
   const runDir = o.runDir ?? mkdtempSync(join(RUNS, `${new Date().toISOString().replace(/[:.]/g, '-')}-`));
@@ -225,12 +226,17 @@ function launch(binary: string, role: string, cluster: string, dir: string, args
   }
   if (child.pid === undefined) throw new Error(`cannot start ${role} for ${cluster} from ${binary}`);
   let exit: string | undefined;
-  const done = new Promise<void>((resolve) =>
+  const done = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
       exit = signal ?? `code ${code}`;
       resolve();
-    }),
-  );
+    });
+    // Failing to start (not executable, say) emits 'error' and no 'exit'.
+    child.once('error', (err) => {
+      exit ??= `not started: ${err.message}`;
+      resolve();
+    });
+  });
   // The parent-death guard covers crashes; this covers a plain process.exit() of the test runner.
   const onExit = () => child.kill('SIGKILL');
   process.once('exit', onExit);
