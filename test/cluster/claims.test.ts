@@ -219,15 +219,7 @@ const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 async function installAll(crds: Crd[]): Promise<void> {
   for (const crd of crds) {
     const r = await kube.request('POST', CRDS, crd);
-    if (r.code === 409) {
-      // Already there from an earlier run on the same control plane: replace it.
-      const current = await kube.request('GET', `${CRDS}/${crd.metadata.name}`);
-      const resourceVersion = (current.body.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-      const replaced = await kube.request('PUT', `${CRDS}/${crd.metadata.name}`, { ...crd, metadata: { ...crd.metadata, resourceVersion } });
-      if (replaced.code >= 300) throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${JSON.stringify(replaced.body.message)}`);
-    } else if (r.code >= 300) {
-      throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${JSON.stringify(r.body.message ?? r.body)}`);
-    }
+    if (r.code >= 300) throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${JSON.stringify(r.body.message ?? r.body)}`);
   }
   const deadline = Date.now() + 60_000;
   for (const crd of crds) {
