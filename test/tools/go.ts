@@ -42,6 +42,8 @@ export interface GoBuildOptions {
   readonly label: string;
   readonly ldflags?: string;
   readonly minGo?: string;
+  /** Progress lines; default stderr. */
+  readonly log?: (line: string) => void;
 }
 
 /** Builds `pkg` into `out` unless it is there already. Writes atomically, so an interrupted build leaves nothing. */
@@ -54,6 +56,7 @@ export async function goBuild(o: GoBuildOptions): Promise<string> {
   const args = ['build', '-v', '-trimpath', '-o', tmp];
   if (o.ldflags) args.push('-ldflags', o.ldflags);
   args.push(o.pkg);
+  const log = o.log ?? stderrLog;
   const started = Date.now();
   log(`building ${o.label} from Go modules (first run only; a cold build takes minutes) ...`);
   let packages = 0;
@@ -82,6 +85,6 @@ export async function goBuild(o: GoBuildOptions): Promise<string> {
   }
 }
 
-function log(line: string): void {
+function stderrLog(line: string): void {
   process.stderr.write(`[klutch-kit] ${line}\n`);
 }
