@@ -9,7 +9,8 @@ import { parseArgs } from 'node:util';
 import { buildFunctionBundle } from '../functions/dataservices/build';
 import type { CrossplaneTarget } from '../apis/api';
 import { catalogApis, type CatalogModule } from './catalog';
-import { synthesize } from './synth';
+import type { PackageDependency } from './package-meta';
+import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, synthesize } from './synth';
 
 export const USAGE = `Usage: npm run synth -- [options]
 
@@ -20,6 +21,12 @@ Options:
   --crossplane <v1|v2>       v1: XRDs with claims, Klutch-compatible (default); v2: namespaced v2 XRDs, no claims
   --function-package <ref>   the composition function's package reference
                              (default: xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0)
+  --provider-anynines <package>@<constraint>
+                             provider the a9s Compositions need
+                             (default: xpkg.upbound.io/anynines/provider-anynines@>=v1.5.0)
+  --provider-kubernetes <package>@<constraint>
+                             provider the a8s Compositions need
+                             (default: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@>=v0.18.0)
   --catalog <dir>            folder of data-service modules (default: apis/catalog)
   --quiet                    print nothing but errors
   -h, --help                 show this help`;
@@ -35,6 +42,8 @@ export async function main(modules: readonly CatalogModule[], argv: readonly str
         out: { type: 'string', default: 'dist' },
         crossplane: { type: 'string', default: 'v1' },
         'function-package': { type: 'string' },
+        'provider-anynines': { type: 'string' },
+        'provider-kubernetes': { type: 'string' },
         catalog: { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -53,6 +62,16 @@ export async function main(modules: readonly CatalogModule[], argv: readonly str
     console.error(`synth: --crossplane must be v1 or v2, not "${args.crossplane}"`);
     return 2;
   }
+  let providers;
+  try {
+    providers = {
+      providerAnynines: dependency('--provider-anynines', args['provider-anynines'], DEFAULT_PROVIDER_ANYNINES),
+      providerKubernetes: dependency('--provider-kubernetes', args['provider-kubernetes'], DEFAULT_PROVIDER_KUBERNETES),
+    };
+  } catch (e) {
+    console.error(`synth: ${(e as Error).message}`);
+    return 2;
+  }
   const log = args.quiet ? () => {} : (line: string) => console.log(line);
   try {
     const apis = catalogApis(modules);
@@ -61,6 +80,7 @@ export async function main(modules: readonly CatalogModule[], argv: readonly str
       outdir: args.out as string,
       target: args.crossplane as CrossplaneTarget,
       functionPackage: args['function-package'],
+      ...providers,
       onProgress: log,
     });
     const bundle = await functionBundle(root, args.out as string);
@@ -71,6 +91,18 @@ export async function main(modules: readonly CatalogModule[], argv: readonly str
     console.error(`synth: ${(e as Error).message}`);
     return 1;
   }
+}
+
+/** `<package>@<constraint>` (split at the last `@`, so a digest-free reference never confuses it), or the default. */
+function dependency(option: string, value: string | undefined, fallback: PackageDependency): PackageDependency {
+  if (value === undefined) return fallback;
+  const at = value.lastIndexOf('@');
+  const pkg = at > 0 ? value.slice(0, at) : '';
+  const version = at > 0 ? value.slice(at + 1) : '';
+  if (!pkg || !version || /\s|:/.test(pkg.split('/').pop() ?? '')) {
+    throw new Error(`${option} must be <package>@<version constraint>, e.g. ${fallback.package}@${fallback.version}; got "${value}"`);
+  }
+  return { package: pkg, version };
 }
 
 /**

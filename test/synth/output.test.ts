@@ -70,6 +70,27 @@ describe('npm run synth', () => {
   });
 });
 
+describe('provider dependencies', () => {
+  it('takes the providers the Configuration depends on from the command line', () => {
+    const out = join(tmp, 'providers');
+    const r = runSynth(['--out', out, '--quiet', '--provider-anynines', 'registry.example.com/a9s/provider-anynines@>=v1.7.0', '--provider-kubernetes', 'registry.example.com/pk@v0.19.0']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const meta = parseYaml(readFileSync(join(out, 'packages', 'dataservices', 'crossplane.yaml'), 'utf8'))[0] as { spec: { dependsOn: { provider?: string; version: string }[] } };
+    const providers = meta.spec.dependsOn.filter((d) => d.provider);
+    expect(providers).toEqual([
+      { provider: 'registry.example.com/a9s/provider-anynines', version: '>=v1.7.0' },
+      { provider: 'registry.example.com/pk', version: 'v0.19.0' },
+    ]);
+  });
+
+  it('rejects a provider without a version constraint, naming the option and the form', () => {
+    const r = runSynth(['--out', join(tmp, 'bad-provider'), '--provider-kubernetes', 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v0.18.0']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--provider-kubernetes must be <package>@<version constraint>, e.g. xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@>=v0.18.0');
+  });
+});
+
 describe('the v2 target', () => {
   it('emits namespaced v2 XRDs without claims, and compositions for the namespaced kind', async () => {
     const out = await synthCatalog('v2');
