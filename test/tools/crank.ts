@@ -7,16 +7,15 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { cacheRoot } from './cache';
-import { goBuild, requireGo } from './go';
+import { goBuild, requireGo, wrapperModule } from './go';
 
 export const CRANK_VERSION = 'v1.20.11';
 const CROSSPLANE_MODULE = 'github.com/crossplane/crossplane';
 /** The image `crank beta validate` adds to its dependencies; we seed its cache so it never downloads it. */
 export const CROSSPLANE_IMAGE = `xpkg.crossplane.io/crossplane/crossplane:${CRANK_VERSION}`;
 
-const moduleDir = join(dirname(fileURLToPath(import.meta.url)), 'crank');
+const moduleDir = wrapperModule('test/tools/crank');
 
 /** Path of the crank binary, building it first if needed. */
 export async function ensureCrank(): Promise<string> {

@@ -4,7 +4,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Fails unless `go` is on PATH and at least `min` (e.g. "1.24"). */
 export function requireGo(min: string): void {
@@ -29,6 +30,18 @@ function compareVersions(a: string, b: string): number {
     if (d !== 0) return d;
   }
   return 0;
+}
+
+/**
+ * The folder of a wrapper module of this repository (`test/kube`, `test/tools/crank`), found upwards from this file:
+ * benches and fixtures run it bundled from node_modules/.cache, where a path relative to the source would be wrong.
+ */
+export function wrapperModule(relative: string): string {
+  const from = fileURLToPath(import.meta.url);
+  for (let dir = dirname(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, relative, 'go.mod'))) return join(dir, relative);
+    if (dirname(dir) === dir) throw new Error(`cannot find ${relative}/go.mod above ${from}`);
+  }
 }
 
 export interface GoBuildOptions {

@@ -6,22 +6,15 @@
  * pin builds a new binary instead of reusing a stale one.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cacheRoot } from './cache';
-import { goBuild } from './go';
+import { goBuild, wrapperModule } from './go';
 
 export const KUBE_VERSION = 'v1.34.1';
 export const ETCD_VERSION = 'v3.6.4';
 
-/** test/kube, found upwards from this file: benches and fixtures run it bundled from node_modules/.cache. */
-const moduleDir = (() => {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'test', 'kube', 'go.mod'))) return join(dir, 'test', 'kube');
-    if (dirname(dir) === dir) throw new Error(`cannot find test/kube/go.mod above ${fileURLToPath(import.meta.url)}`);
-  }
-})();
+const moduleDir = wrapperModule('test/kube');
 
 /** Path the binary has (or will have) in the cache. */
 export function kubeBinaryPath(): string {
