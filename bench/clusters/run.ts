@@ -43,8 +43,10 @@ if (process.env.BENCH_COLD === '1' || !existsSync(kubeBinaryPath())) {
   coldBuildS = (performance.now() - t) / 1000;
   // The module cache is read-only by design; go itself knows how to remove it.
   if (process.env.BENCH_COLD === '1') spawnSync('go', ['clean', '-modcache'], { stdio: 'ignore', env: process.env });
-  Object.assign(process.env, saved);
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
   rmSync(cache, { recursive: true, force: true });
 }
 const binary = await ensureKubeBinary();

@@ -11,7 +11,7 @@ import { kubeBinaryPath } from '../tools/kube';
 import { ROOT } from '../support/catalog';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
 import { startControlPlanes } from '../support/control-plane';
-import { eventually, kubeFor, statusOf } from '../support/kube';
+import { eventually, kubeFor } from '../support/kube';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -73,7 +73,7 @@ function alive(pid: number): boolean {
 }
 
 describe('control planes', () => {
-  it('serve Kubernetes 1.34 with RBAC on every cluster', async () => {
+  it('serve Kubernetes v1.34.1 on every cluster and refuse unknown tokens', async () => {
     const { clusters } = await controlPlanes();
     expect(Object.keys(clusters).sort()).toEqual(['a', 'b']);
     for (const c of Object.values(clusters)) {
@@ -170,9 +170,7 @@ describe('control planes', () => {
     const group = `iso${Date.now().toString(36)}.test.klutch-kit.io`;
     await establish(ka, widgetCrd(group));
     expect((await kb.request('GET', `${CRDS}/widgets.${group}`)).code).toBe(404);
-    expect(a.tokens.admin).not.toBe(b.tokens.admin);
-    expect((await kubeFor(b, 'admin', a.tokens.admin).request('GET', '/api/v1/namespaces')).code).toBe(401);
-    expect(a.server).not.toBe(b.server);
+    expect((await kubeFor(b, 'admin', a.tokens.admin).request('GET', '/api/v1/namespaces')).code, "a's admin token on b").toBe(401);
   });
 });
 

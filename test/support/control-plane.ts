@@ -51,13 +51,11 @@ export interface ClusterInfo {
   readonly tokens: Readonly<Record<string, string>>;
   /** Path of the admin kubeconfig. */
   readonly kubeconfig: string;
-  /** Folder with this cluster's process logs. */
-  readonly logDir: string;
 }
 
 export interface ControlPlanes {
+  /** Logs of every process (`etcd.log`, `<cluster>/kube-apiserver.log`, ...) and the kubeconfigs. */
   readonly runDir: string;
-  readonly etcd: string;
   readonly clusters: Readonly<Record<string, ClusterInfo>>;
   /** Process ids of everything started, for checks that nothing is left behind. */
   readonly pids: readonly number[];
@@ -165,7 +163,7 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
       const kubeconfig = join(c.dir, 'admin.kubeconfig');
       writeFileSync(kubeconfig, kubeconfigYaml(c.name, c.server, ca, ADMIN, c.tokens[ADMIN]!), { mode: 0o600 });
       for (const id of identities) writeFileSync(join(c.dir, `${id.name.replace(/[^a-z0-9.-]/g, '-')}.kubeconfig`), kubeconfigYaml(c.name, c.server, ca, id.name, c.tokens[id.name]!), { mode: 0o600 });
-      clusters[c.name] = { name: c.name, server: c.server, ca, tokens: c.tokens, kubeconfig, logDir: c.dir };
+      clusters[c.name] = { name: c.name, server: c.server, ca, tokens: c.tokens, kubeconfig };
     }
 
     if (o.controllerManager !== false) {
@@ -194,7 +192,7 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
       );
     }
     log(`control planes ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${pending.map((c) => `${c.name} ${c.server}`).join(', ')}`);
-    return { runDir, etcd: etcdUrl, clusters, pids: procs.map((p) => p.pid), stop };
+    return { runDir, clusters, pids: procs.map((p) => p.pid), stop };
   } catch (err) {
     await stop();
     throw err;

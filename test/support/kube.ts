@@ -6,7 +6,7 @@
  * a refusal).
  */
 import https from 'node:https';
-import { ApiException, AuthenticationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AuthenticationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { ADMIN, type ClusterInfo, kubeconfigYaml } from './control-plane';
 
 export interface RawResponse {
@@ -70,11 +70,6 @@ export function kubeFromConfig(yaml: string): Kube {
       });
     },
   };
-}
-
-/** The HTTP status of a client-node call that failed, or undefined when it did not fail with one. */
-export function statusOf(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
 }
 
 /** Polls `check` until it returns a value other than undefined; the error names `what` and the last value seen. */
