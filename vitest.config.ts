@@ -13,7 +13,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['{apis,compositions,functions,exports,test}/**/*.test.ts'],
+          include: ['**/*.test.ts'],
           exclude: ['test/cluster/**', 'node_modules/**', 'dist/**'],
           globalSetup: ['test/support/tools.setup.ts'],
           sequence: { groupOrder: 0 },

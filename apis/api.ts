@@ -107,7 +107,11 @@ export class Api {
       fail('name', `"${props.name}" is not a DNS label`, 'use lower-case letters, digits and "-", at most 63 characters');
     }
     if (!/^[A-Z][A-Za-z0-9]{0,62}$/.test(props.kind)) {
-      fail('kind', `"${props.kind}" is not a Kubernetes kind`, 'use an UpperCamelCase name of letters and digits, e.g. "PostgresqlInstance"');
+      fail(
+        'kind',
+        `"${props.kind}" is not a Kubernetes kind`,
+        'use an UpperCamelCase name of letters and digits, e.g. "PostgresqlInstance"',
+      );
     }
     const plural = props.plural ?? `${props.kind.toLowerCase()}s`;
     if (!Names.isDnsLabel(plural)) fail('plural', `"${plural}" is not a DNS label`, 'use lower-case letters and digits');
@@ -129,7 +133,8 @@ export class Api {
       if (!props.examples[b]) fail(`examples.${b}`, 'is missing', `add an example claim spec for the ${b} backend`);
     }
     for (const b of Object.keys(props.backends)) {
-      if (!(BACKENDS as readonly string[]).includes(b)) fail(`backends.${b}`, 'is not a known backend', `use one of ${BACKENDS.join(', ')}`);
+      if (!(BACKENDS as readonly string[]).includes(b))
+        fail(`backends.${b}`, 'is not a known backend', `use one of ${BACKENDS.join(', ')}`);
     }
 
     this.name = props.name;

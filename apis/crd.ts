@@ -40,7 +40,8 @@ export interface CrdProps {
 export function crdManifest(props: CrdProps): Record<string, unknown> {
   if (props.versions.length === 0) throw new Error(`CRD ${props.kind}.${props.group}: versions is empty; add at least one version`);
   const storage = props.versions.filter((v, i) => v.storage ?? i === 0);
-  if (storage.length !== 1) throw new Error(`CRD ${props.kind}.${props.group}: exactly one version must be the storage version, found ${storage.length}`);
+  if (storage.length !== 1)
+    throw new Error(`CRD ${props.kind}.${props.group}: exactly one version must be the storage version, found ${storage.length}`);
   const plural = props.plural ?? `${props.kind.toLowerCase()}s`;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',

@@ -10,7 +10,10 @@ function props(over: Partial<DataServiceProps> = {}): DataServiceProps {
     kind: 'DemoInstance',
     defaultBackend: 'a9s',
     sizes: ['small', 'big'],
-    a9s: { services: ['a9s-demo1', 'a9s-demo2'], plans: planMatrix({ prefix: 'demo', topologies: { single: ['small', 'big'], replica: ['big'] }, ssl: 'both' }) },
+    a9s: {
+      services: ['a9s-demo1', 'a9s-demo2'],
+      plans: planMatrix({ prefix: 'demo', topologies: { single: ['small', 'big'], replica: ['big'] }, ssl: 'both' }),
+    },
     a8s: {
       services: ['a9s-demo1'],
       plans: planMatrix({ prefix: 'demo', topologies: { single: ['small'] }, ssl: 'none' }),
@@ -36,19 +39,94 @@ describe('DataService', () => {
   it.each<[string, Partial<DataServiceProps>, string[]]>([
     ['an invalid name', { name: 'Demo_1' }, ['data service "Demo_1"', 'name:', 'is not a DNS label', 'lower-case letters']],
     ['an invalid kind', { kind: 'demo-instance' }, ['kind:', 'is not a Kubernetes kind', 'UpperCamelCase']],
-    ['an unknown size', { a9s: { services: ['a9s-demo1'], plans: [{ name: 'demo-single-huge', topology: 'single', size: 'huge', ssl: false }] } }, ['a9s.plans["demo-single-huge"].size', '"huge" is not one of the service\'s sizes [small, big]', 'add the size to sizes']],
-    ['a duplicate plan', { a9s: { services: ['a9s-demo1'], plans: [{ name: 'demo-x', topology: 'single', size: 'small', ssl: false }, { name: 'demo-x', topology: 'single', size: 'small', ssl: false }] } }, ['a9s.plans["demo-x"]', 'is listed twice', 'list each plan once']],
-    ['a parameter without a key for an offered backend', { parameters: [{ name: 'workMem', schema: s.string(), keys: { a9s: 'work_mem' } }] }, ['parameters["workMem"].keys.a8s', 'the a8s backend offers the parameter', 'set backends']],
-    ['a parameter for a backend the service lacks', { a8s: undefined, parameters: [{ name: 'workMem', schema: s.string(), keys: { a9s: 'work_mem', a8s: 'workMem' }, backends: ['a8s'] }] }, ['parameters["workMem"].backends', 'names "a8s"']],
-    ['a duplicate parameter', { parameters: [{ name: 'p', schema: s.string(), keys: { a9s: 'p', a8s: 'p' } }, { name: 'p', schema: s.string(), keys: { a9s: 'p', a8s: 'p' } }] }, ['parameters["p"]', 'is defined twice']],
+    [
+      'an unknown size',
+      { a9s: { services: ['a9s-demo1'], plans: [{ name: 'demo-single-huge', topology: 'single', size: 'huge', ssl: false }] } },
+      ['a9s.plans["demo-single-huge"].size', '"huge" is not one of the service\'s sizes [small, big]', 'add the size to sizes'],
+    ],
+    [
+      'a duplicate plan',
+      {
+        a9s: {
+          services: ['a9s-demo1'],
+          plans: [
+            { name: 'demo-x', topology: 'single', size: 'small', ssl: false },
+            { name: 'demo-x', topology: 'single', size: 'small', ssl: false },
+          ],
+        },
+      },
+      ['a9s.plans["demo-x"]', 'is listed twice', 'list each plan once'],
+    ],
+    [
+      'a parameter without a key for an offered backend',
+      { parameters: [{ name: 'workMem', schema: s.string(), keys: { a9s: 'work_mem' } }] },
+      ['parameters["workMem"].keys.a8s', 'the a8s backend offers the parameter', 'set backends'],
+    ],
+    [
+      'a parameter for a backend the service lacks',
+      {
+        a8s: undefined,
+        parameters: [{ name: 'workMem', schema: s.string(), keys: { a9s: 'work_mem', a8s: 'workMem' }, backends: ['a8s'] }],
+      },
+      ['parameters["workMem"].backends', 'names "a8s"'],
+    ],
+    [
+      'a duplicate parameter',
+      {
+        parameters: [
+          { name: 'p', schema: s.string(), keys: { a9s: 'p', a8s: 'p' } },
+          { name: 'p', schema: s.string(), keys: { a9s: 'p', a8s: 'p' } },
+        ],
+      },
+      ['parameters["p"]', 'is defined twice'],
+    ],
     ['a default backend with no offering', { defaultBackend: 'a8s', a8s: undefined }, ['defaultBackend', '"a8s" offers nothing']],
-    ['an a8s size missing', { a8s: { ...props().a8s!, sizes: {} } }, ['a8s.sizes.small', 'is missing (plan "demo-single-small" uses it)', 'add volumeSize, cpu and memory']],
-    ['an a8s topology without replicas', { a8s: { ...props().a8s!, plans: planMatrix({ prefix: 'demo', topologies: { replica: ['small'] }, ssl: 'none' }) } }, ['a8s.replicas.replica', 'add the number of replicas']],
-    ['a version prefix that leaves no number', { a8s: { ...props().a8s!, versionPrefix: 'a9s-' } }, ['a8s.versionPrefix', 'does not leave a number']],
-    ['a plan limited to an unknown version', { a9s: { services: ['a9s-demo1'], plans: [{ name: 'demo-x', topology: 'single', size: 'small', ssl: false, services: ['a9s-demo9'] }] } }, ['a9s.plans["demo-x"].services', '"a9s-demo9" is not a a9s service version']],
-    ['a plan that means different things per backend', { a8s: { ...props().a8s!, plans: [{ name: 'demo-single-small', topology: 'single', size: 'big', ssl: false }], sizes: { big: { volumeSize: '1Gi', cpu: '1', memory: '1Gi' } } } }, ['a8s.plans["demo-single-small"]', 'differs from the a9s plan of the same name']],
-    ['an ssl-only version that does not exist', { sslOnlyServices: ['a9s-demo7'] }, ['sslOnlyServices', '"a9s-demo7" is not a service version']],
-    ['a field shadowing service', { fields: [{ name: 'service', schema: s.string(), to: {} }] }, ['fields["service"]', 'shadows a built-in field']],
+    [
+      'an a8s size missing',
+      { a8s: { ...props().a8s!, sizes: {} } },
+      ['a8s.sizes.small', 'is missing (plan "demo-single-small" uses it)', 'add volumeSize, cpu and memory'],
+    ],
+    [
+      'an a8s topology without replicas',
+      { a8s: { ...props().a8s!, plans: planMatrix({ prefix: 'demo', topologies: { replica: ['small'] }, ssl: 'none' }) } },
+      ['a8s.replicas.replica', 'add the number of replicas'],
+    ],
+    [
+      'a version prefix that leaves no number',
+      { a8s: { ...props().a8s!, versionPrefix: 'a9s-' } },
+      ['a8s.versionPrefix', 'does not leave a number'],
+    ],
+    [
+      'a plan limited to an unknown version',
+      {
+        a9s: {
+          services: ['a9s-demo1'],
+          plans: [{ name: 'demo-x', topology: 'single', size: 'small', ssl: false, services: ['a9s-demo9'] }],
+        },
+      },
+      ['a9s.plans["demo-x"].services', '"a9s-demo9" is not a a9s service version'],
+    ],
+    [
+      'a plan that means different things per backend',
+      {
+        a8s: {
+          ...props().a8s!,
+          plans: [{ name: 'demo-single-small', topology: 'single', size: 'big', ssl: false }],
+          sizes: { big: { volumeSize: '1Gi', cpu: '1', memory: '1Gi' } },
+        },
+      },
+      ['a8s.plans["demo-single-small"]', 'differs from the a9s plan of the same name'],
+    ],
+    [
+      'an ssl-only version that does not exist',
+      { sslOnlyServices: ['a9s-demo7'] },
+      ['sslOnlyServices', '"a9s-demo7" is not a service version'],
+    ],
+    [
+      'a field shadowing service',
+      { fields: [{ name: 'service', schema: s.string(), to: {} }] },
+      ['fields["service"]', 'shadows a built-in field'],
+    ],
   ])('refuses %s, naming the service, the field and the fix', (_, over, parts) => {
     let message = '';
     try {
@@ -62,31 +140,54 @@ describe('DataService', () => {
 });
 
 describe('the XRD spec it generates', () => {
-  const api = new DataService(props({ parameters: [
-    { name: 'maxConnections', schema: s.integer({ minimum: 1 }), keys: { a9s: 'max_connections', a8s: { key: 'maxConnections', lowercase: true } } },
-    { name: 'lag', schema: s.integer(), keys: { a9s: 'lag' }, backends: ['a9s'], topologies: ['replica'] },
-  ] })).api;
+  const api = new DataService(
+    props({
+      parameters: [
+        {
+          name: 'maxConnections',
+          schema: s.integer({ minimum: 1 }),
+          keys: { a9s: 'max_connections', a8s: { key: 'maxConnections', lowercase: true } },
+        },
+        { name: 'lag', schema: s.integer(), keys: { a9s: 'lag' }, backends: ['a9s'], topologies: ['replica'] },
+      ],
+    }),
+  ).api;
 
   it('enumerates every service and plan of every backend, and requires both', () => {
     const spec = api.spec.toJSON();
     expect(spec.required).toEqual(['service', 'plan']);
     expect(spec.properties?.service?.enum).toEqual(['a9s-demo1', 'a9s-demo2']);
     expect(spec.properties?.plan?.enum).toContain('demo-replica-big-ssl');
-    expect(spec.properties?.service?.['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: 'The service cannot be changed: create a new instance instead' }]);
+    expect(spec.properties?.service?.['x-kubernetes-validations']).toEqual([
+      { rule: 'self == oldSelf', message: 'The service cannot be changed: create a new instance instead' },
+    ]);
   });
 
   it('reads the effective composition, so defaultCompositionRef keeps working', () => {
     const rules = api.rules('v1').map((r) => r.rule);
-    expect(rules).toContain("(has(self.compositionRef) ? self.compositionRef.name : 'a9s-demo') != 'a8s-demo' || self.service in ['a9s-demo1']");
-    expect(api.rules('v2').map((r) => r.rule).join('\n')).toContain('has(self.crossplane) && has(self.crossplane.compositionRef)');
+    expect(rules).toContain(
+      "(has(self.compositionRef) ? self.compositionRef.name : 'a9s-demo') != 'a8s-demo' || self.service in ['a9s-demo1']",
+    );
+    expect(
+      api
+        .rules('v2')
+        .map((r) => r.rule)
+        .join('\n'),
+    ).toContain('has(self.crossplane) && has(self.crossplane.compositionRef)');
   });
 
   it('limits topology-bound parameters to their plans', () => {
-    expect(api.rules('v1')).toContainEqual({ rule: "!has(self.parameters) || !has(self.parameters.lag) || self.plan in ['demo-replica-big', 'demo-replica-big-ssl']", message: 'The parameter lag is only accepted with replica plans' });
+    expect(api.rules('v1')).toContainEqual({
+      rule: "!has(self.parameters) || !has(self.parameters.lag) || self.plan in ['demo-replica-big', 'demo-replica-big-ssl']",
+      message: 'The parameter lag is only accepted with replica plans',
+    });
   });
 
   it('maps parameters per backend and reports the ones a backend lacks', () => {
-    expect(api.backends.a9s?.parameters).toEqual([{ from: 'maxConnections', to: 'max_connections' }, { from: 'lag', to: 'lag' }]);
+    expect(api.backends.a9s?.parameters).toEqual([
+      { from: 'maxConnections', to: 'max_connections' },
+      { from: 'lag', to: 'lag' },
+    ]);
     expect(api.backends.a8s?.parameters).toEqual([{ from: 'maxConnections', to: 'maxConnections', transforms: [{ type: 'lowercase' }] }]);
     expect(api.backends.a8s?.ignoredParameters).toEqual(['lag']);
   });

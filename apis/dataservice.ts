@@ -134,7 +134,8 @@ export class DataService {
   private validate(): void {
     const p = this.props;
     if (this.backends.length === 0) this.fail('a9s/a8s', 'no backend offers the service', 'add an a9s or an a8s offering');
-    if (!p[p.defaultBackend]) this.fail('defaultBackend', `"${p.defaultBackend}" offers nothing`, `add its offering or choose ${this.backends.join(' or ')}`);
+    if (!p[p.defaultBackend])
+      this.fail('defaultBackend', `"${p.defaultBackend}" offers nothing`, `add its offering or choose ${this.backends.join(' or ')}`);
     if (p.sizes.length === 0) this.fail('sizes', 'is empty', 'list the plan sizes, smallest first');
     if (new Set(p.sizes).size !== p.sizes.length) this.fail('sizes', 'lists a size twice', 'list each size once');
     for (const b of this.backends) {
@@ -146,12 +147,18 @@ export class DataService {
         const field = `${b}.plans["${plan.name}"]`;
         if (seen.has(plan.name)) this.fail(field, 'is listed twice', 'list each plan once');
         seen.add(plan.name);
-        if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(plan.name)) this.fail(field, 'is not a valid plan name', 'use lower-case letters, digits, "-" and "."');
+        if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(plan.name))
+          this.fail(field, 'is not a valid plan name', 'use lower-case letters, digits, "-" and "."');
         if (!p.sizes.includes(plan.size)) {
-          this.fail(`${field}.size`, `"${plan.size}" is not one of the service's sizes [${p.sizes.join(', ')}]`, 'add the size to sizes or fix the plan');
+          this.fail(
+            `${field}.size`,
+            `"${plan.size}" is not one of the service's sizes [${p.sizes.join(', ')}]`,
+            'add the size to sizes or fix the plan',
+          );
         }
         for (const v of plan.services ?? []) {
-          if (!o.services.includes(v)) this.fail(`${field}.services`, `"${v}" is not a ${b} service version`, `use one of ${o.services.join(', ')}`);
+          if (!o.services.includes(v))
+            this.fail(`${field}.services`, `"${v}" is not a ${b} service version`, `use one of ${o.services.join(', ')}`);
         }
       }
     }
@@ -160,19 +167,28 @@ export class DataService {
     for (const q of p.a8s?.plans ?? []) {
       const twin = a9s.find((x) => x.name === q.name);
       if (twin && (twin.size !== q.size || twin.topology !== q.topology || twin.ssl !== q.ssl)) {
-        this.fail(`a8s.plans["${q.name}"]`, 'differs from the a9s plan of the same name', 'give it the same size, topology and ssl, or another name');
+        this.fail(
+          `a8s.plans["${q.name}"]`,
+          'differs from the a9s plan of the same name',
+          'give it the same size, topology and ssl, or another name',
+        );
       }
     }
     if (p.a8s) {
       for (const plan of p.a8s.plans) {
-        if (!p.a8s.sizes[plan.size]) this.fail(`a8s.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add volumeSize, cpu and memory for it');
+        if (!p.a8s.sizes[plan.size])
+          this.fail(`a8s.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add volumeSize, cpu and memory for it');
         if (p.a8s.replicas[plan.topology] === undefined) {
           this.fail(`a8s.replicas.${plan.topology}`, `is missing (plan "${plan.name}" uses it)`, 'add the number of replicas for it');
         }
       }
       for (const v of p.a8s.services) {
         if (!v.startsWith(p.a8s.versionPrefix) || !/^[0-9]+$/.test(v.slice(p.a8s.versionPrefix.length))) {
-          this.fail('a8s.versionPrefix', `"${p.a8s.versionPrefix}" does not leave a number of service "${v}"`, 'use the prefix before the version digits');
+          this.fail(
+            'a8s.versionPrefix',
+            `"${p.a8s.versionPrefix}" does not leave a number of service "${v}"`,
+            'use the prefix before the version digits',
+          );
         }
       }
     }
@@ -184,7 +200,8 @@ export class DataService {
     for (const f of p.fields ?? []) {
       if (names.has(f.name)) this.fail(`fields["${f.name}"]`, 'is defined twice or shadows a built-in field', 'rename it');
       names.add(f.name);
-      for (const b of Object.keys(f.to)) if (!this.props[b as Backend]) this.fail(`fields["${f.name}"].to.${b}`, 'names a backend the service does not offer', 'remove it');
+      for (const b of Object.keys(f.to))
+        if (!this.props[b as Backend]) this.fail(`fields["${f.name}"].to.${b}`, 'names a backend the service does not offer', 'remove it');
     }
     const params = new Set<string>();
     for (const q of p.parameters ?? []) {
@@ -193,9 +210,14 @@ export class DataService {
       if (params.has(q.name)) this.fail(field, 'is defined twice', 'define each parameter once');
       params.add(q.name);
       for (const b of q.backends ?? this.backends) {
-        if (!this.props[b]) this.fail(`${field}.backends`, `names "${b}", which the service does not offer`, `use ${this.backends.join(' or ')}`);
+        if (!this.props[b])
+          this.fail(`${field}.backends`, `names "${b}", which the service does not offer`, `use ${this.backends.join(' or ')}`);
         if (q.keys[b] === undefined) {
-          this.fail(`${field}.keys.${b}`, `is missing, but the ${b} backend offers the parameter`, `add the ${b} key, or set backends to the ones that offer it`);
+          this.fail(
+            `${field}.keys.${b}`,
+            `is missing, but the ${b} backend offers the parameter`,
+            `add the ${b} key, or set backends to the ones that offer it`,
+          );
         }
       }
       for (const t of q.topologies ?? []) {
@@ -223,7 +245,11 @@ export class DataService {
       {
         acceptsIncomplete: s.boolean({ description: 'Let the backend provision asynchronously.', default: true }),
         service: this.serviceSchema(),
-        plan: s.string({ description: 'The service plan: topology, size and ssl.', enum: this.allPlans().map((x) => x.name), rules: planTransitionRules(this.allPlans(), p.sizes, { immutable: p.planImmutable }) }),
+        plan: s.string({
+          description: 'The service plan: topology, size and ssl.',
+          enum: this.allPlans().map((x) => x.name),
+          rules: planTransitionRules(this.allPlans(), p.sizes, { immutable: p.planImmutable }),
+        }),
         parameters: s.object(params, { description: 'Configuration of the service instance.' }),
         ...Object.fromEntries((p.fields ?? []).map((f) => [f.name, f.schema])),
       },
@@ -247,11 +273,17 @@ export class DataService {
       const o = this.offering(b);
       const comp = compositionName(b);
       if (o.services.length < all.length) {
-        rules.push({ rule: `${composition} != ${celString(comp)} || self.service in ${celList(o.services)}`, message: `The ${comp} composition offers the services ${o.services.join(', ')}` });
+        rules.push({
+          rule: `${composition} != ${celString(comp)} || self.service in ${celList(o.services)}`,
+          message: `The ${comp} composition offers the services ${o.services.join(', ')}`,
+        });
       }
       const plans = o.plans.map((x) => x.name);
       if (plans.length < allPlans.length) {
-        rules.push({ rule: `${composition} != ${celString(comp)} || self.plan in ${celList(plans)}`, message: `The ${comp} composition offers the plans ${plans.join(', ')}` });
+        rules.push({
+          rule: `${composition} != ${celString(comp)} || self.plan in ${celList(plans)}`,
+          message: `The ${comp} composition offers the plans ${plans.join(', ')}`,
+        });
       }
     }
     // Plans limited to some service versions (PostgreSQL 13's bionic plans), grouped by the versions they allow.
@@ -260,15 +292,25 @@ export class DataService {
       if (plan.services) limited.set(plan.services.join(','), [...(limited.get(plan.services.join(',')) ?? []), plan.name]);
     }
     for (const [services, plans] of limited) {
-      rules.push({ rule: `!(self.plan in ${celList(plans)}) || self.service in ${celList(services.split(','))}`, message: `The plans ${plans.join(', ')} are only offered with ${services.split(',').join(', ')}` });
+      rules.push({
+        rule: `!(self.plan in ${celList(plans)}) || self.service in ${celList(services.split(','))}`,
+        message: `The plans ${plans.join(', ')} are only offered with ${services.split(',').join(', ')}`,
+      });
     }
-    const ssl = this.allPlans().filter((x) => x.ssl).map((x) => x.name);
+    const ssl = this.allPlans()
+      .filter((x) => x.ssl)
+      .map((x) => x.name);
     for (const v of this.props.sslOnlyServices ?? []) {
-      rules.push({ rule: `self.service != ${celString(v)} || self.plan in ${celList(ssl)}`, message: `The service ${v} needs an ssl plan (one ending in "-ssl")` });
+      rules.push({
+        rule: `self.service != ${celString(v)} || self.plan in ${celList(ssl)}`,
+        message: `The service ${v} needs an ssl plan (one ending in "-ssl")`,
+      });
     }
     for (const q of this.props.parameters ?? []) {
       if (!q.topologies) continue;
-      const plans = this.allPlans().filter((x) => q.topologies?.includes(x.topology)).map((x) => x.name);
+      const plans = this.allPlans()
+        .filter((x) => q.topologies?.includes(x.topology))
+        .map((x) => x.name);
       rules.push({
         rule: `!has(self.parameters) || !has(self.parameters.${q.name}) || self.plan in ${celList(plans)}`,
         message: `The parameter ${q.name} is only accepted with ${q.topologies.join(' or ')} plans`,
@@ -318,7 +360,12 @@ export class DataService {
       resource: o.resource,
       providerConfig: { name: o.providerConfigName ?? A8S_PROVIDER_CONFIG },
       fields: [
-        { from: 'spec.service', to: 'spec.version', required: true, transforms: [{ type: 'trimPrefix', prefix: o.versionPrefix }, { type: 'toInteger' }] },
+        {
+          from: 'spec.service',
+          to: 'spec.version',
+          required: true,
+          transforms: [{ type: 'trimPrefix', prefix: o.versionPrefix }, { type: 'toInteger' }],
+        },
         ...this.extraFields('a8s'),
       ],
       parametersTo: 'spec.parameters',
@@ -328,14 +375,17 @@ export class DataService {
         plans: Object.fromEntries(
           o.plans.map((plan) => {
             const size = o.sizes[plan.size] as A8sSize;
-            return [plan.name, {
-              'spec.replicas': o.replicas[plan.topology],
-              'spec.volumeSize': size.volumeSize,
-              'spec.resources.requests.cpu': size.cpu,
-              'spec.resources.limits.cpu': size.cpu,
-              'spec.resources.requests.memory': size.memory,
-              'spec.resources.limits.memory': size.memory,
-            }];
+            return [
+              plan.name,
+              {
+                'spec.replicas': o.replicas[plan.topology],
+                'spec.volumeSize': size.volumeSize,
+                'spec.resources.requests.cpu': size.cpu,
+                'spec.resources.limits.cpu': size.cpu,
+                'spec.resources.requests.memory': size.memory,
+                'spec.resources.limits.memory': size.memory,
+              },
+            ];
           }),
         ),
       },
@@ -347,10 +397,15 @@ export class DataService {
   private example(b: Backend): Record<string, unknown> {
     const o = this.offering(b);
     const plan = o.plans.find((x) => !x.services) ?? (o.plans[0] as Plan);
-    const service = (this.props.sslOnlyServices ?? []).includes(o.services[o.services.length - 1] as string) && !plan.ssl
-      ? o.services[0]
-      : o.services[o.services.length - 1];
-    const offered = new Set((this.props.parameters ?? []).filter((q) => (q.backends ?? this.backends).includes(b) && (!q.topologies || q.topologies.includes(plan.topology))).map((q) => q.name));
+    const service =
+      (this.props.sslOnlyServices ?? []).includes(o.services[o.services.length - 1] as string) && !plan.ssl
+        ? o.services[0]
+        : o.services[o.services.length - 1];
+    const offered = new Set(
+      (this.props.parameters ?? [])
+        .filter((q) => (q.backends ?? this.backends).includes(b) && (!q.topologies || q.topologies.includes(plan.topology)))
+        .map((q) => q.name),
+    );
     const parameters = Object.fromEntries(Object.entries(this.props.exampleParameters ?? {}).filter(([k]) => offered.has(k)));
     return {
       service,

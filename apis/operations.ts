@@ -41,4 +41,3 @@ export function a8sPostgresqlService(): FieldMapping[] {
     { from: 'spec.instanceRef', to: 'spec.serviceInstance.name', required: true },
   ];
 }
-

@@ -3,9 +3,29 @@ import { planMatrix, planTransitionRules } from './plans';
 
 describe('planMatrix', () => {
   it('names plans <prefix>-<topology>-<size>[-ssl][variant]', () => {
-    const plans = planMatrix({ prefix: 'pg', topologies: { single: ['nano'], replica: ['big'] }, ssl: 'both', variant: { suffix: '-bionic', services: ['v13'] } });
-    expect(plans.map((p) => p.name)).toEqual(['pg-single-nano', 'pg-single-nano-bionic', 'pg-single-nano-ssl', 'pg-single-nano-ssl-bionic', 'pg-replica-big', 'pg-replica-big-bionic', 'pg-replica-big-ssl', 'pg-replica-big-ssl-bionic']);
-    expect(plans.find((p) => p.name === 'pg-replica-big-ssl-bionic')).toEqual({ name: 'pg-replica-big-ssl-bionic', topology: 'replica', size: 'big', ssl: true, services: ['v13'] });
+    const plans = planMatrix({
+      prefix: 'pg',
+      topologies: { single: ['nano'], replica: ['big'] },
+      ssl: 'both',
+      variant: { suffix: '-bionic', services: ['v13'] },
+    });
+    expect(plans.map((p) => p.name)).toEqual([
+      'pg-single-nano',
+      'pg-single-nano-bionic',
+      'pg-single-nano-ssl',
+      'pg-single-nano-ssl-bionic',
+      'pg-replica-big',
+      'pg-replica-big-bionic',
+      'pg-replica-big-ssl',
+      'pg-replica-big-ssl-bionic',
+    ]);
+    expect(plans.find((p) => p.name === 'pg-replica-big-ssl-bionic')).toEqual({
+      name: 'pg-replica-big-ssl-bionic',
+      topology: 'replica',
+      size: 'big',
+      ssl: true,
+      services: ['v13'],
+    });
   });
 });
 
@@ -19,7 +39,9 @@ describe('planTransitionRules', () => {
       'A replica or cluster plan cannot be changed to a single plan',
       'The ssl part of the plan cannot be changed: keep "-ssl" as it is',
     ]);
-    expect(rules[0]?.rule).toBe("{'x-single-s': 0, 'x-single-s-ssl': 0, 'x-single-b': 1, 'x-single-b-ssl': 1, 'x-cluster-b': 1, 'x-cluster-b-ssl': 1}[self] >= {'x-single-s': 0, 'x-single-s-ssl': 0, 'x-single-b': 1, 'x-single-b-ssl': 1, 'x-cluster-b': 1, 'x-cluster-b-ssl': 1}[oldSelf]");
+    expect(rules[0]?.rule).toBe(
+      "{'x-single-s': 0, 'x-single-s-ssl': 0, 'x-single-b': 1, 'x-single-b-ssl': 1, 'x-cluster-b': 1, 'x-cluster-b-ssl': 1}[self] >= {'x-single-s': 0, 'x-single-s-ssl': 0, 'x-single-b': 1, 'x-single-b-ssl': 1, 'x-cluster-b': 1, 'x-cluster-b-ssl': 1}[oldSelf]",
+    );
   });
 
   it('leaves out rules the table cannot break', () => {
@@ -28,6 +50,8 @@ describe('planTransitionRules', () => {
   });
 
   it('makes the plan immutable when asked', () => {
-    expect(planTransitionRules(plans, ['s', 'b'], { immutable: true })).toEqual([{ rule: 'self == oldSelf', message: 'The plan cannot be changed: create a new instance with the other plan' }]);
+    expect(planTransitionRules(plans, ['s', 'b'], { immutable: true })).toEqual([
+      { rule: 'self == oldSelf', message: 'The plan cannot be changed: create a new instance with the other plan' },
+    ]);
   });
 });

@@ -60,8 +60,13 @@ export function celString(v: string): string {
  * Transition rules for the `plan` field (where `self` is the plan name), generated from the plan table.
  * Each rule is only emitted when the table makes it meaningful (no ssl rule for an ssl-only service).
  */
-export function planTransitionRules(plans: readonly Plan[], sizes: readonly string[], opts: { immutable?: boolean } = {}): ValidationRule[] {
-  if (opts.immutable) return [{ rule: 'self == oldSelf', message: 'The plan cannot be changed: create a new instance with the other plan' }];
+export function planTransitionRules(
+  plans: readonly Plan[],
+  sizes: readonly string[],
+  opts: { immutable?: boolean } = {},
+): ValidationRule[] {
+  if (opts.immutable)
+    return [{ rule: 'self == oldSelf', message: 'The plan cannot be changed: create a new instance with the other plan' }];
   const rules: ValidationRule[] = [];
   const bySize = new Map<number, string[]>();
   for (const p of plans) {

@@ -22,6 +22,7 @@ export function functionPackage(ref: string = DEFAULT_FUNCTION_PACKAGE): Functio
   const hasTag = colon > base.lastIndexOf('/');
   const repository = hasTag ? base.slice(0, colon) : base;
   const name = Names.packageName(ref);
-  if (!name) throw new Error(`function package "${ref}": cannot derive a package name; use a reference like registry/org/function-name:v1.0.0`);
+  if (!name)
+    throw new Error(`function package "${ref}": cannot derive a package name; use a reference like registry/org/function-name:v1.0.0`);
   return { ref, name, repository, tag: hasTag ? base.slice(colon + 1) : '' };
 }

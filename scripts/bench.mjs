@@ -6,7 +6,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const all = readdirSync(join(root, 'bench'), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'results').map((d) => d.name).sort();
+const all = readdirSync(join(root, 'bench'), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && d.name !== 'results')
+  .map((d) => d.name)
+  .sort();
 const names = process.argv.length > 2 ? process.argv.slice(2) : all;
 let failed = 0;
 for (const name of names) {

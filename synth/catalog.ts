@@ -16,7 +16,9 @@ export function catalogApis(modules: readonly CatalogModule[]): Api[] {
     const d = mod.default;
     const api = d instanceof DataService ? d.api : d instanceof Api ? d : undefined;
     if (!api) {
-      throw new Error(`catalog module ${file}: its default export is not a DataService or an Api; end the module with \`export default new DataService({...})\``);
+      throw new Error(
+        `catalog module ${file}: its default export is not a DataService or an Api; end the module with \`export default new DataService({...})\``,
+      );
     }
     apis.push(api);
     from.set(api, file);

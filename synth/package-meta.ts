@@ -26,7 +26,8 @@ export class ConfigurationMeta extends Construct {
         name: props.name,
         annotations: {
           'meta.crossplane.io/maintainer': 'klutch-kit',
-          'meta.crossplane.io/description': 'Data-service APIs (PostgreSQL, MariaDB, RabbitMQ, MongoDB, OpenSearch, Prometheus, LogMe, Valkey) for the a9s and a8s backends.',
+          'meta.crossplane.io/description':
+            'Data-service APIs (PostgreSQL, MariaDB, RabbitMQ, MongoDB, OpenSearch, Prometheus, LogMe, Valkey) for the a9s and a8s backends.',
         },
       },
       spec: {

@@ -45,7 +45,10 @@ export const DEFAULT_A9S_PLATFORM: A9sPlatform = {
   spaceGuid: '00000000-0000-4000-8000-000000000002',
 };
 export const DEFAULT_PROVIDER_ANYNINES: PackageDependency = { package: 'xpkg.upbound.io/anynines/provider-anynines', version: '>=v1.5.0' };
-export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = { package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes', version: '>=v0.18.0' };
+export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = {
+  package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes',
+  version: '>=v0.18.0',
+};
 
 export const PACKAGE_DIR = 'packages/dataservices';
 export const CONTROL_PLANE_DIR = 'control-plane';
@@ -81,20 +84,30 @@ export function render(o: SynthOptions): Map<string, string> {
     files.set(path, toYaml(chart.toJson()));
   };
 
-  emit(`${PACKAGE_DIR}/crossplane.yaml`, (c) => new ConfigurationMeta(c, 'meta', {
-    name: o.packageName ?? 'anynines-dataservices',
-    target,
-    fn,
-    providerAnynines: o.providerAnynines ?? DEFAULT_PROVIDER_ANYNINES,
-    providerKubernetes: o.providerKubernetes ?? DEFAULT_PROVIDER_KUBERNETES,
-  }));
+  emit(
+    `${PACKAGE_DIR}/crossplane.yaml`,
+    (c) =>
+      new ConfigurationMeta(c, 'meta', {
+        name: o.packageName ?? 'anynines-dataservices',
+        target,
+        fn,
+        providerAnynines: o.providerAnynines ?? DEFAULT_PROVIDER_ANYNINES,
+        providerKubernetes: o.providerKubernetes ?? DEFAULT_PROVIDER_KUBERNETES,
+      }),
+  );
   for (const api of apis) {
     emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target }));
     for (const backend of api.backendNames) {
-      emit(`${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`, (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, a9s }));
+      emit(
+        `${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`,
+        (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, a9s }),
+      );
       files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, toYaml([exampleClaim(api, backend, target)]));
     }
-    emit(`${CONTROL_PLANE_DIR}/export-templates/${api.plural}.yaml`, (c) => new ExportTemplate(c, 'template', { api, target, namespace: o.exportNamespace }));
+    emit(
+      `${CONTROL_PLANE_DIR}/export-templates/${api.plural}.yaml`,
+      (c) => new ExportTemplate(c, 'template', { api, target, namespace: o.exportNamespace }),
+    );
   }
   const [fnMeta, ...fnCrds] = functionPackageObjects();
   files.set(`${FUNCTION_PACKAGE_DIR}/crossplane.yaml`, toYaml([fnMeta]));
@@ -120,7 +133,14 @@ export function exampleClaim(api: Api, backend: keyof Api['examples'], target: C
 /** Renders and writes the output. */
 export function synthesize(o: SynthOptions): SynthResult {
   const files = render(o);
-  const roots = new Set([...files.keys()].map((p) => p.split('/').slice(0, p.startsWith('packages/') ? 2 : 1).join('/')));
+  const roots = new Set(
+    [...files.keys()].map((p) =>
+      p
+        .split('/')
+        .slice(0, p.startsWith('packages/') ? 2 : 1)
+        .join('/'),
+    ),
+  );
   for (const r of roots) rmSync(join(o.outdir, r), { recursive: true, force: true });
   const sorted = [...files.keys()].sort();
   for (const path of sorted) {

@@ -10,8 +10,12 @@ export default new Api({
   description: 'A backup of a data-service instance.',
   spec: s.object(
     {
-      instanceRef: s.string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' }).immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }).immutable('serviceInstanceType cannot be changed'),
+      instanceRef: s
+        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
+        .immutable('instanceRef cannot be changed'),
+      serviceInstanceType: s
+        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
+        .immutable('serviceInstanceType cannot be changed'),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),

@@ -21,10 +21,22 @@ export default new DataService({
   a9s: { services: ['a9s-logme2'], plans },
   parameters: [
     { name: 'javaHeapspace', schema: s.integer({ minimum: 256, description: 'JVM heap in MB.' }), keys: { a9s: 'java_heapspace' } },
-    { name: 'javaMaxmetaspace', schema: s.integer({ minimum: 256, maximum: 1024, description: 'JVM metaspace in MB.' }), keys: { a9s: 'java_maxmetaspace' } },
+    {
+      name: 'javaMaxmetaspace',
+      schema: s.integer({ minimum: 256, maximum: 1024, description: 'JVM metaspace in MB.' }),
+      keys: { a9s: 'java_maxmetaspace' },
+    },
     { name: 'javaGarbageCollector', schema: s.string({ enum: JAVA_GC }), keys: { a9s: 'java_garbage_collector' } },
-    { name: 'ismDeletionAfter', schema: s.string({ pattern: '^[0-9]+(m|h|d)$', description: 'Index age after which indices are deleted, e.g. 14d.' }), keys: { a9s: 'ism_deletion_after' } },
-    { name: 'ismJobInterval', schema: s.integer({ minimum: 1, description: 'Minutes between index state management runs.' }), keys: { a9s: 'ism_job_interval' } },
+    {
+      name: 'ismDeletionAfter',
+      schema: s.string({ pattern: '^[0-9]+(m|h|d)$', description: 'Index age after which indices are deleted, e.g. 14d.' }),
+      keys: { a9s: 'ism_deletion_after' },
+    },
+    {
+      name: 'ismJobInterval',
+      schema: s.integer({ minimum: 1, description: 'Minutes between index state management runs.' }),
+      keys: { a9s: 'ism_job_interval' },
+    },
     { name: 'opensearchTlsProtocols', schema: list, keys: { a9s: 'opensearch-tls-protocols' } },
     { name: 'opensearchTlsCiphers', schema: list, keys: { a9s: 'opensearch-tls-ciphers' } },
     { name: 'fluentdUdp', schema: port, keys: { a9s: 'fluentd-udp' } },
@@ -34,7 +46,11 @@ export default new DataService({
     { name: 'fluentdTlsVersion', schema: tlsVersion, keys: { a9s: 'fluentd-tls-version' } },
     { name: 'fluentdTlsMinVersion', schema: tlsVersion, keys: { a9s: 'fluentd-tls-min-version' } },
     { name: 'fluentdTlsMaxVersion', schema: tlsVersion, keys: { a9s: 'fluentd-tls-max-version' } },
-    { name: 'groks', schema: s.array(s.object({ pattern: s.string({ minLength: 1 }) }, { required: ['pattern'] })), keys: { a9s: 'groks' } },
+    {
+      name: 'groks',
+      schema: s.array(s.object({ pattern: s.string({ minLength: 1 }) }, { required: ['pattern'] })),
+      keys: { a9s: 'groks' },
+    },
   ],
   exampleParameters: { ismDeletionAfter: '14d', fluentdTls: 6514 },
 });

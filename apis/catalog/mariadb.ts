@@ -19,7 +19,10 @@ export default new DataService({
     { name: 'binlogExpireDays', schema: s.integer({ minimum: 1, maximum: 99 }), keys: { a9s: 'binlog_expire_days' } },
     {
       name: 'databases',
-      schema: s.array(s.string({ pattern: '^[a-zA-Z0-9_$]{1,64}$', description: 'A database name (MariaDB identifier, at most 64 characters).' }), { listType: 'set' }),
+      schema: s.array(
+        s.string({ pattern: '^[a-zA-Z0-9_$]{1,64}$', description: 'A database name (MariaDB identifier, at most 64 characters).' }),
+        { listType: 'set' },
+      ),
       keys: { a9s: 'databases' },
     },
     { name: 'grantPerformanceSchemaPermissions', schema: s.boolean(), keys: { a9s: 'grant_performance_schema_permissions' } },

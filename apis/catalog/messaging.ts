@@ -16,8 +16,16 @@ export default new DataService({
     plans: planMatrix({ prefix: 'messaging', topologies: { single: ['nano', 'small', 'big'], cluster: ['small', 'big'] }, ssl: 'both' }),
   },
   parameters: [
-    { name: 'consumerTimeout', schema: s.integer({ minimum: 1800000, description: 'Milliseconds; at least 30 minutes.' }), keys: { a9s: 'consumer_timeout' } },
-    { name: 'tlsProtocols', schema: s.array(s.string({ enum: ['tlsv1.2', 'tlsv1.3'] }), { listType: 'set' }), keys: { a9s: 'tls-protocols' } },
+    {
+      name: 'consumerTimeout',
+      schema: s.integer({ minimum: 1800000, description: 'Milliseconds; at least 30 minutes.' }),
+      keys: { a9s: 'consumer_timeout' },
+    },
+    {
+      name: 'tlsProtocols',
+      schema: s.array(s.string({ enum: ['tlsv1.2', 'tlsv1.3'] }), { listType: 'set' }),
+      keys: { a9s: 'tls-protocols' },
+    },
     { name: 'tlsCiphers', schema: list, keys: { a9s: 'tls-ciphers' } },
   ],
   exampleParameters: { consumerTimeout: 3600000 },

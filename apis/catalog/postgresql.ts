@@ -14,34 +14,110 @@ const parameters: Parameter[] = [
   { name: 'maxConnections', schema: s.integer({ minimum: 1, maximum: 262143 }), keys: { a9s: 'max_connections', a8s: 'maxConnections' } },
   {
     name: 'tempFileLimit',
-    schema: s.integer({ minimum: -1, maximum: INT32, description: 'Disk space per process for temporary files, in kB; -1 for no limit.', rules: [{ rule: 'self == -1 || self > 0', message: 'tempFileLimit must be -1 (no limit) or greater than 0' }] }),
+    schema: s.integer({
+      minimum: -1,
+      maximum: INT32,
+      description: 'Disk space per process for temporary files, in kB; -1 for no limit.',
+      rules: [{ rule: 'self == -1 || self > 0', message: 'tempFileLimit must be -1 (no limit) or greater than 0' }],
+    }),
     // Klutch maps this to `temp_file_Limit`, which the broker ignores; the key is `temp_file_limit`.
     keys: { a9s: 'temp_file_limit', a8s: 'tempFileLimitKiloBytes' },
   },
   { name: 'trackIoTiming', schema: onOff, keys: { a9s: 'track_io_timing', a8s: 'trackIOTiming' } },
-  { name: 'archiveTimeout', schema: s.integer({ minimum: 0, maximum: 1073741823, description: 'Seconds.' }), keys: { a9s: 'archive_timeout', a8s: 'archiveTimeoutSeconds' } },
-  { name: 'statementTimeout', schema: s.integer({ minimum: 0, maximum: INT32, description: 'Milliseconds; 0 disables.' }), keys: { a9s: 'statement_timeout', a8s: 'statementTimeoutMillis' } },
-  { name: 'walWriterDelay', schema: s.integer({ minimum: 1, maximum: 10000, description: 'Milliseconds.' }), keys: { a9s: 'wal_writer_delay', a8s: 'walWriterDelayMillis' } },
-  { name: 'maxReplicationSlots', schema: s.integer({ minimum: 0, maximum: 262143 }), keys: { a9s: 'max_replication_slots', a8s: 'maxReplicationSlots' } },
+  {
+    name: 'archiveTimeout',
+    schema: s.integer({ minimum: 0, maximum: 1073741823, description: 'Seconds.' }),
+    keys: { a9s: 'archive_timeout', a8s: 'archiveTimeoutSeconds' },
+  },
+  {
+    name: 'statementTimeout',
+    schema: s.integer({ minimum: 0, maximum: INT32, description: 'Milliseconds; 0 disables.' }),
+    keys: { a9s: 'statement_timeout', a8s: 'statementTimeoutMillis' },
+  },
+  {
+    name: 'walWriterDelay',
+    schema: s.integer({ minimum: 1, maximum: 10000, description: 'Milliseconds.' }),
+    keys: { a9s: 'wal_writer_delay', a8s: 'walWriterDelayMillis' },
+  },
+  {
+    name: 'maxReplicationSlots',
+    schema: s.integer({ minimum: 0, maximum: 262143 }),
+    keys: { a9s: 'max_replication_slots', a8s: 'maxReplicationSlots' },
+  },
   { name: 'maxWalSenders', schema: s.integer({ minimum: 0, maximum: 262143 }), keys: { a9s: 'max_wal_senders', a8s: 'maxWALSenders' } },
-  { name: 'synchronousCommit', schema: s.string({ enum: ['on', 'off', 'local', 'remote_write', 'remote_apply'] }), keys: { a9s: 'synchronous_commit', a8s: 'synchronousCommit' } },
+  {
+    name: 'synchronousCommit',
+    schema: s.string({ enum: ['on', 'off', 'local', 'remote_write', 'remote_apply'] }),
+    keys: { a9s: 'synchronous_commit', a8s: 'synchronousCommit' },
+  },
   { name: 'logStatement', schema: s.string({ enum: ['none', 'ddl', 'mod', 'all'] }), keys: { a9s: 'log_statement', a8s: 'logStatement' } },
-  { name: 'logErrorVerbosity', schema: s.string({ enum: ['DEFAULT', 'VERBOSE', 'TERSE'] }), keys: { a9s: 'log_error_verbosity', a8s: 'logErrorVerbosity' } },
-  { name: 'clientMinMessages', schema: s.string({ enum: CLIENT_LEVELS }), keys: { a9s: 'client_min_messages', a8s: { key: 'clientMinMessages', lowercase: true } } },
-  { name: 'logMinMessages', schema: s.string({ enum: SERVER_LEVELS }), keys: { a9s: 'pg_log_min_messages', a8s: { key: 'logMinMessages', lowercase: true } } },
-  { name: 'logMinErrorStatement', schema: s.string({ enum: SERVER_LEVELS }), keys: { a9s: 'log_min_error_statement', a8s: { key: 'logMinErrorStatement', lowercase: true } } },
+  {
+    name: 'logErrorVerbosity',
+    schema: s.string({ enum: ['DEFAULT', 'VERBOSE', 'TERSE'] }),
+    keys: { a9s: 'log_error_verbosity', a8s: 'logErrorVerbosity' },
+  },
+  {
+    name: 'clientMinMessages',
+    schema: s.string({ enum: CLIENT_LEVELS }),
+    keys: { a9s: 'client_min_messages', a8s: { key: 'clientMinMessages', lowercase: true } },
+  },
+  {
+    name: 'logMinMessages',
+    schema: s.string({ enum: SERVER_LEVELS }),
+    keys: { a9s: 'pg_log_min_messages', a8s: { key: 'logMinMessages', lowercase: true } },
+  },
+  {
+    name: 'logMinErrorStatement',
+    schema: s.string({ enum: SERVER_LEVELS }),
+    keys: { a9s: 'log_min_error_statement', a8s: { key: 'logMinErrorStatement', lowercase: true } },
+  },
   // a9s only.
   { name: 'dataChecksums', schema: s.boolean(), keys: { a9s: 'data_checksums' }, backends: ['a9s'] },
-  { name: 'effectiveCacheSize', schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 4GB' }), keys: { a9s: 'effective_cache_size' }, backends: ['a9s'] },
-  { name: 'workMem', schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 4MB' }), keys: { a9s: 'work_mem' }, backends: ['a9s'] },
-  { name: 'maintenanceWorkMem', schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 64MB' }), keys: { a9s: 'maintenance_work_mem' }, backends: ['a9s'] },
-  { name: 'idleInTransactionSessionTimeout', schema: s.integer({ minimum: 0, maximum: INT32, description: 'Milliseconds; 0 disables.' }), keys: { a9s: 'idle_in_transaction_session_timeout' }, backends: ['a9s'] },
-  { name: 'rolePrivileges', schema: s.array(s.string({ enum: ['CREATEDB', 'CREATEROLE', 'REPLICATION'] }), { listType: 'set' }), keys: { a9s: 'role_privileges' }, backends: ['a9s'] },
+  {
+    name: 'effectiveCacheSize',
+    schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 4GB' }),
+    keys: { a9s: 'effective_cache_size' },
+    backends: ['a9s'],
+  },
+  {
+    name: 'workMem',
+    schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 4MB' }),
+    keys: { a9s: 'work_mem' },
+    backends: ['a9s'],
+  },
+  {
+    name: 'maintenanceWorkMem',
+    schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 64MB' }),
+    keys: { a9s: 'maintenance_work_mem' },
+    backends: ['a9s'],
+  },
+  {
+    name: 'idleInTransactionSessionTimeout',
+    schema: s.integer({ minimum: 0, maximum: INT32, description: 'Milliseconds; 0 disables.' }),
+    keys: { a9s: 'idle_in_transaction_session_timeout' },
+    backends: ['a9s'],
+  },
+  {
+    name: 'rolePrivileges',
+    schema: s.array(s.string({ enum: ['CREATEDB', 'CREATEROLE', 'REPLICATION'] }), { listType: 'set' }),
+    keys: { a9s: 'role_privileges' },
+    backends: ['a9s'],
+  },
   { name: 'walLevelLogical', schema: s.boolean(), keys: { a9s: 'wal_level_logical' }, backends: ['a9s'] },
   // a8s only. sharedBuffers is left out on purpose: the a8s operator and the broker use different units.
-  { name: 'maxLocksPerTransaction', schema: s.integer({ minimum: 10, maximum: INT32 }), keys: { a8s: 'maxLocksPerTransaction' }, backends: ['a8s'] },
+  {
+    name: 'maxLocksPerTransaction',
+    schema: s.integer({ minimum: 10, maximum: INT32 }),
+    keys: { a8s: 'maxLocksPerTransaction' },
+    backends: ['a8s'],
+  },
   { name: 'sslCiphers', schema: s.string({ minLength: 1 }), keys: { a8s: 'sslCiphers' }, backends: ['a8s'] },
-  { name: 'sslMinProtocolVersion', schema: s.string({ enum: ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] }), keys: { a8s: 'sslMinProtocolVersion' }, backends: ['a8s'] },
+  {
+    name: 'sslMinProtocolVersion',
+    schema: s.string({ enum: ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] }),
+    keys: { a8s: 'sslMinProtocolVersion' },
+    backends: ['a8s'],
+  },
 ];
 
 export default new DataService({
@@ -61,7 +137,11 @@ export default new DataService({
   },
   a8s: {
     services: ['a9s-postgresql13', 'a9s-postgresql14'],
-    plans: planMatrix({ prefix: 'postgresql', topologies: { single: ['nano', 'small', 'medium', 'big'], replica: ['nano', 'small', 'medium', 'big'] }, ssl: 'none' }),
+    plans: planMatrix({
+      prefix: 'postgresql',
+      topologies: { single: ['nano', 'small', 'medium', 'big'], replica: ['nano', 'small', 'medium', 'big'] },
+      ssl: 'none',
+    }),
     resource: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql' },
     versionPrefix: 'a9s-postgresql',
     sizes: {
@@ -73,6 +153,12 @@ export default new DataService({
     replicas: { single: 1, replica: 3 },
   },
   parameters,
-  fields: [{ name: 'expose', schema: s.string({ enum: ['Internal', 'LoadBalancer'], description: 'How the a8s instance is reachable.' }), to: { a8s: 'spec.expose' } }],
+  fields: [
+    {
+      name: 'expose',
+      schema: s.string({ enum: ['Internal', 'LoadBalancer'], description: 'How the a8s instance is reachable.' }),
+      to: { a8s: 'spec.expose' },
+    },
+  ],
   exampleParameters: { maxConnections: 200, logMinMessages: 'WARNING', statementTimeout: 30000 },
 });

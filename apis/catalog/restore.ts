@@ -10,9 +10,15 @@ export default new Api({
   description: 'A restore of a backup into a data-service instance.',
   spec: s.object(
     {
-      backupRef: s.string({ minLength: 1, description: 'Name of the Backup claim in the same namespace.' }).immutable('backupRef cannot be changed'),
-      instanceRef: s.string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' }).immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }).immutable('serviceInstanceType cannot be changed'),
+      backupRef: s
+        .string({ minLength: 1, description: 'Name of the Backup claim in the same namespace.' })
+        .immutable('backupRef cannot be changed'),
+      instanceRef: s
+        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
+        .immutable('instanceRef cannot be changed'),
+      serviceInstanceType: s
+        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
+        .immutable('serviceInstanceType cannot be changed'),
     },
     { required: ['backupRef', 'instanceRef', 'serviceInstanceType'] },
   ),

@@ -13,13 +13,25 @@ export default new DataService({
   sizes: ['nano', 'small', 'medium', 'big'],
   a9s: {
     services: ['a9s-search2'],
-    plans: planMatrix({ prefix: 'search', topologies: { single: ['nano', 'small', 'medium', 'big'], cluster: ['small', 'medium', 'big'] }, ssl: 'only' }),
+    plans: planMatrix({
+      prefix: 'search',
+      topologies: { single: ['nano', 'small', 'medium', 'big'], cluster: ['small', 'medium', 'big'] },
+      ssl: 'only',
+    }),
   },
   parameters: [
     { name: 'javaHeapspace', schema: s.integer({ minimum: 256, description: 'JVM heap in MB.' }), keys: { a9s: 'java_heapspace' } },
-    { name: 'javaMaxmetaspace', schema: s.integer({ minimum: 256, maximum: 1024, description: 'JVM metaspace in MB.' }), keys: { a9s: 'java_maxmetaspace' } },
+    {
+      name: 'javaMaxmetaspace',
+      schema: s.integer({ minimum: 256, maximum: 1024, description: 'JVM metaspace in MB.' }),
+      keys: { a9s: 'java_maxmetaspace' },
+    },
     { name: 'javaGarbageCollector', schema: s.string({ enum: JAVA_GC }), keys: { a9s: 'java_garbage_collector' } },
-    { name: 'tlsProtocols', schema: s.array(s.string({ enum: ['TLSv1.2', 'TLSv1.3'] }), { listType: 'set' }), keys: { a9s: 'tls-protocols' } },
+    {
+      name: 'tlsProtocols',
+      schema: s.array(s.string({ enum: ['TLSv1.2', 'TLSv1.3'] }), { listType: 'set' }),
+      keys: { a9s: 'tls-protocols' },
+    },
     { name: 'tlsCiphers', schema: s.array(s.string({ minLength: 1 }), { listType: 'set' }), keys: { a9s: 'tls-ciphers' } },
   ],
   exampleParameters: { javaHeapspace: 1024 },

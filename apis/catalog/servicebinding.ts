@@ -14,8 +14,12 @@ export default new Api({
   spec: s.object(
     {
       acceptsIncomplete: s.boolean({ default: true, description: 'Let the backend bind asynchronously.' }),
-      instanceRef: s.string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' }).immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }).immutable('serviceInstanceType cannot be changed'),
+      instanceRef: s
+        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
+        .immutable('instanceRef cannot be changed'),
+      serviceInstanceType: s
+        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
+        .immutable('serviceInstanceType cannot be changed'),
       region: s.string({ description: 'Region of the instance, where the platform has several.' }),
       policy: s.string({ description: 'Binding policy, as the backend defines it.' }),
     },

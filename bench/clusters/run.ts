@@ -14,7 +14,8 @@ import { startControlPlanes } from '../../test/support/control-plane';
 import { ensureKubeBinary, kubeBinaryPath } from '../../test/tools/kube';
 
 const root = process.cwd();
-if (!existsSync(join(root, 'test', 'kube', 'go.mod'))) throw new Error(`run from the repository root (npm run bench clusters), not ${root}`);
+if (!existsSync(join(root, 'test', 'kube', 'go.mod')))
+  throw new Error(`run from the repository root (npm run bench clusters), not ${root}`);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 
 /** Resident memory of a process in MiB (Linux /proc), 0 where unknown. */
@@ -77,10 +78,13 @@ for (const n of [1, 2]) {
 const goalMs = 10_000;
 const two = rows.find((r) => r.clusters === 2)!;
 console.log(`\n${'what'.padEnd(34)} ${'median'.padStart(9)} ${'RSS MiB'.padStart(8)}  goal`);
-if (coldBuildS !== undefined) console.log(`${'cold build of the binary'.padEnd(34)} ${`${coldBuildS.toFixed(0)} s`.padStart(9)} ${''.padStart(8)}`);
+if (coldBuildS !== undefined)
+  console.log(`${'cold build of the binary'.padEnd(34)} ${`${coldBuildS.toFixed(0)} s`.padStart(9)} ${''.padStart(8)}`);
 for (const r of rows) {
   const goal = r.clusters === 2 ? `< ${goalMs / 1000} s ${r.readyMs < goalMs ? 'ok' : 'MISSED'}` : '';
-  console.log(`${`${r.clusters} cluster(s) ready (${r.processes} processes)`.padEnd(34)} ${`${(r.readyMs / 1000).toFixed(2)} s`.padStart(9)} ${r.rssMiB.toFixed(0).padStart(8)}  ${goal}`);
+  console.log(
+    `${`${r.clusters} cluster(s) ready (${r.processes} processes)`.padEnd(34)} ${`${(r.readyMs / 1000).toFixed(2)} s`.padStart(9)} ${r.rssMiB.toFixed(0).padStart(8)}  ${goal}`,
+  );
 }
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(

@@ -30,7 +30,9 @@ function generatedCatalog(n: number): string {
   mkdirSync(dir, { recursive: true });
   const from = (m: string) => JSON.stringify(join(root, 'apis', m));
   for (let i = 0; i < n; i++) {
-    writeFileSync(join(dir, `svc${i}.ts`), `
+    writeFileSync(
+      join(dir, `svc${i}.ts`),
+      `
 import { DataService } from ${from('dataservice')};
 import { planMatrix } from ${from('plans')};
 import { s } from ${from('schema')};
@@ -43,7 +45,8 @@ export default new DataService({
     { name: 'replicationLag', schema: s.integer({ minimum: 0 }), keys: { a9s: 'replication_lag' }, topologies: ['cluster'] },
   ],
 });
-`);
+`,
+    );
   }
   return dir;
 }
@@ -60,19 +63,40 @@ const nodeBare = () => time(process.execPath, ['-e', '0'], runs);
 for (const n of [10, 100, 1000]) {
   const catalog = generatedCatalog(n);
   const node = nodeBare();
-  const ms = time(process.execPath, ['scripts/synth.mjs', '--quiet', '--catalog', catalog, '--out', join(tmp, `dist-${n}`)], n === 1000 ? Math.min(runs, 3) : runs);
-  rows.push({ what: `synth entry, ${n} services`, ms, node, ratio: ms / node, goal: n === 1000 ? '≤ 20 s' : '', met: n === 1000 ? ms <= 20_000 : true });
+  const ms = time(
+    process.execPath,
+    ['scripts/synth.mjs', '--quiet', '--catalog', catalog, '--out', join(tmp, `dist-${n}`)],
+    n === 1000 ? Math.min(runs, 3) : runs,
+  );
+  rows.push({
+    what: `synth entry, ${n} services`,
+    ms,
+    node,
+    ratio: ms / node,
+    goal: n === 1000 ? '≤ 20 s' : '',
+    met: n === 1000 ? ms <= 20_000 : true,
+  });
 }
 rmSync(tmp, { recursive: true, force: true });
 
-const per = (n: number) => ((rows.find((r) => r.what === `synth entry, ${n} services`)?.ms ?? 0) - (rows.find((r) => r.what === 'synth entry, 10 services')?.ms ?? 0)) / (n - 10);
+const per = (n: number) =>
+  ((rows.find((r) => r.what === `synth entry, ${n} services`)?.ms ?? 0) -
+    (rows.find((r) => r.what === 'synth entry, 10 services')?.ms ?? 0)) /
+  (n - 10);
 const linear = { msPerServiceTo100: per(100), msPerServiceTo1000: per(1000) };
 
 console.log(`\n${'what'.padEnd(28)} ${'median ms'.padStart(10)} ${'node -e 0'.padStart(10)} ${'ratio'.padStart(7)}  goal`);
 for (const r of rows) {
-  console.log(`${r.what.padEnd(28)} ${r.ms.toFixed(0).padStart(10)} ${r.node.toFixed(0).padStart(10)} ${r.ratio.toFixed(1).padStart(7)}  ${r.goal}${r.goal ? (r.met ? ' ok' : ' MISSED') : ''}`);
+  console.log(
+    `${r.what.padEnd(28)} ${r.ms.toFixed(0).padStart(10)} ${r.node.toFixed(0).padStart(10)} ${r.ratio.toFixed(1).padStart(7)}  ${r.goal}${r.goal ? (r.met ? ' ok' : ' MISSED') : ''}`,
+  );
 }
-console.log(`growth: ${linear.msPerServiceTo100.toFixed(2)} ms/service (10→100), ${linear.msPerServiceTo1000.toFixed(2)} ms/service (10→1000)`);
+console.log(
+  `growth: ${linear.msPerServiceTo100.toFixed(2)} ms/service (10→100), ${linear.msPerServiceTo1000.toFixed(2)} ms/service (10→1000)`,
+);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-writeFileSync(join(root, 'bench', 'results', 'synth.json'), `${JSON.stringify({ date: new Date().toISOString(), runs, rows, linear }, null, 2)}\n`);
+writeFileSync(
+  join(root, 'bench', 'results', 'synth.json'),
+  `${JSON.stringify({ date: new Date().toISOString(), runs, rows, linear }, null, 2)}\n`,
+);
 console.log('wrote bench/results/synth.json');

@@ -21,7 +21,12 @@ export interface APIServiceBindingStatus {
   conditions?: Condition[];
 }
 
-export type APIServiceBinding = KubeObject<typeof BIND_API_VERSION, typeof Kinds.APIServiceBinding, APIServiceBindingSpec, APIServiceBindingStatus>;
+export type APIServiceBinding = KubeObject<
+  typeof BIND_API_VERSION,
+  typeof Kinds.APIServiceBinding,
+  APIServiceBindingSpec,
+  APIServiceBindingStatus
+>;
 
 export const APIServiceBindingConditions = {
   SecretValid: 'SecretValid',

@@ -4,7 +4,15 @@
  */
 import { crdManifest, type CrdProps } from '../../apis/crd';
 import { s } from '../../apis/schema';
-import { ageColumn, conditionColumn, GROUP_PATTERN, groupResourceProperties, objectSchema, RESOURCE_PATTERN, type KubeObject } from './common';
+import {
+  ageColumn,
+  conditionColumn,
+  GROUP_PATTERN,
+  groupResourceProperties,
+  objectSchema,
+  RESOURCE_PATTERN,
+  type KubeObject,
+} from './common';
 import { BIND_CATEGORY, Kinds, TEMPLATE_API_VERSION, TEMPLATE_GROUP, TEMPLATE_VERSION } from './constants';
 import { permissionClaimsSchema, type PermissionClaim } from './permission-claim';
 

@@ -33,7 +33,12 @@ export interface APIServiceExportStatus {
   conditions?: Condition[];
 }
 
-export type APIServiceExport = KubeObject<typeof BIND_API_VERSION, typeof Kinds.APIServiceExport, APIServiceExportSpec, APIServiceExportStatus>;
+export type APIServiceExport = KubeObject<
+  typeof BIND_API_VERSION,
+  typeof Kinds.APIServiceExport,
+  APIServiceExportSpec,
+  APIServiceExportStatus
+>;
 
 export const APIServiceExportConditions = {
   Connected: 'Connected',

@@ -35,7 +35,12 @@ export interface AppClusterBindingStatus {
   conditions?: Condition[];
 }
 
-export type AppClusterBinding = KubeObject<typeof BIND_API_VERSION, typeof Kinds.AppClusterBinding, AppClusterBindingSpec, AppClusterBindingStatus>;
+export type AppClusterBinding = KubeObject<
+  typeof BIND_API_VERSION,
+  typeof Kinds.AppClusterBinding,
+  AppClusterBindingSpec,
+  AppClusterBindingStatus
+>;
 
 export const appClusterBindingSchema = objectSchema({
   description: 'Binds APIs for an app cluster.',

@@ -4,7 +4,14 @@
  */
 import { crdManifest, type CrdProps } from '../../apis/crd';
 import { s } from '../../apis/schema';
-import { ageColumn, conditionColumn, localKubeconfigSecretRefSchema, objectSchema, type KubeObject, type LocalKubeconfigSecretRef } from './common';
+import {
+  ageColumn,
+  conditionColumn,
+  localKubeconfigSecretRefSchema,
+  objectSchema,
+  type KubeObject,
+  type LocalKubeconfigSecretRef,
+} from './common';
 import { conditionsSchema, READY_CONDITION, type Condition } from './conditions';
 import { BIND_API_VERSION, BIND_CATEGORY, BIND_GROUP, BIND_VERSION, CLUSTER_BINDING_NAME, Kinds } from './constants';
 

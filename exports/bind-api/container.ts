@@ -10,9 +10,29 @@ import { s, type Schema } from '../../apis/schema';
 export type ContainerOverrides = Partial<
   Pick<
     V1Container,
-    | 'args' | 'command' | 'env' | 'envFrom' | 'image' | 'imagePullPolicy' | 'lifecycle' | 'livenessProbe' | 'name' | 'ports'
-    | 'readinessProbe' | 'resources' | 'restartPolicy' | 'securityContext' | 'startupProbe' | 'stdin' | 'stdinOnce'
-    | 'terminationMessagePath' | 'terminationMessagePolicy' | 'tty' | 'volumeDevices' | 'volumeMounts' | 'workingDir'
+    | 'args'
+    | 'command'
+    | 'env'
+    | 'envFrom'
+    | 'image'
+    | 'imagePullPolicy'
+    | 'lifecycle'
+    | 'livenessProbe'
+    | 'name'
+    | 'ports'
+    | 'readinessProbe'
+    | 'resources'
+    | 'restartPolicy'
+    | 'securityContext'
+    | 'startupProbe'
+    | 'stdin'
+    | 'stdinOnce'
+    | 'terminationMessagePath'
+    | 'terminationMessagePolicy'
+    | 'tty'
+    | 'volumeDevices'
+    | 'volumeMounts'
+    | 'workingDir'
   >
 >;
 

@@ -130,7 +130,11 @@ describe('bind API CRDs equal upstream (descriptions aside)', () => {
   });
 
   it('covers every file in schemas/klutch-bind', () => {
-    expect(cases.map((c) => c.file).sort()).toEqual(readdirSync(upstreamDir).filter((f) => f.endsWith('.yaml')).sort());
+    expect(cases.map((c) => c.file).sort()).toEqual(
+      readdirSync(upstreamDir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort(),
+    );
   });
 });
 

@@ -93,7 +93,14 @@ const claim: PermissionClaim = {
   },
 };
 
-const names = { kind: 'PostgresqlInstance', plural: 'postgresqlinstances', singular: 'postgresqlinstance', listKind: 'L', shortNames: ['pg'], categories: ['all'] };
+const names = {
+  kind: 'PostgresqlInstance',
+  plural: 'postgresqlinstances',
+  singular: 'postgresqlinstance',
+  listKind: 'L',
+  shortNames: ['pg'],
+  categories: ['all'],
+};
 
 const exportObject: APIServiceExport = {
   apiVersion: BIND_API_VERSION,
@@ -111,8 +118,13 @@ const exportObject: APIServiceExport = {
         deprecated: false,
         deprecationWarning: 'w',
         schema: { openAPIV3Schema: { type: 'object' } },
-        subresources: { status: {}, scale: { specReplicasPath: '.spec.r', statusReplicasPath: '.status.r', labelSelectorPath: '.status.s' } },
-        additionalPrinterColumns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'd', format: 'f', priority: 0 }],
+        subresources: {
+          status: {},
+          scale: { specReplicasPath: '.spec.r', statusReplicasPath: '.status.r', labelSelectorPath: '.status.s' },
+        },
+        additionalPrinterColumns: [
+          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'd', format: 'f', priority: 0 },
+        ],
       },
     ],
     permissionClaims: [claim],
@@ -187,7 +199,12 @@ const cases: { kind: string; schema: Schema; object: object; notCovered?: string
   { kind: Kinds.APIServiceBinding, schema: apiServiceBindingSchema, object: bindingObject },
   { kind: Kinds.ClusterBinding, schema: clusterBindingSchema, object: clusterBindingObject },
   // The overrides are corev1.Container fields, typed by @kubernetes/client-node; this fixture sets only two.
-  { kind: Kinds.AppClusterBinding, schema: appClusterBindingSchema, object: appClusterBindingObject, notCovered: '.spec.konnector.overrides.' },
+  {
+    kind: Kinds.AppClusterBinding,
+    schema: appClusterBindingSchema,
+    object: appClusterBindingObject,
+    notCovered: '.spec.konnector.overrides.',
+  },
   { kind: Kinds.APIServiceExportTemplate, schema: apiServiceExportTemplateSchema, object: templateObject },
 ];
 

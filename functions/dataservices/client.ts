@@ -12,7 +12,11 @@ export interface FunctionClient {
 const Client = grpc.makeGenericClientConstructor(FunctionRunnerServiceService, 'FunctionRunnerService');
 
 /** A client for `host:port`; insecure (the function started with --insecure) unless credentials are given. */
-export function functionClient(address: string, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(), options: grpc.ClientOptions = {}): FunctionClient {
+export function functionClient(
+  address: string,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  options: grpc.ClientOptions = {},
+): FunctionClient {
   const c = new Client(address, credentials, options) as unknown as grpc.Client & {
     runFunction(req: RunFunctionRequest, cb: (e: grpc.ServiceError | null, r: RunFunctionResponse) => void): void;
   };
@@ -37,7 +41,11 @@ export interface FunctionProcess {
  * Runs `node <bundle> --insecure --address 127.0.0.1:0 ...` (without `--insecure` when `insecure` is false) and
  * waits until it logs its ports.
  */
-export function startFunctionProcess(bundle: string, args: readonly string[] = ['--metrics-address', '127.0.0.1:0'], o: { insecure?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<FunctionProcess> {
+export function startFunctionProcess(
+  bundle: string,
+  args: readonly string[] = ['--metrics-address', '127.0.0.1:0'],
+  o: { insecure?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<FunctionProcess> {
   const flags = [...(o.insecure === false ? [] : ['--insecure']), '--address', '127.0.0.1:0', ...args];
   const child = spawn(process.execPath, [bundle, ...flags], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env });
   const logs: Record<string, unknown>[] = [];

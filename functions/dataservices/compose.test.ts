@@ -70,7 +70,9 @@ describe('composeResource: exact resources', () => {
         },
       },
     });
-    expect(got.warnings).toEqual(['parameter dataChecksums is not offered by the a8s backend of postgresql and was ignored (composition a8s-postgresql)']);
+    expect(got.warnings).toEqual([
+      'parameter dataChecksums is not offered by the a8s backend of postgresql and was ignored (composition a8s-postgresql)',
+    ]);
   });
 
   it('a9s ServiceBinding: ProviderConfig from the instance type, label, connection secret in the claim namespace', () => {
@@ -100,7 +102,12 @@ describe('composeResource: exact resources', () => {
     // The binding's Secret (written by a8s beside it) is what the Object publishes into my-claim-creds.
     expect(get(got, 'spec.connectionDetails')).toEqual(
       ['database', 'instance_service', 'password', 'username'].map((key) => ({
-        apiVersion: 'v1', kind: 'Secret', name: 'my-claim-service-binding', namespace: 'team-a', fieldPath: `data.${key}`, toConnectionSecretKey: key,
+        apiVersion: 'v1',
+        kind: 'Secret',
+        name: 'my-claim-service-binding',
+        namespace: 'team-a',
+        fieldPath: `data.${key}`,
+        toConnectionSecretKey: key,
       })),
     );
   });
@@ -133,22 +140,34 @@ describe('composeResource: every API and backend, a claim with every parameter s
       expect([r.apiVersion, r.kind]).toEqual([input.resource.apiVersion, input.resource.kind]);
     } else {
       expect([r.apiVersion, r.kind]).toEqual(['kubernetes.crossplane.io/v1alpha2', 'Object']);
-      expect([target.apiVersion, target.kind, get(target, 'metadata.name'), get(target, 'metadata.namespace')]).toEqual([input.resource.apiVersion, input.resource.kind, 'my-claim', 'team-a']);
+      expect([target.apiVersion, target.kind, get(target, 'metadata.name'), get(target, 'metadata.namespace')]).toEqual([
+        input.resource.apiVersion,
+        input.resource.kind,
+        'my-claim',
+        'team-a',
+      ]);
     }
-    const pc = input.providerConfig.name ?? (input.providerConfig.format ?? '%s').replace('%s', String(get(xr, input.providerConfig.fromFieldPath as string)));
+    const pc =
+      input.providerConfig.name ??
+      (input.providerConfig.format ?? '%s').replace('%s', String(get(xr, input.providerConfig.fromFieldPath as string)));
     expect(get(r, 'spec.providerConfigRef')).toEqual({ name: pc });
-    if (input.connectionSecret) expect(get(r, 'spec.writeConnectionSecretToRef')).toEqual({ name: `my-claim${input.connectionSecret.nameSuffix}`, namespace: 'team-a' });
+    if (input.connectionSecret)
+      expect(get(r, 'spec.writeConnectionSecretToRef')).toEqual({
+        name: `my-claim${input.connectionSecret.nameSuffix}`,
+        namespace: 'team-a',
+      });
     else expect(get(r, 'spec.writeConnectionSecretToRef')).toBeUndefined();
 
     for (const f of input.fields) {
-      const from = f.from === undefined ? f.value : get(xr, f.from) ?? f.default;
+      const from = f.from === undefined ? f.value : (get(xr, f.from) ?? f.default);
       if (from === undefined) continue;
       const want = f.transforms?.some((t) => t.type === 'toInteger') ? Number(/([0-9]+)$/.exec(String(from))?.[1]) : from;
       expect(get(target, f.to), `field ${f.to}`).toEqual(want);
     }
     if (input.planTable) {
       const plan = get(xr, input.planTable.fromFieldPath) as string;
-      for (const [path, value] of Object.entries(input.planTable.plans[plan] ?? {})) expect(get(target, path), `plan field ${path}`).toEqual(value);
+      for (const [path, value] of Object.entries(input.planTable.plans[plan] ?? {}))
+        expect(get(target, path), `plan field ${path}`).toEqual(value);
     }
     const setParams: Record<string, unknown> = {};
     for (const p of input.parameters ?? []) {
@@ -164,7 +183,11 @@ describe('composeResource: every API and backend, a claim with every parameter s
       expect(Object.keys(get(target, input.parametersTo) as object).sort()).toEqual([...topKeys].sort());
     }
     expect(got.warnings).toEqual(
-      (input.ignoredParameters ?? []).filter((n) => n in params).map((n) => `parameter ${n} is not offered by the ${backend} backend of ${a.name} and was ignored (composition ${backend}-${a.name})`),
+      (input.ignoredParameters ?? [])
+        .filter((n) => n in params)
+        .map(
+          (n) => `parameter ${n} is not offered by the ${backend} backend of ${a.name} and was ignored (composition ${backend}-${a.name})`,
+        ),
     );
   });
 });
@@ -176,7 +199,10 @@ describe('the catalog maps every XRD parameter for each backend', () => {
     const mapped = (recipe?.parameters ?? []).map((p) => p.from.split('.')[0] as string);
     const ignored = [...(recipe?.ignoredParameters ?? [])];
     expect([...mapped, ...ignored].sort(), 'mapped + ignored = XRD parameters').toEqual(xrd);
-    expect(mapped.filter((m) => ignored.includes(m)), 'both mapped and ignored').toEqual([]);
+    expect(
+      mapped.filter((m) => ignored.includes(m)),
+      'both mapped and ignored',
+    ).toEqual([]);
     const targets = (recipe?.parameters ?? []).map((p) => p.to);
     expect(new Set(targets).size, 'two parameters on one key').toBe(targets.length);
   });
@@ -185,11 +211,37 @@ describe('the catalog maps every XRD parameter for each backend', () => {
 describe('composeResource: errors name the field and the composition', () => {
   const pg = api('postgresql');
   it.each<{ name: string; backend: Backend; spec: Record<string, unknown>; labels?: boolean; want: string }>([
-    { name: 'a required field missing', backend: 'a9s', spec: { plan: 'postgresql-single-small' }, want: 'cannot set fields[1] (spec.service → spec.forProvider.serviceName) (composition a9s-postgresql): composite field spec.service is required but not set' },
-    { name: 'a plan missing from the plan table', backend: 'a8s', spec: { service: 'a9s-postgresql13', plan: 'postgresql-huge' }, want: 'cannot look up plan "postgresql-huge" in the plan table (composition a8s-postgresql): not one of' },
-    { name: 'a service the transform cannot read', backend: 'a8s', spec: { service: 'a9s-postgresqlX', plan: 'postgresql-single-nano' }, want: 'cannot transform fields[0] (spec.service → spec.version) (composition a8s-postgresql): transforms[1]: toInteger needs a decimal integer string, got "X"' },
-    { name: 'parameters that are not an object', backend: 'a9s', spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-small', parameters: 'x' }, want: 'cannot read spec.parameters of the composite (composition a9s-postgresql): not an object' },
-    { name: 'an a8s object without a claim', backend: 'a8s', spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-nano' }, labels: false, want: 'cannot name the Postgresql (composition a8s-postgresql): the composite has no crossplane.io/claim-name/crossplane.io/claim-namespace labels' },
+    {
+      name: 'a required field missing',
+      backend: 'a9s',
+      spec: { plan: 'postgresql-single-small' },
+      want: 'cannot set fields[1] (spec.service → spec.forProvider.serviceName) (composition a9s-postgresql): composite field spec.service is required but not set',
+    },
+    {
+      name: 'a plan missing from the plan table',
+      backend: 'a8s',
+      spec: { service: 'a9s-postgresql13', plan: 'postgresql-huge' },
+      want: 'cannot look up plan "postgresql-huge" in the plan table (composition a8s-postgresql): not one of',
+    },
+    {
+      name: 'a service the transform cannot read',
+      backend: 'a8s',
+      spec: { service: 'a9s-postgresqlX', plan: 'postgresql-single-nano' },
+      want: 'cannot transform fields[0] (spec.service → spec.version) (composition a8s-postgresql): transforms[1]: toInteger needs a decimal integer string, got "X"',
+    },
+    {
+      name: 'parameters that are not an object',
+      backend: 'a9s',
+      spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-small', parameters: 'x' },
+      want: 'cannot read spec.parameters of the composite (composition a9s-postgresql): not an object',
+    },
+    {
+      name: 'an a8s object without a claim',
+      backend: 'a8s',
+      spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-nano' },
+      labels: false,
+      want: 'cannot name the Postgresql (composition a8s-postgresql): the composite has no crossplane.io/claim-name/crossplane.io/claim-namespace labels',
+    },
   ])('$name', ({ backend, spec, labels, want }) => {
     const xr = compositeOf(pg, backend, spec);
     if (labels === false) delete (xr.metadata as Record<string, unknown>).labels;
@@ -213,7 +265,12 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
   });
 
   it('an unknown resource kind composes as long as its fields map', () => {
-    const input = { ...inputOf(pg, 'a9s'), resource: { apiVersion: 'example.org/v1alpha1', kind: 'Database' }, parameters: [], parametersTo: undefined };
+    const input = {
+      ...inputOf(pg, 'a9s'),
+      resource: { apiVersion: 'example.org/v1alpha1', kind: 'Database' },
+      parameters: [],
+      parametersTo: undefined,
+    };
     const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });
     const got = composeResource(input, xr).resource;
     expect([got.apiVersion, got.kind]).toEqual(['example.org/v1alpha1', 'Database']);

@@ -136,7 +136,8 @@ function applyRecipe(target: Obj, input: Input, composite: Obj, where: string, w
   if (params === undefined || params === null) return;
   if (!isObj(params)) throw new ComposeError(`cannot read spec.parameters of the composite ${where}: not an object`);
   const mapped = input.parameters ?? [];
-  if (mapped.length > 0 && !input.parametersTo) throw new ComposeError(`cannot map parameters ${where}: the input has parameters but no parametersTo`);
+  if (mapped.length > 0 && !input.parametersTo)
+    throw new ComposeError(`cannot map parameters ${where}: the input has parameters but no parametersTo`);
   mapped.forEach((p, i) => {
     const thing = `parameters[${i}] (${p.from} → ${p.to}) ${where}`;
     const v = attempt(`read ${thing}`, () => get(params, p.from));
@@ -152,7 +153,8 @@ function applyRecipe(target: Obj, input: Input, composite: Obj, where: string, w
     known.add(name);
   }
   for (const name of Object.keys(params).sort()) {
-    if (!known.has(name)) warnings.push(`parameter ${name} is not known to the ${input.backend} backend of ${input.service} and was ignored ${where}`);
+    if (!known.has(name))
+      warnings.push(`parameter ${name} is not known to the ${input.backend} backend of ${input.service} and was ignored ${where}`);
   }
 }
 

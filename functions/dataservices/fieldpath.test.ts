@@ -3,11 +3,31 @@ import { get, join, parse, set } from './fieldpath';
 
 describe('parse', () => {
   it.each([
-    { name: 'dotted fields', path: 'spec.parameters.maxConnections', want: [{ field: 'spec' }, { field: 'parameters' }, { field: 'maxConnections' }] },
-    { name: 'a bracketed key with dots and slashes', path: 'metadata.labels[crossplane.io/claim-name]', want: [{ field: 'metadata' }, { field: 'labels' }, { field: 'crossplane.io/claim-name' }] },
-    { name: 'an index then a field', path: 'spec.items[0].name', want: [{ field: 'spec' }, { field: 'items' }, { index: 0 }, { field: 'name' }] },
-    { name: 'brackets after brackets', path: 'a.b[key.with.dots][0]', want: [{ field: 'a' }, { field: 'b' }, { field: 'key.with.dots' }, { index: 0 }] },
-    { name: 'kebab and snake keys', path: 'p.tls-protocols.pg_log', want: [{ field: 'p' }, { field: 'tls-protocols' }, { field: 'pg_log' }] },
+    {
+      name: 'dotted fields',
+      path: 'spec.parameters.maxConnections',
+      want: [{ field: 'spec' }, { field: 'parameters' }, { field: 'maxConnections' }],
+    },
+    {
+      name: 'a bracketed key with dots and slashes',
+      path: 'metadata.labels[crossplane.io/claim-name]',
+      want: [{ field: 'metadata' }, { field: 'labels' }, { field: 'crossplane.io/claim-name' }],
+    },
+    {
+      name: 'an index then a field',
+      path: 'spec.items[0].name',
+      want: [{ field: 'spec' }, { field: 'items' }, { index: 0 }, { field: 'name' }],
+    },
+    {
+      name: 'brackets after brackets',
+      path: 'a.b[key.with.dots][0]',
+      want: [{ field: 'a' }, { field: 'b' }, { field: 'key.with.dots' }, { index: 0 }],
+    },
+    {
+      name: 'kebab and snake keys',
+      path: 'p.tls-protocols.pg_log',
+      want: [{ field: 'p' }, { field: 'tls-protocols' }, { field: 'pg_log' }],
+    },
   ])('$name', ({ path, want }) => expect(parse(path)).toEqual(want));
 
   it.each([
@@ -21,7 +41,10 @@ describe('parse', () => {
 });
 
 describe('get', () => {
-  const obj = { spec: { items: [{ name: 'n0' }], parameters: { 'a.b': 1, zero: 0, no: false } }, metadata: { labels: { 'crossplane.io/claim-name': 'c' } } };
+  const obj = {
+    spec: { items: [{ name: 'n0' }], parameters: { 'a.b': 1, zero: 0, no: false } },
+    metadata: { labels: { 'crossplane.io/claim-name': 'c' } },
+  };
   it.each([
     ['spec.items[0].name', 'n0'],
     ['metadata.labels[crossplane.io/claim-name]', 'c'],
@@ -40,7 +63,12 @@ describe('set', () => {
   it.each([
     { name: 'creates objects', path: 'spec.forProvider.planName', value: 'p', want: { spec: { forProvider: { planName: 'p' } } } },
     { name: 'creates arrays and pads with null', path: 'a.list[1].x', value: 1, want: { a: { list: [null, { x: 1 }] } } },
-    { name: 'bracketed keys', path: 'metadata.labels[klutch.io/instance-type]', value: 'pg', want: { metadata: { labels: { 'klutch.io/instance-type': 'pg' } } } },
+    {
+      name: 'bracketed keys',
+      path: 'metadata.labels[klutch.io/instance-type]',
+      value: 'pg',
+      want: { metadata: { labels: { 'klutch.io/instance-type': 'pg' } } },
+    },
   ])('$name', ({ path, value, want }) => {
     const o = {};
     set(o, path, value);

@@ -8,7 +8,10 @@ export type Segment = { readonly field: string } | { readonly index: number };
 
 /** An error in a path or in the object it is applied to; the message names the path. */
 export class FieldPathError extends Error {
-  constructor(readonly path: string, problem: string) {
+  constructor(
+    readonly path: string,
+    problem: string,
+  ) {
     super(`field path "${path}": ${problem}`);
     this.name = 'FieldPathError';
   }

@@ -31,7 +31,12 @@ export function inputOf(api: Api, backend: Backend): Input {
 }
 
 /** A request as Crossplane sends it: observed composite (and resources), the step input, a tag. */
-export function requestOf(input: unknown, composite: Obj | undefined, observed: Record<string, Obj> = {}, desired?: RunFunctionRequest['desired']): RunFunctionRequest {
+export function requestOf(
+  input: unknown,
+  composite: Obj | undefined,
+  observed: Record<string, Obj> = {},
+  desired?: RunFunctionRequest['desired'],
+): RunFunctionRequest {
   return RunFunctionRequest.fromPartial({
     meta: { tag: 'tag-1', capabilities: [] },
     observed: {

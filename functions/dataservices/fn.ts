@@ -36,7 +36,14 @@ function fail(rsp: RunFunctionResponse, message: string): RunFunctionResponse {
 /** A response for a request `to()` cannot read (fuzzed, truncated): the tag if there is one, and no desired state. */
 function fallbackResponse(req: unknown): RunFunctionResponse {
   const tag = isObj(req) && isObj(req.meta) && typeof req.meta.tag === 'string' ? req.meta.tag : '';
-  return { meta: { tag, ttl: TTL }, desired: { composite: undefined, resources: {} }, results: [], conditions: [], context: undefined, requirements: undefined };
+  return {
+    meta: { tag, ttl: TTL },
+    desired: { composite: undefined, resources: {} },
+    results: [],
+    conditions: [],
+    context: undefined,
+    requirements: undefined,
+  };
 }
 
 /** The response for a request, starting from `to(req, TTL)` so earlier steps' desired state passes through. */
@@ -89,7 +96,11 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   }
 
   const desired = rsp.desired as NonNullable<RunFunctionResponse['desired']>;
-  const resource: Resource = { resource: composed.resource, connectionDetails: {}, ready: outcome.ready ? Ready.READY_TRUE : Ready.READY_FALSE };
+  const resource: Resource = {
+    resource: composed.resource,
+    connectionDetails: {},
+    ready: outcome.ready ? Ready.READY_TRUE : Ready.READY_FALSE,
+  };
   desired.resources = { ...desired.resources, [composed.name]: resource };
   // Only status of a desired composite is honoured: write a fresh partial composite (never the observed one),
   // keeping what earlier steps asked for.
@@ -103,7 +114,13 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       ready: desired.composite?.ready ?? Ready.READY_UNSPECIFIED,
     };
   }
-  for (const w of composed.warnings) rsp.results.push({ severity: Severity.SEVERITY_WARNING, message: w, reason: 'IgnoredParameter', target: Target.TARGET_COMPOSITE_AND_CLAIM });
+  for (const w of composed.warnings)
+    rsp.results.push({
+      severity: Severity.SEVERITY_WARNING,
+      message: w,
+      reason: 'IgnoredParameter',
+      target: Target.TARGET_COMPOSITE_AND_CLAIM,
+    });
   if (outcome.condition) {
     rsp.conditions.push({
       type: CONDITION_TYPE,

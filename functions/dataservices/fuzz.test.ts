@@ -23,16 +23,46 @@ function rng(seed: number): () => number {
 function randomValue(r: () => number, depth = 0): unknown {
   const k = Math.floor(r() * (depth > 3 ? 6 : 8));
   switch (k) {
-    case 0: return null;
-    case 1: return r() < 0.5;
-    case 2: return Math.floor(r() * 1e6) - 5e5;
-    case 3: return ['', 'spec', 'a.b[c', '[0]', 'a9s-postgresql13', '%s', '__proto__', 'status.x'][Math.floor(r() * 8)];
-    case 4: return undefined;
-    case 5: return r() * 1e9;
-    case 6: return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return r() < 0.5;
+    case 2:
+      return Math.floor(r() * 1e6) - 5e5;
+    case 3:
+      return ['', 'spec', 'a.b[c', '[0]', 'a9s-postgresql13', '%s', '__proto__', 'status.x'][Math.floor(r() * 8)];
+    case 4:
+      return undefined;
+    case 5:
+      return r() * 1e9;
+    case 6:
+      return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, depth + 1));
     default: {
-      const keys = ['apiVersion', 'kind', 'spec', 'metadata', 'parameters', 'fields', 'from', 'to', 'value', 'transforms', 'type', 'status', 'plan', 'service', 'backend', 'resource', 'providerConfig', 'planTable', 'plans', 'labels'];
-      return Object.fromEntries(Array.from({ length: Math.floor(r() * 5) }, () => [keys[Math.floor(r() * keys.length)], randomValue(r, depth + 1)]));
+      const keys = [
+        'apiVersion',
+        'kind',
+        'spec',
+        'metadata',
+        'parameters',
+        'fields',
+        'from',
+        'to',
+        'value',
+        'transforms',
+        'type',
+        'status',
+        'plan',
+        'service',
+        'backend',
+        'resource',
+        'providerConfig',
+        'planTable',
+        'plans',
+        'labels',
+      ];
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(r() * 5) }, () => [keys[Math.floor(r() * keys.length)], randomValue(r, depth + 1)]),
+      );
     }
   }
 }
@@ -75,7 +105,9 @@ describe('fuzz', () => {
     const r = rng(seed);
     const api = apis[seed % apis.length] as Api;
     const b = api.backendNames[0] as 'a9s';
-    const bytes = RunFunctionRequest.encode(requestOf(inputOf(api, b), compositeOf(api, b, api.examples[b] as Record<string, unknown>))).finish();
+    const bytes = RunFunctionRequest.encode(
+      requestOf(inputOf(api, b), compositeOf(api, b, api.examples[b] as Record<string, unknown>)),
+    ).finish();
     const cut = bytes.slice(0, Math.floor(r() * bytes.length));
     let req: RunFunctionRequest | undefined;
     try {
@@ -87,8 +119,11 @@ describe('fuzz', () => {
     expect(rsp.meta).toBeDefined();
   });
 
-  it.each([undefined, null, {}, 42, 'x', [], { meta: null, observed: 'x', desired: 7, input: [] }])('raw %j gets a Fatal response', (raw) => {
-    const rsp = runFunction(raw as unknown as RunFunctionRequest);
-    expect(rsp.results.some((x) => x.severity === Severity.SEVERITY_FATAL)).toBe(true);
-  });
+  it.each([undefined, null, {}, 42, 'x', [], { meta: null, observed: 'x', desired: 7, input: [] }])(
+    'raw %j gets a Fatal response',
+    (raw) => {
+      const rsp = runFunction(raw as unknown as RunFunctionRequest);
+      expect(rsp.results.some((x) => x.severity === Severity.SEVERITY_FATAL)).toBe(true);
+    },
+  );
 });

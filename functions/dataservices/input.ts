@@ -13,7 +13,16 @@ import { BACKENDS, TRANSFORM_TYPES, type Recipe } from '../../apis/mapping';
 import { s, type Schema } from '../../apis/schema';
 
 import type { Backend } from '../../apis/mapping';
-export type { Backend, FieldMapping, ParameterMapping, PlanTable, ProviderConfigSelector, Recipe, StatusMapping, Transform } from '../../apis/mapping';
+export type {
+  Backend,
+  FieldMapping,
+  ParameterMapping,
+  PlanTable,
+  ProviderConfigSelector,
+  Recipe,
+  StatusMapping,
+  Transform,
+} from '../../apis/mapping';
 
 export const INPUT_GROUP = 'dataservices.fn.klutch.anynines.com';
 export const INPUT_VERSION = 'v1beta1';
@@ -71,10 +80,7 @@ export const inputSchema: Schema = s.object(
     parametersTo: fieldPath,
     parameters: s.array(s.object({ from: fieldPath, to: fieldPath, transforms }, { required: ['from', 'to'] })),
     ignoredParameters: s.array(s.string()),
-    planTable: s.object(
-      { fromFieldPath: fieldPath, plans: s.map(s.map(anyValue)) },
-      { required: ['fromFieldPath', 'plans'] },
-    ),
+    planTable: s.object({ fromFieldPath: fieldPath, plans: s.map(s.map(anyValue)) }, { required: ['fromFieldPath', 'plans'] }),
     labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] })),
     connectionSecret: s.object({ nameSuffix: s.string({ minLength: 1 }) }, { required: ['nameSuffix'] }),
     status: s.array(s.object({ from: fieldPath, to: fieldPath }, { required: ['from', 'to'] })),

@@ -31,8 +31,14 @@ describe('functionPackageObjects', () => {
   it('crank validates the meta object and every catalog composition input against the CRD', async () => {
     writeFileSync(join(tmp, 'ext.yaml'), yaml([crd]));
     const apis = await loadCatalog();
-    const inputs = apis.flatMap((a) => a.backendNames.map((b) => ({ ...inputOf(a, b), metadata: { name: `${b}-${a.name}`, namespace: 'default' } })));
-    const bad = { ...inputOf(apis[0] as never, apis[0]?.backendNames[0] as 'a9s'), metadata: { name: 'bad', namespace: 'default' }, providerConfig: {} };
+    const inputs = apis.flatMap((a) =>
+      a.backendNames.map((b) => ({ ...inputOf(a, b), metadata: { name: `${b}-${a.name}`, namespace: 'default' } })),
+    );
+    const bad = {
+      ...inputOf(apis[0] as never, apis[0]?.backendNames[0] as 'a9s'),
+      metadata: { name: 'bad', namespace: 'default' },
+      providerConfig: {},
+    };
     writeFileSync(join(tmp, 'inputs.yaml'), yaml([...inputs, bad]));
     const r = crankValidate(inject('crank'), join(tmp, 'ext.yaml'), join(tmp, 'inputs.yaml'));
     const failed = r.stdout.split('\n').filter((l) => l.includes('[x]'));

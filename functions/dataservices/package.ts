@@ -22,12 +22,17 @@ type Json = JSONSchemaProps & { 'x-kubernetes-validations'?: { rule: string; mes
  */
 export function celCompatible(schema: Json): Json {
   const out: Json = { ...schema };
-  if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, celCompatible(v as Json)]));
+  if (schema.properties)
+    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, celCompatible(v as Json)]));
   if (schema.items) out.items = celCompatible(schema.items as Json);
   if (typeof schema.additionalProperties === 'object') out.additionalProperties = celCompatible(schema.additionalProperties as Json);
   const rules = schema['x-kubernetes-validations'];
   if (rules) {
-    const untyped = new Set(Object.entries(schema.properties ?? {}).filter(([, v]) => !v.type).map(([k]) => k));
+    const untyped = new Set(
+      Object.entries(schema.properties ?? {})
+        .filter(([, v]) => !v.type)
+        .map(([k]) => k),
+    );
     const kept = rules.filter((r) => ![...r.rule.matchAll(/self\.(\w+)/g)].some((m) => untyped.has(m[1] as string)));
     if (kept.length) out['x-kubernetes-validations'] = kept;
     else delete out['x-kubernetes-validations'];

@@ -12,7 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunner, newGrpcServer, Severity, type FunctionHandler, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import {
+  FunctionRunner,
+  newGrpcServer,
+  Severity,
+  type FunctionHandler,
+  type RunFunctionRequest,
+} from '@crossplane-org/function-sdk-typescript';
 import { pino, type Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { dataServicesFunction } from './fn';
@@ -80,7 +86,9 @@ export function serverCredentials(o: Pick<FunctionServerOptions, 'insecure' | 't
     const read = (f: string) => readFileSync(join(o.tlsCertsDir, f));
     return grpc.ServerCredentials.createSsl(read('ca.crt'), [{ private_key: read('tls.key'), cert_chain: read('tls.crt') }], true);
   } catch (e) {
-    throw new Error(`cannot load TLS certificates from ${o.tlsCertsDir}: ${(e as Error).message}; mount tls.key, tls.crt and ca.crt there, or pass --insecure for local development`);
+    throw new Error(
+      `cannot load TLS certificates from ${o.tlsCertsDir}: ${(e as Error).message}; mount tls.key, tls.crt and ca.crt there, or pass --insecure for local development`,
+    );
   }
 }
 
@@ -91,7 +99,12 @@ export interface FunctionMetrics {
 
 /** Wraps a handler with a run counter (by result) and a duration histogram. */
 export function instrument(handler: FunctionHandler, registry = new Registry()): FunctionMetrics {
-  const runs = new Counter({ name: 'function_run_function_total', help: 'RunFunction calls by outcome.', labelNames: ['result'], registers: [registry] });
+  const runs = new Counter({
+    name: 'function_run_function_total',
+    help: 'RunFunction calls by outcome.',
+    labelNames: ['result'],
+    registers: [registry],
+  });
   const seconds = new Histogram({
     name: 'function_run_function_duration_seconds',
     help: 'RunFunction duration.',
@@ -106,7 +119,9 @@ export function instrument(handler: FunctionHandler, registry = new Registry()):
         try {
           const rsp = await handler.RunFunction(req, logger);
           const sev = rsp.results.map((r) => r.severity);
-          runs.inc({ result: sev.includes(Severity.SEVERITY_FATAL) ? 'fatal' : sev.includes(Severity.SEVERITY_WARNING) ? 'warning' : 'ok' });
+          runs.inc({
+            result: sev.includes(Severity.SEVERITY_FATAL) ? 'fatal' : sev.includes(Severity.SEVERITY_WARNING) ? 'warning' : 'ok',
+          });
           return rsp;
         } catch (e) {
           runs.inc({ result: 'error' });
@@ -129,7 +144,10 @@ export interface RunningFunctionServer {
 }
 
 /** Starts the gRPC server (and the metrics server); resolves once both listen. */
-export async function startFunctionServer(o: FunctionServerOptions, logger: Logger = pino({ level: o.debug ? 'debug' : 'info' })): Promise<RunningFunctionServer> {
+export async function startFunctionServer(
+  o: FunctionServerOptions,
+  logger: Logger = pino({ level: o.debug ? 'debug' : 'info' }),
+): Promise<RunningFunctionServer> {
   const creds = serverCredentials(o);
   const { host, port: wantPort } = hostPort(o.address);
   const registry = new Registry();
@@ -137,7 +155,9 @@ export async function startFunctionServer(o: FunctionServerOptions, logger: Logg
   const { handler } = instrument(dataServicesFunction, registry);
   const server = newGrpcServer(new FunctionRunner(handler, logger), logger);
   const target = host.includes(':') ? `[${host}]:${wantPort}` : `${host}:${wantPort}`;
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(target, creds, (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(target, creds, (err, p) => (err ? reject(err) : resolve(p))),
+  );
   logger.info({ address: target, port, tls: !o.insecure }, 'serving RunFunction');
 
   let http: HttpServer | undefined;
@@ -190,7 +210,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
   try {
     opts = parseServerArgs(argv, env);
   } catch (e) {
-    process.stderr.write(`function-dataservices: ${(e as Error).message}\nflags: --address host:port --insecure --tls-certs-dir dir --metrics-address host:port --debug\n`);
+    process.stderr.write(
+      `function-dataservices: ${(e as Error).message}\nflags: --address host:port --insecure --tls-certs-dir dir --metrics-address host:port --debug\n`,
+    );
     process.exit(2);
   }
   const logger = pino({ level: opts.debug ? 'debug' : 'info', base: { function: 'dataservices' } });

@@ -3,7 +3,12 @@ import { failedState, observeStatus, type StatusOutcome } from './status';
 
 type Obj = Record<string, unknown>;
 const input = { backend: 'a9s' as const, service: 'postgresql', status: [{ from: 'status.atProvider.state', to: 'status.managed.state' }] };
-const cond = (type: string, status: string, reason: string, message?: string) => ({ type, status, reason, ...(message ? { message } : {}) });
+const cond = (type: string, status: string, reason: string, message?: string) => ({
+  type,
+  status,
+  reason,
+  ...(message ? { message } : {}),
+});
 const observed = (atProvider: Obj, ...conditions: Obj[]): Obj => ({ status: { atProvider, conditions } });
 
 describe('observeStatus', () => {
@@ -22,22 +27,38 @@ describe('observeStatus', () => {
     {
       name: 'Synced False: the backend message',
       observed: observed({}, cond('Synced', 'False', 'ReconcileError', 'broker: plan not found')),
-      want: { composite: {}, ready: false, condition: { status: 'False', reason: 'ReconcileError', message: 'a9s postgresql: broker: plan not found' } },
+      want: {
+        composite: {},
+        ready: false,
+        condition: { status: 'False', reason: 'ReconcileError', message: 'a9s postgresql: broker: plan not found' },
+      },
     },
     {
       name: 'Synced False without a message',
       observed: observed({}, cond('Synced', 'False', '')),
-      want: { composite: {}, ready: false, condition: { status: 'False', reason: 'ReconcileError', message: 'a9s postgresql: the backend reports an error' } },
+      want: {
+        composite: {},
+        ready: false,
+        condition: { status: 'False', reason: 'ReconcileError', message: 'a9s postgresql: the backend reports an error' },
+      },
     },
     {
       name: 'atProvider state failed: reported even while Ready is only Creating',
       observed: observed({ state: 'failed' }, cond('Ready', 'False', 'Creating'), cond('Synced', 'True', 'ReconcileSuccess')),
-      want: { composite: { status: { managed: { state: 'failed' } } }, ready: false, condition: { status: 'False', reason: 'ProvisioningFailed', message: 'a9s postgresql: the backend reports state "failed"' } },
+      want: {
+        composite: { status: { managed: { state: 'failed' } } },
+        ready: false,
+        condition: { status: 'False', reason: 'ProvisioningFailed', message: 'a9s postgresql: the backend reports state "failed"' },
+      },
     },
     {
       name: 'atProvider state failed with a Ready message: the message',
       observed: observed({ state: 'failed' }, cond('Ready', 'False', 'Unavailable', 'disk quota exceeded')),
-      want: { composite: { status: { managed: { state: 'failed' } } }, ready: false, condition: { status: 'False', reason: 'ProvisioningFailed', message: 'a9s postgresql: disk quota exceeded' } },
+      want: {
+        composite: { status: { managed: { state: 'failed' } } },
+        ready: false,
+        condition: { status: 'False', reason: 'ProvisioningFailed', message: 'a9s postgresql: disk quota exceeded' },
+      },
     },
     {
       name: 'Ready False for a reason other than progress, with a message',
@@ -59,7 +80,9 @@ describe('observeStatus', () => {
   });
 
   it('refuses a mapping outside status', () => {
-    expect(() => observeStatus({ ...input, status: [{ from: 'status.x', to: 'spec.x' }] }, {})).toThrow('status mapping to "spec.x" is not below status');
+    expect(() => observeStatus({ ...input, status: [{ from: 'status.x', to: 'spec.x' }] }, {})).toThrow(
+      'status mapping to "spec.x" is not below status',
+    );
   });
 });
 
@@ -67,8 +90,16 @@ describe('failedState', () => {
   it.each<{ name: string; observed: unknown; want: string | undefined }>([
     { name: 'a9s failed', observed: { status: { atProvider: { state: 'failed' } } }, want: 'failed' },
     { name: 'a9s in progress', observed: { status: { atProvider: { state: 'in progress' } } }, want: undefined },
-    { name: 'a8s object phase Failed', observed: { status: { atProvider: { manifest: { status: { phase: 'Failed' } } } } }, want: 'Failed' },
-    { name: 'a8s object phase Running', observed: { status: { atProvider: { manifest: { status: { phase: 'Running' } } } } }, want: undefined },
+    {
+      name: 'a8s object phase Failed',
+      observed: { status: { atProvider: { manifest: { status: { phase: 'Failed' } } } } },
+      want: 'Failed',
+    },
+    {
+      name: 'a8s object phase Running',
+      observed: { status: { atProvider: { manifest: { status: { phase: 'Running' } } } } },
+      want: undefined,
+    },
     { name: 'no status', observed: {}, want: undefined },
     { name: 'not an object', observed: 'x', want: undefined },
   ])('$name', ({ observed: o, want }) => {

@@ -29,14 +29,20 @@ export interface StatusOutcome {
 export function conditionsOf(observed: unknown): ObservedCondition[] {
   const c = get(observed, 'status.conditions');
   if (!Array.isArray(c)) return [];
-  return c.filter((x): x is ObservedCondition => typeof x === 'object' && x !== null && typeof x.type === 'string' && typeof x.status === 'string');
+  return c.filter(
+    (x): x is ObservedCondition => typeof x === 'object' && x !== null && typeof x.type === 'string' && typeof x.status === 'string',
+  );
 }
 
 /** Reasons of a False Ready condition that are progress, not failure. */
 const PROGRESS = new Set(['Creating', 'Deleting', 'Unavailable', '']);
 
 /** Where backends report their provisioning state: provider-anynines' MR, and the a8s object inside an Object. */
-export const STATE_PATHS = ['status.atProvider.state', 'status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.state'];
+export const STATE_PATHS = [
+  'status.atProvider.state',
+  'status.atProvider.manifest.status.phase',
+  'status.atProvider.manifest.status.state',
+];
 
 /** The backend's state when it says provisioning failed (`failed`, `Failed`, `failure`), else undefined. */
 export function failedState(observed: unknown): string | undefined {
@@ -51,7 +57,8 @@ export function failedState(observed: unknown): string | undefined {
 export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service'>, observed: Obj | undefined): StatusOutcome {
   const status: Obj = {};
   for (const m of input.status ?? []) {
-    if (!m.to.startsWith('status.')) throw new Error(`status mapping to "${m.to}" is not below status; Crossplane ignores everything else of a composite`);
+    if (!m.to.startsWith('status.'))
+      throw new Error(`status mapping to "${m.to}" is not below status; Crossplane ignores everything else of a composite`);
   }
   if (!observed) return { composite: status, ready: false };
   for (const m of input.status ?? []) {
@@ -65,7 +72,15 @@ export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service
   const ready = readyC?.status === 'True';
   const what = `${input.backend} ${input.service}`;
   if (synced?.status === 'False') {
-    return { composite: status, ready, condition: { status: 'False', reason: synced.reason || 'ReconcileError', message: `${what}: ${synced.message || 'the backend reports an error'}` } };
+    return {
+      composite: status,
+      ready,
+      condition: {
+        status: 'False',
+        reason: synced.reason || 'ReconcileError',
+        message: `${what}: ${synced.message || 'the backend reports an error'}`,
+      },
+    };
   }
   const failed = failedState(observed);
   if (failed !== undefined) {
@@ -73,7 +88,11 @@ export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service
     return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${message}` } };
   }
   if (readyC?.status === 'False' && !PROGRESS.has(readyC.reason ?? '') && readyC.message) {
-    return { composite: status, ready, condition: { status: 'False', reason: readyC.reason as string, message: `${what}: ${readyC.message}` } };
+    return {
+      composite: status,
+      ready,
+      condition: { status: 'False', reason: readyC.reason as string, message: `${what}: ${readyC.message}` },
+    };
   }
   if (ready) return { composite: status, ready, condition: { status: 'True', reason: 'Available' } };
   return { composite: status, ready };

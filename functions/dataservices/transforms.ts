@@ -21,7 +21,8 @@ export function applyTransform(value: unknown, t: Transform): unknown {
       return value.startsWith(t.prefix) ? value.slice(t.prefix.length) : value;
     case 'toInteger':
       if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-      if (typeof value !== 'string' || !/^[-+]?[0-9]+$/.test(value)) throw new TransformError(`toInteger needs a decimal integer string, got ${show(value)}`);
+      if (typeof value !== 'string' || !/^[-+]?[0-9]+$/.test(value))
+        throw new TransformError(`toInteger needs a decimal integer string, got ${show(value)}`);
       {
         const n = Number(value);
         if (!Number.isSafeInteger(n)) throw new TransformError(`toInteger: ${show(value)} is out of range`);

@@ -63,7 +63,12 @@ function prepare(schema: Json): { schema: Json; rules: RuleNode } {
       out[k] = v;
     }
   }
-  if (out.type === 'object' && out.properties && out.additionalProperties === undefined && !schema['x-kubernetes-preserve-unknown-fields']) {
+  if (
+    out.type === 'object' &&
+    out.properties &&
+    out.additionalProperties === undefined &&
+    !schema['x-kubernetes-preserve-unknown-fields']
+  ) {
     out.additionalProperties = false;
   }
   return { schema: out, rules: node };
@@ -127,12 +132,13 @@ export type InputValidation = { readonly ok: true; readonly input: Input } | { r
 export function validateInput(input: unknown): InputValidation {
   const { validate, rules } = compile();
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    return { ok: false, errors: ['<root>: the step has no input object; set the step\'s input to a dataservices Input'] };
+    return { ok: false, errors: ["<root>: the step has no input object; set the step's input to a dataservices Input"] };
   }
   // A Composition may give the input object metadata (the CRD allows it); it carries nothing the function reads.
   const { metadata, ...body } = input as Json;
   const errors: string[] = [];
-  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))) errors.push('metadata: must be object');
+  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)))
+    errors.push('metadata: must be object');
   if (!validate(body)) errors.push(...(validate.errors ?? []).map(describeError));
   walkRules(body, rules, '', errors);
   if (errors.length > 0) return { ok: false, errors: [...new Set(errors)].sort() };

@@ -46,16 +46,60 @@ export function transitionCases(p: TransitionPlans): UpdateCase[] {
 }
 
 /** Create cases every instance API shares: schema errors a user typically makes. */
-export function commonCreateCases(valid: { service: string; plan: string; backend?: Backend }, param: { name: string; wrongType: unknown }): CreateCase[] {
+export function commonCreateCases(
+  valid: { service: string; plan: string; backend?: Backend },
+  param: { name: string; wrongType: unknown },
+): CreateCase[] {
   const b = valid.backend;
   return [
-    { name: 'minimal', reason: 'service and plan are all a claim needs', backend: b, spec: { service: valid.service, plan: valid.plan }, valid: true },
+    {
+      name: 'minimal',
+      reason: 'service and plan are all a claim needs',
+      backend: b,
+      spec: { service: valid.service, plan: valid.plan },
+      valid: true,
+    },
     { name: 'no plan', reason: 'plan is required', backend: b, spec: { service: valid.service }, valid: false, error: 'spec.plan' },
     { name: 'no service', reason: 'service is required', backend: b, spec: { plan: valid.plan }, valid: false, error: 'spec.service' },
-    { name: 'unknown service', reason: 'service is an enum', backend: b, spec: { service: 'a9s-unknown1', plan: valid.plan }, valid: false, error: 'spec.service' },
-    { name: 'unknown plan', reason: 'plan is an enum', backend: b, spec: { service: valid.service, plan: 'no-such-plan' }, valid: false, error: 'spec.plan' },
-    { name: 'unknown parameter', reason: 'unknown fields are rejected', backend: b, spec: { ...valid, backend: undefined, parameters: { noSuchParameter: 1 } }, valid: false, error: 'noSuchParameter' },
-    { name: 'unknown spec field', reason: 'unknown fields are rejected', backend: b, spec: { service: valid.service, plan: valid.plan, sise: 'big' }, valid: false, error: 'sise' },
-    { name: 'wrong type', reason: `${param.name} has a type`, backend: b, spec: { service: valid.service, plan: valid.plan, parameters: { [param.name]: param.wrongType } }, valid: false, error: param.name },
+    {
+      name: 'unknown service',
+      reason: 'service is an enum',
+      backend: b,
+      spec: { service: 'a9s-unknown1', plan: valid.plan },
+      valid: false,
+      error: 'spec.service',
+    },
+    {
+      name: 'unknown plan',
+      reason: 'plan is an enum',
+      backend: b,
+      spec: { service: valid.service, plan: 'no-such-plan' },
+      valid: false,
+      error: 'spec.plan',
+    },
+    {
+      name: 'unknown parameter',
+      reason: 'unknown fields are rejected',
+      backend: b,
+      spec: { ...valid, backend: undefined, parameters: { noSuchParameter: 1 } },
+      valid: false,
+      error: 'noSuchParameter',
+    },
+    {
+      name: 'unknown spec field',
+      reason: 'unknown fields are rejected',
+      backend: b,
+      spec: { service: valid.service, plan: valid.plan, sise: 'big' },
+      valid: false,
+      error: 'sise',
+    },
+    {
+      name: 'wrong type',
+      reason: `${param.name} has a type`,
+      backend: b,
+      spec: { service: valid.service, plan: valid.plan, parameters: { [param.name]: param.wrongType } },
+      valid: false,
+      error: param.name,
+    },
   ].map((c) => ({ ...c, spec: Object.fromEntries(Object.entries(c.spec).filter(([k, v]) => k !== 'backend' && v !== undefined)) }));
 }

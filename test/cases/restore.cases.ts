@@ -1,3 +1,6 @@
 import { operationCases } from './operations';
 
-export default operationCases('restore', { backupRef: 'my-backup', instanceRef: 'my-db', serviceInstanceType: 'postgresql' }, ['backupRef', 'instanceRef']);
+export default operationCases('restore', { backupRef: 'my-backup', instanceRef: 'my-db', serviceInstanceType: 'postgresql' }, [
+  'backupRef',
+  'instanceRef',
+]);

@@ -39,7 +39,9 @@ for (const [path, text] of files) {
 
 const CASES_DIR = join(ROOT, 'test', 'cases');
 const allCases: ApiCases[] = [];
-for (const f of readdirSync(CASES_DIR).filter((x) => x.endsWith('.cases.ts')).sort()) {
+for (const f of readdirSync(CASES_DIR)
+  .filter((x) => x.endsWith('.cases.ts'))
+  .sort()) {
   const mod = (await import(join(CASES_DIR, f))) as Record<string, unknown>;
   const found = Object.values(mod).filter(isApiCases);
   if (found.length === 0) throw new Error(`test/cases/${f}: exports no ApiCases ({ api, create, update })`);
@@ -47,7 +49,13 @@ for (const f of readdirSync(CASES_DIR).filter((x) => x.endsWith('.cases.ts')).so
 }
 
 function isApiCases(v: unknown): v is ApiCases {
-  return typeof v === 'object' && v !== null && typeof (v as ApiCases).api === 'string' && Array.isArray((v as ApiCases).create) && Array.isArray((v as ApiCases).update);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as ApiCases).api === 'string' &&
+    Array.isArray((v as ApiCases).create) &&
+    Array.isArray((v as ApiCases).update)
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -163,7 +171,9 @@ function escapeRe(s: string): string {
 
 /** Whether an API server error names the rule: its field path, then (in the same error) its message. */
 function names(rule: TrackedRule, error: string): boolean {
-  const segs = rule.path.map((seg) => (seg === '[]' ? '\\[\\d+\\]' : seg === '{}' ? '(?:\\[[^\\]]+\\]|\\.[^.:\\s]+)' : `\\.${escapeRe(seg)}`));
+  const segs = rule.path.map((seg) =>
+    seg === '[]' ? '\\[\\d+\\]' : seg === '{}' ? '(?:\\[[^\\]]+\\]|\\.[^.:\\s]+)' : `\\.${escapeRe(seg)}`,
+  );
   let path = segs.join('').replace(/^\\\./, '');
   if (rule.fieldPath) path += escapeRe(rule.fieldPath.replace(/^\./, '.'));
   const message = rule.message === undefined ? '' : `(?:[^,\\]]*?: )?${escapeRe(rule.message)}(?=$|, |\\]|\\n)`;
@@ -188,7 +198,8 @@ function creditCreate(api: string, caseName: string, stored: unknown): void {
 function creditUpdate(api: string, caseName: string, before: unknown, after: unknown): void {
   for (const r of tracked.get(api) ?? []) {
     if (r.transition) {
-      if (correlated(before, after, r.path).length > 0 || (r.optionalOldSelf && nodesAt(after, r.path).length > 0)) r.accepted.push(caseName);
+      if (correlated(before, after, r.path).length > 0 || (r.optionalOldSelf && nodesAt(after, r.path).length > 0))
+        r.accepted.push(caseName);
     } else {
       // Unchanged nodes are ratcheted (not re-validated) on update: only changed nodes count.
       const changed = JSON.stringify(nodesAt(before, r.path)) !== JSON.stringify(nodesAt(after, r.path));
@@ -229,7 +240,8 @@ async function installAll(crds: Crd[]): Promise<void> {
       if (isEstablished(status)) break;
       const refused = status?.conditions?.find((x) => x.type === 'NamesAccepted' && x.status === 'False');
       if (refused) throw new Error(`CRD ${crd.metadata.name}: names not accepted: ${refused.message}`);
-      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not Established after 60s: ${JSON.stringify(status?.conditions)}`);
+      if (Date.now() > deadline)
+        throw new Error(`CRD ${crd.metadata.name} not Established after 60s: ${JSON.stringify(status?.conditions)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -267,7 +279,13 @@ function createClaim(t: ClaimTarget, spec: Record<string, unknown>, store: boole
 
 /** A JSON merge patch of the stored claim's spec, as a server-side dry run with strict field validation. */
 function patchClaim(t: ClaimTarget, name: string, patch: Record<string, unknown>): Promise<Outcome> {
-  return attempt(kube, 'PATCH', `${claimsPath(t)}/${name}?fieldValidation=Strict&dryRun=All`, { spec: patch }, 'application/merge-patch+json');
+  return attempt(
+    kube,
+    'PATCH',
+    `${claimsPath(t)}/${name}?fieldValidation=Strict&dryRun=All`,
+    { spec: patch },
+    'application/merge-patch+json',
+  );
 }
 
 function expectRejectionText(c: CreateCase | UpdateCase, message: string): void {
@@ -290,8 +308,14 @@ describe('inputs', () => {
     expect(xrds.size).toBeGreaterThan(0);
     for (const [name, xrd] of xrds) expect(xrd.spec.claimNames, `${name} has claimNames`).toBeDefined();
     const withCases = new Set(allCases.map((c) => c.api));
-    expect([...xrds.keys()].filter((n) => !withCases.has(n)), 'APIs without test/cases/<api>.cases.ts').toEqual([]);
-    expect([...withCases].filter((n) => !xrds.has(n)), 'cases for APIs the catalog does not have').toEqual([]);
+    expect(
+      [...xrds.keys()].filter((n) => !withCases.has(n)),
+      'APIs without test/cases/<api>.cases.ts',
+    ).toEqual([]);
+    expect(
+      [...withCases].filter((n) => !xrds.has(n)),
+      'cases for APIs the catalog does not have',
+    ).toEqual([]);
   });
 });
 
@@ -329,7 +353,8 @@ for (const cases of allCases) {
         // everything but CEL: what the server accepts it accepts; what the server refuses without a CEL rule it refuses.
         const offline = validate({ apiVersion: `${t.group}/${t.version}`, kind: t.kind, metadata: { name: 'offline', namespace }, spec });
         if (r.ok) expect(offline.errors, `${c.name}: offline validator vs API server`).toEqual([]);
-        else if (!celRejected) expect(offline.valid, `${c.name}: offline validator accepts what the API server refuses: ${r.rejection.message}`).toBe(false);
+        else if (!celRejected)
+          expect(offline.valid, `${c.name}: offline validator accepts what the API server refuses: ${r.rejection.message}`).toBe(false);
       });
     }
 
@@ -360,8 +385,13 @@ describe('CEL rule coverage', () => {
   it('exercises every CEL rule of every XRD in both directions (accepted while applicable, and rejected)', () => {
     const all = [...tracked.values()].flat();
     expect(all.length, 'the XRDs have CEL rules').toBeGreaterThan(0);
-    const report = all.map((r) => `accepted ${String(r.accepted.length).padStart(3)}  rejected ${String(r.rejected.length).padStart(3)}  ${r.id.length > 160 ? `${r.id.slice(0, 157)}...` : r.id}`);
-    console.log(`CEL rules (${all.length}):\n${report.join('\n')}${skippedRules.length ? `\nnot tracked (outside spec):\n${skippedRules.join('\n')}` : ''}`);
+    const report = all.map(
+      (r) =>
+        `accepted ${String(r.accepted.length).padStart(3)}  rejected ${String(r.rejected.length).padStart(3)}  ${r.id.length > 160 ? `${r.id.slice(0, 157)}...` : r.id}`,
+    );
+    console.log(
+      `CEL rules (${all.length}):\n${report.join('\n')}${skippedRules.length ? `\nnot tracked (outside spec):\n${skippedRules.join('\n')}` : ''}`,
+    );
     const neverAccepted = all.filter((r) => r.accepted.length === 0).map((r) => r.id);
     const neverRejected = all.filter((r) => r.rejected.length === 0).map((r) => r.id);
     expect({ neverAccepted, neverRejected }).toEqual({ neverAccepted: [], neverRejected: [] });

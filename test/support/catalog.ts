@@ -13,7 +13,9 @@ export const CATALOG_DIR = join(ROOT, 'apis', 'catalog');
 
 /** Every module of apis/catalog/, in file order. */
 export async function loadCatalog(dir = CATALOG_DIR): Promise<Api[]> {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .sort();
   const modules: CatalogModule[] = [];
   for (const f of files) modules.push([f, (await import(join(dir, f))) as Record<string, unknown>]);
   return catalogApis(modules);

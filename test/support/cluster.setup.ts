@@ -45,4 +45,3 @@ export default function setup(project: TestProject): () => Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   };
 }
-

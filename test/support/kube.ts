@@ -27,7 +27,8 @@ export interface Kube {
 /** A client for `identity` (a name of `cluster.tokens`, default the admin) or for a bearer token of your own. */
 export function kubeFor(cluster: ClusterInfo, identity: string = ADMIN, bearer?: string): Kube {
   const token = bearer ?? cluster.tokens[identity];
-  if (token === undefined) throw new Error(`cluster ${cluster.name} has no identity "${identity}"; it has ${Object.keys(cluster.tokens).join(', ')}`);
+  if (token === undefined)
+    throw new Error(`cluster ${cluster.name} has no identity "${identity}"; it has ${Object.keys(cluster.tokens).join(', ')}`);
   return kubeFromConfig(kubeconfigYaml(cluster.name, cluster.server, cluster.ca, bearer ? 'token' : identity, token));
 }
 
@@ -83,7 +84,8 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -141,10 +141,17 @@ describe('validatorFor', () => {
       'spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1',
     ]);
     expect(validate(widget({ size: 'small', tags: ['a', 'a'] })).errors[0]).toMatch(/^spec\.tags\[\d\]: Duplicate value: "a"$/);
-    expect(validate(widget({ size: 'small', env: [{ name: 'A' }, { name: 'A', value: 'x' }] })).errors).toEqual(['spec.env: Duplicate value: ["A"]']);
-    expect(validate(widget({ size: 'small', template: { metadata: {} } })).errors).toEqual(['spec.template.apiVersion: Required value', 'spec.template.kind: Required value']);
+    expect(validate(widget({ size: 'small', env: [{ name: 'A' }, { name: 'A', value: 'x' }] })).errors).toEqual([
+      'spec.env: Duplicate value: ["A"]',
+    ]);
+    expect(validate(widget({ size: 'small', template: { metadata: {} } })).errors).toEqual([
+      'spec.template.apiVersion: Required value',
+      'spec.template.kind: Required value',
+    ]);
     expect(validate(widget({ size: 'small', created: 'yesterday' })).errors[0]).toContain('spec.created: Invalid value: "yesterday"');
-    expect(validate(widget({ size: 'small' }, { name: 'much-too-long-a-name' })).errors).toEqual(['metadata.name: Too long: may not be more than 10 bytes']);
+    expect(validate(widget({ size: 'small' }, { name: 'much-too-long-a-name' })).errors).toEqual([
+      'metadata.name: Too long: may not be more than 10 bytes',
+    ]);
     expect(validate(widget({ size: 'small' }, { name: 'w', labels: { a: 1 } })).valid).toBe(false);
     expect(validate(widget({ size: 'small', nested: {} })).errors).toEqual([
       'spec.nested: Invalid value: {}: spec.nested in body must validate at least one schema (anyOf)',
@@ -209,8 +216,22 @@ describe('with the converter: claims of an XRD', () => {
 
   it('accepts what Crossplane adds to the claim spec and rejects what it does not', () => {
     const v = claimValidator(xrd);
-    const claim = (spec: object, name = 'w') => ({ apiVersion: 'example.org/v1', kind: 'Widget', metadata: { name, namespace: 'd' }, spec });
-    expect(v(claim({ size: 'small', compositionRef: { name: 'x' }, compositeDeletePolicy: 'Foreground', writeConnectionSecretToRef: { name: 's' } })).errors).toEqual([]);
+    const claim = (spec: object, name = 'w') => ({
+      apiVersion: 'example.org/v1',
+      kind: 'Widget',
+      metadata: { name, namespace: 'd' },
+      spec,
+    });
+    expect(
+      v(
+        claim({
+          size: 'small',
+          compositionRef: { name: 'x' },
+          compositeDeletePolicy: 'Foreground',
+          writeConnectionSecretToRef: { name: 's' },
+        }),
+      ).errors,
+    ).toEqual([]);
     expect(v(claim({ size: 'small', claimRef: {} })).errors).toEqual(['spec.claimRef: unknown field "spec.claimRef"']);
     expect(v(claim({ size: 'small', compositeDeletePolicy: 'Later' })).errors).toEqual([
       'spec.compositeDeletePolicy: Unsupported value: "Later": supported values: "Background", "Foreground"',

@@ -32,7 +32,12 @@ export type Validator = (obj: unknown) => ValidationResult;
 /** A CRD as far as the validator reads it (any apiextensions.k8s.io/v1 CRD object qualifies). */
 export interface CrdLike {
   readonly spec: {
-    readonly versions?: readonly { readonly name: string; readonly served?: boolean; readonly storage?: boolean; readonly schema?: { readonly openAPIV3Schema?: unknown } }[];
+    readonly versions?: readonly {
+      readonly name: string;
+      readonly served?: boolean;
+      readonly storage?: boolean;
+      readonly schema?: { readonly openAPIV3Schema?: unknown };
+    }[];
     readonly validation?: { readonly openAPIV3Schema?: unknown };
     readonly version?: string;
   };
@@ -45,7 +50,10 @@ export function validatorFor(crd: CrdLike | Record<string, unknown>, version?: s
   const versions = spec.versions ?? [];
   let schema: unknown;
   if (versions.length > 0) {
-    const v = version !== undefined ? versions.find((x) => x.name === version) : (versions.find((x) => x.storage) ?? versions.find((x) => x.served) ?? versions[0]);
+    const v =
+      version !== undefined
+        ? versions.find((x) => x.name === version)
+        : (versions.find((x) => x.storage) ?? versions.find((x) => x.served) ?? versions[0]);
     if (!v) throw new Error(`CRD has no version ${version}; it has ${versions.map((x) => x.name).join(', ')}`);
     schema = v.schema?.openAPIV3Schema ?? spec.validation?.openAPIV3Schema;
   } else {
@@ -87,7 +95,8 @@ export function compositeValidator(xrd: Xrd | Record<string, unknown>, version?:
 let shared: Ajv | undefined;
 
 const FORMATS: Record<string, RegExp | ((s: string) => boolean)> = {
-  'date-time': (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
+  'date-time': (s) =>
+    /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
   datetime: (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s),
   date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)),
   byte: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/,
@@ -149,7 +158,19 @@ const objectMetaProps = (): Record<string, object> => ({
 export function toAjvSchema(s: JSONSchemaProps, ctx: Ctx = { root: true, value: false }): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const x = s as JSONSchemaProps & Record<string, unknown>;
-  for (const k of ['enum', 'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'multipleOf', 'uniqueItems', 'default'] as const) {
+  for (const k of [
+    'enum',
+    'pattern',
+    'minLength',
+    'maxLength',
+    'minItems',
+    'maxItems',
+    'minProperties',
+    'maxProperties',
+    'multipleOf',
+    'uniqueItems',
+    'default',
+  ] as const) {
     if (x[k] !== undefined) out[k] = structuredClone(x[k]);
   }
   if (s.required?.length) out.required = [...s.required];
@@ -185,14 +206,18 @@ export function toAjvSchema(s: JSONSchemaProps, ctx: Ctx = { root: true, value: 
   }
 
   if (s.additionalProperties !== undefined) {
-    out.additionalProperties = typeof s.additionalProperties === 'boolean' ? s.additionalProperties : toAjvSchema(s.additionalProperties, { root: false, value: ctx.value });
+    out.additionalProperties =
+      typeof s.additionalProperties === 'boolean'
+        ? s.additionalProperties
+        : toAjvSchema(s.additionalProperties, { root: false, value: ctx.value });
   } else if (isObject && !ctx.value && s['x-kubernetes-preserve-unknown-fields'] !== true) {
     out.additionalProperties = false;
   }
 
   if (s.items && !Array.isArray(s.items)) out.items = toAjvSchema(s.items, { root: false, value: ctx.value });
   if (s['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
-  if (s['x-kubernetes-list-type'] === 'map' && s['x-kubernetes-list-map-keys']?.length) out['x-list-map-keys'] = [...s['x-kubernetes-list-map-keys']];
+  if (s['x-kubernetes-list-type'] === 'map' && s['x-kubernetes-list-map-keys']?.length)
+    out['x-list-map-keys'] = [...s['x-kubernetes-list-map-keys']];
 
   for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
     if (s[k]?.length) out[k] = s[k]!.map((b) => toAjvSchema(b, { root: false, value: true }));
@@ -234,7 +259,13 @@ function pruneNulls(x: unknown, s: JSONSchemaProps | undefined): void {
 
 /** `/spec/items/0/name` → `spec.items[0].name`. */
 export function fieldPath(pointer: string, child?: string): string {
-  const parts = pointer === '' ? [] : pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts =
+    pointer === ''
+      ? []
+      : pointer
+          .slice(1)
+          .split('/')
+          .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   let out = '';
   for (const p of parts) {
@@ -246,7 +277,7 @@ export function fieldPath(pointer: string, child?: string): string {
 }
 
 function show(v: unknown): string {
-  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  return typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
 }
 
 function formatErrors(fn: ValidateFunction, _data: unknown): string[] {
@@ -277,11 +308,15 @@ function formatErrors(fn: ValidateFunction, _data: unknown): string[] {
       }
       case 'minimum':
       case 'exclusiveMinimum':
-        out.push(`${at}: Invalid value: ${show(e.data)}: ${at} in body should be greater than ${e.keyword === 'minimum' ? 'or equal to ' : ''}${String(p.limit)}`);
+        out.push(
+          `${at}: Invalid value: ${show(e.data)}: ${at} in body should be greater than ${e.keyword === 'minimum' ? 'or equal to ' : ''}${String(p.limit)}`,
+        );
         break;
       case 'maximum':
       case 'exclusiveMaximum':
-        out.push(`${at}: Invalid value: ${show(e.data)}: ${at} in body should be less than ${e.keyword === 'maximum' ? 'or equal to ' : ''}${String(p.limit)}`);
+        out.push(
+          `${at}: Invalid value: ${show(e.data)}: ${at} in body should be less than ${e.keyword === 'maximum' ? 'or equal to ' : ''}${String(p.limit)}`,
+        );
         break;
       case 'maxLength':
         out.push(`${at}: Too long: may not be more than ${String(p.limit)} bytes`);

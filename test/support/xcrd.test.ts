@@ -89,9 +89,17 @@ const claimColumns = [
 /** The spec props of crd_test.go's expected composite CRD, literally (not from the functions under test). */
 const expectedCompositeSpecProps: Record<string, JSONSchemaProps> = {
   compositionRef: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
-  compositionSelector: { type: 'object', required: ['matchLabels'], properties: { matchLabels: { type: 'object', additionalProperties: { type: 'string' } } } },
+  compositionSelector: {
+    type: 'object',
+    required: ['matchLabels'],
+    properties: { matchLabels: { type: 'object', additionalProperties: { type: 'string' } } },
+  },
   compositionRevisionRef: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
-  compositionRevisionSelector: { type: 'object', required: ['matchLabels'], properties: { matchLabels: { type: 'object', additionalProperties: { type: 'string' } } } },
+  compositionRevisionSelector: {
+    type: 'object',
+    required: ['matchLabels'],
+    properties: { matchLabels: { type: 'object', additionalProperties: { type: 'string' } } },
+  },
   compositionUpdatePolicy: { type: 'string', enum: ['Automatic', 'Manual'] },
   claimRef: {
     type: 'object',
@@ -100,7 +108,11 @@ const expectedCompositeSpecProps: Record<string, JSONSchemaProps> = {
   },
   resourceRefs: {
     type: 'array',
-    items: { type: 'object', properties: { apiVersion: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string' } }, required: ['apiVersion', 'kind'] },
+    items: {
+      type: 'object',
+      properties: { apiVersion: { type: 'string' }, name: { type: 'string' }, kind: { type: 'string' } },
+      required: ['apiVersion', 'kind'],
+    },
     'x-kubernetes-list-type': 'atomic',
   },
   publishConnectionDetailsTo: {
@@ -119,7 +131,11 @@ const expectedCompositeSpecProps: Record<string, JSONSchemaProps> = {
       },
     },
   },
-  writeConnectionSecretToRef: { type: 'object', required: ['name', 'namespace'], properties: { name: { type: 'string' }, namespace: { type: 'string' } } },
+  writeConnectionSecretToRef: {
+    type: 'object',
+    required: ['name', 'namespace'],
+    properties: { name: { type: 'string' }, namespace: { type: 'string' } },
+  },
 };
 
 const expectedStatusProps: Record<string, JSONSchemaProps> = {
@@ -181,7 +197,9 @@ function expectedSuccessful(): Crd {
                     someOtherField: { type: 'string', description: 'Pretend this is useful.' },
                     ...expectedCompositeSpecProps,
                   },
-                  'x-kubernetes-validations': [{ message: 'Cannot change engine version', rule: 'self.engineVersion == oldSelf.engineVersion' }],
+                  'x-kubernetes-validations': [
+                    { message: 'Cannot change engine version', rule: 'self.engineVersion == oldSelf.engineVersion' },
+                  ],
                   oneOf: [{ required: ['someField'] }, { required: ['someOtherField'] }],
                 },
                 status: {
@@ -258,7 +276,9 @@ describe('compositeCrd (ForCompositeResource), crd_test.go TestForCompositeResou
 
   it('applies the API server default of a stored XRD (Automatic) unless asked not to', () => {
     expect(props(compositeCrd(xrd(schema())), 'spec').properties!.compositionUpdatePolicy!.default).toBe('Automatic');
-    expect(props(compositeCrd(xrd(schema(), { defaultCompositionUpdatePolicy: 'Manual' })), 'spec').properties!.compositionUpdatePolicy!.default).toBe('Manual');
+    expect(
+      props(compositeCrd(xrd(schema(), { defaultCompositionUpdatePolicy: 'Manual' })), 'spec').properties!.compositionUpdatePolicy!.default,
+    ).toBe('Manual');
     expect(props(compositeCrd(xrd(schema()), asGiven), 'spec').properties!.compositionUpdatePolicy!.default).toBeUndefined();
   });
 
@@ -274,7 +294,14 @@ describe('compositeCrd (ForCompositeResource), crd_test.go TestForCompositeResou
       conversion: { strategy: 'None' },
     });
     x.spec.versions = [
-      { name: 'v1alpha1', served: true, referenceable: false, deprecated: true, deprecationWarning: 'use v1', schema: { openAPIV3Schema: schema() } },
+      {
+        name: 'v1alpha1',
+        served: true,
+        referenceable: false,
+        deprecated: true,
+        deprecationWarning: 'use v1',
+        schema: { openAPIV3Schema: schema() },
+      },
       { ...x.spec.versions[0]!, additionalPrinterColumns: [{ name: 'ENGINE', type: 'string', jsonPath: '.spec.engineVersion' }] },
     ];
     const got = compositeCrd(x);
@@ -305,19 +332,26 @@ describe('compositeCrd (ForCompositeResource), crd_test.go TestForCompositeResou
   it('fails like Go on a schema it cannot unmarshal', () => {
     const s = schema() as Record<string, any>;
     s.properties.spec.properties.storageGB.maxLength = 'ten';
-    expect(() => compositeCrd(xrd(s))).toThrow(/cannot generate CRD for "Composite Resource" "coolcomposites.example.org": cannot parse validation schema/);
+    expect(() => compositeCrd(xrd(s))).toThrow(
+      /cannot generate CRD for "Composite Resource" "coolcomposites.example.org": cannot parse validation schema/,
+    );
   });
 });
 
 describe('validateClaimNames, crd_test.go TestValidateClaimNames', () => {
-  const spec = (c: object, n: object) => ({ metadata: { name: 'x' }, spec: { group, versions: [], claimNames: c, names: n } }) as unknown as Xrd;
+  const spec = (c: object, n: object) =>
+    ({ metadata: { name: 'x' }, spec: { group, versions: [], claimNames: c, names: n } }) as unknown as Xrd;
   const a = { kind: 'a', listKind: 'a', singular: 'a', plural: 'a' };
   it.each([
     ['MissingClaimNames', { metadata: { name: 'x' }, spec: { group, names, versions: [] } } as Xrd, 'missing names'],
     ['KindConflict', spec(a, { kind: 'a', listKind: 'b', singular: 'b', plural: 'b' }), '"a" conflicts with composite resource name'],
     ['ListKindConflict', spec(a, { kind: 'b', listKind: 'a', singular: 'b', plural: 'b' }), '"a" conflicts with composite resource name'],
     ['SingularConflict', spec(a, { kind: 'b', listKind: 'b', singular: 'a', plural: 'b' }), '"a" conflicts with composite resource name'],
-    ['PluralConflict', spec(a, { kind: 'b', listKind: 'b', singular: 'b', plural: 'a', categories: ['claim'] }), '"a" conflicts with composite resource name'],
+    [
+      'PluralConflict',
+      spec(a, { kind: 'b', listKind: 'b', singular: 'b', plural: 'a', categories: ['claim'] }),
+      '"a" conflicts with composite resource name',
+    ],
   ])('%s', (_, d, want) => {
     expect(validateClaimNames(d)).toBe(want);
   });
@@ -401,7 +435,9 @@ describe('claimCrd (ForCompositeResourceClaim), crd_test.go TestForCompositeReso
                     engineVersion: { type: 'string', enum: ['5.6', '5.7'] },
                     ...expectedClaimSpecProps(),
                   },
-                  'x-kubernetes-validations': [{ message: 'Cannot change engine version', rule: 'self.engineVersion == oldSelf.engineVersion' }],
+                  'x-kubernetes-validations': [
+                    { message: 'Cannot change engine version', rule: 'self.engineVersion == oldSelf.engineVersion' },
+                  ],
                 },
                 status: {
                   type: 'object',
@@ -429,7 +465,10 @@ describe('claimCrd (ForCompositeResourceClaim), crd_test.go TestForCompositeReso
   });
 
   it('Foreground from the XRD, and Background from API server defaulting when the XRD says nothing', () => {
-    expect(props(claimCrd(xrd(claimSchema(), { claimNames, defaultCompositeDeletePolicy: 'Foreground' })), 'spec').properties!.compositeDeletePolicy!.default).toBe('Foreground');
+    expect(
+      props(claimCrd(xrd(claimSchema(), { claimNames, defaultCompositeDeletePolicy: 'Foreground' })), 'spec').properties!
+        .compositeDeletePolicy!.default,
+    ).toBe('Foreground');
     expect(props(claimCrd(xrd(claimSchema(), { claimNames })), 'spec').properties!.compositeDeletePolicy!.default).toBe('Background');
     // The claim does not get the composite's update policy default: Crossplane only defaults it on the composite.
     expect(props(claimCrd(xrd(claimSchema(), { claimNames })), 'spec').properties!.compositionUpdatePolicy!.default).toBeUndefined();
@@ -444,20 +483,38 @@ describe('claimCrd (ForCompositeResourceClaim), crd_test.go TestForCompositeReso
   });
 
   it('the error names the claim', () => {
-    expect(() => claimCrd(xrd(null, { claimNames }))).toThrow('cannot generate CRD for "Composite Resource Claim" "coolcomposites.example.org"');
+    expect(() => claimCrd(xrd(null, { claimNames }))).toThrow(
+      'cannot generate CRD for "Composite Resource Claim" "coolcomposites.example.org"',
+    );
   });
 });
 
 describe('setCrdMetadata, crd_test.go TestSetCrdMetadata', () => {
-  const crd = (): Crd => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'test' }, spec: { group, names, scope: 'Cluster', versions: [] } });
+  const crd = (): Crd => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'test' },
+    spec: { group, names, scope: 'Cluster', versions: [] },
+  });
   const x = (meta: Partial<Xrd['metadata']>, specMeta?: Xrd['spec']['metadata']): Xrd => ({
     metadata: { name: 'test', ...meta },
     spec: { group, names, versions: [], ...(specMeta ? { metadata: specMeta } : {}) },
   });
   it.each([
-    ['SetAnnotations', x({ annotations: { 'example.com/some-xrd-annotation': 'not-propagated' } }, { annotations: { 'cert-manager.io/inject-ca-from': 'example1-ns/webhook1-certificate' } }), { name: 'test', annotations: { 'cert-manager.io/inject-ca-from': 'example1-ns/webhook1-certificate' } }],
+    [
+      'SetAnnotations',
+      x(
+        { annotations: { 'example.com/some-xrd-annotation': 'not-propagated' } },
+        { annotations: { 'cert-manager.io/inject-ca-from': 'example1-ns/webhook1-certificate' } },
+      ),
+      { name: 'test', annotations: { 'cert-manager.io/inject-ca-from': 'example1-ns/webhook1-certificate' } },
+    ],
     ['SetLabelsFromXRDSpec', x({}, { labels: { a: 'value1', b: 'value2' } }), { name: 'test', labels: { a: 'value1', b: 'value2' } }],
-    ['AppendLabelsFromXRDSpec', x({ labels: { x1: 'value1', x2: 'value2' } }, { labels: { c1: 'value3', c2: 'value4' } }), { name: 'test', labels: { x1: 'value1', x2: 'value2', c1: 'value3', c2: 'value4' } }],
+    [
+      'AppendLabelsFromXRDSpec',
+      x({ labels: { x1: 'value1', x2: 'value2' } }, { labels: { c1: 'value3', c2: 'value4' } }),
+      { name: 'test', labels: { x1: 'value1', x2: 'value2', c1: 'value3', c2: 'value4' } },
+    ],
     [
       'SetLabelsAndAnnotations',
       x({ annotations: { n: 'not-propagated' }, labels: { x1: 'value1' } }, { annotations: { a1: 'value1' }, labels: { c1: 'value3' } }),

@@ -129,7 +129,12 @@ export const LABEL_KEY_CLAIM_NAME = 'crossplane.io/claim-name';
 export const LABEL_KEY_CLAIM_NAMESPACE = 'crossplane.io/claim-namespace';
 
 /** The XRC spec properties Crossplane propagates when translating a claim into a composite. */
-export const PROPAGATE_SPEC_PROPS = ['compositionRef', 'compositionSelector', 'compositionUpdatePolicy', 'compositionRevisionSelector'] as const;
+export const PROPAGATE_SPEC_PROPS = [
+  'compositionRef',
+  'compositionSelector',
+  'compositionUpdatePolicy',
+  'compositionRevisionSelector',
+] as const;
 
 /** The partial OpenAPIV3Schema every CRD Crossplane creates starts from. */
 export function baseProps(): JSONSchemaProps {
@@ -329,7 +334,8 @@ export function isEstablished(status: { conditions?: readonly { type: string; st
 
 function prepare(xrdIn: Xrd | Record<string, unknown>, opts: ConvertOptions): Xrd {
   const xrd = structuredClone(xrdIn) as Xrd;
-  if (!xrd || typeof xrd !== 'object' || !xrd.spec || typeof xrd.spec !== 'object') throw new Error('not a CompositeResourceDefinition: no spec');
+  if (!xrd || typeof xrd !== 'object' || !xrd.spec || typeof xrd.spec !== 'object')
+    throw new Error('not a CompositeResourceDefinition: no spec');
   if (!xrd.metadata?.name) throw new Error('not a CompositeResourceDefinition: no metadata.name');
   if (opts.xrdDefaults ?? true) {
     xrd.spec.defaultCompositeDeletePolicy ??= 'Background';
@@ -417,8 +423,10 @@ function genCrdVersion(vr: XrdVersion, maxNameLength: number, what: string, xrdN
   const xSpec = s.properties?.spec ?? {};
   const cSpec = props.spec!;
   if (xSpec.required?.length) cSpec.required = [...(cSpec.required ?? []), ...xSpec.required];
-  if (xSpec['x-kubernetes-preserve-unknown-fields'] !== undefined) cSpec['x-kubernetes-preserve-unknown-fields'] = xSpec['x-kubernetes-preserve-unknown-fields'];
-  if (xSpec['x-kubernetes-validations']?.length) cSpec['x-kubernetes-validations'] = [...(cSpec['x-kubernetes-validations'] ?? []), ...xSpec['x-kubernetes-validations']];
+  if (xSpec['x-kubernetes-preserve-unknown-fields'] !== undefined)
+    cSpec['x-kubernetes-preserve-unknown-fields'] = xSpec['x-kubernetes-preserve-unknown-fields'];
+  if (xSpec['x-kubernetes-validations']?.length)
+    cSpec['x-kubernetes-validations'] = [...(cSpec['x-kubernetes-validations'] ?? []), ...xSpec['x-kubernetes-validations']];
   if (xSpec.oneOf?.length) cSpec.oneOf = [...(cSpec.oneOf ?? []), ...xSpec.oneOf];
   if (xSpec.description) cSpec.description = xSpec.description;
   Object.assign(cSpec.properties!, xSpec.properties ?? {});
@@ -487,7 +495,11 @@ const schemaOrArray: Conv = (v, at) => (Array.isArray(v) ? v.map((x, i) => conve
 const dependencies: Conv = (v, at) => {
   if (!isObject(v)) throw new Error(`${at}: cannot unmarshal ${jsonType(v)} into JSONSchemaDependencies`);
   const entries = Object.entries(v);
-  return entries.length === 0 ? undefined : Object.fromEntries(entries.map(([k, x]) => [k, Array.isArray(x) ? strings(x, `${at}.${k}`) ?? [] : convertSchema(x, `${at}.${k}`)]));
+  return entries.length === 0
+    ? undefined
+    : Object.fromEntries(
+        entries.map(([k, x]) => [k, Array.isArray(x) ? (strings(x, `${at}.${k}`) ?? []) : convertSchema(x, `${at}.${k}`)]),
+      );
 };
 const externalDocs: Conv = (v, at) => {
   if (!isObject(v)) throw new Error(`${at}: cannot unmarshal ${jsonType(v)} into ExternalDocumentation`);
@@ -498,7 +510,15 @@ const validationRules: Conv = (v, at) => {
   if (v.length === 0) return undefined;
   return v.map((r, i): ValidationRule => {
     if (!isObject(r)) throw new Error(`${at}[${i}]: cannot unmarshal ${jsonType(r)} into ValidationRule`);
-    const out = fields(r, `${at}[${i}]`, { rule: str, message: str, messageExpression: str, reason: str, fieldPath: str, optionalOldSelf: boolPtr }) ?? {};
+    const out =
+      fields(r, `${at}[${i}]`, {
+        rule: str,
+        message: str,
+        messageExpression: str,
+        reason: str,
+        fieldPath: str,
+        optionalOldSelf: boolPtr,
+      }) ?? {};
     // rule has no omitempty.
     return { rule: '', ...out } as unknown as ValidationRule;
   });

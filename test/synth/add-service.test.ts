@@ -42,17 +42,25 @@ describe('adding a data service', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/synthesized 12 APIs/);
     const pkg = join(out, 'packages', 'dataservices');
-    const [xrd] = parseYaml(readFileSync(join(pkg, 'apis', 'kafka', 'definition.yaml'), 'utf8')) as [{ metadata: { name: string }; spec: { claimNames: unknown; defaultCompositionRef: unknown } }];
+    const [xrd] = parseYaml(readFileSync(join(pkg, 'apis', 'kafka', 'definition.yaml'), 'utf8')) as [
+      { metadata: { name: string }; spec: { claimNames: unknown; defaultCompositionRef: unknown } },
+    ];
     expect(xrd.metadata.name).toBe('xkafkainstances.anynines.com');
     expect(xrd.spec.claimNames).toEqual({ kind: 'KafkaInstance', plural: 'kafkainstances' });
     expect(xrd.spec.defaultCompositionRef).toEqual({ name: 'a9s-kafka' });
-    const [composition] = parseYaml(readFileSync(join(pkg, 'apis', 'kafka', 'composition-a9s.yaml'), 'utf8')) as [{ spec: { pipeline: { input: { parameters: unknown[]; providerConfig: unknown } }[] } }];
+    const [composition] = parseYaml(readFileSync(join(pkg, 'apis', 'kafka', 'composition-a9s.yaml'), 'utf8')) as [
+      { spec: { pipeline: { input: { parameters: unknown[]; providerConfig: unknown } }[] } },
+    ];
     expect(composition.spec.pipeline[0]?.input.providerConfig).toEqual({ name: 'kafka-service-broker' });
     expect(composition.spec.pipeline[0]?.input.parameters).toContainEqual({ from: 'logRetentionHours', to: 'log_retention_hours' });
-    const [example] = parseYaml(readFileSync(join(pkg, 'examples', 'kafka-a9s.yaml'), 'utf8')) as [{ kind: string; spec: Record<string, unknown> }];
+    const [example] = parseYaml(readFileSync(join(pkg, 'examples', 'kafka-a9s.yaml'), 'utf8')) as [
+      { kind: string; spec: Record<string, unknown> },
+    ];
     expect(example.kind).toBe('KafkaInstance');
     expect(example.spec.parameters).toEqual({ logRetentionHours: 72 });
-    const [template] = parseYaml(readFileSync(join(out, 'control-plane', 'export-templates', 'kafkainstances.yaml'), 'utf8')) as [{ spec: unknown }];
+    const [template] = parseYaml(readFileSync(join(out, 'control-plane', 'export-templates', 'kafkainstances.yaml'), 'utf8')) as [
+      { spec: unknown },
+    ];
     expect(template.spec).toEqual({ APIServiceSelector: { group: 'anynines.com', resource: 'kafkainstances', version: 'v1' } });
   });
 

@@ -42,7 +42,11 @@ describe.each(apis.map((a) => [a.name, a] as const))('%s claims against the XRD 
     for (const k of c?.create ?? []) {
       const r = validate(claim(k.spec, k.backend));
       if (k.valid) expect(r.errors, k.name).toEqual([]);
-      else expect(!r.valid || (k.error !== undefined && celMessages.includes(k.error)), `${k.name}: schema accepted it and no CEL rule says "${k.error}"`).toBe(true);
+      else
+        expect(
+          !r.valid || (k.error !== undefined && celMessages.includes(k.error)),
+          `${k.name}: schema accepted it and no CEL rule says "${k.error}"`,
+        ).toBe(true);
     }
   });
 

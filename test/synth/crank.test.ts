@@ -20,7 +20,9 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 async function loadCases(): Promise<Map<string, ApiCases>> {
   const dir = join(ROOT, 'test', 'cases');
   const out = new Map<string, ApiCases>();
-  for (const f of readdirSync(dir).filter((x) => x.endsWith('.cases.ts')).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((x) => x.endsWith('.cases.ts'))
+    .sort()) {
     const c = ((await import(join(dir, f))) as { default: ApiCases }).default;
     out.set(c.api, c);
   }
@@ -92,7 +94,9 @@ describe('crank beta validate', () => {
       if (!v) {
         wrong.push(`${api.name} "${c.name}": crank reported nothing`);
       } else if (v.ok !== c.valid) {
-        wrong.push(`${api.name} "${c.name}" (${c.reason}): expected ${c.valid ? 'valid' : 'invalid'}, crank said:\n  ${v.lines.join('\n  ')}`);
+        wrong.push(
+          `${api.name} "${c.name}" (${c.reason}): expected ${c.valid ? 'valid' : 'invalid'}, crank said:\n  ${v.lines.join('\n  ')}`,
+        );
       } else if (!c.valid && c.error && !v.lines.some((l) => l.includes(c.error as string))) {
         wrong.push(`${api.name} "${c.name}": rejected, but not with "${c.error}":\n  ${v.lines.join('\n  ')}`);
       }

@@ -16,7 +16,10 @@ function listFiles(dir: string): string[] {
 }
 
 const kinds = (files: string[], dir: string, kind: string) =>
-  files.filter((f) => f.endsWith('.yaml')).flatMap((f) => parseYaml(readFileSync(join(dir, f), 'utf8'))).filter((o) => o.kind === kind);
+  files
+    .filter((f) => f.endsWith('.yaml'))
+    .flatMap((f) => parseYaml(readFileSync(join(dir, f), 'utf8')))
+    .filter((o) => o.kind === kind);
 
 describe('npm run synth', () => {
   it('writes the Configuration package, the examples and the export templates', () => {
@@ -29,11 +32,25 @@ describe('npm run synth', () => {
     const files = listFiles(pkg);
     expect(files).toContain('crossplane.yaml');
     expect(kinds(files, pkg, 'CompositeResourceDefinition')).toHaveLength(11);
-    const compositions = kinds(files, pkg, 'Composition').map((c) => (c.metadata as { name: string }).name).sort();
+    const compositions = kinds(files, pkg, 'Composition')
+      .map((c) => (c.metadata as { name: string }).name)
+      .sort();
     expect(compositions).toEqual([
-      'a8s-backup', 'a8s-postgresql', 'a8s-restore', 'a8s-servicebinding',
-      'a9s-backup', 'a9s-keyvalue', 'a9s-logme2', 'a9s-mariadb', 'a9s-messaging', 'a9s-mongodb', 'a9s-postgresql',
-      'a9s-prometheus', 'a9s-restore', 'a9s-search', 'a9s-servicebinding',
+      'a8s-backup',
+      'a8s-postgresql',
+      'a8s-restore',
+      'a8s-servicebinding',
+      'a9s-backup',
+      'a9s-keyvalue',
+      'a9s-logme2',
+      'a9s-mariadb',
+      'a9s-messaging',
+      'a9s-mongodb',
+      'a9s-postgresql',
+      'a9s-prometheus',
+      'a9s-restore',
+      'a9s-search',
+      'a9s-servicebinding',
     ]);
     expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(15);
     const templates = listFiles(join(out, 'control-plane', 'export-templates'));
@@ -73,10 +90,20 @@ describe('npm run synth', () => {
 describe('provider dependencies', () => {
   it('takes the providers the Configuration depends on from the command line', () => {
     const out = join(tmp, 'providers');
-    const r = runSynth(['--out', out, '--quiet', '--provider-anynines', 'registry.example.com/a9s/provider-anynines@>=v1.7.0', '--provider-kubernetes', 'registry.example.com/pk@v0.19.0']);
+    const r = runSynth([
+      '--out',
+      out,
+      '--quiet',
+      '--provider-anynines',
+      'registry.example.com/a9s/provider-anynines@>=v1.7.0',
+      '--provider-kubernetes',
+      'registry.example.com/pk@v0.19.0',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    const meta = parseYaml(readFileSync(join(out, 'packages', 'dataservices', 'crossplane.yaml'), 'utf8'))[0] as { spec: { dependsOn: { provider?: string; version: string }[] } };
+    const meta = parseYaml(readFileSync(join(out, 'packages', 'dataservices', 'crossplane.yaml'), 'utf8'))[0] as {
+      spec: { dependsOn: { provider?: string; version: string }[] };
+    };
     const providers = meta.spec.dependsOn.filter((d) => d.provider);
     expect(providers).toEqual([
       { provider: 'registry.example.com/a9s/provider-anynines', version: '>=v1.7.0' },
@@ -85,21 +112,33 @@ describe('provider dependencies', () => {
   });
 
   it('rejects a provider without a version constraint, naming the option and the form', () => {
-    const r = runSynth(['--out', join(tmp, 'bad-provider'), '--provider-kubernetes', 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v0.18.0']);
+    const r = runSynth([
+      '--out',
+      join(tmp, 'bad-provider'),
+      '--provider-kubernetes',
+      'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v0.18.0',
+    ]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--provider-kubernetes must be <package>@<version constraint>, e.g. xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@>=v0.18.0');
+    expect(r.stderr).toContain(
+      '--provider-kubernetes must be <package>@<version constraint>, e.g. xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@>=v0.18.0',
+    );
   });
 });
 
 describe('the v2 target', () => {
   it('emits namespaced v2 XRDs without claims, and compositions for the namespaced kind', async () => {
     const out = await synthCatalog('v2');
-    const xrd = out.get('packages/dataservices/apis/postgresql/definition.yaml')?.[0] as { apiVersion: string; spec: Record<string, unknown> };
+    const xrd = out.get('packages/dataservices/apis/postgresql/definition.yaml')?.[0] as {
+      apiVersion: string;
+      spec: Record<string, unknown>;
+    };
     expect(xrd.apiVersion).toBe('apiextensions.crossplane.io/v2');
     expect(xrd.spec.scope).toBe('Namespaced');
     expect(xrd.spec.claimNames).toBeUndefined();
     expect(xrd.spec.names).toEqual({ kind: 'PostgresqlInstance', plural: 'postgresqlinstances' });
-    const composition = out.get('packages/dataservices/apis/postgresql/composition-a8s.yaml')?.[0] as { spec: { compositeTypeRef: unknown; writeConnectionSecretsToNamespace?: string } };
+    const composition = out.get('packages/dataservices/apis/postgresql/composition-a8s.yaml')?.[0] as {
+      spec: { compositeTypeRef: unknown; writeConnectionSecretsToNamespace?: string };
+    };
     expect(composition.spec.compositeTypeRef).toEqual({ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance' });
     expect(composition.spec.writeConnectionSecretsToNamespace).toBeUndefined();
     const rules = JSON.stringify(xrd);
@@ -109,7 +148,10 @@ describe('the v2 target', () => {
 
   it('keeps the v1 target Klutch-compatible by default', async () => {
     const out = await synthCatalog();
-    const xrd = out.get('packages/dataservices/apis/postgresql/definition.yaml')?.[0] as { apiVersion: string; spec: Record<string, unknown> };
+    const xrd = out.get('packages/dataservices/apis/postgresql/definition.yaml')?.[0] as {
+      apiVersion: string;
+      spec: Record<string, unknown>;
+    };
     expect(xrd.apiVersion).toBe('apiextensions.crossplane.io/v1');
     expect(xrd.spec.claimNames).toEqual({ kind: 'PostgresqlInstance', plural: 'postgresqlinstances' });
     expect(xrd.spec.names).toEqual({ kind: 'XPostgresqlInstance', plural: 'xpostgresqlinstances' });

@@ -26,7 +26,11 @@ function upstreamCrds(): Map<string, Record<string, unknown>> {
 }
 
 const inputCrd = {
-  spec: { group: 'dataservices.fn.klutch.anynines.com', names: { kind: 'Input' }, versions: [{ name: 'v1beta1', schema: { openAPIV3Schema: inputSchema.toJSON() } }] },
+  spec: {
+    group: 'dataservices.fn.klutch.anynines.com',
+    names: { kind: 'Input' },
+    versions: [{ name: 'v1beta1', schema: { openAPIV3Schema: inputSchema.toJSON() } }],
+  },
 };
 
 describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) => {

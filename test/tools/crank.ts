@@ -64,5 +64,15 @@ export function crank(bin: string, args: readonly string[], opts: { cwd?: string
 
 /** `crank beta validate <extensions> <resources>` offline; `status` 0 means every resource is valid. */
 export function crankValidate(bin: string, extensions: string, resources: string): CrankResult {
-  return crank(bin, ['beta', 'validate', extensions, resources, '--cache-dir', ensureValidateCache(), '--crossplane-image', CROSSPLANE_IMAGE, '--error-on-missing-schemas']);
+  return crank(bin, [
+    'beta',
+    'validate',
+    extensions,
+    resources,
+    '--cache-dir',
+    ensureValidateCache(),
+    '--crossplane-image',
+    CROSSPLANE_IMAGE,
+    '--error-on-missing-schemas',
+  ]);
 }

@@ -57,7 +57,9 @@ describe('goBuild', () => {
     writeFileSync(join(mod, 'go.mod'), 'module broken\n\ngo 1.24\n');
     writeFileSync(join(mod, 'main.go'), 'package main\n\nfunc main() { undefined() }\n');
     const out = join(folder(), 'bin', 'broken');
-    await expect(goBuild({ moduleDir: mod, pkg: '.', out, label: 'broken', log: () => undefined })).rejects.toThrow(/building broken failed[\s\S]*undefined: undefined/);
+    await expect(goBuild({ moduleDir: mod, pkg: '.', out, label: 'broken', log: () => undefined })).rejects.toThrow(
+      /building broken failed[\s\S]*undefined: undefined/,
+    );
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(join(out, '..'))).toEqual([]);
   });

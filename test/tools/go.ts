@@ -74,7 +74,10 @@ export async function goBuild(o: GoBuildOptions): Promise<string> {
   log(`building ${o.label} from Go modules (first run only; a cold build takes minutes) ...`);
   let packages = 0;
   let output = '';
-  const tick = setInterval(() => log(`still building ${o.label}: ${Math.round((Date.now() - started) / 1000)}s, ${packages} packages compiled`), 30_000);
+  const tick = setInterval(
+    () => log(`still building ${o.label}: ${Math.round((Date.now() - started) / 1000)}s, ${packages} packages compiled`),
+    30_000,
+  );
   try {
     const code = await new Promise<number>((resolve, reject) => {
       const p = spawn('go', args, { cwd: o.moduleDir, stdio: ['ignore', 'inherit', 'pipe'] });
