@@ -90,16 +90,35 @@ describe('control planes', () => {
     await establish(kube, widgetCrd(group));
     const ns = await testNamespace(kube);
     const widget = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { size: 3, color: 'blue' } };
-    const applied: KubernetesObject = await kube.objects.patch(widget, undefined, undefined, 'klutch-kit-test', true, PatchStrategy.ServerSideApply);
+    const applied: KubernetesObject = await kube.objects.patch(
+      widget,
+      undefined,
+      undefined,
+      'klutch-kit-test',
+      true,
+      PatchStrategy.ServerSideApply,
+    );
     expect(applied.metadata?.uid).toBeTruthy();
     const read = (await kube.objects.read(widget)) as KubernetesObject & { spec: unknown };
     expect(read.spec).toEqual({ size: 3, color: 'blue' });
     expect(read.metadata?.managedFields?.map((f) => `${f.manager}/${f.operation}`)).toContain('klutch-kit-test/Apply');
 
     // Applying without `color` removes the field this manager owned; the CEL rule guards the new size.
-    const reapplied = (await kube.objects.patch({ ...widget, spec: { size: 5 } }, undefined, undefined, 'klutch-kit-test', true, PatchStrategy.ServerSideApply)) as typeof widget;
+    const reapplied = (await kube.objects.patch(
+      { ...widget, spec: { size: 5 } },
+      undefined,
+      undefined,
+      'klutch-kit-test',
+      true,
+      PatchStrategy.ServerSideApply,
+    )) as typeof widget;
     expect(reapplied.spec).toEqual({ size: 5 });
-    const refused = await kube.request('PATCH', `/apis/${group}/v1/namespaces/${ns}/widgets/w?fieldManager=klutch-kit-test&force=true`, { ...widget, spec: { size: 11 } }, PatchStrategy.ServerSideApply);
+    const refused = await kube.request(
+      'PATCH',
+      `/apis/${group}/v1/namespaces/${ns}/widgets/w?fieldManager=klutch-kit-test&force=true`,
+      { ...widget, spec: { size: 11 } },
+      PatchStrategy.ServerSideApply,
+    );
     expect(refused.code).toBe(422);
     expect(String(refused.body.message)).toContain('size is at most 10');
   });
@@ -114,16 +133,25 @@ describe('control planes', () => {
     expect((await list(ns)).code, 'nothing granted yet').toBe(403);
     expect(String((await list(ns)).body.message)).toContain('User "developer" cannot list resource "configmaps"');
 
-    await kube.rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'read-configmaps' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] } });
+    await kube.rbac.createNamespacedRole({
+      namespace: ns,
+      body: { metadata: { name: 'read-configmaps' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] },
+    });
     await kube.rbac.createNamespacedRoleBinding({
       namespace: ns,
-      body: { metadata: { name: 'developers-read' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-configmaps' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'klutch-kit:developers' }] },
+      body: {
+        metadata: { name: 'developers-read' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-configmaps' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'klutch-kit:developers' }],
+      },
     });
     await eventually('the RoleBinding to take effect', async () => ((await list(ns)).code === 200 ? true : undefined));
     expect((await list(other)).code, 'the grant is for one namespace only').toBe(403);
     const create = await developer.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'x' } });
     expect(create.code, 'create was not granted').toBe(403);
-    expect((await kubeFor(c, 'operator').request('GET', `/api/v1/namespaces/${ns}/configmaps`)).code, 'another group gets nothing').toBe(403);
+    expect((await kubeFor(c, 'operator').request('GET', `/api/v1/namespaces/${ns}/configmaps`)).code, 'another group gets nothing').toBe(
+      403,
+    );
   });
 
   it('completes namespace deletion and garbage-collects owner-referenced objects (controllers run)', async () => {
@@ -132,7 +160,12 @@ describe('control planes', () => {
     const owner = await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'owner' } } });
     await kube.core.createNamespacedConfigMap({
       namespace: ns,
-      body: { metadata: { name: 'dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }] } },
+      body: {
+        metadata: {
+          name: 'dependent',
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }],
+        },
+      },
     });
     await kube.core.deleteNamespacedConfigMap({ namespace: ns, name: 'owner' });
     await eventually('the dependent ConfigMap to be garbage-collected', async () =>
@@ -140,10 +173,15 @@ describe('control planes', () => {
     );
 
     const doomed = await testNamespace(kube, 'doomed');
-    await eventually(`the default ServiceAccount in ${doomed}`, async () => (await kube.core.readNamespacedServiceAccount({ namespace: doomed, name: 'default' })).metadata?.uid);
+    await eventually(
+      `the default ServiceAccount in ${doomed}`,
+      async () => (await kube.core.readNamespacedServiceAccount({ namespace: doomed, name: 'default' })).metadata?.uid,
+    );
     await kube.core.createNamespacedConfigMap({ namespace: doomed, body: { metadata: { name: 'content' } } });
     await kube.core.deleteNamespace({ name: doomed });
-    await eventually(`namespace ${doomed} to be gone`, async () => ((await kube.request('GET', `/api/v1/namespaces/${doomed}`)).code === 404 ? true : undefined));
+    await eventually(`namespace ${doomed} to be gone`, async () =>
+      (await kube.request('GET', `/api/v1/namespaces/${doomed}`)).code === 404 ? true : undefined,
+    );
   });
 
   it('issues ServiceAccount tokens (TokenRequest) that its own API server accepts and the other cluster does not', async () => {
@@ -152,7 +190,11 @@ describe('control planes', () => {
     const kube = kubeFor(a);
     const ns = await testNamespace(kube);
     await kube.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'robot' } } });
-    const tr = await kube.core.createNamespacedServiceAccountToken({ namespace: ns, name: 'robot', body: { spec: { audiences: [], expirationSeconds: 600 } } });
+    const tr = await kube.core.createNamespacedServiceAccountToken({
+      namespace: ns,
+      name: 'robot',
+      body: { spec: { audiences: [], expirationSeconds: 600 } },
+    });
     const token = tr.status?.token;
     expect(token).toBeTruthy();
     const review = await kubeFor(a, 'robot', token).authn.createSelfSubjectReview({ body: {} });
@@ -186,12 +228,42 @@ describe('teardown', () => {
     expect(existsSync(join(cp.runDir, 'etcd-data')), 'state is not').toBe(false);
   });
 
+  it('restarts one API server on the same address: stored objects and credentials survive, the other cluster never notices', async () => {
+    await controlPlanes();
+    const cp = await startControlPlanes({ clusters: ['p', 'q'], binary: kubeBinaryPath(), log: () => undefined });
+    try {
+      const p = kubeFor(cp.clusters.p!);
+      const q = kubeFor(cp.clusters.q!);
+      await p.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'kept' }, data: { k: 'v' } } });
+      const before = cp.pids.length;
+
+      await cp.stopApiServer('p', { crash: true });
+      await expect(p.request('GET', '/api/v1/namespaces/default/configmaps/kept')).rejects.toThrow(/ECONNREFUSED/);
+      expect((await q.request('GET', '/api/v1/namespaces')).code, 'q serves while p is down').toBe(200);
+      await expect(cp.startApiServer('q'), 'a running API server is not started twice').rejects.toThrow('the API server of q is running');
+
+      await cp.startApiServer('p');
+      const kept = await p.core.readNamespacedConfigMap({ namespace: 'default', name: 'kept' });
+      expect(kept.data, 'the same client, token and CA work after the restart').toEqual({ k: 'v' });
+      await cp.restartApiServer('p');
+      expect((await p.request('GET', '/api/v1/namespaces/default/configmaps/kept')).code).toBe(200);
+      expect(cp.pids.length, 'each start is a new process, tracked for teardown').toBe(before + 2);
+    } finally {
+      await cp.stop();
+    }
+    expect(cp.pids.filter(alive)).toEqual([]);
+  });
+
   it('leaves no process behind when the test runner is killed', async () => {
     await controlPlanes();
-    const runner = spawn(process.execPath, [join(ROOT, 'scripts', 'run-ts.mjs'), join(ROOT, 'test', 'cluster', 'fixtures', 'hold-control-plane.ts'), kubeBinaryPath()], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const runner = spawn(
+      process.execPath,
+      [join(ROOT, 'scripts', 'run-ts.mjs'), join(ROOT, 'test', 'cluster', 'fixtures', 'hold-control-plane.ts'), kubeBinaryPath()],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
       runner.stdout.on('data', (d: Buffer) => {
@@ -203,6 +275,10 @@ describe('teardown', () => {
     const { pids } = JSON.parse(line) as { pids: number[] };
     expect(pids.every(alive)).toBe(true);
     runner.kill('SIGKILL');
-    await eventually('every control-plane process to exit after its runner was killed', async () => (pids.some(alive) ? undefined : true), 30_000);
+    await eventually(
+      'every control-plane process to exit after its runner was killed',
+      async () => (pids.some(alive) ? undefined : true),
+      30_000,
+    );
   });
 });

@@ -4,20 +4,22 @@
  * kube-controller-manager running only the controllers tests rely on (namespace deletion, garbage collection,
  * service accounts and their tokens).
  *
+ * Built from named steps — `startEtcd`, `clusterCredentials`, `startApiServer`, `startControllerManager` — that
+ * `startControlPlanes` runs in order. A running cluster's API server can be stopped, started and restarted on its
+ * own (same port, certificates, tokens and keys, so every client keeps working once it is back), which the konnector
+ * and backend suites use to show that nothing is lost while an API server is away.
+ *
  * Every process writes its log into a per-run folder (named in every error); `stop()` ends them all, and each process
  * also exits by itself when the process that started it dies (KUBE_EXIT_WITH_PARENT, test/kube/main.go), so a crashed
  * or killed test run leaves nothing running.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ensureKubeBinary } from '../tools/kube';
+import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 
 /** A user of every cluster, authenticated by a static bearer token. RBAC grants it nothing until a test binds a role. */
 export interface Identity {
@@ -57,8 +59,14 @@ export interface ControlPlanes {
   /** Logs of every process (`etcd.log`, `<cluster>/kube-apiserver.log`, ...) and the kubeconfigs. */
   readonly runDir: string;
   readonly clusters: Readonly<Record<string, ClusterInfo>>;
-  /** Process ids of everything started, for checks that nothing is left behind. */
+  /** Process ids of everything started so far (restarts included), for checks that nothing is left behind. */
   readonly pids: readonly number[];
+  /** Stops a cluster's API server (SIGTERM, or SIGKILL with `crash`); its clients get connection refused. */
+  stopApiServer(cluster: string, o?: { crash?: boolean }): Promise<void>;
+  /** Starts a stopped API server again, on the same port with the same credentials; resolves when it is ready. */
+  startApiServer(cluster: string): Promise<void>;
+  /** `stopApiServer` then `startApiServer`. */
+  restartApiServer(cluster: string, o?: { crash?: boolean }): Promise<void>;
   /** Ends every process (SIGTERM, then SIGKILL after a grace period) and deletes state other than logs. */
   stop(): Promise<void>;
 }
@@ -68,210 +76,273 @@ const ADMIN_USER = 'klutch-kit:admin';
 const RUNS = join(tmpdir(), 'klutch-kit-kube');
 /** Finished runs whose logs are kept for a look after the fact. */
 const KEEP_RUNS = 5;
-const READY_TIMEOUT_MS = 120_000;
-const STOP_GRACE_MS = 10_000;
+/**
+ * kube-apiserver closes its listener at once on SIGTERM but then lingers (about 10 s, draining nothing a test
+ * needs: its state is in etcd) before it exits; it is killed after this grace.
+ */
+const API_SERVER_GRACE_MS = 2_000;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The steps.
+
+/** Called with each process as soon as it is launched, so a caller can stop it even if the step then fails. */
+export type Track = (p: Proc) => void;
+
+export interface Etcd {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly proc: Proc;
+}
+
+/** Starts etcd (its data under `<runDir>/etcd-data`, thrown away at the end); resolves when `/health` says true. */
+export async function startEtcd(binary: string, runDir: string, track: Track = () => {}): Promise<Etcd> {
+  const [client, peer] = await freePorts(2);
+  const url = `http://127.0.0.1:${client}`;
+  const proc = launchKube(binary, 'etcd', 'etcd', runDir, [
+    '--name=etcd',
+    `--data-dir=${join(runDir, 'etcd-data')}`,
+    `--listen-client-urls=${url}`,
+    `--advertise-client-urls=${url}`,
+    `--listen-peer-urls=http://127.0.0.1:${peer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+    `--initial-cluster=etcd=http://127.0.0.1:${peer}`,
+    '--unsafe-no-fsync',
+    '--log-level=warn',
+  ]);
+  track(proc);
+  await waitReady(proc, () => probe(`${url}/health`).then((r) => r.code === 200 && r.body.includes('"true"')));
+  return { url, proc };
+}
+
+/** What a cluster's API server is started with: its port, folder, keys and tokens. Kept across restarts. */
+export interface ClusterCredentials {
+  readonly name: string;
+  readonly port: number;
+  /** `https://127.0.0.1:<port>` */
+  readonly server: string;
+  /** Logs and kubeconfigs. */
+  readonly dir: string;
+  /** Keys, token file, serving certificate. */
+  readonly pki: string;
+  readonly tokens: Readonly<Record<string, string>>;
+}
+
+/**
+ * Writes a cluster's credentials: its own service-account key pair (so a token of one cluster is worthless on
+ * another) and a static token per identity, the admin in `system:masters`.
+ */
+export function clusterCredentials(runDir: string, name: string, port: number, identities: readonly Identity[]): ClusterCredentials {
+  const dir = join(runDir, name);
+  const pki = join(dir, 'pki');
+  mkdirSync(pki, { recursive: true });
+  const sa = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  writeFileSync(join(pki, 'sa.pub'), sa.publicKey);
+  writeFileSync(join(pki, 'sa.key'), sa.privateKey, { mode: 0o600 });
+  const tokens: Record<string, string> = { [ADMIN]: token() };
+  for (const id of identities) tokens[id.name] = token();
+  // token,user,uid,"group1,group2" — the API server's static token file format.
+  const rows = [
+    `${tokens[ADMIN]},${ADMIN_USER},${ADMIN_USER},"system:masters"`,
+    ...identities.map((id) => `${tokens[id.name]},${id.name},${id.name},"${(id.groups ?? []).join(',')}"`),
+  ];
+  writeFileSync(join(pki, 'tokens.csv'), `${rows.join('\n')}\n`, { mode: 0o600 });
+  return { name, port, server: `https://127.0.0.1:${port}`, dir, pki, tokens };
+}
+
+/**
+ * Starts a cluster's kube-apiserver (envtest's flag set, with RBAC) and resolves when `/readyz` answers 200. On the
+ * first start it writes the admin and identity kubeconfigs; a restart reuses the serving certificate in `pki`.
+ */
+export async function startApiServer(
+  binary: string,
+  etcd: Etcd,
+  c: ClusterCredentials,
+  track: Track = () => {},
+): Promise<{ proc: Proc; info: ClusterInfo }> {
+  const proc = launchKube(binary, 'kube-apiserver', c.name, c.dir, [
+    `--etcd-servers=${etcd.url}`,
+    `--etcd-prefix=/klutch-kit/${c.name}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${c.port}`,
+    `--cert-dir=${c.pki}`,
+    '--authorization-mode=RBAC',
+    `--token-auth-file=${join(c.pki, 'tokens.csv')}`,
+    // Each cluster its own issuer and key: a token of one is worthless on another.
+    `--service-account-issuer=${c.server}`,
+    `--service-account-key-file=${join(c.pki, 'sa.pub')}`,
+    `--service-account-signing-key-file=${join(c.pki, 'sa.key')}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--disable-admission-plugins=ServiceAccount',
+    '--endpoint-reconciler-type=none',
+    '--enable-priority-and-fairness=false',
+    '--profiling=false',
+  ]);
+  track(proc);
+  await waitReady(proc, () => probe(`${c.server}/readyz`).then((r) => r.code === 200));
+  const ca = readFileSync(join(c.pki, 'apiserver.crt'), 'utf8');
+  const kubeconfig = join(c.dir, 'admin.kubeconfig');
+  if (!existsSync(kubeconfig)) {
+    writeFileSync(kubeconfig, kubeconfigYaml(c.name, c.server, ca, ADMIN, c.tokens[ADMIN]!), { mode: 0o600 });
+    for (const [id, t] of Object.entries(c.tokens)) {
+      if (id !== ADMIN)
+        writeFileSync(join(c.dir, `${id.replace(/[^a-z0-9.-]/g, '-')}.kubeconfig`), kubeconfigYaml(c.name, c.server, ca, id, t), {
+          mode: 0o600,
+        });
+    }
+  }
+  return { proc, info: { name: c.name, server: c.server, ca, tokens: c.tokens, kubeconfig } };
+}
+
+/**
+ * Starts a cluster's kube-controller-manager with the controllers tests rely on; resolves when the `default`
+ * ServiceAccount exists in `default` (only the serviceaccount controller makes it, so the controllers are up).
+ */
+export async function startControllerManager(
+  binary: string,
+  c: ClusterCredentials,
+  info: ClusterInfo,
+  track: Track = () => {},
+): Promise<Proc> {
+  writeFileSync(join(c.pki, 'ca.crt'), info.ca);
+  const proc = launchKube(binary, 'kube-controller-manager', c.name, c.dir, [
+    `--kubeconfig=${info.kubeconfig}`,
+    '--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,root-ca-certificate-publisher-controller',
+    `--service-account-private-key-file=${join(c.pki, 'sa.key')}`,
+    `--root-ca-file=${join(c.pki, 'ca.crt')}`,
+    '--use-service-account-credentials=false',
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    '--secure-port=0',
+  ]);
+  track(proc);
+  await waitReady(proc, () =>
+    probe(`${c.server}/api/v1/namespaces/default/serviceaccounts/default`, c.tokens[ADMIN]).then((r) => r.code === 200),
+  );
+  return proc;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// All steps together.
 
 /** Starts one etcd and the named clusters; resolves when every API server is ready and its controllers run. */
 export async function startControlPlanes(o: ControlPlaneOptions): Promise<ControlPlanes> {
   const names = [...o.clusters];
   for (const n of names) {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n)) throw new Error(`cluster name "${n}" is not a DNS label: use lower-case letters, digits and '-'`);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n))
+      throw new Error(`cluster name "${n}" is not a DNS label: use lower-case letters, digits and '-'`);
   }
   if (new Set(names).size !== names.length) throw new Error(`cluster names repeat: ${names.join(', ')}`);
   const identities = o.identities ?? [];
   for (const id of identities) {
-    if (id.name === ADMIN || !/^[a-z0-9][-a-z0-9.:]*$/.test(id.name)) throw new Error(`identity name "${id.name}" must be a lower-case name other than "${ADMIN}"`);
+    if (id.name === ADMIN || !/^[a-z0-9][-a-z0-9.:]*$/.test(id.name)) {
+      throw new Error(`identity name "${id.name}" must be a lower-case name other than "${ADMIN}"`);
+    }
   }
   const log = o.log ?? ((line: string) => process.stderr.write(`[klutch-kit] ${line}\n`));
   const binary = o.binary ?? (await ensureKubeBinary());
-  if (!existsSync(binary)) throw new Error(`the control-plane binary ${binary} does not exist: leave \`binary\` unset to build it (test/tools/kube.ts)`);
+  if (!existsSync(binary))
+    throw new Error(`the control-plane binary ${binary} does not exist: leave \`binary\` unset to build it (test/tools/kube.ts)`);
   pruneRuns();
   mkdirSync(RUNS, { recursive: true });
   const runDir = o.runDir ?? mkdtempSync(join(RUNS, `${new Date().toISOString().replace(/[:.]/g, '-')}-`));
   mkdirSync(runDir, { recursive: true });
   writeFileSync(join(runDir, 'owner.pid'), String(process.pid));
 
-  const procs: Proc[] = [];
+  const all: Proc[] = [];
+  const apiServers = new Map<string, Proc>();
+  const controllerManagers: Proc[] = [];
+  let etcd: Etcd | undefined;
   const started = Date.now();
   const stop = async (): Promise<void> => {
     // Controllers first, then API servers, then their storage: nothing logs errors about a peer already gone.
-    for (const group of [procs.filter((p) => p.role === 'kube-controller-manager'), procs.filter((p) => p.role === 'kube-apiserver'), procs.filter((p) => p.role === 'etcd')]) {
-      await Promise.all(group.map((p) => p.stop()));
-    }
+    await Promise.all(controllerManagers.map((p) => p.stop()));
+    await Promise.all([...apiServers.values()].map((p) => p.stop(API_SERVER_GRACE_MS)));
+    await etcd?.proc.stop();
     for (const n of names) rmSync(join(runDir, n, 'pki'), { recursive: true, force: true });
     rmSync(join(runDir, 'etcd-data'), { recursive: true, force: true });
     writeFileSync(join(runDir, 'finished'), new Date().toISOString());
   };
 
   try {
-    const ports = await freePorts(2 + names.length);
-    const etcdUrl = `http://127.0.0.1:${ports[0]}`;
     log(`starting etcd and ${names.length} cluster(s) (${names.join(', ')}); logs in ${runDir}`);
-    const etcd = launch(binary, 'etcd', 'etcd', runDir, [
-      '--name=etcd',
-      `--data-dir=${join(runDir, 'etcd-data')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${ports[1]}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${ports[1]}`,
-      `--initial-cluster=etcd=http://127.0.0.1:${ports[1]}`,
-      '--unsafe-no-fsync',
-      '--log-level=warn',
-    ]);
-    procs.push(etcd);
-    await waitReady(etcd, () => httpGet(`${etcdUrl}/health`).then((r) => r.code === 200 && r.body.includes('"true"')));
-
-    const pending = names.map((name, i) => {
-      const port = ports[2 + i]!;
-      const dir = join(runDir, name);
-      const pki = join(dir, 'pki');
-      mkdirSync(pki, { recursive: true });
-      const sa = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-      writeFileSync(join(pki, 'sa.pub'), sa.publicKey);
-      writeFileSync(join(pki, 'sa.key'), sa.privateKey, { mode: 0o600 });
-      const tokens: Record<string, string> = { [ADMIN]: token() };
-      for (const id of identities) tokens[id.name] = token();
-      // token,user,uid,"group1,group2" — the API server's static token file format.
-      const rows = [`${tokens[ADMIN]},${ADMIN_USER},${ADMIN_USER},"system:masters"`, ...identities.map((id) => `${tokens[id.name]},${id.name},${id.name},"${(id.groups ?? []).join(',')}"`)];
-      writeFileSync(join(pki, 'tokens.csv'), `${rows.join('\n')}\n`, { mode: 0o600 });
-      const server = `https://127.0.0.1:${port}`;
-      const apiserver = launch(binary, 'kube-apiserver', name, dir, [
-        `--etcd-servers=${etcdUrl}`,
-        `--etcd-prefix=/klutch-kit/${name}`,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${port}`,
-        `--cert-dir=${pki}`,
-        '--authorization-mode=RBAC',
-        `--token-auth-file=${join(pki, 'tokens.csv')}`,
-        // Each cluster its own issuer and key: a token of one is worthless on another.
-        `--service-account-issuer=${server}`,
-        `--service-account-key-file=${join(pki, 'sa.pub')}`,
-        `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--disable-admission-plugins=ServiceAccount',
-        '--endpoint-reconciler-type=none',
-        '--enable-priority-and-fairness=false',
-        '--profiling=false',
-      ]);
-      procs.push(apiserver);
-      return { name, dir, pki, server, tokens, apiserver };
-    });
+    const track: Track = (p) => all.push(p);
+    etcd = await startEtcd(binary, runDir, track);
+    const ports = await freePorts(names.length);
+    const credentials = new Map(names.map((n, i) => [n, clusterCredentials(runDir, n, ports[i]!, identities)]));
     const clusters: Record<string, ClusterInfo> = {};
-    for (const c of pending) {
-      await waitReady(c.apiserver, () => httpsGet(`${c.server}/readyz`).then((r) => r.code === 200));
-      const ca = readFileSync(join(c.pki, 'apiserver.crt'), 'utf8');
-      const kubeconfig = join(c.dir, 'admin.kubeconfig');
-      writeFileSync(kubeconfig, kubeconfigYaml(c.name, c.server, ca, ADMIN, c.tokens[ADMIN]!), { mode: 0o600 });
-      for (const id of identities) writeFileSync(join(c.dir, `${id.name.replace(/[^a-z0-9.-]/g, '-')}.kubeconfig`), kubeconfigYaml(c.name, c.server, ca, id.name, c.tokens[id.name]!), { mode: 0o600 });
-      clusters[c.name] = { name: c.name, server: c.server, ca, tokens: c.tokens, kubeconfig };
-    }
-
+    // All API servers at once: they start in parallel and each waits for its own /readyz.
+    const servers = await Promise.all(
+      names.map((n) =>
+        startApiServer(binary, etcd!, credentials.get(n)!, (p) => {
+          track(p);
+          apiServers.set(n, p);
+        }).then((r) => ({ n, ...r })),
+      ),
+    );
+    for (const s of servers) clusters[s.n] = s.info;
     if (o.controllerManager !== false) {
-      for (const c of pending) {
-        writeFileSync(join(c.pki, 'ca.crt'), clusters[c.name]!.ca);
-        procs.push(
-          launch(binary, 'kube-controller-manager', c.name, c.dir, [
-            `--kubeconfig=${clusters[c.name]!.kubeconfig}`,
-            '--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,root-ca-certificate-publisher-controller',
-            `--service-account-private-key-file=${join(c.pki, 'sa.key')}`,
-            `--root-ca-file=${join(c.pki, 'ca.crt')}`,
-            '--use-service-account-credentials=false',
-            '--leader-elect=false',
-            '--bind-address=127.0.0.1',
-            '--secure-port=0',
-          ]),
-        );
-      }
-      // The service-account controller creates `default` in every namespace once its informers run: the sign that
-      // the controllers are up.
       await Promise.all(
-        pending.map((c) => {
-          const kcm = procs.find((p) => p.role === 'kube-controller-manager' && p.cluster === c.name)!;
-          return waitReady(kcm, () => httpsGet(`${c.server}/api/v1/namespaces/default/serviceaccounts/default`, c.tokens[ADMIN]).then((r) => r.code === 200));
-        }),
+        names.map((n) =>
+          startControllerManager(binary, credentials.get(n)!, clusters[n]!, (p) => {
+            track(p);
+            controllerManagers.push(p);
+          }),
+        ),
       );
     }
-    log(`control planes ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${pending.map((c) => `${c.name} ${c.server}`).join(', ')}`);
-    return { runDir, clusters, pids: procs.map((p) => p.pid), stop };
+    log(
+      `control planes ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${names.map((n) => `${n} ${clusters[n]!.server}`).join(', ')}`,
+    );
+
+    const known = (cluster: string): ClusterCredentials => {
+      const c = credentials.get(cluster);
+      if (!c) throw new Error(`no cluster "${cluster}" in this run; it has ${names.join(', ')}`);
+      return c;
+    };
+    const stopApiServer = async (cluster: string, s: { crash?: boolean } = {}) => {
+      known(cluster);
+      const p = apiServers.get(cluster);
+      if (p) await (s.crash ? p.kill() : p.stop(API_SERVER_GRACE_MS));
+    };
+    const startAgain = async (cluster: string) => {
+      const c = known(cluster);
+      if (apiServers.get(cluster)?.exited() === undefined) throw new Error(`the API server of ${cluster} is running: stop it first`);
+      await startApiServer(binary, etcd!, c, (p) => {
+        all.push(p);
+        apiServers.set(cluster, p);
+      });
+    };
+    return {
+      runDir,
+      clusters,
+      get pids() {
+        return all.map((p) => p.pid);
+      },
+      stopApiServer,
+      startApiServer: startAgain,
+      restartApiServer: async (cluster, s) => {
+        await stopApiServer(cluster, s);
+        await startAgain(cluster);
+      },
+      stop,
+    };
   } catch (err) {
+    await Promise.all(all.map((p) => p.stop()));
     await stop();
     throw err;
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Processes.
+// Helpers.
 
-interface Proc {
-  readonly role: string;
-  readonly cluster: string;
-  readonly pid: number;
-  readonly logPath: string;
-  /** Exit code or signal once it has exited, else undefined. */
-  exited(): string | undefined;
-  stop(): Promise<void>;
-}
-
-function launch(binary: string, role: string, cluster: string, dir: string, args: string[]): Proc {
-  mkdirSync(dir, { recursive: true });
-  const logPath = join(dir, `${role}.log`);
-  const fd = openSync(logPath, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(binary, [role, ...args], { stdio: ['ignore', fd, fd], env: { ...process.env, KUBE_EXIT_WITH_PARENT: '1' } });
-  } finally {
-    closeSync(fd);
-  }
-  if (child.pid === undefined) throw new Error(`cannot start ${role} for ${cluster} from ${binary}`);
-  let exit: string | undefined;
-  const done = new Promise<void>((resolve) => {
-    child.once('exit', (code, signal) => {
-      exit = signal ?? `code ${code}`;
-      resolve();
-    });
-    // Failing to start (not executable, say) emits 'error' and no 'exit'.
-    child.once('error', (err) => {
-      exit ??= `not started: ${err.message}`;
-      resolve();
-    });
-  });
-  // The parent-death guard covers crashes; this covers a plain process.exit() of the test runner.
-  const onExit = () => child.kill('SIGKILL');
-  process.once('exit', onExit);
-  return {
-    role,
-    cluster,
-    pid: child.pid,
-    logPath,
-    exited: () => exit,
-    stop: async () => {
-      process.off('exit', onExit);
-      if (exit !== undefined) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-      await done;
-      clearTimeout(timer);
-    },
-  };
-}
-
-async function waitReady(p: Proc, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    const exit = p.exited();
-    if (exit !== undefined) throw new Error(`${p.role} of ${p.cluster} exited (${exit}) before it was ready; its log is ${p.logPath}:\n${tail(p.logPath)}`);
-    if (await ready().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${p.role} of ${p.cluster} was not ready after ${READY_TIMEOUT_MS / 1000}s; its log is ${p.logPath}:\n${tail(p.logPath)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function tail(path: string, lines = 25): string {
-  try {
-    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
+/** One mode of the multi-call binary, exiting by itself when its parent dies. */
+function launchKube(binary: string, role: string, owner: string, dir: string, args: string[]): Proc {
+  return launch({ command: binary, args: [role, ...args], role, owner, logDir: dir, env: { ...process.env, KUBE_EXIT_WITH_PARENT: '1' } });
 }
 
 /** Deletes the state of finished or abandoned runs, keeping the logs of the newest few. */
@@ -285,7 +356,8 @@ function pruneRuns(): void {
   // An abandoned run (its owner was killed) still holds etcd data and keys.
   for (const d of runs.slice(0, KEEP_RUNS)) {
     rmSync(join(d, 'etcd-data'), { recursive: true, force: true });
-    for (const c of readdirSync(d, { withFileTypes: true })) if (c.isDirectory()) rmSync(join(d, c.name, 'pki'), { recursive: true, force: true });
+    for (const c of readdirSync(d, { withFileTypes: true }))
+      if (c.isDirectory()) rmSync(join(d, c.name, 'pki'), { recursive: true, force: true });
   }
 }
 
@@ -301,46 +373,8 @@ function isLive(runDir: string): boolean {
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------------------
-// Small helpers.
-
 function token(): string {
   return randomBytes(24).toString('hex');
-}
-
-async function freePorts(n: number): Promise<number[]> {
-  // Hold every port until all are chosen, so the same one is never handed out twice.
-  const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const s = createServer();
-      s.once('error', reject);
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
-
-function httpGet(url: string): Promise<{ code: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { timeout: 2000 }, (res) => collect(res, resolve));
-    req.on('error', reject).on('timeout', () => req.destroy(new Error('timeout')));
-  });
-}
-
-/** Readiness probes only: the CA is not known until the API server has written its certificate. */
-function httpsGet(url: string, bearer?: string): Promise<{ code: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(url, { timeout: 2000, rejectUnauthorized: false, headers: bearer ? { Authorization: `Bearer ${bearer}` } : {} }, (res) => collect(res, resolve));
-    req.on('error', reject).on('timeout', () => req.destroy(new Error('timeout')));
-  });
-}
-
-function collect(res: http.IncomingMessage, resolve: (r: { code: number; body: string }) => void): void {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => resolve({ code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
 }
 
 /** A kubeconfig for one cluster and one token user. */

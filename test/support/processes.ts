@@ -1,0 +1,164 @@
+/**
+ * Child processes for the test harness: started with their output in a log file, stopped with SIGTERM then SIGKILL,
+ * and waited for with a readiness probe whose failure names the process, its log and the log's tail. Used by the
+ * Kubernetes control planes (control-plane.ts) and by everything else the suites start (Crossplane, providers, the
+ * bind backend, the konnector).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/** A process of the harness. */
+export interface Proc {
+  /** What it is (`kube-apiserver`, `crossplane`), for messages. */
+  readonly role: string;
+  /** Which cluster (or other owner) it belongs to, for messages. */
+  readonly owner: string;
+  readonly pid: number;
+  readonly logPath: string;
+  /** Exit code or signal once it has exited, else undefined. */
+  exited(): string | undefined;
+  /** Resolves when it has exited, for whatever reason. */
+  readonly done: Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once, as a crash would; resolves once it has exited. */
+  kill(): Promise<void>;
+}
+
+export interface LaunchOptions {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly role: string;
+  readonly owner: string;
+  /** Folder of the log file `<role>.log` (appended to, so a restart keeps the earlier run's lines). */
+  readonly logDir: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+}
+
+const DEFAULT_STOP_GRACE_MS = 10_000;
+
+/** Starts a process with stdout and stderr in `<logDir>/<role>.log`. */
+export function launch(o: LaunchOptions): Proc {
+  mkdirSync(o.logDir, { recursive: true });
+  const logPath = join(o.logDir, `${o.role}.log`);
+  const fd = openSync(logPath, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(o.command, [...o.args], { stdio: ['ignore', fd, fd], env: o.env ?? process.env, cwd: o.cwd });
+  } finally {
+    closeSync(fd);
+  }
+  let exit: string | undefined;
+  const done = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exit = signal ?? `code ${code}`;
+      resolve();
+    });
+    // Failing to start (not executable, say) emits 'error' and no 'exit'.
+    child.once('error', (err) => {
+      exit ??= `not started: ${err.message}`;
+      resolve();
+    });
+  });
+  if (child.pid === undefined) {
+    // spawn reports ENOENT asynchronously; the Proc is returned exited so waitReady names it.
+    exit = `not started: cannot run ${o.command}`;
+  }
+  // The parent-death guards of the processes cover crashes; this covers a plain process.exit() of the test runner.
+  const onExit = () => child.kill('SIGKILL');
+  process.once('exit', onExit);
+  void done.then(() => process.off('exit', onExit));
+  return {
+    role: o.role,
+    owner: o.owner,
+    pid: child.pid ?? -1,
+    logPath,
+    exited: () => exit,
+    done,
+    stop: async (graceMs = DEFAULT_STOP_GRACE_MS) => {
+      if (exit !== undefined) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await done;
+      clearTimeout(timer);
+    },
+    kill: async () => {
+      if (exit !== undefined) return;
+      child.kill('SIGKILL');
+      await done;
+    },
+  };
+}
+
+/** The last lines of a log file, for error messages. */
+export function tail(path: string, lines = 25): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/**
+ * Polls `ready` every 100 ms until it returns true. Fails when the process exits first or `timeoutMs` passes; the
+ * error names the process, its log file and the log's tail.
+ */
+export async function waitReady(p: Proc, ready: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const exit = p.exited();
+    if (exit !== undefined) {
+      throw new Error(`${p.role} of ${p.owner} exited (${exit}) before it was ready; its log is ${p.logPath}:\n${tail(p.logPath)}`);
+    }
+    if (await ready().catch(() => false)) return;
+    if (Date.now() > deadline) {
+      throw new Error(`${p.role} of ${p.owner} was not ready after ${timeoutMs / 1000}s; its log is ${p.logPath}:\n${tail(p.logPath)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** `n` distinct free TCP ports on 127.0.0.1. */
+export async function freePorts(n: number): Promise<number[]> {
+  // Hold every port until all are chosen, so the same one is never handed out twice.
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const s = createServer();
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+export interface ProbeResponse {
+  readonly code: number;
+  readonly body: string;
+}
+
+/** A GET for readiness probes: plain HTTP, or HTTPS without verifying the server (its CA may not exist yet). */
+export function probe(url: string, bearer?: string): Promise<ProbeResponse> {
+  return new Promise((resolve, reject) => {
+    const headers = bearer ? { Authorization: `Bearer ${bearer}` } : {};
+    const onResponse = (res: http.IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+    };
+    const req = url.startsWith('https:')
+      ? https.get(url, { timeout: 2000, rejectUnauthorized: false, headers }, onResponse)
+      : http.get(url, { timeout: 2000, headers }, onResponse);
+    req.on('error', reject).on('timeout', () => req.destroy(new Error('timeout')));
+  });
+}
