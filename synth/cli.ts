@@ -2,13 +2,10 @@
  * `npm run synth [-- options]`: the command-line face of `synthesize()`. scripts/synth.mjs bundles this file with
  * every module of the catalog folder and calls `main`.
  */
-import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildFunctionBundle } from '../functions/dataservices/build';
 import type { CrossplaneTarget } from '../apis/api';
 import { catalogApis, type CatalogModule } from './catalog';
+import { writeDeployables } from './deployables';
 import type { PackageDependency } from './package-meta';
 import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, synthesize } from './synth';
 
@@ -31,8 +28,14 @@ Options:
   --quiet                    print nothing but errors
   -h, --help                 show this help`;
 
-/** `root` is the repository (where functions/ lives); scripts/synth.mjs passes it. */
-export async function main(modules: readonly CatalogModule[], argv: readonly string[], root: string): Promise<number> {
+/** A catalog module not loaded yet: its file name and how to import it. */
+export type LazyCatalogModule = readonly [file: string, load: () => Promise<Record<string, unknown>>];
+
+/**
+ * `root` is the repository (where the deployables' sources live); scripts/synth.mjs passes it. The catalog modules
+ * are imported here, inside the error handling, so a definition that throws as it is built is reported as one line.
+ */
+export async function main(modules: readonly LazyCatalogModule[], argv: readonly string[], root: string): Promise<number> {
   const started = performance.now();
   let args;
   try {
@@ -74,7 +77,9 @@ export async function main(modules: readonly CatalogModule[], argv: readonly str
   }
   const log = args.quiet ? () => {} : (line: string) => console.log(line);
   try {
-    const apis = catalogApis(modules);
+    const loaded: CatalogModule[] = [];
+    for (const [file, load] of modules) loaded.push([file, await load()]);
+    const apis = catalogApis(loaded);
     const result = synthesize({
       apis,
       outdir: args.out as string,
@@ -83,8 +88,9 @@ export async function main(modules: readonly CatalogModule[], argv: readonly str
       ...providers,
       onProgress: log,
     });
-    const bundle = await functionBundle(root, args.out as string);
-    log(`${bundle}: the composition function, one file for plain node (build its image with the Dockerfile beside it)`);
+    for (const { d, file } of await writeDeployables(root, args.out as string)) {
+      log(`${file}: ${d.description}, one file for plain node (build its image with the Dockerfile beside it)`);
+    }
     log(`synthesized ${apis.length} APIs into ${result.files.length} files in ${Math.round(performance.now() - started)} ms`);
     return 0;
   } catch (e) {
@@ -103,31 +109,4 @@ function dependency(option: string, value: string | undefined, fallback: Package
     throw new Error(`${option} must be <package>@<version constraint>, e.g. ${fallback.package}@${fallback.version}; got "${value}"`);
   }
   return { package: pkg, version };
-}
-
-/**
- * Writes `<out>/function/function.mjs` (the function bundled by esbuild) and its Dockerfile. The bundle is cached in
- * node_modules/.cache by the size and mtime of every source it can include, so an unchanged tree costs a copy.
- */
-async function functionBundle(root: string, out: string): Promise<string> {
-  const fingerprint = createHash('sha256');
-  for (const dir of ['functions', 'apis'].map((d) => join(root, d))) {
-    for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
-      if (!f.endsWith('.ts') || f.endsWith('.test.ts')) continue;
-      const st = statSync(join(dir, f));
-      fingerprint.update(`${dir}/${f}:${st.size}:${st.mtimeMs}\n`);
-    }
-  }
-  const cache = join(root, 'node_modules', '.cache', 'klutch-kit');
-  const cached = join(cache, `function-${fingerprint.digest('hex').slice(0, 16)}.mjs`);
-  if (!existsSync(cached)) {
-    const tmp = `${cached}.${process.pid}.tmp.mjs`;
-    await buildFunctionBundle(tmp, { sourceDir: join(root, 'functions', 'dataservices') });
-    renameSync(tmp, cached);
-  }
-  const dir = join(out, 'function');
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(cached, join(dir, 'function.mjs'));
-  copyFileSync(join(root, 'functions', 'dataservices', 'Dockerfile'), join(dir, 'Dockerfile'));
-  return join(dir, 'function.mjs');
 }

@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { FunctionRunnerServiceService, RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../test/support/catalog';
-import { buildFunctionBundle } from './build';
+import { loadCatalog, ROOT } from '../../test/support/catalog';
+import { bundleDeployable, deployable } from '../../synth/deployables';
 import { functionClient, startFunctionProcess, type FunctionProcess } from './client';
 import { runFunction } from './fn';
 import { compositeOf, inputOf, requestOf } from './fixtures';
@@ -15,18 +15,33 @@ import { DEFAULT_TLS_CERTS_DIR, parseServerArgs, serverCredentials } from './ser
 
 describe('parseServerArgs', () => {
   it.each<{ name: string; argv: string[]; env?: Record<string, string>; want: object }>([
-    { name: 'defaults', argv: [], want: { address: '0.0.0.0:9443', insecure: false, tlsCertsDir: DEFAULT_TLS_CERTS_DIR, metricsAddress: '0.0.0.0:8080', debug: false } },
+    {
+      name: 'defaults',
+      argv: [],
+      want: { address: '0.0.0.0:9443', insecure: false, tlsCertsDir: DEFAULT_TLS_CERTS_DIR, metricsAddress: '0.0.0.0:8080', debug: false },
+    },
     { name: 'TLS dir from the environment', argv: [], env: { TLS_SERVER_CERTS_DIR: '/certs' }, want: { tlsCertsDir: '/certs' } },
-    { name: '--tls-certs-dir over the environment', argv: ['--tls-certs-dir', '/a'], env: { TLS_SERVER_CERTS_DIR: '/certs' }, want: { tlsCertsDir: '/a' } },
+    {
+      name: '--tls-certs-dir over the environment',
+      argv: ['--tls-certs-dir', '/a'],
+      env: { TLS_SERVER_CERTS_DIR: '/certs' },
+      want: { tlsCertsDir: '/a' },
+    },
     { name: 'the SDK spelling', argv: ['--tls-server-certs-dir', '/b'], want: { tlsCertsDir: '/b' } },
-    { name: 'insecure and addresses', argv: ['--insecure', '--address', ':9999', '--metrics-address', ''], want: { insecure: true, address: ':9999', metricsAddress: '' } },
+    {
+      name: 'insecure and addresses',
+      argv: ['--insecure', '--address', ':9999', '--metrics-address', ''],
+      want: { insecure: true, address: ':9999', metricsAddress: '' },
+    },
   ])('$name', ({ argv, env, want }) => expect(parseServerArgs(argv, env ?? {})).toMatchObject(want));
 
   it('refuses unknown flags', () => expect(() => parseServerArgs(['--tls'])).toThrow());
 });
 
 it('does not fall back to insecure when the certificates are missing', () => {
-  expect(() => serverCredentials({ insecure: false, tlsCertsDir: '/nonexistent' })).toThrow(/cannot load TLS certificates from \/nonexistent: .*pass --insecure/);
+  expect(() => serverCredentials({ insecure: false, tlsCertsDir: '/nonexistent' })).toThrow(
+    /cannot load TLS certificates from \/nonexistent: .*pass --insecure/,
+  );
 });
 
 const dir = mkdtempSync(join(tmpdir(), 'klutch-fn-'));
@@ -36,13 +51,16 @@ let apis: Api[];
 beforeAll(async () => {
   apis = await loadCatalog();
   mkdirSync(join(dir, 'isolated'), { recursive: true });
-  await buildFunctionBundle(bundle);
+  copyFileSync(await bundleDeployable(ROOT, deployable('function')), bundle);
 }, 120_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const pgRequest = () => {
   const pg = apis.find((a) => a.name === 'postgresql') as Api;
-  return requestOf(inputOf(pg, 'a9s'), compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters: { maxConnections: 100 } }));
+  return requestOf(
+    inputOf(pg, 'a9s'),
+    compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters: { maxConnections: 100 } }),
+  );
 };
 
 describe('the bundled function', () => {
@@ -71,7 +89,7 @@ describe('the bundled function', () => {
     const raw = new grpc.Client(`127.0.0.1:${fp.port}`, grpc.credentials.createInsecure());
     const good = Buffer.from(RunFunctionRequest.encode(pgRequest()).finish());
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const payloads = [
       ...Array.from({ length: 40 }, () => good.subarray(0, Math.floor(rand() * good.length))),
       ...Array.from({ length: 40 }, () => Buffer.from(Array.from({ length: Math.floor(rand() * 512) }, () => Math.floor(rand() * 256)))),
@@ -132,12 +150,45 @@ describe('the bundled function with mTLS', () => {
     mkdirSync(certs, { recursive: true });
     ssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=test-ca']);
     for (const who of ['tls', 'client']) {
-      ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${who === 'tls' ? 'localhost' : 'crossplane'}`]);
-      writeFileSync(join(certs, `${who}.ext`), who === 'tls' ? 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' : 'extendedKeyUsage=clientAuth\n');
-      ssl(['x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.crt`, '-days', '1', '-extfile', `${who}.ext`]);
+      ssl([
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        `${who}.key`,
+        '-out',
+        `${who}.csr`,
+        '-subj',
+        `/CN=${who === 'tls' ? 'localhost' : 'crossplane'}`,
+      ]);
+      writeFileSync(
+        join(certs, `${who}.ext`),
+        who === 'tls' ? 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' : 'extendedKeyUsage=clientAuth\n',
+      );
+      ssl([
+        'x509',
+        '-req',
+        '-in',
+        `${who}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        `${who}.crt`,
+        '-days',
+        '1',
+        '-extfile',
+        `${who}.ext`,
+      ]);
     }
     // The certificates' directory from the environment, as Crossplane's package manager sets it.
-    fp = await startFunctionProcess(bundle, ['--metrics-address', ''], { insecure: false, env: { ...process.env, TLS_SERVER_CERTS_DIR: certs } });
+    fp = await startFunctionProcess(bundle, ['--metrics-address', ''], {
+      insecure: false,
+      env: { ...process.env, TLS_SERVER_CERTS_DIR: certs },
+    });
   }, 60_000);
   afterAll(async () => {
     await fp?.stop();
@@ -164,6 +215,8 @@ describe('the bundled function with mTLS', () => {
   });
 
   it('will not start without certificates unless --insecure', async () => {
-    await expect(startFunctionProcess(bundle, ['--metrics-address', '', '--tls-certs-dir', join(dir, 'none')], { insecure: false })).rejects.toThrow(/exited with 1/);
+    await expect(
+      startFunctionProcess(bundle, ['--metrics-address', '', '--tls-certs-dir', join(dir, 'none')], { insecure: false }),
+    ).rejects.toThrow(/exited with 1/);
   });
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Api } from '../../apis/api';
-import { buildFunctionBundle } from '../../functions/dataservices/build';
+import { bundleDeployable, deployable } from '../../synth/deployables';
 import { startFunctionProcess, type FunctionProcess } from '../../functions/dataservices/client';
 import { exampleClaim, render } from '../../synth/synth';
 import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
@@ -42,9 +42,18 @@ function compositeOfClaim(claim: Obj, api: Api, composition: string): Obj {
     kind: `X${claim.kind}`,
     metadata: {
       name: `${name}-r4nd0`,
-      labels: { ...(claim.metadata.labels ?? {}), 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace, 'crossplane.io/composite': `${name}-r4nd0` },
+      labels: {
+        ...(claim.metadata.labels ?? {}),
+        'crossplane.io/claim-name': name,
+        'crossplane.io/claim-namespace': namespace,
+        'crossplane.io/composite': `${name}-r4nd0`,
+      },
     },
-    spec: { ...structuredClone(claim.spec), compositionRef: { name: composition }, claimRef: { apiVersion: api.apiVersion, kind: api.kind, name, namespace } },
+    spec: {
+      ...structuredClone(claim.spec),
+      compositionRef: { name: composition },
+      claimRef: { apiVersion: api.apiVersion, kind: api.kind, name, namespace },
+    },
   };
 }
 
@@ -67,15 +76,20 @@ function renderCase(c: Case, observed?: Obj[]): Obj[] {
   const fnName = composition.spec.pipeline[0].functionRef.name as string;
   writeFileSync(
     fns,
-    yaml([{
-      apiVersion: 'pkg.crossplane.io/v1beta1',
-      kind: 'Function',
-      metadata: {
-        name: fnName,
-        annotations: { 'render.crossplane.io/runtime': 'Development', 'render.crossplane.io/runtime-development-target': `dns:///127.0.0.1:${fp.port}` },
+    yaml([
+      {
+        apiVersion: 'pkg.crossplane.io/v1beta1',
+        kind: 'Function',
+        metadata: {
+          name: fnName,
+          annotations: {
+            'render.crossplane.io/runtime': 'Development',
+            'render.crossplane.io/runtime-development-target': `dns:///127.0.0.1:${fp.port}`,
+          },
+        },
+        spec: { package: 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0' },
       },
-      spec: { package: 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0' },
-    }]),
+    ]),
   );
   const args = ['render', xr, comp, fns, '-r'];
   if (observed) {
@@ -91,8 +105,7 @@ function renderCase(c: Case, observed?: Obj[]): Obj[] {
 beforeAll(async () => {
   apis = await loadCatalog();
   files = render({ apis, outdir: 'unused' });
-  const bundle = join(tmp, 'bin', 'function.mjs');
-  await buildFunctionBundle(bundle);
+  const bundle = await bundleDeployable(ROOT, deployable('function'));
   fp = await startFunctionProcess(bundle, ['--metrics-address', '']);
   for (const api of apis) {
     for (const backend of api.backendNames) {
@@ -100,7 +113,13 @@ beforeAll(async () => {
       if (!path) throw new Error(`synth wrote no composition for ${api.name} ${backend}`);
       const claim = exampleClaim(api, backend, 'v1') as Obj;
       claim.metadata = { ...(claim.metadata ?? {}), namespace: claim.metadata?.namespace ?? 'team-a' };
-      cases.push({ id: `${backend}-${api.name}`, api, backend, composite: compositeOfClaim(claim, api, api.compositionName(backend)), composition: files.get(path) as string });
+      cases.push({
+        id: `${backend}-${api.name}`,
+        api,
+        backend,
+        composite: compositeOfClaim(claim, api, api.compositionName(backend)),
+        composition: files.get(path) as string,
+      });
     }
   }
 }, 300_000);
@@ -133,7 +152,8 @@ describe('crank render with the bundled function', () => {
       for (const d of out.filter((x) => x.metadata?.annotations?.[RESOURCE_NAME])) {
         resources.push(d);
         const manifest = d.spec?.forProvider?.manifest;
-        if (d.kind === 'Object' && manifest) resources.push({ ...manifest, metadata: { ...manifest.metadata, name: manifest.metadata?.name ?? id } });
+        if (d.kind === 'Object' && manifest)
+          resources.push({ ...manifest, metadata: { ...manifest.metadata, name: manifest.metadata?.name ?? id } });
       }
     }
     expect(resources.filter((r) => r.kind === 'Object').length).toBe(cases.filter((c) => c.backend === 'a8s').length);
@@ -144,14 +164,24 @@ describe('crank render with the bundled function', () => {
     writeFileSync(
       ext,
       ['provider-anynines', 'provider-kubernetes', 'a8s']
-        .flatMap((d) => readdirSync(join(ROOT, 'schemas', d)).filter((f) => f.endsWith('.yaml')).sort().map((f) => readFileSync(join(ROOT, 'schemas', d, f), 'utf8')))
+        .flatMap((d) =>
+          readdirSync(join(ROOT, 'schemas', d))
+            .filter((f) => f.endsWith('.yaml'))
+            .sort()
+            .map((f) => readFileSync(join(ROOT, 'schemas', d, f), 'utf8')),
+        )
         .map((t) => (t.startsWith('---') ? t : `---\n${t}`))
         .join('\n'),
     );
     const v = crankValidate(inject('crank'), ext, res);
-    expect(v.stdout.split('\n').filter((l) => l.startsWith('[x]') || l.startsWith('[!]')), v.stdout + v.stderr).toEqual([]);
+    expect(
+      v.stdout.split('\n').filter((l) => l.startsWith('[x]') || l.startsWith('[!]')),
+      v.stdout + v.stderr,
+    ).toEqual([]);
     expect(v.status, v.stdout + v.stderr).toBe(0);
-    expect(v.stdout).toContain(`Total ${resources.length} resources: 0 missing schemas, ${resources.length} success cases, 0 failure cases`);
+    expect(v.stdout).toContain(
+      `Total ${resources.length} resources: 0 missing schemas, ${resources.length} success cases, 0 failure cases`,
+    );
 
     // The control: the same check fails on a wrong type inside a rendered MR and inside a wrapped a8s object.
     const mr = structuredClone(resources.find((r) => r.kind === 'ServiceInstance')) as Obj;
@@ -174,9 +204,10 @@ describe('crank render with the bundled function', () => {
       const observed = composed.map((d, i) => ({
         ...d,
         metadata: { ...d.metadata, name: d.metadata.name ?? `${c.id}-${i}` },
-        status: c.backend === 'a9s'
-          ? { atProvider: Object.fromEntries(a9sFields(c).map((f) => [f, `observed-${f}`])), conditions }
-          : { atProvider: { manifest: { status: { phase: 'Ready' } } }, conditions },
+        status:
+          c.backend === 'a9s'
+            ? { atProvider: Object.fromEntries(a9sFields(c).map((f) => [f, `observed-${f}`])), conditions }
+            : { atProvider: { manifest: { status: { phase: 'Ready' } } }, conditions },
       }));
       const out = renderCase(c, observed);
       const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
@@ -187,8 +218,10 @@ describe('crank render with the bundled function', () => {
         if (managed[f] !== `observed-${f}`) problems.push(`${c.id}: status.managed.${f} is ${JSON.stringify(managed[f])}`);
       }
       if (c.backend === 'a9s' && a9sFields(c).length === 0) problems.push(`${c.id}: the recipe maps no status.atProvider field`);
-      if (c.backend === 'a8s' && managed.phase !== 'Ready') problems.push(`${c.id}: status.managed.phase is ${JSON.stringify(managed.phase)}`);
-      if ((managed.conditions ?? []).length !== 2) problems.push(`${c.id}: status.managed.conditions has ${(managed.conditions ?? []).length}`);
+      if (c.backend === 'a8s' && managed.phase !== 'Ready')
+        problems.push(`${c.id}: status.managed.phase is ${JSON.stringify(managed.phase)}`);
+      if ((managed.conditions ?? []).length !== 2)
+        problems.push(`${c.id}: status.managed.conditions has ${(managed.conditions ?? []).length}`);
       const own = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady');
       if (own?.status !== 'True') problems.push(`${c.id}: DataServiceReady is ${JSON.stringify(own)}`);
     }
@@ -201,7 +234,10 @@ describe('crank render with the bundled function', () => {
     return composed.map((d, i) => ({
       ...d,
       metadata: { ...d.metadata, name: d.metadata.name ?? `${c.id}-${i}` },
-      status: c.backend === 'a9s' ? { atProvider: { state }, conditions } : { atProvider: { manifest: { status: { phase: state } } }, conditions },
+      status:
+        c.backend === 'a9s'
+          ? { atProvider: { state }, conditions }
+          : { atProvider: { manifest: { status: { phase: state } } }, conditions },
     }));
   }
   const at = '2026-01-01T00:00:00Z';
@@ -209,10 +245,13 @@ describe('crank render with the bundled function', () => {
   it('while the backend provisions, the composite carries its state, is not Ready, and has no failure', () => {
     const problems: string[] = [];
     for (const c of cases) {
-      const out = renderCase(c, observedWith(c, 'in progress', [
-        { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: at },
-        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
-      ]));
+      const out = renderCase(
+        c,
+        observedWith(c, 'in progress', [
+          { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: at },
+          { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
+        ]),
+      );
       const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
       const conds: Obj[] = xr?.status?.conditions ?? [];
       const ready = conds.find((x) => x.type === 'Ready');
@@ -223,7 +262,8 @@ describe('crank render with the bundled function', () => {
       const state = c.backend === 'a9s' ? managed.state : managed.phase;
       if (mapsState && state !== 'in progress') problems.push(`${c.id}: status.managed state is ${JSON.stringify(state)}`);
       if (conds.some((x) => x.type === 'DataServiceReady')) problems.push(`${c.id}: DataServiceReady set while provisioning`);
-      if (out.some((d) => d.kind === 'Result')) problems.push(`${c.id}: results while provisioning: ${JSON.stringify(out.filter((d) => d.kind === 'Result'))}`);
+      if (out.some((d) => d.kind === 'Result'))
+        problems.push(`${c.id}: results while provisioning: ${JSON.stringify(out.filter((d) => d.kind === 'Result'))}`);
     }
     expect(problems).toEqual([]);
   });
@@ -231,10 +271,13 @@ describe('crank render with the bundled function', () => {
   it('when the backend fails, composite (and claim) get a False condition with the backend message', () => {
     const problems: string[] = [];
     for (const c of cases) {
-      const out = renderCase(c, observedWith(c, 'failed', [
-        { type: 'Ready', status: 'False', reason: 'Unavailable', message: 'broker: out of capacity', lastTransitionTime: at },
-        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
-      ]));
+      const out = renderCase(
+        c,
+        observedWith(c, 'failed', [
+          { type: 'Ready', status: 'False', reason: 'Unavailable', message: 'broker: out of capacity', lastTransitionTime: at },
+          { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
+        ]),
+      );
       const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
       const own = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady');
       if (own?.status !== 'False' || own?.reason !== 'ProvisioningFailed' || !String(own?.message).endsWith('broker: out of capacity')) {

@@ -1,0 +1,28 @@
+/** Types of scripts/bundle.mjs, the one bundle step (see there). */
+
+export interface BundleOptions {
+  /** Names the cached file and errors: lower-case letters, digits and '-'. */
+  readonly name: string;
+  /** The entry module. Exactly one of `entry` and `source` is set. */
+  readonly entry?: string;
+  /** An entry written in code (TypeScript), resolved from `resolveDir`. */
+  readonly source?: { readonly contents: string; readonly resolveDir: string };
+  /**
+   * Bundle every package too, so the file runs with plain `node` and no node_modules (deployables). Otherwise
+   * packages stay external and the file runs from the cache inside node_modules (synth, benches).
+   * @default false
+   */
+  readonly selfContained?: boolean;
+}
+
+export interface Bundle {
+  /** The bundled ES module, in the cache; copy it, never edit it. */
+  readonly file: string;
+  readonly bytes: number;
+  /** Whether it was reused: every input esbuild reported last time is unchanged. */
+  readonly cached: boolean;
+}
+
+export const ROOT: string;
+export const CACHE_DIR: string;
+export function bundle(o: BundleOptions): Promise<Bundle>;

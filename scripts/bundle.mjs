@@ -1,0 +1,133 @@
+// The one bundle step. Every deployable (the composition function, and every server and CLI after it) and every
+// TypeScript entry run with plain node (synth, benches, test fixtures) is bundled by esbuild through `bundle()`.
+//
+// A bundle is cached in node_modules/.cache/klutch-kit/bundles/ (inside node_modules, so that bundles that keep their
+// packages external resolve them). The cache key is what esbuild itself reports as the bundle's inputs (its
+// metafile): a bundle is reused while every input file has the size, mtime or, failing those, the content it had, so
+// no list of source folders is kept by hand. Bundles unused for a day are pruned on every call.
+//
+// Plain JavaScript on purpose: scripts/synth.mjs and scripts/run-ts.mjs need it before any TypeScript is compiled.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'klutch-kit', 'bundles');
+const PRUNE_AFTER_MS = 86_400_000;
+
+// Lets the CommonJS packages inside an ES module bundle `require` Node's built-ins.
+const REQUIRE_SHIM =
+  "import { createRequire as __klutchCreateRequire } from 'node:module';\nconst require = __klutchCreateRequire(import.meta.url);";
+
+/**
+ * @param {import('./bundle.d.mts').BundleOptions} o
+ * @returns {Promise<import('./bundle.d.mts').Bundle>}
+ */
+export async function bundle(o) {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(o.name)) throw new Error(`bundle name "${o.name}" must be lower-case letters, digits and '-'`);
+  if (!o.entry === !o.source) throw new Error(`bundle ${o.name}: give exactly one of entry and source`);
+  const selfContained = o.selfContained ?? false;
+  const entry = o.entry ? resolve(o.entry) : undefined;
+  if (entry && !existsSync(entry)) throw new Error(`bundle ${o.name}: entry ${entry} does not exist`);
+  const key = createHash('sha256')
+    .update(JSON.stringify({ entry, source: o.source, selfContained, v: 1 }))
+    .digest('hex')
+    .slice(0, 16);
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const file = join(CACHE_DIR, `${o.name}-${key}.mjs`);
+  const manifest = `${file}.inputs.json`;
+  prune();
+  if (fresh(manifest) && existsSync(file)) {
+    const now = new Date();
+    utimesSync(manifest, now, now);
+    return { file, bytes: statSync(file).size, cached: true };
+  }
+  const { build } = await import('esbuild');
+  const sourcefile = `<${o.name}-entry>`;
+  const tmp = `${file}.${process.pid}.tmp.mjs`;
+  let result;
+  try {
+    result = await build({
+      ...(entry
+        ? { entryPoints: [entry] }
+        : {
+            stdin: {
+              contents: o.source.contents,
+              resolveDir: resolve(o.source.resolveDir),
+              sourcefile,
+              loader: 'ts',
+            },
+          }),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: tmp,
+      metafile: true,
+      legalComments: 'none',
+      logLevel: 'silent',
+      ...(selfContained ? { banner: { js: REQUIRE_SHIM } } : { packages: 'external' }),
+    });
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    const errors = e && Array.isArray(e.errors) ? e.errors : [];
+    const text = errors
+      .map((x) => `${x.location ? `${x.location.file}:${x.location.line}:${x.location.column}: ` : ''}${x.text}`)
+      .join('\n');
+    throw new Error(`cannot bundle ${o.name}: ${text || (e instanceof Error ? e.message : String(e))}`);
+  }
+  renameSync(tmp, file);
+  // esbuild names inputs relative to its working directory; the source entry (named by `sourcefile`) is in the key.
+  const inputs = Object.keys(result.metafile.inputs)
+    .filter((p) => p !== sourcefile)
+    .map((p) => resolve(p))
+    .sort()
+    .map((p) => ({ path: p, ...fingerprint(p) }));
+  writeFileSync(manifest, JSON.stringify({ inputs }));
+  return { file, bytes: statSync(file).size, cached: false };
+}
+
+/** Size and mtime, cheap to compare, and the content hash, for files touched without a change. */
+function fingerprint(path) {
+  const st = statSync(path);
+  return { size: st.size, mtimeMs: st.mtimeMs, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') };
+}
+
+/** Whether every input the manifest lists is unchanged. */
+function fresh(manifest) {
+  let inputs;
+  try {
+    inputs = JSON.parse(readFileSync(manifest, 'utf8')).inputs;
+  } catch {
+    return false;
+  }
+  for (const i of inputs) {
+    let st;
+    try {
+      st = statSync(i.path);
+    } catch {
+      return false;
+    }
+    if (st.size !== i.size) return false;
+    if (st.mtimeMs !== i.mtimeMs && createHash('sha256').update(readFileSync(i.path)).digest('hex') !== i.sha256) return false;
+  }
+  return true;
+}
+
+/** Drops bundles whose manifest was not used for a day (other trees, older edits, test catalogs). */
+function prune() {
+  const now = Date.now();
+  for (const f of readdirSync(CACHE_DIR)) {
+    if (!f.endsWith('.inputs.json')) continue;
+    const path = join(CACHE_DIR, f);
+    try {
+      if (now - statSync(path).mtimeMs > PRUNE_AFTER_MS) {
+        rmSync(path, { force: true });
+        rmSync(path.slice(0, -'.inputs.json'.length), { force: true });
+      }
+    } catch {
+      // Pruned by a concurrent run.
+    }
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The programs `npm run synth` ships: each is one esbuild bundle for plain `node` (no node_modules) in
+ * `dist/<name>/<name>.mjs`, with a Dockerfile beside it for its image. Every deployable goes through the one bundle
+ * step (scripts/bundle.mjs); adding one is adding an entry here.
+ */
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundle } from '../scripts/bundle.mjs';
+
+export interface Deployable {
+  /** `function` → dist/function/function.mjs. */
+  readonly name: string;
+  /** The process entry, relative to the repository root. */
+  readonly entry: string;
+  /** What it is, for synth's progress line and the Dockerfile. */
+  readonly description: string;
+  /** Ports the image exposes, with what each serves. */
+  readonly ports: readonly { readonly port: number; readonly serves: string }[];
+}
+
+export const DEPLOYABLES: readonly Deployable[] = [
+  {
+    name: 'function',
+    entry: 'functions/dataservices/main.ts',
+    description: 'the composition function',
+    ports: [
+      { port: 9443, serves: 'gRPC with mTLS from /tls/server (mounted by Crossplane)' },
+      { port: 8080, serves: '/healthz and /metrics' },
+    ],
+  },
+];
+
+/** The deployable of a name; an unknown name is a programming error that names the known ones. */
+export function deployable(name: string): Deployable {
+  const d = DEPLOYABLES.find((x) => x.name === name);
+  if (!d) throw new Error(`no deployable "${name}"; synth/deployables.ts has ${DEPLOYABLES.map((x) => x.name).join(', ')}`);
+  return d;
+}
+
+/** The image of a deployable: its one file on distroless Node, nothing else (no node_modules, no shell). */
+export function dockerfile(d: Deployable): string {
+  return [
+    `# ${d.description}: dist/${d.name}/${d.name}.mjs on distroless Node, nothing else (no node_modules, no shell).`,
+    `# Written by npm run synth (synth/deployables.ts). Build context: this folder.`,
+    `#   docker build -t <registry>/<repository>:<tag> dist/${d.name}`,
+    'FROM gcr.io/distroless/nodejs20-debian12:nonroot',
+    `COPY ${d.name}.mjs /${d.name}/${d.name}.mjs`,
+    ...d.ports.map((p) => `# ${p.port}: ${p.serves}`),
+    `EXPOSE ${d.ports.map((p) => p.port).join(' ')}`,
+    `ENTRYPOINT ["/nodejs/bin/node", "/${d.name}/${d.name}.mjs"]`,
+    '',
+  ].join('\n');
+}
+
+/** Bundles a deployable (reused while its inputs are unchanged) and returns the cached file. */
+export async function bundleDeployable(root: string, d: Deployable): Promise<string> {
+  return (await bundle({ name: d.name, entry: join(root, d.entry), selfContained: true })).file;
+}
+
+/** Writes `<out>/<name>/<name>.mjs` and its Dockerfile for every deployable; returns the written bundles. */
+export async function writeDeployables(root: string, out: string, deployables = DEPLOYABLES): Promise<{ d: Deployable; file: string }[]> {
+  const written = [];
+  for (const d of deployables) {
+    const cached = await bundleDeployable(root, d);
+    const dir = join(out, d.name);
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(cached, join(dir, `${d.name}.mjs`));
+    writeFileSync(join(dir, 'Dockerfile'), dockerfile(d));
+    written.push({ d, file: join(dir, `${d.name}.mjs`) });
+  }
+  return written;
+}
