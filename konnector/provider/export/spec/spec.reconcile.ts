@@ -1,0 +1,105 @@
+/**
+ * Spec up: one consumer object (key `namespace/name`) → its provider copy. Level-based: every call re-reads the
+ * caches and does the next step, so a missed event or a restart only delays work, never loses it.
+ *
+ * Order for a new object: APIServiceNamespace for its namespace → wait for the provider namespace → finalizer and
+ * `bound` annotation on the consumer object → apply the copy upstream (server-side apply, field manager
+ * klutch.anynines.com, force). Deletion: delete the copy upstream, wait until it is gone (confirmed by a live read,
+ * not a cache that may lag), then release the finalizer — so a claim never disappears while its twin lives on.
+ */
+import { Annotations, SYNCER_FINALIZER } from '../../../../exports/bind-api';
+import { hasFinalizer, isDeleting, type Obj } from '../../../kube/objects';
+import type { NamespaceMap } from '../../../names';
+import { needsApply, upstreamOf } from './upstream';
+
+/** What a reconcile asks of the queue: nothing (done) or another look later. */
+export type Result = { readonly requeueAfterMs: number } | undefined;
+
+export interface SpecDeps {
+  /** The consumer object from the cache; undefined when it is gone. */
+  getConsumer(namespace: string, name: string): Obj | undefined;
+  readonly namespaces: NamespaceMap;
+  /** Creates the APIServiceNamespace for a consumer namespace (one that exists already is fine). */
+  ensureServiceNamespace(consumerNamespace: string): Promise<void>;
+  /** The provider copy from the cache. */
+  getProvider(namespace: string, name: string): Obj | undefined;
+  /** The provider copy read from the API server: the word that counts before a finalizer is released. */
+  readProvider(namespace: string, name: string): Promise<Obj | undefined>;
+  /** Server-side apply of the provider copy. */
+  applyProvider(desired: Obj): Promise<Obj>;
+  /** Deletes the provider copy with this uid (gone already is fine). */
+  deleteProvider(namespace: string, name: string, uid: string): Promise<void>;
+  /** Replaces the consumer object's finalizers (guarded by the old list) and sets annotations. */
+  updateConsumerMeta(consumer: Obj, finalizers: string[], annotations: Record<string, string>): Promise<Obj>;
+  /** Tells the user something only they can fix (an Event on the object, a log line). */
+  warn(consumer: Obj, reason: string, message: string): void;
+  /** Observes a write, for latency metrics. */
+  observe?(what: 'applied' | 'deleted' | 'released', consumer: Obj): void;
+}
+
+/** A safety net for waits whose end normally arrives as an event. */
+export const WAIT_MS = 30_000;
+
+export async function reconcileSpec(deps: SpecDeps, namespace: string, name: string): Promise<Result> {
+  let consumer = deps.getConsumer(namespace, name);
+  if (!consumer) return undefined; // gone: the status syncer deletes a copy left behind
+  const mapped = deps.namespaces.providerNamespace(namespace);
+
+  if (isDeleting(consumer)) {
+    if (!hasFinalizer(consumer, SYNCER_FINALIZER)) return undefined;
+    if (mapped.state === 'assigned') {
+      // A live read: a cache that has not seen the copy yet must not release the finalizer.
+      const p = await deps.readProvider(mapped.namespace, name);
+      if (p && isBound(p)) {
+        if (!isDeleting(p)) {
+          await deps.deleteProvider(mapped.namespace, name, p.metadata.uid ?? '');
+          deps.observe?.('deleted', consumer);
+        }
+        return { requeueAfterMs: WAIT_MS }; // the copy's deletion event brings us back sooner
+      }
+    }
+    // Without an assigned provider namespace nothing was ever created upstream.
+    await deps.updateConsumerMeta(
+      consumer,
+      (consumer.metadata.finalizers ?? []).filter((f) => f !== SYNCER_FINALIZER),
+      {},
+    );
+    deps.observe?.('released', consumer);
+    return undefined;
+  }
+
+  if (mapped.state === 'missing') {
+    await deps.ensureServiceNamespace(namespace);
+    return { requeueAfterMs: WAIT_MS }; // the APIServiceNamespace's status update brings us back sooner
+  }
+  if (mapped.state === 'pending') return { requeueAfterMs: WAIT_MS };
+
+  if (!hasFinalizer(consumer, SYNCER_FINALIZER) || consumer.metadata.annotations?.[Annotations.bound] !== 'true') {
+    consumer = await deps.updateConsumerMeta(
+      consumer,
+      hasFinalizer(consumer, SYNCER_FINALIZER)
+        ? (consumer.metadata.finalizers ?? [])
+        : [...(consumer.metadata.finalizers ?? []), SYNCER_FINALIZER],
+      { [Annotations.bound]: 'true' },
+    );
+  }
+
+  const desired = upstreamOf(consumer, mapped.namespace);
+  const p = deps.getProvider(mapped.namespace, name);
+  if (p && !isBound(p)) {
+    deps.warn(
+      consumer,
+      'UpstreamConflict',
+      `${p.kind} ${mapped.namespace}/${name} already exists on the provider and was not created by the konnector (it lacks the ${Annotations.bound} annotation); rename this object or ask the provider to remove theirs`,
+    );
+    return undefined; // its deletion upstream brings us back
+  }
+  if (p && isDeleting(p)) return { requeueAfterMs: WAIT_MS }; // recreated once it is gone
+  if (!p || needsApply(desired, p)) {
+    await deps.applyProvider(desired);
+    deps.observe?.('applied', consumer);
+  }
+  return undefined;
+}
+
+const isBound = (o: Obj): boolean => o.metadata.annotations?.[Annotations.bound] === 'true';
