@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { Annotations } from '../../../../exports/bind-api';
+import type { Obj } from '../../../kube/objects';
+import { copyOf, reconcileClaim, type ClaimDeps } from './claims.reconcile';
+
+const secret = (namespace: string, name: string, data: Record<string, string>, annotations?: Record<string, string>): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace, uid: `u-${namespace}-${name}`, ...(annotations ? { annotations } : {}) },
+  type: 'Opaque',
+  data,
+});
+const twin: Obj = {
+  apiVersion: 'anynines.com/v1',
+  kind: 'ServiceBinding',
+  metadata: { name: 'sb', namespace: 'app', uid: 'u-sb' },
+  spec: {},
+};
+
+function world(o: { source?: Obj; target?: Obj; owned?: boolean; names?: string[] }) {
+  const writes: string[] = [];
+  const warnings: string[] = [];
+  const deps: ClaimDeps = {
+    from: 'Provider',
+    names: o.names ?? ['*'],
+    getSource: () => o.source,
+    targetNamespace: () => 'app',
+    ownerTwin: () => (o.owned === false ? undefined : twin),
+    getTarget: () => o.target,
+    writeTarget: async (d, existing) =>
+      void writes.push(`${existing ? 'update' : 'create'} ${d.metadata.namespace}/${d.metadata.name} ${JSON.stringify(d.data)}`),
+    deleteTarget: async (ns, name) => void writes.push(`delete ${ns}/${name}`),
+    warn: (_s, reason) => void warnings.push(reason),
+  };
+  return { deps, writes, warnings };
+}
+
+const creds = secret('p', 'sb-creds', { password: 'cw==' });
+const copy = (data = { password: 'cw==' }) => copyOf(secret('p', 'sb-creds', data), 'app', twin, 'Provider');
+
+describe('reconcileClaim', () => {
+  it('copies a Secret owned by a bound object down, owned by its twin and marked as the provider’s', async () => {
+    const w = world({ source: creds });
+    await reconcileClaim(w.deps, 'p', 'sb-creds');
+    expect(w.writes).toEqual(['create app/sb-creds {"password":"cw=="}']);
+    expect(copy().metadata).toEqual({
+      name: 'sb-creds',
+      namespace: 'app',
+      labels: { [Annotations.resourceOwner]: 'Provider' },
+      annotations: { [Annotations.resourceOwner]: 'Provider' },
+      ownerReferences: [{ apiVersion: 'anynines.com/v1', kind: 'ServiceBinding', name: 'sb', uid: 'u-sb' }],
+    });
+  });
+
+  it('follows updates and writes nothing while the copy is current', async () => {
+    const changed = world({ source: secret('p', 'sb-creds', { password: 'bmV3' }), target: copy() });
+    await reconcileClaim(changed.deps, 'p', 'sb-creds');
+    expect(changed.writes).toEqual(['update app/sb-creds {"password":"bmV3"}']);
+    const same = world({ source: creds, target: copy() });
+    await reconcileClaim(same.deps, 'p', 'sb-creds');
+    expect(same.writes).toEqual([]);
+  });
+
+  it('deletes the copy when the source is gone', async () => {
+    const w = world({ source: undefined, target: copy() });
+    await reconcileClaim(w.deps, 'p', 'sb-creds');
+    expect(w.writes).toEqual(['delete app/sb-creds']);
+  });
+
+  it.each([
+    ['not owned by a bound object', { owned: false }],
+    ['not named by the claim', { names: ['other'] }],
+  ])('moves nothing %s', async (_what, o) => {
+    const w = world({ source: creds, ...o });
+    await reconcileClaim(w.deps, 'p', 'sb-creds');
+    expect(w.writes).toEqual([]);
+  });
+
+  it('never overwrites or deletes an app object of the same name it did not make', async () => {
+    const mine = secret('app', 'sb-creds', { password: 'YXBw' });
+    const w = world({ source: creds, target: mine });
+    await reconcileClaim(w.deps, 'p', 'sb-creds');
+    expect(w.writes).toEqual([]);
+    expect(w.warnings).toEqual(['ClaimConflict']);
+    const gone = world({ source: undefined, target: mine });
+    await reconcileClaim(gone.deps, 'p', 'sb-creds');
+    expect(gone.writes).toEqual([]);
+  });
+});

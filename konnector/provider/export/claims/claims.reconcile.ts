@@ -1,0 +1,88 @@
+/**
+ * Permission claims: Secrets and ConfigMaps that travel with a bound API, one key (`namespace/name` on the side the
+ * object comes from) at a time. One code path for both directions: `Provider` claims copy provider objects down to
+ * the app cluster, `Consumer` claims copy app objects up.
+ *
+ * Only what a claim selects moves (Klutch moves every Secret of a namespace, and writes onto the provider's objects):
+ * the name must match `selector.names` AND the object must be owned (ownerReference, uid checked) by a bound object
+ * of this API — a claim's `<claim>-creds` Secret, never an unrelated one. The copy is owned by the bound object's
+ * twin on the other side, so the app cluster's garbage collector removes it with the claim, and carries
+ * `klutch.anynines.com/resource-owner: <side>` as annotation (Klutch's marker) and label (what the konnector
+ * watches). An object of the same name that is not such a copy is never overwritten or deleted.
+ */
+import { Annotations, type ClaimOwner } from '../../../../exports/bind-api';
+import { isDeleting, jsonEqual, ownerReference, type Obj } from '../../../kube/objects';
+import type { Result } from '../spec/spec.reconcile';
+
+export interface ClaimDeps {
+  /** Where the objects come from. */
+  readonly from: ClaimOwner;
+  /** `selector.names`: exact names, `*` for any. */
+  readonly names: readonly string[];
+  getSource(namespace: string, name: string): Obj | undefined;
+  /** Source namespace → target namespace; undefined when unmapped. */
+  targetNamespace(sourceNamespace: string): string | undefined;
+  /** The twin, on the target side, of the bound object that owns `source`; undefined when no bound object owns it. */
+  ownerTwin(source: Obj): Obj | undefined;
+  getTarget(namespace: string, name: string): Obj | undefined;
+  /** Creates or replaces the target (`existing` is the current one, if any). */
+  writeTarget(desired: Obj, existing: Obj | undefined): Promise<void>;
+  deleteTarget(namespace: string, name: string, uid: string): Promise<void>;
+  warn(source: Obj, reason: string, message: string): void;
+}
+
+/** Fields of a Secret or ConfigMap that are its content. */
+const CONTENT = ['data', 'binaryData', 'stringData', 'type', 'immutable'] as const;
+
+export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, name: string): Promise<Result> {
+  const targetNamespace = deps.targetNamespace(sourceNamespace);
+  if (targetNamespace === undefined) return undefined;
+  const source = deps.getSource(sourceNamespace, name);
+  const target = deps.getTarget(targetNamespace, name);
+  const ours = target !== undefined && target.metadata.annotations?.[Annotations.resourceOwner] === deps.from;
+  const twin = source && !isDeleting(source) && selects(deps.names, name) ? deps.ownerTwin(source) : undefined;
+  if (!source || !twin) {
+    if (ours && !isDeleting(target)) await deps.deleteTarget(targetNamespace, name, target.metadata.uid ?? '');
+    return undefined;
+  }
+  if (target && !ours) {
+    deps.warn(
+      source,
+      'ClaimConflict',
+      `${source.kind} ${targetNamespace}/${name} exists on the ${deps.from === 'Provider' ? 'app cluster' : 'provider'} and is not a copy made by the konnector; rename or remove it so the claimed ${source.kind} can be copied`,
+    );
+    return undefined;
+  }
+  const desired = copyOf(source, targetNamespace, twin, deps.from);
+  if (!target || !sameCopy(desired, target)) await deps.writeTarget(desired, target);
+  return undefined;
+}
+
+export const selects = (names: readonly string[], name: string): boolean =>
+  names.length === 0 || names.includes('*') || names.includes(name);
+
+/** The copy of `source` in `namespace`, owned by `owner`. */
+export function copyOf(source: Obj, namespace: string, owner: Obj, from: ClaimOwner): Obj {
+  const out: Obj = {
+    apiVersion: source.apiVersion,
+    kind: source.kind,
+    metadata: {
+      name: source.metadata.name,
+      namespace,
+      labels: { ...source.metadata.labels, [Annotations.resourceOwner]: from },
+      annotations: { ...source.metadata.annotations, [Annotations.resourceOwner]: from },
+      ownerReferences: [ownerReference(owner)],
+    },
+  };
+  for (const f of CONTENT) if (source[f] !== undefined) out[f] = structuredClone(source[f]);
+  return out;
+}
+
+function sameCopy(desired: Obj, target: Obj): boolean {
+  return (
+    CONTENT.every((f) => jsonEqual(desired[f], target[f])) &&
+    jsonEqual(desired.metadata.labels, target.metadata.labels) &&
+    jsonEqual(desired.metadata.annotations, target.metadata.annotations) &&
+    jsonEqual(desired.metadata.ownerReferences, target.metadata.ownerReferences)
+  );
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { Annotations } from '../../../../exports/bind-api';
+import type { Obj } from '../../../kube/objects';
+import { reconcileStatus, type StatusDeps } from './status.reconcile';
+
+const obj = (namespace: string, o: { status?: unknown; annotations?: Record<string, string>; deleting?: boolean } = {}): Obj => ({
+  apiVersion: 'anynines.com/v1',
+  kind: 'PostgresqlInstance',
+  metadata: {
+    name: 'db',
+    namespace,
+    uid: `u-${namespace}`,
+    annotations: o.annotations ?? { [Annotations.bound]: 'true' },
+    ...(o.deleting ? { deletionTimestamp: 'now' } : {}),
+  },
+  spec: {},
+  ...(o.status ? { status: o.status } : {}),
+});
+
+function world(o: { provider?: Obj; consumer?: Obj; live?: Obj; mapped?: boolean }) {
+  const writes: string[] = [];
+  const deps: StatusDeps = {
+    getProvider: () => o.provider,
+    namespaces: { providerNamespace: () => ({ state: 'missing' }), consumerNamespace: () => (o.mapped === false ? undefined : 'app') },
+    getConsumer: () => o.consumer,
+    readConsumer: async () => o.live,
+    writeConsumerStatus: async (c, s) => void writes.push(`status ${c.metadata.namespace}/${c.metadata.name} ${JSON.stringify(s)}`),
+    deleteProvider: async (ns, name, uid) => void writes.push(`delete ${ns}/${name} uid=${uid}`),
+  };
+  return { deps, writes };
+}
+
+const ready = { conditions: [{ type: 'Ready', status: 'True' }] };
+
+describe('reconcileStatus', () => {
+  it('copies the provider status onto the consumer object', async () => {
+    const w = world({ provider: obj('p', { status: ready }), consumer: obj('app') });
+    await reconcileStatus(w.deps, 'p', 'db');
+    expect(w.writes).toEqual([`status app/db ${JSON.stringify(ready)}`]);
+  });
+
+  it('writes nothing when the status already matches', async () => {
+    const w = world({ provider: obj('p', { status: ready }), consumer: obj('app', { status: ready }) });
+    await reconcileStatus(w.deps, 'p', 'db');
+    expect(w.writes).toEqual([]);
+  });
+
+  it('deletes a copy whose consumer object is gone, as the API server confirms', async () => {
+    const w = world({ provider: obj('p'), consumer: undefined, live: undefined });
+    await reconcileStatus(w.deps, 'p', 'db');
+    expect(w.writes).toEqual(['delete p/db uid=u-p']);
+  });
+
+  it('does not trust a cache that has not seen the consumer object yet', async () => {
+    const w = world({ provider: obj('p', { status: ready }), consumer: undefined, live: obj('app') });
+    await reconcileStatus(w.deps, 'p', 'db');
+    expect(w.writes).toEqual([`status app/db ${JSON.stringify(ready)}`]);
+  });
+
+  it.each([
+    ['an object without the bound annotation', { provider: obj('p', { annotations: {} }) }],
+    ['a provider namespace no APIServiceNamespace maps', { provider: obj('p'), mapped: false }],
+    ['a consumer object being deleted', { provider: obj('p', { status: ready }), consumer: obj('app', { deleting: true }) }],
+  ])('leaves %s alone', async (_what, o) => {
+    const w = world(o);
+    await reconcileStatus(w.deps, 'p', 'db');
+    expect(w.writes).toEqual([]);
+  });
+});

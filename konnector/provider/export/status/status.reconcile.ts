@@ -1,0 +1,40 @@
+/**
+ * Status down: one provider copy (key `providerNamespace/name`) → the status of its consumer object. Also removes a
+ * copy whose consumer object is gone (deleted while the konnector was down, or its finalizer removed by hand), once
+ * the consumer cluster itself confirms it is gone — a lagging cache never deletes anything upstream.
+ */
+import { Annotations } from '../../../../exports/bind-api';
+import { isDeleting, jsonEqual, type Obj } from '../../../kube/objects';
+import type { NamespaceMap } from '../../../names';
+import type { Result } from '../spec/spec.reconcile';
+
+export interface StatusDeps {
+  getProvider(namespace: string, name: string): Obj | undefined;
+  readonly namespaces: NamespaceMap;
+  getConsumer(namespace: string, name: string): Obj | undefined;
+  /** The consumer object read from the API server. */
+  readConsumer(namespace: string, name: string): Promise<Obj | undefined>;
+  /** Replaces the consumer object's status. */
+  writeConsumerStatus(consumer: Obj, status: unknown): Promise<void>;
+  deleteProvider(namespace: string, name: string, uid: string): Promise<void>;
+  observe?(what: 'status' | 'orphan', provider: Obj): void;
+}
+
+export async function reconcileStatus(deps: StatusDeps, providerNamespace: string, name: string): Promise<Result> {
+  const p = deps.getProvider(providerNamespace, name);
+  if (!p || p.metadata.annotations?.[Annotations.bound] !== 'true') return undefined; // gone, or not a copy of ours
+  const consumerNamespace = deps.namespaces.consumerNamespace(providerNamespace);
+  if (consumerNamespace === undefined) return undefined; // the backend removes namespaces no APIServiceNamespace maps
+  const c = deps.getConsumer(consumerNamespace, name) ?? (await deps.readConsumer(consumerNamespace, name));
+  if (!c) {
+    if (!isDeleting(p)) {
+      await deps.deleteProvider(providerNamespace, name, p.metadata.uid ?? '');
+      deps.observe?.('orphan', p);
+    }
+    return undefined;
+  }
+  if (isDeleting(c) || jsonEqual(c.status ?? {}, p.status ?? {})) return undefined;
+  await deps.writeConsumerStatus(c, p.status ?? {});
+  deps.observe?.('status', p);
+  return undefined;
+}
