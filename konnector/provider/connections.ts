@@ -1,0 +1,95 @@
+/**
+ * One provider connection per distinct kubeconfig, shared by every binding whose Secret points at the same provider
+ * (server) and cluster namespace — kubectl bind stores one kubeconfig per provider and binds each API through it.
+ *
+ * Rotation: when a binding's kubeconfig changes but still names the same server and namespace (a new token, the
+ * provider's Secret copied down by the heartbeat), the connection's KubeConfig is reloaded in place. Every request
+ * reads the current credentials, running watches keep running, and a watch that breaks resumes from its last
+ * resourceVersion with the new token: nothing is re-listed and no event is lost. A different server or namespace is a
+ * different provider and gets a connection of its own; the old one stops when no binding uses it.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+
+/** What the registry needs of a connection. */
+export interface Connection {
+  readonly key: string;
+  /** Reloads the credentials in place. */
+  rotate(kubeconfig: string): void;
+  stop(): Promise<void>;
+}
+
+export interface ConnectionSource {
+  readonly kubeconfig: string;
+  readonly server: string;
+  /** The consumer's cluster namespace on the provider. */
+  readonly namespace: string;
+}
+
+/** The identity of a provider connection: credentials are not part of it, so they can rotate. */
+export const connectionKey = (s: Pick<ConnectionSource, 'server' | 'namespace'>): string => `${s.server}#${s.namespace}`;
+
+export class Connections<C extends Connection> {
+  private readonly byKey = new Map<string, { conn: C; kubeconfig: string; users: Set<string> }>();
+  private readonly byUser = new Map<string, string>();
+
+  constructor(private readonly create: (key: string, source: ConnectionSource) => C) {}
+
+  /**
+   * The connection for `user` (a binding key) from `source`: an existing one for the same provider, rotated when the
+   * kubeconfig changed, or a new one. A user that moved to another provider leaves its old connection.
+   */
+  async acquire(user: string, source: ConnectionSource): Promise<C> {
+    const key = connectionKey(source);
+    const previous = this.byUser.get(user);
+    if (previous !== undefined && previous !== key) await this.release(user);
+    let entry = this.byKey.get(key);
+    if (!entry) {
+      entry = { conn: this.create(key, source), kubeconfig: source.kubeconfig, users: new Set() };
+      this.byKey.set(key, entry);
+    } else if (entry.kubeconfig !== source.kubeconfig) {
+      entry.conn.rotate(source.kubeconfig);
+      entry.kubeconfig = source.kubeconfig;
+    }
+    entry.users.add(user);
+    this.byUser.set(user, key);
+    return entry.conn;
+  }
+
+  /** The connection `user` holds, if any. */
+  of(user: string): C | undefined {
+    const key = this.byUser.get(user);
+    return key === undefined ? undefined : this.byKey.get(key)?.conn;
+  }
+
+  /** Drops `user`; the connection stops when it was the last. */
+  async release(user: string): Promise<void> {
+    const key = this.byUser.get(user);
+    if (key === undefined) return;
+    this.byUser.delete(user);
+    const entry = this.byKey.get(key);
+    if (!entry) return;
+    entry.users.delete(user);
+    if (entry.users.size === 0) {
+      this.byKey.delete(key);
+      await entry.conn.stop();
+    }
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  async stopAll(): Promise<void> {
+    const all = [...this.byKey.values()];
+    this.byKey.clear();
+    this.byUser.clear();
+    await Promise.all(all.map((e) => e.conn.stop()));
+  }
+}
+
+/** A KubeConfig from YAML; `reload` swaps its contents in place (same object, so clients and watches follow). */
+export function kubeConfigOf(yaml: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(yaml);
+  return kc;
+}

@@ -1,0 +1,101 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { BIND_API_VERSION, Kinds, type ClusterBinding } from '../../exports/bind-api';
+import { goDuration, reconcileHeartbeat, type ConsumerKubeconfig, type HeartbeatDeps } from './heartbeat.reconcile';
+import { reconcileNamespaceDeletion } from './namespacedeletion.reconcile';
+
+const kubeconfig = (token: string) =>
+  stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'default', cluster: { server: 'https://p' } }],
+    users: [{ name: 'default', user: { token } }],
+    contexts: [{ name: 'default', context: { cluster: 'default', user: 'default', namespace: 'cluster-x' } }],
+    'current-context': 'default',
+  });
+const cb = (status?: ClusterBinding['status']): ClusterBinding => ({
+  apiVersion: BIND_API_VERSION,
+  kind: Kinds.ClusterBinding,
+  metadata: { name: 'cluster', namespace: 'cluster-x' },
+  spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'p' },
+  ...(status ? { status } : {}),
+});
+
+function world(o: { binding?: ClusterBinding; provider?: string; consumer?: string; now?: string }) {
+  const writes: string[] = [];
+  const target: ConsumerKubeconfig = { namespace: 'klutch-bind', name: 'kubeconfig-a', key: 'kubeconfig', kubeconfig: o.consumer };
+  const d: HeartbeatDeps = {
+    providerNamespace: 'cluster-x',
+    intervalMs: 150_000,
+    version: 'v0.1.0',
+    now: () => new Date(o.now ?? '2025-01-01T00:10:00Z'),
+    getClusterBinding: () => o.binding,
+    getProviderSecret: () => (o.provider ? ({ data: { kubeconfig: Buffer.from(o.provider).toString('base64') } } as V1Secret) : undefined),
+    consumerKubeconfigs: () => [target],
+    writeConsumerKubeconfig: async (t, k) => void writes.push(`copy to ${t.namespace}/${t.name}: ${k === o.provider}`),
+    writeHeartbeat: async (s) => void writes.push(`heartbeat ${JSON.stringify(s)}`),
+  };
+  return { d, writes };
+}
+
+describe('reconcileHeartbeat', () => {
+  it('writes time, interval (twice the period, as a Go duration) and version', async () => {
+    const w = world({ binding: cb(), provider: kubeconfig('t1'), consumer: kubeconfig('t1') });
+    expect(await reconcileHeartbeat(w.d)).toEqual({ requeueAfterMs: 150_000 });
+    expect(w.writes).toEqual([
+      'heartbeat {"lastHeartbeatTime":"2025-01-01T00:10:00Z","heartbeatInterval":"5m0s","konnectorVersion":"v0.1.0"}',
+    ]);
+  });
+
+  it('does not beat again before the period is over', async () => {
+    const w = world({
+      binding: cb({ lastHeartbeatTime: '2025-01-01T00:09:00Z', heartbeatInterval: '5m0s', konnectorVersion: 'v0.1.0' }),
+      provider: kubeconfig('t1'),
+      consumer: kubeconfig('t1'),
+    });
+    expect(await reconcileHeartbeat(w.d)).toEqual({ requeueAfterMs: 90_000 });
+    expect(w.writes).toEqual([]);
+  });
+
+  it('copies a rotated provider kubeconfig into the app cluster, and never a broken one', async () => {
+    const fresh = { lastHeartbeatTime: '2025-01-01T00:09:59Z', heartbeatInterval: '5m0s', konnectorVersion: 'v0.1.0' };
+    const rotated = world({ binding: cb(fresh), provider: kubeconfig('t2'), consumer: kubeconfig('t1') });
+    await reconcileHeartbeat(rotated.d);
+    expect(rotated.writes).toEqual(['copy to klutch-bind/kubeconfig-a: true']);
+    const broken = world({ binding: cb(fresh), provider: 'not: [a kubeconfig', consumer: kubeconfig('t1') });
+    await reconcileHeartbeat(broken.d);
+    expect(broken.writes).toEqual([]);
+  });
+
+  it('names the missing ClusterBinding and the fix', async () => {
+    await expect(reconcileHeartbeat(world({}).d)).rejects.toThrow(
+      /no ClusterBinding "cluster" in provider namespace cluster-x.*kubectl bind again/,
+    );
+  });
+
+  it.each([
+    [300_000, '5m0s'],
+    [20_000, '20s'],
+    [3_600_000, '1h0m0s'],
+  ])('formats %i ms as %s', (ms, s) => expect(goDuration(ms)).toBe(s));
+});
+
+describe('reconcileNamespaceDeletion', () => {
+  const sn = { apiVersion: BIND_API_VERSION, kind: Kinds.APIServiceNamespace, metadata: { name: 'app', uid: 'u' }, spec: {} } as const;
+  it.each([
+    [true, []],
+    [false, ['delete app uid=u']],
+  ])('with the app namespace existing=%s deletes %j', async (exists, want) => {
+    const writes: string[] = [];
+    await reconcileNamespaceDeletion(
+      {
+        getServiceNamespace: () => sn as never,
+        consumerNamespaceExists: async () => exists,
+        deleteServiceNamespace: async (n, uid) => void writes.push(`delete ${n} uid=${uid}`),
+      },
+      'app',
+    );
+    expect(writes).toEqual(want);
+  });
+});
