@@ -28,6 +28,12 @@ export const DEPLOYABLES: readonly Deployable[] = [
       { port: 8080, serves: '/healthz and /metrics' },
     ],
   },
+  {
+    name: 'konnector',
+    entry: 'konnector/main.ts',
+    description: 'the konnector (app clusters)',
+    ports: [{ port: 8080, serves: '/healthz, /readyz and /metrics' }],
+  },
 ];
 
 /** The deployable of a name; an unknown name is a programming error that names the known ones. */

@@ -51,8 +51,9 @@ export function parseKey(key: string): { namespace?: string; name: string } {
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
-export const hasFinalizer = (o: Obj, f: string): boolean => (o.metadata.finalizers ?? []).includes(f);
-export const isDeleting = (o: Obj): boolean => o.metadata.deletionTimestamp !== undefined && o.metadata.deletionTimestamp !== null;
+export const hasFinalizer = (o: { metadata: ObjectMeta }, f: string): boolean => (o.metadata.finalizers ?? []).includes(f);
+export const isDeleting = (o: { metadata: ObjectMeta }): boolean =>
+  o.metadata.deletionTimestamp !== undefined && o.metadata.deletionTimestamp !== null;
 
 /** The controller owner reference of an object (at most one may have controller: true). */
 export const controllerOf = (o: Obj): OwnerReference | undefined => o.metadata.ownerReferences?.find((r) => r.controller === true);
@@ -88,4 +89,21 @@ export function jsonSubset(part: unknown, whole: unknown): boolean {
   if (part === null || typeof part !== 'object' || Array.isArray(part)) return jsonEqual(part, whole);
   if (whole === null || typeof whole !== 'object' || Array.isArray(whole)) return false;
   return Object.entries(part as Record<string, unknown>).every(([k, v]) => jsonSubset(v, (whole as Record<string, unknown>)[k]));
+}
+
+/**
+ * A typed read view of an informer. The machinery types informers by client-node's `KubernetesObject` (whose
+ * timestamps are `Date`), while watch events and our wire types carry RFC 3339 strings: the view is where the one
+ * cast between the two lives.
+ */
+export interface View<T> {
+  get(name: string, namespace?: string): T | undefined;
+  list(namespace?: string): readonly T[];
+}
+
+export function viewOf<T>(inf: { get(name: string, namespace?: string): unknown; list(namespace?: string): readonly unknown[] }): View<T> {
+  return {
+    get: (name, namespace) => inf.get(name, namespace) as T | undefined,
+    list: (namespace) => inf.list(namespace) as readonly T[],
+  };
 }

@@ -1,0 +1,138 @@
+/**
+ * The konnector's command line: Klutch's flags (`--kubeconfig`, `--lease-name`, `--lease-namespace`, identity from
+ * `$POD_NAME`) and ours. Every flag is in `--help` and in the README.
+ */
+import { parseArgs } from 'node:util';
+
+export interface KonnectorFlags {
+  /** Kubeconfig of the app cluster; empty: in-cluster, else $KUBECONFIG, else ~/.kube/config. */
+  readonly kubeconfig?: string;
+  /** Only APIServiceBindings of this namespace; empty: all namespaces. */
+  readonly bindingNamespace?: string;
+  readonly leaderElect: boolean;
+  readonly leaseName: string;
+  readonly leaseNamespace: string;
+  readonly identity: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly probeAddress: string;
+  readonly workers: number;
+  readonly heartbeatIntervalMs: number;
+  readonly connections: number;
+  readonly logLevel: string;
+}
+
+export class UsageError extends Error {}
+
+export const HELP = `konnector: syncs bound APIs between an app cluster and a Klutch-style control plane.
+
+Claims go up (spec), status and claimed Secrets/ConfigMaps come down, per APIServiceBinding
+(klutch.anynines.com/v1alpha1). Runs as a Deployment in the app cluster; only the leader syncs.
+
+Usage: node konnector.mjs [flags]
+
+Flags:
+  --kubeconfig PATH            kubeconfig of the app cluster (default: in-cluster config, else $KUBECONFIG,
+                               else ~/.kube/config)
+  --binding-namespace NS       serve only the APIServiceBindings of this namespace (default: all namespaces)
+  --leader-elect BOOL          elect a leader on a Lease; only the leader syncs (default true)
+  --lease-name NAME            the Lease (default klutch-bind)
+  --lease-namespace NS         where the Lease lives (default $POD_NAMESPACE, else kube-system)
+  --identity NAME              this replica in the election (default $POD_NAME, else the host name)
+  --lease-duration DURATION    how long a lease lasts without renewal (default 15s)
+  --renew-deadline DURATION    a leader that cannot renew within this stops leading (default 10s)
+  --retry-period DURATION      how often candidates try and leaders renew (default 2s)
+  --probe-address HOST:PORT    /healthz, /readyz and Prometheus /metrics (default :8080)
+  --workers N                  objects synced at once per direction and API (default 16)
+  --heartbeat-interval DURATION
+                               heartbeat into the ClusterBinding; it reports twice this as heartbeatInterval
+                               (default 2m30s, as Klutch)
+  --connections N              concurrent HTTP connections per cluster (default 32)
+  --log-level LEVEL            fatal, error, warn, info, debug or trace (default info); logs are JSON (pino)
+  -h, --help                   this text
+  --version                    the konnector's version
+
+Durations are Go-style: 500ms, 15s, 2m30s, 1h.
+SIGTERM or SIGINT: stop syncing new changes, finish the ones in flight, release the Lease, exit 0.
+`;
+
+/** Go-style durations (`1h2m3s`, `500ms`) in milliseconds. */
+export function parseDuration(flag: string, text: string): number {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let m: RegExpExecArray | null;
+  let seen = 0;
+  while ((m = re.exec(text))) {
+    total += Number(m[1]) * units[m[2]!]!;
+    seen = re.lastIndex;
+  }
+  if (!text || seen !== text.length) throw new UsageError(`--${flag} ${JSON.stringify(text)}: not a duration; use e.g. 500ms, 15s, 2m30s`);
+  return total;
+}
+
+function positiveInt(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${JSON.stringify(text)}: want a positive integer`);
+  return n;
+}
+
+export function parseFlags(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  hostname = 'konnector',
+): KonnectorFlags | 'help' | 'version' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        kubeconfig: { type: 'string' },
+        'binding-namespace': { type: 'string' },
+        'leader-elect': { type: 'string' },
+        'lease-name': { type: 'string' },
+        'lease-namespace': { type: 'string' },
+        identity: { type: 'string' },
+        'lease-duration': { type: 'string' },
+        'renew-deadline': { type: 'string' },
+        'retry-period': { type: 'string' },
+        'probe-address': { type: 'string' },
+        workers: { type: 'string' },
+        'heartbeat-interval': { type: 'string' },
+        connections: { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+      },
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.help) return 'help';
+  if (values.version) return 'version';
+  const elect = values['leader-elect'] ?? 'true';
+  if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect ${JSON.stringify(elect)}: want true or false`);
+  const level = values['log-level'] ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace'].includes(level))
+    throw new UsageError(`--log-level ${JSON.stringify(level)}: want fatal, error, warn, info, debug or trace`);
+  const flags: KonnectorFlags = {
+    kubeconfig: values.kubeconfig || undefined,
+    bindingNamespace: values['binding-namespace'] || undefined,
+    leaderElect: elect === 'true',
+    leaseName: values['lease-name'] ?? 'klutch-bind',
+    leaseNamespace: values['lease-namespace'] ?? env.POD_NAMESPACE ?? 'kube-system',
+    identity: values.identity ?? env.POD_NAME ?? hostname,
+    leaseDurationMs: parseDuration('lease-duration', values['lease-duration'] ?? '15s'),
+    renewDeadlineMs: parseDuration('renew-deadline', values['renew-deadline'] ?? '10s'),
+    retryPeriodMs: parseDuration('retry-period', values['retry-period'] ?? '2s'),
+    probeAddress: values['probe-address'] ?? ':8080',
+    workers: positiveInt('workers', values.workers ?? '16'),
+    heartbeatIntervalMs: parseDuration('heartbeat-interval', values['heartbeat-interval'] ?? '2m30s'),
+    connections: positiveInt('connections', values.connections ?? '32'),
+    logLevel: level,
+  };
+  if (flags.heartbeatIntervalMs < 1000) throw new UsageError(`--heartbeat-interval: at least 1s`);
+  return flags;
+}

@@ -1,0 +1,192 @@
+/**
+ * A running konnector (the leader's part): installs the APIServiceBinding CRD, watches bindings, CRDs, namespaces and
+ * kubeconfig Secrets in the app cluster, and runs the binding controller, which opens provider connections and
+ * syncers as bindings need them. `run(signal)` returns after a graceful stop: reconciles in flight finish, syncers
+ * and connections stop, informers close.
+ */
+import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { Controller, watchInformer, type WatchInformer } from '../controller';
+import { apiServiceBindingCrd, FIELD_MANAGER } from '../exports/bind-api';
+import { BindingReconciler } from './binding/binding.reconcile';
+import { eventRecorder } from './events';
+import { applyPatch, clientsFor, type Clients } from './kube/client';
+import { konnectorMetrics, type KonnectorMetrics } from './metrics';
+import { ProviderConnection } from './provider/connection';
+import { Connections } from './provider/connections';
+import { BindResources, pathOf, type Runtime } from './runtime';
+import { crdEstablished } from './schema/schema';
+
+export interface KonnectorOptions {
+  /** The app cluster. */
+  readonly kc: KubeConfig;
+  readonly log: Logger;
+  readonly registry: Registry;
+  readonly version: string;
+  /** Only bindings of this namespace. @default all namespaces */
+  readonly bindingNamespace?: string;
+  /** @default 16 */
+  readonly workers?: number;
+  /** @default 150_000 */
+  readonly heartbeatIntervalMs?: number;
+  /** Connections per cluster. @default 32 */
+  readonly connections?: number;
+}
+
+const metricsByRegistry = new WeakMap<Registry, KonnectorMetrics>();
+
+export class Konnector {
+  private readonly consumer: Clients;
+  private readonly bindings: WatchInformer<KubernetesObject>;
+  private readonly crds: WatchInformer<V1CustomResourceDefinition>;
+  private readonly namespaces: WatchInformer<V1Namespace>;
+  private readonly secrets = new Map<string, WatchInformer<V1Secret>>();
+  private readonly log: Logger;
+
+  constructor(private readonly o: KonnectorOptions) {
+    this.log = o.log;
+    this.consumer = clientsFor(o.kc, { maxSockets: o.connections });
+    const ns = o.bindingNamespace;
+    const b = BindResources.bindings;
+    this.bindings = watchInformer<KubernetesObject>({
+      kc: o.kc,
+      path: pathOf(b, ns),
+      list: () =>
+        ns ? this.consumer.custom.listNamespacedCustomObject({ ...b, namespace: ns }) : this.consumer.custom.listClusterCustomObject(b),
+      log: this.log,
+    });
+    this.crds = watchInformer<V1CustomResourceDefinition>({
+      kc: o.kc,
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      list: () => this.consumer.crds.listCustomResourceDefinition(),
+      log: this.log,
+    });
+    this.namespaces = watchInformer<V1Namespace>({
+      kc: o.kc,
+      path: '/api/v1/namespaces',
+      list: () => this.consumer.core.listNamespace(),
+      log: this.log,
+    });
+  }
+
+  /** Whether the informers have listed once (readiness). */
+  hasSynced(): boolean {
+    return this.bindings.hasSynced() && this.crds.hasSynced() && this.namespaces.hasSynced();
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const { o } = this;
+    await this.installCrd(signal);
+    if (signal.aborted) return;
+    let metrics = metricsByRegistry.get(o.registry);
+    if (!metrics) metricsByRegistry.set(o.registry, (metrics = konnectorMetrics(o.registry)));
+    const rt: Runtime = {
+      consumer: this.consumer,
+      log: this.log,
+      registry: o.registry,
+      metrics,
+      warn: eventRecorder({ core: this.consumer.core, log: this.log }),
+      version: o.version,
+      workers: o.workers ?? 16,
+      heartbeatIntervalMs: o.heartbeatIntervalMs ?? 150_000,
+      connections: o.connections ?? 32,
+      namespaces: this.namespaces,
+      kubeconfigSecret: (namespace, name) => this.secrets.get(namespace)?.get(name, namespace),
+    };
+    let ctl: Controller | undefined;
+    let reconciler: BindingReconciler | undefined;
+    const connections = new Connections<ProviderConnection>((key, source) => {
+      const conn = new ProviderConnection(key, source, rt);
+      const byName = (e: KubernetesObject) => reconciler?.keysNamed(e.metadata!.name!).filter((k) => connections.of(k) === conn) ?? [];
+      for (const event of ['add', 'update', 'delete'] as const) {
+        conn.exports.on(event, (e) => byName(e).forEach((k) => ctl?.enqueue(k)));
+        conn.clusterBindings.on(event, () => reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k)));
+      }
+      conn.start();
+      void Promise.all([conn.clusterBindings.synced, conn.exports.synced, conn.serviceNamespaces.synced, conn.secrets.synced]).then(() =>
+        reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k)),
+      );
+      return conn;
+    });
+    reconciler = new BindingReconciler({
+      rt,
+      bindings: this.bindings,
+      crds: this.crds,
+      connections,
+      watchSecrets: (namespace) =>
+        this.watchSecrets(namespace, (s) => reconciler!.keysUsingSecret(namespace, s.metadata!.name!).forEach((k) => ctl?.enqueue(k))),
+      enqueue: (k) => ctl?.enqueue(k),
+    });
+    const r = reconciler;
+    ctl = new Controller({ name: 'bindings', workers: 4, log: this.log, registry: o.registry, reconcile: (key) => r.reconcile(key) });
+    ctl.watch(this.bindings, (b) => [`${b.metadata!.namespace}/${b.metadata!.name}`]);
+    ctl.watch(this.crds, (c) => r.keysNamed(c.metadata!.name!));
+
+    const informers = [this.bindings, this.crds, this.namespaces];
+    for (const i of informers) void i.start();
+    await Promise.race([Promise.all(informers.map((i) => i.synced)), aborted(signal)]);
+    this.log.info({ bindingNamespace: o.bindingNamespace ?? '(all)' }, 'konnector running');
+    try {
+      if (!signal.aborted) await ctl.run(signal);
+    } finally {
+      await r.stopAll();
+      await connections.stopAll();
+      await Promise.all([...informers, ...this.secrets.values()].map((i) => i.stop()));
+      this.secrets.clear();
+      this.log.info('konnector stopped');
+    }
+  }
+
+  private watchSecrets(namespace: string, onChange: (s: V1Secret) => void): void {
+    if (this.secrets.has(namespace)) return;
+    const inf = watchInformer<V1Secret>({
+      kc: this.o.kc,
+      path: `/api/v1/namespaces/${namespace}/secrets`,
+      list: () => this.consumer.core.listNamespacedSecret({ namespace }),
+      log: this.log,
+    });
+    for (const e of ['add', 'update', 'delete'] as const) inf.on(e, onChange);
+    this.secrets.set(namespace, inf);
+    void inf.start();
+  }
+
+  /** Creates or updates the APIServiceBinding CRD (Klutch's konnector installs it itself) and waits until it is served. */
+  private async installCrd(signal: AbortSignal): Promise<void> {
+    const crd = apiServiceBindingCrd() as { metadata: { name: string } };
+    for (let attempt = 0; !signal.aborted; attempt++) {
+      try {
+        await this.consumer.crds.patchCustomResourceDefinition(
+          { name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true },
+          applyPatch,
+        );
+        for (let i = 0; i < 100 && !signal.aborted; i++) {
+          if (crdEstablished(await this.consumer.crds.readCustomResourceDefinition({ name: crd.metadata.name }))) return;
+          await sleep(100, signal);
+        }
+      } catch (e) {
+        this.log.error(
+          { err: (e as Error).message, crd: crd.metadata.name, attempt },
+          'cannot install the APIServiceBinding CRD; retrying',
+        );
+      }
+      await sleep(Math.min(10_000, 500 * 2 ** attempt), signal);
+    }
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

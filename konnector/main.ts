@@ -1,0 +1,93 @@
+/**
+ * The konnector's process: flags, JSON logs, probes and metrics, leader election, graceful shutdown. What
+ * dist/konnector/konnector.mjs runs (synth/deployables.ts bundles it).
+ */
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { errorMessage, LeaderElector, onShutdown, serveProbes } from '../controller';
+import { HELP, parseFlags, UsageError, type KonnectorFlags } from './flags';
+import { Konnector } from './konnector';
+import { KONNECTOR_VERSION } from './version';
+
+async function main(): Promise<void> {
+  let flags: KonnectorFlags | 'help' | 'version';
+  try {
+    flags = parseFlags(process.argv.slice(2), process.env, hostname());
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`konnector: ${e.message}\nRun with --help for the flags.\n`);
+    process.exit(2);
+  }
+  if (flags === 'help') return void process.stdout.write(HELP);
+  if (flags === 'version') return void process.stdout.write(`${KONNECTOR_VERSION}\n`);
+  const f = flags;
+  const log = pino({ level: f.logLevel, base: { component: 'konnector', identity: f.identity } });
+  const kc = new KubeConfig();
+  try {
+    if (f.kubeconfig) kc.loadFromFile(f.kubeconfig);
+    else kc.loadFromDefault();
+    if (!kc.getCurrentCluster()) throw new Error('it names no current cluster');
+  } catch (e) {
+    log.fatal(
+      { kubeconfig: f.kubeconfig ?? '(default)' },
+      `cannot load the app cluster's kubeconfig: ${errorMessage(e)}; pass --kubeconfig`,
+    );
+    process.exit(1);
+  }
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const shutdown = onShutdown((signal) => log.info({ signal }, 'shutting down: finishing the work in flight'));
+  let current: Konnector | undefined;
+  const probes = await serveProbes({
+    address: f.probeAddress,
+    registry,
+    // A standby replica is ready: it has nothing to sync until it leads.
+    ready: { informers: () => !current || current.hasSynced() || 'the leader has not listed the app cluster yet' },
+  });
+  log.info({ address: f.probeAddress, port: probes.port, version: KONNECTOR_VERSION }, 'serving /healthz, /readyz and /metrics');
+  const lead = async (signal: AbortSignal) => {
+    current = new Konnector({
+      kc,
+      log,
+      registry,
+      version: KONNECTOR_VERSION,
+      bindingNamespace: f.bindingNamespace,
+      workers: f.workers,
+      heartbeatIntervalMs: f.heartbeatIntervalMs,
+      connections: f.connections,
+    });
+    try {
+      await current.run(signal);
+    } finally {
+      current = undefined;
+    }
+  };
+  try {
+    if (f.leaderElect) {
+      await new LeaderElector({
+        kc,
+        namespace: f.leaseNamespace,
+        name: f.leaseName,
+        identity: f.identity,
+        leaseDurationMs: f.leaseDurationMs,
+        renewDeadlineMs: f.renewDeadlineMs,
+        retryPeriodMs: f.retryPeriodMs,
+        onStartedLeading: lead,
+        log,
+      }).run(shutdown.signal);
+    } else await lead(shutdown.signal);
+  } finally {
+    await probes.close();
+  }
+  log.info('shut down');
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

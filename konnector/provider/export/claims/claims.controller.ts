@@ -1,0 +1,164 @@
+/**
+ * Permission claims, wired for one claimed resource (Secrets or ConfigMaps) in the `Provider` direction: sources are
+ * provider objects in the assigned provider namespaces, targets are the copies in the app cluster (watched by the
+ * `klutch.anynines.com/resource-owner` label, so the konnector never lists an app's other Secrets).
+ */
+import { watchInformer, Controller, type WatchInformer } from '../../../../controller';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { Annotations } from '../../../../exports/bind-api';
+import { isConflict, isNotFound, messageOf } from '../../../kube/client';
+import { NamespacedInformers } from '../../../kube/namespaced-informers';
+import { isDeleting, keyOf, type Obj } from '../../../kube/objects';
+import { Stopwatch } from '../../../metrics';
+import { consumerObj, providerObj, resourceApiVersion, type ExportContext } from '../context';
+import { reconcileClaim } from './claims.reconcile';
+
+export type ClaimedResource = 'secrets' | 'configmaps';
+const KIND: Record<ClaimedResource, string> = { secrets: 'Secret', configmaps: 'ConfigMap' };
+
+export interface ClaimSync {
+  readonly controller: Controller;
+  readonly sources: NamespacedInformers;
+  readonly targets: WatchInformer<KubernetesObject>;
+}
+
+export function claimSync(x: ExportContext, resource: ClaimedResource, names: readonly string[]): ClaimSync {
+  const { rt, conn } = x;
+  const kind = KIND[resource];
+  const withKind = (o: KubernetesObject | undefined): Obj | undefined =>
+    o ? ({ ...o, apiVersion: 'v1', kind } as unknown as Obj) : undefined;
+  const core = rt.consumer.core;
+  const pcore = conn.clients.core;
+  const sources = new NamespacedInformers((ns) =>
+    watchInformer<KubernetesObject>({
+      kc: conn.kc,
+      path: `/api/v1/namespaces/${ns}/${resource}`,
+      list: () =>
+        resource === 'secrets' ? pcore.listNamespacedSecret({ namespace: ns }) : pcore.listNamespacedConfigMap({ namespace: ns }),
+      log: x.log,
+    }),
+  );
+  const selector = `${Annotations.resourceOwner}=Provider`;
+  const targets = watchInformer<KubernetesObject>({
+    kc: rt.consumer.kc,
+    path: `/api/v1/${resource}`,
+    labelSelector: selector,
+    list: () =>
+      resource === 'secrets'
+        ? core.listSecretForAllNamespaces({ labelSelector: selector })
+        : core.listConfigMapForAllNamespaces({ labelSelector: selector }),
+    log: x.log,
+  });
+  const watch = new Stopwatch();
+  const apiVersion = resourceApiVersion(x);
+  const controller = new Controller({
+    name: `claims-${resource}/${x.name}`,
+    workers: rt.workers,
+    log: x.log,
+    registry: rt.registry,
+    reconcile: async (key) => {
+      const [namespace, name] = key.split('/') as [string, string];
+      try {
+        return await reconcileClaim(
+          {
+            from: 'Provider',
+            names,
+            getSource: (ns, n) => withKind(sources.get(ns, n)),
+            targetNamespace: (pns) => conn.map.consumerNamespace(pns),
+            ownerTwin: (src) => {
+              const ref = src.metadata.ownerReferences?.find((r) => r.kind === x.resource.kind && r.apiVersion === apiVersion);
+              const owner = ref && providerObj(x, src.metadata.namespace!, ref.name);
+              if (!ref || !owner || owner.metadata.uid !== ref.uid || owner.metadata.annotations?.[Annotations.bound] !== 'true')
+                return undefined;
+              const cns = conn.map.consumerNamespace(src.metadata.namespace!);
+              const twin = cns === undefined ? undefined : consumerObj(x, cns, ref.name);
+              return twin && !isDeleting(twin) ? twin : undefined;
+            },
+            getTarget: (ns, n) => withKind(targets.get(n, ns)),
+            writeTarget: async (desired, existing) => {
+              const ns = desired.metadata.namespace!;
+              const body = desired as never;
+              if (existing && resource === 'secrets' && (existing.type ?? 'Opaque') !== (desired.type ?? 'Opaque')) {
+                await core.deleteNamespacedSecret({ namespace: ns, name: desired.metadata.name }); // type is immutable
+                existing = undefined;
+              }
+              try {
+                if (existing) {
+                  const withRv = {
+                    ...desired,
+                    metadata: { ...desired.metadata, resourceVersion: existing.metadata.resourceVersion },
+                  } as never;
+                  if (resource === 'secrets')
+                    await core.replaceNamespacedSecret({ namespace: ns, name: desired.metadata.name, body: withRv });
+                  else await core.replaceNamespacedConfigMap({ namespace: ns, name: desired.metadata.name, body: withRv });
+                } else if (resource === 'secrets') await core.createNamespacedSecret({ namespace: ns, body });
+                else await core.createNamespacedConfigMap({ namespace: ns, body });
+              } catch (e) {
+                // A Secret of that name the label watch does not show: the reconcile's conflict check needs to see it.
+                if (isConflict(e) && !existing) {
+                  const other = withKind(
+                    resource === 'secrets'
+                      ? await core.readNamespacedSecret({ namespace: ns, name: desired.metadata.name })
+                      : await core.readNamespacedConfigMap({ namespace: ns, name: desired.metadata.name }),
+                  );
+                  if (other && other.metadata.annotations?.[Annotations.resourceOwner] !== 'Provider') {
+                    rt.warn(
+                      other,
+                      'ClaimConflict',
+                      `${kind} ${ns}/${desired.metadata.name} exists in the app cluster and is not a copy made by the konnector; rename or remove it so the claimed ${kind} can be copied`,
+                    );
+                    return;
+                  }
+                }
+                throw e;
+              }
+              rt.metrics.syncSeconds.observe({ direction: 'claims' }, watch.elapsed(key));
+            },
+            deleteTarget: async (ns, n, uid) => {
+              try {
+                const opts = { namespace: ns, name: n, body: { preconditions: { uid } } };
+                if (resource === 'secrets') await core.deleteNamespacedSecret(opts);
+                else await core.deleteNamespacedConfigMap(opts);
+              } catch (e) {
+                if (!isNotFound(e) && !isConflict(e)) throw e;
+              }
+            },
+            warn: rt.warn,
+          },
+          namespace,
+          name,
+        );
+      } catch (e) {
+        rt.metrics.syncErrors.inc({ direction: 'claims' });
+        throw new Error(`cannot copy ${kind} ${key} to the app cluster: ${messageOf(e)}`);
+      } finally {
+        watch.clear(key);
+      }
+    },
+  });
+  sources.each((pns, inf) =>
+    controller.watch(inf, (o) => {
+      const k = `${pns}/${o.metadata!.name}`;
+      watch.mark(k);
+      return [k];
+    }),
+  );
+  controller.watch(targets, (o) => {
+    const c = o as unknown as Obj;
+    const mapped = conn.map.providerNamespace(c.metadata.namespace!);
+    return mapped.state === 'assigned' ? [`${mapped.namespace}/${c.metadata.name}`] : [];
+  });
+  // A bound object that appears, changes or goes decides whether the sources it owns are claimed.
+  const owned = (pns: string, ownerName: string) =>
+    sources
+      .list(pns)
+      .filter((s) => s.metadata?.ownerReferences?.some((r) => r.name === ownerName && r.kind === x.resource.kind))
+      .map((s) => keyOf(s as unknown as Obj));
+  x.provider.each((pns, inf) => controller.watch(inf, (o) => owned(pns, o.metadata!.name!)));
+  controller.watch(x.consumer, (o) => {
+    const c = o as unknown as Obj;
+    const mapped = conn.map.providerNamespace(c.metadata.namespace!);
+    return mapped.state === 'assigned' ? owned(mapped.namespace, c.metadata.name) : [];
+  });
+  return { controller, sources, targets };
+}

@@ -1,0 +1,72 @@
+/**
+ * What the controllers of one bound API share: the resource, the app-cluster informer over its objects, the
+ * provider informers over its copies (one per assigned provider namespace), and typed clients for both sides.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { WatchInformer } from '../../../controller';
+import { FIELD_MANAGER } from '../../../exports/bind-api';
+import { applyPatch, isConflict, isNotFound, jsonPatch, type Clients } from '../../kube/client';
+import type { NamespacedInformers } from '../../kube/namespaced-informers';
+import { apiVersionOf, type Obj, type ResourceRef } from '../../kube/objects';
+import type { Runtime } from '../../runtime';
+import type { ProviderConnection } from '../connection';
+
+export interface ExportContext {
+  readonly rt: Runtime;
+  readonly conn: ProviderConnection;
+  readonly resource: ResourceRef;
+  /** Whether the CRD has the status subresource (writes go to /status then). */
+  readonly statusSubresource: boolean;
+  /** Names controllers and metrics: the binding's `namespace/name`. */
+  readonly name: string;
+  readonly log: Logger;
+  /** App-cluster objects of the resource, all namespaces. */
+  readonly consumer: WatchInformer<KubernetesObject>;
+  /** Provider copies, per assigned provider namespace. */
+  readonly provider: NamespacedInformers;
+}
+
+export const consumerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined =>
+  x.consumer.get(name, namespace) as unknown as Obj | undefined;
+export const providerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined =>
+  x.provider.get(namespace, name) as unknown as Obj | undefined;
+
+/** Typed calls for the resource on one side. */
+export function resourceClient(clients: Clients, r: ResourceRef) {
+  const base = { group: r.group, version: r.version, plural: r.resource };
+  return {
+    async read(namespace: string, name: string): Promise<Obj | undefined> {
+      try {
+        return (await clients.custom.getNamespacedCustomObject({ ...base, namespace, name })) as Obj;
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
+    async apply(o: Obj): Promise<Obj> {
+      return (await clients.custom.patchNamespacedCustomObject(
+        { ...base, namespace: o.metadata.namespace!, name: o.metadata.name, body: o, fieldManager: FIELD_MANAGER, force: true },
+        applyPatch,
+      )) as Obj;
+    },
+    /** Deletes the object with this uid; gone already, or replaced by another of the same name, is fine. */
+    async delete(namespace: string, name: string, uid: string): Promise<void> {
+      try {
+        await clients.custom.deleteNamespacedCustomObject({ ...base, namespace, name, body: uid ? { preconditions: { uid } } : {} });
+      } catch (e) {
+        if (!isNotFound(e) && !isConflict(e)) throw e;
+      }
+    },
+    async patch(namespace: string, name: string, ops: unknown[], status = false): Promise<Obj> {
+      const call = status ? clients.custom.patchNamespacedCustomObjectStatus : clients.custom.patchNamespacedCustomObject;
+      return (await call.call(clients.custom, { ...base, namespace, name, body: ops }, jsonPatch)) as Obj;
+    },
+  };
+}
+
+/** JSON-patch path segment escaping (RFC 6901). */
+export const pointer = (s: string): string => s.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** The apiVersion of the bound resource. */
+export const resourceApiVersion = (x: ExportContext): string => apiVersionOf(x.resource);

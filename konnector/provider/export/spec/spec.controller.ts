@@ -1,0 +1,92 @@
+/**
+ * Spec up, wired: keys are app-cluster `namespace/name`; they come from the app-cluster informer, from provider
+ * copies that appear or vanish, and from APIServiceNamespaces that get their provider namespace.
+ */
+import { Controller } from '../../../../controller';
+import { BIND_API_VERSION, Kinds } from '../../../../exports/bind-api';
+import { isConflict, messageOf } from '../../../kube/client';
+import { keyOf, type Obj } from '../../../kube/objects';
+import { Stopwatch } from '../../../metrics';
+import { BindResources } from '../../../runtime';
+import { consumerObj, pointer, providerObj, resourceClient, type ExportContext } from '../context';
+import { reconcileSpec } from './spec.reconcile';
+
+export function specController(x: ExportContext): Controller {
+  const { rt, conn } = x;
+  const consumer = resourceClient(rt.consumer, x.resource);
+  const provider = resourceClient(conn.clients, x.resource);
+  const watch = new Stopwatch();
+  const ctl: Controller = new Controller({
+    name: `spec/${x.name}`,
+    workers: rt.workers,
+    log: x.log,
+    registry: rt.registry,
+    reconcile: async (key) => {
+      const [namespace, name] = key.split('/') as [string, string];
+      try {
+        return await reconcileSpec(
+          {
+            getConsumer: (ns, n) => consumerObj(x, ns, n),
+            namespaces: conn.map,
+            ensureServiceNamespace: async (ns) => {
+              try {
+                await conn.clients.custom.createNamespacedCustomObject({
+                  ...BindResources.serviceNamespaces,
+                  namespace: conn.namespace,
+                  body: {
+                    apiVersion: BIND_API_VERSION,
+                    kind: Kinds.APIServiceNamespace,
+                    metadata: { name: ns, namespace: conn.namespace },
+                    spec: {},
+                  },
+                });
+                x.log.info({ namespace: ns }, 'asked the provider for a namespace (APIServiceNamespace)');
+              } catch (e) {
+                if (!isConflict(e)) throw e;
+              }
+            },
+            getProvider: (ns, n) => providerObj(x, ns, n),
+            readProvider: (ns, n) => provider.read(ns, n),
+            applyProvider: (o) => provider.apply(o),
+            deleteProvider: (ns, n, uid) => provider.delete(ns, n, uid),
+            updateConsumerMeta: (c, finalizers, annotations) => consumer.patch(namespace, name, metaPatch(c, finalizers, annotations)),
+            warn: rt.warn,
+            observe: (what) => rt.metrics.syncSeconds.observe({ direction: what === 'applied' ? 'up' : 'delete' }, watch.elapsed(key)),
+          },
+          namespace,
+          name,
+        );
+      } catch (e) {
+        rt.metrics.syncErrors.inc({ direction: 'up' });
+        throw new Error(`cannot sync ${x.resource.kind} ${key} to the provider: ${messageOf(e)}`);
+      } finally {
+        watch.clear(key);
+      }
+    },
+  });
+  const mark = (keys: string[]) => (keys.forEach((k) => watch.mark(k)), keys);
+  ctl.watch(x.consumer, (o) => mark([keyOf(o as Obj)]));
+  x.provider.each((pns, inf) =>
+    ctl.watch(inf, (o, event) => {
+      if (event === 'update') return [];
+      const ns = conn.map.consumerNamespace(pns);
+      return ns === undefined ? [] : [`${ns}/${o.metadata!.name}`];
+    }),
+  );
+  // A namespace assigned (or taken away) upstream: every object of the app namespace moves on.
+  ctl.watch(conn.serviceNamespaces, (sn) => x.consumer.list(sn.metadata!.name).map((o) => keyOf(o as Obj)));
+  return ctl;
+}
+
+/** A JSON patch that sets the finalizers (guarded by the old list) and adds annotations. */
+export function metaPatch(c: Obj, finalizers: string[], annotations: Record<string, string>): unknown[] {
+  const ops: unknown[] = [];
+  const old = c.metadata.finalizers;
+  if (old)
+    ops.push({ op: 'test', path: '/metadata/finalizers', value: old }, { op: 'replace', path: '/metadata/finalizers', value: finalizers });
+  else if (finalizers.length) ops.push({ op: 'add', path: '/metadata/finalizers', value: finalizers });
+  const entries = Object.entries(annotations);
+  if (entries.length && !c.metadata.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: annotations });
+  else for (const [k, v] of entries) ops.push({ op: 'add', path: `/metadata/annotations/${pointer(k)}`, value: v });
+  return ops;
+}

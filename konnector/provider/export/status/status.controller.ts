@@ -1,0 +1,69 @@
+/**
+ * Status down, wired: keys are provider `namespace/name`; they come from the provider copies and from app-cluster
+ * objects (a changed or vanished consumer object is looked at from its copy's side).
+ */
+import { Controller } from '../../../../controller';
+import { messageOf } from '../../../kube/client';
+import type { Obj } from '../../../kube/objects';
+import { Stopwatch } from '../../../metrics';
+import { consumerObj, providerObj, resourceClient, type ExportContext } from '../context';
+import { reconcileStatus } from './status.reconcile';
+
+export function statusController(x: ExportContext): Controller {
+  const { rt, conn } = x;
+  const consumer = resourceClient(rt.consumer, x.resource);
+  const provider = resourceClient(conn.clients, x.resource);
+  const watch = new Stopwatch();
+  const ctl = new Controller({
+    name: `status/${x.name}`,
+    workers: rt.workers,
+    log: x.log,
+    registry: rt.registry,
+    reconcile: async (key) => {
+      const [namespace, name] = key.split('/') as [string, string];
+      try {
+        return await reconcileStatus(
+          {
+            getProvider: (ns, n) => providerObj(x, ns, n),
+            namespaces: conn.map,
+            getConsumer: (ns, n) => consumerObj(x, ns, n),
+            readConsumer: (ns, n) => consumer.read(ns, n),
+            writeConsumerStatus: async (c, status) => {
+              await consumer.patch(
+                c.metadata.namespace!,
+                c.metadata.name,
+                [{ op: 'add', path: '/status', value: status }],
+                x.statusSubresource,
+              );
+            },
+            deleteProvider: async (ns, n, uid) => {
+              x.log.info({ object: `${ns}/${n}` }, 'the app-cluster object is gone: deleting its copy on the provider');
+              await provider.delete(ns, n, uid);
+            },
+            observe: (what) => rt.metrics.syncSeconds.observe({ direction: what === 'status' ? 'down' : 'delete' }, watch.elapsed(key)),
+          },
+          namespace,
+          name,
+        );
+      } catch (e) {
+        rt.metrics.syncErrors.inc({ direction: 'down' });
+        throw new Error(`cannot sync the status of ${x.resource.kind} ${key} to the app cluster: ${messageOf(e)}`);
+      } finally {
+        watch.clear(key);
+      }
+    },
+  });
+  x.provider.each((pns, inf) =>
+    ctl.watch(inf, (o) => {
+      const k = `${pns}/${o.metadata!.name}`;
+      watch.mark(k);
+      return [k];
+    }),
+  );
+  ctl.watch(x.consumer, (o) => {
+    const c = o as Obj;
+    const mapped = conn.map.providerNamespace(c.metadata.namespace!);
+    return mapped.state === 'assigned' ? [`${mapped.namespace}/${c.metadata.name}`] : [];
+  });
+  return ctl;
+}

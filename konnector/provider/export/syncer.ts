@@ -1,0 +1,122 @@
+/**
+ * The syncer of one bound API: informers on both sides and the controllers that move spec up, status down and
+ * claimed Secrets/ConfigMaps along. Started by the binding controller once the CRD is established and the konnector
+ * may use the resource; stopped when the binding goes (after its objects are gone, see binding.reconcile.ts).
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { watchInformer, type Controller } from '../../../controller';
+import type { AcceptablePermissionClaim, APIServiceNamespace } from '../../../exports/bind-api';
+import { NamespacedInformers } from '../../kube/namespaced-informers';
+import type { Obj, ResourceRef } from '../../kube/objects';
+import type { Runtime } from '../../runtime';
+import type { ProviderConnection } from '../connection';
+import { claimSync, type ClaimSync, type ClaimedResource } from './claims/claims.controller';
+import type { ExportContext } from './context';
+import { specController } from './spec/spec.controller';
+import { statusController } from './status/status.controller';
+
+export interface SyncerOptions {
+  readonly rt: Runtime;
+  readonly conn: ProviderConnection;
+  readonly resource: ResourceRef;
+  readonly statusSubresource: boolean;
+  /** The binding's `namespace/name`. */
+  readonly name: string;
+  /** Accepted claims of resources the konnector copies (Secrets, ConfigMaps; owner Provider). */
+  readonly claims: readonly AcceptablePermissionClaim[];
+  /** Called on every change of an app-cluster object of the resource (the binding waits on them when deleted). */
+  readonly onConsumerChange: () => void;
+}
+
+export class ExportSyncer {
+  readonly x: ExportContext;
+  private readonly controllers: Controller[];
+  private readonly claims: ClaimSync[];
+  private readonly abort = new AbortController();
+  private running?: Promise<unknown>;
+  private readonly log: Logger;
+
+  constructor(private readonly o: SyncerOptions) {
+    const { rt, conn, resource } = o;
+    this.log = conn.log.child({ binding: o.name, resource: `${resource.resource}.${resource.group}` });
+    const base = { group: resource.group, version: resource.version, plural: resource.resource };
+    const consumer = watchInformer<KubernetesObject>({
+      kc: rt.consumer.kc,
+      path: `/apis/${resource.group}/${resource.version}/${resource.resource}`,
+      list: () => rt.consumer.custom.listClusterCustomObject(base),
+      log: this.log,
+    });
+    const provider = new NamespacedInformers((ns) =>
+      watchInformer<KubernetesObject>({
+        kc: conn.kc,
+        path: `/apis/${resource.group}/${resource.version}/namespaces/${ns}/${resource.resource}`,
+        list: () => conn.clients.custom.listNamespacedCustomObject({ ...base, namespace: ns }),
+        log: this.log,
+      }),
+    );
+    this.x = { rt, conn, resource, statusSubresource: o.statusSubresource, name: o.name, log: this.log, consumer, provider };
+    this.claims = o.claims.map((c) => claimSync(this.x, c.resource as ClaimedResource, c.selector?.names ?? ['*']));
+    this.controllers = [specController(this.x), statusController(this.x), ...this.claims.map((c) => c.controller)];
+    for (const e of ['add', 'update', 'delete'] as const) consumer.on(e, () => o.onConsumerChange());
+  }
+
+  start(): void {
+    const { conn } = this.o;
+    const assign = (sn: KubernetesObject) => {
+      const pns = (sn as unknown as APIServiceNamespace).status?.namespace;
+      if (!pns) return;
+      this.x.provider.ensure(pns);
+      for (const c of this.claims) c.sources.ensure(pns);
+    };
+    conn.serviceNamespaces.on('add', assign);
+    conn.serviceNamespaces.on('update', assign);
+    for (const sn of conn.serviceNamespaces.list()) assign(sn);
+    void this.x.consumer.start();
+    for (const c of this.claims) void c.targets.start();
+    // Controllers start once the app-cluster side has listed: before that, a missing object is not known missing.
+    this.running = Promise.all([this.x.consumer.synced, ...this.claims.map((c) => c.targets.synced)]).then(() =>
+      this.abort.signal.aborted ? undefined : Promise.all(this.controllers.map((c) => c.run(this.abort.signal))),
+    );
+    this.cleanup = () => {
+      conn.serviceNamespaces.off('add', assign);
+      conn.serviceNamespaces.off('update', assign);
+    };
+    this.log.info({ claims: this.claims.length }, 'syncer started');
+  }
+
+  private cleanup: () => void = () => {};
+
+  hasSynced(): boolean {
+    return (
+      this.x.consumer.hasSynced() && this.x.provider.hasSynced() && this.claims.every((c) => c.targets.hasSynced() && c.sources.hasSynced())
+    );
+  }
+
+  lastError(): string | undefined {
+    return (
+      this.x.consumer.lastError() ??
+      this.x.provider.lastError() ??
+      this.claims.map((c) => c.targets.lastError() ?? c.sources.lastError()).find((e) => e)
+    );
+  }
+
+  /** App-cluster objects of the resource, from the cache. */
+  consumerObjects(): Obj[] {
+    return this.x.consumer.list() as unknown as Obj[];
+  }
+
+  /** Stops the controllers (finishing reconciles in flight) and the informers. */
+  async stop(): Promise<void> {
+    if (this.abort.signal.aborted) return;
+    this.abort.abort();
+    this.cleanup();
+    await this.running;
+    await Promise.all([
+      this.x.consumer.stop(),
+      this.x.provider.stop(),
+      ...this.claims.flatMap((c) => [c.targets.stop(), c.sources.stop()]),
+    ]);
+    this.log.info('syncer stopped');
+  }
+}
