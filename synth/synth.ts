@@ -15,6 +15,8 @@ import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/funct
 import { bindApiCrds } from '../exports/bind-api';
 import { ExportTemplate } from '../exports/export-template';
 import { functionPackageObjects } from '../functions/dataservices/package';
+import { KonnectorApiAccess } from '../konnector/deploy/access';
+import { Konnector, type KonnectorProps } from '../konnector/deploy/konnector';
 import { checkUnique } from './catalog';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 
@@ -34,6 +36,8 @@ export interface SynthOptions {
   readonly providerKubernetes?: PackageDependency;
   /** Namespace of the APIServiceExportTemplates, where the bind backend reads them. @default crossplane-system */
   readonly exportNamespace?: string;
+  /** The konnector app clusters install (image, replicas, namespace). @default the construct's defaults */
+  readonly konnector?: KonnectorProps;
   /** Extra files (path below outdir → content), e.g. the function package, rendered by the caller. */
   readonly extraFiles?: Readonly<Record<string, string>>;
   /** Called with one line per output group. */
@@ -53,6 +57,7 @@ export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = {
 export const PACKAGE_DIR = 'packages/dataservices';
 export const CONTROL_PLANE_DIR = 'control-plane';
 export const FUNCTION_PACKAGE_DIR = 'packages/function-dataservices';
+export const KONNECTOR_DIR = 'app-cluster/konnector';
 
 export interface SynthResult {
   /** Written files, relative to outdir, sorted. */
@@ -114,6 +119,17 @@ export function render(o: SynthOptions): Map<string, string> {
   for (const crd of fnCrds) files.set(`${FUNCTION_PACKAGE_DIR}/input/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
   for (const crd of bindApiCrds()) {
     files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
+  }
+  // What kubectl bind installs in an app cluster, and per API the access the konnector needs once it is bound.
+  emit(`${KONNECTOR_DIR}/konnector.yaml`, (c) => new Konnector(c, 'konnector', o.konnector));
+  for (const api of apis) {
+    const claimed = api.permissionClaims
+      .filter((c) => !c.group && (c.resource === 'secrets' || c.resource === 'configmaps') && c.owner !== 'Consumer')
+      .map((c) => c.resource as 'secrets' | 'configmaps');
+    emit(
+      `${KONNECTOR_DIR}/access/${api.plural}.yaml`,
+      (c) => new KonnectorApiAccess(c, 'access', { group: api.group, resource: api.plural, claimed, namespace: o.konnector?.namespace }),
+    );
   }
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   return files;

@@ -1,0 +1,136 @@
+/**
+ * `Konnector`: what `kubectl bind` installs in an app cluster — Namespace, ServiceAccount, least-privilege RBAC, the
+ * APIServiceBinding CRD and the Deployment running dist/konnector/konnector.mjs (leader election, probes, requests).
+ *
+ * Least privilege (Klutch's konnector runs with `*` on `*`): on its own it may manage APIServiceBindings, create
+ * CRDs and update only the APIServiceBinding CRD, read namespaces, write events, and — in its namespace — hold its
+ * Lease and read and update kubeconfig Secrets. Each bound API needs a `KonnectorApiAccess` (the `apis` prop, or
+ * dist/app-cluster/konnector/access/<plural>.yaml applied beside it).
+ */
+import { ApiObject, Duration } from 'cdk8s';
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  Cpu,
+  Deployment,
+  EnvFieldPaths,
+  EnvValue,
+  Namespace,
+  Probe,
+  Role,
+  RoleBinding,
+  ServiceAccount,
+  type IApiEndpoint,
+  type IApiResource,
+} from 'cdk8s-plus-28';
+import { Size } from 'cdk8s';
+import { Construct } from 'constructs';
+import { apiServiceBindingCrd, BIND_GROUP } from '../../exports/bind-api';
+import { BindResources } from '../runtime';
+import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
+
+export const DEFAULT_KONNECTOR_IMAGE = 'ghcr.io/klutch-kit/konnector:v0.1.0';
+export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
+export const KONNECTOR_NAME = 'konnector';
+const PROBE_PORT = 8080;
+
+export interface KonnectorProps {
+  /** The konnector image (dist/konnector/Dockerfile). @default ghcr.io/klutch-kit/konnector:v0.1.0 */
+  readonly image?: string;
+  /** Replicas; one leads, the others stand by. @default 2 */
+  readonly replicas?: number;
+  /** Namespace of the konnector, its Lease and the kubeconfig Secrets. @default klutch-bind */
+  readonly namespace?: string;
+  /** Create the Namespace object. @default true */
+  readonly createNamespace?: boolean;
+  /** Further namespaces whose kubeconfig Secrets bindings may refer to. @default none (only `namespace`) */
+  readonly kubeconfigNamespaces?: readonly string[];
+  /** APIs to grant access to right away (see KonnectorApiAccess). @default none */
+  readonly apis?: readonly Omit<KonnectorApiAccessProps, 'namespace'>[];
+  /** Extra konnector flags, e.g. `--workers=32`. @default none */
+  readonly args?: readonly string[];
+}
+
+const endpoint = (r: IApiResource): IApiEndpoint => ({ asApiResource: () => r, asNonApiResource: () => undefined });
+
+export class Konnector extends Construct {
+  readonly namespace: string;
+  readonly serviceAccount: ServiceAccount;
+  readonly deployment: Deployment;
+
+  constructor(scope: Construct, id: string, props: KonnectorProps = {}) {
+    super(scope, id);
+    const ns = props.namespace ?? DEFAULT_KONNECTOR_NAMESPACE;
+    const replicas = props.replicas ?? 2;
+    if (!Number.isInteger(replicas) || replicas < 1)
+      throw new Error(`Konnector: replicas must be a positive integer, not ${props.replicas}`);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new Error(`Konnector: namespace "${ns}" is not a DNS label`);
+    this.namespace = ns;
+    // Cluster-scoped names carry the namespace: `klutch-bind-konnector` by default, as Klutch names its role.
+    const clusterName = `${ns}-${KONNECTOR_NAME}`;
+
+    if (props.createNamespace ?? true) new Namespace(this, 'Namespace', { metadata: { name: ns } });
+    new ApiObject(this, 'APIServiceBindingCrd', apiServiceBindingCrd() as never);
+    this.serviceAccount = new ServiceAccount(this, 'ServiceAccount', { metadata: { name: KONNECTOR_NAME, namespace: ns } });
+
+    const cluster = new ClusterRole(this, 'ClusterRole', { metadata: { name: clusterName } });
+    const bindings = BindResources.bindings.plural;
+    cluster.allow(['get', 'list', 'watch', 'update', 'patch'], endpoint({ apiGroup: BIND_GROUP, resourceType: bindings }));
+    cluster.allow(['get', 'update', 'patch'], endpoint({ apiGroup: BIND_GROUP, resourceType: `${bindings}/status` }));
+    const crds = 'customresourcedefinitions';
+    cluster.allow(['get', 'list', 'watch', 'create'], endpoint({ apiGroup: 'apiextensions.k8s.io', resourceType: crds }));
+    cluster.allow(
+      ['update', 'patch'],
+      endpoint({ apiGroup: 'apiextensions.k8s.io', resourceType: crds, resourceName: `${bindings}.${BIND_GROUP}` }),
+    );
+    cluster.allow(['get', 'list', 'watch'], endpoint({ apiGroup: '', resourceType: 'namespaces' }));
+    cluster.allow(['create', 'patch'], endpoint({ apiGroup: '', resourceType: 'events' }));
+    cluster.allow(['create'], endpoint({ apiGroup: 'authorization.k8s.io', resourceType: 'selfsubjectaccessreviews' }));
+    new ClusterRoleBinding(this, 'ClusterRoleBinding', { metadata: { name: clusterName }, role: cluster }).addSubjects(this.serviceAccount);
+
+    for (const [i, secretsNs] of [ns, ...(props.kubeconfigNamespaces ?? [])].entries()) {
+      const role = new Role(this, i === 0 ? 'Role' : `KubeconfigRole-${secretsNs}`, {
+        metadata: { name: KONNECTOR_NAME, namespace: secretsNs },
+      });
+      role.allow(['get', 'list', 'watch', 'update', 'patch'], { apiGroup: '', resourceType: 'secrets' });
+      if (i === 0) role.allow(['get', 'create', 'update'], { apiGroup: 'coordination.k8s.io', resourceType: 'leases' });
+      new RoleBinding(this, i === 0 ? 'RoleBinding' : `KubeconfigRoleBinding-${secretsNs}`, {
+        metadata: { name: KONNECTOR_NAME, namespace: secretsNs },
+        role,
+      }).addSubjects(this.serviceAccount);
+    }
+
+    this.deployment = new Deployment(this, 'Deployment', {
+      metadata: { name: KONNECTOR_NAME, namespace: ns, labels: { 'app.kubernetes.io/name': KONNECTOR_NAME } },
+      replicas,
+      serviceAccount: this.serviceAccount,
+      automountServiceAccountToken: true,
+      containers: [
+        {
+          name: KONNECTOR_NAME,
+          image: props.image ?? DEFAULT_KONNECTOR_IMAGE,
+          args: [`--lease-namespace=${ns}`, `--probe-address=:${PROBE_PORT}`, ...(props.args ?? [])],
+          ports: [{ number: PROBE_PORT, name: 'probes' }],
+          envVariables: {
+            POD_NAME: EnvValue.fromFieldRef(EnvFieldPaths.POD_NAME),
+            POD_NAMESPACE: EnvValue.fromFieldRef(EnvFieldPaths.POD_NAMESPACE),
+          },
+          readiness: Probe.fromHttpGet('/readyz', { port: PROBE_PORT, periodSeconds: Duration.seconds(5) }),
+          liveness: Probe.fromHttpGet('/healthz', { port: PROBE_PORT, periodSeconds: Duration.seconds(10), failureThreshold: 6 }),
+          resources: {
+            cpu: { request: Cpu.millis(50), limit: Cpu.millis(1000) },
+            memory: { request: Size.mebibytes(128), limit: Size.mebibytes(384) },
+          },
+          securityContext: { ensureNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+        },
+      ],
+    });
+
+    for (const api of props.apis ?? []) this.grant(api);
+  }
+
+  /** Grants the konnector access to one more bound API. */
+  grant(api: Omit<KonnectorApiAccessProps, 'namespace'>): KonnectorApiAccess {
+    return new KonnectorApiAccess(this, `Access-${api.resource}.${api.group}`, { ...api, namespace: this.namespace });
+  }
+}
