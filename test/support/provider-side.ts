@@ -57,6 +57,8 @@ export interface ProviderSide {
   kubeconfig(): string;
   /** Issues a new token and writes it into the provider's `kubeconfig` Secret; returns a function that revokes the old one. */
   rotate(): Promise<() => Promise<void>>;
+  /** Exports one more API to the same consumer (as a second `kubectl bind` would); returns its name. */
+  exportApi(crd: Crd, claims: readonly PermissionClaim[]): Promise<string>;
   /** Admin client of the provider. */
   readonly kube: Kube;
   /** Stops the APIServiceNamespace controller and deletes what was created. */
@@ -105,9 +107,8 @@ export async function installCrds(kube: Kube, crds: readonly Record<string, unkn
 
 export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide> {
   const kube = kubeFor(o.provider);
-  await installCrds(kube, [...bindApiCrds(), o.crd as unknown as Record<string, unknown>]);
-  const { group, names } = o.crd.spec;
-  const exportName = `${names.plural}.${group}`;
+  await installCrds(kube, bindApiCrds());
+  const exportName = `${o.crd.spec.names.plural}.${o.crd.spec.group}`;
   const claims = o.permissionClaims ?? [];
 
   await apply(kube, `/apis/${rbac}/v1/clusterroles`, SA, {
@@ -168,15 +169,37 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
     subjects: [{ kind: 'ServiceAccount', name: SA, namespace: ns }],
   });
   const exportRole = `${SA}-${ns}`;
-  await create(kube, `/apis/${rbac}/v1/clusterroles`, {
-    apiVersion: `${rbac}/v1`,
-    kind: 'ClusterRole',
-    metadata: { name: exportRole, ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: ns, uid: nsUid }] },
-    rules: [
+  const roleRules: unknown[] = [];
+  /** Exports one more API to this consumer: the CRD, the export, and the rules of `klutch-binder-<cluster ns>`. */
+  const exportApi = async (crd: Crd, claims: readonly PermissionClaim[]): Promise<string> => {
+    await installCrds(kube, [crd as unknown as Record<string, unknown>]);
+    const { group, names } = crd.spec;
+    roleRules.push(
       { apiGroups: [group], resources: [names.plural, `${names.plural}/status`], verbs: ['*'] },
       ...claims.map((c) => ({ apiGroups: [c.group ?? ''], resources: [c.resource], verbs: ['*'] })),
-    ],
-  });
+    );
+    await apply(kube, `/apis/${rbac}/v1/clusterroles`, exportRole, {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: exportRole, ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: ns, uid: nsUid }] },
+      rules: roleRules,
+    });
+    const name = `${names.plural}.${group}`;
+    await create(kube, `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiserviceexports`, {
+      apiVersion: BIND_API_VERSION,
+      kind: Kinds.APIServiceExport,
+      metadata: { name, namespace: ns },
+      spec: {
+        group,
+        names: crd.spec.names,
+        scope: crd.spec.scope,
+        versions: crd.spec.versions.filter((v) => v.served),
+        informerScope: 'Namespaced',
+        ...(claims.length ? { permissionClaims: claims } : {}),
+      },
+    });
+    return name;
+  };
 
   let current = '';
   const issue = async (): Promise<{ kubeconfig: string; holder: string }> => {
@@ -212,19 +235,7 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
   };
   let holder = (await issue()).holder;
 
-  await create(kube, `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiserviceexports`, {
-    apiVersion: BIND_API_VERSION,
-    kind: Kinds.APIServiceExport,
-    metadata: { name: exportName, namespace: ns },
-    spec: {
-      group,
-      names: o.crd.spec.names,
-      scope: o.crd.spec.scope,
-      versions: o.crd.spec.versions.filter((v) => v.served),
-      informerScope: 'Namespaced',
-      ...(claims.length ? { permissionClaims: claims } : {}),
-    },
-  });
+  await exportApi(o.crd, claims);
 
   // The backend's APIServiceNamespace controller, on the shared machinery.
   const snPath = `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiservicenamespaces`;
@@ -282,6 +293,7 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
     clusterNamespace: ns,
     exportName,
     kube,
+    exportApi,
     kubeconfig: () => current,
     rotate: async () => {
       const old = holder;

@@ -1,0 +1,220 @@
+/**
+ * The konnector end to end on the shared clusters: `a` is the control plane (provider side made the way a backend
+ * leaves it, test/support/provider-side.ts), `b` the app cluster, where the konnector runs as its bundled process
+ * with the synthesized least-privilege RBAC (its own ServiceAccount token), serving the bindings of one namespace.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Annotations, SYNCER_FINALIZER, type AcceptablePermissionClaim, type PermissionClaim } from '../../exports/bind-api';
+import { render } from '../../synth/synth';
+import { loadCatalog, parseYaml } from '../support/catalog';
+import { cluster, controlPlanes } from '../support/cluster';
+import type { ClusterInfo } from '../support/control-plane';
+import { bindApp, createBinding, grantApi, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
+import { eventually, kubeFor, type Kube } from '../support/kube';
+import { providerSide, type ProviderSide } from '../support/provider-side';
+import { claimCrd, type Crd, type Xrd } from '../support/xcrd';
+
+const files = render({ apis: await loadCatalog(), outdir: 'unused' });
+const crdOf = (api: string): Crd =>
+  claimCrd(parseYaml(files.get(`packages/dataservices/apis/${api}/definition.yaml`)!)[0] as unknown as Xrd);
+const CLAIMS: PermissionClaim[] = [
+  { group: '', resource: 'secrets', version: 'v1', selector: { owner: 'Provider' } },
+  { group: '', resource: 'configmaps', version: 'v1', selector: { owner: 'Provider' } },
+];
+const accepted: AcceptablePermissionClaim[] = CLAIMS.map((c) => ({ ...c, state: 'Accepted' }));
+
+let a: ClusterInfo;
+let b: ClusterInfo;
+let ka: Kube;
+let kb: Kube;
+let provider: ProviderSide;
+let konnector: KonnectorProcess;
+const ns = `kn-${Math.random().toString(36).slice(2, 8)}`; // the konnector's namespace in b
+const app = `app-${Math.random().toString(36).slice(2, 8)}`; // where the app's claims live in b
+const PG = '/apis/anynines.com/v1';
+const pg = (namespace: string, name = '') => `${PG}/namespaces/${namespace}/postgresqlinstances${name ? `/${name}` : ''}`;
+const binding = (name: string) => `/apis/klutch.anynines.com/v1alpha1/namespaces/${ns}/apiservicebindings/${name}`;
+type O = Record<string, any>;
+const get = async (kube: Kube, path: string): Promise<O | undefined> => {
+  const r = await kube.request('GET', path);
+  return r.code === 200 ? (r.body as O) : undefined;
+};
+const must = async (kube: Kube, method: string, path: string, body?: unknown, type?: string): Promise<O> => {
+  const r = await kube.request(method, path, body, type);
+  if (r.code >= 300) throw new Error(`${method} ${path}: ${r.code} ${JSON.stringify(r.body.message)}`);
+  return r.body as O;
+};
+const condition = (o: O | undefined, type: string) => (o?.status?.conditions ?? []).find((c: O) => c.type === type);
+/** The provider namespace the backend assigned to an app namespace. */
+const mapped = (namespace: string) =>
+  eventually(
+    `APIServiceNamespace ${namespace} assigned`,
+    async () =>
+      (await get(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiservicenamespaces/${namespace}`))
+        ?.status?.namespace as string | undefined,
+  );
+
+beforeAll(async () => {
+  a = await cluster('a');
+  b = await cluster('b');
+  ka = kubeFor(a);
+  kb = kubeFor(b);
+  provider = await providerSide({ provider: a, crd: crdOf('postgresql'), permissionClaims: CLAIMS });
+  const kubeconfig = await installKonnector(b, ns, [
+    { group: 'anynines.com', resource: 'postgresqlinstances', claimed: ['secrets', 'configmaps'] },
+  ]);
+  await must(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
+  konnector = await startKonnector({
+    kubeconfig,
+    namespace: ns,
+    logDir: join((await controlPlanes()).runDir, 'konnector', ns),
+    args: ['--heartbeat-interval=2s', '--log-level=debug'],
+  });
+  await bindApp(b, ns, provider, provider.exportName, accepted);
+}, 120_000);
+
+afterAll(async () => {
+  await konnector?.proc.stop();
+  await provider?.remove();
+  await kb?.request('DELETE', `/api/v1/namespaces/${app}`);
+  await kb?.request('DELETE', `/api/v1/namespaces/${ns}`);
+});
+
+describe('binding', () => {
+  it('becomes Ready: the CRD appears in the app cluster, owned by the binding', async () => {
+    const ready = await eventually('binding Ready', async () => {
+      const o = await get(kb, binding(provider.exportName));
+      return condition(o, 'Ready')?.status === 'True' ? o : undefined;
+    });
+    for (const t of ['SecretValid', 'Connected', 'SchemaInSync', 'InformersSynced', 'Heartbeating'])
+      expect(condition(ready, t)?.status, t).toBe('True');
+    expect(ready!.status.providerPrettyName).toBe('klutch-kit test provider');
+    const crd = await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`);
+    expect(crd?.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'APIServiceBinding', uid: ready!.metadata.uid, controller: true }),
+    ]);
+  });
+
+  it('heartbeats into the ClusterBinding with its version', async () => {
+    const cb = await eventually('a heartbeat', async () => {
+      const o = await get(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/cluster`);
+      return o?.status?.lastHeartbeatTime ? o : undefined;
+    });
+    expect(cb!.status).toMatchObject({ konnectorVersion: 'v0.1.0', heartbeatInterval: '4s' });
+    const later = await eventually('a later heartbeat', async () => {
+      const o = await get(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/cluster`);
+      return o?.status?.lastHeartbeatTime !== cb!.status.lastHeartbeatTime ? o : undefined;
+    });
+    expect(Date.parse(later!.status.lastHeartbeatTime)).toBeGreaterThan(Date.parse(cb!.status.lastHeartbeatTime));
+  });
+});
+
+describe('a claim, end to end', () => {
+  const spec = {
+    service: 'a9s-postgresql17',
+    plan: 'postgresql-single-nano',
+    parameters: { maxConnections: 200 },
+    compositionRef: { name: 'a9s-postgresql' },
+  };
+  let pns: string;
+
+  it('goes up: same name and spec in the mapped provider namespace, finalizer and bound annotation on both sides', async () => {
+    await must(kb, 'POST', pg(app), {
+      apiVersion: 'anynines.com/v1',
+      kind: 'PostgresqlInstance',
+      metadata: { name: 'db', namespace: app, labels: { team: 'x' } },
+      spec,
+    });
+    pns = await mapped(app);
+    expect(pns).toBe(`${provider.clusterNamespace}-${app}`);
+    const up = await eventually('the claim upstream', () => get(ka, pg(pns, 'db')));
+    expect(up!.spec).toMatchObject(spec);
+    expect(up!.metadata.labels).toEqual({ team: 'x' });
+    expect(up!.metadata.annotations[Annotations.bound]).toBe('true');
+    expect(up!.metadata.managedFields.map((m: O) => m.manager)).toContain('klutch.anynines.com');
+    const down = await get(kb, pg(app, 'db'));
+    expect(down!.metadata.finalizers).toContain(SYNCER_FINALIZER);
+    expect(down!.metadata.annotations[Annotations.bound]).toBe('true');
+  });
+
+  it('brings status down', async () => {
+    const status = {
+      managed: { state: 'provisioned' },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: '2025-01-01T00:00:00Z' }],
+    };
+    await must(ka, 'PATCH', `${pg(pns, 'db')}/status`, { status }, 'application/merge-patch+json');
+    const down = await eventually('status in the app cluster', async () => {
+      const o = await get(kb, pg(app, 'db'));
+      return o?.status?.managed?.state === 'provisioned' ? o : undefined;
+    });
+    expect(down!.status).toEqual(status);
+  });
+
+  it('brings the credentials Secret the claim owns down as <claim>-creds, following updates and deletion', async () => {
+    const up = await get(ka, pg(pns, 'db'));
+    const owner = { apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', name: 'db', uid: up!.metadata.uid };
+    const secret = (password: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db-creds', namespace: pns, ownerReferences: [owner] },
+      data: { password: Buffer.from(password).toString('base64') },
+    });
+    await must(ka, 'POST', `/api/v1/namespaces/${pns}/secrets`, secret('s3cret'));
+    // A Secret of the provider namespace that no claim owns stays where it is (Klutch would copy it).
+    await must(ka, 'POST', `/api/v1/namespaces/${pns}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'provider-internal', namespace: pns },
+      data: { x: 'eA==' },
+    });
+    const down = await eventually('db-creds in the app namespace', () => get(kb, `/api/v1/namespaces/${app}/secrets/db-creds`));
+    expect(Buffer.from(down!.data.password, 'base64').toString()).toBe('s3cret');
+    expect(down!.metadata.annotations[Annotations.resourceOwner]).toBe('Provider');
+    const consumerClaim = await get(kb, pg(app, 'db'));
+    expect(down!.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'PostgresqlInstance', name: 'db', uid: consumerClaim!.metadata.uid }),
+    ]);
+    await must(ka, 'PUT', `/api/v1/namespaces/${pns}/secrets/db-creds`, secret('n3w'));
+    await eventually('the new password', async () => {
+      const o = await get(kb, `/api/v1/namespaces/${app}/secrets/db-creds`);
+      return o && Buffer.from(o.data.password, 'base64').toString() === 'n3w' ? true : undefined;
+    });
+    expect(await get(kb, `/api/v1/namespaces/${app}/secrets/provider-internal`)).toBeUndefined();
+    await must(ka, 'DELETE', `/api/v1/namespaces/${pns}/secrets/db-creds`);
+    await eventually('db-creds gone from the app namespace', async () =>
+      (await get(kb, `/api/v1/namespaces/${app}/secrets/db-creds`)) ? undefined : true,
+    );
+  });
+
+  it('carries spec changes up, removed fields included', async () => {
+    await must(kb, 'PATCH', pg(app, 'db'), { spec: { parameters: { maxConnections: 300 } } }, 'application/merge-patch+json');
+    await eventually('maxConnections 300 upstream', async () =>
+      (await get(ka, pg(pns, 'db')))?.spec.parameters.maxConnections === 300 ? true : undefined,
+    );
+    await must(kb, 'PATCH', pg(app, 'db'), { spec: { parameters: null } }, 'application/merge-patch+json');
+    await eventually('parameters removed upstream', async () =>
+      (await get(ka, pg(pns, 'db')))?.spec.parameters === undefined ? true : undefined,
+    );
+  });
+
+  it('deletes upstream before it releases the claim', async () => {
+    await must(kb, 'DELETE', pg(app, 'db'));
+    await eventually('the claim gone from the app cluster', async () => ((await get(kb, pg(app, 'db'))) ? undefined : true));
+    expect(await get(ka, pg(pns, 'db'))).toBeUndefined();
+  });
+
+  it('deletes the copy of a claim that disappeared behind its back', async () => {
+    await must(kb, 'POST', pg(app), {
+      apiVersion: 'anynines.com/v1',
+      kind: 'PostgresqlInstance',
+      metadata: { name: 'gone', namespace: app },
+      spec,
+    });
+    await eventually('gone upstream', () => get(ka, pg(pns, 'gone')));
+    // A user removes the finalizer by hand and deletes it: the konnector still must not leave the copy behind.
+    await must(kb, 'PATCH', pg(app, 'gone'), { metadata: { finalizers: null } }, 'application/merge-patch+json');
+    await must(kb, 'DELETE', pg(app, 'gone'));
+    await eventually('the orphaned copy deleted upstream', async () => ((await get(ka, pg(pns, 'gone'))) ? undefined : true));
+  });
+});
