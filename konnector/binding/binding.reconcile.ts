@@ -15,10 +15,10 @@
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
 import {
-  Annotations,
   APIServiceBindingConditions as C,
   FIELD_MANAGER,
   type APIServiceBinding,
+  type APIServiceExport,
   type Condition,
 } from '../../exports/bind-api';
 import type { WatchInformer } from '../../controller';
@@ -92,6 +92,14 @@ export class BindingReconciler {
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs: number } | undefined> {
+    try {
+      return await this.reconcileBinding(key);
+    } catch (e) {
+      throw new Error(`cannot reconcile APIServiceBinding ${key}: ${messageOf(e)}`);
+    }
+  }
+
+  private async reconcileBinding(key: string): Promise<{ requeueAfterMs: number } | undefined> {
     const [namespace, name] = key.split('/') as [string, string];
     const b = this.view.get(name, namespace);
     if (!b) {
@@ -150,33 +158,37 @@ export class BindingReconciler {
     const prettyName = conn.clusterBinding()?.spec.providerPrettyName;
 
     const exp = conn.exportView.get(b.metadata.name!, conn.namespace);
+    const claims = (b.spec.permissionClaims ?? []).filter(
+      (c) => c.state === 'Accepted' && (c.group ?? '') === '' && COPYABLE.includes(c.resource) && c.selector?.owner !== 'Consumer',
+    );
+    // Permission first: without it the konnector must not even create the CRD it could not manage afterwards.
+    const wanted = exp && resourceOf(exp);
+    if (wanted) {
+      const missing = await missingAccess(
+        rt.consumer.authz,
+        accessNeeded(
+          wanted,
+          claims.map((c) => c.resource),
+        ),
+      );
+      if (missing.length) {
+        conds.push({
+          type: C.InformersSynced,
+          status: false,
+          reason: 'Forbidden',
+          message: `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${wanted.resource}.yaml (the KonnectorApiAccess construct), see "The konnector (app clusters)" in the README`,
+        });
+        conds.push({ type: C.SchemaInSync, status: 'Unknown', reason: 'Forbidden', message: 'waiting for access to the API' });
+        conds.push(this.heartbeating(conn));
+        return { conditions: conds, prettyName, retryMs: 10_000 };
+      }
+    }
     const schema = await this.syncSchema(b, exp, conn);
     conds.push(schema.condition);
     if (!schema.resource) {
       unknown([C.InformersSynced], 'waiting for the schema');
       conds.push(this.heartbeating(conn));
       return { conditions: conds, prettyName };
-    }
-
-    const claims = (b.spec.permissionClaims ?? []).filter(
-      (c) => c.state === 'Accepted' && (c.group ?? '') === '' && COPYABLE.includes(c.resource) && c.selector?.owner !== 'Consumer',
-    );
-    const missing = await missingAccess(
-      rt.consumer.authz,
-      accessNeeded(
-        schema.resource,
-        claims.map((c) => c.resource),
-      ),
-    );
-    if (missing.length) {
-      conds.push({
-        type: C.InformersSynced,
-        status: false,
-        reason: 'Forbidden',
-        message: `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${schema.resource.resource}.yaml (the KonnectorApiAccess construct), see "The konnector (app clusters)" in the README`,
-      });
-      conds.push(this.heartbeating(conn));
-      return { conditions: conds, prettyName, retryMs: 10_000 };
     }
 
     const fingerprint = JSON.stringify([conn.key, schema.resource, schema.statusSubresource, claims]);
@@ -390,6 +402,15 @@ export class BindingReconciler {
         throw new Error(`cannot write the status of APIServiceBinding ${b.metadata.namespace}/${b.metadata.name}: ${messageOf(e)}`);
     }
   }
+}
+
+/** The version the konnector syncs: the served storage version, else the first served one. */
+const servedVersion = (exp: APIServiceExport) =>
+  exp.spec.versions.find((v) => v.served && v.storage) ?? exp.spec.versions.find((v) => v.served);
+
+function resourceOf(exp: APIServiceExport): ResourceRef | undefined {
+  const v = servedVersion(exp);
+  return v && { group: exp.spec.group, version: v.name, resource: exp.spec.names.plural, kind: exp.spec.names.kind, namespaced: true };
 }
 
 const deleting = (message: string): ConditionInput => ({ type: 'Deleting', status: false, reason: 'Deleting', message, severity: 'Info' });

@@ -218,3 +218,113 @@ describe('a claim, end to end', () => {
     await eventually('the orphaned copy deleted upstream', async () => ((await get(ka, pg(pns, 'gone'))) ? undefined : true));
   });
 });
+
+describe('namespaces', () => {
+  it('asks the provider to drop an app namespace once it is gone', async () => {
+    const gone = `app-${Math.random().toString(36).slice(2, 8)}`;
+    await must(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: gone } });
+    const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
+    await must(kb, 'POST', pg(gone), {
+      apiVersion: 'anynines.com/v1',
+      kind: 'PostgresqlInstance',
+      metadata: { name: 'db', namespace: gone },
+      spec,
+    });
+    const pns = await mapped(gone);
+    await eventually('the claim upstream', () => get(ka, pg(pns, 'db')));
+    await must(kb, 'DELETE', `/api/v1/namespaces/${gone}`);
+    const sn = `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiservicenamespaces/${gone}`;
+    await eventually('the APIServiceNamespace deleted', async () => ((await get(ka, sn)) ? undefined : true), 90_000);
+    expect(await get(ka, pg(pns, 'db')), 'the claim was deleted upstream before its namespace went').toBeUndefined();
+  }, 120_000);
+});
+
+describe('permissions and ownership', () => {
+  it('says Forbidden, naming the file to apply, for an API it was not granted; works once granted', async () => {
+    const name = await provider.exportApi(crdOf('mariadb'), []);
+    await createBinding(kb, ns, name, (await get(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name);
+    const forbidden = await eventually('InformersSynced Forbidden', async () => {
+      const c = condition(await get(kb, binding(name)), 'InformersSynced');
+      return c?.reason === 'Forbidden' ? c : undefined;
+    });
+    expect(forbidden.message).toContain('may not get mariadbinstances.anynines.com');
+    expect(forbidden.message).toContain('dist/app-cluster/konnector/access/mariadbinstances.yaml');
+    expect(condition(await get(kb, binding(name)), 'Ready')).toMatchObject({ status: 'False', reason: 'Forbidden' });
+    await grantApi(b, ns, { group: 'anynines.com', resource: 'mariadbinstances' });
+    await eventually(
+      'Ready once granted',
+      async () => (condition(await get(kb, binding(name)), 'Ready')?.status === 'True' ? true : undefined),
+      30_000,
+    );
+  });
+
+  it('refuses to overwrite a CRD it does not own, and says so on the binding', async () => {
+    const crd = crdOf('mongodb');
+    await must(kb, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    const name = await provider.exportApi(crd, []);
+    await grantApi(b, ns, { group: 'anynines.com', resource: 'mongodbinstances' });
+    await createBinding(kb, ns, name, (await get(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name);
+    const c = await eventually('SchemaInSync False', async () => {
+      const x = condition(await get(kb, binding(name)), 'SchemaInSync');
+      return x?.status === 'False' ? x : undefined;
+    });
+    expect(c).toMatchObject({ reason: 'ForeignCustomResourceDefinition' });
+    expect(c.message).toContain(`CustomResourceDefinition ${name} exists and is owned by nobody the konnector knows`);
+    const after = await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    expect(after!.metadata.ownerReferences, 'the CRD is untouched').toBeUndefined();
+    // Deleting a binding that owns nothing leaves the foreign CRD alone.
+    await must(kb, 'DELETE', binding(name));
+    await eventually('the binding gone', async () => ((await get(kb, binding(name))) ? undefined : true));
+    expect(await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)).toBeDefined();
+    await must(kb, 'DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+  });
+});
+
+describe('kubeconfig rotation', () => {
+  it('copies a rotated provider kubeconfig down and keeps syncing after the old token is revoked', async () => {
+    const secretName = (await get(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name;
+    const revokeOld = await provider.rotate();
+    await eventually('the new kubeconfig in the app cluster', async () => {
+      const s = await get(kb, `/api/v1/namespaces/${ns}/secrets/${secretName}`);
+      return s && Buffer.from(s.data.kubeconfig, 'base64').toString() === provider.kubeconfig() ? true : undefined;
+    });
+    await revokeOld();
+    const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
+    await must(kb, 'POST', pg(app), {
+      apiVersion: 'anynines.com/v1',
+      kind: 'PostgresqlInstance',
+      metadata: { name: 'after-rotation', namespace: app },
+      spec,
+    });
+    const pns = await mapped(app);
+    await eventually('a claim created after the rotation reaches the provider', () => get(ka, pg(pns, 'after-rotation')));
+    const status = { managed: { state: 'rotated' } };
+    await must(ka, 'PATCH', `${pg(pns, 'after-rotation')}/status`, { status }, 'application/merge-patch+json');
+    await eventually('its status comes down', async () =>
+      (await get(kb, pg(app, 'after-rotation')))?.status?.managed?.state === 'rotated' ? true : undefined,
+    );
+    expect(condition(await get(kb, binding(provider.exportName)), 'Ready')?.status).toBe('True');
+  });
+});
+
+describe('deleting a binding', () => {
+  it('deletes its claims upstream first, then its CRD, and strands nothing behind a finalizer', async () => {
+    const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
+    for (const n of ['keep-1', 'keep-2'])
+      await must(kb, 'POST', pg(app), {
+        apiVersion: 'anynines.com/v1',
+        kind: 'PostgresqlInstance',
+        metadata: { name: n, namespace: app },
+        spec,
+      });
+    const pns = await mapped(app);
+    for (const n of ['keep-1', 'keep-2']) await eventually(`${n} upstream`, () => get(ka, pg(pns, n)));
+    await must(kb, 'DELETE', binding(provider.exportName));
+    await eventually('the binding gone', async () => ((await get(kb, binding(provider.exportName))) ? undefined : true), 60_000);
+    expect((await ka.request('GET', pg(pns))).body.items, 'no claim left upstream').toEqual([]);
+    expect(
+      await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`),
+      'the CRD it owned is gone',
+    ).toBeUndefined();
+  }, 90_000);
+});
