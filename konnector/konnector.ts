@@ -59,7 +59,10 @@ export class Konnector {
     this.crds = watchInformer<V1CustomResourceDefinition>({
       kc: o.kc,
       path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      list: () => this.consumer.crds.listCustomResourceDefinition(),
+      // Raw JSON, as watch events arrive: the typed list would cache CRDs with client-node's renamed keys
+      // (xKubernetesPreserveUnknownFields, ...), which never compare equal to what the konnector applies.
+      list: () =>
+        this.consumer.custom.listClusterCustomObject({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' }),
       log: this.log,
     });
     this.namespaces = watchInformer<V1Namespace>({

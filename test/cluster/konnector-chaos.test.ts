@@ -1,0 +1,95 @@
+/**
+ * Chaos, at a small scale (the bench runs it at full scale): claims are created, changed and deleted while the
+ * leading konnector is killed (SIGKILL) again and again and each API server is restarted, one of them by a crash.
+ * Afterwards every claim has exactly one upstream twin with the same spec, nothing waits behind a finalizer, and
+ * nothing is left upstream without its claim.
+ *
+ * Own control planes (`p` provider, `c` app cluster), since it stops API servers; two konnector replicas with a short
+ * lease so a killed leader's successor takes over within seconds.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { render } from '../../synth/synth';
+import { loadCatalog, parseYaml } from '../support/catalog';
+import { startControlPlanes, type ControlPlanes } from '../support/control-plane';
+import { bindApp, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
+import { eventually, kubeFor, type Kube } from '../support/kube';
+import { providerSide, type ProviderSide } from '../support/provider-side';
+import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../support/konnector-chaos';
+import { claimCrd, type Xrd } from '../support/xcrd';
+
+const files = render({ apis: await loadCatalog(), outdir: 'unused' });
+const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);
+const NS = 'klutch-bind';
+const LEASE = ['--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s', '--heartbeat-interval=5s'];
+
+let cp: ControlPlanes;
+let provider: ProviderSide;
+let kp: Kube;
+let kc: Kube;
+let kubeconfig: string;
+let logDir: string;
+const replicas = new Map<string, KonnectorProcess>();
+
+async function start(identity: string): Promise<void> {
+  replicas.set(identity, await startKonnector({ kubeconfig, namespace: NS, logDir, identity, args: LEASE }));
+}
+
+/** Kills the replica holding the Lease (as a crash would) and starts it again. */
+async function killLeader(): Promise<string> {
+  const holder = await eventually('a leader', async () => {
+    const r = await kc.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/klutch-bind`);
+    const h = (r.body.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
+    return h && replicas.has(h) ? h : undefined;
+  });
+  await replicas.get(holder)!.proc.kill();
+  await start(holder);
+  return holder;
+}
+
+beforeAll(async () => {
+  cp = await startControlPlanes({ clusters: ['p', 'c'], log: () => undefined });
+  logDir = join(cp.runDir, 'konnector');
+  mkdirSync(logDir, { recursive: true });
+  kp = kubeFor(cp.clusters.p!);
+  kc = kubeFor(cp.clusters.c!);
+  provider = await providerSide({ provider: cp.clusters.p!, crd });
+  kubeconfig = await installKonnector(cp.clusters.c!, NS, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
+  await Promise.all(['k1', 'k2'].map(start));
+  await bindApp(cp.clusters.c!, NS, provider, provider.exportName);
+}, 300_000);
+
+afterAll(async () => {
+  await Promise.all([...replicas.values()].map((r) => r.proc.stop()));
+  await provider?.stop();
+  await cp?.stop();
+});
+
+describe('konnector chaos (small)', () => {
+  it('converges after kills and API server restarts: one twin per claim, same spec, nothing stranded or orphaned', async () => {
+    const world: ChaosWorld = {
+      consumer: kc,
+      provider: kp,
+      clusterNamespace: provider.clusterNamespace,
+      namespaces: ['team-a', 'team-b', 'team-c'],
+    };
+    const w = chaosWorkload(world);
+    await w.createNamespaces();
+    const killed: string[] = [];
+    await Promise.all([w.create(0, 30), (async () => killed.push(await killLeader()))()]);
+    await Promise.all([w.update(0, 15, 300), cp.restartApiServer('p')]);
+    await Promise.all([w.remove(15, 25), cp.restartApiServer('c', { crash: true })]);
+    await Promise.all([w.create(30, 45), (async () => killed.push(await killLeader()))()]);
+    await Promise.all([w.update(30, 40, 400), w.remove(0, 5), (async () => killed.push(await killLeader()))()]);
+    expect(killed).toHaveLength(3);
+    const report = await eventually(
+      'the clusters to converge',
+      async () => (await chaosInvariants(world)) as ChaosReport | undefined,
+      120_000,
+    ).catch(async (e: Error) => {
+      throw new Error(`${e.message}\nlast state: ${JSON.stringify(await chaosInvariants(world, true))}`);
+    });
+    expect(report.claims).toBe(30 - 10 + 15 - 5);
+  }, 300_000);
+});
