@@ -115,11 +115,13 @@ export interface StartKonnectorOptions {
   /** Names the replica (its log file and Lease identity). @default konnector */
   readonly identity?: string;
   readonly args?: readonly string[];
+  /** The repository (benches run from a bundle, where the module's own location says nothing). @default ROOT */
+  readonly root?: string;
 }
 
 /** Starts the bundled konnector (dist/konnector/konnector.mjs) and waits until /healthz answers. */
 export async function startKonnector(o: StartKonnectorOptions): Promise<KonnectorProcess> {
-  const bundle = await bundleDeployable(ROOT, deployable('konnector'));
+  const bundle = await bundleDeployable(o.root ?? ROOT, deployable('konnector'));
   const identity = o.identity ?? 'konnector';
   mkdirSync(o.logDir, { recursive: true });
   const kubeconfig = join(o.logDir, `${identity}.kubeconfig`);

@@ -1,0 +1,261 @@
+/**
+ * bench/konnector: the konnector between two real control planes (`p` provider, `c` app cluster), as its bundled
+ * process with the synthesized RBAC. Prints a table and writes bench/results/konnector.json.
+ *
+ * - baseline (same run): the same 1,000 creates sent straight to the provider's API server — what the API servers
+ *   can take without a konnector;
+ * - 1,000 claims created at once (client concurrency BENCH_CONCURRENCY, default 8): claims synced per second,
+ *   create→upstream p50/p99 (from the create call's return to the copy's watch event on the provider);
+ * - status on all 1,000 copies: status→downstream p50/p99;
+ * - CPU seconds of the konnector, the API servers + etcd, and the bench client during the 1,000 claims (the share
+ *   says who limits throughput);
+ * - 5,000 bound claims (5,000 objects in each cluster): the konnector's RSS (and peak);
+ * - chaos at full scale: 1,000 updates and 500 deletes while the konnector is killed three times and each API server
+ *   is restarted; time until every invariant of test/support/konnector-chaos.ts holds.
+ * Goals: p99 create→upstream ≤ 250 ms at 1,000 claims; RSS ≤ 150 MiB at 5,000 objects.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { watchInformer } from '../../controller';
+import postgresql from '../../apis/catalog/postgresql';
+import type { Api } from '../../apis/api';
+import { render } from '../../synth/synth';
+import { parseYaml } from '../../test/support/catalog';
+import { startControlPlanes } from '../../test/support/control-plane';
+import { bindApp, installKonnector, startKonnector, type KonnectorProcess } from '../../test/support/konnector';
+import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../test/support/konnector-chaos';
+import { eventually, kubeFor } from '../../test/support/kube';
+import { providerSide } from '../../test/support/provider-side';
+import { claimCrd, type Xrd } from '../../test/support/xcrd';
+
+const root = process.cwd();
+if (!existsSync(join(root, 'konnector', 'main.ts'))) throw new Error(`run from the repository root (npm run bench konnector), not ${root}`);
+const N = Number(process.env.BENCH_CLAIMS ?? 1000);
+const TOTAL = Number(process.env.BENCH_OBJECTS ?? 5000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
+const NAMESPACES = Array.from({ length: 10 }, (_, i) => `bench-${i}`);
+const NS = 'klutch-bind';
+const LEASE = ['--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s'];
+
+const pg: Api = 'api' in postgresql ? (postgresql as { api: Api }).api : (postgresql as unknown as Api);
+const files = render({ apis: [pg], outdir: 'unused' });
+const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const cpuSeconds = (pid: number): number => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+};
+const memMiB = (pid: number, field: 'VmRSS' | 'VmHWM'): number => {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : 0;
+};
+const log = (s: string) => process.stderr.write(`[bench/konnector] ${s}\n`);
+
+const cp = await startControlPlanes({ clusters: ['p', 'c'], log: () => undefined });
+const results: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  claims: N,
+  objects: TOTAL,
+  concurrency: CONCURRENCY,
+  workers: WORKERS,
+};
+let konnector: KonnectorProcess | undefined;
+try {
+  const kp = kubeFor(cp.clusters.p!);
+  const kc = kubeFor(cp.clusters.c!);
+  const provider = await providerSide({ provider: cp.clusters.p!, crd });
+  const world: ChaosWorld = { consumer: kc, provider: kp, clusterNamespace: provider.clusterNamespace, namespaces: NAMESPACES };
+
+  // Baseline: the API server alone, the same creates with the same client.
+  const base = chaosWorkload({ ...world, consumer: kp, namespaces: ['baseline'] }, { concurrency: CONCURRENCY });
+  await base.createNamespaces();
+  let t0 = performance.now();
+  await base.create(0, N);
+  const baselineS = (performance.now() - t0) / 1000;
+  results.baseline = { createsPerSecond: N / baselineS, seconds: baselineS };
+  log(`baseline: ${N} creates on the API server alone in ${baselineS.toFixed(1)} s`);
+  await kp.request('DELETE', '/api/v1/namespaces/baseline');
+  await eventually(
+    'baseline namespace gone',
+    async () => ((await kp.request('GET', '/api/v1/namespaces/baseline')).code === 404 ? true : undefined),
+    300_000,
+  );
+
+  const kubeconfig = await installKonnector(cp.clusters.c!, NS, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
+  const logDir = join(cp.runDir, 'konnector');
+  mkdirSync(logDir, { recursive: true });
+  const start = async () =>
+    (konnector = await startKonnector({ kubeconfig, namespace: NS, logDir, root, args: [...LEASE, `--workers=${WORKERS}`] }));
+  await start();
+  await bindApp(cp.clusters.c!, NS, provider, provider.exportName);
+  await eventually('binding Ready', async () => {
+    const b = (await kc.request('GET', `/apis/klutch.anynines.com/v1alpha1/namespaces/${NS}/apiservicebindings/${provider.exportName}`))
+      .body as {
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    return b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+  });
+
+  // Watches that time arrivals on each side.
+  const upSeen = new Map<string, number>();
+  const downSeen = new Map<string, number>();
+  const up = watchInformer<KubernetesObject>({
+    kc: kp.config,
+    path: '/apis/anynines.com/v1/postgresqlinstances',
+    list: async () => (await kp.request('GET', '/apis/anynines.com/v1/postgresqlinstances')).body as never,
+  });
+  up.on('add', (o) => upSeen.has(o.metadata!.name!) || upSeen.set(o.metadata!.name!, performance.now()));
+  const down = watchInformer<KubernetesObject>({
+    kc: kc.config,
+    path: '/apis/anynines.com/v1/postgresqlinstances',
+    list: async () => (await kc.request('GET', '/apis/anynines.com/v1/postgresqlinstances')).body as never,
+  });
+  const onDown = (o: KubernetesObject) => {
+    if ((o as { status?: { managed?: { state?: string } } }).status?.managed?.state === 'bench' && !downSeen.has(o.metadata!.name!))
+      downSeen.set(o.metadata!.name!, performance.now());
+  };
+  down.on('update', onDown);
+  await Promise.all([up.start(), down.start()]);
+
+  // 1,000 claims at once.
+  const w = chaosWorkload(world, { concurrency: CONCURRENCY });
+  await w.createNamespaces();
+  const created = new Map<string, number>();
+  const kpid = () => konnector!.proc.pid;
+  const apiPids = cp.pids;
+  const cpu0 = { k: cpuSeconds(kpid()), api: apiPids.reduce((s, p) => s + cpuSeconds(p), 0), bench: process.cpuUsage() };
+  t0 = performance.now();
+  await w.create(0, N, (i, at) => created.set(`c-${i}`, at));
+  await eventually(`${N} claims upstream`, async () => (upSeen.size >= N ? true : undefined), 600_000);
+  const wall = (Math.max(...upSeen.values()) - t0) / 1000;
+  const cpu1 = { k: cpuSeconds(kpid()), api: apiPids.reduce((s, p) => s + cpuSeconds(p), 0), bench: process.cpuUsage(cpu0.bench) };
+  const upLat = [...created].map(([n, at]) => upSeen.get(n)! - at);
+  const cpu = {
+    konnector: cpu1.k - cpu0.k,
+    apiServersAndEtcd: cpu1.api - cpu0.api,
+    benchClient: (cpu1.bench.user + cpu1.bench.system) / 1e6,
+  };
+  const cpuTotal = cpu.konnector + cpu.apiServersAndEtcd + cpu.benchClient;
+  results.createToUpstream = {
+    claimsPerSecond: N / wall,
+    seconds: wall,
+    p50Ms: pct(upLat, 50),
+    p99Ms: pct(upLat, 99),
+    maxMs: Math.max(...upLat),
+  };
+  results.cpu = { ...cpu, konnectorShare: cpu.konnector / cpuTotal, konnectorMsPerClaim: (cpu.konnector * 1000) / N };
+  log(`${N} claims up in ${wall.toFixed(1)} s`);
+
+  // Status on every copy.
+  const sent = new Map<string, number>();
+  const mapped = new Map<string, string>();
+  for (const n of NAMESPACES) {
+    const sn = (
+      await kp.request('GET', `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiservicenamespaces/${n}`)
+    ).body as {
+      status?: { namespace?: string };
+    };
+    mapped.set(n, sn.status!.namespace!);
+  }
+  const ids = Array.from({ length: N }, (_, i) => i);
+  t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = ids.shift(); i !== undefined; i = ids.shift()) {
+        const pns = mapped.get(NAMESPACES[i % NAMESPACES.length]!)!;
+        await kp.request(
+          'PATCH',
+          `/apis/anynines.com/v1/namespaces/${pns}/postgresqlinstances/c-${i}/status`,
+          { status: { managed: { state: 'bench' } } },
+          'application/merge-patch+json',
+        );
+        sent.set(`c-${i}`, performance.now());
+      }
+    }),
+  );
+  await eventually(`${N} statuses down`, async () => (downSeen.size >= N ? true : undefined), 600_000);
+  const downLat = [...sent].map(([n, at]) => downSeen.get(n)! - at);
+  results.statusToDownstream = {
+    perSecond: N / ((Math.max(...downSeen.values()) - t0) / 1000),
+    p50Ms: pct(downLat, 50),
+    p99Ms: pct(downLat, 99),
+  };
+  log('statuses down');
+
+  // 5,000 bound claims: memory.
+  await w.create(N, TOTAL);
+  await eventually(`${TOTAL} claims upstream`, async () => (upSeen.size >= TOTAL ? true : undefined), 900_000);
+  await new Promise((r) => setTimeout(r, 5000));
+  results.memory = { objects: TOTAL, rssMiB: memMiB(kpid(), 'VmRSS'), peakMiB: memMiB(kpid(), 'VmHWM') };
+  log(`${TOTAL} claims bound`);
+  await Promise.all([up.stop(), down.stop()]);
+
+  // Chaos at full scale.
+  const killAndStart = async () => {
+    await konnector!.proc.kill();
+    await start();
+  };
+  t0 = performance.now();
+  await Promise.all([w.update(0, N, 500), killAndStart().then(() => cp.restartApiServer('p'))]);
+  await Promise.all([w.remove(N, N + N / 2), killAndStart().then(() => cp.restartApiServer('c', { crash: true }))]);
+  await killAndStart();
+  const report = (await eventually(
+    'convergence after chaos',
+    async () => (await chaosInvariants(world)) as ChaosReport | undefined,
+    900_000,
+  ).catch(async (e: Error) => {
+    throw new Error(`${e.message}: ${JSON.stringify(await chaosInvariants(world, true))}`);
+  })) as ChaosReport;
+  results.chaos = {
+    kills: 3,
+    apiServerRestarts: 2,
+    updates: N,
+    deletes: N / 2,
+    convergedSeconds: (performance.now() - t0) / 1000,
+    claims: report.claims,
+    upstream: report.upstream,
+  };
+  log('chaos converged');
+} finally {
+  await konnector?.proc.stop();
+  await cp.stop();
+}
+
+const r = results as Record<string, any>;
+const goals = { p99CreateToUpstreamMs: 250, rssMiB: 150 };
+const met = { p99: r.createToUpstream.p99Ms <= goals.p99CreateToUpstreamMs, rss: r.memory.rssMiB <= goals.rssMiB };
+results.goals = { ...goals, met };
+const row = (what: string, value: string, goal = '') => console.log(`${what.padEnd(46)} ${value.padStart(22)}  ${goal}`);
+console.log(`\n${'what'.padEnd(46)} ${'value'.padStart(22)}  goal`);
+row(`baseline: creates/s, API server alone`, r.baseline.createsPerSecond.toFixed(0));
+row(`claims synced/s (${N} at once)`, r.createToUpstream.claimsPerSecond.toFixed(0));
+row(
+  'create→upstream p50 / p99',
+  `${r.createToUpstream.p50Ms.toFixed(0)} / ${r.createToUpstream.p99Ms.toFixed(0)} ms`,
+  `p99 ≤ 250 ms ${met.p99 ? 'ok' : 'MISSED'}`,
+);
+row('status→downstream p50 / p99', `${r.statusToDownstream.p50Ms.toFixed(0)} / ${r.statusToDownstream.p99Ms.toFixed(0)} ms`);
+row(
+  'CPU s: konnector / API servers+etcd / client',
+  `${r.cpu.konnector.toFixed(1)} / ${r.cpu.apiServersAndEtcd.toFixed(1)} / ${r.cpu.benchClient.toFixed(1)}`,
+);
+row('konnector CPU share, ms per claim', `${(r.cpu.konnectorShare * 100).toFixed(0)} %, ${r.cpu.konnectorMsPerClaim.toFixed(1)} ms`);
+row(
+  `konnector RSS / peak at ${TOTAL} objects`,
+  `${r.memory.rssMiB.toFixed(0)} / ${r.memory.peakMiB.toFixed(0)} MiB`,
+  `RSS ≤ 150 MiB ${met.rss ? 'ok' : 'MISSED'}`,
+);
+row('chaos: converged after', `${r.chaos.convergedSeconds.toFixed(1)} s`, `${r.chaos.claims} claims, ${r.chaos.upstream} twins`);
+mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+writeFileSync(join(root, 'bench', 'results', 'konnector.json'), `${JSON.stringify(results, null, 2)}\n`);
+console.log('wrote bench/results/konnector.json');
