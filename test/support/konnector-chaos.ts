@@ -7,6 +7,7 @@
  * behind a finalizer; no upstream copy is left without its claim.
  */
 import { Annotations } from '../../exports/bind-api';
+import { clientsFor, mergePatch, messageOf, statusOf } from '../../konnector/kube/client';
 import { jsonSubset } from '../../konnector/kube/objects';
 import type { Kube } from './kube';
 
@@ -32,7 +33,22 @@ async function retry(what: string, f: () => Promise<{ code: number; body: Record
   }
 }
 
+/** One call as `{ code, body }`, over keep-alive connections (a new TLS handshake per call would make the client the bottleneck). */
+function caller(kube: Kube) {
+  const c = clientsFor(kube.config, { maxSockets: 64 });
+  return async (f: (c: ReturnType<typeof clientsFor>) => Promise<unknown>) => {
+    try {
+      await f(c);
+      return { code: 200, body: {} };
+    } catch (e) {
+      return { code: statusOf(e) ?? 0, body: { message: messageOf(e) } };
+    }
+  };
+}
+
 export function chaosWorkload(w: ChaosWorld, o: { concurrency?: number } = {}) {
+  const call = caller(w.consumer);
+  const pgApi = { group: 'anynines.com', version: 'v1', plural: 'postgresqlinstances' };
   const ns = (i: number) => w.namespaces[i % w.namespaces.length]!;
   const name = (i: number) => `c-${i}`;
   const spec = (i: number, maxConnections = 100) => ({
@@ -41,10 +57,16 @@ export function chaosWorkload(w: ChaosWorld, o: { concurrency?: number } = {}) {
     compositionRef: { name: 'a9s-postgresql' },
     parameters: { maxConnections, statementTimeout: 1000 + i },
   });
-  const pool = async (from: number, to: number, f: (i: number) => Promise<void>) => {
+  /** Runs `f` for from..to-1 on `concurrency` workers; with `perSecond`, the i-th call starts no earlier than i/perSecond s in. */
+  const pool = async (from: number, to: number, f: (i: number) => Promise<void>, perSecond?: number) => {
     const ids = Array.from({ length: to - from }, (_, k) => from + k);
+    const t0 = performance.now();
     const workers = Array.from({ length: o.concurrency ?? 8 }, async () => {
-      for (let i = ids.shift(); i !== undefined; i = ids.shift()) await f(i);
+      for (let i = ids.shift(); i !== undefined; i = ids.shift()) {
+        const wait = perSecond ? t0 + ((i - from) * 1000) / perSecond - performance.now() : 0;
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        await f(i);
+      }
     });
     await Promise.all(workers);
   };
@@ -57,31 +79,42 @@ export function chaosWorkload(w: ChaosWorld, o: { concurrency?: number } = {}) {
           [409],
         );
     },
-    create: (from: number, to: number, onCreated?: (i: number, at: number) => void) =>
-      pool(from, to, async (i) => {
-        await retry(
-          `create ${name(i)}`,
-          () =>
-            w.consumer.request('POST', `${PG}/namespaces/${ns(i)}/postgresqlinstances`, {
-              apiVersion: 'anynines.com/v1',
-              kind: 'PostgresqlInstance',
-              metadata: { name: name(i), namespace: ns(i) },
-              spec: spec(i),
-            }),
-          [409],
-        );
-        onCreated?.(i, performance.now());
-      }),
+    create: (from: number, to: number, onCreated?: (i: number, at: number) => void, perSecond?: number) =>
+      pool(
+        from,
+        to,
+        async (i) => {
+          await retry(
+            `create ${name(i)}`,
+            () =>
+              call((c) =>
+                c.custom.createNamespacedCustomObject({
+                  ...pgApi,
+                  namespace: ns(i),
+                  body: {
+                    apiVersion: 'anynines.com/v1',
+                    kind: 'PostgresqlInstance',
+                    metadata: { name: name(i), namespace: ns(i) },
+                    spec: spec(i),
+                  },
+                }),
+              ),
+            [409],
+          );
+          onCreated?.(i, performance.now());
+        },
+        perSecond,
+      ),
     update: (from: number, to: number, maxConnections: number) =>
       pool(from, to, (i) =>
         retry(
           `update ${name(i)}`,
           () =>
-            w.consumer.request(
-              'PATCH',
-              `${PG}/namespaces/${ns(i)}/postgresqlinstances/${name(i)}`,
-              { spec: { parameters: { maxConnections } } },
-              'application/merge-patch+json',
+            call((c) =>
+              c.custom.patchNamespacedCustomObject(
+                { ...pgApi, namespace: ns(i), name: name(i), body: { spec: { parameters: { maxConnections } } } },
+                mergePatch,
+              ),
             ),
           [404],
         ),
