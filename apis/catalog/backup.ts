@@ -2,6 +2,7 @@
 import { Api } from '../api';
 import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
 import { A8S_STATUS, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
+import { celString } from '../plans';
 import { s } from '../schema';
 
 export default new Api({
@@ -10,15 +11,18 @@ export default new Api({
   description: 'A backup of a data-service instance.',
   spec: s.object(
     {
-      instanceRef: s
-        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
-        .immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s
-        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
-        .immutable('serviceInstanceType cannot be changed'),
+      instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
+  // The a8s backup manager backs up PostgreSQL only (Klutch's rule).
+  rules: ({ composition, compositionName }) => [
+    {
+      rule: `${composition} != ${celString(compositionName('a8s'))} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('a8s')} composition backs up postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+  ],
   defaultBackend: 'a8s',
   backends: {
     a9s: {

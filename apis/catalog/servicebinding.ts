@@ -5,6 +5,7 @@
 import { Api } from '../api';
 import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
 import { A8S_STATUS, CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlRef, managedStatus } from '../operations';
+import { celString } from '../plans';
 import { s } from '../schema';
 
 export default new Api({
@@ -13,18 +14,22 @@ export default new Api({
   description: 'Credentials for a data-service instance.',
   spec: s.object(
     {
-      acceptsIncomplete: s.boolean({ default: true, description: 'Let the backend bind asynchronously.' }),
-      instanceRef: s
-        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
-        .immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s
-        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
-        .immutable('serviceInstanceType cannot be changed'),
-      region: s.string({ description: 'Region of the instance, where the platform has several.' }),
+      acceptsIncomplete: s.boolean({ description: 'Let the backend bind asynchronously (default true).' }),
+      instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
+      // Klutch's regions, as its XRD lists them.
+      region: s.string({ enum: ['eu-central-1', 'us-east-1'], description: 'Region of the instance, where the platform has several.' }),
       policy: s.string({ description: 'Binding policy, as the backend defines it.' }),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
+  // The a8s binding controller binds PostgreSQL only (Klutch's rule).
+  rules: ({ composition, compositionName }) => [
+    {
+      rule: `${composition} != ${celString(compositionName('a8s'))} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('a8s')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+  ],
   defaultBackend: 'a8s',
   backends: {
     a9s: {

@@ -1,5 +1,6 @@
 import type { ApiCases } from './types';
 import { commonCreateCases, transitionCases } from './builders';
+import { klutchEnums, servicePlanClaims } from './klutch';
 
 export default {
   api: 'messaging',
@@ -29,6 +30,7 @@ export default {
       valid: false,
       error: 'tlsProtocols',
     },
+    ...servicePlanClaims(klutchEnums('a9s/messaging/definition.yaml')),
   ],
   update: transitionCases({
     service: 'a9s-messaging310',
@@ -38,5 +40,6 @@ export default {
     multi: 'messaging-cluster-small',
     singleAsBig: 'messaging-single-big',
     otherSsl: 'messaging-single-small-ssl',
+    smaller: 'messaging-single-nano',
   }),
 } satisfies ApiCases;

@@ -1,0 +1,101 @@
+/**
+ * The one table of deliberate differences between klutch-kit and Klutch v1.5.0 (schemas/klutch-crossplane-api/),
+ * each with its reason. The parity tests check it both ways: a difference that is not listed fails, and so does a
+ * listed one that no longer exists.
+ *
+ * - `schema`: a facet of one path of the claim schema (test/parity/schema.test.ts);
+ * - `xrd`: a field of the XRD other than the schema (same test);
+ * - `verdict`: a claim case (test/cases/) that Klutch's XRD judges otherwise than ours (test/cluster/claims.test.ts);
+ * - `mapping`: a path of the composed resource that Klutch's Composition sets otherwise, or not at all
+ *   (test/parity/mapping.test.ts), with the evidence for ours.
+ *
+ * The rule for a delta: ours may refuse a claim that Klutch accepts only where Klutch's backend would certainly fail
+ * it later; such deltas carry `refuses` (why the backend would fail), and the README's compatibility section lists
+ * each of them. Being tidier is never a reason.
+ */
+
+export interface SchemaDelta {
+  readonly kind: 'schema';
+  readonly apis: readonly string[];
+  /** Path in the claim schema (`spec.parameters.groks[]`). */
+  readonly path: string;
+  /** `present`, or a facet of test/parity/klutch.ts `Facets`. */
+  readonly facet: string;
+  readonly klutch: unknown;
+  readonly ours: unknown;
+  readonly why: string;
+  /** Set when ours refuses claims Klutch accepts: why Klutch's backend would certainly fail them. */
+  readonly refuses?: string;
+}
+
+export interface XrdDelta {
+  readonly kind: 'xrd';
+  readonly apis: readonly string[];
+  readonly field: string;
+  readonly klutch: unknown;
+  readonly ours: unknown;
+  readonly why: string;
+}
+
+export interface VerdictDelta {
+  readonly kind: 'verdict';
+  readonly api: string;
+  /** The case's name in test/cases/<api>.cases.ts, `create <name>` or `update <name>`. */
+  readonly case: string;
+  readonly klutch: 'accepts' | 'rejects';
+  readonly why: string;
+  /** Set when ours refuses a claim Klutch accepts: why Klutch's backend would certainly fail it. */
+  readonly refuses?: string;
+}
+
+export interface MappingDelta {
+  readonly kind: 'mapping';
+  /** Klutch's composition name (`a8s-backup`). */
+  readonly compositions: readonly string[];
+  /** Path in the composed resource; covers everything below it. */
+  readonly path: string;
+  /** What Klutch sets there (undefined: nothing), and what ours sets, for the claims of test/cases/. */
+  readonly klutch: unknown;
+  readonly ours: unknown;
+  readonly why: string;
+  /** Where the fact that decides it is written. */
+  readonly evidence: string;
+}
+
+export type Delta = SchemaDelta | XrdDelta | VerdictDelta | MappingDelta;
+
+/** A value that differs per claim; the mapping test then only checks presence on each side. */
+export const ANY = '<any value>';
+
+export const DELTAS: readonly Delta[] = [
+  // ---- schema: how a claim is validated -----------------------------------------------------------------------------
+  {
+    kind: 'schema',
+    apis: ['postgresql'],
+    path: 'spec.service',
+    facet: 'enum',
+    klutch: undefined,
+    ours: ANY,
+    why:
+      'Klutch lists the PostgreSQL service versions only in a CEL rule per composition; ours are an enum of all of them plus ' +
+      'a rule per composition, so the same claims are accepted (checked on the API server) and a typo gets the list of values',
+  },
+  {
+    kind: 'schema',
+    apis: ['postgresql'],
+    path: 'spec.plan',
+    facet: 'enum',
+    klutch: undefined,
+    ours: ANY,
+    why: 'as spec.service: Klutch lists the plans in a CEL rule per composition, ours in an enum plus a rule per composition',
+  },
+  // ---- xrd: the rest of the XRD --------------------------------------------------------------------------------------
+  {
+    kind: 'xrd',
+    apis: ['postgresql', 'servicebinding', 'backup', 'restore'],
+    field: 'printerColumns',
+    klutch: [],
+    ours: ['ManagedResource string .status.managed.state'],
+    why: "every claim shows its backend's state in `kubectl get`, as Klutch's other XRDs do; a column never changes what is accepted",
+  },
+];
