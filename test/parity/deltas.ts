@@ -89,6 +89,18 @@ export const DELTAS: readonly Delta[] = [
     ours: ANY,
     why: 'as spec.service: Klutch lists the plans in a CEL rule per composition, ours in an enum plus a rule per composition',
   },
+  // ---- verdict: claims judged otherwise -----------------------------------------------------------------------------
+  {
+    kind: 'verdict',
+    api: 'postgresql',
+    case: '<any claim without compositionRef>',
+    klutch: 'rejects',
+    why:
+      "Klutch's CEL rules read self.compositionRef.name unguarded, so every PostgreSQL claim that relies on " +
+      'defaultCompositionRef fails with "no such key: compositionRef"; ours guard it with has() and judge the claim as ' +
+      "its default composition. (Klutch's ServiceBinding, Backup and Restore rules survive the missing key when their " +
+      'other side is true, e.g. serviceInstanceType: postgresql, so they agree with ours.)',
+  },
   // ---- xrd: the rest of the XRD --------------------------------------------------------------------------------------
   {
     kind: 'xrd',
