@@ -46,7 +46,13 @@ export default new Api({
     a8s: {
       resource: { apiVersion: 'servicebindings.anynines.com/v1beta3', kind: 'ServiceBinding' },
       providerConfig: { name: A8S_PROVIDER_CONFIG },
-      fields: [...a8sPostgresqlRef('spec.instance'), { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace', required: true }],
+      fields: [
+        ...a8sPostgresqlRef('spec.instance'),
+        // The instance is in the claim's namespace: the composite's claim label (v1); on the v2 target the composite is
+        // namespaced itself and has no claim, so its own namespace, which the label overrides where there is one.
+        { from: 'metadata.namespace', to: 'spec.instance.namespace' },
+        { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace' },
+      ],
       connectionSecret: { nameSuffix: '-creds' },
       status: A8S_STATUS,
     },

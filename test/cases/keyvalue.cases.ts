@@ -59,7 +59,12 @@ export default {
   api: 'keyvalue',
   create: [
     ...commonCreateCases({ service: 'a9s-keyvalue8', plan: single }, { name: 'minReplicasMaxLag', wrongType: '10s' }),
-    { name: 'replica, every parameter', reason: "every parameter of Klutch's XRD", ...claim(replica, everyParameter), valid: true },
+    {
+      name: 'replica, every parameter',
+      reason: "every parameter of Klutch's XRD",
+      spec: { ...claim(replica, everyParameter).spec, acceptsIncomplete: false },
+      valid: true,
+    },
     {
       name: 'single, every parameter it takes',
       reason: 'the parameters that are not replica-only, on a single plan',

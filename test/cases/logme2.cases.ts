@@ -11,6 +11,7 @@ export default {
       name: 'every parameter',
       reason: 'all parameters',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-logme2',
         plan: 'logme-cluster-small-ssl',
         parameters: {

@@ -11,6 +11,7 @@ export default {
       reason: 'all parameters',
       backend: 'a9s',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-mariadb106',
         plan: 'mariadb-cluster-big',
         parameters: { binlogExpireDays: 7, databases: ['orders', 'users_2'], grantPerformanceSchemaPermissions: true },

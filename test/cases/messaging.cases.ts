@@ -10,6 +10,7 @@ export default {
       name: 'every parameter',
       reason: 'all parameters',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-messaging4',
         plan: 'messaging-cluster-big-ssl',
         parameters: { consumerTimeout: 1800000, tlsProtocols: ['tlsv1.2', 'tlsv1.3'], tlsCiphers: ['ECDHE-RSA-AES256-GCM-SHA384'] },

@@ -10,6 +10,7 @@ export default {
       name: 'every parameter',
       reason: 'the nested change-stream setting',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-mongodb70',
         plan: 'mongodbsspl-replica-big-ssl',
         parameters: { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 600 } } } },

@@ -10,6 +10,7 @@ export default {
       name: 'every parameter',
       reason: 'all parameters',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-prometheus',
         plan: 'prometheus2-grafana10-single-big',
         parameters: { mappingStrictMatch: false, scrapeConfigs: [{ job_name: 'app', static_configs: [{ targets: ['app:9090'] }] }] },

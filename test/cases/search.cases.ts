@@ -10,6 +10,7 @@ export default {
       name: 'every parameter',
       reason: 'all parameters',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-search2',
         plan: 'search-cluster-medium-ssl',
         parameters: {

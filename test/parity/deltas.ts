@@ -101,6 +101,91 @@ export const DELTAS: readonly Delta[] = [
       "its default composition. (Klutch's ServiceBinding, Backup and Restore rules survive the missing key when their " +
       'other side is true, e.g. serviceInstanceType: postgresql, so they agree with ours.)',
   },
+  // ---- mapping: what the composed resources hold --------------------------------------------------------------------
+  ...(['spec.forProvider.organizationGuid', 'spec.forProvider.spaceGuid'] as const).map((path): MappingDelta => ({
+    kind: 'mapping',
+    compositions: [
+      'a9s-postgresql',
+      'a9s-mariadb',
+      'a9s-messaging',
+      'a9s-mongodb',
+      'a9s-prometheus',
+      'a9s-search',
+      'a9s-logme2',
+      'a9s-keyvalue',
+    ],
+    path,
+    klutch: path.endsWith('organizationGuid') ? 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f75' : '1bf71cf3-9017-4846-bffc-b9b31872bfaf',
+    ours: path.endsWith('organizationGuid') ? '00000000-0000-4000-8000-000000000001' : '00000000-0000-4000-8000-000000000002',
+    why:
+      'the Cloud Foundry org and space an a9s instance is created in are a platform setting of synth (SynthOptions.a9s); ' +
+      "Klutch hard-codes its own pair in every Composition. An operator moving from Klutch passes Klutch's pair",
+    evidence: 'schemas/klutch-crossplane-api/a9s/*/composition.yaml (base); synth/synth.ts DEFAULT_A9S_PLATFORM',
+  })),
+  {
+    kind: 'mapping',
+    compositions: ['a8s-postgresql', 'a8s-servicebinding', 'a8s-backup', 'a8s-restore'],
+    path: 'apiVersion',
+    klutch: 'kubernetes.crossplane.io/v1alpha1',
+    ours: 'kubernetes.crossplane.io/v1alpha2',
+    why: "provider-kubernetes' storage version of Object; both versions carry the same forProvider.manifest and providerConfigRef",
+    evidence: 'schemas/provider-kubernetes/kubernetes.crossplane.io_objects.yaml (v1alpha2 is the storage version)',
+  },
+  ...(['metadata.labels[crossplane.io/claim-name]', 'metadata.labels[crossplane.io/claim-namespace]'] as const).map(
+    (path): MappingDelta => ({
+      kind: 'mapping',
+      compositions: ['a8s-postgresql', 'a8s-servicebinding', 'a8s-backup', 'a8s-restore'],
+      path,
+      klutch: undefined,
+      ours: ANY,
+      why: "ours labels the a8s Object with its claim as Klutch labels its a9s managed resources, so `kubectl get objects -l` finds a claim's Object",
+      evidence: 'schemas/klutch-crossplane-api/a9s/*/composition.yaml copy the same labels onto every a9s resource',
+    }),
+  ),
+  ...(['a8s-backup', 'a8s-restore'] as const).map((composition): MappingDelta => ({
+    kind: 'mapping',
+    compositions: [composition],
+    path: 'spec.forProvider.manifest.spec.serviceInstance.kind',
+    klutch: 'PostgreSQL',
+    ours: 'Postgresql',
+    why: "the a8s backup manager names the instance by its Kubernetes kind, which is Postgresql; Klutch's map writes PostgreSQL",
+    evidence:
+      'schemas/a8s/backups.backups.anynines.com.yaml and restores.backups.anynines.com.yaml: serviceInstance.kind "e.g. Postgresql"; ' +
+      'schemas/a8s/postgresqls.postgresql.anynines.com.yaml: kind Postgresql',
+  })),
+  {
+    kind: 'mapping',
+    compositions: ['a8s-servicebinding'],
+    path: 'spec.connectionDetails',
+    klutch: undefined,
+    ours: ANY,
+    why:
+      "ours publishes the a8s binding's Secret (database, instance_service, password, username) as <claim>-creds in the claim's " +
+      'namespace, as the a9s binding does, so apps read credentials the same way on both backends; Klutch leaves them in the ' +
+      'a8s Secret and reports its name in status.managed.secret (ours does too: the whole a8s status is copied)',
+    evidence: 'docs/decisions/function-dataservices.md (a8s connection secrets); functions/dataservices/compose.ts A8S_BINDING_SECRET_*',
+  },
+  ...(['spec.writeConnectionSecretToRef.name', 'spec.writeConnectionSecretToRef.namespace'] as const).map((path): MappingDelta => ({
+    kind: 'mapping',
+    compositions: ['a8s-servicebinding'],
+    path,
+    klutch: undefined,
+    ours: ANY,
+    why: 'where the a8s binding credentials are written: <claim>-creds in the claim namespace, as for a9s (see spec.connectionDetails)',
+    evidence: 'schemas/klutch-crossplane-api/a9s/servicebinding/composition.yaml writes the same name for a9s',
+  })),
+  {
+    kind: 'mapping',
+    compositions: ['a9s-servicebinding'],
+    path: 'spec.forProvider.acceptsIncomplete',
+    klutch: true,
+    ours: false,
+    why:
+      "Klutch's ServiceBinding XRD offers acceptsIncomplete but its a9s Composition never reads it (always true); ours passes " +
+      "the claim's value on, default true, as every a9s instance Composition of Klutch does",
+    evidence:
+      'schemas/klutch-crossplane-api/common/servicebinding_definition.yaml (spec.acceptsIncomplete) and a9s/servicebinding/composition.yaml (no patch)',
+  },
   // ---- xrd: the rest of the XRD --------------------------------------------------------------------------------------
   {
     kind: 'xrd',
