@@ -317,6 +317,18 @@ function patchClaim(t: ClaimTarget, name: string, patch: Record<string, unknown>
   );
 }
 
+/** How many requests a suite has in flight at once. */
+const CONCURRENCY = 8;
+
+/** Runs `f` on every item, at most `n` at a time. */
+async function pool<T>(items: readonly T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await f(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+}
+
 function expectRejectionText(c: CreateCase | UpdateCase, message: string): void {
   if (c.error !== undefined) expect(message, `${c.name}: the error names "${c.error}"`).toContain(c.error);
 }
@@ -374,6 +386,33 @@ for (const cases of allCases) {
     const kt = kx ? claimTarget(kx) : (undefined as unknown as ClaimTarget);
     const validate = xrd ? claimValidator(xrd) : () => ({ valid: true, errors: [] });
 
+    // The requests go out a few at a time before the tests, which then judge the answers (dry runs and claims of
+    // their own names: they do not interfere).
+    const created = new Map<CreateCase, { ours: Outcome; klutch: Outcome }>();
+    const updated = new Map<UpdateCase, { base: Outcome; ours?: Outcome; kbase: Outcome; klutch?: Outcome }>();
+    beforeAll(async () => {
+      if (!xrd || !kx) return;
+      await pool(cases.create, CONCURRENCY, async (c) => {
+        const [ours, k] = await Promise.all([
+          createClaim(t, claimSpec(cases.api, c), false),
+          createClaim(kt, klutchSpec(cases.api, c), false),
+        ]);
+        created.set(c, { ours, klutch: k });
+      });
+      await pool(cases.update, CONCURRENCY, async (c) => {
+        const [base, kbase] = await Promise.all([
+          createClaim(t, claimSpec(cases.api, c), true),
+          createClaim(kt, klutchSpec(cases.api, c), true),
+        ]);
+        const name = (o: Outcome) => ((o.ok ? o.value.metadata : {}) as { name: string }).name;
+        const [ours, k] = await Promise.all([
+          base.ok ? patchClaim(t, name(base), c.patch) : undefined,
+          kbase.ok ? patchClaim(kt, name(kbase), c.patch) : undefined,
+        ]);
+        updated.set(c, { base, ours, kbase, klutch: k });
+      });
+    });
+
     for (const example of examples.get(cases.api) ?? []) {
       it(`accepts the synthesized example ${String((example.metadata as { name: string }).name)}`, async () => {
         const r = await createClaim(t, example.spec as Record<string, unknown>, false);
@@ -386,9 +425,9 @@ for (const cases of allCases) {
     }
 
     for (const c of cases.create) {
-      it(`create ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, async () => {
+      it(`create ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, () => {
         const spec = claimSpec(cases.api, c);
-        const r = await createClaim(t, spec, false);
+        const { ours: r, klutch: k } = created.get(c)!;
         const label = `create ${c.name}`;
         let celRejected = false;
         if (c.valid) {
@@ -408,7 +447,6 @@ for (const cases of allCases) {
         else if (!celRejected)
           expect(offline.valid, `${c.name}: offline validator accepts what the API server refuses: ${r.rejection.message}`).toBe(false);
         // Klutch's XRD judges the same claim.
-        const k = await createClaim(kt, klutchSpec(cases.api, c), false);
         if (k.ok) creditCreate(`klutch/${cases.api}`, label, k.value);
         else creditRejection(`klutch/${cases.api}`, label, k.rejection.message, false);
         expectKlutchVerdict(cases.api, label, c.valid, k);
@@ -416,17 +454,14 @@ for (const cases of allCases) {
     }
 
     for (const c of cases.update) {
-      it(`update ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, async () => {
-        const base = await createClaim(t, claimSpec(cases.api, c), true);
+      it(`update ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, () => {
+        const { base, ours, kbase, klutch: k } = updated.get(c)!;
         expect(base.ok ? '' : base.rejection.message, `${c.name}: the claim to update is accepted`).toBe('');
-        if (!base.ok) return;
-        const name = (base.value.metadata as { name: string }).name;
-        const r = await patchClaim(t, name, c.patch);
+        if (!base.ok || !ours) return;
+        const r = ours;
         const label = `update ${c.name}`;
-        const kbase = await createClaim(kt, klutchSpec(cases.api, c), true);
         expect(kbase.ok ? '' : kbase.rejection.message, `${c.name}: Klutch's XRD accepts the claim to update`).toBe('');
-        if (kbase.ok) {
-          const k = await patchClaim(kt, (kbase.value.metadata as { name: string }).name, c.patch);
+        if (kbase.ok && k) {
           if (k.ok) creditUpdate(`klutch/${cases.api}`, label, kbase.value, k.value);
           else creditRejection(`klutch/${cases.api}`, label, k.rejection.message, true);
           expectKlutchVerdict(cases.api, label, c.valid, k);
