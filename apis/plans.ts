@@ -3,7 +3,7 @@
  * no downsizing, no replica/cluster → single (and, for some services, no single → replica/cluster), the ssl part and the
  * variant unchanged, plan immutable.
  */
-import type { ValidationRule } from './schema';
+import type { ValidationRule } from '../lib/schema';
 
 /** How a plan's nodes are arranged. `single` is one node; `replica` and `cluster` are several. */
 export type Topology = 'single' | 'replica' | 'cluster';

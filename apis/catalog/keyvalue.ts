@@ -2,9 +2,7 @@
  * Valkey ("KeyValue") on a9s. The broker takes kebab-case keys; replication settings only on replica plans; a plan
  * never moves between single and replica. Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0).
  */
-import { DataService, type Parameter } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s, type Parameter } from '..';
 
 const yesNo = s.string({ enum: ['yes', 'no'] });
 /** A size in bytes, optionally with k(b), m(b) or g(b). */

@@ -2,9 +2,7 @@
  * LogMe2 (OpenSearch + Fluentd log stack) on a9s; a plan never moves between single and cluster. Parameters, schemas
  * and keys as in Klutch's XRD and Composition (v1.5.0), including its spelling of the Fluentd TLS versions.
  */
-import { DataService } from '../dataservice';
-import type { Plan } from '../plans';
-import { s } from '../schema';
+import { DataService, type Plan, s } from '..';
 import { JAVA_GC } from './search';
 
 const port = s.integer({ minimum: 1, maximum: 65535 });

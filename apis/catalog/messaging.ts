@@ -1,7 +1,5 @@
 /** RabbitMQ ("Messaging") on a9s. Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0). */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 export default new DataService({
   name: 'messaging',

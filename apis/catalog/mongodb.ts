@@ -1,7 +1,5 @@
 /** MongoDB on a9s (SSPL plans). Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0). */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 export default new DataService({
   name: 'mongodb',

@@ -1,7 +1,5 @@
 /** OpenSearch ("Search") on a9s; every plan uses TLS. Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0). */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 export const JAVA_GC = ['UseSerialGC', 'UseParallelGC', 'UseParallelOldGC', 'UseG1GC'];
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { Backend } from '../../apis/mapping';
+import type { Backend } from '../../recipe';
 import type { CreateCase } from './types';
 
 const KLUTCH_DIR = join(import.meta.dirname, '..', '..', 'schemas', 'klutch-crossplane-api');

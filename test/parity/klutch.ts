@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { JSONSchemaProps } from '../../apis/schema';
+import type { JSONSchemaProps } from '../../lib/schema';
 import { parseYaml, ROOT } from '../support/catalog';
 import { claimCrd, type Xrd } from '../support/xcrd';
 

@@ -10,16 +10,15 @@
  * test/parity/deltas.ts with its evidence, checked both ways. On the v2 target (no claims), an a8s object takes the
  * namespaced composite's own name and namespace where Klutch takes the claim's.
  */
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { composeResource } from '../../functions/dataservices/compose';
 import { get, set } from '../../functions/dataservices/fieldpath';
-import type { Input } from '../../functions/dataservices/input';
+import type { Input } from '../../recipe';
 import { observeStatus } from '../../functions/dataservices/status';
-import type { ApiCases, CreateCase } from '../cases/types';
-import { loadCatalog, ROOT, synthCatalog } from '../support/catalog';
+import { loadCases } from '../cases';
+import type { CreateCase } from '../cases/types';
+import { loadCatalog, synthCatalog } from '../support/catalog';
 import { ANY, DELTAS, type MappingDelta } from './deltas';
 import { apiNameOf, klutchCompositions, type KlutchComposition } from './klutch';
 import { composeFromPatches, statusFromPatches } from './patch-and-transform';
@@ -30,11 +29,7 @@ const apis = new Map((await loadCatalog()).map((a) => [a.name, a]));
 const v1 = await synthCatalog('v1');
 const v2 = await synthCatalog('v2');
 const klutch = klutchCompositions();
-const cases = new Map<string, ApiCases>();
-for (const f of readdirSync(join(ROOT, 'test', 'cases')).filter((x) => x.endsWith('.cases.ts'))) {
-  const c = ((await import(join(ROOT, 'test', 'cases', f))) as { default: ApiCases }).default;
-  cases.set(c.api, c);
-}
+const cases = new Map((await loadCases([...apis.values()])).map((c) => [c.api, c]));
 const mappingDeltas = DELTAS.filter((d): d is MappingDelta => d.kind === 'mapping');
 const seen = new Set<MappingDelta>();
 
