@@ -28,7 +28,12 @@ export default new Api({
       fields: [{ from: 'spec.instanceRef', to: 'spec.forProvider.instanceName', required: true }],
       status: ['id', 'status', 'size', 'downloadable', 'triggered_at', 'finished_at'],
     }),
-    a8s: a8sObject({ resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' }, fields: postgresqlService() }),
+    // The backup's own conditions (its progress) in status.managed, as Klutch shows them.
+    a8s: a8sObject({
+      resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
+      fields: postgresqlService(),
+      conditions: 'own',
+    }),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },

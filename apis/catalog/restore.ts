@@ -39,6 +39,8 @@ export default new Api({
     a8s: a8sObject({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Restore' },
       fields: [...postgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
+      // The restore's own conditions (its progress) in status.managed, as Klutch shows them.
+      conditions: 'own',
     }),
   },
   examples: {
