@@ -118,9 +118,10 @@ export const DELTAS: readonly Delta[] = [
     klutch: path.endsWith('organizationGuid') ? 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f75' : '1bf71cf3-9017-4846-bffc-b9b31872bfaf',
     ours: path.endsWith('organizationGuid') ? '00000000-0000-4000-8000-000000000001' : '00000000-0000-4000-8000-000000000002',
     why:
-      'the Cloud Foundry org and space an a9s instance is created in are a platform setting of synth (SynthOptions.a9s); ' +
-      "Klutch hard-codes its own pair in every Composition. An operator moving from Klutch passes Klutch's pair",
-    evidence: 'schemas/klutch-crossplane-api/a9s/*/composition.yaml (base); synth/synth.ts DEFAULT_A9S_PLATFORM',
+      'the Cloud Foundry org and space an a9s instance is created in are a platform setting of synth ' +
+      '(`--setting a9s.organizationGuid=...`, placeholders by default); Klutch hard-codes its own pair in every Composition. ' +
+      "An operator moving from Klutch passes Klutch's pair",
+    evidence: 'schemas/klutch-crossplane-api/a9s/*/composition.yaml (base); backends/a9s.ts A9S_DEFAULT_PLATFORM',
   })),
   {
     kind: 'mapping',
@@ -163,7 +164,9 @@ export const DELTAS: readonly Delta[] = [
       "ours publishes the a8s binding's Secret (database, instance_service, password, username) as <claim>-creds in the claim's " +
       'namespace, as the a9s binding does, so apps read credentials the same way on both backends; Klutch leaves them in the ' +
       'a8s Secret and reports its name in status.managed.secret (ours does too: the whole a8s status is copied)',
-    evidence: 'docs/decisions/function-dataservices.md (a8s connection secrets); functions/dataservices/compose.ts A8S_BINDING_SECRET_*',
+    evidence:
+      'backends/a8s.ts A8S_BINDING_SECRET (the Secret the a8s service-binding controller writes); ' +
+      'schemas/a8s/servicebindings.servicebindings.anynines.com.yaml (status.secret names it)',
   },
   ...(['spec.writeConnectionSecretToRef.name', 'spec.writeConnectionSecretToRef.namespace'] as const).map((path): MappingDelta => ({
     kind: 'mapping',
