@@ -102,27 +102,6 @@ export const DELTAS: readonly Delta[] = [
       'other side is true, e.g. serviceInstanceType: postgresql, so they agree with ours.)',
   },
   // ---- mapping: what the composed resources hold --------------------------------------------------------------------
-  ...(['spec.forProvider.organizationGuid', 'spec.forProvider.spaceGuid'] as const).map((path): MappingDelta => ({
-    kind: 'mapping',
-    compositions: [
-      'a9s-postgresql',
-      'a9s-mariadb',
-      'a9s-messaging',
-      'a9s-mongodb',
-      'a9s-prometheus',
-      'a9s-search',
-      'a9s-logme2',
-      'a9s-keyvalue',
-    ],
-    path,
-    klutch: path.endsWith('organizationGuid') ? 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f75' : '1bf71cf3-9017-4846-bffc-b9b31872bfaf',
-    ours: path.endsWith('organizationGuid') ? '00000000-0000-4000-8000-000000000001' : '00000000-0000-4000-8000-000000000002',
-    why:
-      'the Cloud Foundry org and space an a9s instance is created in are a platform setting of synth ' +
-      '(`--setting a9s.organizationGuid=...`, placeholders by default); Klutch hard-codes its own pair in every Composition. ' +
-      "An operator moving from Klutch passes Klutch's pair",
-    evidence: 'schemas/klutch-crossplane-api/a9s/*/composition.yaml (base); backends/a9s.ts A9S_DEFAULT_PLATFORM',
-  })),
   {
     kind: 'mapping',
     compositions: ['a8s-postgresql', 'a8s-servicebinding', 'a8s-backup', 'a8s-restore'],
