@@ -39,12 +39,14 @@ export const A8S_OWN_STATUS: readonly StatusMapping[] = [
 export const A8S_FAILED_STATE_PATHS = ['status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.state'] as const;
 
 /**
- * The Secret the a8s service-binding controller writes beside a binding (`<binding name>-service-binding`) and its
- * keys: published through the Object's connectionDetails into the claim's `<claim-name>-creds`.
+ * The Secret the a8s service-binding controller writes for a binding and its keys, published through the Object's
+ * connectionDetails into the claim's `<claim-name>-creds`. Its name is the one the binding reports in
+ * `status.secret.name`; until it reports one, the controller's convention `<binding name>-service-binding`.
  */
 export const A8S_BINDING_SECRET = {
   at: 'spec.connectionDetails',
   nameSuffix: '-service-binding',
+  nameFrom: 'status.atProvider.manifest.status.secret.name',
   keys: ['database', 'instance_service', 'password', 'username'],
 } as const;
 
