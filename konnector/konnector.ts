@@ -12,6 +12,7 @@ import { apiServiceBindingCrd, FIELD_MANAGER } from '../exports/bind-api';
 import { BindingReconciler } from './binding/binding.reconcile';
 import { eventRecorder } from './events';
 import { applyPatch, clientsFor, type Clients } from './kube/client';
+import { trimManagedFields } from './kube/trim';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics';
 import { ProviderConnection } from './provider/connection';
 import { Connections } from './provider/connections';
@@ -71,6 +72,7 @@ export class Konnector {
       list: () => this.consumer.core.listNamespace(),
       log: this.log,
     });
+    for (const i of [this.bindings, this.crds, this.namespaces] as WatchInformer<KubernetesObject>[]) trimManagedFields(i);
   }
 
   /** Whether the informers have listed once (readiness). */

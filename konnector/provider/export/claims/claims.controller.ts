@@ -8,6 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { Annotations } from '../../../../exports/bind-api';
 import { isConflict, isNotFound, messageOf } from '../../../kube/client';
 import { NamespacedInformers } from '../../../kube/namespaced-informers';
+import { trimManagedFields } from '../../../kube/trim';
 import { isDeleting, keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { consumerObj, providerObj, resourceApiVersion, type ExportContext } from '../context';
@@ -39,16 +40,18 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
     }),
   );
   const selector = `${Annotations.resourceOwner}=Provider`;
-  const targets = watchInformer<KubernetesObject>({
-    kc: rt.consumer.kc,
-    path: `/api/v1/${resource}`,
-    labelSelector: selector,
-    list: () =>
-      resource === 'secrets'
-        ? core.listSecretForAllNamespaces({ labelSelector: selector })
-        : core.listConfigMapForAllNamespaces({ labelSelector: selector }),
-    log: x.log,
-  });
+  const targets = trimManagedFields(
+    watchInformer<KubernetesObject>({
+      kc: rt.consumer.kc,
+      path: `/api/v1/${resource}`,
+      labelSelector: selector,
+      list: () =>
+        resource === 'secrets'
+          ? core.listSecretForAllNamespaces({ labelSelector: selector })
+          : core.listConfigMapForAllNamespaces({ labelSelector: selector }),
+      log: x.log,
+    }),
+  );
   const watch = new Stopwatch();
   const apiVersion = resourceApiVersion(x);
   const controller = new Controller({

@@ -16,6 +16,8 @@ export function specController(x: ExportContext): Controller {
   const consumer = resourceClient(rt.consumer, x.resource);
   const provider = resourceClient(conn.clients, x.resource);
   const watch = new Stopwatch();
+  /** Applies whose result the provider cache has not shown yet, by key (dropped on the copy's event, or after 10 s). */
+  const applied = new Map<string, { body: string; at: number }>();
   const ctl: Controller = new Controller({
     name: `spec/${x.name}`,
     workers: rt.workers,
@@ -47,7 +49,16 @@ export function specController(x: ExportContext): Controller {
             },
             getProvider: (ns, n) => providerObj(x, ns, n),
             readProvider: (ns, n) => provider.read(ns, n),
-            applyProvider: (o) => provider.apply(o),
+            applyProvider: async (o) => {
+              const r = await provider.apply(o);
+              applied.set(key, { body: JSON.stringify(o), at: Date.now() });
+              if (applied.size > 10_000) for (const [k, v] of applied) if (Date.now() - v.at > 10_000) applied.delete(k);
+              return r;
+            },
+            justApplied: (d) => {
+              const e = applied.get(key);
+              return e !== undefined && Date.now() - e.at < 10_000 && e.body === JSON.stringify(d);
+            },
             deleteProvider: (ns, n, uid) => provider.delete(ns, n, uid),
             updateConsumerMeta: (c, finalizers, annotations) => consumer.patch(namespace, name, metaPatch(c, finalizers, annotations)),
             warn: rt.warn,
@@ -68,9 +79,11 @@ export function specController(x: ExportContext): Controller {
   ctl.watch(x.consumer, (o) => mark([keyOf(o as Obj)]));
   x.provider.each((pns, inf) =>
     ctl.watch(inf, (o, event) => {
-      if (event === 'update') return [];
       const ns = conn.map.consumerNamespace(pns);
-      return ns === undefined ? [] : [`${ns}/${o.metadata!.name}`];
+      if (ns === undefined) return [];
+      const key = `${ns}/${o.metadata!.name}`;
+      applied.delete(key);
+      return event === 'update' ? [] : [key];
     }),
   );
   // A namespace assigned (or taken away) upstream: every object of the app namespace moves on.

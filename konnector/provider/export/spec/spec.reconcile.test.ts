@@ -141,6 +141,13 @@ describe('reconcileSpec: changes', () => {
     expect(w.writes).toEqual(['apply cluster-x-app/db']);
   });
 
+  it('does not apply again what it applied moments ago while the provider cache lags behind', async () => {
+    const w = world({ consumer: synced(), provider: undefined, providerLive: null });
+    w.deps.justApplied = (d) => d.metadata.namespace === 'cluster-x-app';
+    await reconcileSpec(w.deps, 'app', 'db');
+    expect(w.writes).toEqual([]);
+  });
+
   it('applies when it cannot tell what it owns upstream (no managedFields)', () => {
     expect(needsApply(upstreamOf(synced(), 'cluster-x-app'), bound())).toBe(true);
   });

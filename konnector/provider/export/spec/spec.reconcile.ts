@@ -31,6 +31,11 @@ export interface SpecDeps {
   deleteProvider(namespace: string, name: string, uid: string): Promise<void>;
   /** Replaces the consumer object's finalizers (guarded by the old list) and sets annotations. */
   updateConsumerMeta(consumer: Obj, finalizers: string[], annotations: Record<string, string>): Promise<Obj>;
+  /**
+   * Whether exactly `desired` was applied moments ago: the provider cache may not show it yet, and applying it again
+   * would only cost the API server a write. @default never
+   */
+  justApplied?(desired: Obj): boolean;
   /** Tells the user something only they can fix (an Event on the object, a log line). */
   warn(consumer: Obj, reason: string, message: string): void;
   /** Observes a write, for latency metrics. */
@@ -95,6 +100,7 @@ export async function reconcileSpec(deps: SpecDeps, namespace: string, name: str
     return undefined; // its deletion upstream brings us back
   }
   if (p && isDeleting(p)) return { requeueAfterMs: WAIT_MS }; // recreated once it is gone
+  if (!p && deps.justApplied?.(desired)) return undefined; // its add event brings us back
   if (!p || needsApply(desired, p)) {
     await deps.applyProvider(desired);
     deps.observe?.('applied', consumer);
