@@ -62,6 +62,8 @@ interface Bound {
 
 export class BindingReconciler {
   private readonly bound = new Map<string, Bound>();
+  /** The kubeconfig Secret (`namespace/name`) each binding key uses. */
+  private readonly secretOf = new Map<string, string>();
   private readonly view;
   constructor(private readonly o: BindingReconcilerOptions) {
     this.view = viewOf<APIServiceBinding>(o.bindings);
@@ -143,6 +145,7 @@ export class BindingReconciler {
 
     const conn = check.ok ? await this.o.connections.acquire(key, check) : (this.o.connections.of(key) as ProviderConnection);
     conn.targets.set(`${ref.namespace}/${ref.name}`, { namespace: ref.namespace, name: ref.name, key: ref.key });
+    this.secretOf.set(key, `${ref.namespace}/${ref.name}`);
     if (!conn.hasSynced()) {
       const err = conn.lastError();
       conds.push({
@@ -351,6 +354,12 @@ export class BindingReconciler {
     const bound = this.bound.get(key);
     this.bound.delete(key);
     await bound?.syncer.stop();
+    // The heartbeat keeps a kubeconfig Secret current only while some binding uses it.
+    const secret = this.secretOf.get(key);
+    this.secretOf.delete(key);
+    const conn = this.o.connections.of(key);
+    if (conn && secret && ![...this.secretOf.entries()].some(([k, s]) => s === secret && this.o.connections.of(k) === conn))
+      conn.targets.delete(secret);
     await this.o.connections.release(key);
   }
 

@@ -32,6 +32,11 @@ import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
 export const DEFAULT_KONNECTOR_IMAGE = 'ghcr.io/klutch-kit/konnector:v0.1.0';
 export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
 export const KONNECTOR_NAME = 'konnector';
+/**
+ * Node's heap settings for the konnector: a small young generation (V8 reserves up to 3 × 16 MiB by default, which
+ * shows in RSS but buys a process that mostly waits on the network nothing), and an old space below the memory limit.
+ */
+export const KONNECTOR_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=256';
 const PROBE_PORT = 8080;
 
 export interface KonnectorProps {
@@ -114,6 +119,7 @@ export class Konnector extends Construct {
           envVariables: {
             POD_NAME: EnvValue.fromFieldRef(EnvFieldPaths.POD_NAME),
             POD_NAMESPACE: EnvValue.fromFieldRef(EnvFieldPaths.POD_NAMESPACE),
+            NODE_OPTIONS: EnvValue.fromValue(KONNECTOR_NODE_OPTIONS),
           },
           readiness: Probe.fromHttpGet('/readyz', { port: PROBE_PORT, periodSeconds: Duration.seconds(5) }),
           liveness: Probe.fromHttpGet('/healthz', { port: PROBE_PORT, periodSeconds: Duration.seconds(10), failureThreshold: 6 }),

@@ -11,7 +11,7 @@ import type { Construct } from 'constructs';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { BIND_API_VERSION, Kinds, KUBECONFIG_SECRET_KEY, type AcceptablePermissionClaim } from '../../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../../konnector/deploy/access';
-import { Konnector } from '../../konnector/deploy/konnector';
+import { Konnector, KONNECTOR_NODE_OPTIONS } from '../../konnector/deploy/konnector';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { ROOT } from './catalog';
 import { kubeconfigYaml, type ClusterInfo } from './control-plane';
@@ -145,6 +145,8 @@ export async function startKonnector(o: StartKonnectorOptions): Promise<Konnecto
     role: identity,
     owner: `app namespace ${o.namespace}`,
     logDir: o.logDir,
+    // As the Deployment runs it.
+    env: { ...process.env, NODE_OPTIONS: KONNECTOR_NODE_OPTIONS },
   });
   const url = `http://127.0.0.1:${port}`;
   await waitReady(proc, () => probe(`${url}/healthz`).then((r) => r.code === 200), 30_000);
