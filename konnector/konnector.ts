@@ -11,7 +11,8 @@ import { Controller, watchInformer, type WatchInformer } from '../controller';
 import { apiServiceBindingCrd, FIELD_MANAGER } from '../exports/bind-api';
 import { BindingReconciler } from './binding/binding.reconcile';
 import { eventRecorder } from './events';
-import { applyPatch, clientsFor, type Clients } from './kube/client';
+import { applyPatch, clientsFor, isNotFound, type Clients } from './kube/client';
+import { jsonSubset } from './kube/objects';
 import { trimManagedFields } from './kube/trim';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics';
 import { ProviderConnection } from './provider/connection';
@@ -158,13 +159,27 @@ export class Konnector {
 
   /** Creates or updates the APIServiceBinding CRD (Klutch's konnector installs it itself) and waits until it is served. */
   private async installCrd(signal: AbortSignal): Promise<void> {
-    const crd = apiServiceBindingCrd() as { metadata: { name: string } };
+    const crd = apiServiceBindingCrd() as { metadata: { name: string }; spec: unknown };
     for (let attempt = 0; !signal.aborted; attempt++) {
       try {
-        await this.consumer.crds.patchCustomResourceDefinition(
-          { name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true },
-          applyPatch,
-        );
+        // Only when it differs: every update of a CRD makes the API server rebuild its storage, closing every watch
+        // on bindings and failing requests in flight with "apiserver is shutting down".
+        const existing = (await this.consumer.custom
+          .getClusterCustomObject({
+            group: 'apiextensions.k8s.io',
+            version: 'v1',
+            plural: 'customresourcedefinitions',
+            name: crd.metadata.name,
+          })
+          .catch((e: unknown) => {
+            if (isNotFound(e)) return undefined;
+            throw e;
+          })) as { spec?: unknown } | undefined;
+        if (!existing || !jsonSubset(crd.spec, existing.spec))
+          await this.consumer.crds.patchCustomResourceDefinition(
+            { name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true },
+            applyPatch,
+          );
         for (let i = 0; i < 100 && !signal.aborted; i++) {
           if (crdEstablished(await this.consumer.crds.readCustomResourceDefinition({ name: crd.metadata.name }))) return;
           await sleep(100, signal);

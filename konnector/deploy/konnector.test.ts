@@ -72,6 +72,16 @@ describe('Konnector', () => {
   });
 });
 
+describe('synth', () => {
+  it('writes the konnector and one access file per API of the catalog', async () => {
+    const { loadCatalog } = await import('../../test/support/catalog');
+    const { render } = await import('../../synth/synth');
+    const apis = await loadCatalog();
+    const files = [...render({ apis, outdir: 'unused' }).keys()].filter((f) => f.startsWith('app-cluster/'));
+    expect(files).toEqual(['app-cluster/konnector/konnector.yaml', ...apis.map((a) => `app-cluster/konnector/access/${a.plural}.yaml`)]);
+  }, 60_000);
+});
+
 describe('KonnectorApiAccess', () => {
   it('grants one bound API, its status, its CRD by name and the claimed resources, to the konnector', () => {
     const objs = synth((c) => new KonnectorApiAccess(c, 'a', { group: 'anynines.com', resource: 'servicebindings', claimed: ['secrets'] }));

@@ -76,6 +76,12 @@ describe('konnector process', () => {
       return h && replicas.has(h) ? h : undefined;
     });
     expect(['r1', 'r2']).toContain(leader);
+    // The leader installs the APIServiceBinding CRD itself (server-side apply under its field manager).
+    const crd = (await kb.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/apiservicebindings.klutch.anynines.com'))
+      .body as {
+      metadata: { managedFields: { manager: string }[] };
+    };
+    expect(crd.metadata.managedFields.map((m) => m.manager)).toContain('klutch.anynines.com');
     for (const r of replicas.values()) {
       expect((await probe(`${r.url}/healthz`)).code).toBe(200);
       await eventually('ready', async () => ((await probe(`${r.url}/readyz`)).code === 200 ? true : undefined));

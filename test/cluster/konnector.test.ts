@@ -307,6 +307,22 @@ describe('kubeconfig rotation', () => {
   });
 });
 
+describe('schema changes', () => {
+  it('follows a changed export into the CRD it owns', async () => {
+    const path = `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiserviceexports/${provider.exportName}`;
+    const exp = await get(ka, path);
+    const versions = exp!.spec.versions.map((v: O) => ({
+      ...v,
+      additionalPrinterColumns: [...(v.additionalPrinterColumns ?? []), { name: 'Konnector', type: 'string', jsonPath: '.spec.plan' }],
+    }));
+    await must(ka, 'PATCH', path, { spec: { versions } }, 'application/merge-patch+json');
+    await eventually('the new printer column in the app cluster', async () => {
+      const crd = await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`);
+      return crd?.spec.versions[0].additionalPrinterColumns?.some((c: O) => c.name === 'Konnector') ? true : undefined;
+    });
+  });
+});
+
 describe('deleting a binding', () => {
   it('deletes its claims upstream first, then its CRD, and strands nothing behind a finalizer', async () => {
     const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };

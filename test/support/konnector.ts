@@ -88,15 +88,20 @@ export async function createBinding(
   secret: string,
   claims: readonly AcceptablePermissionClaim[] = [],
 ): Promise<void> {
-  const b = await kube.request('POST', `/apis/klutch.anynines.com/v1alpha1/namespaces/${namespace}/apiservicebindings`, {
-    apiVersion: BIND_API_VERSION,
-    kind: Kinds.APIServiceBinding,
-    metadata: { name: exportName, namespace },
-    spec: {
-      kubeconfigSecretRef: { name: secret, namespace, key: KUBECONFIG_SECRET_KEY },
-      ...(claims.length ? { permissionClaims: claims } : {}),
-    },
-  });
+  // A client retries what the API server answers while it reloads a CRD (503) or is busy (429), as kubectl bind would.
+  let b = { code: 0, body: {} as Record<string, unknown> };
+  for (let i = 0; i < 50 && (b.code === 0 || b.code === 503 || b.code === 429); i++) {
+    if (i) await new Promise((r) => setTimeout(r, 200));
+    b = await kube.request('POST', `/apis/klutch.anynines.com/v1alpha1/namespaces/${namespace}/apiservicebindings`, {
+      apiVersion: BIND_API_VERSION,
+      kind: Kinds.APIServiceBinding,
+      metadata: { name: exportName, namespace },
+      spec: {
+        kubeconfigSecretRef: { name: secret, namespace, key: KUBECONFIG_SECRET_KEY },
+        ...(claims.length ? { permissionClaims: claims } : {}),
+      },
+    });
+  }
   if (b.code >= 300) throw new Error(`cannot create APIServiceBinding ${namespace}/${exportName}: ${JSON.stringify(b.body.message)}`);
 }
 
@@ -119,9 +124,24 @@ export interface StartKonnectorOptions {
   readonly root?: string;
 }
 
+/**
+ * The konnector bundle. scripts/bundle.mjs names its temporary file by process id, so two test files bundling in
+ * worker threads of one process collide on the rename; the loser finds the winner's fresh bundle on a retry.
+ */
+async function konnectorBundle(root: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await bundleDeployable(root, deployable('konnector'));
+    } catch (e) {
+      if (attempt >= 3 || !/ENOENT/.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
+    }
+  }
+}
+
 /** Starts the bundled konnector (dist/konnector/konnector.mjs) and waits until /healthz answers. */
 export async function startKonnector(o: StartKonnectorOptions): Promise<KonnectorProcess> {
-  const bundle = await bundleDeployable(o.root ?? ROOT, deployable('konnector'));
+  const bundle = await konnectorBundle(o.root ?? ROOT);
   const identity = o.identity ?? 'konnector';
   mkdirSync(o.logDir, { recursive: true });
   const kubeconfig = join(o.logDir, `${identity}.kubeconfig`);
