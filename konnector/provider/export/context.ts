@@ -4,9 +4,11 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { WatchInformer } from '../../../controller';
+import { Controller, type WatchInformer } from '../../../controller';
 import { FIELD_MANAGER } from '../../../exports/bind-api';
-import { applyPatch, isConflict, isNotFound, jsonPatch, type Clients } from '../../kube/client';
+import { applyPatch, isConflict, isNotFound, jsonPatch, messageOf, type Clients } from '../../kube/client';
+import type { Direction, Stopwatch } from '../../metrics';
+import type { Result } from './spec/spec.reconcile';
 import type { NamespacedInformers } from '../../kube/namespaced-informers';
 import { apiVersionOf, type Obj, type ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
@@ -70,3 +72,37 @@ export const pointer = (s: string): string => s.replaceAll('~', '~0').replaceAll
 
 /** The apiVersion of the bound resource. */
 export const resourceApiVersion = (x: ExportContext): string => apiVersionOf(x.resource);
+
+/**
+ * A controller of one bound API over `namespace/name` keys, the one way all three are built: errors are counted per
+ * direction and name the object; the stopwatch that times writes from their announcing event is cleared after each
+ * reconcile, so it never outgrows the queue.
+ */
+export function syncController(
+  x: ExportContext,
+  o: {
+    readonly name: string;
+    readonly direction: Direction;
+    readonly failure: (key: string) => string;
+    readonly reconcile: (namespace: string, name: string, key: string) => Promise<Result>;
+  },
+  watch: Stopwatch,
+): Controller {
+  return new Controller({
+    name: `${o.name}/${x.name}`,
+    workers: x.rt.workers,
+    log: x.log,
+    registry: x.rt.registry,
+    reconcile: async (key) => {
+      const [namespace, name] = key.split('/') as [string, string];
+      try {
+        return await o.reconcile(namespace, name, key);
+      } catch (e) {
+        x.rt.metrics.syncErrors.inc({ direction: o.direction });
+        throw new Error(`${o.failure(key)}: ${messageOf(e)}`);
+      } finally {
+        watch.clear(key);
+      }
+    },
+  });
+}

@@ -3,15 +3,15 @@
  * provider objects in the assigned provider namespaces, targets are the copies in the app cluster (watched by the
  * `klutch.anynines.com/resource-owner` label, so the konnector never lists an app's other Secrets).
  */
-import { watchInformer, Controller, type WatchInformer } from '../../../../controller';
+import { watchInformer, type Controller, type WatchInformer } from '../../../../controller';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Annotations } from '../../../../exports/bind-api';
-import { isConflict, isNotFound, messageOf } from '../../../kube/client';
+import { isConflict, isNotFound } from '../../../kube/client';
 import { NamespacedInformers } from '../../../kube/namespaced-informers';
 import { trimManagedFields } from '../../../kube/trim';
 import { isDeleting, keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
-import { consumerObj, providerObj, resourceApiVersion, type ExportContext } from '../context';
+import { consumerObj, providerObj, resourceApiVersion, syncController, type ExportContext } from '../context';
 import { reconcileClaim } from './claims.reconcile';
 
 export type ClaimedResource = 'secrets' | 'configmaps';
@@ -54,15 +54,14 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
   );
   const watch = new Stopwatch();
   const apiVersion = resourceApiVersion(x);
-  const controller = new Controller({
-    name: `claims-${resource}/${x.name}`,
-    workers: rt.workers,
-    log: x.log,
-    registry: rt.registry,
-    reconcile: async (key) => {
-      const [namespace, name] = key.split('/') as [string, string];
-      try {
-        return await reconcileClaim(
+  const controller = syncController(
+    x,
+    {
+      name: 'claims-${resource}',
+      direction: 'claims',
+      failure: (key) => `cannot copy ${kind} ${key} to the app cluster`,
+      reconcile: (namespace, name, key) =>
+        reconcileClaim(
           {
             from: 'Provider',
             names,
@@ -130,15 +129,10 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
           },
           namespace,
           name,
-        );
-      } catch (e) {
-        rt.metrics.syncErrors.inc({ direction: 'claims' });
-        throw new Error(`cannot copy ${kind} ${key} to the app cluster: ${messageOf(e)}`);
-      } finally {
-        watch.clear(key);
-      }
+        ),
     },
-  });
+    watch,
+  );
   sources.each((pns, inf) =>
     controller.watch(inf, (o) => {
       const k = `${pns}/${o.metadata!.name}`;

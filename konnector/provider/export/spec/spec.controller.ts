@@ -2,13 +2,13 @@
  * Spec up, wired: keys are app-cluster `namespace/name`; they come from the app-cluster informer, from provider
  * copies that appear or vanish, and from APIServiceNamespaces that get their provider namespace.
  */
-import { Controller } from '../../../../controller';
+import type { Controller } from '../../../../controller';
 import { BIND_API_VERSION, Kinds } from '../../../../exports/bind-api';
-import { isConflict, messageOf } from '../../../kube/client';
+import { isConflict } from '../../../kube/client';
 import { keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { BindResources } from '../../../runtime';
-import { consumerObj, pointer, providerObj, resourceClient, type ExportContext } from '../context';
+import { consumerObj, pointer, providerObj, resourceClient, syncController, type ExportContext } from '../context';
 import { reconcileSpec } from './spec.reconcile';
 
 export function specController(x: ExportContext): Controller {
@@ -18,15 +18,14 @@ export function specController(x: ExportContext): Controller {
   const watch = new Stopwatch();
   /** Applies whose result the provider cache has not shown yet, by key (dropped on the copy's event, or after 10 s). */
   const applied = new Map<string, { body: string; at: number }>();
-  const ctl: Controller = new Controller({
-    name: `spec/${x.name}`,
-    workers: rt.workers,
-    log: x.log,
-    registry: rt.registry,
-    reconcile: async (key) => {
-      const [namespace, name] = key.split('/') as [string, string];
-      try {
-        return await reconcileSpec(
+  const ctl = syncController(
+    x,
+    {
+      name: 'spec',
+      direction: 'up',
+      failure: (key) => `cannot sync ${x.resource.kind} ${key} to the provider`,
+      reconcile: (namespace, name, key) =>
+        reconcileSpec(
           {
             getConsumer: (ns, n) => consumerObj(x, ns, n),
             namespaces: conn.map,
@@ -66,15 +65,10 @@ export function specController(x: ExportContext): Controller {
           },
           namespace,
           name,
-        );
-      } catch (e) {
-        rt.metrics.syncErrors.inc({ direction: 'up' });
-        throw new Error(`cannot sync ${x.resource.kind} ${key} to the provider: ${messageOf(e)}`);
-      } finally {
-        watch.clear(key);
-      }
+        ),
     },
-  });
+    watch,
+  );
   const mark = (keys: string[]) => (keys.forEach((k) => watch.mark(k)), keys);
   ctl.watch(x.consumer, (o) => mark([keyOf(o as Obj)]));
   x.provider.each((pns, inf) =>

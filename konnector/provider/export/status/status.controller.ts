@@ -2,11 +2,10 @@
  * Status down, wired: keys are provider `namespace/name`; they come from the provider copies and from app-cluster
  * objects (a changed or vanished consumer object is looked at from its copy's side).
  */
-import { Controller } from '../../../../controller';
-import { messageOf } from '../../../kube/client';
+import type { Controller } from '../../../../controller';
 import type { Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
-import { consumerObj, providerObj, resourceClient, type ExportContext } from '../context';
+import { consumerObj, providerObj, resourceClient, syncController, type ExportContext } from '../context';
 import { reconcileStatus } from './status.reconcile';
 
 export function statusController(x: ExportContext): Controller {
@@ -14,15 +13,14 @@ export function statusController(x: ExportContext): Controller {
   const consumer = resourceClient(rt.consumer, x.resource);
   const provider = resourceClient(conn.clients, x.resource);
   const watch = new Stopwatch();
-  const ctl = new Controller({
-    name: `status/${x.name}`,
-    workers: rt.workers,
-    log: x.log,
-    registry: rt.registry,
-    reconcile: async (key) => {
-      const [namespace, name] = key.split('/') as [string, string];
-      try {
-        return await reconcileStatus(
+  const ctl = syncController(
+    x,
+    {
+      name: 'status',
+      direction: 'down',
+      failure: (key) => `cannot sync the status of ${x.resource.kind} ${key} to the app cluster`,
+      reconcile: (namespace, name, key) =>
+        reconcileStatus(
           {
             getProvider: (ns, n) => providerObj(x, ns, n),
             namespaces: conn.map,
@@ -44,15 +42,10 @@ export function statusController(x: ExportContext): Controller {
           },
           namespace,
           name,
-        );
-      } catch (e) {
-        rt.metrics.syncErrors.inc({ direction: 'down' });
-        throw new Error(`cannot sync the status of ${x.resource.kind} ${key} to the app cluster: ${messageOf(e)}`);
-      } finally {
-        watch.clear(key);
-      }
+        ),
     },
-  });
+    watch,
+  );
   x.provider.each((pns, inf) =>
     ctl.watch(inf, (o) => {
       const k = `${pns}/${o.metadata!.name}`;
