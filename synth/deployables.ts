@@ -28,6 +28,15 @@ export const DEPLOYABLES: readonly Deployable[] = [
       { port: 8080, serves: '/healthz and /metrics' },
     ],
   },
+  {
+    name: 'backend',
+    entry: 'backend/main.ts',
+    description: 'the bind backend',
+    ports: [
+      { port: 8080, serves: 'the bind endpoints (/export, /authorize, /callback, /resources, /bind)' },
+      { port: 8081, serves: '/healthz, /readyz and /metrics' },
+    ],
+  },
 ];
 
 /** The deployable of a name; an unknown name is a programming error that names the known ones. */

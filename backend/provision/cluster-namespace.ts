@@ -6,7 +6,7 @@
  * whoever holds the lock looks again, then creates; everyone else waits for the namespace to appear.
  */
 import { createHash } from 'node:crypto';
-import type { V1Namespace } from '@kubernetes/client-node';
+import { V1MicroTime, type V1Namespace } from '@kubernetes/client-node';
 import { Annotations } from '../../exports/bind-api';
 import { type Clients, isConflict, isNotFound, statusCode } from '../kube';
 import { Labels, MANAGED_BY } from '../labels';
@@ -73,7 +73,7 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
 
 /** Creates the lock Lease; false when another holds it (a stale one is removed, and the caller tries again). */
 async function acquire(o: ClusterNamespaceOptions, name: string): Promise<boolean> {
-  const now = new Date();
+  const now = new V1MicroTime();
   try {
     await o.clients.leases.createNamespacedLease({
       namespace: o.lockNamespace,

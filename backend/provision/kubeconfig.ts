@@ -81,12 +81,28 @@ export interface Kubeconfig {
  * another target. Concurrent callers (two binds, or a bind and the rotation) converge on one Secret: the write is
  * conditional on the version read, and a loser takes the winner's kubeconfig.
  */
-export async function ensureKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget, policy: TokenPolicy): Promise<Kubeconfig> {
+export async function ensureKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget, policy: TokenPolicy): Promise<Kubeconfig>;
+/** With `create: false` (the rotation), a missing Secret stays missing and the result is undefined. */
+export async function ensureKubeconfig(
+  c: Clients,
+  namespace: string,
+  t: KubeconfigTarget,
+  policy: TokenPolicy,
+  o: { create: false },
+): Promise<Kubeconfig | undefined>;
+export async function ensureKubeconfig(
+  c: Clients,
+  namespace: string,
+  t: KubeconfigTarget,
+  policy: TokenPolicy,
+  o: { create?: boolean } = {},
+): Promise<Kubeconfig | undefined> {
   for (let attempt = 0; ; attempt++) {
     let secret = await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace }).catch((e: unknown) => {
       if (isNotFound(e)) return undefined;
       throw e;
     });
+    if (!secret && o.create === false) return undefined;
     const due = refreshAt(secret, t, namespace, policy);
     if (secret && due > Date.now()) {
       return { yaml: Buffer.from(secret.data![KUBECONFIG_SECRET_KEY]!, 'base64').toString(), refreshAt: due };

@@ -1,0 +1,99 @@
+/**
+ * The setup the backend suites share: on provider cluster `a`, the bind CRDs, the synthesized PostgresqlInstance
+ * claim CRD and its export template (in a namespace of the suite), a test OpenID provider with ordinary and faulty
+ * users, a loopback callback server, and the bundled backend with a namespace prefix of its own (so a suite finds
+ * exactly the consumer namespaces it made). `stop()` removes what it made.
+ */
+import { randomBytes } from 'node:crypto';
+import { freePorts } from './processes';
+import {
+  BACKEND_CLIENT,
+  callbackUri,
+  installBindCrds,
+  installClaimApi,
+  startBindBackend,
+  startCallbackServer,
+  type BindBackend,
+  type BindBackendOptions,
+  type CallbackServer,
+} from './bind-backend';
+import type { ClusterInfo } from './control-plane';
+import { type Kube, kubeFor } from './kube';
+import { startOidcProvider, type IdTokenFault, type OidcTestProvider } from './oidc';
+
+export const FAULTS: readonly IdTokenFault[] = ['signature', 'issuer', 'audience', 'expired', 'nonce'];
+export const PG = { resource: 'postgresqlinstances', group: 'anynines.com' } as const;
+/** ServiceBinding's template claims the provider's Secrets and ConfigMaps. */
+export const SB = { resource: 'servicebindings', group: 'anynines.com' } as const;
+
+export interface BackendSuite {
+  readonly cluster: ClusterInfo;
+  readonly kube: Kube;
+  readonly idp: OidcTestProvider;
+  readonly backend: BindBackend;
+  readonly callback: CallbackServer;
+  /** Where the export template lives. */
+  readonly templateNamespace: string;
+  /** Consumer namespaces are `<prefix>-<random>`. */
+  readonly prefix: string;
+  /** A fresh ordinary user name (every test its own identity). */
+  user(): string;
+  stop(): Promise<void>;
+}
+
+const ORDINARY_USERS = 40;
+
+export async function startBackendSuite(
+  cluster: ClusterInfo,
+  o: { readonly args?: readonly string[]; readonly backend?: Partial<BindBackendOptions> } = {},
+): Promise<BackendSuite> {
+  const kube = kubeFor(cluster);
+  const id = randomBytes(3).toString('hex');
+  const prefix = `bk${id}`;
+  const templateNamespace = `bkt-${id}`;
+  await installBindCrds(kube);
+  const ns = await kube.request('POST', '/api/v1/namespaces', { metadata: { name: templateNamespace } });
+  if (ns.code >= 300) throw new Error(`cannot create ${templateNamespace}: ${JSON.stringify(ns.body)}`);
+  await installClaimApi(kube, PG.resource, templateNamespace);
+  await installClaimApi(kube, SB.resource, templateNamespace);
+  const [port] = (await freePorts(1)) as [number];
+  const users = [
+    ...Array.from({ length: ORDINARY_USERS }, (_, i) => ({ sub: `user-${id}-${i}` })),
+    ...FAULTS.map((f) => ({ sub: `mallory-${f}`, idTokenFault: f })),
+  ];
+  const idp = await startOidcProvider({ clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port)] }], users });
+  const callback = await startCallbackServer();
+  let backend: BindBackend;
+  try {
+    backend = await startBindBackend({ cluster, idp, port, args: [`--namespace-prefix=${prefix}`, ...(o.args ?? [])], ...o.backend });
+  } catch (e) {
+    await idp.stop();
+    await callback.close();
+    throw e;
+  }
+  let next = 0;
+  return {
+    cluster,
+    kube,
+    idp,
+    backend,
+    callback,
+    templateNamespace,
+    prefix,
+    user: () => {
+      if (next >= ORDINARY_USERS) throw new Error(`the suite has only ${ORDINARY_USERS} test users`);
+      return `user-${id}-${next++}`;
+    },
+    stop: async () => {
+      await backend.stop();
+      await idp.stop();
+      await callback.close();
+      const list = await kube.core.listNamespace();
+      for (const n of list.items.map((x) => x.metadata!.name!)) {
+        if (n.startsWith(`${prefix}-`) || n === templateNamespace || n === backend.namespace) {
+          await kube.core.deleteNamespace({ name: n }).catch(() => undefined);
+        }
+      }
+    },
+  };
+}
