@@ -188,4 +188,116 @@ describe('the bind flow', () => {
   });
 });
 
-export { can };
+describe('what a consumer may do', () => {
+  it('exactly what Klutch grants in its cluster namespace and the namespaces made for it, nothing cluster-wide', async () => {
+    const flow = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG });
+    const consumer = kubeFromConfig(flow.kubeconfig);
+    const ns = flow.namespace;
+    const bind = { group: 'klutch.anynines.com', namespace: ns };
+    // In its cluster namespace: ClusterRole klutch-binder.
+    for (const verb of ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']) {
+      expect(await can(consumer, verb, 'apiserviceexportrequests', bind), `${verb} apiserviceexportrequests`).toBe(true);
+      expect(await can(consumer, verb, 'apiservicenamespaces', bind), `${verb} apiservicenamespaces`).toBe(true);
+    }
+    for (const verb of ['get', 'list', 'watch', 'update', 'patch']) {
+      expect(await can(consumer, verb, 'clusterbindings', bind), `${verb} clusterbindings`).toBe(true);
+      expect(await can(consumer, verb, 'apiserviceexports', bind), `${verb} apiserviceexports`).toBe(true);
+    }
+    for (const verb of ['create', 'delete']) {
+      expect(await can(consumer, verb, 'clusterbindings', bind), `${verb} clusterbindings`).toBe(false);
+      expect(await can(consumer, verb, 'apiserviceexports', bind), `${verb} apiserviceexports`).toBe(false);
+    }
+    expect(await can(consumer, 'get', 'secrets', { namespace: ns })).toBe(true);
+    expect(await can(consumer, 'create', 'secrets', { namespace: ns })).toBe(false);
+    expect(await can(consumer, 'get', 'namespaces', { namespace: ns })).toBe(true);
+
+    // Nothing cluster-wide: no Secrets elsewhere, no claims outside the namespaces made for it, no namespaces list.
+    expect(await can(consumer, 'list', 'secrets', { namespace: 'kube-system' })).toBe(false);
+    expect(await can(consumer, 'list', 'secrets')).toBe(false);
+    expect(await can(consumer, 'list', 'namespaces')).toBe(false);
+    expect(await can(consumer, 'create', 'postgresqlinstances', { group: 'anynines.com', namespace: 'default' })).toBe(false);
+    expect((await s.kube.request('GET', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/klutch-binder-${ns}`)).code).toBe(404);
+
+    // An APIServiceNamespace gives it a namespace of its own for claims, and only there the exported resource.
+    const sn = await consumer.request('POST', `/apis/klutch.anynines.com/v1alpha1/namespaces/${ns}/apiservicenamespaces`, {
+      apiVersion: BIND_API_VERSION,
+      kind: Kinds.APIServiceNamespace,
+      metadata: { name: 'default' },
+      spec: {},
+    });
+    expect(sn.code).toBe(201);
+    const target = await eventually('status.namespace', async () => {
+      const r = await consumer.request('GET', `/apis/klutch.anynines.com/v1alpha1/namespaces/${ns}/apiservicenamespaces/default`);
+      return (r.body.status as { namespace?: string } | undefined)?.namespace;
+    });
+    expect(target).toBe(`${ns}-default`);
+    const made = await s.kube.core.readNamespace({ name: target });
+    expect(made.metadata?.annotations?.[Annotations.apiServiceNamespace]).toBe(`${ns}/default`);
+    // The per-consumer ClusterRole follows the exports: export the API, then the consumer may manage claims there.
+    const request = flow.response.requests[0]!;
+    await consumer.request('POST', `/apis/klutch.anynines.com/v1alpha1/namespaces/${ns}/apiserviceexportrequests`, request);
+    await eventually('claims allowed in the service namespace', async () =>
+      (await can(consumer, 'create', 'postgresqlinstances', { group: 'anynines.com', namespace: target })) ? true : undefined,
+    );
+    for (const verb of ['get', 'list', 'watch', 'update', 'patch', 'delete']) {
+      expect(await can(consumer, verb, 'postgresqlinstances', { group: 'anynines.com', namespace: target }), verb).toBe(true);
+    }
+    expect(await can(consumer, 'create', 'postgresqlinstances', { group: 'anynines.com', namespace: 'default' })).toBe(false);
+    expect(await can(consumer, 'create', 'postgresqlinstances', { group: 'anynines.com' })).toBe(false);
+    const role = await s.kube.rbac.readClusterRole({ name: `klutch-binder-${ns}` });
+    expect(role.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Namespace', name: ns });
+
+    // Deleting the APIServiceNamespace deletes the namespace made for it.
+    await consumer.request('DELETE', `/apis/klutch.anynines.com/v1alpha1/namespaces/${ns}/apiservicenamespaces/default`);
+    await eventually('the service namespace to go', async () => {
+      const n = await s.kube.core.readNamespace({ name: target }).catch(() => undefined);
+      return !n || n.metadata?.deletionTimestamp ? true : undefined;
+    });
+  });
+
+  it('never reaches another consumer: its namespaces, exports or secrets', async () => {
+    const [alice, bob] = await Promise.all(
+      [s.user(), s.user()].map((user) => bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, ...PG })),
+    );
+    const a = kubeFromConfig(alice!.kubeconfig);
+    const other = bob!.namespace;
+    expect(other).not.toBe(alice!.namespace);
+    for (const [verb, resource, group] of [
+      ['get', 'secrets', ''],
+      ['list', 'secrets', ''],
+      ['get', 'namespaces', ''],
+      ['list', 'apiserviceexports', 'klutch.anynines.com'],
+      ['create', 'apiserviceexportrequests', 'klutch.anynines.com'],
+      ['list', 'apiservicenamespaces', 'klutch.anynines.com'],
+      ['update', 'clusterbindings', 'klutch.anynines.com'],
+    ] as const) {
+      expect(await can(a, verb, resource, { group, namespace: other }), `${verb} ${resource} in ${other}`).toBe(false);
+    }
+    const read = await a.request('GET', `/api/v1/namespaces/${other}/secrets/kubeconfig`);
+    expect(read.code).toBe(403);
+  });
+});
+
+describe('one identity, one namespace', () => {
+  it('binding the same identity again reuses its namespace and kubeconfig Secret', async () => {
+    const user = s.user();
+    const first = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, ...PG });
+    const again = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, cid: first.cid, ...SB });
+    expect(again.namespace).toBe(first.namespace);
+    // Another cluster of the same user is another consumer.
+    const otherCluster = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, ...PG });
+    expect(otherCluster.namespace).not.toBe(first.namespace);
+  });
+
+  it('concurrent first binds of one identity end in one namespace (Klutch can make two)', async () => {
+    const user = s.user();
+    const cid = 'race01';
+    const flows = await Promise.all(
+      Array.from({ length: 6 }, () => bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, cid, ...PG })),
+    );
+    expect(new Set(flows.map((f) => f.namespace)).size).toBe(1);
+    const list = await s.kube.core.listNamespace();
+    const mine = list.items.filter((n) => n.metadata?.annotations?.[Annotations.identity] === `${user}#${cid}`);
+    expect(mine.map((n) => n.metadata?.name)).toEqual([flows[0]!.namespace]);
+  });
+});
