@@ -144,34 +144,29 @@ export class Issuer {
   }
 }
 
-/** Maps openid-client's errors to the reason a user and the metrics see. */
+/** Maps openid-client's errors (a ClientError wrapping oauth4webapi's, whose cause names the claim) to a reason. */
 export function loginError(e: unknown): LoginError {
-  const err = e as {
-    code?: string;
-    error?: string;
-    error_description?: string;
-    cause?: { claim?: string } & Record<string, unknown>;
-    message?: string;
-  };
-  const msg = err.message ?? String(e);
+  const err = e as { code?: string; error?: string; error_description?: string; message?: string; cause?: unknown };
   if (err instanceof oidc.ResponseBodyError || err.error) {
     return new LoginError(
       'code-refused',
       `the OpenID provider refused the authorization code (${err.error}: ${err.error_description ?? ''}); it may have been used before`,
     );
   }
-  if (/signature/i.test(msg) || err.code === 'OAUTH_KEY_SELECTION_FAILED' || err.code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') {
-    return new LoginError('id-token-signature', `the ID token's signature does not verify against the issuer's keys: ${msg}`);
+  const inner = (err.cause ?? {}) as { message?: string; cause?: { claim?: string } };
+  const detail = inner.message ?? err.message ?? String(e);
+  if (/signature/i.test(detail) || err.code === 'OAUTH_KEY_SELECTION_FAILED') {
+    return new LoginError('id-token-signature', `the ID token's signature does not verify against the issuer's keys (${detail})`);
   }
   if (err.code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
-    return new LoginError('id-token-expired', `the ID token is expired or not yet valid: ${msg}`);
+    return new LoginError('id-token-expired', `the ID token is expired or not yet valid (${detail})`);
   if (err.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED') {
-    const claim = err.cause?.claim;
-    if (claim === 'iss') return new LoginError('id-token-issuer', `the ID token names another issuer: ${msg}`);
-    if (claim === 'aud') return new LoginError('id-token-audience', `the ID token is for another client: ${msg}`);
-    if (claim === 'nonce') return new LoginError('id-token-nonce', `the ID token's nonce is not the one this login sent: ${msg}`);
+    const claim = inner.cause?.claim;
+    if (claim === 'iss') return new LoginError('id-token-issuer', `the ID token names another issuer (${detail})`);
+    if (claim === 'aud') return new LoginError('id-token-audience', `the ID token is for another client (${detail})`);
+    if (claim === 'nonce') return new LoginError('id-token-nonce', `the ID token's nonce is not the one this login sent (${detail})`);
   }
-  return new LoginError('id-token-invalid', `the OpenID provider's answer did not verify: ${msg}`);
+  return new LoginError('id-token-invalid', `the OpenID provider's answer did not verify (${detail})`);
 }
 
 function describe(e: unknown): string {
