@@ -58,8 +58,12 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
   }
 
   it('validates every object except the example claims against its upstream CRD', () => {
-    // Examples are claims (checked against the XRDs elsewhere); the bind CRDs are compared with upstream's in exports/.
-    const checked = objects.filter(({ path, obj }) => !path.includes('/examples/') && obj.kind !== 'CustomResourceDefinition');
+    // Examples are claims (checked against the XRDs elsewhere); the bind CRDs are compared with upstream's in exports/;
+    // the backend's core objects (Deployment, RBAC, ...) are applied to a real API server in test/cluster/backend-deploy.test.ts.
+    const checked = objects.filter(
+      ({ path, obj }) =>
+        !path.includes('/examples/') && !path.startsWith('control-plane/backend/') && obj.kind !== 'CustomResourceDefinition',
+    );
     expect(checked.length).toBeGreaterThan(30);
     const errors = checked.flatMap(({ path, obj }) => validate(obj).map((e) => `${path}: ${e}`));
     expect(errors).toEqual([]);
