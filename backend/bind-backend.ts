@@ -125,7 +125,8 @@ export class BindBackend extends Construct {
       ...res(BIND_GROUP, 'apiserviceexports', 'apiserviceexportrequests', 'apiservicenamespaces', 'clusterbindings'),
     );
     role.allow(
-      ['get', 'update', 'patch'],
+      // list and watch too: ClusterRole klutch-binder grants them on these status subresources, and only a holder may grant.
+      ['get', 'list', 'watch', 'update', 'patch'],
       ...res(
         BIND_GROUP,
         'apiserviceexports/status',

@@ -212,3 +212,49 @@ export async function installClaimApi(
   if (tr.code >= 300) throw new Error(`cannot apply the template of ${plural}: ${JSON.stringify(tr.body)}`);
   return { crd, template: tr.body };
 }
+
+export interface LoadBalancer {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly port: number;
+  /** How many requests each upstream answered. */
+  readonly served: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * What a Service does for several replicas: each request goes to the next upstream in turn (an upstream that refuses
+ * the connection is skipped), so consecutive requests of one browser land on different replicas.
+ */
+export async function startLoadBalancer(upstreams: () => readonly string[], port = 0): Promise<LoadBalancer> {
+  const served = new Map<string, number>();
+  let next = 0;
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, tries: number): void => {
+    const list = upstreams();
+    if (tries >= list.length) {
+      res.writeHead(502).end('no upstream answered');
+      return;
+    }
+    const target = new URL(list[next++ % list.length]!);
+    const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+      served.set(target.origin, (served.get(target.origin) ?? 0) + 1);
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => forward(req, res, body, tries + 1));
+    up.end(body);
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => forward(req, res, Buffer.concat(chunks), 0));
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    port: bound,
+    served,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}

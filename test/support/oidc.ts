@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCa } from './pki';
+import { type Ca, createCa } from './pki';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 import { ROOT } from './catalog';
 
@@ -45,6 +45,8 @@ export interface OidcStartOptions {
   readonly port?: number;
   /** Where `oidc-provider.log` goes. @default a new folder under $TMPDIR/klutch-kit-oidc/ */
   readonly logDir?: string;
+  /** The CA that signs the serving certificate, for a client that must trust it before the provider starts. @default a new one */
+  readonly ca?: Ca;
 }
 
 export interface OidcTestProvider {
@@ -81,7 +83,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
   const issuer = `https://127.0.0.1:${port}`;
   const dir = o.logDir ?? mkdtempSync(join(tmpdir(), 'klutch-kit-oidc-'));
   mkdirSync(dir, { recursive: true });
-  const ca = await createCa('klutch-kit test OpenID provider CA');
+  const ca = o.ca ?? (await createCa('klutch-kit test OpenID provider CA'));
   const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] });
   const certFile = join(dir, 'tls.crt');
   const keyFile = join(dir, 'tls.key');
