@@ -27,7 +27,9 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
     );
   }
   const identity = `${session.sub}#${session.cid}`;
+  const started = performance.now();
   const consumer = await d.provision(identity);
+  const provisionMs = Math.round(performance.now() - started);
   const response = bindingResponse({
     sid,
     issuer: session.iss,
@@ -38,6 +40,6 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
     permissionClaims: exportable.template.spec.permissionClaims ?? [],
   });
   d.metrics.binds.inc({ result: 'ok' });
-  d.log.info({ identity, namespace: consumer.namespace, resource: `${resource}.${group}` }, 'bound');
+  d.log.info({ identity, namespace: consumer.namespace, resource: `${resource}.${group}`, provisionMs }, 'bound');
   redirect(res, responseRedirect(session.redirectURL, response));
 }

@@ -77,6 +77,7 @@ export async function handleCallback(req: IncomingMessage, res: ServerResponse, 
   }
   const clearFlow = clearCookieHeader(flowCookieName(state.sid), '/callback', d.secureCookies);
   let identity;
+  const started = performance.now();
   try {
     identity = await d.issuer.exchange(q, { state: sealedState, nonce: flow.nonce, codeVerifier: flow.verifier });
   } catch (e) {
@@ -92,6 +93,9 @@ export async function handleCallback(req: IncomingMessage, res: ServerResponse, 
     maxAgeMs: SESSION_TTL_MS,
     secure: d.secureCookies,
   });
-  d.log.info({ sub: identity.subject, sid: state.sid, cid: state.cid }, 'login verified');
+  d.log.info(
+    { sub: identity.subject, sid: state.sid, cid: state.cid, exchangeMs: Math.round(performance.now() - started) },
+    'login verified',
+  );
   redirect(res, `/resources?s=${encodeURIComponent(state.sid)}`, [cookie, clearFlow]);
 }

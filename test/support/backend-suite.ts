@@ -41,11 +41,18 @@ export interface BackendSuite {
   stop(): Promise<void>;
 }
 
-const ORDINARY_USERS = 40;
+const DEFAULT_USERS = 40;
 
 export async function startBackendSuite(
   cluster: ClusterInfo,
-  o: { readonly args?: readonly string[]; readonly backend?: Partial<BindBackendOptions> } = {},
+  o: {
+    readonly args?: readonly string[];
+    readonly backend?: Partial<BindBackendOptions>;
+    /** Ordinary test users (`user()` hands them out). @default 40 */
+    readonly users?: number;
+    /** The synth output to take the claim APIs from. @default rendered in this process */
+    readonly synthOutput?: Map<string, Record<string, unknown>[]>;
+  } = {},
 ): Promise<BackendSuite> {
   const kube = kubeFor(cluster);
   const id = randomBytes(3).toString('hex');
@@ -54,11 +61,12 @@ export async function startBackendSuite(
   await installBindCrds(kube);
   const ns = await kube.request('POST', '/api/v1/namespaces', { metadata: { name: templateNamespace } });
   if (ns.code >= 300) throw new Error(`cannot create ${templateNamespace}: ${JSON.stringify(ns.body)}`);
-  await installClaimApi(kube, PG.resource, templateNamespace);
-  await installClaimApi(kube, SB.resource, templateNamespace);
+  await installClaimApi(kube, PG.resource, templateNamespace, o.synthOutput);
+  await installClaimApi(kube, SB.resource, templateNamespace, o.synthOutput);
   const [port] = (await freePorts(1)) as [number];
+  const ordinary = o.users ?? DEFAULT_USERS;
   const users = [
-    ...Array.from({ length: ORDINARY_USERS }, (_, i) => ({ sub: `user-${id}-${i}` })),
+    ...Array.from({ length: ordinary }, (_, i) => ({ sub: `user-${id}-${i}` })),
     ...FAULTS.map((f) => ({ sub: `mallory-${f}`, idTokenFault: f })),
   ];
   const idp = await startOidcProvider({ clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port)] }], users });
@@ -81,7 +89,7 @@ export async function startBackendSuite(
     templateNamespace,
     prefix,
     user: () => {
-      if (next >= ORDINARY_USERS) throw new Error(`the suite has only ${ORDINARY_USERS} test users`);
+      if (next >= ordinary) throw new Error(`the suite has only ${ordinary} test users; ask startBackendSuite for more (users)`);
       return `user-${id}-${next++}`;
     },
     stop: async () => {

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bindApiCrds } from '../../exports/bind-api';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { ROOT, synthCatalog } from './catalog';
+import { synthCatalog } from './catalog';
+import { repoRoot } from './root';
 import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor } from './kube';
 import type { OidcTestProvider } from './oidc';
@@ -104,7 +105,7 @@ export async function startBindBackend(o: BindBackendOptions): Promise<BindBacke
   writeFileSync(keysFile, o.keys ?? `${newKey()}\n`, { mode: 0o600 });
   const caFile = join(dir, 'provider-ca.crt');
   writeFileSync(caFile, o.cluster.ca);
-  const bundle = await bundleDeployable(ROOT, deployable('backend'));
+  const bundle = await bundleDeployable(repoRoot(), deployable('backend'));
   const url = `http://127.0.0.1:${port}`;
   const args = [
     `--listen-address=127.0.0.1:${port}`,
@@ -183,8 +184,10 @@ export async function installClaimApi(
   kube: Kube,
   plural: string,
   templateNamespace: string,
+  /** The synth output (path → objects). @default the catalog rendered in this process (synthCatalog) */
+  synthOutput?: Map<string, Record<string, unknown>[]>,
 ): Promise<{ crd: Record<string, unknown>; template: Record<string, unknown> }> {
-  const files = await synthCatalog();
+  const files = synthOutput ?? (await synthCatalog());
   let crd: Record<string, unknown> | undefined;
   for (const [path, objects] of files) {
     if (!/^packages\/dataservices\/apis\/[^/]+\/definition\.yaml$/.test(path)) continue;

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Ca, createCa } from './pki';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
-import { ROOT } from './catalog';
+import { repoRoot } from './root';
 
 export interface OidcTestClient {
   readonly clientId: string;
@@ -102,7 +102,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
   };
   const proc = launch({
     command: process.execPath,
-    args: [join(ROOT, 'scripts', 'run-ts.mjs'), join(ROOT, 'test', 'support', 'oidc-server.ts')],
+    args: [join(repoRoot(), 'scripts', 'run-ts.mjs'), join(repoRoot(), 'test', 'support', 'oidc-server.ts')],
     role: 'oidc-provider',
     owner: issuer,
     logDir: dir,
