@@ -21,9 +21,9 @@ export default new Api({
   ),
   // The a8s binding controller binds PostgreSQL only (Klutch's rule).
   // Composition names are DNS labels, so they go into CEL quoted as they are.
-  rules: ({ composition, compositionName }) => [
+  rules: ({ composedBy, compositionName }) => [
     {
-      rule: `${composition} != '${compositionName('a8s')}' || self.serviceInstanceType == 'postgresql'`,
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
   ],
