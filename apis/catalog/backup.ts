@@ -1,8 +1,5 @@
 /** Backup of an instance: the a9s backup manager, or the a8s backup controller. */
-import { Api } from '../api';
-import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { A8S_STATUS, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
-import { s } from '../schema';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s } from '..';
 
 export default new Api({
   name: 'backup',
@@ -10,29 +7,33 @@ export default new Api({
   description: 'A backup of a data-service instance.',
   spec: s.object(
     {
-      instanceRef: s
-        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
-        .immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s
-        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
-        .immutable('serviceInstanceType cannot be changed'),
+      instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
+  // The a8s backup manager backs up PostgreSQL only (Klutch's rule).
+  // Composition names are DNS labels, so they go into CEL quoted as they are.
+  rules: ({ composedBy, compositionName }) => [
+    {
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('a8s')} composition backs up postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+  ],
   defaultBackend: 'a8s',
   backends: {
-    a9s: {
-      resource: { apiVersion: A9S_API_VERSION, kind: 'Backup' },
+    a9s: a9sResource({
+      kind: 'Backup',
       providerConfig: { fromFieldPath: 'spec.serviceInstanceType', format: '%s-backup-manager' },
       fields: [{ from: 'spec.instanceRef', to: 'spec.forProvider.instanceName', required: true }],
-      status: managedStatus(['id', 'status', 'size', 'downloadable', 'triggered_at', 'finished_at']),
-    },
-    a8s: {
+      status: ['id', 'status', 'size', 'downloadable', 'triggered_at', 'finished_at'],
+    }),
+    // The backup's own conditions (its progress) in status.managed, as Klutch shows them.
+    a8s: a8sObject({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
-      providerConfig: { name: A8S_PROVIDER_CONFIG },
-      fields: a8sPostgresqlService(),
-      status: A8S_STATUS,
-    },
+      fields: postgresqlService(),
+      conditions: 'own',
+    }),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },

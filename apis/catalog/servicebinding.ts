@@ -2,10 +2,7 @@
  * ServiceBinding: credentials for an instance. The a9s binding writes `<claim>-creds` into the claim's namespace;
  * the export template claims the provider's Secrets and ConfigMaps so they reach the app cluster.
  */
-import { Api } from '../api';
-import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { A8S_STATUS, CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlRef, managedStatus } from '../operations';
-import { s } from '../schema';
+import { a8sObject, a9sResource, Api, CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlRef, s } from '..';
 
 export default new Api({
   name: 'servicebinding',
@@ -13,38 +10,47 @@ export default new Api({
   description: 'Credentials for a data-service instance.',
   spec: s.object(
     {
-      acceptsIncomplete: s.boolean({ default: true, description: 'Let the backend bind asynchronously.' }),
-      instanceRef: s
-        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
-        .immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s
-        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
-        .immutable('serviceInstanceType cannot be changed'),
-      region: s.string({ description: 'Region of the instance, where the platform has several.' }),
+      acceptsIncomplete: s.boolean({ description: 'Let the backend bind asynchronously (default true).' }),
+      instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
+      // Klutch's regions, as its XRD lists them.
+      region: s.string({ enum: ['eu-central-1', 'us-east-1'], description: 'Region of the instance, where the platform has several.' }),
       policy: s.string({ description: 'Binding policy, as the backend defines it.' }),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
+  // The a8s binding controller binds PostgreSQL only (Klutch's rule).
+  // Composition names are DNS labels, so they go into CEL quoted as they are.
+  rules: ({ composedBy, compositionName }) => [
+    {
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('a8s')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+  ],
   defaultBackend: 'a8s',
   backends: {
-    a9s: {
-      resource: { apiVersion: A9S_API_VERSION, kind: 'ServiceBinding' },
+    a9s: a9sResource({
+      kind: 'ServiceBinding',
       providerConfig: { fromFieldPath: 'spec.serviceInstanceType', format: '%s-service-broker' },
       fields: [
         { from: 'spec.instanceRef', to: 'spec.forProvider.instanceName', required: true },
         { from: 'spec.acceptsIncomplete', to: 'spec.forProvider.acceptsIncomplete', default: true },
       ],
       labels: [{ key: 'klutch.io/instance-type', from: 'spec.serviceInstanceType' }],
-      connectionSecret: { nameSuffix: '-creds' },
-      status: managedStatus(['state', 'serviceBindingID', 'instanceId', 'connectionDetails']),
-    },
-    a8s: {
+      connectionSecretSuffix: '-creds',
+      status: ['state', 'serviceBindingID', 'instanceId', 'connectionDetails'],
+    }),
+    a8s: a8sObject({
       resource: { apiVersion: 'servicebindings.anynines.com/v1beta3', kind: 'ServiceBinding' },
-      providerConfig: { name: A8S_PROVIDER_CONFIG },
-      fields: [...a8sPostgresqlRef('spec.instance'), { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace', required: true }],
-      connectionSecret: { nameSuffix: '-creds' },
-      status: A8S_STATUS,
-    },
+      fields: [
+        ...postgresqlRef('spec.instance'),
+        // The instance is in the claim's namespace: the composite's claim label (v1); on the v2 target the composite is
+        // namespaced itself and has no claim, so its own namespace, which the label overrides where there is one.
+        { from: 'metadata.namespace', to: 'spec.instance.namespace' },
+        { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace' },
+      ],
+      connectionSecretSuffix: '-creds',
+    }),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },
