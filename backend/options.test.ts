@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envName, FLAGS, parseOptions, usage } from './options';
 
@@ -59,5 +61,18 @@ describe('parseOptions', () => {
       expect(text).toContain(envName(f.name));
     }
     expect(parseOptions(['--help'], {})).toBe('help');
+  });
+});
+
+describe('the README', () => {
+  it('documents every flag with its variable and default in "The bind backend"', () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## The bind backend'), readme.indexOf('\n## ', readme.indexOf('## The bind backend') + 5));
+    for (const f of FLAGS) {
+      const row = section.split('\n').find((l) => l.startsWith(`| \`--${f.name}`));
+      expect(row, `--${f.name}`).toBeDefined();
+      expect(row).toContain(envName(f.name));
+      if (f.default) expect(row).toContain(f.default);
+    }
   });
 });
