@@ -19,6 +19,7 @@ import {
 } from './bind-backend';
 import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor } from './kube';
+import { createCa } from './pki';
 import { startOidcProvider, type IdTokenFault, type OidcTestProvider } from './oidc';
 
 export const FAULTS: readonly IdTokenFault[] = ['signature', 'issuer', 'audience', 'expired', 'nonce'];
@@ -32,6 +33,8 @@ export interface BackendSuite {
   readonly idp: OidcTestProvider;
   readonly backend: BindBackend;
   readonly callback: CallbackServer;
+  /** PEM of the CA of the backend's serving certificate, with `tls`. */
+  readonly ca?: string;
   /** Where the export template lives. */
   readonly templateNamespace: string;
   /** Consumer namespaces are `<prefix>-<random>`. */
@@ -50,6 +53,8 @@ export async function startBackendSuite(
     readonly backend?: Partial<BindBackendOptions>;
     /** Ordinary test users (`user()` hands them out). @default 40 */
     readonly users?: number;
+    /** Serve the bind endpoints over HTTPS (a certificate from a new test CA; `ca` is its PEM). @default false */
+    readonly tls?: boolean;
     /** The synth output to take the claim APIs from. @default rendered in this process */
     readonly synthOutput?: Map<string, Record<string, unknown>[]>;
   } = {},
@@ -69,11 +74,20 @@ export async function startBackendSuite(
     ...Array.from({ length: ordinary }, (_, i) => ({ sub: `user-${id}-${i}` })),
     ...FAULTS.map((f) => ({ sub: `mallory-${f}`, idTokenFault: f })),
   ];
-  const idp = await startOidcProvider({ clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port)] }], users });
+  const ca = o.tls ? await createCa('klutch-kit test backend CA') : undefined;
+  const tls = ca ? await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] }) : undefined;
+  const idp = await startOidcProvider({ clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port, Boolean(tls))] }], users });
   const callback = await startCallbackServer();
   let backend: BindBackend;
   try {
-    backend = await startBindBackend({ cluster, idp, port, args: [`--namespace-prefix=${prefix}`, ...(o.args ?? [])], ...o.backend });
+    backend = await startBindBackend({
+      cluster,
+      idp,
+      port,
+      ...(tls ? { tls } : {}),
+      args: [`--namespace-prefix=${prefix}`, ...(o.args ?? [])],
+      ...o.backend,
+    });
   } catch (e) {
     await idp.stop();
     await callback.close();
@@ -86,6 +100,7 @@ export async function startBackendSuite(
     idp,
     backend,
     callback,
+    ...(ca ? { ca: ca.cert } : {}),
     templateNamespace,
     prefix,
     user: () => {

@@ -18,6 +18,7 @@ import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor } from './kube';
 import type { OidcTestProvider } from './oidc';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
+import type { KeyPairPem } from './pki';
 import { claimCrd, type Xrd } from './xcrd';
 
 export const BACKEND_CLIENT = { clientId: 'klutch-bind', clientSecret: 'klutch-bind-test-secret' } as const;
@@ -39,6 +40,8 @@ export interface BindBackendOptions {
   readonly dir?: string;
   /** Wait for /readyz. @default true */
   readonly waitReady?: boolean;
+  /** Serve the bind endpoints over HTTPS with this pair (the callback URL becomes https, so cookies are Secure). */
+  readonly tls?: KeyPairPem;
 }
 
 export interface BindBackend {
@@ -53,8 +56,8 @@ export interface BindBackend {
 }
 
 /** The redirect URI to register at the OpenID provider for a backend on `port`. */
-export function callbackUri(port: number): string {
-  return `http://127.0.0.1:${port}/callback`;
+export function callbackUri(port: number, tls = false): string {
+  return `${tls ? 'https' : 'http'}://127.0.0.1:${port}/callback`;
 }
 
 /** A new keys file line (32 random bytes, base64). */
@@ -106,13 +109,20 @@ export async function startBindBackend(o: BindBackendOptions): Promise<BindBacke
   const caFile = join(dir, 'provider-ca.crt');
   writeFileSync(caFile, o.cluster.ca);
   const bundle = await bundleDeployable(repoRoot(), deployable('backend'));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const tlsArgs: string[] = [];
+  if (o.tls) {
+    writeFileSync(join(dir, 'tls.crt'), o.tls.cert);
+    writeFileSync(join(dir, 'tls.key'), o.tls.key, { mode: 0o600 });
+    tlsArgs.push(`--tls-cert-file=${join(dir, 'tls.crt')}`, `--tls-key-file=${join(dir, 'tls.key')}`);
+  }
   const args = [
     `--listen-address=127.0.0.1:${port}`,
     `--probe-address=127.0.0.1:${probePort}`,
     `--oidc-issuer-url=${o.idp.issuer}`,
     `--oidc-issuer-client-id=${BACKEND_CLIENT.clientId}`,
-    `--oidc-callback-url=${callbackUri(port)}`,
+    `--oidc-callback-url=${callbackUri(port, Boolean(o.tls))}`,
+    ...tlsArgs,
     `--oidc-ca-file=${o.idp.caFile}`,
     `--cookie-keys-file=${keysFile}`,
     `--kubeconfig=${o.kubeconfig ?? o.cluster.kubeconfig}`,

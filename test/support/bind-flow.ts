@@ -46,9 +46,9 @@ export function base62(n: number): string {
   return Array.from(randomBytes(n), (b) => a[b % 62]).join('');
 }
 
-/** A browser that trusts the test provider and logs in as `user`. */
-export async function browserFor(idp: FlowOptions['idp'], user: string): Promise<Browser> {
-  const b = new Browser({ ca: [idp.ca] });
+/** A browser that trusts the test provider (and the CAs given) and logs in as `user`. */
+export async function browserFor(idp: FlowOptions['idp'], user: string, ca: readonly string[] = []): Promise<Browser> {
+  const b = new Browser({ ca: [idp.ca, ...ca] });
   const c = idp.loginCookie(user);
   await b.setCookie(c.name, c.value, idp.issuer);
   return b;
