@@ -14,7 +14,7 @@ import {
   type APIServiceExportTemplate,
   type APIServiceExportVersion,
 } from '../exports/bind-api';
-import { wireClaim } from './http/documents';
+import { wireClaim } from '../exports/bind-api';
 import type { ConsumerScope } from './options';
 
 /** The CRD as wire JSON (the backend reads CRDs through CustomObjectsApi, which keeps `x-kubernetes-*` keys). */

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { findExportable } from '../exportable';
 import type { HttpDeps } from './deps';
-import { bindingResponse, responseRedirect } from './documents';
+import { bindingResponse, responseRedirect } from '../../exports/bind-api';
 import { HttpError, redirect } from './respond';
 import { checkId, readSession } from './session';
 

@@ -1,7 +1,7 @@
 /** `GET /export`: the BindingProvider document, pointing the CLI at this backend's /authorize. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { bindingProvider } from './documents';
+import { bindingProvider } from '../../exports/bind-api';
 import type { HttpDeps } from './deps';
 import { sendJson } from './respond';
 

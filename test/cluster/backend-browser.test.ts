@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeResponseParam } from '../../backend/http/documents';
+import { decodeResponseParam } from '../../exports/bind-api';
 import { PG, startBackendSuite, type BackendSuite } from '../support/backend-suite';
 import { base62 } from '../support/bind-flow';
 import { cluster } from '../support/cluster';

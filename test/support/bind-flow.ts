@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parse } from 'yaml';
-import { decodeResponseParam, type BindingResponse } from '../../backend/http/documents';
+import { decodeResponseParam, type BindingResponse } from '../../exports/bind-api';
 import type { BindBackend, CallbackServer } from './bind-backend';
 import { Browser, type Page } from './browser';
 import type { OidcTestProvider } from './oidc';

@@ -6,7 +6,8 @@
  * BindingResponse into `?response=` as URL-safe base64 while its CLI decodes standard base64. We emit standard,
  * padded base64, percent-encoded in the query, which Klutch's CLI (and ours) decodes for every byte value.
  */
-import { BIND_API_VERSION, Kinds, type PermissionClaim } from '../../exports/bind-api';
+import { BIND_API_VERSION, Kinds } from './constants';
+import type { PermissionClaim } from './permission-claim';
 
 export const BINDING_PROVIDER_KIND = 'BindingProvider';
 export const BINDING_RESPONSE_KIND = 'BindingResponse';
