@@ -571,11 +571,24 @@ export function condition(obj: Obj | undefined, type: string): string | undefine
   return (obj?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type)?.status;
 }
 
-async function established(kube: Kube, name: string): Promise<void> {
+/**
+ * Resolves when the CRD `name` is Established and discovery lists it in every served version: discovery lags behind
+ * Established a little, and a client resolving the kind in between is told the kind does not exist.
+ */
+export async function established(kube: Kube, name: string): Promise<void> {
   const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
   const deadline = Date.now() + WAIT_MS;
-  while (condition(await get(kube, path), 'Established') !== 'True') {
-    if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established after ${WAIT_MS / 1000}s`);
+  const served = async (): Promise<boolean> => {
+    const crd = await get(kube, path);
+    if (condition(crd, 'Established') !== 'True') return false;
+    for (const v of (crd!.spec.versions as Obj[]).filter((x) => x.served)) {
+      const list = await get(kube, `/apis/${crd!.spec.group}/${v.name}`);
+      if (!(list?.resources as Obj[] | undefined)?.some((r) => r.name === crd!.spec.names.plural)) return false;
+    }
+    return true;
+  };
+  while (!(await served())) {
+    if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established and served after ${WAIT_MS / 1000}s`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -607,6 +620,13 @@ export function synthOutput(dir: string): Map<string, string> {
   };
   walk(dir);
   return files;
+}
+
+/** Applies every CRD of a folder (upstream files, their `status` dropped) and resolves when all are Established. */
+export async function installCrds(kube: Kube, dir: string): Promise<void> {
+  const crds = yamlDir(dir).map(({ status: _, ...crd }) => crd);
+  await Promise.all(crds.map((crd) => apply(kube, crd)));
+  await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));
 }
 
 /** Every YAML document of a folder's `*.yaml` files, in file order. */

@@ -5,11 +5,10 @@
  * of their objects (the fields of their CRDs in schemas/a8s), and the Secret the service-binding controller writes
  * for a binding. It never touches a spec, and nothing in it acts on its own.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { apply, get } from '../crossplane';
-import { parseYaml, ROOT } from '../catalog';
+import { apply, get, installCrds } from '../crossplane';
+import { ROOT } from '../catalog';
 import type { Kube } from '../kube';
 
 /** What the a8s service-binding controller puts into a binding's Secret (`<binding>-service-binding`). */
@@ -29,13 +28,7 @@ export class A8sOperatorsStandIn {
 
   /** The a8s CRDs (schemas/a8s), as installing the operators would. */
   async installCrds(): Promise<void> {
-    const dir = join(ROOT, 'schemas', 'a8s');
-    for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml'))) {
-      for (const crd of parseYaml(readFileSync(join(dir, f), 'utf8'))) {
-        const { status: _, ...rest } = crd as Record<string, unknown>;
-        await apply(this.kube, rest);
-      }
-    }
+    await installCrds(this.kube, join(ROOT, 'schemas', 'a8s'));
   }
 
   /** The PostgreSQL operator: the cluster runs with all its replicas. */

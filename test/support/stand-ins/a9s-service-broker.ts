@@ -6,11 +6,10 @@
  * in schemas/provider-anynines, states as the broker names them), and only when a test says so. It never touches a
  * spec, and nothing in it acts on its own.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { apply, get } from '../crossplane';
-import { parseYaml, ROOT } from '../catalog';
+import { get, installCrds } from '../crossplane';
+import { ROOT } from '../catalog';
 import type { Kube } from '../kube';
 
 /** provider-anynines' managed resources (cluster-scoped, dataservices.anynines.com/v1), by kind. */
@@ -26,10 +25,7 @@ export class A9sServiceBrokerStandIn {
 
   /** provider-anynines' CRDs (schemas/provider-anynines), as installing the provider would. */
   async installCrds(): Promise<void> {
-    const dir = join(ROOT, 'schemas', 'provider-anynines');
-    for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml'))) {
-      for (const crd of parseYaml(readFileSync(join(dir, f), 'utf8'))) await apply(this.kube, crd);
-    }
+    await installCrds(this.kube, join(ROOT, 'schemas', 'provider-anynines'));
   }
 
   /** The broker finished the operation: the resource is ready. */
