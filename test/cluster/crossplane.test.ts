@@ -194,7 +194,7 @@ async function composed(claim: Obj, timeoutMs = 30_000): Promise<Composed> {
 }
 
 /** Waits until the claim's conditions satisfy `ok`; the error shows the conditions last seen. */
-async function claimState(claim: Obj, what: string, ok: (c: Obj) => boolean, timeoutMs = 30_000): Promise<Obj> {
+async function claimState(claim: Obj, what: string, ok: (c: Obj) => boolean, timeoutMs = 20_000): Promise<Obj> {
   let seen: Obj | undefined;
   try {
     return await eventually(
