@@ -3,9 +3,10 @@
  * backend, example claims and what its export template claims. Instance services are written with the higher-level
  * `DataService` (dataservice.ts), which produces an `Api`; ServiceBinding, Backup and Restore are written as `Api`s.
  */
-import { BACKENDS, type Backend, type Recipe } from './mapping';
-import { Names } from './names';
-import { s, type Schema, type ValidationRule } from './schema';
+import type { Backend, Recipe } from '../recipe';
+import type { PrinterColumn } from '../lib/crd';
+import { Names } from '../lib/names';
+import { s, type Schema, type ValidationRule } from '../lib/schema';
 
 export const DEFAULT_GROUP = 'anynines.com';
 export const DEFAULT_VERSION = 'v1';
@@ -35,13 +36,7 @@ export interface PermissionClaim {
   readonly owner: 'Provider' | 'Consumer';
 }
 
-export interface PrinterColumn {
-  readonly name: string;
-  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
-  readonly jsonPath: string;
-  readonly description?: string;
-  readonly priority?: number;
-}
+export type { PrinterColumn };
 
 export interface ApiProps {
   /** Short name, a DNS label: compositions are `<backend>-<name>`. */
@@ -63,8 +58,11 @@ export interface ApiProps {
   readonly status?: Schema;
   /** The backend whose composition serves resources that name none. */
   readonly defaultBackend: Backend;
-  /** How each backend composes the resource. */
-  readonly backends: Partial<Record<Backend, Recipe>>;
+  /**
+   * How each backend composes the resource, by backend name (a DNS label; compositions are `<backend>-<name>`), in
+   * the order the compositions are written. Recipes come from the backend modules (backends/).
+   */
+  readonly backends: Readonly<Record<Backend, Recipe>>;
   /** Example claim `spec` per backend: written to `examples/` and validated by the tests. */
   readonly examples: Partial<Record<Backend, Record<string, unknown>>>;
   readonly printerColumns?: readonly PrinterColumn[];
@@ -92,7 +90,7 @@ export class Api {
   readonly spec: Schema;
   readonly status: Schema;
   readonly defaultBackend: Backend;
-  readonly backends: Partial<Record<Backend, Recipe>>;
+  readonly backends: Readonly<Record<Backend, Recipe>>;
   readonly examples: Partial<Record<Backend, Record<string, unknown>>>;
   readonly printerColumns: readonly PrinterColumn[];
   readonly defaultCompositeDeletePolicy: 'Background' | 'Foreground';
@@ -124,17 +122,19 @@ export class Api {
       fail('version', `"${version}" is not a Kubernetes API version`, 'use v1, v1beta1, v2alpha1, ...');
     }
     if (props.spec.type !== 'object') fail('spec', 'is not an object schema', 'build it with s.object({...})');
-    const backends = BACKENDS.filter((b) => props.backends[b]);
-    if (backends.length === 0) fail('backends', 'no backend is defined', 'add a recipe for a9s or a8s');
+    const backends = Object.keys(props.backends);
+    if (backends.length === 0) fail('backends', 'no backend is defined', 'add a recipe for a backend, e.g. a9s or a8s');
+    for (const b of backends) {
+      if (!Names.isDnsLabel(b)) fail(`backends.${b}`, 'is not a backend name', 'name backends with a DNS label, e.g. "a9s"');
+    }
     if (!props.backends[props.defaultBackend]) {
       fail('defaultBackend', `"${props.defaultBackend}" has no recipe`, `choose one of ${backends.join(', ')} or add its recipe`);
     }
     for (const b of backends) {
       if (!props.examples[b]) fail(`examples.${b}`, 'is missing', `add an example claim spec for the ${b} backend`);
     }
-    for (const b of Object.keys(props.backends)) {
-      if (!(BACKENDS as readonly string[]).includes(b))
-        fail(`backends.${b}`, 'is not a known backend', `use one of ${BACKENDS.join(', ')}`);
+    for (const b of Object.keys(props.examples)) {
+      if (!props.backends[b]) fail(`examples.${b}`, 'names a backend without a recipe', `use one of ${backends.join(', ')}`);
     }
 
     this.name = props.name;
@@ -156,7 +156,7 @@ export class Api {
 
   /** The backends this API can be composed on, in a stable order. */
   get backendNames(): Backend[] {
-    return BACKENDS.filter((b) => this.backends[b]);
+    return Object.keys(this.backends);
   }
 
   /** `a8s-postgresql`. */

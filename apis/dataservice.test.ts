@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DataService, type DataServiceProps } from './dataservice';
 import { planMatrix } from './plans';
-import { s } from './schema';
+import { s } from '../lib/schema';
 
 /** A small valid service on both backends; each case breaks one thing. */
 function props(over: Partial<DataServiceProps> = {}): DataServiceProps {

@@ -4,11 +4,16 @@
  * backend, the export template and the example claims. A definition is checked when it is built: a mistake fails
  * at synth time with the service, the field and the fix.
  */
+import { a8sInstance, a9sInstance, checkA8sOffering, type A8sOffering as BackendA8sOffering } from '../backends';
+import type { FieldMapping, ParameterMapping, Recipe, Transform } from '../recipe';
 import { Api, DefinitionError } from './api';
-import type { Backend, FieldMapping, ParameterMapping, Recipe, Transform } from './mapping';
-import { A8S_STATUS, MANAGED_STATE_COLUMN, managedStatus } from './operations';
+import { MANAGED_STATE_COLUMN } from './operations';
 import { celList, celString, planTransitionRules, type Plan, type Topology } from './plans';
-import { s, type Schema, type ValidationRule } from './schema';
+import { s, type Schema, type ValidationRule } from '../lib/schema';
+
+/** The backends a DataService offers itself on (other backends are composed through `Api` recipes). */
+export type Backend = 'a9s' | 'a8s';
+const OWN_BACKENDS: readonly Backend[] = ['a9s', 'a8s'];
 
 /** The key a backend expects for a parameter: a path below its parameters, optionally lower-casing the value. */
 export type ParameterKey = string | { readonly key: string; readonly lowercase?: boolean };
@@ -43,22 +48,11 @@ interface Offering {
 
 export type A9sOffering = Offering;
 
-/** Resources per plan size for a backend that runs the service on Kubernetes. */
-export interface A8sSize {
-  readonly volumeSize: string;
-  readonly cpu: string;
-  readonly memory: string;
-}
+export type { A8sSize } from '../backends';
 
-export interface A8sOffering extends Offering {
-  /** The a8s object the composition wraps into a provider-kubernetes Object. */
-  readonly resource: { readonly apiVersion: string; readonly kind: string };
-  /** `spec.version` is the service name without this prefix, as an integer (`a9s-postgresql13` → 13). */
-  readonly versionPrefix: string;
-  /** Resources per size; every size of the a8s plans needs an entry. */
-  readonly sizes: Readonly<Record<string, A8sSize>>;
-  /** Replicas per topology; every topology of the a8s plans needs an entry. */
-  readonly replicas: Partial<Record<Topology, number>>;
+/** The a8s offering: its services and plans, and the a8s object, version prefix, sizes and replicas (backends/a8s.ts). */
+export interface A8sOffering extends BackendA8sOffering {
+  readonly plans: readonly Plan[];
 }
 
 export interface DataServiceProps {
@@ -83,14 +77,6 @@ export interface DataServiceProps {
   /** Example claim parameters (merged into the generated examples). */
   readonly exampleParameters?: Record<string, unknown>;
 }
-
-/** The a9s broker's managed resources. */
-export const A9S_API_VERSION = 'dataservices.anynines.com/v1';
-/** provider-kubernetes' ProviderConfig that Klutch's a8s compositions use. */
-export const A8S_PROVIDER_CONFIG = 'kubernetes-provider';
-
-/** Status that provider-anynines reports on every service instance, copied to `status.managed` as Klutch does. */
-export const A9S_STATUS = managedStatus(['createdAt', 'provisionedAt', 'state', 'updatedAt']);
 
 export class DataService {
   readonly props: DataServiceProps;
@@ -118,7 +104,7 @@ export class DataService {
   }
 
   get backends(): Backend[] {
-    return (['a9s', 'a8s'] as const).filter((b) => this.props[b]);
+    return OWN_BACKENDS.filter((b) => this.props[b]);
   }
 
   private offering(b: Backend): Offering {
@@ -174,24 +160,7 @@ export class DataService {
         );
       }
     }
-    if (p.a8s) {
-      for (const plan of p.a8s.plans) {
-        if (!p.a8s.sizes[plan.size])
-          this.fail(`a8s.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add volumeSize, cpu and memory for it');
-        if (p.a8s.replicas[plan.topology] === undefined) {
-          this.fail(`a8s.replicas.${plan.topology}`, `is missing (plan "${plan.name}" uses it)`, 'add the number of replicas for it');
-        }
-      }
-      for (const v of p.a8s.services) {
-        if (!v.startsWith(p.a8s.versionPrefix) || !/^[0-9]+$/.test(v.slice(p.a8s.versionPrefix.length))) {
-          this.fail(
-            'a8s.versionPrefix',
-            `"${p.a8s.versionPrefix}" does not leave a number of service "${v}"`,
-            'use the prefix before the version digits',
-          );
-        }
-      }
-    }
+    if (p.a8s) checkA8sOffering(p.a8s, (field, problem, fix) => this.fail(field, problem, fix));
     const allServices = this.allServices();
     for (const v of p.sslOnlyServices ?? []) {
       if (!allServices.includes(v)) this.fail('sslOnlyServices', `"${v}" is not a service version`, `use one of ${allServices.join(', ')}`);
@@ -340,57 +309,15 @@ export class DataService {
   }
 
   private a9sRecipe(o: A9sOffering): Recipe {
-    return {
-      resource: { apiVersion: A9S_API_VERSION, kind: 'ServiceInstance' },
-      providerConfig: { name: o.providerConfigName ?? `${this.props.name}-service-broker` },
-      fields: [
-        { from: 'spec.acceptsIncomplete', to: 'spec.forProvider.acceptsIncomplete', default: true },
-        { from: 'spec.service', to: 'spec.forProvider.serviceName', required: true },
-        { from: 'spec.plan', to: 'spec.forProvider.planName', required: true },
-        ...this.extraFields('a9s'),
-      ],
-      parametersTo: 'spec.forProvider.parameters',
+    return a9sInstance({
+      providerConfigName: o.providerConfigName ?? `${this.props.name}-service-broker`,
       ...this.parameterMappings('a9s'),
-      status: A9S_STATUS,
-    };
+      extraFields: this.extraFields('a9s'),
+    });
   }
 
   private a8sRecipe(o: A8sOffering): Recipe {
-    return {
-      resource: o.resource,
-      providerConfig: { name: o.providerConfigName ?? A8S_PROVIDER_CONFIG },
-      fields: [
-        {
-          from: 'spec.service',
-          to: 'spec.version',
-          required: true,
-          transforms: [{ type: 'trimPrefix', prefix: o.versionPrefix }, { type: 'toInteger' }],
-        },
-        ...this.extraFields('a8s'),
-      ],
-      parametersTo: 'spec.parameters',
-      ...this.parameterMappings('a8s'),
-      planTable: {
-        fromFieldPath: 'spec.plan',
-        plans: Object.fromEntries(
-          o.plans.map((plan) => {
-            const size = o.sizes[plan.size] as A8sSize;
-            return [
-              plan.name,
-              {
-                'spec.replicas': o.replicas[plan.topology],
-                'spec.volumeSize': size.volumeSize,
-                'spec.resources.requests.cpu': size.cpu,
-                'spec.resources.limits.cpu': size.cpu,
-                'spec.resources.requests.memory': size.memory,
-                'spec.resources.limits.memory': size.memory,
-              },
-            ];
-          }),
-        ),
-      },
-      status: A8S_STATUS,
-    };
+    return a8sInstance({ offering: o, ...this.parameterMappings('a8s'), extraFields: this.extraFields('a8s') });
   }
 
   /** An example claim spec for a backend: its first service and plan, and the example parameters it offers. */

@@ -2,7 +2,7 @@
  * Service plans as data, and the CEL rules Klutch writes by hand for every service, generated from them:
  * no downsizing, no replica/cluster → single, the ssl part unchanged, plan immutable.
  */
-import type { ValidationRule } from './schema';
+import type { ValidationRule } from '../lib/schema';
 
 /** How a plan's nodes are arranged. `single` is one node; `replica` and `cluster` are several. */
 export type Topology = 'single' | 'replica' | 'cluster';

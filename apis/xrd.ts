@@ -10,7 +10,7 @@ import {
   CompositeResourceDefinitionV2SpecScope,
 } from '../imports/apiextensions.crossplane.io';
 import type { Api, CrossplaneTarget } from './api';
-import type { JSONSchemaProps } from './schema';
+import type { JSONSchemaProps } from '../lib/schema';
 
 export interface XrdProps {
   readonly api: Api;

@@ -4,16 +4,9 @@
  */
 import { Construct } from 'constructs';
 import type { Api, CrossplaneTarget } from '../apis/api';
-import type { Backend, FieldMapping, Recipe } from '../apis/mapping';
-import { INPUT_API_VERSION, INPUT_KIND, type Input } from '../functions/dataservices/input';
+import { inputFor, type Backend, type Recipe } from '../recipe';
 import { Composition, CompositionSpecMode } from '../imports/apiextensions.crossplane.io';
 import type { FunctionPackage } from './function-ref';
-
-/** Platform-wide settings of the a9s backend (one Cloud Foundry org/space for all instances, as in Klutch). */
-export interface A9sPlatform {
-  readonly organizationGuid: string;
-  readonly spaceGuid: string;
-}
 
 export interface DataServiceCompositionProps {
   readonly api: Api;
@@ -21,29 +14,10 @@ export interface DataServiceCompositionProps {
   readonly fn: FunctionPackage;
   /** @default v1 */
   readonly target?: CrossplaneTarget;
-  readonly a9s: A9sPlatform;
+  /** Platform settings the backend's recipe reads (`a9s.organizationGuid` → ...); missing ones take their defaults. */
+  readonly settings?: Readonly<Record<string, unknown>>;
   /** Namespace for composite connection secrets (v1 only; v2 has none). @default crossplane-system */
   readonly connectionSecretsNamespace?: string;
-}
-
-/** The function input for one backend of an API: its recipe plus the platform settings it needs. */
-export function compositionInput(api: Api, backend: Backend, a9s: A9sPlatform): Input {
-  const recipe = api.backends[backend] as Recipe;
-  const platform: FieldMapping[] =
-    backend === 'a9s' && recipe.resource.kind === 'ServiceInstance'
-      ? [
-          { to: 'spec.forProvider.organizationGuid', value: a9s.organizationGuid },
-          { to: 'spec.forProvider.spaceGuid', value: a9s.spaceGuid },
-        ]
-      : [];
-  return {
-    apiVersion: INPUT_API_VERSION,
-    kind: INPUT_KIND,
-    backend,
-    service: api.name,
-    ...recipe,
-    fields: [...recipe.fields, ...platform],
-  };
 }
 
 export class DataServiceComposition extends Construct {
@@ -65,7 +39,13 @@ export class DataServiceComposition extends Construct {
       spec: {
         compositeTypeRef: { apiVersion: api.apiVersion, kind: api.compositeKind(target) },
         mode: CompositionSpecMode.PIPELINE,
-        pipeline: [{ step: 'compose', functionRef: { name: props.fn.name }, input: compositionInput(api, backend, props.a9s) }],
+        pipeline: [
+          {
+            step: 'compose',
+            functionRef: { name: props.fn.name },
+            input: inputFor(api.backends[backend] as Recipe, { backend, service: api.name, settings: props.settings }),
+          },
+        ],
         ...(target === 'v1' ? { writeConnectionSecretsToNamespace: props.connectionSecretsNamespace ?? 'crossplane-system' } : {}),
       },
     });

@@ -1,5 +1,5 @@
 /** The composition function every Composition calls, by package reference. */
-import { Names } from '../apis/names';
+import { Names } from '../lib/names';
 
 /** Our function's package, as pushed by `crossplane xpkg push` (see README). */
 export const DEFAULT_FUNCTION_PACKAGE = 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0';

@@ -24,6 +24,10 @@ Options:
   --provider-kubernetes <package>@<constraint>
                              provider the a8s Compositions need
                              (default: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@>=v0.18.0)
+  --setting <name>=<value>   a platform setting the backends read; repeat for several:
+                               a9s.organizationGuid, a9s.spaceGuid  the Cloud Foundry org and space
+                                                                    of every a9s instance
+                             (default: placeholder GUIDs; set your platform's)
   --catalog <dir>            folder of data-service modules (default: apis/catalog)
   --quiet                    print nothing but errors
   -h, --help                 show this help`;
@@ -47,6 +51,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
         'function-package': { type: 'string' },
         'provider-anynines': { type: 'string' },
         'provider-kubernetes': { type: 'string' },
+        setting: { type: 'string', multiple: true },
         catalog: { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -75,6 +80,13 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
     console.error(`synth: ${(e as Error).message}`);
     return 2;
   }
+  let settings: Record<string, string>;
+  try {
+    settings = parseSettings(args.setting ?? []);
+  } catch (e) {
+    console.error(`synth: ${(e as Error).message}`);
+    return 2;
+  }
   const log = args.quiet ? () => {} : (line: string) => console.log(line);
   try {
     const loaded: CatalogModule[] = [];
@@ -86,6 +98,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
       target: args.crossplane as CrossplaneTarget,
       functionPackage: args['function-package'],
       ...providers,
+      settings,
       onProgress: log,
     });
     for (const { d, file } of await writeDeployables(root, args.out as string)) {
@@ -109,4 +122,19 @@ function dependency(option: string, value: string | undefined, fallback: Package
     throw new Error(`${option} must be <package>@<version constraint>, e.g. ${fallback.package}@${fallback.version}; got "${value}"`);
   }
   return { package: pkg, version };
+}
+
+/** `--setting name=value` options, each name once, names as the backends spell them (`a9s.spaceGuid`). */
+export function parseSettings(values: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    const name = eq > 0 ? v.slice(0, eq) : '';
+    if (!/^[a-z0-9-]+\.[A-Za-z][A-Za-z0-9]*$/.test(name) || eq === v.length - 1) {
+      throw new Error(`--setting must be <backend>.<name>=<value>, e.g. a9s.spaceGuid=6e5c...; got "${v}"`);
+    }
+    if (name in out) throw new Error(`--setting ${name} is given twice; give it once`);
+    out[name] = v.slice(eq + 1);
+  }
+  return out;
 }

@@ -10,7 +10,7 @@ import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
-import { DataServiceComposition, type A9sPlatform } from '../compositions/composition';
+import { DataServiceComposition } from '../compositions/composition';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
 import { bindApiCrds } from '../exports/bind-api';
 import { ExportTemplate } from '../exports/export-template';
@@ -26,8 +26,11 @@ export interface SynthOptions {
   readonly target?: CrossplaneTarget;
   /** Our composition function's package reference. @default DEFAULT_FUNCTION_PACKAGE */
   readonly functionPackage?: string;
-  /** @default Klutch's fixed org and space GUIDs */
-  readonly a9s?: A9sPlatform;
+  /**
+   * Platform settings the backends' recipes read, by name: `a9s.organizationGuid` and `a9s.spaceGuid` (the Cloud
+   * Foundry org and space of every a9s instance). A setting left out takes the backend's default.
+   */
+  readonly settings?: Readonly<Record<string, unknown>>;
   /** @default anynines-dataservices */
   readonly packageName?: string;
   readonly providerAnynines?: PackageDependency;
@@ -40,10 +43,6 @@ export interface SynthOptions {
   readonly onProgress?: (line: string) => void;
 }
 
-export const DEFAULT_A9S_PLATFORM: A9sPlatform = {
-  organizationGuid: '00000000-0000-4000-8000-000000000001',
-  spaceGuid: '00000000-0000-4000-8000-000000000002',
-};
 export const DEFAULT_PROVIDER_ANYNINES: PackageDependency = { package: 'xpkg.upbound.io/anynines/provider-anynines', version: '>=v1.5.0' };
 export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = {
   package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes',
@@ -75,7 +74,7 @@ export function render(o: SynthOptions): Map<string, string> {
   const apis = checkUnique(o.apis);
   const target = o.target ?? 'v1';
   const fn = functionPackage(o.functionPackage ?? DEFAULT_FUNCTION_PACKAGE);
-  const a9s = o.a9s ?? DEFAULT_A9S_PLATFORM;
+  checkSettings(apis, o.settings ?? {});
   const files = new Map<string, string>();
   // One App per file: Chart.toJson() resolves dependencies across its whole App, which is quadratic in one shared App.
   const emit = (path: string, build: (scope: Construct) => void): void => {
@@ -100,7 +99,7 @@ export function render(o: SynthOptions): Map<string, string> {
     for (const backend of api.backendNames) {
       emit(
         `${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`,
-        (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, a9s }),
+        (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, settings: o.settings }),
       );
       files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, toYaml([exampleClaim(api, backend, target)]));
     }
@@ -117,6 +116,20 @@ export function render(o: SynthOptions): Map<string, string> {
   }
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   return files;
+}
+
+/** Fails on a setting no recipe reads (a typo would otherwise leave the default in place silently). */
+function checkSettings(apis: readonly Api[], settings: Readonly<Record<string, unknown>>): void {
+  const known = new Set(
+    apis.flatMap((a) => Object.values(a.backends).flatMap((r) => r.fields.flatMap((f) => (f.setting ? [f.setting] : [])))),
+  );
+  for (const name of Object.keys(settings)) {
+    if (!known.has(name)) {
+      throw new Error(
+        `setting "${name}" is read by no recipe of the catalog; the catalog reads ${[...known].sort().join(', ') || 'no settings'}`,
+      );
+    }
+  }
 }
 
 /** The example claim (v1) or namespaced composite (v2) for one backend of an API. */

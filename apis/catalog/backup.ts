@@ -1,8 +1,5 @@
 /** Backup of an instance: the a9s backup manager, or the a8s backup controller. */
-import { Api } from '../api';
-import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { A8S_STATUS, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
-import { s } from '../schema';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s } from '..';
 
 export default new Api({
   name: 'backup',
@@ -21,18 +18,13 @@ export default new Api({
   ),
   defaultBackend: 'a8s',
   backends: {
-    a9s: {
-      resource: { apiVersion: A9S_API_VERSION, kind: 'Backup' },
+    a9s: a9sResource({
+      kind: 'Backup',
       providerConfig: { fromFieldPath: 'spec.serviceInstanceType', format: '%s-backup-manager' },
       fields: [{ from: 'spec.instanceRef', to: 'spec.forProvider.instanceName', required: true }],
-      status: managedStatus(['id', 'status', 'size', 'downloadable', 'triggered_at', 'finished_at']),
-    },
-    a8s: {
-      resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
-      providerConfig: { name: A8S_PROVIDER_CONFIG },
-      fields: a8sPostgresqlService(),
-      status: A8S_STATUS,
-    },
+      status: ['id', 'status', 'size', 'downloadable', 'triggered_at', 'finished_at'],
+    }),
+    a8s: a8sObject({ resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' }, fields: postgresqlService() }),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },

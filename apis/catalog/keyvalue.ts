@@ -1,7 +1,5 @@
 /** Valkey ("KeyValue") on a9s; the broker takes kebab-case keys, and replication settings only on replica plans. */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 export default new DataService({
   name: 'keyvalue',

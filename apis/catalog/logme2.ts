@@ -1,7 +1,5 @@
 /** LogMe2 (OpenSearch + Fluentd log stack) on a9s. */
-import { DataService } from '../dataservice';
-import type { Plan } from '../plans';
-import { s } from '../schema';
+import { DataService, type Plan, s } from '..';
 import { JAVA_GC } from './search';
 
 const port = s.integer({ minimum: 1, maximum: 65535 });

@@ -1,7 +1,5 @@
 /** MariaDB (Galera cluster plans) on a9s. */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 export default new DataService({
   name: 'mariadb',

@@ -1,7 +1,5 @@
 /** RabbitMQ ("Messaging") on a9s. */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 const list = s.array(s.string({ minLength: 1 }), { listType: 'set' });
 

@@ -1,7 +1,5 @@
 /** MongoDB on a9s (SSPL plans). */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 export default new DataService({
   name: 'mongodb',

@@ -1,7 +1,5 @@
 /** PostgreSQL on a9s (VMs, provider-anynines) and a8s (Kubernetes, the a8s PostgreSQL operator). */
-import { DataService, type Parameter } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, type Parameter, planMatrix, s } from '..';
 
 /** PostgreSQL's message levels, as the claim spells them (a9s takes them so; a8s wants them lower-cased). */
 const CLIENT_LEVELS = ['DEBUG5', 'DEBUG4', 'DEBUG3', 'DEBUG2', 'DEBUG1', 'LOG', 'NOTICE', 'WARNING', 'ERROR'];

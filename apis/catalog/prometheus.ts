@@ -1,7 +1,5 @@
 /** Prometheus (optionally with Grafana) on a9s. Its plans cannot change after creation. */
-import { DataService } from '../dataservice';
-import type { Plan } from '../plans';
-import { s } from '../schema';
+import { DataService, type Plan, s } from '..';
 
 const plans: Plan[] = ['prometheus', 'promgraf2', 'prometheus2-grafana10'].flatMap((family) =>
   (['small', 'big'] as const).map((size) => ({ name: `${family}-single-${size}`, topology: 'single' as const, size, ssl: false })),

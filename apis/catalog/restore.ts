@@ -1,8 +1,5 @@
 /** Restore of a backup into its instance. */
-import { Api } from '../api';
-import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { A8S_STATUS, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlService, managedStatus } from '../operations';
-import { s } from '../schema';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s } from '..';
 
 export default new Api({
   name: 'restore',
@@ -24,18 +21,16 @@ export default new Api({
   ),
   defaultBackend: 'a8s',
   backends: {
-    a9s: {
-      resource: { apiVersion: A9S_API_VERSION, kind: 'Restore' },
+    a9s: a9sResource({
+      kind: 'Restore',
       providerConfig: { fromFieldPath: 'spec.serviceInstanceType', format: '%s-backup-manager' },
       fields: [{ from: 'spec.backupRef', to: 'spec.forProvider.backupName', required: true }],
-      status: managedStatus(['restoreId', 'backupId', 'state', 'triggeredAt', 'finishedAt']),
-    },
-    a8s: {
+      status: ['restoreId', 'backupId', 'state', 'triggeredAt', 'finishedAt'],
+    }),
+    a8s: a8sObject({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Restore' },
-      providerConfig: { name: A8S_PROVIDER_CONFIG },
-      fields: [...a8sPostgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
-      status: A8S_STATUS,
-    },
+      fields: [...postgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
+    }),
   },
   examples: {
     a9s: { backupRef: 'example-backup-a9s', instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },

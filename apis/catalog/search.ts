@@ -1,7 +1,5 @@
 /** OpenSearch ("Search") on a9s; every plan uses TLS. */
-import { DataService } from '../dataservice';
-import { planMatrix } from '../plans';
-import { s } from '../schema';
+import { DataService, planMatrix, s } from '..';
 
 export const JAVA_GC = ['UseSerialGC', 'UseParallelGC', 'UseParallelOldGC', 'UseG1GC'];
 

@@ -2,10 +2,7 @@
  * ServiceBinding: credentials for an instance. The a9s binding writes `<claim>-creds` into the claim's namespace;
  * the export template claims the provider's Secrets and ConfigMaps so they reach the app cluster.
  */
-import { Api } from '../api';
-import { A8S_PROVIDER_CONFIG, A9S_API_VERSION } from '../dataservice';
-import { A8S_STATUS, CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, a8sPostgresqlRef, managedStatus } from '../operations';
-import { s } from '../schema';
+import { a8sObject, a9sResource, Api, CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlRef, s } from '..';
 
 export default new Api({
   name: 'servicebinding',
@@ -27,24 +24,22 @@ export default new Api({
   ),
   defaultBackend: 'a8s',
   backends: {
-    a9s: {
-      resource: { apiVersion: A9S_API_VERSION, kind: 'ServiceBinding' },
+    a9s: a9sResource({
+      kind: 'ServiceBinding',
       providerConfig: { fromFieldPath: 'spec.serviceInstanceType', format: '%s-service-broker' },
       fields: [
         { from: 'spec.instanceRef', to: 'spec.forProvider.instanceName', required: true },
         { from: 'spec.acceptsIncomplete', to: 'spec.forProvider.acceptsIncomplete', default: true },
       ],
       labels: [{ key: 'klutch.io/instance-type', from: 'spec.serviceInstanceType' }],
-      connectionSecret: { nameSuffix: '-creds' },
-      status: managedStatus(['state', 'serviceBindingID', 'instanceId', 'connectionDetails']),
-    },
-    a8s: {
+      connectionSecretSuffix: '-creds',
+      status: ['state', 'serviceBindingID', 'instanceId', 'connectionDetails'],
+    }),
+    a8s: a8sObject({
       resource: { apiVersion: 'servicebindings.anynines.com/v1beta3', kind: 'ServiceBinding' },
-      providerConfig: { name: A8S_PROVIDER_CONFIG },
-      fields: [...a8sPostgresqlRef('spec.instance'), { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace', required: true }],
-      connectionSecret: { nameSuffix: '-creds' },
-      status: A8S_STATUS,
-    },
+      fields: [...postgresqlRef('spec.instance'), { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace', required: true }],
+      connectionSecretSuffix: '-creds',
+    }),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { Severity, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import type { Api } from '../../apis/api';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { functionClient, startFunctionProcess } from '../../functions/dataservices/client';
-import { allParameters, compositeOf, inputOf, requestOf } from '../../functions/dataservices/fixtures';
+import { functionClient, startFunctionProcess } from '../../test/support/function-process';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../test/support/function';
 import { runFunction } from '../../functions/dataservices/fn';
 import postgresql from '../../apis/catalog/postgresql';
 

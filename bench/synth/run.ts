@@ -28,14 +28,12 @@ function time(cmd: string, args: string[], runs: number): number {
 function generatedCatalog(n: number): string {
   const dir = join(tmp, `catalog-${n}`);
   mkdirSync(dir, { recursive: true });
-  const from = (m: string) => JSON.stringify(join(root, 'apis', m));
+  const apis = JSON.stringify(join(root, 'apis', 'index.ts'));
   for (let i = 0; i < n; i++) {
     writeFileSync(
       join(dir, `svc${i}.ts`),
       `
-import { DataService } from ${from('dataservice')};
-import { planMatrix } from ${from('plans')};
-import { s } from ${from('schema')};
+import { DataService, planMatrix, s } from ${apis};
 export default new DataService({
   name: 'svc${i}', kind: 'Svc${i}Instance', defaultBackend: 'a9s', sizes: ['nano', 'small', 'big'],
   a9s: { services: ['a9s-svc${i}1', 'a9s-svc${i}2'], plans: planMatrix({ prefix: 'svc${i}', topologies: { single: ['nano', 'small', 'big'], cluster: ['small', 'big'] }, ssl: 'both' }) },

@@ -2,8 +2,8 @@
  * APIServiceExportRequest (provider side, in the consumer's cluster namespace): the CLI asks for resources to be
  * exported; the backend answers with APIServiceExports and a terminal phase.
  */
-import { crdManifest, type CrdProps } from '../../apis/crd';
-import { s } from '../../apis/schema';
+import { crdManifest, type CrdProps } from '../../lib/crd';
+import { s } from '../../lib/schema';
 import { ageColumn, conditionColumn, groupResourceProperties, objectSchema, type GroupResource, type KubeObject } from './common';
 import { conditionsSchema, READY_CONDITION, type Condition } from './conditions';
 import { BIND_API_VERSION, BIND_CATEGORY, BIND_GROUP, BIND_VERSION, Kinds } from './constants';

@@ -2,8 +2,8 @@
  * APIServiceExport (provider side, in the consumer's cluster namespace, named `<plural>.<group>`): one CRD offered to
  * one consumer cluster. The backend derives it from the CRD; the konnector recreates the CRD from it.
  */
-import { crdManifest, type CrdProps } from '../../apis/crd';
-import { s } from '../../apis/schema';
+import { crdManifest, type CrdProps } from '../../lib/crd';
+import { s } from '../../lib/schema';
 import { ageColumn, conditionColumn, objectSchema, type KubeObject } from './common';
 import { conditionsSchema, type Condition } from './conditions';
 import { BIND_API_VERSION, BIND_CATEGORY, BIND_GROUP, BIND_VERSION, Kinds } from './constants';

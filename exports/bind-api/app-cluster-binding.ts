@@ -2,8 +2,8 @@
  * AppClusterBinding (newer Klutch, on the control plane): binds APIs for an app cluster reachable through a
  * kubeconfig, optionally deploying the konnector there.
  */
-import { crdManifest, type CrdProps } from '../../apis/crd';
-import { s } from '../../apis/schema';
+import { crdManifest, type CrdProps } from '../../lib/crd';
+import { s } from '../../lib/schema';
 import {
   ageColumn,
   conditionColumn,

@@ -2,8 +2,8 @@
  * ClusterBinding (provider side, the singleton `cluster` in each consumer's cluster namespace): the konnector's
  * heartbeat and version, and the kubeconfig the consumer uses.
  */
-import { crdManifest, type CrdProps } from '../../apis/crd';
-import { s } from '../../apis/schema';
+import { crdManifest, type CrdProps } from '../../lib/crd';
+import { s } from '../../lib/schema';
 import {
   ageColumn,
   conditionColumn,

@@ -2,7 +2,7 @@
  * Pieces every bind kind shares: the object envelope, group/resource fields and kubeconfig secret references.
  */
 import type { PrinterColumn } from '../../apis/api';
-import { s, type Schema, type ValidationRule } from '../../apis/schema';
+import { s, type Schema, type ValidationRule } from '../../lib/schema';
 import { KUBECONFIG_SECRET_KEY } from './constants';
 
 /** The metadata fields bind code reads or writes, in their JSON (wire) form. */

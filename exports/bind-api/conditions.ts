@@ -1,7 +1,7 @@
 /**
  * Conditions as kube-bind writes them (its own conditions API, with severity), shared by every bind kind's status.
  */
-import { s } from '../../apis/schema';
+import { s } from '../../lib/schema';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 /** Set only when status is False; empty otherwise. */

@@ -4,7 +4,7 @@
  * whose documentation applies, except that `name` is optional.
  */
 import type { V1Container } from '@kubernetes/client-node';
-import { s, type Schema } from '../../apis/schema';
+import { s, type Schema } from '../../lib/schema';
 
 /** Overrides for the konnector container: the corev1.Container fields the schema keeps. */
 export type ContainerOverrides = Partial<

@@ -2,7 +2,7 @@
  * The CRD parts an APIServiceExport carries: the names and the versions of the exported CRD, as the konnector needs
  * them to create the same CRD on the consumer cluster.
  */
-import { s } from '../../apis/schema';
+import { s } from '../../lib/schema';
 
 export interface CustomResourceDefinitionNames {
   kind: string;

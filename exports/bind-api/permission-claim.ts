@@ -3,7 +3,7 @@
  * API. Templates and exports carry plain claims; a binding carries them with the consumer's answer (`state`).
  * Upstream declares most options but the konnector implements only selector.names and the owner.
  */
-import { s, type Schema } from '../../apis/schema';
+import { s, type Schema } from '../../lib/schema';
 import { groupSchema, resourceSchema } from './common';
 
 export type ClaimOwner = 'Provider' | 'Consumer';

@@ -4,7 +4,7 @@
  * every field the schema has (so no schema field lacks a typed counterpart).
  */
 import { describe, expect, it } from 'vitest';
-import type { JSONSchemaProps, Schema } from '../../apis/schema';
+import type { JSONSchemaProps, Schema } from '../../lib/schema';
 import {
   apiServiceBindingSchema,
   apiServiceExportRequestSchema,

@@ -1,28 +1,17 @@
 /**
- * Composes the one resource of a data service from the observed composite and the step's input (a recipe):
- * the provider-anynines MR (a9s) or a provider-kubernetes Object wrapping the a8s object (a8s). Pure: no SDK types,
- * no I/O; every failure is a `ComposeError` whose message reads "cannot <verb> <thing>: <cause>".
+ * Composes the one resource of a data service from the observed composite and the step's input (a recipe): the
+ * resource itself, or — when the recipe has a wrapper — the wrapper (a provider-kubernetes Object) holding it. It
+ * knows no backend: everything backend-specific is recipe data (backends/). Pure: no SDK types, no I/O; every
+ * failure is a `ComposeError` whose message reads "cannot <verb> <thing>: <cause>".
  */
 import { get, join, set } from './fieldpath';
-import type { FieldMapping, Input } from './input';
+import type { FieldMapping, Input, Wrapper } from '../../recipe';
 import { applyTransforms } from './transforms';
 
 type Obj = Record<string, unknown>;
 
 export const CLAIM_NAME_LABEL = 'crossplane.io/claim-name';
 export const CLAIM_NAMESPACE_LABEL = 'crossplane.io/claim-namespace';
-/** provider-kubernetes' Object, the version whose schema ships in schemas/provider-kubernetes (storage version). */
-export const OBJECT_API_VERSION = 'kubernetes.crossplane.io/v1alpha2';
-export const OBJECT_KIND = 'Object';
-
-/**
- * The Secret the a8s framework writes for a binding: `<binding name>-service-binding` beside it, with these keys.
- * An a8s recipe with `connectionSecret` publishes them through the Object's connectionDetails (provider-kubernetes
- * decodes a Secret's `data.*`), and the Object writes them to `<claim-name><suffix>` in the claim's namespace.
- */
-export const A8S_BINDING_SECRET_SUFFIX = '-service-binding';
-export const A8S_BINDING_SECRET_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
-
 export class ComposeError extends Error {
   constructor(message: string) {
     super(message);
@@ -175,7 +164,7 @@ function labelsOf(input: Input, composite: Obj, where: string): Record<string, s
   return out;
 }
 
-function connectionSecretRef(input: Input, composite: Obj, where: string): Obj | undefined {
+function connectionSecretRef(input: Input, composite: Obj, where: string): { name: string; namespace: string } | undefined {
   if (!input.connectionSecret) return undefined;
   const claim = claimRef(composite);
   if (!claim.name || !claim.namespace) {
@@ -194,38 +183,43 @@ export function composeResource(input: Input, composite: Obj): Composed {
   const providerConfigRef = { name: providerConfigName(input, composite, where) };
   const secretRef = connectionSecretRef(input, composite, where);
   const metadata: Obj = Object.keys(labels).length ? { labels } : {};
+  const resource: Obj = { apiVersion: input.resource.apiVersion, kind: input.resource.kind };
 
-  if (input.backend === 'a9s') {
-    const mr: Obj = { apiVersion: input.resource.apiVersion, kind: input.resource.kind, metadata, spec: {} };
-    applyRecipe(mr, input, composite, where, warnings);
-    set(mr, 'spec.providerConfigRef', providerConfigRef);
-    if (secretRef) set(mr, 'spec.writeConnectionSecretToRef', secretRef);
-    return { name: composedResourceName(input), resource: mr, warnings };
-  }
-
-  const claim = claimRef(composite);
-  if (!claim.name || !claim.namespace) {
-    throw new ComposeError(
-      `cannot name the ${input.resource.kind} ${where}: the composite has no ${CLAIM_NAME_LABEL}/${CLAIM_NAMESPACE_LABEL} labels and no namespace of its own`,
+  let composed: Obj;
+  if (input.wrapper) {
+    // The wrapped object lives beside the claim, named like it (a v2 composite without a claim: like the composite).
+    const claim = claimRef(composite);
+    if (!claim.name || !claim.namespace) {
+      throw new ComposeError(
+        `cannot name the ${input.resource.kind} ${where}: the composite has no ${CLAIM_NAME_LABEL}/${CLAIM_NAMESPACE_LABEL} labels and no namespace of its own`,
+      );
+    }
+    resource.metadata = { name: claim.name, namespace: claim.namespace };
+    applyRecipe(resource, input, composite, where, warnings);
+    composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
+    attempt(`set wrapper.manifestAt "${input.wrapper.manifestAt}" ${where}`, () =>
+      set(composed, (input.wrapper as Wrapper).manifestAt, resource),
     );
+  } else {
+    resource.metadata = metadata;
+    resource.spec = {};
+    applyRecipe(resource, input, composite, where, warnings);
+    composed = resource;
   }
-  const manifest: Obj = {
-    apiVersion: input.resource.apiVersion,
-    kind: input.resource.kind,
-    metadata: { name: claim.name, namespace: claim.namespace },
-  };
-  applyRecipe(manifest, input, composite, where, warnings);
-  const spec: Obj = { forProvider: { manifest }, providerConfigRef };
-  if (secretRef) {
-    spec.connectionDetails = A8S_BINDING_SECRET_KEYS.map((key) => ({
+  set(composed, 'spec.providerConfigRef', providerConfigRef);
+  const from = input.connectionSecret?.fromSecret;
+  if (secretRef && from) {
+    const secret = `${claimRef(composite).name}${from.nameSuffix}`;
+    const details = from.keys.map((key) => ({
       apiVersion: 'v1',
       kind: 'Secret',
-      name: `${claim.name}${A8S_BINDING_SECRET_SUFFIX}`,
-      namespace: claim.namespace,
+      name: secret,
+      namespace: secretRef.namespace,
       fieldPath: `data.${key}`,
       toConnectionSecretKey: key,
     }));
-    spec.writeConnectionSecretToRef = secretRef;
+    attempt(`set connectionSecret.fromSecret.at "${from.at}" ${where}`, () => set(composed, from.at, details));
   }
-  return { name: composedResourceName(input), resource: { apiVersion: OBJECT_API_VERSION, kind: OBJECT_KIND, metadata, spec }, warnings };
+  if (secretRef) set(composed, 'spec.writeConnectionSecretToRef', secretRef);
+  return { name: composedResourceName(input), resource: composed, warnings };
 }

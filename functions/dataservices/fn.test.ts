@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../test/support/catalog';
 import { dataServicesFunction, runFunction, TTL } from './fn';
-import { compositeOf, inputOf, requestOf } from './fixtures';
+import { compositeOf, inputOf, requestOf } from '../../test/support/function';
 
 const apis: Api[] = await loadCatalog();
 const pg = apis.find((a) => a.name === 'postgresql') as Api;

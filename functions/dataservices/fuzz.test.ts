@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../test/support/catalog';
 import { runFunction } from './fn';
-import { allParameters, compositeOf, inputOf, requestOf } from './fixtures';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../test/support/function';
 
 const apis: Api[] = await loadCatalog();
 
@@ -78,6 +78,13 @@ function mutate(r: () => number, v: unknown): unknown {
   return c;
 }
 
+/** The tag Crossplane expects back: the request's `meta.tag`, or empty when the request has none that is a string. */
+function tagOf(req: unknown): string {
+  const meta = (req as { meta?: unknown } | null)?.meta;
+  const tag = typeof meta === 'object' && meta !== null ? (meta as { tag?: unknown }).tag : undefined;
+  return typeof tag === 'string' ? tag : '';
+}
+
 const seeds = Array.from({ length: 300 }, (_, i) => i + 1);
 
 describe('fuzz', () => {
@@ -96,6 +103,7 @@ describe('fuzz', () => {
       decoded = mangled as unknown as RunFunctionRequest;
     }
     const rsp = runFunction(decoded);
+    expect(rsp.meta?.tag, 'the response carries the request tag').toBe(tagOf(decoded));
     expect(rsp.meta?.ttl).toBeDefined();
     expect(Array.isArray(rsp.results)).toBe(true);
     for (const x of rsp.results) if (x.severity === Severity.SEVERITY_FATAL) expect(x.message).toMatch(/^cannot /);
@@ -116,7 +124,7 @@ describe('fuzz', () => {
       return; // grpc-js answers a request it cannot decode with an error status before the handler runs.
     }
     const rsp = runFunction(req);
-    expect(rsp.meta).toBeDefined();
+    expect(rsp.meta?.tag, 'the response carries the request tag').toBe(tagOf(req));
   });
 
   it.each([undefined, null, {}, 42, 'x', [], { meta: null, observed: 'x', desired: 7, input: [] }])(

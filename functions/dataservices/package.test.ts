@@ -5,7 +5,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadCatalog } from '../../test/support/catalog';
 import { crank, crankValidate } from '../../test/tools/crank';
-import { inputOf } from './fixtures';
+import { inputOf } from '../../test/support/function';
 import { functionPackageObjects } from './package';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-fnpkg-'));
@@ -34,16 +34,23 @@ describe('functionPackageObjects', () => {
     const inputs = apis.flatMap((a) =>
       a.backendNames.map((b) => ({ ...inputOf(a, b), metadata: { name: `${b}-${a.name}`, namespace: 'default' } })),
     );
-    const bad = {
-      ...inputOf(apis[0] as never, apis[0]?.backendNames[0] as 'a9s'),
-      metadata: { name: 'bad', namespace: 'default' },
-      providerConfig: {},
-    };
-    writeFileSync(join(tmp, 'inputs.yaml'), yaml([...inputs, bad]));
+    const base = inputOf(apis[0] as never, apis[0]?.backendNames[0] as string);
+    const field = base.fields[0] as { to: string; from?: string };
+    const bad = [
+      { ...base, metadata: { name: 'bad-provider-config', namespace: 'default' }, providerConfig: {} },
+      // The CRD says "exactly one of from and value" with a oneOf (its CEL rule cannot read the untyped value).
+      { ...base, metadata: { name: 'bad-both', namespace: 'default' }, fields: [{ ...field, value: 'x' }] },
+      { ...base, metadata: { name: 'bad-neither', namespace: 'default' }, fields: [{ to: field.to }] },
+    ];
+    writeFileSync(join(tmp, 'inputs.yaml'), yaml([...inputs, ...bad]));
     const r = crankValidate(inject('crank'), join(tmp, 'ext.yaml'), join(tmp, 'inputs.yaml'));
     const failed = r.stdout.split('\n').filter((l) => l.includes('[x]'));
-    expect(failed.length, r.stdout).toBe(1);
-    expect(failed[0]).toContain('bad');
+    expect([...new Set(failed.map((l) => /(bad-[a-z-]+)/.exec(l)?.[1]))].sort(), r.stdout).toEqual([
+      'bad-both',
+      'bad-neither',
+      'bad-provider-config',
+    ]);
+    expect(r.stdout).toContain(`Total ${inputs.length + 3} resources: 0 missing schemas, ${inputs.length} success cases, 3 failure cases`);
     expect(r.stdout).toContain('set exactly one of name and fromFieldPath');
 
     writeFileSync(join(tmp, 'meta-ext.yaml'), yaml([]));

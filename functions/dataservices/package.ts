@@ -2,9 +2,10 @@
  * The Function package's objects: `crossplane.yaml` (meta.pkg.crossplane.io/v1 Function) and the input CRD built
  * from `inputSchema`, so the schema the function validates against is the one Crossplane and editors see.
  */
-import { crdManifest } from '../../apis/crd';
-import { s, type JSONSchemaProps } from '../../apis/schema';
-import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema } from './input';
+import { Function as FunctionMeta } from '../../imports/meta.pkg.crossplane.io';
+import { crdManifest } from '../../lib/crd';
+import { s, type JSONSchemaProps } from '../../lib/schema';
+import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema } from '../../recipe';
 
 export interface FunctionPackageOptions {
   /** @default function-dataservices */
@@ -57,9 +58,7 @@ export function inputCrd(): Record<string, unknown> {
 /** `crossplane.yaml` then the input CRD: the package's objects, in package order. */
 export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<string, unknown>[] {
   return [
-    {
-      apiVersion: 'meta.pkg.crossplane.io/v1',
-      kind: 'Function',
+    FunctionMeta.manifest({
       metadata: {
         name: o.name ?? 'function-dataservices',
         annotations: {
@@ -71,7 +70,7 @@ export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<s
       // No spec.capabilities: the pinned meta schema (Crossplane v1.20, schemas/crossplane-meta) has no such field
       // and a strict validator refuses it; Crossplane v2 takes a Function without capabilities as [composition].
       spec: { crossplane: { version: o.crossplaneVersion ?? '>=v1.17.1' } },
-    },
+    }) as Record<string, unknown>,
     inputCrd(),
   ];
 }

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog, ROOT } from '../../test/support/catalog';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { functionClient, startFunctionProcess, type FunctionProcess } from './client';
+import { functionClient, startFunctionProcess, type FunctionProcess } from '../../test/support/function-process';
 import { runFunction } from './fn';
-import { compositeOf, inputOf, requestOf } from './fixtures';
+import { compositeOf, inputOf, requestOf } from '../../test/support/function';
 import { DEFAULT_TLS_CERTS_DIR, parseServerArgs, serverCredentials } from './server';
 
 describe('parseServerArgs', () => {

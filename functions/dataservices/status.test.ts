@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { failedState, observeStatus, type StatusOutcome } from './status';
 
 type Obj = Record<string, unknown>;
-const input = { backend: 'a9s' as const, service: 'postgresql', status: [{ from: 'status.atProvider.state', to: 'status.managed.state' }] };
+const input = {
+  backend: 'a9s',
+  service: 'postgresql',
+  status: [{ from: 'status.atProvider.state', to: 'status.managed.state' }],
+  failedStatePaths: ['status.atProvider.state'],
+};
+const paths = ['status.atProvider.state', 'status.atProvider.manifest.status.phase'];
 const cond = (type: string, status: string, reason: string, message?: string) => ({
   type,
   status,
@@ -103,6 +109,10 @@ describe('failedState', () => {
     { name: 'no status', observed: {}, want: undefined },
     { name: 'not an object', observed: 'x', want: undefined },
   ])('$name', ({ observed: o, want }) => {
-    expect(failedState(o)).toBe(want);
+    expect(failedState(o, paths)).toBe(want);
+  });
+
+  it('reads only the paths the recipe names', () => {
+    expect(failedState({ status: { atProvider: { state: 'failed' } } }, ['status.atProvider.manifest.status.phase'])).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * resource's Ready condition, and a claim-visible condition carrying the backend's message when it fails.
  */
 import { get, set } from './fieldpath';
-import type { Input } from './input';
+import type { Input } from '../../recipe';
 
 type Obj = Record<string, unknown>;
 
@@ -37,16 +37,12 @@ export function conditionsOf(observed: unknown): ObservedCondition[] {
 /** Reasons of a False Ready condition that are progress, not failure. */
 const PROGRESS = new Set(['Creating', 'Deleting', 'Unavailable', '']);
 
-/** Where backends report their provisioning state: provider-anynines' MR, and the a8s object inside an Object. */
-export const STATE_PATHS = [
-  'status.atProvider.state',
-  'status.atProvider.manifest.status.phase',
-  'status.atProvider.manifest.status.state',
-];
-
-/** The backend's state when it says provisioning failed (`failed`, `Failed`, `failure`), else undefined. */
-export function failedState(observed: unknown): string | undefined {
-  for (const p of STATE_PATHS) {
+/**
+ * The backend's state when it says provisioning failed (`failed`, `Failed`, `failure`) at one of the recipe's
+ * `failedStatePaths`, else undefined.
+ */
+export function failedState(observed: unknown, paths: readonly string[]): string | undefined {
+  for (const p of paths) {
     const v = get(observed, p);
     if (typeof v === 'string' && /^fail/i.test(v.trim())) return v;
   }
@@ -54,7 +50,10 @@ export function failedState(observed: unknown): string | undefined {
 }
 
 /** The status of the composite from the observed composed resource (undefined when not observed yet). */
-export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service'>, observed: Obj | undefined): StatusOutcome {
+export function observeStatus(
+  input: Pick<Input, 'status' | 'failedStatePaths' | 'backend' | 'service'>,
+  observed: Obj | undefined,
+): StatusOutcome {
   const status: Obj = {};
   for (const m of input.status ?? []) {
     if (!m.to.startsWith('status.'))
@@ -82,7 +81,7 @@ export function observeStatus(input: Pick<Input, 'status' | 'backend' | 'service
       },
     };
   }
-  const failed = failedState(observed);
+  const failed = failedState(observed, input.failedStatePaths ?? []);
   if (failed !== undefined) {
     const message = readyC?.status === 'False' && readyC.message ? readyC.message : `the backend reports state "${failed}"`;
     return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${message}` } };

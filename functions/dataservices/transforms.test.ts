@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Transform } from './input';
+import type { Transform } from '../../recipe';
 import { applyTransforms } from './transforms';
 
 describe('applyTransforms', () => {

@@ -1,5 +1,5 @@
-/** The recipe's transforms (apis/mapping.ts `Transform`), applied in order to a value read from the composite. */
-import type { Transform } from './input';
+/** The recipe's transforms (recipe/recipe.ts `Transform`), applied in order to a value read from the composite. */
+import type { Transform } from '../../recipe';
 
 export class TransformError extends Error {
   constructor(message: string) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../test/support/catalog';
-import { inputOf } from './fixtures';
+import { inputOf } from '../../test/support/function';
 import { fieldPathOf, validateInput } from './validate-input';
 
 const apis: Api[] = await loadCatalog();
@@ -32,11 +32,11 @@ describe('validateInput', () => {
       want: ['resource.kind: is required'],
     },
     {
-      name: 'an unknown backend',
+      name: 'a backend that is not a DNS label',
       change: (i) => {
-        i.backend = 'a7s';
+        i.backend = 'A9S';
       },
-      want: ['backend: must be one of "a9s", "a8s"'],
+      want: ['backend: must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"'],
     },
     {
       name: 'a field with from and value',

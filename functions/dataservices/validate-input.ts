@@ -7,7 +7,7 @@
  * the two rule shapes `inputSchema` uses; a new shape fails at load time, so it cannot be skipped silently.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { inputSchema, type Input } from './input';
+import { inputSchema, type Input } from '../../recipe';
 
 type Json = Record<string, unknown>;
 type Rule = { rule: string; message?: string };
@@ -45,6 +45,8 @@ function prepare(schema: Json): { schema: Json; rules: RuleNode } {
       for (const r of v as Rule[]) node.rules.push({ check: compileRule(r.rule), message: r.message ?? `failed rule: ${r.rule}` });
     } else if (k.startsWith('x-kubernetes-')) {
       // Kubernetes extensions mean nothing to ajv; preserve-unknown-fields is handled below.
+    } else if (k === 'oneOf' && schema['x-kubernetes-validations']) {
+      // For the shipped CRD, which cannot compile the CEL rule beside it; the rule says the same, more clearly.
     } else if (k === 'properties') {
       const props: Json = {};
       for (const [name, sub] of Object.entries(v as Json)) {

@@ -1,5 +1,5 @@
 /** Small builders for the cases every plan-based service shares: the transition rules in both directions. */
-import type { Backend } from '../../apis/mapping';
+import type { Backend } from '../../recipe';
 import type { CreateCase, UpdateCase } from './types';
 
 export interface TransitionPlans {

@@ -2,7 +2,7 @@
  * Claim test cases, written from the Klutch reference, shared by the suites that check the XRDs: the offline
  * schema and CEL checks (test/synth) and the real API server suite (test/cluster).
  */
-import type { Backend } from '../../apis/mapping';
+import type { Backend } from '../../recipe';
 
 /** A claim to create: its `spec` (compositionRef is added from `backend`) and whether the API must accept it. */
 export interface CreateCase {

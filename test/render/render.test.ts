@@ -8,16 +8,17 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { stringify } from 'yaml';
 import type { Api } from '../../apis/api';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { startFunctionProcess, type FunctionProcess } from '../../functions/dataservices/client';
+import { startFunctionProcess, type FunctionProcess } from '../support/function-process';
 import { exampleClaim, render } from '../../synth/synth';
 import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
-import { crank, crankValidate } from '../tools/crank';
+import { compositeOf } from '../support/function';
+import { crankRender, crankValidate } from '../tools/crank';
 
 type Obj = Record<string, any>;
-const yaml = (objs: unknown[]) => objs.map((o) => `---\n${stringify(o)}`).join('');
+// JSON documents: Go's YAML 1.1 reader would turn an unquoted `on` written by a YAML 1.2 writer into true.
+const yaml = (objs: unknown[]) => objs.map((o) => `---\n${JSON.stringify(o)}\n`).join('');
 const RESOURCE_NAME = 'crossplane.io/composition-resource-name';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-render-'));
@@ -28,34 +29,11 @@ let files: Map<string, string>;
 interface Case {
   readonly id: string;
   readonly api: Api;
-  readonly backend: 'a9s' | 'a8s';
+  readonly backend: string;
   readonly composite: Obj;
   readonly composition: string;
 }
 const cases: Case[] = [];
-
-function compositeOfClaim(claim: Obj, api: Api, composition: string): Obj {
-  const name = claim.metadata.name as string;
-  const namespace = (claim.metadata.namespace as string | undefined) ?? 'default';
-  return {
-    apiVersion: claim.apiVersion,
-    kind: `X${claim.kind}`,
-    metadata: {
-      name: `${name}-r4nd0`,
-      labels: {
-        ...(claim.metadata.labels ?? {}),
-        'crossplane.io/claim-name': name,
-        'crossplane.io/claim-namespace': namespace,
-        'crossplane.io/composite': `${name}-r4nd0`,
-      },
-    },
-    spec: {
-      ...structuredClone(claim.spec),
-      compositionRef: { name: composition },
-      claimRef: { apiVersion: api.apiVersion, kind: api.kind, name, namespace },
-    },
-  };
-}
 
 /** The provider-anynines `status.atProvider.<f>` fields the recipe copies to `status.managed.<f>`. */
 function a9sFields(c: Case): string[] {
@@ -66,40 +44,13 @@ function a9sFields(c: Case): string[] {
 }
 
 function renderCase(c: Case, observed?: Obj[]): Obj[] {
-  const dir = join(tmp, c.id);
-  const xr = join(`${dir}-xr.yaml`);
-  const comp = join(`${dir}-composition.yaml`);
-  const fns = join(`${dir}-functions.yaml`);
-  writeFileSync(xr, yaml([c.composite]));
-  writeFileSync(comp, c.composition);
-  const composition = parseYaml(c.composition)[0] as Obj;
-  const fnName = composition.spec.pipeline[0].functionRef.name as string;
-  writeFileSync(
-    fns,
-    yaml([
-      {
-        apiVersion: 'pkg.crossplane.io/v1beta1',
-        kind: 'Function',
-        metadata: {
-          name: fnName,
-          annotations: {
-            'render.crossplane.io/runtime': 'Development',
-            'render.crossplane.io/runtime-development-target': `dns:///127.0.0.1:${fp.port}`,
-          },
-        },
-        spec: { package: 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0' },
-      },
-    ]),
-  );
-  const args = ['render', xr, comp, fns, '-r'];
-  if (observed) {
-    const obs = `${dir}-observed.yaml`;
-    writeFileSync(obs, yaml(observed));
-    args.push('-o', obs);
-  }
-  const r = crank(inject('crank'), args);
-  if (r.status !== 0) throw new Error(`crank render ${c.id}: ${r.stderr}`);
-  return parseYaml(r.stdout).filter((d) => d !== null) as Obj[];
+  return crankRender(inject('crank'), {
+    composite: c.composite,
+    composition: c.composition,
+    functionPort: fp.port,
+    observed,
+    dir: join(tmp, `${c.id}${observed ? '-observed' : ''}`),
+  }) as Obj[];
 }
 
 beforeAll(async () => {
@@ -117,7 +68,10 @@ beforeAll(async () => {
         id: `${backend}-${api.name}`,
         api,
         backend,
-        composite: compositeOfClaim(claim, api, api.compositionName(backend)),
+        composite: compositeOf(api, backend, claim.spec as Obj, {
+          name: claim.metadata.name as string,
+          namespace: claim.metadata.namespace as string,
+        }),
         composition: files.get(path) as string,
       });
     }

@@ -19,7 +19,7 @@
  * server's (`Required value`, `Unsupported value: "x": supported values: "a", "b"`, `unknown field "spec.x"`).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { JSONSchemaProps } from '../../apis/schema';
+import type { JSONSchemaProps } from '../../lib/schema';
 import { claimCrd, compositeCrd, type Xrd } from './xcrd';
 
 export interface ValidationResult {

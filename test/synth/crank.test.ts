@@ -9,25 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { crank, crankValidate } from '../tools/crank';
+import { loadCases } from '../cases';
 import type { ApiCases, CreateCase } from '../cases/types';
 import { loadCatalog, ROOT, runSynth } from '../support/catalog';
 import { exampleClaim, render, toYaml } from '../../synth/synth';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-crank-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** Every test/cases/*.cases.ts, by API name. */
-async function loadCases(): Promise<Map<string, ApiCases>> {
-  const dir = join(ROOT, 'test', 'cases');
-  const out = new Map<string, ApiCases>();
-  for (const f of readdirSync(dir)
-    .filter((x) => x.endsWith('.cases.ts'))
-    .sort()) {
-    const c = ((await import(join(dir, f))) as { default: ApiCases }).default;
-    out.set(c.api, c);
-  }
-  return out;
-}
 
 function claim(api: Api, name: string, c: Pick<CreateCase, 'backend' | 'spec'>): Record<string, unknown> {
   return {
@@ -60,7 +48,7 @@ describe('crank beta validate', () => {
 
   beforeAll(async () => {
     apis = await loadCatalog();
-    cases = await loadCases();
+    cases = new Map((await loadCases(apis)).map((c) => [c.api, c]));
     const files = render({ apis, outdir: 'unused' });
     const xrds = [...files].filter(([p]) => p.endsWith('/definition.yaml')).map(([, t]) => t);
     writeFileSync(join(tmp, 'xrds.yaml'), xrds.join('---\n'));

@@ -1,5 +1,5 @@
 /** What `npm run synth` writes: the layout a user reads, the v2 target, and byte-for-byte stable output. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -109,6 +109,32 @@ describe('provider dependencies', () => {
       { provider: 'registry.example.com/a9s/provider-anynines', version: '>=v1.7.0' },
       { provider: 'registry.example.com/pk', version: 'v0.19.0' },
     ]);
+  });
+
+  it('puts --setting values into every a9s instance and refuses a setting no recipe reads', () => {
+    const out = join(tmp, 'settings');
+    const org = '8c1f4c0e-1111-4b1e-9d5a-000000000abc';
+    const r = runSynth(['--out', out, '--quiet', '--setting', `a9s.organizationGuid=${org}`, '--setting', 'a9s.spaceGuid=space-1']);
+    expect(r.stderr).toBe('');
+    const apis = join(out, 'packages', 'dataservices', 'apis');
+    const instances = readdirSync(apis).filter((a) => existsSync(join(apis, a, 'composition-a9s.yaml')));
+    let checked = 0;
+    for (const a of instances) {
+      const text = readFileSync(join(apis, a, 'composition-a9s.yaml'), 'utf8');
+      if (!text.includes('kind: ServiceInstance')) continue;
+      checked++;
+      expect(text, a).toContain(`to: spec.forProvider.organizationGuid\n            value: ${org}`);
+      expect(text, a).toContain('to: spec.forProvider.spaceGuid\n            value: space-1');
+    }
+    expect(checked, 'the eight a9s instance services').toBe(8);
+    const typo = runSynth(['--out', join(tmp, 'typo'), '--setting', 'a9s.orgGuid=x']);
+    expect(typo.status).toBe(1);
+    expect(typo.stderr).toBe(
+      'synth: setting "a9s.orgGuid" is read by no recipe of the catalog; the catalog reads a9s.organizationGuid, a9s.spaceGuid\n',
+    );
+    const bad = runSynth(['--out', join(tmp, 'typo'), '--setting', 'spaceGuid']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--setting must be <backend>.<name>=<value>');
   });
 
   it('rejects a provider without a version constraint, naming the option and the form', () => {

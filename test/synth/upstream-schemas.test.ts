@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { inputSchema } from '../../functions/dataservices/input';
+import { inputSchema } from '../../recipe';
 import { validatorFor, type Validator } from '../support/openapi';
 import { parseYaml, ROOT, synthCatalog } from '../support/catalog';
 

@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
 import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperModule } from './go';
 
@@ -72,4 +73,59 @@ export function crankValidate(bin: string, extensions: string, resources: string
     CROSSPLANE_IMAGE,
     '--error-on-missing-schemas',
   ]);
+}
+
+export interface RenderOptions {
+  /** The composite resource (an XR, as Crossplane makes it of a claim). */
+  readonly composite: Record<string, unknown>;
+  /** The Composition, as YAML (what synth wrote). */
+  readonly composition: string;
+  /** The port of a function process serving without TLS (`--insecure`), rendered with the Development runtime. */
+  readonly functionPort: number;
+  /** Observed composed resources (`-o`), for the passes after the first. */
+  readonly observed?: readonly Record<string, unknown>[];
+  /** A scratch folder for the files crank reads. */
+  readonly dir: string;
+}
+
+/**
+ * `crank render` of one composite through a Composition whose step calls a running function (the Development
+ * runtime, no Docker): the documents crank prints (the XR, the composed resources, `-r` results). Throws with
+ * crank's stderr when it fails.
+ */
+export function crankRender(bin: string, o: RenderOptions): Record<string, unknown>[] {
+  mkdirSync(o.dir, { recursive: true });
+  const write = (name: string, content: string) => {
+    const path = join(o.dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  // JSON documents: Go's YAML 1.1 reader would turn an unquoted `on` written by a YAML 1.2 writer into true.
+  const yaml = (docs: readonly unknown[]) => docs.map((d) => `---\n${JSON.stringify(d)}\n`).join('');
+  const composition = parse(o.composition) as { spec: { pipeline: { functionRef: { name: string } }[] } };
+  const functions = {
+    apiVersion: 'pkg.crossplane.io/v1beta1',
+    kind: 'Function',
+    metadata: {
+      name: composition.spec.pipeline[0]?.functionRef.name,
+      annotations: {
+        'render.crossplane.io/runtime': 'Development',
+        'render.crossplane.io/runtime-development-target': `dns:///127.0.0.1:${o.functionPort}`,
+      },
+    },
+    spec: { package: 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0' },
+  };
+  const args = [
+    'render',
+    write('xr.yaml', yaml([o.composite])),
+    write('composition.yaml', o.composition),
+    write('functions.yaml', yaml([functions])),
+    '-r',
+  ];
+  if (o.observed) args.push('-o', write('observed.yaml', yaml(o.observed)));
+  const r = crank(bin, args);
+  if (r.status !== 0) throw new Error(`crank render failed: ${r.stderr}`);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Record<string, unknown> | null)
+    .filter((d): d is Record<string, unknown> => d !== null);
 }

@@ -1,33 +1,54 @@
-/** Small builders for the function's tests, the render test and the bench: composites, requests, sample values. */
+/**
+ * Builders for the tests and benches of the composition function: the composite Crossplane makes of a claim, a
+ * Composition's step input, a RunFunction request, sample parameter values. Shared by the function's unit tests,
+ * the crank render suite and bench/function.
+ */
 import { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import type { Api } from '../../apis/api';
-import type { JSONSchemaProps } from '../../apis/schema';
-import { compositionInput, type A9sPlatform } from '../../compositions/composition';
-import type { Backend, Input } from './input';
+import { A9S_SETTINGS } from '../../backends';
+import type { JSONSchemaProps } from '../../lib/schema';
+import { inputFor, type Backend, type Input, type Recipe } from '../../recipe';
 
 type Obj = Record<string, unknown>;
 
-export const PLATFORM: A9sPlatform = { organizationGuid: 'org-guid', spaceGuid: 'space-guid' };
+/** Platform settings the tests compose with (recognisable values instead of the defaults). */
+export const SETTINGS = { [A9S_SETTINGS.organizationGuid]: 'org-guid', [A9S_SETTINGS.spaceGuid]: 'space-guid' };
 
-/** The composite Crossplane makes of a claim (v1 target): kind X<Kind>, claim labels, spec copied, composition ref. */
-export function compositeOf(api: Api, backend: Backend, spec: Obj, claim = { name: 'my-claim', namespace: 'team-a' }): Obj {
+export interface ClaimRef {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The composite Crossplane makes of a claim (v1 target): kind X<Kind>, a generated name, the claim's labels plus
+ * Crossplane's claim labels, the spec copied with the composition reference and the claim reference.
+ */
+export function compositeOf(api: Api, backend: Backend, spec: Obj, claim: ClaimRef = { name: 'my-claim', namespace: 'team-a' }): Obj {
+  const name = `${claim.name}-x7k2p`;
   return {
     apiVersion: api.apiVersion,
     kind: `X${api.kind}`,
     metadata: {
-      name: `${claim.name}-x7k2p`,
+      name,
       labels: {
+        ...(claim.labels ?? {}),
         'crossplane.io/claim-name': claim.name,
         'crossplane.io/claim-namespace': claim.namespace,
-        'crossplane.io/composite': `${claim.name}-x7k2p`,
+        'crossplane.io/composite': name,
       },
     },
-    spec: { ...structuredClone(spec), compositionRef: { name: api.compositionName(backend) } },
+    spec: {
+      ...structuredClone(spec),
+      compositionRef: { name: api.compositionName(backend) },
+      claimRef: { apiVersion: api.apiVersion, kind: api.kind, name: claim.name, namespace: claim.namespace },
+    },
   };
 }
 
+/** The step input synth writes into the Composition of one backend of an API. */
 export function inputOf(api: Api, backend: Backend): Input {
-  return compositionInput(api, backend, PLATFORM);
+  return inputFor(api.backends[backend] as Recipe, { backend, service: api.name, settings: SETTINGS });
 }
 
 /** A request as Crossplane sends it: observed composite (and resources), the step input, a tag. */

@@ -1,4 +1,4 @@
-/** A RunFunction client and a bundled-function process, for the server test, the render test and the bench. */
+/** A RunFunction client and a process running the bundled function, for the server test, the render tests and the bench. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';

@@ -4,8 +4,16 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import type { PrinterColumn } from './api';
 import type { Schema } from './schema';
+
+/** An additional printer column of a CRD (`kubectl get` output). */
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+  readonly priority?: number;
+}
 
 export interface CrdVersion {
   readonly name: string;

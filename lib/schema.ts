@@ -104,6 +104,11 @@ export interface ObjectOptions extends CommonOptions {
   readonly maxProperties?: number;
   /** How server-side apply merges the object: `atomic` replaces it whole (references, selectors). @default granular */
   readonly mapType?: 'atomic' | 'granular';
+  /**
+   * Exactly one of these sets of properties is present (`oneOf` of `required` lists): the structural way to say
+   * "set exactly one of from and value" where a CEL rule cannot see an untyped property.
+   */
+  readonly oneOfRequired?: readonly (readonly string[])[];
 }
 
 export interface IntOrStringOptions extends CommonOptions {
@@ -249,6 +254,15 @@ export const s = {
       p.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, v.toJSON()]));
     }
     if (o?.required && o.required.length > 0) p.required = [...o.required];
+    for (const set of o?.oneOfRequired ?? []) {
+      for (const r of set) {
+        if (!(r in properties))
+          throw new Error(
+            `object schema: oneOfRequired property "${r}" is not among its properties [${Object.keys(properties).join(', ')}]`,
+          );
+      }
+    }
+    if (o?.oneOfRequired?.length) p.oneOf = o.oneOfRequired.map((set) => ({ required: [...set] }));
     if (o?.preserveUnknownFields) p['x-kubernetes-preserve-unknown-fields'] = true;
     if (o?.mapType) p['x-kubernetes-map-type'] = o.mapType;
     pick(p, o, ['default', 'minProperties', 'maxProperties']);

@@ -1,18 +1,18 @@
 /**
  * The vocabulary of a composition recipe: how the fields of a data-service API reach one backend's resource.
  *
- * A data service's definition (apis/) states its recipe per backend in these terms; compositions/ writes the recipe
- * into a Composition step's input; the function (functions/dataservices/) reads it and composes. The function's
- * `Input` is a `Recipe` plus the backend and service it is for, so this file and `functions/dataservices/input.ts`
- * are the one contract between the three parts.
+ * A recipe is data. Backend modules (backends/) produce recipes for the catalog (apis/); synth writes them into
+ * each Composition's step input (`inputFor`, input.ts); the function (functions/dataservices/) executes them and
+ * knows no backend. Everything a backend means — which resource, whether it is wrapped in another (a
+ * provider-kubernetes Object), which fields the platform adds, where it reports failure, where credentials come
+ * from — is said here, so adding a backend never changes the function.
  *
  * Field paths use Crossplane's fieldpath syntax: `spec.parameters.maxConnections`,
  * `metadata.labels[crossplane.io/claim-name]`, `spec.items[0].name`.
  */
 
-/** The backends a data service can be composed on. */
-export const BACKENDS = ['a9s', 'a8s'] as const;
-export type Backend = (typeof BACKENDS)[number];
+/** A backend's name, a DNS label: it prefixes its Compositions (`a9s-postgresql`). */
+export type Backend = string;
 
 /** A step applied to a value on its way from the composite to the composed resource. */
 export type Transform =
@@ -29,17 +29,22 @@ export type Transform =
 
 export const TRANSFORM_TYPES = ['trimPrefix', 'toInteger', 'lowercase', 'format', 'map'] as const;
 
-/** Sets one field of the composed resource, from a composite field or a constant. */
+/** Sets one field of the composed resource, from a composite field, a constant, or a synth setting. */
 export interface FieldMapping {
-  /** Path in the composed resource (for a8s: in the wrapped a8s object, not the Object). */
+  /** Path in the composed resource (for a wrapped resource: in the wrapped object, not the wrapper). */
   readonly to: string;
-  /** Path in the composite resource. Exactly one of `from` and `value` is set. */
+  /** Path in the composite resource. Exactly one of `from`, `value` and `setting` is set. */
   readonly from?: string;
   /** A constant. */
   readonly value?: unknown;
+  /**
+   * A platform setting synth fills in (`a9s.organizationGuid`), from its options or else `default`; it becomes a
+   * `value` in the Composition, so the function never sees it.
+   */
+  readonly setting?: string;
   /** Applied in order to the value read from `from`. */
   readonly transforms?: readonly Transform[];
-  /** Used when `from` is not set on the composite; without a default, a missing `from` skips the field. */
+  /** Used when `from` (or `setting`) is not set; without a default, a missing `from` skips the field. */
   readonly default?: unknown;
   /** A composite without `from` set is an error (Fatal result) rather than a skipped field. */
   readonly required?: boolean;
@@ -49,14 +54,14 @@ export interface FieldMapping {
 export interface ParameterMapping {
   /** Path below the composite's `spec.parameters` (`maxConnections`, `setClusterParameter.changeStreamOptions`). */
   readonly from: string;
-  /** Path below `Input.parametersTo` in the composed resource (`max_connections`, `tempFileLimitKiloBytes`). */
+  /** Path below `Recipe.parametersTo` in the composed resource (`max_connections`, `tempFileLimitKiloBytes`). */
   readonly to: string;
   readonly transforms?: readonly Transform[];
 }
 
 /** Copies one observed field of the composed resource back to the composite. */
 export interface StatusMapping {
-  /** Path in the observed composed resource (for a8s: in the Object, e.g. `status.atProvider.manifest.status`). */
+  /** Path in the observed composed resource (for a wrapped resource, in the wrapper: `status.atProvider.manifest.status`). */
   readonly from: string;
   /** Path in the composite, below `status` (`status.managed.state`). */
   readonly to: string;
@@ -78,14 +83,38 @@ export interface PlanTable {
   readonly plans: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 }
 
+/**
+ * The resource is wrapped in another that a provider reconciles (provider-kubernetes' Object): the composed
+ * resource is the wrapper, the resource sits at `manifestAt`, named and namespaced like the claim (on a namespaced
+ * v2 composite without a claim: like the composite).
+ */
+export interface Wrapper {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Path of the wrapped resource in the wrapper (`spec.forProvider.manifest`). */
+  readonly manifestAt: string;
+}
+
+/** Writes the composed resource's connection details to `<claim-name><nameSuffix>` in the claim's namespace. */
+export interface ConnectionSecret {
+  readonly nameSuffix: string;
+  /**
+   * For a resource that does not publish connection details itself, the Secret its backend writes and the keys to
+   * publish from it: listed at `at` in the composed resource (provider-kubernetes' `spec.connectionDetails`), each a
+   * `data.<key>` of the Secret `<claim-name><nameSuffix>` in the claim's namespace.
+   */
+  readonly fromSecret?: { readonly at: string; readonly nameSuffix: string; readonly keys: readonly string[] };
+}
+
 /** Everything the function needs to compose one resource of one backend for one API. */
 export interface Recipe {
-  /** apiVersion and kind of the composed resource: the MR (a9s) or the a8s object the Object wraps (a8s). */
+  /** apiVersion and kind of the resource: the managed resource itself, or (with `wrapper`) the wrapped object. */
   readonly resource: { readonly apiVersion: string; readonly kind: string };
+  readonly wrapper?: Wrapper;
   readonly providerConfig: ProviderConfigSelector;
-  /** Fields set on the composed resource. */
+  /** Fields set on the resource. */
   readonly fields: readonly FieldMapping[];
-  /** Where parameters go in the composed resource (`spec.forProvider.parameters`, `spec`). */
+  /** Where parameters go in the resource (`spec.forProvider.parameters`, `spec`). */
   readonly parametersTo?: string;
   readonly parameters?: readonly ParameterMapping[];
   /** Parameters the XRD accepts that this backend does not offer: reported as a warning, never silently dropped. */
@@ -93,9 +122,13 @@ export interface Recipe {
   readonly planTable?: PlanTable;
   /** Labels set on the composed resource from composite fields (`klutch.io/instance-type`). */
   readonly labels?: readonly LabelMapping[];
-  /** Write the composed resource's connection details to `<claim-name><suffix>` in the claim's namespace. */
-  readonly connectionSecret?: { readonly nameSuffix: string };
+  readonly connectionSecret?: ConnectionSecret;
   readonly status?: readonly StatusMapping[];
+  /**
+   * Where the backend reports its provisioning state in the observed composed resource; a value starting with
+   * "fail" (`failed`, `Failed`, `failure`) fails the composite with the backend's message.
+   */
+  readonly failedStatePaths?: readonly string[];
 }
 
 /** Sets one label of the composed resource from a composite field. */

@@ -1,0 +1,175 @@
+/**
+ * The a8s backend: data services on Kubernetes, run by the a8s operators. Klutch composes each a8s object
+ * (postgresql.anynines.com Postgresql, servicebindings.anynines.com ServiceBinding, backups.anynines.com Backup and
+ * Restore) wrapped in a provider-kubernetes Object that creates it in the claim's namespace. Everything the a8s
+ * backend means for a recipe is here: the wrapping, the provider config, the plan → resources table, where the
+ * operators report status and failure, and the Secret a binding's credentials come from.
+ */
+import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform, Wrapper } from '../recipe';
+
+export const A8S = 'a8s';
+
+/** provider-kubernetes' Object, the version whose schema ships in schemas/provider-kubernetes (its storage version). */
+export const A8S_WRAPPER: Wrapper = {
+  apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+  kind: 'Object',
+  manifestAt: 'spec.forProvider.manifest',
+};
+
+/** provider-kubernetes' ProviderConfig that Klutch's a8s compositions use. */
+export const A8S_PROVIDER_CONFIG = 'kubernetes-provider';
+
+/** The wrapped a8s object's observed status and the Object's conditions, copied to `status.managed`. */
+export const A8S_STATUS: readonly StatusMapping[] = [
+  { from: 'status.atProvider.manifest.status', to: 'status.managed' },
+  { from: 'status.conditions', to: 'status.managed.conditions' },
+];
+
+/** Where the a8s operators report an object's state inside the Object (`Failed` fails the composite). */
+export const A8S_FAILED_STATE_PATHS = ['status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.state'] as const;
+
+/**
+ * The Secret the a8s service-binding controller writes beside a binding (`<binding name>-service-binding`) and its
+ * keys: published through the Object's connectionDetails into the claim's `<claim-name>-creds`.
+ */
+export const A8S_BINDING_SECRET = {
+  at: 'spec.connectionDetails',
+  nameSuffix: '-service-binding',
+  keys: ['database', 'instance_service', 'password', 'username'],
+} as const;
+
+export interface A8sObjectProps {
+  /** The a8s object's apiVersion and kind. */
+  readonly resource: { readonly apiVersion: string; readonly kind: string };
+  readonly fields: readonly FieldMapping[];
+  /** @default kubernetes-provider */
+  readonly providerConfigName?: string;
+  /** The claim's credentials Secret `<claim-name><suffix>`, filled from the a8s binding Secret. */
+  readonly connectionSecretSuffix?: string;
+}
+
+/** A recipe for one a8s object, wrapped in a provider-kubernetes Object. */
+export function a8sObject(p: A8sObjectProps): Recipe {
+  return {
+    resource: p.resource,
+    wrapper: A8S_WRAPPER,
+    providerConfig: { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG },
+    fields: p.fields,
+    ...(p.connectionSecretSuffix ? { connectionSecret: { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } } : {}),
+    status: A8S_STATUS,
+    failedStatePaths: A8S_FAILED_STATE_PATHS,
+  };
+}
+
+/** The a8s PostgreSQL kind every a8s operation refers to. */
+export const A8S_POSTGRESQL = { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql' } as const;
+
+/** An a8s object reference (`apiVersion`, `kind`, `name`) to the PostgreSQL instance the claim names. */
+export function postgresqlRef(at: string): FieldMapping[] {
+  return [
+    { to: `${at}.apiVersion`, value: A8S_POSTGRESQL.apiVersion },
+    { to: `${at}.kind`, value: A8S_POSTGRESQL.kind },
+    { from: 'spec.instanceRef', to: `${at}.name`, required: true },
+  ];
+}
+
+/** The a8s backup manager's `spec.serviceInstance` (`apiGroup`, `kind`, `name`). */
+export function postgresqlService(): FieldMapping[] {
+  return [
+    { to: 'spec.serviceInstance.apiGroup', value: 'postgresql.anynines.com' },
+    { to: 'spec.serviceInstance.kind', value: A8S_POSTGRESQL.kind },
+    { from: 'spec.instanceRef', to: 'spec.serviceInstance.name', required: true },
+  ];
+}
+
+/** Resources per plan size. */
+export interface A8sSize {
+  readonly volumeSize: string;
+  readonly cpu: string;
+  readonly memory: string;
+}
+
+/** A plan as the a8s backend needs it: its name, topology and size. */
+export interface A8sPlan {
+  readonly name: string;
+  readonly topology: string;
+  readonly size: string;
+}
+
+/** What an a8s offering of a plan-based service adds to the services and plans every backend has. */
+export interface A8sOffering {
+  readonly services: readonly string[];
+  readonly plans: readonly A8sPlan[];
+  /** @default kubernetes-provider */
+  readonly providerConfigName?: string;
+  /** The a8s object the composition wraps into a provider-kubernetes Object. */
+  readonly resource: { readonly apiVersion: string; readonly kind: string };
+  /** `spec.version` is the service name without this prefix, as an integer (`a9s-postgresql13` → 13). */
+  readonly versionPrefix: string;
+  /** Resources per size; every size of the a8s plans needs an entry. */
+  readonly sizes: Readonly<Record<string, A8sSize>>;
+  /** Replicas per topology; every topology of the a8s plans needs an entry. */
+  readonly replicas: Readonly<Partial<Record<string, number>>>;
+}
+
+/** Checks what only an a8s offering has; `fail(field, problem, fix)` throws the definition's error. */
+export function checkA8sOffering(o: A8sOffering, fail: (field: string, problem: string, fix: string) => never): void {
+  for (const plan of o.plans) {
+    if (!o.sizes[plan.size])
+      fail(`a8s.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add volumeSize, cpu and memory for it');
+    if (o.replicas[plan.topology] === undefined) {
+      fail(`a8s.replicas.${plan.topology}`, `is missing (plan "${plan.name}" uses it)`, 'add the number of replicas for it');
+    }
+  }
+  for (const v of o.services) {
+    if (!v.startsWith(o.versionPrefix) || !/^[0-9]+$/.test(v.slice(o.versionPrefix.length))) {
+      fail(
+        'a8s.versionPrefix',
+        `"${o.versionPrefix}" does not leave a number of service "${v}"`,
+        'use the prefix before the version digits',
+      );
+    }
+  }
+}
+
+export interface A8sInstanceProps {
+  readonly offering: A8sOffering;
+  readonly parameters: readonly ParameterMapping[];
+  readonly ignoredParameters: readonly string[];
+  readonly extraFields?: readonly FieldMapping[];
+}
+
+/** The a8s object of a plan-based data service: version from the service, resources and replicas from the plan. */
+export function a8sInstance(p: A8sInstanceProps): Recipe {
+  const o = p.offering;
+  const version: Transform[] = [{ type: 'trimPrefix', prefix: o.versionPrefix }, { type: 'toInteger' }];
+  return {
+    ...a8sObject({
+      resource: o.resource,
+      providerConfigName: o.providerConfigName,
+      fields: [{ from: 'spec.service', to: 'spec.version', required: true, transforms: version }, ...(p.extraFields ?? [])],
+    }),
+    parametersTo: 'spec.parameters',
+    parameters: p.parameters,
+    ignoredParameters: p.ignoredParameters,
+    planTable: {
+      fromFieldPath: 'spec.plan',
+      plans: Object.fromEntries(
+        o.plans.map((plan) => {
+          const size = o.sizes[plan.size] as A8sSize;
+          return [
+            plan.name,
+            {
+              'spec.replicas': o.replicas[plan.topology],
+              'spec.volumeSize': size.volumeSize,
+              'spec.resources.requests.cpu': size.cpu,
+              'spec.resources.limits.cpu': size.cpu,
+              'spec.resources.requests.memory': size.memory,
+              'spec.resources.limits.memory': size.memory,
+            },
+          ];
+        }),
+      ),
+    },
+  };
+}

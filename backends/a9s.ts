@@ -1,0 +1,88 @@
+/**
+ * The a9s backend: data services on VMs, provisioned by the a9s service brokers through provider-anynines' managed
+ * resources (dataservices.anynines.com/v1 ServiceInstance, ServiceBinding, Backup, Restore). Everything the a9s
+ * backend means for a recipe is here: the MR kinds, the broker's provider configs, the Cloud Foundry org and space
+ * every instance carries, where the broker reports status and failure.
+ */
+import type { FieldMapping, LabelMapping, ParameterMapping, ProviderConfigSelector, Recipe, StatusMapping } from '../recipe';
+
+export const A9S = 'a9s';
+/** provider-anynines' managed resources. */
+export const A9S_API_VERSION = 'dataservices.anynines.com/v1';
+
+/** The platform settings of the a9s backend (`--a9s-organization-guid`, ...): one CF org and space for all instances, as in Klutch. */
+export const A9S_SETTINGS = { organizationGuid: 'a9s.organizationGuid', spaceGuid: 'a9s.spaceGuid' } as const;
+/** Placeholders until an operator sets the platform's GUIDs (Klutch hard-codes its own). */
+export const A9S_DEFAULT_PLATFORM = {
+  organizationGuid: '00000000-0000-4000-8000-000000000001',
+  spaceGuid: '00000000-0000-4000-8000-000000000002',
+} as const;
+
+/** Where provider-anynines reports the broker's operation state (`failed` fails the composite). */
+export const A9S_FAILED_STATE_PATHS = ['status.atProvider.state'] as const;
+
+/** provider-anynines `status.atProvider.<f>` → `status.managed.<f>`, plus the MR's conditions, as Klutch maps them. */
+export function managedStatus(fields: readonly string[]): StatusMapping[] {
+  return [
+    ...fields.map((f) => ({ from: `status.atProvider.${f}`, to: `status.managed.${f}` })),
+    { from: 'status.conditions', to: 'status.managed.conditions' },
+  ];
+}
+
+/** Status every service instance reports. */
+export const A9S_INSTANCE_STATUS = managedStatus(['createdAt', 'provisionedAt', 'state', 'updatedAt']);
+
+export interface A9sResourceProps {
+  /** The provider-anynines kind: ServiceInstance, ServiceBinding, Backup or Restore. */
+  readonly kind: string;
+  readonly providerConfig: ProviderConfigSelector;
+  readonly fields: readonly FieldMapping[];
+  /** Fields of `status.atProvider` copied to `status.managed`. */
+  readonly status: readonly string[];
+  readonly labels?: readonly LabelMapping[];
+  /** The MR writes its connection details to `<claim-name><suffix>` in the claim's namespace. */
+  readonly connectionSecretSuffix?: string;
+}
+
+/** A recipe for one provider-anynines managed resource. */
+export function a9sResource(p: A9sResourceProps): Recipe {
+  return {
+    resource: { apiVersion: A9S_API_VERSION, kind: p.kind },
+    providerConfig: p.providerConfig,
+    fields: p.fields,
+    ...(p.labels ? { labels: p.labels } : {}),
+    ...(p.connectionSecretSuffix ? { connectionSecret: { nameSuffix: p.connectionSecretSuffix } } : {}),
+    status: managedStatus(p.status),
+    failedStatePaths: A9S_FAILED_STATE_PATHS,
+  };
+}
+
+export interface A9sInstanceProps {
+  /** The broker's ProviderConfig (`<service>-service-broker`). */
+  readonly providerConfigName: string;
+  readonly parameters: readonly ParameterMapping[];
+  readonly ignoredParameters: readonly string[];
+  /** Further spec fields of the service (none for most). */
+  readonly extraFields?: readonly FieldMapping[];
+}
+
+/** The ServiceInstance of a plan-based data service: service and plan, parameters, and the platform's org and space. */
+export function a9sInstance(p: A9sInstanceProps): Recipe {
+  return {
+    resource: { apiVersion: A9S_API_VERSION, kind: 'ServiceInstance' },
+    providerConfig: { name: p.providerConfigName },
+    fields: [
+      { from: 'spec.acceptsIncomplete', to: 'spec.forProvider.acceptsIncomplete', default: true },
+      { from: 'spec.service', to: 'spec.forProvider.serviceName', required: true },
+      { from: 'spec.plan', to: 'spec.forProvider.planName', required: true },
+      ...(p.extraFields ?? []),
+      { to: 'spec.forProvider.organizationGuid', setting: A9S_SETTINGS.organizationGuid, default: A9S_DEFAULT_PLATFORM.organizationGuid },
+      { to: 'spec.forProvider.spaceGuid', setting: A9S_SETTINGS.spaceGuid, default: A9S_DEFAULT_PLATFORM.spaceGuid },
+    ],
+    parametersTo: 'spec.forProvider.parameters',
+    parameters: p.parameters,
+    ignoredParameters: p.ignoredParameters,
+    status: A9S_INSTANCE_STATUS,
+    failedStatePaths: A9S_FAILED_STATE_PATHS,
+  };
+}

@@ -1,0 +1,136 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { Controller, type Reconcile } from './controller';
+import { TerminalError } from './errors';
+
+const until = async (what: string, f: () => boolean, ms = 3000) => {
+  const deadline = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+function harness(reconcile: Reconcile, workers = 1) {
+  const registry = new Registry();
+  const c = new Controller({ name: 'test', reconcile, workers, registry, baseDelayMs: 10, maxDelayMs: 40 });
+  const ac = new AbortController();
+  const running = c.run(ac.signal);
+  return { c, registry, stop: async () => (ac.abort(), await running) };
+}
+
+const count = async (registry: Registry, result: string) =>
+  (await registry.getSingleMetric('klutch_controller_reconcile_total')?.get())?.values.find((v) => v.labels.result === result)?.value ?? 0;
+
+describe('Controller', () => {
+  it('reconciles each enqueued key; a key enqueued many times while waiting is reconciled once', async () => {
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const h = harness(async (key) => {
+      if (key === 'first') await gate;
+      seen.push(key);
+    });
+    h.c.enqueue('first');
+    await until('first in flight', () => h.c.queue.inFlight === 1);
+    for (let i = 0; i < 5; i++) h.c.enqueue('a');
+    release();
+    await until('a reconciled', () => seen.includes('a'));
+    await h.stop();
+    expect(seen).toEqual(['first', 'a']);
+  });
+
+  it('retries an error with backoff until it succeeds, and counts each outcome', async () => {
+    let calls = 0;
+    const h = harness(async () => {
+      calls++;
+      if (calls < 3) throw new Error('API server away');
+    });
+    h.c.enqueue('x');
+    await until('3 calls', () => calls === 3);
+    await h.stop();
+    expect(await count(h.registry, 'error')).toBe(2);
+    expect(await count(h.registry, 'success')).toBe(1);
+    expect(h.c.queue.numRequeues('x'), 'success resets the backoff').toBe(0);
+  });
+
+  it('does not retry a TerminalError', async () => {
+    let calls = 0;
+    const h = harness(async () => {
+      calls++;
+      throw new TerminalError('the spec can never be valid');
+    });
+    h.c.enqueue('x');
+    await until('1 call', () => calls === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    await h.stop();
+    expect(calls).toBe(1);
+    expect(await count(h.registry, 'terminal')).toBe(1);
+  });
+
+  it('requeues after the time a reconcile asks for', async () => {
+    const at: number[] = [];
+    const h = harness(async () => {
+      at.push(Date.now());
+      return at.length < 2 ? { requeueAfterMs: 60 } : undefined;
+    });
+    h.c.enqueue('x');
+    await until('2 calls', () => at.length === 2);
+    await h.stop();
+    expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(55);
+    expect(await count(h.registry, 'requeue')).toBe(1);
+  });
+
+  it('runs different keys in parallel but never one key twice at once', async () => {
+    let active = 0;
+    let max = 0;
+    const perKey = new Map<string, number>();
+    let overlap = false;
+    const h = harness(async (key) => {
+      active++;
+      max = Math.max(max, active);
+      perKey.set(key, (perKey.get(key) ?? 0) + 1);
+      if ((perKey.get(key) ?? 0) > 1) overlap = true;
+      await new Promise((r) => setTimeout(r, 20));
+      perKey.set(key, (perKey.get(key) ?? 1) - 1);
+      active--;
+    }, 4);
+    for (let i = 0; i < 20; i++) h.c.enqueue(`k${i % 4}`);
+    await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 20; i++) h.c.enqueue(`k${i % 4}`);
+    await until('idle', () => h.c.queue.length === 0 && h.c.queue.inFlight === 0, 5000);
+    await h.stop();
+    expect(max).toBe(4);
+    expect(overlap).toBe(false);
+  });
+
+  it('on stop, finishes the reconcile in flight and starts no other', async () => {
+    const finished: string[] = [];
+    const h = harness(async (key) => {
+      await new Promise((r) => setTimeout(r, 80));
+      finished.push(key);
+    });
+    h.c.enqueue('a');
+    h.c.enqueue('b');
+    await until('a in flight', () => h.c.queue.inFlight === 1);
+    await h.stop();
+    expect(finished).toEqual(['a']);
+  });
+
+  it('exposes queue depth and latency metrics', async () => {
+    const h = harness(async () => undefined);
+    h.c.enqueue('a');
+    await until('done', () => h.c.queue.inFlight === 0 && h.c.queue.length === 0);
+    await h.stop();
+    const text = await h.registry.metrics();
+    expect(text).toContain('klutch_workqueue_depth{controller="test"} 0');
+    expect(text).toContain('klutch_controller_reconcile_duration_seconds_count{controller="test"} 1');
+    expect(text).toContain('klutch_workqueue_wait_duration_seconds_count{controller="test"} 1');
+  });
+
+  it('refuses bad options, naming them', () => {
+    expect(() => new Controller({ name: 'x', workers: 0, reconcile: async () => undefined })).toThrow(
+      'workers must be a positive integer, not 0',
+    );
+  });
+});

@@ -1,0 +1,15 @@
+/**
+ * An error a retry cannot fix (a spec that can never be valid, a missing permission the operator must grant): the
+ * controller records and logs it and drops the key until an event enqueues it again, instead of retrying with
+ * backoff. Every other error is retried.
+ */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

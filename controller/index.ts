@@ -1,0 +1,14 @@
+/**
+ * The controller machinery shared by the bind backend and the konnector: informers over @kubernetes/client-node,
+ * a keyed work queue with de-duplication and capped exponential backoff, terminal errors, Lease leader election,
+ * probes and metrics, graceful shutdown. It imports nothing of ours.
+ */
+export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
+export { errorMessage, TerminalError } from './errors';
+export { watchInformer, type InformerEvent, type WatchInformer, type WatchInformerOptions } from './informer';
+export { objectKey, splitKey, type ObjectRef } from './keys';
+export { LeaderElector, type LeaderElectorOptions } from './leader';
+export { controllerMetrics, type ControllerMetrics } from './metrics';
+export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from './probes';
+export { WorkQueue, type WorkQueueOptions } from './queue';
+export { onShutdown, type Shutdown } from './shutdown';

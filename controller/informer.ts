@@ -1,0 +1,111 @@
+/**
+ * An informer: @kubernetes/client-node's ListWatch (list, then watch from the list's resourceVersion, re-list on 410,
+ * a cache of objects), plus what controllers need and ListWatch leaves out:
+ * - it restarts by itself after an error (API server away, token refused), with capped exponential backoff, instead
+ *   of stopping for good; a restart resumes from the last resourceVersion, so no event is lost unless etcd compacted
+ *   it, in which case the 410 makes ListWatch list again and deliver the differences;
+ * - `synced` resolves, and `hasSynced()` turns true, once the first list is in the cache (readiness, and the point
+ *   after which a missing object really is missing);
+ * - field selectors.
+ */
+import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { errorMessage } from './errors';
+
+export type InformerEvent = 'add' | 'update' | 'delete';
+
+export interface WatchInformerOptions<T extends KubernetesObject> {
+  readonly kc: KubeConfig;
+  /** The collection's path: `/api/v1/namespaces/ns/secrets`, `/apis/group/v1/widgets`. */
+  readonly path: string;
+  /** Lists the same collection (with the same selectors). */
+  readonly list: () => Promise<KubernetesListObject<T>>;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Warnings about failed watches; the informer retries by itself. */
+  readonly log?: Logger;
+  /** First restart delay after an error. @default 200 */
+  readonly minRestartDelayMs?: number;
+  /** @default 10_000 */
+  readonly maxRestartDelayMs?: number;
+}
+
+export interface WatchInformer<T extends KubernetesObject> {
+  get(name: string, namespace?: string): T | undefined;
+  list(namespace?: string): readonly T[];
+  /** Resolves once the first list is in the cache. */
+  readonly synced: Promise<void>;
+  hasSynced(): boolean;
+  on(event: InformerEvent, cb: (obj: T) => void): void;
+  off(event: InformerEvent, cb: (obj: T) => void): void;
+  /** The last error, while the informer is retrying after it; undefined when the watch runs. */
+  lastError(): string | undefined;
+  /** Starts listing and watching; resolves after the first attempt (see `synced` for success). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** An informer over one collection; call `start()`. */
+export function watchInformer<T extends KubernetesObject>(o: WatchInformerOptions<T>): WatchInformer<T> {
+  const lw = new ListWatch<T>(o.path, new Watch(o.kc), o.list, false, o.labelSelector, o.fieldSelector);
+  const minDelay = o.minRestartDelayMs ?? 200;
+  const maxDelay = o.maxRestartDelayMs ?? 10_000;
+  let stopped = true;
+  let synced = false;
+  let failures = 0;
+  let error: string | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let markSynced: () => void = () => {};
+  const syncedPromise = new Promise<void>((resolve) => (markSynced = resolve));
+
+  const attempt = async (): Promise<void> => {
+    let failed = false;
+    const onError = () => (failed = true);
+    lw.on('error', onError);
+    try {
+      await lw.start();
+    } finally {
+      lw.off('error', onError);
+    }
+    if (!failed && !stopped) {
+      // ListWatch.start() resolves once the list is in the cache and the watch is open.
+      failures = 0;
+      error = undefined;
+      if (!synced) {
+        synced = true;
+        markSynced();
+      }
+    }
+  };
+
+  lw.on('error', (err: unknown) => {
+    if (stopped) return;
+    error = errorMessage(err) || 'watch failed';
+    const delay = Math.min(maxDelay, minDelay * 2 ** Math.min(failures, 20));
+    failures++;
+    o.log?.warn({ path: o.path, err: error, retryInMs: delay }, 'watch failed; restarting');
+    clearTimeout(restartTimer);
+    restartTimer = setTimeout(() => {
+      if (!stopped) void attempt();
+    }, delay);
+  });
+
+  return {
+    get: (name, namespace) => lw.get(name, namespace),
+    list: (namespace) => lw.list(namespace),
+    synced: syncedPromise,
+    hasSynced: () => synced,
+    on: (event, cb) => lw.on(event, cb),
+    off: (event, cb) => lw.off(event, cb),
+    lastError: () => error,
+    start: async () => {
+      stopped = false;
+      await attempt();
+    },
+    stop: async () => {
+      stopped = true;
+      clearTimeout(restartTimer);
+      await lw.stop();
+    },
+  };
+}

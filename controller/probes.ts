@@ -1,0 +1,92 @@
+/**
+ * The probe and metrics endpoints every server and controller process serves on one HTTP listener:
+ * `/healthz` (the process is alive and its loops run), `/readyz` (named checks: informers synced, issuer discovered,
+ * ...; 503 with the failing names until all pass) and Prometheus `/metrics`.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import { errorMessage } from './errors';
+
+/** A check passes when it returns true (or resolves to true); a string or false fails, a string says why. */
+export type Check = () => boolean | string | Promise<boolean | string>;
+
+export interface ProbesOptions {
+  /** `host:port`; port 0 picks a free one. */
+  readonly address: string;
+  readonly registry: Registry;
+  /** Checks for `/healthz`. @default none (alive while it answers) */
+  readonly live?: Readonly<Record<string, Check>>;
+  /** Checks for `/readyz`. */
+  readonly ready?: Readonly<Record<string, Check>>;
+}
+
+export interface Probes {
+  /** The bound port. */
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Splits `host:port` (`:8080` and `[::1]:8080` too); throws naming the flag's value when it is not one. */
+export function parseAddress(address: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`"${address}" is not an address: use host:port, e.g. 0.0.0.0:8080 or 127.0.0.1:0`);
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+async function evaluate(checks: Readonly<Record<string, Check>>): Promise<{ ok: boolean; lines: string[] }> {
+  const lines: string[] = [];
+  let ok = true;
+  for (const [name, check] of Object.entries(checks)) {
+    let r: boolean | string;
+    try {
+      r = await check();
+    } catch (e) {
+      r = errorMessage(e);
+    }
+    if (r === true) lines.push(`[+]${name} ok`);
+    else {
+      ok = false;
+      lines.push(`[-]${name} failed${typeof r === 'string' && r ? `: ${r}` : ''}`);
+    }
+  }
+  return { ok, lines };
+}
+
+export async function serveProbes(o: ProbesOptions): Promise<Probes> {
+  const { host, port } = parseAddress(o.address);
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const respond = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+      res.end(body);
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD') return respond(405, 'method not allowed\n');
+    const probe = path === '/healthz' || path === '/livez' ? (o.live ?? {}) : path === '/readyz' ? (o.ready ?? {}) : undefined;
+    if (probe) {
+      void evaluate(probe).then(({ ok, lines }) => respond(ok ? 200 : 503, `${[...lines, ok ? 'ok' : 'not ok'].join('\n')}\n`));
+      return;
+    }
+    if (path === '/metrics') {
+      void o.registry.metrics().then(
+        (text) => respond(200, text, o.registry.contentType),
+        (e: unknown) => respond(500, `cannot collect metrics: ${errorMessage(e)}\n`),
+      );
+      return;
+    }
+    respond(404, 'not found: use /healthz, /readyz or /metrics\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

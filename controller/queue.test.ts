@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue } from './queue';
+
+const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
+
+describe('WorkQueue', () => {
+  it('hands out a key once however often it was added while waiting', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    expect(q.length).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+    expect(q.length).toBe(0);
+  });
+
+  it('never hands a key to two workers: added while in flight, it comes back after done()', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const first = await q.get();
+    q.add('a');
+    expect(q.length, 'not queued while in flight').toBe(0);
+    const second = q.get();
+    let got: string | undefined;
+    void second.then((k) => (got = k));
+    await tick();
+    expect(got, 'a second worker waits').toBeUndefined();
+    q.done(first as string);
+    expect(await second).toBe('a');
+  });
+
+  it('delays keys, and the earlier of two delayed adds wins', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 200);
+    q.addAfter('a', 20);
+    q.addAfter('a', 500);
+    expect(q.delayed).toBe(1);
+    const t = Date.now();
+    expect(await q.get()).toBe('a');
+    expect(Date.now() - t).toBeLessThan(150);
+  });
+
+  it('backs off exponentially per key, capped, until forget()', () => {
+    const q = new WorkQueue({ baseDelayMs: 10, maxDelayMs: 100 });
+    expect([0, 1, 2, 3, 4, 10].map((n) => q.backoff(n))).toEqual([10, 20, 40, 80, 100, 100]);
+    q.addRateLimited('a');
+    q.addRateLimited('a');
+    expect(q.numRequeues('a')).toBe(2);
+    expect(q.numRequeues('b')).toBe(0);
+    q.forget('a');
+    expect(q.numRequeues('a')).toBe(0);
+    q.shutDown();
+  });
+
+  it('retries a failing key after its backoff', async () => {
+    const q = new WorkQueue({ baseDelayMs: 30 });
+    q.addRateLimited('a');
+    expect(q.length).toBe(0);
+    const t = Date.now();
+    expect(await q.get()).toBe('a');
+    expect(Date.now() - t).toBeGreaterThanOrEqual(25);
+  });
+
+  it('shuts down: waiting workers get undefined, nothing more is handed out, drain() waits for keys in flight', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.addAfter('c', 10_000);
+    const a = await q.get();
+    const waiting = [q.get()];
+    expect(await waiting[0]).toBe('b');
+    const idle = q.get();
+    q.shutDown();
+    expect(await idle).toBeUndefined();
+    expect(await q.get()).toBeUndefined();
+    q.add('d');
+    expect(q.length).toBe(0);
+    expect(q.delayed, 'delayed keys are dropped').toBe(0);
+    let drained = false;
+    const d = q.drain().then(() => (drained = true));
+    await tick();
+    expect(drained, 'a and b are still in flight').toBe(false);
+    q.done(a as string);
+    q.done('b');
+    await d;
+    expect(drained).toBe(true);
+  });
+
+  it('reports how long a key waited', async () => {
+    const waits: [string, number][] = [];
+    const q = new WorkQueue({ onGet: (k, ms) => waits.push([k, ms]) });
+    q.add('a');
+    await tick(30);
+    await q.get();
+    expect(waits[0]?.[0]).toBe('a');
+    expect(waits[0]?.[1]).toBeGreaterThanOrEqual(25);
+  });
+
+  it('refuses nonsensical backoff settings', () => {
+    expect(() => new WorkQueue({ baseDelayMs: 100, maxDelayMs: 10 })).toThrow('baseDelayMs (100) must be > 0 and <= maxDelayMs (10)');
+  });
+});

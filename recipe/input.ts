@@ -1,0 +1,120 @@
+/**
+ * The input of the dataservices composition function: the contract between the Compositions that `npm run synth`
+ * writes and the function that reads them. Both sides import this module; it imports only lib/.
+ *
+ * An `Input` is a recipe (recipe.ts) plus the backend and service it is for. Crossplane does not validate a step's
+ * input, so the function validates it against `inputSchema` (shipped as a CRD in the Function package) before use.
+ */
+import { s, type Schema } from '../lib/schema';
+import { TRANSFORM_TYPES, type Backend, type FieldMapping, type Recipe } from './recipe';
+
+export const INPUT_GROUP = 'dataservices.fn.klutch.anynines.com';
+export const INPUT_VERSION = 'v1beta1';
+export const INPUT_API_VERSION = `${INPUT_GROUP}/${INPUT_VERSION}` as const;
+export const INPUT_KIND = 'Input' as const;
+
+/** A Composition step's input: a recipe, and the backend and service it composes. */
+export interface Input extends Recipe {
+  readonly apiVersion: typeof INPUT_API_VERSION;
+  readonly kind: typeof INPUT_KIND;
+  /** The backend that composes the resource (`a9s`, `a8s`), for names and messages. */
+  readonly backend: Backend;
+  /** The data service, for names and messages (`postgresql`). */
+  readonly service: string;
+}
+
+export interface InputForOptions {
+  readonly backend: Backend;
+  readonly service: string;
+  /** Values of the recipe's settings (`a9s.organizationGuid` → GUID); a setting missing here takes its default. */
+  readonly settings?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The step input for a recipe: the envelope, and every `setting` field turned into a `value` (from `settings`, else
+ * the field's default). A setting with neither fails, naming it.
+ */
+export function inputFor(recipe: Recipe, o: InputForOptions): Input {
+  const fields = recipe.fields.map((f): FieldMapping => {
+    if (f.setting === undefined) return f;
+    const { setting, default: fallback, ...rest } = f;
+    const value = o.settings?.[setting] ?? fallback;
+    if (value === undefined) {
+      throw new Error(
+        `${o.backend}-${o.service}: field ${f.to} needs the setting "${setting}", which is not set and has no default; pass it to synth`,
+      );
+    }
+    return { ...rest, value };
+  });
+  return { apiVersion: INPUT_API_VERSION, kind: INPUT_KIND, backend: o.backend, service: o.service, ...recipe, fields };
+}
+
+const transform: Schema = s.object(
+  {
+    type: s.string({ enum: TRANSFORM_TYPES }),
+    prefix: s.string(),
+    format: s.string(),
+    map: s.freeform(),
+  },
+  {
+    required: ['type'],
+    rules: [
+      { rule: "self.type != 'trimPrefix' || has(self.prefix)", message: 'a trimPrefix transform needs prefix' },
+      { rule: "self.type != 'format' || has(self.format)", message: 'a format transform needs format' },
+      { rule: "self.type != 'map' || has(self.map)", message: 'a map transform needs map' },
+    ],
+  },
+);
+const transforms = s.array(transform);
+const fieldPath = s.string({ minLength: 1 });
+const anyValue = s.raw({ 'x-kubernetes-preserve-unknown-fields': true });
+const FROM_OR_VALUE = 'set exactly one of from and value';
+
+/** The OpenAPI schema of `Input`, shipped as a CRD in the Function package and used by the function to validate. */
+export const inputSchema: Schema = s.object(
+  {
+    apiVersion: s.string({ enum: [INPUT_API_VERSION] }),
+    kind: s.string({ enum: [INPUT_KIND] }),
+    backend: s.string({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }),
+    service: s.string({ minLength: 1 }),
+    resource: s.object({ apiVersion: fieldPath, kind: s.string({ minLength: 1 }) }, { required: ['apiVersion', 'kind'] }),
+    wrapper: s.object(
+      { apiVersion: s.string({ minLength: 1 }), kind: s.string({ minLength: 1 }), manifestAt: fieldPath },
+      { required: ['apiVersion', 'kind', 'manifestAt'] },
+    ),
+    providerConfig: s.object(
+      { name: s.string({ minLength: 1 }), fromFieldPath: fieldPath, format: s.string() },
+      { rules: [{ rule: 'has(self.name) != has(self.fromFieldPath)', message: 'set exactly one of name and fromFieldPath' }] },
+    ),
+    fields: s.array(
+      s.object(
+        { to: fieldPath, from: fieldPath, value: anyValue, transforms, default: anyValue, required: s.boolean() },
+        {
+          required: ['to'],
+          // The CEL rule gives the function's validator its message; the API server cannot compile it (`value` is
+          // untyped), so the shipped CRD keeps the oneOf, which says the same structurally.
+          rules: [{ rule: 'has(self.from) != has(self.value)', message: FROM_OR_VALUE }],
+          oneOfRequired: [['from'], ['value']],
+        },
+      ),
+    ),
+    parametersTo: fieldPath,
+    parameters: s.array(s.object({ from: fieldPath, to: fieldPath, transforms }, { required: ['from', 'to'] })),
+    ignoredParameters: s.array(s.string()),
+    planTable: s.object({ fromFieldPath: fieldPath, plans: s.map(s.map(anyValue)) }, { required: ['fromFieldPath', 'plans'] }),
+    labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] })),
+    connectionSecret: s.object(
+      {
+        nameSuffix: s.string({ minLength: 1 }),
+        fromSecret: s.object(
+          { at: fieldPath, nameSuffix: s.string({ minLength: 1 }), keys: s.array(s.string({ minLength: 1 }), { minItems: 1 }) },
+          { required: ['at', 'nameSuffix', 'keys'] },
+        ),
+      },
+      { required: ['nameSuffix'] },
+    ),
+    status: s.array(s.object({ from: fieldPath, to: fieldPath }, { required: ['from', 'to'] })),
+    failedStatePaths: s.array(fieldPath),
+  },
+  { required: ['apiVersion', 'kind', 'backend', 'service', 'resource', 'providerConfig', 'fields'] },
+);

@@ -1,0 +1,223 @@
+/**
+ * The controller machinery (controller/) against real API servers: informers that survive an API server restart,
+ * a controller reconciling from them, and leader election on a Lease (one leader; release on shutdown; a leader that
+ * cannot renew stops leading and is replaced).
+ */
+import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Controller, LeaderElector, objectKey, splitKey, watchInformer } from '../../controller';
+import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
+import { startControlPlanes, type ControlPlanes } from '../support/control-plane';
+import { eventually, kubeFor } from '../support/kube';
+import { kubeBinaryPath } from '../tools/kube';
+
+function configMapInformer(kc: KubeConfig, namespace: string) {
+  const core = kc.makeApiClient(CoreV1Api);
+  return watchInformer<V1ConfigMap>({
+    kc,
+    path: `/api/v1/namespaces/${namespace}/configmaps`,
+    list: () => core.listNamespacedConfigMap({ namespace }),
+    minRestartDelayMs: 50,
+    maxRestartDelayMs: 500,
+  });
+}
+
+describe('informer and controller on a real API server', () => {
+  let cp: ControlPlanes;
+  beforeAll(async () => {
+    await controlPlanes(); // the binary is built by then
+    cp = await startControlPlanes({ clusters: ['ctl'], binary: kubeBinaryPath(), log: () => undefined });
+  });
+  afterAll(async () => {
+    await cp?.stop();
+  });
+
+  it('lists, then sees adds, updates and deletes; after an API server crash it resumes and sees what changed', async () => {
+    const kube = kubeFor(cp.clusters.ctl!);
+    const ns = 'default';
+    await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'before' }, data: { v: '1' } } });
+    const informer = configMapInformer(kube.config, ns);
+    const events: string[] = [];
+    informer.on('add', (o) => events.push(`add ${o.metadata?.name}`));
+    informer.on('update', (o) => events.push(`update ${o.metadata?.name} ${o.data?.v}`));
+    informer.on('delete', (o) => events.push(`delete ${o.metadata?.name}`));
+    expect(informer.hasSynced()).toBe(false);
+    await informer.start();
+    await informer.synced;
+    expect(informer.get('before', ns)?.data).toEqual({ v: '1' });
+    try {
+      await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'during' }, data: { v: '1' } } });
+      const patched = await kube.request(
+        'PATCH',
+        `/api/v1/namespaces/${ns}/configmaps/before`,
+        { data: { v: '2' } },
+        'application/merge-patch+json',
+      );
+      expect(patched.code).toBe(200);
+      await eventually('the update', async () => (events.includes('update before 2') ? true : undefined), 10_000);
+
+      await cp.restartApiServer('ctl', { crash: true });
+      await kube.core.deleteNamespacedConfigMap({ namespace: ns, name: 'during' });
+      await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'after' }, data: { v: '1' } } });
+      await eventually('the changes made after the restart', async () =>
+        informer.get('after', ns) && !informer.get('during', ns) ? true : undefined,
+      );
+      expect(events).toEqual(expect.arrayContaining(['add before', 'add during', 'update before 2', 'delete during', 'add after']));
+      expect(informer.lastError(), 'the watch runs again').toBeUndefined();
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('reconciles from the cache: a controller keeps a copy of every ConfigMap labelled source', async () => {
+    const kube = kubeFor(cp.clusters.ctl!);
+    const ns = await testNamespace(kube, 'ctl');
+    const informer = configMapInformer(kube.config, ns);
+    const ac = new AbortController();
+    const controller = new Controller({
+      name: 'copier',
+      workers: 2,
+      reconcile: async (key) => {
+        const { namespace, name } = splitKey(key);
+        if (name.endsWith('-copy')) return;
+        const src = informer.get(name, namespace);
+        if (!src) {
+          await kube.core.deleteNamespacedConfigMap({ namespace: namespace!, name: `${name}-copy` }).catch(() => undefined);
+          return;
+        }
+        const body = { metadata: { name: `${name}-copy`, namespace }, data: src.data };
+        await kube.core
+          .replaceNamespacedConfigMap({ namespace: namespace!, name: `${name}-copy`, body })
+          .catch(() => kube.core.createNamespacedConfigMap({ namespace: namespace!, body }));
+      },
+    }).watch(informer, (o) => [objectKey(o)]);
+    await informer.start();
+    const running = controller.run(ac.signal);
+    try {
+      for (let i = 0; i < 5; i++)
+        await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: `cm${i}` }, data: { i: String(i) } } });
+      await eventually('five copies', async () =>
+        (await kube.core.listNamespacedConfigMap({ namespace: ns })).items.length >= 10 ? true : undefined,
+      );
+      await kube.core.deleteNamespacedConfigMap({ namespace: ns, name: 'cm0' });
+      await eventually('the copy of cm0 to go', async () =>
+        (await kube.request('GET', `/api/v1/namespaces/${ns}/configmaps/cm0-copy`)).code === 404 ? true : undefined,
+      );
+      expect((await kube.core.readNamespacedConfigMap({ namespace: ns, name: 'cm3-copy' })).data).toEqual({ i: '3' });
+    } finally {
+      ac.abort();
+      await running;
+      await informer.stop();
+    }
+  });
+});
+
+describe('leader election on a Lease', () => {
+  const timing = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 400 };
+
+  it('elects one leader; on shutdown it releases the Lease and the other candidate takes over at once', async () => {
+    const kube = await admin('a');
+    const ns = await testNamespace(kube, 'lease');
+    const leading = new Set<string>();
+    const candidate = (identity: string) => {
+      const ac = new AbortController();
+      const elector = new LeaderElector({
+        kc: kube.config,
+        namespace: ns,
+        name: 'klutch-test',
+        identity,
+        ...timing,
+        onStartedLeading: (signal) => {
+          leading.add(identity);
+          signal.addEventListener('abort', () => leading.delete(identity));
+        },
+      });
+      return { elector, ac, done: elector.run(ac.signal) };
+    };
+    const one = candidate('one');
+    await eventually('a leader', async () => (leading.size === 1 ? true : undefined));
+    const two = candidate('two');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect([...leading], 'still exactly one leader').toEqual(['one']);
+    const lease = await kube.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/klutch-test`);
+    expect((lease.body.spec as { holderIdentity: string }).holderIdentity).toBe('one');
+
+    const stoppedAt = Date.now();
+    one.ac.abort();
+    await one.done;
+    await eventually('two to lead', async () => (leading.has('two') ? true : undefined));
+    expect(Date.now() - stoppedAt, 'no need to wait out the lease after a release').toBeLessThan(timing.leaseDurationMs);
+    expect(leading.size).toBe(1);
+    two.ac.abort();
+    await two.done;
+  });
+
+  it('a leader that cannot renew stops leading; another takes over after the lease expires', async () => {
+    const c = await cluster('a');
+    const kube = kubeFor(c);
+    const ns = await testNamespace(kube, 'lease');
+    // The doomed candidate uses a ServiceAccount token: deleting the account cuts it off, as a partition would.
+    await kube.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'doomed' } } });
+    await kube.rbac.createNamespacedRole({
+      namespace: ns,
+      body: {
+        metadata: { name: 'leases' },
+        rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+      },
+    });
+    await kube.rbac.createNamespacedRoleBinding({
+      namespace: ns,
+      body: {
+        metadata: { name: 'doomed-leases' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leases' },
+        subjects: [{ kind: 'ServiceAccount', name: 'doomed', namespace: ns }],
+      },
+    });
+    const token = (
+      await kube.core.createNamespacedServiceAccountToken({ namespace: ns, name: 'doomed', body: { spec: { audiences: [] } } })
+    ).status!.token!;
+    const doomedKube = kubeFor(c, 'doomed', token);
+    const events: string[] = [];
+    const run = (identity: string, kc: KubeConfig) => {
+      const ac = new AbortController();
+      const done = new LeaderElector({
+        kc,
+        namespace: ns,
+        name: 'klutch-test',
+        identity,
+        ...timing,
+        onStartedLeading: (signal) => {
+          events.push(`${identity} leads`);
+          signal.addEventListener('abort', () => events.push(`${identity} stops`));
+        },
+      }).run(ac.signal);
+      return { ac, done };
+    };
+    const doomed = run('doomed', doomedKube.config);
+    await eventually('doomed to lead', async () => (events.includes('doomed leads') ? true : undefined));
+    const heir = run('heir', kube.config);
+    // The API server caches a token's authentication for up to 10 s: the cut takes effect within that.
+    await kube.core.deleteNamespacedServiceAccount({ namespace: ns, name: 'doomed' });
+    await eventually('the heir to lead', async () => (events.includes('heir leads') ? true : undefined), 30_000);
+    expect(events.indexOf('doomed stops'), 'the old leader stopped before the heir started').toBeGreaterThanOrEqual(0);
+    expect(events.indexOf('doomed stops')).toBeLessThan(events.indexOf('heir leads'));
+    doomed.ac.abort();
+    heir.ac.abort();
+    await Promise.all([doomed.done, heir.done]);
+  });
+
+  it('refuses timings that would let two leaders overlap', () => {
+    expect(
+      () =>
+        new LeaderElector({
+          kc: {} as KubeConfig,
+          namespace: 'x',
+          name: 'y',
+          identity: 'z',
+          leaseDurationMs: 5000,
+          renewDeadlineMs: 5000,
+          onStartedLeading: () => {},
+        }),
+    ).toThrow('leaseDurationMs (5000) must be greater than renewDeadlineMs (5000)');
+  });
+});
