@@ -2,7 +2,7 @@
  * bench/crossplane: the real Crossplane loop (test/support/crossplane.ts) under a burst of claims — Crossplane core
  * v1.20.11, our function and provider-kubernetes v1.3.1 on a fresh test cluster.
  *
- * Rows: for BENCH_CLAIMS (default 100) a8s PostgresqlInstance claims and as many a9s ones, created back to back, the
+ * Rows: for BENCH_CLAIMS (default 50) a8s PostgresqlInstance claims and as many a9s ones (100 claims), created back to back, the
  * time from each claim's create request to the first watch event of its composite, of its composed resource (the
  * provider-kubernetes Object, or provider-anynines' ServiceInstance) and, for a8s, of the PostgreSQL object
  * provider-kubernetes creates; p50 and p99. The baseline, measured in the same run on the same cluster: a ConfigMap's
@@ -26,7 +26,7 @@ import { A9sServiceBrokerStandIn } from '../../test/support/stand-ins/a9s-servic
 const root = process.cwd();
 if (!existsSync(join(root, 'test', 'tools', 'crossplane', 'go.mod')))
   throw new Error(`run from the repository root (npm run bench crossplane), not ${root}`);
-const N = Number(process.env.BENCH_CLAIMS ?? 100);
+const N = Number(process.env.BENCH_CLAIMS ?? 50);
 const NS = 'bench';
 const GOAL_P99_MS = 10_000;
 /**
