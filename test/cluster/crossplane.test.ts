@@ -1,8 +1,8 @@
 /**
  * The real Crossplane control-plane loop (issue 12): Crossplane core v1.20.11, our function and provider-kubernetes
  * v1.3.1 on a cluster of this suite's own (Crossplane installs cluster-wide CRDs and webhooks, so never on the shared
- * `a`/`b`), with our Function and Configuration installed by Crossplane's package manager from what `npm run synth`
- * writes. Every example claim is sent as a user would; Crossplane composes it through our function; provider-kubernetes
+ * `a`/`b`), with our Function and Configuration installed by Crossplane's package manager from synth's `render()`
+ * (what `npm run synth` writes). Every example claim is sent as a user would; Crossplane composes it through our function; provider-kubernetes
  * creates the a8s objects. What cannot run here is replaced by clearly named stand-ins that write only the status the
  * real thing would: the a8s operators (test/support/stand-ins/a8s-operators.ts) and provider-anynines with its a9s
  * service broker (test/support/stand-ins/a9s-service-broker.ts).
@@ -102,12 +102,11 @@ beforeAll(async () => {
   await ensureProviderKubernetes();
   holdCrossplane();
   cp = await startControlPlanes({ clusters: [CLUSTER], binary: kubeBinaryPath() });
-  // The packages from synth's render(), as `npm run synth` writes them.
-  xp = await startCrossplane(cp.clusters[CLUSTER]!, { files: render({ apis: await loadCatalog(), outdir: 'unused' }) });
   kube = kubeFor(cp.clusters[CLUSTER]!);
   a8s = new A8sOperatorsStandIn(kube);
   a9s = new A9sServiceBrokerStandIn(kube);
-  await Promise.all([a8s.installCrds(), a9s.installCrds()]);
+  const files = render({ apis: await loadCatalog(), outdir: 'unused' });
+  [xp] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { files }), a8s.installCrds(), a9s.installCrds()]);
   for (const [path, text] of xp.files) {
     const doc = parseYaml(text)[0] as Obj;
     if (doc.kind === 'CompositeResourceDefinition' && doc.spec.claimNames) {
