@@ -54,8 +54,11 @@ export interface CrossplaneOptions {
   readonly files?: ReadonlyMap<string, string>;
   /** The function package reference the synth output was made with. @default DEFAULT_FUNCTION_PACKAGE */
   readonly functionPackage?: string;
-  /** Install our Configuration (XRDs and Compositions). @default true */
-  readonly configuration?: boolean;
+  /**
+   * Install our Function and Configuration packages. Without them the processes run and Crossplane serves, but
+   * nothing composes: for tests about the processes themselves. @default true
+   */
+  readonly packages?: boolean;
   /**
    * How often provider-kubernetes re-reads an Object's wrapped resource. Its status (what the a8s operators write)
    * reaches the claim only on such a poll: provider-kubernetes' watches are alpha and off by default. @default 2s
@@ -452,20 +455,22 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
     await registerWebhooks(kube, xpSource, core.webhookPort, pki.ca);
     const cacheDir = join(runDir, 'xpkg-cache');
     await Promise.all([
-      lap(
-        'Function package',
-        installFunction(kube, {
-          cacheDir,
-          files,
-          packageRef: o.functionPackage ?? DEFAULT_FUNCTION_PACKAGE,
-          name: functionName,
-          endpoint: fn.endpoint,
-          pki,
-          crossplane: core.proc,
-        }),
-      ),
-      o.configuration === false
-        ? Promise.resolve()
+      o.packages === false
+        ? undefined
+        : lap(
+            'Function package',
+            installFunction(kube, {
+              cacheDir,
+              files,
+              packageRef: o.functionPackage ?? DEFAULT_FUNCTION_PACKAGE,
+              name: functionName,
+              endpoint: fn.endpoint,
+              pki,
+              crossplane: core.proc,
+            }),
+          ),
+      o.packages === false
+        ? undefined
         : lap('Configuration package', installConfiguration(kube, { cacheDir, files, crossplane: core.proc })),
     ]);
     log(`Crossplane ready for claims on cluster ${cluster.name} in ${((Date.now() - started) / 1000).toFixed(1)}s (${timings.join(', ')})`);
