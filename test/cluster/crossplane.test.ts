@@ -371,10 +371,56 @@ describe('a9s, up to the provider-anynines resource (stand-in: provider-anynines
   });
 });
 
-describe('a8s, end to end through provider-kubernetes (stand-in: the a8s operators)', () => {
+/**
+ * provider-kubernetes re-reads an Object's a8s object only on a poll: every 2 s here while the Object is Ready, every
+ * 30 s while it is not (hard-coded in provider-kubernetes v1.3.1, internal/controller/cluster/object/object.go:163).
+ * Status the operators write can take that long to reach a claim.
+ */
+const A8S_STATUS_MS = 45_000;
+const FAILURE = 'pod failing-postgresql-a8s-0: 0/3 nodes have enough memory';
+
+describe.concurrent('a8s, end to end through provider-kubernetes (stand-in: the a8s operators)', () => {
+  /** What the claim `pending-postgresql-a8s` showed before the operator reported its cluster running. */
+  let readyTooEarly: string | undefined;
+
+  // Every a8s claim is composed and the operators act at once, so the waits below overlap (a poll can take 30 s).
+  beforeAll(async () => {
+    const pending = extraClaim('example-postgresql-a8s', 'pending-postgresql-a8s');
+    const failing = extraClaim('example-postgresql-a8s', 'failing-postgresql-a8s');
+    await Promise.all([apply(kube, pending), apply(kube, failing)]);
+    const c = await composed(pending);
+    await Promise.all(['example-servicebinding-a8s', 'example-backup-a8s', 'example-restore-a8s'].map((n) => composed(example(n))));
+    await composed(failing);
+    await eventually(`provider-kubernetes to sync Object ${c.resource.metadata.name}`, async () =>
+      condition(await get(kube, c.resourcePath), 'Synced') === 'True' ? true : undefined,
+    );
+    // Crossplane re-composes as soon as the Object changes (realtime compositions): a few seconds show what it reports.
+    for (const until = Date.now() + 5_000; Date.now() < until && !readyTooEarly; await new Promise((r) => setTimeout(r, 250))) {
+      const live = await get(kube, claimPath(pending));
+      const early = ['Ready', 'DataServiceReady'].filter((t) => conditionOf(live, t)?.status === 'True');
+      if (early.length) readyTooEarly = `${early.join(' and ')} True while the a8s cluster is not running`;
+    }
+    await Promise.all([
+      a8s.postgresqlRunning('default', 'pending-postgresql-a8s'),
+      a8s.postgresqlRunning('default', 'example-postgresql-a8s'),
+      a8s.postgresqlFailing('default', 'failing-postgresql-a8s', FAILURE),
+      a8s.bindingImplemented('default', 'example-servicebinding-a8s', CREDENTIALS),
+      a8s.backupSucceeded('default', 'example-backup-a8s', 'backup-0001'),
+      a8s.restoreSucceeded('default', 'example-restore-a8s'),
+    ]);
+  }, 120_000);
+
+  it('an a8s claim is not Ready until the PostgreSQL operator reports the cluster running', async ({ expect }) => {
+    expect(readyTooEarly).toBeUndefined();
+    await claimState(
+      { ...example('example-postgresql-a8s'), metadata: { name: 'pending-postgresql-a8s', namespace: 'default' } },
+      'Ready once the cluster runs',
+      (x) => ['Ready', 'DataServiceReady'].every((t) => conditionOf(x, t)?.status === 'True'),
+      A8S_STATUS_MS,
+    );
+  });
+
   it("the PostgreSQL operator's and the service-binding controller's status flows back to the claims, which go Ready", async () => {
-    await a8s.postgresqlRunning('default', 'example-postgresql-a8s');
-    await a8s.bindingImplemented('default', 'example-servicebinding-a8s', CREDENTIALS);
     await claimState(
       example('example-postgresql-a8s'),
       'clusterStatus Running in status.managed, Ready',
@@ -382,18 +428,30 @@ describe('a8s, end to end through provider-kubernetes (stand-in: the a8s operato
         x.status?.managed?.clusterStatus === 'Running' &&
         x.status.managed.readyReplicas === 1 &&
         conditionOf(x, 'Ready')?.status === 'True',
+      A8S_STATUS_MS,
     );
     await claimState(
       example('example-servicebinding-a8s'),
       'implemented in status.managed, Ready',
       (x) => x.status?.managed?.implemented === true && conditionOf(x, 'Ready')?.status === 'True',
+      A8S_STATUS_MS,
     );
   });
 
-  it("the a8s ServiceBinding's Secret becomes the claim's <claim>-creds", async () => {
-    const secret = await eventually('Secret default/example-servicebinding-a8s-creds', async () =>
-      get(kube, '/api/v1/namespaces/default/secrets/example-servicebinding-a8s-creds'),
-    );
+  it("the a8s ServiceBinding's Secret becomes the claim's <claim>-creds", async ({ expect }) => {
+    // provider-kubernetes creates the Secret at once and fills it when it has read the binding's Secret.
+    let seen: Obj | undefined;
+    const secret = await eventually(
+      'Secret default/example-servicebinding-a8s-creds with data',
+      async () => {
+        seen = await get(kube, '/api/v1/namespaces/default/secrets/example-servicebinding-a8s-creds');
+        return Object.keys(seen?.data ?? {}).length > 0 ? seen! : undefined;
+      },
+      A8S_STATUS_MS,
+    ).catch((err: Error) => {
+      err.message += `; last seen: ${JSON.stringify(seen ?? null)}`;
+      throw err;
+    });
     const data = Object.fromEntries(
       Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
     );
@@ -401,46 +459,33 @@ describe('a8s, end to end through provider-kubernetes (stand-in: the a8s operato
   });
 
   it("the backup manager's Ready condition on a Backup and a Restore reaches their claims", async () => {
-    await a8s.backupSucceeded('default', 'example-backup-a8s', 'backup-0001');
-    await a8s.restoreSucceeded('default', 'example-restore-a8s');
-    await claimState(
-      example('example-backup-a8s'),
-      'backupID and the Ready condition BackupSucceeded in status.managed',
-      (x) => x.status?.managed?.backupID === 'backup-0001' && hasReason(x.status.managed, 'BackupSucceeded'),
-    );
-    await claimState(example('example-restore-a8s'), 'the Ready condition RestoreSucceeded in status.managed', (x) =>
-      hasReason(x.status?.managed, 'RestoreSucceeded'),
-    );
+    await Promise.all([
+      claimState(
+        example('example-backup-a8s'),
+        'backupID and the Ready condition BackupSucceeded in status.managed',
+        (x) => x.status?.managed?.backupID === 'backup-0001' && hasReason(x.status.managed, 'BackupSucceeded'),
+        A8S_STATUS_MS,
+      ),
+      claimState(
+        example('example-restore-a8s'),
+        'the Ready condition RestoreSucceeded in status.managed',
+        (x) => hasReason(x.status?.managed, 'RestoreSucceeded'),
+        A8S_STATUS_MS,
+      ),
+    ]);
   });
 
-  it('an a8s claim is not Ready until the PostgreSQL operator reports the cluster running', async () => {
-    const claim = extraClaim('example-postgresql-a8s', 'pending-postgresql-a8s');
-    await apply(kube, claim);
-    const c = await composed(claim);
-    await eventually(`provider-kubernetes to sync Object ${c.resource.metadata.name}`, async () =>
-      condition(await get(kube, c.resourcePath), 'Synced') === 'True' ? true : undefined,
+  it("an a8s PostgreSQL the operator cannot bring up reaches the claim with the operator's error", async ({ expect }) => {
+    const claim = { ...example('example-postgresql-a8s'), metadata: { name: 'failing-postgresql-a8s', namespace: 'default' } };
+    const failed = await claimState(
+      claim,
+      'DataServiceReady False',
+      (x) => conditionOf(x, 'DataServiceReady')?.status === 'False',
+      A8S_STATUS_MS,
     );
-    // Crossplane re-composes as soon as the Object changes (realtime compositions): a few seconds show what it reports.
-    for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
-      const live = await get(kube, claimPath(claim));
-      expect(conditionOf(live, 'DataServiceReady')?.status, 'DataServiceReady while the a8s cluster is not running').not.toBe('True');
-      expect(conditionOf(live, 'Ready')?.status, 'Ready while the a8s cluster is not running').not.toBe('True');
-    }
-    await a8s.postgresqlRunning('default', 'pending-postgresql-a8s');
-    await claimState(claim, 'Ready once the cluster runs', (x) =>
-      ['Ready', 'DataServiceReady'].every((t) => conditionOf(x, t)?.status === 'True'),
-    );
-  });
-
-  it("an a8s PostgreSQL the operator cannot bring up reaches the claim with the operator's error", async () => {
-    const claim = extraClaim('example-postgresql-a8s', 'failing-postgresql-a8s');
-    await apply(kube, claim);
-    await composed(claim);
-    await a8s.postgresqlFailing('default', 'failing-postgresql-a8s', 'pod failing-postgresql-a8s-0: 0/3 nodes have enough memory');
-    const failed = await claimState(claim, 'DataServiceReady False', (x) => conditionOf(x, 'DataServiceReady')?.status === 'False');
-    expect(conditionOf(failed, 'DataServiceReady')?.message).toContain('0/3 nodes have enough memory');
+    expect(conditionOf(failed, 'DataServiceReady')?.message).toContain(FAILURE);
     expect(conditionOf(failed, 'Ready')?.status).not.toBe('True');
-    expect(failed.status.managed.error).toBe('pod failing-postgresql-a8s-0: 0/3 nodes have enough memory');
+    expect(failed.status.managed.error).toBe(FAILURE);
   });
 });
 
