@@ -28,6 +28,20 @@ function props(over: Partial<DataServiceProps> = {}): DataServiceProps {
 }
 
 describe('DataService', () => {
+  it('refuses a parameter with the compositions of backends that do not offer it, and defaults a spec field per backend', () => {
+    const d = new DataService(
+      props({
+        parameters: [{ name: 'workMem', schema: s.string(), keys: { a9s: 'work_mem' }, backends: ['a9s'] }],
+        fields: [{ name: 'expose', schema: s.string(), to: { a8s: 'spec.expose' }, defaults: { a8s: 'LoadBalancer' } }],
+      }),
+    );
+    expect(d.api.rules('v1')).toContainEqual({
+      rule: "!has(self.parameters) || !has(self.parameters.workMem) || (has(self.compositionRef) ? self.compositionRef.name : 'a9s-demo') in ['a9s-demo']",
+      message: 'The parameter workMem is only offered by the a9s-demo composition',
+    });
+    expect(d.api.backends.a8s?.fields).toContainEqual({ from: 'spec.expose', to: 'spec.expose', default: 'LoadBalancer' });
+  });
+
   it('accepts a valid definition and derives its API', () => {
     const d = new DataService(props());
     expect(d.api.kind).toBe('DemoInstance');

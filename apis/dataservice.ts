@@ -36,6 +36,8 @@ export interface SpecField {
   readonly schema: Schema;
   /** Where the value goes per backend (path in the composed resource). Backends without one ignore the field. */
   readonly to: Partial<Record<Backend, string>>;
+  /** What a backend gets when the claim leaves the field out. @default nothing is set */
+  readonly defaults?: Partial<Record<Backend, unknown>>;
 }
 
 interface Offering {
@@ -72,6 +74,8 @@ export interface DataServiceProps {
   readonly fields?: readonly SpecField[];
   /** The plan can never change (Prometheus). @default false */
   readonly planImmutable?: boolean;
+  /** Plans never move between single and replica/cluster, in either direction (KeyValue, LogMe2). @default false: only replica/cluster → single is refused */
+  readonly fixedTopology?: boolean;
   /** Service versions that only run with ssl plans (MariaDB 10.11). */
   readonly sslOnlyServices?: readonly string[];
   /** Example claim parameters (merged into the generated examples). */
@@ -212,12 +216,13 @@ export class DataService {
     const params = Object.fromEntries((p.parameters ?? []).map((q) => [q.name, q.schema]));
     return s.object(
       {
-        acceptsIncomplete: s.boolean({ description: 'Let the backend provision asynchronously.', default: true }),
+        // No schema default, as in Klutch: the compositions default it to true.
+        acceptsIncomplete: s.boolean({ description: 'Let the backend provision asynchronously (default true).' }),
         service: this.serviceSchema(),
         plan: s.string({
           description: 'The service plan: topology, size and ssl.',
           enum: this.allPlans().map((x) => x.name),
-          rules: planTransitionRules(this.allPlans(), p.sizes, { immutable: p.planImmutable }),
+          rules: planTransitionRules(this.allPlans(), p.sizes, { immutable: p.planImmutable, fixedTopology: p.fixedTopology }),
         }),
         parameters: s.object(params, { description: 'Configuration of the service instance.' }),
         ...Object.fromEntries((p.fields ?? []).map((f) => [f.name, f.schema])),
@@ -275,6 +280,15 @@ export class DataService {
         message: `The service ${v} needs an ssl plan (one ending in "-ssl")`,
       });
     }
+    // A parameter only some backends offer is refused with the other backends' compositions.
+    for (const q of this.props.parameters ?? []) {
+      const offered = (q.backends ?? this.backends).map(compositionName);
+      if (offered.length === this.backends.length) continue;
+      rules.push({
+        rule: `!has(self.parameters) || !has(self.parameters.${q.name}) || ${composition} in ${celList(offered)}`,
+        message: `The parameter ${q.name} is only offered by the ${offered.join(', ')} composition`,
+      });
+    }
     for (const q of this.props.parameters ?? []) {
       if (!q.topologies) continue;
       const plans = this.allPlans()
@@ -305,7 +319,11 @@ export class DataService {
   }
 
   private extraFields(b: Backend): FieldMapping[] {
-    return (this.props.fields ?? []).flatMap((f) => (f.to[b] ? [{ from: `spec.${f.name}`, to: f.to[b] as string }] : []));
+    return (this.props.fields ?? []).flatMap((f) =>
+      f.to[b]
+        ? [{ from: `spec.${f.name}`, to: f.to[b] as string, ...(f.defaults?.[b] !== undefined ? { default: f.defaults[b] } : {}) }]
+        : [],
+    );
   }
 
   private a9sRecipe(o: A9sOffering): Recipe {

@@ -25,6 +25,7 @@ describe('planMatrix', () => {
       size: 'big',
       ssl: true,
       services: ['v13'],
+      variant: 'bionic',
     });
   });
 });
@@ -47,6 +48,24 @@ describe('planTransitionRules', () => {
   it('leaves out rules the table cannot break', () => {
     const sslOnlySingle = planMatrix({ prefix: 'y', topologies: { single: ['s'] }, ssl: 'only' });
     expect(planTransitionRules(sslOnlySingle, ['s'])).toEqual([]);
+  });
+
+  it('keeps the topology fixed in both directions, and a variant unchanged, when the table asks for it', () => {
+    const pg = planMatrix({
+      prefix: 'pg',
+      topologies: { single: ['s'], replica: ['s'] },
+      ssl: 'none',
+      variant: { suffix: '-bionic', services: ['v13'] },
+    });
+    const rules = planTransitionRules(pg, ['s'], { fixedTopology: true });
+    expect(rules.map((r) => r.message)).toEqual([
+      'A replica or cluster plan cannot be changed to a single plan',
+      'A single plan cannot be changed to a replica or cluster plan',
+      'The bionic part of the plan cannot be changed: keep "-bionic" as it is',
+    ]);
+    expect(rules[2]?.rule).toBe(
+      "(self in ['pg-single-s-bionic', 'pg-replica-s-bionic']) == (oldSelf in ['pg-single-s-bionic', 'pg-replica-s-bionic'])",
+    );
   });
 
   it('makes the plan immutable when asked', () => {

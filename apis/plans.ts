@@ -1,8 +1,12 @@
 /**
  * Service plans as data, and the CEL rules Klutch writes by hand for every service, generated from them:
- * no downsizing, no replica/cluster → single, the ssl part unchanged, plan immutable.
+ * no downsizing, no replica/cluster → single (and, for some services, no single → replica/cluster), the ssl part and the
+ * variant unchanged, plan immutable.
  */
+import { celList, celString } from '../lib/cel';
 import type { ValidationRule } from '../lib/schema';
+
+export { celList, celString };
 
 /** How a plan's nodes are arranged. `single` is one node; `replica` and `cluster` are several. */
 export type Topology = 'single' | 'replica' | 'cluster';
@@ -17,6 +21,8 @@ export interface Plan {
   readonly ssl: boolean;
   /** Service versions this plan works with. @default every version of the backend */
   readonly services?: readonly string[];
+  /** A variant of the plan (`bionic`, another OS image): a plan never moves into or out of a variant. */
+  readonly variant?: string;
 }
 
 export interface PlanMatrixOptions {
@@ -39,21 +45,14 @@ export function planMatrix(o: PlanMatrixOptions): Plan[] {
       for (const ssl of ssls) {
         const name = `${o.prefix}-${topology}-${size}${ssl ? '-ssl' : ''}`;
         out.push({ name, topology, size, ssl });
-        if (o.variant) out.push({ name: `${name}${o.variant.suffix}`, topology, size, ssl, services: o.variant.services });
+        if (o.variant) {
+          const variant = o.variant.suffix.replace(/^-/, '');
+          out.push({ name: `${name}${o.variant.suffix}`, topology, size, ssl, services: o.variant.services, variant });
+        }
       }
     }
   }
   return out;
-}
-
-/** A CEL list literal of strings. */
-export function celList(values: readonly string[]): string {
-  return `[${values.map(celString).join(', ')}]`;
-}
-
-/** A CEL string literal. */
-export function celString(v: string): string {
-  return `'${v.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 }
 
 /**
@@ -63,7 +62,7 @@ export function celString(v: string): string {
 export function planTransitionRules(
   plans: readonly Plan[],
   sizes: readonly string[],
-  opts: { immutable?: boolean } = {},
+  opts: { immutable?: boolean; fixedTopology?: boolean } = {},
 ): ValidationRule[] {
   if (opts.immutable)
     return [{ rule: 'self == oldSelf', message: 'The plan cannot be changed: create a new instance with the other plan' }];
@@ -88,12 +87,25 @@ export function planTransitionRules(
       rule: `!(oldSelf in ${celList(multi)}) || !(self in ${celList(single)})`,
       message: 'A replica or cluster plan cannot be changed to a single plan',
     });
+    if (opts.fixedTopology) {
+      rules.push({
+        rule: `!(oldSelf in ${celList(single)}) || !(self in ${celList(multi)})`,
+        message: 'A single plan cannot be changed to a replica or cluster plan',
+      });
+    }
   }
   const ssl = plans.filter((p) => p.ssl).map((p) => p.name);
   if (ssl.length > 0 && ssl.length < plans.length) {
     rules.push({
       rule: `(self in ${celList(ssl)}) == (oldSelf in ${celList(ssl)})`,
       message: 'The ssl part of the plan cannot be changed: keep "-ssl" as it is',
+    });
+  }
+  for (const variant of new Set(plans.flatMap((p) => (p.variant ? [p.variant] : [])))) {
+    const names = celList(plans.filter((p) => p.variant === variant).map((p) => p.name));
+    rules.push({
+      rule: `(self in ${names}) == (oldSelf in ${names})`,
+      message: `The ${variant} part of the plan cannot be changed: keep "-${variant}" as it is`,
     });
   }
   return rules;

@@ -25,16 +25,28 @@ export const A8S_STATUS: readonly StatusMapping[] = [
   { from: 'status.conditions', to: 'status.managed.conditions' },
 ];
 
+/**
+ * As A8S_STATUS, but `status.managed.conditions` shows the a8s object's own conditions once it reports any (a
+ * Backup's or Restore's progress, which Klutch's a8s-backup and a8s-restore Compositions copy there), and the
+ * Object's until then; the Object's readiness always reaches the claim as the DataServiceReady condition.
+ */
+export const A8S_OWN_STATUS: readonly StatusMapping[] = [
+  ...A8S_STATUS,
+  { from: 'status.atProvider.manifest.status.conditions', to: 'status.managed.conditions' },
+];
+
 /** Where the a8s operators report an object's state inside the Object (`Failed` fails the composite). */
 export const A8S_FAILED_STATE_PATHS = ['status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.state'] as const;
 
 /**
- * The Secret the a8s service-binding controller writes beside a binding (`<binding name>-service-binding`) and its
- * keys: published through the Object's connectionDetails into the claim's `<claim-name>-creds`.
+ * The Secret the a8s service-binding controller writes for a binding and its keys, published through the Object's
+ * connectionDetails into the claim's `<claim-name>-creds`. Its name is the one the binding reports in
+ * `status.secret.name`; until it reports one, the controller's convention `<binding name>-service-binding`.
  */
 export const A8S_BINDING_SECRET = {
   at: 'spec.connectionDetails',
   nameSuffix: '-service-binding',
+  nameFrom: 'status.atProvider.manifest.status.secret.name',
   keys: ['database', 'instance_service', 'password', 'username'],
 } as const;
 
@@ -46,6 +58,8 @@ export interface A8sObjectProps {
   readonly providerConfigName?: string;
   /** The claim's credentials Secret `<claim-name><suffix>`, filled from the a8s binding Secret. */
   readonly connectionSecretSuffix?: string;
+  /** Whose conditions `status.managed.conditions` shows: the Object's, or the a8s object's own once it has any. @default 'object' */
+  readonly conditions?: 'object' | 'own';
 }
 
 /** A recipe for one a8s object, wrapped in a provider-kubernetes Object. */
@@ -56,7 +70,7 @@ export function a8sObject(p: A8sObjectProps): Recipe {
     providerConfig: { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG },
     fields: p.fields,
     ...(p.connectionSecretSuffix ? { connectionSecret: { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } } : {}),
-    status: A8S_STATUS,
+    status: p.conditions === 'own' ? A8S_OWN_STATUS : A8S_STATUS,
     failedStatePaths: A8S_FAILED_STATE_PATHS,
   };
 }

@@ -12,10 +12,13 @@ export const A9S_API_VERSION = 'dataservices.anynines.com/v1';
 
 /** The platform settings of the a9s backend (`--a9s-organization-guid`, ...): one CF org and space for all instances, as in Klutch. */
 export const A9S_SETTINGS = { organizationGuid: 'a9s.organizationGuid', spaceGuid: 'a9s.spaceGuid' } as const;
-/** Placeholders until an operator sets the platform's GUIDs (Klutch hard-codes its own). */
+/**
+ * Klutch's pair (every a9s Composition of Klutch v1.5.0 hard-codes it), so a platform that ran Klutch keeps its
+ * instances where they are; set the platform's own with `--setting`.
+ */
 export const A9S_DEFAULT_PLATFORM = {
-  organizationGuid: '00000000-0000-4000-8000-000000000001',
-  spaceGuid: '00000000-0000-4000-8000-000000000002',
+  organizationGuid: 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f75',
+  spaceGuid: '1bf71cf3-9017-4846-bffc-b9b31872bfaf',
 } as const;
 
 /** Where provider-anynines reports the broker's operation state (`failed` fails the composite). */

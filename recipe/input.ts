@@ -107,7 +107,12 @@ export const inputSchema: Schema = s.object(
       {
         nameSuffix: s.string({ minLength: 1 }),
         fromSecret: s.object(
-          { at: fieldPath, nameSuffix: s.string({ minLength: 1 }), keys: s.array(s.string({ minLength: 1 }), { minItems: 1 }) },
+          {
+            at: fieldPath,
+            nameSuffix: s.string({ minLength: 1 }),
+            keys: s.array(s.string({ minLength: 1 }), { minItems: 1 }),
+            nameFrom: fieldPath,
+          },
           { required: ['at', 'nameSuffix', 'keys'] },
         ),
       },

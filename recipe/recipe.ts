@@ -103,7 +103,16 @@ export interface ConnectionSecret {
    * publish from it: listed at `at` in the composed resource (provider-kubernetes' `spec.connectionDetails`), each a
    * `data.<key>` of the Secret `<claim-name><nameSuffix>` in the claim's namespace.
    */
-  readonly fromSecret?: { readonly at: string; readonly nameSuffix: string; readonly keys: readonly string[] };
+  readonly fromSecret?: {
+    readonly at: string;
+    readonly nameSuffix: string;
+    readonly keys: readonly string[];
+    /**
+     * Where the observed composed resource names the Secret once its backend reports it (the a8s binding's
+     * `status.secret.name`, inside the Object): that name wins over `<claim-name><nameSuffix>`.
+     */
+    readonly nameFrom?: string;
+  };
 }
 
 /** Everything the function needs to compose one resource of one backend for one API. */

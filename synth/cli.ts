@@ -27,7 +27,7 @@ Options:
   --setting <name>=<value>   a platform setting the backends read; repeat for several:
                                a9s.organizationGuid, a9s.spaceGuid  the Cloud Foundry org and space
                                                                     of every a9s instance
-                             (default: placeholder GUIDs; set your platform's)
+                             (default: the pair Klutch hard-codes; set your platform's)
   --catalog <dir>            folder of data-service modules (default: apis/catalog)
   --quiet                    print nothing but errors
   -h, --help                 show this help`;

@@ -7,15 +7,19 @@ export default new Api({
   description: 'A backup of a data-service instance.',
   spec: s.object(
     {
-      instanceRef: s
-        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
-        .immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s
-        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
-        .immutable('serviceInstanceType cannot be changed'),
+      instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
+  // The a8s backup manager backs up PostgreSQL only (Klutch's rule).
+  // Composition names are DNS labels, so they go into CEL quoted as they are.
+  rules: ({ composedBy, compositionName }) => [
+    {
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('a8s')} composition backs up postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+  ],
   defaultBackend: 'a8s',
   backends: {
     a9s: a9sResource({
@@ -24,7 +28,12 @@ export default new Api({
       fields: [{ from: 'spec.instanceRef', to: 'spec.forProvider.instanceName', required: true }],
       status: ['id', 'status', 'size', 'downloadable', 'triggered_at', 'finished_at'],
     }),
-    a8s: a8sObject({ resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' }, fields: postgresqlService() }),
+    // The backup's own conditions (its progress) in status.managed, as Klutch shows them.
+    a8s: a8sObject({
+      resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
+      fields: postgresqlService(),
+      conditions: 'own',
+    }),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },

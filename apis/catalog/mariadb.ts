@@ -1,4 +1,4 @@
-/** MariaDB (Galera cluster plans) on a9s. */
+/** MariaDB (Galera cluster plans) on a9s. Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0). */
 import { DataService, planMatrix, s } from '..';
 
 export default new DataService({
@@ -14,15 +14,8 @@ export default new DataService({
   // MariaDB 10.11 is only offered with TLS.
   sslOnlyServices: ['a9s-mariadb1011'],
   parameters: [
-    { name: 'binlogExpireDays', schema: s.integer({ minimum: 1, maximum: 99 }), keys: { a9s: 'binlog_expire_days' } },
-    {
-      name: 'databases',
-      schema: s.array(
-        s.string({ pattern: '^[a-zA-Z0-9_$]{1,64}$', description: 'A database name (MariaDB identifier, at most 64 characters).' }),
-        { listType: 'set' },
-      ),
-      keys: { a9s: 'databases' },
-    },
+    { name: 'binlogExpireDays', schema: s.integer({ minimum: 1 }), keys: { a9s: 'binlog_expire_days' } },
+    { name: 'databases', schema: s.array(s.string({ description: 'A database name.' })), keys: { a9s: 'databases' } },
     { name: 'grantPerformanceSchemaPermissions', schema: s.boolean(), keys: { a9s: 'grant_performance_schema_permissions' } },
   ],
   exampleParameters: { binlogExpireDays: 7, databases: ['orders'] },

@@ -1,7 +1,5 @@
-/** RabbitMQ ("Messaging") on a9s. */
+/** RabbitMQ ("Messaging") on a9s. Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0). */
 import { DataService, planMatrix, s } from '..';
-
-const list = s.array(s.string({ minLength: 1 }), { listType: 'set' });
 
 export default new DataService({
   name: 'messaging',
@@ -21,10 +19,10 @@ export default new DataService({
     },
     {
       name: 'tlsProtocols',
-      schema: s.array(s.string({ enum: ['tlsv1.2', 'tlsv1.3'] }), { listType: 'set' }),
+      schema: s.array(s.string({ enum: ['tlsv1.2', 'tlsv1.3'] })),
       keys: { a9s: 'tls-protocols' },
     },
-    { name: 'tlsCiphers', schema: list, keys: { a9s: 'tls-ciphers' } },
+    { name: 'tlsCiphers', schema: s.array(s.string()), keys: { a9s: 'tls-ciphers' } },
   ],
   exampleParameters: { consumerTimeout: 3600000 },
 });

@@ -1,4 +1,4 @@
-/** MongoDB on a9s (SSPL plans). */
+/** MongoDB on a9s (SSPL plans). Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0). */
 import { DataService, planMatrix, s } from '..';
 
 export default new DataService({
@@ -17,12 +17,20 @@ export default new DataService({
       schema: s.object({
         changeStreamOptions: s.object({
           preAndPostImages: s.object({
-            expireAfterSeconds: s.integer({ minimum: 1, description: 'How long pre- and post-images of change streams are kept.' }),
+            expireAfterSeconds: s.intOrString({
+              description: 'Seconds pre- and post-images of change streams are kept, or "off" for the oplog default.',
+              rules: [
+                {
+                  rule: "type(self) == string ? self == 'off' : self >= 0",
+                  message: "expireAfterSeconds must be 'off' or an integer >= 0",
+                },
+              ],
+            }),
           }),
         }),
       }),
-      // The broker takes MongoDB's own setClusterParameter document.
-      keys: { a9s: 'setClusterParameter' },
+      // The broker takes MongoDB's setClusterParameter document under set_cluster_parameter, as Klutch maps it.
+      keys: { a9s: 'set_cluster_parameter' },
     },
   ],
   exampleParameters: { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 3600 } } } },

@@ -5,44 +5,43 @@ import { DataService, type Parameter, planMatrix, s } from '..';
 const CLIENT_LEVELS = ['DEBUG5', 'DEBUG4', 'DEBUG3', 'DEBUG2', 'DEBUG1', 'LOG', 'NOTICE', 'WARNING', 'ERROR'];
 const SERVER_LEVELS = ['DEBUG5', 'DEBUG4', 'DEBUG3', 'DEBUG2', 'DEBUG1', 'INFO', 'NOTICE', 'WARNING', 'ERROR', 'LOG', 'FATAL', 'PANIC'];
 const onOff = s.string({ enum: ['on', 'off'] });
-const INT32 = 2147483647;
 
+// Schemas and broker keys as in Klutch's XRD and Compositions (v1.5.0): a number where Klutch has `type: number`
+// (`maxConnections: 100.0` is accepted), bounds only where Klutch has them.
 const parameters: Parameter[] = [
   // Shared by both backends.
-  { name: 'maxConnections', schema: s.integer({ minimum: 1, maximum: 262143 }), keys: { a9s: 'max_connections', a8s: 'maxConnections' } },
+  {
+    name: 'maxConnections',
+    schema: s.number({ description: 'The maximum number of concurrent connections.' }),
+    keys: { a9s: 'max_connections', a8s: 'maxConnections' },
+  },
   {
     name: 'tempFileLimit',
     schema: s.integer({
-      minimum: -1,
-      maximum: INT32,
       description: 'Disk space per process for temporary files, in kB; -1 for no limit.',
       rules: [{ rule: 'self == -1 || self > 0', message: 'tempFileLimit must be -1 (no limit) or greater than 0' }],
     }),
-    // Klutch maps this to `temp_file_Limit`, which the broker ignores; the key is `temp_file_limit`.
+    // Klutch once mapped this to `temp_file_Limit`, which the broker ignores (klutchio #101); the key is `temp_file_limit`.
     keys: { a9s: 'temp_file_limit', a8s: 'tempFileLimitKiloBytes' },
   },
   { name: 'trackIoTiming', schema: onOff, keys: { a9s: 'track_io_timing', a8s: 'trackIOTiming' } },
   {
     name: 'archiveTimeout',
-    schema: s.integer({ minimum: 0, maximum: 1073741823, description: 'Seconds.' }),
+    schema: s.integer({ description: 'Seconds.' }),
     keys: { a9s: 'archive_timeout', a8s: 'archiveTimeoutSeconds' },
   },
   {
     name: 'statementTimeout',
-    schema: s.integer({ minimum: 0, maximum: INT32, description: 'Milliseconds; 0 disables.' }),
+    schema: s.integer({ description: 'Milliseconds; 0 disables.' }),
     keys: { a9s: 'statement_timeout', a8s: 'statementTimeoutMillis' },
   },
   {
     name: 'walWriterDelay',
-    schema: s.integer({ minimum: 1, maximum: 10000, description: 'Milliseconds.' }),
+    schema: s.integer({ minimum: 1, description: 'Milliseconds.' }),
     keys: { a9s: 'wal_writer_delay', a8s: 'walWriterDelayMillis' },
   },
-  {
-    name: 'maxReplicationSlots',
-    schema: s.integer({ minimum: 0, maximum: 262143 }),
-    keys: { a9s: 'max_replication_slots', a8s: 'maxReplicationSlots' },
-  },
-  { name: 'maxWalSenders', schema: s.integer({ minimum: 0, maximum: 262143 }), keys: { a9s: 'max_wal_senders', a8s: 'maxWALSenders' } },
+  { name: 'maxReplicationSlots', schema: s.integer({ minimum: 0 }), keys: { a9s: 'max_replication_slots', a8s: 'maxReplicationSlots' } },
+  { name: 'maxWalSenders', schema: s.integer({ minimum: 0 }), keys: { a9s: 'max_wal_senders', a8s: 'maxWALSenders' } },
   {
     name: 'synchronousCommit',
     schema: s.string({ enum: ['on', 'off', 'local', 'remote_write', 'remote_apply'] }),
@@ -59,6 +58,7 @@ const parameters: Parameter[] = [
     schema: s.string({ enum: CLIENT_LEVELS }),
     keys: { a9s: 'client_min_messages', a8s: { key: 'clientMinMessages', lowercase: true } },
   },
+  // The a9s broker takes the server log levels with a pg_ prefix.
   {
     name: 'logMinMessages',
     schema: s.string({ enum: SERVER_LEVELS }),
@@ -67,49 +67,30 @@ const parameters: Parameter[] = [
   {
     name: 'logMinErrorStatement',
     schema: s.string({ enum: SERVER_LEVELS }),
-    keys: { a9s: 'log_min_error_statement', a8s: { key: 'logMinErrorStatement', lowercase: true } },
+    keys: { a9s: 'pg_log_min_error_statement', a8s: { key: 'logMinErrorStatement', lowercase: true } },
   },
-  // a9s only.
-  { name: 'dataChecksums', schema: s.boolean(), keys: { a9s: 'data_checksums' }, backends: ['a9s'] },
-  {
-    name: 'effectiveCacheSize',
-    schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 4GB' }),
-    keys: { a9s: 'effective_cache_size' },
-    backends: ['a9s'],
-  },
-  {
-    name: 'workMem',
-    schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 4MB' }),
-    keys: { a9s: 'work_mem' },
-    backends: ['a9s'],
-  },
-  {
-    name: 'maintenanceWorkMem',
-    schema: s.string({ pattern: '^[0-9]+(kB|MB|GB|TB)$', description: 'e.g. 64MB' }),
-    keys: { a9s: 'maintenance_work_mem' },
-    backends: ['a9s'],
-  },
+  // a9s only: refused with a8s-postgresql, as Klutch does.
+  { name: 'dataChecksums', schema: s.string({ enum: ['enabled', 'disabled'] }), keys: { a9s: 'data_checksums' }, backends: ['a9s'] },
+  { name: 'effectiveCacheSize', schema: s.string({ description: 'e.g. 4GB' }), keys: { a9s: 'effective_cache_size' }, backends: ['a9s'] },
+  { name: 'workMem', schema: s.string({ description: 'e.g. 4MB' }), keys: { a9s: 'work_mem' }, backends: ['a9s'] },
+  { name: 'maintenanceWorkMem', schema: s.string({ description: 'e.g. 64MB' }), keys: { a9s: 'maintenance_work_mem' }, backends: ['a9s'] },
   {
     name: 'idleInTransactionSessionTimeout',
-    schema: s.integer({ minimum: 0, maximum: INT32, description: 'Milliseconds; 0 disables.' }),
+    schema: s.integer({ minimum: 0, description: 'Milliseconds; 0 disables.' }),
     keys: { a9s: 'idle_in_transaction_session_timeout' },
     backends: ['a9s'],
   },
   {
     name: 'rolePrivileges',
-    schema: s.array(s.string({ enum: ['CREATEDB', 'CREATEROLE', 'REPLICATION'] }), { listType: 'set' }),
+    schema: s.array(s.string({ enum: ['CREATEDB', 'CREATEROLE', 'REPLICATION'] })),
     keys: { a9s: 'role_privileges' },
     backends: ['a9s'],
   },
   { name: 'walLevelLogical', schema: s.boolean(), keys: { a9s: 'wal_level_logical' }, backends: ['a9s'] },
-  // a8s only. sharedBuffers is left out on purpose: the a8s operator and the broker use different units.
-  {
-    name: 'maxLocksPerTransaction',
-    schema: s.integer({ minimum: 10, maximum: INT32 }),
-    keys: { a8s: 'maxLocksPerTransaction' },
-    backends: ['a8s'],
-  },
-  { name: 'sslCiphers', schema: s.string({ minLength: 1 }), keys: { a8s: 'sslCiphers' }, backends: ['a8s'] },
+  // a8s only: refused with a9s-postgresql. sharedBuffers is left out, as in Klutch: the a8s operator and the broker use
+  // different units.
+  { name: 'maxLocksPerTransaction', schema: s.integer({ minimum: 10 }), keys: { a8s: 'maxLocksPerTransaction' }, backends: ['a8s'] },
+  { name: 'sslCiphers', schema: s.string(), keys: { a8s: 'sslCiphers' }, backends: ['a8s'] },
   {
     name: 'sslMinProtocolVersion',
     schema: s.string({ enum: ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] }),
@@ -142,6 +123,7 @@ export default new DataService({
     }),
     resource: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql' },
     versionPrefix: 'a9s-postgresql',
+    // Resources per size and replicas per topology as in Klutch's a8s-postgresql Composition (its labels and maps).
     sizes: {
       nano: { volumeSize: '3Gi', cpu: '2', memory: '1Gi' },
       small: { volumeSize: '10Gi', cpu: '2', memory: '2Gi' },
@@ -154,8 +136,10 @@ export default new DataService({
   fields: [
     {
       name: 'expose',
-      schema: s.string({ enum: ['Internal', 'LoadBalancer'], description: 'How the a8s instance is reachable.' }),
+      schema: s.string({ enum: ['Internal', 'LoadBalancer'], description: 'How the a8s instance is reachable (default LoadBalancer).' }),
       to: { a8s: 'spec.expose' },
+      // Klutch's a8s-postgresql Composition sets LoadBalancer in its base, so a claim without expose gets it.
+      defaults: { a8s: 'LoadBalancer' },
     },
   ],
   exampleParameters: { maxConnections: 200, logMinMessages: 'WARNING', statementTimeout: 30000 },

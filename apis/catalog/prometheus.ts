@@ -1,4 +1,7 @@
-/** Prometheus (optionally with Grafana) on a9s. Its plans cannot change after creation. */
+/**
+ * Prometheus (optionally with Grafana) on a9s. Its plans cannot change after creation. Parameters, schemas and keys as
+ * in Klutch's XRD and Composition (v1.5.0).
+ */
 import { DataService, type Plan, s } from '..';
 
 const plans: Plan[] = ['prometheus', 'promgraf2', 'prometheus2-grafana10'].flatMap((family) =>
@@ -17,8 +20,8 @@ export default new DataService({
     { name: 'mappingStrictMatch', schema: s.boolean(), keys: { a9s: 'mapping_strict_match' } },
     {
       name: 'scrapeConfigs',
-      // Prometheus' own scrape_config documents, passed through.
-      schema: s.array(s.object({ job_name: s.string({ minLength: 1 }) }, { required: ['job_name'], preserveUnknownFields: true })),
+      // Prometheus' own scrape_config documents, passed through as they are.
+      schema: s.array(s.freeform()),
       keys: { a9s: 'scrape_configs' },
     },
   ],

@@ -7,18 +7,27 @@ export default new Api({
   description: 'A restore of a backup into a data-service instance.',
   spec: s.object(
     {
-      backupRef: s
-        .string({ minLength: 1, description: 'Name of the Backup claim in the same namespace.' })
-        .immutable('backupRef cannot be changed'),
-      instanceRef: s
-        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
-        .immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s
-        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
-        .immutable('serviceInstanceType cannot be changed'),
+      backupRef: s.string({ description: 'Name of the Backup claim in the same namespace.' }),
+      instanceRef: s.string({
+        description: 'Name of the instance claim in the same namespace (a8s only; a9s restores into the backed-up instance).',
+      }),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
     },
-    { required: ['backupRef', 'instanceRef', 'serviceInstanceType'] },
+    { required: ['backupRef', 'serviceInstanceType'] },
   ),
+  // Klutch's rules: the a8s restore needs the instance and restores PostgreSQL only; the a9s backup manager restores
+  // into the instance the backup was taken from.
+  // Composition names are DNS labels, so they go into CEL quoted as they are.
+  rules: ({ composedBy, compositionName }) => [
+    {
+      rule: `!${composedBy('a8s')} || (has(self.instanceRef) && self.instanceRef != '')`,
+      message: `The ${compositionName('a8s')} composition needs instanceRef: name the instance to restore into`,
+    },
+    {
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('a8s')} composition restores postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+  ],
   defaultBackend: 'a8s',
   backends: {
     a9s: a9sResource({
@@ -30,6 +39,8 @@ export default new Api({
     a8s: a8sObject({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Restore' },
       fields: [...postgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
+      // The restore's own conditions (its progress) in status.managed, as Klutch shows them.
+      conditions: 'own',
     }),
   },
   examples: {

@@ -1,4 +1,4 @@
-/** OpenSearch ("Search") on a9s; every plan uses TLS. */
+/** OpenSearch ("Search") on a9s; every plan uses TLS. Parameters, schemas and keys as in Klutch's XRD and Composition (v1.5.0). */
 import { DataService, planMatrix, s } from '..';
 
 export const JAVA_GC = ['UseSerialGC', 'UseParallelGC', 'UseParallelOldGC', 'UseG1GC'];
@@ -27,10 +27,10 @@ export default new DataService({
     { name: 'javaGarbageCollector', schema: s.string({ enum: JAVA_GC }), keys: { a9s: 'java_garbage_collector' } },
     {
       name: 'tlsProtocols',
-      schema: s.array(s.string({ enum: ['TLSv1.2', 'TLSv1.3'] }), { listType: 'set' }),
+      schema: s.array(s.string({ enum: ['TLSv1.2', 'TLSv1.3'] })),
       keys: { a9s: 'tls-protocols' },
     },
-    { name: 'tlsCiphers', schema: s.array(s.string({ minLength: 1 }), { listType: 'set' }), keys: { a9s: 'tls-ciphers' } },
+    { name: 'tlsCiphers', schema: s.array(s.string()), keys: { a9s: 'tls-ciphers' } },
   ],
   exampleParameters: { javaHeapspace: 1024 },
 });

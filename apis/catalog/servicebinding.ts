@@ -10,18 +10,23 @@ export default new Api({
   description: 'Credentials for a data-service instance.',
   spec: s.object(
     {
-      acceptsIncomplete: s.boolean({ default: true, description: 'Let the backend bind asynchronously.' }),
-      instanceRef: s
-        .string({ minLength: 1, description: 'Name of the instance claim in the same namespace.' })
-        .immutable('instanceRef cannot be changed'),
-      serviceInstanceType: s
-        .string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' })
-        .immutable('serviceInstanceType cannot be changed'),
-      region: s.string({ description: 'Region of the instance, where the platform has several.' }),
+      acceptsIncomplete: s.boolean({ description: 'Let the backend bind asynchronously (default true).' }),
+      instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+      serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
+      // Klutch's regions, as its XRD lists them.
+      region: s.string({ enum: ['eu-central-1', 'us-east-1'], description: 'Region of the instance, where the platform has several.' }),
       policy: s.string({ description: 'Binding policy, as the backend defines it.' }),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
+  // The a8s binding controller binds PostgreSQL only (Klutch's rule).
+  // Composition names are DNS labels, so they go into CEL quoted as they are.
+  rules: ({ composedBy, compositionName }) => [
+    {
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('a8s')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+  ],
   defaultBackend: 'a8s',
   backends: {
     a9s: a9sResource({
@@ -37,7 +42,13 @@ export default new Api({
     }),
     a8s: a8sObject({
       resource: { apiVersion: 'servicebindings.anynines.com/v1beta3', kind: 'ServiceBinding' },
-      fields: [...postgresqlRef('spec.instance'), { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace', required: true }],
+      fields: [
+        ...postgresqlRef('spec.instance'),
+        // The instance is in the claim's namespace: the composite's claim label (v1); on the v2 target the composite is
+        // namespaced itself and has no claim, so its own namespace, which the label overrides where there is one.
+        { from: 'metadata.namespace', to: 'spec.instance.namespace' },
+        { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace' },
+      ],
       connectionSecretSuffix: '-creds',
     }),
   },

@@ -101,7 +101,12 @@ describe('composeResource: exact resources', () => {
       spec: { instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: 'pg-1', namespace: 'team-a' } },
     });
     expect(get(got, 'spec.writeConnectionSecretToRef')).toEqual({ name: 'my-claim-creds', namespace: 'team-a' });
-    // The binding's Secret (written by a8s beside it) is what the Object publishes into my-claim-creds.
+    // Once the a8s binding reports its Secret, that is the Secret the Object publishes.
+    const reported = composeResource(inputOf(api('servicebinding'), 'a8s'), xr, {
+      status: { atProvider: { manifest: { status: { implemented: true, secret: { name: 'pg-1-creds-x9', namespace: 'team-a' } } } } },
+    }).resource;
+    expect((get(reported, 'spec.connectionDetails') as { name: string }[]).map((d) => d.name)).toEqual(Array(4).fill('pg-1-creds-x9'));
+    // Until then, the Secret a8s writes beside the binding by convention is what the Object publishes into my-claim-creds.
     expect(get(got, 'spec.connectionDetails')).toEqual(
       ['database', 'instance_service', 'password', 'username'].map((key) => ({
         apiVersion: 'v1',

@@ -175,8 +175,11 @@ function connectionSecretRef(input: Input, composite: Obj, where: string): { nam
   return { name: `${claim.name}${input.connectionSecret.nameSuffix}`, namespace: claim.namespace };
 }
 
-/** Composes the resource; throws ComposeError. `input` must have passed validateInput. */
-export function composeResource(input: Input, composite: Obj): Composed {
+/**
+ * Composes the resource; throws ComposeError. `input` must have passed validateInput. `observed` is the composed
+ * resource as Crossplane last saw it, if it exists (the recipe may read names the backend reports).
+ */
+export function composeResource(input: Input, composite: Obj, observed?: Obj): Composed {
   const where = `(composition ${compositionName(composite, input)})`;
   const warnings: string[] = [];
   const labels = labelsOf(input, composite, where);
@@ -209,7 +212,8 @@ export function composeResource(input: Input, composite: Obj): Composed {
   set(composed, 'spec.providerConfigRef', providerConfigRef);
   const from = input.connectionSecret?.fromSecret;
   if (secretRef && from) {
-    const secret = `${claimRef(composite).name}${from.nameSuffix}`;
+    const reported = from.nameFrom ? get(observed, from.nameFrom) : undefined;
+    const secret = typeof reported === 'string' && reported ? reported : `${claimRef(composite).name}${from.nameSuffix}`;
     const details = from.keys.map((key) => ({
       apiVersion: 'v1',
       kind: 'Secret',

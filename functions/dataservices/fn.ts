@@ -15,7 +15,7 @@ import {
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '@crossplane-org/function-sdk-typescript';
-import { ComposeError, composeResource, compositionName } from './compose';
+import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
 import { CONDITION_TYPE, observeStatus } from './status';
 import { validateInput } from './validate-input';
 
@@ -80,14 +80,14 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   const input = v.input;
   if (!isObj(composite)) return fail(rsp, `cannot get the observed composite resource (composition ${comp}): the request has none`);
 
+  const observed = req.observed?.resources?.[composedResourceName(input)]?.resource;
   let composed;
   try {
-    composed = composeResource(input, composite);
+    composed = composeResource(input, composite, isObj(observed) ? observed : undefined);
   } catch (e) {
     if (e instanceof ComposeError) return fail(rsp, e.message);
     throw e;
   }
-  const observed = req.observed?.resources?.[composed.name]?.resource;
   let outcome;
   try {
     outcome = observeStatus(input, isObj(observed) ? observed : undefined);

@@ -15,6 +15,12 @@ export interface TransitionPlans {
   readonly singleAsBig?: string;
   /** A plan like `small` with the other ssl part (for "ssl unchanged"). */
   readonly otherSsl?: string;
+  /** A plan smaller than `small` (Klutch checks downsizing to nano in a rule of its own). */
+  readonly smaller?: string;
+  /** A plan like `small` in a variant (`-bionic`), for "variant unchanged". */
+  readonly variant?: string;
+  /** Plans never move from single to replica/cluster either. */
+  readonly fixedTopology?: boolean;
   /** The plan can never change. */
   readonly planImmutable?: boolean;
 }
@@ -35,13 +41,26 @@ export function transitionCases(p: TransitionPlans): UpdateCase[] {
   }
   add('upsize', 'moving to a larger plan is allowed', p.small, { plan: p.big }, true);
   add('downsize', 'no plan downsizing', p.big, { plan: p.small }, false, 'Plan downsizing is not supported');
+  if (p.smaller)
+    add('downsize to the smallest', 'no plan downsizing', p.small, { plan: p.smaller }, false, 'Plan downsizing is not supported');
   if (p.multi && p.singleAsBig) {
-    add('single to multi', 'a single plan may become replica/cluster', p.small, { plan: p.multi }, true);
+    if (p.fixedTopology)
+      add(
+        'single to multi',
+        'a single plan stays single',
+        p.small,
+        { plan: p.multi },
+        false,
+        'A single plan cannot be changed to a replica',
+      );
+    else add('single to multi', 'a single plan may become replica/cluster', p.small, { plan: p.multi }, true);
     add('multi to single', 'no replica/cluster → single', p.multi, { plan: p.singleAsBig }, false, 'cannot be changed to a single plan');
   }
   if (p.otherSsl) {
     add('ssl toggled', 'the ssl part is unchanged', p.small, { plan: p.otherSsl }, false, 'The ssl part of the plan cannot be changed');
   }
+  if (p.variant)
+    add('variant toggled', 'the variant is unchanged', p.small, { plan: p.variant }, false, 'part of the plan cannot be changed');
   return out;
 }
 

@@ -1,5 +1,7 @@
 import type { ApiCases } from './types';
 import { commonCreateCases } from './builders';
+import { klutchEnums, servicePlanClaims } from './klutch';
+import type { CreateCase } from './types';
 
 export default {
   api: 'logme2',
@@ -9,6 +11,7 @@ export default {
       name: 'every parameter',
       reason: 'all parameters',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-logme2',
         plan: 'logme-cluster-small-ssl',
         parameters: {
@@ -17,15 +20,16 @@ export default {
           javaGarbageCollector: 'UseParallelGC',
           ismDeletionAfter: '30d',
           ismJobInterval: 5,
+          ismJitter: 0.5,
           opensearchTlsProtocols: ['TLSv1.3'],
           opensearchTlsCiphers: ['TLS_AES_128_GCM_SHA256'],
           fluentdUdp: 514,
           fluentdTcp: 601,
           fluentdTls: 6514,
           fluentdTlsCiphers: 'HIGH',
-          fluentdTlsVersion: 'TLSv1_3',
-          fluentdTlsMinVersion: 'TLSv1_2',
-          fluentdTlsMaxVersion: 'TLSv1_3',
+          fluentdTlsVersion: 'TLS1_3',
+          fluentdTlsMinVersion: 'TLS1_2',
+          fluentdTlsMaxVersion: 'TLS1_3',
           groks: [{ pattern: '%{COMMONAPACHELOG}' }],
         },
       },
@@ -53,19 +57,65 @@ export default {
       error: 'pattern',
     },
     {
-      name: 'bad deletion age',
-      reason: 'ismDeletionAfter is a duration like 14d',
-      spec: { service: 'a9s-logme2', plan: 'logme-single-small-ssl', parameters: { ismDeletionAfter: 'two weeks' } },
-      valid: false,
-      error: 'ismDeletionAfter',
+      name: 'klutch docs TLS and jitter',
+      reason: "Klutch's spelling of the Fluentd TLS versions, and a fractional jitter",
+      spec: {
+        service: 'a9s-logme2',
+        plan: 'logme-single-small-ssl',
+        parameters: { ismJitter: 0.5, fluentdTlsMinVersion: 'TLS1_2', fluentdTlsMaxVersion: 'TLSv1_1', ismDeletionAfter: '90s' },
+      },
+      valid: true,
     },
+    {
+      name: 'TLSv1_2',
+      reason: 'Klutch spells it TLS1_2',
+      spec: { service: 'a9s-logme2', plan: 'logme-single-small-ssl', parameters: { fluentdTlsMinVersion: 'TLSv1_2' } },
+      valid: false,
+      error: 'fluentdTlsMinVersion',
+    },
+    {
+      name: 'opensearch TLS 1.1',
+      reason: 'opensearchTlsProtocols is TLSv1.2 or TLSv1.3',
+      spec: { service: 'a9s-logme2', plan: 'logme-single-small-ssl', parameters: { opensearchTlsProtocols: ['TLSv1.1'] } },
+      valid: false,
+      error: 'opensearchTlsProtocols',
+    },
+    ...(
+      [
+        ['javaHeapspace', 255],
+        ['javaMaxmetaspace', 255],
+        ['javaMaxmetaspace', 1025],
+        ['ismJobInterval', 0],
+        ['ismJitter', -0.5],
+        ['fluentdUdp', 0],
+        ['fluentdTcp', 0],
+        ['fluentdTcp', 65536],
+        ['fluentdTls', 0],
+        ['fluentdTls', 65536],
+      ] as const
+    ).map<CreateCase>(([name, value]) => ({
+      name: `${name} ${value}`,
+      reason: `${name} is bounded (Klutch rule)`,
+      spec: { service: 'a9s-logme2', plan: 'logme-single-small-ssl', parameters: { [name]: value } },
+      valid: false,
+      error: name,
+    })),
+    ...servicePlanClaims(klutchEnums('a9s/logme2/definition.yaml')),
   ],
   update: [
     {
       name: 'single to cluster',
-      reason: 'a single plan may become a cluster',
+      reason: 'a single plan stays single (Klutch rule)',
       spec: { service: 'a9s-logme2', plan: 'logme-single-small-ssl' },
       patch: { plan: 'logme-cluster-small-ssl' },
+      valid: false,
+      error: 'A single plan cannot be changed to a replica or cluster plan',
+    },
+    {
+      name: 'plan kept',
+      reason: 'keeping the plan passes the topology rules',
+      spec: { service: 'a9s-logme2', plan: 'logme-cluster-small-ssl' },
+      patch: { plan: 'logme-cluster-small-ssl', parameters: { ismJitter: 1 } },
       valid: true,
     },
     {

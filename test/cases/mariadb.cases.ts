@@ -1,5 +1,6 @@
 import type { ApiCases } from './types';
 import { commonCreateCases, transitionCases } from './builders';
+import { klutchEnums, servicePlanClaims } from './klutch';
 
 export default {
   api: 'mariadb',
@@ -10,6 +11,7 @@ export default {
       reason: 'all parameters',
       backend: 'a9s',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-mariadb106',
         plan: 'mariadb-cluster-big',
         parameters: { binlogExpireDays: 7, databases: ['orders', 'users_2'], grantPerformanceSchemaPermissions: true },
@@ -37,12 +39,20 @@ export default {
       error: 'binlogExpireDays',
     },
     {
-      name: 'bad database name',
-      reason: 'database names are MariaDB identifiers',
-      spec: { service: 'a9s-mariadb106', plan: 'mariadb-single-small', parameters: { databases: ['my-db'] } },
-      valid: false,
-      error: 'databases',
+      name: 'database names as Klutch takes them',
+      reason: 'Klutch does not check database names',
+      spec: {
+        service: 'a9s-mariadb106',
+        plan: 'mariadb-single-small',
+        parameters: { databases: ['my-db', 'my-db'], binlogExpireDays: 365 },
+      },
+      valid: true,
     },
+    ...servicePlanClaims({
+      ...klutchEnums('a9s/mariadb/definition.yaml'),
+      accepts: (service, plan) => service !== 'a9s-mariadb1011' || plan.endsWith('-ssl'),
+      error: () => 'needs an ssl plan',
+    }),
   ],
   update: transitionCases({
     service: 'a9s-mariadb106',
@@ -52,5 +62,6 @@ export default {
     multi: 'mariadb-cluster-small',
     singleAsBig: 'mariadb-single-big',
     otherSsl: 'mariadb-single-small-ssl',
+    smaller: 'mariadb-single-nano',
   }),
 } satisfies ApiCases;

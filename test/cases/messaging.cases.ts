@@ -1,5 +1,6 @@
 import type { ApiCases } from './types';
 import { commonCreateCases, transitionCases } from './builders';
+import { klutchEnums, servicePlanClaims } from './klutch';
 
 export default {
   api: 'messaging',
@@ -9,6 +10,7 @@ export default {
       name: 'every parameter',
       reason: 'all parameters',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-messaging4',
         plan: 'messaging-cluster-big-ssl',
         parameters: { consumerTimeout: 1800000, tlsProtocols: ['tlsv1.2', 'tlsv1.3'], tlsCiphers: ['ECDHE-RSA-AES256-GCM-SHA384'] },
@@ -29,6 +31,7 @@ export default {
       valid: false,
       error: 'tlsProtocols',
     },
+    ...servicePlanClaims(klutchEnums('a9s/messaging/definition.yaml')),
   ],
   update: transitionCases({
     service: 'a9s-messaging310',
@@ -38,5 +41,6 @@ export default {
     multi: 'messaging-cluster-small',
     singleAsBig: 'messaging-single-big',
     otherSsl: 'messaging-single-small-ssl',
+    smaller: 'messaging-single-nano',
   }),
 } satisfies ApiCases;

@@ -1,5 +1,6 @@
 import type { ApiCases } from './types';
 import { commonCreateCases, transitionCases } from './builders';
+import { klutchEnums, servicePlanClaims } from './klutch';
 
 export default {
   api: 'mongodb',
@@ -9,6 +10,7 @@ export default {
       name: 'every parameter',
       reason: 'the nested change-stream setting',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-mongodb70',
         plan: 'mongodbsspl-replica-big-ssl',
         parameters: { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 600 } } } },
@@ -16,8 +18,39 @@ export default {
       valid: true,
     },
     {
+      name: 'expireAfterSeconds off',
+      reason: "Klutch takes 'off' for the oplog default",
+      spec: {
+        service: 'a9s-mongodb50',
+        plan: 'mongodbsspl-single-small',
+        parameters: { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 'off' } } } },
+      },
+      valid: true,
+    },
+    {
+      name: 'expireAfterSeconds 0',
+      reason: 'an integer >= 0',
+      spec: {
+        service: 'a9s-mongodb50',
+        plan: 'mongodbsspl-single-small',
+        parameters: { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 0 } } } },
+      },
+      valid: true,
+    },
+    {
+      name: 'expireAfterSeconds -1',
+      reason: "'off' or an integer >= 0 (Klutch rule)",
+      spec: {
+        service: 'a9s-mongodb50',
+        plan: 'mongodbsspl-single-small',
+        parameters: { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: -1 } } } },
+      },
+      valid: false,
+      error: 'expireAfterSeconds',
+    },
+    {
       name: 'expireAfterSeconds as text',
-      reason: 'expireAfterSeconds is an integer',
+      reason: "'off' or an integer >= 0 (Klutch rule)",
       spec: {
         service: 'a9s-mongodb70',
         plan: 'mongodbsspl-single-small',
@@ -33,6 +66,7 @@ export default {
       valid: false,
       error: 'changeStreamOption',
     },
+    ...servicePlanClaims(klutchEnums('a9s/mongodb/definition.yaml')),
   ],
   update: transitionCases({
     service: 'a9s-mongodb50',
@@ -42,5 +76,6 @@ export default {
     multi: 'mongodbsspl-replica-small',
     singleAsBig: 'mongodbsspl-single-big',
     otherSsl: 'mongodbsspl-single-small-ssl',
+    smaller: 'mongodbsspl-single-nano',
   }),
 } satisfies ApiCases;

@@ -1,8 +1,9 @@
-import type { ApiCases } from './types';
+import type { ApiCases, CreateCase } from './types';
 import { commonCreateCases, transitionCases } from './builders';
+import { servicePlanClaims } from './klutch';
 
 const a9sParams = {
-  maxConnections: 100,
+  maxConnections: 250.5,
   tempFileLimit: -1,
   trackIoTiming: 'on',
   archiveTimeout: 60,
@@ -16,7 +17,7 @@ const a9sParams = {
   clientMinMessages: 'NOTICE',
   logMinMessages: 'WARNING',
   logMinErrorStatement: 'ERROR',
-  dataChecksums: true,
+  dataChecksums: 'enabled',
   effectiveCacheSize: '4GB',
   workMem: '4MB',
   maintenanceWorkMem: '64MB',
@@ -43,6 +44,94 @@ const a8sParams = {
   sslCiphers: 'HIGH:!aNULL',
   sslMinProtocolVersion: 'TLSv1.2',
 };
+
+// Klutch's services and plans per composition, as its XRD's CEL rules list them.
+const A9S_SERVICES = ['a9s-postgresql13', 'a9s-postgresql15', 'a9s-postgresql17'];
+const A8S_SERVICES = ['a9s-postgresql13', 'a9s-postgresql14'];
+const SERVICES = ['a9s-postgresql13', 'a9s-postgresql14', 'a9s-postgresql15', 'a9s-postgresql17'];
+const A9S_PLANS = ['single-nano', 'single-small', 'single-big', 'replica-small', 'replica-big'].flatMap((p) =>
+  ['', '-bionic', '-ssl', '-ssl-bionic'].map((v) => `postgresql-${p}${v}`),
+);
+const A8S_PLANS = ['replica', 'single'].flatMap((t) => ['nano', 'small', 'medium', 'big'].map((z) => `postgresql-${t}-${z}`));
+const PLANS = [...new Set([...A9S_PLANS, ...A8S_PLANS])];
+
+const small = (backend: 'a9s' | 'a8s', parameters: Record<string, unknown>) => ({
+  backend,
+  spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-small', parameters },
+});
+
+/** Klutch's bounds (CEL rules there, minimum here), each broken once. */
+const boundCases: CreateCase[] = [
+  ['idleInTransactionSessionTimeout', -1, 'a9s'],
+  ['maxReplicationSlots', -1, 'a9s'],
+  ['maxWalSenders', -1, 'a8s'],
+  ['maxLocksPerTransaction', 9, 'a8s'],
+  ['walWriterDelay', -5, 'a8s'],
+  ['tempFileLimit', -2, 'a8s'],
+].map(([name, value, backend]) => ({
+  name: `${name} ${value}`,
+  reason: `${name} is bounded (Klutch rule)`,
+  ...small(backend as 'a9s' | 'a8s', { [name as string]: value }),
+  valid: false,
+  error: name as string,
+}));
+
+/** Parameters only one backend offers: refused with the other composition, as Klutch does. */
+const backendOnlyCases: CreateCase[] = [
+  ...Object.entries({
+    dataChecksums: 'disabled',
+    effectiveCacheSize: '1GB',
+    workMem: '8MB',
+    maintenanceWorkMem: '128MB',
+    idleInTransactionSessionTimeout: 1000,
+    rolePrivileges: ['CREATEROLE', 'REPLICATION'],
+    walLevelLogical: false,
+  }).map(([name, value]) => ({ name, value, only: 'a9s' as const })),
+  ...Object.entries({ maxLocksPerTransaction: 10, sslCiphers: 'HIGH', sslMinProtocolVersion: 'TLSv1.3' }).map(([name, value]) => ({
+    name,
+    value,
+    only: 'a8s' as const,
+  })),
+].flatMap(({ name, value, only }) => [
+  { name: `${name} on ${only}`, reason: `${name} is a ${only} parameter`, ...small(only, { [name]: value }), valid: true },
+  {
+    name: `${name} on ${only === 'a9s' ? 'a8s' : 'a9s'}`,
+    reason: `${name} is a ${only} parameter (Klutch rule)`,
+    ...small(only === 'a9s' ? 'a8s' : 'a9s', { [name]: value }),
+    valid: false,
+    error: `The parameter ${name} is only offered by the ${only}-postgresql composition`,
+  },
+]);
+
+/** Claims as Klutch's documentation writes them. */
+const klutchDocs: CreateCase[] = [
+  {
+    name: 'klutch docs a8s',
+    reason: "Klutch's documented a8s PostgresqlInstance",
+    backend: 'a8s',
+    spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-nano', expose: 'Internal' },
+    valid: true,
+  },
+  {
+    name: 'klutch docs a9s',
+    reason: "Klutch's documented a9s PostgresqlInstance",
+    backend: 'a9s',
+    spec: { acceptsIncomplete: true, service: 'a9s-postgresql13', plan: 'postgresql-single-small' },
+    valid: true,
+  },
+  {
+    name: 'klutch docs a8s with parameters',
+    reason: "Klutch's documented a8s parameters",
+    backend: 'a8s',
+    spec: {
+      service: 'a9s-postgresql14',
+      plan: 'postgresql-replica-small',
+      expose: 'LoadBalancer',
+      parameters: { maxConnections: 100.0, sslMinProtocolVersion: 'TLSv1.2', logMinMessages: 'WARNING', trackIoTiming: 'on' },
+    },
+    valid: true,
+  },
+];
 
 export default {
   api: 'postgresql',
@@ -142,13 +231,52 @@ export default {
       error: 'synchronousCommit',
     },
     {
-      name: 'workMem without unit',
-      reason: 'memory sizes carry a unit',
+      name: 'workMem with a space',
+      reason: 'Klutch takes memory sizes as text (PostgreSQL reads "4 MB")',
       backend: 'a9s',
       spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters: { workMem: '4 MB' } },
-      valid: false,
-      error: 'workMem',
+      valid: true,
     },
+    {
+      name: 'dataChecksums as a boolean',
+      reason: 'Klutch spells dataChecksums enabled/disabled',
+      backend: 'a9s',
+      spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters: { dataChecksums: true } },
+      valid: false,
+      error: 'dataChecksums',
+    },
+    {
+      name: 'maxConnections 100.0',
+      reason: 'maxConnections is a number in Klutch',
+      backend: 'a8s',
+      spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-small', parameters: { maxConnections: 100.0 } },
+      valid: true,
+    },
+    {
+      name: 'a8s without expose',
+      reason: 'expose is optional (the a8s composition defaults it to LoadBalancer)',
+      backend: 'a8s',
+      spec: { service: 'a9s-postgresql14', plan: 'postgresql-replica-big' },
+      valid: true,
+    },
+    ...boundCases,
+    ...backendOnlyCases,
+    ...klutchDocs,
+    ...servicePlanClaims({
+      services: SERVICES,
+      plans: PLANS,
+      backends: ['a9s', 'a8s'],
+      accepts: (service, plan, backend) =>
+        backend === 'a9s'
+          ? A9S_SERVICES.includes(service) && A9S_PLANS.includes(plan) && (!plan.endsWith('-bionic') || service === 'a9s-postgresql13')
+          : A8S_SERVICES.includes(service) && A8S_PLANS.includes(plan),
+      error: (service, plan, backend) =>
+        !(backend === 'a9s' ? A9S_SERVICES : A8S_SERVICES).includes(service)
+          ? `The ${backend}-postgresql composition offers the services`
+          : !(backend === 'a9s' ? A9S_PLANS : A8S_PLANS).includes(plan)
+            ? `The ${backend}-postgresql composition offers the plans`
+            : 'only offered with a9s-postgresql13',
+    }),
     {
       name: 'expose bad value',
       reason: 'expose is Internal or LoadBalancer',
@@ -183,5 +311,7 @@ export default {
     multi: 'postgresql-replica-small',
     singleAsBig: 'postgresql-single-big',
     otherSsl: 'postgresql-single-small-ssl',
+    smaller: 'postgresql-single-nano',
+    variant: 'postgresql-single-small-bionic',
   }),
 } satisfies ApiCases;

@@ -1,5 +1,6 @@
 import type { ApiCases } from './types';
 import { commonCreateCases, transitionCases } from './builders';
+import { klutchEnums, servicePlanClaims } from './klutch';
 
 export default {
   api: 'search',
@@ -9,6 +10,7 @@ export default {
       name: 'every parameter',
       reason: 'all parameters',
       spec: {
+        acceptsIncomplete: false,
         service: 'a9s-search2',
         plan: 'search-cluster-medium-ssl',
         parameters: {
@@ -43,6 +45,14 @@ export default {
       error: 'javaGarbageCollector',
     },
     {
+      name: 'metaspace too small',
+      reason: 'javaMaxmetaspace >= 256 (Klutch rule)',
+      spec: { service: 'a9s-search2', plan: 'search-single-small-ssl', parameters: { javaMaxmetaspace: 255 } },
+      valid: false,
+      error: 'javaMaxmetaspace',
+    },
+    ...servicePlanClaims(klutchEnums('a9s/search/definition.yaml')),
+    {
       name: 'plan without ssl',
       reason: 'every search plan uses ssl',
       spec: { service: 'a9s-search2', plan: 'search-single-small' },
@@ -56,5 +66,6 @@ export default {
     big: 'search-single-big-ssl',
     multi: 'search-cluster-small-ssl',
     singleAsBig: 'search-single-big-ssl',
+    smaller: 'search-single-nano-ssl',
   }),
 } satisfies ApiCases;

@@ -10,6 +10,13 @@
  * error names it (its field path and message), and "accepted" when an accepted claim evaluated it (a create or changed
  * node for plain rules, an update that keeps the node for transition rules). The last test fails for any rule that
  * was never seen both ways, naming it.
+ *
+ * Klutch parity (issue 8): Klutch's own XRDs (schemas/klutch-crossplane-api/, under a group of their own so both sets
+ * live on one API server) get every case too, and must give the same verdict as ours — except where
+ * test/parity/deltas.ts lists a `verdict` delta, which is checked both ways. Klutch's CEL rules are tracked like ours:
+ * each must be seen accepting and rejecting. A claim without compositionRef goes to Klutch with its default
+ * composition named, because Klutch's rules read `self.compositionRef.name` unguarded and refuse every claim that
+ * leaves it out (the wart ours fixes; a test below proves both sides of it).
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +30,8 @@ import { admin } from '../support/cluster';
 import type { Kube } from '../support/kube';
 import { claimValidator } from '../support/openapi';
 import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../support/xcrd';
+import { DELTAS, type VerdictDelta } from '../parity/deltas';
+import { klutchXrds } from '../parity/klutch';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Inputs: the synthesized XRDs, their example claims, and the cases.
@@ -37,6 +46,21 @@ for (const [path, text] of files) {
   const example = /^packages\/dataservices\/examples\/(.+)-(a9s|a8s)\.yaml$/.exec(path);
   if (example) examples.set(example[1]!, [...(examples.get(example[1]!) ?? []), ...parseYaml(text)]);
 }
+
+/** Klutch's XRDs under a group of their own, so that they can be installed beside ours. */
+const KLUTCH_GROUP = 'klutch-v1-5-0.parity.test';
+const klutch = new Map<string, Xrd>();
+for (const [api, { xrd }] of klutchXrds()) {
+  const copy = structuredClone(xrd);
+  copy.spec.group = KLUTCH_GROUP;
+  copy.metadata.name = `${copy.spec.names.plural}.${KLUTCH_GROUP}`;
+  klutch.set(api, copy);
+}
+const verdictDeltas = DELTAS.filter((d): d is VerdictDelta => d.kind === 'verdict');
+/** Verdict deltas seen to hold (Klutch's verdict as listed, ours the other), by `<api> <case>`. */
+const verdictDeltasSeen = new Set<string>();
+/** The wildcard case name of a verdict delta for every claim that leaves compositionRef out. */
+const NO_COMPOSITION_REF = '<any claim without compositionRef>';
 
 const allCases: ApiCases[] = await loadCases(apis);
 
@@ -170,6 +194,11 @@ for (const [name, xrd] of xrds) {
   tracked.set(name, rules);
   skippedRules.push(...skipped);
 }
+for (const [name, xrd] of klutch) {
+  const { rules, skipped } = rulesOf(`klutch/${name}`, xrd);
+  tracked.set(`klutch/${name}`, rules);
+  skippedRules.push(...skipped);
+}
 
 function creditCreate(api: string, caseName: string, stored: unknown): void {
   for (const r of tracked.get(api) ?? []) {
@@ -270,13 +299,43 @@ function patchClaim(t: ClaimTarget, name: string, patch: Record<string, unknown>
   );
 }
 
+/** How many requests a suite has in flight at once. */
+const CONCURRENCY = 8;
+
+/** Runs `f` on every item, at most `n` at a time. */
+async function pool<T>(items: readonly T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await f(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+}
+
 function expectRejectionText(c: CreateCase | UpdateCase, message: string): void {
   if (c.error !== undefined) expect(message, `${c.name}: the error names "${c.error}"`).toContain(c.error);
 }
 
+/** The claim spec as sent to Klutch's XRD: a claim without compositionRef names Klutch's default composition. */
+function klutchSpec(api: string, c: { spec: Record<string, unknown>; backend?: string }): Record<string, unknown> {
+  const def = (klutch.get(api)?.spec as { defaultCompositionRef?: { name: string } } | undefined)?.defaultCompositionRef?.name;
+  return { ...structuredClone(c.spec), compositionRef: { name: c.backend ? `${c.backend}-${api}` : (def as string) } };
+}
+
+/** Klutch's verdict must be ours, or the one a verdict delta states (which is then recorded as seen). */
+function expectKlutchVerdict(api: string, label: string, ours: boolean, k: Outcome): void {
+  const delta = verdictDeltas.find((d) => d.api === api && d.case === label);
+  const want = delta ? delta.klutch === 'accepts' : ours;
+  const got = k.ok;
+  expect(
+    got ? 'accepts' : `rejects: ${k.ok ? '' : k.rejection.message}`,
+    `Klutch's XRD on ${label}${delta ? ` (delta: ${delta.why})` : ': the same verdict as ours, or a verdict delta in test/parity/deltas.ts'}`,
+  ).toMatch(want ? /^accepts$/ : /^rejects/);
+  if (delta && got === want && want !== ours) verdictDeltasSeen.add(`${api} ${label}`);
+}
+
 beforeAll(async () => {
   kube = await admin('a');
-  await installAll([...xrds.values()].flatMap((x) => crdsForXrd(x)));
+  await installAll([...xrds.values(), ...klutch.values()].flatMap((x) => crdsForXrd(x)));
   const ns = await kube.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   if (ns.code >= 300) throw new Error(`cannot create namespace ${namespace}: ${JSON.stringify(ns.body.message)}`);
 });
@@ -306,20 +365,52 @@ for (const cases of allCases) {
   const xrd = xrds.get(cases.api);
   describe.skipIf(!xrd)(`${cases.api} claims on the API server`, () => {
     const t = xrd ? claimTarget(xrd) : (undefined as unknown as ClaimTarget);
+    const kx = klutch.get(cases.api);
+    const kt = kx ? claimTarget(kx) : (undefined as unknown as ClaimTarget);
     const validate = xrd ? claimValidator(xrd) : () => ({ valid: true, errors: [] });
+
+    // The requests go out a few at a time before the tests, which then judge the answers (dry runs and claims of
+    // their own names: they do not interfere).
+    const created = new Map<CreateCase, { ours: Outcome; klutch: Outcome }>();
+    const updated = new Map<UpdateCase, { base: Outcome; ours?: Outcome; kbase: Outcome; klutch?: Outcome }>();
+    beforeAll(async () => {
+      if (!xrd || !kx) return;
+      await pool(cases.create, CONCURRENCY, async (c) => {
+        const [ours, k] = await Promise.all([
+          createClaim(t, claimSpec(cases.api, c), false),
+          createClaim(kt, klutchSpec(cases.api, c), false),
+        ]);
+        created.set(c, { ours, klutch: k });
+      });
+      await pool(cases.update, CONCURRENCY, async (c) => {
+        const [base, kbase] = await Promise.all([
+          createClaim(t, claimSpec(cases.api, c), true),
+          createClaim(kt, klutchSpec(cases.api, c), true),
+        ]);
+        const name = (o: Outcome) => ((o.ok ? o.value.metadata : {}) as { name: string }).name;
+        const [ours, k] = await Promise.all([
+          base.ok ? patchClaim(t, name(base), c.patch) : undefined,
+          kbase.ok ? patchClaim(kt, name(kbase), c.patch) : undefined,
+        ]);
+        updated.set(c, { base, ours, kbase, klutch: k });
+      });
+    });
 
     for (const example of examples.get(cases.api) ?? []) {
       it(`accepts the synthesized example ${String((example.metadata as { name: string }).name)}`, async () => {
         const r = await createClaim(t, example.spec as Record<string, unknown>, false);
         expect(r.ok ? '' : r.rejection.message).toBe('');
         if (r.ok) creditCreate(cases.api, `example ${String((example.metadata as { name: string }).name)}`, r.value);
+        const k = await createClaim(kt, example.spec as Record<string, unknown>, false);
+        expect(k.ok ? '' : k.rejection.message, "Klutch's XRD accepts our example").toBe('');
+        if (k.ok) creditCreate(`klutch/${cases.api}`, `example ${String((example.metadata as { name: string }).name)}`, k.value);
       });
     }
 
     for (const c of cases.create) {
-      it(`create ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, async () => {
+      it(`create ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, () => {
         const spec = claimSpec(cases.api, c);
-        const r = await createClaim(t, spec, false);
+        const { ours: r, klutch: k } = created.get(c)!;
         const label = `create ${c.name}`;
         let celRejected = false;
         if (c.valid) {
@@ -338,17 +429,26 @@ for (const cases of allCases) {
         if (r.ok) expect(offline.errors, `${c.name}: offline validator vs API server`).toEqual([]);
         else if (!celRejected)
           expect(offline.valid, `${c.name}: offline validator accepts what the API server refuses: ${r.rejection.message}`).toBe(false);
+        // Klutch's XRD judges the same claim.
+        if (k.ok) creditCreate(`klutch/${cases.api}`, label, k.value);
+        else creditRejection(`klutch/${cases.api}`, label, k.rejection.message, false);
+        expectKlutchVerdict(cases.api, label, c.valid, k);
       });
     }
 
     for (const c of cases.update) {
-      it(`update ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, async () => {
-        const base = await createClaim(t, claimSpec(cases.api, c), true);
+      it(`update ${c.valid ? 'accepts' : 'rejects'}: ${c.name}`, () => {
+        const { base, ours, kbase, klutch: k } = updated.get(c)!;
         expect(base.ok ? '' : base.rejection.message, `${c.name}: the claim to update is accepted`).toBe('');
-        if (!base.ok) return;
-        const name = (base.value.metadata as { name: string }).name;
-        const r = await patchClaim(t, name, c.patch);
+        if (!base.ok || !ours) return;
+        const r = ours;
         const label = `update ${c.name}`;
+        expect(kbase.ok ? '' : kbase.rejection.message, `${c.name}: Klutch's XRD accepts the claim to update`).toBe('');
+        if (kbase.ok && k) {
+          if (k.ok) creditUpdate(`klutch/${cases.api}`, label, kbase.value, k.value);
+          else creditRejection(`klutch/${cases.api}`, label, k.rejection.message, true);
+          expectKlutchVerdict(cases.api, label, c.valid, k);
+        }
         if (c.valid) {
           expect(r.ok ? '' : r.rejection.message, `${c.name} (${c.reason})`).toBe('');
           if (r.ok) creditUpdate(cases.api, label, base.value, r.value);
@@ -364,6 +464,50 @@ for (const cases of allCases) {
   });
 }
 
+describe('Klutch parity', () => {
+  const wart = new Set(verdictDeltas.filter((d) => d.case === NO_COMPOSITION_REF).map((d) => d.api));
+
+  it.each([...klutch.keys()].sort())(
+    '%s: a claim without compositionRef is judged as the wart delta says (Klutch refuses it where its rules read compositionRef)',
+    async (api) => {
+      const cases = allCases.find((c) => c.api === api);
+      const t = claimTarget(xrds.get(api)!);
+      const kt = claimTarget(klutch.get(api)!);
+      const withoutRef = (cases?.create ?? []).filter((c) => c.valid && !c.backend);
+      expect(withoutRef.length, `test/cases/${api}.cases.ts has a valid claim without compositionRef`).toBeGreaterThan(0);
+      for (const c of withoutRef) {
+        const ours = await createClaim(t, claimSpec(api, c), false);
+        expect(ours.ok ? '' : ours.rejection.message, `ours accepts ${c.name} without compositionRef`).toBe('');
+        const k = await createClaim(kt, claimSpec(api, c), false);
+        if (wart.has(api)) {
+          expect(k.ok, `Klutch refuses ${c.name} without compositionRef`).toBe(false);
+          if (!k.ok) expect(k.rejection.message).toMatch(/no such key: compositionRef/);
+        } else expect(k.ok ? '' : k.rejection.message, `Klutch accepts ${c.name} without compositionRef`).toBe('');
+      }
+      if (wart.has(api)) verdictDeltasSeen.add(`${api} ${NO_COMPOSITION_REF}`);
+    },
+  );
+
+  it('sees every verdict delta of test/parity/deltas.ts hold (a delta that no longer differs fails)', () => {
+    const stale = verdictDeltas.map((d) => `${d.api} ${d.case}`).filter((k) => !verdictDeltasSeen.has(k));
+    expect(stale).toEqual([]);
+  });
+});
+
+/**
+ * Klutch's rules that no claim can break (ours leave such rules out): only these may go unrejected, and each must
+ * exist and never be seen rejecting.
+ */
+const KLUTCH_RULES_THAT_CANNOT_FAIL: Record<string, string> = Object.fromEntries(
+  [
+    ...['keyvalue', 'logme2', 'prometheus', 'search'].map((api) => [
+      `klutch/${api} spec.service: self == oldSelf`,
+      'the service enum has one value, so it can never change',
+    ]),
+    ["klutch/keyvalue spec.plan: oldSelf.contains('ssl') == self.contains('ssl')", 'every KeyValue plan is an ssl plan'],
+  ].map(([id, why]) => [id, why] as const),
+);
+
 describe('CEL rule coverage', () => {
   it('exercises every CEL rule of every XRD in both directions (accepted while applicable, and rejected)', () => {
     const all = [...tracked.values()].flat();
@@ -376,7 +520,9 @@ describe('CEL rule coverage', () => {
       `CEL rules (${all.length}):\n${report.join('\n')}${skippedRules.length ? `\nnot tracked (outside spec):\n${skippedRules.join('\n')}` : ''}`,
     );
     const neverAccepted = all.filter((r) => r.accepted.length === 0).map((r) => r.id);
-    const neverRejected = all.filter((r) => r.rejected.length === 0).map((r) => r.id);
+    const neverRejected = all.filter((r) => r.rejected.length === 0 && !KLUTCH_RULES_THAT_CANNOT_FAIL[r.id]).map((r) => r.id);
+    const canFail = Object.keys(KLUTCH_RULES_THAT_CANNOT_FAIL).filter((id) => !all.some((r) => r.id === id && r.rejected.length === 0));
+    expect(canFail, 'rules listed as unable to fail that are gone or were seen failing').toEqual([]);
     expect({ neverAccepted, neverRejected }).toEqual({ neverAccepted: [], neverRejected: [] });
   });
 });
