@@ -1,5 +1,5 @@
 /** Backup of an instance: the a9s backup manager, or the a8s backup controller. */
-import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s } from '..';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s, A8sReadiness } from '..';
 
 export default new Api({
   name: 'backup',
@@ -33,6 +33,7 @@ export default new Api({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
       fields: postgresqlService(),
       conditions: 'own',
+      readiness: A8sReadiness.fromObject(),
     }),
   },
   examples: {

@@ -1,5 +1,5 @@
 /** Restore of a backup into its instance. */
-import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s } from '..';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s, A8sReadiness } from '..';
 
 export default new Api({
   name: 'restore',
@@ -41,6 +41,7 @@ export default new Api({
       fields: [...postgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
       // The restore's own conditions (its progress) in status.managed, as Klutch shows them.
       conditions: 'own',
+      readiness: A8sReadiness.fromObject(),
     }),
   },
   examples: {
