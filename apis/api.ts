@@ -4,6 +4,7 @@
  * `DataService` (dataservice.ts), which produces an `Api`; ServiceBinding, Backup and Restore are written as `Api`s.
  */
 import type { Backend, Recipe } from '../recipe';
+import { celString } from '../lib/cel';
 import type { PrinterColumn } from '../lib/crd';
 import { Names } from '../lib/names';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
@@ -25,6 +26,8 @@ export interface RuleContext {
   readonly composition: string;
   /** The composition name of a backend (`a8s-postgresql`). */
   compositionName(backend: Backend): string;
+  /** A CEL expression: the resource is composed by the backend's composition (`(<composition> == 'a8s-backup')`). */
+  composedBy(backend: Backend): string;
 }
 
 /** A resource (other than the claim's own secret) that the bind backend syncs to the app cluster with the claim. */
@@ -181,10 +184,12 @@ export class Api {
   rules(target: CrossplaneTarget): readonly ValidationRule[] {
     const ref = target === 'v1' ? 'self.compositionRef' : 'self.crossplane.compositionRef';
     const guard = target === 'v1' ? 'has(self.compositionRef)' : 'has(self.crossplane) && has(self.crossplane.compositionRef)';
+    const composition = `(${guard} ? ${ref}.name : ${celString(this.compositionName(this.defaultBackend))})`;
     return this.ruleFn({
       target,
-      composition: `(${guard} ? ${ref}.name : '${this.compositionName(this.defaultBackend)}')`,
+      composition,
       compositionName: (b) => this.compositionName(b),
+      composedBy: (b) => `(${composition} == ${celString(this.compositionName(b))})`,
     });
   }
 }

@@ -3,7 +3,10 @@
  * no downsizing, no replica/cluster → single (and, for some services, no single → replica/cluster), the ssl part and the
  * variant unchanged, plan immutable.
  */
+import { celList, celString } from '../lib/cel';
 import type { ValidationRule } from '../lib/schema';
+
+export { celList, celString };
 
 /** How a plan's nodes are arranged. `single` is one node; `replica` and `cluster` are several. */
 export type Topology = 'single' | 'replica' | 'cluster';
@@ -50,16 +53,6 @@ export function planMatrix(o: PlanMatrixOptions): Plan[] {
     }
   }
   return out;
-}
-
-/** A CEL list literal of strings. */
-export function celList(values: readonly string[]): string {
-  return `[${values.map(celString).join(', ')}]`;
-}
-
-/** A CEL string literal. */
-export function celString(v: string): string {
-  return `'${v.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 }
 
 /**

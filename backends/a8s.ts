@@ -35,8 +35,28 @@ export const A8S_OWN_STATUS: readonly StatusMapping[] = [
   { from: 'status.atProvider.manifest.status.conditions', to: 'status.managed.conditions' },
 ];
 
-/** Where the a8s operators report an object's state inside the Object (`Failed` fails the composite). */
-export const A8S_FAILED_STATE_PATHS = ['status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.state'] as const;
+/** Where the a8s operators report why an object cannot be brought up (PostgreSQL, ServiceBinding `status.error`). */
+export const A8S_ERROR_PATHS = ['status.atProvider.manifest.status.error'] as const;
+
+/**
+ * When the Object counts as ready (provider-kubernetes `spec.readiness`), per a8s kind: its default,
+ * SuccessfulCreate, would make a claim Ready the moment its a8s object exists.
+ */
+export const A8sReadiness = {
+  /** A CEL query on the observed a8s object (`object`). */
+  celQuery: (query: string) => ({ policy: 'DeriveFromCelQuery', celQuery: query }),
+  /** The a8s object's own Ready condition (the backup manager's Backup and Restore). */
+  fromObject: () => ({ policy: 'DeriveFromObject' }),
+} as const;
+
+/** The PostgreSQL operator reports `clusterStatus: Running` once every replica is ready. */
+export const A8S_POSTGRESQL_READY = A8sReadiness.celQuery(
+  "has(object.status) && has(object.status.clusterStatus) && object.status.clusterStatus == 'Running'",
+);
+/** The service-binding controller reports `implemented: true` once the user and its Secret exist. */
+export const A8S_BINDING_READY = A8sReadiness.celQuery(
+  'has(object.status) && has(object.status.implemented) && object.status.implemented == true',
+);
 
 /**
  * The Secret the a8s service-binding controller writes for a binding and its keys, published through the Object's
@@ -60,18 +80,20 @@ export interface A8sObjectProps {
   readonly connectionSecretSuffix?: string;
   /** Whose conditions `status.managed.conditions` shows: the Object's, or the a8s object's own once it has any. @default 'object' */
   readonly conditions?: 'object' | 'own';
+  /** When the Object (and so the claim) is ready: one of `A8sReadiness`. */
+  readonly readiness: Readonly<Record<string, unknown>>;
 }
 
 /** A recipe for one a8s object, wrapped in a provider-kubernetes Object. */
 export function a8sObject(p: A8sObjectProps): Recipe {
   return {
     resource: p.resource,
-    wrapper: A8S_WRAPPER,
+    wrapper: { ...A8S_WRAPPER, fields: [{ to: 'spec.readiness', value: p.readiness }] },
     providerConfig: { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG },
     fields: p.fields,
     ...(p.connectionSecretSuffix ? { connectionSecret: { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } } : {}),
     status: p.conditions === 'own' ? A8S_OWN_STATUS : A8S_STATUS,
-    failedStatePaths: A8S_FAILED_STATE_PATHS,
+    errorPaths: A8S_ERROR_PATHS,
   };
 }
 
@@ -118,6 +140,8 @@ export interface A8sOffering {
   readonly providerConfigName?: string;
   /** The a8s object the composition wraps into a provider-kubernetes Object. */
   readonly resource: { readonly apiVersion: string; readonly kind: string };
+  /** When the object is ready. @default the PostgreSQL operator's `clusterStatus: Running` */
+  readonly readiness?: Readonly<Record<string, unknown>>;
   /** `spec.version` is the service name without this prefix, as an integer (`a9s-postgresql13` → 13). */
   readonly versionPrefix: string;
   /** Resources per size; every size of the a8s plans needs an entry. */
@@ -162,6 +186,7 @@ export function a8sInstance(p: A8sInstanceProps): Recipe {
       resource: o.resource,
       providerConfigName: o.providerConfigName,
       fields: [{ from: 'spec.service', to: 'spec.version', required: true, transforms: version }, ...(p.extraFields ?? [])],
+      readiness: o.readiness ?? A8S_POSTGRESQL_READY,
     }),
     parametersTo: 'spec.parameters',
     parameters: p.parameters,

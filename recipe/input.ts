@@ -35,18 +35,27 @@ export interface InputForOptions {
  * the field's default). A setting with neither fails, naming it.
  */
 export function inputFor(recipe: Recipe, o: InputForOptions): Input {
-  const fields = recipe.fields.map((f): FieldMapping => {
-    if (f.setting === undefined) return f;
-    const { setting, default: fallback, ...rest } = f;
-    const value = o.settings?.[setting] ?? fallback;
-    if (value === undefined) {
-      throw new Error(
-        `${o.backend}-${o.service}: field ${f.to} needs the setting "${setting}", which is not set and has no default; pass it to synth`,
-      );
-    }
-    return { ...rest, value };
-  });
-  return { apiVersion: INPUT_API_VERSION, kind: INPUT_KIND, backend: o.backend, service: o.service, ...recipe, fields };
+  const resolve = (fields: readonly FieldMapping[]) =>
+    fields.map((f): FieldMapping => {
+      if (f.setting === undefined) return f;
+      const { setting, default: fallback, ...rest } = f;
+      const value = o.settings?.[setting] ?? fallback;
+      if (value === undefined) {
+        throw new Error(
+          `${o.backend}-${o.service}: field ${f.to} needs the setting "${setting}", which is not set and has no default; pass it to synth`,
+        );
+      }
+      return { ...rest, value };
+    });
+  return {
+    apiVersion: INPUT_API_VERSION,
+    kind: INPUT_KIND,
+    backend: o.backend,
+    service: o.service,
+    ...recipe,
+    ...(recipe.wrapper?.fields ? { wrapper: { ...recipe.wrapper, fields: resolve(recipe.wrapper.fields) } } : {}),
+    fields: resolve(recipe.fields),
+  };
 }
 
 const transform: Schema = s.object(
@@ -69,6 +78,18 @@ const transforms = s.array(transform);
 const fieldPath = s.string({ minLength: 1 });
 const anyValue = s.raw({ 'x-kubernetes-preserve-unknown-fields': true });
 const FROM_OR_VALUE = 'set exactly one of from and value';
+const fieldMappings = s.array(
+  s.object(
+    { to: fieldPath, from: fieldPath, value: anyValue, transforms, default: anyValue, required: s.boolean() },
+    {
+      required: ['to'],
+      // The CEL rule gives the function's validator its message; the API server cannot compile it (`value` is
+      // untyped), so the shipped CRD keeps the oneOf, which says the same structurally.
+      rules: [{ rule: 'has(self.from) != has(self.value)', message: FROM_OR_VALUE }],
+      oneOfRequired: [['from'], ['value']],
+    },
+  ),
+);
 
 /** The OpenAPI schema of `Input`, shipped as a CRD in the Function package and used by the function to validate. */
 export const inputSchema: Schema = s.object(
@@ -79,25 +100,14 @@ export const inputSchema: Schema = s.object(
     service: s.string({ minLength: 1 }),
     resource: s.object({ apiVersion: fieldPath, kind: s.string({ minLength: 1 }) }, { required: ['apiVersion', 'kind'] }),
     wrapper: s.object(
-      { apiVersion: s.string({ minLength: 1 }), kind: s.string({ minLength: 1 }), manifestAt: fieldPath },
+      { apiVersion: s.string({ minLength: 1 }), kind: s.string({ minLength: 1 }), manifestAt: fieldPath, fields: fieldMappings },
       { required: ['apiVersion', 'kind', 'manifestAt'] },
     ),
     providerConfig: s.object(
       { name: s.string({ minLength: 1 }), fromFieldPath: fieldPath, format: s.string() },
       { rules: [{ rule: 'has(self.name) != has(self.fromFieldPath)', message: 'set exactly one of name and fromFieldPath' }] },
     ),
-    fields: s.array(
-      s.object(
-        { to: fieldPath, from: fieldPath, value: anyValue, transforms, default: anyValue, required: s.boolean() },
-        {
-          required: ['to'],
-          // The CEL rule gives the function's validator its message; the API server cannot compile it (`value` is
-          // untyped), so the shipped CRD keeps the oneOf, which says the same structurally.
-          rules: [{ rule: 'has(self.from) != has(self.value)', message: FROM_OR_VALUE }],
-          oneOfRequired: [['from'], ['value']],
-        },
-      ),
-    ),
+    fields: fieldMappings,
     parametersTo: fieldPath,
     parameters: s.array(s.object({ from: fieldPath, to: fieldPath, transforms }, { required: ['from', 'to'] })),
     ignoredParameters: s.array(s.string()),
@@ -120,6 +130,7 @@ export const inputSchema: Schema = s.object(
     ),
     status: s.array(s.object({ from: fieldPath, to: fieldPath }, { required: ['from', 'to'] })),
     failedStatePaths: s.array(fieldPath),
+    errorPaths: s.array(fieldPath),
   },
   { required: ['apiVersion', 'kind', 'backend', 'service', 'resource', 'providerConfig', 'fields'] },
 );

@@ -93,6 +93,8 @@ export interface Wrapper {
   readonly kind: string;
   /** Path of the wrapped resource in the wrapper (`spec.forProvider.manifest`). */
   readonly manifestAt: string;
+  /** Fields set on the wrapper itself (provider-kubernetes' `spec.readiness`: when the wrapped object counts as ready). */
+  readonly fields?: readonly FieldMapping[];
 }
 
 /** Writes the composed resource's connection details to `<claim-name><nameSuffix>` in the claim's namespace. */
@@ -138,6 +140,11 @@ export interface Recipe {
    * "fail" (`failed`, `Failed`, `failure`) fails the composite with the backend's message.
    */
   readonly failedStatePaths?: readonly string[];
+  /**
+   * Where the backend reports an error in the observed composed resource; a non-empty string there fails the
+   * composite with it as the message (the a8s operators' `status.error`).
+   */
+  readonly errorPaths?: readonly string[];
 }
 
 /** Sets one label of the composed resource from a composite field. */

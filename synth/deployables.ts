@@ -29,6 +29,15 @@ export const DEPLOYABLES: readonly Deployable[] = [
     ],
   },
   {
+    name: 'backend',
+    entry: 'backend/main.ts',
+    description: 'the bind backend',
+    ports: [
+      { port: 8080, serves: 'the bind endpoints (/export, /authorize, /callback, /resources, /bind)' },
+      { port: 8081, serves: '/healthz, /readyz and /metrics' },
+    ],
+  },
+  {
     name: 'konnector',
     entry: 'konnector/main.ts',
     description: 'the konnector (app clusters)',

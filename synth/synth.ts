@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
+import { BindBackend, type BindBackendProps } from '../backend/bind-backend';
 import { DataServiceComposition } from '../compositions/composition';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
 import { bindApiCrds } from '../exports/bind-api';
@@ -41,6 +42,8 @@ export interface SynthOptions {
   readonly exportNamespace?: string;
   /** The konnector app clusters install (image, replicas, namespace). @default the construct's defaults */
   readonly konnector?: KonnectorProps;
+  /** The bind backend's Deployment and RBAC in control-plane/backend/. @default DEFAULT_BACKEND (example addresses) */
+  readonly backend?: BindBackendProps;
   /** Extra files (path below outdir → content), e.g. the function package, rendered by the caller. */
   readonly extraFiles?: Readonly<Record<string, string>>;
   /** Called with one line per output group. */
@@ -51,6 +54,14 @@ export const DEFAULT_PROVIDER_ANYNINES: PackageDependency = { package: 'xpkg.upb
 export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = {
   package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes',
   version: '>=v0.18.0',
+};
+
+/** Example addresses: replace them (synthesize({ backend })) with your issuer, backend URL and API server. */
+export const DEFAULT_BACKEND: BindBackendProps = {
+  issuerUrl: 'https://issuer.example.com',
+  clientId: 'klutch-bind',
+  publicUrl: 'https://bind.example.com',
+  externalAddress: 'https://kubernetes.example.com:6443',
 };
 
 export const PACKAGE_DIR = 'packages/dataservices';
@@ -118,6 +129,11 @@ export function render(o: SynthOptions): Map<string, string> {
   for (const crd of fnCrds) files.set(`${FUNCTION_PACKAGE_DIR}/input/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
   for (const crd of bindApiCrds()) {
     files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
+  }
+  const backend = new Chart(new App(), 'backend');
+  new BindBackend(backend, 'backend', o.backend ?? DEFAULT_BACKEND);
+  for (const obj of backend.toJson() as { kind: string; metadata: { name: string } }[]) {
+    files.set(`${CONTROL_PLANE_DIR}/backend/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, toYaml([obj]));
   }
   // What kubectl bind installs in an app cluster, and per API the access the konnector needs once it is bound.
   emit(`${KONNECTOR_DIR}/konnector.yaml`, (c) => new Konnector(c, 'konnector', o.konnector));

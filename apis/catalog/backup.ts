@@ -1,5 +1,5 @@
 /** Backup of an instance: the a9s backup manager, or the a8s backup controller. */
-import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s } from '..';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s, A8sReadiness } from '..';
 
 export default new Api({
   name: 'backup',
@@ -14,9 +14,9 @@ export default new Api({
   ),
   // The a8s backup manager backs up PostgreSQL only (Klutch's rule).
   // Composition names are DNS labels, so they go into CEL quoted as they are.
-  rules: ({ composition, compositionName }) => [
+  rules: ({ composedBy, compositionName }) => [
     {
-      rule: `${composition} != '${compositionName('a8s')}' || self.serviceInstanceType == 'postgresql'`,
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition backs up postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
   ],
@@ -33,6 +33,7 @@ export default new Api({
       resource: { apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup' },
       fields: postgresqlService(),
       conditions: 'own',
+      readiness: A8sReadiness.fromObject(),
     }),
   },
   examples: {

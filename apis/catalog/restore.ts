@@ -1,5 +1,5 @@
 /** Restore of a backup into its instance. */
-import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s } from '..';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s, A8sReadiness } from '..';
 
 export default new Api({
   name: 'restore',
@@ -18,13 +18,13 @@ export default new Api({
   // Klutch's rules: the a8s restore needs the instance and restores PostgreSQL only; the a9s backup manager restores
   // into the instance the backup was taken from.
   // Composition names are DNS labels, so they go into CEL quoted as they are.
-  rules: ({ composition, compositionName }) => [
+  rules: ({ composedBy, compositionName }) => [
     {
-      rule: `${composition} != '${compositionName('a8s')}' || (has(self.instanceRef) && self.instanceRef != '')`,
+      rule: `!${composedBy('a8s')} || (has(self.instanceRef) && self.instanceRef != '')`,
       message: `The ${compositionName('a8s')} composition needs instanceRef: name the instance to restore into`,
     },
     {
-      rule: `${composition} != '${compositionName('a8s')}' || self.serviceInstanceType == 'postgresql'`,
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition restores postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
   ],
@@ -41,6 +41,7 @@ export default new Api({
       fields: [...postgresqlService(), { from: 'spec.backupRef', to: 'spec.backupName', required: true }],
       // The restore's own conditions (its progress) in status.managed, as Klutch shows them.
       conditions: 'own',
+      readiness: A8sReadiness.fromObject(),
     }),
   },
   examples: {

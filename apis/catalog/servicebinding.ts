@@ -2,7 +2,17 @@
  * ServiceBinding: credentials for an instance. The a9s binding writes `<claim>-creds` into the claim's namespace;
  * the export template claims the provider's Secrets and ConfigMaps so they reach the app cluster.
  */
-import { a8sObject, a9sResource, Api, CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlRef, s } from '..';
+import {
+  a8sObject,
+  a9sResource,
+  Api,
+  CLAIM_NAMESPACE,
+  INSTANCE_TYPES,
+  MANAGED_STATE_COLUMN,
+  postgresqlRef,
+  s,
+  A8S_BINDING_READY,
+} from '..';
 
 export default new Api({
   name: 'servicebinding',
@@ -21,9 +31,9 @@ export default new Api({
   ),
   // The a8s binding controller binds PostgreSQL only (Klutch's rule).
   // Composition names are DNS labels, so they go into CEL quoted as they are.
-  rules: ({ composition, compositionName }) => [
+  rules: ({ composedBy, compositionName }) => [
     {
-      rule: `${composition} != '${compositionName('a8s')}' || self.serviceInstanceType == 'postgresql'`,
+      rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
   ],
@@ -50,6 +60,7 @@ export default new Api({
         { from: CLAIM_NAMESPACE, to: 'spec.instance.namespace' },
       ],
       connectionSecretSuffix: '-creds',
+      readiness: A8S_BINDING_READY,
     }),
   },
   examples: {

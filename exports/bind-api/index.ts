@@ -36,3 +36,4 @@ export function bindApiCrds(): Record<string, unknown>[] {
     apiServiceExportTemplateCrd(),
   ];
 }
+export * from './documents';

@@ -55,6 +55,11 @@ describe('composeResource: exact resources', () => {
       metadata: { labels: claimLabels },
       spec: {
         providerConfigRef: { name: 'kubernetes-provider' },
+        // Ready only once the operator reports the cluster running (the Object's default is "created").
+        readiness: {
+          policy: 'DeriveFromCelQuery',
+          celQuery: "has(object.status) && has(object.status.clusterStatus) && object.status.clusterStatus == 'Running'",
+        },
         forProvider: {
           manifest: {
             apiVersion: 'postgresql.anynines.com/v1beta3',

@@ -5,7 +5,7 @@
  * failure is a `ComposeError` whose message reads "cannot <verb> <thing>: <cause>".
  */
 import { get, join, set } from './fieldpath';
-import type { FieldMapping, Input, Wrapper } from '../../recipe';
+import type { FieldMapping, Input } from '../../recipe';
 import { applyTransforms } from './transforms';
 
 type Obj = Record<string, unknown>;
@@ -82,8 +82,8 @@ function providerConfigName(input: Input, composite: Obj, where: string): string
   return (pc.format ?? '%s').replaceAll('%s', String(v));
 }
 
-function applyField(target: Obj, f: FieldMapping, i: number, composite: Obj, where: string): void {
-  const thing = `fields[${i}] (${f.from ? `${f.from} → ` : ''}${f.to}) ${where}`;
+function applyField(target: Obj, f: FieldMapping, i: number, composite: Obj, where: string, list = 'fields'): void {
+  const thing = `${list}[${i}] (${f.from ? `${f.from} → ` : ''}${f.to}) ${where}`;
   let v: unknown;
   if (f.from === undefined) {
     v = f.value;
@@ -200,9 +200,9 @@ export function composeResource(input: Input, composite: Obj, observed?: Obj): C
     resource.metadata = { name: claim.name, namespace: claim.namespace };
     applyRecipe(resource, input, composite, where, warnings);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
-    attempt(`set wrapper.manifestAt "${input.wrapper.manifestAt}" ${where}`, () =>
-      set(composed, (input.wrapper as Wrapper).manifestAt, resource),
-    );
+    const wrapper = input.wrapper;
+    attempt(`set wrapper.manifestAt "${wrapper.manifestAt}" ${where}`, () => set(composed, wrapper.manifestAt, resource));
+    (wrapper.fields ?? []).forEach((f, i) => applyField(composed, f, i, composite, where, 'wrapper.fields'));
   } else {
     resource.metadata = metadata;
     resource.spec = {};

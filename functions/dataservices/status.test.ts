@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failedState, observeStatus, type StatusOutcome } from './status';
+import { failedState, observeStatus, reportedError, type StatusOutcome } from './status';
 
 type Obj = Record<string, unknown>;
 const input = {
@@ -114,5 +114,32 @@ describe('failedState', () => {
 
   it('reads only the paths the recipe names', () => {
     expect(failedState({ status: { atProvider: { state: 'failed' } } }, ['status.atProvider.manifest.status.phase'])).toBeUndefined();
+  });
+});
+
+describe('reportedError', () => {
+  const paths = ['status.atProvider.manifest.status.error'];
+  it.each<{ name: string; observed: unknown; want: string | undefined }>([
+    {
+      name: 'the a8s operator gave up',
+      observed: { status: { atProvider: { manifest: { status: { clusterStatus: 'NotRunning', error: 'volume quota exceeded' } } } } },
+      want: 'volume quota exceeded',
+    },
+    { name: 'an empty error is no error', observed: { status: { atProvider: { manifest: { status: { error: ' ' } } } } }, want: undefined },
+    { name: 'no status yet', observed: {}, want: undefined },
+  ])('$name', ({ observed: o, want }) => expect(reportedError(o, paths)).toBe(want));
+
+  it('fails the composite with the backend error, even while its Ready condition only says it is not ready', () => {
+    const o = {
+      status: {
+        atProvider: { manifest: { status: { error: 'volume quota exceeded' } } },
+        conditions: [cond('Ready', 'False', 'Unavailable')],
+      },
+    };
+    expect(observeStatus({ ...input, backend: 'a8s', errorPaths: paths }, o).condition).toEqual({
+      status: 'False',
+      reason: 'ProvisioningFailed',
+      message: 'a8s postgresql: volume quota exceeded',
+    });
   });
 });

@@ -49,9 +49,18 @@ export function failedState(observed: unknown, paths: readonly string[]): string
   return undefined;
 }
 
+/** The error the backend reports at one of the recipe's `errorPaths` (a non-empty string), else undefined. */
+export function reportedError(observed: unknown, paths: readonly string[]): string | undefined {
+  for (const p of paths) {
+    const v = get(observed, p);
+    if (typeof v === 'string' && v.trim() !== '') return v.trim();
+  }
+  return undefined;
+}
+
 /** The status of the composite from the observed composed resource (undefined when not observed yet). */
 export function observeStatus(
-  input: Pick<Input, 'status' | 'failedStatePaths' | 'backend' | 'service'>,
+  input: Pick<Input, 'status' | 'failedStatePaths' | 'errorPaths' | 'backend' | 'service'>,
   observed: Obj | undefined,
 ): StatusOutcome {
   const status: Obj = {};
@@ -80,6 +89,10 @@ export function observeStatus(
         message: `${what}: ${synced.message || 'the backend reports an error'}`,
       },
     };
+  }
+  const error = reportedError(observed, input.errorPaths ?? []);
+  if (error !== undefined) {
+    return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${error}` } };
   }
   const failed = failedState(observed, input.failedStatePaths ?? []);
   if (failed !== undefined) {

@@ -3,7 +3,7 @@
  * shared clusters `a` and `b` started by the `cluster` project's global setup.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { ROOT } from '../support/catalog';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
 import { startControlPlanes } from '../support/control-plane';
 import { eventually, kubeFor } from '../support/kube';
+import { isAlive as alive } from '../support/processes';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -58,18 +59,6 @@ async function establish(kube: Awaited<ReturnType<typeof admin>>, crd: ReturnTyp
     const conditions = (r.body.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
     return conditions.some((c) => c.type === 'Established' && c.status === 'True') || undefined;
   });
-}
-
-function alive(pid: number): boolean {
-  // A zombie (exited, not yet reaped by its new parent) runs nothing: count it as gone.
-  const stat = `/proc/${pid}/stat`;
-  if (existsSync('/proc/self/stat')) return existsSync(stat) && !/^\d+ \(.*\) Z/.test(readFileSync(stat, 'utf8'));
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('control planes', () => {

@@ -111,6 +111,20 @@ export const DELTAS: readonly Delta[] = [
     why: "provider-kubernetes' storage version of Object; both versions carry the same forProvider.manifest and providerConfigRef",
     evidence: 'schemas/provider-kubernetes/kubernetes.crossplane.io_objects.yaml (v1alpha2 is the storage version)',
   },
+  {
+    kind: 'mapping',
+    compositions: ['a8s-postgresql', 'a8s-servicebinding', 'a8s-backup', 'a8s-restore'],
+    path: 'spec.readiness',
+    klutch: undefined,
+    ours: ANY,
+    why:
+      "Klutch's Objects keep provider-kubernetes' default readiness, SuccessfulCreate, so a claim is Ready the moment its a8s " +
+      'object exists, before the operator has a cluster, user or backup; ours derive it from what the operator reports ' +
+      '(PostgreSQL clusterStatus Running, ServiceBinding implemented, Backup and Restore their own Ready condition)',
+    evidence:
+      'backends/a8s.ts A8S_POSTGRESQL_READY, A8S_BINDING_READY, A8sReadiness.fromObject; test/cluster/crossplane.test.ts "an a8s claim is ' +
+      'not Ready until the PostgreSQL operator reports the cluster running" (on the real Crossplane loop)',
+  },
   ...(['metadata.labels[crossplane.io/claim-name]', 'metadata.labels[crossplane.io/claim-namespace]'] as const).map(
     (path): MappingDelta => ({
       kind: 'mapping',

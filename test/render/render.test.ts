@@ -35,6 +35,12 @@ interface Case {
 }
 const cases: Case[] = [];
 
+/** What an a8s operator writes on its object: running, still coming up, or given up with its error. */
+function a8sStatus(state: 'running' | 'progress' | 'failed'): Obj {
+  if (state === 'running') return { clusterStatus: 'Running' };
+  return state === 'progress' ? { clusterStatus: 'NotRunning' } : { clusterStatus: 'NotRunning', error: 'out of capacity' };
+}
+
 /** The provider-anynines `status.atProvider.<f>` fields the recipe copies to `status.managed.<f>`. */
 function a9sFields(c: Case): string[] {
   return (c.api.backends[c.backend]?.status ?? []).flatMap((m) => {
@@ -161,7 +167,7 @@ describe('crank render with the bundled function', () => {
         status:
           c.backend === 'a9s'
             ? { atProvider: Object.fromEntries(a9sFields(c).map((f) => [f, `observed-${f}`])), conditions }
-            : { atProvider: { manifest: { status: { phase: 'Ready' } } }, conditions },
+            : { atProvider: { manifest: { status: a8sStatus('running') } }, conditions },
       }));
       const out = renderCase(c, observed);
       const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
@@ -172,8 +178,8 @@ describe('crank render with the bundled function', () => {
         if (managed[f] !== `observed-${f}`) problems.push(`${c.id}: status.managed.${f} is ${JSON.stringify(managed[f])}`);
       }
       if (c.backend === 'a9s' && a9sFields(c).length === 0) problems.push(`${c.id}: the recipe maps no status.atProvider field`);
-      if (c.backend === 'a8s' && managed.phase !== 'Ready')
-        problems.push(`${c.id}: status.managed.phase is ${JSON.stringify(managed.phase)}`);
+      if (c.backend === 'a8s' && managed.clusterStatus !== 'Running')
+        problems.push(`${c.id}: status.managed.clusterStatus is ${JSON.stringify(managed.clusterStatus)}`);
       if ((managed.conditions ?? []).length !== 2)
         problems.push(`${c.id}: status.managed.conditions has ${(managed.conditions ?? []).length}`);
       const own = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady');
@@ -182,8 +188,11 @@ describe('crank render with the bundled function', () => {
     expect(problems).toEqual([]);
   });
 
-  /** Observed copies of a case's rendered resources with the given conditions and backend state. */
-  function observedWith(c: Case, state: string, conditions: Obj[]): Obj[] {
+  /**
+   * Observed copies of a case's rendered resources with the given conditions and backend state: provider-anynines'
+   * `atProvider.state` (a9s); for a8s what the operators write (`clusterStatus`, and `error` when they give up).
+   */
+  function observedWith(c: Case, state: 'in progress' | 'failed', conditions: Obj[]): Obj[] {
     const composed = (rendered.get(c.id) ?? []).filter((d) => d.metadata?.annotations?.[RESOURCE_NAME]);
     return composed.map((d, i) => ({
       ...d,
@@ -191,7 +200,7 @@ describe('crank render with the bundled function', () => {
       status:
         c.backend === 'a9s'
           ? { atProvider: { state }, conditions }
-          : { atProvider: { manifest: { status: { phase: state } } }, conditions },
+          : { atProvider: { manifest: { status: a8sStatus(state === 'failed' ? 'failed' : 'progress') } }, conditions },
     }));
   }
   const at = '2026-01-01T00:00:00Z';
@@ -213,8 +222,9 @@ describe('crank render with the bundled function', () => {
       const managed = xr?.status?.managed ?? {};
       // a9s Backup/Restore report `status`, not `state`: their recipes do not map atProvider.state.
       const mapsState = c.backend === 'a8s' || a9sFields(c).includes('state');
-      const state = c.backend === 'a9s' ? managed.state : managed.phase;
-      if (mapsState && state !== 'in progress') problems.push(`${c.id}: status.managed state is ${JSON.stringify(state)}`);
+      const state = c.backend === 'a9s' ? managed.state : managed.clusterStatus;
+      const want = c.backend === 'a9s' ? 'in progress' : 'NotRunning';
+      if (mapsState && state !== want) problems.push(`${c.id}: status.managed state is ${JSON.stringify(state)}`);
       if (conds.some((x) => x.type === 'DataServiceReady')) problems.push(`${c.id}: DataServiceReady set while provisioning`);
       if (out.some((d) => d.kind === 'Result'))
         problems.push(`${c.id}: results while provisioning: ${JSON.stringify(out.filter((d) => d.kind === 'Result'))}`);
@@ -234,7 +244,7 @@ describe('crank render with the bundled function', () => {
       );
       const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
       const own = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady');
-      if (own?.status !== 'False' || own?.reason !== 'ProvisioningFailed' || !String(own?.message).endsWith('broker: out of capacity')) {
+      if (own?.status !== 'False' || own?.reason !== 'ProvisioningFailed' || !String(own?.message).endsWith(': out of capacity')) {
         problems.push(`${c.id}: DataServiceReady is ${JSON.stringify(own)}`);
       }
     }

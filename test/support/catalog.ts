@@ -1,6 +1,6 @@
 /** The real catalog and synth, for tests: loaded the way `npm run synth` loads them, without spawning a process. */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -8,7 +8,17 @@ import type { Api, CrossplaneTarget } from '../../apis/api';
 import { catalogApis, type CatalogModule } from '../../synth/catalog';
 import { render } from '../../synth/synth';
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * The repository root, found upwards from this file: benches and fixtures run it bundled from node_modules/.cache,
+ * where a path relative to the source would be wrong.
+ */
+export const ROOT = (() => {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'scripts', 'bundle.mjs'))) return dir;
+    if (dirname(dir) === dir)
+      throw new Error(`cannot find the repository root (scripts/bundle.mjs) above ${fileURLToPath(import.meta.url)}`);
+  }
+})();
 export const CATALOG_DIR = join(ROOT, 'apis', 'catalog');
 
 /** Every module of apis/catalog/, in file order. */

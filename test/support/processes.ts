@@ -5,7 +5,7 @@
  * bind backend, the konnector).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { createServer } from 'node:net';
@@ -93,6 +93,18 @@ export function launch(o: LaunchOptions): Proc {
       await done;
     },
   };
+}
+
+/** Whether a process runs; a zombie (exited, not yet reaped by its new parent) runs nothing and counts as gone. */
+export function isAlive(pid: number): boolean {
+  const stat = `/proc/${pid}/stat`;
+  if (existsSync('/proc/self/stat')) return existsSync(stat) && !/^\d+ \(.*\) Z/.test(readFileSync(stat, 'utf8'));
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The last lines of a log file, for error messages. */

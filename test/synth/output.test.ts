@@ -65,7 +65,7 @@ describe('npm run synth', () => {
     const files = listFiles(a);
     expect(files.length).toBeGreaterThan(40);
     expect(listFiles(b)).toEqual(files);
-    // Buffer.equals: toEqual compares byte by byte through the matcher, minutes for the multi-MB bundles.
+    // Buffer.equals: a deep toEqual walks a bundle of megabytes byte by byte (minutes for the backend's 8 MB).
     for (const f of files) expect(readFileSync(join(b, f)).equals(readFileSync(join(a, f))), f).toBe(true);
   });
 

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { cacheRoot } from './cache';
-import { goBuild, requireGo, wrapperModule } from './go';
+import { goBuild, goModuleSource, wrapperModule } from './go';
 
 export const CRANK_VERSION = 'v1.20.11';
 const CROSSPLANE_MODULE = 'github.com/crossplane/crossplane';
@@ -37,10 +37,7 @@ export function ensureValidateCache(): string {
   const dir = join(cacheRoot(), `crank-${CRANK_VERSION}`, 'validate-cache');
   const pkg = join(dir, CROSSPLANE_IMAGE.replaceAll(':', '@'), 'package.yaml');
   if (existsSync(pkg)) return dir;
-  requireGo('1.24');
-  const r = spawnSync('go', ['mod', 'download', '-json', `${CROSSPLANE_MODULE}@${CRANK_VERSION}`], { cwd: moduleDir, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cannot download ${CROSSPLANE_MODULE}@${CRANK_VERSION}: ${r.stderr || r.stdout}`);
-  const crds = join((JSON.parse(r.stdout) as { Dir: string }).Dir, 'cluster', 'crds');
+  const crds = join(goModuleSource(moduleDir, CROSSPLANE_MODULE, CRANK_VERSION), 'cluster', 'crds');
   const docs = readdirSync(crds)
     .filter((f) => f.endsWith('.yaml'))
     .sort()

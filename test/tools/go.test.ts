@@ -1,8 +1,8 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { goBuild, requireGo } from './go';
+import { goBuild, requireGo, wrapperHash } from './go';
 
 const savedPath = process.env.PATH;
 const dirs: string[] = [];
@@ -62,5 +62,22 @@ describe('goBuild', () => {
     );
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(join(out, '..'))).toEqual([]);
+  });
+});
+
+describe('wrapperHash', () => {
+  it('changes with what the build reads (a pin, a stub source), not with a README', () => {
+    const mod = folder();
+    writeFileSync(join(mod, 'go.mod'), 'module tool\n\ngo 1.24\n');
+    mkdirSync(join(mod, 'stub'));
+    writeFileSync(join(mod, 'stub', 'stub.go'), 'package stub\n');
+    const first = wrapperHash(mod);
+    writeFileSync(join(mod, 'README.md'), 'why the stub exists');
+    expect(wrapperHash(mod)).toBe(first);
+    writeFileSync(join(mod, 'stub', 'stub.go'), 'package stub\n\nvar X = 1\n');
+    const second = wrapperHash(mod);
+    expect(second).not.toBe(first);
+    writeFileSync(join(mod, 'go.mod'), 'module tool\n\ngo 1.25\n');
+    expect(wrapperHash(mod)).not.toBe(second);
   });
 });

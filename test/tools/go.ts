@@ -3,8 +3,10 @@
  * A cold build can take minutes, so it reports progress; a missing or old Go fails with a message saying what to do.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cacheRoot } from './cache';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Fails unless `go` is on PATH and at least `min` (e.g. "1.24"). */
@@ -42,6 +44,44 @@ export function wrapperModule(relative: string): string {
     if (existsSync(join(dir, relative, 'go.mod'))) return join(dir, relative);
     if (dirname(dir) === dir) throw new Error(`cannot find ${relative}/go.mod above ${from}`);
   }
+}
+
+/**
+ * A short hash of what a build reads from a wrapper module (every go.mod, go.sum and .go file, a stub module inside it
+ * included): the cache key of the binary built from it, so changing a pin or a stub builds a new binary instead of
+ * reusing a stale one, while editing a README does not.
+ */
+export function wrapperHash(moduleDir: string): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+  for (const f of walk(moduleDir)
+    .filter((f) => /(^|\/)(go\.mod|go\.sum|[^/]+\.go)$/.test(f))
+    .sort()) {
+    hash.update(`${relative(moduleDir, f)}\0`);
+    hash.update(readFileSync(f));
+  }
+  return hash.digest('hex').slice(0, 10);
+}
+
+/**
+ * The source folder of `module@version` in the Go module cache, downloading it if needed (resolved inside
+ * `moduleDir`, so its go.sum verifies it). Tests read upstream files from there: CRDs, webhook configurations.
+ */
+export function goModuleSource(moduleDir: string, module: string, version: string): string {
+  // `go mod download -json` takes most of a second even when the module is there; remember the answer.
+  const memo = join(cacheRoot(), 'go-module-sources', `${module.replaceAll('/', '_')}@${version}`);
+  if (existsSync(memo)) {
+    const dir = readFileSync(memo, 'utf8');
+    if (existsSync(join(dir, 'go.mod'))) return dir;
+  }
+  requireGo('1.24');
+  const r = spawnSync('go', ['mod', 'download', '-json', `${module}@${version}`], { cwd: moduleDir, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cannot download the Go module ${module}@${version} (in ${moduleDir}): ${r.stderr || r.stdout}`);
+  const dir = (JSON.parse(r.stdout) as { Dir: string }).Dir;
+  mkdirSync(dirname(memo), { recursive: true });
+  writeFileSync(memo, dir);
+  return dir;
 }
 
 export interface GoBuildOptions {

@@ -1,0 +1,193 @@
+/**
+ * The backend process, wired: bind endpoints on every replica (stateless), controllers on the leader, probes and
+ * metrics, and a graceful stop. Nothing here exits on a missing dependency: an unreachable issuer, a missing CRD or
+ * a refused bootstrap is retried with backoff and reported by /readyz (and the log) by name, with the fix.
+ */
+import { readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { LeaderElector, serveProbes, type Probes } from '../controller';
+import { Issuer } from './auth/issuer';
+import { KeyRing } from './auth/keys';
+import { ReplayGuard } from './auth/replay';
+import { Sealer } from './auth/sealer';
+import { runControllers } from './controllers';
+import { bindHandler, listen, type ListeningServer } from './http/server';
+import { cachedExportables, servingInformers, startAll, stopAll } from './informers';
+import { apiMessage, BindResources, type Clients, clientsFor, crdName, isNotFound } from './kube';
+import { backendMetrics } from './metrics';
+import { type BackendOptions, hostPort } from './options';
+import { applyBinderClusterRole, provisionConsumer } from './provision/consumer';
+import type { KubeconfigTarget } from './provision/kubeconfig';
+
+export interface RunningBackend {
+  readonly port: number;
+  readonly probePort: number;
+  /** Stops: no new requests, in-flight requests and reconciles finish, the Lease is released. */
+  stop(): Promise<void>;
+}
+
+/** The CRDs the backend cannot work without, and how to install them. */
+const REQUIRED = Object.values(BindResources);
+const INSTALL_HINT = 'install the bind CRDs: kubectl apply -f dist/control-plane/crds/ (written by npm run synth)';
+
+export function kubeConfigFor(o: Pick<BackendOptions, 'kubeconfig'>): KubeConfig {
+  const kc = new KubeConfig();
+  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** Where consumers reach the provider: --external-address and its CA (the file, else the CA of our own kubeconfig). */
+export function kubeconfigTarget(o: BackendOptions, kc: KubeConfig): KubeconfigTarget {
+  let ca: string | undefined;
+  if (o.externalCaFile) ca = readFileSync(o.externalCaFile, 'utf8');
+  else {
+    const cluster = kc.getCurrentCluster();
+    ca = cluster?.caData
+      ? Buffer.from(cluster.caData, 'base64').toString()
+      : cluster?.caFile
+        ? readFileSync(cluster.caFile, 'utf8')
+        : undefined;
+  }
+  if (!ca) throw new Error('no CA for the kubeconfigs: give --external-ca-file (the PEM CA of --external-address)');
+  return { server: o.externalAddress, ca, ...(o.externalServerName ? { serverName: o.externalServerName } : {}) };
+}
+
+/** Retries `step` with capped backoff until it succeeds or `signal` aborts; `problem` holds the last failure. */
+async function retry(
+  name: string,
+  signal: AbortSignal,
+  log: Logger,
+  state: { problem?: string },
+  step: () => Promise<void>,
+): Promise<void> {
+  let wait = 500;
+  while (!signal.aborted) {
+    try {
+      await step();
+      state.problem = undefined;
+      return;
+    } catch (e) {
+      state.problem = e instanceof Error ? e.message : String(e);
+      log.error({ step: name, err: state.problem, retryInMs: wait }, `${name} failed; retrying`);
+      await new Promise((r) => {
+        const t = setTimeout(r, wait);
+        signal.addEventListener('abort', () => (clearTimeout(t), r(undefined)), { once: true });
+      });
+      wait = Math.min(wait * 2, 30_000);
+    }
+  }
+}
+
+async function checkCrds(c: Clients): Promise<void> {
+  const missing: string[] = [];
+  for (const r of REQUIRED) {
+    try {
+      await c.crds.readCustomResourceDefinition({ name: crdName(r) });
+    } catch (e) {
+      if (!isNotFound(e)) throw new Error(`cannot read CRD ${crdName(r)}: ${apiMessage(e)}`);
+      missing.push(crdName(r));
+    }
+  }
+  if (missing.length) throw new Error(`missing CRD${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: ${INSTALL_HINT}`);
+}
+
+export async function startBackend(o: BackendOptions, log: Logger = pino({ level: o.logLevel })): Promise<RunningBackend> {
+  const kc = kubeConfigFor(o);
+  const clients = clientsFor(kc);
+  const target = kubeconfigTarget(o, kc);
+  const keys = new KeyRing(o.cookieKeysFile);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics = backendMetrics(registry);
+  const issuer = new Issuer({
+    issuerUrl: o.oidcIssuerUrl,
+    clientId: o.oidcClientId,
+    clientSecret: o.oidcClientSecret,
+    callbackUrl: o.oidcCallbackUrl,
+    caFile: o.oidcCaFile,
+    log,
+  });
+  const stopping = new AbortController();
+  const serving = servingInformers(clients, log);
+  const crds: { problem?: string } = { problem: 'not checked yet' };
+  const bootstrap: { problem?: string } = { problem: 'not applied yet' };
+  const tokens = { lifetimeMs: o.tokenLifetimeMs, refreshBeforeMs: o.tokenRefreshBeforeMs };
+
+  const background: Promise<unknown>[] = [];
+  background.push(issuer.discover(stopping.signal));
+  const informersStarted = retry('checking the bind CRDs', stopping.signal, log, crds, () => checkCrds(clients)).then(async () => {
+    if (!stopping.signal.aborted) await startAll(serving);
+  });
+  background.push(informersStarted);
+  background.push(
+    retry('applying ClusterRole klutch-binder', stopping.signal, log, bootstrap, async () => void (await applyBinderClusterRole(clients))),
+  );
+
+  const handler = bindHandler({
+    issuer,
+    sealer: new Sealer(() => keys.current()),
+    replay: new ReplayGuard(),
+    exportables: cachedExportables(serving),
+    provision: (identity) =>
+      provisionConsumer(
+        { clients, lockNamespace: o.namespace, holder: o.identity, prefix: o.namespacePrefix, prettyName: o.prettyName, target, tokens },
+        identity,
+      ),
+    consumerScope: o.consumerScope,
+    prettyName: o.prettyName,
+    secureCookies: new URL(o.oidcCallbackUrl).protocol === 'https:',
+    metrics,
+    log,
+  });
+  const http: ListeningServer = await listen(handler, {
+    ...hostPort('listen-address', o.listenAddress),
+    tlsCertFile: o.tlsCertFile,
+    tlsKeyFile: o.tlsKeyFile,
+  });
+  log.info({ address: o.listenAddress, port: http.port, tls: Boolean(o.tlsCertFile) }, 'serving the bind endpoints');
+
+  const controllerBase = { clients, serving, consumerScope: o.consumerScope, target, tokens, log, registry };
+  const leading = o.leaderElection
+    ? new LeaderElector({
+        kc,
+        namespace: o.namespace,
+        name: o.leaseName,
+        identity: o.identity,
+        log,
+        onStartedLeading: async (signal) => {
+          await informersStarted;
+          await runControllers(controllerBase, signal);
+        },
+      }).run(stopping.signal)
+    : informersStarted.then(() => runControllers(controllerBase, stopping.signal));
+
+  const probes: Probes = await serveProbes({
+    address: o.probeAddress,
+    registry,
+    ready: {
+      issuer: () => issuer.ready() || issuer.reason(),
+      crds: () => !crds.problem || crds.problem,
+      informers: () =>
+        (serving.crds.hasSynced() && serving.templates.hasSynced()) ||
+        `waiting for the CRD and APIServiceExportTemplate informers${serving.templates.lastError() ? `: ${serving.templates.lastError()}` : ''}`,
+      bootstrap: () => !bootstrap.problem || `ClusterRole klutch-binder: ${bootstrap.problem}`,
+    },
+  });
+  log.info({ address: o.probeAddress, port: probes.port }, 'serving /healthz, /readyz and /metrics');
+
+  return {
+    port: http.port,
+    probePort: probes.port,
+    stop: async () => {
+      stopping.abort();
+      await http.close();
+      await leading.catch((e: unknown) => log.error({ err: String(e) }, 'controllers ended with an error'));
+      await Promise.allSettled(background);
+      await stopAll(serving);
+      await probes.close();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { KeyRing, parseKeys } from './keys';
+import { ReplayGuard } from './replay';
+import { Sealer } from './sealer';
+
+const key = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
+
+describe('Sealer', () => {
+  it('opens what it sealed, for the same purpose only', async () => {
+    const keys = parseKeys(key(), 'test');
+    const s = new Sealer(() => keys);
+    const token = await s.seal('state', { sid: 'a' }, 60_000);
+    expect((await s.open('state', token)).sid).toBe('a');
+    await expect(s.open('session', token)).rejects.toMatchObject({ reason: 'invalid' });
+    expect(token).not.toContain('"sid"'); // encrypted
+  });
+
+  it('refuses a changed token, an expired one, and one of a removed key', async () => {
+    const [k1, k2] = [key(), key()];
+    let current = parseKeys(`${k1}\n`, 't');
+    const s = new Sealer(() => current);
+    const token = await s.seal('session', { sub: 'x' }, 60_000);
+    const flipped = token.slice(0, -3) + (token.endsWith('AAA') ? 'BBB' : 'AAA');
+    await expect(s.open('session', flipped)).rejects.toMatchObject({ reason: 'invalid' });
+    const short = await s.seal('session', { sub: 'x' }, 1000);
+    await new Promise((r) => setTimeout(r, 2100));
+    await expect(s.open('session', short)).rejects.toMatchObject({ reason: 'expired' });
+    current = parseKeys(`${k2}\n${k1}\n`, 't'); // rotated: new key seals, old opens
+    expect((await s.open('session', token)).sub).toBe('x');
+    current = parseKeys(`${k2}\n`, 't');
+    await expect(s.open('session', token)).rejects.toMatchObject({ reason: 'invalid' });
+  });
+});
+
+describe('keys', () => {
+  it('names the bad line and how to make a key', () => {
+    expect(() => parseKeys(`${key()}\nshort\n`, '/keys')).toThrow(
+      '/keys: line 2 is not a base64 key of 32 or more bytes; make one with `openssl rand -base64 32`',
+    );
+    expect(() => parseKeys('# only a comment\n', '/keys')).toThrow('holds no key');
+  });
+
+  it('re-reads the file when it changes', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'keys-')), 'keys');
+    writeFileSync(file, `${key()}\n`);
+    const ring = new KeyRing(file);
+    const first = ring.current()[0]!.id;
+    writeFileSync(file, `${key()}\n${key()}\n`);
+    expect(ring.current(Date.now() + 2000)).toHaveLength(2);
+    expect(ring.current()[0]!.id).not.toBe(first);
+  });
+});
+
+describe('ReplayGuard', () => {
+  it('lets an id through once until it expires, and stays bounded', () => {
+    const g = new ReplayGuard(3);
+    expect(g.use('a', 1000, 0)).toBe(true);
+    expect(g.use('a', 1000, 10)).toBe(false);
+    for (const id of ['b', 'c', 'd', 'e']) g.use(id, 5000, 20);
+    expect(g.size).toBeLessThanOrEqual(3);
+    expect(g.use('a', 1000, 2000)).toBe(true);
+  });
+});

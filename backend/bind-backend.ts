@@ -1,0 +1,219 @@
+/**
+ * The bind backend on a control plane, as cdk8s-plus-28 constructs: its Namespace, ServiceAccount, least-privilege
+ * ClusterRole (and binding), a Role for its Leases, the Deployment (probes, resource requests, flags from props,
+ * Secrets for the OIDC client secret and the cookie keys) and the Service.
+ *
+ * Why the ClusterRole holds what it holds: Kubernetes lets the backend grant a consumer only what it holds itself
+ * (RBAC escalation check), so it holds every verb a consumer gets on the exported groups and the claimed resources
+ * (Secrets, ConfigMaps) — and nothing else cluster-wide but what its controllers read and write.
+ */
+import { Duration, Size } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import { BIND_GROUP, TEMPLATE_GROUP } from '../exports/bind-api';
+import type { ConsumerScope } from './options';
+
+/** A key of a Secret the backend reads. */
+export interface SecretKeyRef {
+  readonly name: string;
+  readonly key: string;
+}
+
+export interface BindBackendProps {
+  /** The backend's image (`docker build dist/backend`). @default ghcr.io/klutch-kit/bind-backend:v0.1.0 */
+  readonly image?: string;
+  /** Replicas; the HTTP side is stateless and the controllers run on the Lease holder. @default 2 */
+  readonly replicas?: number;
+  /** @default klutch-bind-backend */
+  readonly namespace?: string;
+  /** The OpenID provider's issuer URL. */
+  readonly issuerUrl: string;
+  readonly clientId: string;
+  /** Secret key holding the OIDC client secret. @default { name: 'oidc-client', key: 'client-secret' } */
+  readonly clientSecret?: SecretKeyRef;
+  /** Secret key holding the cookie keys (one base64 key a line, the first seals). @default { name: 'cookie-keys', key: 'keys' } */
+  readonly cookieKeys?: SecretKeyRef;
+  /** The backend's external URL as browsers and kubectl bind reach it (https), without a path. */
+  readonly publicUrl: string;
+  /** The provider API server as consumers reach it (https). */
+  readonly externalAddress: string;
+  /**
+   * ConfigMap key with the PEM CA of `externalAddress`, inlined into consumer kubeconfigs.
+   * @default { name: 'kube-root-ca.crt', key: 'ca.crt' } (the cluster's own CA, in every namespace)
+   */
+  readonly externalCa?: { readonly configMap: string; readonly key: string };
+  /** TLS server name for `externalAddress`. @default the host of externalAddress */
+  readonly externalServerName?: string;
+  /** Consumers get namespaces `<prefix>-<random>`. @default cluster */
+  readonly namespacePrefix?: string;
+  /** @default Namespaced */
+  readonly consumerScope?: ConsumerScope;
+  /** Lifetime of consumer tokens, a Go duration of 10m or more. @default 1h */
+  readonly tokenLifetime?: string;
+  /** @default klutch-kit */
+  readonly prettyName?: string;
+  /** API groups the templates export: the backend must hold every verb on them to grant them. @default ['anynines.com'] */
+  readonly exportedGroups?: readonly string[];
+  /** @default { cpu: 100m, memory: 128Mi } requests, { memory: 512Mi } limit */
+  readonly resources?: kplus.ContainerResources;
+}
+
+const CONSUMER_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+const BIND_PORT = 8080;
+const PROBE_PORT = 8081;
+const KEYS_DIR = '/etc/klutch-bind/cookie-keys';
+const CA_DIR = '/etc/klutch-bind/external-ca';
+
+export class BindBackend extends Construct {
+  readonly namespace: kplus.Namespace;
+  readonly serviceAccount: kplus.ServiceAccount;
+  readonly clusterRole: kplus.ClusterRole;
+  readonly deployment: kplus.Deployment;
+  readonly service: kplus.Service;
+
+  constructor(scope: Construct, id: string, props: BindBackendProps) {
+    super(scope, id);
+    const p = {
+      image: props.image ?? 'ghcr.io/klutch-kit/bind-backend:v0.1.0',
+      replicas: props.replicas ?? 2,
+      namespace: props.namespace ?? 'klutch-bind-backend',
+      clientSecret: props.clientSecret ?? { name: 'oidc-client', key: 'client-secret' },
+      cookieKeys: props.cookieKeys ?? { name: 'cookie-keys', key: 'keys' },
+      externalCa: props.externalCa ?? { configMap: 'kube-root-ca.crt', key: 'ca.crt' },
+      namespacePrefix: props.namespacePrefix ?? 'cluster',
+      consumerScope: props.consumerScope ?? 'Namespaced',
+      tokenLifetime: props.tokenLifetime ?? '1h',
+      prettyName: props.prettyName ?? 'klutch-kit',
+      exportedGroups: props.exportedGroups ?? ['anynines.com'],
+    };
+    const fail = (field: string, problem: string): never => {
+      throw new Error(`BindBackend ${id}: ${field}: ${problem}`);
+    };
+    if (!Number.isInteger(p.replicas) || p.replicas < 1) fail('replicas', `${p.replicas} is not a positive integer`);
+    for (const [field, v] of [
+      ['publicUrl', props.publicUrl],
+      ['externalAddress', props.externalAddress],
+      ['issuerUrl', props.issuerUrl],
+    ] as const) {
+      if (!/^https:\/\/[^/]+/.test(v)) fail(field, `"${v}" must be an https URL`);
+    }
+    if (/\/.+/.test(props.publicUrl.replace(/^https:\/\//, '').replace(/\/$/, '')))
+      fail('publicUrl', `"${props.publicUrl}" must have no path`);
+    if (!props.clientId) fail('clientId', 'is empty');
+    if (!/^(\d+h)?(\d+m)?(\d+s)?$/.test(p.tokenLifetime) || !p.tokenLifetime)
+      fail('tokenLifetime', `"${p.tokenLifetime}" is not a duration such as 1h or 30m`);
+    if (p.consumerScope !== 'Namespaced' && p.consumerScope !== 'Cluster')
+      fail('consumerScope', `"${p.consumerScope}" is not Namespaced or Cluster`);
+
+    const labels = { 'app.kubernetes.io/name': 'klutch-bind-backend', 'app.kubernetes.io/part-of': 'klutch-kit' };
+    this.namespace = new kplus.Namespace(this, 'Namespace', { metadata: { name: p.namespace, labels } });
+    const meta = (name: string) => ({ name, namespace: p.namespace, labels });
+    this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', { metadata: meta('klutch-bind-backend'), automountToken: true });
+
+    // Cluster-wide: what the controllers and provisioning touch, and what consumers are granted (see above).
+    const role = (this.clusterRole = new kplus.ClusterRole(this, 'ClusterRole', { metadata: { name: 'klutch-bind-backend', labels } }));
+    const res = (apiGroup: string, ...resourceTypes: string[]) =>
+      resourceTypes.map((resourceType) => kplus.ApiResource.custom({ apiGroup, resourceType }));
+    role.allow(['get', 'list', 'watch', 'create', 'delete'], ...res('', 'namespaces'));
+    role.allow(['get', 'create'], ...res('', 'serviceaccounts'));
+    role.allow(['create'], ...res('', 'serviceaccounts/token'));
+    role.allow(CONSUMER_VERBS, ...res('', 'secrets', 'configmaps'));
+    role.allow(['get', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'rolebindings', 'clusterroles'));
+    role.allow(['get', 'create', 'update', 'patch', 'delete'], ...res('rbac.authorization.k8s.io', 'clusterrolebindings'));
+    role.allow(
+      CONSUMER_VERBS,
+      ...res(BIND_GROUP, 'apiserviceexports', 'apiserviceexportrequests', 'apiservicenamespaces', 'clusterbindings'),
+    );
+    role.allow(
+      // list and watch too: ClusterRole klutch-binder grants them on these status subresources, and only a holder may grant.
+      ['get', 'list', 'watch', 'update', 'patch'],
+      ...res(
+        BIND_GROUP,
+        'apiserviceexports/status',
+        'apiserviceexportrequests/status',
+        'apiservicenamespaces/status',
+        'clusterbindings/status',
+      ),
+    );
+    role.allow(['get', 'list', 'watch'], ...res(TEMPLATE_GROUP, 'apiserviceexporttemplates'));
+    role.allow(['get', 'list', 'watch'], ...res('apiextensions.k8s.io', 'customresourcedefinitions'));
+    for (const g of [...p.exportedGroups].sort()) role.allow(CONSUMER_VERBS, ...res(g, '*'));
+    new kplus.ClusterRoleBinding(this, 'ClusterRoleBinding', { metadata: { name: 'klutch-bind-backend', labels }, role }).addSubjects(
+      this.serviceAccount,
+    );
+
+    // In its own namespace: the leader-election Lease and the per-identity locks.
+    const leases = new kplus.Role(this, 'LeaseRole', { metadata: meta('klutch-bind-backend-leases') });
+    leases.allow(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], ...res('coordination.k8s.io', 'leases'));
+    new kplus.RoleBinding(this, 'LeaseRoleBinding', { metadata: meta('klutch-bind-backend-leases'), role: leases }).addSubjects(
+      this.serviceAccount,
+    );
+
+    const publicUrl = props.publicUrl.replace(/\/$/, '');
+    this.deployment = new kplus.Deployment(this, 'Deployment', {
+      metadata: meta('klutch-bind-backend'),
+      replicas: p.replicas,
+      serviceAccount: this.serviceAccount,
+      automountServiceAccountToken: true,
+      podMetadata: { labels },
+      securityContext: { ensureNonRoot: true },
+    });
+    const keys = kplus.Volume.fromSecret(this, 'CookieKeys', kplus.Secret.fromSecretName(this, 'CookieKeysSecret', p.cookieKeys.name), {
+      name: 'cookie-keys',
+      items: { [p.cookieKeys.key]: { path: 'keys' } },
+    });
+    const ca = kplus.Volume.fromConfigMap(
+      this,
+      'ExternalCa',
+      kplus.ConfigMap.fromConfigMapName(this, 'ExternalCaConfigMap', p.externalCa.configMap),
+      {
+        name: 'external-ca',
+        items: { [p.externalCa.key]: { path: 'ca.crt' } },
+      },
+    );
+    const container = this.deployment.addContainer({
+      name: 'backend',
+      image: p.image,
+      args: [
+        `--listen-address=0.0.0.0:${BIND_PORT}`,
+        `--probe-address=0.0.0.0:${PROBE_PORT}`,
+        `--oidc-issuer-url=${props.issuerUrl}`,
+        `--oidc-issuer-client-id=${props.clientId}`,
+        `--oidc-callback-url=${publicUrl}/callback`,
+        `--cookie-keys-file=${KEYS_DIR}/keys`,
+        `--external-address=${props.externalAddress}`,
+        `--external-ca-file=${CA_DIR}/ca.crt`,
+        ...(props.externalServerName ? [`--external-server-name=${props.externalServerName}`] : []),
+        `--namespace-prefix=${p.namespacePrefix}`,
+        `--consumer-scope=${p.consumerScope}`,
+        `--token-lifetime=${p.tokenLifetime}`,
+        `--pretty-name=${p.prettyName}`,
+      ],
+      envVariables: {
+        BACKEND_OIDC_ISSUER_CLIENT_SECRET: kplus.EnvValue.fromSecretValue({
+          secret: kplus.Secret.fromSecretName(this, 'OidcClientSecret', p.clientSecret.name),
+          key: p.clientSecret.key,
+        }),
+        POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
+        POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
+      },
+      ports: [
+        { number: BIND_PORT, name: 'http' },
+        { number: PROBE_PORT, name: 'probes' },
+      ],
+      liveness: kplus.Probe.fromHttpGet('/healthz', { port: PROBE_PORT, periodSeconds: Duration.seconds(10) }),
+      readiness: kplus.Probe.fromHttpGet('/readyz', { port: PROBE_PORT, periodSeconds: Duration.seconds(5) }),
+      resources: props.resources ?? {
+        cpu: { request: kplus.Cpu.millis(100) },
+        memory: { request: Size.mebibytes(128), limit: Size.mebibytes(512) },
+      },
+      securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, ensureNonRoot: true, user: 65532, group: 65532 },
+    });
+    container.mount(KEYS_DIR, keys, { readOnly: true });
+    container.mount(CA_DIR, ca, { readOnly: true });
+    this.service = this.deployment.exposeViaService({
+      name: 'klutch-bind-backend',
+      ports: [{ port: 80, targetPort: BIND_PORT, name: 'http' }],
+    });
+  }
+}

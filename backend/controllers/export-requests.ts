@@ -1,0 +1,154 @@
+/**
+ * APIServiceExportRequest → APIServiceExport. For each requested resource the claim CRD `<resource>.<group>` must
+ * exist (while it does not: condition ExportsReady False, reason CRDNotFound; after a minute the request Fails) and a
+ * template must offer it (else the request Fails at once). The export is derived from the CRD and the template
+ * (derive-export.ts) and applied; then the request Succeeds. Finished requests are deleted after ten minutes, as
+ * Klutch does.
+ */
+import { Controller, objectKey, splitKey, type ReconcileResult } from '../../controller';
+import {
+  APIServiceExportRequestConditions,
+  CRD_NOT_FOUND_REASON,
+  type APIServiceExportRequest,
+  type APIServiceExportRequestStatus,
+} from '../../exports/bind-api';
+import { DeriveError, deriveExport } from '../derive-export';
+import { findExportable } from '../exportable';
+import { cachedExportables } from '../informers';
+import { apiMessage, APPLY, BindResources, FIELD_MANAGER, isNotFound, MERGE_PATCH } from '../kube';
+import { setCondition } from './conditions';
+import type { ControllerDeps } from './deps';
+
+export const CRD_WAIT_MS = 60_000;
+export const FINISHED_TTL_MS = 10 * 60_000;
+const RECHECK_MS = 2_000;
+
+export function exportRequestsController(d: ControllerDeps): Controller {
+  const c = new Controller({
+    name: 'exportrequests',
+    workers: 2,
+    log: d.log,
+    registry: d.registry,
+    reconcile: (key) => reconcileExportRequest(d, key),
+  });
+  c.watch(d.leader.exportRequests, (r) => [objectKey(r)]);
+  // A CRD or template appearing lets waiting requests go on.
+  const pending = () =>
+    d.leader.exportRequests
+      .list()
+      .filter((r) => !r.status?.phase || r.status.phase === 'Pending')
+      .map((r) => objectKey(r));
+  c.watch(d.serving.crds, pending);
+  c.watch(d.serving.templates, pending);
+  return c;
+}
+
+export async function reconcileExportRequest(d: ControllerDeps, key: string): Promise<ReconcileResult> {
+  const req = d.leader.exportRequests.get(splitKey(key).name, splitKey(key).namespace);
+  if (!req || req.metadata.deletionTimestamp) return;
+  const ns = req.metadata.namespace!;
+  const age = Date.now() - new Date(req.metadata.creationTimestamp ?? Date.now()).getTime();
+  const phase = req.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') {
+    if (age < FINISHED_TTL_MS) return { requeueAfterMs: FINISHED_TTL_MS - age };
+    const r = BindResources.exportRequests;
+    await d.clients.custom
+      .deleteNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace: ns, name: req.metadata.name! })
+      .catch((e: unknown) => {
+        if (!isNotFound(e)) throw e;
+      });
+    return;
+  }
+
+  const source = cachedExportables(d.serving);
+  const exports = [];
+  for (const res of req.spec.resources) {
+    const group = res.group ?? '';
+    const name = `${res.resource}.${group}`;
+    if (!d.serving.crds.get(name)) {
+      if (age >= CRD_WAIT_MS)
+        return fail(d, req, `CRD ${name} does not exist (waited ${CRD_WAIT_MS / 1000}s); install it on the provider and request again`);
+      await writeStatus(d, req, {
+        phase: 'Pending',
+        conditions: setCondition(req.status?.conditions, {
+          type: APIServiceExportRequestConditions.ExportsReady,
+          status: 'False',
+          reason: CRD_NOT_FOUND_REASON,
+          message: `CRD ${name} not found; the request fails if it does not appear within ${CRD_WAIT_MS / 1000}s`,
+        }),
+      });
+      return { requeueAfterMs: Math.min(RECHECK_MS, CRD_WAIT_MS - age) };
+    }
+    const exportable = await findExportable(source, d.consumerScope, group, res.resource);
+    if (!exportable) {
+      return fail(
+        d,
+        req,
+        `no APIServiceExportTemplate exports ${name}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; ask the provider which APIs it offers (/resources)`,
+      );
+    }
+    try {
+      exports.push(deriveExport(exportable.crd, exportable.template, ns, d.consumerScope));
+    } catch (e) {
+      if (e instanceof DeriveError) return fail(d, req, e.message);
+      throw e;
+    }
+  }
+  const r = BindResources.exports;
+  for (const e of exports) {
+    try {
+      await d.clients.custom.patchNamespacedCustomObject(
+        {
+          group: r.group,
+          version: r.version,
+          plural: r.plural,
+          namespace: ns,
+          name: e.metadata.name!,
+          body: e,
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        },
+        APPLY,
+      );
+    } catch (err) {
+      throw new Error(`cannot apply APIServiceExport ${ns}/${e.metadata.name}: ${apiMessage(err)}`);
+    }
+  }
+  await writeStatus(d, req, {
+    phase: 'Succeeded',
+    conditions: setCondition(req.status?.conditions, { type: APIServiceExportRequestConditions.ExportsReady, status: 'True' }),
+  });
+  d.log.info({ request: key, exports: exports.map((e) => e.metadata.name) }, 'exported');
+  return { requeueAfterMs: FINISHED_TTL_MS };
+}
+
+async function fail(d: ControllerDeps, req: APIServiceExportRequest, message: string): Promise<ReconcileResult> {
+  await writeStatus(d, req, {
+    phase: 'Failed',
+    terminalMessage: message,
+    conditions: setCondition(req.status?.conditions, {
+      type: APIServiceExportRequestConditions.ExportsReady,
+      status: 'False',
+      reason: message.startsWith('CRD ') ? CRD_NOT_FOUND_REASON : 'NotExported',
+      message,
+    }),
+  });
+  d.log.warn({ request: `${req.metadata.namespace}/${req.metadata.name}`, err: message }, 'export request failed');
+  return { requeueAfterMs: FINISHED_TTL_MS };
+}
+
+async function writeStatus(d: ControllerDeps, req: APIServiceExportRequest, status: APIServiceExportRequestStatus): Promise<void> {
+  if (JSON.stringify({ ...req.status, ...status }) === JSON.stringify(req.status)) return;
+  const r = BindResources.exportRequests;
+  await d.clients.custom.patchNamespacedCustomObjectStatus(
+    {
+      group: r.group,
+      version: r.version,
+      plural: r.plural,
+      namespace: req.metadata.namespace!,
+      name: req.metadata.name!,
+      body: { status },
+    },
+    MERGE_PATCH,
+  );
+}

@@ -1,0 +1,34 @@
+/** The leader's controllers, run together on the leader's informers until leadership (or the process) ends. */
+import type { Controller } from '../../controller';
+import { leaderInformers, startAll, stopAll } from '../informers';
+import { clusterBindingsController } from './cluster-bindings';
+import { consumerRbacController } from './consumer-rbac';
+import type { ControllerDeps } from './deps';
+import { exportRequestsController } from './export-requests';
+import { exportsController } from './exports';
+import { kubeconfigRotationController } from './kubeconfig-rotation';
+import { serviceNamespacesController } from './service-namespaces';
+
+export type { ControllerDeps } from './deps';
+
+/** Starts the leader informers and every controller; resolves once `signal` aborted and in-flight work finished. */
+export async function runControllers(base: Omit<ControllerDeps, 'leader'>, signal: AbortSignal): Promise<void> {
+  const leader = leaderInformers(base.clients, base.log);
+  const d: ControllerDeps = { ...base, leader };
+  const controllers: Controller[] = [
+    exportRequestsController(d),
+    exportsController(d),
+    consumerRbacController(d),
+    serviceNamespacesController(d),
+    clusterBindingsController(d),
+    kubeconfigRotationController(d),
+  ];
+  try {
+    await startAll(leader);
+    if (signal.aborted) return;
+    base.log.info({ controllers: controllers.map((c) => c.name) }, 'leading: controllers running');
+    await Promise.all(controllers.map((c) => c.run(signal)));
+  } finally {
+    await stopAll(leader);
+  }
+}

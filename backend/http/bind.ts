@@ -1,0 +1,45 @@
+/**
+ * `GET /bind?s&resource&group` (with the session): makes or finds the consumer's objects on the provider and sends
+ * the BindingResponse to the CLI's loopback callback as `?response=`. A resource no template exports is refused
+ * before anything is created.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { findExportable } from '../exportable';
+import type { HttpDeps } from './deps';
+import { bindingResponse, responseRedirect } from '../../exports/bind-api';
+import { HttpError, redirect } from './respond';
+import { checkId, readSession } from './session';
+
+export async function handleBind(req: IncomingMessage, res: ServerResponse, url: URL, d: HttpDeps): Promise<void> {
+  const q = url.searchParams;
+  const sid = checkId('s', q.get('s'));
+  const session = await readSession(req, d.sealer, sid);
+  const resource = q.get('resource');
+  const group = q.get('group') ?? '';
+  if (!resource) throw new HttpError(400, 'Missing parameter', 'resource is required: pick an API on the resources page');
+  const exportable = await findExportable(d.exportables, d.consumerScope, group, resource);
+  if (!exportable) {
+    d.metrics.binds.inc({ result: 'refused' });
+    throw new HttpError(
+      404,
+      'Not offered',
+      `No APIServiceExportTemplate of this provider exports ${resource}.${group}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; pick one from /resources?s=${sid}.`,
+    );
+  }
+  const identity = `${session.sub}#${session.cid}`;
+  const started = performance.now();
+  const consumer = await d.provision(identity);
+  const provisionMs = Math.round(performance.now() - started);
+  const response = bindingResponse({
+    sid,
+    issuer: session.iss,
+    subject: session.sub,
+    kubeconfig: consumer.kubeconfig,
+    group,
+    resource,
+    permissionClaims: exportable.template.spec.permissionClaims ?? [],
+  });
+  d.metrics.binds.inc({ result: 'ok' });
+  d.log.info({ identity, namespace: consumer.namespace, resource: `${resource}.${group}`, provisionMs }, 'bound');
+  redirect(res, responseRedirect(session.redirectURL, response));
+}

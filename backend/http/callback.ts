@@ -1,0 +1,101 @@
+/**
+ * `GET /callback?code&state` (or `?error&error_description&state`): finishes a login. The state must be ours, not
+ * expired, not used before, and belong to this browser's flow cookie; the code is exchanged with PKCE and the ID
+ * token verified in full. Only then the session cookie `klutch-bind-<sid>` is set and the browser sent to
+ * `/resources?s=<sid>` (a relative Location, as Klutch's).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoginError } from '../auth/issuer';
+import { SealError } from '../auth/sealer';
+import type { HttpDeps } from './deps';
+import { HttpError, redirect } from './respond';
+import {
+  clearCookieHeader,
+  cookieHeader,
+  flowCookieName,
+  requestCookie,
+  SESSION_TTL_MS,
+  sessionCookieName,
+  type Flow,
+  type Session,
+  type State,
+} from './session';
+
+const AGAIN = 'Run kubectl bind again to start a new login.';
+
+export async function handleCallback(req: IncomingMessage, res: ServerResponse, url: URL, d: HttpDeps): Promise<void> {
+  const q = url.searchParams;
+  const idpError = q.get('error');
+  if (idpError) {
+    const description = q.get('error_description');
+    throw new HttpError(
+      401,
+      'Login refused by the OpenID provider',
+      `The OpenID provider answered "${idpError}"${description ? `: ${description}` : ''}. ${AGAIN}`,
+      'idp-error',
+    );
+  }
+  const code = q.get('code');
+  const sealedState = q.get('state');
+  if (!code || !sealedState)
+    throw new HttpError(
+      400,
+      'Incomplete login',
+      `The callback needs code and state from the OpenID provider. ${AGAIN}`,
+      'callback-incomplete',
+    );
+
+  let state: State;
+  try {
+    state = await d.sealer.open<State>('state', sealedState);
+  } catch (e) {
+    const reason = e instanceof SealError ? e.reason : 'invalid';
+    throw new HttpError(
+      400,
+      'Login refused',
+      `The login's state ${reason === 'expired' ? 'has expired (logins last 10 minutes)' : 'is not one this backend issued'}. ${AGAIN}`,
+      `state-${reason}`,
+    );
+  }
+  const flowValue = requestCookie(req, flowCookieName(state.sid));
+  let flow: Flow | undefined;
+  try {
+    flow = flowValue ? await d.sealer.open<Flow>('flow', flowValue) : undefined;
+  } catch {
+    flow = undefined;
+  }
+  if (!flow || flow.bid !== state.bid) {
+    throw new HttpError(
+      400,
+      'Login refused',
+      `This login was started in another browser (or already finished here). ${AGAIN}`,
+      'state-other-browser',
+    );
+  }
+  if (!d.replay.use(state.id, Number(state.exp ?? 0) * 1000)) {
+    throw new HttpError(400, 'Login refused', `This login was already used. ${AGAIN}`, 'state-replayed');
+  }
+  const clearFlow = clearCookieHeader(flowCookieName(state.sid), '/callback', d.secureCookies);
+  let identity;
+  const started = performance.now();
+  try {
+    identity = await d.issuer.exchange(q, { state: sealedState, nonce: flow.nonce, codeVerifier: flow.verifier });
+  } catch (e) {
+    if (e instanceof LoginError) {
+      const status = e.reason === 'issuer-unavailable' ? 503 : 401;
+      throw new HttpError(status, 'Login refused', `${e.message}. ${AGAIN}`, e.reason);
+    }
+    throw e;
+  }
+  const session: Session = { iss: identity.issuer, sub: identity.subject, sid: state.sid, cid: state.cid, redirectURL: state.redirectURL };
+  const cookie = cookieHeader(sessionCookieName(state.sid), await d.sealer.seal('session', session, SESSION_TTL_MS), {
+    path: '/',
+    maxAgeMs: SESSION_TTL_MS,
+    secure: d.secureCookies,
+  });
+  d.log.info(
+    { sub: identity.subject, sid: state.sid, cid: state.cid, exchangeMs: Math.round(performance.now() - started) },
+    'login verified',
+  );
+  redirect(res, `/resources?s=${encodeURIComponent(state.sid)}`, [cookie, clearFlow]);
+}

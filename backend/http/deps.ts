@@ -1,0 +1,26 @@
+/** What the bind endpoints need: narrow dependencies in one object, so tests can hand in their own. */
+import type { Logger } from 'pino';
+import type { Issuer } from '../auth/issuer';
+import type { ReplayGuard } from '../auth/replay';
+import type { Sealer } from '../auth/sealer';
+import type { ExportableSource } from '../exportable';
+import type { BackendMetrics } from '../metrics';
+import type { ConsumerScope } from '../options';
+import type { Consumer } from '../provision/consumer';
+
+export interface HttpDeps {
+  readonly issuer: Pick<Issuer, 'authorizationUrl' | 'exchange' | 'ready' | 'reason'>;
+  readonly sealer: Sealer;
+  readonly replay: ReplayGuard;
+  readonly exportables: ExportableSource;
+  /** Finds or makes everything of a consumer identity and returns its namespace and kubeconfig. */
+  readonly provision: (identity: string) => Promise<Consumer>;
+  readonly consumerScope: ConsumerScope;
+  readonly prettyName: string;
+  /** Cookies get the Secure attribute (browsers reach the backend over HTTPS). */
+  readonly secureCookies: boolean;
+  readonly metrics: BackendMetrics;
+  readonly log: Logger;
+  /** @default 10 minutes */
+  readonly stateTtlMs?: number;
+}

@@ -1,0 +1,63 @@
+/**
+ * How the bind endpoints answer: JSON, HTML pages, redirects, and errors as readable pages that say what went wrong
+ * and what to do (Klutch answers every error with a bare 500 `internal error`).
+ */
+import type { ServerResponse } from 'node:http';
+
+/** A refusal: its HTTP status, the page's title and message, and, for login failures, the metric reason. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+    /** Set for authentication failures: the `reason` label of bind_backend_authentication_failures_total. */
+    readonly authReason?: string,
+  ) {
+    super(message);
+  }
+}
+
+const NO_CACHE = { 'Cache-Control': 'no-cache, no-store, must-revalidate', Pragma: 'no-cache', Expires: '0' };
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** A whole HTML page; `body` is already escaped HTML. */
+export function page(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
+li{margin:.5rem 0}a{font-weight:600}code{background:#f2f2f2;padding:0 .2rem}.error{color:#a00}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(value));
+}
+
+export function sendHtml(res: ServerResponse, status: number, html: string, cookies: readonly string[] = []): void {
+  res.writeHead(status, {
+    'Content-Type': 'text/html; charset=utf-8',
+    ...NO_CACHE,
+    ...(cookies.length ? { 'Set-Cookie': [...cookies] } : {}),
+  });
+  res.end(html);
+}
+
+export function redirect(res: ServerResponse, location: string, cookies: readonly string[] = []): void {
+  res.writeHead(302, { Location: location, ...NO_CACHE, ...(cookies.length ? { 'Set-Cookie': [...cookies] } : {}) }).end();
+}
+
+export function sendError(res: ServerResponse, e: HttpError, cookies: readonly string[] = []): void {
+  sendHtml(res, e.status, page(e.title, `<h1 class="error">${escapeHtml(e.title)}</h1>\n<p>${escapeHtml(e.message)}</p>`), cookies);
+}

@@ -1,0 +1,32 @@
+/** The backend's Prometheus metrics (prom-client), on the registry /metrics serves. */
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+export interface BackendMetrics {
+  readonly requests: Histogram<'route' | 'code'>;
+  readonly binds: Counter<'result'>;
+  readonly authFailures: Counter<'reason'>;
+}
+
+export function backendMetrics(registry: Registry): BackendMetrics {
+  return {
+    requests: new Histogram({
+      name: 'bind_backend_http_request_duration_seconds',
+      help: 'Bind endpoint requests by route and status code.',
+      labelNames: ['route', 'code'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    binds: new Counter({
+      name: 'bind_backend_binds_total',
+      help: 'Completed /bind requests by result (ok, refused, error).',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    authFailures: new Counter({
+      name: 'bind_backend_authentication_failures_total',
+      help: 'Refused logins and sessions by reason (state-expired, id-token-audience, session-missing, ...).',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+  };
+}

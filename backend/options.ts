@@ -1,0 +1,327 @@
+/**
+ * The backend's flags, each with an environment variable twin (`--oidc-issuer-url` ↔ `BACKEND_OIDC_ISSUER_URL`), from
+ * one table that also writes `--help` (and the README's table). A flag wins over its variable. Names follow Klutch's
+ * backend where it has the same setting, so an existing Deployment's arguments keep their meaning.
+ */
+import { parseArgs } from 'node:util';
+
+export type ConsumerScope = 'Namespaced' | 'Cluster';
+
+export interface BackendOptions {
+  readonly listenAddress: string;
+  readonly probeAddress: string;
+  readonly tlsCertFile?: string;
+  readonly tlsKeyFile?: string;
+  readonly oidcIssuerUrl: string;
+  readonly oidcClientId: string;
+  readonly oidcClientSecret: string;
+  readonly oidcCallbackUrl: string;
+  readonly oidcCaFile?: string;
+  readonly cookieKeysFile: string;
+  readonly kubeconfig?: string;
+  readonly namespace: string;
+  readonly namespacePrefix: string;
+  readonly prettyName: string;
+  readonly consumerScope: ConsumerScope;
+  readonly externalAddress: string;
+  readonly externalCaFile?: string;
+  readonly externalServerName?: string;
+  readonly tokenLifetimeMs: number;
+  readonly tokenRefreshBeforeMs: number;
+  readonly leaderElection: boolean;
+  readonly leaseName: string;
+  readonly identity: string;
+  readonly logLevel: string;
+}
+
+interface Flag {
+  readonly name: string;
+  readonly key: keyof BackendOptions;
+  readonly arg?: string;
+  readonly help: string;
+  /** Shown in --help; undefined means required (or optional where `optional`). */
+  readonly default?: string;
+  readonly optional?: boolean;
+  readonly boolean?: boolean;
+}
+
+/** Every flag, in --help order. */
+export const FLAGS: readonly Flag[] = [
+  {
+    name: 'listen-address',
+    key: 'listenAddress',
+    arg: 'host:port',
+    default: '0.0.0.0:8080',
+    help: 'the bind endpoints (/export, /authorize, /callback, /resources, /bind)',
+  },
+  {
+    name: 'probe-address',
+    key: 'probeAddress',
+    arg: 'host:port',
+    default: '0.0.0.0:8081',
+    help: '/healthz, /readyz and Prometheus /metrics',
+  },
+  {
+    name: 'tls-cert-file',
+    key: 'tlsCertFile',
+    arg: 'file',
+    optional: true,
+    help: 'serve the bind endpoints over HTTPS with this certificate (and --tls-key-file)',
+  },
+  { name: 'tls-key-file', key: 'tlsKeyFile', arg: 'file', optional: true, help: 'the private key of --tls-cert-file' },
+  {
+    name: 'oidc-issuer-url',
+    key: 'oidcIssuerUrl',
+    arg: 'url',
+    help: 'the OpenID provider (https; http only on loopback); its discovery document is read at start and retried until it answers',
+  },
+  { name: 'oidc-issuer-client-id', key: 'oidcClientId', arg: 'id', help: 'the client registered at the OpenID provider' },
+  {
+    name: 'oidc-issuer-client-secret',
+    key: 'oidcClientSecret',
+    arg: 'secret',
+    help: 'its secret (prefer the environment variable, from a Secret)',
+  },
+  {
+    name: 'oidc-callback-url',
+    key: 'oidcCallbackUrl',
+    arg: 'url',
+    help: 'the redirect URI registered for the client: <external URL of this backend>/callback; https makes the cookies Secure',
+  },
+  {
+    name: 'oidc-ca-file',
+    key: 'oidcCaFile',
+    arg: 'file',
+    optional: true,
+    help: 'PEM CAs trusted for the OpenID provider, besides the system ones',
+  },
+  {
+    name: 'cookie-keys-file',
+    key: 'cookieKeysFile',
+    arg: 'file',
+    help: 'keys that seal cookies and state: one base64 key of 32 or more bytes a line, the first seals, all open; re-read when it changes (a mounted Secret)',
+  },
+  {
+    name: 'kubeconfig',
+    key: 'kubeconfig',
+    arg: 'file',
+    optional: true,
+    help: 'the provider cluster (default: $KUBECONFIG, else the in-cluster ServiceAccount)',
+  },
+  {
+    name: 'namespace',
+    key: 'namespace',
+    arg: 'name',
+    default: '$POD_NAMESPACE, else klutch-bind',
+    help: "the backend's own namespace: its leader-election Lease and per-identity locks",
+  },
+  {
+    name: 'namespace-prefix',
+    key: 'namespacePrefix',
+    arg: 'prefix',
+    default: 'cluster',
+    help: 'consumers get a cluster namespace named <prefix>-<random>',
+  },
+  {
+    name: 'pretty-name',
+    key: 'prettyName',
+    arg: 'name',
+    default: 'klutch-kit',
+    help: "the provider's display name, in /export and on every ClusterBinding",
+  },
+  {
+    name: 'consumer-scope',
+    key: 'consumerScope',
+    arg: 'Namespaced|Cluster',
+    default: 'Namespaced',
+    help: 'where konnectors watch claims: Namespaced binds only namespaced CRDs and never grants a consumer anything cluster-wide',
+  },
+  {
+    name: 'external-address',
+    key: 'externalAddress',
+    arg: 'url',
+    help: "the provider API server as consumers reach it (https), written into every consumer's kubeconfig",
+  },
+  {
+    name: 'external-ca-file',
+    key: 'externalCaFile',
+    arg: 'file',
+    optional: true,
+    help: 'its CA, inlined into the kubeconfigs (default: the CA of --kubeconfig or the in-cluster one)',
+  },
+  {
+    name: 'external-server-name',
+    key: 'externalServerName',
+    arg: 'name',
+    optional: true,
+    help: 'TLS server name for --external-address, when it differs from the host',
+  },
+  {
+    name: 'token-lifetime',
+    key: 'tokenLifetimeMs',
+    arg: 'duration',
+    default: '1h',
+    help: 'lifetime of the TokenRequest token in a kubeconfig (10m or more)',
+  },
+  {
+    name: 'token-refresh-before',
+    key: 'tokenRefreshBeforeMs',
+    arg: 'duration',
+    default: 'half the lifetime',
+    help: 'how long before expiry a token is replaced in the provider-side kubeconfig Secret',
+  },
+  {
+    name: 'leader-election',
+    key: 'leaderElection',
+    boolean: true,
+    default: 'true',
+    help: 'run the controllers only on the replica holding the Lease (--leader-election=false: always)',
+  },
+  { name: 'lease-name', key: 'leaseName', arg: 'name', default: 'klutch-bind-backend', help: 'the leader-election Lease' },
+  { name: 'identity', key: 'identity', arg: 'name', default: '$POD_NAME, else the host name', help: 'this replica in the Lease' },
+  { name: 'log-level', key: 'logLevel', arg: 'level', default: 'info', help: 'pino level: debug, info, warn, error' },
+];
+
+/** `oidc-issuer-url` → `BACKEND_OIDC_ISSUER_URL`. */
+export function envName(flag: string): string {
+  return `BACKEND_${flag.toUpperCase().replaceAll('-', '_')}`;
+}
+
+export class UsageError extends Error {}
+
+export function usage(): string {
+  const rows = FLAGS.map((f) => {
+    const left = `  --${f.name}${f.boolean ? '' : ` <${f.arg}>`}`;
+    const def = f.default !== undefined ? ` (default: ${f.default})` : f.optional ? '' : ' (required)';
+    return `${left}\n      ${f.help}${def}; env ${envName(f.name)}`;
+  });
+  return [
+    'Usage: node backend.mjs [flags]',
+    '',
+    'The klutch-kit bind backend: app clusters bind to the data-service APIs over OIDC (Klutch wire protocol).',
+    '',
+    'Flags (each also read from its environment variable; the flag wins):',
+    ...rows,
+    '  -h, --help',
+    '      this help',
+  ].join('\n');
+}
+
+/** Parses `argv` and `env` into options; throws UsageError naming the flag and its variable. */
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {}, hostname = 'backend'): BackendOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: {
+        ...Object.fromEntries(FLAGS.map((f) => [f.name, { type: f.boolean ? ('boolean' as const) : ('string' as const) }])),
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: false,
+      allowNegative: true,
+    }).values;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.help) return 'help';
+  const raw = (name: string): string | undefined => {
+    const v = values[name];
+    if (typeof v === 'boolean') return String(v);
+    return v ?? (env[envName(name)] || undefined);
+  };
+  const required = (name: string): string => {
+    const v = raw(name);
+    if (!v) throw new UsageError(`--${name} (or ${envName(name)}) is required: ${FLAGS.find((f) => f.name === name)?.help}`);
+    return v;
+  };
+  const url = (name: string, v: string): URL => {
+    try {
+      return new URL(v);
+    } catch {
+      throw new UsageError(`--${name}: "${v}" is not a URL`);
+    }
+  };
+
+  const issuer = url('oidc-issuer-url', required('oidc-issuer-url'));
+  if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname))) {
+    throw new UsageError(`--oidc-issuer-url: "${issuer.href}" must be https (plain http only on a loopback address)`);
+  }
+  const callback = url('oidc-callback-url', required('oidc-callback-url'));
+  if (!callback.pathname.endsWith('/callback')) {
+    throw new UsageError(`--oidc-callback-url: "${callback.href}" must end in /callback, the backend's callback endpoint`);
+  }
+  const external = url('external-address', required('external-address'));
+  if (external.protocol !== 'https:')
+    throw new UsageError(`--external-address: "${external.href}" must be https (a kubeconfig carries a token)`);
+  const tlsCert = raw('tls-cert-file');
+  const tlsKey = raw('tls-key-file');
+  if (!tlsCert !== !tlsKey) throw new UsageError('--tls-cert-file and --tls-key-file go together: give both or neither');
+  const scope = raw('consumer-scope') ?? 'Namespaced';
+  if (scope !== 'Namespaced' && scope !== 'Cluster') throw new UsageError(`--consumer-scope: "${scope}" is not Namespaced or Cluster`);
+  const lifetime = duration('token-lifetime', raw('token-lifetime') ?? '1h');
+  if (lifetime < 600_000)
+    throw new UsageError(`--token-lifetime: ${raw('token-lifetime')} is less than 10m, the shortest token Kubernetes issues`);
+  const refreshRaw = raw('token-refresh-before');
+  const refresh = refreshRaw ? duration('token-refresh-before', refreshRaw) : lifetime / 2;
+  if (refresh <= 0 || refresh >= lifetime) {
+    throw new UsageError(
+      `--token-refresh-before: ${refreshRaw} must be more than 0 and less than --token-lifetime (${raw('token-lifetime') ?? '1h'})`,
+    );
+  }
+  const prefix = raw('namespace-prefix') ?? 'cluster';
+  if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
+    throw new UsageError(`--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<random>)`);
+  }
+  const leader = raw('leader-election') ?? 'true';
+  if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);
+  hostPort('listen-address', raw('listen-address') ?? '0.0.0.0:8080');
+  hostPort('probe-address', raw('probe-address') ?? '0.0.0.0:8081');
+
+  return {
+    listenAddress: raw('listen-address') ?? '0.0.0.0:8080',
+    probeAddress: raw('probe-address') ?? '0.0.0.0:8081',
+    ...(tlsCert ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
+    oidcIssuerUrl: issuer.href.replace(/\/$/, ''),
+    oidcClientId: required('oidc-issuer-client-id'),
+    oidcClientSecret: required('oidc-issuer-client-secret'),
+    oidcCallbackUrl: callback.href,
+    oidcCaFile: raw('oidc-ca-file'),
+    cookieKeysFile: required('cookie-keys-file'),
+    kubeconfig: raw('kubeconfig'),
+    namespace: raw('namespace') ?? (env.POD_NAMESPACE || 'klutch-bind'),
+    namespacePrefix: prefix,
+    prettyName: raw('pretty-name') ?? 'klutch-kit',
+    consumerScope: scope,
+    externalAddress: external.href.replace(/\/$/, ''),
+    externalCaFile: raw('external-ca-file'),
+    externalServerName: raw('external-server-name'),
+    tokenLifetimeMs: lifetime,
+    tokenRefreshBeforeMs: refresh,
+    leaderElection: leader === 'true',
+    leaseName: raw('lease-name') ?? 'klutch-bind-backend',
+    identity: raw('identity') ?? (env.POD_NAME || hostname),
+    logLevel: raw('log-level') ?? 'info',
+  };
+}
+
+/** Go-style durations: `1h`, `30m`, `90s`, `1h30m`, `500ms`. */
+export function duration(flag: string, v: string): number {
+  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+  const parts = [...v.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== v) {
+    throw new UsageError(`--${flag}: "${v}" is not a duration such as 1h, 30m, 90s or 1h30m`);
+  }
+  return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]!]!, 0);
+}
+
+/** `host:port` → parts; `:8080` means every interface. */
+export function hostPort(flag: string, address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  const port = Number(address.slice(i + 1));
+  if (i < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--${flag}: "${address}" is not host:port`);
+  return { host: address.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0', port };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}

@@ -1,0 +1,106 @@
+/**
+ * The consumer's cluster namespace: found by its identity (`<sub>#<cluster id>`, Klutch's annotation), else created
+ * with `generateName: <prefix>-`. Klutch looks the identity up in a cache, so two quick binds of one identity can
+ * make two namespaces. Here the lookup is a label-selected list from the API server, and creation happens under a
+ * per-identity lock (a Lease named after the identity's hash in the backend's namespace, so replicas share it):
+ * whoever holds the lock looks again, then creates; everyone else waits for the namespace to appear.
+ */
+import { createHash } from 'node:crypto';
+import { V1MicroTime, type V1Namespace } from '@kubernetes/client-node';
+import { Annotations } from '../../exports/bind-api';
+import { type Clients, isConflict, isNotFound, statusCode } from '../kube';
+import { Labels, MANAGED_BY } from '../labels';
+
+export interface ClusterNamespaceOptions {
+  readonly clients: Clients;
+  /** Where the locks live (the backend's namespace). */
+  readonly lockNamespace: string;
+  /** This replica, written into the locks it holds. */
+  readonly holder: string;
+  /** Namespaces are `<prefix>-<random>`. */
+  readonly prefix: string;
+}
+
+/** A lock older than this was left by a replica that died while holding it. */
+const LOCK_STALE_MS = 15_000;
+const WAIT_MS = 30_000;
+
+export function identityHash(identity: string): string {
+  return createHash('sha256').update(identity).digest('hex').slice(0, 40);
+}
+
+/** The cluster namespace of `identity`, if it exists and is not being deleted. */
+export async function findClusterNamespace(c: Clients, identity: string): Promise<V1Namespace | undefined> {
+  const list = await c.core.listNamespace({ labelSelector: `${Labels.identityHash}=${identityHash(identity)}` });
+  return list.items
+    .filter((ns) => ns.metadata?.annotations?.[Annotations.identity] === identity && !ns.metadata?.deletionTimestamp)
+    .sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)))[0];
+}
+
+/** Finds or creates the cluster namespace of `identity`; concurrent calls for one identity get the same namespace. */
+export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identity: string): Promise<V1Namespace> {
+  const hash = identityHash(identity);
+  const lock = `identity-${hash}`;
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const found = await findClusterNamespace(o.clients, identity);
+    if (found) return found;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `no cluster namespace for ${identity} after ${WAIT_MS / 1000}s: the lock Lease ${o.lockNamespace}/${lock} is held by another replica`,
+      );
+    }
+    if (await acquire(o, lock)) {
+      try {
+        const again = await findClusterNamespace(o.clients, identity);
+        if (again) return again;
+        return await o.clients.core.createNamespace({
+          body: {
+            metadata: {
+              generateName: `${o.prefix}-`,
+              annotations: { [Annotations.identity]: identity },
+              labels: { [Labels.identityHash]: hash, [Labels.managedBy]: MANAGED_BY },
+            },
+          },
+        });
+      } finally {
+        await o.clients.leases.deleteNamespacedLease({ name: lock, namespace: o.lockNamespace }).catch(() => undefined);
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+  }
+}
+
+/** Creates the lock Lease; false when another holds it (a stale one is removed, and the caller tries again). */
+async function acquire(o: ClusterNamespaceOptions, name: string): Promise<boolean> {
+  const now = new V1MicroTime();
+  try {
+    await o.clients.leases.createNamespacedLease({
+      namespace: o.lockNamespace,
+      body: {
+        metadata: { name, labels: { [Labels.managedBy]: MANAGED_BY } },
+        spec: { holderIdentity: o.holder, acquireTime: now, renewTime: now, leaseDurationSeconds: LOCK_STALE_MS / 1000 },
+      },
+    });
+    return true;
+  } catch (e) {
+    if (!isConflict(e)) {
+      if (isNotFound(e)) throw new Error(`cannot lock ${name}: the backend's namespace "${o.lockNamespace}" does not exist (--namespace)`);
+      throw e;
+    }
+  }
+  try {
+    const held = await o.clients.leases.readNamespacedLease({ name, namespace: o.lockNamespace });
+    const since = held.spec?.acquireTime ? new Date(held.spec.acquireTime).getTime() : 0;
+    if (Date.now() - since > LOCK_STALE_MS) {
+      await o.clients.leases.deleteNamespacedLease({
+        name,
+        namespace: o.lockNamespace,
+        body: { preconditions: { uid: held.metadata?.uid, resourceVersion: held.metadata?.resourceVersion } },
+      });
+    }
+  } catch (e) {
+    if (!isNotFound(e) && statusCode(e) !== 409) throw e;
+  }
+  return false;
+}

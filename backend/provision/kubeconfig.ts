@@ -1,0 +1,155 @@
+/**
+ * The consumer's kubeconfig and its token. Klutch hands out a legacy ServiceAccount token Secret that never expires.
+ * Here the token comes from the TokenRequest API, for ServiceAccount `klutch-binder`, bound to the provider-side
+ * kubeconfig Secret: deleting that Secret (or the cluster namespace, or the ServiceAccount) revokes it at once. It
+ * lives `lifetime` and is replaced `refreshBefore` its expiry by writing a new kubeconfig into the same Secret, which
+ * the konnector copies to the app cluster on every change.
+ */
+import { createHash } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { KUBECONFIG_SECRET_KEY } from '../../exports/bind-api';
+import { type Clients, isConflict, isNotFound } from '../kube';
+import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
+import { BINDER } from './rbac';
+
+/** The provider-side Secret the ClusterBinding names. */
+export const KUBECONFIG_SECRET = 'kubeconfig';
+
+export interface KubeconfigTarget {
+  /** The provider API server as consumers reach it (https). */
+  readonly server: string;
+  /** PEM CA of that server, inlined. */
+  readonly ca: string;
+  readonly serverName?: string;
+}
+
+export interface TokenPolicy {
+  readonly lifetimeMs: number;
+  readonly refreshBeforeMs: number;
+}
+
+/** The kubeconfig as Klutch writes it: cluster, context and user all `default`, the context in the cluster namespace. */
+export function kubeconfigYaml(t: KubeconfigTarget, namespace: string, token: string): string {
+  return stringify(
+    {
+      apiVersion: 'v1',
+      clusters: [
+        {
+          cluster: {
+            'certificate-authority-data': Buffer.from(t.ca).toString('base64'),
+            server: t.server,
+            ...(t.serverName ? { 'tls-server-name': t.serverName } : {}),
+          },
+          name: 'default',
+        },
+      ],
+      contexts: [{ context: { cluster: 'default', namespace, user: 'default' }, name: 'default' }],
+      'current-context': 'default',
+      kind: 'Config',
+      preferences: {},
+      users: [{ name: 'default', user: { token } }],
+    },
+    { lineWidth: 0 },
+  );
+}
+
+/** What a kubeconfig was written for; a change (new address or CA) means a new kubeconfig. */
+function writtenFor(t: KubeconfigTarget, namespace: string): string {
+  return createHash('sha256')
+    .update(JSON.stringify([t.server, t.ca, t.serverName ?? '', namespace]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** When the Secret's token must be replaced (ms since the epoch), or 0 when it has none or one for another target. */
+export function refreshAt(secret: V1Secret | undefined, t: KubeconfigTarget, namespace: string, policy: TokenPolicy): number {
+  const a = secret?.metadata?.annotations ?? {};
+  if (!secret?.data?.[KUBECONFIG_SECRET_KEY] || a[BackendAnnotations.kubeconfigFor] !== writtenFor(t, namespace)) return 0;
+  const expires = Date.parse(a[BackendAnnotations.tokenExpires] ?? '');
+  return Number.isNaN(expires) ? 0 : expires - policy.refreshBeforeMs;
+}
+
+export interface Kubeconfig {
+  readonly yaml: string;
+  /** When the next token must be written. */
+  readonly refreshAt: number;
+}
+
+/**
+ * The kubeconfig in the cluster namespace's Secret, written anew when it is missing, due for refresh, or written for
+ * another target. Concurrent callers (two binds, or a bind and the rotation) converge on one Secret: the write is
+ * conditional on the version read, and a loser takes the winner's kubeconfig.
+ */
+export async function ensureKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget, policy: TokenPolicy): Promise<Kubeconfig>;
+/** With `create: false` (the rotation), a missing Secret stays missing and the result is undefined. */
+export async function ensureKubeconfig(
+  c: Clients,
+  namespace: string,
+  t: KubeconfigTarget,
+  policy: TokenPolicy,
+  o: { create: false },
+): Promise<Kubeconfig | undefined>;
+export async function ensureKubeconfig(
+  c: Clients,
+  namespace: string,
+  t: KubeconfigTarget,
+  policy: TokenPolicy,
+  o: { create?: boolean } = {},
+): Promise<Kubeconfig | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    let secret = await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace }).catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
+    if (!secret && o.create === false) return undefined;
+    const due = refreshAt(secret, t, namespace, policy);
+    if (secret && due > Date.now()) {
+      return { yaml: Buffer.from(secret.data![KUBECONFIG_SECRET_KEY]!, 'base64').toString(), refreshAt: due };
+    }
+    try {
+      // The Secret must exist before a token can be bound to it.
+      secret ??= await c.core.createNamespacedSecret({
+        namespace,
+        body: {
+          metadata: { name: KUBECONFIG_SECRET, namespace, labels: { [Labels.kubeconfig]: 'true', [Labels.managedBy]: MANAGED_BY } },
+          type: 'Opaque',
+        },
+      });
+      const tr = await c.core.createNamespacedServiceAccountToken({
+        name: BINDER,
+        namespace,
+        body: {
+          spec: {
+            audiences: [],
+            expirationSeconds: Math.round(policy.lifetimeMs / 1000),
+            boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: KUBECONFIG_SECRET, uid: secret.metadata!.uid! },
+          },
+        },
+      });
+      const yaml = kubeconfigYaml(t, namespace, tr.status!.token);
+      const expires = new Date(tr.status!.expirationTimestamp).toISOString();
+      await c.core.replaceNamespacedSecret({
+        name: KUBECONFIG_SECRET,
+        namespace,
+        body: {
+          ...secret,
+          metadata: {
+            ...secret.metadata,
+            labels: { ...secret.metadata?.labels, [Labels.kubeconfig]: 'true', [Labels.managedBy]: MANAGED_BY },
+            annotations: {
+              ...secret.metadata?.annotations,
+              [BackendAnnotations.tokenExpires]: expires,
+              [BackendAnnotations.kubeconfigFor]: writtenFor(t, namespace),
+            },
+          },
+          data: { ...secret.data, [KUBECONFIG_SECRET_KEY]: Buffer.from(yaml).toString('base64') },
+        },
+      });
+      return { yaml, refreshAt: Date.parse(expires) - policy.refreshBeforeMs };
+    } catch (e) {
+      // Someone else created or rewrote the Secret meanwhile: read it again and use theirs.
+      if (!isConflict(e) || attempt >= 5) throw e;
+    }
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * A browser without a page renderer, for the HTTP side of login and bind flows: a cookie jar (tough-cookie, which
+ * applies Domain, Path, Secure, HttpOnly and expiry as browsers do) and GETs that follow real redirects, hop by
+ * hop, over HTTP or HTTPS (trusting the CAs given). Every hop is recorded, so a test can say where a flow went.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { CookieJar } from 'tough-cookie';
+
+export interface Hop {
+  readonly url: string;
+  readonly status: number;
+  /** The Location header of a redirect. */
+  readonly location?: string;
+}
+
+export interface Page {
+  /** The URL of the last response. */
+  readonly url: string;
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+  /** Every response on the way, the last one included. */
+  readonly hops: readonly Hop[];
+}
+
+export interface GetOptions {
+  /** Follow redirects. @default true */
+  readonly follow?: boolean;
+  /** Stop before requesting a URL for which this returns true (the URL becomes the last hop, status 0). */
+  readonly stopAt?: (url: URL) => boolean;
+  /** @default 20 */
+  readonly maxHops?: number;
+}
+
+export class Browser {
+  readonly jar = new CookieJar();
+  private readonly ca: string[];
+
+  /** `ca`: PEM certificates of the HTTPS servers the flow visits (the system's are not trusted). */
+  constructor(o: { readonly ca?: readonly string[] } = {}) {
+    this.ca = [...(o.ca ?? [])];
+  }
+
+  /** Puts a cookie into the jar as if `url` had set it. */
+  async setCookie(name: string, value: string, url: string): Promise<void> {
+    await this.jar.setCookie(`${name}=${value}; Path=/`, url);
+  }
+
+  /** The cookies the jar would send to `url`. */
+  async cookies(url: string): Promise<{ name: string; value: string; secure: boolean; httpOnly: boolean; sameSite: string }[]> {
+    return (await this.jar.getCookies(url)).map((c) => ({
+      name: c.key,
+      value: c.value,
+      secure: c.secure,
+      httpOnly: c.httpOnly,
+      sameSite: c.sameSite ?? 'none',
+    }));
+  }
+
+  /** GET `url`, following redirects unless told not to. */
+  async get(url: string, o: GetOptions = {}): Promise<Page> {
+    const hops: Hop[] = [];
+    let current = new URL(url);
+    for (let i = 0; ; i++) {
+      if (i > (o.maxHops ?? 20))
+        throw new Error(`more than ${o.maxHops ?? 20} redirects, starting at ${url}: ${hops.map((h) => h.url).join(' → ')}`);
+      if (o.stopAt?.(current)) {
+        hops.push({ url: current.href, status: 0 });
+        return { url: current.href, status: 0, headers: {}, body: '', hops };
+      }
+      const res = await this.request(current);
+      const location = res.headers.location;
+      hops.push({ url: current.href, status: res.status, ...(location ? { location } : {}) });
+      if (o.follow === false || !location || ![301, 302, 303, 307, 308].includes(res.status)) {
+        return { url: current.href, status: res.status, headers: res.headers, body: res.body, hops };
+      }
+      current = new URL(location, current);
+    }
+  }
+
+  private async request(url: URL): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+    const cookie = await this.jar.getCookieString(url.href);
+    const headers = { Accept: 'text/html,application/json', ...(cookie ? { Cookie: cookie } : {}) };
+    const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const onResponse = (r: http.IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, body: Buffer.concat(chunks).toString() }));
+        r.on('error', reject);
+      };
+      const req =
+        url.protocol === 'https:'
+          ? https.get(url, { headers, ca: this.ca.length ? this.ca : undefined, timeout: 30_000 }, onResponse)
+          : http.get(url, { headers, timeout: 30_000 }, onResponse);
+      req.on('error', (e) => reject(new Error(`GET ${url.href}: ${e.message}`)));
+      req.on('timeout', () => req.destroy(new Error('timeout after 30 s')));
+    });
+    for (const c of [res.headers['set-cookie'] ?? []].flat()) await this.jar.setCookie(c, url.href, { ignoreError: true });
+    return res;
+  }
+}

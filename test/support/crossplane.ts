@@ -1,0 +1,679 @@
+/**
+ * The real Crossplane control-plane loop on a harness cluster, without Docker or a kubelet: Crossplane core
+ * v1.20.11 (`--package-runtime=External`), our composition function (`node <bundle>` with mTLS on loopback) and
+ * provider-kubernetes v1.3.1, all out of cluster as processes of the test run. The recipe and why each piece is the
+ * way it is: docs/decisions/crossplane-e2e.md.
+ *
+ * Built from named steps that `startCrossplane` runs in order, like control-plane.ts:
+ * - `crossplanePki`: one test CA for Crossplane's client certificate (what it shows functions), the function's
+ *   server certificate and both webhook servers;
+ * - `initCore`: what `crossplane core init` does from its image — Crossplane's CRDs, its namespace, the package
+ *   Lock, and its webhook configurations pointing at the loopback webhook server (with caBundle);
+ * - `startCrossplaneCore`, `startFunction`, `startProviderKubernetes`: the processes;
+ * - `installFunction`: our Function package through the package manager (package cache, `packagePullPolicy: Never`)
+ *   and its revision's `status.endpoint` set to the function's address, as an external runtime would;
+ * - `configureProviderKubernetes`: the ProviderConfig `kubernetes-provider` with a kubeconfig Secret;
+ * - `installConfiguration`: our Configuration (11 XRDs, 15 Compositions) through the package manager.
+ *
+ * Every process is started with a parent-death guard (`setpriv --pdeathsig TERM`), so a killed test run leaves
+ * nothing running; `stop()` ends them all. A failing step names the process and its log file.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { type KubernetesObject, loadYaml, PatchStrategy } from '@kubernetes/client-node';
+import { DEFAULT_FUNCTION_PACKAGE } from '../../compositions/function-ref';
+import { bundleDeployable, deployable } from '../../synth/deployables';
+import { FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../../synth/synth';
+import { crossplaneSource, ensureCrossplane } from '../tools/crossplane';
+import { ensureProviderKubernetes, providerKubernetesSource } from '../tools/provider-kubernetes';
+import { parseYaml, ROOT, runSynth } from './catalog';
+import type { ClusterInfo } from './control-plane';
+import { type Kube, kubeFor } from './kube';
+import { createCa, writeTlsDir } from './pki';
+import { freePorts, launch, probe, type Proc, tail } from './processes';
+
+type Obj = Record<string, any>;
+
+/** Where Crossplane keeps package TLS Secrets and XR connection secrets. */
+export const CROSSPLANE_NAMESPACE = 'crossplane-system';
+/** The ProviderConfig our a8s Compositions name. */
+export const KUBERNETES_PROVIDER_CONFIG = 'kubernetes-provider';
+/** The Configuration's package reference and object name (the reference only has to be unique in the cache). */
+export const CONFIGURATION_PACKAGE = 'xpkg.crossplane.io/klutch-kit/anynines-dataservices:v0.1.0';
+export const CONFIGURATION_NAME = 'anynines-dataservices';
+const FIELD_MANAGER = 'klutch-kit-crossplane-setup';
+const PROVIDER_KUBECONFIG_SECRET = 'provider-kubernetes-kubeconfig';
+const WAIT_MS = 120_000;
+
+export interface CrossplaneOptions {
+  /** Logs, certificates and the package cache. @default `crossplane/` beside the cluster's logs */
+  readonly runDir?: string;
+  /** Synth output to install (path → content, as `render()` returns it). @default what `npm run synth` writes */
+  readonly files?: ReadonlyMap<string, string>;
+  /** The function package reference the synth output was made with. @default DEFAULT_FUNCTION_PACKAGE */
+  readonly functionPackage?: string;
+  /**
+   * Install our Function and Configuration packages. Without them the processes run and Crossplane serves, but
+   * nothing composes: for tests about the processes themselves. @default true
+   */
+  readonly packages?: boolean;
+  /**
+   * How often provider-kubernetes re-reads an Object's wrapped resource. Its status (what the a8s operators write)
+   * reaches the claim only on such a poll: provider-kubernetes' watches are alpha and off by default. @default 2s
+   */
+  readonly providerPoll?: string;
+  /**
+   * Debug logs. Crossplane's say what each reconcile did (function results, composed resources), which is what a
+   * failure needs; the provider's repeat controller-runtime's every step. @default { crossplane: true, provider: false }
+   */
+  readonly debug?: { readonly crossplane?: boolean; readonly provider?: boolean };
+  /** Progress lines; default stderr. */
+  readonly log?: (line: string) => void;
+}
+
+export interface CrossplanePki {
+  readonly dir: string;
+  /** PEM of the CA that signed every certificate below. */
+  readonly ca: string;
+  /** Crossplane's client certificate (ca.crt, tls.crt, tls.key): what it presents to functions. */
+  readonly crossplaneClient: string;
+  /** Crossplane's webhook server. */
+  readonly crossplaneWebhook: string;
+  /** The function's gRPC server; SAN IP:127.0.0.1, because gRPC checks the endpoint's host. */
+  readonly functionServer: string;
+  /** provider-kubernetes' webhook server (Object conversion). */
+  readonly providerWebhook: string;
+}
+
+export interface Crossplane {
+  readonly runDir: string;
+  readonly crossplane: Proc;
+  readonly fn: Proc;
+  readonly provider: Proc;
+  /** Process ids of everything started, for checks that nothing is left behind. */
+  readonly pids: readonly number[];
+  /** `functionRef.name` of our Compositions: the installed Function's name. */
+  readonly functionName: string;
+  /** `127.0.0.1:<port>`, the function's mTLS gRPC address (its FunctionRevision's status.endpoint). */
+  readonly functionEndpoint: string;
+  /** Prometheus endpoints, for benchmarks and diagnostics. */
+  readonly metrics: { readonly crossplane: string; readonly fn: string; readonly provider: string };
+  /** The synth output that was installed. */
+  readonly files: ReadonlyMap<string, string>;
+  /** Ends every process (Crossplane first, then the provider, then the function) and deletes keys and the cache. */
+  stop(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The steps.
+
+/** Called with each process as soon as it is launched, so a caller can stop it even if the step then fails. */
+export type Track = (p: Proc) => void;
+
+/** One test CA and the certificates Crossplane, the function and the webhooks need (test/support/pki.ts). */
+export async function crossplanePki(dir: string): Promise<CrossplanePki> {
+  const ca = await createCa('klutch-kit crossplane test CA');
+  const loopback = { ips: ['127.0.0.1'], dnsNames: ['localhost'] };
+  const [client, webhook, fn, provider] = await Promise.all([
+    ca.issue({ commonName: 'crossplane', usages: ['client'] }),
+    ca.issue({ commonName: 'crossplane-webhook', ...loopback }),
+    ca.issue({ commonName: 'function-dataservices', ...loopback }),
+    ca.issue({ commonName: 'provider-kubernetes-webhook', ...loopback }),
+  ]);
+  return {
+    dir,
+    ca: ca.cert,
+    crossplaneClient: writeTlsDir(join(dir, 'crossplane-client'), client, ca),
+    crossplaneWebhook: writeTlsDir(join(dir, 'crossplane-webhook'), webhook, ca),
+    functionServer: writeTlsDir(join(dir, 'function'), fn, ca),
+    providerWebhook: writeTlsDir(join(dir, 'provider-webhook'), provider, ca),
+  };
+}
+
+/**
+ * What `crossplane core init` does, which reads its files from the image (/crds, /webhookconfigurations): applies
+ * Crossplane's CRDs from the Go module, creates its namespace and the package Lock. Webhook configurations come later
+ * (`registerWebhooks`), once the webhook server answers: they fail closed.
+ */
+export async function initCore(kube: Kube, source: string): Promise<void> {
+  const crds = yamlDir(join(source, 'cluster', 'crds'));
+  await Promise.all(crds.map((crd) => apply(kube, crd)));
+  await Promise.all([
+    apply(kube, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CROSSPLANE_NAMESPACE } }),
+    ...crds.map((crd) => established(kube, crd.metadata.name)),
+  ]);
+  await apply(kube, { apiVersion: 'pkg.crossplane.io/v1beta1', kind: 'Lock', metadata: { name: 'lock' } });
+}
+
+/** Crossplane's webhook configurations from the module, pointing at `https://127.0.0.1:<port>` instead of a Service. */
+export async function registerWebhooks(kube: Kube, source: string, port: number, ca: string): Promise<void> {
+  for (const conf of yamlDir(join(source, 'cluster', 'webhookconfigurations'))) {
+    // core init renames kubebuilder's generated name; the no-usages configuration keeps its own.
+    if (conf.metadata.name === 'validating-webhook-configuration') conf.metadata.name = 'crossplane';
+    for (const w of conf.webhooks as Obj[]) {
+      w.clientConfig = { url: `https://127.0.0.1:${port}${w.clientConfig.service.path}`, caBundle: b64(ca) };
+    }
+    await apply(kube, conf);
+  }
+}
+
+/** `crossplane core start` against the cluster, packages run externally; resolves when /readyz and the webhook answer. */
+export async function startCrossplaneCore(
+  bin: string,
+  cluster: ClusterInfo,
+  dir: string,
+  pki: CrossplanePki,
+  o: { debug?: boolean } = {},
+  track: Track = () => {},
+): Promise<{ proc: Proc; webhookPort: number; metrics: string }> {
+  const [webhook, metrics, health] = await freePorts(3);
+  mkdirSync(join(dir, 'xpkg-cache'), { recursive: true });
+  // Crossplane binds metrics, health and webhook servers to every interface (":<port>"); no flag narrows that.
+  const proc = guarded(bin, 'crossplane', cluster, dir, [
+    'core',
+    'start',
+    `--namespace=${CROSSPLANE_NAMESPACE}`,
+    '--package-runtime=External',
+    `--xpkg-cache-dir=${join(dir, 'xpkg-cache')}`,
+    `--tls-client-certs-dir=${pki.crossplaneClient}`,
+    `--tls-server-certs-dir=${pki.crossplaneWebhook}`,
+    '--enable-webhooks=true',
+    `--webhook-port=${webhook}`,
+    `--metrics-port=${metrics}`,
+    `--health-probe-port=${health}`,
+    ...(o.debug ? ['--debug'] : []),
+  ]);
+  track(proc);
+  await until(proc, 'Crossplane to serve /readyz and its webhook', async () => {
+    const ready = await probe(`http://127.0.0.1:${health}/readyz`);
+    return ready.code === 200 && (await probe(`https://127.0.0.1:${webhook}/`)).code > 0 ? true : undefined;
+  });
+  return { proc, webhookPort: webhook!, metrics: `http://127.0.0.1:${metrics}/metrics` };
+}
+
+/** The bundled function with mTLS on loopback; resolves when its /healthz answers. */
+export async function startFunction(
+  bundle: string,
+  cluster: ClusterInfo,
+  dir: string,
+  pki: CrossplanePki,
+  track: Track = () => {},
+): Promise<{ proc: Proc; endpoint: string; metrics: string }> {
+  const [grpcPort, metricsPort] = await freePorts(2);
+  const proc = guarded(process.execPath, 'function', cluster, dir, [
+    bundle,
+    '--tls-certs-dir',
+    pki.functionServer,
+    '--address',
+    `127.0.0.1:${grpcPort}`,
+    '--metrics-address',
+    `127.0.0.1:${metricsPort}`,
+  ]);
+  track(proc);
+  await until(proc, 'the function to serve /healthz', async () =>
+    (await probe(`http://127.0.0.1:${metricsPort}/healthz`)).code === 200 ? true : undefined,
+  );
+  return { proc, endpoint: `127.0.0.1:${grpcPort}`, metrics: `http://127.0.0.1:${metricsPort}/metrics` };
+}
+
+/**
+ * provider-kubernetes out of cluster: its CRDs from the module, with the Object conversion webhook at
+ * `https://127.0.0.1:<port>/convert` (the package's own points at a Service no API server here can reach), then the
+ * process; resolves when /readyz (which includes its webhook server) answers.
+ */
+export async function startProviderKubernetes(
+  bin: string,
+  source: string,
+  kube: Kube,
+  cluster: ClusterInfo,
+  dir: string,
+  pki: CrossplanePki,
+  o: { poll?: string; debug?: boolean } = {},
+  track: Track = () => {},
+): Promise<{ proc: Proc; metrics: string }> {
+  const [webhook, metrics, health] = await freePorts(3);
+  const crds = yamlDir(join(source, 'package', 'crds'));
+  for (const crd of crds) {
+    if (crd.spec.conversion?.strategy === 'Webhook') {
+      crd.spec.conversion.webhook.clientConfig = { url: `https://127.0.0.1:${webhook}/convert`, caBundle: b64(pki.ca) };
+    }
+  }
+  await Promise.all(crds.map((crd) => apply(kube, crd)));
+  // Its webhook server binds every interface (":<port>"); metrics and health take an address.
+  const proc = guarded(
+    bin,
+    'provider-kubernetes',
+    cluster,
+    dir,
+    [
+      `--webhook-port=${webhook}`,
+      `--metrics-bind-address=127.0.0.1:${metrics}`,
+      `--health-probe-bind-addr=127.0.0.1:${health}`,
+      `--poll=${o.poll ?? '2s'}`,
+      ...(o.debug ? ['--debug'] : []),
+    ],
+    { TLS_SERVER_CERTS_DIR: pki.providerWebhook },
+  );
+  track(proc);
+  await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));
+  await until(proc, 'provider-kubernetes to serve /readyz', async () =>
+    (await probe(`http://127.0.0.1:${health}/readyz`)).code === 200 ? true : undefined,
+  );
+  return { proc, metrics: `http://127.0.0.1:${metrics}/metrics` };
+}
+
+/** The ProviderConfig our a8s Compositions use, its credentials a Secret holding the cluster's admin kubeconfig. */
+export async function configureProviderKubernetes(kube: Kube, cluster: ClusterInfo): Promise<void> {
+  await apply(kube, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: PROVIDER_KUBECONFIG_SECRET, namespace: CROSSPLANE_NAMESPACE },
+    stringData: { kubeconfig: readFileSync(cluster.kubeconfig, 'utf8') },
+  });
+  await apply(kube, {
+    apiVersion: 'kubernetes.crossplane.io/v1alpha1',
+    kind: 'ProviderConfig',
+    metadata: { name: KUBERNETES_PROVIDER_CONFIG },
+    spec: {
+      credentials: {
+        source: 'Secret',
+        secretRef: { namespace: CROSSPLANE_NAMESPACE, name: PROVIDER_KUBECONFIG_SECRET, key: 'kubeconfig' },
+      },
+    },
+  });
+}
+
+/**
+ * Our Function package through Crossplane's package manager: the package in the cache, its TLS Secret (the
+ * establisher reads it even with the External runtime), the Function with `packagePullPolicy: Never`; then, as an
+ * external runtime would, the active FunctionRevision's `status.endpoint` set to the running function. Resolves
+ * when the Function is Healthy and the endpoint is in place.
+ */
+export async function installFunction(
+  kube: Kube,
+  o: {
+    cacheDir: string;
+    files: ReadonlyMap<string, string>;
+    packageRef: string;
+    name: string;
+    endpoint: string;
+    pki: CrossplanePki;
+    crossplane: Proc;
+  },
+): Promise<void> {
+  const pkg = [...o.files.keys()].filter((p) => p.startsWith(`${FUNCTION_PACKAGE_DIR}/`) && p.endsWith('.yaml')).sort(metaFirst);
+  storePackage(
+    o.cacheDir,
+    o.packageRef,
+    pkg.map((p) => o.files.get(p)!),
+  );
+  await apply(kube, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${o.name}-tls-server`, namespace: CROSSPLANE_NAMESPACE },
+    type: 'kubernetes.io/tls',
+    stringData: {
+      'tls.crt': readFileSync(join(o.pki.functionServer, 'tls.crt'), 'utf8'),
+      'tls.key': readFileSync(join(o.pki.functionServer, 'tls.key'), 'utf8'),
+      'ca.crt': o.pki.ca,
+    },
+  });
+  await apply(kube, {
+    apiVersion: 'pkg.crossplane.io/v1',
+    kind: 'Function',
+    metadata: { name: o.name },
+    spec: { package: o.packageRef, packagePullPolicy: 'Never' },
+  });
+  const revision = await until(o.crossplane, `the active FunctionRevision of Function ${o.name}`, async () => {
+    const list = await get(kube, `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=pkg.crossplane.io/package=${o.name}`);
+    return (list?.items as Obj[] | undefined)?.find((r) => r.spec?.desiredState === 'Active')?.metadata.name as string | undefined;
+  });
+  const path = `/apis/pkg.crossplane.io/v1/functionrevisions/${revision}`;
+  const patched = await kube.request('PATCH', `${path}/status`, { status: { endpoint: o.endpoint } }, PatchStrategy.MergePatch);
+  if (patched.code !== 200) throw new Error(`cannot set status.endpoint of FunctionRevision ${revision}: ${JSON.stringify(patched.body)}`);
+  await healthy(kube, `/apis/pkg.crossplane.io/v1/functions/${o.name}`, `Function ${o.name}`, o.crossplane);
+  // A status update of the revision reconciler that raced the patch fails on its stale resourceVersion; check anyway.
+  await until(o.crossplane, `status.endpoint ${o.endpoint} on FunctionRevision ${revision}`, async () =>
+    (await get(kube, path))?.status?.endpoint === o.endpoint ? true : undefined,
+  );
+}
+
+/**
+ * Our Configuration through the package manager: `crossplane.yaml` and every XRD and Composition in the cache, the
+ * Configuration with `packagePullPolicy: Never` and `skipDependencyResolution` (the resolver would otherwise fetch
+ * provider-anynines and provider-kubernetes from a registry; here provider-kubernetes runs out of cluster and
+ * provider-anynines not at all). Resolves when it is Healthy and every XRD is Established and Offered.
+ */
+export async function installConfiguration(
+  kube: Kube,
+  o: { cacheDir: string; files: ReadonlyMap<string, string>; crossplane: Proc },
+): Promise<void> {
+  const pkg = [...o.files.keys()]
+    .filter((p) => p === `${PACKAGE_DIR}/crossplane.yaml` || (p.startsWith(`${PACKAGE_DIR}/apis/`) && p.endsWith('.yaml')))
+    .sort(metaFirst);
+  storePackage(
+    o.cacheDir,
+    CONFIGURATION_PACKAGE,
+    pkg.map((p) => o.files.get(p)!),
+  );
+  await apply(kube, {
+    apiVersion: 'pkg.crossplane.io/v1',
+    kind: 'Configuration',
+    metadata: { name: CONFIGURATION_NAME },
+    spec: { package: CONFIGURATION_PACKAGE, packagePullPolicy: 'Never', skipDependencyResolution: true },
+  });
+  const path = `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`;
+  await healthy(kube, path, `Configuration ${CONFIGURATION_NAME}`, o.crossplane);
+  const xrds = pkg.map((p) => parseYaml(o.files.get(p)!)[0] as Obj).filter((d) => d.kind === 'CompositeResourceDefinition');
+  await Promise.all(
+    xrds.map((xrd) =>
+      until(o.crossplane, `XRD ${xrd.metadata.name} to be Established and Offered`, async () => {
+        const live = await get(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`);
+        const want = xrd.spec.claimNames ? ['Established', 'Offered'] : ['Established'];
+        return want.every((t) => condition(live, t) === 'True') ? true : undefined;
+      }),
+    ),
+  );
+  // Re-establishing an XRD right after its CRD appeared can be refused by Crossplane's own XRD webhook (a cache miss
+  // makes it dry-run a create of the existing CRD, internal/validation/apiextensions/v1/xrd/handler.go); the revision
+  // turns unhealthy and heals on its next reconcile. Ready means healthy after every XRD is offered.
+  await healthy(kube, path, `Configuration ${CONFIGURATION_NAME}`, o.crossplane);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// All steps together.
+
+/**
+ * Brings up Crossplane core, our function and provider-kubernetes on `cluster` (one of startControlPlanes), installs
+ * our Function and Configuration through the package manager and configures the provider. Use a cluster of its
+ * own: Crossplane installs cluster-wide CRDs and webhooks.
+ */
+export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions = {}): Promise<Crossplane> {
+  requireSetpriv();
+  const log = o.log ?? ((line: string) => process.stderr.write(`[klutch-kit] ${line}\n`));
+  const runDir = o.runDir ?? join(dirname(cluster.kubeconfig), 'crossplane');
+  mkdirSync(runDir, { recursive: true });
+  const started = Date.now();
+  // One Go build at a time: they compete for the same cores.
+  const crossplaneBin = await ensureCrossplane(log);
+  const providerBin = await ensureProviderKubernetes(log);
+  const files = o.files ?? synthOutput(join(runDir, 'synth'));
+  const bundle = await bundleDeployable(ROOT, deployable('function'));
+  const functionName = functionRefName(files);
+  const kube = kubeFor(cluster);
+
+  const procs: Proc[] = [];
+  const track: Track = (p) => procs.push(p);
+  const stop = async (): Promise<void> => {
+    // Crossplane first: it stops calling the function and composing; then the provider; the function last.
+    const order = ['crossplane', 'provider-kubernetes', 'function'];
+    for (const role of order) await Promise.all(procs.filter((p) => p.role === role).map((p) => p.stop()));
+    await Promise.all(procs.map((p) => p.stop()));
+    rmSync(join(runDir, 'pki'), { recursive: true, force: true });
+    rmSync(join(runDir, 'xpkg-cache'), { recursive: true, force: true });
+  };
+  try {
+    log(`starting Crossplane, the function and provider-kubernetes on cluster ${cluster.name}; logs in ${runDir}`);
+    const pki = await crossplanePki(join(runDir, 'pki'));
+    const xpSource = crossplaneSource();
+    const pkSource = providerKubernetesSource();
+    // Each part in parallel where nothing orders them; the timings go into the progress line.
+    const timings: string[] = [];
+    const lap = async <T>(what: string, p: Promise<T>): Promise<T> => {
+      const t = Date.now();
+      const v = await p;
+      timings.push(`${what} ${((Date.now() - t) / 1000).toFixed(1)}s`);
+      return v;
+    };
+    const [core, fn, provider] = await Promise.all([
+      lap(
+        'crossplane',
+        initCore(kube, xpSource).then(() =>
+          startCrossplaneCore(crossplaneBin, cluster, runDir, pki, { debug: o.debug?.crossplane ?? true }, track),
+        ),
+      ),
+      lap('function', startFunction(bundle, cluster, runDir, pki, track)),
+      lap(
+        'provider',
+        startProviderKubernetes(
+          providerBin,
+          pkSource,
+          kube,
+          cluster,
+          runDir,
+          pki,
+          { poll: o.providerPoll, debug: o.debug?.provider },
+          track,
+        ).then(async (p) => {
+          await configureProviderKubernetes(kube, cluster);
+          return p;
+        }),
+      ),
+    ]);
+    await registerWebhooks(kube, xpSource, core.webhookPort, pki.ca);
+    const cacheDir = join(runDir, 'xpkg-cache');
+    await Promise.all([
+      o.packages === false
+        ? undefined
+        : lap(
+            'Function package',
+            installFunction(kube, {
+              cacheDir,
+              files,
+              packageRef: o.functionPackage ?? DEFAULT_FUNCTION_PACKAGE,
+              name: functionName,
+              endpoint: fn.endpoint,
+              pki,
+              crossplane: core.proc,
+            }),
+          ),
+      o.packages === false
+        ? undefined
+        : lap('Configuration package', installConfiguration(kube, { cacheDir, files, crossplane: core.proc })),
+    ]);
+    log(`Crossplane ready for claims on cluster ${cluster.name} in ${((Date.now() - started) / 1000).toFixed(1)}s (${timings.join(', ')})`);
+    return {
+      runDir,
+      crossplane: core.proc,
+      fn: fn.proc,
+      provider: provider.proc,
+      get pids() {
+        return procs.map((p) => p.pid);
+      },
+      functionName,
+      functionEndpoint: fn.endpoint,
+      metrics: { crossplane: core.metrics, fn: fn.metrics, provider: provider.metrics },
+      files,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Helpers.
+
+function requireSetpriv(): void {
+  const r = spawnSync('setpriv', ['--version'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) {
+    throw new Error(
+      'setpriv (util-linux) is needed to start Crossplane and its providers so that they die with the test run; install util-linux',
+    );
+  }
+}
+
+/** A process that gets SIGTERM when the process that started it dies (a killed test run leaves nothing behind). */
+function guarded(bin: string, role: string, cluster: ClusterInfo, dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
+  return launch({
+    command: 'setpriv',
+    args: ['--pdeathsig', 'TERM', '--', bin, ...args],
+    role,
+    owner: cluster.name,
+    logDir: dir,
+    env: { ...process.env, KUBECONFIG: cluster.kubeconfig, ...env },
+  });
+}
+
+/**
+ * Polls `check` every 200 ms until it returns a value. Fails when `proc` exits first or after `timeoutMs`; the error
+ * names what was awaited, the process, its log file and the log's tail.
+ */
+export async function until<T>(proc: Proc, what: string, check: () => Promise<T | undefined>, timeoutMs = WAIT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const exit = proc.exited();
+    if (exit !== undefined) {
+      throw new Error(
+        `${proc.role} of ${proc.owner} exited (${exit}) while waiting for ${what}; its log is ${proc.logPath}:\n${tail(proc.logPath)}`,
+      );
+    }
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}; ` +
+          `${proc.role} of ${proc.owner} logs to ${proc.logPath}:\n${tail(proc.logPath)}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Server-side apply as the setup's field manager. The object goes through the client's own deserializer first: its
+ * serializer expects the typed models' property names and would drop wire names such as `x-kubernetes-int-or-string`.
+ */
+export async function apply(kube: Kube, obj: Obj): Promise<void> {
+  await kube.objects.patch(
+    loadYaml<KubernetesObject>(JSON.stringify(obj)),
+    undefined,
+    undefined,
+    FIELD_MANAGER,
+    true,
+    PatchStrategy.ServerSideApply,
+  );
+}
+
+/** A GET; undefined when the object does not exist. */
+export async function get(kube: Kube, path: string): Promise<Obj | undefined> {
+  const r = await kube.request('GET', path);
+  if (r.code === 404) return undefined;
+  if (r.code !== 200) throw new Error(`GET ${path}: ${r.code} ${JSON.stringify(r.body.message ?? r.body)}`);
+  return r.body as Obj;
+}
+
+/** The status of a condition of an object (`True`, `False`, `Unknown`), else undefined. */
+export function condition(obj: Obj | undefined, type: string): string | undefined {
+  return (obj?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type)?.status;
+}
+
+/**
+ * Resolves when the CRD `name` is Established and discovery lists it in every served version: discovery lags behind
+ * Established a little, and a client resolving the kind in between is told the kind does not exist.
+ */
+export async function established(kube: Kube, name: string): Promise<void> {
+  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+  const deadline = Date.now() + WAIT_MS;
+  const served = async (): Promise<boolean> => {
+    const crd = await get(kube, path);
+    if (condition(crd, 'Established') !== 'True') return false;
+    for (const v of (crd!.spec.versions as Obj[]).filter((x) => x.served)) {
+      const list = await get(kube, `/apis/${crd!.spec.group}/${v.name}`);
+      if (!(list?.resources as Obj[] | undefined)?.some((r) => r.name === crd!.spec.names.plural)) return false;
+    }
+    return true;
+  };
+  while (!(await served())) {
+    if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established and served after ${WAIT_MS / 1000}s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function healthy(kube: Kube, path: string, what: string, crossplane: Proc): Promise<void> {
+  let seen: Obj | undefined;
+  await until(crossplane, `${what} to be Installed and Healthy`, async () => {
+    seen = await get(kube, path);
+    return condition(seen, 'Installed') === 'True' && condition(seen, 'Healthy') === 'True' ? true : undefined;
+  }).catch((err: Error) => {
+    err.message = `${err.message}\n${what} conditions: ${JSON.stringify(seen?.status?.conditions ?? [])}`;
+    throw err;
+  });
+}
+
+/**
+ * What `npm run synth -- --out <dir>` writes, as path → content: the packages a user builds and installs. (A bundled
+ * bench cannot import the catalog's .ts files itself; the synth script can.)
+ */
+export function synthOutput(dir: string): Map<string, string> {
+  const r = runSynth(['--out', dir, '--quiet']);
+  if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} failed (${r.status}):\n${r.stderr || r.stdout}`);
+  const files = new Map<string, string>();
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith('.yaml')) files.set(relative(dir, join(d, e.name)), readFileSync(join(d, e.name), 'utf8'));
+    }
+  };
+  walk(dir);
+  return files;
+}
+
+/** Applies every CRD of a folder (upstream files, their `status` dropped) and resolves when all are Established. */
+export async function installCrds(kube: Kube, dir: string): Promise<void> {
+  const crds = yamlDir(dir).map(({ status: _, ...crd }) => crd);
+  await Promise.all(crds.map((crd) => apply(kube, crd)));
+  await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));
+}
+
+/** Every YAML document of a folder's `*.yaml` files, in file order. */
+function yamlDir(dir: string): Obj[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((f) => parseYaml(readFileSync(join(dir, f), 'utf8')))
+    .filter((d) => d !== null && typeof d === 'object') as Obj[];
+}
+
+/**
+ * Puts a package where Crossplane's package cache looks for `packagePullPolicy: Never`: the gzipped YAML stream an
+ * image's package.yaml holds (meta first), at `xpkg.BuildPath(cacheDir, ref, ".gz")`, which replaces the last
+ * extension of the reference (`...:v0.1.0` → `...:v0.1.gz`).
+ */
+export function storePackage(cacheDir: string, ref: string, documents: readonly string[]): string {
+  const full = join(cacheDir, ref);
+  const path = full.slice(0, full.length - extname(full).length) + '.gz';
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, gzipSync(documents.map((d) => (d.startsWith('---') ? d : `---\n${d}`)).join('\n')));
+  return path;
+}
+
+/** `crossplane.yaml` (the package's meta) first, then the rest in path order. */
+function metaFirst(a: string, b: string): number {
+  const meta = (p: string) => (p.endsWith('/crossplane.yaml') ? 0 : 1);
+  return meta(a) - meta(b) || a.localeCompare(b);
+}
+
+/** The `functionRef.name` every synthesized Composition uses. */
+function functionRefName(files: ReadonlyMap<string, string>): string {
+  const names = new Set<string>();
+  for (const [p, text] of files) {
+    if (!/\/composition-[^/]+\.yaml$/.test(p)) continue;
+    for (const step of (parseYaml(text)[0] as Obj).spec.pipeline as Obj[]) names.add(step.functionRef.name as string);
+  }
+  if (names.size !== 1)
+    throw new Error(`the synthesized Compositions call ${names.size} functions (${[...names].join(', ')}); expected one`);
+  return [...names][0]!;
+}
+
+function b64(pem: string): string {
+  return Buffer.from(pem).toString('base64');
+}

@@ -1,0 +1,107 @@
+/**
+ * The process behind test/support/oidc.ts: a real `oidc-provider` on loopback HTTPS, configured from the JSON in
+ * `$OIDC_TEST_CONFIG`. Logins complete by themselves (the user named by the `oidc-test-user` cookie on the issuer's
+ * origin, else the first user) and consent is implied for every client, so a browser or an HTTP client following
+ * redirects gets from the authorization endpoint back to the client's redirect URI without a form.
+ *
+ * A user may carry an `idTokenFault`: the ID token of the token endpoint's answer is then re-signed with one thing
+ * wrong (a foreign key, issuer, audience, expiry or nonce), so a client's verification can be shown to refuse it.
+ * Everything else (codes, PKCE, JWKS, discovery) is the library's own behaviour.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { OidcServerConfig } from './oidc';
+
+const config = JSON.parse(process.env.OIDC_TEST_CONFIG ?? '') as OidcServerConfig;
+const USER_COOKIE = 'oidc-test-user';
+const KID = 'test-signing-key';
+
+// Exit with the test runner: this process has no other owner.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(0);
+}, 500).unref();
+
+const signing = await generateKeyPair('RS256', { extractable: true });
+const forged = await generateKeyPair('RS256', { extractable: true });
+const privateJwk: JWK = { ...(await exportJWK(signing.privateKey)), kid: KID, alg: 'RS256', use: 'sig' };
+const users = new Map(config.users.map((u) => [u.sub, u]));
+
+const configuration: Configuration = {
+  clients: config.clients.map((c) => ({
+    client_id: c.clientId,
+    client_secret: c.clientSecret,
+    redirect_uris: [...c.redirectUris],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+  })),
+  jwks: { keys: [privateJwk] },
+  cookies: { keys: [config.cookieKey] },
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+  // The client under test must send PKCE: the provider refuses an authorization request without it.
+  pkce: { required: () => true },
+  features: { devInteractions: { enabled: false } },
+  interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  findAccount: (_ctx, sub) => {
+    const u = users.get(sub);
+    if (!u) return undefined;
+    return { accountId: sub, claims: () => ({ sub, email: u.email ?? `${sub}@example.test`, email_verified: true, name: u.name ?? sub }) };
+  },
+  // First-party test clients: consent is implied, with every scope asked for.
+  loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
+    const { client, session, params } = ctx.oidc;
+    if (!client || !session?.accountId) return undefined;
+    const existing = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+    if (existing) return ctx.oidc.provider.Grant.find(existing);
+    const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+    grant.addOIDCScope(String(params?.scope ?? 'openid'));
+    await grant.save();
+    return grant;
+  },
+  renderError: (ctx, out) => {
+    ctx.type = 'text/plain';
+    ctx.body = `${out.error}: ${out.error_description ?? ''}\n`;
+  },
+};
+
+const provider = new Provider(config.issuer, configuration);
+
+// Automatic login: the interaction page finishes the login as the chosen user and sends the browser on.
+provider.use(async (ctx, next) => {
+  if (!ctx.path.startsWith('/interaction/')) return next();
+  const details = await provider.interactionDetails(ctx.req, ctx.res);
+  const sub = ctx.cookies.get(USER_COOKIE, { signed: false }) ?? config.users[0]?.sub;
+  if (!sub || !users.has(sub)) {
+    ctx.status = 400;
+    ctx.body = `no test user "${sub ?? ''}"`;
+    return;
+  }
+  const result = details.prompt.name === 'login' ? { login: { accountId: sub } } : {};
+  ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false }));
+});
+
+// ID token faults: re-sign the token endpoint's ID token with one thing wrong.
+provider.use(async (ctx, next) => {
+  await next();
+  if (ctx.path !== '/token' || ctx.status !== 200) return;
+  const body = ctx.body as { id_token?: string } | undefined;
+  if (!body?.id_token) return;
+  const claims = decodeJwt(body.id_token);
+  const fault = users.get(String(claims.sub))?.idTokenFault;
+  if (!fault) return;
+  const now = Math.floor(Date.now() / 1000);
+  const changed = { ...claims };
+  if (fault === 'issuer') changed.iss = 'https://issuer.invalid';
+  if (fault === 'audience') changed.aud = 'another-client';
+  if (fault === 'expired') Object.assign(changed, { iat: now - 7200, exp: now - 3600 });
+  if (fault === 'nonce') changed.nonce = 'not-the-nonce-that-was-sent';
+  const key = fault === 'signature' ? forged.privateKey : signing.privateKey;
+  body.id_token = await new SignJWT(changed).setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' }).sign(key);
+});
+
+const server = createServer({ cert: readFileSync(config.certFile), key: readFileSync(config.keyFile) }, provider.callback());
+server.listen(config.port, '127.0.0.1', () => console.log(`oidc-provider listening at ${config.issuer}`));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,129 @@
+/**
+ * A real OpenID provider for tests, benches and the sandbox: the `oidc-provider` package in a process of its own
+ * (test/support/oidc-server.ts) on loopback HTTPS, with the clients and users given. Logging in needs no form: the
+ * provider logs in the user named by a cookie (`loginCookie(sub)`) or else the first user, and implies consent.
+ *
+ *   const idp = await startOidcProvider({ clients: [{ clientId, clientSecret, redirectUris }], users: [{ sub: 'alice' }] });
+ *   // idp.issuer, idp.ca (PEM: trust it, e.g. NODE_EXTRA_CA_CERTS for a node process); await idp.stop();
+ *
+ * A user with `idTokenFault` gets ID tokens with that one thing wrong, to show a client refuses them.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Ca, createCa } from './pki';
+import { freePorts, launch, probe, type Proc, waitReady } from './processes';
+import { repoRoot } from './root';
+
+export interface OidcTestClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Exact redirect URIs the provider accepts. */
+  readonly redirectUris: readonly string[];
+}
+
+/** What is wrong in a faulty user's ID tokens. */
+export type IdTokenFault = 'signature' | 'issuer' | 'audience' | 'expired' | 'nonce';
+
+export interface OidcTestUser {
+  /** The subject (`sub` claim). */
+  readonly sub: string;
+  /** @default `<sub>@example.test` */
+  readonly email?: string;
+  /** @default the sub */
+  readonly name?: string;
+  /** @default none: correct ID tokens */
+  readonly idTokenFault?: IdTokenFault;
+}
+
+export interface OidcStartOptions {
+  readonly clients: readonly OidcTestClient[];
+  /** At least one; the first logs in when no cookie names another. */
+  readonly users: readonly OidcTestUser[];
+  /** @default a free port */
+  readonly port?: number;
+  /** Where `oidc-provider.log` goes. @default a new folder under $TMPDIR/klutch-kit-oidc/ */
+  readonly logDir?: string;
+  /** The CA that signs the serving certificate, for a client that must trust it before the provider starts. @default a new one */
+  readonly ca?: Ca;
+}
+
+export interface OidcTestProvider {
+  /** `https://127.0.0.1:<port>` */
+  readonly issuer: string;
+  readonly port: number;
+  /** PEM of the CA that signed the provider's serving certificate. */
+  readonly ca: string;
+  /** Path of a file holding `ca`. */
+  readonly caFile: string;
+  readonly proc: Proc;
+  /** The cookie (for the issuer's origin) that makes the next login that of `sub`. */
+  loginCookie(sub: string): { readonly name: string; readonly value: string };
+  stop(): Promise<void>;
+}
+
+/** What the server process reads from $OIDC_TEST_CONFIG. */
+export interface OidcServerConfig {
+  readonly issuer: string;
+  readonly port: number;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly cookieKey: string;
+  readonly clients: readonly OidcTestClient[];
+  readonly users: readonly OidcTestUser[];
+}
+
+/** Starts the provider; resolves once its discovery document is served. */
+export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestProvider> {
+  if (o.users.length === 0) throw new Error('startOidcProvider: users is empty; give at least one test user');
+  const subs = new Set(o.users.map((u) => u.sub));
+  if (subs.size !== o.users.length) throw new Error(`startOidcProvider: users repeat a sub: ${o.users.map((u) => u.sub).join(', ')}`);
+  const port = o.port ?? (await freePorts(1))[0]!;
+  const issuer = `https://127.0.0.1:${port}`;
+  const dir = o.logDir ?? mkdtempSync(join(tmpdir(), 'klutch-kit-oidc-'));
+  mkdirSync(dir, { recursive: true });
+  const ca = o.ca ?? (await createCa('klutch-kit test OpenID provider CA'));
+  const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] });
+  const certFile = join(dir, 'tls.crt');
+  const keyFile = join(dir, 'tls.key');
+  const caFile = join(dir, 'ca.crt');
+  writeFileSync(certFile, pair.cert);
+  writeFileSync(keyFile, pair.key, { mode: 0o600 });
+  writeFileSync(caFile, ca.cert);
+  const config: OidcServerConfig = {
+    issuer,
+    port,
+    certFile,
+    keyFile,
+    cookieKey: randomBytes(32).toString('hex'),
+    clients: o.clients,
+    users: o.users,
+  };
+  const proc = launch({
+    command: process.execPath,
+    args: [join(repoRoot(), 'scripts', 'run-ts.mjs'), join(repoRoot(), 'test', 'support', 'oidc-server.ts')],
+    role: 'oidc-provider',
+    owner: issuer,
+    logDir: dir,
+    env: { ...process.env, OIDC_TEST_CONFIG: JSON.stringify(config) },
+  });
+  try {
+    await waitReady(proc, () => probe(`${issuer}/.well-known/openid-configuration`).then((r) => r.code === 200), 60_000);
+  } catch (e) {
+    await proc.stop();
+    throw e;
+  }
+  return {
+    issuer,
+    port,
+    ca: ca.cert,
+    caFile,
+    proc,
+    loginCookie: (sub) => {
+      if (!subs.has(sub)) throw new Error(`the test OpenID provider has no user "${sub}"; it has ${[...subs].join(', ')}`);
+      return { name: 'oidc-test-user', value: sub };
+    },
+    stop: () => proc.stop(5_000),
+  };
+}
