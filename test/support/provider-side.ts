@@ -32,6 +32,7 @@ import {
   type APIServiceNamespace,
   type PermissionClaim,
 } from '../../exports/bind-api';
+import { jsonSubset } from '../../konnector/kube/objects';
 import { kubeconfigYaml, type ClusterInfo } from './control-plane';
 import { eventually, kubeFor, type Kube } from './kube';
 import type { Crd } from './xcrd';
@@ -91,6 +92,10 @@ async function create(kube: Kube, path: string, body: unknown): Promise<Record<s
 export async function installCrds(kube: Kube, crds: readonly Record<string, unknown>[]): Promise<void> {
   for (const crd of crds) {
     const name = (crd.metadata as { name: string }).name;
+    // Only when missing or different: any update of a CRD (a new field manager is one) makes the API server rebuild
+    // its storage, which fails requests of suites sharing the cluster with "apiserver is shutting down".
+    const existing = await kube.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    if (existing.code === 200 && jsonSubset(crd.spec, existing.body.spec)) continue;
     await apply(kube, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', name, crd);
   }
   for (const crd of crds) {
