@@ -149,7 +149,16 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
   });
   log.info({ address: o.listenAddress, port: http.port, tls: Boolean(o.tlsCertFile) }, 'serving the bind endpoints');
 
-  const controllerBase = { clients, serving, consumerScope: o.consumerScope, target, tokens, log, registry };
+  const controllerBase = {
+    clients,
+    serving,
+    consumerScope: o.consumerScope,
+    target,
+    tokens,
+    exportRequestTimeoutMs: o.exportRequestTimeoutMs,
+    log,
+    registry,
+  };
   const leading = o.leaderElection
     ? new LeaderElector({
         kc,

@@ -28,6 +28,7 @@ export interface BackendOptions {
   readonly externalServerName?: string;
   readonly tokenLifetimeMs: number;
   readonly tokenRefreshBeforeMs: number;
+  readonly exportRequestTimeoutMs: number;
   readonly leaderElection: boolean;
   readonly leaseName: string;
   readonly identity: string;
@@ -171,6 +172,13 @@ export const FLAGS: readonly Flag[] = [
     help: 'how long before expiry a token is replaced in the provider-side kubeconfig Secret',
   },
   {
+    name: 'export-request-timeout',
+    key: 'exportRequestTimeoutMs',
+    arg: 'duration',
+    default: '1m',
+    help: "how long an APIServiceExportRequest waits for its claim CRD (reason CRDNotFound) before it fails, as Klutch's",
+  },
+  {
     name: 'leader-election',
     key: 'leaderElection',
     boolean: true,
@@ -268,6 +276,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
       `--token-refresh-before: ${refreshRaw} must be more than 0 and less than --token-lifetime (${raw('token-lifetime') ?? '1h'})`,
     );
   }
+  const exportRequestTimeout = duration('export-request-timeout', raw('export-request-timeout') ?? '1m');
+  if (exportRequestTimeout <= 0) throw new UsageError(`--export-request-timeout: ${raw('export-request-timeout')} must be more than 0`);
   const prefix = raw('namespace-prefix') ?? 'cluster';
   if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
     throw new UsageError(`--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<random>)`);
@@ -297,6 +307,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     externalServerName: raw('external-server-name'),
     tokenLifetimeMs: lifetime,
     tokenRefreshBeforeMs: refresh,
+    exportRequestTimeoutMs: exportRequestTimeout,
     leaderElection: leader === 'true',
     leaseName: raw('lease-name') ?? 'klutch-bind-backend',
     identity: raw('identity') ?? (env.POD_NAME || hostname),

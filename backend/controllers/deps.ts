@@ -13,6 +13,8 @@ export interface ControllerDeps {
   readonly consumerScope: ConsumerScope;
   readonly target: KubeconfigTarget;
   readonly tokens: TokenPolicy;
+  /** How long a request waits for its CRD. @default CRD_WAIT_MS (a minute, as Klutch) */
+  readonly exportRequestTimeoutMs?: number;
   readonly log: Logger;
   readonly registry: Registry;
 }

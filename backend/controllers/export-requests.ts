@@ -19,6 +19,7 @@ import { apiMessage, APPLY, BindResources, FIELD_MANAGER, isNotFound, MERGE_PATC
 import { setCondition } from './conditions';
 import type { ControllerDeps } from './deps';
 
+/** Klutch's wait for a request's CRD; `--export-request-timeout` sets ours. */
 export const CRD_WAIT_MS = 60_000;
 export const FINISHED_TTL_MS = 10 * 60_000;
 const RECHECK_MS = 2_000;
@@ -49,6 +50,7 @@ export async function reconcileExportRequest(d: ControllerDeps, key: string): Pr
   const ns = req.metadata.namespace!;
   const age = Date.now() - new Date(req.metadata.creationTimestamp ?? Date.now()).getTime();
   const phase = req.status?.phase;
+  const wait = d.exportRequestTimeoutMs ?? CRD_WAIT_MS;
   if (phase === 'Succeeded' || phase === 'Failed') {
     if (age < FINISHED_TTL_MS) return { requeueAfterMs: FINISHED_TTL_MS - age };
     const r = BindResources.exportRequests;
@@ -66,18 +68,18 @@ export async function reconcileExportRequest(d: ControllerDeps, key: string): Pr
     const group = res.group ?? '';
     const name = `${res.resource}.${group}`;
     if (!d.serving.crds.get(name)) {
-      if (age >= CRD_WAIT_MS)
-        return fail(d, req, `CRD ${name} does not exist (waited ${CRD_WAIT_MS / 1000}s); install it on the provider and request again`);
+      if (age >= wait)
+        return fail(d, req, `CRD ${name} does not exist (waited ${wait / 1000}s); install it on the provider and request again`);
       await writeStatus(d, req, {
         phase: 'Pending',
         conditions: setCondition(req.status?.conditions, {
           type: APIServiceExportRequestConditions.ExportsReady,
           status: 'False',
           reason: CRD_NOT_FOUND_REASON,
-          message: `CRD ${name} not found; the request fails if it does not appear within ${CRD_WAIT_MS / 1000}s`,
+          message: `CRD ${name} not found; the request fails if it does not appear within ${wait / 1000}s`,
         }),
       });
-      return { requeueAfterMs: Math.min(RECHECK_MS, CRD_WAIT_MS - age) };
+      return { requeueAfterMs: Math.min(RECHECK_MS, wait - age) };
     }
     const exportable = await findExportable(source, d.consumerScope, group, res.resource);
     if (!exportable) {

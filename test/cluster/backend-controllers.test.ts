@@ -14,6 +14,8 @@ import { bindFlow, type FlowResult } from '../support/bind-flow';
 import { admin, cluster } from '../support/cluster';
 import { eventually, kubeFromConfig, type Kube } from '../support/kube';
 
+/** How long export requests wait for their CRD in this suite (`--export-request-timeout`). */
+const CRD_WAIT_S = 12;
 const REFRESH_AFTER_S = 8;
 let s: BackendSuite;
 /** A test API of this suite only, so changing and deleting its CRD touches no other suite. */
@@ -78,7 +80,9 @@ async function requestExport(consumer: Kube, namespace: string, group: string, r
 }
 
 beforeAll(async () => {
-  s = await startBackendSuite(await cluster('a'), { args: ['--token-lifetime=10m', `--token-refresh-before=${600 - REFRESH_AFTER_S}s`] });
+  s = await startBackendSuite(await cluster('a'), {
+    args: ['--token-lifetime=10m', `--token-refresh-before=${600 - REFRESH_AFTER_S}s`, `--export-request-timeout=${CRD_WAIT_S}s`],
+  });
   const id = randomBytes(3).toString('hex');
   widgets = { group: `bk${id}.klutch-kit.test`, plural: 'widgets', crd: {} };
   widgets.crd = widgetCrd(widgets.group, widgets.plural);
@@ -265,7 +269,7 @@ describe('ClusterBinding health', () => {
 });
 
 describe('an export request for a CRD that does not exist', () => {
-  it('waits with CRDNotFound, then fails after a minute', async () => {
+  it('waits with CRDNotFound, then fails after --export-request-timeout (a minute by default, as Klutch; shorter here)', async () => {
     const consumer = kubeFromConfig(waiting.flow.kubeconfig);
     const path = `${BIND}/namespaces/${waiting.flow.namespace}/apiserviceexportrequests/${waiting.name}`;
     const pending = await eventually('CRDNotFound', async () => {
@@ -273,16 +277,18 @@ describe('an export request for a CRD that does not exist', () => {
       const st = r.body.status as { phase?: string; conditions?: { reason?: string }[] } | undefined;
       return st?.conditions?.some((c) => c.reason === 'CRDNotFound') ? st : undefined;
     });
-    expect(pending.phase === 'Pending' || (pending.phase === 'Failed' && Date.now() - waiting.createdAt > 55_000)).toBe(true);
+    expect(pending.phase === 'Pending' || (pending.phase === 'Failed' && Date.now() - waiting.createdAt > CRD_WAIT_S * 1000 - 2_000)).toBe(
+      true,
+    );
     const failed = await eventually(
       'the request to fail',
       async () => {
         const st = (await consumer.request('GET', path)).body.status as { phase?: string; terminalMessage?: string } | undefined;
         return st?.phase === 'Failed' ? st : undefined;
       },
-      Math.max(5_000, 75_000 - (Date.now() - waiting.createdAt)),
+      Math.max(5_000, (CRD_WAIT_S + 15) * 1000 - (Date.now() - waiting.createdAt)),
     );
-    expect(Date.now() - waiting.createdAt).toBeGreaterThan(55_000);
+    expect(Date.now() - waiting.createdAt).toBeGreaterThan(CRD_WAIT_S * 1000 - 2_000);
     expect(failed.terminalMessage).toContain(`CRD gadgets.${widgets.group} does not exist`);
   }, 90_000);
 });
