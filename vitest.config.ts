@@ -3,11 +3,20 @@ import { defineConfig } from 'vitest/config';
 // Two projects: `unit` runs everything that needs no Kubernetes cluster and starts at once; `cluster` holds the
 // suites under test/cluster/, which share real control planes. The cluster setup starts them in the background
 // (building Kubernetes first on a new machine) while `unit` runs: groupOrder runs `unit` first, then `cluster`.
+//
+// Workers: vitest's default is one less than the cores, which is one on a 2-core CI machine, so every file would
+// run after the other. Unit files are CPU-bound: two at once. Cluster files mostly wait on API servers, leases,
+// token caches and provider polls, and the heavy ones start control planes of their own: four at once overlap
+// those waits (a warm run takes about half as long as one file at a time).
 export default defineConfig({
   test: {
     // The real tools (crank, kube-apiserver) are built once by the global setups; later tests only wait on processes.
     testTimeout: 60_000,
     hookTimeout: 45 * 60_000,
+    // A worker keeps the modules it imported for its next file: @kubernetes/client-node alone is thousands of
+    // modules, and importing it again per file cost more CPU than some suites. No suite mocks modules or keeps
+    // global state across files (cluster.ts memoises only the worker's own clusters).
+    isolate: false,
     projects: [
       {
         extends: true,
@@ -17,6 +26,7 @@ export default defineConfig({
           exclude: ['test/cluster/**', 'node_modules/**', 'dist/**'],
           globalSetup: ['test/support/tools.setup.ts'],
           sequence: { groupOrder: 0 },
+          maxWorkers: 2,
         },
       },
       {
@@ -27,6 +37,7 @@ export default defineConfig({
           globalSetup: ['test/support/cluster.setup.ts'],
           setupFiles: ['test/support/cluster.each.ts'],
           sequence: { groupOrder: 1 },
+          maxWorkers: 4,
         },
       },
     ],

@@ -205,21 +205,15 @@ describe('control planes', () => {
   });
 });
 
-describe('teardown', () => {
-  it('stop() ends every process it started', async () => {
-    await controlPlanes(); // the binary is built by then
-    const cp = await startControlPlanes({ clusters: ['solo'], binary: kubeBinaryPath(), log: () => undefined });
-    expect(cp.pids.length).toBe(3);
-    expect(cp.pids.every(alive)).toBe(true);
-    await cp.stop();
-    expect(cp.pids.filter(alive)).toEqual([]);
-    expect(existsSync(join(cp.runDir, 'solo', 'kube-apiserver.log')), 'logs are kept').toBe(true);
-    expect(existsSync(join(cp.runDir, 'etcd-data')), 'state is not').toBe(false);
-  });
-
-  it('restarts one API server on the same address: stored objects and credentials survive, the other cluster never notices', async () => {
+// Each test has control planes of its own; running them at once overlaps their start-up.
+describe.concurrent('teardown', () => {
+  it('restarts one API server on the same address (objects and credentials survive, the other cluster never notices); stop() ends every process', async ({
+    expect,
+  }) => {
     await controlPlanes();
     const cp = await startControlPlanes({ clusters: ['p', 'q'], binary: kubeBinaryPath(), log: () => undefined });
+    expect(cp.pids.length, 'etcd, and an API server and a controller manager per cluster').toBe(5);
+    expect(cp.pids.every(alive)).toBe(true);
     try {
       const p = kubeFor(cp.clusters.p!);
       const q = kubeFor(cp.clusters.q!);
@@ -241,9 +235,11 @@ describe('teardown', () => {
       await cp.stop();
     }
     expect(cp.pids.filter(alive)).toEqual([]);
+    expect(existsSync(join(cp.runDir, 'p', 'kube-apiserver.log')), 'logs are kept').toBe(true);
+    expect(existsSync(join(cp.runDir, 'etcd-data')), 'state is not').toBe(false);
   });
 
-  it('leaves no process behind when the test runner is killed', async () => {
+  it('leaves no process behind when the test runner is killed', async ({ expect }) => {
     await controlPlanes();
     const runner = spawn(
       process.execPath,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { type ControlPlanes, startControlPlanes } from './control-plane';
-import { CLUSTERS, IDENTITIES, type ControlPlaneState } from './cluster';
+import { CLUSTERS, IDENTITIES, runClusterName, type ControlPlaneState } from './cluster';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,7 +29,10 @@ export default function setup(project: TestProject): () => Promise<void> {
     writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
     renameSync(`${stateFile}.tmp`, stateFile);
   };
-  const starting: Promise<ControlPlanes | undefined> = startControlPlanes({ clusters: CLUSTERS, identities: IDENTITIES }).then(
+  // Clusters a and b for each worker, so files that run at the same time never share one (cluster.ts).
+  const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
+  const names = Array.from({ length: workers }, (_, i) => CLUSTERS.map((n) => runClusterName(n, String(i + 1)))).flat();
+  const starting: Promise<ControlPlanes | undefined> = startControlPlanes({ clusters: names, identities: IDENTITIES }).then(
     (cp) => {
       write({ clusters: cp.clusters, runDir: cp.runDir });
       return cp;

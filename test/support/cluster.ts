@@ -1,6 +1,10 @@
 /**
  * What suites of the `cluster` project use: the shared control planes started by test/support/cluster.setup.ts,
  * and a fresh namespace per test.
+ *
+ * Files of the project run in several workers at once (vitest.config.ts). Each worker has clusters `a` and `b` of
+ * its own (`a<worker>`, `b<worker>` in the run), so files that run at the same time never share a cluster, and a
+ * file sees exactly `a` and `b`, as if it ran alone.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -25,7 +29,12 @@ const START_TIMEOUT_MS = 40 * 60_000;
 
 let state: Promise<{ clusters: Record<string, ClusterInfo>; runDir: string }> | undefined;
 
-/** The running control planes; waits for the global setup to bring them up. */
+/** The name in the run of this worker's cluster `name` (`a` in worker 3 is `a3`). */
+export function runClusterName(name: string, worker = process.env.VITEST_POOL_ID ?? '1'): string {
+  return `${name}${worker}`;
+}
+
+/** The running control planes of this worker (`a`, `b`); waits for the global setup to bring them up. */
 export function controlPlanes(): Promise<{ clusters: Record<string, ClusterInfo>; runDir: string }> {
   state ??= (async () => {
     const file = inject('controlPlaneState');
@@ -37,7 +46,17 @@ export function controlPlanes(): Promise<{ clusters: Record<string, ClusterInfo>
     }
     const s = JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneState;
     if ('error' in s) throw new Error(`the control planes failed to start:\n${s.error}`);
-    return s;
+    const mine = Object.fromEntries(
+      CLUSTERS.map((n) => {
+        const c = s.clusters[runClusterName(n)];
+        if (!c)
+          throw new Error(
+            `no cluster ${runClusterName(n)} for worker ${process.env.VITEST_POOL_ID ?? '1'}; the run has ${Object.keys(s.clusters).join(', ')}`,
+          );
+        return [n, c];
+      }),
+    );
+    return { clusters: mine, runDir: s.runDir };
   })();
   return state;
 }
