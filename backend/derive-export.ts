@@ -17,7 +17,7 @@ import {
 import { wireClaim } from '../exports/bind-api';
 import type { ConsumerScope } from './options';
 
-/** The CRD as wire JSON (the backend reads CRDs through CustomObjectsApi, which keeps `x-kubernetes-*` keys). */
+/** The CRD as wire JSON (the informers cache wire JSON, with its `x-kubernetes-*` keys). */
 type WireVersion = Record<string, unknown> & { name: string; served: boolean; storage: boolean };
 
 export function sourceHash(crd: V1CustomResourceDefinition, template: APIServiceExportTemplate): string {

@@ -2,7 +2,7 @@
  * The backend's informers (controller/'s watchInformer). Two run on every replica and feed the HTTP side (what can
  * be exported): CRDs and APIServiceExportTemplates. The rest run on the leader only, for its controllers.
  */
-import type { KubernetesListObject, KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { watchInformer, type WatchInformer } from '../controller';
 import type {
@@ -23,10 +23,6 @@ function customInformer<T>(c: Clients, r: BindResource, log: Logger): WatchInfor
   return watchInformer<Informed<T>>({
     kc: c.kc,
     path: `/apis/${r.group}/${r.version}/${r.plural}`,
-    list: () =>
-      c.custom.listClusterCustomObject({ group: r.group, version: r.version, plural: r.plural }) as Promise<
-        KubernetesListObject<Informed<T>>
-      >,
     log,
   });
 }
@@ -41,12 +37,6 @@ export function servingInformers(c: Clients, log: Logger): ServingInformers {
     crds: watchInformer<V1CustomResourceDefinition>({
       kc: c.kc,
       path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      // Through CustomObjectsApi, which returns the wire JSON: the typed client renames schema keys
-      // (x-kubernetes-preserve-unknown-fields → xKubernetesPreserveUnknownFields), and watch events are wire JSON.
-      list: () =>
-        c.custom.listClusterCustomObject({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' }) as Promise<
-          KubernetesListObject<V1CustomResourceDefinition>
-        >,
       log,
     }),
     templates: customInformer<APIServiceExportTemplate>(c, BindResources.templates, log),
@@ -83,14 +73,12 @@ export function leaderInformers(c: Clients, log: Logger): LeaderInformers {
     namespaces: watchInformer<V1Namespace>({
       kc: c.kc,
       path: '/api/v1/namespaces',
-      list: () => c.core.listNamespace({ labelSelector: managed }),
       labelSelector: managed,
       log,
     }),
     kubeconfigs: watchInformer<V1Secret>({
       kc: c.kc,
       path: '/api/v1/secrets',
-      list: () => c.core.listSecretForAllNamespaces({ labelSelector: kubeconfigs }),
       labelSelector: kubeconfigs,
       log,
     }),

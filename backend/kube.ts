@@ -2,7 +2,7 @@
  * The backend's Kubernetes clients (@kubernetes/client-node) and the few things every caller asks of an API error.
  * Bind objects go through CustomObjectsApi with their plurals from here; server-side apply under one field manager.
  */
-import { createSecureContext } from 'node:tls';
+import { keepAliveConfiguration } from '../controller';
 import {
   ApiextensionsV1Api,
   CoordinationV1Api,
@@ -27,40 +27,16 @@ export interface Clients {
   readonly leases: CoordinationV1Api;
 }
 
-/**
- * @kubernetes/client-node 1.x makes a new https.Agent for every request, so every API call pays a fresh TLS handshake
- * and a fresh TLS context (measured: most of the backend's CPU per bind). This gives a KubeConfig one keep-alive
- * agent per cluster, with its TLS context made once. It replaces the private `createAgent`; a client-node upgrade that
- * renames it makes this a no-op, not a failure. Client certificates are read once (the backend uses a token).
- */
-export function reuseConnections(kc: KubeConfig): KubeConfig {
-  const target = kc as unknown as { createAgent?: (cluster: object | null, options: Record<string, unknown>) => unknown };
-  const original = target.createAgent?.bind(kc);
-  if (!original) return kc;
-  const agents = new WeakMap<object, unknown>();
-  let unnamed: unknown;
-  target.createAgent = (cluster, options) => {
-    const cached = cluster ? agents.get(cluster) : unnamed;
-    if (cached) return cached;
-    const { ca, cert, key } = options as { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
-    const secureContext = createSecureContext({ ca, cert, key });
-    const agent = original(cluster, { ...options, keepAlive: true, secureContext });
-    if (cluster) agents.set(cluster, agent);
-    else unnamed = agent;
-    return agent;
-  };
-  return kc;
-}
-
+/** The backend's clients, sharing one keep-alive connection pool (controller/clients.ts). */
 export function clientsFor(kc: KubeConfig): Clients {
-  reuseConnections(kc);
+  const config = keepAliveConfiguration(kc);
   return {
     kc,
-    core: kc.makeApiClient(CoreV1Api),
-    rbac: kc.makeApiClient(RbacAuthorizationV1Api),
-    custom: kc.makeApiClient(CustomObjectsApi),
-    crds: kc.makeApiClient(ApiextensionsV1Api),
-    leases: kc.makeApiClient(CoordinationV1Api),
+    core: new CoreV1Api(config),
+    rbac: new RbacAuthorizationV1Api(config),
+    custom: new CustomObjectsApi(config),
+    crds: new ApiextensionsV1Api(config),
+    leases: new CoordinationV1Api(config),
   };
 }
 

@@ -3,6 +3,7 @@
  * a keyed work queue with de-duplication and capped exponential backoff, terminal errors, Lease leader election,
  * probes and metrics, graceful shutdown. It imports nothing of ours.
  */
+export { keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
 export { errorMessage, TerminalError } from './errors';
 export { watchInformer, type InformerEvent, type WatchInformer, type WatchInformerOptions } from './informer';

@@ -6,8 +6,12 @@
  *   it, in which case the 410 makes ListWatch list again and deliver the differences;
  * - `synced` resolves, and `hasSynced()` turns true, once the first list is in the cache (readiness, and the point
  *   after which a missing object really is missing);
- * - field selectors.
+ * - field selectors;
+ * - one shape in the cache: it lists the collection itself, as wire JSON, like the watch events it then applies. (A
+ *   typed client-node list renames keys — `x-kubernetes-preserve-unknown-fields` becomes
+ *   `xKubernetesPreserveUnknownFields` — and turns timestamps into Dates, so one cache would hold two shapes.)
  */
+import https from 'node:https';
 import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { errorMessage } from './errors';
@@ -18,8 +22,6 @@ export interface WatchInformerOptions<T extends KubernetesObject> {
   readonly kc: KubeConfig;
   /** The collection's path: `/api/v1/namespaces/ns/secrets`, `/apis/group/v1/widgets`. */
   readonly path: string;
-  /** Lists the same collection (with the same selectors). */
-  readonly list: () => Promise<KubernetesListObject<T>>;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
   /** Warnings about failed watches; the informer retries by itself. */
@@ -47,7 +49,8 @@ export interface WatchInformer<T extends KubernetesObject> {
 
 /** An informer over one collection; call `start()`. */
 export function watchInformer<T extends KubernetesObject>(o: WatchInformerOptions<T>): WatchInformer<T> {
-  const lw = new ListWatch<T>(o.path, new Watch(o.kc), o.list, false, o.labelSelector, o.fieldSelector);
+  const list = () => listWire<T>(o.kc, o.path, { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
+  const lw = new ListWatch<T>(o.path, new Watch(o.kc), list, false, o.labelSelector, o.fieldSelector);
   const minDelay = o.minRestartDelayMs ?? 200;
   const maxDelay = o.maxRestartDelayMs ?? 10_000;
   let stopped = true;
@@ -108,4 +111,47 @@ export function watchInformer<T extends KubernetesObject>(o: WatchInformerOption
       await lw.stop();
     },
   };
+}
+
+/** A GET of a collection as wire JSON (what watch events carry), authenticated as `kc`'s current user. */
+export async function listWire<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  selectors: { labelSelector?: string; fieldSelector?: string } = {},
+): Promise<KubernetesListObject<T>> {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('the kubeconfig has no current cluster with a server');
+  const url = new URL(new URL(server).pathname.replace(/\/$/, '') + path, server);
+  if (selectors.labelSelector) url.searchParams.set('labelSelector', selectors.labelSelector);
+  if (selectors.fieldSelector) url.searchParams.set('fieldSelector', selectors.fieldSelector);
+  const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(opts);
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        if ((res.statusCode ?? 0) >= 300) {
+          let message = text;
+          try {
+            message = (JSON.parse(text) as { message?: string }).message ?? text;
+          } catch {
+            // not a Status: keep the text
+          }
+          // The shape client-node's own errors have, so callers (and ListWatch's 410 handling) read `code`.
+          return reject(
+            Object.assign(new Error(`list ${path}: ${res.statusCode} ${message}`), { code: res.statusCode, statusCode: res.statusCode }),
+          );
+        }
+        try {
+          resolve(JSON.parse(text) as KubernetesListObject<T>);
+        } catch (e) {
+          reject(new Error(`list ${path}: the answer is not JSON: ${errorMessage(e)}`));
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

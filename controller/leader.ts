@@ -12,6 +12,7 @@
  */
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
+import { keepAliveClient } from './clients';
 import { errorMessage } from './errors';
 
 export interface LeaderElectorOptions {
@@ -56,7 +57,7 @@ export class LeaderElector {
     }
     if (!o.identity) throw new Error('leader election: identity is required (e.g. the Pod name)');
     this.o = { ...o, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
-    this.api = o.kc.makeApiClient(CoordinationV1Api);
+    this.api = keepAliveClient(o.kc, CoordinationV1Api);
     this.log = (o.log ?? pino({ level: 'silent' })).child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
   }
 

@@ -54,23 +54,16 @@ export class Konnector {
     this.bindings = watchInformer<KubernetesObject>({
       kc: o.kc,
       path: pathOf(b, ns),
-      list: () =>
-        ns ? this.consumer.custom.listNamespacedCustomObject({ ...b, namespace: ns }) : this.consumer.custom.listClusterCustomObject(b),
       log: this.log,
     });
     this.crds = watchInformer<V1CustomResourceDefinition>({
       kc: o.kc,
       path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      // Raw JSON, as watch events arrive: the typed list would cache CRDs with client-node's renamed keys
-      // (xKubernetesPreserveUnknownFields, ...), which never compare equal to what the konnector applies.
-      list: () =>
-        this.consumer.custom.listClusterCustomObject({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' }),
       log: this.log,
     });
     this.namespaces = watchInformer<V1Namespace>({
       kc: o.kc,
       path: '/api/v1/namespaces',
-      list: () => this.consumer.core.listNamespace(),
       log: this.log,
     });
     for (const i of [this.bindings, this.crds, this.namespaces] as WatchInformer<KubernetesObject>[]) trimManagedFields(i);
@@ -149,7 +142,6 @@ export class Konnector {
     const inf = watchInformer<V1Secret>({
       kc: this.o.kc,
       path: `/api/v1/namespaces/${namespace}/secrets`,
-      list: () => this.consumer.core.listNamespacedSecret({ namespace }),
       log: this.log,
     });
     for (const e of ['add', 'update', 'delete'] as const) inf.on(e, onChange);

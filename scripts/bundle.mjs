@@ -7,7 +7,7 @@
 // no list of source folders is kept by hand. Bundles unused for a day are pruned on every call.
 //
 // Plain JavaScript on purpose: scripts/synth.mjs and scripts/run-ts.mjs need it before any TypeScript is compiled.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +45,8 @@ export async function bundle(o) {
   }
   const { build } = await import('esbuild');
   const sourcefile = `<${o.name}-entry>`;
-  const tmp = `${file}.${process.pid}.tmp.mjs`;
+  // Unique per call: vitest's worker threads share a pid and may bundle the same deployable at once.
+  const tmp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp.mjs`;
   let result;
   try {
     result = await build({

@@ -113,13 +113,11 @@ try {
   const up = watchInformer<KubernetesObject>({
     kc: kp.config,
     path: '/apis/anynines.com/v1/postgresqlinstances',
-    list: async () => (await kp.request('GET', '/apis/anynines.com/v1/postgresqlinstances')).body as never,
   });
   up.on('add', (o) => upSeen.has(o.metadata!.name!) || upSeen.set(o.metadata!.name!, performance.now()));
   const down = watchInformer<KubernetesObject>({
     kc: kc.config,
     path: '/apis/anynines.com/v1/postgresqlinstances',
-    list: async () => (await kc.request('GET', '/apis/anynines.com/v1/postgresqlinstances')).body as never,
   });
   const onDown = (o: KubernetesObject) => {
     if ((o as { status?: { managed?: { state?: string } } }).status?.managed?.state === 'bench' && !downSeen.has(o.metadata!.name!))

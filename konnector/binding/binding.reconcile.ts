@@ -15,6 +15,7 @@
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
 import {
+  BINDING_FINALIZER,
   APIServiceBindingConditions as C,
   FIELD_MANAGER,
   type APIServiceBinding,
@@ -35,8 +36,6 @@ import { crdEstablished, schemaDecision } from '../schema/schema';
 import { accessNeeded, missingAccess } from './access';
 import { checkKubeconfigSecret } from './kubeconfig';
 
-/** Holds a binding until its objects and CRD are gone (see the order above). */
-export const BINDING_FINALIZER = 'klutch.anynines.com/konnector';
 /** Claimed resources the konnector copies. */
 const COPYABLE = ['secrets', 'configmaps'];
 /** How often a healthy binding's status is refreshed (heartbeat, informers). */

@@ -1,12 +1,4 @@
-/**
- * API clients for one cluster, from one KubeConfig, on @kubernetes/client-node.
- *
- * The library makes a new https.Agent for every request (client-node 1.4, `applySecurityAuthentication`), so every
- * call would pay a TCP and TLS handshake. These clients keep the library's authentication (it still reads the
- * KubeConfig's current user on every request, which is how a rotated token takes effect at once) and only swap in
- * one keep-alive agent per cluster, rebuilt when the TLS material changes.
- */
-import https from 'node:https';
+/** API clients for one cluster, from one KubeConfig, on @kubernetes/client-node, with kept connections. */
 import {
   ApiextensionsV1Api,
   AuthorizationV1Api,
@@ -14,12 +6,9 @@ import {
   CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
-  ServerConfiguration,
-  createConfiguration,
   setHeaderOptions,
-  type RequestContext,
-  type SecurityAuthentication,
 } from '@kubernetes/client-node';
+import { keepAliveConfiguration, type KeepAliveOptions } from '../../controller';
 
 export interface Clients {
   readonly kc: KubeConfig;
@@ -29,41 +18,9 @@ export interface Clients {
   readonly authz: AuthorizationV1Api;
 }
 
-export interface ClientOptions {
-  /** Concurrent connections to the API server. @default 32 */
-  readonly maxSockets?: number;
-}
-
-/** Clients that share one keep-alive connection pool and follow credential changes in `kc`. */
-export function clientsFor(kc: KubeConfig, o: ClientOptions = {}): Clients {
-  const server = kc.getCurrentCluster()?.server;
-  if (!server) throw new Error('the kubeconfig has no current cluster with a server');
-  let agent: https.Agent | undefined;
-  let tlsKey = '';
-  const auth: SecurityAuthentication = {
-    getName: () => 'kubeconfig with a keep-alive agent',
-    async applySecurityAuthentication(context: RequestContext) {
-      await kc.applySecurityAuthentication(context);
-      const opts: https.AgentOptions = {};
-      await kc.applyToHTTPSOptions(opts as never);
-      const key = `${String(opts.ca)}|${String(opts.cert)}|${String(opts.key)}|${String(opts.rejectUnauthorized)}|${String(opts.servername)}`;
-      if (!agent || key !== tlsKey) {
-        agent?.destroy();
-        tlsKey = key;
-        agent = new https.Agent({
-          keepAlive: true,
-          maxSockets: o.maxSockets ?? 32,
-          ca: opts.ca,
-          cert: opts.cert,
-          key: opts.key,
-          rejectUnauthorized: opts.rejectUnauthorized,
-          servername: opts.servername,
-        });
-      }
-      context.setAgent(agent);
-    },
-  };
-  const config = createConfiguration({ baseServer: new ServerConfiguration(server, {}), authMethods: { default: auth } });
+/** Clients that share one keep-alive connection pool and follow credential changes in `kc` (controller/clients.ts). */
+export function clientsFor(kc: KubeConfig, o: KeepAliveOptions = {}): Clients {
+  const config = keepAliveConfiguration(kc, o);
   return {
     kc,
     core: new CoreV1Api(config),

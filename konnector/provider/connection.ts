@@ -58,7 +58,6 @@ export class ProviderConnection implements Connection {
       watchInformer<KubernetesObject>({
         kc: this.kc,
         path: pathOf(r, ns),
-        list: () => custom.listNamespacedCustomObject({ ...r, namespace: ns, fieldSelector }),
         fieldSelector,
         log: this.log,
       });
@@ -71,7 +70,6 @@ export class ProviderConnection implements Connection {
     this.secrets = watchInformer<V1Secret>({
       kc: this.kc,
       path: `/api/v1/namespaces/${ns}/secrets`,
-      list: () => this.clients.core.listNamespacedSecret({ namespace: ns }),
       log: this.log,
     });
     this.map = namespaceMap({ get: (n) => this.serviceNamespaceView.get(n, ns), list: () => this.serviceNamespaceView.list(ns) });

@@ -16,7 +16,6 @@ function configMapInformer(kc: KubeConfig, namespace: string) {
   return watchInformer<V1ConfigMap>({
     kc,
     path: `/api/v1/namespaces/${namespace}/configmaps`,
-    list: () => core.listNamespacedConfigMap({ namespace }),
     minRestartDelayMs: 50,
     maxRestartDelayMs: 500,
   });

@@ -124,24 +124,9 @@ export interface StartKonnectorOptions {
   readonly root?: string;
 }
 
-/**
- * The konnector bundle. scripts/bundle.mjs names its temporary file by process id, so two test files bundling in
- * worker threads of one process collide on the rename; the loser finds the winner's fresh bundle on a retry.
- */
-async function konnectorBundle(root: string): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await bundleDeployable(root, deployable('konnector'));
-    } catch (e) {
-      if (attempt >= 3 || !/ENOENT/.test(String(e))) throw e;
-      await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
-    }
-  }
-}
-
 /** Starts the bundled konnector (dist/konnector/konnector.mjs) and waits until /healthz answers. */
 export async function startKonnector(o: StartKonnectorOptions): Promise<KonnectorProcess> {
-  const bundle = await konnectorBundle(o.root ?? ROOT);
+  const bundle = await bundleDeployable(o.root ?? ROOT, deployable('konnector'));
   const identity = o.identity ?? 'konnector';
   mkdirSync(o.logDir, { recursive: true });
   const kubeconfig = join(o.logDir, `${identity}.kubeconfig`);

@@ -247,7 +247,6 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
   const sns = watchInformer<KubernetesObject>({
     kc: kube.config,
     path: snPath,
-    list: async () => (await kube.request('GET', snPath)).body as never,
   });
   const ctl = new Controller({
     name: `test-backend-apiservicenamespaces/${ns}`,

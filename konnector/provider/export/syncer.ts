@@ -46,7 +46,6 @@ export class ExportSyncer {
       watchInformer<KubernetesObject>({
         kc: rt.consumer.kc,
         path: `/apis/${resource.group}/${resource.version}/${resource.resource}`,
-        list: () => rt.consumer.custom.listClusterCustomObject(base),
         log: this.log,
       }),
     );
@@ -55,7 +54,6 @@ export class ExportSyncer {
         watchInformer<KubernetesObject>({
           kc: conn.kc,
           path: `/apis/${resource.group}/${resource.version}/namespaces/${ns}/${resource.resource}`,
-          list: () => conn.clients.custom.listNamespacedCustomObject({ ...base, namespace: ns }),
           log: this.log,
         }),
         { keepOwn: true },

@@ -34,8 +34,6 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
     watchInformer<KubernetesObject>({
       kc: conn.kc,
       path: `/api/v1/namespaces/${ns}/${resource}`,
-      list: () =>
-        resource === 'secrets' ? pcore.listNamespacedSecret({ namespace: ns }) : pcore.listNamespacedConfigMap({ namespace: ns }),
       log: x.log,
     }),
   );
@@ -45,10 +43,6 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
       kc: rt.consumer.kc,
       path: `/api/v1/${resource}`,
       labelSelector: selector,
-      list: () =>
-        resource === 'secrets'
-          ? core.listSecretForAllNamespaces({ labelSelector: selector })
-          : core.listConfigMapForAllNamespaces({ labelSelector: selector }),
       log: x.log,
     }),
   );

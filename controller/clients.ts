@@ -1,0 +1,58 @@
+/**
+ * API clients that keep their connections: @kubernetes/client-node 1.x makes a new https.Agent for every request
+ * (`KubeConfig.applySecurityAuthentication`), so every call would pay a TCP and TLS handshake and a new TLS context —
+ * most of a controller's CPU under load. A configuration made here keeps the library's authentication (it reads the
+ * KubeConfig's current user on every request, so a rotated token takes effect at once) and swaps in one keep-alive
+ * agent per configuration, rebuilt when the TLS material changes.
+ */
+import https from 'node:https';
+import {
+  type Configuration,
+  createConfiguration,
+  type KubeConfig,
+  type RequestContext,
+  type SecurityAuthentication,
+  ServerConfiguration,
+} from '@kubernetes/client-node';
+
+export interface KeepAliveOptions {
+  /** Concurrent connections to the API server. @default 32 */
+  readonly maxSockets?: number;
+}
+
+/** A client-node Configuration for `kc`'s current cluster whose requests share one keep-alive connection pool. */
+export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {}): Configuration {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('the kubeconfig has no current cluster with a server');
+  let agent: https.Agent | undefined;
+  let tlsKey = '';
+  const auth: SecurityAuthentication = {
+    getName: () => 'kubeconfig with a keep-alive agent',
+    async applySecurityAuthentication(context: RequestContext) {
+      await kc.applySecurityAuthentication(context);
+      const opts: https.AgentOptions = {};
+      await kc.applyToHTTPSOptions(opts as never);
+      const key = `${String(opts.ca)}|${String(opts.cert)}|${String(opts.key)}|${String(opts.rejectUnauthorized)}|${String(opts.servername)}`;
+      if (!agent || key !== tlsKey) {
+        agent?.destroy();
+        tlsKey = key;
+        agent = new https.Agent({
+          keepAlive: true,
+          maxSockets: o.maxSockets ?? 32,
+          ca: opts.ca,
+          cert: opts.cert,
+          key: opts.key,
+          rejectUnauthorized: opts.rejectUnauthorized,
+          servername: opts.servername,
+        });
+      }
+      context.setAgent(agent);
+    },
+  };
+  return createConfiguration({ baseServer: new ServerConfiguration(server, {}), authMethods: { default: auth } });
+}
+
+/** An API client (`CoreV1Api`, ...) on a keep-alive configuration: `keepAliveClient(kc, CoreV1Api)`. */
+export function keepAliveClient<T>(kc: KubeConfig, api: new (config: Configuration) => T, config = keepAliveConfiguration(kc)): T {
+  return new api(config);
+}
