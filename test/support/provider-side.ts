@@ -20,6 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
+import { binderClusterRole } from '../../backend/provision/rbac';
 import { Controller, watchInformer } from '../../controller';
 import {
   Annotations,
@@ -116,35 +117,8 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
   const exportName = `${o.crd.spec.names.plural}.${o.crd.spec.group}`;
   const claims = o.permissionClaims ?? [];
 
-  await apply(kube, `/apis/${rbac}/v1/clusterroles`, SA, {
-    apiVersion: `${rbac}/v1`,
-    kind: 'ClusterRole',
-    metadata: { name: SA },
-    rules: [
-      {
-        apiGroups: [BIND_GROUP],
-        resources: ['apiserviceexportrequests'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'watch', 'list'] },
-      {
-        apiGroups: [BIND_GROUP],
-        resources: ['clusterbindings', 'clusterbindings/status'],
-        verbs: ['get', 'list', 'watch', 'update', 'patch'],
-      },
-      {
-        apiGroups: [BIND_GROUP],
-        resources: ['apiserviceexports', 'apiserviceexports/status'],
-        verbs: ['get', 'list', 'watch', 'update', 'patch'],
-      },
-      {
-        apiGroups: [BIND_GROUP],
-        resources: ['apiservicenamespaces'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-    ],
-  });
+  // The backend's own ClusterRole klutch-binder (backend/provision/rbac.ts), so the two never drift apart.
+  await apply(kube, `/apis/${rbac}/v1/clusterroles`, SA, binderClusterRole() as unknown as Record<string, unknown>);
 
   const identity = o.identity ?? `user-${randomBytes(3).toString('hex')}#${randomBytes(3).toString('hex')}`;
   const nsObj = await create(kube, '/api/v1/namespaces', {
