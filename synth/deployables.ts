@@ -43,6 +43,12 @@ export const DEPLOYABLES: readonly Deployable[] = [
     description: 'the konnector (app clusters)',
     ports: [{ port: 8080, serves: '/healthz, /readyz and /metrics' }],
   },
+  {
+    name: 'kubectl-bind',
+    entry: 'cli/main.ts',
+    description: 'the kubectl bind plugin (copy the .mjs onto PATH as kubectl-bind, or run the image)',
+    ports: [],
+  },
 ];
 
 /** The deployable of a name; an unknown name is a programming error that names the known ones. */
@@ -61,7 +67,7 @@ export function dockerfile(d: Deployable): string {
     'FROM gcr.io/distroless/nodejs20-debian12:nonroot',
     `COPY ${d.name}.mjs /${d.name}/${d.name}.mjs`,
     ...d.ports.map((p) => `# ${p.port}: ${p.serves}`),
-    `EXPOSE ${d.ports.map((p) => p.port).join(' ')}`,
+    ...(d.ports.length ? [`EXPOSE ${d.ports.map((p) => p.port).join(' ')}`] : []),
     `ENTRYPOINT ["/nodejs/bin/node", "/${d.name}/${d.name}.mjs"]`,
     '',
   ].join('\n');

@@ -1,0 +1,23 @@
+/** The objects of a bound API in the app cluster (its CRD is named like the binding), for `list` and `remove`. */
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { getOrUndefined, type Cluster } from './kube';
+
+export interface BoundObjects {
+  readonly kind: string;
+  /** `namespace/name` of each object. */
+  readonly names: readonly string[];
+}
+
+/** Undefined when the API's CRD is not (or no longer) in the cluster. */
+export async function boundObjects(app: Cluster, binding: string): Promise<BoundObjects | undefined> {
+  const crd = (await getOrUndefined(app.crds.readCustomResourceDefinition({ name: binding }))) as V1CustomResourceDefinition | undefined;
+  if (!crd) return undefined;
+  const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]!.name;
+  const list = (await getOrUndefined(
+    app.custom.listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural }),
+  )) as { items?: { metadata: { name: string; namespace?: string } }[] } | undefined;
+  return {
+    kind: crd.spec.names.kind,
+    names: (list?.items ?? []).map((o) => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`),
+  };
+}

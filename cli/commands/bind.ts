@@ -1,0 +1,74 @@
+/**
+ * `kubectl bind <url>`: the provider's BindingProvider, the namespace (whose UID makes the cluster id), the login,
+ * the provider kubeconfig Secret, then `bindApiServices` for the requests of the BindingResponse.
+ */
+import type { V1Namespace } from '@kubernetes/client-node';
+import { CliError, reason } from '../errors';
+import type { LoginFlags } from '../flags';
+import { clusterId } from '../ids';
+import type { Io } from '../io';
+import { appCluster, getOrUndefined, isConflict, providerCluster, type Cluster } from '../kube';
+import { findKubeconfigSecret, storeKubeconfig } from '../kubeconfig-secret';
+import { login } from '../login';
+import { fetchProvider } from '../provider';
+import { bindApiServices } from './apiservice';
+
+/** The namespace, created when missing; its UID identifies this cluster to the provider. */
+export async function ensureNamespace(app: Cluster, name: string): Promise<V1Namespace> {
+  try {
+    const have = await getOrUndefined(app.core.readNamespace({ name }));
+    if (have) return have;
+    try {
+      return await app.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+    } catch (e) {
+      if (isConflict(e)) return await app.core.readNamespace({ name });
+      throw e;
+    }
+  } catch (e) {
+    throw new CliError(
+      `cannot read or create namespace ${name} in the app cluster ${app.server}: ${reason(e)}`,
+      'check the kubeconfig (--kubeconfig, --context) and that you are a cluster admin there',
+    );
+  }
+}
+
+export async function bindCommand(flags: LoginFlags, io: Io): Promise<number> {
+  const app = appCluster(flags, io.env);
+  const provider = await fetchProvider(flags.url);
+  const pretty = provider.document.providerPrettyName || new URL(flags.url).host;
+  io.stderr.write(`Provider ${pretty} (${provider.document.version}) at ${flags.url}.\n`);
+  const ns = await ensureNamespace(app, flags.namespace);
+  const cid = clusterId(ns.metadata!.uid!);
+  const binding = await login({
+    authenticatedUrl: provider.authenticatedUrl,
+    clusterId: cid,
+    timeoutMs: flags.loginTimeoutMs,
+    browser: flags.browser,
+    io,
+  });
+  io.stderr.write(
+    `Logged in as ${binding.response.authentication.oauth2CodeGrant.id}; the provider keeps this cluster's objects in namespace ${binding.namespace} on ${binding.server}.\n`,
+  );
+  let secret: string;
+  if (flags.dryRun) {
+    secret = (await findKubeconfigSecret(app, flags.namespace, binding.kubeconfig))?.metadata?.name ?? 'kubeconfig-<generated>';
+  } else {
+    const stored = await storeKubeconfig(app, flags.namespace, binding.kubeconfig).catch((e: unknown) => {
+      throw new CliError(
+        `cannot store the provider kubeconfig in namespace ${flags.namespace}: ${reason(e)}`,
+        'run as a cluster admin of the app cluster',
+      );
+    });
+    secret = stored.name;
+    io.stderr.write(`${stored.reused ? 'Updated' : 'Stored'} the provider kubeconfig in Secret ${flags.namespace}/${secret}.\n`);
+  }
+  const p = providerCluster(binding.kubeconfig);
+  return bindApiServices({
+    app,
+    provider: { ...p, prettyName: pretty },
+    secret,
+    requests: binding.response.requests,
+    flags,
+    io,
+  });
+}

@@ -1,0 +1,53 @@
+/** `kubectl bind list`: the APIServiceBindings, whether they are Ready, and how many objects each API holds here. */
+import { stringify } from 'yaml';
+import type { APIServiceBinding } from '../../exports/bind-api';
+import { BINDINGS, readyOf } from '../binding';
+import { boundObjects } from '../bound-objects';
+import { CliError, reason } from '../errors';
+import type { ListFlags } from '../flags';
+import type { Io } from '../io';
+import { appCluster, statusOf } from '../kube';
+import { age, table } from '../table';
+
+export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
+  const app = appCluster(flags, io.env);
+  let items: APIServiceBinding[];
+  try {
+    const list = (await (flags.allNamespaces
+      ? app.custom.listClusterCustomObject({ ...BINDINGS })
+      : app.custom.listNamespacedCustomObject({ ...BINDINGS, namespace: flags.namespace }))) as { items: APIServiceBinding[] };
+    items = list.items;
+  } catch (e) {
+    if (statusOf(e) === 404)
+      items = []; // no konnector ever installed: no APIServiceBinding CRD
+    else throw new CliError(`cannot list APIServiceBindings in ${app.server}: ${reason(e)}`, 'check --kubeconfig and --context');
+  }
+  if (flags.output === 'json') return (void io.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2)}\n`), 0);
+  if (flags.output === 'yaml') return (void io.stdout.write(items.map((b) => `---\n${stringify(b)}`).join('')), 0);
+  if (!items.length) {
+    io.stderr.write(
+      `No APIServiceBindings ${flags.allNamespaces ? 'in this cluster' : `in namespace ${flags.namespace}`}; bind one with kubectl bind <url>.\n`,
+    );
+    return 0;
+  }
+  const rows = await Promise.all(
+    items.map(async (b) => {
+      const ready = readyOf(b);
+      const objects = await boundObjects(app, b.metadata.name!).catch(() => undefined);
+      return [
+        ...(flags.allNamespaces ? [b.metadata.namespace!] : []),
+        b.metadata.name!,
+        b.status?.providerPrettyName ?? '',
+        b.metadata.deletionTimestamp ? 'Deleting' : (ready?.status ?? 'Unknown'),
+        objects ? `${objects.names.length} ${objects.kind}` : '-',
+        b.spec.kubeconfigSecretRef.name,
+        age(b.metadata.creationTimestamp),
+        ready?.status === 'True' ? '' : (ready?.message ?? ''),
+      ];
+    }),
+  );
+  io.stdout.write(
+    table([...(flags.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'PROVIDER', 'READY', 'OBJECTS', 'SECRET', 'AGE', 'MESSAGE'], rows),
+  );
+  return 0;
+}

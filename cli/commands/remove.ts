@@ -1,0 +1,114 @@
+/**
+ * `kubectl bind remove <binding>`: unbinding in the konnector's documented deletion order, so no claim is stranded.
+ * The binding is deleted; the konnector (holding its finalizer) deletes every object of the API in this cluster,
+ * waits until each copy on the provider is gone, deletes the API's CRD and releases the binding. Only then does this
+ * command remove what the konnector needed until the end: its access grant for the API, and the provider kubeconfig
+ * Secret if no other binding uses it. It asks first (the objects go with the binding) unless `--yes`.
+ */
+import type { V1Lease } from '@kubernetes/client-node';
+import type { APIServiceBinding } from '../../exports/bind-api';
+import { BINDINGS, getBinding } from '../binding';
+import { boundObjects } from '../bound-objects';
+import { formatDuration } from '../duration';
+import { CliError, ExitCode, reason, TimeoutError } from '../errors';
+import type { RemoveFlags } from '../flags';
+import { Answers, type Io } from '../io';
+import { appCluster, getOrUndefined, sleep, type Cluster } from '../kube';
+
+/** The konnector's Lease (its `--lease-name` default) and how old a renewal may be for it to count as running. */
+const LEASE = 'klutch-bind';
+const LEASE_FRESH_MS = 60_000;
+
+export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number> {
+  const app = appCluster(flags, io.env);
+  const ns = flags.namespace;
+  const say = (line: string) => io.stderr.write(`${line}\n`);
+  const binding = await getBinding(app, ns, flags.binding).catch((e: unknown) => {
+    throw new CliError(`cannot read APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`, 'check --kubeconfig and --context');
+  });
+  if (!binding) {
+    const list = (await app.custom.listNamespacedCustomObject({ ...BINDINGS, namespace: ns }).catch(() => ({ items: [] }))) as {
+      items: APIServiceBinding[];
+    };
+    const names = list.items.map((b) => b.metadata.name).join(', ');
+    throw new CliError(
+      `no APIServiceBinding ${flags.binding} in namespace ${ns}`,
+      names ? `the bindings there: ${names}` : 'kubectl bind list -A shows every binding',
+    );
+  }
+  const objects = await boundObjects(app, flags.binding).catch(() => undefined);
+  const count = objects?.names.length ?? 0;
+  const what = objects
+    ? `its ${count} ${objects.kind} object(s) in this cluster${count ? ` (${objects.names.slice(0, 5).join(', ')}${count > 5 ? ', …' : ''})` : ''} and their copies on the provider`
+    : 'the binding';
+  if (!flags.yes) {
+    io.stdout.write(`Removing ${flags.binding} deletes ${what}.\nRemove it? [No,Yes]\n`);
+    const answers = new Answers(io.stdin);
+    const answer = (await answers.next())?.trim().toLowerCase();
+    answers.close();
+    if (answer === undefined)
+      throw new CliError('removal not confirmed: the input ended', 'pass --yes to remove without asking', ExitCode.Declined);
+    if (answer !== 'yes' && answer !== 'y') throw new CliError(`removal not confirmed (answer "${answer}")`, undefined, ExitCode.Declined);
+  }
+  if (!(await konnectorRunning(app, ns)))
+    say(`The konnector in namespace ${ns} does not seem to run (Lease ${ns}/${LEASE} is not being renewed): the removal waits for it.`);
+  try {
+    await app.custom.deleteNamespacedCustomObject({ ...BINDINGS, namespace: ns, name: flags.binding });
+  } catch (e) {
+    throw new CliError(`cannot delete APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`, 'run as a cluster admin of the app cluster');
+  }
+  say(`Deleting APIServiceBinding ${ns}/${flags.binding}: the konnector removes ${what} first.`);
+  const started = Date.now();
+  let said = '';
+  for (;;) {
+    const b = await getBinding(app, ns, flags.binding).catch(() => binding);
+    if (!b) break;
+    const deleting = b.status?.conditions?.find((c) => c.type === 'Deleting')?.message ?? 'waiting for the konnector';
+    if (deleting !== said) say(`  ${deleting}`);
+    said = deleting;
+    if (io.signal.aborted)
+      throw new CliError(
+        'interrupted; the removal goes on in the cluster',
+        `follow it with kubectl bind list -n ${ns}`,
+        ExitCode.Interrupted,
+      );
+    if (Date.now() - started > flags.timeoutMs)
+      throw new TimeoutError(
+        `APIServiceBinding ${ns}/${flags.binding} is still being deleted after ${formatDuration(flags.timeoutMs)}: ${deleting}`,
+        `the konnector must run and reach the provider; follow it with kubectl bind list -n ${ns}`,
+      );
+    await sleep(500, io.signal);
+  }
+  say(`The konnector removed the objects and the CRD (${formatDuration(Date.now() - started)}).`);
+  await removeGrant(app, ns, flags.binding);
+  const secret = binding.spec.kubeconfigSecretRef;
+  const others = (
+    (await app.custom.listNamespacedCustomObject({ ...BINDINGS, namespace: secret.namespace }).catch(() => ({ items: [] }))) as {
+      items: APIServiceBinding[];
+    }
+  ).items.filter((b) => b.spec.kubeconfigSecretRef.name === secret.name);
+  if (!others.length) {
+    await getOrUndefined(app.core.deleteNamespacedSecret({ namespace: secret.namespace, name: secret.name }));
+    say(`Deleted Secret ${secret.namespace}/${secret.name} (no other binding uses this provider kubeconfig).`);
+  }
+  io.stdout.write(`Removed ${flags.binding}.\n`);
+  return 0;
+}
+
+async function konnectorRunning(app: Cluster, ns: string): Promise<boolean> {
+  const lease = (await getOrUndefined(app.coordination.readNamespacedLease({ namespace: ns, name: LEASE })).catch(() => undefined)) as
+    V1Lease | undefined;
+  const renewed = lease?.spec?.renewTime;
+  return renewed !== undefined && Date.now() - new Date(renewed as unknown as string).getTime() < LEASE_FRESH_MS;
+}
+
+/** The API's KonnectorApiAccess (ClusterRole and ClusterRoleBinding `<namespace>-konnector-<binding>`). */
+async function removeGrant(app: Cluster, ns: string, binding: string): Promise<void> {
+  const name = `${ns}-konnector-${binding}`;
+  for (const kind of ['ClusterRoleBinding', 'ClusterRole'])
+    await getOrUndefined(app.objects.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name } })).catch(
+      (e: unknown) => {
+        throw new CliError(`cannot delete ${kind} ${name} (the konnector's access to ${binding}): ${reason(e)}`, 'delete it by hand');
+      },
+    );
+}

@@ -1,0 +1,60 @@
+/**
+ * How kubectl-bind fails: one error type that carries what failed, what to do about it, and the exit code, so every
+ * command ends the same way (`main.ts` prints `error: <what failed>` and `  <what to do>` on stderr).
+ */
+
+/** Exit codes, documented in `--help` and the README. */
+export const ExitCode = {
+  Ok: 0,
+  /** Something failed: the provider, the app cluster, a document. */
+  Failed: 1,
+  /** Wrong command line: unknown flag, missing argument. */
+  Usage: 2,
+  /** Waited too long: the login, the export request, the binding, the removal. */
+  Timeout: 3,
+  /** The user said no: a required permission claim rejected, a removal not confirmed. */
+  Declined: 4,
+  /** Interrupted (Ctrl-C). */
+  Interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export class CliError extends Error {
+  constructor(
+    /** What failed, naming the object or document. */
+    message: string,
+    /** What the user can do about it. */
+    readonly hint?: string,
+    readonly exitCode: ExitCode = ExitCode.Failed,
+  ) {
+    super(message);
+  }
+}
+
+export class UsageError extends CliError {
+  constructor(message: string, command: string) {
+    super(message, `run \`kubectl bind${command ? ` ${command}` : ''} --help\` for the usage`, ExitCode.Usage);
+  }
+}
+
+export class TimeoutError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, hint, ExitCode.Timeout);
+  }
+}
+
+/** The message of anything thrown; for API errors of @kubernetes/client-node, the API server's own message. */
+export function reason(err: unknown): string {
+  const body = (err as { body?: unknown } | undefined)?.body;
+  if (typeof body === 'string' && body) {
+    try {
+      const msg = (JSON.parse(body) as { message?: unknown }).message;
+      if (typeof msg === 'string' && msg) return msg;
+    } catch {
+      return body;
+    }
+  }
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (code === 401) return 'Unauthorized (401): the credentials were rejected';
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommand } from './flags';
+
+describe('the command line', () => {
+  it('parses kubectl bind <url> with Klutch’s flags and ours, defaults applied', () => {
+    const c = parseCommand(['https://bind.example/export', '--skip-konnector', '-d', '-o', 'json', '--login-timeout', '90s']);
+    expect(c).toMatchObject({
+      command: 'bind',
+      flags: { url: 'https://bind.example/export', skipKonnector: true, dryRun: true, output: 'json', loginTimeoutMs: 90_000 },
+    });
+    expect(parseCommand(['https://x/export'])).toMatchObject({
+      flags: { namespace: 'klutch-bind', timeoutMs: 600_000, waitMs: 120_000, browser: true, acceptPermissionClaims: false },
+    });
+  });
+
+  it('parses apiservice, list and remove', () => {
+    expect(parseCommand(['apiservice', '-f', 'r.yaml', '--remote-kubeconfig-name', 'kubeconfig-abc'])).toMatchObject({
+      command: 'apiservice',
+      flags: { file: 'r.yaml', remoteKubeconfigName: 'kubeconfig-abc' },
+    });
+    expect(parseCommand(['list', '-A'])).toMatchObject({ command: 'list', flags: { allNamespaces: true } });
+    expect(parseCommand(['remove', 'pgs.anynines.com', '-y', '-n', 'x'])).toMatchObject({
+      command: 'remove',
+      flags: { binding: 'pgs.anynines.com', yes: true, namespace: 'x' },
+    });
+  });
+
+  it('--help everywhere; no argument is the help with a usage exit', () => {
+    for (const argv of [['--help'], ['apiservice', '-h'], ['list', '--help'], ['remove', '--help'], ['help', 'remove']])
+      expect(parseCommand(argv)).toMatchObject({ command: 'help', ok: true });
+    expect(parseCommand([])).toMatchObject({ command: 'help', ok: false });
+  });
+
+  it.each([
+    [['https://x/export', '--bogus'], "Unknown option '--bogus'"],
+    [['bogus'], '"bogus" is neither a command (apiservice, list, remove) nor an http(s) URL'],
+    [['https://x/export', '--timeout', '10 minutes'], '--timeout: "10 minutes" is not a duration'],
+    [['https://x/export', '-o', 'yaml'], '--output goes with --dry-run'],
+    [['apiservice', '-f', 'r.yaml'], 'give the provider kubeconfig'],
+    [['remove'], 'name exactly one binding'],
+  ])('%j is a usage error: %s', (argv, message) => {
+    expect(() => parseCommand(argv)).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringContaining(message) }));
+  });
+});

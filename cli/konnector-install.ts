@@ -1,0 +1,115 @@
+/**
+ * Installs or upgrades the konnector in the app cluster from the `Konnector` construct rendered in this process (the
+ * same objects `npm run synth` writes to dist/app-cluster/konnector/), plus the `KonnectorApiAccess` of each API being
+ * bound. Server-side apply under the field manager `kubectl-bind`, so a second bind changes only what differs.
+ *
+ * Like Klutch's CLI, it never replaces a newer konnector with an older one unless told to (`--downgrade-konnector`);
+ * an image given with `--konnector-image` is the user's choice and is applied as given.
+ */
+import { loadYaml, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { App, Chart } from 'cdk8s';
+import { BIND_GROUP } from '../exports/bind-api';
+import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
+import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_NAME } from '../konnector/deploy/konnector';
+import { CliError, ExitCode, reason, TimeoutError } from './errors';
+import { bindApi, FIELD_MANAGER, getOrUndefined, sleep, statusOf, type Cluster } from './kube';
+import { compareVersions, formatVersion, parseVersion } from './semver';
+
+export type Grant = Omit<KonnectorApiAccessProps, 'namespace'>;
+type Manifest = KubernetesObject & Record<string, unknown>;
+
+export interface KonnectorInstallOptions {
+  readonly namespace: string;
+  /** `--konnector-image`. @default the construct's image */
+  readonly image?: string;
+  /** APIs to grant access to. */
+  readonly grants: readonly Grant[];
+}
+
+/**
+ * The objects to apply: the konnector (Namespace, APIServiceBinding CRD, ServiceAccount, RBAC, Deployment) and the
+ * grants. A konnector outside `klutch-bind` serves only the bindings of its own namespace, so several can share a
+ * cluster (its `--binding-namespace`).
+ */
+export function konnectorManifests(o: KonnectorInstallOptions & { readonly konnector: boolean }): Manifest[] {
+  const chart = new Chart(new App(), 'kubectl-bind');
+  if (o.konnector) {
+    new Konnector(chart, 'konnector', {
+      namespace: o.namespace,
+      ...(o.image ? { image: o.image } : {}),
+      apis: o.grants,
+      ...(o.namespace !== DEFAULT_KONNECTOR_NAMESPACE ? { args: [`--binding-namespace=${o.namespace}`] } : {}),
+    });
+  } else {
+    o.grants.forEach((g, i) => new KonnectorApiAccess(chart, `access-${i}`, { ...g, namespace: o.namespace }));
+  }
+  return chart.toJson() as Manifest[];
+}
+
+/** The image tag's version, if it has one. */
+const imageVersion = (image: string | undefined) => parseVersion(image?.slice(image.lastIndexOf(':') + 1) ?? '');
+
+export interface InstallResult {
+  /** What happened to the konnector Deployment. */
+  readonly konnector: 'installed' | 'upgraded' | 'unchanged' | 'kept newer';
+  readonly image: string;
+}
+
+export async function installKonnector(app: Cluster, o: KonnectorInstallOptions & { readonly downgrade: boolean }): Promise<InstallResult> {
+  const wanted = o.image ?? DEFAULT_KONNECTOR_IMAGE;
+  const current = await getOrUndefined(
+    app.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: KONNECTOR_NAME, namespace: o.namespace } }),
+  ).catch((e: unknown) => {
+    throw new CliError(`cannot read the konnector Deployment ${o.namespace}/${KONNECTOR_NAME}: ${reason(e)}`, permissionsHint);
+  });
+  const currentImage = (current as { spec?: { template?: { spec?: { containers?: { image?: string }[] } } } } | undefined)?.spec?.template
+    ?.spec?.containers?.[0]?.image;
+  const have = imageVersion(currentImage);
+  const want = imageVersion(wanted);
+  const newer = !o.image && !o.downgrade && have && want && compareVersions(have, want) > 0;
+  const manifests = konnectorManifests({ ...o, konnector: !newer });
+  for (const m of manifests) await apply(app, m);
+  return {
+    konnector: newer ? 'kept newer' : !current ? 'installed' : currentImage === wanted ? 'unchanged' : 'upgraded',
+    image: newer ? `${currentImage} (newer than this kubectl-bind's ${formatVersion(want)})` : wanted,
+  };
+}
+
+const permissionsHint = 'kubectl bind installs the konnector and its RBAC: run it as a cluster admin of the app cluster';
+
+async function apply(app: Cluster, m: Manifest): Promise<void> {
+  try {
+    // Through the client's own deserializer first: its serializer drops wire names such as x-kubernetes-preserve-unknown-fields.
+    await app.objects.patch(
+      loadYaml<KubernetesObject>(JSON.stringify(m)),
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+  } catch (e) {
+    const where = `${m.kind} ${m.metadata?.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata?.name}`;
+    throw new CliError(`cannot apply ${where} of the konnector: ${reason(e)}`, statusOf(e) === 403 ? permissionsHint : undefined);
+  }
+}
+
+/** Waits until the app cluster serves APIServiceBindings (its CRD is applied by the konnector or by us). */
+export async function awaitBindingsServed(app: Cluster, namespace: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await app.custom.listNamespacedCustomObject({ ...bindApi('apiservicebindings'), namespace, limit: 1 });
+      return;
+    } catch (e) {
+      if (statusOf(e) !== 404 && statusOf(e) !== 503) throw new CliError(`cannot list APIServiceBindings: ${reason(e)}`, permissionsHint);
+    }
+    if (signal.aborted) throw new CliError('interrupted', undefined, ExitCode.Interrupted);
+    if (Date.now() > deadline)
+      throw new TimeoutError(
+        `the app cluster does not serve apiservicebindings.${BIND_GROUP}`,
+        'the konnector installs that CRD: install it (drop --skip-konnector) or check that it runs',
+      );
+    await sleep(250, signal);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Clusters as kubectl-bind sees them: the app cluster from the user's kubeconfig (`--kubeconfig`, else `$KUBECONFIG`,
+ * else `~/.kube/config`; `--context`), and the provider from the kubeconfig the bind backend handed out. Plain
+ * @kubernetes/client-node clients; errors name the cluster and what to do.
+ */
+import {
+  ApiextensionsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { BIND_GROUP, BIND_VERSION } from '../exports/bind-api';
+import { CliError } from './errors';
+
+export interface Cluster {
+  readonly kc: KubeConfig;
+  /** `https://…`, for messages. */
+  readonly server: string;
+  readonly core: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+  readonly crds: ApiextensionsV1Api;
+  readonly coordination: CoordinationV1Api;
+  readonly objects: KubernetesObjectApi;
+}
+
+export function clusterOf(kc: KubeConfig, what: string): Cluster {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new CliError(`the kubeconfig of ${what} names no cluster server`, 'check the kubeconfig and its current context');
+  return {
+    kc,
+    server,
+    core: kc.makeApiClient(CoreV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    crds: kc.makeApiClient(ApiextensionsV1Api),
+    coordination: kc.makeApiClient(CoordinationV1Api),
+    objects: KubernetesObjectApi.makeApiClient(kc),
+  };
+}
+
+/** The app cluster: the kubeconfig kubectl would use. */
+export function appCluster(o: { readonly kubeconfig?: string; readonly context?: string }, env: NodeJS.ProcessEnv): Cluster {
+  const kc = new KubeConfig();
+  try {
+    if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+    else if (env.KUBECONFIG) kc.loadFromFile(env.KUBECONFIG.split(':')[0]!);
+    else kc.loadFromDefault();
+  } catch (e) {
+    throw new CliError(
+      `cannot read the kubeconfig ${o.kubeconfig ?? env.KUBECONFIG ?? '~/.kube/config'}: ${(e as Error).message}`,
+      'pass --kubeconfig <file> for the app cluster',
+    );
+  }
+  if (o.context) {
+    if (!kc.getContextObject(o.context))
+      throw new CliError(
+        `the kubeconfig has no context "${o.context}"`,
+        `use one of: ${kc
+          .getContexts()
+          .map((c) => c.name)
+          .join(', ')}`,
+      );
+    kc.setCurrentContext(o.context);
+  }
+  return clusterOf(kc, 'the app cluster');
+}
+
+/** The provider, through the kubeconfig of a BindingResponse; `namespace` is the consumer's cluster namespace. */
+export function providerCluster(kubeconfig: string, namespaceOverride?: string): { cluster: Cluster; namespace: string } {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfig);
+  const namespace = namespaceOverride ?? kc.getContextObject(kc.getCurrentContext())?.namespace;
+  if (!namespace)
+    throw new CliError('the provider kubeconfig names no namespace in its current context', 'pass --remote-namespace <namespace>');
+  return { cluster: clusterOf(kc, 'the provider'), namespace };
+}
+
+/** Where the bind kinds live, for CustomObjectsApi. */
+export const bindApi = (plural: string) => ({ group: BIND_GROUP, version: BIND_VERSION, plural });
+
+export const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+export const FIELD_MANAGER = 'kubectl-bind';
+
+export const statusOf = (err: unknown): number | undefined => {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
+};
+export const isNotFound = (err: unknown) => statusOf(err) === 404;
+export const isConflict = (err: unknown) => statusOf(err) === 409;
+
+/** A call's result, or undefined when the object does not exist. */
+export async function getOrUndefined<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((r) => {
+    const t = setTimeout(r, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+  });

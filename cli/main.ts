@@ -1,0 +1,17 @@
+/**
+ * kubectl-bind, the kubectl plugin (`kubectl bind ...` runs `kubectl-bind ...` from PATH). One esbuild bundle
+ * (deployable `kubectl-bind`, dist/kubectl-bind/kubectl-bind.mjs); from a checkout, scripts/kubectl-bind.mjs.
+ * Ctrl-C aborts what is waiting and ends with exit code 130; a second Ctrl-C ends at once.
+ */
+import { processIo } from './io';
+import { run } from './run';
+
+const abort = new AbortController();
+process.once('SIGINT', () => {
+  abort.abort();
+  process.once('SIGINT', () => process.exit(130));
+});
+process.once('SIGTERM', () => abort.abort());
+const code = await run(process.argv.slice(2), processIo(abort.signal));
+// Open sockets of the API clients must not keep the process alive.
+process.exit(code);

@@ -1,0 +1,39 @@
+/** Runs one kubectl-bind command line; returns the exit code. Errors end here, printed as what failed and what to do. */
+import { apiServiceCommand } from './commands/apiservice';
+import { bindCommand } from './commands/bind';
+import { listCommand } from './commands/list';
+import { removeCommand } from './commands/remove';
+import { CliError, ExitCode, reason } from './errors';
+import { parseCommand } from './flags';
+import { HELP } from './help';
+import type { Io } from './io';
+
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    const c = parseCommand(argv);
+    switch (c.command) {
+      case 'help': {
+        const text = HELP[c.topic];
+        if (text === undefined) throw new CliError(`no command "${c.topic}"`, 'kubectl bind --help lists the commands', ExitCode.Usage);
+        (c.ok ? io.stdout : io.stderr).write(text);
+        return c.ok ? ExitCode.Ok : ExitCode.Usage;
+      }
+      case 'bind':
+        return await bindCommand(c.flags, io);
+      case 'apiservice':
+        return await apiServiceCommand(c.flags, io);
+      case 'list':
+        return await listCommand(c.flags, io);
+      case 'remove':
+        return await removeCommand(c.flags, io);
+    }
+  } catch (e) {
+    if (e instanceof CliError) {
+      io.stderr.write(`error: ${e.message}\n${e.hint ? `  ${e.hint}\n` : ''}`);
+      return e.exitCode;
+    }
+    io.stderr.write(`error: ${reason(e)}\n  this is a bug in kubectl-bind; please report it with the command line\n`);
+    if (io.env.KUBECTL_BIND_DEBUG) io.stderr.write(`${(e as Error).stack}\n`);
+    return ExitCode.Failed;
+  }
+}

@@ -1,0 +1,20 @@
+/** Tables as kubectl prints them: upper-case headers, columns padded by three spaces. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('   ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** `5s`, `3m`, `2h`, `4d`: the AGE column. */
+export function age(timestamp: string | undefined, now = Date.now()): string {
+  if (!timestamp) return '<unknown>';
+  const s = Math.max(0, Math.floor((now - Date.parse(timestamp)) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m`;
+  if (s < 172_800) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
