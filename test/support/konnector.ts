@@ -38,9 +38,16 @@ export async function installKonnector(
   namespace: string,
   apis: readonly Omit<KonnectorApiAccessProps, 'namespace'>[],
 ): Promise<string> {
-  const kube = kubeFor(app);
-  await applyConstruct(kube, (c) => new Konnector(c, 'konnector', { namespace, apis }), ['Deployment']);
-  const r = await kube.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/konnector/token`, {
+  await applyConstruct(kubeFor(app), (c) => new Konnector(c, 'konnector', { namespace, apis }), ['Deployment']);
+  return konnectorKubeconfig(app, namespace);
+}
+
+/**
+ * A kubeconfig of the konnector's ServiceAccount `<namespace>/konnector` (a TokenRequest token): what its Pod would
+ * run with. The test clusters run no Pods, so suites start the bundled konnector with it in the Deployment's stead.
+ */
+export async function konnectorKubeconfig(app: ClusterInfo, namespace: string): Promise<string> {
+  const r = await kubeFor(app).request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/konnector/token`, {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',
     spec: { expirationSeconds: 7200 },

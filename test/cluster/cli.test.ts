@@ -1,0 +1,279 @@
+/**
+ * kubectl bind end to end, as a user runs it: the bundled plugin as a process against provider cluster `a` (our
+ * bundled backend, the real OpenID provider) and app cluster `b`, the login done headless by a real HTTP client.
+ *
+ * The test clusters run no Pods, so the konnector Deployment the plugin installs never starts: once the plugin says it
+ * installed the konnector, the test starts the bundled konnector as a process with a token of the ServiceAccount that
+ * install created — standing in for the Deployment's Pod, with the same flags. Sync in depth is konnector-backend's.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportTemplateManifest } from '../../exports/bind-api';
+import { PG, SB, startBackendSuite, type BackendSuite } from '../support/backend-suite';
+import { waitEstablished } from '../support/bind-backend';
+import { headlessLogin, startCli, type CliRun } from '../support/cli';
+import { cluster, controlPlanes } from '../support/cluster';
+import type { ClusterInfo } from '../support/control-plane';
+import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../support/konnector';
+import { eventually, kubeFor, type Kube } from '../support/kube';
+import { freePorts } from '../support/processes';
+
+const BIND = '/apis/klutch.anynines.com/v1alpha1';
+const rand = () => Math.random().toString(36).slice(2, 8);
+const ns = `kbc-${rand()}`; // the konnector's namespace in b (-n): bindings, kubeconfig Secrets, Lease
+const app = `kbca-${rand()}`; // where the app's claims live
+const PG_BINDING = `${PG.resource}.${PG.group}`;
+const SB_BINDING = `${SB.resource}.${SB.group}`;
+const pgPath = (namespace: string, name = '') => `/apis/anynines.com/v1/namespaces/${namespace}/${PG.resource}${name ? `/${name}` : ''}`;
+/** An API whose export template claims ConfigMaps as required, to decline. */
+const GADGET = { group: 'cli.klutch-kit.test', resource: 'gadgets' } as const;
+
+type O = Record<string, any>;
+let s: BackendSuite;
+let a: ClusterInfo;
+let b: ClusterInfo;
+let ka: Kube;
+let kb: Kube;
+let user: string;
+let konnector: KonnectorProcess | undefined;
+let logDir: string;
+const get = async (kube: Kube, path: string): Promise<O | undefined> => {
+  const r = await kube.request('GET', path);
+  return r.code === 200 ? (r.body as O) : undefined;
+};
+const must = async (kube: Kube, method: string, path: string, body?: unknown, type?: string): Promise<O> => {
+  const r = await kube.request(method, path, body, type);
+  if (r.code >= 300) throw new Error(`${method} ${path}: ${r.code} ${JSON.stringify(r.body.message)}`);
+  return r.body as O;
+};
+const kubeconfigSecrets = async () =>
+  ((await must(kb, 'GET', `/api/v1/namespaces/${ns}/secrets`)).items as O[])
+    .map((x) => x.metadata.name as string)
+    .filter((n) => n.startsWith('kubeconfig-'));
+const cli = (args: readonly string[], o: { closeStdin?: boolean } = {}) =>
+  startCli([...args, '-n', ns], { kubeconfig: b.kubeconfig, closeStdin: o.closeStdin ?? true });
+const url = () => `${s.backend.url}/export`;
+/** Fails with everything the plugin printed when it did not exit as expected. */
+let runs = 0;
+const exited = async (run: CliRun, code: number) => {
+  const r = await run.done;
+  writeFileSync(join(logDir, `kubectl-bind-${++runs}.log`), `${run.child.spawnargs.join(' ')}\nexit ${r.code}\n${r.stderr}\n${r.stdout}`);
+  if (r.code !== code) throw new Error(`kubectl bind exited ${r.code ?? r.signal}, not ${code}:\n${r.stderr}\n${r.stdout}`);
+  return r;
+};
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([cluster('a'), cluster('b')]);
+  ka = kubeFor(a);
+  kb = kubeFor(b);
+  logDir = join((await controlPlanes()).runDir, 'cli', ns);
+  mkdirSync(logDir, { recursive: true });
+  s = await startBackendSuite(a, { users: 2 });
+  user = s.user();
+  // The declined-claim API: a CRD and a template whose claim is required.
+  await must(
+    ka,
+    'PATCH',
+    `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GADGET.resource}.${GADGET.group}?fieldManager=t&force=true`,
+    {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${GADGET.resource}.${GADGET.group}` },
+      spec: {
+        group: GADGET.group,
+        scope: 'Namespaced',
+        names: { plural: GADGET.resource, singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    },
+    'application/apply-patch+yaml',
+  );
+  await waitEstablished(ka, [`${GADGET.resource}.${GADGET.group}`]);
+  const template = exportTemplateManifest({
+    name: GADGET.resource,
+    namespace: s.templateNamespace,
+    ...GADGET,
+    permissionClaims: [{ group: '', resource: 'configmaps', version: 'v1', required: true, selector: { owner: 'Provider' } }],
+  });
+  await must(
+    ka,
+    'POST',
+    `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${s.templateNamespace}/apiserviceexporttemplates`,
+    template,
+  );
+  await must(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
+}, 120_000);
+
+afterAll(async () => {
+  await konnector?.proc.stop();
+  await s?.stop();
+  await ka?.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GADGET.resource}.${GADGET.group}`);
+  await kb?.request('DELETE', `/api/v1/namespaces/${app}`);
+  await kb?.request('DELETE', `/api/v1/namespaces/${ns}`);
+  for (const kind of ['clusterroles', 'clusterrolebindings'])
+    for (const name of [`${ns}-konnector`, `${ns}-konnector-${PG_BINDING}`, `${ns}-konnector-${SB_BINDING}`])
+      await kb?.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/${kind}/${name}`);
+});
+
+describe('kubectl bind', () => {
+  it('binds an API end to end: login, Secret, export request, konnector, binding Ready, a first claim up and its status down', async () => {
+    const run = await cli([url(), '--accept-permission-claims', '--wait=30s']);
+    await headlessLogin(await run.loginUrl(), { idp: s.idp, user, resource: PG.resource });
+    await run.printed(`Konnector installed in namespace ${ns}`);
+    // The Deployment's Pod, as a process: the ServiceAccount and RBAC are the ones the plugin just applied.
+    konnector = await startKonnector({
+      kubeconfig: await konnectorKubeconfig(b, ns),
+      namespace: ns,
+      logDir,
+      args: ['--heartbeat-interval=2s'],
+    });
+    const r = await exited(run, 0);
+    expect(r.stdout).toMatch(
+      new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+PostgresqlInstance \\(anynines\\.com/v1\\)\\s+\\S.*\\s+True\\s+-$`, 'm'),
+    );
+    expect(r.stderr).toContain(`Logged in as ${s.idp.issuer}/${user}`);
+
+    // What the plugin left: one kubeconfig Secret, the binding through it, and on the provider the export.
+    const secrets = await kubeconfigSecrets();
+    expect(secrets).toHaveLength(1);
+    const binding = await must(kb, 'GET', `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`);
+    expect(binding.spec.kubeconfigSecretRef).toEqual({ name: secrets[0], namespace: ns, key: 'kubeconfig' });
+    const consumerNs = (
+      await eventually('the consumer namespace', async () => {
+        const list = (await must(ka, 'GET', '/api/v1/namespaces')).items as O[];
+        return list.find(
+          (n) =>
+            n.metadata.name.startsWith(`${s.prefix}-`) &&
+            n.metadata.annotations?.['example-backend.klutch.anynines.com/identity']?.startsWith(`${user}#`),
+        );
+      })
+    ).metadata.name as string;
+    expect(await get(ka, `${BIND}/namespaces/${consumerNs}/apiserviceexports/${PG_BINDING}`)).toBeDefined();
+
+    // The first claim, as the plugin's example shows it, created in b: up to the provider, its status back.
+    const example = parse(/<<'EOF'\n([\s\S]*?)\n\s*EOF/.exec(r.stdout)![1]!.replace(/^ {2}/gm, '')) as O;
+    const claim: O = { ...example, metadata: { name: 'first', namespace: app } };
+    await must(kb, 'POST', pgPath(app), claim);
+    const pns = await eventually(
+      'the provider namespace of the app namespace',
+      async () => (await get(ka, `${BIND}/namespaces/${consumerNs}/apiservicenamespaces/${app}`))?.status?.namespace as string | undefined,
+    );
+    const up = await eventually('the claim upstream', () => get(ka, pgPath(pns, 'first')));
+    expect(up.spec).toMatchObject(claim.spec);
+    await must(ka, 'PATCH', `${pgPath(pns, 'first')}/status`, { status: { managed: { state: 'ready' } } }, 'application/merge-patch+json');
+    await eventually('the status in the app cluster', async () =>
+      (await get(kb, pgPath(app, 'first')))?.status?.managed?.state === 'ready' ? true : undefined,
+    );
+  });
+
+  it('binds a second API of the same provider through the same kubeconfig Secret, and lists both', async () => {
+    const run = await cli([url(), '--accept-permission-claims', '--wait=30s']);
+    await headlessLogin(await run.loginUrl(), { idp: s.idp, user, resource: SB.resource });
+    const r = await exited(run, 0);
+    expect(r.stderr).toMatch(/Updated the provider kubeconfig in Secret/);
+    expect(r.stdout).toContain('Do you accept this Permission? [No,Yes] Yes (--accept-permission-claims)');
+    expect(r.stdout).toMatch(
+      new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+ServiceBinding .*True\\s+secrets: Accepted, configmaps: Accepted$`, 'm'),
+    );
+    expect(await kubeconfigSecrets()).toHaveLength(1);
+
+    const list = await exited(await cli(['list']), 0);
+    expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+SECRET\s+AGE/m);
+    expect(list.stdout).toMatch(new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+.*True\\s+1 PostgresqlInstance\\s+kubeconfig-`, 'm'));
+    expect(list.stdout).toMatch(new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+.*True\\s+0 ServiceBinding\\s+kubeconfig-`, 'm'));
+  });
+
+  it('removes a binding in the konnector’s order: its claim goes in both clusters first, nothing stranded', async () => {
+    const pns =
+      (await get(kb, pgPath(app, 'first'))) &&
+      (await eventually('claim upstream', async () => {
+        const list = (await must(ka, 'GET', `/apis/anynines.com/v1/${PG.resource}`)).items as O[];
+        return list.find((o) => o.metadata.name === 'first')?.metadata.namespace as string | undefined;
+      }));
+    const r = await exited(await cli(['remove', PG_BINDING, '--yes', '--timeout=40s']), 0);
+    expect(r.stdout).toContain(`Removed ${PG_BINDING}.`);
+    expect(await get(kb, pgPath(app, 'first'))).toBeUndefined();
+    expect(await get(ka, pgPath(pns!, 'first'))).toBeUndefined();
+    expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
+    expect(await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${PG_BINDING}`)).toBeUndefined();
+    expect(await get(kb, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${ns}-konnector-${PG_BINDING}`)).toBeUndefined();
+    // ServiceBinding still binds through the Secret: it stays.
+    expect(await kubeconfigSecrets()).toHaveLength(1);
+  });
+
+  it('binds from a request file with apiservice -f; --dry-run prints the objects and creates nothing', async () => {
+    const [secret] = await kubeconfigSecrets();
+    const file = join(logDir, 'request.yaml');
+    writeFileSync(
+      file,
+      `apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nmetadata:\n  name: ${PG_BINDING}\nspec:\n  resources:\n  - group: ${PG.group}\n    resource: ${PG.resource}\n`,
+    );
+    const requests = async () => ((await must(ka, 'GET', `${BIND}/apiserviceexportrequests`)).items as O[]).length;
+    const before = await requests();
+    const dry = await exited(await cli(['apiservice', '-f', file, '--remote-kubeconfig-name', secret!, '--dry-run']), 0);
+    const kinds = dry.stdout
+      .split(/^---$/m)
+      .map((d) => (parse(d) as O | null)?.kind)
+      .filter(Boolean);
+    expect(kinds).toEqual(expect.arrayContaining(['APIServiceExportRequest', 'Deployment', 'APIServiceBinding']));
+    expect(dry.stderr).toContain('Dry run: nothing was created');
+    expect(await requests()).toBe(before);
+    expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
+
+    const r = await exited(await cli(['apiservice', '-f', file, '--remote-kubeconfig-name', secret!, '--wait=30s']), 0);
+    expect(r.stderr).toContain(`APIServiceBinding ${ns}/${PG_BINDING} created.`);
+    expect(r.stdout).toMatch(new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+PostgresqlInstance .*True`, 'm'));
+  });
+
+  it('says what failed: unreachable backend, wrong document version, login timeout, a required claim declined', async () => {
+    const [free] = await freePorts(1);
+    const old = http.createServer((_, res) =>
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'BindingProvider',
+          apiVersion: 'v1alpha1',
+          providerPrettyName: 'old',
+          version: 'v0.2.0',
+          authenticationMethods: [{ method: 'OAuth2CodeGrant', oauth2CodeGrant: { authenticatedURL: 'http://127.0.0.1:1/authorize' } }],
+        }),
+      ),
+    );
+    await new Promise<void>((r) => old.listen(0, '127.0.0.1', r));
+    try {
+      const declined = await cli([url(), '--wait=0', '--skip-konnector'], { closeStdin: false });
+      const [unreachable, version, timeout] = await Promise.all([
+        exited(await cli([`http://127.0.0.1:${free}/export`]), 1),
+        exited(await cli([`http://127.0.0.1:${(old.address() as AddressInfo).port}/export`]), 1),
+        exited(await cli([url(), '--login-timeout=2s']), 3),
+        (async () => {
+          await headlessLogin(await declined.loginUrl(), { idp: s.idp, user, resource: GADGET.resource });
+          await declined.printed(/provider exported it/);
+          await eventually('the prompt', async () =>
+            declined.stdout().includes('Do you accept this Permission? [No,Yes]') ? true : undefined,
+          );
+          declined.answer('no');
+        })(),
+      ]);
+      expect(unreachable.stderr).toMatch(/^error: cannot reach the bind backend at http:\/\/127\.0\.0\.1:\d+\/export: .*ECONNREFUSED/m);
+      expect(version.stderr).toContain('is version v0.2.0; kubectl bind needs v0.3.0 or later');
+      expect(timeout.stderr).toContain('error: no login within 2s');
+      const d = await exited(declined, 4);
+      expect(d.stdout).toContain('required:   yes');
+      expect(d.stderr).toContain('permission claim configmaps is required by the provider and was rejected; nothing was bound');
+      expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${GADGET.resource}.${GADGET.group}`)).toBeUndefined();
+    } finally {
+      old.close();
+    }
+  });
+});
