@@ -57,6 +57,8 @@ export async function startBackendSuite(
     readonly tls?: boolean;
     /** The synth output to take the claim APIs from. @default rendered in this process */
     readonly synthOutput?: Map<string, Record<string, unknown>[]>;
+    /** The OpenID provider shows a sign-in form to a browser without its login cookie. @default false */
+    readonly loginForm?: boolean;
   } = {},
 ): Promise<BackendSuite> {
   const kube = kubeFor(cluster);
@@ -76,7 +78,11 @@ export async function startBackendSuite(
   ];
   const ca = o.tls ? await createCa('klutch-kit test backend CA') : undefined;
   const tls = ca ? await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] }) : undefined;
-  const idp = await startOidcProvider({ clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port, Boolean(tls))] }], users });
+  const idp = await startOidcProvider({
+    clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port, Boolean(tls))] }],
+    users,
+    ...(o.loginForm ? { loginForm: true } : {}),
+  });
   const callback = await startCallbackServer();
   let backend: BindBackend;
   try {

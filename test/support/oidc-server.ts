@@ -2,7 +2,9 @@
  * The process behind test/support/oidc.ts: a real `oidc-provider` on loopback HTTPS, configured from the JSON in
  * `$OIDC_TEST_CONFIG`. Logins complete by themselves (the user named by the `oidc-test-user` cookie on the issuer's
  * origin, else the first user) and consent is implied for every client, so a browser or an HTTP client following
- * redirects gets from the authorization endpoint back to the client's redirect URI without a form.
+ * redirects gets from the authorization endpoint back to the client's redirect URI without a form. With `loginForm`
+ * and no such cookie, the interaction page is a sign-in form instead (a user name and "Sign in"), for a browser test
+ * that logs in on the provider's page as a person does.
  *
  * A user may carry an `idTokenFault`: the ID token of the token endpoint's answer is then re-signed with one thing
  * wrong (a foreign key, issuer, audience, expiry or nonce), so a client's verification can be shown to refuse it.
@@ -69,11 +71,43 @@ const configuration: Configuration = {
 
 const provider = new Provider(config.issuer, configuration);
 
-// Automatic login: the interaction page finishes the login as the chosen user and sends the browser on.
+const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const loginPage = (uid: string, error?: string) =>
+  '<!doctype html><html><head><meta charset="utf-8"><title>Sign in: klutch-kit test OpenID provider</title></head><body>' +
+  '<h1>Sign in</h1>' +
+  (error ? `<p class="error">${escapeHtml(error)}</p>` : '') +
+  `<form method="post" action="/interaction/${escapeHtml(uid)}/login">` +
+  '<label for="login">User name</label> <input id="login" name="login" autocomplete="username" autofocus> ' +
+  '<button type="submit">Sign in</button></form></body></html>';
+
+/** The url-encoded body of a form post (koa, as oidc-provider embeds it, parses none). */
+async function formBody(req: NodeJS.ReadableStream): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(Buffer.from(c as Buffer));
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+// The interaction page finishes the login as the chosen user and sends the browser on: the user named by the
+// cookie, else (with `loginForm`) the one typed into the form, else the first user.
 provider.use(async (ctx, next) => {
   if (!ctx.path.startsWith('/interaction/')) return next();
   const details = await provider.interactionDetails(ctx.req, ctx.res);
-  const sub = ctx.cookies.get(USER_COOKIE, { signed: false }) ?? config.users[0]?.sub;
+  let sub = ctx.cookies.get(USER_COOKIE, { signed: false });
+  if (config.loginForm && details.prompt.name === 'login' && sub === undefined) {
+    if (ctx.method !== 'POST') {
+      ctx.type = 'html';
+      ctx.body = loginPage(details.uid);
+      return;
+    }
+    sub = (await formBody(ctx.req)).get('login')?.trim() ?? '';
+    if (!users.has(sub)) {
+      ctx.status = 200;
+      ctx.type = 'html';
+      ctx.body = loginPage(details.uid, `No user "${sub}".`);
+      return;
+    }
+  }
+  sub ??= config.users[0]?.sub;
   if (!sub || !users.has(sub)) {
     ctx.status = 400;
     ctx.body = `no test user "${sub ?? ''}"`;

@@ -1,7 +1,8 @@
 /**
  * A real OpenID provider for tests, benches and the sandbox: the `oidc-provider` package in a process of its own
  * (test/support/oidc-server.ts) on loopback HTTPS, with the clients and users given. Logging in needs no form: the
- * provider logs in the user named by a cookie (`loginCookie(sub)`) or else the first user, and implies consent.
+ * provider logs in the user named by a cookie (`loginCookie(sub)`) or else the first user, and implies consent. With
+ * `loginForm: true` a browser without the cookie gets a sign-in form instead (the human flow's browser test).
  *
  *   const idp = await startOidcProvider({ clients: [{ clientId, clientSecret, redirectUris }], users: [{ sub: 'alice' }] });
  *   // idp.issuer, idp.ca (PEM: trust it, e.g. NODE_EXTRA_CA_CERTS for a node process); await idp.stop();
@@ -47,6 +48,11 @@ export interface OidcStartOptions {
   readonly logDir?: string;
   /** The CA that signs the serving certificate, for a client that must trust it before the provider starts. @default a new one */
   readonly ca?: Ca;
+  /**
+   * A login without the cookie shows a sign-in form (field "User name", button "Sign in") instead of logging in the
+   * first user. @default false
+   */
+  readonly loginForm?: boolean;
 }
 
 export interface OidcTestProvider {
@@ -72,6 +78,7 @@ export interface OidcServerConfig {
   readonly cookieKey: string;
   readonly clients: readonly OidcTestClient[];
   readonly users: readonly OidcTestUser[];
+  readonly loginForm: boolean;
 }
 
 /** Starts the provider; resolves once its discovery document is served. */
@@ -99,6 +106,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
     cookieKey: randomBytes(32).toString('hex'),
     clients: o.clients,
     users: o.users,
+    loginForm: o.loginForm ?? false,
   };
   const proc = launch({
     command: process.execPath,
