@@ -4,6 +4,7 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { CliError, ExitCode } from './errors';
 
 export interface Io {
   readonly stdout: Writable;
@@ -28,32 +29,52 @@ export function processIo(signal: AbortSignal): Io {
   };
 }
 
-/** Line-by-line answers from stdin, one reader for the whole run (several prompts read successive lines). */
+/**
+ * Line-by-line answers from stdin, one reader for the whole run (several prompts read successive lines). Ctrl-C
+ * (`signal`) ends a prompt that waits, with exit code 130, as it ends every other wait.
+ */
 export class Answers {
   private rl: Interface | undefined;
   private readonly lines: string[] = [];
-  private waiting: ((line: string | undefined) => void) | undefined;
+  private waiting: { resolve: (line: string | undefined) => void; reject: (e: unknown) => void } | undefined;
   private ended = false;
+  private readonly onAbort = () => {
+    this.waiting?.reject(interrupted());
+    this.waiting = undefined;
+  };
 
-  constructor(private readonly stdin: Readable) {}
+  constructor(
+    private readonly stdin: Readable,
+    private readonly signal?: AbortSignal,
+  ) {
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
 
   /** The next line, or undefined at the end of input. */
   next(): Promise<string | undefined> {
+    if (this.signal?.aborted) return Promise.reject(interrupted());
     if (!this.rl) {
       this.rl = createInterface({ input: this.stdin, terminal: false });
-      this.rl.on('line', (l) => (this.waiting ? (this.waiting(l), (this.waiting = undefined)) : this.lines.push(l)));
+      this.rl.on('line', (l) => {
+        if (!this.waiting) return void this.lines.push(l);
+        this.waiting.resolve(l);
+        this.waiting = undefined;
+      });
       this.rl.on('close', () => {
         this.ended = true;
-        this.waiting?.(undefined);
+        this.waiting?.resolve(undefined);
         this.waiting = undefined;
       });
     }
     if (this.lines.length) return Promise.resolve(this.lines.shift());
     if (this.ended) return Promise.resolve(undefined);
-    return new Promise((r) => (this.waiting = r));
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
   }
 
   close(): void {
+    this.signal?.removeEventListener('abort', this.onAbort);
     this.rl?.close();
   }
 }
+
+const interrupted = () => new CliError('interrupted while waiting for an answer', undefined, ExitCode.Interrupted);

@@ -13,6 +13,8 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import { existsSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { BIND_GROUP, BIND_VERSION } from '../exports/bind-api';
 import { CliError } from './errors';
 
@@ -41,13 +43,38 @@ export function clusterOf(kc: KubeConfig, what: string): Cluster {
   };
 }
 
+/**
+ * The kubeconfig kubectl would use: `--kubeconfig`, else every file of `$KUBECONFIG` merged as kubectl merges them
+ * (the first file to name a cluster, user or context wins, and so does the first current-context; files that do
+ * not exist are skipped), else `~/.kube/config`.
+ */
+export function loadKubeconfig(file: string | undefined, env: NodeJS.ProcessEnv): KubeConfig {
+  const kc = new KubeConfig();
+  const listed = (env.KUBECONFIG ?? '').split(delimiter).filter(Boolean);
+  const present = listed.filter((f) => existsSync(f));
+  const files = file ? [file] : present.length ? present : listed.slice(0, 1);
+  if (!files.length) {
+    kc.loadFromDefault();
+    return kc;
+  }
+  kc.loadFromFile(files[0]!);
+  for (const f of files.slice(1)) {
+    const next = new KubeConfig();
+    next.loadFromFile(f);
+    const have = (list: readonly { name: string }[], name: string) => list.some((x) => x.name === name);
+    for (const c of next.clusters) if (!have(kc.clusters, c.name)) kc.addCluster(c);
+    for (const u of next.users) if (!have(kc.users, u.name)) kc.addUser(u);
+    for (const c of next.contexts) if (!have(kc.contexts, c.name)) kc.addContext(c);
+    if (!kc.currentContext && next.currentContext) kc.setCurrentContext(next.currentContext);
+  }
+  return kc;
+}
+
 /** The app cluster: the kubeconfig kubectl would use. */
 export function appCluster(o: { readonly kubeconfig?: string; readonly context?: string }, env: NodeJS.ProcessEnv): Cluster {
-  const kc = new KubeConfig();
+  let kc: KubeConfig;
   try {
-    if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
-    else if (env.KUBECONFIG) kc.loadFromFile(env.KUBECONFIG.split(':')[0]!);
-    else kc.loadFromDefault();
+    kc = loadKubeconfig(o.kubeconfig, env);
   } catch (e) {
     throw new CliError(
       `cannot read the kubeconfig ${o.kubeconfig ?? env.KUBECONFIG ?? '~/.kube/config'}: ${(e as Error).message}`,

@@ -23,16 +23,32 @@ export function providerOf(kubeconfig: string): { server: string; namespace: str
   }
 }
 
-/** The kubeconfig Secret for this provider server and namespace, if one exists. */
-export async function findKubeconfigSecret(app: Cluster, namespace: string, kubeconfig: string): Promise<V1Secret | undefined> {
+/** Among `secrets`, the kubeconfig Secret (`kubeconfig-*`) for the provider server and namespace of `kubeconfig`. */
+export function secretOfProvider(secrets: readonly V1Secret[], kubeconfig: string): V1Secret | undefined {
   const want = providerOf(kubeconfig);
-  const list = await app.core.listNamespacedSecret({ namespace });
-  return list.items.find((s) => {
+  if (!want) return undefined;
+  return secrets.find((s) => {
     if (!s.metadata?.name?.startsWith(KUBECONFIG_SECRET_PREFIX)) return false;
     const raw = s.data?.[KUBECONFIG_SECRET_KEY];
     const have = raw ? providerOf(Buffer.from(raw, 'base64').toString('utf8')) : undefined;
-    return have?.server === want?.server && have?.namespace === want?.namespace;
+    return have?.server === want.server && have.namespace === want.namespace;
   });
+}
+
+/** The kubeconfig Secret for this provider server and namespace, if one exists. */
+export async function findKubeconfigSecret(app: Cluster, namespace: string, kubeconfig: string): Promise<V1Secret | undefined> {
+  return secretOfProvider((await app.core.listNamespacedSecret({ namespace })).items, kubeconfig);
+}
+
+/** A new kubeconfig Secret, as Klutch's CLI creates it: `generateName: kubeconfig-`, the kubeconfig under `kubeconfig`. */
+export function kubeconfigSecret(namespace: string, kubeconfig: string): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { generateName: KUBECONFIG_SECRET_PREFIX, namespace },
+    type: 'Opaque',
+    data: { [KUBECONFIG_SECRET_KEY]: Buffer.from(kubeconfig).toString('base64') },
+  };
 }
 
 /** Stores `kubeconfig`: into the existing Secret for its provider, else a new one. */
@@ -41,15 +57,12 @@ export async function storeKubeconfig(
   namespace: string,
   kubeconfig: string,
 ): Promise<{ readonly name: string; readonly reused: boolean }> {
-  const data = { [KUBECONFIG_SECRET_KEY]: Buffer.from(kubeconfig).toString('base64') };
+  const body = kubeconfigSecret(namespace, kubeconfig);
   const existing = await findKubeconfigSecret(app, namespace, kubeconfig);
   if (existing) {
-    await app.core.replaceNamespacedSecret({ namespace, name: existing.metadata!.name!, body: { ...existing, data } });
+    await app.core.replaceNamespacedSecret({ namespace, name: existing.metadata!.name!, body: { ...existing, data: body.data } });
     return { name: existing.metadata!.name!, reused: true };
   }
-  const created = await app.core.createNamespacedSecret({
-    namespace,
-    body: { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: KUBECONFIG_SECRET_PREFIX, namespace }, type: 'Opaque', data },
-  });
+  const created = await app.core.createNamespacedSecret({ namespace, body });
   return { name: created.metadata!.name!, reused: false };
 }

@@ -13,5 +13,7 @@ process.once('SIGINT', () => {
 });
 process.once('SIGTERM', () => abort.abort());
 const code = await run(process.argv.slice(2), processIo(abort.signal));
-// Open sockets of the API clients must not keep the process alive.
+// Open sockets of the API clients must not keep the process alive; but what was written must reach a pipe first
+// (`kubectl bind list | less`: writes to pipes are asynchronous on macOS).
+await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((r) => s.write('', () => r()))));
 process.exit(code);

@@ -25,6 +25,66 @@ const doc = bindingResponse({
 });
 const json = JSON.stringify(doc);
 
+// Klutch's BindingResponse byte for byte (its Go structs' key order; the request's ObjectMeta with Go's null
+// creationTimestamp, its empty status), with the kubeconfig it hands out: cluster/context/user `default`, the
+// consumer's cluster namespace, a token, an https server and the CA inline.
+const klutchKubeconfig = `apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: ${Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64')}
+    server: https://provider.example:6443
+  name: default
+contexts:
+- context:
+    cluster: default
+    namespace: cluster-8xq2z
+    user: default
+  name: default
+current-context: default
+kind: Config
+preferences: {}
+users:
+- name: default
+  user:
+    token: eyJhbGciOiJSUzI1NiJ9.e30.c2ln
+`;
+const klutchResponse =
+  '{"kind":"BindingResponse","apiVersion":"klutch.anynines.com/v1alpha1",' +
+  '"authentication":{"oauth2CodeGrant":{"sid":"q7Rk2Z","id":"https://idp.example/realms/klutch/u??~?~"}},' +
+  `"kubeconfig":"${Buffer.from(klutchKubeconfig).toString('base64')}",` +
+  '"requests":[{"kind":"APIServiceExportRequest","apiVersion":"klutch.anynines.com/v1alpha1",' +
+  '"metadata":{"name":"servicebindings.anynines.com","creationTimestamp":null},' +
+  '"spec":{"resources":[{"group":"anynines.com","resource":"servicebindings","permissionClaims":[' +
+  '{"resource":"secrets","version":"v1","selector":{"names":["*"],"namespaces":["*"],"owner":"Provider"},"required":false,' +
+  '"onConflict":{"recreateWhenConsumerSideDeleted":true},"read":{}}]}]},"status":{}}]}';
+
+describe('Klutch’s BindingResponse, byte for byte', () => {
+  const check = (raw: string) => {
+    const b = decodeBinding(raw, 'q7Rk2Z');
+    expect(b).toMatchObject({ kubeconfig: klutchKubeconfig, server: 'https://provider.example:6443', namespace: 'cluster-8xq2z' });
+    expect(b.response.authentication.oauth2CodeGrant.id).toBe('https://idp.example/realms/klutch/u??~?~');
+    expect(b.response.requests[0]!.metadata.name).toBe('servicebindings.anynines.com');
+    expect(b.response.requests[0]!.spec.resources[0]!.permissionClaims![0]).toMatchObject({
+      resource: 'secrets',
+      selector: { owner: 'Provider' },
+    });
+  };
+  const std = Buffer.from(klutchResponse).toString('base64');
+
+  it('in standard padded base64 percent-encoded as Go’s url.Values does (+ %2B, / %2F, = %3D)', () => {
+    expect(std).toMatch(/[+/]/);
+    const query = `response=${std.replaceAll('+', '%2B').replaceAll('/', '%2F').replaceAll('=', '%3D')}`;
+    check(new URLSearchParams(query).get('response')!);
+  });
+
+  it('in URL-safe base64 (what Klutch’s backend writes), padded and unpadded', () => {
+    const urlSafe = std.replaceAll('+', '-').replaceAll('/', '_');
+    expect(urlSafe).toMatch(/[-_]/);
+    check(new URLSearchParams(`response=${urlSafe.replaceAll('=', '%3D')}`).get('response')!);
+    check(urlSafe.replace(/=+$/, ''));
+  });
+});
+
 describe('the BindingResponse at the callback', () => {
   it('decodes what our backend sends: standard padded base64, percent-encoded in the redirect', () => {
     const raw = new URL(responseRedirect('http://localhost:5000/callback', doc)).searchParams.get('response')!;

@@ -44,7 +44,7 @@ export async function bindApiServices(c: BindContext): Promise<number> {
   if (c.flags.dryRun) return dryRun(c);
   const { io, flags } = c;
   const say = (line: string) => io.stderr.write(`${line}\n`);
-  const answers = new Answers(io.stdin);
+  const answers = new Answers(io.stdin, io.signal);
   try {
     const bound: { name: string; exp: APIServiceExport; claims: AcceptablePermissionClaim[] }[] = [];
     for (const doc of c.requests) {
@@ -187,7 +187,7 @@ function dryRun(c: BindContext): number {
     : '# permission claims show as Rejected: kubectl bind asks about each (or --accept-permission-claims accepts them)\n';
   if (flags.output === 'json') c.io.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n`);
   else c.io.stdout.write(note + objects.map((o) => `---\n${stringify(o)}`).join(''));
-  c.io.stderr.write(`Dry run: nothing was created (${objects.length} objects printed).\n`);
+  c.io.stderr.write(`Dry run: none of these ${objects.length} objects was created.\n`);
   return 0;
 }
 

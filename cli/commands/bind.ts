@@ -14,14 +14,15 @@ import { fetchProvider } from '../provider';
 import { bindApiServices } from './apiservice';
 
 /** The namespace, created when missing; its UID identifies this cluster to the provider. */
-export async function ensureNamespace(app: Cluster, name: string): Promise<V1Namespace> {
+export async function ensureNamespace(app: Cluster, name: string): Promise<{ readonly namespace: V1Namespace; readonly created: boolean }> {
   try {
     const have = await getOrUndefined(app.core.readNamespace({ name }));
-    if (have) return have;
+    if (have) return { namespace: have, created: false };
     try {
-      return await app.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+      const body = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+      return { namespace: await app.core.createNamespace({ body }), created: true };
     } catch (e) {
-      if (isConflict(e)) return await app.core.readNamespace({ name });
+      if (isConflict(e)) return { namespace: await app.core.readNamespace({ name }), created: false };
       throw e;
     }
   } catch (e) {
@@ -38,7 +39,10 @@ export async function bindCommand(flags: LoginFlags, io: Io): Promise<number> {
   const pretty = provider.document.providerPrettyName || new URL(flags.url).host;
   io.stderr.write(`Provider ${pretty} (${provider.document.version}) at ${flags.url}.\n`);
   const ns = await ensureNamespace(app, flags.namespace);
-  const cid = clusterId(ns.metadata!.uid!);
+  // Even a dry run needs it: the provider knows this cluster by its UID, so a stand-in would bind another identity.
+  if (ns.created)
+    io.stderr.write(`Created namespace ${flags.namespace}: its UID identifies this cluster to the provider${flags.dryRun ? ' (a dry run needs it too)' : ''}.\n`);
+  const cid = clusterId(ns.namespace.metadata!.uid!);
   const binding = await login({
     authenticatedUrl: provider.authenticatedUrl,
     clusterId: cid,

@@ -43,7 +43,7 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
     : 'the binding';
   if (!flags.yes) {
     io.stdout.write(`Removing ${flags.binding} deletes ${what}.\nRemove it? [No,Yes]\n`);
-    const answers = new Answers(io.stdin);
+    const answers = new Answers(io.stdin, io.signal);
     const answer = (await answers.next())?.trim().toLowerCase();
     answers.close();
     if (answer === undefined)

@@ -227,7 +227,7 @@ describe('kubectl bind', () => {
       .map((d) => (parse(d) as O | null)?.kind)
       .filter(Boolean);
     expect(kinds).toEqual(expect.arrayContaining(['APIServiceExportRequest', 'Deployment', 'APIServiceBinding']));
-    expect(dry.stderr).toContain('Dry run: nothing was created');
+    expect(dry.stderr).toMatch(/Dry run: none of these \d+ objects was created/);
     expect(await requests()).toBe(before);
     expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
 
@@ -236,7 +236,7 @@ describe('kubectl bind', () => {
     expect(r.stdout).toMatch(new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+PostgresqlInstance .*True`, 'm'));
   });
 
-  it('says what failed: unreachable backend, wrong document version, login timeout, a required claim declined', async () => {
+  it('says what failed: unreachable backend, wrong document version, login timeout, Ctrl-C, a required claim declined', async () => {
     const [free] = await freePorts(1);
     const old = http.createServer((_, res) =>
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(
@@ -252,10 +252,16 @@ describe('kubectl bind', () => {
     await new Promise<void>((r) => old.listen(0, '127.0.0.1', r));
     try {
       const declined = await cli([url(), '--wait=0', '--skip-konnector'], { closeStdin: false });
-      const [unreachable, version, timeout] = await Promise.all([
+      const [unreachable, version, timeout, interrupted] = await Promise.all([
         exited(await cli([`http://127.0.0.1:${free}/export`]), 1),
         exited(await cli([`http://127.0.0.1:${(old.address() as AddressInfo).port}/export`]), 1),
         exited(await cli([url(), '--login-timeout=2s']), 3),
+        (async () => {
+          const run = await cli([url()]);
+          await run.loginUrl();
+          run.child.kill('SIGINT'); // Ctrl-C
+          return exited(run, 130);
+        })(),
         (async () => {
           await headlessLogin(await declined.loginUrl(), { idp: s.idp, user, resource: GADGET.resource });
           await declined.printed(/provider exported it/);
@@ -268,6 +274,7 @@ describe('kubectl bind', () => {
       expect(unreachable.stderr).toMatch(/^error: cannot reach the bind backend at http:\/\/127\.0\.0\.1:\d+\/export: .*ECONNREFUSED/m);
       expect(version.stderr).toContain('is version v0.2.0; kubectl bind needs v0.3.0 or later');
       expect(timeout.stderr).toContain('error: no login within 2s');
+      expect(interrupted.stderr).toContain('error: interrupted while waiting for the login');
       const d = await exited(declined, 4);
       expect(d.stdout).toContain('required:   yes');
       expect(d.stderr).toContain('permission claim configmaps is required by the provider and was rejected; nothing was bound');
