@@ -41,7 +41,9 @@ export async function bindCommand(flags: LoginFlags, io: Io): Promise<number> {
   const ns = await ensureNamespace(app, flags.namespace);
   // Even a dry run needs it: the provider knows this cluster by its UID, so a stand-in would bind another identity.
   if (ns.created)
-    io.stderr.write(`Created namespace ${flags.namespace}: its UID identifies this cluster to the provider${flags.dryRun ? ' (a dry run needs it too)' : ''}.\n`);
+    io.stderr.write(
+      `Created namespace ${flags.namespace}: its UID identifies this cluster to the provider${flags.dryRun ? ' (a dry run needs it too)' : ''}.\n`,
+    );
   const cid = clusterId(ns.namespace.metadata!.uid!);
   const binding = await login({
     authenticatedUrl: provider.authenticatedUrl,
