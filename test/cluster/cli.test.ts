@@ -160,6 +160,8 @@ describe('kubectl bind', () => {
       })
     ).metadata.name as string;
     expect(await get(ka, `${BIND}/namespaces/${consumerNs}/apiserviceexports/${PG_BINDING}`)).toBeDefined();
+    const deployment = await must(kb, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/konnector`);
+    expect(deployment.spec.template.spec.containers[0].args).toContain(`--binding-namespace=${ns}`);
 
     // The first claim, as the plugin's example shows it, created in b: up to the provider, its status back.
     const example = parse(/<<'EOF'\n([\s\S]*?)\n\s*EOF/.exec(r.stdout)![1]!.replace(/^ {2}/gm, '')) as O;
@@ -212,7 +214,7 @@ describe('kubectl bind', () => {
     expect(await kubeconfigSecrets()).toHaveLength(1);
   });
 
-  it('binds from a request file with apiservice -f; --dry-run prints the objects and creates nothing', async () => {
+  it('binds from a request file with apiservice -f; --dry-run (from the file, after a login) prints the objects and creates nothing', async () => {
     const [secret] = await kubeconfigSecrets();
     const file = join(logDir, 'request.yaml');
     writeFileSync(
@@ -221,13 +223,21 @@ describe('kubectl bind', () => {
     );
     const requests = async () => ((await must(ka, 'GET', `${BIND}/apiserviceexportrequests`)).items as O[]).length;
     const before = await requests();
-    const dry = await exited(await cli(['apiservice', '-f', file, '--remote-kubeconfig-name', secret!, '--dry-run']), 0);
-    const kinds = dry.stdout
-      .split(/^---$/m)
-      .map((d) => (parse(d) as O | null)?.kind)
-      .filter(Boolean);
-    expect(kinds).toEqual(expect.arrayContaining(['APIServiceExportRequest', 'Deployment', 'APIServiceBinding']));
-    expect(dry.stderr).toMatch(/Dry run: none of these \d+ objects was created/);
+    // Both dry runs: from the file, and after a login (kubectl bind <url> --dry-run).
+    const login = await cli([url(), '--dry-run', '--accept-permission-claims']);
+    const [fromFile, afterLogin] = await Promise.all([
+      exited(await cli(['apiservice', '-f', file, '--remote-kubeconfig-name', secret!, '--dry-run']), 0),
+      headlessLogin(await login.loginUrl(), { idp: s.idp, user, resource: PG.resource }).then(() => exited(login, 0)),
+    ]);
+    for (const dry of [fromFile, afterLogin]) {
+      const objects = dry.stdout
+        .split(/^---$/m)
+        .map((d) => parse(d) as O | null)
+        .filter((o): o is O => Boolean(o));
+      expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['APIServiceExportRequest', 'Deployment', 'APIServiceBinding']));
+      expect(objects.find((o) => o.kind === 'APIServiceBinding')!.spec.kubeconfigSecretRef.name).toBe(secret);
+      expect(dry.stderr).toMatch(/Dry run: none of these \d+ objects was created/);
+    }
     expect(await requests()).toBe(before);
     expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
 
