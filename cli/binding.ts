@@ -13,7 +13,7 @@ import {
   type APIServiceBinding,
 } from '../exports/bind-api';
 import { CliError, ExitCode, reason } from './errors';
-import { bindApi, getOrUndefined, mergePatch, sleep, type Cluster } from './kube';
+import { bindApi, getOrUndefined, mergePatch, retryBusy, sleep, type Cluster } from './kube';
 
 export const BINDINGS = bindApi('apiservicebindings');
 
@@ -44,7 +44,7 @@ export async function applyBinding(app: Cluster, want: APIServiceBinding): Promi
   const have = await getBinding(app, namespace, name);
   try {
     if (!have) {
-      await app.custom.createNamespacedCustomObject({ ...BINDINGS, namespace, body: want });
+      await retryBusy(() => app.custom.createNamespacedCustomObject({ ...BINDINGS, namespace, body: want }));
       return 'created';
     }
     const ref = have.spec.kubeconfigSecretRef;
@@ -53,9 +53,11 @@ export async function applyBinding(app: Cluster, want: APIServiceBinding): Promi
         `APIServiceBinding ${namespace}/${name} already binds this API through another provider (Secret ${ref.namespace}/${ref.name})`,
         `remove it first: kubectl bind remove ${name}${namespace === 'klutch-bind' ? '' : ` -n ${namespace}`}`,
       );
-    await app.custom.patchNamespacedCustomObject(
-      { ...BINDINGS, namespace, name, body: { spec: { permissionClaims: want.spec.permissionClaims ?? null } } },
-      mergePatch,
+    await retryBusy(() =>
+      app.custom.patchNamespacedCustomObject(
+        { ...BINDINGS, namespace, name, body: { spec: { permissionClaims: want.spec.permissionClaims ?? null } } },
+        mergePatch,
+      ),
     );
     return 'updated';
   } catch (e) {

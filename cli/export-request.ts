@@ -6,7 +6,7 @@
 import type { APIServiceExportRequest, ExportRequestDocument } from '../exports/bind-api';
 import { CliError, ExitCode, reason, TimeoutError } from './errors';
 import { formatDuration } from './duration';
-import { bindApi, isConflict, sleep, type Cluster } from './kube';
+import { bindApi, isConflict, retryBusy, sleep, type Cluster } from './kube';
 
 const REQUESTS = bindApi('apiserviceexportrequests');
 
@@ -27,7 +27,7 @@ export async function createExportRequest(
 ): Promise<APIServiceExportRequest> {
   const body = requestObject(doc, namespace);
   const create = (b: APIServiceExportRequest) =>
-    provider.custom.createNamespacedCustomObject({ ...REQUESTS, namespace, body: b }) as Promise<APIServiceExportRequest>;
+    retryBusy(() => provider.custom.createNamespacedCustomObject({ ...REQUESTS, namespace, body: b }) as Promise<APIServiceExportRequest>);
   try {
     try {
       return await create(body);

@@ -12,7 +12,7 @@ import { BIND_GROUP } from '../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
 import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_NAME } from '../konnector/deploy/konnector';
 import { CliError, ExitCode, reason, TimeoutError } from './errors';
-import { bindApi, FIELD_MANAGER, getOrUndefined, sleep, statusOf, type Cluster } from './kube';
+import { bindApi, FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, statusOf, type Cluster } from './kube';
 import { compareVersions, formatVersion, parseVersion } from './semver';
 
 export type Grant = Omit<KonnectorApiAccessProps, 'namespace'>;
@@ -80,14 +80,8 @@ const permissionsHint = 'kubectl bind installs the konnector and its RBAC: run i
 async function apply(app: Cluster, m: Manifest): Promise<void> {
   try {
     // Through the client's own deserializer first: its serializer drops wire names such as x-kubernetes-preserve-unknown-fields.
-    await app.objects.patch(
-      loadYaml<KubernetesObject>(JSON.stringify(m)),
-      undefined,
-      undefined,
-      FIELD_MANAGER,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
+    const object = loadYaml<KubernetesObject>(JSON.stringify(m));
+    await retryBusy(() => app.objects.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
   } catch (e) {
     const where = `${m.kind} ${m.metadata?.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata?.name}`;
     throw new CliError(`cannot apply ${where} of the konnector: ${reason(e)}`, statusOf(e) === 403 ? permissionsHint : undefined);
@@ -102,7 +96,7 @@ export async function awaitBindingsServed(app: Cluster, namespace: string, timeo
       await app.custom.listNamespacedCustomObject({ ...bindApi('apiservicebindings'), namespace, limit: 1 });
       return;
     } catch (e) {
-      if (statusOf(e) !== 404 && statusOf(e) !== 503) throw new CliError(`cannot list APIServiceBindings: ${reason(e)}`, permissionsHint);
+      if (statusOf(e) !== 404 && !isBusy(e)) throw new CliError(`cannot list APIServiceBindings: ${reason(e)}`, permissionsHint);
     }
     if (signal.aborted) throw new CliError('interrupted', undefined, ExitCode.Interrupted);
     if (Date.now() > deadline)

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appCluster, loadKubeconfig } from './kube';
+import { appCluster, loadKubeconfig, retryBusy } from './kube';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-kube-'));
 const file = (name: string, current: string | undefined, contexts: [string, string][]) => {
@@ -43,5 +43,34 @@ describe('the app cluster’s kubeconfig', () => {
     expect(() => appCluster({ kubeconfig: only, context: 'b' }, {})).toThrow(
       expect.objectContaining({ message: 'the kubeconfig has no context "b"', hint: 'use one of: a' }),
     );
+  });
+});
+
+describe('calls while the API server is busy', () => {
+  const failing = (codes: number[]) => {
+    let calls = 0;
+    return {
+      call: async () => {
+        const code = codes[calls++];
+        if (code) throw Object.assign(new Error(`HTTP ${code}`), { code });
+        return 'done';
+      },
+      calls: () => calls,
+    };
+  };
+
+  it('are tried again on 429 (a CRD’s storage (re)initializing) and 503, as client-go retries', async () => {
+    const f = failing([429, 503]);
+    expect(await retryBusy(f.call)).toBe('done');
+    expect(f.calls()).toBe(3);
+  });
+
+  it('end at once on any other error, and after the last attempt', async () => {
+    const forbidden = failing([403]);
+    await expect(retryBusy(forbidden.call)).rejects.toMatchObject({ code: 403 });
+    expect(forbidden.calls()).toBe(1);
+    const busy = failing([429, 429, 429]);
+    await expect(retryBusy(busy.call, undefined, 2)).rejects.toMatchObject({ code: 429 });
+    expect(busy.calls()).toBe(2);
   });
 });

@@ -129,6 +129,24 @@ export async function getOrUndefined<T>(call: Promise<T>): Promise<T | undefined
   }
 }
 
+/** Answers worth another try: busy (429, also while a CRD's storage (re)initializes) or unavailable (503). */
+export const isBusy = (err: unknown) => statusOf(err) === 429 || statusOf(err) === 503;
+
+/**
+ * `call`, tried again while the API server is busy (as client-go retries a 429), at most `attempts` times over about
+ * 10 s. Other errors, and the last busy one, are thrown.
+ */
+export async function retryBusy<T>(call: () => Promise<T>, signal?: AbortSignal, attempts = 20): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await call();
+    } catch (e) {
+      if (!isBusy(e) || i >= attempts || signal?.aborted) throw e;
+    }
+    await sleep(Math.min(100 * i, 1_000), signal);
+  }
+}
+
 /** Waits `ms`, or less when `signal` aborts. */
 export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((r) => {

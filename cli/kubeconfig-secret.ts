@@ -6,7 +6,7 @@
  */
 import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { KUBECONFIG_SECRET_KEY } from '../exports/bind-api';
-import type { Cluster } from './kube';
+import { isConflict, type Cluster } from './kube';
 
 export const KUBECONFIG_SECRET_PREFIX = 'kubeconfig-';
 
@@ -58,10 +58,16 @@ export async function storeKubeconfig(
   kubeconfig: string,
 ): Promise<{ readonly name: string; readonly reused: boolean }> {
   const body = kubeconfigSecret(namespace, kubeconfig);
-  const existing = await findKubeconfigSecret(app, namespace, kubeconfig);
-  if (existing) {
-    await app.core.replaceNamespacedSecret({ namespace, name: existing.metadata!.name!, body: { ...existing, data: body.data } });
-    return { name: existing.metadata!.name!, reused: true };
+  // The konnector rewrites this Secret on each heartbeat (token rotation): a replace that lost that race reads again.
+  for (let attempt = 1; ; attempt++) {
+    const existing = await findKubeconfigSecret(app, namespace, kubeconfig);
+    if (!existing) break;
+    try {
+      await app.core.replaceNamespacedSecret({ namespace, name: existing.metadata!.name!, body: { ...existing, data: body.data } });
+      return { name: existing.metadata!.name!, reused: true };
+    } catch (e) {
+      if (!isConflict(e) || attempt >= 5) throw e;
+    }
   }
   const created = await app.core.createNamespacedSecret({ namespace, body });
   return { name: created.metadata!.name!, reused: false };
