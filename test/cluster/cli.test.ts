@@ -19,7 +19,7 @@ import { headlessLogin, startCli, type CliRun } from '../support/cli';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../support/konnector';
-import { eventually, kubeFor, type Kube } from '../support/kube';
+import { eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../support/kube';
 import { freePorts } from '../support/processes';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
@@ -32,7 +32,7 @@ const pgPath = (namespace: string, name = '') => `/apis/anynines.com/v1/namespac
 /** An API whose export template claims ConfigMaps as required, to decline. */
 const GADGET = { group: 'cli.klutch-kit.test', resource: 'gadgets' } as const;
 
-type O = Record<string, any>;
+type O = WireObject;
 let s: BackendSuite;
 let a: ClusterInfo;
 let b: ClusterInfo;
@@ -41,17 +41,8 @@ let kb: Kube;
 let user: string;
 let konnector: KonnectorProcess | undefined;
 let logDir: string;
-const get = async (kube: Kube, path: string): Promise<O | undefined> => {
-  const r = await kube.request('GET', path);
-  return r.code === 200 ? (r.body as O) : undefined;
-};
-const must = async (kube: Kube, method: string, path: string, body?: unknown, type?: string): Promise<O> => {
-  const r = await kube.request(method, path, body, type);
-  if (r.code >= 300) throw new Error(`${method} ${path}: ${r.code} ${JSON.stringify(r.body.message)}`);
-  return r.body as O;
-};
 const kubeconfigSecrets = async () =>
-  ((await must(kb, 'GET', `/api/v1/namespaces/${ns}/secrets`)).items as O[])
+  ((await requireOk(kb, 'GET', `/api/v1/namespaces/${ns}/secrets`)).items as O[])
     .map((x) => x.metadata.name as string)
     .filter((n) => n.startsWith('kubeconfig-'));
 const cli = (args: readonly string[], o: { closeStdin?: boolean } = {}) =>
@@ -75,7 +66,7 @@ beforeAll(async () => {
   s = await startBackendSuite(a, { users: 2 });
   user = s.user();
   // The declined-claim API: a CRD and a template whose claim is required.
-  await must(
+  await requireOk(
     ka,
     'PATCH',
     `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GADGET.resource}.${GADGET.group}?fieldManager=t&force=true`,
@@ -106,13 +97,13 @@ beforeAll(async () => {
     ...GADGET,
     permissionClaims: [{ group: '', resource: 'configmaps', version: 'v1', required: true, selector: { owner: 'Provider' } }],
   });
-  await must(
+  await requireOk(
     ka,
     'POST',
     `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${s.templateNamespace}/apiserviceexporttemplates`,
     template,
   );
-  await must(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
+  await requireOk(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
 }, 120_000);
 
 afterAll(async () => {
@@ -147,11 +138,11 @@ describe('kubectl bind', () => {
     // What the plugin left: one kubeconfig Secret, the binding through it, and on the provider the export.
     const secrets = await kubeconfigSecrets();
     expect(secrets).toHaveLength(1);
-    const binding = await must(kb, 'GET', `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`);
+    const binding = await requireOk(kb, 'GET', `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`);
     expect(binding.spec.kubeconfigSecretRef).toEqual({ name: secrets[0], namespace: ns, key: 'kubeconfig' });
     const consumerNs = (
       await eventually('the consumer namespace', async () => {
-        const list = (await must(ka, 'GET', '/api/v1/namespaces')).items as O[];
+        const list = (await requireOk(ka, 'GET', '/api/v1/namespaces')).items as O[];
         return list.find(
           (n) =>
             n.metadata.name.startsWith(`${s.prefix}-`) &&
@@ -159,23 +150,30 @@ describe('kubectl bind', () => {
         );
       })
     ).metadata.name as string;
-    expect(await get(ka, `${BIND}/namespaces/${consumerNs}/apiserviceexports/${PG_BINDING}`)).toBeDefined();
-    const deployment = await must(kb, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/konnector`);
+    expect(await getObject(ka, `${BIND}/namespaces/${consumerNs}/apiserviceexports/${PG_BINDING}`)).toBeDefined();
+    const deployment = await requireOk(kb, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/konnector`);
     expect(deployment.spec.template.spec.containers[0].args).toContain(`--binding-namespace=${ns}`);
 
     // The first claim, as the plugin's example shows it, created in b: up to the provider, its status back.
     const example = parse(/<<'EOF'\n([\s\S]*?)\n\s*EOF/.exec(r.stdout)![1]!.replace(/^ {2}/gm, '')) as O;
     const claim: O = { ...example, metadata: { name: 'first', namespace: app } };
-    await must(kb, 'POST', pgPath(app), claim);
+    await requireOk(kb, 'POST', pgPath(app), claim);
     const pns = await eventually(
       'the provider namespace of the app namespace',
-      async () => (await get(ka, `${BIND}/namespaces/${consumerNs}/apiservicenamespaces/${app}`))?.status?.namespace as string | undefined,
+      async () =>
+        (await getObject(ka, `${BIND}/namespaces/${consumerNs}/apiservicenamespaces/${app}`))?.status?.namespace as string | undefined,
     );
-    const up = await eventually('the claim upstream', () => get(ka, pgPath(pns, 'first')));
+    const up = await eventually('the claim upstream', () => getObject(ka, pgPath(pns, 'first')));
     expect(up.spec).toMatchObject(claim.spec);
-    await must(ka, 'PATCH', `${pgPath(pns, 'first')}/status`, { status: { managed: { state: 'ready' } } }, 'application/merge-patch+json');
+    await requireOk(
+      ka,
+      'PATCH',
+      `${pgPath(pns, 'first')}/status`,
+      { status: { managed: { state: 'ready' } } },
+      'application/merge-patch+json',
+    );
     await eventually('the status in the app cluster', async () =>
-      (await get(kb, pgPath(app, 'first')))?.status?.managed?.state === 'ready' ? true : undefined,
+      (await getObject(kb, pgPath(app, 'first')))?.status?.managed?.state === 'ready' ? true : undefined,
     );
   });
 
@@ -198,18 +196,18 @@ describe('kubectl bind', () => {
 
   it('removes a binding in the konnector’s order: its claim goes in both clusters first, nothing stranded', async () => {
     const pns =
-      (await get(kb, pgPath(app, 'first'))) &&
+      (await getObject(kb, pgPath(app, 'first'))) &&
       (await eventually('claim upstream', async () => {
-        const list = (await must(ka, 'GET', `/apis/anynines.com/v1/${PG.resource}`)).items as O[];
+        const list = (await requireOk(ka, 'GET', `/apis/anynines.com/v1/${PG.resource}`)).items as O[];
         return list.find((o) => o.metadata.name === 'first')?.metadata.namespace as string | undefined;
       }));
     const r = await exited(await cli(['remove', PG_BINDING, '--yes', '--timeout=40s']), 0);
     expect(r.stdout).toContain(`Removed ${PG_BINDING}.`);
-    expect(await get(kb, pgPath(app, 'first'))).toBeUndefined();
-    expect(await get(ka, pgPath(pns!, 'first'))).toBeUndefined();
-    expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
-    expect(await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${PG_BINDING}`)).toBeUndefined();
-    expect(await get(kb, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${ns}-konnector-${PG_BINDING}`)).toBeUndefined();
+    expect(await getObject(kb, pgPath(app, 'first'))).toBeUndefined();
+    expect(await getObject(ka, pgPath(pns!, 'first'))).toBeUndefined();
+    expect(await getObject(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
+    expect(await getObject(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${PG_BINDING}`)).toBeUndefined();
+    expect(await getObject(kb, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${ns}-konnector-${PG_BINDING}`)).toBeUndefined();
     // ServiceBinding still binds through the Secret: it stays.
     expect(await kubeconfigSecrets()).toHaveLength(1);
   });
@@ -221,7 +219,7 @@ describe('kubectl bind', () => {
       file,
       `apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nmetadata:\n  name: ${PG_BINDING}\nspec:\n  resources:\n  - group: ${PG.group}\n    resource: ${PG.resource}\n`,
     );
-    const requests = async () => ((await must(ka, 'GET', `${BIND}/apiserviceexportrequests`)).items as O[]).length;
+    const requests = async () => ((await requireOk(ka, 'GET', `${BIND}/apiserviceexportrequests`)).items as O[]).length;
     const before = await requests();
     // Both dry runs: from the file, and after a login (kubectl bind <url> --dry-run).
     const login = await cli([url(), '--dry-run', '--accept-permission-claims']);
@@ -239,7 +237,7 @@ describe('kubectl bind', () => {
       expect(dry.stderr).toMatch(/Dry run: none of these \d+ objects was created/);
     }
     expect(await requests()).toBe(before);
-    expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
+    expect(await getObject(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
 
     const r = await exited(await cli(['apiservice', '-f', file, '--remote-kubeconfig-name', secret!, '--wait=30s']), 0);
     expect(r.stderr).toContain(`APIServiceBinding ${ns}/${PG_BINDING} created.`);
@@ -288,7 +286,7 @@ describe('kubectl bind', () => {
       const d = await exited(declined, 4);
       expect(d.stdout).toContain('required:   yes');
       expect(d.stderr).toContain('permission claim configmaps is required by the provider and was rejected; nothing was bound');
-      expect(await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${GADGET.resource}.${GADGET.group}`)).toBeUndefined();
+      expect(await getObject(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${GADGET.resource}.${GADGET.group}`)).toBeUndefined();
     } finally {
       old.close();
     }

@@ -73,6 +73,22 @@ export function kubeFromConfig(yaml: string): Kube {
   };
 }
 
+/** A wire object, as tests read one. */
+export type WireObject = Record<string, any>;
+
+/** GET `path`: the object, or undefined when the answer is not 200. */
+export async function getObject(kube: Kube, path: string): Promise<WireObject | undefined> {
+  const r = await kube.request('GET', path);
+  return r.code === 200 ? (r.body as WireObject) : undefined;
+}
+
+/** One call that must succeed; the error names the call, the status and the API server's message. */
+export async function requireOk(kube: Kube, method: string, path: string, body?: unknown, contentType?: string): Promise<WireObject> {
+  const r = await kube.request(method, path, body, contentType);
+  if (r.code >= 300) throw new Error(`${method} ${path}: ${r.code} ${JSON.stringify(r.body.message)}`);
+  return r.body as WireObject;
+}
+
 /** Polls `check` until it returns a value other than undefined; the error names `what` and the last value seen. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
