@@ -107,6 +107,22 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // Unbind while the konnector runs, so the API's CRDs leave cluster b with their bindings (a later suite of this
+  // worker binds the same APIs there, and the konnector refuses a CRD another binding owns).
+  const bindings = `${BIND}/namespaces/${ns}/apiservicebindings`;
+  if (kb) {
+    for (const name of [PG_BINDING, SB_BINDING]) await kb.request('DELETE', `${bindings}/${name}`);
+    const gone = await eventually(
+      'the bindings released by the konnector',
+      async () => (((await getObject(kb, bindings))?.items as O[] | undefined)?.length ? undefined : true),
+      konnector ? 20_000 : 0,
+    ).catch(() => false);
+    if (!gone)
+      for (const name of [PG_BINDING, SB_BINDING]) {
+        await kb.request('PATCH', `${bindings}/${name}`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+        await kb.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      }
+  }
   await konnector?.proc.stop();
   await s?.stop();
   await ka?.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GADGET.resource}.${GADGET.group}`);
