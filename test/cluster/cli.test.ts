@@ -104,7 +104,28 @@ beforeAll(async () => {
     template,
   );
   await requireOk(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
+  // An earlier suite of this worker may have left an API's CRD behind in b, owned by its binding: the konnector
+  // would refuse it as foreign. A user's cluster would be cleaned the same way (README: remove finalizers by hand).
+  await Promise.all([PG_BINDING, SB_BINDING].map((crd) => removeLeftoverCrd(kb, crd)));
 }, 120_000);
+
+async function removeLeftoverCrd(kube: Kube, name: string): Promise<void> {
+  const crd = await getObject(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+  if (!crd) return;
+  const version = (crd.spec.versions as O[]).find((v) => v.storage)!.name as string;
+  const objects = await getObject(kube, `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}`);
+  for (const o of (objects?.items ?? []) as O[])
+    await kube.request(
+      'PATCH',
+      `/apis/${crd.spec.group}/${version}/namespaces/${o.metadata.namespace}/${crd.spec.names.plural}/${o.metadata.name}`,
+      { metadata: { finalizers: null } },
+      'application/merge-patch+json',
+    );
+  await kube.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+  await eventually(`leftover CRD ${name} gone`, async () =>
+    (await getObject(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)) ? undefined : true,
+  );
+}
 
 afterAll(async () => {
   // Unbind while the konnector runs, so the API's CRDs leave cluster b with their bindings (a later suite of this
