@@ -65,8 +65,12 @@ export async function startCallbackServer(sid: string): Promise<CallbackServer> 
     port,
     received,
     ignored,
+    // The browser's last page is on its way when the login resumes: idle connections close at once, the rest may
+    // finish for a second.
     close: async () => {
-      await Promise.all(servers.map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));
+      const force = setTimeout(() => servers.forEach((s) => s.closeAllConnections()), 1_000);
+      await Promise.all(servers.map((s) => new Promise<void>((r) => (s.close(() => r()), s.closeIdleConnections()))));
+      clearTimeout(force);
     },
   };
 }
