@@ -99,11 +99,64 @@ export interface GoBuildOptions {
   readonly log?: (line: string) => void;
 }
 
-/** Builds `pkg` into `out` unless it is there already. Writes atomically, so an interrupted build leaves nothing. */
+/**
+ * Builds `pkg` into `out` unless it is there already. Writes atomically, so an interrupted build leaves nothing; one
+ * build of a binary at a time across processes (test files that run at once and need the same tool wait for the first
+ * build instead of starting a second on the same cores).
+ */
 export async function goBuild(o: GoBuildOptions): Promise<string> {
   if (existsSync(o.out)) return o.out;
   requireGo(o.minGo ?? '1.24');
   mkdirSync(dirname(o.out), { recursive: true });
+  const release = await buildLock(o.out, o.label, o.log ?? stderrLog);
+  try {
+    return existsSync(o.out) ? o.out : await build(o);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * `<out>.lock`, a folder (made atomically) holding the builder's pid. Waits while a live process holds it; takes over
+ * a lock whose holder is gone.
+ */
+async function buildLock(out: string, label: string, log: (line: string) => void): Promise<() => void> {
+  const lock = `${out}.lock`;
+  let said = false;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      return () => rmSync(lock, { recursive: true, force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    let holder = 0;
+    try {
+      holder = Number(readFileSync(join(lock, 'pid'), 'utf8') || 0);
+    } catch {
+      // Being made (no pid yet) or just released: look again.
+    }
+    if (holder && !alive(holder)) {
+      rmSync(lock, { recursive: true, force: true });
+      continue;
+    }
+    if (!said) log(`waiting for another process (pid ${holder || '?'}) building ${label} ...`);
+    said = true;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function build(o: GoBuildOptions): Promise<string> {
   const tmp = `${o.out}.tmp-${process.pid}`;
   // -v names each package as it is compiled: the count is the progress shown during a cold build.
   const args = ['build', '-v', '-trimpath', '-o', tmp];

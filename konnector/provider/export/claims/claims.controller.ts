@@ -12,7 +12,7 @@ import { trimManagedFields } from '../../../kube/trim';
 import { isDeleting, keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { consumerObj, providerObj, resourceApiVersion, syncController, type ExportContext } from '../context';
-import { reconcileClaim } from './claims.reconcile';
+import { claimOwner, reconcileClaim } from './claims.reconcile';
 
 export type ClaimedResource = 'secrets' | 'configmaps';
 const KIND: Record<ClaimedResource, string> = { secrets: 'Secret', configmaps: 'ConfigMap' };
@@ -62,10 +62,10 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
             getSource: (ns, n) => withKind(sources.get(ns, n)),
             targetNamespace: (pns) => conn.map.consumerNamespace(pns),
             ownerTwin: (src) => {
-              const ref = src.metadata.ownerReferences?.find((r) => r.kind === x.resource.kind && r.apiVersion === apiVersion);
+              const ref = claimOwner(src, x.resource.kind, apiVersion);
               const owner = ref && providerObj(x, src.metadata.namespace!, ref.name);
-              if (!ref || !owner || owner.metadata.uid !== ref.uid || owner.metadata.annotations?.[Annotations.bound] !== 'true')
-                return undefined;
+              if (!ref || !owner || (ref.uid !== undefined && owner.metadata.uid !== ref.uid)) return undefined;
+              if (owner.metadata.annotations?.[Annotations.bound] !== 'true') return undefined;
               const cns = conn.map.consumerNamespace(src.metadata.namespace!);
               const twin = cns === undefined ? undefined : consumerObj(x, cns, ref.name);
               return twin && !isDeleting(twin) ? twin : undefined;
@@ -143,7 +143,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
   const owned = (pns: string, ownerName: string) =>
     sources
       .list(pns)
-      .filter((s) => s.metadata?.ownerReferences?.some((r) => r.name === ownerName && r.kind === x.resource.kind))
+      .filter((s) => claimOwner(s as unknown as Obj, x.resource.kind, apiVersion)?.name === ownerName)
       .map((s) => keyOf(s as unknown as Obj));
   x.provider.each((pns, inf) => controller.watch(inf, (o) => owned(pns, o.metadata!.name!)));
   controller.watch(x.consumer, (o) => {

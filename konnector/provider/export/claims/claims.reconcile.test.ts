@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Annotations } from '../../../../exports/bind-api';
 import type { Obj } from '../../../kube/objects';
-import { copyOf, reconcileClaim, type ClaimDeps } from './claims.reconcile';
+import { claimOwner, copyOf, reconcileClaim, type ClaimDeps } from './claims.reconcile';
 
 const secret = (namespace: string, name: string, data: Record<string, string>, annotations?: Record<string, string>): Obj => ({
   apiVersion: 'v1',
@@ -85,5 +85,26 @@ describe('reconcileClaim', () => {
     const gone = world({ source: undefined, target: mine });
     await reconcileClaim(gone.deps, 'p', 'sb-creds');
     expect(gone.writes).toEqual([]);
+  });
+});
+
+describe('claimOwner', () => {
+  const owned = (name: string, refs: Obj['metadata']['ownerReferences']): Obj => ({
+    ...secret('p', name, {}),
+    metadata: { name, namespace: 'p', ownerReferences: refs },
+  });
+  it('is the bound object an ownerReference names, with its uid to check', () => {
+    const s = owned('anything', [{ apiVersion: 'anynines.com/v1', kind: 'ServiceBinding', name: 'sb', uid: 'u-sb' }]);
+    expect(claimOwner(s, 'ServiceBinding', 'anynines.com/v1')).toEqual({ name: 'sb', uid: 'u-sb' });
+  });
+  it('is the claim <name> of the connection Secret <name>-creds that Crossplane writes owned by the composed resource', () => {
+    const s = owned('sb-creds', [{ apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', name: 'sb-x7k2p-4xq9z', uid: 'u-o' }]);
+    expect(claimOwner(s, 'ServiceBinding', 'anynines.com/v1')).toEqual({ name: 'sb' });
+  });
+  it('is nothing for another Secret of the namespace', () => {
+    expect(claimOwner(owned('db-password', undefined), 'ServiceBinding', 'anynines.com/v1')).toBeUndefined();
+    expect(claimOwner(owned('-creds', undefined), 'ServiceBinding', 'anynines.com/v1')).toBeUndefined();
+    const other = owned('x', [{ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', name: 'pg', uid: 'u-pg' }]);
+    expect(claimOwner(other, 'ServiceBinding', 'anynines.com/v1')).toBeUndefined();
   });
 });

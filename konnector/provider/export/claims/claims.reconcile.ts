@@ -4,8 +4,8 @@
  * the app cluster, `Consumer` claims copy app objects up.
  *
  * Only what a claim selects moves (Klutch moves every Secret of a namespace, and writes onto the provider's objects):
- * the name must match `selector.names` AND the object must be owned (ownerReference, uid checked) by a bound object
- * of this API — a claim's `<claim>-creds` Secret, never an unrelated one. The copy is owned by the bound object's
+ * the name must match `selector.names` AND the object must belong to a bound object of this API (`claimOwner`) — a
+ * claim's `<claim>-creds` Secret, never an unrelated one. The copy is owned by the bound object's
  * twin on the other side, so the app cluster's garbage collector removes it with the claim, and carries
  * `klutch.anynines.com/resource-owner: <side>` as annotation (Klutch's marker) and label (what the konnector
  * watches). An object of the same name that is not such a copy is never overwritten or deleted.
@@ -56,6 +56,23 @@ export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, n
   const desired = copyOf(source, targetNamespace, twin, deps.from);
   if (!target || !sameCopy(desired, target)) await deps.writeTarget(desired, target);
   return undefined;
+}
+
+/** What Klutch's Compositions name a claim's connection Secret (`writeConnectionSecretToRef`, in the claim's namespace). */
+export const CREDENTIALS_SUFFIX = '-creds';
+
+/**
+ * The bound object `source` belongs to: the one its ownerReference names (`uid` to check), or — for the connection
+ * Secret Crossplane writes, which the composed resource owns rather than the claim — the claim `<name>` of a source
+ * named `<name>-creds`. Undefined for anything else.
+ */
+export function claimOwner(source: Obj, kind: string, apiVersion: string): { readonly name: string; readonly uid?: string } | undefined {
+  const ref = source.metadata.ownerReferences?.find((r) => r.kind === kind && r.apiVersion === apiVersion);
+  if (ref) return { name: ref.name, uid: ref.uid };
+  const name = source.metadata.name;
+  return name.length > CREDENTIALS_SUFFIX.length && name.endsWith(CREDENTIALS_SUFFIX)
+    ? { name: name.slice(0, -CREDENTIALS_SUFFIX.length) }
+    : undefined;
 }
 
 export const selects = (names: readonly string[], name: string): boolean =>

@@ -1,0 +1,68 @@
+/**
+ * STAND-IN for the a8s operators, running on its own for the sandbox. The operators cannot run here (they start
+ * database Pods, which need a kubelet and images); test/support/stand-ins/a8s-operators.ts writes only what they
+ * would write, when told. This loop tells it, once a second, for what exists: every a8s `Postgresql` becomes Running,
+ * every a8s `ServiceBinding` is implemented with credentials made up here (and written to the Secret the real
+ * service-binding controller would write). Nothing else in the sandbox is played.
+ */
+import { randomBytes } from 'node:crypto';
+import { A8sOperatorsStandIn } from '../test/support/stand-ins/a8s-operators';
+import type { Kube } from '../test/support/kube';
+
+type Obj = { metadata: { name: string; namespace: string }; spec?: Record<string, any>; status?: Record<string, any> };
+
+const POSTGRESQLS = '/apis/postgresql.anynines.com/v1beta3/postgresqls';
+const BINDINGS = '/apis/servicebindings.anynines.com/v1beta3/servicebindings';
+
+export interface RunningStandIn {
+  /** What it did, one line each (`Postgresql ns/name Running`). */
+  readonly acted: readonly string[];
+  stop(): Promise<void>;
+}
+
+/** Installs the a8s CRDs and starts acting; `say` gets a line for each object it plays the operator for. */
+export async function startA8sOperators(kube: Kube, say: (line: string) => void): Promise<RunningStandIn> {
+  const operators = new A8sOperatorsStandIn(kube);
+  await operators.installCrds();
+  const acted: string[] = [];
+  const did = (line: string) => (acted.push(line), say(line));
+  const list = async (path: string): Promise<Obj[]> => {
+    const r = await kube.request('GET', path);
+    return r.code === 200 ? ((r.body as { items: Obj[] }).items ?? []) : [];
+  };
+  const tick = async (): Promise<void> => {
+    for (const pg of await list(POSTGRESQLS)) {
+      if (pg.status?.clusterStatus === 'Running') continue;
+      await operators.postgresqlRunning(pg.metadata.namespace, pg.metadata.name);
+      did(`a8s PostgreSQL operator (stand-in): Postgresql ${pg.metadata.namespace}/${pg.metadata.name} is Running`);
+    }
+    for (const sb of await list(BINDINGS)) {
+      if (sb.status?.implemented === true) continue;
+      const instance = String(sb.spec?.instance?.name ?? 'postgresql');
+      await operators.bindingImplemented(sb.metadata.namespace, sb.metadata.name, {
+        database: instance.replace(/-/g, '_'),
+        instance_service: `${instance}-master.${sb.metadata.namespace}`,
+        username: `a8s-${sb.metadata.name}`.slice(0, 63),
+        password: randomBytes(12).toString('base64url'),
+      });
+      did(
+        `a8s service-binding controller (stand-in): ServiceBinding ${sb.metadata.namespace}/${sb.metadata.name} implemented, credentials in Secret ${sb.metadata.name}-service-binding`,
+      );
+    }
+  };
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      // An object deleted between list and write, or an API server under load: the next tick tries again.
+      await tick().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  })();
+  return {
+    acted,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}

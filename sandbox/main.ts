@@ -1,0 +1,102 @@
+/**
+ * `npm run sandbox`: the platform on this machine (sandbox/sandbox.ts), every step printed with its timing; then the
+ * kubeconfigs and what to try, and it keeps running until Ctrl-C, which stops everything. `--short` stops right after
+ * the round trip (what `npm test` runs).
+ */
+import { parseArgs } from 'node:util';
+import { join, relative } from 'node:path';
+import { repoRoot } from '../test/support/root';
+import { APP, CONTROL_PLANE, startSandbox, type Sandbox } from './sandbox';
+import { seconds, Steps } from './steps';
+
+const HELP = `npm run sandbox [-- options]
+
+Starts two Kubernetes clusters ("${CONTROL_PLANE}" and "${APP}"), Crossplane with our packages, an OpenID provider
+and the bind backend on the control plane, binds the app cluster with kubectl bind, and sends a PostgresqlInstance
+and a ServiceBinding from the app cluster through the control plane and back. Keeps running until Ctrl-C.
+
+Options:
+  --dir DIR     logs, synth output and kubeconfigs (default .sandbox/ in the repository; emptied first)
+  --short       stop after the round trip instead of waiting for Ctrl-C
+  --user NAME   who logs in at the OpenID provider (default developer)
+  -h, --help    this help
+`;
+
+let values: { dir?: string; short?: boolean; user?: string; help?: boolean };
+try {
+  values = parseArgs({
+    options: { dir: { type: 'string' }, short: { type: 'boolean' }, user: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+  }).values;
+} catch (e) {
+  process.stderr.write(`sandbox: ${(e as Error).message}\n\n${HELP}`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+
+const dir = values.dir ?? join(repoRoot(), '.sandbox');
+const interrupt = new AbortController();
+const steps = new Steps((t) => process.stdout.write(t), interrupt.signal);
+// Every harness process registers an exit handler.
+process.setMaxListeners(100);
+const show = (p: string) => (relative(process.cwd(), p).startsWith('..') ? p : relative(process.cwd(), p));
+
+let sandbox: Sandbox | undefined;
+let interrupted = false;
+const stopAll = async (why: string, code: number): Promise<never> => {
+  process.stdout.write(`\n${why}: stopping everything ...\n`);
+  const t = Date.now();
+  await sandbox?.stop();
+  process.stdout.write(`stopped in ${seconds(Date.now() - t)}; nothing is left running. Logs stay in ${show(dir)}/\n`);
+  process.exit(code);
+};
+process.once('SIGINT', () => {
+  interrupted = true;
+  // A second Ctrl-C ends at once; every process started has a parent-death signal and follows.
+  process.once('SIGINT', () => process.exit(130));
+  if (sandbox) void stopAll('Ctrl-C', 0);
+  else {
+    process.stdout.write('\nCtrl-C: stopping what has started ...\n');
+    interrupt.abort();
+  }
+});
+process.once('SIGTERM', () => void (sandbox ? stopAll('SIGTERM', 0) : process.exit(143)));
+
+process.stdout.write(`klutch-kit sandbox: the platform on this machine (logs and kubeconfigs in ${show(dir)}/)\n`);
+try {
+  sandbox = await startSandbox({ dir, steps, ...(values.user ? { user: values.user } : {}) });
+} catch (e) {
+  // startSandbox stopped what it had started.
+  if (interrupted) {
+    process.stdout.write(`stopped; nothing is left running. Logs stay in ${show(dir)}/\n`);
+    process.exit(130);
+  }
+  process.stderr.write(`\nsandbox: ${e instanceof Error ? e.message : String(e)}\n  logs: ${show(dir)}/\n`);
+  process.exit(1);
+}
+if (interrupted) await stopAll('Ctrl-C', 130);
+
+const k = sandbox.kubeconfigs;
+process.stdout.write(`
+The round trip is done (${steps.total()} in all):
+${steps.timings.map((t, i) => `  [${i + 1}] ${seconds(t.ms).padStart(7)}  ${t.step}`).join('\n')}
+
+Use the clusters with kubectl:
+  export KUBECONFIG=${show(k.app)}             # the app cluster
+  kubectl get postgresqlinstances,servicebindings -n default
+  kubectl get secret ${sandbox.claims.binding}-creds -n default -o jsonpath='{.data}'
+  kubectl bind list
+
+  kubectl --kubeconfig ${show(k.controlPlane)} get claim,composite,managed -A   # the control plane
+  kubectl --kubeconfig ${show(k.controlPlane)} get postgresqls -n ${sandbox.claims.providerNamespace}
+
+Bind again from another terminal: kubectl bind ${sandbox.backendUrl}/export --kubeconfig ${show(k.app)}
+(the login page of the local OpenID provider, ${sandbox.oidcIssuer}, uses a certificate of a test CA: your browser will warn)
+`);
+if (values.short) await stopAll('--short', 0);
+process.stdout.write('\nRunning. Ctrl-C stops everything.\n');
+// Kept alive by the processes' handles until Ctrl-C.
+setInterval(() => {}, 1 << 30);

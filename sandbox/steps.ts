@@ -1,0 +1,67 @@
+/**
+ * The sandbox's progress output: each step on a line of its own with how long it took, detail lines indented under
+ * it, and every timing kept for the summary (and for the test that runs the sandbox).
+ */
+export interface StepTiming {
+  readonly step: string;
+  readonly ms: number;
+}
+
+export class Steps {
+  readonly timings: StepTiming[] = [];
+  private readonly started = Date.now();
+
+  /** `signal` (Ctrl-C) ends the running step at once with an `Interrupted` error. */
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  /** A detail line under the current step. */
+  say(line: string): void {
+    this.write(`    ${line}\n`);
+  }
+
+  /** Runs one step: prints its title, then `✓ <seconds>` when done or `✗` with the error when it fails. */
+  async run<T>(title: string, fn: () => Promise<T>): Promise<T> {
+    const n = this.timings.length + 1;
+    this.write(`\n[${n}] ${title}\n`);
+    const t = Date.now();
+    try {
+      const v = await this.interruptible(fn());
+      const ms = Date.now() - t;
+      this.timings.push({ step: title, ms });
+      this.write(`    ✓ ${seconds(ms)}\n`);
+      return v;
+    } catch (e) {
+      this.write(`    ✗ failed after ${seconds(Date.now() - t)}\n`);
+      throw e;
+    }
+  }
+
+  private interruptible<T>(p: Promise<T>): Promise<T> {
+    const signal = this.signal;
+    if (!signal) return p;
+    let onAbort = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new Interrupted());
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+  }
+
+  /** Seconds since the sandbox started. */
+  total(): string {
+    return seconds(Date.now() - this.started);
+  }
+}
+
+export const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** A step ended by Ctrl-C. */
+export class Interrupted extends Error {
+  constructor() {
+    super('interrupted');
+  }
+}
