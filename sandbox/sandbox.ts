@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { BACKEND_CLIENT, callbackUri, installBindCrds, startBindBackend, type BindBackend } from '../test/support/bind-backend';
 import { parseYaml } from '../test/support/catalog';
 import { headlessLogin, startCli } from '../test/support/cli';
-import { kubeconfigYaml, startControlPlanes, type ClusterInfo, type ControlPlanes } from '../test/support/control-plane';
+import { startControlPlanes, type ControlPlanes } from '../test/support/control-plane';
 import { apply, startCrossplane, synthOutput, type Crossplane } from '../test/support/crossplane';
-import { startKonnector, type KonnectorProcess } from '../test/support/konnector';
+import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../test/support/konnector';
 import { eventually, kubeFor, type Kube } from '../test/support/kube';
 import { startOidcProvider, type OidcTestProvider } from '../test/support/oidc';
 import { freePorts } from '../test/support/processes';
@@ -136,7 +136,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       const installed = cli.printed(/^(Konnector (installed|upgraded|unchanged)|Kept the konnector)/m).then(async () => {
         if (konnector) return;
         konnector = await startKonnector({
-          kubeconfig: await serviceAccountKubeconfig(ka, app),
+          kubeconfig: await konnectorKubeconfig(app, KONNECTOR_NAMESPACE, 86_400), // a day, as the Pod's projected token would be renewed
           namespace: KONNECTOR_NAMESPACE,
           logDir: join(o.dir, 'konnector'),
         });
@@ -264,17 +264,4 @@ async function create(kube: Kube, obj: Obj): Promise<void> {
     },
     60_000,
   );
-}
-
-/** A kubeconfig of the konnector's ServiceAccount (TokenRequest, one day), as its Deployment's Pod would have. */
-async function serviceAccountKubeconfig(kube: Kube, app: ClusterInfo): Promise<string> {
-  const r = await kube.request('POST', `/api/v1/namespaces/${KONNECTOR_NAMESPACE}/serviceaccounts/konnector/token`, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: { expirationSeconds: 86_400 },
-  });
-  if (r.code >= 300)
-    throw new Error(`cannot get a token of ServiceAccount ${KONNECTOR_NAMESPACE}/konnector: ${JSON.stringify(r.body.message)}`);
-  const token = (r.body.status as { token: string }).token;
-  return kubeconfigYaml(app.name, app.server, app.ca, `system:serviceaccount:${KONNECTOR_NAMESPACE}:konnector`, token);
 }

@@ -69,6 +69,14 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // Unbind while the konnector runs, so it releases the binding and removes the API's CRD from b (later suites of
+  // this worker bind the same API).
+  if (konnector && !konnector.proc.exited()) {
+    await kb.request('DELETE', `${BIND}/namespaces/${ns}/apiservicebindings/${EXPORT}`);
+    await eventually('the binding released', async () =>
+      (await get(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${EXPORT}`)) ? undefined : true,
+    ).catch(() => undefined);
+  }
   await konnector?.proc.stop();
   await s?.stop();
   await kb?.request('DELETE', `/api/v1/namespaces/${app}`);

@@ -46,11 +46,11 @@ export async function installKonnector(
  * A kubeconfig of the konnector's ServiceAccount `<namespace>/konnector` (a TokenRequest token): what its Pod would
  * run with. The test clusters run no Pods, so suites start the bundled konnector with it in the Deployment's stead.
  */
-export async function konnectorKubeconfig(app: ClusterInfo, namespace: string): Promise<string> {
+export async function konnectorKubeconfig(app: ClusterInfo, namespace: string, expirationSeconds = 7200): Promise<string> {
   const r = await kubeFor(app).request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/konnector/token`, {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',
-    spec: { expirationSeconds: 7200 },
+    spec: { expirationSeconds },
   });
   if (r.code >= 300) throw new Error(`cannot get a token of ServiceAccount ${namespace}/konnector: ${JSON.stringify(r.body.message)}`);
   return kubeconfigYaml(
