@@ -239,8 +239,15 @@ const namespace = `claims-${process.pid}-${Date.now().toString(36)}`;
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 async function installAll(crds: Crd[]): Promise<void> {
+  // Server-side apply: a suite that ran before in this worker may have installed a claim API's CRD already (the
+  // backend suites install the same CRDs from the same XRDs); this suite's version is what counts.
   for (const crd of crds) {
-    const r = await kube.request('POST', CRDS, crd);
+    const r = await kube.request(
+      'PATCH',
+      `${CRDS}/${crd.metadata.name}?fieldManager=klutch-kit-claims&force=true`,
+      crd,
+      'application/apply-patch+yaml',
+    );
     if (r.code >= 300) throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${JSON.stringify(r.body.message ?? r.body)}`);
   }
   const deadline = Date.now() + 60_000;

@@ -4,7 +4,7 @@
  *
  * The test clusters run no Pods, so the konnector Deployment the plugin installs never starts: once the plugin says it
  * installed the konnector, the test starts the bundled konnector as a process with a token of the ServiceAccount that
- * install created — standing in for the Deployment's Pod, with the same flags. Sync in depth is konnector-backend's.
+ * install created — standing in for the Deployment's Pod, with the same flags. Sync in depth is konnector.test.ts's; credentials on the real Crossplane loop, sandbox.test.ts's.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -188,6 +188,12 @@ describe('kubectl bind', () => {
       })
     ).metadata.name as string;
     expect(await getObject(ka, `${BIND}/namespaces/${consumerNs}/apiserviceexports/${PG_BINDING}`)).toBeDefined();
+    // The konnector heartbeats into the ClusterBinding our backend made (twice its interval is the timeout it reports).
+    const cb = await eventually('a heartbeat of the konnector', async () => {
+      const o = await getObject(ka, `${BIND}/namespaces/${consumerNs}/clusterbindings/cluster`);
+      return o?.status?.konnectorVersion ? o : undefined;
+    });
+    expect(cb.status).toMatchObject({ konnectorVersion: 'v0.1.0', heartbeatInterval: '4s' });
     const deployment = await requireOk(kb, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/konnector`);
     expect(deployment.spec.template.spec.containers[0].args).toContain(`--binding-namespace=${ns}`);
 

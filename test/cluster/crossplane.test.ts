@@ -383,8 +383,8 @@ describe('a9s, up to the provider-anynines resource (stand-in: provider-anynines
 });
 
 /**
- * provider-kubernetes re-reads an Object's a8s object only on a poll: every 2 s here while the Object is Ready, every
- * 30 s while it is not (hard-coded in provider-kubernetes v1.3.1, internal/controller/cluster/object/object.go:163).
+ * provider-kubernetes re-reads an Object's a8s object only on a poll: every minute here while the Object is Ready,
+ * every 30 s while it is not (hard-coded in provider-kubernetes v1.3.1, internal/controller/cluster/object/object.go:163).
  * Status the operators write can take that long to reach a claim.
  */
 const A8S_STATUS_MS = 45_000;

@@ -60,8 +60,10 @@ export interface CrossplaneOptions {
    */
   readonly packages?: boolean;
   /**
-   * How often provider-kubernetes re-reads an Object's wrapped resource. Its status (what the a8s operators write)
-   * reaches the claim only on such a poll: provider-kubernetes' watches are alpha and off by default. @default 2s
+   * How often provider-kubernetes re-reads a Ready Object's wrapped resource (one that is not Ready is re-read every
+   * 30 s, hard-coded in v1.3.1). Status the a8s operators write reaches the claim only on such a poll:
+   * provider-kubernetes' watches are alpha and off by default. A short poll costs the API server a read of every Ready
+   * Object that often, for nothing the tests wait on. @default 1m
    */
   readonly providerPoll?: string;
   /**
@@ -251,7 +253,7 @@ export async function startProviderKubernetes(
       `--webhook-port=${webhook}`,
       `--metrics-bind-address=127.0.0.1:${metrics}`,
       `--health-probe-bind-addr=127.0.0.1:${health}`,
-      `--poll=${o.poll ?? '2s'}`,
+      `--poll=${o.poll ?? '1m'}`,
       ...(o.debug ? ['--debug'] : []),
     ],
     { TLS_SERVER_CERTS_DIR: pki.providerWebhook },
