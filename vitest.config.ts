@@ -37,7 +37,7 @@ export default defineConfig({
           globalSetup: ['test/support/cluster.setup.ts'],
           setupFiles: ['test/support/cluster.each.ts'],
           sequence: { groupOrder: 1 },
-          maxWorkers: 4,
+          maxWorkers: 3,
         },
       },
     ],

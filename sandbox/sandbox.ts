@@ -15,7 +15,7 @@ import { BACKEND_CLIENT, callbackUri, installBindCrds, startBindBackend, type Bi
 import { parseYaml } from '../test/support/catalog';
 import { headlessLogin, startCli } from '../test/support/cli';
 import { startControlPlanes, type ControlPlanes } from '../test/support/control-plane';
-import { apply, startCrossplane, synthOutput, type Crossplane } from '../test/support/crossplane';
+import { apply, startCrossplane, synthOutputAsync, type Crossplane } from '../test/support/crossplane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../test/support/konnector';
 import { eventually, kubeFor, type Kube } from '../test/support/kube';
 import { startOidcProvider, type OidcTestProvider } from '../test/support/oidc';
@@ -65,6 +65,16 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     })());
   const log = (line: string) => steps.say(line);
   try {
+    // synth needs no cluster: it runs while they start.
+    const synthDir = join(o.dir, 'synth');
+    const synth = synthOutputAsync(synthDir);
+    synth.catch(() => undefined); // awaited in its step; a failure before then must not be unhandled
+    cleanups.push(() =>
+      synth.then(
+        () => undefined,
+        () => undefined,
+      ),
+    ); // a stop lets it finish: no process left behind
     const cp: ControlPlanes = await steps.run(`Two Kubernetes clusters, "${CONTROL_PLANE}" and "${APP}"`, async () => {
       const c = await startControlPlanes({ clusters: [CONTROL_PLANE, APP], runDir: join(o.dir, 'clusters'), log });
       cleanups.push(() => c.stop());
@@ -78,9 +88,9 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     const kc = kubeFor(control);
     const ka = kubeFor(app);
 
-    const files = await steps.run('npm run synth: packages, export templates, manifests', async () => {
-      const f = synthOutput(join(o.dir, 'synth'));
-      steps.say(`${f.size} files in ${join(o.dir, 'synth')}`);
+    const files = await steps.run('npm run synth: packages, export templates, manifests (started with the clusters)', async () => {
+      const f = await synth;
+      steps.say(`${f.size} files in ${synthDir}`);
       return f;
     });
 

@@ -1,5 +1,5 @@
 /** The real catalog and synth, for tests: loaded the way `npm run synth` loads them, without spawning a process. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,19 @@ export function parseYaml(text: string): Record<string, unknown>[] {
   return parseAllDocuments(text).map((d) => {
     if (d.errors.length > 0) throw new Error(d.errors.map((e) => e.message).join('; '));
     return d.toJS() as Record<string, unknown>;
+  });
+}
+
+/** `runSynth` without blocking: other work (a cluster starting) goes on meanwhile. */
+export function runSynthAsync(args: readonly string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'scripts', 'synth.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
   });
 }
 

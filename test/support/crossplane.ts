@@ -28,7 +28,7 @@ import { bundleDeployable, deployable } from '../../synth/deployables';
 import { FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../../synth/synth';
 import { crossplaneSource, ensureCrossplane } from '../tools/crossplane';
 import { ensureProviderKubernetes, providerKubernetesSource } from '../tools/provider-kubernetes';
-import { parseYaml, ROOT, runSynth } from './catalog';
+import { parseYaml, ROOT, runSynth, runSynthAsync } from './catalog';
 import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor } from './kube';
 import { createCa, writeTlsDir } from './pki';
@@ -618,6 +618,18 @@ async function healthy(kube: Kube, path: string, what: string, crossplane: Proc)
 export function synthOutput(dir: string): Map<string, string> {
   const r = runSynth(['--out', dir, '--quiet']);
   if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} failed (${r.status}):\n${r.stderr || r.stdout}`);
+  return readOutput(dir);
+}
+
+/** `synthOutput` without blocking the process meanwhile. */
+export async function synthOutputAsync(dir: string): Promise<Map<string, string>> {
+  const r = await runSynthAsync(['--out', dir, '--quiet']);
+  if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} failed (${r.status}):\n${r.stderr || r.stdout}`);
+  return readOutput(dir);
+}
+
+/** The YAML files under `dir`, by path relative to it. */
+function readOutput(dir: string): Map<string, string> {
   const files = new Map<string, string>();
   const walk = (d: string): void => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
