@@ -6,8 +6,8 @@ import { defineConfig } from 'vitest/config';
 //
 // Workers: vitest's default is one less than the cores, which is one on a 2-core CI machine, so every file would
 // run after the other. Unit files are CPU-bound: two at once. Cluster files mostly wait on API servers, leases,
-// token caches and provider polls, and the heavy ones start control planes of their own: four at once overlap
-// those waits (a warm run takes about half as long as one file at a time).
+// token caches and provider polls, and the heavy ones start control planes of their own: three at once overlap
+// those waits; four oversubscribed the two cores (11 CPU-minutes for a run instead of 9, and a longer run).
 export default defineConfig({
   test: {
     // The real tools (crank, kube-apiserver) are built once by the global setups; later tests only wait on processes.
