@@ -2,16 +2,16 @@
  * Ctrl-C while `npm run sandbox` starts: what has started is stopped, nothing is left running, exit code 130. A file
  * of its own so it runs beside the long round trip (sandbox.test.ts) instead of after it.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlanes } from '../support/cluster';
 import { leftOver, runSandbox, type SandboxRun } from '../support/sandbox-run';
 
 let run: SandboxRun | undefined;
+beforeAll(() => controlPlanes()); // the Kubernetes binary is built (on a new machine, first)
 afterAll(() => run?.cleanup());
 
 describe('npm run sandbox, interrupted', () => {
   it('stops what it started on Ctrl-C while it starts, and exits with 130', async () => {
-    await controlPlanes(); // the Kubernetes binary is built
     run = runSandbox([]);
     await run.printed('[2] npm run synth', 120_000); // the clusters run: etcd, API servers, controller managers
     expect(run.descendants.size).toBeGreaterThanOrEqual(5);

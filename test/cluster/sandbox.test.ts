@@ -3,10 +3,19 @@
  * PostgresqlInstance from the app cluster through the real Crossplane loop and back, Ready, with its ServiceBinding's
  * credentials — and it exits leaving no process behind. Ctrl-C: sandbox-interrupt.test.ts.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlPlanes } from '../support/cluster';
+import { ensureCrossplane } from '../tools/crossplane';
+import { ensureProviderKubernetes } from '../tools/provider-kubernetes';
 import { leftOver, runSandbox, type SandboxRun } from '../support/sandbox-run';
 
 let run: SandboxRun | undefined;
+// On a new machine the binaries are built first (once, by whichever suite asks first); the test's own time is the run.
+beforeAll(async () => {
+  await controlPlanes();
+  await ensureCrossplane();
+  await ensureProviderKubernetes();
+});
 afterAll(() => run?.cleanup());
 
 describe('npm run sandbox', () => {
