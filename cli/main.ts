@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kubectl-bind, the kubectl plugin (`kubectl bind ...` runs `kubectl-bind ...` from PATH). One esbuild bundle
  * (deployable `kubectl-bind`, dist/kubectl-bind/kubectl-bind.mjs); from a checkout, scripts/kubectl-bind.mjs.

@@ -3,7 +3,7 @@
  * `dist/<name>/<name>.mjs`, with a Dockerfile beside it for its image. Every deployable goes through the one bundle
  * step (scripts/bundle.mjs); adding one is adding an entry here.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundle } from '../scripts/bundle.mjs';
 
@@ -86,6 +86,8 @@ export async function writeDeployables(root: string, out: string, deployables = 
     const dir = join(out, d.name);
     mkdirSync(dir, { recursive: true });
     copyFileSync(cached, join(dir, `${d.name}.mjs`));
+    // A program: kubectl finds its plugin by the executable kubectl-bind on PATH (the bundle starts with `#!`).
+    chmodSync(join(dir, `${d.name}.mjs`), 0o755);
     writeFileSync(join(dir, 'Dockerfile'), dockerfile(d));
     written.push({ d, file: join(dir, `${d.name}.mjs`) });
   }

@@ -1,4 +1,5 @@
 /** What `npm run synth` writes: the layout a user reads, the v2 target, and byte-for-byte stable output. */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -56,6 +57,12 @@ describe('npm run synth', () => {
     const templates = listFiles(join(out, 'control-plane', 'export-templates'));
     expect(templates).toContain('keyvalueinstances.yaml');
     expect(templates).toHaveLength(11);
+    // The plugin runs as kubectl runs plugins: an executable kubectl-bind on PATH, started by its #! line.
+    const plugin = join(out, 'kubectl-bind', 'kubectl-bind.mjs');
+    expect(readFileSync(plugin, 'utf8').slice(0, 20)).toBe('#!/usr/bin/env node\n');
+    expect(statSync(plugin).mode & 0o111).toBe(0o111);
+    const help = spawnSync(plugin, ['list', '--help'], { encoding: 'utf8' });
+    expect(help.stdout).toMatch(/^kubectl bind list: /);
   });
 
   it('writes the same bytes for the same input', () => {
