@@ -120,10 +120,15 @@ export class BindingReconciler {
     return s.conditions.every((c) => c.status === true) ? { requeueAfterMs: REFRESH_MS } : { requeueAfterMs: s.retryMs ?? RETRY_MS * 5 };
   }
 
-  /** Everything up to a running syncer; returns the conditions that say how far it got. */
+  /**
+   * Everything up to a running syncer; returns the conditions that say how far it got. While the binding is being
+   * deleted (`removing`), the CRD is never applied: the cache may already miss a CRD `remove` just deleted, and
+   * applying it would make it again and strand it once the binding is gone.
+   */
   private async bind(
     key: string,
     b: APIServiceBinding,
+    removing = false,
   ): Promise<{ conditions: ConditionInput[]; prettyName?: string; retryMs?: number; syncer?: ExportSyncer }> {
     const { rt } = this.o;
     const ref = b.spec.kubeconfigSecretRef;
@@ -185,7 +190,7 @@ export class BindingReconciler {
         return { conditions: conds, prettyName, retryMs: 10_000 };
       }
     }
-    const schema = await this.syncSchema(b, exp, conn);
+    const schema = await this.syncSchema(b, exp, conn, removing);
     conds.push(schema.condition);
     if (!schema.resource) {
       unknown([C.InformersSynced], 'waiting for the schema');
@@ -243,6 +248,7 @@ export class BindingReconciler {
     b: APIServiceBinding,
     exp: ReturnType<ProviderConnection['exportView']['get']>,
     conn: ProviderConnection,
+    removing: boolean,
   ): Promise<{ condition: ConditionInput; resource?: ResourceRef; statusSubresource: boolean }> {
     const type = C.SchemaInSync;
     if (!exp)
@@ -259,6 +265,16 @@ export class BindingReconciler {
     const d = schemaDecision(exp, b, existing);
     if (d.action === 'refuse')
       return { condition: { type, status: false, reason: d.reason, message: d.message }, statusSubresource: false };
+    if (d.action === 'apply' && removing)
+      return {
+        condition: {
+          type,
+          status: 'Unknown',
+          reason: 'CustomResourceDefinitionDeleting',
+          message: 'the binding is being deleted: its CRD is not made again',
+        },
+        statusSubresource: false,
+      };
     if (d.action === 'apply') {
       await this.o.rt.consumer.crds.patchCustomResourceDefinition(
         { name: d.crd.metadata.name, body: d.crd, fieldManager: FIELD_MANAGER, force: true },
@@ -300,7 +316,7 @@ export class BindingReconciler {
     const crd = this.o.crds.get(b.metadata.name!);
     const owned = crd !== undefined && controllerOf(crd as unknown as Obj)?.uid === b.metadata.uid;
     if (owned) {
-      const s = await this.bind(key, b);
+      const s = await this.bind(key, b, true);
       const syncer = s.syncer;
       if (!syncer || !syncer.hasSynced()) {
         await this.writeStatus(
