@@ -32,7 +32,8 @@ function sources(dir: string): string[] {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) {
-      if (!SKIP.has(name) && name !== 'testdata') out.push(...sources(path));
+      // Dot-folders hold tool state and run output (.git, .sandbox with its synth output), not sources.
+      if (!SKIP.has(name) && name !== 'testdata' && !name.startsWith('.')) out.push(...sources(path));
     } else if (/\.(ts|mts|mjs)$/.test(name) && !/\.test\.ts$|\.d\.mts$/.test(name)) out.push(path);
   }
   return out;
