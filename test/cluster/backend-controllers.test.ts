@@ -12,7 +12,7 @@ import { startBackendSuite, PG, type BackendSuite } from '../support/backend-sui
 import { waitEstablished } from '../support/bind-backend';
 import { bindFlow, type FlowResult } from '../support/bind-flow';
 import { admin, cluster } from '../support/cluster';
-import { eventually, kubeFromConfig, type Kube } from '../support/kube';
+import { applyAt, eventually, kubeFromConfig, type Kube } from '../support/kube';
 
 /** How long export requests wait for their CRD in this suite (`--export-request-timeout`). */
 const CRD_WAIT_S = 12;
@@ -53,13 +53,8 @@ function widgetCrd(
   };
 }
 
-async function apply(kube: Kube, path: string, body: unknown): Promise<void> {
-  const r = await kube.request('PATCH', `${path}?fieldManager=klutch-kit-tests&force=true`, body, 'application/apply-patch+yaml');
-  if (r.code >= 300) throw new Error(`apply ${path}: ${JSON.stringify(r.body)}`);
-}
-
 async function template(kube: Kube, namespace: string, group: string, resource: string): Promise<void> {
-  await apply(kube, `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${namespace}/apiserviceexporttemplates/${resource}`, {
+  await applyAt(kube, `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${namespace}/apiserviceexporttemplates/${resource}`, {
     apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
     kind: 'APIServiceExportTemplate',
     metadata: { name: resource, namespace },
@@ -86,7 +81,7 @@ beforeAll(async () => {
   const id = randomBytes(3).toString('hex');
   widgets = { group: `bk${id}.klutch-kit.test`, plural: 'widgets', crd: {} };
   widgets.crd = widgetCrd(widgets.group, widgets.plural);
-  await apply(s.kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${widgets.plural}.${widgets.group}`, widgets.crd);
+  await applyAt(s.kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${widgets.plural}.${widgets.group}`, widgets.crd);
   await waitEstablished(s.kube, [`${widgets.plural}.${widgets.group}`]);
   await template(s.kube, s.templateNamespace, widgets.group, widgets.plural);
   // Offered by a template, but its CRD never appears.
@@ -120,7 +115,7 @@ describe('TokenRequest kubeconfigs', () => {
         metadata: { name: stored, namespace: 'klutch-bind' },
         data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
       };
-      await apply(app, `/api/v1/namespaces/klutch-bind/secrets/${stored}`, body);
+      await applyAt(app, `/api/v1/namespaces/klutch-bind/secrets/${stored}`, body);
     };
     const read = async () =>
       Buffer.from((await app.core.readNamespacedSecret({ name: stored, namespace: 'klutch-bind' })).data!.kubeconfig!, 'base64').toString();
@@ -204,7 +199,7 @@ describe('exports follow their CRD', () => {
     });
     const hash = (first.metadata as { annotations: Record<string, string> }).annotations[Annotations.sourceSpecHash];
     const column = { name: 'Size', jsonPath: '.spec.size', type: 'integer' };
-    await apply(
+    await applyAt(
       s.kube,
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
       widgetCrd(widgets.group, widgets.plural, [column]),

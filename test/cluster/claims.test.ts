@@ -27,7 +27,7 @@ import { loadCases } from '../cases';
 import type { ApiCases, CreateCase, UpdateCase } from '../cases/types';
 import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
 import { admin } from '../support/cluster';
-import type { Kube } from '../support/kube';
+import { applyAt, type Kube } from '../support/kube';
 import { claimValidator } from '../support/openapi';
 import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../support/xcrd';
 import { DELTAS, type VerdictDelta } from '../parity/deltas';
@@ -241,15 +241,7 @@ const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 async function installAll(crds: Crd[]): Promise<void> {
   // Server-side apply: a suite that ran before in this worker may have installed a claim API's CRD already (the
   // backend suites install the same CRDs from the same XRDs); this suite's version is what counts.
-  for (const crd of crds) {
-    const r = await kube.request(
-      'PATCH',
-      `${CRDS}/${crd.metadata.name}?fieldManager=klutch-kit-claims&force=true`,
-      crd,
-      'application/apply-patch+yaml',
-    );
-    if (r.code >= 300) throw new Error(`the API server refuses CRD ${crd.metadata.name}: ${JSON.stringify(r.body.message ?? r.body)}`);
-  }
+  for (const crd of crds) await applyAt(kube, `${CRDS}/${crd.metadata.name}`, crd, 'klutch-kit-claims');
   const deadline = Date.now() + 60_000;
   for (const crd of crds) {
     for (;;) {

@@ -19,7 +19,7 @@ import { headlessLogin, startCli, type CliRun } from '../support/cli';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../support/konnector';
-import { eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../support/kube';
+import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../support/kube';
 import { freePorts } from '../support/processes';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
@@ -66,30 +66,24 @@ beforeAll(async () => {
   s = await startBackendSuite(a, { users: 2 });
   user = s.user();
   // The declined-claim API: a CRD and a template whose claim is required.
-  await requireOk(
-    ka,
-    'PATCH',
-    `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GADGET.resource}.${GADGET.group}?fieldManager=t&force=true`,
-    {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `${GADGET.resource}.${GADGET.group}` },
-      spec: {
-        group: GADGET.group,
-        scope: 'Namespaced',
-        names: { plural: GADGET.resource, singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-          },
-        ],
-      },
+  await applyAt(ka, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GADGET.resource}.${GADGET.group}`, {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${GADGET.resource}.${GADGET.group}` },
+    spec: {
+      group: GADGET.group,
+      scope: 'Namespaced',
+      names: { plural: GADGET.resource, singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
     },
-    'application/apply-patch+yaml',
-  );
+  });
   await waitEstablished(ka, [`${GADGET.resource}.${GADGET.group}`]);
   const template = exportTemplateManifest({
     name: GADGET.resource,

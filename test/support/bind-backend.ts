@@ -15,7 +15,7 @@ import { bundleDeployable, deployable } from '../../synth/deployables';
 import { synthCatalog } from './catalog';
 import { repoRoot } from './root';
 import type { ClusterInfo } from './control-plane';
-import { type Kube, kubeFor } from './kube';
+import { applyAt, type Kube, kubeFor } from './kube';
 import type { OidcTestProvider } from './oidc';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 import type { KeyPairPem } from './pki';
@@ -68,14 +68,7 @@ export function newKey(): string {
 /** Applies the bind CRDs (server-side apply, so suites may share a cluster) and waits until they are served. */
 export async function installBindCrds(kube: Kube): Promise<void> {
   for (const crd of bindApiCrds()) {
-    const name = (crd.metadata as { name: string }).name;
-    const r = await kube.request(
-      'PATCH',
-      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=klutch-kit-tests&force=true`,
-      crd,
-      'application/apply-patch+yaml',
-    );
-    if (r.code >= 300) throw new Error(`cannot apply CRD ${name}: ${JSON.stringify(r.body)}`);
+    await applyAt(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${(crd.metadata as { name: string }).name}`, crd);
   }
   await waitEstablished(
     kube,
@@ -207,23 +200,15 @@ export async function installClaimApi(
   const template = files.get(`control-plane/export-templates/${plural}.yaml`)?.[0];
   if (!crd || !template) throw new Error(`the synthesized catalog has no claim API "${plural}"`);
   const name = (crd.metadata as { name: string }).name;
-  const r = await kube.request(
-    'PATCH',
-    `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=klutch-kit-tests&force=true`,
-    crd,
-    'application/apply-patch+yaml',
-  );
-  if (r.code >= 300) throw new Error(`cannot apply CRD ${name}: ${JSON.stringify(r.body)}`);
+  await applyAt(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, crd);
   await waitEstablished(kube, [name]);
   const t = { ...template, metadata: { ...(template.metadata as object), namespace: templateNamespace } };
-  const tr = await kube.request(
-    'PATCH',
-    `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${templateNamespace}/apiserviceexporttemplates/${plural}?fieldManager=klutch-kit-tests&force=true`,
+  const applied = await applyAt(
+    kube,
+    `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${templateNamespace}/apiserviceexporttemplates/${plural}`,
     t,
-    'application/apply-patch+yaml',
   );
-  if (tr.code >= 300) throw new Error(`cannot apply the template of ${plural}: ${JSON.stringify(tr.body)}`);
-  return { crd, template: tr.body };
+  return { crd, template: applied };
 }
 
 export interface LoadBalancer {

@@ -89,6 +89,16 @@ export async function requireOk(kube: Kube, method: string, path: string, body?:
   return r.body as WireObject;
 }
 
+/**
+ * Server-side apply of `body` at `path` (the object's own URL), forcing our field manager: suites that share a cluster
+ * may apply the same object. The error names the path and the API server's answer.
+ */
+export async function applyAt(kube: Kube, path: string, body: unknown, fieldManager = 'klutch-kit-tests'): Promise<WireObject> {
+  const r = await kube.request('PATCH', `${path}?fieldManager=${fieldManager}&force=true`, body, 'application/apply-patch+yaml');
+  if (r.code >= 300) throw new Error(`cannot apply ${path}: ${r.code} ${JSON.stringify(r.body.message ?? r.body)}`);
+  return r.body as WireObject;
+}
+
 /** Polls `check` until it returns a value other than undefined; the error names `what` and the last value seen. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
