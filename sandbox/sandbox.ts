@@ -17,7 +17,7 @@ import { headlessLogin, startCli } from '../test/support/cli';
 import { startControlPlanes, type ControlPlanes } from '../test/support/control-plane';
 import { apply, startCrossplane, synthOutputAsync, type Crossplane } from '../test/support/crossplane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../test/support/konnector';
-import { eventually, kubeFor, type Kube } from '../test/support/kube';
+import { eventually, getObject, kubeFor, type Kube } from '../test/support/kube';
 import { startOidcProvider, type OidcTestProvider } from '../test/support/oidc';
 import { freePorts } from '../test/support/processes';
 import { startA8sOperators, type RunningStandIn } from './a8s-operators';
@@ -175,24 +175,24 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       `PostgresqlInstance ${CLAIM_NAMESPACE}/${instance} created in the app cluster, arriving in the control plane`,
       async () => {
         const pg = example('postgresql-a8s');
-        await create(ka, { ...pg, metadata: { name: instance, namespace: CLAIM_NAMESPACE } });
+        await create(ka, 'postgresqlinstances', { ...pg, metadata: { name: instance, namespace: CLAIM_NAMESPACE } });
         const ns = await eventually(
           'the bind backend to assign a control-plane namespace',
           async () =>
-            (await get(kc, `/apis/klutch.anynines.com/v1alpha1/apiservicenamespaces`))?.items?.find(
+            (await getObject(kc, `/apis/klutch.anynines.com/v1alpha1/apiservicenamespaces`))?.items?.find(
               (n: Obj) => n.metadata.name === CLAIM_NAMESPACE,
             )?.status?.namespace as string | undefined,
           WAIT_MS,
         );
         const up = await eventually(
           'the claim on the control plane',
-          () => get(kc, claimPath('postgresqlinstances', ns, instance)),
+          () => getObject(kc, claimPath('postgresqlinstances', ns, instance)),
           WAIT_MS,
         );
         steps.say(`on the control plane as ${ns}/${instance} (${up.kind}, composition ${up.spec.compositionRef.name})`);
         const composite = await eventually(
           'Crossplane to compose it',
-          async () => (await get(kc, claimPath('postgresqlinstances', ns, instance)))?.spec?.resourceRef,
+          async () => (await getObject(kc, claimPath('postgresqlinstances', ns, instance)))?.spec?.resourceRef,
           WAIT_MS,
         );
         steps.say(`Crossplane composed ${composite.kind} ${composite.name} with our function`);
@@ -204,7 +204,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       const ready = await eventually(
         `PostgresqlInstance ${instance} Ready in the app cluster`,
         async () => {
-          const c = await get(ka, claimPath('postgresqlinstances', CLAIM_NAMESPACE, instance));
+          const c = await getObject(ka, claimPath('postgresqlinstances', CLAIM_NAMESPACE, instance));
           return c?.status?.conditions?.some((x: Obj) => x.type === 'Ready' && x.status === 'True') ? c : undefined;
         },
         WAIT_MS,
@@ -216,11 +216,15 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       `ServiceBinding ${CLAIM_NAMESPACE}/${binding}: credentials back in the app cluster as Secret ${binding}-creds`,
       async () => {
         const sb = example('servicebinding-a8s');
-        await create(ka, { ...sb, metadata: { name: binding, namespace: CLAIM_NAMESPACE }, spec: { ...sb.spec, instanceRef: instance } });
+        await create(ka, 'servicebindings', {
+          ...sb,
+          metadata: { name: binding, namespace: CLAIM_NAMESPACE },
+          spec: { ...sb.spec, instanceRef: instance },
+        });
         const secret = await eventually(
           `Secret ${CLAIM_NAMESPACE}/${binding}-creds with data in the app cluster`,
           async () => {
-            const s = await get(ka, `/api/v1/namespaces/${CLAIM_NAMESPACE}/secrets/${binding}-creds`);
+            const s = await getObject(ka, `/api/v1/namespaces/${CLAIM_NAMESPACE}/secrets/${binding}-creds`);
             return Object.keys(s?.data ?? {}).length ? s : undefined;
           },
           WAIT_MS,
@@ -255,23 +259,19 @@ function prepareDir(dir: string): void {
 
 const claimPath = (plural: string, namespace: string, name: string) => `/apis/anynines.com/v1/namespaces/${namespace}/${plural}/${name}`;
 
-async function get(kube: Kube, path: string): Promise<Obj | undefined> {
-  const r = await kube.request('GET', path);
-  return r.code === 200 ? (r.body as Obj) : undefined;
-}
-
-/** Creates a claim as `kubectl create` would (a CRD the konnector just installed may answer 404 or 503 for a moment). */
-async function create(kube: Kube, obj: Obj): Promise<void> {
-  const plural = `${obj.kind.toLowerCase()}s`;
-  const path = `/apis/${obj.apiVersion}/namespaces/${obj.metadata.namespace}/${plural}`;
-  await eventually(
-    `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} to be created`,
+/**
+ * Creates a claim as `kubectl create` would. A CRD the konnector just installed may answer 404 or 503 for a moment:
+ * that is waited out; any other refusal fails at once with the API server's message.
+ */
+async function create(kube: Kube, plural: string, obj: Obj): Promise<void> {
+  const what = `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`;
+  const r = await eventually(
+    `${what} to be created`,
     async () => {
-      const r = await kube.request('POST', path, obj);
-      if (r.code < 300 || r.code === 409) return true;
-      if (r.code === 404 || r.code === 503 || r.code === 429) return undefined;
-      throw new Error(`${r.code} ${JSON.stringify(r.body.message)}`);
+      const res = await kube.request('POST', `/apis/${obj.apiVersion}/namespaces/${obj.metadata.namespace}/${plural}`, obj);
+      return [404, 429, 503].includes(res.code) ? undefined : res;
     },
     60_000,
   );
+  if (r.code >= 300 && r.code !== 409) throw new Error(`cannot create ${what}: ${r.code} ${JSON.stringify(r.body.message)}`);
 }
