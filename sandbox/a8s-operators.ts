@@ -15,8 +15,6 @@ const POSTGRESQLS = '/apis/postgresql.anynines.com/v1beta3/postgresqls';
 const BINDINGS = '/apis/servicebindings.anynines.com/v1beta3/servicebindings';
 
 export interface RunningStandIn {
-  /** What it did, one line each (`Postgresql ns/name Running`). */
-  readonly acted: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -24,8 +22,6 @@ export interface RunningStandIn {
 export async function startA8sOperators(kube: Kube, say: (line: string) => void): Promise<RunningStandIn> {
   const operators = new A8sOperatorsStandIn(kube);
   await operators.installCrds();
-  const acted: string[] = [];
-  const did = (line: string) => (acted.push(line), say(line));
   const list = async (path: string): Promise<Obj[]> => {
     const r = await kube.request('GET', path);
     return r.code === 200 ? ((r.body as { items: Obj[] }).items ?? []) : [];
@@ -34,7 +30,7 @@ export async function startA8sOperators(kube: Kube, say: (line: string) => void)
     for (const pg of await list(POSTGRESQLS)) {
       if (pg.status?.clusterStatus === 'Running') continue;
       await operators.postgresqlRunning(pg.metadata.namespace, pg.metadata.name);
-      did(`a8s PostgreSQL operator (stand-in): Postgresql ${pg.metadata.namespace}/${pg.metadata.name} is Running`);
+      say(`a8s PostgreSQL operator (stand-in): Postgresql ${pg.metadata.namespace}/${pg.metadata.name} is Running`);
     }
     for (const sb of await list(BINDINGS)) {
       if (sb.status?.implemented === true) continue;
@@ -45,21 +41,29 @@ export async function startA8sOperators(kube: Kube, say: (line: string) => void)
         username: `a8s-${sb.metadata.name}`.slice(0, 63),
         password: randomBytes(12).toString('base64url'),
       });
-      did(
+      say(
         `a8s service-binding controller (stand-in): ServiceBinding ${sb.metadata.namespace}/${sb.metadata.name} implemented, credentials in Secret ${sb.metadata.name}-service-binding`,
       );
     }
   };
   let stopped = false;
+  let lastError = '';
   const loop = (async () => {
     while (!stopped) {
-      // An object deleted between list and write, or an API server under load: the next tick tries again.
-      await tick().catch(() => undefined);
+      // An object deleted between list and write, or an API server under load: the next tick tries again. Said
+      // once per distinct error, so a stand-in that keeps failing is seen.
+      await tick().then(
+        () => (lastError = ''),
+        (e: unknown) => {
+          const m = e instanceof Error ? e.message : String(e);
+          if (m !== lastError) say(`a8s stand-in: ${m} (trying again)`);
+          lastError = m;
+        },
+      );
       await new Promise((r) => setTimeout(r, 1_000));
     }
   })();
   return {
-    acted,
     stop: async () => {
       stopped = true;
       await loop;

@@ -36,6 +36,8 @@ describe('npm run sandbox', () => {
     expect(out).toMatch(/postgresqlinstances\.anynines\.com +PostgresqlInstance \(anynines\.com\/v1\) +klutch-kit +True/);
     expect(out).toMatch(/Crossplane composed XPostgresqlInstance demo-postgresql-\w+ with our function/);
     expect(out).toContain('a8s PostgreSQL operator (stand-in): Postgresql');
+    expect(out).toMatch(/a8s service-binding controller \(stand-in\): ServiceBinding \S+\/demo-binding implemented/);
+    expect(out).not.toContain('a8s stand-in:');
     expect(out).toContain('status in the app cluster: Ready=True');
     expect(out).toContain('Secret default/demo-binding-creds holds database, instance_service, password, username');
     expect(out).toMatch(/export KUBECONFIG=\S+app\.kubeconfig/);
