@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { serveSlots } from './cluster-slots';
 import { type ControlPlanes, startControlPlanes } from './control-plane';
 import { CLUSTERS, IDENTITIES, runClusterName, type ControlPlaneState } from './cluster';
 
@@ -17,10 +18,12 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** File that holds a ControlPlaneState once the control planes are up (or failed to come up). */
     controlPlaneState: string;
+    /** Unix socket where each worker leases the slot of its clusters (cluster-slots.ts). */
+    clusterSlots: string;
   }
 }
 
-export default function setup(project: TestProject): () => Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-cluster-'));
   const stateFile = join(dir, 'state.json');
   project.provide('controlPlaneState', stateFile);
@@ -31,6 +34,9 @@ export default function setup(project: TestProject): () => Promise<void> {
   };
   // Clusters a and b for each worker, so files that run at the same time never share one (cluster.ts).
   const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
+  const slotsPath = join(dir, 'slots.sock');
+  const slots = await serveSlots(slotsPath, workers);
+  project.provide('clusterSlots', slotsPath);
   const names = Array.from({ length: workers }, (_, i) => CLUSTERS.map((n) => runClusterName(n, String(i + 1)))).flat();
   const starting: Promise<ControlPlanes | undefined> = startControlPlanes({ clusters: names, identities: IDENTITIES }).then(
     (cp) => {
@@ -44,6 +50,7 @@ export default function setup(project: TestProject): () => Promise<void> {
   );
   return async () => {
     const cp = await starting;
+    await slots.close();
     await cp?.stop();
     rmSync(dir, { recursive: true, force: true });
   };

@@ -2,14 +2,15 @@
  * What suites of the `cluster` project use: the shared control planes started by test/support/cluster.setup.ts,
  * and a fresh namespace per test.
  *
- * Files of the project run in several workers at once (vitest.config.ts). Each worker has clusters `a` and `b` of
- * its own (`a<worker>`, `b<worker>` in the run), so files that run at the same time never share a cluster, and a
- * file sees exactly `a` and `b`, as if it ran alone.
+ * Files of the project run in several workers at once (vitest.config.ts). Each worker leases a slot for its life
+ * (cluster-slots.ts) and has clusters `a` and `b` of that slot (`a<slot>`, `b<slot>` in the run), so files that run
+ * at the same time never share a cluster, and a file sees exactly `a` and `b`, as if it ran alone.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { inject, onTestFinished } from 'vitest';
 import type { ClusterInfo, Identity } from './control-plane';
+import { leaseSlot } from './cluster-slots';
 import { type Kube, kubeFor } from './kube';
 
 /** The clusters every run starts: two, so tests can check that they are apart (bind backend and konnector need two). */
@@ -26,12 +27,14 @@ export type ControlPlaneState = { clusters: Record<string, ClusterInfo>; runDir:
 
 /** How long a suite waits for the control planes: a first run builds Kubernetes from source. */
 const START_TIMEOUT_MS = 40 * 60_000;
+/** How long a worker waits for a slot: only as long as a finished worker takes to exit. */
+const SLOT_TIMEOUT_MS = 5 * 60_000;
 
 let state: Promise<{ clusters: Record<string, ClusterInfo>; runDir: string }> | undefined;
 
-/** The name in the run of this worker's cluster `name` (`a` in worker 3 is `a3`). */
-export function runClusterName(name: string, worker = process.env.VITEST_POOL_ID ?? '1'): string {
-  return `${name}${worker}`;
+/** The name in the run of cluster `name` of a slot (`a` in slot 3 is `a3`). */
+export function runClusterName(name: string, slot: string): string {
+  return `${name}${slot}`;
 }
 
 /** The running control planes of this worker (`a`, `b`); waits for the global setup to bring them up. */
@@ -46,13 +49,12 @@ export function controlPlanes(): Promise<{ clusters: Record<string, ClusterInfo>
     }
     const s = JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneState;
     if ('error' in s) throw new Error(`the control planes failed to start:\n${s.error}`);
+    const slot = String((await leaseSlot(inject('clusterSlots'), SLOT_TIMEOUT_MS)).slot);
     const mine = Object.fromEntries(
       CLUSTERS.map((n) => {
-        const c = s.clusters[runClusterName(n)];
+        const c = s.clusters[runClusterName(n, slot)];
         if (!c)
-          throw new Error(
-            `no cluster ${runClusterName(n)} for worker ${process.env.VITEST_POOL_ID ?? '1'}; the run has ${Object.keys(s.clusters).join(', ')}`,
-          );
+          throw new Error(`no cluster ${runClusterName(n, slot)} for slot ${slot}; the run has ${Object.keys(s.clusters).join(', ')}`);
         return [n, c];
       }),
     );
