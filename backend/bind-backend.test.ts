@@ -10,7 +10,7 @@ const props: BindBackendProps = {
 };
 
 function synth(p: BindBackendProps = props): Record<string, any>[] {
-  const chart = new Chart(Testing.app(), 'test');
+  const chart = new Chart(new App(), 'test');
   new BindBackend(chart, 'backend', p);
   return Testing.synth(chart);
 }

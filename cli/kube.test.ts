@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { appCluster, loadKubeconfig, retryBusy } from './kube';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-kube-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, current: string | undefined, contexts: [string, string][]) => {
   const path = join(dir, name);
   writeFileSync(

@@ -1,12 +1,13 @@
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { browserCommand, openBrowser } from './open-browser';
 
 describe('opening the browser', () => {
   it('opens $BROWSER with the URL when set', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-browser-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const browser = join(dir, 'browser');
     writeFileSync(browser, `#!/bin/sh\necho "$1" > ${join(dir, 'opened')}\n`);
     chmodSync(browser, 0o755);
@@ -18,6 +19,7 @@ describe('opening the browser', () => {
   it('does not try on a machine without a graphical session or $BROWSER; xdg-open with one', () => {
     expect(browserCommand({ PATH: '/usr/bin:/bin' }, 'linux')).toBeUndefined();
     const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-xdg-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'xdg-open'), '#!/bin/sh\n');
     chmodSync(join(dir, 'xdg-open'), 0o755);
     expect(browserCommand({ PATH: dir, DISPLAY: ':0' }, 'linux')).toEqual(['xdg-open']);

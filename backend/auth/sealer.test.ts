@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { KeyRing, parseKeys } from './keys';
 import { ReplayGuard } from './replay';
 import { Sealer } from './sealer';
@@ -44,7 +44,9 @@ describe('keys', () => {
   });
 
   it('re-reads the file when it changes', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'keys-')), 'keys');
+    const dir = mkdtempSync(join(tmpdir(), 'keys-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'keys');
     writeFileSync(file, `${key()}\n`);
     const ring = new KeyRing(file);
     const first = ring.current()[0]!.id;

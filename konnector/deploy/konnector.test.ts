@@ -10,7 +10,7 @@ type O = {
   spec?: any;
 };
 const synth = (build: (c: Chart) => void): O[] => {
-  const c = Testing.chart();
+  const c = new Chart(new App(), 'test');
   build(c);
   return Testing.synth(c) as O[];
 };

@@ -5,6 +5,8 @@
  * exactly the consumer namespaces it made). `stop()` removes what it made.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { freePorts } from './processes';
 import {
   BACKEND_CLIENT,
@@ -79,6 +81,8 @@ export async function startBackendSuite(
   const ca = o.tls ? await createCa('klutch-kit test backend CA') : undefined;
   const tls = ca ? await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] }) : undefined;
   const idp = await startOidcProvider({
+    // Its log beside the cluster's, like the backend's.
+    logDir: mkdtempSync(join(dirname(cluster.kubeconfig), 'oidc-')),
     clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port, Boolean(tls))] }],
     users,
     ...(o.loginForm ? { loginForm: true } : {}),

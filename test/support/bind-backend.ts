@@ -5,11 +5,10 @@
  * the way kubectl bind's does.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { bindApiCrds } from '../../exports/bind-api';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { synthCatalog } from './catalog';
@@ -91,7 +90,8 @@ export async function waitEstablished(kube: Kube, names: readonly string[]): Pro
 
 /** Starts the bundled backend; resolves once /readyz answers 200 (unless told not to wait). */
 export async function startBindBackend(o: BindBackendOptions): Promise<BindBackend> {
-  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'klutch-kit-backend-'));
+  // Beside the cluster's logs (kept for reading a failure, pruned with the run); its key files go when it stops.
+  const dir = o.dir ?? mkdtempSync(join(dirname(o.cluster.kubeconfig), 'backend-'));
   const [port, probePort] = (o.port ? [o.port, (await freePorts(1))[0]!] : await freePorts(2)) as [number, number];
   const kube = kubeFor(o.cluster);
   const namespace = o.namespace ?? `bk-${randomBytes(3).toString('hex')}`;
@@ -134,17 +134,18 @@ export async function startBindBackend(o: BindBackendOptions): Promise<BindBacke
     env: { ...process.env, BACKEND_OIDC_ISSUER_CLIENT_SECRET: BACKEND_CLIENT.clientSecret },
   });
   const probeUrl = `http://127.0.0.1:${probePort}`;
-  if (o.waitReady !== false) {
-    try {
-      await waitReady(proc, () => probe(`${probeUrl}/readyz`).then((r) => r.code === 200), 60_000);
-    } catch (e) {
-      await proc.stop();
-      throw e;
-    }
-  } else {
-    await waitReady(proc, () => probe(`${probeUrl}/healthz`).then((r) => r.code === 200), 60_000);
+  const stop = async (timeoutMs: number) => {
+    await proc.stop(timeoutMs);
+    for (const f of [keysFile, join(dir, 'tls.key')]) rmSync(f, { force: true });
+  };
+  try {
+    const path = o.waitReady !== false ? '/readyz' : '/healthz';
+    await waitReady(proc, () => probe(`${probeUrl}${path}`).then((r) => r.code === 200), 60_000);
+  } catch (e) {
+    await stop(5_000);
+    throw e;
   }
-  return { url, probeUrl, namespace, keysFile, dir, proc, stop: () => proc.stop(15_000) };
+  return { url, probeUrl, namespace, keysFile, dir, proc, stop: () => stop(15_000) };
 }
 
 export interface CallbackServer {

@@ -10,7 +10,7 @@
  * A user with `idTokenFault` gets ID tokens with that one thing wrong, to show a client refuses them.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Ca, createCa } from './pki';
@@ -90,6 +90,8 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
   const issuer = `https://127.0.0.1:${port}`;
   const dir = o.logDir ?? mkdtempSync(join(tmpdir(), 'klutch-kit-oidc-'));
   mkdirSync(dir, { recursive: true });
+  // A folder of its own goes when the provider stops; in a given one only the log stays.
+  const cleanUp = () => (o.logDir ? rmSync(join(dir, 'tls.key'), { force: true }) : rmSync(dir, { recursive: true, force: true }));
   const ca = o.ca ?? (await createCa('klutch-kit test OpenID provider CA'));
   const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] });
   const certFile = join(dir, 'tls.crt');
@@ -120,6 +122,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
     await waitReady(proc, () => probe(`${issuer}/.well-known/openid-configuration`).then((r) => r.code === 200), 60_000);
   } catch (e) {
     await proc.stop();
+    cleanUp();
     throw e;
   }
   return {
@@ -132,6 +135,9 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
       if (!subs.has(sub)) throw new Error(`the test OpenID provider has no user "${sub}"; it has ${[...subs].join(', ')}`);
       return { name: 'oidc-test-user', value: sub };
     },
-    stop: () => proc.stop(5_000),
+    stop: async () => {
+      await proc.stop(5_000);
+      cleanUp();
+    },
   };
 }
