@@ -74,6 +74,8 @@ export interface Kubeconfig {
   readonly yaml: string;
   /** When the next token must be written. */
   readonly refreshAt: number;
+  /** Whether this call wrote a new token (rather than finding a current one). */
+  readonly written: boolean;
 }
 
 /**
@@ -105,7 +107,7 @@ export async function ensureKubeconfig(
     if (!secret && o.create === false) return undefined;
     const due = refreshAt(secret, t, namespace, policy);
     if (secret && due > Date.now()) {
-      return { yaml: Buffer.from(secret.data![KUBECONFIG_SECRET_KEY]!, 'base64').toString(), refreshAt: due };
+      return { yaml: Buffer.from(secret.data![KUBECONFIG_SECRET_KEY]!, 'base64').toString(), refreshAt: due, written: false };
     }
     try {
       // The Secret must exist before a token can be bound to it.
@@ -146,7 +148,7 @@ export async function ensureKubeconfig(
           data: { ...secret.data, [KUBECONFIG_SECRET_KEY]: Buffer.from(yaml).toString('base64') },
         },
       });
-      return { yaml, refreshAt: Date.parse(expires) - policy.refreshBeforeMs };
+      return { yaml, refreshAt: Date.parse(expires) - policy.refreshBeforeMs, written: true };
     } catch (e) {
       // Someone else created or rewrote the Secret meanwhile: read it again and use theirs.
       if (!isConflict(e) || attempt >= 5) throw e;
