@@ -11,7 +11,7 @@ import { loadCatalog, parseYaml } from '../support/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { bindApp, createBinding, grantApi, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
-import { eventually, kubeFor, type Kube } from '../support/kube';
+import { eventually, getObject, kubeFor, requireOk, type Kube } from '../support/kube';
 import { providerSide, type ProviderSide } from '../support/provider-side';
 import { claimCrd, type Crd, type Xrd } from '../support/xcrd';
 
@@ -36,22 +36,13 @@ const PG = '/apis/anynines.com/v1';
 const pg = (namespace: string, name = '') => `${PG}/namespaces/${namespace}/postgresqlinstances${name ? `/${name}` : ''}`;
 const binding = (name: string) => `/apis/klutch.anynines.com/v1alpha1/namespaces/${ns}/apiservicebindings/${name}`;
 type O = Record<string, any>;
-const get = async (kube: Kube, path: string): Promise<O | undefined> => {
-  const r = await kube.request('GET', path);
-  return r.code === 200 ? (r.body as O) : undefined;
-};
-const must = async (kube: Kube, method: string, path: string, body?: unknown, type?: string): Promise<O> => {
-  const r = await kube.request(method, path, body, type);
-  if (r.code >= 300) throw new Error(`${method} ${path}: ${r.code} ${JSON.stringify(r.body.message)}`);
-  return r.body as O;
-};
 const condition = (o: O | undefined, type: string) => (o?.status?.conditions ?? []).find((c: O) => c.type === type);
 /** The provider namespace the backend assigned to an app namespace. */
 const mapped = (namespace: string) =>
   eventually(
     `APIServiceNamespace ${namespace} assigned`,
     async () =>
-      (await get(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiservicenamespaces/${namespace}`))
+      (await getObject(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiservicenamespaces/${namespace}`))
         ?.status?.namespace as string | undefined,
   );
 
@@ -64,7 +55,7 @@ beforeAll(async () => {
   const kubeconfig = await installKonnector(b, ns, [
     { group: 'anynines.com', resource: 'postgresqlinstances', claimed: ['secrets', 'configmaps'] },
   ]);
-  await must(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
+  await requireOk(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
   konnector = await startKonnector({
     kubeconfig,
     namespace: ns,
@@ -84,13 +75,13 @@ afterAll(async () => {
 describe('binding', () => {
   it('becomes Ready: the CRD appears in the app cluster, owned by the binding', async () => {
     const ready = await eventually('binding Ready', async () => {
-      const o = await get(kb, binding(provider.exportName));
+      const o = await getObject(kb, binding(provider.exportName));
       return condition(o, 'Ready')?.status === 'True' ? o : undefined;
     });
     for (const t of ['SecretValid', 'Connected', 'SchemaInSync', 'InformersSynced', 'Heartbeating'])
       expect(condition(ready, t)?.status, t).toBe('True');
     expect(ready!.status.providerPrettyName).toBe('klutch-kit test provider');
-    const crd = await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`);
+    const crd = await getObject(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`);
     expect(crd?.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'APIServiceBinding', uid: ready!.metadata.uid, controller: true }),
     ]);
@@ -98,12 +89,12 @@ describe('binding', () => {
 
   it('heartbeats into the ClusterBinding with its version', async () => {
     const cb = await eventually('a heartbeat', async () => {
-      const o = await get(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/cluster`);
+      const o = await getObject(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/cluster`);
       return o?.status?.lastHeartbeatTime ? o : undefined;
     });
     expect(cb!.status).toMatchObject({ konnectorVersion: 'v0.1.0', heartbeatInterval: '4s' });
     const later = await eventually('a later heartbeat', async () => {
-      const o = await get(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/cluster`);
+      const o = await getObject(ka, `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/cluster`);
       return o?.status?.lastHeartbeatTime !== cb!.status.lastHeartbeatTime ? o : undefined;
     });
     expect(Date.parse(later!.status.lastHeartbeatTime)).toBeGreaterThan(Date.parse(cb!.status.lastHeartbeatTime));
@@ -120,7 +111,7 @@ describe('a claim, end to end', () => {
   let pns: string;
 
   it('goes up: same name and spec in the mapped provider namespace, finalizer and bound annotation on both sides', async () => {
-    await must(kb, 'POST', pg(app), {
+    await requireOk(kb, 'POST', pg(app), {
       apiVersion: 'anynines.com/v1',
       kind: 'PostgresqlInstance',
       metadata: { name: 'db', namespace: app, labels: { team: 'x' } },
@@ -128,12 +119,12 @@ describe('a claim, end to end', () => {
     });
     pns = await mapped(app);
     expect(pns).toBe(`${provider.clusterNamespace}-${app}`);
-    const up = await eventually('the claim upstream', () => get(ka, pg(pns, 'db')));
+    const up = await eventually('the claim upstream', () => getObject(ka, pg(pns, 'db')));
     expect(up!.spec).toMatchObject(spec);
     expect(up!.metadata.labels).toEqual({ team: 'x' });
     expect(up!.metadata.annotations[Annotations.bound]).toBe('true');
     expect(up!.metadata.managedFields.map((m: O) => m.manager)).toContain('klutch.anynines.com');
-    const down = await get(kb, pg(app, 'db'));
+    const down = await getObject(kb, pg(app, 'db'));
     expect(down!.metadata.finalizers).toContain(SYNCER_FINALIZER);
     expect(down!.metadata.annotations[Annotations.bound]).toBe('true');
   });
@@ -143,16 +134,16 @@ describe('a claim, end to end', () => {
       managed: { state: 'provisioned' },
       conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: '2025-01-01T00:00:00Z' }],
     };
-    await must(ka, 'PATCH', `${pg(pns, 'db')}/status`, { status }, 'application/merge-patch+json');
+    await requireOk(ka, 'PATCH', `${pg(pns, 'db')}/status`, { status }, 'application/merge-patch+json');
     const down = await eventually('status in the app cluster', async () => {
-      const o = await get(kb, pg(app, 'db'));
+      const o = await getObject(kb, pg(app, 'db'));
       return o?.status?.managed?.state === 'provisioned' ? o : undefined;
     });
     expect(down!.status).toEqual(status);
   });
 
   it('brings the credentials Secret the claim owns down as <claim>-creds, following updates and deletion', async () => {
-    const up = await get(ka, pg(pns, 'db'));
+    const up = await getObject(ka, pg(pns, 'db'));
     const owner = { apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', name: 'db', uid: up!.metadata.uid };
     const secret = (password: string) => ({
       apiVersion: 'v1',
@@ -160,164 +151,164 @@ describe('a claim, end to end', () => {
       metadata: { name: 'db-creds', namespace: pns, ownerReferences: [owner] },
       data: { password: Buffer.from(password).toString('base64') },
     });
-    await must(ka, 'POST', `/api/v1/namespaces/${pns}/secrets`, secret('s3cret'));
+    await requireOk(ka, 'POST', `/api/v1/namespaces/${pns}/secrets`, secret('s3cret'));
     // A Secret of the provider namespace that no claim owns stays where it is (Klutch would copy it).
-    await must(ka, 'POST', `/api/v1/namespaces/${pns}/secrets`, {
+    await requireOk(ka, 'POST', `/api/v1/namespaces/${pns}/secrets`, {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'provider-internal', namespace: pns },
       data: { x: 'eA==' },
     });
-    const down = await eventually('db-creds in the app namespace', () => get(kb, `/api/v1/namespaces/${app}/secrets/db-creds`));
+    const down = await eventually('db-creds in the app namespace', () => getObject(kb, `/api/v1/namespaces/${app}/secrets/db-creds`));
     expect(Buffer.from(down!.data.password, 'base64').toString()).toBe('s3cret');
     expect(down!.metadata.annotations[Annotations.resourceOwner]).toBe('Provider');
-    const consumerClaim = await get(kb, pg(app, 'db'));
+    const consumerClaim = await getObject(kb, pg(app, 'db'));
     expect(down!.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'PostgresqlInstance', name: 'db', uid: consumerClaim!.metadata.uid }),
     ]);
-    await must(ka, 'PUT', `/api/v1/namespaces/${pns}/secrets/db-creds`, secret('n3w'));
+    await requireOk(ka, 'PUT', `/api/v1/namespaces/${pns}/secrets/db-creds`, secret('n3w'));
     await eventually('the new password', async () => {
-      const o = await get(kb, `/api/v1/namespaces/${app}/secrets/db-creds`);
+      const o = await getObject(kb, `/api/v1/namespaces/${app}/secrets/db-creds`);
       return o && Buffer.from(o.data.password, 'base64').toString() === 'n3w' ? true : undefined;
     });
-    expect(await get(kb, `/api/v1/namespaces/${app}/secrets/provider-internal`)).toBeUndefined();
-    await must(ka, 'DELETE', `/api/v1/namespaces/${pns}/secrets/db-creds`);
+    expect(await getObject(kb, `/api/v1/namespaces/${app}/secrets/provider-internal`)).toBeUndefined();
+    await requireOk(ka, 'DELETE', `/api/v1/namespaces/${pns}/secrets/db-creds`);
     await eventually('db-creds gone from the app namespace', async () =>
-      (await get(kb, `/api/v1/namespaces/${app}/secrets/db-creds`)) ? undefined : true,
+      (await getObject(kb, `/api/v1/namespaces/${app}/secrets/db-creds`)) ? undefined : true,
     );
   });
 
   it('carries spec changes up, removed fields included', async () => {
-    await must(kb, 'PATCH', pg(app, 'db'), { spec: { parameters: { maxConnections: 300 } } }, 'application/merge-patch+json');
+    await requireOk(kb, 'PATCH', pg(app, 'db'), { spec: { parameters: { maxConnections: 300 } } }, 'application/merge-patch+json');
     await eventually('maxConnections 300 upstream', async () =>
-      (await get(ka, pg(pns, 'db')))?.spec.parameters.maxConnections === 300 ? true : undefined,
+      (await getObject(ka, pg(pns, 'db')))?.spec.parameters.maxConnections === 300 ? true : undefined,
     );
-    await must(kb, 'PATCH', pg(app, 'db'), { spec: { parameters: null } }, 'application/merge-patch+json');
+    await requireOk(kb, 'PATCH', pg(app, 'db'), { spec: { parameters: null } }, 'application/merge-patch+json');
     await eventually('parameters removed upstream', async () =>
-      (await get(ka, pg(pns, 'db')))?.spec.parameters === undefined ? true : undefined,
+      (await getObject(ka, pg(pns, 'db')))?.spec.parameters === undefined ? true : undefined,
     );
   });
 
   it('deletes upstream before it releases the claim', async () => {
-    await must(kb, 'DELETE', pg(app, 'db'));
-    await eventually('the claim gone from the app cluster', async () => ((await get(kb, pg(app, 'db'))) ? undefined : true));
-    expect(await get(ka, pg(pns, 'db'))).toBeUndefined();
+    await requireOk(kb, 'DELETE', pg(app, 'db'));
+    await eventually('the claim gone from the app cluster', async () => ((await getObject(kb, pg(app, 'db'))) ? undefined : true));
+    expect(await getObject(ka, pg(pns, 'db'))).toBeUndefined();
   });
 
   it('deletes the copy of a claim that disappeared behind its back', async () => {
-    await must(kb, 'POST', pg(app), {
+    await requireOk(kb, 'POST', pg(app), {
       apiVersion: 'anynines.com/v1',
       kind: 'PostgresqlInstance',
       metadata: { name: 'gone', namespace: app },
       spec,
     });
-    await eventually('gone upstream', () => get(ka, pg(pns, 'gone')));
+    await eventually('gone upstream', () => getObject(ka, pg(pns, 'gone')));
     // A user removes the finalizer by hand and deletes it: the konnector still must not leave the copy behind.
-    await must(kb, 'PATCH', pg(app, 'gone'), { metadata: { finalizers: null } }, 'application/merge-patch+json');
-    await must(kb, 'DELETE', pg(app, 'gone'));
-    await eventually('the orphaned copy deleted upstream', async () => ((await get(ka, pg(pns, 'gone'))) ? undefined : true));
+    await requireOk(kb, 'PATCH', pg(app, 'gone'), { metadata: { finalizers: null } }, 'application/merge-patch+json');
+    await requireOk(kb, 'DELETE', pg(app, 'gone'));
+    await eventually('the orphaned copy deleted upstream', async () => ((await getObject(ka, pg(pns, 'gone'))) ? undefined : true));
   });
 });
 
 describe('namespaces', () => {
   it('asks the provider to drop an app namespace once it is gone', async () => {
     const gone = `app-${Math.random().toString(36).slice(2, 8)}`;
-    await must(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: gone } });
+    await requireOk(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: gone } });
     const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
-    await must(kb, 'POST', pg(gone), {
+    await requireOk(kb, 'POST', pg(gone), {
       apiVersion: 'anynines.com/v1',
       kind: 'PostgresqlInstance',
       metadata: { name: 'db', namespace: gone },
       spec,
     });
     const pns = await mapped(gone);
-    await eventually('the claim upstream', () => get(ka, pg(pns, 'db')));
-    await must(kb, 'DELETE', `/api/v1/namespaces/${gone}`);
+    await eventually('the claim upstream', () => getObject(ka, pg(pns, 'db')));
+    await requireOk(kb, 'DELETE', `/api/v1/namespaces/${gone}`);
     const sn = `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiservicenamespaces/${gone}`;
-    await eventually('the APIServiceNamespace deleted', async () => ((await get(ka, sn)) ? undefined : true), 90_000);
-    expect(await get(ka, pg(pns, 'db')), 'the claim was deleted upstream before its namespace went').toBeUndefined();
+    await eventually('the APIServiceNamespace deleted', async () => ((await getObject(ka, sn)) ? undefined : true), 90_000);
+    expect(await getObject(ka, pg(pns, 'db')), 'the claim was deleted upstream before its namespace went').toBeUndefined();
   }, 120_000);
 });
 
 describe('permissions and ownership', () => {
   it('says Forbidden, naming the file to apply, for an API it was not granted; works once granted', async () => {
     const name = await provider.exportApi(crdOf('mariadb'), []);
-    await createBinding(kb, ns, name, (await get(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name);
+    await createBinding(kb, ns, name, (await getObject(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name);
     const forbidden = await eventually('InformersSynced Forbidden', async () => {
-      const c = condition(await get(kb, binding(name)), 'InformersSynced');
+      const c = condition(await getObject(kb, binding(name)), 'InformersSynced');
       return c?.reason === 'Forbidden' ? c : undefined;
     });
     expect(forbidden.message).toContain('may not get mariadbinstances.anynines.com');
     expect(forbidden.message).toContain('dist/app-cluster/konnector/access/mariadbinstances.yaml');
-    expect(condition(await get(kb, binding(name)), 'Ready')).toMatchObject({ status: 'False', reason: 'Forbidden' });
+    expect(condition(await getObject(kb, binding(name)), 'Ready')).toMatchObject({ status: 'False', reason: 'Forbidden' });
     await grantApi(b, ns, { group: 'anynines.com', resource: 'mariadbinstances' });
     await eventually(
       'Ready once granted',
-      async () => (condition(await get(kb, binding(name)), 'Ready')?.status === 'True' ? true : undefined),
+      async () => (condition(await getObject(kb, binding(name)), 'Ready')?.status === 'True' ? true : undefined),
       30_000,
     );
   });
 
   it('refuses to overwrite a CRD it does not own, and says so on the binding', async () => {
     const crd = crdOf('mongodb');
-    await must(kb, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    await requireOk(kb, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     const name = await provider.exportApi(crd, []);
     await grantApi(b, ns, { group: 'anynines.com', resource: 'mongodbinstances' });
-    await createBinding(kb, ns, name, (await get(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name);
+    await createBinding(kb, ns, name, (await getObject(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name);
     const c = await eventually('SchemaInSync False', async () => {
-      const x = condition(await get(kb, binding(name)), 'SchemaInSync');
+      const x = condition(await getObject(kb, binding(name)), 'SchemaInSync');
       return x?.status === 'False' ? x : undefined;
     });
     expect(c).toMatchObject({ reason: 'ForeignCustomResourceDefinition' });
     expect(c.message).toContain(`CustomResourceDefinition ${name} exists and is owned by nobody the konnector knows`);
-    const after = await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    const after = await getObject(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
     expect(after!.metadata.ownerReferences, 'the CRD is untouched').toBeUndefined();
     // Deleting a binding that owns nothing leaves the foreign CRD alone.
-    await must(kb, 'DELETE', binding(name));
-    await eventually('the binding gone', async () => ((await get(kb, binding(name))) ? undefined : true));
-    expect(await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)).toBeDefined();
-    await must(kb, 'DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    await requireOk(kb, 'DELETE', binding(name));
+    await eventually('the binding gone', async () => ((await getObject(kb, binding(name))) ? undefined : true));
+    expect(await getObject(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)).toBeDefined();
+    await requireOk(kb, 'DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
   });
 });
 
 describe('kubeconfig rotation', () => {
   it('copies a rotated provider kubeconfig down and keeps syncing after the old token is revoked', async () => {
-    const secretName = (await get(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name;
+    const secretName = (await getObject(kb, binding(provider.exportName)))!.spec.kubeconfigSecretRef.name;
     const revokeOld = await provider.rotate();
     await eventually('the new kubeconfig in the app cluster', async () => {
-      const s = await get(kb, `/api/v1/namespaces/${ns}/secrets/${secretName}`);
+      const s = await getObject(kb, `/api/v1/namespaces/${ns}/secrets/${secretName}`);
       return s && Buffer.from(s.data.kubeconfig, 'base64').toString() === provider.kubeconfig() ? true : undefined;
     });
     await revokeOld();
     const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
-    await must(kb, 'POST', pg(app), {
+    await requireOk(kb, 'POST', pg(app), {
       apiVersion: 'anynines.com/v1',
       kind: 'PostgresqlInstance',
       metadata: { name: 'after-rotation', namespace: app },
       spec,
     });
     const pns = await mapped(app);
-    await eventually('a claim created after the rotation reaches the provider', () => get(ka, pg(pns, 'after-rotation')));
+    await eventually('a claim created after the rotation reaches the provider', () => getObject(ka, pg(pns, 'after-rotation')));
     const status = { managed: { state: 'rotated' } };
-    await must(ka, 'PATCH', `${pg(pns, 'after-rotation')}/status`, { status }, 'application/merge-patch+json');
+    await requireOk(ka, 'PATCH', `${pg(pns, 'after-rotation')}/status`, { status }, 'application/merge-patch+json');
     await eventually('its status comes down', async () =>
-      (await get(kb, pg(app, 'after-rotation')))?.status?.managed?.state === 'rotated' ? true : undefined,
+      (await getObject(kb, pg(app, 'after-rotation')))?.status?.managed?.state === 'rotated' ? true : undefined,
     );
-    expect(condition(await get(kb, binding(provider.exportName)), 'Ready')?.status).toBe('True');
+    expect(condition(await getObject(kb, binding(provider.exportName)), 'Ready')?.status).toBe('True');
   });
 });
 
 describe('schema changes', () => {
   it('follows a changed export into the CRD it owns', async () => {
     const path = `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/apiserviceexports/${provider.exportName}`;
-    const exp = await get(ka, path);
+    const exp = await getObject(ka, path);
     const versions = exp!.spec.versions.map((v: O) => ({
       ...v,
       additionalPrinterColumns: [...(v.additionalPrinterColumns ?? []), { name: 'Konnector', type: 'string', jsonPath: '.spec.plan' }],
     }));
-    await must(ka, 'PATCH', path, { spec: { versions } }, 'application/merge-patch+json');
+    await requireOk(ka, 'PATCH', path, { spec: { versions } }, 'application/merge-patch+json');
     await eventually('the new printer column in the app cluster', async () => {
-      const crd = await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`);
+      const crd = await getObject(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`);
       return crd?.spec.versions[0].additionalPrinterColumns?.some((c: O) => c.name === 'Konnector') ? true : undefined;
     });
   });
@@ -327,19 +318,19 @@ describe('deleting a binding', () => {
   it('deletes its claims upstream first, then its CRD, and strands nothing behind a finalizer', async () => {
     const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
     for (const n of ['keep-1', 'keep-2'])
-      await must(kb, 'POST', pg(app), {
+      await requireOk(kb, 'POST', pg(app), {
         apiVersion: 'anynines.com/v1',
         kind: 'PostgresqlInstance',
         metadata: { name: n, namespace: app },
         spec,
       });
     const pns = await mapped(app);
-    for (const n of ['keep-1', 'keep-2']) await eventually(`${n} upstream`, () => get(ka, pg(pns, n)));
-    await must(kb, 'DELETE', binding(provider.exportName));
-    await eventually('the binding gone', async () => ((await get(kb, binding(provider.exportName))) ? undefined : true), 60_000);
+    for (const n of ['keep-1', 'keep-2']) await eventually(`${n} upstream`, () => getObject(ka, pg(pns, n)));
+    await requireOk(kb, 'DELETE', binding(provider.exportName));
+    await eventually('the binding gone', async () => ((await getObject(kb, binding(provider.exportName))) ? undefined : true), 60_000);
     expect((await ka.request('GET', pg(pns))).body.items, 'no claim left upstream').toEqual([]);
     expect(
-      await get(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`),
+      await getObject(kb, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${provider.exportName}`),
       'the CRD it owned is gone',
     ).toBeUndefined();
   }, 90_000);
