@@ -14,10 +14,13 @@ import {
   type SecurityAuthentication,
   ServerConfiguration,
 } from '@kubernetes/client-node';
+import { type RateLimit, TokenBucket } from './rate-limit';
 
 export interface KeepAliveOptions {
   /** Concurrent connections to the API server. @default 32 */
   readonly maxSockets?: number;
+  /** A client-side rate limit for this configuration's requests (one bucket per configuration, as client-go). */
+  readonly rateLimit?: RateLimit;
 }
 
 /** A client-node Configuration for `kc`'s current cluster whose requests share one keep-alive connection pool. */
@@ -26,9 +29,12 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
   if (!server) throw new Error('the kubeconfig has no current cluster with a server');
   let agent: https.Agent | undefined;
   let tlsKey = '';
+  const bucket = o.rateLimit ? new TokenBucket(o.rateLimit) : undefined;
   const auth: SecurityAuthentication = {
     getName: () => 'kubeconfig with a keep-alive agent',
     async applySecurityAuthentication(context: RequestContext) {
+      // Every request of the configuration passes here first: the one place to wait for the rate limit.
+      await bucket?.take();
       await kc.applySecurityAuthentication(context);
       const opts: https.AgentOptions = {};
       await kc.applyToHTTPSOptions(opts as never);

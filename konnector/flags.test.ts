@@ -17,11 +17,21 @@ describe('parseFlags', () => {
     expect(parseFlags([], {})).toMatchObject({ leaseNamespace: 'kube-system', identity: 'konnector' });
   });
 
+  it('has no client-side rate limit unless --kube-api-qps asks for one; the burst defaults to twice the qps', () => {
+    expect((parseFlags([]) as { rateLimit?: unknown }).rateLimit).toBeUndefined();
+    expect(parseFlags(['--kube-api-qps=5'])).toMatchObject({ rateLimit: { qps: 5, burst: 10 } });
+    expect(parseFlags(['--kube-api-qps=0.5', '--kube-api-burst=3'])).toMatchObject({ rateLimit: { qps: 0.5, burst: 3 } });
+  });
+
   it.each([
     [['--workers=0'], '--workers "0": want a positive integer'],
     [['--lease-duration=soon'], '--lease-duration "soon": not a duration'],
     [['--leader-elect=yes'], '--leader-elect "yes": want true or false'],
     [['--nope'], "Unknown option '--nope'"],
+    [['--kube-api-qps=fast'], '--kube-api-qps "fast": want a number of requests per second, 0 for no limit'],
+    [['--kube-api-qps=-1'], '--kube-api-qps "-1": want a number'],
+    [['--kube-api-burst=10'], '--kube-api-burst: only with --kube-api-qps above 0'],
+    [['--kube-api-qps=5', '--kube-api-burst=0'], '--kube-api-burst "0": want a positive integer'],
   ])('refuses %j naming the flag', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(message);
   });
@@ -41,6 +51,8 @@ describe('parseFlags', () => {
       'workers',
       'heartbeat-interval',
       'connections',
+      'kube-api-qps',
+      'kube-api-burst',
       'log-level',
       'help',
       'version',

@@ -3,6 +3,7 @@
  * `$POD_NAME`) and ours. Every flag is in `--help` and in the README.
  */
 import { parseArgs } from 'node:util';
+import type { RateLimit } from '../controller';
 
 export interface KonnectorFlags {
   /** Kubeconfig of the app cluster; empty: in-cluster, else $KUBECONFIG, else ~/.kube/config. */
@@ -20,6 +21,8 @@ export interface KonnectorFlags {
   readonly workers: number;
   readonly heartbeatIntervalMs: number;
   readonly connections: number;
+  /** Client-side request limit per cluster; undefined: none. */
+  readonly rateLimit?: RateLimit;
   readonly logLevel: string;
 }
 
@@ -49,6 +52,10 @@ Flags:
                                heartbeat into the ClusterBinding; it reports twice this as heartbeatInterval
                                (default 2m30s, as Klutch)
   --connections N              concurrent HTTP connections per cluster (default 32)
+  --kube-api-qps N             client-side limit: requests per second to each cluster (default 0: no client-side
+                               limit, the API servers' priority and fairness decide; Klutch's konnector has
+                               client-go's 5)
+  --kube-api-burst N           requests at once under --kube-api-qps (default: twice the qps)
   --log-level LEVEL            fatal, error, warn, info, debug or trace (default info); logs are JSON (pino)
   -h, --help                   this text
   --version                    the konnector's version
@@ -78,6 +85,19 @@ function positiveInt(flag: string, text: string): number {
   return n;
 }
 
+/** `--kube-api-qps` and `--kube-api-burst`: no limit unless a qps is given. */
+function rateLimitFlags(qpsText: string | undefined, burstText: string | undefined): { rateLimit?: RateLimit } {
+  const qps = Number(qpsText ?? '0');
+  if (!Number.isFinite(qps) || qps < 0)
+    throw new UsageError(`--kube-api-qps ${JSON.stringify(qpsText)}: want a number of requests per second, 0 for no limit`);
+  if (qps === 0) {
+    if (burstText !== undefined) throw new UsageError('--kube-api-burst: only with --kube-api-qps above 0');
+    return {};
+  }
+  const burst = burstText === undefined ? Math.max(1, Math.ceil(qps * 2)) : positiveInt('kube-api-burst', burstText);
+  return { rateLimit: { qps, burst } };
+}
+
 export function parseFlags(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = {},
@@ -101,6 +121,8 @@ export function parseFlags(
         workers: { type: 'string' },
         'heartbeat-interval': { type: 'string' },
         connections: { type: 'string' },
+        'kube-api-qps': { type: 'string' },
+        'kube-api-burst': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
@@ -131,6 +153,7 @@ export function parseFlags(
     workers: positiveInt('workers', values.workers ?? '16'),
     heartbeatIntervalMs: parseDuration('heartbeat-interval', values['heartbeat-interval'] ?? '2m30s'),
     connections: positiveInt('connections', values.connections ?? '32'),
+    ...rateLimitFlags(values['kube-api-qps'], values['kube-api-burst']),
     logLevel: level,
   };
   if (flags.heartbeatIntervalMs < 1000) throw new UsageError(`--heartbeat-interval: at least 1s`);

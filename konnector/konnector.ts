@@ -7,7 +7,7 @@
 import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { Controller, watchInformer, type WatchInformer } from '../controller';
+import { Controller, type RateLimit, watchInformer, type WatchInformer } from '../controller';
 import { apiServiceBindingCrd, FIELD_MANAGER } from '../exports/bind-api';
 import { BindingReconciler } from './binding/binding.reconcile';
 import { eventRecorder } from './events';
@@ -34,6 +34,8 @@ export interface KonnectorOptions {
   readonly heartbeatIntervalMs?: number;
   /** Connections per cluster. @default 32 */
   readonly connections?: number;
+  /** A client-side rate limit per cluster. @default none (the API servers' priority and fairness limits) */
+  readonly rateLimit?: RateLimit;
 }
 
 const metricsByRegistry = new WeakMap<Registry, KonnectorMetrics>();
@@ -48,7 +50,7 @@ export class Konnector {
 
   constructor(private readonly o: KonnectorOptions) {
     this.log = o.log;
-    this.consumer = clientsFor(o.kc, { maxSockets: o.connections });
+    this.consumer = clientsFor(o.kc, { maxSockets: o.connections, ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}) });
     const ns = o.bindingNamespace;
     const b = BindResources.bindings;
     this.bindings = watchInformer<KubernetesObject>({
@@ -89,7 +91,7 @@ export class Konnector {
       version: o.version,
       workers: o.workers ?? 16,
       heartbeatIntervalMs: o.heartbeatIntervalMs ?? 150_000,
-      connections: o.connections ?? 32,
+      clientOptions: { maxSockets: o.connections ?? 32, ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}) },
       namespaces: this.namespaces,
       kubeconfigSecret: (namespace, name) => this.secrets.get(namespace)?.get(name, namespace),
     };

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
       workers: f.workers,
       heartbeatIntervalMs: f.heartbeatIntervalMs,
       connections: f.connections,
+      ...(f.rateLimit ? { rateLimit: f.rateLimit } : {}),
     });
     try {
       await current.run(signal);

@@ -13,7 +13,7 @@ import {
   BIND_VERSION,
   clusterBindingCrd,
 } from '../exports/bind-api';
-import type { WatchInformer } from '../controller';
+import type { KeepAliveOptions, WatchInformer } from '../controller';
 import type { Warn } from './events';
 import type { Clients } from './kube/client';
 import type { KonnectorMetrics } from './metrics';
@@ -29,8 +29,8 @@ export interface Runtime {
   /** Workers per sync controller. */
   readonly workers: number;
   readonly heartbeatIntervalMs: number;
-  /** Concurrent HTTP connections per cluster. */
-  readonly connections: number;
+  /** How clients of a provider connection talk to its API server (connections, rate limit): one pool per cluster. */
+  readonly clientOptions: KeepAliveOptions;
   /** App-cluster namespaces. */
   readonly namespaces: WatchInformer<V1Namespace>;
   /** App-cluster kubeconfig Secrets, by namespace/name (the namespaces bindings refer to). */

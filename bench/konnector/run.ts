@@ -12,6 +12,7 @@
  * - 5,000 bound claims (5,000 objects in each cluster): the konnector's RSS (and peak);
  * - chaos at full scale: 1,000 updates and 500 deletes while the konnector is killed three times and each API server
  *   is restarted; time until every invariant of test/support/konnector-chaos.ts holds.
+ * BENCH_QPS=5 runs the konnector with `--kube-api-qps=5`, Klutch's client-go limit, for a like-for-like comparison.
  * Goals: p99 create→upstream ≤ 250 ms at 1,000 claims; RSS ≤ 150 MiB at 5,000 objects.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,8 @@ const TOTAL = Number(process.env.BENCH_OBJECTS ?? 5000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const RATE = Number(process.env.BENCH_RATE ?? 20);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
+/** The konnector's --kube-api-qps: 0, none; 5 holds it to Klutch's client-go limit for a like-for-like comparison. */
+const QPS = Number(process.env.BENCH_QPS ?? 0);
 const NAMESPACES = Array.from({ length: 10 }, (_, i) => `bench-${i}`);
 const NS = 'klutch-bind';
 const LEASE = ['--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s'];
@@ -69,6 +72,7 @@ const results: Record<string, unknown> = {
   objects: TOTAL,
   concurrency: CONCURRENCY,
   workers: WORKERS,
+  kubeApiQps: QPS,
 };
 let konnector: KonnectorProcess | undefined;
 try {
@@ -96,7 +100,13 @@ try {
   const logDir = join(cp.runDir, 'konnector');
   mkdirSync(logDir, { recursive: true });
   const start = async () =>
-    (konnector = await startKonnector({ kubeconfig, namespace: NS, logDir, root, args: [...LEASE, `--workers=${WORKERS}`] }));
+    (konnector = await startKonnector({
+      kubeconfig,
+      namespace: NS,
+      logDir,
+      root,
+      args: [...LEASE, `--workers=${WORKERS}`, ...(QPS ? [`--kube-api-qps=${QPS}`] : [])],
+    }));
   await start();
   await bindApp(cp.clusters.c!, NS, provider, provider.exportName);
   await eventually('binding Ready', async () => {

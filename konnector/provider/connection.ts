@@ -48,7 +48,7 @@ export class ProviderConnection implements Connection {
     private readonly rt: Runtime,
   ) {
     this.kc = kubeConfigOf(source.kubeconfig);
-    this.clients = clientsFor(this.kc, { maxSockets: rt.connections });
+    this.clients = clientsFor(this.kc, rt.clientOptions);
     this.namespace = source.namespace;
     this.server = source.server;
     this.log = rt.log.child({ provider: source.server, clusterNamespace: source.namespace });

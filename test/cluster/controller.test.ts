@@ -5,7 +5,7 @@
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Controller, LeaderElector, objectKey, splitKey, watchInformer } from '../../controller';
+import { Controller, keepAliveClient, keepAliveConfiguration, LeaderElector, objectKey, splitKey, watchInformer } from '../../controller';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
 import { startControlPlanes, type ControlPlanes } from '../support/control-plane';
 import { eventually, kubeFor } from '../support/kube';
@@ -108,6 +108,18 @@ describe('informer and controller on a real API server', () => {
       await running;
       await informer.stop();
     }
+  });
+});
+
+describe('keep-alive clients', () => {
+  it('hold to a client-side rate limit (--kube-api-qps): a burst passes, the rest wait their turn', async () => {
+    const kc = (await admin('a')).config;
+    const core = keepAliveClient(kc, CoreV1Api, keepAliveConfiguration(kc, { rateLimit: { qps: 4, burst: 1 } }));
+    const start = performance.now();
+    const items = await Promise.all(Array.from({ length: 5 }, () => core.listNamespace({ limit: 1 })));
+    expect(items.every((l) => l.items.length === 1)).toBe(true);
+    // One at once, then one every 250 ms: the fifth no sooner than a second after the first.
+    expect(performance.now() - start).toBeGreaterThanOrEqual(990);
   });
 });
 
