@@ -348,16 +348,28 @@ function launchKube(binary: string, role: string, owner: string, dir: string, ar
 /** Deletes the state of finished or abandoned runs, keeping the logs of the newest few. */
 function pruneRuns(): void {
   if (!existsSync(RUNS)) return;
-  const runs = readdirSync(RUNS)
-    .map((n) => join(RUNS, n))
-    .filter((d) => !isLive(d))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  for (const d of runs.slice(KEEP_RUNS)) rmSync(d, { recursive: true, force: true });
+  // Runs in other processes prune at the same time: a folder listed here may be gone a moment later.
+  const gone = (f: () => void) => {
+    try {
+      f();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+  };
+  const runs: { dir: string; mtime: number }[] = [];
+  for (const n of readdirSync(RUNS)) {
+    const dir = join(RUNS, n);
+    gone(() => isLive(dir) || runs.push({ dir, mtime: statSync(dir).mtimeMs }));
+  }
+  runs.sort((a, b) => b.mtime - a.mtime);
+  for (const { dir } of runs.slice(KEEP_RUNS)) gone(() => rmSync(dir, { recursive: true, force: true }));
   // An abandoned run (its owner was killed) still holds etcd data and keys.
-  for (const d of runs.slice(0, KEEP_RUNS)) {
-    rmSync(join(d, 'etcd-data'), { recursive: true, force: true });
-    for (const c of readdirSync(d, { withFileTypes: true }))
-      if (c.isDirectory()) rmSync(join(d, c.name, 'pki'), { recursive: true, force: true });
+  for (const { dir } of runs.slice(0, KEEP_RUNS)) {
+    gone(() => {
+      rmSync(join(dir, 'etcd-data'), { recursive: true, force: true });
+      for (const c of readdirSync(dir, { withFileTypes: true }))
+        if (c.isDirectory()) rmSync(join(dir, c.name, 'pki'), { recursive: true, force: true });
+    });
   }
 }
 
