@@ -42,6 +42,15 @@ export interface LaunchOptions {
 
 const DEFAULT_STOP_GRACE_MS = 10_000;
 
+/**
+ * Children still running. The parent-death guards of the processes cover crashes; one exit handler (not one per
+ * process: a run starts dozens) covers a plain process.exit() of the test runner.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
 /** Starts a process with stdout and stderr in `<logDir>/<role>.log`. */
 export function launch(o: LaunchOptions): Proc {
   mkdirSync(o.logDir, { recursive: true });
@@ -69,10 +78,8 @@ export function launch(o: LaunchOptions): Proc {
     // spawn reports ENOENT asynchronously; the Proc is returned exited so waitReady names it.
     exit = `not started: cannot run ${o.command}`;
   }
-  // The parent-death guards of the processes cover crashes; this covers a plain process.exit() of the test runner.
-  const onExit = () => child.kill('SIGKILL');
-  process.once('exit', onExit);
-  void done.then(() => process.off('exit', onExit));
+  running.add(child);
+  void done.then(() => running.delete(child));
   return {
     role: o.role,
     owner: o.owner,
