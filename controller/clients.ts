@@ -19,7 +19,10 @@ import { type RateLimit, TokenBucket } from './rate-limit';
 export interface KeepAliveOptions {
   /** Concurrent connections to the API server. @default 32 */
   readonly maxSockets?: number;
-  /** A client-side rate limit for this configuration's requests (one bucket per configuration, as client-go). */
+  /**
+   * A client-side rate limit for this configuration's requests (one bucket per configuration, as client-go). Informers
+   * list and watch through the KubeConfig itself and are not counted.
+   */
   readonly rateLimit?: RateLimit;
 }
 

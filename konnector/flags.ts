@@ -52,9 +52,9 @@ Flags:
                                heartbeat into the ClusterBinding; it reports twice this as heartbeatInterval
                                (default 2m30s, as Klutch)
   --connections N              concurrent HTTP connections per cluster (default 32)
-  --kube-api-qps N             client-side limit: requests per second to each cluster (default 0: no client-side
-                               limit, the API servers' priority and fairness decide; Klutch's konnector has
-                               client-go's 5)
+  --kube-api-qps N             client-side limit: requests per second to each cluster, for the syncers' reads and
+                               writes (not the informers' lists and watches); default 0: no client-side limit,
+                               the API servers' priority and fairness decide; Klutch's konnector has client-go's 5
   --kube-api-burst N           requests at once under --kube-api-qps (default: twice the qps)
   --log-level LEVEL            fatal, error, warn, info, debug or trace (default info); logs are JSON (pino)
   -h, --help                   this text
