@@ -7,8 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
-import { KUBECONFIG_SECRET_KEY } from '../../exports/bind-api';
+import { KUBECONFIG_SECRET_KEY, providerKubeconfigYaml } from '../../exports/bind-api';
 import { type Clients, isConflict, isNotFound } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import { BINDER } from './rbac';
@@ -31,27 +30,7 @@ export interface TokenPolicy {
 
 /** The kubeconfig as Klutch writes it: cluster, context and user all `default`, the context in the cluster namespace. */
 export function kubeconfigYaml(t: KubeconfigTarget, namespace: string, token: string): string {
-  return stringify(
-    {
-      apiVersion: 'v1',
-      clusters: [
-        {
-          cluster: {
-            'certificate-authority-data': Buffer.from(t.ca).toString('base64'),
-            server: t.server,
-            ...(t.serverName ? { 'tls-server-name': t.serverName } : {}),
-          },
-          name: 'default',
-        },
-      ],
-      contexts: [{ context: { cluster: 'default', namespace, user: 'default' }, name: 'default' }],
-      'current-context': 'default',
-      kind: 'Config',
-      preferences: {},
-      users: [{ name: 'default', user: { token } }],
-    },
-    { lineWidth: 0 },
-  );
+  return providerKubeconfigYaml(t, namespace, token);
 }
 
 /** What a kubeconfig was written for; a change (new address or CA) means a new kubeconfig. */

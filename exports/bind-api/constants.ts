@@ -53,3 +53,36 @@ export const FIELD_MANAGER = 'klutch.anynines.com';
 export const CLUSTER_BINDING_NAME = 'cluster';
 /** The only allowed key of a kubeconfig secret reference. */
 export const KUBECONFIG_SECRET_KEY = 'kubeconfig';
+
+/**
+ * Per-object access to claimed objects (Secrets, ConfigMaps) on the provider. In every provider namespace made for an
+ * APIServiceNamespace the backend keeps a Role of this name (and a RoleBinding of the same name for the consumer's
+ * ServiceAccount) granting get/list/watch on exactly the objects a permission claim shares — by `resourceNames` —
+ * and nothing else of those resources. The consumer may read this Role (get/list/watch by name), so a konnector
+ * learns which objects it may read; list and watch of a shared object need `fieldSelector=metadata.name=<name>`.
+ */
+export const CLAIMED_ROLE = 'klutch-binder-claimed';
+
+/**
+ * Label and annotation prefixes that belong to the platform, never to the other side of a binding: nothing the
+ * konnector copies across (spec up, claimed objects down) carries keys under them, except the marks the konnector
+ * sets itself. `crossplane.io/claim-namespace` set by an app developer must not reach Crossplane.
+ */
+export const RESERVED_PREFIXES = ['crossplane.io/', 'kubernetes.io/', 'k8s.io/', 'klutch.anynines.com/'] as const;
+
+/** Whether a label or annotation key is under a reserved prefix (`crossplane.io/x`, `x.crossplane.io/y`, ...). */
+export function isReservedKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return false;
+  const prefix = key.slice(0, slash + 1);
+  // Kubernetes' recommended labels (app.kubernetes.io/name, ...) are the app's own, by Kubernetes' own rule.
+  if (prefix === 'app.kubernetes.io/') return false;
+  return RESERVED_PREFIXES.some((r) => prefix === r || prefix.endsWith(`.${r}`));
+}
+
+/** `labels` (or annotations) without reserved keys; undefined when nothing is left. */
+export function withoutReservedKeys(labels: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+  if (!labels) return undefined;
+  const out = Object.fromEntries(Object.entries(labels).filter(([k]) => !isReservedKey(k)));
+  return Object.keys(out).length ? out : undefined;
+}

@@ -23,6 +23,7 @@ export * from './constants';
 export * from './container';
 export * from './crd-version';
 export * from './permission-claim';
+export * from './provider-kubeconfig';
 
 /** Every bind CRD, in the fixed order of `Kinds`, so files and diffs written from the list stay stable. */
 export function bindApiCrds(): Record<string, unknown>[] {
