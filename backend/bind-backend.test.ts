@@ -17,7 +17,7 @@ function synth(p: BindBackendProps = props): Record<string, any>[] {
 const find = (objs: Record<string, any>[], kind: string) => objs.find((o) => o.kind === kind)!;
 
 describe('BindBackend', () => {
-  it('writes Namespace, ServiceAccount, ClusterRole and binding, Lease Role and binding, Deployment and Service', () => {
+  it('writes Namespace, ServiceAccount, ClusterRole and binding, Lease Role and binding, Deployment, Service, NetworkPolicies', () => {
     expect(
       synth()
         .map((o) => `${o.kind}/${o.metadata.name}`)
@@ -27,6 +27,8 @@ describe('BindBackend', () => {
       'ClusterRoleBinding/klutch-bind-backend',
       'Deployment/klutch-bind-backend',
       'Namespace/klutch-bind-backend',
+      'NetworkPolicy/default-deny',
+      'NetworkPolicy/klutch-bind-backend',
       'Role/klutch-bind-backend-leases',
       'RoleBinding/klutch-bind-backend-leases',
       'Service/klutch-bind-backend',
@@ -76,6 +78,56 @@ describe('BindBackend', () => {
     expect(rules.some((r) => r.verbs.includes('escalate') || r.verbs.includes('bind') || r.verbs.includes('impersonate'))).toBe(false);
   });
 
+  it('runs restricted: numeric non-root user, no escalation, no capabilities, RuntimeDefault seccomp; its Namespace enforces it', () => {
+    const objs = synth();
+    const pod = find(objs, 'Deployment').spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 });
+    expect(pod.containers[0].securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(find(objs, 'Namespace').metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'restricted',
+      'pod-security.kubernetes.io/warn': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
+    });
+  });
+
+  it('denies by default; admits the bind port from anywhere, the probe port from the monitoring namespace, DNS and API egress', () => {
+    const objs = synth({ ...props, issuerUrl: 'https://issuer.example.com:8443/realms/x', monitoringNamespace: 'monitoring' });
+    const [deny, allow] = objs.filter((o) => o.kind === 'NetworkPolicy');
+    expect(deny!.spec).toEqual({ podSelector: {}, policyTypes: ['Egress', 'Ingress'] });
+    expect(find(objs, 'Deployment').spec.template.metadata.labels).toMatchObject(allow!.spec.podSelector.matchLabels);
+    const rules = (rs: { ports: { port: number; protocol: string }[]; from?: unknown[]; to?: unknown[] }[]) =>
+      rs.map((r) => `${r.ports.map((p) => `${p.protocol}/${p.port}`).join(',')} ${JSON.stringify(r.from ?? r.to)}`);
+    expect(rules(allow!.spec.ingress)).toEqual([
+      'TCP/8080 [{"namespaceSelector":{},"podSelector":{}}]',
+      'TCP/8080 [{"ipBlock":{"cidr":"0.0.0.0/0"}}]',
+      'TCP/8080 [{"ipBlock":{"cidr":"::/0"}}]',
+      'TCP/8081 [{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}},"podSelector":{}}]',
+    ]);
+    expect(rules(allow!.spec.egress)).toEqual([
+      'UDP/53,TCP/53 [{"namespaceSelector":{},"podSelector":{}}]',
+      'UDP/53,TCP/53 [{"ipBlock":{"cidr":"0.0.0.0/0"}}]',
+      'UDP/53,TCP/53 [{"ipBlock":{"cidr":"::/0"}}]',
+      'TCP/443,TCP/6443,TCP/8443 [{"ipBlock":{"cidr":"0.0.0.0/0"}}]',
+      'TCP/443,TCP/6443,TCP/8443 [{"ipBlock":{"cidr":"::/0"}}]',
+    ]);
+    // No monitoring namespace: the probe port is left to the kubelet (not subject to NetworkPolicy on most CNIs).
+    const plain = synth({ ...props, egressPorts: [6443] }).filter((o) => o.kind === 'NetworkPolicy')[1]!;
+    expect(rules(plain.spec.ingress).some((r) => r.startsWith('TCP/8081'))).toBe(false);
+    expect(rules(plain.spec.egress).slice(3)).toEqual([
+      'TCP/6443 [{"ipBlock":{"cidr":"0.0.0.0/0"}}]',
+      'TCP/6443 [{"ipBlock":{"cidr":"::/0"}}]',
+    ]);
+  });
+
   it('is deterministic', () => {
     expect(JSON.stringify(synth())).toBe(JSON.stringify(synth()));
   });
@@ -87,6 +139,9 @@ describe('BindBackend', () => {
     [{ issuerUrl: 'issuer' }, 'issuerUrl: "issuer" must be an https URL'],
     [{ tokenLifetime: 'forever' }, 'tokenLifetime: "forever" is not a duration'],
     [{ clientId: '' }, 'clientId: is empty'],
+    [{ monitoringNamespace: 'Mon' }, 'monitoringNamespace: "Mon" is not a DNS label'],
+    [{ egressPorts: [] }, 'egressPorts: is empty'],
+    [{ egressPorts: [0] }, 'egressPorts: 0 is not a TCP port'],
   ])('refuses %j, naming the field', (bad, message) => {
     expect(() => new BindBackend(new Chart(new App(), 'c'), 'backend', { ...props, ...bad } as BindBackendProps)).toThrow(message);
   });

@@ -6,11 +6,15 @@
  * Why the ClusterRole holds what it holds: Kubernetes lets the backend grant a consumer only what it holds itself
  * (RBAC escalation check), so it holds every verb a consumer gets on the exported groups and the claimed resources
  * (Secrets, ConfigMaps) — and nothing else cluster-wide but what its controllers read and write.
+ *
+ * Pod security: the Pods pass the `restricted` profile, which the Namespace enforces (and warns and audits), and two
+ * NetworkPolicies admit exactly the traffic the backend needs (see `networkPolicies`).
  */
 import { Duration, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { BIND_GROUP, TEMPLATE_GROUP } from '../exports/bind-api';
+import { DEFAULT_API_PORTS, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../lib/pod-security';
 import type { ConsumerScope } from './options';
 
 /** A key of a Secret the backend reads. */
@@ -56,6 +60,13 @@ export interface BindBackendProps {
   readonly exportedGroups?: readonly string[];
   /** @default { cpu: 100m, memory: 128Mi } requests, { memory: 512Mi } limit */
   readonly resources?: kplus.ContainerResources;
+  /** The namespace whose Pods may scrape the probe port (/healthz, /readyz, /metrics). @default none (kubelet probes only) */
+  readonly monitoringNamespace?: string;
+  /**
+   * TCP ports the backend may call: the API server and the OpenID provider.
+   * @default 443, 6443 and the port of issuerUrl if it names one
+   */
+  readonly egressPorts?: readonly number[];
 }
 
 const CONSUMER_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
@@ -63,7 +74,6 @@ const BIND_PORT = 8080;
 const PROBE_PORT = 8081;
 const KEYS_DIR = '/etc/klutch-bind/cookie-keys';
 const CA_DIR = '/etc/klutch-bind/external-ca';
-
 export class BindBackend extends Construct {
   readonly namespace: kplus.Namespace;
   readonly serviceAccount: kplus.ServiceAccount;
@@ -104,9 +114,17 @@ export class BindBackend extends Construct {
       fail('tokenLifetime', `"${p.tokenLifetime}" is not a duration such as 1h or 30m`);
     if (p.consumerScope !== 'Namespaced' && p.consumerScope !== 'Cluster')
       fail('consumerScope', `"${p.consumerScope}" is not Namespaced or Cluster`);
+    if (props.monitoringNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(props.monitoringNamespace))
+      fail('monitoringNamespace', `"${props.monitoringNamespace}" is not a DNS label`);
+    if (props.egressPorts?.length === 0) fail('egressPorts', "is empty; leave it out for 443, 6443 and the issuer's port");
+    for (const n of props.egressPorts ?? []) if (!Number.isInteger(n) || n < 1 || n > 65535) fail('egressPorts', `${n} is not a TCP port`);
+    const issuerPort = Number(URL.canParse(props.issuerUrl) ? new URL(props.issuerUrl).port || 443 : fail('issuerUrl', 'is not a URL'));
+    const egressPorts = [...new Set(props.egressPorts ?? [...DEFAULT_API_PORTS, issuerPort])].sort((a, b) => a - b);
 
     const labels = { 'app.kubernetes.io/name': 'klutch-bind-backend', 'app.kubernetes.io/part-of': 'klutch-kit' };
-    this.namespace = new kplus.Namespace(this, 'Namespace', { metadata: { name: p.namespace, labels } });
+    this.namespace = new kplus.Namespace(this, 'Namespace', {
+      metadata: { name: p.namespace, labels: { ...labels, ...RESTRICTED_NAMESPACE_LABELS } },
+    });
     const meta = (name: string) => ({ name, namespace: p.namespace, labels });
     this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', { metadata: meta('klutch-bind-backend'), automountToken: true });
 
@@ -118,7 +136,10 @@ export class BindBackend extends Construct {
     role.allow(['get', 'create'], ...res('', 'serviceaccounts'));
     role.allow(['create'], ...res('', 'serviceaccounts/token'));
     role.allow(CONSUMER_VERBS, ...res('', 'secrets', 'configmaps'));
-    role.allow(['get', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'rolebindings', 'clusterroles'));
+    role.allow(['get', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'clusterroles'));
+    // Role and RoleBinding klutch-binder-claimed are watched; a consumer may read its Role, so the backend holds that.
+    role.allow(['get', 'list', 'watch', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'roles', 'rolebindings'));
+    role.allow(['get', 'create', 'update', 'patch'], ...res('', 'resourcequotas', 'resourcequotas/status'));
     role.allow(['get', 'create', 'update', 'patch', 'delete'], ...res('rbac.authorization.k8s.io', 'clusterrolebindings'));
     role.allow(
       CONSUMER_VERBS,
@@ -154,9 +175,10 @@ export class BindBackend extends Construct {
       metadata: meta('klutch-bind-backend'),
       replicas: p.replicas,
       serviceAccount: this.serviceAccount,
+      // Its controllers and provisioning call the API server: it needs its token.
       automountServiceAccountToken: true,
       podMetadata: { labels },
-      securityContext: { ensureNonRoot: true },
+      securityContext: { ensureNonRoot: true, user: RUNTIME_USER, group: RUNTIME_USER },
     });
     const keys = kplus.Volume.fromSecret(this, 'CookieKeys', kplus.Secret.fromSecretName(this, 'CookieKeysSecret', p.cookieKeys.name), {
       name: 'cookie-keys',
@@ -207,13 +229,22 @@ export class BindBackend extends Construct {
         cpu: { request: kplus.Cpu.millis(100) },
         memory: { request: Size.mebibytes(128), limit: Size.mebibytes(512) },
       },
-      securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, ensureNonRoot: true, user: 65532, group: 65532 },
+      securityContext: RESTRICTED_CONTAINER,
     });
     container.mount(KEYS_DIR, keys, { readOnly: true });
     container.mount(CA_DIR, ca, { readOnly: true });
     this.service = this.deployment.exposeViaService({
       name: 'klutch-bind-backend',
       ports: [{ port: 80, targetPort: BIND_PORT, name: 'http' }],
+    });
+    new NamespacePolicies(this, 'NetworkPolicies', {
+      namespace: p.namespace,
+      name: 'klutch-bind-backend',
+      pods: this.deployment,
+      publicPorts: [BIND_PORT],
+      probePorts: [PROBE_PORT],
+      monitoringNamespace: props.monitoringNamespace,
+      apiPorts: egressPorts,
     });
   }
 }

@@ -58,6 +58,9 @@ export function deployable(name: string): Deployable {
   return d;
 }
 
+/** The user and group the images run as: distroless' `nonroot`, the user the Deployments' securityContext names. */
+export const IMAGE_USER = 65532;
+
 /** The image of a deployable: its one file on distroless Node, nothing else (no node_modules, no shell). */
 export function dockerfile(d: Deployable): string {
   return [
@@ -66,6 +69,8 @@ export function dockerfile(d: Deployable): string {
     `#   docker build -t <registry>/<repository>:<tag> dist/${d.name}`,
     'FROM gcr.io/distroless/nodejs20-debian12:nonroot',
     `COPY ${d.name}.mjs /${d.name}/${d.name}.mjs`,
+    // Numeric, so the kubelet can check runAsNonRoot against the image; the Pods run as it (Pod Security `restricted`).
+    `USER ${IMAGE_USER}:${IMAGE_USER}`,
     ...d.ports.map((p) => `# ${p.port}: ${p.serves}`),
     ...(d.ports.length ? [`EXPOSE ${d.ports.map((p) => p.port).join(' ')}`] : []),
     `ENTRYPOINT ["/nodejs/bin/node", "/${d.name}/${d.name}.mjs"]`,

@@ -19,6 +19,7 @@ import { functionPackageObjects } from '../functions/dataservices/package';
 import { KonnectorApiAccess } from '../konnector/deploy/access';
 import { Konnector, type KonnectorProps } from '../konnector/deploy/konnector';
 import { checkUnique } from './catalog';
+import { FunctionRuntime } from './function-runtime';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 
 export interface SynthOptions {
@@ -68,6 +69,8 @@ export const PACKAGE_DIR = 'packages/dataservices';
 export const CONTROL_PLANE_DIR = 'control-plane';
 export const FUNCTION_PACKAGE_DIR = 'packages/function-dataservices';
 export const KONNECTOR_DIR = 'app-cluster/konnector';
+/** The Function object and the runtime config it runs with (restricted Pod Security). */
+export const FUNCTION_RUNTIME_DIR = 'control-plane/function';
 
 export interface SynthResult {
   /** Written files, relative to outdir, sorted. */
@@ -130,6 +133,11 @@ export function render(o: SynthOptions): Map<string, string> {
   for (const crd of bindApiCrds()) {
     files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
   }
+  const runtime = new Chart(new App(), 'function');
+  new FunctionRuntime(runtime, 'function', { fn });
+  for (const obj of runtime.toJson() as { kind: string; metadata: { name: string } }[]) {
+    files.set(`${FUNCTION_RUNTIME_DIR}/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, toYaml([obj]));
+  }
   const backend = new Chart(new App(), 'backend');
   new BindBackend(backend, 'backend', o.backend ?? DEFAULT_BACKEND);
   for (const obj of backend.toJson() as { kind: string; metadata: { name: string } }[]) {
@@ -143,7 +151,14 @@ export function render(o: SynthOptions): Map<string, string> {
       .map((c) => c.resource as 'secrets' | 'configmaps');
     emit(
       `${KONNECTOR_DIR}/access/${api.plural}.yaml`,
-      (c) => new KonnectorApiAccess(c, 'access', { group: api.group, resource: api.plural, claimed, namespace: o.konnector?.namespace }),
+      (c) =>
+        new KonnectorApiAccess(c, 'access', {
+          group: api.group,
+          resource: api.plural,
+          claimed,
+          namespace: o.konnector?.namespace,
+          kubeconfigNamespaces: o.konnector?.kubeconfigNamespaces,
+        }),
     );
   }
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);

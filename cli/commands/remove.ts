@@ -102,13 +102,21 @@ async function konnectorRunning(app: Cluster, ns: string): Promise<boolean> {
   return renewed !== undefined && Date.now() - new Date(renewed as unknown as string).getTime() < LEASE_FRESH_MS;
 }
 
-/** The API's KonnectorApiAccess (ClusterRole and ClusterRoleBinding `<namespace>-konnector-<binding>`). */
+/**
+ * The API's KonnectorApiAccess, every object named `<namespace>-konnector-<binding>`: ClusterRole and binding, and for
+ * an API with permission claims the admission policy and binding that bound the konnector's writes. The grant goes
+ * first (the konnector loses the rights), then the policy that limited them.
+ */
 async function removeGrant(app: Cluster, ns: string, binding: string): Promise<void> {
   const name = `${ns}-konnector-${binding}`;
-  for (const kind of ['ClusterRoleBinding', 'ClusterRole'])
-    await getOrUndefined(app.objects.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name } })).catch(
-      (e: unknown) => {
-        throw new CliError(`cannot delete ${kind} ${name} (the konnector's access to ${binding}): ${reason(e)}`, 'delete it by hand');
-      },
-    );
+  const objects = [
+    ['rbac.authorization.k8s.io/v1', 'ClusterRoleBinding'],
+    ['rbac.authorization.k8s.io/v1', 'ClusterRole'],
+    ['admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding'],
+    ['admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy'],
+  ] as const;
+  for (const [apiVersion, kind] of objects)
+    await getOrUndefined(app.objects.delete({ apiVersion, kind, metadata: { name } })).catch((e: unknown) => {
+      throw new CliError(`cannot delete ${kind} ${name} (the konnector's access to ${binding}): ${reason(e)}`, 'delete it by hand');
+    });
 }

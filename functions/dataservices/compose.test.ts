@@ -203,6 +203,96 @@ describe('composeResource: errors name the field and the composition', () => {
   });
 });
 
+/**
+ * A namespaced composite (Crossplane v2, no claim) carries the labels its author wrote. With hostile
+ * `crossplane.io/claim-*` labels it must still compose only into its own namespace, under its own name: the MR's
+ * labels, the a8s object, the connection Secret and the instance a binding refers to.
+ */
+describe('composeResource: a namespaced composite with hostile claim labels composes into its own namespace only', () => {
+  const hostile = { 'crossplane.io/claim-name': 'their-db', 'crossplane.io/claim-namespace': 'victim', team: 'x' };
+  const own = { 'crossplane.io/claim-name': 'app-db', 'crossplane.io/claim-namespace': 'team-b' };
+  /** A v2 composite as a developer creates it in team-b: its own name and namespace, the labels they chose. */
+  const v2 = (a: Api, backend: Backend, spec: Record<string, unknown>): Record<string, unknown> => {
+    const xr = compositeOf(a, backend, spec);
+    xr.metadata = { name: 'app-db', namespace: 'team-b', labels: { ...hostile } };
+    xr.spec = { ...(xr.spec as Record<string, unknown>), claimRef: undefined };
+    return xr;
+  };
+  const nowhere = (got: unknown) =>
+    expect(JSON.stringify(got), 'the hostile labels reach the composed resource').not.toMatch(/victim|their-db/);
+
+  it.each<{ name: string; api: string; backend: Backend; spec: Record<string, unknown>; want: Record<string, unknown> }>([
+    {
+      name: "a9s instance: the MR carries the composite's own name and namespace",
+      api: 'postgresql',
+      backend: 'a9s',
+      spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small' },
+      want: { 'metadata.labels': own },
+    },
+    {
+      name: 'a8s instance: the Postgresql is named like the composite, in its namespace',
+      api: 'postgresql',
+      backend: 'a8s',
+      spec: { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' },
+      want: { 'spec.forProvider.manifest.metadata': { name: 'app-db', namespace: 'team-b' } },
+    },
+    {
+      name: "a9s binding: the connection Secret goes to the composite's namespace",
+      api: 'servicebinding',
+      backend: 'a9s',
+      spec: { instanceRef: 'pg-1', serviceInstanceType: 'postgresql' },
+      want: { 'spec.writeConnectionSecretToRef': { name: 'app-db-creds', namespace: 'team-b' } },
+    },
+    {
+      name: "a8s binding: the instance (CLAIM_NAMESPACE) and the Secrets are in the composite's namespace",
+      api: 'servicebinding',
+      backend: 'a8s',
+      spec: { instanceRef: 'pg-1', serviceInstanceType: 'postgresql' },
+      want: {
+        'spec.forProvider.manifest.metadata': { name: 'app-db', namespace: 'team-b' },
+        'spec.forProvider.manifest.spec.instance.namespace': 'team-b',
+        'spec.writeConnectionSecretToRef': { name: 'app-db-creds', namespace: 'team-b' },
+        'spec.connectionDetails[0].namespace': 'team-b',
+      },
+    },
+  ])('$name', ({ api: name, backend, spec, want }) => {
+    const a = api(name);
+    const got = composeResource(inputOf(a, backend), v2(a, backend, spec)).resource;
+    for (const [path, value] of Object.entries(want)) expect(get(got, path), path).toEqual(value);
+    nowhere(got);
+  });
+
+  it('a cluster-scoped (v1) composite keeps the claim labels Crossplane set', () => {
+    const xr = compositeOf(api('servicebinding'), 'a8s', { instanceRef: 'pg-1', serviceInstanceType: 'postgresql' });
+    const got = composeResource(inputOf(api('servicebinding'), 'a8s'), xr).resource;
+    expect(get(got, 'spec.forProvider.manifest.spec.instance.namespace')).toBe('team-a');
+  });
+
+  it.each<{ name: string; metadata: Record<string, unknown>; want: string }>([
+    {
+      name: 'a namespace that is not a string',
+      metadata: { name: 'app-db', namespace: 7 },
+      want: 'cannot read metadata.namespace of the composite (composition a8s-postgresql): not a string',
+    },
+    {
+      name: 'a namespaced composite without a name',
+      metadata: { namespace: 'team-b' },
+      want: 'cannot read metadata.name of the namespaced composite (composition a8s-postgresql): not set',
+    },
+    {
+      name: 'labels that are not an object',
+      metadata: { name: 'app-db', namespace: 'team-b', labels: 'victim' },
+      want: 'cannot read metadata.labels of the composite (composition a8s-postgresql): not an object',
+    },
+  ])('refuses $name, naming the field', ({ metadata, want }) => {
+    const pg = api('postgresql');
+    const xr = compositeOf(pg, 'a8s', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
+    xr.metadata = metadata;
+    expect(() => composeResource(inputOf(pg, 'a8s'), xr)).toThrow(ComposeError);
+    expect(() => composeResource(inputOf(pg, 'a8s'), xr)).toThrow(want);
+  });
+});
+
 describe('composeResource: composites and recipes beyond the catalog', () => {
   const pg = api('postgresql');
 
@@ -211,7 +301,7 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
     const xr = compositeOf(pg, 'a8s', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
     xr.metadata = { name: 'app-db', namespace: 'team-b' };
     const got = composeResource(input, xr).resource;
-    expect(get(got, 'metadata')).toEqual({});
+    expect(get(got, 'metadata')).toEqual({ labels: { 'crossplane.io/claim-name': 'app-db', 'crossplane.io/claim-namespace': 'team-b' } });
     expect(get(got, 'spec.forProvider.manifest.metadata')).toEqual({ name: 'app-db', namespace: 'team-b' });
     expect(get(got, 'spec.writeConnectionSecretToRef')).toEqual({ name: 'app-db-creds', namespace: 'team-b' });
     expect(get(got, 'spec.connectionDetails[0].name')).toBe('app-db-service-binding');

@@ -61,7 +61,29 @@ function attempt<T>(what: string, f: () => T): T {
   }
 }
 
-/** The claim's name and namespace from the composite's labels, falling back to the composite's own. */
+/**
+ * The composite as a recipe may read it. A cluster-scoped composite (v1, with a claim) carries the claim's name and
+ * namespace in the `crossplane.io/claim-*` labels, which Crossplane sets from the real claim. A namespaced composite
+ * (Crossplane v2, no claim) has labels its author wrote: there they would let an app developer compose into another
+ * tenant's namespace, so they are replaced by the composite's own name and namespace (which the API server sets).
+ * Every read of the composite — recipe fields such as `CLAIM_NAMESPACE`, labels, names — goes through this view.
+ */
+export function trustedComposite(composite: Obj, where = `(composition ${compositionName(composite)})`): Obj {
+  const meta = get(composite, 'metadata');
+  if (!isObj(meta) || meta.namespace === undefined || meta.namespace === null || meta.namespace === '') return composite;
+  if (typeof meta.namespace !== 'string') throw new ComposeError(`cannot read metadata.namespace of the composite ${where}: not a string`);
+  if (typeof meta.name !== 'string' || meta.name === '')
+    throw new ComposeError(`cannot read metadata.name of the namespaced composite ${where}: not set`);
+  if (meta.labels !== undefined && meta.labels !== null && !isObj(meta.labels))
+    throw new ComposeError(`cannot read metadata.labels of the composite ${where}: not an object`);
+  const labels = { ...((meta.labels as Obj | undefined) ?? {}), [CLAIM_NAME_LABEL]: meta.name, [CLAIM_NAMESPACE_LABEL]: meta.namespace };
+  return { ...composite, metadata: { ...meta, labels } };
+}
+
+/**
+ * The claim's name and namespace from the composite's labels, falling back to the composite's own. Read it of a
+ * `trustedComposite`: on a namespaced composite only its own name and namespace count.
+ */
 export function claimRef(composite: Obj): { name?: string; namespace?: string } {
   const labels = isObj(get(composite, 'metadata.labels')) ? (get(composite, 'metadata.labels') as Obj) : {};
   return {
@@ -179,8 +201,9 @@ function connectionSecretRef(input: Input, composite: Obj, where: string): { nam
  * Composes the resource; throws ComposeError. `input` must have passed validateInput. `observed` is the composed
  * resource as Crossplane last saw it, if it exists (the recipe may read names the backend reports).
  */
-export function composeResource(input: Input, composite: Obj, observed?: Obj): Composed {
-  const where = `(composition ${compositionName(composite, input)})`;
+export function composeResource(input: Input, observedComposite: Obj, observed?: Obj): Composed {
+  const where = `(composition ${compositionName(observedComposite, input)})`;
+  const composite = trustedComposite(observedComposite, where);
   const warnings: string[] = [];
   const labels = labelsOf(input, composite, where);
   const providerConfigRef = { name: providerConfigName(input, composite, where) };

@@ -96,7 +96,7 @@ describe('runFunction', () => {
     ]);
   });
 
-  it.each<{ name: string; input: (i: Record<string, any>) => unknown; composite?: boolean; want: string }>([
+  it.each<{ name: string; input: (i: Record<string, any>) => unknown; composite?: boolean | Record<string, unknown>; want: string }>([
     {
       name: 'no input',
       input: () => undefined,
@@ -124,13 +124,22 @@ describe('runFunction', () => {
       want: 'cannot get the observed composite resource (composition a9s-postgresql): the request has none',
     },
     {
+      name: 'a namespaced composite whose namespace is not a string',
+      input: (i) => i,
+      composite: { metadata: { name: 'db', namespace: ['victim'] } },
+      want: 'cannot read metadata.namespace of the composite (composition a9s-postgresql): not a string',
+    },
+    {
       name: 'a status mapping outside status',
       input: (i) => ({ ...i, status: [{ from: 'status.x', to: 'spec.x' }] }),
       want: 'cannot map the status of a9s-postgresql (composition a9s-postgresql): status mapping to "spec.x" is not below status',
     },
   ])('answers $name with a Fatal result naming the field', ({ input, composite, want }) => {
     const r = runFunction(
-      requestOf(input(structuredClone(inputOf(pg, 'a9s')) as unknown as Record<string, any>), composite === false ? undefined : xr()),
+      requestOf(
+        input(structuredClone(inputOf(pg, 'a9s')) as unknown as Record<string, any>),
+        composite === false ? undefined : { ...xr(), ...(typeof composite === 'object' ? composite : {}) },
+      ),
     );
     expect(fatals(r)).toEqual([expect.stringContaining(want)]);
     expect(r.meta?.tag).toBe('tag-1');

@@ -1,14 +1,20 @@
 /**
  * `KonnectorApiAccess`: what the konnector may do for one bound API, granted explicitly — its own ClusterRole and
- * ClusterRoleBinding, so binding an API is applying two objects and unbinding it is deleting them. Without it the
+ * ClusterRoleBinding, so binding an API is applying these objects and unbinding it is deleting them. Without it the
  * konnector does not fail quietly: the APIServiceBinding's InformersSynced condition says `Forbidden` and names the
  * file to apply (dist/app-cluster/konnector/access/<plural>.yaml).
  *
  * Grants: the bound resource (read, patch for finalizers, delete when its binding goes) and its status; update and
- * delete of the CRD of that name only; and for each claimed resource (Secrets, ConfigMaps) the verbs the copies need.
+ * delete of the CRD of that name only; and for each claimed resource (Secrets, ConfigMaps) read, create, update and
+ * delete — cluster-wide, because RBAC cannot tell a copy from an app's own object by its label. So with claimed
+ * resources comes a ValidatingAdmissionPolicy that can: the konnector's ServiceAccount may create, update and delete
+ * only objects that carry its mark (`klutch.anynines.com/resource-owner`, set by claims.reconcile.ts `copyOf`), the
+ * old object too on update and delete, so it can never alter or delete an app's own Secret. Reads stay cluster-wide.
  */
 import { ClusterRole, ClusterRoleBinding, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { Annotations } from '../../exports/bind-api';
+import { ValidatingAdmissionPolicy } from './admission-policy';
 
 export interface KonnectorApiAccessProps {
   /** API group of the bound resource, e.g. anynines.com. */
@@ -19,12 +25,22 @@ export interface KonnectorApiAccessProps {
   readonly claimed?: readonly ('secrets' | 'configmaps')[];
   /** The konnector's namespace (its ServiceAccount `konnector` lives there; names start with it). @default klutch-bind */
   readonly namespace?: string;
+  /**
+   * Further namespaces where the konnector updates kubeconfig Secrets (KonnectorProps.kubeconfigNamespaces): like
+   * its own namespace, the admission policy does not apply there. @default none
+   */
+  readonly kubeconfigNamespaces?: readonly string[];
 }
 
 const endpoint = (r: IApiResource): IApiEndpoint => ({ asApiResource: () => r, asNonApiResource: () => undefined });
+/** The label the konnector puts on every copy it makes (claims.reconcile.ts `copyOf`). */
+export const COPY_MARK = Annotations.resourceOwner;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export class KonnectorApiAccess extends Construct {
   readonly role: ClusterRole;
+  /** With claimed resources: the policy that keeps the konnector's writes to its own copies. */
+  readonly policy?: ValidatingAdmissionPolicy;
 
   constructor(scope: Construct, id: string, props: KonnectorApiAccessProps) {
     super(scope, id);
@@ -34,6 +50,10 @@ export class KonnectorApiAccess extends Construct {
       );
     const name = `${props.resource}.${props.group}`;
     const ns = props.namespace ?? 'klutch-bind';
+    const own = [ns, ...(props.kubeconfigNamespaces ?? [])];
+    for (const n of own)
+      if (!DNS_LABEL.test(n))
+        throw new Error(`KonnectorApiAccess ${name}: namespace "${n}" is not a DNS label (namespace, kubeconfigNamespaces)`);
     this.role = new ClusterRole(this, 'Role', { metadata: { name: `${ns}-konnector-${name}` } });
     const res = (resourceType: string) => endpoint({ apiGroup: props.group, resourceType });
     this.role.allow(['get', 'list', 'watch', 'patch', 'update', 'delete'], res(props.resource));
@@ -42,10 +62,55 @@ export class KonnectorApiAccess extends Construct {
       ['update', 'patch', 'delete'],
       endpoint({ apiGroup: 'apiextensions.k8s.io', resourceType: 'customresourcedefinitions', resourceName: name }),
     );
-    for (const c of props.claimed ?? []) {
-      this.role.allow(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], endpoint({ apiGroup: '', resourceType: c }));
-    }
+    const claimed = [...new Set(props.claimed ?? [])];
+    // The copies are created, replaced (PUT) and deleted, never patched (claims.controller.ts).
+    for (const c of claimed)
+      this.role.allow(['get', 'list', 'watch', 'create', 'update', 'delete'], endpoint({ apiGroup: '', resourceType: c }));
     const sa = ServiceAccount.fromServiceAccountName(this, 'ServiceAccount', 'konnector', { namespaceName: ns });
     new ClusterRoleBinding(this, 'Binding', { metadata: { name: this.role.name }, role: this.role }).addSubjects(sa);
+    if (claimed.length) this.policy = copiesOnly(this, this.role.name, ns, own, claimed);
   }
+}
+
+/**
+ * The policy for the konnector of `ns`: outside `own` namespaces (where its Roles let it update kubeconfig Secrets),
+ * it may create, update and delete a claimed Secret or ConfigMap only when the object — and on update and delete the
+ * object as it was — carries COPY_MARK.
+ */
+function copiesOnly(
+  scope: Construct,
+  name: string,
+  ns: string,
+  own: readonly string[],
+  claimed: readonly string[],
+): ValidatingAdmissionPolicy {
+  const user = `system:serviceaccount:${ns}:konnector`;
+  const marked = (o: string) => `has(${o}.metadata.labels) && '${COPY_MARK}' in ${o}.metadata.labels`;
+  // Inside one CEL string literal: no quotes in `what` or the namespace (a DNS label).
+  const refused = (what: string) =>
+    `request.operation + ' of ' + request.resource.resource + ' ' + request.namespace + '/' + request.name + ' refused: ` +
+    `the konnector (ServiceAccount ${ns}/konnector) may create, update and delete only the copies it made, which carry ` +
+    `the label ${COPY_MARK}; ${what}'`;
+  return new ValidatingAdmissionPolicy(scope, 'CopiesOnly', {
+    name,
+    resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [...claimed].sort() }],
+    matchConditions: [
+      { name: 'konnector', expression: `request.userInfo.username == '${user}'` },
+      { name: 'outside-own-namespaces', expression: `!(request.namespace in [${own.map((n) => `'${n}'`).join(', ')}])` },
+    ],
+    validations: [
+      {
+        expression: `request.operation == 'DELETE' || (${marked('object')})`,
+        messageExpression: refused('this one would not'),
+        reason: 'Forbidden',
+      },
+      {
+        expression: `request.operation == 'CREATE' || (${marked('oldObject')})`,
+        messageExpression: refused(
+          'this one is not such a copy (objects of the app stay untouched: rename one if a claimed object needs its name)',
+        ),
+        reason: 'Forbidden',
+      },
+    ],
+  });
 }

@@ -29,6 +29,8 @@ describe('Konnector', () => {
       'Role klutch-bind/konnector',
       'RoleBinding klutch-bind/konnector',
       'Deployment klutch-bind/konnector',
+      'NetworkPolicy klutch-bind/default-deny',
+      'NetworkPolicy klutch-bind/konnector',
     ]);
     const d = of(objs, 'Deployment')[0]!.spec;
     expect(d.replicas).toBe(2);
@@ -95,9 +97,98 @@ describe('KonnectorApiAccess', () => {
       'anynines.com/servicebindings: get,list,watch,patch,update,delete',
       'anynines.com/servicebindings/status: get,patch,update',
       'apiextensions.k8s.io/customresourcedefinitions(servicebindings.anynines.com): update,patch,delete',
-      '/secrets: get,list,watch,create,update,patch,delete',
+      '/secrets: get,list,watch,create,update,delete',
     ]);
     const binding = of(objs, 'ClusterRoleBinding')[0] as O & { subjects: unknown[] };
     expect(binding.subjects).toEqual([expect.objectContaining({ kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-bind' })]);
+  });
+
+  it('ships with claimed resources an admission policy, bound with Deny, for the konnector outside its own namespaces', () => {
+    const objs = synth(
+      (c) =>
+        new KonnectorApiAccess(c, 'a', {
+          group: 'anynines.com',
+          resource: 'servicebindings',
+          claimed: ['secrets', 'configmaps'],
+          namespace: 'kb',
+          kubeconfigNamespaces: ['kc'],
+        }),
+    );
+    const policy = of(objs, 'ValidatingAdmissionPolicy')[0]!;
+    expect(policy.metadata.name).toBe('kb-konnector-servicebindings.anynines.com');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['configmaps', 'secrets'] },
+    ]);
+    expect(policy.spec.matchConditions.map((m: { expression: string }) => m.expression)).toEqual([
+      "request.userInfo.username == 'system:serviceaccount:kb:konnector'",
+      "!(request.namespace in ['kb', 'kc'])",
+    ]);
+    expect(of(objs, 'ValidatingAdmissionPolicyBinding')[0]!.spec).toEqual({
+      policyName: policy.metadata.name,
+      validationActions: ['Deny'],
+    });
+    // Without claimed resources there is nothing to guard.
+    const none = synth((c) => new KonnectorApiAccess(c, 'a', { group: 'anynines.com', resource: 'backups' }));
+    expect(none.map((o) => o.kind)).toEqual(['ClusterRole', 'ClusterRoleBinding']);
+  });
+});
+
+describe('Pod security of the konnector', () => {
+  const objs = synth((c) => new Konnector(c, 'k', { monitoringNamespace: 'monitoring', egressPorts: [8443] }));
+
+  it('runs restricted: numeric non-root user, no escalation, no capabilities, RuntimeDefault seccomp, read-only root', () => {
+    const pod = of(objs, 'Deployment')[0]!.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 });
+    expect(pod.containers[0].securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(of(objs, 'Namespace')[0]!.metadata).toMatchObject({
+      labels: {
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/warn': 'restricted',
+        'pod-security.kubernetes.io/audit': 'restricted',
+      },
+    });
+  });
+
+  it('denies by default; lets the konnector reach DNS and the API server ports, and be scraped from the monitoring namespace', () => {
+    const [deny, allow] = of(objs, 'NetworkPolicy');
+    expect(deny!.spec).toEqual({ podSelector: {}, policyTypes: ['Egress', 'Ingress'] });
+    const pod = of(objs, 'Deployment')[0]!.spec.template.metadata.labels;
+    expect(pod).toMatchObject(allow!.spec.podSelector.matchLabels);
+    const ports = (rules: { ports: { port: number; protocol: string }[] }[]) =>
+      [...new Set(rules.flatMap((r) => r.ports.map((p) => `${p.protocol}/${p.port}`)))].sort();
+    expect(ports(allow!.spec.egress)).toEqual(['TCP/53', 'TCP/8443', 'UDP/53']);
+    expect(allow!.spec.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: {} }],
+        ports: [{ port: 8080, protocol: 'TCP' }],
+      },
+    ]);
+    // Without a monitoring namespace, no ingress at all (kubelet probes are not subject to NetworkPolicy).
+    const plain = of(
+      synth((c) => new Konnector(c, 'k')),
+      'NetworkPolicy',
+    )[1]!;
+    expect(plain.spec.ingress).toBeUndefined();
+    expect(plain.spec.policyTypes).toContain('Ingress');
+    expect(ports(plain.spec.egress)).toEqual(['TCP/443', 'TCP/53', 'TCP/6443', 'UDP/53']);
+  });
+
+  it('refuses bad ports and namespaces, naming the field', () => {
+    expect(() => new Konnector(new Chart(new App(), 'x'), 'k', { egressPorts: [] })).toThrow('Konnector: egressPorts is empty');
+    expect(() => new Konnector(new Chart(new App(), 'x'), 'k', { egressPorts: [70000] })).toThrow(
+      'Konnector: egressPorts: 70000 is not a TCP port',
+    );
+    expect(() => new Konnector(new Chart(new App(), 'x'), 'k', { monitoringNamespace: 'Mon' })).toThrow(
+      'Konnector: monitoringNamespace: "Mon" is not a DNS label',
+    );
   });
 });

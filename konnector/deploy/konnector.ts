@@ -6,6 +6,9 @@
  * CRDs and update only the APIServiceBinding CRD, read namespaces, write events, and — in its namespace — hold its
  * Lease and read and update kubeconfig Secrets. Each bound API needs a `KonnectorApiAccess` (the `apis` prop, or
  * dist/app-cluster/konnector/access/<plural>.yaml applied beside it).
+ *
+ * Pod security: the Pods pass the `restricted` profile, which the Namespace enforces, and NetworkPolicies let them
+ * reach only DNS and the API servers, and be reached on the probe port only from `monitoringNamespace`.
  */
 import { ApiObject, Duration } from 'cdk8s';
 import {
@@ -28,6 +31,7 @@ import { Construct } from 'constructs';
 import { apiServiceBindingCrd, BIND_GROUP } from '../../exports/bind-api';
 import { BindResources } from '../runtime';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
+import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
 
 export const DEFAULT_KONNECTOR_IMAGE = 'ghcr.io/klutch-kit/konnector:v0.1.0';
 export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
@@ -51,15 +55,20 @@ export interface KonnectorProps {
   /** Further namespaces whose kubeconfig Secrets bindings may refer to. @default none (only `namespace`) */
   readonly kubeconfigNamespaces?: readonly string[];
   /** APIs to grant access to right away (see KonnectorApiAccess). @default none */
-  readonly apis?: readonly Omit<KonnectorApiAccessProps, 'namespace'>[];
+  readonly apis?: readonly Omit<KonnectorApiAccessProps, 'namespace' | 'kubeconfigNamespaces'>[];
   /** Extra konnector flags, e.g. `--workers=32`. @default none */
   readonly args?: readonly string[];
+  /** The namespace whose Pods may scrape the probe port (/healthz, /readyz, /metrics). @default none (kubelet probes only) */
+  readonly monitoringNamespace?: string;
+  /** TCP ports the konnector may call: the app cluster's and the providers' API servers. @default 443, 6443 */
+  readonly egressPorts?: readonly number[];
 }
 
 const endpoint = (r: IApiResource): IApiEndpoint => ({ asApiResource: () => r, asNonApiResource: () => undefined });
 
 export class Konnector extends Construct {
   readonly namespace: string;
+  readonly kubeconfigNamespaces: readonly string[];
   readonly serviceAccount: ServiceAccount;
   readonly deployment: Deployment;
 
@@ -70,11 +79,19 @@ export class Konnector extends Construct {
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new Error(`Konnector: replicas must be a positive integer, not ${props.replicas}`);
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new Error(`Konnector: namespace "${ns}" is not a DNS label`);
+    for (const [field, n] of [
+      ...(props.kubeconfigNamespaces ?? []).map((n) => ['kubeconfigNamespaces', n] as const),
+      ...(props.monitoringNamespace !== undefined ? [['monitoringNamespace', props.monitoringNamespace] as const] : []),
+    ])
+      if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n)) throw new Error(`Konnector: ${field}: "${n}" is not a DNS label`);
+    checkPorts('Konnector', 'egressPorts', props.egressPorts);
     this.namespace = ns;
+    this.kubeconfigNamespaces = [...(props.kubeconfigNamespaces ?? [])];
     // Cluster-scoped names carry the namespace: `klutch-bind-konnector` by default, as Klutch names its role.
     const clusterName = `${ns}-${KONNECTOR_NAME}`;
 
-    if (props.createNamespace ?? true) new Namespace(this, 'Namespace', { metadata: { name: ns } });
+    if (props.createNamespace ?? true)
+      new Namespace(this, 'Namespace', { metadata: { name: ns, labels: { ...RESTRICTED_NAMESPACE_LABELS } } });
     new ApiObject(this, 'APIServiceBindingCrd', apiServiceBindingCrd() as never);
     this.serviceAccount = new ServiceAccount(this, 'ServiceAccount', { metadata: { name: KONNECTOR_NAME, namespace: ns } });
 
@@ -93,7 +110,7 @@ export class Konnector extends Construct {
     cluster.allow(['create'], endpoint({ apiGroup: 'authorization.k8s.io', resourceType: 'selfsubjectaccessreviews' }));
     new ClusterRoleBinding(this, 'ClusterRoleBinding', { metadata: { name: clusterName }, role: cluster }).addSubjects(this.serviceAccount);
 
-    for (const [i, secretsNs] of [ns, ...(props.kubeconfigNamespaces ?? [])].entries()) {
+    for (const [i, secretsNs] of [ns, ...this.kubeconfigNamespaces].entries()) {
       const role = new Role(this, i === 0 ? 'Role' : `KubeconfigRole-${secretsNs}`, {
         metadata: { name: KONNECTOR_NAME, namespace: secretsNs },
       });
@@ -109,7 +126,9 @@ export class Konnector extends Construct {
       metadata: { name: KONNECTOR_NAME, namespace: ns, labels: { 'app.kubernetes.io/name': KONNECTOR_NAME } },
       replicas,
       serviceAccount: this.serviceAccount,
+      // It watches and writes the app cluster's API: it needs its token.
       automountServiceAccountToken: true,
+      securityContext: { ensureNonRoot: true, user: RUNTIME_USER, group: RUNTIME_USER },
       containers: [
         {
           name: KONNECTOR_NAME,
@@ -127,16 +146,29 @@ export class Konnector extends Construct {
             cpu: { request: Cpu.millis(50), limit: Cpu.millis(1000) },
             memory: { request: Size.mebibytes(128), limit: Size.mebibytes(384) },
           },
-          securityContext: { ensureNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+          securityContext: RESTRICTED_CONTAINER,
         },
       ],
+    });
+    new NamespacePolicies(this, 'NetworkPolicies', {
+      namespace: ns,
+      name: KONNECTOR_NAME,
+      pods: this.deployment,
+      probePorts: [PROBE_PORT],
+      monitoringNamespace: props.monitoringNamespace,
+      apiPorts: props.egressPorts,
+      denyNamespace: props.createNamespace ?? true,
     });
 
     for (const api of props.apis ?? []) this.grant(api);
   }
 
   /** Grants the konnector access to one more bound API. */
-  grant(api: Omit<KonnectorApiAccessProps, 'namespace'>): KonnectorApiAccess {
-    return new KonnectorApiAccess(this, `Access-${api.resource}.${api.group}`, { ...api, namespace: this.namespace });
+  grant(api: Omit<KonnectorApiAccessProps, 'namespace' | 'kubeconfigNamespaces'>): KonnectorApiAccess {
+    return new KonnectorApiAccess(this, `Access-${api.resource}.${api.group}`, {
+      ...api,
+      namespace: this.namespace,
+      kubeconfigNamespaces: this.kubeconfigNamespaces,
+    });
   }
 }

@@ -77,13 +77,15 @@ async function manifests(): Promise<Record<string, unknown>[]> {
 const ready = async (r: BindBackend) => probe(`${r.probeUrl}/readyz`);
 
 describe('the synthesized backend on a real API server', () => {
-  it('applies: Namespace, RBAC, Deployment and Service are accepted as written', async () => {
+  it('applies: Namespace, RBAC, Deployment, Service and NetworkPolicies are accepted as written', async () => {
     const objs = await manifests();
     expect(objs.map((o) => o.kind).sort()).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
       'Deployment',
       'Namespace',
+      'NetworkPolicy',
+      'NetworkPolicy',
       'Role',
       'RoleBinding',
       'Service',
@@ -95,7 +97,8 @@ describe('the synthesized backend on a real API server', () => {
       const m = o.metadata as { name: string; namespace?: string };
       const apiVersion = String(o.apiVersion);
       const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-      const path = `${base}${m.namespace ? `/namespaces/${m.namespace}` : ''}/${String(o.kind).toLowerCase()}s/${m.name}?fieldManager=klutch-kit-tests&fieldValidation=Strict`;
+      const plural = String(o.kind).toLowerCase().replace(/y$/, 'ie') + 's';
+      const path = `${base}${m.namespace ? `/namespaces/${m.namespace}` : ''}/${plural}/${m.name}?fieldManager=klutch-kit-tests&fieldValidation=Strict`;
       const r = await kube.request('PATCH', path, o, 'application/apply-patch+yaml');
       expect(r.code, `${o.kind}/${m.name}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
     }

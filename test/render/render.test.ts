@@ -232,6 +232,39 @@ describe('crank render with the bundled function', () => {
     expect(problems).toEqual([]);
   });
 
+  it('v2 target: a namespaced composite with hostile claim labels composes into its own namespace only', () => {
+    // On Crossplane v2 the developer writes the XR and its labels; crossplane.io/claim-* must not steer the function.
+    const v2 = render({ apis, outdir: 'unused', target: 'v2' });
+    const problems: string[] = [];
+    for (const backend of ['a9s', 'a8s'] as const) {
+      const api = apis.find((a) => a.name === 'servicebinding') as Api;
+      const composition = v2.get(`packages/dataservices/apis/servicebinding/composition-${backend}.yaml`) as string;
+      const example = exampleClaim(api, backend, 'v2') as Obj;
+      const composite = {
+        ...example,
+        metadata: {
+          name: 'app-binding',
+          namespace: 'team-b',
+          labels: { 'crossplane.io/claim-name': 'their-binding', 'crossplane.io/claim-namespace': 'victim' },
+        },
+      };
+      const out = crankRender(inject('crank'), { composite, composition, functionPort: fp.port, dir: join(tmp, `v2-${backend}`) }) as Obj[];
+      const fatal = out.filter((d) => d.kind === 'Result' && d.severity === 'SEVERITY_FATAL');
+      if (fatal.length) problems.push(`${backend}: ${JSON.stringify(fatal)}`);
+      const composed = out.filter((d) => d.metadata?.annotations?.[RESOURCE_NAME]);
+      if (composed.length !== 1) problems.push(`${backend}: ${composed.length} composed resources`);
+      const text = JSON.stringify(composed);
+      if (/victim|their-binding/.test(text)) problems.push(`${backend}: the hostile labels reached ${text}`);
+      const secret = composed[0]?.spec?.writeConnectionSecretToRef;
+      if (secret?.namespace !== 'team-b' || secret?.name !== 'app-binding-creds')
+        problems.push(`${backend}: connection Secret ${JSON.stringify(secret)}`);
+      const manifest = composed[0]?.spec?.forProvider?.manifest;
+      if (backend === 'a8s' && (manifest?.metadata?.namespace !== 'team-b' || manifest?.spec?.instance?.namespace !== 'team-b'))
+        problems.push(`a8s: the binding or its instance is outside team-b: ${JSON.stringify(manifest)}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('when the backend fails, composite (and claim) get a False condition with the backend message', () => {
     const problems: string[] = [];
     for (const c of cases) {

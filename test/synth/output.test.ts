@@ -159,6 +159,47 @@ describe('provider dependencies', () => {
   });
 });
 
+describe('Pod security of what synth ships', () => {
+  const PSA = {
+    'pod-security.kubernetes.io/enforce': 'restricted',
+    'pod-security.kubernetes.io/warn': 'restricted',
+    'pod-security.kubernetes.io/audit': 'restricted',
+  };
+  type K8s = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: any };
+
+  it('labels every Namespace restricted, and fences every Deployment with a default-deny and an allow NetworkPolicy', async () => {
+    const objs = [...(await synthCatalog()).values()].flat() as K8s[];
+    const namespaces = objs.filter((o) => o.kind === 'Namespace');
+    expect(namespaces.map((n) => n.metadata.name).sort()).toEqual(['klutch-bind', 'klutch-bind-backend']);
+    for (const n of namespaces) expect(n.metadata.labels, n.metadata.name).toMatchObject(PSA);
+    const deployments = objs.filter((o) => o.kind === 'Deployment');
+    expect(deployments).toHaveLength(2);
+    for (const d of deployments) {
+      const policies = objs.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === d.metadata.namespace);
+      const deny = policies.find((p) => JSON.stringify(p.spec.podSelector) === '{}');
+      expect(deny?.spec, `${d.metadata.namespace}: default deny`).toEqual({ podSelector: {}, policyTypes: ['Egress', 'Ingress'] });
+      const labels = d.spec.template.metadata.labels as Record<string, string>;
+      const selects = (p: K8s) => Object.entries((p.spec.podSelector.matchLabels ?? {}) as Record<string, string>);
+      const allow = policies.find((p) => selects(p).length > 0 && selects(p).every(([k, v]) => labels[k] === v));
+      expect(
+        [...(allow?.spec.policyTypes ?? [])].sort(),
+        `${d.metadata.namespace}/${d.metadata.name}: an allow policy for its Pods`,
+      ).toEqual(['Egress', 'Ingress']);
+    }
+  });
+
+  it('builds every image to run as the numeric non-root user the Pods name', async () => {
+    const { DEPLOYABLES, dockerfile } = await import('../../synth/deployables');
+    for (const d of DEPLOYABLES) expect(dockerfile(d), d.name).toMatch(/^USER 65532:65532$/m);
+    const objs = [...(await synthCatalog()).values()].flat() as K8s[];
+    const users = objs
+      .filter((o) => o.kind === 'Deployment' || o.kind === 'DeploymentRuntimeConfig')
+      .map((o) => (o.kind === 'Deployment' ? o.spec.template.spec : o.spec.deploymentTemplate.spec.template.spec))
+      .flatMap((pod: any) => [pod.securityContext.runAsUser, ...pod.containers.map((c: any) => c.securityContext.runAsUser)]);
+    expect(new Set(users)).toEqual(new Set([65532]));
+  });
+});
+
 describe('the v2 target', () => {
   it('emits namespaced v2 XRDs without claims, and compositions for the namespaced kind', async () => {
     const out = await synthCatalog('v2');

@@ -9,6 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { inputSchema } from '../../recipe';
 import { validatorFor, type Validator } from '../support/openapi';
 import { parseYaml, ROOT, synthCatalog } from '../support/catalog';
+import { CRANK_VERSION } from '../tools/crank';
+import { goModuleSource, wrapperModule } from '../tools/go';
 
 /** Upstream CRDs by `<group>/<kind>`. */
 function upstreamCrds(): Map<string, Record<string, unknown>> {
@@ -66,11 +68,23 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
         !path.includes('/examples/') &&
         !path.startsWith('control-plane/backend/') &&
         !path.startsWith('app-cluster/') &&
-        obj.kind !== 'CustomResourceDefinition',
+        obj.kind !== 'CustomResourceDefinition' &&
+        obj.kind !== 'DeploymentRuntimeConfig',
     );
     expect(checked.length).toBeGreaterThan(30);
     const errors = checked.flatMap(({ path, obj }) => validate(obj).map((e) => `${path}: ${e}`));
     expect(errors).toEqual([]);
+  });
+
+  it("writes the function's DeploymentRuntimeConfig so that Crossplane's CRD accepts it", () => {
+    // schemas/crossplane has no DeploymentRuntimeConfig CRD: read it from the Crossplane module crank is built from.
+    const source = goModuleSource(wrapperModule('test/tools/crank'), 'github.com/crossplane/crossplane', CRANK_VERSION);
+    const path = join(source, 'cluster', 'crds', 'pkg.crossplane.io_deploymentruntimeconfigs.yaml');
+    const v = validatorFor(parseYaml(readFileSync(path, 'utf8'))[0] as Record<string, unknown>, 'v1beta1');
+    const drcs = objects.filter(({ obj }) => obj.kind === 'DeploymentRuntimeConfig');
+    expect(drcs).toHaveLength(1);
+    expect(v(drcs[0]!.obj).errors).toEqual([]);
+    expect(v({ ...drcs[0]!.obj, spec: { deploymentTemplate: { spec: { template: {} } } } }).errors.join('\n')).toContain('selector');
   });
 
   it('writes every Composition step input so that the function input CRD accepts it', () => {
