@@ -13,6 +13,7 @@ import { KeyRing } from './auth/keys';
 import { ReplayGuard } from './auth/replay';
 import { Sealer } from './auth/sealer';
 import { runControllers } from './controllers';
+import { RateLimiter } from './http/rate-limit';
 import { bindHandler, listen, type ListeningServer } from './http/server';
 import { cachedExportables, servingInformers, startAll, stopAll } from './informers';
 import { apiMessage, BindResources, type Clients, clientsFor, crdName, isNotFound } from './kube';
@@ -133,12 +134,24 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     exportables: cachedExportables(serving),
     provision: (identity) =>
       provisionConsumer(
-        { clients, lockNamespace: o.namespace, holder: o.identity, prefix: o.namespacePrefix, prettyName: o.prettyName, target, tokens },
+        {
+          clients,
+          lockNamespace: o.namespace,
+          holder: o.identity,
+          prefix: o.namespacePrefix,
+          prettyName: o.prettyName,
+          target,
+          tokens,
+          maxClustersPerSubject: o.maxClustersPerSubject,
+          quota: { serviceNamespaces: o.maxServiceNamespaces, exportRequests: o.maxExportRequests },
+        },
         identity,
       ),
     consumerScope: o.consumerScope,
     prettyName: o.prettyName,
     secureCookies: new URL(o.oidcCallbackUrl).protocol === 'https:',
+    externalUrl: o.oidcCallbackUrl.replace(/\/callback$/, ''),
+    limiter: new RateLimiter({ perMinute: o.loginRateLimit, burst: o.loginRateBurst }),
     metrics,
     log,
   });
@@ -146,6 +159,12 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     ...hostPort('listen-address', o.listenAddress),
     tlsCertFile: o.tlsCertFile,
     tlsKeyFile: o.tlsKeyFile,
+    limits: {
+      requestTimeoutMs: o.httpRequestTimeoutMs,
+      headersTimeoutMs: o.httpHeadersTimeoutMs,
+      keepAliveTimeoutMs: o.httpKeepAliveTimeoutMs,
+      maxConnections: o.httpMaxConnections,
+    },
   });
   log.info({ address: o.listenAddress, port: http.port, tls: Boolean(o.tlsCertFile) }, 'serving the bind endpoints');
 
@@ -153,9 +172,13 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     clients,
     serving,
     consumerScope: o.consumerScope,
+    claimedAccess: o.claimedAccess,
+    prefix: o.namespacePrefix,
     target,
     tokens,
     exportRequestTimeoutMs: o.exportRequestTimeoutMs,
+    unboundConsumerTtlMs: o.unboundConsumerTtlMs,
+    abandonedConsumerAfterMs: o.abandonedConsumerAfterMs,
     log,
     registry,
   };

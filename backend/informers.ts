@@ -2,15 +2,24 @@
  * The backend's informers (controller/'s watchInformer). Two run on every replica and feed the HTTP side (what can
  * be exported): CRDs and APIServiceExportTemplates. The rest run on the leader only, for its controllers.
  */
-import type { KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type {
+  KubeConfig,
+  KubernetesObject,
+  V1CustomResourceDefinition,
+  V1Namespace,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { watchInformer, type WatchInformer } from '../controller';
-import type {
-  APIServiceExport,
-  APIServiceExportRequest,
-  APIServiceExportTemplate,
-  APIServiceNamespace,
-  ClusterBinding,
+import {
+  CLAIMED_ROLE,
+  type APIServiceExport,
+  type APIServiceExportRequest,
+  type APIServiceExportTemplate,
+  type APIServiceNamespace,
+  type ClusterBinding,
 } from '../exports/bind-api';
 import type { ExportableSource } from './exportable';
 import { type BindResource, BindResources, type Clients } from './kube';
@@ -60,6 +69,9 @@ export interface LeaderInformers {
   readonly namespaces: WatchInformer<V1Namespace>;
   /** The provider-side kubeconfig Secrets. */
   readonly kubeconfigs: WatchInformer<V1Secret>;
+  /** Roles and RoleBindings `klutch-binder-claimed` (provider namespaces). */
+  readonly claimedRoles: WatchInformer<V1Role>;
+  readonly claimedRoleBindings: WatchInformer<V1RoleBinding>;
 }
 
 export function leaderInformers(c: Clients, log: Logger): LeaderInformers {
@@ -82,7 +94,83 @@ export function leaderInformers(c: Clients, log: Logger): LeaderInformers {
       labelSelector: kubeconfigs,
       log,
     }),
+    claimedRoles: watchInformer<V1Role>({
+      kc: c.kc,
+      path: '/apis/rbac.authorization.k8s.io/v1/roles',
+      fieldSelector: `metadata.name=${CLAIMED_ROLE}`,
+      log,
+    }),
+    claimedRoleBindings: watchInformer<V1RoleBinding>({
+      kc: c.kc,
+      path: '/apis/rbac.authorization.k8s.io/v1/rolebindings',
+      fieldSelector: `metadata.name=${CLAIMED_ROLE}`,
+      log,
+    }),
   };
+}
+
+const LIST_METADATA = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const WATCH_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+/**
+ * `kc`, asking the API server for metadata only (PartialObjectMetadata, as client-go's metadata informers): a Secret's
+ * data never reaches the backend's memory. A list sets an Accept header of its own (controller/informer.ts listWire),
+ * a watch none: that tells them apart.
+ */
+function metadataOnly(kc: KubeConfig): KubeConfig {
+  const m = Object.create(kc) as KubeConfig;
+  m.applyToHTTPSOptions = async (opts) => {
+    const list = Boolean((opts.headers as Record<string, unknown> | undefined)?.Accept);
+    await kc.applyToHTTPSOptions(opts);
+    opts.headers = { ...opts.headers, Accept: list ? LIST_METADATA : WATCH_METADATA };
+  };
+  return m;
+}
+
+/** Metadata of an object as the metadata-only informers hold it. */
+export type ObjectMetadata = KubernetesObject;
+
+/**
+ * Metadata-only informers over the resources that claimed access depends on (the exported resources and the claimed
+ * ones), made on first use: one per resource, cluster-wide, each event is one object's metadata. Their number is
+ * bounded by the templates' resources.
+ */
+export class ObjectInformers {
+  private readonly informers = new Map<string, WatchInformer<ObjectMetadata>>();
+  private readonly listeners: ((i: WatchInformer<ObjectMetadata>) => void)[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly c: Clients,
+    private readonly log: Logger,
+  ) {}
+
+  /** The informer of `group`/`resource` (started at the first call, with `version`). */
+  ensure(group: string, version: string, resource: string): WatchInformer<ObjectMetadata> {
+    const key = `${resource}.${group}`;
+    let i = this.informers.get(key);
+    if (i) return i;
+    const path = group ? `/apis/${group}/${version}/${resource}` : `/api/${version}/${resource}`;
+    i = watchInformer<ObjectMetadata>({ kc: metadataOnly(this.c.kc), path, log: this.log });
+    this.informers.set(key, i);
+    for (const l of this.listeners) l(i);
+    if (!this.stopped) void i.start();
+    return i;
+  }
+
+  get(group: string, resource: string): WatchInformer<ObjectMetadata> | undefined {
+    return this.informers.get(`${resource}.${group}`);
+  }
+
+  /** Calls `cb` with every informer made from now on. */
+  onNew(cb: (i: WatchInformer<ObjectMetadata>) => void): void {
+    this.listeners.push(cb);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  }
 }
 
 /** Starts informers and resolves when all have listed once. */

@@ -9,6 +9,8 @@ export const Labels = {
   identityHash: `${P}/identity-hash`,
   /** On the provider-side kubeconfig Secret (`"true"`): the token rotation watches these. */
   kubeconfig: `${P}/kubeconfig`,
+  /** On a cluster namespace: the hash of the identity's subject (`<sub>`), to count a subject's clusters. */
+  subjectHash: `${P}/subject-hash`,
   /** On a namespace made for an APIServiceNamespace: the cluster namespace it belongs to. */
   clusterNamespace: `${P}/cluster-namespace`,
   managedBy: 'app.kubernetes.io/managed-by',
@@ -21,4 +23,27 @@ export const BackendAnnotations = {
   tokenExpires: `${P}/token-expires`,
   /** On the kubeconfig Secret: hash of the server, CA, server name and namespace it was written for. */
   kubeconfigFor: `${P}/kubeconfig-for`,
+  /** On a ClusterBinding: when the consumer last bound (RFC 3339); a bind counts as activity, like a heartbeat. */
+  lastBind: `${P}/last-bind`,
+  /** On a ClusterBinding: when the consumer first had an export; without, it is cleaned up after --unbound-consumer-ttl. */
+  firstExport: `${P}/first-export`,
 } as const;
+
+/**
+ * Pod Security Admission. Cluster namespaces hold only bind objects: `restricted`. Provider namespaces get the claims,
+ * and data-service operators may run Pods there (a8s puts instance Pods beside the claim): `baseline` is enforced,
+ * `restricted` only warned and audited, since enforcing it could break an operator's Pods.
+ */
+export const PodSecurity = {
+  clusterNamespace: { 'pod-security.kubernetes.io/enforce': 'restricted' },
+  providerNamespace: {
+    'pod-security.kubernetes.io/enforce': 'baseline',
+    'pod-security.kubernetes.io/warn': 'restricted',
+    'pod-security.kubernetes.io/audit': 'restricted',
+  },
+} as const;
+
+/** Whether `labels` carry every label of `want`. */
+export function hasLabels(labels: Record<string, string> | undefined, want: Record<string, string>): boolean {
+  return Object.entries(want).every(([k, v]) => labels?.[k] === v);
+}

@@ -5,6 +5,7 @@ export interface BackendMetrics {
   readonly requests: Histogram<'route' | 'code'>;
   readonly binds: Counter<'result'>;
   readonly authFailures: Counter<'reason'>;
+  readonly rateLimited: Counter<'route'>;
 }
 
 export function backendMetrics(registry: Registry): BackendMetrics {
@@ -26,6 +27,12 @@ export function backendMetrics(registry: Registry): BackendMetrics {
       name: 'bind_backend_authentication_failures_total',
       help: 'Refused logins and sessions by reason (state-expired, id-token-audience, session-missing, ...).',
       labelNames: ['reason'],
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: 'bind_backend_rate_limited_total',
+      help: 'Requests answered 429 by the per-client rate limit, by route (/authorize, /callback, /bind).',
+      labelNames: ['route'],
       registers: [registry],
     }),
   };

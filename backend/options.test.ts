@@ -47,11 +47,31 @@ describe('parseOptions', () => {
     [['--consumer-scope=Global'], '"Global" is not Namespaced or Cluster'],
     [['--tls-cert-file=/c'], '--tls-cert-file and --tls-key-file go together'],
     [['--oidc-callback-url=https://bind.example.com/cb'], 'must end in /callback'],
+    [['--oidc-callback-url=http://bind.example.com/callback'], '--oidc-callback-url: "http://bind.example.com/callback" must be https'],
+    [['--http-headers-timeout=1m'], '--http-headers-timeout: 1m is longer than --http-request-timeout (30s)'],
+    [['--http-max-connections=0'], '--http-max-connections: "0" is not a whole number of 1 or more'],
+    [['--login-rate-limit=lots'], '--login-rate-limit: "lots" is not a whole number of 0 or more'],
     [['--listen-address=nonsense'], '--listen-address: "nonsense" is not host:port'],
     [['--nope'], "Unknown option '--nope'"],
   ])('refuses %j, naming the flag', (args, message) => {
     const argv = args.length === 0 ? [] : [...required.filter((r) => !args.some((a) => a.split('=')[0] === r.split('=')[0])), ...args];
     expect(() => parseOptions(argv, {})).toThrow(message);
+  });
+
+  it('takes a loopback http callback (development), and has HTTP limits by default', () => {
+    const o = parseOptions(
+      [...required.filter((r) => !r.startsWith('--oidc-callback-url')), '--oidc-callback-url=http://127.0.0.1:8080/callback'],
+      {},
+    );
+    expect(o).toMatchObject({
+      oidcCallbackUrl: 'http://127.0.0.1:8080/callback',
+      httpRequestTimeoutMs: 30_000,
+      httpHeadersTimeoutMs: 10_000,
+      httpKeepAliveTimeoutMs: 5_000,
+      httpMaxConnections: 1000,
+      loginRateLimit: 30,
+      loginRateBurst: 20,
+    });
   });
 
   it('documents every flag and its environment variable in --help', () => {

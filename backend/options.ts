@@ -6,12 +6,20 @@
 import { parseArgs } from 'node:util';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
+/** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
+export type ClaimedAccess = 'Object' | 'Namespace';
 
 export interface BackendOptions {
   readonly listenAddress: string;
   readonly probeAddress: string;
   readonly tlsCertFile?: string;
   readonly tlsKeyFile?: string;
+  readonly httpRequestTimeoutMs: number;
+  readonly httpHeadersTimeoutMs: number;
+  readonly httpKeepAliveTimeoutMs: number;
+  readonly httpMaxConnections: number;
+  readonly loginRateLimit: number;
+  readonly loginRateBurst: number;
   readonly oidcIssuerUrl: string;
   readonly oidcClientId: string;
   readonly oidcClientSecret: string;
@@ -29,6 +37,12 @@ export interface BackendOptions {
   readonly tokenLifetimeMs: number;
   readonly tokenRefreshBeforeMs: number;
   readonly exportRequestTimeoutMs: number;
+  readonly claimedAccess: ClaimedAccess;
+  readonly unboundConsumerTtlMs: number;
+  readonly abandonedConsumerAfterMs: number;
+  readonly maxClustersPerSubject: number;
+  readonly maxServiceNamespaces: number;
+  readonly maxExportRequests: number;
   readonly leaderElection: boolean;
   readonly leaseName: string;
   readonly identity: string;
@@ -71,6 +85,48 @@ export const FLAGS: readonly Flag[] = [
   },
   { name: 'tls-key-file', key: 'tlsKeyFile', arg: 'file', optional: true, help: 'the private key of --tls-cert-file' },
   {
+    name: 'http-request-timeout',
+    key: 'httpRequestTimeoutMs',
+    arg: 'duration',
+    default: '30s',
+    help: 'a client must send its whole request within this (slow clients hold a connection)',
+  },
+  {
+    name: 'http-headers-timeout',
+    key: 'httpHeadersTimeoutMs',
+    arg: 'duration',
+    default: '10s',
+    help: 'a client must send its request headers within this (at most --http-request-timeout)',
+  },
+  {
+    name: 'http-keep-alive-timeout',
+    key: 'httpKeepAliveTimeoutMs',
+    arg: 'duration',
+    default: '5s',
+    help: 'an idle keep-alive connection is closed after this',
+  },
+  {
+    name: 'http-max-connections',
+    key: 'httpMaxConnections',
+    arg: 'n',
+    default: '1000',
+    help: 'open connections to the bind endpoints at most; more are refused',
+  },
+  {
+    name: 'login-rate-limit',
+    key: 'loginRateLimit',
+    arg: 'per-minute',
+    default: '30',
+    help: 'requests per minute one client address (an IPv6 /64) may make to /authorize, /callback and /bind after the burst; more are answered 429 with Retry-After (0: no limit). Behind a proxy every client has its address',
+  },
+  {
+    name: 'login-rate-burst',
+    key: 'loginRateBurst',
+    arg: 'n',
+    default: '20',
+    help: 'requests one client address may make to those endpoints at once',
+  },
+  {
     name: 'oidc-issuer-url',
     key: 'oidcIssuerUrl',
     arg: 'url',
@@ -87,7 +143,7 @@ export const FLAGS: readonly Flag[] = [
     name: 'oidc-callback-url',
     key: 'oidcCallbackUrl',
     arg: 'url',
-    help: 'the redirect URI registered for the client: <external URL of this backend>/callback; https makes the cookies Secure',
+    help: "the redirect URI registered for the client: <external URL of this backend>/callback (also /export's authorize URL); https (plain http only on a loopback address)",
   },
   {
     name: 'oidc-ca-file',
@@ -179,6 +235,48 @@ export const FLAGS: readonly Flag[] = [
     help: "how long an APIServiceExportRequest waits for its claim CRD (reason CRDNotFound) before it fails, as Klutch's",
   },
   {
+    name: 'claimed-access',
+    key: 'claimedAccess',
+    arg: 'Object|Namespace',
+    default: 'Object',
+    help: "how consumers read claimed Secrets/ConfigMaps in their provider namespaces: Object grants get/list/watch on exactly the objects a claim shares (Role klutch-binder-claimed, by name); Namespace grants read on all of them there (for app clusters still running Klutch's konnector, which lists them namespace-wide), never cluster-wide",
+  },
+  {
+    name: 'unbound-consumer-ttl',
+    key: 'unboundConsumerTtlMs',
+    arg: 'duration',
+    default: '1h',
+    help: 'a cluster namespace that never got an export within this time is deleted (an abandoned or refused bind)',
+  },
+  {
+    name: 'abandoned-consumer-after',
+    key: 'abandonedConsumerAfterMs',
+    arg: 'duration',
+    default: '720h',
+    help: 'a consumer without a konnector heartbeat for this long has its credentials revoked (its kubeconfig Secret is deleted; no data is): condition CredentialsRevoked on its ClusterBinding; kubectl bind again restores them',
+  },
+  {
+    name: 'max-clusters-per-subject',
+    key: 'maxClustersPerSubject',
+    arg: 'n',
+    default: '20',
+    help: 'how many app clusters (cluster namespaces) one OIDC subject may bind; /bind refuses the next with 403',
+  },
+  {
+    name: 'max-apiservicenamespaces',
+    key: 'maxServiceNamespaces',
+    arg: 'n',
+    default: '100',
+    help: 'APIServiceNamespaces per cluster namespace (a ResourceQuota there)',
+  },
+  {
+    name: 'max-export-requests',
+    key: 'maxExportRequests',
+    arg: 'n',
+    default: '50',
+    help: 'APIServiceExportRequests per cluster namespace at a time (a ResourceQuota there; finished ones are deleted after 10m)',
+  },
+  {
     name: 'leader-election',
     key: 'leaderElection',
     boolean: true,
@@ -258,6 +356,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   if (!callback.pathname.endsWith('/callback')) {
     throw new UsageError(`--oidc-callback-url: "${callback.href}" must end in /callback, the backend's callback endpoint`);
   }
+  // Plain http only where no network is crossed: elsewhere the cookies would lose Secure and travel in the clear.
+  if (callback.protocol !== 'https:' && !(callback.protocol === 'http:' && isLoopbackHost(callback.hostname))) {
+    throw new UsageError(
+      `--oidc-callback-url: "${callback.href}" must be https (the session cookies are Secure only then); give the backend's https URL (TLS here with --tls-cert-file, or at a proxy), or a loopback address (http://127.0.0.1:<port>/callback) for development`,
+    );
+  }
   const external = url('external-address', required('external-address'));
   if (external.protocol !== 'https:')
     throw new UsageError(`--external-address: "${external.href}" must be https (a kubeconfig carries a token)`);
@@ -278,6 +382,18 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   }
   const exportRequestTimeout = duration('export-request-timeout', raw('export-request-timeout') ?? '1m');
   if (exportRequestTimeout <= 0) throw new UsageError(`--export-request-timeout: ${raw('export-request-timeout')} must be more than 0`);
+  const claimed = raw('claimed-access') ?? 'Object';
+  if (claimed !== 'Object' && claimed !== 'Namespace') throw new UsageError(`--claimed-access: "${claimed}" is not Object or Namespace`);
+  const positive = (name: string, fallback: string): number => {
+    const ms = duration(name, raw(name) ?? fallback);
+    if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
+    return ms;
+  };
+  const count = (name: string, fallback: string): number => {
+    const v = raw(name) ?? fallback;
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`--${name}: "${v}" is not a whole number of 1 or more`);
+    return Number(v);
+  };
   const prefix = raw('namespace-prefix') ?? 'cluster';
   if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
     throw new UsageError(`--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<random>)`);
@@ -285,12 +401,34 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const leader = raw('leader-election') ?? 'true';
   if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);
   hostPort('listen-address', raw('listen-address') ?? '0.0.0.0:8080');
+  const within = (name: string, fallback: string): number => {
+    const ms = duration(name, raw(name) ?? fallback);
+    if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
+    return ms;
+  };
+  const whole = (name: string, fallback: string, min: number): number => {
+    const v = raw(name) ?? fallback;
+    if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name}: "${v}" is not a whole number of ${min} or more`);
+    return Number(v);
+  };
+  const requestTimeout = within('http-request-timeout', '30s');
+  const headersTimeout = within('http-headers-timeout', '10s');
+  if (headersTimeout > requestTimeout)
+    throw new UsageError(
+      `--http-headers-timeout: ${raw('http-headers-timeout') ?? '10s'} is longer than --http-request-timeout (${raw('http-request-timeout') ?? '30s'}); make it shorter`,
+    );
   hostPort('probe-address', raw('probe-address') ?? '0.0.0.0:8081');
 
   return {
     listenAddress: raw('listen-address') ?? '0.0.0.0:8080',
     probeAddress: raw('probe-address') ?? '0.0.0.0:8081',
     ...(tlsCert ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
+    httpRequestTimeoutMs: requestTimeout,
+    httpHeadersTimeoutMs: headersTimeout,
+    httpKeepAliveTimeoutMs: within('http-keep-alive-timeout', '5s'),
+    httpMaxConnections: whole('http-max-connections', '1000', 1),
+    loginRateLimit: whole('login-rate-limit', '30', 0),
+    loginRateBurst: whole('login-rate-burst', '20', 1),
     oidcIssuerUrl: issuer.href.replace(/\/$/, ''),
     oidcClientId: required('oidc-issuer-client-id'),
     oidcClientSecret: required('oidc-issuer-client-secret'),
@@ -308,6 +446,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     tokenLifetimeMs: lifetime,
     tokenRefreshBeforeMs: refresh,
     exportRequestTimeoutMs: exportRequestTimeout,
+    claimedAccess: claimed,
+    unboundConsumerTtlMs: positive('unbound-consumer-ttl', '1h'),
+    abandonedConsumerAfterMs: positive('abandoned-consumer-after', '720h'),
+    maxClustersPerSubject: count('max-clusters-per-subject', '20'),
+    maxServiceNamespaces: count('max-apiservicenamespaces', '100'),
+    maxExportRequests: count('max-export-requests', '50'),
     leaderElection: leader === 'true',
     leaseName: raw('lease-name') ?? 'klutch-bind-backend',
     identity: raw('identity') ?? (env.POD_NAME || hostname),

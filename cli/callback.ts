@@ -2,18 +2,19 @@
  * The loopback server the bind backend's redirect delivers the BindingResponse to: `http://localhost:<port>/callback`
  * (the backend builds that URL from `p`), listening on 127.0.0.1 and, where the machine has it, on [::1] with the
  * same port, so a browser that resolves `localhost` either way reaches it. It answers the browser with a page that
- * says what happened and hands each valid response to the waiting login.
+ * says what happened and hands each valid response to the waiting login. Any local page can send requests here: one
+ * that is not this login's response (undecodable, or for another session) is answered 400 or 409 and ignored.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CliError, reason } from './errors';
-import { decodeBinding, OtherSessionError, type Binding } from './response';
+import { decodeBinding, NotThisLoginError, OtherSessionError, type Binding } from './response';
 
 export interface CallbackServer {
   readonly port: number;
   /** Resolves with the first valid response for `sid`; rejects on a response that cannot be used. */
   readonly received: Promise<Binding>;
-  /** Responses for another session that were turned away. */
+  /** Why requests that were not this login's response were turned away. */
   readonly ignored: string[];
   close(): Promise<void>;
 }
@@ -29,15 +30,31 @@ export async function startCallbackServer(sid: string): Promise<CallbackServer> 
   const received = new Promise<Binding>((res, rej) => ((resolve = res), (reject = rej)));
   received.catch(() => undefined); // the login awaits it; nothing else must see an unhandled rejection
   const ignored: string[] = [];
+  // The last few only: any local page may send any number.
+  const ignore = (why: string): void => {
+    if (ignored.length >= 20) ignored.shift();
+    ignored.push(why);
+  };
   let done = false;
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const u = new URL(req.url ?? '/', 'http://localhost');
     const raw = u.searchParams.get('response');
     const send = (code: number, title: string, text: string): void => {
-      res.writeHead(code, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(page(title, text));
+      // Its URL carries the kubeconfig: no Referer, and nothing the page could load.
+      res
+        .writeHead(code, {
+          'Content-Type': 'text/html; charset=utf-8',
+          'Cache-Control': 'no-store',
+          'Referrer-Policy': 'no-referrer',
+          'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+        })
+        .end(page(title, text));
     };
     if (u.pathname !== '/callback' || req.method !== 'GET') return send(404, 'not found', 'kubectl bind only listens on /callback.');
-    if (!raw) return send(400, 'no response', 'The bind backend sent no <code>response</code> parameter.');
+    if (!raw) {
+      ignore('a request without a response parameter');
+      return send(400, 'no response', 'The bind backend sent no <code>response</code> parameter.');
+    }
     if (done) return send(410, 'already bound', 'This kubectl bind already received its binding; you can close this tab.');
     try {
       const binding = decodeBinding(raw, sid);
@@ -45,9 +62,11 @@ export async function startCallbackServer(sid: string): Promise<CallbackServer> 
       send(200, 'authenticated', 'kubectl bind has your binding. You can close this tab and go back to the terminal.');
       resolve(binding);
     } catch (e) {
-      if (e instanceof OtherSessionError) {
-        ignored.push(e.message);
-        return send(409, 'wrong session', `${escape(e.message)}. Use the URL this kubectl bind printed.`);
+      if (e instanceof NotThisLoginError) {
+        ignore(e.message);
+        if (e instanceof OtherSessionError)
+          return send(409, 'wrong session', `${escape(e.message)}. Use the URL this kubectl bind printed.`);
+        return send(400, 'not a binding', `${escape(e.message)}; kubectl bind keeps waiting for its login.`);
       }
       done = true;
       send(400, 'binding failed', escape(e instanceof CliError ? e.message : reason(e)));

@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { BIND_GROUP, BIND_VERSION } from '../exports/bind-api';
 import { CliError } from './errors';
+import { providerKubeconfig } from './provider-kubeconfig';
 
 export interface Cluster {
   readonly kc: KubeConfig;
@@ -95,14 +96,20 @@ export function appCluster(o: { readonly kubeconfig?: string; readonly context?:
   return clusterOf(kc, 'the app cluster');
 }
 
-/** The provider, through the kubeconfig of a BindingResponse; `namespace` is the consumer's cluster namespace. */
-export function providerCluster(kubeconfig: string, namespaceOverride?: string): { cluster: Cluster; namespace: string } {
+/**
+ * The provider, through a provider kubeconfig (a BindingResponse's, --remote-kubeconfig, a kubeconfig Secret) reduced
+ * to server, CA, namespace and token first: nothing in it can run a program or read a file here. `namespace` is the
+ * consumer's cluster namespace (the context's, or `namespaceOverride`).
+ */
+export function providerCluster(
+  kubeconfig: string,
+  namespaceOverride?: string,
+  where = 'the provider kubeconfig',
+): { cluster: Cluster; namespace: string } {
+  const reduced = providerKubeconfig(kubeconfig, where, namespaceOverride);
   const kc = new KubeConfig();
-  kc.loadFromString(kubeconfig);
-  const namespace = namespaceOverride ?? kc.getContextObject(kc.getCurrentContext())?.namespace;
-  if (!namespace)
-    throw new CliError('the provider kubeconfig names no namespace in its current context', 'pass --remote-namespace <namespace>');
-  return { cluster: clusterOf(kc, 'the provider'), namespace };
+  kc.loadFromString(reduced.yaml);
+  return { cluster: clusterOf(kc, 'the provider'), namespace: reduced.namespace };
 }
 
 /** Where the bind kinds live, for CustomObjectsApi. */

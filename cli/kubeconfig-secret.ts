@@ -4,23 +4,19 @@
  * of the same provider, or the same one again, writes the new kubeconfig into the Secret already there, so every
  * binding through that provider shares it (and the konnector one connection).
  */
-import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { KUBECONFIG_SECRET_KEY } from '../exports/bind-api';
+import type { V1Secret } from '@kubernetes/client-node';
+import { KUBECONFIG_SECRET_KEY, reduceProviderKubeconfig } from '../exports/bind-api';
 import { isConflict, type Cluster } from './kube';
 
 export const KUBECONFIG_SECRET_PREFIX = 'kubeconfig-';
 
-/** Server and context namespace of a kubeconfig, or undefined when it is none. */
+/**
+ * Server and context namespace of a provider kubeconfig, or undefined when it is none — or one that is not only
+ * server, CA and token (reduceProviderKubeconfig): such a Secret is never reused, a new one is written beside it.
+ */
 export function providerOf(kubeconfig: string): { server: string; namespace: string } | undefined {
-  try {
-    const kc = new KubeConfig();
-    kc.loadFromString(kubeconfig);
-    const server = kc.getCurrentCluster()?.server;
-    const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
-    return server && namespace ? { server, namespace } : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = reduceProviderKubeconfig(kubeconfig, 'a kubeconfig Secret');
+  return r.ok ? { server: r.server, namespace: r.namespace } : undefined;
 }
 
 /** Among `secrets`, the kubeconfig Secret (`kubeconfig-*`) for the provider server and namespace of `kubeconfig`. */

@@ -1,6 +1,9 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { bindingResponse, responseRedirect } from '../exports/bind-api';
 import type { Io } from './io';
 import { login, loginUrl } from './login';
@@ -90,5 +93,51 @@ describe('login', () => {
     await expect(
       login({ authenticatedUrl: 'https://bind.example/authorize', clusterId: 'c', timeoutMs: 300, browser: false, io: io() }),
     ).rejects.toMatchObject({ exitCode: 3, message: 'no login within 1s' });
+  });
+
+  /** Starts a login; resolves with it, its callback URL and session id once the URL is printed. */
+  async function started(timeoutMs = 60_000) {
+    const o = io();
+    const done = login({ authenticatedUrl: 'https://bind.example/authorize', clusterId: 'c', timeoutMs, browser: false, io: o });
+    done.catch(() => undefined);
+    await expect.poll(() => o.err()).toContain('waiting for the login');
+    const url = new URL(/\t(\S+)\n/.exec(o.err())![1]!);
+    return { done, callback: `http://localhost:${url.searchParams.get('p')}/callback`, sid: url.searchParams.get('s')! };
+  }
+  const responseOf = (sid: string, kc = kubeconfig) =>
+    bindingResponse({ sid, issuer: 'https://idp', subject: 'u', kubeconfig: kc, group: 'g.io', resource: 'rs', permissionClaims: [] });
+
+  it('answers junk at its callback 400 and keeps waiting for the real response', async () => {
+    const { done, callback, sid } = await started();
+    const junk = [
+      `${callback}?response=not-base64-json`,
+      `${callback}?response=${Buffer.from('{"kind":"Other"}').toString('base64')}`,
+      `${callback}?response=${Buffer.from('[1,2]').toString('base64')}`,
+      `${callback}?other=1`,
+    ];
+    for (const u of junk) {
+      const page = await get(u);
+      expect(page.status, u).toBe(400);
+      expect(page.body).not.toContain('<script');
+    }
+    const page = await get(responseRedirect(callback, responseOf(sid)));
+    expect(page.status).toBe(200);
+    expect((await done).namespace).toBe('cluster-a');
+  });
+
+  it('refuses a response whose kubeconfig runs a program, naming the field; the program never runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-exec-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const marker = join(dir, 'ran');
+    const evil = kubeconfig.replace(
+      '{token: t}',
+      `{exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: [-c, "touch ${marker}"]}}`,
+    );
+    const { done, callback, sid } = await started();
+    const page = await get(responseRedirect(callback, responseOf(sid, evil)));
+    expect(page.status).toBe(400);
+    expect(page.body).toContain('users[default].user.exec runs a program on this machine');
+    await expect(done).rejects.toMatchObject({ message: expect.stringContaining('users[default].user.exec') });
+    expect(existsSync(marker)).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { browserCommand, openBrowser } from './open-browser';
+import { browserArgv, browserCommand, openBrowser } from './open-browser';
 
 describe('opening the browser', () => {
   it('opens $BROWSER with the URL when set', async () => {
@@ -25,5 +25,25 @@ describe('opening the browser', () => {
     expect(browserCommand({ PATH: dir, DISPLAY: ':0' }, 'linux')).toEqual(['xdg-open']);
     expect(browserCommand({ PATH: dir }, 'linux')).toBeUndefined();
     expect(browserCommand({}, 'darwin')).toEqual(['open']);
+  });
+
+  it('opens on Windows without a shell: rundll32 with the whole URL as one argument, & and all', () => {
+    const url = 'https://bind.example/authorize?c=1&p=2&s=3&x=%26calc';
+    expect(browserArgv(url, {}, 'win32')).toEqual(['rundll32', 'url.dll,FileProtocolHandler', url]);
+    expect(browserArgv('https://bind.example/a?b=1&calc.exe', {}, 'win32')).toEqual([
+      'rundll32',
+      'url.dll,FileProtocolHandler',
+      'https://bind.example/a?b=1&calc.exe',
+    ]);
+    expect(browserCommand({}, 'win32')).not.toContain('cmd');
+  });
+
+  it('opens only http(s) URLs', async () => {
+    for (const url of ['file:///etc/passwd', 'javascript:alert(1)', 'smb://host/share', 'ms-settings:', 'not a url']) {
+      expect(browserArgv(url, { BROWSER: '/bin/true' }, 'linux'), url).toBeUndefined();
+      expect(browserArgv(url, {}, 'win32'), url).toBeUndefined();
+    }
+    expect(await openBrowser('file:///etc/passwd', { BROWSER: '/bin/true' })).toBe(false);
+    expect(browserArgv('http://127.0.0.1:1/authorize', {}, 'darwin')).toEqual(['open', 'http://127.0.0.1:1/authorize']);
   });
 });

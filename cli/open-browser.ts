@@ -1,7 +1,12 @@
 /**
  * Opens the login URL in the user's browser when the machine has one: `$BROWSER` if set (as Python's webbrowser and
- * git do), else `open` on macOS, else `xdg-open` when a graphical session is running (`$DISPLAY` or
- * `$WAYLAND_DISPLAY`). A machine without any — a server, a container, CI — gets no attempt; the URL is always printed.
+ * git do), else `open` on macOS, `rundll32 url.dll,FileProtocolHandler` on Windows, else `xdg-open` when a graphical
+ * session is running (`$DISPLAY` or `$WAYLAND_DISPLAY`). A machine without any — a server, a container, CI — gets no
+ * attempt; the URL is always printed.
+ *
+ * The URL comes from the provider: it is passed as one argument, never through a shell (`cmd /c start` would run
+ * whatever follows an `&` in it), and only an http(s) URL is ever opened (a `file:` or other scheme could start a
+ * program through the desktop's handlers).
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -11,7 +16,7 @@ import { delimiter, join } from 'node:path';
 export function browserCommand(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string[] | undefined {
   if (env.BROWSER) return [env.BROWSER];
   if (platform === 'darwin') return ['open'];
-  if (platform === 'win32') return ['cmd', '/c', 'start', '""'];
+  if (platform === 'win32') return ['rundll32', 'url.dll,FileProtocolHandler'];
   if ((env.DISPLAY || env.WAYLAND_DISPLAY) && onPath('xdg-open', env)) return ['xdg-open'];
   return undefined;
 }
@@ -27,12 +32,26 @@ function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {
   });
 }
 
+/** The program and its arguments that open `url` here (no shell), or undefined: no browser, or not an http(s) URL. */
+export function browserArgv(url: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string[] | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return undefined;
+  const cmd = browserCommand(env, platform);
+  return cmd ? [...cmd, parsed.href] : undefined;
+}
+
 /** Starts the browser (detached, its output dropped); resolves whether it could be started. */
 export function openBrowser(url: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  const cmd = browserCommand(env);
-  if (!cmd) return Promise.resolve(false);
+  const argv = browserArgv(url, env);
+  if (!argv) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const child = spawn(cmd[0]!, [...cmd.slice(1), url], { detached: true, stdio: 'ignore', env });
+    // shell: false (the default) also on Windows: the URL reaches rundll32 as one argument, & and all.
+    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: 'ignore', env, shell: false, windowsVerbatimArguments: false });
     child.once('error', () => resolve(false));
     child.once('spawn', () => {
       child.unref();

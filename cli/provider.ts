@@ -67,10 +67,14 @@ export function checkProvider(url: string, text: string): Provider {
       `the BindingProvider of ${url} offers no OAuth2CodeGrant login (authenticationMethods: ${JSON.stringify(doc.authenticationMethods ?? [])})`,
       fix,
     );
+  let parsed: URL | undefined;
   try {
-    new URL(authenticatedUrl);
+    parsed = new URL(authenticatedUrl);
   } catch {
-    throw new CliError(`the BindingProvider of ${url} has an invalid authenticatedURL "${authenticatedUrl}"`, fix);
+    parsed = undefined;
   }
+  // It is printed for the user to open, and opened in the browser: a web page, nothing else.
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
+    throw new CliError(`the BindingProvider of ${url} has an invalid authenticatedURL "${authenticatedUrl}": not an http(s) URL`, fix);
   return { document: doc as BindingProvider, authenticatedUrl };
 }

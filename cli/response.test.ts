@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bindingResponse, responseRedirect } from '../exports/bind-api';
+import { parse } from 'yaml';
+import { bindingResponse, providerKubeconfigYaml, responseRedirect } from '../exports/bind-api';
 import { CliError } from './errors';
 import { decodeBinding, OtherSessionError } from './response';
 
@@ -61,7 +62,8 @@ const klutchResponse =
 describe('Klutch’s BindingResponse, byte for byte', () => {
   const check = (raw: string) => {
     const b = decodeBinding(raw, 'q7Rk2Z');
-    expect(b).toMatchObject({ kubeconfig: klutchKubeconfig, server: 'https://provider.example:6443', namespace: 'cluster-8xq2z' });
+    expect(b).toMatchObject({ server: 'https://provider.example:6443', namespace: 'cluster-8xq2z' });
+    expect(parse(b.kubeconfig)).toEqual(parse(klutchKubeconfig)); // Klutch's kubeconfig is exactly what is kept
     expect(b.response.authentication.oauth2CodeGrant.id).toBe('https://idp.example/realms/klutch/u??~?~');
     expect(b.response.requests[0]!.metadata.name).toBe('servicebindings.anynines.com');
     expect(b.response.requests[0]!.spec.resources[0]!.permissionClaims![0]).toMatchObject({
@@ -90,7 +92,8 @@ describe('the BindingResponse at the callback', () => {
     const raw = new URL(responseRedirect('http://localhost:5000/callback', doc)).searchParams.get('response')!;
     const b = decodeBinding(raw, 'Ab3xY9');
     expect(b.response).toEqual(doc);
-    expect(b).toMatchObject({ kubeconfig, server: 'https://127.0.0.1:6443', namespace: 'cluster-x7k2p' });
+    expect(b).toMatchObject({ server: 'https://127.0.0.1:6443', namespace: 'cluster-x7k2p' });
+    expect(b.kubeconfig).toBe(providerKubeconfigYaml({ server: 'https://127.0.0.1:6443' }, 'cluster-x7k2p', 'abc'));
   });
 
   it('decodes what Klutch’s backend sends: URL-safe base64 (padded, as Go’s base64.URLEncoding), escaped by url.Values', () => {
@@ -125,3 +128,49 @@ describe('the BindingResponse at the callback', () => {
 function docInput() {
   return { sid: 'Ab3xY9', issuer: 'https://idp', subject: 'u', kubeconfig, group: 'anynines.com', resource: 'x', permissionClaims: [] };
 }
+
+describe('the kubeconfig of a BindingResponse', () => {
+  const withKubeconfig = (text: string) =>
+    Buffer.from(JSON.stringify(bindingResponse({ ...docInput(), kubeconfig: text }))).toString('base64');
+  const user = (u: string) => kubeconfig.replace('{token: abc}', u);
+
+  it.each([
+    ['{exec: {command: /bin/sh, args: [-c, "touch /tmp/pwned"], apiVersion: client.authentication.k8s.io/v1}}', 'users[default].user.exec'],
+    ['{auth-provider: {name: oidc, config: {cmd-path: /bin/sh}}}', 'users[default].user.auth-provider'],
+    ['{token: abc, tokenFile: /home/me/.ssh/id_rsa}', 'users[default].user.tokenFile'],
+    ['{token: abc, client-key: /etc/ssl/private/key.pem}', 'users[default].user.client-key'],
+  ])('refuses %s, naming %s, before anything runs or is stored', (u, field) => {
+    const e = (() => {
+      try {
+        decodeBinding(withKubeconfig(user(u)), 'Ab3xY9');
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(e).toBeInstanceOf(CliError);
+    expect((e as CliError).message).toContain(field);
+    expect((e as CliError).hint).toContain('nothing was stored or run');
+  });
+
+  it.each([
+    ['insecure-skip-tls-verify: true', 'clusters[default].cluster.insecure-skip-tls-verify'],
+    ['proxy-url: "http://evil.example:3128"', 'clusters[default].cluster.proxy-url'],
+    ['certificate-authority: /etc/passwd', 'clusters[default].cluster.certificate-authority'],
+  ])('refuses a cluster with %s', (field, path) => {
+    const text = kubeconfig.replace('certificate-authority-data: ""', field);
+    expect(() => decodeBinding(withKubeconfig(text), 'Ab3xY9')).toThrow(path);
+  });
+
+  it('keeps only server, CA, namespace and token: the canonical kubeconfig, whatever else was around them', () => {
+    const noisy = `${kubeconfig.replace('current-context: default', 'current-context: default\npreferences: {colors: true}')}extensions: [{name: x, extension: {a: 1}}]\n`;
+    const b = decodeBinding(
+      withKubeconfig(noisy.replace('contexts: [', 'contexts: [{name: other, context: {cluster: default, user: default}}, ')),
+      'Ab3xY9',
+    );
+    expect(b.kubeconfig).toBe(providerKubeconfigYaml({ server: 'https://127.0.0.1:6443' }, 'cluster-x7k2p', 'abc'));
+  });
+
+  it('refuses an http server', () => {
+    expect(() => decodeBinding(withKubeconfig(kubeconfig.replace('https://', 'http://')), 'Ab3xY9')).toThrow(/is not https/);
+  });
+});

@@ -4,7 +4,7 @@
  * probes and metrics, graceful shutdown. It imports nothing of ours.
  */
 export { keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
-export type { RateLimit } from './rate-limit';
+export { TokenBucket, type RateLimit } from './rate-limit';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
 export { errorMessage, TerminalError } from './errors';
 export { watchInformer, type InformerEvent, type WatchInformer, type WatchInformerOptions } from './informer';

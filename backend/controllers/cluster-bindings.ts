@@ -3,15 +3,25 @@
  * FirstHeartbeatPending until the first, HeartbeatIntervalMissing without an interval, HeartbeatTimeout when the last
  * is older than twice the interval, HeartbeatTimeDrift when it lies more than 10 s in the future (the konnector's
  * clock is ahead). Klutch gets the drift check backwards and reports every binding unhealthy. `Ready` follows.
+ *
+ * Abandoned consumers lose their credentials: when neither a heartbeat nor a bind (annotation
+ * `klutch-kit.anynines.com/last-bind`) happened for `--abandoned-consumer-after`, the kubeconfig Secret is deleted —
+ * every token bound to it dies — and condition `CredentialsRevoked` says so and how to get back (bind again). No data
+ * is deleted: the claims (databases) stay, and a new bind makes a new kubeconfig Secret.
  */
 import { Controller, objectKey, splitKey, type ReconcileResult } from '../../controller';
 import { ClusterBindingConditions, HealthyReasons, READY_CONDITION, type ClusterBinding, type Condition } from '../../exports/bind-api';
-import { BindResources, MERGE_PATCH } from '../kube';
+import { BindResources, isNotFound, MERGE_PATCH } from '../kube';
+import { BackendAnnotations } from '../labels';
 import { duration } from '../options';
+import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { sameConditions, setCondition } from './conditions';
-import type { ControllerDeps } from './deps';
+import { ours, type ControllerDeps } from './deps';
 
 export const MAX_DRIFT_MS = 10_000;
+export const ABANDONED_AFTER_MS = 720 * 3_600_000;
+/** Ours, not Klutch's: True once an abandoned consumer's credentials were revoked. */
+export const CREDENTIALS_REVOKED = 'CredentialsRevoked';
 
 export function clusterBindingsController(d: ControllerDeps): Controller {
   const c = new Controller({
@@ -20,7 +30,9 @@ export function clusterBindingsController(d: ControllerDeps): Controller {
     registry: d.registry,
     reconcile: (key) => reconcileClusterBinding(d, key),
   });
-  c.watch(d.leader.clusterBindings, (b) => [objectKey(b)]);
+  c.watch(d.leader.clusterBindings, (b) => (ours(d, b.metadata.namespace) ? [objectKey(b)] : []));
+  // A bind after a revocation makes the Secret again: the condition goes.
+  c.watch(d.leader.kubeconfigs, (s) => (ours(d, s.metadata?.namespace) ? [`${s.metadata!.namespace}/cluster`] : []));
   return c;
 }
 
@@ -79,6 +91,33 @@ export async function reconcileClusterBinding(d: ControllerDeps, key: string): P
   };
   let conditions = setCondition(b.status?.conditions, healthy);
   conditions = setCondition(conditions, { ...healthy, type: READY_CONDITION });
+  const abandonedAfter = d.abandonedConsumerAfterMs ?? ABANDONED_AFTER_MS;
+  const secret = d.leader.kubeconfigs.get(KUBECONFIG_SECRET, namespace);
+  // A kubeconfig Secret made anew is a bind too (the ClusterBinding's annotation may reach us later than the Secret).
+  const made = Date.parse((secret?.metadata?.creationTimestamp as unknown as string | undefined) ?? '');
+  const last = Math.max(lastActivity(b), Number.isNaN(made) ? 0 : made);
+  const idle = Date.now() - last;
+  let recheck = h.recheckInMs;
+  if (idle > abandonedAfter) {
+    if (secret) {
+      await d.clients.core
+        .deleteNamespacedSecret({ name: KUBECONFIG_SECRET, namespace: namespace!, body: { preconditions: { uid: secret.metadata?.uid } } })
+        .catch((e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        });
+      d.log.warn({ namespace, lastActivity: new Date(last).toISOString() }, 'revoked the credentials of an abandoned consumer');
+    }
+    const since = new Date(last).toISOString();
+    conditions = setCondition(conditions, {
+      type: CREDENTIALS_REVOKED,
+      status: 'True',
+      reason: 'Abandoned',
+      message: `no konnector heartbeat or bind since ${since} (longer than the provider's --abandoned-consumer-after): the kubeconfig Secret was deleted, so this cluster's provider tokens no longer work. No data was deleted. Run kubectl bind again from the app cluster to get new credentials.`,
+    });
+  } else {
+    conditions = conditions.filter((c) => c.type !== CREDENTIALS_REVOKED);
+    recheck = Math.min(recheck ?? Infinity, abandonedAfter - idle + 1000);
+  }
   if (!sameConditions(conditions, b.status?.conditions)) {
     const r = BindResources.clusterBindings;
     await d.clients.custom.patchNamespacedCustomObjectStatus(
@@ -86,5 +125,18 @@ export async function reconcileClusterBinding(d: ControllerDeps, key: string): P
       MERGE_PATCH,
     );
   }
-  return h.recheckInMs !== undefined ? { requeueAfterMs: Math.max(1000, h.recheckInMs) } : undefined;
+  // Timers beyond ~24 days overflow setTimeout: look again daily at the latest.
+  return recheck !== undefined ? { requeueAfterMs: Math.min(86_400_000, Math.max(1000, recheck)) } : undefined;
+}
+
+/** The last sign of life of a consumer: its last heartbeat, its last bind, or the ClusterBinding's creation. */
+export function lastActivity(b: Pick<ClusterBinding, 'metadata' | 'status'>): number {
+  const times = [
+    b.status?.lastHeartbeatTime,
+    b.metadata.annotations?.[BackendAnnotations.lastBind],
+    b.metadata.creationTimestamp as unknown as string,
+  ]
+    .map((t) => (t ? Date.parse(t) : NaN))
+    .filter((t) => !Number.isNaN(t));
+  return times.length ? Math.max(...times) : Date.now();
 }

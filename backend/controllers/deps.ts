@@ -1,20 +1,38 @@
 /** What every backend controller gets: clients, the leader's informers, settings, logging and metrics. */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { LeaderInformers, ServingInformers } from '../informers';
+import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
 import type { Clients } from '../kube';
-import type { ConsumerScope } from '../options';
+import type { ClaimedAccess, ConsumerScope } from '../options';
 import type { KubeconfigTarget, TokenPolicy } from '../provision/kubeconfig';
 
 export interface ControllerDeps {
   readonly clients: Clients;
   readonly serving: ServingInformers;
   readonly leader: LeaderInformers;
+  /** Metadata-only informers of the exported and claimed resources (claimed access). */
+  readonly objects: ObjectInformers;
   readonly consumerScope: ConsumerScope;
+  /** @default 'Object' */
+  readonly claimedAccess?: ClaimedAccess;
+  /**
+   * The backend's `--namespace-prefix`: it manages only cluster namespaces `<prefix>-…` (and the provider namespaces
+   * made for them), so backends with other prefixes on one cluster never undo each other.
+   */
+  readonly prefix: string;
   readonly target: KubeconfigTarget;
   readonly tokens: TokenPolicy;
   /** How long a request waits for its CRD. @default CRD_WAIT_MS (a minute, as Klutch) */
   readonly exportRequestTimeoutMs?: number;
+  /** A cluster namespace without an export for this long is deleted. @default 1h */
+  readonly unboundConsumerTtlMs?: number;
+  /** A consumer without a heartbeat (or bind) for this long loses its credentials. @default 720h */
+  readonly abandonedConsumerAfterMs?: number;
   readonly log: Logger;
   readonly registry: Registry;
+}
+
+/** Whether `namespace` (a cluster namespace, or a provider namespace made for one) is this backend's. */
+export function ours(d: Pick<ControllerDeps, 'prefix'>, namespace: string | undefined): boolean {
+  return Boolean(namespace?.startsWith(`${d.prefix}-`));
 }

@@ -17,7 +17,7 @@ import { findExportable } from '../exportable';
 import { cachedExportables } from '../informers';
 import { apiMessage, APPLY, BindResources, FIELD_MANAGER, isNotFound, MERGE_PATCH } from '../kube';
 import { setCondition } from './conditions';
-import type { ControllerDeps } from './deps';
+import { ours, type ControllerDeps } from './deps';
 
 /** Klutch's wait for a request's CRD; `--export-request-timeout` sets ours. */
 export const CRD_WAIT_MS = 60_000;
@@ -32,12 +32,12 @@ export function exportRequestsController(d: ControllerDeps): Controller {
     registry: d.registry,
     reconcile: (key) => reconcileExportRequest(d, key),
   });
-  c.watch(d.leader.exportRequests, (r) => [objectKey(r)]);
+  c.watch(d.leader.exportRequests, (r) => (ours(d, r.metadata.namespace) ? [objectKey(r)] : []));
   // A CRD or template appearing lets waiting requests go on.
   const pending = () =>
     d.leader.exportRequests
       .list()
-      .filter((r) => !r.status?.phase || r.status.phase === 'Pending')
+      .filter((r) => (!r.status?.phase || r.status.phase === 'Pending') && ours(d, r.metadata.namespace))
       .map((r) => objectKey(r));
   c.watch(d.serving.crds, pending);
   c.watch(d.serving.templates, pending);

@@ -1,7 +1,9 @@
 /** The leader's controllers, run together on the leader's informers until leadership (or the process) ends. */
 import type { Controller } from '../../controller';
-import { leaderInformers, startAll, stopAll } from '../informers';
+import { leaderInformers, ObjectInformers, startAll, stopAll } from '../informers';
+import { claimedAccessController } from './claimed-access';
 import { clusterBindingsController } from './cluster-bindings';
+import { consumerLifecycleController } from './consumer-lifecycle';
 import { consumerRbacController } from './consumer-rbac';
 import type { ControllerDeps } from './deps';
 import { exportRequestsController } from './export-requests';
@@ -12,13 +14,16 @@ import { serviceNamespacesController } from './service-namespaces';
 export type { ControllerDeps } from './deps';
 
 /** Starts the leader informers and every controller; resolves once `signal` aborted and in-flight work finished. */
-export async function runControllers(base: Omit<ControllerDeps, 'leader'>, signal: AbortSignal): Promise<void> {
+export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'objects'>, signal: AbortSignal): Promise<void> {
   const leader = leaderInformers(base.clients, base.log);
-  const d: ControllerDeps = { ...base, leader };
+  const objects = new ObjectInformers(base.clients, base.log);
+  const d: ControllerDeps = { ...base, leader, objects };
   const controllers: Controller[] = [
     exportRequestsController(d),
     exportsController(d),
     consumerRbacController(d),
+    claimedAccessController(d),
+    consumerLifecycleController(d),
     serviceNamespacesController(d),
     clusterBindingsController(d),
     kubeconfigRotationController(d),
@@ -29,6 +34,7 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader'>, signa
     base.log.info({ controllers: controllers.map((c) => c.name) }, 'leading: controllers running');
     await Promise.all(controllers.map((c) => c.run(signal)));
   } finally {
+    await objects.stop();
     await stopAll(leader);
   }
 }

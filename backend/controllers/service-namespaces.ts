@@ -8,7 +8,7 @@
 import { Controller, objectKey, splitKey, TerminalError, type ReconcileResult } from '../../controller';
 import { Annotations } from '../../exports/bind-api';
 import { BindResources, isConflict, isNotFound, MERGE_PATCH } from '../kube';
-import { Labels, MANAGED_BY } from '../labels';
+import { Labels, MANAGED_BY, PodSecurity } from '../labels';
 import { binderRoleBinding, consumerRoleName } from '../provision/rbac';
 import type { ControllerDeps } from './deps';
 
@@ -64,7 +64,7 @@ export async function reconcileServiceNamespace(d: ControllerDeps, key: string):
           metadata: {
             name: target,
             annotations: { [Annotations.apiServiceNamespace]: key },
-            labels: { [Labels.clusterNamespace]: clusterNs, [Labels.managedBy]: MANAGED_BY },
+            labels: { [Labels.clusterNamespace]: clusterNs, [Labels.managedBy]: MANAGED_BY, ...PodSecurity.providerNamespace },
           },
         },
       });

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { findExportable } from '../exportable';
+import { TooManyClustersError } from '../provision/cluster-namespace';
 import type { HttpDeps } from './deps';
 import { bindingResponse, responseRedirect } from '../../exports/bind-api';
 import { HttpError, redirect } from './respond';
@@ -28,7 +29,11 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
   }
   const identity = `${session.sub}#${session.cid}`;
   const started = performance.now();
-  const consumer = await d.provision(identity);
+  const consumer = await d.provision(identity).catch((e: unknown) => {
+    if (!(e instanceof TooManyClustersError)) throw e;
+    d.metrics.binds.inc({ result: 'refused' });
+    throw new HttpError(403, 'Too many clusters', e.message);
+  });
   const provisionMs = Math.round(performance.now() - started);
   const response = bindingResponse({
     sid,

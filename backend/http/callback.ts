@@ -23,15 +23,35 @@ import {
 
 const AGAIN = 'Run kubectl bind again to start a new login.';
 
+/**
+ * Our words for the OpenID provider's `error` codes (RFC 6749 4.1.2.1, OpenID Connect Core 3.1.2.6). The provider's
+ * `error_description`, and an unknown code, are never shown: anyone can send a browser to /callback with any text,
+ * and our origin would vouch for it.
+ */
+const IDP_ERRORS: Readonly<Record<string, string>> = {
+  access_denied: 'The login was declined at the OpenID provider.',
+  login_required: 'The OpenID provider needs you to log in.',
+  interaction_required: 'The OpenID provider needs you to complete the login in its page.',
+  consent_required: 'The OpenID provider needs your consent for this backend.',
+  account_selection_required: 'The OpenID provider needs you to choose an account.',
+  temporarily_unavailable: 'The OpenID provider is temporarily unavailable; try again in a minute.',
+  server_error: 'The OpenID provider failed.',
+  invalid_request: 'The OpenID provider refused the login request.',
+  unauthorized_client: 'The OpenID provider does not let this backend log users in; tell the platform operator.',
+  unsupported_response_type: 'The OpenID provider does not support this login; tell the platform operator.',
+  invalid_scope: 'The OpenID provider refused the requested scopes; tell the platform operator.',
+};
+
 export async function handleCallback(req: IncomingMessage, res: ServerResponse, url: URL, d: HttpDeps): Promise<void> {
   const q = url.searchParams;
   const idpError = q.get('error');
   if (idpError) {
-    const description = q.get('error_description');
+    const known = Object.hasOwn(IDP_ERRORS, idpError);
+    d.log.info({ error: idpError.slice(0, 64), description: q.get('error_description')?.slice(0, 200) }, 'OpenID provider error');
     throw new HttpError(
       401,
       'Login refused by the OpenID provider',
-      `The OpenID provider answered "${idpError}"${description ? `: ${description}` : ''}. ${AGAIN}`,
+      `${known ? IDP_ERRORS[idpError] : 'The OpenID provider ended the login with an error.'} ${AGAIN}`,
       'idp-error',
     );
   }

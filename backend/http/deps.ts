@@ -7,6 +7,7 @@ import type { ExportableSource } from '../exportable';
 import type { BackendMetrics } from '../metrics';
 import type { ConsumerScope } from '../options';
 import type { Consumer } from '../provision/consumer';
+import type { RateLimiter } from './rate-limit';
 
 export interface HttpDeps {
   readonly issuer: Pick<Issuer, 'authorizationUrl' | 'exchange' | 'ready' | 'reason'>;
@@ -17,8 +18,15 @@ export interface HttpDeps {
   readonly provision: (identity: string) => Promise<Consumer>;
   readonly consumerScope: ConsumerScope;
   readonly prettyName: string;
-  /** Cookies get the Secure attribute (browsers reach the backend over HTTPS). */
+  /** Cookies get the Secure attribute and answers HSTS (browsers reach the backend over HTTPS). */
   readonly secureCookies: boolean;
+  /**
+   * The backend's external URL (`--oidc-callback-url` without `/callback`): /export's authenticatedURL is built from
+   * it, never from the request's Host, which any client chooses.
+   */
+  readonly externalUrl: string;
+  /** Limits /authorize, /callback and /bind per client. @default no limit */
+  readonly limiter?: RateLimiter;
   readonly metrics: BackendMetrics;
   readonly log: Logger;
   /** @default 10 minutes */

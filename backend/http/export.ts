@@ -1,16 +1,17 @@
-/** `GET /export`: the BindingProvider document, pointing the CLI at this backend's /authorize. */
+/** `GET /export` (and HEAD): the BindingProvider document, pointing the CLI at this backend's /authorize. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import { bindingProvider } from '../../exports/bind-api';
 import type { HttpDeps } from './deps';
 import { sendJson } from './respond';
 
-/** `scheme://host` as the client addressed this backend (the Host header; https when TLS, here or at a proxy). */
-export function requestOrigin(req: IncomingMessage): string {
-  const tls = (req.socket as TLSSocket).encrypted === true || req.headers['x-forwarded-proto'] === 'https';
-  return `${tls ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`;
+/**
+ * The authorize URL from the configured external URL. Klutch builds it from the Host header: a forged Host (or a
+ * cache keyed without it) would point kubectl bind, and its user's login, at another server.
+ */
+export function authorizeUrl(externalUrl: string): string {
+  return `${externalUrl.replace(/\/$/, '')}/authorize`;
 }
 
-export function handleExport(req: IncomingMessage, res: ServerResponse, d: HttpDeps): void {
-  sendJson(res, 200, bindingProvider(d.prettyName, `${requestOrigin(req)}/authorize`));
+export function handleExport(_req: IncomingMessage, res: ServerResponse, d: HttpDeps): void {
+  sendJson(res, 200, bindingProvider(d.prettyName, authorizeUrl(d.externalUrl)));
 }

@@ -4,12 +4,16 @@
  * make two namespaces. Here the lookup is a label-selected list from the API server, and creation happens under a
  * per-identity lock (a Lease named after the identity's hash in the backend's namespace, so replicas share it):
  * whoever holds the lock looks again, then creates; everyone else waits for the namespace to appear.
+ *
+ * The cluster id is the client's choice, so one subject could make namespaces without end: a subject may have at
+ * most `maxPerSubject` cluster namespaces. The lock is per subject, so concurrent binds of one subject's clusters
+ * cannot together pass the limit.
  */
 import { createHash } from 'node:crypto';
 import { V1MicroTime, type V1Namespace } from '@kubernetes/client-node';
 import { Annotations } from '../../exports/bind-api';
 import { type Clients, isConflict, isNotFound, statusCode } from '../kube';
-import { Labels, MANAGED_BY } from '../labels';
+import { Labels, MANAGED_BY, PodSecurity } from '../labels';
 
 export interface ClusterNamespaceOptions {
   readonly clients: Clients;
@@ -19,6 +23,26 @@ export interface ClusterNamespaceOptions {
   readonly holder: string;
   /** Namespaces are `<prefix>-<random>`. */
   readonly prefix: string;
+  /** How many cluster namespaces one subject may have. @default unlimited */
+  readonly maxPerSubject?: number;
+}
+
+/** A subject has as many cluster namespaces as it may: the bind is refused. */
+export class TooManyClustersError extends Error {
+  constructor(
+    readonly subject: string,
+    readonly limit: number,
+  ) {
+    super(
+      `${subject} has already bound ${limit} app clusters, the most this provider allows (--max-clusters-per-subject). Bind again from a cluster you bound before (its cluster id is kept in the app cluster), unbind one you no longer use (ask the platform operator to delete its cluster namespace), or ask the operator to raise the limit.`,
+    );
+  }
+}
+
+/** `<sub>` of an identity `<sub>#<cluster id>` (the cluster id is base62, so the last `#` splits). */
+export function subjectOf(identity: string): string {
+  const i = identity.lastIndexOf('#');
+  return i < 0 ? identity : identity.slice(0, i);
 }
 
 /** A lock older than this was left by a replica that died while holding it. */
@@ -40,7 +64,8 @@ export async function findClusterNamespace(c: Clients, identity: string): Promis
 /** Finds or creates the cluster namespace of `identity`; concurrent calls for one identity get the same namespace. */
 export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identity: string): Promise<V1Namespace> {
   const hash = identityHash(identity);
-  const lock = `identity-${hash}`;
+  const subjectHash = identityHash(subjectOf(identity));
+  const lock = `subject-${subjectHash}`;
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const found = await findClusterNamespace(o.clients, identity);
@@ -54,12 +79,27 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
       try {
         const again = await findClusterNamespace(o.clients, identity);
         if (again) return again;
+        if (o.maxPerSubject !== undefined) {
+          // By annotation among everything the backend made, so namespaces made before the subject label count too.
+          const made = await o.clients.core.listNamespace({ labelSelector: `${Labels.managedBy}=${MANAGED_BY}` });
+          const subject = subjectOf(identity);
+          const count = made.items.filter((ns) => {
+            const id = ns.metadata?.annotations?.[Annotations.identity];
+            return id !== undefined && subjectOf(id) === subject && !ns.metadata?.deletionTimestamp;
+          }).length;
+          if (count >= o.maxPerSubject) throw new TooManyClustersError(subjectOf(identity), o.maxPerSubject);
+        }
         return await o.clients.core.createNamespace({
           body: {
             metadata: {
               generateName: `${o.prefix}-`,
               annotations: { [Annotations.identity]: identity },
-              labels: { [Labels.identityHash]: hash, [Labels.managedBy]: MANAGED_BY },
+              labels: {
+                [Labels.identityHash]: hash,
+                [Labels.subjectHash]: subjectHash,
+                [Labels.managedBy]: MANAGED_BY,
+                ...PodSecurity.clusterNamespace,
+              },
             },
           },
         });

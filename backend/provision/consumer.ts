@@ -3,14 +3,16 @@
  * namespace, ServiceAccount `klutch-binder`, RoleBinding `klutch-binder` → ClusterRole `klutch-binder`, ClusterBinding
  * `cluster`, and the kubeconfig Secret whose context namespace is the cluster namespace. The per-consumer ClusterRole
  * for the exported resources follows the exports (controllers/consumer-rbac.ts). Binding the same identity again
- * reuses all of it.
+ * reuses all of it. Each cluster namespace has a ResourceQuota on the bind objects a consumer creates
+ * (APIServiceNamespaces, export requests), and each bind is remembered on the ClusterBinding (a sign of life, like a
+ * heartbeat: controllers/cluster-bindings.ts). The kubeconfig handed back carries a ten-minute token of its own.
  */
 import type { V1ClusterRole } from '@kubernetes/client-node';
 import { BIND_API_VERSION, CLUSTER_BINDING_NAME, KUBECONFIG_SECRET_KEY, Kinds, type ClusterBinding } from '../../exports/bind-api';
-import { APPLY, BindResources, type Clients, FIELD_MANAGER, isConflict } from '../kube';
-import { Labels, MANAGED_BY } from '../labels';
+import { APPLY, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
+import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import { ensureClusterNamespace } from './cluster-namespace';
-import { ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
+import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
 import { BINDER, binderClusterRole, binderRoleBinding } from './rbac';
 
 export interface ProvisionOptions {
@@ -21,7 +23,14 @@ export interface ProvisionOptions {
   readonly prettyName: string;
   readonly target: KubeconfigTarget;
   readonly tokens: TokenPolicy;
+  /** @default unlimited */
+  readonly maxClustersPerSubject?: number;
+  /** The ResourceQuota of each cluster namespace. @default none */
+  readonly quota?: { readonly serviceNamespaces: number; readonly exportRequests: number };
 }
+
+/** The ResourceQuota in each cluster namespace. */
+export const QUOTA = 'klutch-binder';
 
 export interface Consumer {
   readonly namespace: string;
@@ -35,7 +44,10 @@ export async function applyBinderClusterRole(c: Clients): Promise<V1ClusterRole>
 
 export async function provisionConsumer(o: ProvisionOptions, identity: string): Promise<Consumer> {
   const c = o.clients;
-  const ns = await ensureClusterNamespace({ clients: c, lockNamespace: o.lockNamespace, holder: o.holder, prefix: o.prefix }, identity);
+  const ns = await ensureClusterNamespace(
+    { clients: c, lockNamespace: o.lockNamespace, holder: o.holder, prefix: o.prefix, maxPerSubject: o.maxClustersPerSubject },
+    identity,
+  );
   const namespace = ns.metadata!.name!;
   const labels = { [Labels.managedBy]: MANAGED_BY };
   await Promise.all([
@@ -52,8 +64,63 @@ export async function provisionConsumer(o: ProvisionOptions, identity: string): 
       return c.custom.createNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace, body });
     }),
   ]);
-  const kubeconfig = await ensureKubeconfig(c, namespace, o.target, o.tokens);
-  return { namespace, kubeconfig: kubeconfig.yaml };
+  if (o.quota) await ensureQuota(c, namespace, o.quota);
+  const r = BindResources.clusterBindings;
+  await c.custom.patchNamespacedCustomObject(
+    {
+      group: r.group,
+      version: r.version,
+      plural: r.plural,
+      namespace,
+      name: CLUSTER_BINDING_NAME,
+      body: { metadata: { annotations: { [BackendAnnotations.lastBind]: new Date().toISOString() } } },
+    },
+    MERGE_PATCH,
+  );
+  await ensureKubeconfig(c, namespace, o.target, o.tokens);
+  return { namespace, kubeconfig: await bindingKubeconfig(c, namespace, o.target) };
+}
+
+/**
+ * ResourceQuota `klutch-binder` on the bind objects a consumer creates. The API server enforces a quota only once its
+ * status counts the objects (until then it refuses every create: "status unknown for quota"), and kube-controller-
+ * manager counts a custom resource only some time after it first sees the CRD: so the backend writes the first
+ * status itself, from a count of the objects, as the quota controller would; the controller keeps it up to date.
+ */
+async function ensureQuota(c: Clients, namespace: string, q: NonNullable<ProvisionOptions['quota']>): Promise<void> {
+  const counted = [
+    [BindResources.namespaces, q.serviceNamespaces],
+    [BindResources.exportRequests, q.exportRequests],
+  ] as const;
+  const hard = Object.fromEntries(counted.map(([r, n]) => [`count/${r.plural}.${r.group}`, String(n)]));
+  const applied = await c.core.patchNamespacedResourceQuota(
+    {
+      name: QUOTA,
+      namespace,
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      body: {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name: QUOTA, namespace, labels: { [Labels.managedBy]: MANAGED_BY } },
+        spec: { hard },
+      },
+    },
+    APPLY,
+  );
+  const status = applied.status;
+  if (Object.keys(hard).every((k) => status?.hard?.[k] === hard[k] && status?.used?.[k] !== undefined)) return;
+  const used: Record<string, string> = {};
+  for (const [r] of counted) {
+    const list = (await c.custom.listNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace })) as {
+      items: unknown[];
+    };
+    used[`count/${r.plural}.${r.group}`] = String(list.items.length);
+  }
+  await c.core.patchNamespacedResourceQuotaStatus(
+    { name: QUOTA, namespace, body: { status: { hard: { ...status?.hard, ...hard }, used: { ...status?.used, ...used } } } },
+    MERGE_PATCH,
+  );
 }
 
 async function createIfMissing(create: () => Promise<unknown>): Promise<void> {

@@ -97,17 +97,7 @@ export async function ensureKubeconfig(
           type: 'Opaque',
         },
       });
-      const tr = await c.core.createNamespacedServiceAccountToken({
-        name: BINDER,
-        namespace,
-        body: {
-          spec: {
-            audiences: [],
-            expirationSeconds: Math.round(policy.lifetimeMs / 1000),
-            boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: KUBECONFIG_SECRET, uid: secret.metadata!.uid! },
-          },
-        },
-      });
+      const tr = await binderToken(c, namespace, secret, Math.round(policy.lifetimeMs / 1000));
       const yaml = kubeconfigYaml(t, namespace, tr.status!.token);
       const expires = new Date(tr.status!.expirationTimestamp).toISOString();
       await c.core.replaceNamespacedSecret({
@@ -133,4 +123,33 @@ export async function ensureKubeconfig(
       if (!isConflict(e) || attempt >= 5) throw e;
     }
   }
+}
+
+/** The lifetime of the token in a BindingResponse: the shortest Kubernetes issues. */
+export const BINDING_TOKEN_SECONDS = 600;
+
+/**
+ * The kubeconfig for a BindingResponse: it travels in a URL (browser history, logs), so it carries a token of its own
+ * that lives ten minutes, bound to the kubeconfig Secret like the others. The konnector replaces it at once with the
+ * Secret's (its heartbeat copies the provider-side Secret when it starts).
+ */
+export async function bindingKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget): Promise<string> {
+  const secret = await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace });
+  const tr = await binderToken(c, namespace, secret, BINDING_TOKEN_SECONDS);
+  return kubeconfigYaml(t, namespace, tr.status!.token);
+}
+
+/** A TokenRequest token of `klutch-binder` bound to the `kubeconfig` Secret: deleting the Secret revokes it. */
+function binderToken(c: Clients, namespace: string, secret: V1Secret, seconds: number) {
+  return c.core.createNamespacedServiceAccountToken({
+    name: BINDER,
+    namespace,
+    body: {
+      spec: {
+        audiences: [],
+        expirationSeconds: seconds,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: KUBECONFIG_SECRET, uid: secret.metadata!.uid! },
+      },
+    },
+  });
 }

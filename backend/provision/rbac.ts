@@ -1,17 +1,21 @@
 /**
- * What a consumer may do on the provider, exactly as wide as Klutch's and no wider:
+ * What a consumer may do on the provider. Everything here is derived from operator-owned inputs only (templates and
+ * CRDs, and the objects in the consumer's own provider namespaces), never from an export's spec, which a consumer
+ * (or anyone) might have changed:
  *
  * - ClusterRole `klutch-binder` (the backend applies it at start), bound by RoleBinding `klutch-binder` in the
- *   consumer's cluster namespace only: export requests, its ClusterBinding, exports, APIServiceNamespaces, reading
+ *   consumer's cluster namespace only: export requests and APIServiceNamespaces; reading its ClusterBinding and
+ *   exports and writing only their status (the konnector's heartbeat goes through the status subresource); reading
  *   its own namespace and the Secrets in it (the konnector copies the kubeconfig Secret from there).
- * - ClusterRole `klutch-binder-<cluster ns>` (owned by the cluster Namespace, so it goes with it): the exported
- *   resources and the resources their permission claims name. Bound by RoleBinding `klutch-binder` in each namespace
- *   made for an APIServiceNamespace; with consumer scope Cluster also by ClusterRoleBinding `klutch-binder-<cluster
- *   ns>`. With consumer scope Namespaced there is never a cluster-wide binding (Klutch makes one, which lets a
- *   consumer list Secrets in every namespace).
+ * - ClusterRole `klutch-binder-<cluster ns>` (owned by the cluster Namespace, so it goes with it): every verb on the
+ *   exported resources, and nothing else. Bound by RoleBinding `klutch-binder` in each namespace made for an
+ *   APIServiceNamespace; with consumer scope Cluster also by ClusterRoleBinding `klutch-binder-<cluster ns>`. Claimed
+ *   resources are never granted cluster-wide.
+ * - Role `klutch-binder-claimed` (+ RoleBinding) in each namespace made for an APIServiceNamespace: the claimed
+ *   objects (provision/claimed.ts), by name.
  */
-import type { V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1PolicyRule, V1RoleBinding } from '@kubernetes/client-node';
-import { BIND_GROUP, type APIServiceExport } from '../../exports/bind-api';
+import type { V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernetes/client-node';
+import { BIND_GROUP, CLAIMED_ROLE } from '../../exports/bind-api';
 import { Labels, MANAGED_BY } from '../labels';
 
 export const BINDER = 'klutch-binder';
@@ -24,16 +28,9 @@ export function binderClusterRole(): V1ClusterRole {
     { apiGroups: [BIND_GROUP], resources: ['apiserviceexportrequests'], verbs: CRUD },
     { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'watch', 'list'] },
-    {
-      apiGroups: [BIND_GROUP],
-      resources: ['clusterbindings', 'clusterbindings/status'],
-      verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    },
-    {
-      apiGroups: [BIND_GROUP],
-      resources: ['apiserviceexports', 'apiserviceexports/status'],
-      verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    },
+    // Read only: a write to an export's spec or the ClusterBinding's spec would be the consumer granting itself.
+    { apiGroups: [BIND_GROUP], resources: ['clusterbindings', 'apiserviceexports'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: [BIND_GROUP], resources: ['apiservicenamespaces'], verbs: CRUD },
   ];
   return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: BINDER, labels }, rules };
@@ -55,20 +52,19 @@ export function consumerRoleName(clusterNamespace: string): string {
   return `${BINDER}-${clusterNamespace}`;
 }
 
-/** ClusterRole `klutch-binder-<cluster ns>`: every verb the konnector uses on the exported and claimed resources. */
-export function consumerClusterRole(ns: V1Namespace, exports: readonly APIServiceExport[]): V1ClusterRole {
-  const seen = new Set<string>();
-  const rules: V1PolicyRule[] = [];
-  const add = (group: string, resource: string) => {
-    const k = `${group}/${resource}`;
-    if (seen.has(k)) return;
-    seen.add(k);
-    rules.push({ apiGroups: [group], resources: [resource], verbs: CRUD });
-  };
-  for (const e of [...exports].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))) {
-    add(e.spec.group, e.spec.names.plural);
-    for (const c of e.spec.permissionClaims ?? []) add(c.group ?? '', c.resource);
-  }
+/** A resource by group and plural. */
+export interface GroupResource {
+  readonly group: string;
+  readonly resource: string;
+}
+
+/** ClusterRole `klutch-binder-<cluster ns>`: every verb the konnector uses on the exported resources, only them. */
+export function consumerClusterRole(ns: V1Namespace, exported: readonly GroupResource[]): V1ClusterRole {
+  const keys = [...new Set(exported.map((e) => `${e.resource}.${e.group}`))].sort();
+  const rules: V1PolicyRule[] = keys.map((k) => {
+    const dot = k.indexOf('.');
+    return { apiGroups: [k.slice(dot + 1)], resources: [k.slice(0, dot)], verbs: CRUD };
+  });
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
@@ -98,5 +94,26 @@ export function consumerClusterRoleBinding(ns: V1Namespace): V1ClusterRoleBindin
     },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
     subjects: [{ kind: 'ServiceAccount', name: BINDER, namespace: ns.metadata!.name! }],
+  };
+}
+
+/** Role `klutch-binder-claimed` in provider namespace `namespace` with `rules` (provision/claimed.ts). */
+export function claimedRole(namespace: string, clusterNamespace: string, rules: readonly V1PolicyRule[]): V1Role {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: CLAIMED_ROLE, namespace, labels: { ...labels, [Labels.clusterNamespace]: clusterNamespace } },
+    rules: [...rules],
+  };
+}
+
+/** RoleBinding `klutch-binder-claimed` → Role `klutch-binder-claimed`, for the consumer's ServiceAccount. */
+export function claimedRoleBinding(namespace: string, clusterNamespace: string): V1RoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: CLAIMED_ROLE, namespace, labels: { ...labels, [Labels.clusterNamespace]: clusterNamespace } },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CLAIMED_ROLE },
+    subjects: [{ kind: 'ServiceAccount', name: BINDER, namespace: clusterNamespace }],
   };
 }

@@ -17,6 +17,7 @@ import type { ApiServiceFlags, BindFlags } from '../flags';
 import { Answers, type Io } from '../io';
 import { appCluster, bindApi, getOrUndefined, providerCluster, type Cluster } from '../kube';
 import { storeKubeconfig } from '../kubeconfig-secret';
+import { providerKubeconfig } from '../provider-kubeconfig';
 import { awaitBindingsServed, installKonnector, konnectorManifests, type Grant } from '../konnector-install';
 import { answerClaims } from '../permission-claims';
 import { table } from '../table';
@@ -223,10 +224,14 @@ export async function apiServiceCommand(flags: ApiServiceFlags, io: Io): Promise
   const app = appCluster(flags, io.env);
   let kubeconfig: string;
   let secret: string;
+  let where: string;
   if (flags.remoteKubeconfig) {
+    where = `--remote-kubeconfig ${flags.remoteKubeconfig}`;
     try {
-      kubeconfig = readFileSync(flags.remoteKubeconfig, 'utf8');
+      // Stored reduced (the konnector gets only server, CA, namespace and token), with --remote-namespace in it.
+      kubeconfig = providerKubeconfig(readFileSync(flags.remoteKubeconfig, 'utf8'), where, flags.remoteNamespace).yaml;
     } catch (e) {
+      if (e instanceof CliError) throw e;
       throw new CliError(
         `cannot read --remote-kubeconfig ${flags.remoteKubeconfig}: ${(e as Error).message}`,
         'pass the provider kubeconfig file',
@@ -253,8 +258,9 @@ export async function apiServiceCommand(flags: ApiServiceFlags, io: Io): Promise
       );
     kubeconfig = Buffer.from(raw, 'base64').toString('utf8');
     secret = flags.remoteKubeconfigName!;
+    where = `Secret ${ns}/${secret} key "${KUBECONFIG_SECRET_KEY}"`;
   }
-  const provider = providerCluster(kubeconfig, flags.remoteNamespace);
+  const provider = providerCluster(kubeconfig, flags.remoteNamespace, where);
   return bindApiServices({
     app,
     provider: { ...provider, prettyName: provider.cluster.server },

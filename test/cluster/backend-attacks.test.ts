@@ -3,15 +3,21 @@
  * real backend process and OpenID provider. Each refused attempt must create nothing for its identity and show the
  * user a readable page; the refusals are counted by reason in /metrics.
  */
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRing } from '../../backend/auth/keys';
 import { Sealer } from '../../backend/auth/sealer';
 import { Annotations } from '../../exports/bind-api';
 import { PG, startBackendSuite, type BackendSuite } from '../support/backend-suite';
+import { startBindBackend } from '../support/bind-backend';
 import { base62, bindFlow, browserFor, login } from '../support/bind-flow';
 import { Browser } from '../support/browser';
 import { cluster } from '../support/cluster';
+import { kubeconfigYaml } from '../support/control-plane';
+import { eventually, kubeFor, requireOk } from '../support/kube';
 
 let s: BackendSuite;
 beforeAll(async () => {
@@ -42,6 +48,30 @@ async function startFlow(user: string) {
   });
   expect(start.status).toBe(302);
   return { browser, sid, idpUrl: start.hops[0]!.location! };
+}
+
+/** One request as a non-browser client sends it: any method, any headers (a forged Host), the cookies of `from`. */
+async function send(
+  method: string,
+  url: string,
+  o: { from?: Browser; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  const cookie = o.from ? await o.from.jar.getCookieString(url) : '';
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers: { ...(cookie ? { Cookie: cookie } : {}), ...o.headers } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function rateLimited(route: string): Promise<number> {
+  const text = await (await fetch(`${s.backend.probeUrl}/metrics`)).text();
+  const m = new RegExp(`^bind_backend_rate_limited_total\\{route="${route}"\\} (\\d+)`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
 }
 
 /** Follows the provider's login to the backend's /callback without calling it: the callback URL. */
@@ -147,13 +177,20 @@ describe('state', () => {
     expect(await failures('code-refused')).toBe(before + 1);
   });
 
-  it('shows an error of the OpenID provider as a readable page', async () => {
+  it('shows an error of the OpenID provider as a readable page in its own words, never the provider’s text', async () => {
+    // Anyone can send a browser to our /callback with any error_description: our origin must not vouch for it.
+    const lure = 'Your account is locked. Call support at +1 555 0100 to unlock it';
     const page = await new Browser().get(
-      `${s.backend.url}/callback?error=access_denied&error_description=${encodeURIComponent('The user <b>declined</b>')}&state=x`,
+      `${s.backend.url}/callback?error=access_denied&error_description=${encodeURIComponent(lure)}&state=x`,
     );
     expect(page.status).toBe(401);
     expect(page.headers['content-type']).toMatch(/text\/html/);
-    expect(page.body).toContain('The OpenID provider answered &quot;access_denied&quot;: The user &lt;b&gt;declined&lt;/b&gt;');
+    expect(page.body).toContain('The login was declined at the OpenID provider.');
+    expect(page.body).not.toContain('555 0100');
+    expect(page.body).not.toContain('locked');
+    const unknown = await new Browser().get(`${s.backend.url}/callback?error=${encodeURIComponent('call_555_0100')}`);
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).not.toContain('555');
   });
 });
 
@@ -237,4 +274,162 @@ describe('/bind', () => {
     expect(flow.namespace.startsWith(`${s.prefix}-`)).toBe(true);
     expect(readFileSync(s.backend.keysFile, 'utf8').trim().length).toBeGreaterThan(40);
   });
+});
+
+describe('HTTP', () => {
+  it('sends the security headers with every answer of every endpoint', async () => {
+    const browser = await browserFor(s.idp, s.user());
+    const sid = base62(6);
+    const authorize = await browser.get(`${s.backend.url}/authorize?u=${encodeURIComponent(s.callback.url)}&s=${sid}&c=abc123`, {
+      follow: false,
+    });
+    const cb = await callbackUrlOf(browser, authorize.headers.location!);
+    const answers: [string, { status: number; headers: http.IncomingHttpHeaders }][] = [
+      ['authorize', authorize],
+      ['callback', await browser.get(cb.href, { follow: false })],
+      ['resources', await browser.get(`${s.backend.url}/resources?s=${sid}`)],
+      ['bind', await browser.get(`${s.backend.url}/bind?s=${sid}&resource=${PG.resource}&group=${PG.group}`, { follow: false })],
+      ['export', await browser.get(`${s.backend.url}/export`)],
+      ['refused', await new Browser().get(`${s.backend.url}/resources?s=nosession`)],
+      ['not found', await new Browser().get(`${s.backend.url}/nope`)],
+      ['method', await send('POST', `${s.backend.url}/bind`)],
+    ];
+    expect(answers.map(([what, a]) => `${what} ${a.status}`)).toEqual([
+      'authorize 302',
+      'callback 302',
+      'resources 200',
+      'bind 302', // to the loopback callback, with the kubeconfig in its URL: no Referer may carry it on
+      'export 200',
+      'refused 401',
+      'not found 404',
+      'method 405',
+    ]);
+    for (const [what, a] of answers) {
+      expect(a.headers, what).toMatchObject({
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'x-frame-options': 'DENY',
+        'content-security-policy':
+          "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      });
+      expect(a.headers['cache-control'], what).toMatch(/no-store/);
+      expect(a.headers['strict-transport-security'], what).toBeUndefined(); // plain http here; backend-tls has HSTS
+    }
+  });
+
+  it('answers HEAD /bind 405 and creates nothing for the identity (a HEAD has no side effect)', async () => {
+    const user = s.user();
+    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    const before = s.callback.responses.length;
+    const head = await send('HEAD', `${s.backend.url}/bind?s=${sid}&resource=${PG.resource}&group=${PG.group}`, { from: browser });
+    expect(head.status).toBe(405);
+    expect(head.headers.allow).toBe('GET');
+    expect(head.headers.location).toBeUndefined();
+    expect(await namespacesOf(user)).toEqual([]);
+    expect(s.callback.responses.length).toBe(before);
+    expect((await send('HEAD', `${s.backend.url}/export`)).status).toBe(200); // side-effect free: answered
+  });
+
+  it('builds /export’s authenticatedURL from its configured URL: a forged Host cannot point kubectl bind elsewhere', async () => {
+    const forged: Record<string, string>[] = [{ Host: 'evil.example' }, { Host: 'evil.example:443', 'X-Forwarded-Proto': 'https' }];
+    for (const headers of forged) {
+      const res = await send('GET', `${s.backend.url}/export`, { headers });
+      expect(res.status).toBe(200);
+      const doc = JSON.parse(res.body) as { authenticationMethods: { oauth2CodeGrant: { authenticatedURL: string } }[] };
+      expect(doc.authenticationMethods[0]!.oauth2CodeGrant.authenticatedURL).toBe(`${s.backend.url}/authorize`);
+    }
+  });
+
+  it('refuses junk callbacks before the code exchange (the OpenID provider sees none) and rate-limits them', async () => {
+    const tokensBefore = await s.idp.tokenRequests();
+    // A real state of ours, but in browsers without its flow cookie, and states that are not ours: each from a
+    // client of its own, so no rate limit hides whether the exchange would have been tried.
+    const { browser, idpUrl } = await startFlow(s.user());
+    const real = await callbackUrlOf(browser, idpUrl);
+    const spread = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => {
+        const junk = new URL(real.href);
+        junk.searchParams.set('code', base62(20));
+        if (i % 2) junk.searchParams.set('state', base62(40 + (i % 50)));
+        return new Browser().get(junk.href);
+      }),
+    );
+    expect(new Set(spread.map((p) => p.status))).toEqual(new Set([400]));
+    // 200 from one client: refused, and past the burst answered 429 with Retry-After.
+    const limitedBefore = await rateLimited('/callback');
+    const attacker = new Browser();
+    const answers = [];
+    for (let i = 0; i < 200; i++) answers.push(await attacker.get(`${s.backend.url}/callback?code=${base62(20)}&state=${base62(60)}`));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((c) => c !== 400 && c !== 429)).toEqual([]);
+    expect(statuses.filter((c) => c === 400).length).toBeLessThanOrEqual(30); // the burst (20) and what refilled meanwhile
+    const limited = answers.find((a) => a.status === 429)!;
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(limited.body).toContain('Too many requests');
+    expect(await rateLimited('/callback')).toBe(limitedBefore + statuses.filter((c) => c === 429).length);
+    expect(await s.idp.tokenRequests()).toBe(tokensBefore);
+    // Another client still logs in meanwhile.
+    const { page } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user() });
+    expect(page.status).toBe(200);
+  });
+
+  it('shows only an error id on a 500 page, never the internal error (here: RBAC of the backend cut)', async () => {
+    // A second backend running as a ServiceAccount of its own; once it is ready, its rights are taken away.
+    const sa = `cut-${randomBytes(3).toString('hex')}`;
+    const ns = s.backend.namespace;
+    await requireOk(s.kube, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } });
+    const crb = `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${sa}`;
+    await requireOk(s.kube, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      metadata: { name: sa },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
+    });
+    const tr = await requireOk(s.kube, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 3600 },
+    });
+    const token = (tr.status as { token: string }).token;
+    const kubeconfig = join(s.backend.dir, `${sa}.kubeconfig`);
+    writeFileSync(kubeconfig, kubeconfigYaml(s.cluster.name, s.cluster.server, s.cluster.ca, sa, token), { mode: 0o600 });
+    const cut = await startBindBackend({ cluster: s.cluster, idp: s.idp, kubeconfig, args: [`--namespace-prefix=${s.prefix}`] });
+    try {
+      await requireOk(s.kube, 'DELETE', crb);
+      const asSa = kubeFor(s.cluster, undefined, token);
+      await eventually('the ServiceAccount to lose its rights', async () => {
+        const r = await asSa.request('GET', '/api/v1/namespaces?limit=1');
+        return r.code === 403 ? true : undefined;
+      });
+      // A session sealed with that backend's key, as its /callback would have set it.
+      const user = s.user();
+      const sid = base62(6);
+      const sealer = new Sealer(() => new KeyRing(cut.keysFile).current());
+      const session = { iss: s.idp.issuer, sub: user, sid, cid: base62(6), redirectURL: s.callback.url };
+      const browser = new Browser();
+      await browser.setCookie(`klutch-bind-${sid}`, await sealer.seal('session', session, 600_000), cut.url);
+      const page = await browser.get(`${cut.url}/bind?s=${sid}&resource=${PG.resource}&group=${PG.group}`);
+      expect(page.status).toBe(500);
+      const id = /error id ([0-9a-f]{12})/.exec(page.body)?.[1];
+      expect(id, page.body).toBeDefined();
+      for (const secret of ['forbidden', 'system:serviceaccount', sa, ns, 'HTTP-Code']) expect(page.body).not.toContain(secret);
+      // The operator finds the detail by the id.
+      await eventually(
+        'the error in the backend log',
+        async () => {
+          const line = readFileSync(join(cut.dir, 'backend.log'), 'utf8')
+            .split('\n')
+            .find((l) => l.includes(id!));
+          return line?.includes('forbidden') && line.includes(sa) ? line : undefined;
+        },
+        10_000,
+      );
+      expect(await namespacesOf(user)).toEqual([]);
+    } finally {
+      // Without its rights its controllers' watches keep retrying: no graceful stop to wait for here.
+      await cut.proc.stop(2_000);
+      rmSync(cut.keysFile, { force: true });
+      await s.kube.request('DELETE', crb);
+      await s.kube.request('DELETE', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}`);
+    }
+  }, 90_000);
 });

@@ -6,15 +6,16 @@
  * installed the konnector, the test starts the bundled konnector as a process with a token of the ServiceAccount that
  * install created — standing in for the Deployment's Pod, with the same flags. Sync in depth is konnector.test.ts's; credentials on the real Crossplane loop, sandbox.test.ts's.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportTemplateManifest } from '../../exports/bind-api';
+import { bindingResponse, exportTemplateManifest, responseRedirect } from '../../exports/bind-api';
 import { PG, SB, startBackendSuite, type BackendSuite } from '../support/backend-suite';
 import { waitEstablished } from '../support/bind-backend';
+import { Browser } from '../support/browser';
 import { headlessLogin, startCli, type CliRun } from '../support/cli';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
@@ -326,6 +327,59 @@ describe('kubectl bind', () => {
       expect(await getObject(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${GADGET.resource}.${GADGET.group}`)).toBeUndefined();
     } finally {
       old.close();
+    }
+  });
+
+  it('refuses a provider whose kubeconfig runs a program: nothing runs, nothing is stored', async () => {
+    // A malicious bind backend: its BindingResponse (for the right session) carries an exec kubeconfig.
+    const marker = join(logDir, `pwned-${rand()}`);
+    const kubeconfig = [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{name: default, cluster: {server: "${a.server}"}}]`,
+      `users: [{name: default, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: [-c, "touch ${marker}"]}}}]`,
+      `contexts: [{name: default, context: {cluster: default, user: default, namespace: cluster-evil}}]`,
+      'current-context: default',
+      '',
+    ].join('\n');
+    const evil = http.createServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (u.pathname === '/export') {
+        const authenticatedURL = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/authorize`;
+        return res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+          JSON.stringify({
+            kind: 'BindingProvider',
+            apiVersion: 'v1alpha1',
+            providerPrettyName: 'evil',
+            version: 'v0.4.0',
+            authenticationMethods: [{ method: 'OAuth2CodeGrant', oauth2CodeGrant: { authenticatedURL } }],
+          }),
+        );
+      }
+      const response = bindingResponse({
+        sid: u.searchParams.get('s')!,
+        issuer: 'https://idp.evil',
+        subject: 'x',
+        kubeconfig,
+        ...PG,
+        permissionClaims: [],
+      });
+      res.writeHead(302, { Location: responseRedirect(`http://localhost:${u.searchParams.get('p')}/callback`, response) }).end();
+    });
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+    try {
+      const secretsBefore = await kubeconfigSecrets();
+      const run = await cli([`http://127.0.0.1:${(evil.address() as AddressInfo).port}/export`]);
+      const page = await new Browser().get(await run.loginUrl());
+      await run.done;
+      expect(existsSync(marker)).toBe(false);
+      expect(await kubeconfigSecrets()).toEqual(secretsBefore);
+      expect(page.status).toBe(400);
+      const r = await exited(run, 1);
+      expect(r.stderr).toMatch(/^error: .*users\[default\]\.user\.exec runs a program on this machine/m);
+      expect(r.stderr).toContain('nothing was stored or run');
+    } finally {
+      evil.close();
     }
   });
 });

@@ -2,7 +2,11 @@
  * A browser without a page renderer, for the HTTP side of login and bind flows: a cookie jar (tough-cookie, which
  * applies Domain, Path, Secure, HttpOnly and expiry as browsers do) and GETs that follow real redirects, hop by
  * hop, over HTTP or HTTPS (trusting the CAs given). Every hop is recorded, so a test can say where a flow went.
+ *
+ * Each browser is a client of its own, as on a network: it connects to loopback servers from an address of its own in
+ * 127.0.0.0/8, so per-client limits (the backend's rate limit) count each browser apart.
  */
+import { randomInt } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { CookieJar } from 'tough-cookie';
@@ -35,11 +39,17 @@ export interface GetOptions {
 
 export class Browser {
   readonly jar = new CookieJar();
+  /** The address this browser connects to 127.x.y.z servers from. */
+  readonly localAddress: string;
   private readonly ca: string[];
 
-  /** `ca`: PEM certificates of the HTTPS servers the flow visits (the system's are not trusted). */
-  constructor(o: { readonly ca?: readonly string[] } = {}) {
+  /**
+   * `ca`: PEM certificates of the HTTPS servers the flow visits (the system's are not trusted). `localAddress`: where
+   * its connections to 127.x.y.z come from. @default a random 127.x.y.z
+   */
+  constructor(o: { readonly ca?: readonly string[]; readonly localAddress?: string } = {}) {
     this.ca = [...(o.ca ?? [])];
+    this.localAddress = o.localAddress ?? `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
   }
 
   /** Puts a cookie into the jar as if `url` had set it. */
@@ -82,6 +92,7 @@ export class Browser {
   private async request(url: URL): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
     const cookie = await this.jar.getCookieString(url.href);
     const headers = { Accept: 'text/html,application/json', ...(cookie ? { Cookie: cookie } : {}) };
+    const from = /^127\.\d+\.\d+\.\d+$/.test(url.hostname) ? { localAddress: this.localAddress } : {};
     const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
       const onResponse = (r: http.IncomingMessage) => {
         const chunks: Buffer[] = [];
@@ -91,8 +102,8 @@ export class Browser {
       };
       const req =
         url.protocol === 'https:'
-          ? https.get(url, { headers, ca: this.ca.length ? this.ca : undefined, timeout: 30_000 }, onResponse)
-          : http.get(url, { headers, timeout: 30_000 }, onResponse);
+          ? https.get(url, { headers, ca: this.ca.length ? this.ca : undefined, timeout: 30_000, ...from }, onResponse)
+          : http.get(url, { headers, timeout: 30_000, ...from }, onResponse);
       req.on('error', (e) => reject(new Error(`GET ${url.href}: ${e.message}`)));
       req.on('timeout', () => req.destroy(new Error('timeout after 30 s')));
     });

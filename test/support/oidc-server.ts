@@ -9,6 +9,9 @@
  * A user may carry an `idTokenFault`: the ID token of the token endpoint's answer is then re-signed with one thing
  * wrong (a foreign key, issuer, audience, expiry or nonce), so a client's verification can be shown to refuse it.
  * Everything else (codes, PKCE, JWKS, discovery) is the library's own behaviour.
+ *
+ * `GET /test/token-requests` answers how many requests the token endpoint has had (a test shows that junk callbacks
+ * cost the provider nothing).
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -115,6 +118,14 @@ provider.use(async (ctx, next) => {
   }
   const result = details.prompt.name === 'login' ? { login: { accountId: sub } } : {};
   ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false }));
+});
+
+let tokenRequests = 0;
+provider.use(async (ctx, next) => {
+  if (ctx.path === '/token') tokenRequests++;
+  if (ctx.path !== '/test/token-requests') return next();
+  ctx.type = 'application/json';
+  ctx.body = { tokenRequests };
 });
 
 // ID token faults: re-sign the token endpoint's ID token with one thing wrong.

@@ -62,6 +62,15 @@ describe('startOidcProvider', () => {
     expect(tokens.claims()?.iss).toBe(idp.issuer);
   });
 
+  it('counts the requests of its token endpoint', async () => {
+    const before = await idp.tokenRequests();
+    const browser = new Browser({ ca: [idp.ca] });
+    const { config, page, verifier, nonce } = await login(browser);
+    expect(await idp.tokenRequests()).toBe(before); // logging in is not a token request
+    await client.authorizationCodeGrant(config, new URL(page.url), { pkceCodeVerifier: verifier, expectedNonce: nonce });
+    expect(await idp.tokenRequests()).toBe(before + 1);
+  });
+
   it('logs in the user named by the login cookie', async () => {
     const browser = new Browser({ ca: [idp.ca] });
     const { name, value } = idp.loginCookie('bob');

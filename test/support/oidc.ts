@@ -66,6 +66,8 @@ export interface OidcTestProvider {
   readonly proc: Proc;
   /** The cookie (for the issuer's origin) that makes the next login that of `sub`. */
   loginCookie(sub: string): { readonly name: string; readonly value: string };
+  /** How many requests its token endpoint has had (valid or not). */
+  tokenRequests(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -134,6 +136,11 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
     loginCookie: (sub) => {
       if (!subs.has(sub)) throw new Error(`the test OpenID provider has no user "${sub}"; it has ${[...subs].join(', ')}`);
       return { name: 'oidc-test-user', value: sub };
+    },
+    tokenRequests: async () => {
+      const r = await probe(`${issuer}/test/token-requests`);
+      if (r.code !== 200) throw new Error(`the test OpenID provider answered ${r.code} for its token request count: ${r.body}`);
+      return (JSON.parse(r.body) as { tokenRequests: number }).tokenRequests;
     },
     stop: async () => {
       await proc.stop(5_000);

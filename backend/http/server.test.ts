@@ -1,0 +1,239 @@
+/**
+ * The bind endpoints' HTTP behaviour on a real loopback server: headers on every answer, HEAD, 500 pages, /export's
+ * URL, the OpenID provider's error text, and the rate limit. The OpenID provider and the cluster are stand-ins here
+ * (both are real in test/cluster/backend*.test.ts); what is tested is the HTTP layer.
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { APIServiceExportTemplate } from '../../exports/bind-api';
+import { parseKeys } from '../auth/keys';
+import { ReplayGuard } from '../auth/replay';
+import { Sealer } from '../auth/sealer';
+import { backendMetrics } from '../metrics';
+import type { HttpDeps } from './deps';
+import { RateLimiter } from './rate-limit';
+import { SECURITY_HEADERS } from './respond';
+import { bindHandler, DEFAULT_LIMITS, listen } from './server';
+import { sessionCookieName, SESSION_TTL_MS, type Session } from './session';
+
+const template = {
+  metadata: { name: 'pg', namespace: 't' },
+  spec: { APIServiceSelector: { group: 'anynines.com', resource: 'postgresqlinstances' } },
+} as unknown as APIServiceExportTemplate;
+const crd = { spec: { scope: 'Namespaced', names: { kind: 'PostgresqlInstance' } } };
+
+interface Harness {
+  url: string;
+  sealer: Sealer;
+  provisioned: string[];
+  log: () => string;
+  metrics: Registry;
+}
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
+});
+
+async function start(o: { provision?: (id: string) => Promise<never>; limiter?: RateLimiter; secure?: boolean } = {}): Promise<Harness> {
+  const keys = parseKeys(randomBytes(32).toString('base64'), 'test');
+  const sealer = new Sealer(() => keys);
+  const registry = new Registry();
+  let logged = '';
+  const sink = new Writable({ write: (c: Buffer, _e, cb) => ((logged += c.toString()), cb()) });
+  const provisioned: string[] = [];
+  const d: HttpDeps = {
+    issuer: {
+      ready: () => true,
+      reason: () => '',
+      authorizationUrl: async () => new URL('https://idp.example/auth'),
+      exchange: async () => {
+        throw new Error('the stand-in provider exchanges no code');
+      },
+    },
+    sealer,
+    replay: new ReplayGuard(),
+    exportables: { templates: async () => [template], crd: async () => crd as never },
+    provision:
+      o.provision ??
+      (async (id) => {
+        provisioned.push(id);
+        throw new Error('not reached');
+      }),
+    consumerScope: 'Namespaced',
+    prettyName: 'test',
+    secureCookies: o.secure ?? false,
+    externalUrl: 'https://bind.example.com',
+    ...(o.limiter ? { limiter: o.limiter } : {}),
+    metrics: backendMetrics(registry),
+    log: pino({ level: 'info' }, sink),
+  };
+  const server = http.createServer(bindHandler(d));
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    sealer,
+    provisioned,
+    log: () => logged,
+    metrics: registry,
+  };
+}
+
+function request(url: string, o: { method?: string; headers?: Record<string, string> } = {}) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    const req = http.request(url, { method: o.method ?? 'GET', headers: o.headers ?? {} }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function sessionCookie(h: Harness, sid: string): Promise<string> {
+  const session: Session = { iss: 'https://idp.example', sub: 'alice', sid, cid: 'c1', redirectURL: 'http://127.0.0.1:1/callback' };
+  return `${sessionCookieName(sid)}=${await h.sealer.seal('session', session, SESSION_TTL_MS)}`;
+}
+
+describe('every answer', () => {
+  it('carries the security headers, and HSTS when browsers come over https', async () => {
+    const h = await start();
+    const answers = await Promise.all([
+      request(`${h.url}/export`),
+      request(`${h.url}/resources?s=abc`),
+      request(`${h.url}/authorize?p=1&s=abc&c=def`),
+      request(`${h.url}/callback?error=access_denied`),
+      request(`${h.url}/bind?s=abc&resource=x`),
+      request(`${h.url}/nope`),
+      request(`${h.url}/bind`, { method: 'POST' }),
+    ]);
+    for (const a of answers) {
+      for (const [k, v] of Object.entries(SECURITY_HEADERS)) {
+        if (k !== 'Cache-Control') expect(a.headers[k.toLowerCase()], k).toBe(v);
+      }
+      expect(a.headers['cache-control']).toMatch(/no-store/);
+      expect(a.headers['strict-transport-security']).toBeUndefined();
+    }
+    const secure = await start({ secure: true });
+    expect((await request(`${secure.url}/export`)).headers['strict-transport-security']).toBe('max-age=31536000');
+  });
+});
+
+describe('HEAD', () => {
+  it('is answered on /export only; HEAD /bind is 405 and provisions nothing', async () => {
+    const h = await start();
+    const cookie = await sessionCookie(h, 'abc');
+    const head = await request(`${h.url}/bind?s=abc&resource=postgresqlinstances&group=anynines.com`, {
+      method: 'HEAD',
+      headers: { Cookie: cookie },
+    });
+    expect(head.status).toBe(405);
+    expect(head.headers.allow).toBe('GET');
+    expect(h.provisioned).toEqual([]);
+    for (const path of ['/authorize?p=1&s=abc&c=def', '/callback', '/resources?s=abc']) {
+      expect((await request(`${h.url}${path}`, { method: 'HEAD' })).status, path).toBe(405);
+    }
+    const exp = await request(`${h.url}/export`, { method: 'HEAD' });
+    expect(exp.status).toBe(200);
+    expect(exp.body).toBe('');
+    // The GET it stands for does provision.
+    await request(`${h.url}/bind?s=abc&resource=postgresqlinstances&group=anynines.com`, { headers: { Cookie: cookie } });
+    expect(h.provisioned).toEqual(['alice#c1']);
+  });
+});
+
+describe('a 500', () => {
+  it('shows only an error id; the log has the error under it', async () => {
+    const detail = 'namespaces is forbidden: User "system:serviceaccount:klutch-bind:backend" cannot create resource "namespaces"';
+    const h = await start({
+      provision: async () => {
+        throw new Error(detail);
+      },
+    });
+    const page = await request(`${h.url}/bind?s=abc&resource=postgresqlinstances&group=anynines.com`, {
+      headers: { Cookie: await sessionCookie(h, 'abc') },
+    });
+    expect(page.status).toBe(500);
+    expect(page.body).not.toContain('forbidden');
+    expect(page.body).not.toContain('system:serviceaccount');
+    const id = /error id ([0-9a-f]{12})/.exec(page.body)?.[1];
+    expect(id).toBeDefined();
+    const line = JSON.parse(
+      h
+        .log()
+        .split('\n')
+        .find((l) => l.includes(id!))!,
+    ) as { err: { message: string; stack: string } };
+    expect(line.err.message).toBe(detail);
+    expect(line.err.stack).toContain('server.test.ts');
+  });
+});
+
+describe('/export', () => {
+  it('builds authenticatedURL from the external URL, whatever Host and X-Forwarded-Proto say', async () => {
+    const h = await start();
+    const doc = JSON.parse((await request(`${h.url}/export`, { headers: { Host: 'evil.example', 'X-Forwarded-Proto': 'http' } })).body);
+    expect(doc.authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toBe('https://bind.example.com/authorize');
+  });
+});
+
+describe('/callback with an error of the OpenID provider', () => {
+  it('shows our text for the code, never the provider’s description', async () => {
+    const h = await start();
+    const described = await request(
+      `${h.url}/callback?error=access_denied&error_description=${encodeURIComponent('Call +1 555 0100 now')}`,
+    );
+    expect(described.status).toBe(401);
+    expect(described.body).toContain('The login was declined at the OpenID provider.');
+    expect(described.body).not.toContain('555');
+    const unknown = await request(`${h.url}/callback?error=${encodeURIComponent('visit evil.example')}`);
+    expect(unknown.body).toContain('ended the login with an error');
+    expect(unknown.body).not.toContain('evil.example');
+  });
+});
+
+describe('the rate limit', () => {
+  it('answers 429 with Retry-After past the burst, per client, and counts it', async () => {
+    const h = await start({ limiter: new RateLimiter({ perMinute: 6, burst: 3 }) });
+    const codes = [];
+    for (let i = 0; i < 5; i++) codes.push((await request(`${h.url}/callback?code=x&state=junk`)).status);
+    expect(codes).toEqual([400, 400, 400, 429, 429]);
+    const limited = await request(`${h.url}/authorize?p=1&s=abc&c=def`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(limited.body).toContain('Too many requests');
+    expect((await request(`${h.url}/export`)).status).toBe(200); // not limited
+    expect(await h.metrics.getSingleMetricAsString('bind_backend_rate_limited_total')).toMatch(/route="\/callback"\} 2/);
+  });
+});
+
+describe('the server', () => {
+  it('refuses connections past --http-max-connections', async () => {
+    const server = await listen((_req, res) => res.end('ok'), {
+      host: '127.0.0.1',
+      port: 0,
+      limits: { ...DEFAULT_LIMITS, maxConnections: 1 },
+    });
+    try {
+      const held = net.connect(server.port, '127.0.0.1');
+      await new Promise((r) => held.once('connect', r));
+      const refused = net.connect(server.port, '127.0.0.1');
+      const closed = await new Promise<boolean>((r) => {
+        refused.once('close', () => r(true));
+        refused.once('data', () => r(false));
+        refused.write('GET /export HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      expect(closed).toBe(true);
+      held.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { binderClusterRole, consumerClusterRole } from './rbac';
+
+describe('ClusterRole klutch-binder', () => {
+  it('never lets a consumer write the spec of its exports or ClusterBinding, only their status', () => {
+    const rules = binderClusterRole().rules!;
+    const verbsOn = (resource: string) => rules.filter((r) => r.resources?.includes(resource)).flatMap((r) => r.verbs);
+    expect(verbsOn('apiserviceexports').sort()).toEqual(['get', 'list', 'watch']);
+    expect(verbsOn('clusterbindings').sort()).toEqual(['get', 'list', 'watch']);
+    expect(verbsOn('apiserviceexports/status').sort()).toEqual(['get', 'patch', 'update']);
+    expect(verbsOn('clusterbindings/status').sort()).toEqual(['get', 'patch', 'update']);
+  });
+});
+
+describe('ClusterRole klutch-binder-<cluster ns>', () => {
+  it('holds the exported resources only, once each', () => {
+    const ns = { metadata: { name: 'cluster-x', uid: 'u' } };
+    const role = consumerClusterRole(ns, [
+      { group: 'anynines.com', resource: 'servicebindings' },
+      { group: 'anynines.com', resource: 'postgresqlinstances' },
+      { group: 'anynines.com', resource: 'servicebindings' },
+    ]);
+    expect(role.rules!.map((r) => `${r.resources![0]}.${r.apiGroups![0]}`)).toEqual([
+      'postgresqlinstances.anynines.com',
+      'servicebindings.anynines.com',
+    ]);
+  });
+});

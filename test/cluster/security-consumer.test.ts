@@ -1,0 +1,337 @@
+/**
+ * Attacks of a bound consumer on its own boundaries (provider cluster `a`): everything runs with the kubeconfig the
+ * BindingResponse hands out (ServiceAccount klutch-binder of the consumer's cluster namespace), as a konnector, or
+ * anyone holding it, would. Each test fails without its fix: a consumer widening its grant through an export's
+ * claims; Cluster scope granting claimed resources cluster-wide; claim rules reaching every Secret of a provider
+ * namespace; a long-lived token in the URL; and objects without bound (clusters, APIServiceNamespaces, unbound
+ * consumers left behind, abandoned ones keeping their credentials).
+ */
+import { randomBytes } from 'node:crypto';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIND_API_VERSION, Kinds } from '../../exports/bind-api';
+import { PG, SB, startBackendSuite, type BackendSuite } from '../support/backend-suite';
+import { waitEstablished } from '../support/bind-backend';
+import { bindFlow, login, type FlowResult } from '../support/bind-flow';
+import { cluster } from '../support/cluster';
+import { applyAt, eventually, kubeFromConfig, requireOk, type Kube } from '../support/kube';
+
+const BIND = '/apis/klutch.anynines.com/v1alpha1';
+const UNBOUND_TTL_S = 12;
+const ABANDONED_S = 20;
+const MAX_CLUSTERS = 2;
+const MAX_SERVICE_NAMESPACES = 2;
+
+/** The main backend (Namespaced) and one with consumer scope Cluster. */
+let s: BackendSuite;
+let sc: BackendSuite;
+/** Bound without ever exporting: the main backend deletes it after UNBOUND_TTL_S. */
+let unbound: FlowResult;
+/** Bound on the Cluster backend and never heard of again: it loses its credentials after ABANDONED_S. */
+let abandoned: FlowResult;
+/** Bound (and exporting, so it is not cleaned up as unbound) for the quota test. */
+let quota: FlowResult;
+/** A test API of this suite only, so deleting its template leaves no other template offering it. */
+let widgets: { group: string; plural: string };
+
+beforeAll(async () => {
+  const a = await cluster('a');
+  [s, sc] = await Promise.all([
+    startBackendSuite(a, {
+      users: 12,
+      args: [
+        `--unbound-consumer-ttl=${UNBOUND_TTL_S}s`,
+        `--max-clusters-per-subject=${MAX_CLUSTERS}`,
+        `--max-apiservicenamespaces=${MAX_SERVICE_NAMESPACES}`,
+      ],
+    }),
+    startBackendSuite(a, { users: 4, args: ['--consumer-scope=Cluster', `--abandoned-consumer-after=${ABANDONED_S}s`] }),
+  ]);
+  [unbound, abandoned, quota] = await Promise.all([
+    bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG }),
+    bindFlow({ backend: sc.backend, idp: sc.idp, callback: sc.callback, user: sc.user(), ...PG }),
+    bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG }),
+  ]);
+  // An export keeps it from being cleaned up as unbound.
+  await exportApi(kubeFromConfig(quota.kubeconfig), quota.namespace, PG.group, PG.resource);
+  widgets = { group: `sc${randomBytes(3).toString('hex')}.klutch-kit.test`, plural: 'widgets' };
+  const name = `${widgets.plural}.${widgets.group}`;
+  await applyAt(s.kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name },
+    spec: {
+      group: widgets.group,
+      scope: 'Namespaced',
+      names: { kind: 'Widget', plural: widgets.plural, singular: 'widget', listKind: 'WidgetList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  });
+  await waitEstablished(s.kube, [name]);
+  await applyAt(
+    s.kube,
+    `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${s.templateNamespace}/apiserviceexporttemplates/widgets`,
+    {
+      apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
+      kind: 'APIServiceExportTemplate',
+      metadata: { name: 'widgets', namespace: s.templateNamespace },
+      spec: { APIServiceSelector: { group: widgets.group, resource: widgets.plural } },
+    },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await s?.kube.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${widgets?.plural}.${widgets?.group}`);
+  await Promise.all([s?.stop(), sc?.stop()]);
+});
+
+/** What the API server lets the kubeconfig's user do (a SelfSubjectAccessReview). */
+async function can(
+  kube: Kube,
+  verb: string,
+  resource: string,
+  o: { namespace?: string; group?: string; name?: string } = {},
+): Promise<boolean> {
+  const r = await kube.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectAccessReview',
+    spec: {
+      resourceAttributes: {
+        verb,
+        resource,
+        group: o.group ?? '',
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        ...(o.name ? { name: o.name } : {}),
+      },
+    },
+  });
+  if (r.code !== 201) throw new Error(`access review: ${r.code} ${JSON.stringify(r.body)}`);
+  return (r.body.status as { allowed: boolean }).allowed;
+}
+
+/** Exports `resource.group` to the consumer (as kubectl bind's request) and waits for the export. */
+async function exportApi(consumer: Kube, ns: string, group: string, resource: string): Promise<void> {
+  await requireOk(consumer, 'POST', `${BIND}/namespaces/${ns}/apiserviceexportrequests`, {
+    apiVersion: BIND_API_VERSION,
+    kind: Kinds.APIServiceExportRequest,
+    metadata: { name: `${resource}.${group}` },
+    spec: { resources: [{ group, resource }] },
+  });
+  await eventually(`export ${resource}.${group}`, async () =>
+    (await consumer.request('GET', `${BIND}/namespaces/${ns}/apiserviceexports/${resource}.${group}`)).code === 200 ? true : undefined,
+  );
+}
+
+/** Makes an APIServiceNamespace and returns the provider namespace made for it. */
+async function serviceNamespace(consumer: Kube, ns: string, name: string): Promise<string> {
+  await requireOk(consumer, 'POST', `${BIND}/namespaces/${ns}/apiservicenamespaces`, {
+    apiVersion: BIND_API_VERSION,
+    kind: Kinds.APIServiceNamespace,
+    metadata: { name },
+    spec: {},
+  });
+  return eventually('status.namespace', async () => {
+    const r = await consumer.request('GET', `${BIND}/namespaces/${ns}/apiservicenamespaces/${name}`);
+    return (r.body.status as { namespace?: string } | undefined)?.namespace;
+  });
+}
+
+const secret = (name: string, namespace: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace },
+  stringData: { password: 'not-for-the-consumer' },
+});
+
+describe('finding 1: a consumer cannot grant itself permissions through an export', () => {
+  it('may not patch an export (only its status); a tampered export is put back, and with its template gone grants nothing', async () => {
+    const flow = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG });
+    const consumer = kubeFromConfig(flow.kubeconfig);
+    const ns = flow.namespace;
+    const target = await serviceNamespace(consumer, ns, 'default');
+    await exportApi(consumer, ns, widgets.group, widgets.plural);
+    const path = `${BIND}/namespaces/${ns}/apiserviceexports/${widgets.plural}.${widgets.group}`;
+    const claims = { spec: { permissionClaims: [{ group: '', resource: 'secrets', version: 'v1' }] } };
+    expect((await consumer.request('PATCH', path, claims, 'application/merge-patch+json')).code).toBe(403);
+    expect(
+      (await consumer.request('PATCH', `${BIND}/namespaces/${ns}/clusterbindings/cluster`, { spec: {} }, 'application/merge-patch+json'))
+        .code,
+    ).toBe(403);
+    // Klutch's konnector writes an export's status: that stays allowed.
+    expect((await consumer.request('PATCH', `${path}/status`, { status: {} }, 'application/merge-patch+json')).code).toBe(200);
+
+    // Anyone else who could (simulated by the admin) adds a claim and keeps the source hash: it is put back.
+    await requireOk(s.kube, 'PATCH', path, claims, 'application/merge-patch+json');
+    await eventually('the tampered export to be put back', async () => {
+      const e = await s.kube.request('GET', path);
+      return (e.body.spec as { permissionClaims?: unknown[] }).permissionClaims === undefined ? true : undefined;
+    });
+    // Without a template it is left as it is; what it says is granted still never follows it.
+    await requireOk(
+      s.kube,
+      'DELETE',
+      `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${s.templateNamespace}/apiserviceexporttemplates/widgets`,
+    );
+    await requireOk(s.kube, 'PATCH', path, claims, 'application/merge-patch+json');
+    await requireOk(s.kube, 'POST', `/api/v1/namespaces/${target}/secrets`, secret('operator-secret', target));
+    // Give the controllers time to (wrongly) follow the export, then look.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await can(consumer, 'list', 'secrets', { namespace: target })).toBe(false);
+    expect(await can(consumer, 'get', 'secrets', { namespace: target, name: 'operator-secret' })).toBe(false);
+    expect((await consumer.request('GET', `/api/v1/namespaces/${target}/secrets/operator-secret`)).code).toBe(403);
+    // What it bound stays granted.
+    expect(await can(consumer, 'create', widgets.plural, { group: widgets.group, namespace: target })).toBe(true);
+  });
+});
+
+describe('finding 2: consumer scope Cluster binds only the exported resources cluster-wide', () => {
+  it('never grants Secrets or ConfigMaps of other namespaces through the servicebindings claims', async () => {
+    const [flow, other] = await Promise.all(
+      [sc.user(), sc.user()].map((user) => bindFlow({ backend: sc.backend, idp: sc.idp, callback: sc.callback, user, ...SB })),
+    );
+    const consumer = kubeFromConfig(flow!.kubeconfig);
+    await exportApi(consumer, flow!.namespace, SB.group, SB.resource);
+    await eventually('the exported resource cluster-wide', async () =>
+      (await can(consumer, 'create', SB.resource, { group: SB.group, namespace: 'default' })) ? true : undefined,
+    );
+    for (const namespace of ['kube-system', sc.backend.namespace, other!.namespace, 'default']) {
+      for (const resource of ['secrets', 'configmaps']) {
+        for (const verb of ['get', 'list'])
+          expect(await can(consumer, verb, resource, { namespace }), `${verb} ${resource} in ${namespace}`).toBe(false);
+      }
+    }
+    expect(await can(consumer, 'list', 'secrets')).toBe(false);
+  });
+});
+
+describe('finding 6: claimed objects are shared one by one', () => {
+  it("reads a bound object's -creds Secret, never an instance Secret beside it", async () => {
+    const flow = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...SB });
+    const consumer = kubeFromConfig(flow.kubeconfig);
+    const target = await serviceNamespace(consumer, flow.namespace, 'apps');
+    await exportApi(consumer, flow.namespace, SB.group, SB.resource);
+    // What the konnector and the data-service operator leave in the provider namespace.
+    await eventually('the claim to be accepted', async () => {
+      const r = await s.kube.request('POST', `/apis/${SB.group}/v1/namespaces/${target}/${SB.resource}`, {
+        apiVersion: `${SB.group}/v1`,
+        kind: 'ServiceBinding',
+        metadata: { name: 'sb1' },
+        spec: { instanceRef: 'pg1', serviceInstanceType: 'postgresql' },
+      });
+      return r.code === 201 || r.code === 409 ? true : undefined;
+    });
+    await requireOk(s.kube, 'POST', `/api/v1/namespaces/${target}/secrets`, secret('sb1-creds', target));
+    await requireOk(s.kube, 'POST', `/api/v1/namespaces/${target}/secrets`, secret('pg1-admin-credentials', target));
+
+    await eventually('the -creds Secret to be readable', async () =>
+      (await consumer.request('GET', `/api/v1/namespaces/${target}/secrets/sb1-creds`)).code === 200 ? true : undefined,
+    );
+    expect((await consumer.request('GET', `/api/v1/namespaces/${target}/secrets/pg1-admin-credentials`)).code).toBe(403);
+    expect((await consumer.request('GET', `/api/v1/namespaces/${target}/secrets`)).code).toBe(403);
+    expect((await consumer.request('GET', `/api/v1/namespaces/${target}/secrets?fieldSelector=metadata.name%3Dsb1-creds`)).code).toBe(200);
+    expect(await can(consumer, 'create', 'secrets', { namespace: target })).toBe(false);
+    // The konnector learns what it may read from the Role.
+    const role = await consumer.request('GET', `/apis/rbac.authorization.k8s.io/v1/namespaces/${target}/roles/klutch-binder-claimed`);
+    expect(role.code).toBe(200);
+    expect(role.body.rules).toContainEqual({
+      verbs: ['get', 'list', 'watch'],
+      apiGroups: [''],
+      resources: ['secrets'],
+      resourceNames: ['sb1-creds'],
+    });
+  });
+});
+
+describe('finding 7: leaked tokens are bounded', () => {
+  it('the BindingResponse carries a ten-minute token; the Secret the konnector copies holds the rotated one', async () => {
+    const flow = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG });
+    const token = (k: string) => decodeJwt(/token: (\S+)/.exec(k)![1]!) as { exp: number; iat: number };
+    const handed = token(flow.kubeconfig);
+    expect(handed.exp - handed.iat).toBe(600);
+    expect(handed.exp * 1000 - Date.now()).toBeLessThanOrEqual(600_000);
+    const kept = await s.kube.core.readNamespacedSecret({ name: 'kubeconfig', namespace: flow.namespace });
+    const stored = token(Buffer.from(kept.data!.kubeconfig!, 'base64').toString());
+    expect(stored.exp - stored.iat).toBe(3600);
+    // The short token reads the Secret, as the konnector does when it starts.
+    const consumer = kubeFromConfig(flow.kubeconfig);
+    expect((await consumer.request('GET', `/api/v1/namespaces/${flow.namespace}/secrets/kubeconfig`)).code).toBe(200);
+  });
+
+  it('an abandoned consumer loses its credentials, keeps its data, and is told how to get back', async () => {
+    const consumer = kubeFromConfig(abandoned.kubeconfig);
+    const ns = abandoned.namespace;
+    const cb = await eventually(
+      'CredentialsRevoked',
+      async () => {
+        const r = await sc.kube.request('GET', `${BIND}/namespaces/${ns}/clusterbindings/cluster`);
+        const c = ((r.body.status as { conditions?: { type: string; status: string; message?: string }[] })?.conditions ?? []).find(
+          (x) => x.type === 'CredentialsRevoked',
+        );
+        return c?.status === 'True' ? c : undefined;
+      },
+      (ABANDONED_S + 20) * 1000,
+    );
+    expect(cb.message).toContain('kubectl bind again');
+    expect((await sc.kube.request('GET', `/api/v1/namespaces/${ns}/secrets/kubeconfig`)).code).toBe(404);
+    expect((await sc.kube.request('GET', `/api/v1/namespaces/${ns}`)).code).toBe(200);
+    await eventually(
+      'the token to be refused',
+      async () => ((await consumer.request('GET', '/api')).code === 401 ? true : undefined),
+      15_000,
+    );
+  }, 60_000);
+});
+
+describe('finding 11: objects are bounded', () => {
+  it('refuses a cluster more than --max-clusters-per-subject with a page naming the limit; bound clusters still bind', async () => {
+    const user = s.user();
+    const flows = [];
+    for (let i = 0; i < MAX_CLUSTERS; i++)
+      flows.push(await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, ...PG }));
+    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    const page = await browser.get(`${s.backend.url}/bind?s=${sid}&resource=${PG.resource}&group=${PG.group}`);
+    expect(page.status).toBe(403);
+    expect(page.body).toContain('--max-clusters-per-subject');
+    const again = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, cid: flows[0]!.cid, ...PG });
+    expect(again.namespace).toBe(flows[0]!.namespace);
+  });
+
+  it('refuses an APIServiceNamespace more than --max-apiservicenamespaces (ResourceQuota)', async () => {
+    const flow = quota;
+    const consumer = kubeFromConfig(flow.kubeconfig);
+    const create = (name: string) =>
+      consumer.request('POST', `${BIND}/namespaces/${flow.namespace}/apiservicenamespaces`, {
+        apiVersion: BIND_API_VERSION,
+        kind: Kinds.APIServiceNamespace,
+        metadata: { name },
+        spec: {},
+      });
+    for (let i = 0; i < MAX_SERVICE_NAMESPACES; i++) {
+      const r = await create(`ns${i}`);
+      expect(r.code, String(r.body.message)).toBe(201);
+    }
+    const refused = await create('one-too-many');
+    expect(refused.code).toBe(403);
+    expect(String(refused.body.message)).toContain('exceeded quota');
+    const ns = await s.kube.core.readNamespace({ name: flow.namespace });
+    expect(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  it('deletes a consumer that never exported within --unbound-consumer-ttl', async () => {
+    await eventually(
+      'the unbound cluster namespace to go',
+      async () => {
+        const n = await s.kube.core.readNamespace({ name: unbound.namespace }).catch(() => undefined);
+        return !n || n.metadata?.deletionTimestamp ? true : undefined;
+      },
+      (UNBOUND_TTL_S + 20) * 1000,
+    );
+  }, 60_000);
+});
