@@ -104,8 +104,9 @@ export class Konnector {
         conn.exports.on(event, (e) => byName(e).forEach((k) => ctl?.enqueue(k)));
         conn.clusterBindings.on(event, () => reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k)));
       }
+      conn.statusChanged = () => reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k));
       conn.start();
-      void Promise.all([conn.clusterBindings.synced, conn.exports.synced, conn.serviceNamespaces.synced, conn.secrets.synced]).then(() =>
+      void Promise.all([conn.clusterBindings.synced, conn.exports.synced, conn.serviceNamespaces.synced]).then(() =>
         reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k)),
       );
       return conn;

@@ -2,7 +2,8 @@
  * The APIServiceBinding reconcile: the one writer of a binding's status, and the owner of its lifecycle.
  *
  * Bound: kubeconfig Secret (SecretValid) → provider connection (Connected) → APIServiceExport → CRD (SchemaInSync)
- * → permission to use the resource in the app cluster → syncer (InformersSynced) → heartbeat (Heartbeating) → Ready.
+ * → permission to use the resource in the app cluster → syncer (InformersSynced) → heartbeat (Heartbeating, and
+ * KubeconfigCurrent: the provider's rotated kubeconfig was not refused) → Ready.
  *
  * Deleted — the order that never strands a claim behind its finalizer (kube-bind #352: deleting the binding
  * garbage-collected the CRD, whose objects then waited forever for a syncer that was already gone):
@@ -32,12 +33,14 @@ import { metaPatch } from '../provider/export/spec/spec.controller';
 import { resourceClient } from '../provider/export/context';
 import { ExportSyncer } from '../provider/export/syncer';
 import { BindResources, type Runtime } from '../runtime';
-import { crdEstablished, schemaDecision } from '../schema/schema';
+import { crdEstablished, exportMismatch, schemaDecision } from '../schema/schema';
 import { accessNeeded, missingAccess } from './access';
 import { checkKubeconfigSecret } from './kubeconfig';
 
 /** Claimed resources the konnector copies. */
 const COPYABLE = ['secrets', 'configmaps'];
+/** Whether the provider's kubeconfig was copied at the last heartbeat, or refused (not in the bind API's list: ours). */
+export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
 /** How often a healthy binding's status is refreshed (heartbeat, informers). */
 const REFRESH_MS = 60_000;
 const RETRY_MS = 2_000;
@@ -142,7 +145,10 @@ export class BindingReconciler {
       conds.push({ type: C.SecretValid, status: false, reason: check.reason, message: check.message });
       // A connection already open keeps serving with the credentials it has: losing the Secret loses no data.
       if (!this.o.connections.of(key)) {
-        unknown([C.Connected, C.SchemaInSync, C.InformersSynced, C.Heartbeating], 'waiting for a valid kubeconfig Secret');
+        unknown(
+          [C.Connected, C.SchemaInSync, C.InformersSynced, C.Heartbeating, KUBECONFIG_CURRENT],
+          'waiting for a valid kubeconfig Secret',
+        );
         return { conditions: conds, retryMs: 30_000 };
       }
     } else conds.push({ type: C.SecretValid, status: true, reason: 'SecretValid' });
@@ -158,13 +164,22 @@ export class BindingReconciler {
         reason: err ? 'ProviderUnreachable' : 'Connecting',
         message: err ? `cannot reach the provider ${conn.server} (namespace ${conn.namespace}): ${err}` : `connecting to ${conn.server}`,
       });
-      unknown([C.SchemaInSync, C.InformersSynced, C.Heartbeating], 'waiting for the provider connection');
+      unknown([C.SchemaInSync, C.InformersSynced, C.Heartbeating, KUBECONFIG_CURRENT], 'waiting for the provider connection');
       return { conditions: conds };
     }
     conds.push({ type: C.Connected, status: true, reason: 'Connected', message: `${conn.server}, namespace ${conn.namespace}` });
     const prettyName = conn.clusterBinding()?.spec.providerPrettyName;
 
     const exp = conn.exportView.get(b.metadata.name!, conn.namespace);
+    // Names come from the binding: an export that describes another resource than its name says is refused before
+    // anything (access checks, CRD) is done for it.
+    const mismatch = exp && exportMismatch(exp, b);
+    if (mismatch) {
+      conds.push({ type: C.SchemaInSync, status: false, reason: 'ExportNameMismatch', message: mismatch });
+      unknown([C.InformersSynced], 'waiting for the schema');
+      conds.push(this.heartbeating(conn), this.kubeconfigCurrent(conn, ref));
+      return { conditions: conds, prettyName, retryMs: 30_000 };
+    }
     const claims = (b.spec.permissionClaims ?? []).filter(
       (c) => c.state === 'Accepted' && (c.group ?? '') === '' && COPYABLE.includes(c.resource) && c.selector?.owner !== 'Consumer',
     );
@@ -186,7 +201,7 @@ export class BindingReconciler {
           message: `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${wanted.resource}.yaml (the KonnectorApiAccess construct), see "The konnector (app clusters)" in the README`,
         });
         conds.push({ type: C.SchemaInSync, status: 'Unknown', reason: 'Forbidden', message: 'waiting for access to the API' });
-        conds.push(this.heartbeating(conn));
+        conds.push(this.heartbeating(conn), this.kubeconfigCurrent(conn, ref));
         return { conditions: conds, prettyName, retryMs: 10_000 };
       }
     }
@@ -194,7 +209,7 @@ export class BindingReconciler {
     conds.push(schema.condition);
     if (!schema.resource) {
       unknown([C.InformersSynced], 'waiting for the schema');
-      conds.push(this.heartbeating(conn));
+      conds.push(this.heartbeating(conn), this.kubeconfigCurrent(conn, ref));
       return { conditions: conds, prettyName };
     }
 
@@ -232,8 +247,15 @@ export class BindingReconciler {
             message: err ?? 'listing objects',
           },
     );
-    conds.push(this.heartbeating(conn));
+    conds.push(this.heartbeating(conn), this.kubeconfigCurrent(conn, ref));
     return { conditions: conds, prettyName, syncer: bound.syncer, retryMs: synced ? undefined : 1_000 };
+  }
+
+  /** Whether the last heartbeat refused the provider's kubeconfig for this binding's Secret (the old one stays). */
+  private kubeconfigCurrent(conn: ProviderConnection, ref: { namespace: string; name: string }): ConditionInput {
+    const r = conn.refusedRotations.get(`${ref.namespace}/${ref.name}`);
+    if (r) return { type: KUBECONFIG_CURRENT, status: false, reason: r.reason, message: r.message, severity: 'Warning' };
+    return { type: KUBECONFIG_CURRENT, status: true, reason: 'KubeconfigCurrent' };
   }
 
   private heartbeating(conn: ProviderConnection): ConditionInput {

@@ -4,12 +4,12 @@ import { stringify } from 'yaml';
 import { checkKubeconfigSecret } from './kubeconfig';
 
 const ref = { name: 'kubeconfig-abc', namespace: 'klutch-bind', key: 'kubeconfig' as const };
-const kubeconfig = (o: { server?: string; namespace?: string } = {}) =>
+const kubeconfig = (o: { server?: string; namespace?: string; user?: Record<string, unknown>; cluster?: Record<string, unknown> } = {}) =>
   stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'default', cluster: { server: o.server ?? 'https://provider:6443' } }],
-    users: [{ name: 'default', user: { token: 't' } }],
+    clusters: [{ name: 'default', cluster: { server: o.server ?? 'https://provider:6443', ...o.cluster } }],
+    users: [{ name: 'default', user: { token: 't', ...o.user } }],
     contexts: [
       {
         name: 'default',
@@ -28,14 +28,32 @@ describe('checkKubeconfigSecret', () => {
       ok: true,
       server: 'https://provider:6443',
       namespace: 'cluster-x',
+      token: 't',
     });
+  });
+
+  it.each([
+    ['an exec plugin', { user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'touch' } } }, 'users[default].user.exec'],
+    [
+      'an auth-provider',
+      { user: { 'auth-provider': { name: 'oidc', config: { 'cmd-path': '/bin/sh' } } } },
+      'users[default].user.auth-provider',
+    ],
+    ['a tokenFile', { user: { tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' } }, 'users[default].user.tokenFile'],
+    ['TLS verification off', { cluster: { 'insecure-skip-tls-verify': true } }, 'clusters[default].cluster.insecure-skip-tls-verify'],
+    ['a proxy', { cluster: { 'proxy-url': 'http://evil:3128' } }, 'clusters[default].cluster.proxy-url'],
+    ['a CA file', { cluster: { 'certificate-authority': '/etc/ssl/ca.pem' } }, 'clusters[default].cluster.certificate-authority'],
+  ])('refuses a kubeconfig with %s as KubeconfigUnsafe, naming the Secret and the field', (_what, o, field) => {
+    const r = checkKubeconfigSecret(ref, secret({ kubeconfig: kubeconfig(o) }));
+    expect(r).toMatchObject({ ok: false, reason: 'KubeconfigUnsafe', field });
+    expect((r as { message: string }).message).toContain(`Secret klutch-bind/kubeconfig-abc key "kubeconfig": ${field}`);
   });
 
   it.each([
     ['a missing Secret', undefined, 'SecretNotFound', 'Secret klutch-bind/kubeconfig-abc (spec.kubeconfigSecretRef) does not exist'],
     ['a Secret it may not read', 'forbidden' as const, 'SecretForbidden', 'may not read Secret klutch-bind/kubeconfig-abc'],
     ['a Secret without the key', secret({ other: 'x' }), 'KubeconfigMissing', 'has no key "kubeconfig"'],
-    ['text that is not a kubeconfig', secret({ kubeconfig: '{{{' }), 'KubeconfigInvalid', 'is not a kubeconfig'],
+    ['text that is not a kubeconfig', secret({ kubeconfig: '{{{' }), 'KubeconfigInvalid', 'not a kubeconfig'],
     ['a context without namespace', secret({ kubeconfig: kubeconfig({ namespace: '' }) }), 'KubeconfigInvalid', 'has no namespace'],
     ['a plain-http server', secret({ kubeconfig: kubeconfig({ server: 'http://provider' }) }), 'KubeconfigInvalid', 'is not https'],
   ])('refuses %s, naming the Secret and the fix', (_what, s, reason, message) => {

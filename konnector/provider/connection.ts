@@ -1,19 +1,26 @@
 /**
  * One provider connection: clients and informers over the consumer's cluster namespace on the control plane
- * (ClusterBinding, APIServiceExports, APIServiceNamespaces, the kubeconfig Secret), and the two controllers that
- * belong to the connection rather than to one API: the heartbeat (with kubeconfig rotation) and namespace deletion.
- * Per-API syncers (export/syncer.ts) borrow its clients and namespace map.
+ * (ClusterBinding, APIServiceExports, APIServiceNamespaces), and the two controllers that belong to the connection
+ * rather than to one API: the heartbeat (with kubeconfig rotation: the provider's kubeconfig Secret is read by name
+ * on every beat, never listed with the other Secrets of the namespace) and namespace deletion. Per-API syncers
+ * (export/syncer.ts) borrow its clients and namespace map.
  */
-import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Controller, watchInformer, type WatchInformer } from '../../controller';
-import { CLUSTER_BINDING_NAME, type APIServiceExport, type APIServiceNamespace, type ClusterBinding } from '../../exports/bind-api';
+import {
+  CLUSTER_BINDING_NAME,
+  type APIServiceExport,
+  type APIServiceNamespace,
+  type ClusterBinding,
+  type ProviderEndpoint,
+} from '../../exports/bind-api';
 import { viewOf, type View } from '../kube/objects';
 import { clientsFor, isNotFound, mergePatch, messageOf, type Clients } from '../kube/client';
 import { namespaceMap, type NamespaceMap } from '../names';
 import { BindResources, pathOf, type Runtime } from '../runtime';
 import { kubeConfigOf, type Connection, type ConnectionSource } from './connections';
-import { reconcileHeartbeat, type ConsumerKubeconfig } from './heartbeat.reconcile';
+import { reconcileHeartbeat, type ConsumerKubeconfig, type RotationRefusal } from './heartbeat.reconcile';
 import { reconcileNamespaceDeletion } from './namespacedeletion.reconcile';
 
 const HEARTBEAT_KEY = 'heartbeat';
@@ -27,7 +34,6 @@ export class ProviderConnection implements Connection {
   readonly clusterBindings: WatchInformer<KubernetesObject>;
   readonly exports: WatchInformer<KubernetesObject>;
   readonly serviceNamespaces: WatchInformer<KubernetesObject>;
-  readonly secrets: WatchInformer<V1Secret>;
   readonly clusterBinding: () => ClusterBinding | undefined;
   readonly exportView: View<APIServiceExport>;
   readonly serviceNamespaceView: View<APIServiceNamespace>;
@@ -37,6 +43,12 @@ export class ProviderConnection implements Connection {
   readonly targets = new Map<string, { namespace: string; name: string; key: string }>();
   /** The last heartbeat: when it succeeded, or why it failed. */
   heartbeat: { at?: Date; error?: string } = {};
+  /** The provider's kubeconfig refused by the last heartbeat, per app-cluster Secret (`namespace/name`). */
+  refusedRotations = new Map<string, RotationRefusal>();
+  /** Called when something the bindings' status shows changed outside their own reconcile (a refused rotation). */
+  statusChanged: () => void = () => {};
+  /** Server, CA and TLS server name the connection talks to now: what a rotation is pinned to. */
+  endpoint: ProviderEndpoint;
   private readonly abort = new AbortController();
   private running: Promise<unknown> | undefined;
   private readonly heartbeatCtl: Controller;
@@ -47,7 +59,8 @@ export class ProviderConnection implements Connection {
     source: ConnectionSource,
     private readonly rt: Runtime,
   ) {
-    this.kc = kubeConfigOf(source.kubeconfig);
+    this.kc = kubeConfigOf(source);
+    this.endpoint = endpointOf(source);
     this.clients = clientsFor(this.kc, rt.clientOptions);
     this.namespace = source.namespace;
     this.server = source.server;
@@ -67,11 +80,6 @@ export class ProviderConnection implements Connection {
     this.clusterBinding = () => viewOf<ClusterBinding>(this.clusterBindings).get(CLUSTER_BINDING_NAME, ns);
     this.exportView = viewOf<APIServiceExport>(this.exports);
     this.serviceNamespaceView = viewOf<APIServiceNamespace>(this.serviceNamespaces);
-    this.secrets = watchInformer<V1Secret>({
-      kc: this.kc,
-      path: `/api/v1/namespaces/${ns}/secrets`,
-      log: this.log,
-    });
     this.map = namespaceMap({ get: (n) => this.serviceNamespaceView.get(n, ns), list: () => this.serviceNamespaceView.list(ns) });
 
     this.heartbeatCtl = new Controller({
@@ -85,8 +93,16 @@ export class ProviderConnection implements Connection {
             intervalMs: rt.heartbeatIntervalMs,
             version: rt.version,
             now: () => new Date(),
+            endpoint: this.endpoint,
             getClusterBinding: this.clusterBinding,
-            getProviderSecret: (name) => this.secrets.get(name, ns),
+            readProviderSecret: async (name) => {
+              try {
+                return await this.clients.core.readNamespacedSecret({ namespace: ns, name });
+              } catch (e) {
+                if (isNotFound(e)) return undefined;
+                throw new Error(`cannot read the provider's kubeconfig Secret ${ns}/${name}: ${messageOf(e)}`);
+              }
+            },
             consumerKubeconfigs: () => [...this.targets.values()].map((t) => this.consumerKubeconfig(t)),
             writeConsumerKubeconfig: (t, text) => this.writeConsumerKubeconfig(t, text),
             writeHeartbeat: async (status) => {
@@ -99,7 +115,8 @@ export class ProviderConnection implements Connection {
             },
           });
           if (this.heartbeat.error) this.heartbeat = { ...this.heartbeat, error: undefined };
-          return r;
+          this.noteRefusals(r.refused);
+          return { requeueAfterMs: r.requeueAfterMs };
         } catch (e) {
           this.heartbeat = { ...this.heartbeat, error: messageOf(e) };
           rt.metrics.heartbeats.inc({ result: 'error' });
@@ -108,7 +125,6 @@ export class ProviderConnection implements Connection {
       },
     });
     this.heartbeatCtl.watch(this.clusterBindings, () => [HEARTBEAT_KEY]);
-    this.heartbeatCtl.watch(this.secrets, (s) => (s.metadata?.name === this.kubeconfigSecretName() ? [HEARTBEAT_KEY] : []));
 
     this.nsCtl = new Controller({
       name: `namespacedeletion/${ns}`,
@@ -151,7 +167,7 @@ export class ProviderConnection implements Connection {
 
   /** Starts informers and controllers; returns at once (see `synced`). */
   start(): void {
-    const informers = [this.clusterBindings, this.exports, this.serviceNamespaces, this.secrets];
+    const informers = [this.clusterBindings, this.exports, this.serviceNamespaces];
     for (const i of informers) void i.start();
     this.running = Promise.all([
       Promise.all(informers.map((i) => i.synced)).then(() => {
@@ -166,17 +182,18 @@ export class ProviderConnection implements Connection {
 
   /** Whether the connection's own informers have listed once. */
   hasSynced(): boolean {
-    return [this.clusterBindings, this.exports, this.serviceNamespaces, this.secrets].every((i) => i.hasSynced());
+    return [this.clusterBindings, this.exports, this.serviceNamespaces].every((i) => i.hasSynced());
   }
 
   /** Why the connection is not working, if it is not: the first informer error. */
   lastError(): string | undefined {
-    return [this.clusterBindings, this.exports, this.serviceNamespaces, this.secrets].map((i) => i.lastError()).find((e) => e);
+    return [this.clusterBindings, this.exports, this.serviceNamespaces].map((i) => i.lastError()).find((e) => e);
   }
 
-  /** Reloads credentials in place: the next request and the next (re)watch use them. */
-  rotate(kubeconfig: string): void {
-    this.kc.loadFromString(kubeconfig);
+  /** Reloads credentials in place (from the reduced kubeconfig only): the next request and the next (re)watch use them. */
+  rotate(source: ConnectionSource): void {
+    kubeConfigOf(source, this.kc);
+    this.endpoint = endpointOf(source);
     this.log.info('provider credentials rotated in place');
     this.heartbeatCtl.enqueue(HEARTBEAT_KEY);
   }
@@ -190,13 +207,24 @@ export class ProviderConnection implements Connection {
     if (this.abort.signal.aborted) return;
     this.abort.abort();
     await this.running;
-    await Promise.all([this.clusterBindings, this.exports, this.serviceNamespaces, this.secrets].map((i) => i.stop()));
+    await Promise.all([this.clusterBindings, this.exports, this.serviceNamespaces].map((i) => i.stop()));
     this.rt.metrics.connections.dec();
     this.log.info('provider connection stopped');
   }
 
-  private kubeconfigSecretName(): string | undefined {
-    return this.clusterBinding()?.spec.kubeconfigSecretRef.name;
+  /** Remembers refused rotations for the bindings' status, and warns on the app-cluster Secret that kept its kubeconfig. */
+  private noteRefusals(refused: readonly RotationRefusal[]): void {
+    const before = JSON.stringify([...this.refusedRotations].map(([k, r]) => [k, r.reason, r.message]));
+    this.refusedRotations = new Map(refused.map((r) => [`${r.target.namespace}/${r.target.name}`, r]));
+    if (JSON.stringify([...this.refusedRotations].map(([k, r]) => [k, r.reason, r.message])) !== before) this.statusChanged();
+    for (const r of refused) {
+      const uid = this.rt.kubeconfigSecret(r.target.namespace, r.target.name)?.metadata?.uid;
+      this.rt.warn(
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: r.target.name, namespace: r.target.namespace, uid } },
+        r.reason,
+        r.message,
+      );
+    }
   }
 
   private consumerKubeconfig(t: { namespace: string; name: string; key: string }): ConsumerKubeconfig {
@@ -212,3 +240,9 @@ export class ProviderConnection implements Connection {
     this.log.info({ secret: `${t.namespace}/${t.name}` }, "copied the provider's kubeconfig into the app cluster (rotation)");
   }
 }
+
+const endpointOf = (p: ProviderEndpoint): ProviderEndpoint => ({
+  server: p.server,
+  ...(p.ca ? { ca: p.ca } : {}),
+  ...(p.serverName ? { serverName: p.serverName } : {}),
+});

@@ -9,21 +9,21 @@
  * different provider and gets a connection of its own; the old one stops when no binding uses it.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import type { ProviderKubeconfig } from '../../exports/bind-api';
 
 /** What the registry needs of a connection. */
 export interface Connection {
   readonly key: string;
   /** Reloads the credentials in place. */
-  rotate(kubeconfig: string): void;
+  rotate(source: ConnectionSource): void;
   stop(): Promise<void>;
 }
 
-export interface ConnectionSource {
-  readonly kubeconfig: string;
-  readonly server: string;
-  /** The consumer's cluster namespace on the provider. */
-  readonly namespace: string;
-}
+/**
+ * A provider's kubeconfig reduced to server, CA, TLS server name, namespace and token (`reduceProviderKubeconfig`):
+ * the only thing a connection is built from.
+ */
+export type ConnectionSource = ProviderKubeconfig;
 
 /** The identity of a provider connection: credentials are not part of it, so they can rotate. */
 export const connectionKey = (s: Pick<ConnectionSource, 'server' | 'namespace'>): string => `${s.server}#${s.namespace}`;
@@ -44,11 +44,11 @@ export class Connections<C extends Connection> {
     if (previous !== undefined && previous !== key) await this.release(user);
     let entry = this.byKey.get(key);
     if (!entry) {
-      entry = { conn: this.create(key, source), kubeconfig: source.kubeconfig, users: new Set() };
+      entry = { conn: this.create(key, source), kubeconfig: source.yaml, users: new Set() };
       this.byKey.set(key, entry);
-    } else if (entry.kubeconfig !== source.kubeconfig) {
-      entry.conn.rotate(source.kubeconfig);
-      entry.kubeconfig = source.kubeconfig;
+    } else if (entry.kubeconfig !== source.yaml) {
+      entry.conn.rotate(source);
+      entry.kubeconfig = source.yaml;
     }
     entry.users.add(user);
     this.byUser.set(user, key);
@@ -87,9 +87,25 @@ export class Connections<C extends Connection> {
   }
 }
 
-/** A KubeConfig from YAML; `reload` swaps its contents in place (same object, so clients and watches follow). */
-export function kubeConfigOf(yaml: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromString(yaml);
-  return kc;
+/**
+ * A KubeConfig of exactly the reduced fields — never the provider's text, so nothing it might have carried (exec,
+ * auth-provider, files, proxies, TLS off) can reach the client. `into` reloads an existing one in place (same object,
+ * so clients and watches follow).
+ */
+export function kubeConfigOf(p: ConnectionSource, into = new KubeConfig()): KubeConfig {
+  into.loadFromOptions({
+    clusters: [
+      {
+        name: 'provider',
+        server: p.server,
+        skipTLSVerify: false,
+        ...(p.ca ? { caData: Buffer.from(p.ca).toString('base64') } : {}),
+        ...(p.serverName ? { tlsServerName: p.serverName } : {}),
+      },
+    ],
+    users: [{ name: 'provider', token: p.token }],
+    contexts: [{ name: 'provider', cluster: 'provider', user: 'provider', namespace: p.namespace }],
+    currentContext: 'provider',
+  });
+  return into;
 }

@@ -6,10 +6,15 @@
  * this connection — that is how a rotated token reaches the konnector — and writes `lastHeartbeatTime`,
  * `heartbeatInterval` (twice the interval: later than that, the backend calls the konnector gone) and
  * `konnectorVersion` into the ClusterBinding's status.
+ *
+ * The provider's Secret is data from the other side of a trust boundary: it is reduced (`reduceProviderKubeconfig`)
+ * with the binding's current server, CA and TLS server name pinned, and its namespace must stay the connection's —
+ * only the token may change. An unsafe, broken or moved kubeconfig is never copied: the app cluster keeps the one it
+ * has, and the refusal is returned so the binding and a warning Event say why. What is copied is the canonical YAML
+ * of the reduced fields, never the provider's text.
  */
 import type { V1Secret } from '@kubernetes/client-node';
-import type { ClusterBinding } from '../../exports/bind-api';
-import { checkKubeconfigSecret } from '../binding/kubeconfig';
+import { KUBECONFIG_SECRET_KEY, reduceProviderKubeconfig, type ClusterBinding, type ProviderEndpoint } from '../../exports/bind-api';
 
 export interface HeartbeatStatus {
   lastHeartbeatTime: string;
@@ -31,32 +36,41 @@ export interface HeartbeatDeps {
   readonly intervalMs: number;
   readonly version: string;
   readonly now: () => Date;
+  /** The endpoint the connection uses now: the pin for a target whose own kubeconfig cannot be read. */
+  readonly endpoint: ProviderEndpoint;
   getClusterBinding(): ClusterBinding | undefined;
-  getProviderSecret(name: string): V1Secret | undefined;
+  /** Reads the provider's kubeconfig Secret by name (undefined: not found). */
+  readProviderSecret(name: string): Promise<V1Secret | undefined>;
   consumerKubeconfigs(): readonly ConsumerKubeconfig[];
   writeConsumerKubeconfig(target: ConsumerKubeconfig, kubeconfig: string): Promise<void>;
   writeHeartbeat(status: HeartbeatStatus): Promise<void>;
 }
 
-export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<{ requeueAfterMs: number }> {
+/** Why the provider's kubeconfig was not copied to a target. */
+export interface RotationRefusal {
+  readonly target: ConsumerKubeconfig;
+  readonly reason: 'KubeconfigInvalid' | 'KubeconfigUnsafe' | 'KubeconfigMoved';
+  readonly message: string;
+}
+
+export interface HeartbeatResult {
+  readonly requeueAfterMs: number;
+  /** Targets the provider's kubeconfig was refused for (empty: every target is current, or nothing to copy). */
+  readonly refused: readonly RotationRefusal[];
+}
+
+export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<HeartbeatResult> {
   const cb = d.getClusterBinding();
   if (!cb)
     throw new Error(
       `no ClusterBinding "cluster" in provider namespace ${d.providerNamespace}: the provider has not finished binding this cluster (or removed it); run kubectl bind again`,
     );
-  const ref = cb.spec.kubeconfigSecretRef;
-  const check = checkKubeconfigSecret({ ...ref, namespace: d.providerNamespace }, d.getProviderSecret(ref.name));
-  // A broken provider Secret is never copied over a working one.
-  if (check.ok) {
-    for (const target of d.consumerKubeconfigs()) {
-      if (target.kubeconfig !== check.kubeconfig) await d.writeConsumerKubeconfig(target, check.kubeconfig);
-    }
-  }
   const interval = goDuration(2 * d.intervalMs);
   const last = cb.status?.lastHeartbeatTime ? Date.parse(cb.status.lastHeartbeatTime) : NaN;
   const age = d.now().getTime() - last;
   const due = !(age >= 0 && age < d.intervalMs) || cb.status?.heartbeatInterval !== interval || cb.status?.konnectorVersion !== d.version;
-  if (due) {
+  // The beat first: a provider Secret that cannot be read must not stop the konnector from saying it is alive.
+  if (due)
     await d.writeHeartbeat({
       lastHeartbeatTime: d
         .now()
@@ -65,9 +79,39 @@ export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<{ requeueAft
       heartbeatInterval: interval,
       konnectorVersion: d.version,
     });
-    return { requeueAfterMs: d.intervalMs };
+  const refused = await rotate(d, cb);
+  return { requeueAfterMs: due ? d.intervalMs : Math.max(1_000, d.intervalMs - age), refused };
+}
+
+/** Copies the provider's kubeconfig, reduced and pinned, into every target that differs; returns the refusals. */
+async function rotate(d: HeartbeatDeps, cb: ClusterBinding): Promise<RotationRefusal[]> {
+  const ref = cb.spec.kubeconfigSecretRef;
+  const key = ref.key || KUBECONFIG_SECRET_KEY;
+  const raw = (await d.readProviderSecret(ref.name))?.data?.[key];
+  if (!raw) return []; // nothing to copy yet: the app cluster keeps what it has
+  const text = Buffer.from(raw, 'base64').toString('utf8');
+  const where = `the provider's Secret ${d.providerNamespace}/${ref.name} key "${key}"`;
+  const refused: RotationRefusal[] = [];
+  for (const target of d.consumerKubeconfigs()) {
+    // The pin: what this target holds now, if it is a usable kubeconfig; else what the connection runs with.
+    const current = target.kubeconfig === undefined ? undefined : reduceProviderKubeconfig(target.kubeconfig, 'current');
+    const pin: ProviderEndpoint = current?.ok ? current : d.endpoint;
+    const r = reduceProviderKubeconfig(text, where, pin);
+    if (!r.ok) {
+      refused.push({ target, reason: r.reason, message: `${r.message}; the app cluster keeps its kubeconfig` });
+      continue;
+    }
+    if (r.namespace !== d.providerNamespace) {
+      refused.push({
+        target,
+        reason: 'KubeconfigMoved',
+        message: `${where}: its context names namespace "${r.namespace}", not the binding's cluster namespace "${d.providerNamespace}"; a provider may only rotate the token of a binding, never move it — refused (to move a binding, bind again); the app cluster keeps its kubeconfig`,
+      });
+      continue;
+    }
+    if (target.kubeconfig !== r.yaml) await d.writeConsumerKubeconfig(target, r.yaml);
   }
-  return { requeueAfterMs: Math.max(1_000, d.intervalMs - age) };
+  return refused;
 }
 
 /** Go's time.Duration.String() for whole seconds: `5m0s`, `20s`, `1h0m0s`. */

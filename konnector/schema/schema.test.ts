@@ -40,6 +40,22 @@ const existing = (uid: string | undefined, spec: unknown = crdOf(exp(), binding)
   }) as V1CustomResourceDefinition;
 
 describe('schemaDecision', () => {
+  it.each([
+    ['another group', { group: 'evil.io' }, 'describes postgresqlinstances.evil.io'],
+    [
+      'another plural',
+      { names: { ...exp().spec.names, plural: 'customresourcedefinitions' } },
+      'spec.names.plural "customresourcedefinitions"',
+    ],
+  ])('refuses an export whose spec names %s than the binding, and applies nothing', (_what, over, text) => {
+    const d = schemaDecision(exp(over), binding, undefined);
+    expect(d).toMatchObject({ action: 'refuse', reason: 'ExportNameMismatch' });
+    const m = (d as { message: string }).message;
+    expect(m).toContain(`APIServiceExport cluster-x/postgresqlinstances.anynines.com ${text.startsWith('describes') ? text : ''}`.trim());
+    expect(m).toContain(text);
+    expect(m).toContain('APIServiceBinding klutch-bind/postgresqlinstances.anynines.com binds postgresqlinstances.anynines.com');
+  });
+
   it('creates the CRD from the export, owned by the binding as its controller', () => {
     const d = schemaDecision(exp(), binding, undefined);
     expect(d.action).toBe('apply');

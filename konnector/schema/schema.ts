@@ -9,14 +9,27 @@ import { controllerOf, jsonSubset, ownerReference, type Obj } from '../kube/obje
 
 export const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
 
-/** The CRD the export describes, owned by `binding`. */
+/**
+ * Why the export cannot be applied under the binding's name, if it cannot: names come from the binding, never from a
+ * field the provider chose. The binding `<plural>.<group>` names the export and the CRD; the export's own
+ * `spec.group` and `spec.names.plural` must say the same, or the provider could make the konnector write (or take
+ * over) another CRD than the one the binding looks after.
+ */
+export function exportMismatch(exp: APIServiceExport, binding: APIServiceBinding): string | undefined {
+  const name = binding.metadata.name;
+  const described = `${exp.spec.names?.plural}.${exp.spec.group}`;
+  if (exp.metadata.name === name && described === name) return undefined;
+  return `APIServiceExport ${exp.metadata.namespace}/${exp.metadata.name} describes ${described} (spec.names.plural "${exp.spec.names?.plural}", spec.group "${exp.spec.group}"), but APIServiceBinding ${binding.metadata.namespace}/${name} binds ${name}; the konnector applies nothing for it. The provider must export ${name} as <plural>.<group> of its own spec (ask its operator), or bind the API by the name the export describes`;
+}
+
+/** The CRD the export describes, named by and owned by `binding` (check `exportMismatch` first). */
 export function crdOf(exp: APIServiceExport, binding: APIServiceBinding): Obj {
   const { group, names, scope, versions } = exp.spec;
   return {
     apiVersion: CRD_API_VERSION,
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: `${names.plural}.${group}`,
+      name: binding.metadata.name!,
       ownerReferences: [{ ...ownerReference(binding as unknown as Obj, { controller: true }) }],
     },
     spec: {
@@ -48,9 +61,11 @@ export function schemaDecision(
   binding: APIServiceBinding,
   existing: V1CustomResourceDefinition | undefined,
 ): SchemaDecision {
+  const bindingName = `${binding.metadata.namespace}/${binding.metadata.name}`;
+  const mismatch = exportMismatch(exp, binding);
+  if (mismatch) return { action: 'refuse', reason: 'ExportNameMismatch', message: mismatch };
   const desired = crdOf(exp, binding);
   const name = desired.metadata.name;
-  const bindingName = `${binding.metadata.namespace}/${binding.metadata.name}`;
   if (exp.spec.scope !== 'Namespaced') {
     return {
       action: 'refuse',

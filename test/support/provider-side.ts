@@ -11,30 +11,38 @@
  * - ClusterRole `klutch-binder-<cluster ns>` (owned by the namespace): every verb on the exported resource and the
  *   claimed resources;
  * - a TokenRequest token for the ServiceAccount, bound to a holder Secret (deleting it revokes the token), and the
- *   kubeconfig Secret `kubeconfig` (cluster/context/user `default`, namespace = cluster ns, CA inline);
+ *   kubeconfig Secret `kubeconfig` (written by the backend's writer, `providerKubeconfigYaml`: cluster/context/user
+ *   `default`, namespace = cluster ns, CA inline);
  * - APIServiceExport `<plural>.<group>` from the CRD (served versions, informerScope Namespaced, the claims).
  * And it runs the backend's APIServiceNamespace controller: for each APIServiceNamespace a namespace
  * `<cluster ns>-<name>` (annotation `klutch.anynines.com/api-service-namespace`), RoleBinding `klutch-binder` there →
  * `klutch-binder-<cluster ns>`, then `status.namespace`; the namespace goes when the APIServiceNamespace does.
+ *
+ * Claimed resources (`claimedAccess`): `Namespace` (default) grants them namespace-wide in `klutch-binder-<cluster
+ * ns>`, as Klutch's backend does; `Object` grants them only by name, as our backend does: Role and RoleBinding
+ * `klutch-binder-claimed` in every provider namespace (the backend's own `claimedRules`), listing `<claim>-creds` of
+ * the bound objects the test tells it about (`shareClaimed`).
  */
 import { randomBytes } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { parse, stringify } from 'yaml';
-import { binderClusterRole } from '../../backend/provision/rbac';
+import { claimedRules } from '../../backend/provision/claimed';
+import { binderClusterRole, claimedRole, claimedRoleBinding } from '../../backend/provision/rbac';
 import { Controller, watchInformer } from '../../controller';
 import {
   Annotations,
   BIND_API_VERSION,
   BIND_GROUP,
   bindApiCrds,
+  CLAIMED_ROLE,
   CLUSTER_BINDING_NAME,
   KUBECONFIG_SECRET_KEY,
   Kinds,
+  providerKubeconfigYaml,
   type APIServiceNamespace,
   type PermissionClaim,
 } from '../../exports/bind-api';
 import { jsonSubset } from '../../konnector/kube/objects';
-import { kubeconfigYaml, type ClusterInfo } from './control-plane';
+import type { ClusterInfo } from './control-plane';
 import { eventually, kubeFor, type Kube } from './kube';
 import type { Crd } from './xcrd';
 
@@ -48,6 +56,8 @@ export interface ProviderSideOptions {
   readonly identity?: string;
   /** Lifetime of the kubeconfig token. @default 3600 */
   readonly tokenSeconds?: number;
+  /** How claimed resources are granted: namespace-wide (Klutch) or by name (our backend). @default Namespace */
+  readonly claimedAccess?: 'Namespace' | 'Object';
 }
 
 export interface ProviderSide {
@@ -59,6 +69,11 @@ export interface ProviderSide {
   kubeconfig(): string;
   /** Issues a new token and writes it into the provider's `kubeconfig` Secret; returns a function that revokes the old one. */
   rotate(): Promise<() => Promise<void>>;
+  /**
+   * With `claimedAccess: Object`: shares the `<name>-creds` objects of the bound object `name` in a provider namespace
+   * (as the backend does once it sees the bound object there), by adding them to Role `klutch-binder-claimed`.
+   */
+  shareClaimed(providerNamespace: string, name: string): Promise<void>;
   /** Exports one more API to the same consumer (as a second `kubectl bind` would); returns its name. */
   exportApi(crd: Crd, claims: readonly PermissionClaim[]): Promise<string>;
   /** Admin client of the provider. */
@@ -149,13 +164,16 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
   });
   const exportRole = `${SA}-${ns}`;
   const roleRules: unknown[] = [];
+  const byName = o.claimedAccess === 'Object';
+  const exported: { group: string; resource: string; kind: string; claims: readonly PermissionClaim[] }[] = [];
   /** Exports one more API to this consumer: the CRD, the export, and the rules of `klutch-binder-<cluster ns>`. */
   const exportApi = async (crd: Crd, claims: readonly PermissionClaim[]): Promise<string> => {
     await installCrds(kube, [crd as unknown as Record<string, unknown>]);
     const { group, names } = crd.spec;
+    exported.push({ group, resource: names.plural, kind: names.kind, claims });
     roleRules.push(
       { apiGroups: [group], resources: [names.plural, `${names.plural}/status`], verbs: ['*'] },
-      ...claims.map((c) => ({ apiGroups: [c.group ?? ''], resources: [c.resource], verbs: ['*'] })),
+      ...(byName ? [] : claims.map((c) => ({ apiGroups: [c.group ?? ''], resources: [c.resource], verbs: ['*'] }))),
     );
     await apply(kube, `/apis/${rbac}/v1/clusterroles`, exportRole, {
       apiVersion: `${rbac}/v1`,
@@ -197,12 +215,8 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
       },
     });
     const token = (tr.status as { token: string }).token;
-    // Klutch's shape: one cluster, context and user named `default`; the context names the cluster namespace.
-    const doc = parse(kubeconfigYaml('default', o.provider.server, o.provider.ca, 'default', token)) as {
-      contexts: { context: Record<string, string> }[];
-    };
-    doc.contexts[0]!.context.namespace = ns;
-    const kubeconfig = stringify(doc);
+    // Klutch's shape, by the backend's writer: one cluster, context and user `default`; the context names the cluster ns.
+    const kubeconfig = providerKubeconfigYaml({ server: o.provider.server, ca: o.provider.ca }, ns, token);
     await apply(kube, `/api/v1/namespaces/${ns}/secrets`, 'kubeconfig', {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -215,6 +229,22 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
   let holder = (await issue()).holder;
 
   await exportApi(o.crd, claims);
+
+  /** Bound objects told about, per provider namespace; Role `klutch-binder-claimed` shares their `<name>-creds`. */
+  const shared = new Map<string, Set<string>>();
+  const applyClaimedRole = async (target: string): Promise<void> => {
+    const bound = [...(shared.get(target) ?? [])];
+    const rules = claimedRules({
+      access: 'Object',
+      grants: exported,
+      objects: (group, resource) =>
+        exported.some((e) => e.group === group && e.resource === resource)
+          ? bound.map((name) => ({ metadata: { name } }))
+          : bound.map((name) => ({ metadata: { name: `${name}-creds` } })),
+    });
+    await apply(kube, `/apis/${rbac}/v1/namespaces/${target}/roles`, CLAIMED_ROLE, claimedRole(target, ns, rules));
+    await apply(kube, `/apis/${rbac}/v1/namespaces/${target}/rolebindings`, CLAIMED_ROLE, claimedRoleBinding(target, ns));
+  };
 
   // The backend's APIServiceNamespace controller, on the shared machinery.
   const snPath = `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiservicenamespaces`;
@@ -245,6 +275,7 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
         roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: exportRole },
         subjects: [{ kind: 'ServiceAccount', name: SA, namespace: ns }],
       });
+      if (byName) await applyClaimedRole(target);
       if (sn.status?.namespace !== target) {
         const r = await kube.request(
           'PATCH',
@@ -272,6 +303,11 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
     exportName,
     kube,
     exportApi,
+    shareClaimed: async (target, name) => {
+      if (!byName) throw new Error('shareClaimed needs claimedAccess: Object');
+      shared.set(target, new Set([...(shared.get(target) ?? []), name]));
+      await applyClaimedRole(target);
+    },
     kubeconfig: () => current,
     rotate: async () => {
       const old = holder;

@@ -1,7 +1,9 @@
 /**
  * Permission claims, wired for one claimed resource (Secrets or ConfigMaps) in the `Provider` direction: sources are
- * provider objects in the assigned provider namespaces, targets are the copies in the app cluster (watched by the
- * `klutch.anynines.com/resource-owner` label, so the konnector never lists an app's other Secrets).
+ * provider objects in the assigned provider namespaces — the whole namespace where the provider lets the consumer
+ * list it, else only the objects it shares by name (claimed-source.ts) — and targets are the copies in the app
+ * cluster (watched by the `klutch.anynines.com/resource-owner` label, so the konnector never lists an app's other
+ * Secrets).
  */
 import { watchInformer, type Controller, type WatchInformer } from '../../../../controller';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -12,6 +14,7 @@ import { trimManagedFields } from '../../../kube/trim';
 import { isDeleting, keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { consumerObj, providerObj, resourceApiVersion, syncController, type ExportContext } from '../context';
+import { claimedSource } from './claimed-source';
 import { claimOwner, reconcileClaim } from './claims.reconcile';
 
 export type ClaimedResource = 'secrets' | 'configmaps';
@@ -31,11 +34,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
   const core = rt.consumer.core;
   const pcore = conn.clients.core;
   const sources = new NamespacedInformers((ns) =>
-    watchInformer<KubernetesObject>({
-      kc: conn.kc,
-      path: `/api/v1/namespaces/${ns}/${resource}`,
-      log: x.log,
-    }),
+    claimedSource({ kc: conn.kc, authz: conn.clients.authz, namespace: ns, resource, log: x.log }),
   );
   const selector = `${Annotations.resourceOwner}=Provider`;
   const targets = trimManagedFields(
@@ -51,7 +50,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
   const controller = syncController(
     x,
     {
-      name: 'claims-${resource}',
+      name: `claims-${resource}`,
       direction: 'claims',
       failure: (key) => `cannot copy ${kind} ${key} to the app cluster`,
       reconcile: (namespace, name, key) =>

@@ -52,6 +52,23 @@ describe('reconcileClaim', () => {
     });
   });
 
+  it('leaves reserved labels and annotations of the source behind, and adds its own marks', () => {
+    const src = secret(
+      'p',
+      'sb-creds',
+      { password: 'cw==' },
+      {
+        'crossplane.io/composition-resource-name': 'x',
+        [Annotations.resourceOwner]: 'Consumer',
+        note: 'n',
+      },
+    );
+    src.metadata.labels = { 'crossplane.io/claim-namespace': 'other', 'kubernetes.io/service-account.name': 'sa', team: 'a' };
+    const c = copyOf(src, 'app', twin, 'Provider');
+    expect(c.metadata.labels).toEqual({ team: 'a', [Annotations.resourceOwner]: 'Provider' });
+    expect(c.metadata.annotations).toEqual({ note: 'n', [Annotations.resourceOwner]: 'Provider' });
+  });
+
   it('follows updates and writes nothing while the copy is current', async () => {
     const changed = world({ source: secret('p', 'sb-creds', { password: 'bmV3' }), target: copy() });
     await reconcileClaim(changed.deps, 'p', 'sb-creds');

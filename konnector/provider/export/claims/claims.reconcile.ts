@@ -10,7 +10,7 @@
  * `klutch.anynines.com/resource-owner: <side>` as annotation (Klutch's marker) and label (what the konnector
  * watches). An object of the same name that is not such a copy is never overwritten or deleted.
  */
-import { Annotations, type ClaimOwner } from '../../../../exports/bind-api';
+import { Annotations, withoutReservedKeys, type ClaimOwner } from '../../../../exports/bind-api';
 import { isDeleting, jsonEqual, ownerReference, type Obj } from '../../../kube/objects';
 import type { Result } from '../spec/spec.reconcile';
 
@@ -78,7 +78,10 @@ export function claimOwner(source: Obj, kind: string, apiVersion: string): { rea
 export const selects = (names: readonly string[], name: string): boolean =>
   names.length === 0 || names.includes('*') || names.includes(name);
 
-/** The copy of `source` in `namespace`, owned by `owner`. */
+/**
+ * The copy of `source` in `namespace`, owned by `owner`. Labels and annotations under a reserved prefix stay behind
+ * (they belong to the platform of the side they were set on); the konnector's own marks are added after.
+ */
 export function copyOf(source: Obj, namespace: string, owner: Obj, from: ClaimOwner): Obj {
   const out: Obj = {
     apiVersion: source.apiVersion,
@@ -86,8 +89,8 @@ export function copyOf(source: Obj, namespace: string, owner: Obj, from: ClaimOw
     metadata: {
       name: source.metadata.name,
       namespace,
-      labels: { ...source.metadata.labels, [Annotations.resourceOwner]: from },
-      annotations: { ...source.metadata.annotations, [Annotations.resourceOwner]: from },
+      labels: { ...withoutReservedKeys(source.metadata.labels), [Annotations.resourceOwner]: from },
+      annotations: { ...withoutReservedKeys(source.metadata.annotations), [Annotations.resourceOwner]: from },
       ownerReferences: [ownerReference(owner)],
     },
   };

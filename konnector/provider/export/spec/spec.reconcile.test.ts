@@ -109,6 +109,39 @@ describe('reconcileSpec: a new consumer object', () => {
     });
   });
 
+  it('never copies reserved labels or annotations up, keeping its own bound mark and the app kubernetes.io labels', () => {
+    const c = claim({
+      labels: { team: 'a', 'crossplane.io/claim-namespace': 'other', 'app.kubernetes.io/name': 'db', 'x.kubernetes.io/y': 'z' },
+      annotations: {
+        note: 'x',
+        'crossplane.io/external-name': 'x',
+        'kubectl.kubernetes.io/last-applied-configuration': '{}',
+        [Annotations.bound]: 'true',
+        [Annotations.resourceOwner]: 'Consumer',
+      },
+    });
+    expect(upstreamOf(c, 'cluster-x-app').metadata).toEqual({
+      name: 'db',
+      namespace: 'cluster-x-app',
+      labels: { team: 'a', 'app.kubernetes.io/name': 'db' },
+      annotations: { note: 'x', [Annotations.bound]: 'true' },
+    });
+  });
+
+  it('removes a reserved label an older konnector applied upstream, and then stays quiet', () => {
+    const c = claim({ labels: { team: 'a', 'crossplane.io/claim-namespace': 'other' } });
+    const old = bound(undefined, {
+      ...owned,
+      'f:metadata': { ...owned['f:metadata'], 'f:labels': { 'f:team': {}, 'f:crossplane.io/claim-namespace': {} } },
+    });
+    old.metadata.labels = { team: 'a', 'crossplane.io/claim-namespace': 'other' };
+    expect(needsApply(upstreamOf(c, 'cluster-x-app'), old)).toBe(true);
+    // After that apply: the key is gone from what it owns; the same key set upstream by another writer is theirs.
+    const now = bound(undefined, owned);
+    now.metadata.labels = { team: 'a', 'crossplane.io/claim-namespace': 'set-by-crossplane' };
+    expect(needsApply(upstreamOf(c, 'cluster-x-app'), now)).toBe(false);
+  });
+
   it('refuses to take over an upstream object it did not create, and says so on the consumer object', async () => {
     const foreign = { ...bound(), metadata: { ...bound().metadata, annotations: {} } };
     const w = world({

@@ -2,22 +2,27 @@
  * The provider-side copy of a consumer object, and whether the provider copy needs a new apply.
  *
  * The copy keeps what the user wrote — labels, annotations, spec — and drops what belongs to the consumer cluster
- * (uid, resourceVersion, managedFields, owner references, finalizers, status). It carries `klutch.anynines.com/bound`
- * so a copy whose consumer object is gone can be recognised and deleted.
+ * (uid, resourceVersion, managedFields, owner references, finalizers, status). Labels and annotations under a
+ * reserved prefix (`crossplane.io/`, `kubernetes.io/`, `klutch.anynines.com/`, ...) never go up: an app developer's
+ * `crossplane.io/claim-namespace` must not reach Crossplane. The copy carries the konnector's own
+ * `klutch.anynines.com/bound` so a copy whose consumer object is gone can be recognised and deleted. A reserved key
+ * an older konnector applied is in the konnector's managedFields upstream, so `needsApply` sees it as no longer
+ * desired and the next apply removes it; reserved keys other writers set upstream are theirs and no difference.
  */
-import { Annotations, FIELD_MANAGER } from '../../../../exports/bind-api';
+import { Annotations, FIELD_MANAGER, withoutReservedKeys } from '../../../../exports/bind-api';
 import { jsonSubset, type Obj } from '../../../kube/objects';
 
 /** The object applied upstream (server-side apply body) for `consumer` in `providerNamespace`. */
 export function upstreamOf(consumer: Obj, providerNamespace: string): Obj {
-  const { labels, annotations } = consumer.metadata;
+  const labels = withoutReservedKeys(consumer.metadata.labels);
+  const annotations = withoutReservedKeys(consumer.metadata.annotations);
   const out: Obj = {
     apiVersion: consumer.apiVersion,
     kind: consumer.kind,
     metadata: {
       name: consumer.metadata.name,
       namespace: providerNamespace,
-      ...(labels && Object.keys(labels).length ? { labels: { ...labels } } : {}),
+      ...(labels ? { labels } : {}),
       annotations: { ...annotations, [Annotations.bound]: 'true' },
     },
   };
