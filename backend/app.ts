@@ -120,7 +120,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
   const background: Promise<unknown>[] = [];
   background.push(issuer.discover(stopping.signal));
   const informersStarted = retry('checking the bind CRDs', stopping.signal, log, crds, () => checkCrds(clients)).then(async () => {
-    if (!stopping.signal.aborted) await startAll(serving);
+    if (!stopping.signal.aborted) await startAll(serving, stopping.signal);
   });
   background.push(informersStarted);
   background.push(

@@ -12,7 +12,7 @@ import type {
   V1Secret,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { watchInformer, type WatchInformer } from '../controller';
+import { untilAborted, watchInformer, type WatchInformer } from '../controller';
 import {
   CLAIMED_ROLE,
   type APIServiceExport,
@@ -173,11 +173,14 @@ export class ObjectInformers {
   }
 }
 
-/** Starts informers and resolves when all have listed once. */
-export async function startAll(informers: ServingInformers | LeaderInformers): Promise<void> {
+/**
+ * Starts informers and resolves when all have listed once, or when `signal` aborts: a list that keeps failing (the
+ * backend's RBAC cut, its CRDs gone) must not hold a shutdown.
+ */
+export async function startAll(informers: ServingInformers | LeaderInformers, signal?: AbortSignal): Promise<void> {
   const all = Object.values(informers) as WatchInformer<KubernetesObject>[];
   await Promise.all(all.map((i) => i.start()));
-  await Promise.all(all.map((i) => i.synced));
+  await untilAborted(Promise.all(all.map((i) => i.synced)), signal);
 }
 
 export async function stopAll(informers: ServingInformers | LeaderInformers): Promise<void> {

@@ -3,6 +3,7 @@
  * a keyed work queue with de-duplication and capped exponential backoff, terminal errors, Lease leader election,
  * probes and metrics, graceful shutdown. It imports nothing of ours.
  */
+export { sleep, untilAborted } from './abort';
 export { keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { TokenBucket, type RateLimit } from './rate-limit';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';

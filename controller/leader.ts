@@ -14,6 +14,7 @@ import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@
 import { pino, type Logger } from 'pino';
 import { keepAliveClient } from './clients';
 import { errorMessage } from './errors';
+import { sleep } from './abort';
 
 export interface LeaderElectorOptions {
   readonly kc: KubeConfig;
@@ -200,17 +201,4 @@ export class LeaderElector {
 function statusCode(e: unknown): number | undefined {
   const code = (e as { code?: unknown; statusCode?: unknown } | undefined)?.code ?? (e as { statusCode?: unknown } | undefined)?.statusCode;
   return typeof code === 'number' ? code : undefined;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

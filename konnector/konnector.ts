@@ -7,7 +7,7 @@
 import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { Controller, type RateLimit, watchInformer, type WatchInformer } from '../controller';
+import { Controller, type RateLimit, sleep, watchInformer, type WatchInformer } from '../controller';
 import { apiServiceBindingCrd, FIELD_MANAGER } from '../exports/bind-api';
 import { BindingReconciler } from './binding/binding.reconcile';
 import { eventRecorder } from './events';
@@ -192,16 +192,4 @@ export class Konnector {
 
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -10,6 +10,7 @@ import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { isLoopbackHost } from '../options';
+import { sleep } from '../../controller';
 
 export interface IssuerOptions {
   readonly issuerUrl: string;
@@ -176,11 +177,4 @@ export function loginError(e: unknown): LoginError {
 function describe(e: unknown): string {
   const err = e as { message?: string; cause?: { message?: string; code?: string } };
   return [err.message ?? String(e), err.cause?.code ?? err.cause?.message].filter(Boolean).join(': ');
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
 }

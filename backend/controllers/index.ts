@@ -29,7 +29,7 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'obje
     kubeconfigRotationController(d),
   ];
   try {
-    await startAll(leader);
+    await startAll(leader, signal);
     if (signal.aborted) return;
     base.log.info({ controllers: controllers.map((c) => c.name) }, 'leading: controllers running');
     await Promise.all(controllers.map((c) => c.run(signal)));

@@ -424,8 +424,10 @@ describe('HTTP', () => {
         10_000,
       );
       expect(await namespacesOf(user)).toEqual([]);
+      // Without its rights its informers cannot list, and still SIGTERM ends it gracefully (exit 0, no SIGKILL).
+      await cut.proc.stop(15_000);
+      expect(cut.proc.exited()).toBe('code 0');
     } finally {
-      // Without its rights its controllers' watches keep retrying: no graceful stop to wait for here.
       await cut.proc.stop(2_000);
       rmSync(cut.keysFile, { force: true });
       await s.kube.request('DELETE', crb);

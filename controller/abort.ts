@@ -1,0 +1,30 @@
+/**
+ * Waiting that ends when a shutdown begins: every retry loop and every "until synced" wait of the backend and the
+ * konnector goes through these, so SIGTERM never waits on a server that will not answer.
+ */
+
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Resolves when `p` does, or when `signal` aborts, whichever comes first; `p`'s rejection passes through. */
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve(undefined);
+  let done!: () => void;
+  const aborted = new Promise<undefined>((resolve) => {
+    done = () => resolve(undefined);
+    signal.addEventListener('abort', done, { once: true });
+  });
+  return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', done));
+}
