@@ -29,13 +29,16 @@ export interface KonnectorInstallOptions {
 /**
  * The objects to apply: the konnector (Namespace, APIServiceBinding CRD, ServiceAccount, RBAC, Deployment) and the
  * grants. A konnector outside `klutch-bind` serves only the bindings of its own namespace, so several can share a
- * cluster (its `--binding-namespace`).
+ * cluster (its `--binding-namespace`). That namespace is the app team's (kubectl bind made it, or it was there): it
+ * gets neither our Namespace object (Pod Security `restricted` labels) nor a namespace-wide default-deny
+ * NetworkPolicy, which would cut off the team's other workloads; the konnector's own Pods are fenced all the same.
  */
 export function konnectorManifests(o: KonnectorInstallOptions & { readonly konnector: boolean }): Manifest[] {
   const chart = new Chart(new App(), 'kubectl-bind');
   if (o.konnector) {
     new Konnector(chart, 'konnector', {
       namespace: o.namespace,
+      createNamespace: o.namespace === DEFAULT_KONNECTOR_NAMESPACE,
       ...(o.image ? { image: o.image } : {}),
       apis: o.grants,
       ...(o.namespace !== DEFAULT_KONNECTOR_NAMESPACE ? { args: [`--binding-namespace=${o.namespace}`] } : {}),

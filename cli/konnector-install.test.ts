@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { konnectorManifests } from './konnector-install';
+
+const kinds = (ms: ReturnType<typeof konnectorManifests>) => ms.map((m) => `${m.kind} ${m.metadata?.name ?? ''}`);
+const grants = [{ group: 'anynines.com', resource: 'servicebindings', claimed: ['secrets' as const] }];
+
+describe('konnectorManifests', () => {
+  it('in klutch-bind, its own namespace: the Namespace with Pod Security labels and a namespace-wide default deny', () => {
+    const ms = konnectorManifests({ namespace: 'klutch-bind', grants, konnector: true });
+    const ns = ms.find((m) => m.kind === 'Namespace');
+    expect(ns?.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(kinds(ms)).toContain('NetworkPolicy default-deny');
+  });
+
+  it("in an app team's namespace: never relabels it nor denies its other workloads' traffic, still fences the konnector", () => {
+    const ms = konnectorManifests({ namespace: 'team-a', grants, konnector: true });
+    expect(ms.filter((m) => m.kind === 'Namespace')).toEqual([]);
+    expect(kinds(ms)).not.toContain('NetworkPolicy default-deny');
+    const own = ms.filter((m) => m.kind === 'NetworkPolicy');
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.every((p) => (p as { spec?: { podSelector?: { matchLabels?: object } } }).spec?.podSelector?.matchLabels)).toBe(true);
+  });
+});
