@@ -4,6 +4,10 @@
  * Restore) wrapped in a provider-kubernetes Object that creates it in the claim's namespace. Everything the a8s
  * backend means for a recipe is here: the wrapping, the provider config, the plan → resources table, where the
  * operators report status and failure, and the Secret a binding's credentials come from.
+ *
+ * On the v2 target (Crossplane v2's namespaced composites, which may compose only namespaced resources) the wrapper
+ * is provider-kubernetes' namespaced Object (kubernetes.m.crossplane.io, provider-kubernetes v1.x), created in the
+ * composite's namespace beside the a8s object, with the platform's ClusterProviderConfig.
  */
 import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform, Wrapper } from '../recipe';
 
@@ -16,8 +20,22 @@ export const A8S_WRAPPER: Wrapper = {
   manifestAt: 'spec.forProvider.manifest',
 };
 
+/** provider-kubernetes' namespaced Object (v1.x; the schema ships in schemas/provider-kubernetes), for the v2 target. */
+export const A8S_NAMESPACED_WRAPPER: Wrapper = {
+  apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+  kind: 'Object',
+  manifestAt: 'spec.forProvider.manifest',
+};
+
 /** provider-kubernetes' ProviderConfig that Klutch's a8s compositions use. */
 export const A8S_PROVIDER_CONFIG = 'kubernetes-provider';
+
+/**
+ * The kind of that config on the v2 target: a cluster-scoped `kubernetes.m.crossplane.io` ClusterProviderConfig the
+ * platform owns, as the legacy cluster-scoped ProviderConfig was. A namespaced `ProviderConfig` would be looked up in
+ * the composite's namespace, where whoever writes the composite could put one of their own.
+ */
+export const A8S_PROVIDER_CONFIG_KIND = 'ClusterProviderConfig';
 
 /** The wrapped a8s object's observed status and the Object's conditions, copied to `status.managed`. */
 export const A8S_STATUS: readonly StatusMapping[] = [
@@ -84,16 +102,24 @@ export interface A8sObjectProps {
   readonly readiness: Readonly<Record<string, unknown>>;
 }
 
-/** A recipe for one a8s object, wrapped in a provider-kubernetes Object. */
+/** A recipe for one a8s object, wrapped in a provider-kubernetes Object (on the v2 target: the namespaced one). */
 export function a8sObject(p: A8sObjectProps): Recipe {
+  const readiness: FieldMapping[] = [{ to: 'spec.readiness', value: p.readiness }];
+  const providerConfig = { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG };
+  const connectionSecret = p.connectionSecretSuffix ? { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } : undefined;
   return {
     resource: p.resource,
-    wrapper: { ...A8S_WRAPPER, fields: [{ to: 'spec.readiness', value: p.readiness }] },
-    providerConfig: { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG },
+    wrapper: { ...A8S_WRAPPER, fields: readiness },
+    providerConfig,
     fields: p.fields,
-    ...(p.connectionSecretSuffix ? { connectionSecret: { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } } : {}),
+    ...(connectionSecret ? { connectionSecret } : {}),
     status: p.conditions === 'own' ? A8S_OWN_STATUS : A8S_STATUS,
     errorPaths: A8S_ERROR_PATHS,
+    v2: {
+      wrapper: { ...A8S_NAMESPACED_WRAPPER, fields: readiness },
+      providerConfig: { ...providerConfig, kind: A8S_PROVIDER_CONFIG_KIND },
+      ...(connectionSecret ? { connectionSecret: { ...connectionSecret, local: true } } : {}),
+    },
   };
 }
 

@@ -43,7 +43,7 @@ export class DataServiceComposition extends Construct {
           {
             step: 'compose',
             functionRef: { name: props.fn.name },
-            input: inputFor(api.backends[backend] as Recipe, { backend, service: api.name, settings: props.settings }),
+            input: inputFor(api.backends[backend] as Recipe, { backend, service: api.name, settings: props.settings, target }),
           },
         ],
         ...(target === 'v1' ? { writeConnectionSecretsToNamespace: props.connectionSecretsNamespace ?? 'crossplane-system' } : {}),

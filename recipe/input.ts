@@ -13,8 +13,8 @@ export const INPUT_VERSION = 'v1beta1';
 export const INPUT_API_VERSION = `${INPUT_GROUP}/${INPUT_VERSION}` as const;
 export const INPUT_KIND = 'Input' as const;
 
-/** A Composition step's input: a recipe, and the backend and service it composes. */
-export interface Input extends Recipe {
+/** A Composition step's input: a recipe as it reads on one target, and the backend and service it composes. */
+export interface Input extends Omit<Recipe, 'v2'> {
   readonly apiVersion: typeof INPUT_API_VERSION;
   readonly kind: typeof INPUT_KIND;
   /** The backend that composes the resource (`a9s`, `a8s`), for names and messages. */
@@ -28,13 +28,18 @@ export interface InputForOptions {
   readonly service: string;
   /** Values of the recipe's settings (`a9s.organizationGuid` → GUID); a setting missing here takes its default. */
   readonly settings?: Readonly<Record<string, unknown>>;
+  /** The Crossplane target the Composition is for; on `v2` the recipe's `v2` parts replace its own. @default v1 */
+  readonly target?: 'v1' | 'v2';
 }
 
 /**
- * The step input for a recipe: the envelope, and every `setting` field turned into a `value` (from `settings`, else
- * the field's default). A setting with neither fails, naming it.
+ * The step input for a recipe on a target: the envelope, the recipe (with its `v2` parts in place on the v2 target),
+ * and every `setting` field turned into a `value` (from `settings`, else the field's default). A setting with neither
+ * fails, naming it.
  */
-export function inputFor(recipe: Recipe, o: InputForOptions): Input {
+export function inputFor(full: Recipe, o: InputForOptions): Input {
+  const { v2, ...own } = full;
+  const recipe: Omit<Recipe, 'v2'> = o.target === 'v2' && v2 ? { ...own, ...v2 } : own;
   const resolve = (fields: readonly FieldMapping[]) =>
     fields.map((f): FieldMapping => {
       if (f.setting === undefined) return f;
@@ -104,7 +109,7 @@ export const inputSchema: Schema = s.object(
       { required: ['apiVersion', 'kind', 'manifestAt'] },
     ),
     providerConfig: s.object(
-      { name: s.string({ minLength: 1 }), fromFieldPath: fieldPath, format: s.string() },
+      { name: s.string({ minLength: 1 }), fromFieldPath: fieldPath, format: s.string(), kind: s.string({ minLength: 1 }) },
       { rules: [{ rule: 'has(self.name) != has(self.fromFieldPath)', message: 'set exactly one of name and fromFieldPath' }] },
     ),
     fields: fieldMappings,
@@ -116,6 +121,7 @@ export const inputSchema: Schema = s.object(
     connectionSecret: s.object(
       {
         nameSuffix: s.string({ minLength: 1 }),
+        local: s.boolean(),
         fromSecret: s.object(
           {
             at: fieldPath,

@@ -73,6 +73,11 @@ export interface ProviderConfigSelector {
   readonly fromFieldPath?: string;
   /** With `fromFieldPath`: `%s` is replaced by the field's value (`%s-service-broker`). */
   readonly format?: string;
+  /**
+   * The reference's `kind`, which a namespaced (Crossplane v2) managed resource requires: `ClusterProviderConfig`
+   * or `ProviderConfig` (one in its own namespace). Legacy cluster-scoped managed resources have none.
+   */
+  readonly kind?: string;
 }
 
 /** Per-plan field values, for backends whose resources are sized by the composition (a8s). */
@@ -100,6 +105,11 @@ export interface Wrapper {
 /** Writes the composed resource's connection details to `<claim-name><nameSuffix>` in the claim's namespace. */
 export interface ConnectionSecret {
   readonly nameSuffix: string;
+  /**
+   * The composed resource is namespaced (a Crossplane v2 managed resource) and writes the Secret into its own
+   * namespace, the composite's: its reference carries only the name (crossplane-runtime v2's LocalSecretReference).
+   */
+  readonly local?: boolean;
   /**
    * For a resource that does not publish connection details itself, the Secret its backend writes and the keys to
    * publish from it: listed at `at` in the composed resource (provider-kubernetes' `spec.connectionDetails`), each a
@@ -145,6 +155,12 @@ export interface Recipe {
    * composite with it as the message (the a8s operators' `status.error`).
    */
   readonly errorPaths?: readonly string[];
+  /**
+   * The recipe on the `v2` target (Crossplane v2's namespaced composites, which may compose only namespaced
+   * resources): the parts set here replace the recipe's own there, e.g. a namespaced wrapper and its ProviderConfig
+   * kind. Without it the recipe is the same on both targets.
+   */
+  readonly v2?: Partial<Omit<Recipe, 'v2'>>;
 }
 
 /** Sets one label of the composed resource from a composite field. */

@@ -7,7 +7,7 @@ import type { CrossplaneTarget } from '../apis/api';
 import { catalogApis, type CatalogModule } from './catalog';
 import { writeDeployables } from './deployables';
 import type { PackageDependency } from './package-meta';
-import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, synthesize } from './synth';
+import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
 
 export const USAGE = `Usage: npm run synth -- [options]
 
@@ -23,7 +23,8 @@ Options:
                              (default: xpkg.upbound.io/anynines/provider-anynines@>=v1.5.0)
   --provider-kubernetes <package>@<constraint>
                              provider the a8s Compositions need
-                             (default: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@>=v0.18.0)
+                             (default: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@>=v0.18.0;
+                             with --crossplane v2 @>=v1.0.0, for its namespaced Object)
   --setting <name>=<value>   a platform setting the backends read; repeat for several:
                                a9s.organizationGuid, a9s.spaceGuid  the Cloud Foundry org and space
                                                                     of every a9s instance
@@ -74,7 +75,11 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
   try {
     providers = {
       providerAnynines: dependency('--provider-anynines', args['provider-anynines'], DEFAULT_PROVIDER_ANYNINES),
-      providerKubernetes: dependency('--provider-kubernetes', args['provider-kubernetes'], DEFAULT_PROVIDER_KUBERNETES),
+      providerKubernetes: dependency(
+        '--provider-kubernetes',
+        args['provider-kubernetes'],
+        args.crossplane === 'v2' ? DEFAULT_PROVIDER_KUBERNETES_V2 : DEFAULT_PROVIDER_KUBERNETES,
+      ),
     };
   } catch (e) {
     console.error(`synth: ${(e as Error).message}`);

@@ -56,6 +56,8 @@ export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = {
   package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes',
   version: '>=v0.18.0',
 };
+/** The v2 target's: its compositions compose the namespaced `kubernetes.m.crossplane.io` Object, new in v1.0.0. */
+export const DEFAULT_PROVIDER_KUBERNETES_V2: PackageDependency = { ...DEFAULT_PROVIDER_KUBERNETES, version: '>=v1.0.0' };
 
 /** Example addresses: replace them (synthesize({ backend })) with your issuer, backend URL and API server. */
 export const DEFAULT_BACKEND: BindBackendProps = {
@@ -110,7 +112,7 @@ export function render(o: SynthOptions): Map<string, string> {
         target,
         fn,
         providerAnynines: o.providerAnynines ?? DEFAULT_PROVIDER_ANYNINES,
-        providerKubernetes: o.providerKubernetes ?? DEFAULT_PROVIDER_KUBERNETES,
+        providerKubernetes: o.providerKubernetes ?? (target === 'v2' ? DEFAULT_PROVIDER_KUBERNETES_V2 : DEFAULT_PROVIDER_KUBERNETES),
       }),
   );
   for (const api of apis) {

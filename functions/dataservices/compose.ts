@@ -206,7 +206,10 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
   const composite = trustedComposite(observedComposite, where);
   const warnings: string[] = [];
   const labels = labelsOf(input, composite, where);
-  const providerConfigRef = { name: providerConfigName(input, composite, where) };
+  const providerConfigRef = {
+    name: providerConfigName(input, composite, where),
+    ...(input.providerConfig.kind ? { kind: input.providerConfig.kind } : {}),
+  };
   const secretRef = connectionSecretRef(input, composite, where);
   const metadata: Obj = Object.keys(labels).length ? { labels } : {};
   const resource: Obj = { apiVersion: input.resource.apiVersion, kind: input.resource.kind };
@@ -247,6 +250,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     }));
     attempt(`set connectionSecret.fromSecret.at "${from.at}" ${where}`, () => set(composed, from.at, details));
   }
-  if (secretRef) set(composed, 'spec.writeConnectionSecretToRef', secretRef);
+  // A namespaced managed resource writes its Secret into its own namespace: the reference has no namespace field.
+  if (secretRef) set(composed, 'spec.writeConnectionSecretToRef', input.connectionSecret?.local ? { name: secretRef.name } : secretRef);
   return { name: composedResourceName(input), resource: composed, warnings };
 }

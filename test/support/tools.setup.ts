@@ -1,6 +1,7 @@
 /**
- * Global setup of the `unit` project: builds the real crossplane CLI once (cached across runs) and hands its path
- * to the tests through `inject('crank')`, so parallel test files never race to build it.
+ * Global setup of the `unit` project: builds the real crossplane CLI of both lines once (cached across runs) and hands
+ * their paths to the tests through `inject('crank')` (v1.20) and `inject('crankV2')` (v2), so parallel test files
+ * never race to build them.
  */
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
@@ -8,8 +9,10 @@ import { ensureCrank, ensureValidateCache } from '../tools/crank';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Path of the crank binary. */
+    /** Path of the crank v1 binary (v1.20, the default package's claims and XRDs). */
     crank: string;
+    /** Path of the crank v2 binary (the `--crossplane v2` output's namespaced XRs). */
+    crankV2: string;
     /** A `--cache-dir` for `crank beta validate` seeded with Crossplane's CRDs. */
     crankValidateCache: string;
   }
@@ -18,4 +21,6 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<void> {
   project.provide('crank', await ensureCrank());
   project.provide('crankValidateCache', ensureValidateCache());
+  project.provide('crankV2', await ensureCrank('v2'));
+  ensureValidateCache('v2');
 }

@@ -1,13 +1,14 @@
 /**
- * The synthesized package through the real crossplane CLI: `crank beta validate` evaluates the XRD schemas and their
- * CEL rules on every example claim and every create case, and `crank xpkg build` accepts the package.
+ * The synthesized package through the real crossplane CLI of each target's line: `crank beta validate` evaluates the
+ * XRD schemas and their CEL rules on every example and every create case (v1: claims, with crank v1.20; v2: namespaced
+ * XRs, with crank v2), and `crank xpkg build` accepts the package.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Api } from '../../apis/api';
+import type { Api, CrossplaneTarget } from '../../apis/api';
 import { crank, crankValidate } from '../tools/crank';
 import { loadCases } from '../cases';
 import type { ApiCases, CreateCase } from '../cases/types';
@@ -17,12 +18,18 @@ import { exampleClaim, render, toYaml } from '../../synth/synth';
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-crank-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-function claim(api: Api, name: string, c: Pick<CreateCase, 'backend' | 'spec'>): Record<string, unknown> {
+const TARGETS: readonly CrossplaneTarget[] = ['v1', 'v2'];
+/** The crank of each target: v1.20 for the claims package, v2 for the namespaced XRs. */
+const bin = (target: CrossplaneTarget) => inject(target === 'v1' ? 'crank' : 'crankV2');
+
+/** A case as a claim (v1) or as a namespaced XR (v2: the composition reference below `spec.crossplane`). */
+function claim(api: Api, name: string, c: Pick<CreateCase, 'backend' | 'spec'>, target: CrossplaneTarget): Record<string, unknown> {
+  const ref = c.backend ? { compositionRef: { name: api.compositionName(c.backend) } } : undefined;
   return {
     apiVersion: api.apiVersion,
     kind: api.kind,
     metadata: { name, namespace: 'default' },
-    spec: { ...c.spec, ...(c.backend ? { compositionRef: { name: api.compositionName(c.backend) } } : {}) },
+    spec: { ...c.spec, ...(ref ? (target === 'v1' ? ref : { crossplane: ref }) : {}) },
   };
 }
 
@@ -40,7 +47,7 @@ function verdicts(output: string): Map<string, { ok: boolean; lines: string[] }>
   return out;
 }
 
-describe('crank beta validate', () => {
+describe.each(TARGETS)('crank beta validate (%s)', (target) => {
   let apis: Api[];
   let cases: Map<string, ApiCases>;
   let results: Map<string, { ok: boolean; lines: string[] }>;
@@ -49,14 +56,14 @@ describe('crank beta validate', () => {
   beforeAll(async () => {
     apis = await loadCatalog();
     cases = new Map((await loadCases(apis)).map((c) => [c.api, c]));
-    const files = render({ apis, outdir: 'unused' });
+    const files = render({ apis, outdir: 'unused', target });
     const xrds = [...files].filter(([p]) => p.endsWith('/definition.yaml')).map(([, t]) => t);
-    writeFileSync(join(tmp, 'xrds.yaml'), xrds.join('---\n'));
+    writeFileSync(join(tmp, `xrds-${target}.yaml`), xrds.join('---\n'));
     const resources: Record<string, unknown>[] = [];
     for (const api of apis) {
       // The examples exactly as synth writes them, then the cases.
       for (const b of api.backendNames) {
-        const example = exampleClaim(api, b, 'v1');
+        const example = exampleClaim(api, b, target);
         const name = `${api.name}-example-${b}`;
         index.set(name, { api, c: { name: `example ${b}`, reason: 'the shipped example', valid: true, spec: {} } });
         resources.push({ ...example, metadata: { name, namespace: 'default' } });
@@ -64,11 +71,12 @@ describe('crank beta validate', () => {
       (cases.get(api.name)?.create ?? []).forEach((c, i) => {
         const name = `${api.name}-${i}`;
         index.set(name, { api, c });
-        resources.push(claim(api, name, c));
+        resources.push(claim(api, name, c, target));
       });
     }
-    writeFileSync(join(tmp, 'claims.yaml'), toYaml(resources));
-    results = verdicts(crankValidate(inject('crank'), join(tmp, 'xrds.yaml'), join(tmp, 'claims.yaml')).stdout);
+    writeFileSync(join(tmp, `claims-${target}.yaml`), toYaml(resources));
+    const v = crankValidate(bin(target), join(tmp, `xrds-${target}.yaml`), join(tmp, `claims-${target}.yaml`), target);
+    results = verdicts(v.stdout);
   });
 
   it('has create cases for every API', () => {
@@ -93,13 +101,13 @@ describe('crank beta validate', () => {
   });
 });
 
-describe('crank xpkg build', () => {
+describe.each(TARGETS)('crank xpkg build (%s)', (target) => {
   it('accepts the Configuration package with its examples', () => {
-    const out = join(tmp, 'dist');
-    expect(runSynth(['--out', out, '--quiet']).status).toBe(0);
+    const out = join(tmp, `dist-${target}`);
+    expect(runSynth(['--out', out, '--crossplane', target, '--quiet']).status).toBe(0);
     const root = join(out, 'packages', 'dataservices');
-    const file = join(tmp, 'dataservices.xpkg');
-    const r = crank(inject('crank'), ['xpkg', 'build', '-f', root, '-e', join(root, 'examples'), '-o', file]);
+    const file = join(tmp, `dataservices-${target}.xpkg`);
+    const r = crank(bin(target), ['xpkg', 'build', '-f', root, '-e', join(root, 'examples'), '-o', file]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(existsSync(file) && statSync(file).size).toBeGreaterThan(0);

@@ -219,6 +219,9 @@ describe('the v2 target', () => {
     const rules = JSON.stringify(xrd);
     expect(rules).toContain('self.crossplane.compositionRef');
     expect(rules).not.toMatch(/[^.]self\.compositionRef/);
+    // The a8s compositions compose provider-kubernetes' namespaced Object, which v1.0.0 introduced.
+    const meta = out.get('packages/dataservices/crossplane.yaml')?.[0] as { spec: { dependsOn: { provider?: string; version: string }[] } };
+    expect(meta.spec.dependsOn.find((d) => d.provider?.endsWith('/provider-kubernetes'))?.version).toBe('>=v1.0.0');
   });
 
   it('keeps the v1 target Klutch-compatible by default', async () => {

@@ -1,8 +1,9 @@
 /**
  * The real Crossplane CLI (`crank`), built from Go modules into the cache, and helpers to run it offline.
  *
- * Pinned to v1.20.11: the v2 module (github.com/crossplane/crossplane/v2) is not served by the module proxy this
- * project can reach, and v1.20's `render` (Development runtime) and `beta validate` are the same commands.
+ * Two lines, chosen per suite: `v1` (v1.20.11, the last 1.x line; the default package's claims and XRDs) and `v2`
+ * (v2.2.1, the newest github.com/crossplane/crossplane/v2 the module proxy serves; the `--crossplane v2` output's
+ * namespaced XRs). `render` (Development runtime) and `beta validate` are the same commands in both.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,33 +12,54 @@ import { parse, parseAllDocuments } from 'yaml';
 import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperModule } from './go';
 
-export const CRANK_VERSION = 'v1.20.11';
-const CROSSPLANE_MODULE = 'github.com/crossplane/crossplane';
+export type CrankLine = 'v1' | 'v2';
+
+interface Line {
+  readonly version: string;
+  readonly module: string;
+  /** The wrapper module (go.mod, go.sum) that pins what the build reads. */
+  readonly wrapper: string;
+}
+const LINES: Record<CrankLine, Line> = {
+  v1: { version: 'v1.20.11', module: 'github.com/crossplane/crossplane', wrapper: 'test/tools/crank' },
+  v2: { version: 'v2.2.1', module: 'github.com/crossplane/crossplane/v2', wrapper: 'test/tools/crank-v2' },
+};
+
+/** The crank version of a line. */
+export const crankVersion = (line: CrankLine = 'v1'): string => LINES[line].version;
+/** The v1 crank version (the line most suites use). */
+export const CRANK_VERSION = crankVersion('v1');
 /** The image `crank beta validate` adds to its dependencies; we seed its cache so it never downloads it. */
-export const CROSSPLANE_IMAGE = `xpkg.crossplane.io/crossplane/crossplane:${CRANK_VERSION}`;
+export const crossplaneImage = (line: CrankLine = 'v1'): string => `xpkg.crossplane.io/crossplane/crossplane:${crankVersion(line)}`;
+export const CROSSPLANE_IMAGE = crossplaneImage('v1');
 
-const moduleDir = wrapperModule('test/tools/crank');
+/** The Go module source of a line's Crossplane (its CRDs under cluster/crds), downloaded if needed. */
+export function crossplaneSource(line: CrankLine = 'v1'): string {
+  const l = LINES[line];
+  return goModuleSource(wrapperModule(l.wrapper), l.module, l.version);
+}
 
-/** Path of the crank binary, building it first if needed. */
-export async function ensureCrank(): Promise<string> {
+/** Path of the crank binary of a line, building it first if needed. */
+export async function ensureCrank(line: CrankLine = 'v1'): Promise<string> {
+  const l = LINES[line];
   return goBuild({
-    moduleDir,
-    pkg: `${CROSSPLANE_MODULE}/cmd/crank`,
-    out: join(cacheRoot(), `crank-${CRANK_VERSION}`, 'crank'),
-    label: `crank ${CRANK_VERSION}`,
-    ldflags: `-X ${CROSSPLANE_MODULE}/internal/version.version=${CRANK_VERSION}`,
+    moduleDir: wrapperModule(l.wrapper),
+    pkg: `${l.module}/cmd/crank`,
+    out: join(cacheRoot(), `crank-${l.version}`, 'crank'),
+    label: `crank ${l.version}`,
+    ldflags: `-X ${l.module}/internal/version.version=${l.version}`,
   });
 }
 
 /**
- * A `--cache-dir` for `crank beta validate` that already holds Crossplane's own CRDs (taken from the Go module),
- * so validation runs offline.
+ * A `--cache-dir` for `crank beta validate` of a line that already holds that Crossplane's own CRDs (taken from its
+ * Go module), so validation runs offline.
  */
-export function ensureValidateCache(): string {
-  const dir = join(cacheRoot(), `crank-${CRANK_VERSION}`, 'validate-cache');
-  const pkg = join(dir, CROSSPLANE_IMAGE.replaceAll(':', '@'), 'package.yaml');
+export function ensureValidateCache(line: CrankLine = 'v1'): string {
+  const dir = join(cacheRoot(), `crank-${crankVersion(line)}`, 'validate-cache');
+  const pkg = join(dir, crossplaneImage(line).replaceAll(':', '@'), 'package.yaml');
   if (existsSync(pkg)) return dir;
-  const crds = join(goModuleSource(moduleDir, CROSSPLANE_MODULE, CRANK_VERSION), 'cluster', 'crds');
+  const crds = join(crossplaneSource(line), 'cluster', 'crds');
   const docs = readdirSync(crds)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
@@ -60,17 +82,20 @@ export function crank(bin: string, args: readonly string[], opts: { cwd?: string
   return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** `crank beta validate <extensions> <resources>` offline; `status` 0 means every resource is valid. */
-export function crankValidate(bin: string, extensions: string, resources: string): CrankResult {
+/**
+ * `crank beta validate <extensions> <resources>` offline with the binary of `line` (default v1); `status` 0 means
+ * every resource is valid.
+ */
+export function crankValidate(bin: string, extensions: string, resources: string, line: CrankLine = 'v1'): CrankResult {
   return crank(bin, [
     'beta',
     'validate',
     extensions,
     resources,
     '--cache-dir',
-    ensureValidateCache(),
+    ensureValidateCache(line),
     '--crossplane-image',
-    CROSSPLANE_IMAGE,
+    crossplaneImage(line),
     '--error-on-missing-schemas',
   ]);
 }
@@ -86,6 +111,8 @@ export interface RenderOptions {
   readonly observed?: readonly Record<string, unknown>[];
   /** A scratch folder for the files crank reads. */
   readonly dir: string;
+  /** The XRD, as YAML: crank v2 defaults the composite from its schema first, as the API server would (`--xrd`). */
+  readonly xrd?: string;
 }
 
 /**
@@ -123,6 +150,7 @@ export function crankRender(bin: string, o: RenderOptions): Record<string, unkno
     '-r',
   ];
   if (o.observed) args.push('-o', write('observed.yaml', yaml(o.observed)));
+  if (o.xrd) args.push('--xrd', write('xrd.yaml', o.xrd));
   const r = crank(bin, args);
   if (r.status !== 0) throw new Error(`crank render failed: ${r.stderr}`);
   return parseAllDocuments(r.stdout)
