@@ -9,7 +9,7 @@ import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LeaderElector, serveProbes, type Probes } from '../controller';
 import { Issuer } from './auth/issuer';
-import { KeyRing } from './auth/keys';
+import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
 import { ReplayGuard } from './auth/replay';
 import { Sealer } from './auth/sealer';
 import { runControllers } from './controllers';
@@ -40,8 +40,14 @@ export function kubeConfigFor(o: Pick<BackendOptions, 'kubeconfig'>): KubeConfig
   return kc;
 }
 
-/** Where consumers reach the provider: --external-address and its CA (the file, else the CA of our own kubeconfig). */
+/**
+ * Where consumers reach the provider: --external-address (else, as Klutch's, the server of our own kubeconfig) and its
+ * CA (the file, else the CA of our own kubeconfig).
+ */
 export function kubeconfigTarget(o: BackendOptions, kc: KubeConfig): KubeconfigTarget {
+  const server = o.externalAddress ?? kc.getCurrentCluster()?.server;
+  if (!server?.startsWith('https://'))
+    throw new Error(`no --external-address, and the kubeconfig's server (${server ?? 'none'}) is not https: give --external-address`);
   let ca: string | undefined;
   if (o.externalCaFile) ca = readFileSync(o.externalCaFile, 'utf8');
   else {
@@ -53,7 +59,7 @@ export function kubeconfigTarget(o: BackendOptions, kc: KubeConfig): KubeconfigT
         : undefined;
   }
   if (!ca) throw new Error('no CA for the kubeconfigs: give --external-ca-file (the PEM CA of --external-address)');
-  return { server: o.externalAddress, ca, ...(o.externalServerName ? { serverName: o.externalServerName } : {}) };
+  return { server, ca, ...(o.externalServerName ? { serverName: o.externalServerName } : {}) };
 }
 
 /** Retries `step` with capped backoff until it succeeds or `signal` aborts; `problem` holds the last failure. */
@@ -95,11 +101,29 @@ async function checkCrds(c: Clients): Promise<void> {
   if (missing.length) throw new Error(`missing CRD${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: ${INSTALL_HINT}`);
 }
 
+/** The sealing keys: the rotating file, or the one fixed key Klutch's cookie flags stand for. */
+function cookieKeys(o: BackendOptions): () => readonly Key[] {
+  if (o.klutchCookieKeys) {
+    const fixed = [klutchCookieKey(o.klutchCookieKeys.signing, o.klutchCookieKeys.encryption)];
+    return () => fixed;
+  }
+  if (!o.cookieKeysFile) throw new Error('no cookie keys: give --cookie-keys-file');
+  const ring = new KeyRing(o.cookieKeysFile);
+  return () => ring.current();
+}
+
 export async function startBackend(o: BackendOptions, log: Logger = pino({ level: o.logLevel })): Promise<RunningBackend> {
   const kc = kubeConfigFor(o);
   const clients = clientsFor(kc);
   const target = kubeconfigTarget(o, kc);
-  const keys = new KeyRing(o.cookieKeysFile);
+  if (!o.externalAddress)
+    log.warn(
+      { flag: '--external-address', became: target.server },
+      "no --external-address: consumers' kubeconfigs name the API server of this backend's own kubeconfig, as Klutch's backend does; set --external-address to the address app clusters reach",
+    );
+  // The namespace a Pod runs in is its in-cluster context's (client-node reads the ServiceAccount's namespace file).
+  const namespace = o.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'klutch-bind');
+  const keys = cookieKeys(o);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics = backendMetrics(registry);
@@ -129,14 +153,14 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
 
   const handler = bindHandler({
     issuer,
-    sealer: new Sealer(() => keys.current()),
+    sealer: new Sealer(keys),
     replay: new ReplayGuard(),
     exportables: cachedExportables(serving),
     provision: (identity) =>
       provisionConsumer(
         {
           clients,
-          lockNamespace: o.namespace,
+          lockNamespace: namespace,
           holder: o.identity,
           prefix: o.namespacePrefix,
           prettyName: o.prettyName,
@@ -185,7 +209,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
   const leading = o.leaderElection
     ? new LeaderElector({
         kc,
-        namespace: o.namespace,
+        namespace,
         name: o.leaseName,
         identity: o.identity,
         log,

@@ -21,6 +21,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const log = pino({ level: options.logLevel });
+  for (const m of options.mapped) log.warn(m, `${m.flag} (Klutch's form) became ${m.became}; prefer ${m.prefer}`);
   const shutdown = onShutdown((name) => log.info({ signal: name }, 'shutting down: finishing requests and reconciles in flight'));
   let backend;
   try {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envName, FLAGS, parseOptions, usage } from './options';
+import { envName, FLAGS, parseOptions, usage, type BackendOptions } from './options';
 
 const required = [
   '--oidc-issuer-url=https://issuer.example.com',
@@ -81,6 +81,184 @@ describe('parseOptions', () => {
       expect(text).toContain(envName(f.name));
     }
     expect(parseOptions(['--help'], {})).toBe('help');
+  });
+});
+
+/** Klutch's flags of one program, from the fixture copy of its flag definitions (`fs.XxxVar(&..., "name", ...)`). */
+function klutchFlags(sectionPrefix: string): string[] {
+  const text = readFileSync(join(import.meta.dirname, '..', 'test', 'fixtures', 'klutch-bind-deploy', 'flags.txt'), 'utf8');
+  let inSection = false;
+  const names: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('## ')) inSection = line.slice(3).startsWith(sectionPrefix);
+    const m = /^fs\.\w+Var\(&[\w.]+, "([^"]+)",/.exec(line);
+    if (inSection && m) names.push(m[1]!);
+  }
+  return names;
+}
+
+const KEY32 = Buffer.alloc(32, 1).toString('base64');
+const KEY16 = Buffer.alloc(16, 2).toString('base64');
+const without = (...names: string[]) => required.filter((r) => !names.some((n) => r.startsWith(`--${n}=`)));
+const parse = (argv: readonly string[]) => parseOptions(argv, {}) as BackendOptions;
+
+/**
+ * Per Klutch flag: arguments that are accepted (with what they must become) and/or refused (with the message naming
+ * the flag). Arguments replace the required ones of the same name.
+ */
+const KLUTCH_BACKEND: Record<
+  string,
+  { accept?: readonly [readonly string[], Partial<Record<keyof BackendOptions, unknown>>]; refuse?: readonly [readonly string[], string] }
+> = {
+  kubeconfig: { accept: [['--kubeconfig=/etc/kc'], { kubeconfig: '/etc/kc' }] },
+  'namespace-prefix': { accept: [['--namespace-prefix=mango'], { namespacePrefix: 'mango' }] },
+  'pretty-name': { accept: [['--pretty-name=MangoDB'], { prettyName: 'MangoDB' }] },
+  'consumer-scope': {
+    accept: [['--consumer-scope=cluster'], { consumerScope: 'Cluster' }],
+    refuse: [['--consumer-scope=Global'], '--consumer-scope: "Global"'],
+  },
+  'cluster-scoped-isolation': {
+    accept: [['--cluster-scoped-isolation=prefixed'], { clusterScopedIsolation: 'Prefixed' }],
+    refuse: [['--cluster-scoped-isolation=namespaced'], '--cluster-scoped-isolation: "namespaced" is not supported'],
+  },
+  'external-address': { accept: [['--external-address=https://api.mangodb.de'], { externalAddress: 'https://api.mangodb.de' }] },
+  'external-ca-file': { accept: [['--external-ca-file=/etc/tls/ca.crt'], { externalCaFile: '/etc/tls/ca.crt' }] },
+  'external-server-name': { accept: [['--external-server-name=api.internal'], { externalServerName: 'api.internal' }] },
+  'testing-auto-select': {
+    refuse: [
+      ['--testing-auto-select=postgresqlinstances.anynines.com'],
+      '--testing-auto-select: "postgresqlinstances.anynines.com" is not supported',
+    ],
+  },
+  'control-plane-mode': { refuse: [['--control-plane-mode'], '--control-plane-mode: not supported yet'] },
+  'oidc-issuer-client-id': { accept: [['--oidc-issuer-client-id=kube-bind'], { oidcClientId: 'kube-bind' }] },
+  'oidc-issuer-client-secret': { accept: [['--oidc-issuer-client-secret=t0p'], { oidcClientSecret: 't0p' }] },
+  'oidc-issuer-url': { accept: [['--oidc-issuer-url=https://mangodb.de/dex'], { oidcIssuerUrl: 'https://mangodb.de/dex' }] },
+  'oidc-callback-url': {
+    accept: [['--oidc-callback-url=https://mangodb.de/callback'], { oidcCallbackUrl: 'https://mangodb.de/callback' }],
+  },
+  'oidc-authorize-url': {
+    accept: [['--oidc-authorize-url=https://bind.example.com/authorize'], { oidcCallbackUrl: 'https://bind.example.com/callback' }],
+    refuse: [
+      ['--oidc-authorize-url=https://elsewhere.example.com/authorize'],
+      '--oidc-authorize-url: "https://elsewhere.example.com/authorize" is not https://bind.example.com/authorize',
+    ],
+  },
+  'cookie-signing-key': {
+    accept: [['--cookie-keys-file=', `--cookie-signing-key=${KEY32}`], { klutchCookieKeys: { signing: Buffer.from(KEY32, 'base64') } }],
+    refuse: [
+      ['--cookie-keys-file=', `--cookie-signing-key=${Buffer.alloc(31).toString('base64')}`],
+      '--cookie-signing-key: is not base64 of 32 or 64 bytes',
+    ],
+  },
+  'cookie-encryption-key': {
+    accept: [
+      ['--cookie-keys-file=', `--cookie-signing-key=${KEY32}`, `--cookie-encryption-key=${KEY16}`],
+      { klutchCookieKeys: { signing: Buffer.from(KEY32, 'base64'), encryption: Buffer.from(KEY16, 'base64') } },
+    ],
+    refuse: [
+      ['--cookie-keys-file=', `--cookie-signing-key=${KEY32}`, `--cookie-encryption-key=${Buffer.alloc(20).toString('base64')}`],
+      '--cookie-encryption-key: is not base64 of 16, 24 or 32 bytes',
+    ],
+  },
+  'listen-ip': { accept: [['--listen-ip=127.0.0.1', '--listen-port=9443'], { listenAddress: '127.0.0.1:9443' }] },
+  'listen-port': {
+    accept: [['--listen-port=9443'], { listenAddress: '0.0.0.0:9443' }],
+    refuse: [['--listen-port=http'], '--listen-port: "http" is not a port'],
+  },
+  'listen-address': { accept: [['--listen-address=0.0.0.0:443'], { listenAddress: '0.0.0.0:443' }] },
+  'tls-cert-file': {
+    accept: [['--tls-cert-file=/tls/crt', '--tls-key-file=/tls/key'], { tlsCertFile: '/tls/crt', tlsKeyFile: '/tls/key' }],
+  },
+  'tls-key-file': { refuse: [['--tls-key-file=/tls/key'], '--tls-cert-file and --tls-key-file go together'] },
+};
+
+describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags.txt)", () => {
+  const flags = klutchFlags('bind/contrib/example-backend/');
+
+  it('are all known here, and this list has no flag Klutch does not have', () => {
+    expect(flags.length).toBeGreaterThan(20);
+    expect(Object.keys(KLUTCH_BACKEND).sort()).toEqual([...flags].sort());
+  });
+
+  it.each(flags)('--%s is accepted with its meaning, or refused by name; never ignored', (name) => {
+    const c = KLUTCH_BACKEND[name]!;
+    expect(c.accept ?? c.refuse, `a case for --${name}`).toBeDefined();
+    const baseline = parse(required);
+    // An empty `--x=` in a case removes that required flag.
+    const argv = (args: readonly string[]) => [
+      ...without(...args.map((a) => a.slice(2).split('=')[0]!)),
+      ...args.filter((a) => !/^--[a-z-]+=$/.test(a)),
+    ];
+    if (c.accept) {
+      const [args, meaning] = c.accept;
+      expect(args.some((a) => a.startsWith(`--${name}=`) || a === `--${name}`)).toBe(true);
+      expect(parse(argv(args))).toMatchObject(meaning);
+    }
+    if (c.refuse) {
+      const [args, message] = c.refuse;
+      expect(args.some((a) => a.startsWith(`--${name}`))).toBe(true);
+      expect(() => parse(argv(args))).toThrow(message);
+    }
+    // Not ignored: the flag changes what the options say, or a wrong value of it is refused.
+    if (!c.refuse) expect(parse(argv(c.accept![0]))).not.toEqual(baseline);
+  });
+
+  it("takes Klutch's lower-case and capitalised scopes alike", () => {
+    for (const [v, scope] of [
+      ['namespaced', 'Namespaced'],
+      ['Namespaced', 'Namespaced'],
+      ['cluster', 'Cluster'],
+      ['Cluster', 'Cluster'],
+    ]) {
+      expect(parse([...required, `--consumer-scope=${v}`]).consumerScope).toBe(scope);
+    }
+  });
+
+  it("logs what a flag in Klutch's form became and what to prefer", () => {
+    const o = parse([...without('cookie-keys-file', 'listen-address'), `--cookie-signing-key=${KEY32}`, '--listen-port=443', '-v', '2']);
+    expect(o.mapped).toEqual([
+      expect.objectContaining({
+        flag: '--cookie-signing-key',
+        prefer: expect.stringContaining('--cookie-keys-file from a mounted Secret'),
+      }),
+      { flag: '--listen-port', became: '--listen-address=0.0.0.0:443', prefer: '--listen-address' },
+      { flag: '-v=2', became: '--log-level=info', prefer: '--log-level' },
+    ]);
+    expect(parse(required).mapped).toEqual([]);
+  });
+
+  it("refuses control-plane mode first, with Klutch's control-plane-mode arguments (which have no OIDC flags)", () => {
+    const argv = ['--namespace-prefix=cluster', '--pretty-name=MangoDB', '--consumer-scope=Namespaced', '--control-plane-mode'];
+    expect(() => parseOptions(argv, {})).toThrow('--control-plane-mode: not supported yet');
+    expect(parse([...required, '--control-plane-mode=false'])).toMatchObject({ prettyName: 'klutch-kit' });
+    expect(parse([...required, '--leader-election=false'])).toMatchObject({ leaderElection: false });
+  });
+
+  it.each([
+    [['-v', '2'], 'info'],
+    [['-v=4'], 'debug'],
+    [['-v5'], 'debug'],
+    [['--v=6'], 'trace'],
+    [['--v', '0'], 'info'],
+  ])("maps klog's %j to a log level", (args, level) => expect(parse([...required, ...args]).logLevel).toBe(level));
+
+  it.each([
+    [['-v=2', '--log-level=debug'], '-v and --log-level: give one'],
+    [['-v=loud'], '-v: "loud" is not a klog verbosity'],
+    [[`--cookie-signing-key=${KEY32}`], '--cookie-keys-file and --cookie-signing-key: give one'],
+    [['--listen-ip=127.0.0.1'], '--listen-ip/--listen-port and --listen-address: give --listen-address alone'],
+  ])('refuses %j', (args, message) => {
+    expect(() => parse([...required, '--listen-address=0.0.0.0:8080', ...args])).toThrow(message);
+  });
+
+  it('refuses --cookie-encryption-key alone, and asks for a cookie key when there is none', () => {
+    expect(() => parse([...without('cookie-keys-file'), `--cookie-encryption-key=${KEY16}`])).toThrow(
+      '--cookie-encryption-key: only with --cookie-signing-key',
+    );
+    expect(() => parse(without('cookie-keys-file'))).toThrow(
+      "--cookie-keys-file (or BACKEND_COOKIE_KEYS_FILE) is required (or Klutch's --cookie-signing-key)",
+    );
   });
 });
 

@@ -1,13 +1,22 @@
 /**
  * The backend's flags, each with an environment variable twin (`--oidc-issuer-url` ↔ `BACKEND_OIDC_ISSUER_URL`), from
  * one table that also writes `--help` (and the README's table). A flag wins over its variable. Names follow Klutch's
- * backend where it has the same setting, so an existing Deployment's arguments keep their meaning.
+ * backend where it has the same setting, so an existing Deployment's arguments keep their meaning; every other flag of
+ * Klutch's example-backend (and klog's `-v`) is either mapped onto ours, with a note for the log saying what it became
+ * and what to prefer, or refused with a message naming it and why. None is ignored.
  */
 import { parseArgs } from 'node:util';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
 export type ClaimedAccess = 'Object' | 'Namespace';
+
+/** A Klutch flag given in Klutch's form and mapped onto ours: logged at start. */
+export interface MappedFlag {
+  readonly flag: string;
+  readonly became: string;
+  readonly prefer: string;
+}
 
 export interface BackendOptions {
   readonly listenAddress: string;
@@ -25,13 +34,20 @@ export interface BackendOptions {
   readonly oidcClientSecret: string;
   readonly oidcCallbackUrl: string;
   readonly oidcCaFile?: string;
-  readonly cookieKeysFile: string;
+  /** Exactly one of cookieKeysFile and klutchCookieKeys. */
+  readonly cookieKeysFile?: string;
+  /** Klutch's --cookie-signing-key and --cookie-encryption-key, decoded. */
+  readonly klutchCookieKeys?: { readonly signing: Buffer; readonly encryption?: Buffer };
   readonly kubeconfig?: string;
-  readonly namespace: string;
+  /** Undefined: the namespace of the kubeconfig's context (a Pod's own), else klutch-bind (resolved at start). */
+  readonly namespace?: string;
   readonly namespacePrefix: string;
   readonly prettyName: string;
   readonly consumerScope: ConsumerScope;
-  readonly externalAddress: string;
+  /** The only isolation this backend does (Klutch's default). */
+  readonly clusterScopedIsolation: 'Prefixed';
+  /** Undefined: the server of the kubeconfig (Klutch's "service account's hosts"), resolved at start. */
+  readonly externalAddress?: string;
   readonly externalCaFile?: string;
   readonly externalServerName?: string;
   readonly tokenLifetimeMs: number;
@@ -47,11 +63,16 @@ export interface BackendOptions {
   readonly leaseName: string;
   readonly identity: string;
   readonly logLevel: string;
+  /** Klutch flags given in Klutch's form, and what they became. */
+  readonly mapped: readonly MappedFlag[];
 }
 
 interface Flag {
   readonly name: string;
-  readonly key: keyof BackendOptions;
+  /** The option it sets; none for a flag that is only refused. */
+  readonly key?: keyof BackendOptions;
+  /** One-letter form (klog's `-v`). */
+  readonly short?: string;
   readonly arg?: string;
   readonly help: string;
   /** Shown in --help; undefined means required (or optional where `optional`). */
@@ -69,6 +90,14 @@ export const FLAGS: readonly Flag[] = [
     default: '0.0.0.0:8080',
     help: 'the bind endpoints (/export, /authorize, /callback, /resources, /bind)',
   },
+  {
+    name: 'listen-ip',
+    key: 'listenAddress',
+    arg: 'ip',
+    optional: true,
+    help: "Klutch's: with --listen-port, becomes --listen-address <ip>:<port> (ip default 0.0.0.0, port 8080); not with --listen-address; prefer --listen-address",
+  },
+  { name: 'listen-port', key: 'listenAddress', arg: 'port', optional: true, help: "Klutch's: see --listen-ip" },
   {
     name: 'probe-address',
     key: 'probeAddress',
@@ -146,6 +175,13 @@ export const FLAGS: readonly Flag[] = [
     help: "the redirect URI registered for the client: <external URL of this backend>/callback (also /export's authorize URL); https (plain http only on a loopback address)",
   },
   {
+    name: 'oidc-authorize-url',
+    key: 'oidcCallbackUrl',
+    arg: 'url',
+    optional: true,
+    help: "Klutch's: /export's authorize URL; ours is always --oidc-callback-url with /authorize for /callback, so this may only say that (any other URL is refused)",
+  },
+  {
     name: 'oidc-ca-file',
     key: 'oidcCaFile',
     arg: 'file',
@@ -156,7 +192,22 @@ export const FLAGS: readonly Flag[] = [
     name: 'cookie-keys-file',
     key: 'cookieKeysFile',
     arg: 'file',
-    help: 'keys that seal cookies and state: one base64 key of 32 or more bytes a line, the first seals, all open; re-read when it changes (a mounted Secret)',
+    optional: true,
+    help: "keys that seal cookies and state: one base64 key of 32 or more bytes a line, the first seals, all open; re-read when it changes (a mounted Secret). Required unless Klutch's --cookie-signing-key is given",
+  },
+  {
+    name: 'cookie-signing-key',
+    key: 'klutchCookieKeys',
+    arg: 'base64',
+    optional: true,
+    help: "Klutch's, instead of --cookie-keys-file: a base64 key of 32 or 64 bytes; with --cookie-encryption-key it becomes one sealing key (HKDF of both), the same on every replica and restart given the same flags, never rotated; prefer --cookie-keys-file from a Secret",
+  },
+  {
+    name: 'cookie-encryption-key',
+    key: 'klutchCookieKeys',
+    arg: 'base64',
+    optional: true,
+    help: "Klutch's, optional, only with --cookie-signing-key: a base64 key of 16, 24 or 32 bytes, mixed into that one sealing key",
   },
   {
     name: 'kubeconfig',
@@ -169,7 +220,7 @@ export const FLAGS: readonly Flag[] = [
     name: 'namespace',
     key: 'namespace',
     arg: 'name',
-    default: '$POD_NAMESPACE, else klutch-bind',
+    default: "$POD_NAMESPACE, else the kubeconfig context's (a Pod's own), else klutch-bind",
     help: "the backend's own namespace: its leader-election Lease and per-identity locks",
   },
   {
@@ -191,13 +242,21 @@ export const FLAGS: readonly Flag[] = [
     key: 'consumerScope',
     arg: 'Namespaced|Cluster',
     default: 'Namespaced',
-    help: 'where konnectors watch claims: Namespaced binds only namespaced CRDs and never grants a consumer anything cluster-wide',
+    help: "where konnectors watch claims: Namespaced binds only namespaced CRDs and never grants a consumer anything cluster-wide (Klutch's lower-case namespaced and cluster are the same)",
+  },
+  {
+    name: 'cluster-scoped-isolation',
+    key: 'clusterScopedIsolation',
+    arg: 'Prefixed',
+    default: 'Prefixed',
+    help: "how a consumer's cluster-scoped objects are isolated on the provider: Prefixed (<cluster namespace>-<name>), Klutch's default and the only one this backend does (prefixed accepted; Klutch's namespaced and none are refused)",
   },
   {
     name: 'external-address',
     key: 'externalAddress',
     arg: 'url',
-    help: "the provider API server as consumers reach it (https), written into every consumer's kubeconfig",
+    optional: true,
+    help: "the provider API server as consumers reach it (https), written into every consumer's kubeconfig (default, as Klutch's: the server of --kubeconfig or the in-cluster one, which app clusters can rarely reach: set it)",
   },
   {
     name: 'external-ca-file',
@@ -285,7 +344,27 @@ export const FLAGS: readonly Flag[] = [
   },
   { name: 'lease-name', key: 'leaseName', arg: 'name', default: 'klutch-bind-backend', help: 'the leader-election Lease' },
   { name: 'identity', key: 'identity', arg: 'name', default: '$POD_NAME, else the host name', help: 'this replica in the Lease' },
-  { name: 'log-level', key: 'logLevel', arg: 'level', default: 'info', help: 'pino level: debug, info, warn, error' },
+  { name: 'log-level', key: 'logLevel', arg: 'level', default: 'info', help: 'pino level: trace, debug, info, warn, error' },
+  {
+    name: 'v',
+    short: 'v',
+    key: 'logLevel',
+    arg: 'n',
+    optional: true,
+    help: "klog's verbosity (Klutch's -v): 0-3 becomes --log-level=info, 4-5 debug, 6 or more trace; not with --log-level; prefer --log-level",
+  },
+  {
+    name: 'testing-auto-select',
+    arg: 'resource.group',
+    optional: true,
+    help: "Klutch's testing aid that pre-selects a resource on the bind page: refused, this backend's bind page has no such shortcut",
+  },
+  {
+    name: 'control-plane-mode',
+    boolean: true,
+    default: 'false',
+    help: "Klutch's control-plane mode (controllers only, bindings by AppClusterBinding): refused, not supported yet",
+  },
 ];
 
 /** `oidc-issuer-url` → `BACKEND_OIDC_ISSUER_URL`. */
@@ -297,7 +376,7 @@ export class UsageError extends Error {}
 
 export function usage(): string {
   const rows = FLAGS.map((f) => {
-    const left = `  --${f.name}${f.boolean ? '' : ` <${f.arg}>`}`;
+    const left = `  ${f.short ? `-${f.short}, ` : ''}--${f.name}${f.boolean ? '' : ` <${f.arg}>`}`;
     const def = f.default !== undefined ? ` (default: ${f.default})` : f.optional ? '' : ' (required)';
     return `${left}\n      ${f.help}${def}; env ${envName(f.name)}`;
   });
@@ -318,9 +397,14 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({
-      args: [...argv],
+      args: goBooleans(argv),
       options: {
-        ...Object.fromEntries(FLAGS.map((f) => [f.name, { type: f.boolean ? ('boolean' as const) : ('string' as const) }])),
+        ...Object.fromEntries(
+          FLAGS.map((f) => [
+            f.name,
+            { type: f.boolean ? ('boolean' as const) : ('string' as const), ...(f.short ? { short: f.short } : {}) },
+          ]),
+        ),
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: false,
@@ -335,6 +419,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     if (typeof v === 'boolean') return String(v);
     return v ?? (env[envName(name)] || undefined);
   };
+  // Before anything else: Klutch's control-plane-mode Deployment passes no OIDC flags, and the reason is this one.
+  refuseUnsupported(raw);
   const required = (name: string): string => {
     const v = raw(name);
     if (!v) throw new UsageError(`--${name} (or ${envName(name)}) is required: ${FLAGS.find((f) => f.name === name)?.help}`);
@@ -362,14 +448,35 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
       `--oidc-callback-url: "${callback.href}" must be https (the session cookies are Secure only then); give the backend's https URL (TLS here with --tls-cert-file, or at a proxy), or a loopback address (http://127.0.0.1:<port>/callback) for development`,
     );
   }
-  const external = url('external-address', required('external-address'));
-  if (external.protocol !== 'https:')
+  const externalRaw = raw('external-address');
+  const external = externalRaw ? url('external-address', externalRaw) : undefined;
+  if (external && external.protocol !== 'https:')
     throw new UsageError(`--external-address: "${external.href}" must be https (a kubeconfig carries a token)`);
+  const mapped: MappedFlag[] = [];
+  const authorize = raw('oidc-authorize-url');
+  const ourAuthorize = callback.href.replace(/\/callback$/, '/authorize');
+  if (authorize !== undefined && url('oidc-authorize-url', authorize).href !== ourAuthorize) {
+    throw new UsageError(
+      `--oidc-authorize-url: "${authorize}" is not ${ourAuthorize}: this backend serves /authorize beside /callback, so /export names ${ourAuthorize}; drop --oidc-authorize-url or make --oidc-callback-url <that origin>/callback`,
+    );
+  }
+  const cookies = cookieKeys(raw, mapped);
+  const listenAddress = klutchListenAddress(raw, mapped);
+  const logLevel = klogVerbosity(raw, mapped);
+  const isolation = raw('cluster-scoped-isolation') ?? 'Prefixed';
+  if (isolation.toLowerCase() !== 'prefixed') {
+    throw new UsageError(
+      `--cluster-scoped-isolation: "${isolation}" is not supported: this backend isolates consumers' cluster-scoped objects only by prefix (Prefixed, Klutch's default); drop the flag or set it to prefixed`,
+    );
+  }
   const tlsCert = raw('tls-cert-file');
   const tlsKey = raw('tls-key-file');
   if (!tlsCert !== !tlsKey) throw new UsageError('--tls-cert-file and --tls-key-file go together: give both or neither');
-  const scope = raw('consumer-scope') ?? 'Namespaced';
-  if (scope !== 'Namespaced' && scope !== 'Cluster') throw new UsageError(`--consumer-scope: "${scope}" is not Namespaced or Cluster`);
+  // Klutch's help text spells them in lower case, its manifests capitalised; both mean the same.
+  const scopeRaw = raw('consumer-scope') ?? 'Namespaced';
+  const scope = ({ namespaced: 'Namespaced', cluster: 'Cluster' } as const)[scopeRaw.toLowerCase() as 'namespaced' | 'cluster'];
+  if (!scope || (scopeRaw !== scope && scopeRaw !== scope.toLowerCase()))
+    throw new UsageError(`--consumer-scope: "${scopeRaw}" is not Namespaced or Cluster (or Klutch's namespaced, cluster)`);
   const lifetime = duration('token-lifetime', raw('token-lifetime') ?? '1h');
   if (lifetime < 600_000)
     throw new UsageError(`--token-lifetime: ${raw('token-lifetime')} is less than 10m, the shortest token Kubernetes issues`);
@@ -400,7 +507,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   }
   const leader = raw('leader-election') ?? 'true';
   if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);
-  hostPort('listen-address', raw('listen-address') ?? '0.0.0.0:8080');
+  hostPort('listen-address', listenAddress);
   const within = (name: string, fallback: string): number => {
     const ms = duration(name, raw(name) ?? fallback);
     if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
@@ -420,7 +527,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   hostPort('probe-address', raw('probe-address') ?? '0.0.0.0:8081');
 
   return {
-    listenAddress: raw('listen-address') ?? '0.0.0.0:8080',
+    listenAddress,
     probeAddress: raw('probe-address') ?? '0.0.0.0:8081',
     ...(tlsCert ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
     httpRequestTimeoutMs: requestTimeout,
@@ -434,13 +541,14 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     oidcClientSecret: required('oidc-issuer-client-secret'),
     oidcCallbackUrl: callback.href,
     oidcCaFile: raw('oidc-ca-file'),
-    cookieKeysFile: required('cookie-keys-file'),
+    ...cookies,
     kubeconfig: raw('kubeconfig'),
-    namespace: raw('namespace') ?? (env.POD_NAMESPACE || 'klutch-bind'),
+    namespace: raw('namespace') ?? (env.POD_NAMESPACE || undefined),
     namespacePrefix: prefix,
     prettyName: raw('pretty-name') ?? 'klutch-kit',
     consumerScope: scope,
-    externalAddress: external.href.replace(/\/$/, ''),
+    clusterScopedIsolation: 'Prefixed',
+    externalAddress: external?.href.replace(/\/$/, ''),
     externalCaFile: raw('external-ca-file'),
     externalServerName: raw('external-server-name'),
     tokenLifetimeMs: lifetime,
@@ -455,8 +563,107 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     leaderElection: leader === 'true',
     leaseName: raw('lease-name') ?? 'klutch-bind-backend',
     identity: raw('identity') ?? (env.POD_NAME || hostname),
-    logLevel: raw('log-level') ?? 'info',
+    logLevel,
+    mapped,
   };
+}
+
+type Raw = (name: string) => string | undefined;
+
+/** Go's flag package takes `--flag=true|false` for a boolean; parseArgs wants `--flag` / `--no-flag`. */
+function goBooleans(argv: readonly string[]): string[] {
+  const booleans = new Set(FLAGS.filter((f) => f.boolean).map((f) => f.name));
+  return argv.map((a) => {
+    const m = /^--?([a-z-]+)=(true|false)$/.exec(a);
+    return m && booleans.has(m[1]!) ? (m[2] === 'true' ? `--${m[1]}` : `--no-${m[1]}`) : a;
+  });
+}
+
+/** Klutch's flags this backend cannot honour: refused by name, never ignored. */
+function refuseUnsupported(raw: Raw): void {
+  if (raw('control-plane-mode') === 'true') {
+    throw new UsageError(
+      "--control-plane-mode: not supported yet: this backend always serves the bind endpoints with OIDC and cookies, and has no AppClusterBinding controller; drop the flag (and run Klutch's backend for control-plane mode until then)",
+    );
+  }
+  const select = raw('testing-auto-select');
+  if (select !== undefined) {
+    throw new UsageError(
+      `--testing-auto-select: "${select}" is not supported: it is a testing aid of Klutch's example-backend (pre-selects a resource on the bind page), and this backend's bind page has no such shortcut; drop the flag`,
+    );
+  }
+}
+
+/** Base64 (standard or URL-safe, padded or not) of one of `lengths` bytes. */
+function base64Key(name: string, v: string, lengths: readonly number[]): Buffer {
+  const bytes = Buffer.from(v, 'base64');
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(v) || !lengths.includes(bytes.length)) {
+    throw new UsageError(
+      `--${name}: is not base64 of ${lengths.join(', ').replace(/, (\d+)$/, ' or $1')} bytes (Klutch's lengths); make one with \`openssl rand -base64 32\``,
+    );
+  }
+  return bytes;
+}
+
+/** --cookie-keys-file, or Klutch's --cookie-signing-key (and --cookie-encryption-key) as one fixed key. */
+function cookieKeys(raw: Raw, mapped: MappedFlag[]): Pick<BackendOptions, 'cookieKeysFile' | 'klutchCookieKeys'> {
+  const file = raw('cookie-keys-file');
+  const signing = raw('cookie-signing-key');
+  const encryption = raw('cookie-encryption-key');
+  if (encryption !== undefined && signing === undefined)
+    throw new UsageError('--cookie-encryption-key: only with --cookie-signing-key (as Klutch: the signing key is the required one)');
+  if (signing === undefined) {
+    if (!file)
+      throw new UsageError(
+        `--cookie-keys-file (or ${envName('cookie-keys-file')}) is required (or Klutch's --cookie-signing-key): keys that seal cookies and state, one base64 key a line`,
+      );
+    return { cookieKeysFile: file };
+  }
+  if (file)
+    throw new UsageError("--cookie-keys-file and --cookie-signing-key: give one (the file; Klutch's key is the fallback), not both");
+  const keys = {
+    signing: base64Key('cookie-signing-key', signing, [32, 64]),
+    ...(encryption !== undefined ? { encryption: base64Key('cookie-encryption-key', encryption, [16, 24, 32]) } : {}),
+  };
+  mapped.push({
+    flag: encryption !== undefined ? '--cookie-signing-key, --cookie-encryption-key' : '--cookie-signing-key',
+    became: 'one key sealing cookies and state (HKDF of the flags: the same on every replica and restart), which never rotates',
+    prefer: '--cookie-keys-file from a mounted Secret: keys rotate without logging anyone out, and no key is on the command line',
+  });
+  return { klutchCookieKeys: keys };
+}
+
+/** --listen-address, or Klutch's --listen-ip/--listen-port. */
+function klutchListenAddress(raw: Raw, mapped: MappedFlag[]): string {
+  const address = raw('listen-address');
+  const ip = raw('listen-ip');
+  const port = raw('listen-port');
+  if (ip === undefined && port === undefined) return address ?? '0.0.0.0:8080';
+  if (address !== undefined)
+    throw new UsageError('--listen-ip/--listen-port and --listen-address: give --listen-address alone (it says both)');
+  if (port !== undefined && (!/^\d+$/.test(port) || Number(port) > 65535))
+    throw new UsageError(`--listen-port: "${port}" is not a port number (0-65535)`);
+  const host = ip ?? '0.0.0.0';
+  const made = `${host.includes(':') ? `[${host}]` : host}:${port ?? '8080'}`;
+  mapped.push({
+    flag: ['--listen-ip', '--listen-port'].filter((f) => raw(f.slice(2)) !== undefined).join(', '),
+    became: `--listen-address=${made}`,
+    prefer: '--listen-address',
+  });
+  return made;
+}
+
+/** --log-level, or klog's -v: 0-3 info, 4-5 debug, 6 or more trace. */
+function klogVerbosity(raw: Raw, mapped: MappedFlag[]): string {
+  const level = raw('log-level');
+  // pflag takes `-v=2`; parseArgs leaves the `=` on a short option's value.
+  const v = raw('v')?.replace(/^=/, '');
+  if (v === undefined) return level ?? 'info';
+  if (level !== undefined) throw new UsageError('-v and --log-level: give one (--log-level)');
+  if (!/^\d+$/.test(v)) throw new UsageError(`-v: "${v}" is not a klog verbosity (a whole number, e.g. -v=2)`);
+  const made = Number(v) >= 6 ? 'trace' : Number(v) >= 4 ? 'debug' : 'info';
+  mapped.push({ flag: `-v=${v}`, became: `--log-level=${made}`, prefer: '--log-level' });
+  return made;
 }
 
 /** Go-style durations: `1h`, `30m`, `90s`, `1h30m`, `500ms`. */

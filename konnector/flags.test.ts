@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP, parseDuration, parseFlags } from './flags';
+import { HELP, parseDuration, parseFlags, type KonnectorFlags } from './flags';
 
 describe('parseFlags', () => {
   it('defaults as Klutch: lease klutch-bind in $POD_NAMESPACE, identity $POD_NAME, probes on :8080', () => {
@@ -54,6 +56,12 @@ describe('parseFlags', () => {
       'kube-api-qps',
       'kube-api-burst',
       'log-level',
+      'v',
+      'control-plane-mode',
+      'app-cluster-kubeconfig-secret-name',
+      'app-cluster-kubeconfig-secret-namespace',
+      'app-cluster-kubeconfig-secret-key',
+      'binding-root-namespace',
       'help',
       'version',
     ];
@@ -66,4 +74,95 @@ describe('parseFlags', () => {
     ['500ms', 500],
     ['1h', 3_600_000],
   ])('reads the duration %s', (text, ms) => expect(parseDuration('x', text)).toBe(ms));
+});
+
+/** Klutch's konnector flags, from the fixture copy of its flag definitions (`fs.XxxVar(&..., "name", ...)`). */
+function klutchKonnectorFlags(): string[] {
+  const text = readFileSync(join(import.meta.dirname, '..', 'test', 'fixtures', 'klutch-bind-deploy', 'flags.txt'), 'utf8');
+  let inSection = false;
+  const names: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('## ')) inSection = line.slice(3).startsWith('bind/pkg/konnector/');
+    const m = /^fs\.\w+Var\(&[\w.]+, "([^"]+)",/.exec(line);
+    if (inSection && m) names.push(m[1]!);
+  }
+  return names;
+}
+
+const CONTROL_PLANE = "not supported yet: Klutch's control-plane mode";
+/** Per Klutch flag: accepted (with what it must become) and/or refused (with the message naming it). */
+const KLUTCH_KONNECTOR: Record<
+  string,
+  { accept?: readonly [readonly string[], Partial<Record<keyof KonnectorFlags, unknown>>]; refuse?: readonly [readonly string[], string] }
+> = {
+  kubeconfig: { accept: [['--kubeconfig=/etc/app.kubeconfig'], { kubeconfig: '/etc/app.kubeconfig' }] },
+  'control-plane-mode': { refuse: [['--control-plane-mode'], `--control-plane-mode: ${CONTROL_PLANE}`] },
+  'app-cluster-kubeconfig-secret-name': {
+    refuse: [['--app-cluster-kubeconfig-secret-name=app'], `--app-cluster-kubeconfig-secret-name: ${CONTROL_PLANE}`],
+  },
+  'app-cluster-kubeconfig-secret-namespace': {
+    refuse: [['--app-cluster-kubeconfig-secret-namespace=root'], `--app-cluster-kubeconfig-secret-namespace: ${CONTROL_PLANE}`],
+  },
+  'app-cluster-kubeconfig-secret-key': {
+    refuse: [['--app-cluster-kubeconfig-secret-key=kubeconfig'], `--app-cluster-kubeconfig-secret-key: ${CONTROL_PLANE}`],
+  },
+  'binding-root-namespace': { refuse: [['--binding-root-namespace=root'], `--binding-root-namespace: ${CONTROL_PLANE}`] },
+  'lease-name': { accept: [['--lease-name=konnector-lock'], { leaseName: 'konnector-lock' }] },
+  'lease-namespace': { accept: [['--lease-namespace=klutch-bind'], { leaseNamespace: 'klutch-bind' }] },
+};
+
+describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)", () => {
+  const flags = klutchKonnectorFlags();
+
+  it('are all known here, and this list has no flag Klutch does not have', () => {
+    expect(flags.length).toBeGreaterThan(5);
+    expect(Object.keys(KLUTCH_KONNECTOR).sort()).toEqual([...flags].sort());
+  });
+
+  it.each(flags)('--%s is accepted with its meaning, or refused by name; never ignored', (name) => {
+    const c = KLUTCH_KONNECTOR[name]!;
+    expect(c.accept ?? c.refuse, `a case for --${name}`).toBeDefined();
+    if (c.accept) {
+      const [args, meaning] = c.accept;
+      expect(args.some((a) => a.startsWith(`--${name}`))).toBe(true);
+      const parsed = parseFlags(args, {});
+      expect(parsed).toMatchObject(meaning);
+      // Not ignored: it changes what the flags say.
+      expect(parsed).not.toEqual(parseFlags([], {}));
+    }
+    if (c.refuse) {
+      const [args, message] = c.refuse;
+      expect(args.some((a) => a.startsWith(`--${name}`))).toBe(true);
+      expect(() => parseFlags(args, {})).toThrow(message);
+    }
+  });
+
+  it("runs Klutch's Deployment as it is: no arguments, POD_NAME and POD_NAMESPACE", () => {
+    expect(parseFlags([], { POD_NAME: 'konnector-7d9f-x2', POD_NAMESPACE: 'klutch-bind' })).toMatchObject({
+      kubeconfig: undefined,
+      leaseName: 'klutch-bind',
+      leaseNamespace: 'klutch-bind',
+      identity: 'konnector-7d9f-x2',
+      probeAddress: ':8080',
+      mapped: [],
+    });
+    expect(parseFlags(['--control-plane-mode=false'], {})).toMatchObject({ leaseName: 'klutch-bind' });
+  });
+
+  it.each([
+    [['-v', '2'], 'info'],
+    [['-v=4'], 'debug'],
+    [['-v5'], 'debug'],
+    [['--v=6'], 'trace'],
+    [['--v', '0'], 'info'],
+  ])("maps klog's %j to a log level, and says so", (args, level) => {
+    const f = parseFlags(args, {}) as KonnectorFlags;
+    expect(f.logLevel).toBe(level);
+    expect(f.mapped).toEqual([{ flag: expect.stringMatching(/^-v=\d$/), became: `--log-level=${level}`, prefer: '--log-level' }]);
+  });
+
+  it.each([
+    [['-v=2', '--log-level=debug'], '-v and --log-level: give one'],
+    [['-v=loud'], '-v "loud": want a klog verbosity'],
+  ])('refuses %j', (args, message) => expect(() => parseFlags(args, {})).toThrow(message));
 });

@@ -1,6 +1,7 @@
 /**
  * The konnector's command line: Klutch's flags (`--kubeconfig`, `--lease-name`, `--lease-namespace`, identity from
- * `$POD_NAME`) and ours. Every flag is in `--help` and in the README.
+ * `$POD_NAME`, klog's `-v`) and ours. Klutch's control-plane-mode flags are refused by name until that mode exists;
+ * no flag of Klutch's is ignored. Every flag is in `--help` and in the README.
  */
 import { parseArgs } from 'node:util';
 import type { RateLimit } from '../controller';
@@ -24,6 +25,8 @@ export interface KonnectorFlags {
   /** Client-side request limit per cluster; undefined: none. */
   readonly rateLimit?: RateLimit;
   readonly logLevel: string;
+  /** Flags given in Klutch's form and what they became, for the log. */
+  readonly mapped: readonly { readonly flag: string; readonly became: string; readonly prefer: string }[];
 }
 
 export class UsageError extends Error {}
@@ -57,6 +60,12 @@ Flags:
                                the API servers' priority and fairness decide; Klutch's konnector has client-go's 5
   --kube-api-burst N           requests at once under --kube-api-qps (default: twice the qps)
   --log-level LEVEL            fatal, error, warn, info, debug or trace (default info); logs are JSON (pino)
+  -v, --v N                    klog's verbosity (Klutch's): 0-3 becomes --log-level=info, 4-5 debug, 6 or more
+                               trace; not with --log-level; prefer --log-level
+  --control-plane-mode, --app-cluster-kubeconfig-secret-name, --app-cluster-kubeconfig-secret-namespace,
+  --app-cluster-kubeconfig-secret-key, --binding-root-namespace
+                               Klutch's control-plane mode (the konnector on the control plane, the app cluster's
+                               kubeconfig from a Secret): refused, not supported yet; run it in the app cluster
   -h, --help                   this text
   --version                    the konnector's version
 
@@ -98,6 +107,36 @@ function rateLimitFlags(qpsText: string | undefined, burstText: string | undefin
   return { rateLimit: { qps, burst } };
 }
 
+/** Klutch's konnector flags of its control-plane mode, which this konnector does not have yet. */
+export const CONTROL_PLANE_FLAGS = [
+  'control-plane-mode',
+  'app-cluster-kubeconfig-secret-name',
+  'app-cluster-kubeconfig-secret-namespace',
+  'app-cluster-kubeconfig-secret-key',
+  'binding-root-namespace',
+] as const;
+
+/** --log-level, or klog's -v (`-v=2`, `-v 2`, `--v=2`): 0-3 info, 4-5 debug, 6 or more trace. */
+function logLevel(
+  level: string | undefined,
+  verbosity: string | undefined,
+  mapped: { flag: string; became: string; prefer: string }[],
+): string {
+  if (verbosity === undefined) {
+    const l = level ?? 'info';
+    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace'].includes(l))
+      throw new UsageError(`--log-level ${JSON.stringify(l)}: want fatal, error, warn, info, debug or trace`);
+    return l;
+  }
+  if (level !== undefined) throw new UsageError('-v and --log-level: give one (--log-level)');
+  // pflag takes `-v=2`; parseArgs leaves the `=` on a short option's value.
+  const v = verbosity.replace(/^=/, '');
+  if (!/^\d+$/.test(v)) throw new UsageError(`-v ${JSON.stringify(v)}: want a klog verbosity, a whole number such as 2`);
+  const made = Number(v) >= 6 ? 'trace' : Number(v) >= 4 ? 'debug' : 'info';
+  mapped.push({ flag: `-v=${v}`, became: `--log-level=${made}`, prefer: '--log-level' });
+  return made;
+}
+
 export function parseFlags(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = {},
@@ -106,7 +145,10 @@ export function parseFlags(
   let values;
   try {
     ({ values } = parseArgs({
-      args: [...argv],
+      // Go's flag package takes `--control-plane-mode=false`; parseArgs wants no value.
+      args: argv
+        .map((a) => (a === '--control-plane-mode=true' ? '--control-plane-mode' : a))
+        .filter((a) => a !== '--control-plane-mode=false'),
       options: {
         kubeconfig: { type: 'string' },
         'binding-namespace': { type: 'string' },
@@ -124,6 +166,10 @@ export function parseFlags(
         'kube-api-qps': { type: 'string' },
         'kube-api-burst': { type: 'string' },
         'log-level': { type: 'string' },
+        v: { type: 'string', short: 'v' },
+        ...Object.fromEntries(
+          CONTROL_PLANE_FLAGS.map((f) => [f, { type: f === 'control-plane-mode' ? ('boolean' as const) : ('string' as const) }]),
+        ),
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -136,9 +182,14 @@ export function parseFlags(
   if (values.version) return 'version';
   const elect = values['leader-elect'] ?? 'true';
   if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect ${JSON.stringify(elect)}: want true or false`);
-  const level = values['log-level'] ?? 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace'].includes(level))
-    throw new UsageError(`--log-level ${JSON.stringify(level)}: want fatal, error, warn, info, debug or trace`);
+  for (const f of CONTROL_PLANE_FLAGS) {
+    if ((values as Record<string, unknown>)[f] !== undefined)
+      throw new UsageError(
+        `--${f}: not supported yet: Klutch's control-plane mode (the konnector on the control plane, reading the app cluster's kubeconfig from a Secret) is not implemented; run the konnector in the app cluster with its own kubeconfig (in-cluster or --kubeconfig)`,
+      );
+  }
+  const mapped: { flag: string; became: string; prefer: string }[] = [];
+  const level = logLevel(values['log-level'], values.v, mapped);
   const flags: KonnectorFlags = {
     kubeconfig: values.kubeconfig || undefined,
     bindingNamespace: values['binding-namespace'] || undefined,
@@ -155,6 +206,7 @@ export function parseFlags(
     connections: positiveInt('connections', values.connections ?? '32'),
     ...rateLimitFlags(values['kube-api-qps'], values['kube-api-burst']),
     logLevel: level,
+    mapped,
   };
   if (flags.heartbeatIntervalMs < 1000) throw new UsageError(`--heartbeat-interval: at least 1s`);
   return flags;

@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   if (flags === 'version') return void process.stdout.write(`${KONNECTOR_VERSION}\n`);
   const f = flags;
   const log = pino({ level: f.logLevel, base: { component: 'konnector', identity: f.identity } });
+  for (const m of f.mapped) log.warn(m, `${m.flag} (Klutch's form) became ${m.became}; prefer ${m.prefer}`);
   const kc = new KubeConfig();
   try {
     if (f.kubeconfig) kc.loadFromFile(f.kubeconfig);

@@ -3,7 +3,7 @@
  * each. The first line seals; every line opens, so keys rotate without logging anyone out: add a new first line,
  * and drop the old one once the longest-lived cookie (one hour) has expired. The file is re-read when it changes.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hkdfSync } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 
 export interface Key {
@@ -28,10 +28,24 @@ export function parseKeys(text: string, source: string): Key[] {
         `${source}: line ${i + 1} is not a base64 key of ${MIN_KEY_BYTES} or more bytes; make one with \`openssl rand -base64 32\``,
       );
     }
-    keys.push({ id: createHash('sha256').update(bytes).digest('hex').slice(0, 16), bytes });
+    keys.push(keyOf(bytes));
   });
   if (keys.length === 0) throw new Error(`${source}: holds no key; put one base64 key (openssl rand -base64 32) on the first line`);
   return keys;
+}
+
+function keyOf(bytes: Buffer): Key {
+  return { id: createHash('sha256').update(bytes).digest('hex').slice(0, 16), bytes };
+}
+
+/**
+ * The one sealing key that Klutch's `--cookie-signing-key` (32 or 64 bytes) and optional `--cookie-encryption-key`
+ * (16, 24 or 32 bytes) stand for: HKDF-SHA256 of both (the encryption key as salt, so no two pairs give one key).
+ * The same flags give the same key on every replica and after every restart; there is nothing to rotate to.
+ */
+export function klutchCookieKey(signing: Buffer, encryption?: Buffer): Key {
+  const info = 'klutch-kit cookie key from --cookie-signing-key and --cookie-encryption-key';
+  return keyOf(Buffer.from(hkdfSync('sha256', signing, encryption ?? Buffer.alloc(0), info, 32)));
 }
 
 /** The keys of a file, re-read when its modification time or size changes (checked at most once a second). */

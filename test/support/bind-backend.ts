@@ -148,6 +148,27 @@ export async function startBindBackend(o: BindBackendOptions): Promise<BindBacke
   return { url, probeUrl, namespace, keysFile, dir, proc, stop: () => stop(15_000) };
 }
 
+/**
+ * The bundled backend with exactly `args` and `env` (nothing of the suite's added, not even process.env): a
+ * Deployment's command line as a process. Not waited for; it may be meant to exit.
+ */
+export async function launchBackendBundle(o: {
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly logDir: string;
+  readonly role: string;
+}): Promise<Proc> {
+  const bundle = await bundleDeployable(repoRoot(), deployable('backend'));
+  return launch({
+    command: 'setpriv',
+    args: ['--pdeathsig', 'TERM', process.execPath, bundle, ...o.args],
+    role: o.role,
+    owner: o.role,
+    logDir: o.logDir,
+    env: o.env,
+  });
+}
+
 export interface CallbackServer {
   /** `http://127.0.0.1:<port>/callback` */
   readonly url: string;

@@ -131,6 +131,27 @@ export interface StartKonnectorOptions {
   readonly root?: string;
 }
 
+/**
+ * The bundled konnector with exactly `args` and `env` (nothing of the suite's added, not even process.env): a
+ * Deployment's command line as a process. Not waited for.
+ */
+export async function launchKonnectorBundle(o: {
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly logDir: string;
+  readonly role: string;
+}): Promise<Proc> {
+  const bundle = await bundleDeployable(ROOT, deployable('konnector'));
+  return launch({
+    command: 'setpriv',
+    args: ['--pdeathsig', 'KILL', process.execPath, bundle, ...o.args],
+    role: o.role,
+    owner: o.role,
+    logDir: o.logDir,
+    env: o.env,
+  });
+}
+
 /** Starts the bundled konnector (dist/konnector/konnector.mjs) and waits until /healthz answers. */
 export async function startKonnector(o: StartKonnectorOptions): Promise<KonnectorProcess> {
   const bundle = await bundleDeployable(o.root ?? ROOT, deployable('konnector'));
