@@ -16,6 +16,11 @@ export interface Deployable {
   readonly description: string;
   /** Ports the image exposes, with what each serves. */
   readonly ports: readonly { readonly port: number; readonly serves: string }[];
+  /**
+   * More paths in the image that start the program (a small executable `entrypoint` beside the bundle), for
+   * manifests written for another image: Klutch's start its backend as `/example-backend` or `/ko-app/example-backend`.
+   */
+  readonly entrypoints?: readonly string[];
 }
 
 export const DEPLOYABLES: readonly Deployable[] = [
@@ -36,6 +41,7 @@ export const DEPLOYABLES: readonly Deployable[] = [
       { port: 8080, serves: 'the bind endpoints (/export, /authorize, /callback, /resources, /bind)' },
       { port: 8081, serves: '/healthz, /readyz and /metrics' },
     ],
+    entrypoints: ['/example-backend', '/ko-app/example-backend'],
   },
   {
     name: 'konnector',
@@ -61,19 +67,34 @@ export function deployable(name: string): Deployable {
 /** The user and group the images run as: distroless' `nonroot`, the user the Deployments' securityContext names. */
 export const IMAGE_USER = 65532;
 
+/**
+ * The base image: distroless Node 24, the active LTS (Node 20 reached its end of life in April 2026). The bundles
+ * are built for Node 20 syntax and run on any later Node; the development machines still run 20.
+ */
+export const BASE_IMAGE = 'gcr.io/distroless/nodejs24-debian12:nonroot';
+
+/** Node inside the base image. */
+const IMAGE_NODE = '/nodejs/bin/node';
+
+/** The `entrypoint` file of a deployable with `entrypoints`: it runs the bundle with the arguments it was given. */
+export function entrypointScript(d: Deployable): string {
+  return `#!${IMAGE_NODE}\n// Starts /${d.name}/${d.name}.mjs for manifests that name this path (synth/deployables.ts).\nimport('/${d.name}/${d.name}.mjs');\n`;
+}
+
 /** The image of a deployable: its one file on distroless Node, nothing else (no node_modules, no shell). */
 export function dockerfile(d: Deployable): string {
   return [
     `# ${d.description}: dist/${d.name}/${d.name}.mjs on distroless Node, nothing else (no node_modules, no shell).`,
     `# Written by npm run synth (synth/deployables.ts). Build context: this folder.`,
     `#   docker build -t <registry>/<repository>:<tag> dist/${d.name}`,
-    'FROM gcr.io/distroless/nodejs20-debian12:nonroot',
+    `FROM ${BASE_IMAGE}`,
     `COPY ${d.name}.mjs /${d.name}/${d.name}.mjs`,
+    ...(d.entrypoints ?? []).map((path) => `COPY entrypoint ${path}`),
     // Numeric, so the kubelet can check runAsNonRoot against the image; the Pods run as it (Pod Security `restricted`).
     `USER ${IMAGE_USER}:${IMAGE_USER}`,
     ...d.ports.map((p) => `# ${p.port}: ${p.serves}`),
     ...(d.ports.length ? [`EXPOSE ${d.ports.map((p) => p.port).join(' ')}`] : []),
-    `ENTRYPOINT ["/nodejs/bin/node", "/${d.name}/${d.name}.mjs"]`,
+    `ENTRYPOINT ["${IMAGE_NODE}", "/${d.name}/${d.name}.mjs"]`,
     '',
   ].join('\n');
 }
@@ -94,6 +115,10 @@ export async function writeDeployables(root: string, out: string, deployables = 
     // A program: kubectl finds its plugin by the executable kubectl-bind on PATH (the bundle starts with `#!`).
     chmodSync(join(dir, `${d.name}.mjs`), 0o755);
     writeFileSync(join(dir, 'Dockerfile'), dockerfile(d));
+    if (d.entrypoints?.length) {
+      writeFileSync(join(dir, 'entrypoint'), entrypointScript(d));
+      chmodSync(join(dir, 'entrypoint'), 0o755); // COPY keeps the mode: the image runs it by its shebang
+    }
     written.push({ d, file: join(dir, `${d.name}.mjs`) });
   }
   return written;

@@ -188,6 +188,26 @@ describe('Pod security of what synth ships', () => {
     }
   });
 
+  it("builds the images on a maintained Node LTS, and the backend's starts by Klutch's entrypoint paths too", async () => {
+    const { BASE_IMAGE, DEPLOYABLES, dockerfile } = await import('../../synth/deployables');
+    expect(BASE_IMAGE).toMatch(/nodejs(2[2-9]|[3-9]\d)-/); // Node 20 reached its end of life in April 2026
+    for (const d of DEPLOYABLES) expect(dockerfile(d), d.name).toContain(`FROM ${BASE_IMAGE}\n`);
+    const out = join(tmp, 'entrypoints');
+    expect(runSynth(['--out', out, '--quiet']).status).toBe(0);
+    const backend = join(out, 'backend');
+    const docker = readFileSync(join(backend, 'Dockerfile'), 'utf8');
+    for (const path of ['/example-backend', '/ko-app/example-backend']) expect(docker).toContain(`COPY entrypoint ${path}\n`);
+    expect(statSync(join(backend, 'entrypoint')).mode & 0o111).toBe(0o111);
+    // Run it as the image would, with the bundle where this checkout has it: Klutch's arguments reach the backend.
+    const script = readFileSync(join(backend, 'entrypoint'), 'utf8');
+    expect(script.startsWith('#!/nodejs/bin/node\n')).toBe(true);
+    const local = join(tmp, 'entrypoint.cjs');
+    writeFileSync(local, script.replaceAll('/backend/backend.mjs', join(backend, 'backend.mjs')));
+    const r = spawnSync(process.execPath, [local, '--help'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('--cookie-signing-key');
+  });
+
   it('builds every image to run as the numeric non-root user the Pods name', async () => {
     const { DEPLOYABLES, dockerfile } = await import('../../synth/deployables');
     for (const d of DEPLOYABLES) expect(dockerfile(d), d.name).toMatch(/^USER 65532:65532$/m);
