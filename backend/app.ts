@@ -12,6 +12,7 @@ import { Issuer } from './auth/issuer';
 import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
 import { ReplayGuard } from './auth/replay';
 import { Sealer } from './auth/sealer';
+import { recordBinder } from './authz/binder';
 import { runControllers } from './controllers';
 import { RateLimiter } from './http/rate-limit';
 import { bindHandler, listen, type ListeningServer } from './http/server';
@@ -133,8 +134,16 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     clientSecret: o.oidcClientSecret,
     callbackUrl: o.oidcCallbackUrl,
     caFile: o.oidcCaFile,
+    groupsClaim: o.oidcGroupsClaim,
+    extraScopes: o.oidcExtraScopes,
     log,
   });
+  log.info(
+    { defaultBindPolicy: o.defaultBindPolicy, groupsClaim: o.oidcGroupsClaim },
+    o.defaultBindPolicy === 'allow-all'
+      ? 'templates without a bind rule may be bound by every logged-in user (--default-bind-policy=allow-all)'
+      : 'templates without a bind rule may be bound by nobody (--default-bind-policy=deny-all)',
+  );
   const stopping = new AbortController();
   const serving = servingInformers(clients, log);
   const crds: { problem?: string } = { problem: 'not checked yet' };
@@ -171,6 +180,8 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
         },
         identity,
       ),
+    recordBinder: (ns, who) => recordBinder(clients, ns, who),
+    defaultBindPolicy: o.defaultBindPolicy,
     consumerScope: o.consumerScope,
     prettyName: o.prettyName,
     secureCookies: new URL(o.oidcCallbackUrl).protocol === 'https:',
@@ -196,6 +207,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     clients,
     serving,
     consumerScope: o.consumerScope,
+    defaultBindPolicy: o.defaultBindPolicy,
     claimedAccess: o.claimedAccess,
     prefix: o.namespacePrefix,
     target,

@@ -1,11 +1,14 @@
 /** The backend's Prometheus metrics (prom-client), on the registry /metrics serves. */
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { bindRefusals } from './authz/refusals';
 
 export interface BackendMetrics {
   readonly requests: Histogram<'route' | 'code'>;
   readonly binds: Counter<'result'>;
   readonly authFailures: Counter<'reason'>;
   readonly rateLimited: Counter<'route'>;
+  /** `bind_backend_bind_refusals_total{api,reason}`: binds the authorization rule refused (authz/refusals.ts). */
+  readonly bindRefusals: Counter<'api' | 'reason'>;
 }
 
 export function backendMetrics(registry: Registry): BackendMetrics {
@@ -35,5 +38,6 @@ export function backendMetrics(registry: Registry): BackendMetrics {
       labelNames: ['route'],
       registers: [registry],
     }),
+    bindRefusals: bindRefusals(registry),
   };
 }

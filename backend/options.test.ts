@@ -262,6 +262,32 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
   });
 });
 
+describe('bind authorization flags', () => {
+  it('default to allow-all, the groups claim and no extra scopes', () => {
+    expect(parseOptions(required)).toMatchObject({ defaultBindPolicy: 'allow-all', oidcGroupsClaim: 'groups', oidcExtraScopes: [] });
+  });
+
+  it('take deny-all, another claim and extra scopes (flag or variable)', () => {
+    expect(
+      parseOptions([
+        ...required,
+        '--default-bind-policy=deny-all',
+        '--oidc-groups-claim=roles',
+        '--oidc-extra-scopes=groups, offline_access',
+      ]),
+    ).toMatchObject({ defaultBindPolicy: 'deny-all', oidcGroupsClaim: 'roles', oidcExtraScopes: ['groups', 'offline_access'] });
+    expect(parseOptions(required, { BACKEND_DEFAULT_BIND_POLICY: 'deny-all' })).toMatchObject({ defaultBindPolicy: 'deny-all' });
+  });
+
+  it('refuse an unknown policy, an empty claim and a scope that is no scope, naming the flag', () => {
+    expect(() => parseOptions([...required, '--default-bind-policy=deny'])).toThrow(
+      '--default-bind-policy: "deny" is not allow-all or deny-all',
+    );
+    expect(() => parseOptions([...required, '--oidc-groups-claim= '])).toThrow('--oidc-groups-claim: is empty');
+    expect(() => parseOptions([...required, '--oidc-extra-scopes=groups,"x"'])).toThrow('--oidc-extra-scopes: ""x"" is not an OAuth scope');
+  });
+});
+
 describe('the README', () => {
   it('documents every flag with its variable and default in "The bind backend"', () => {
     const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');

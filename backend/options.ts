@@ -6,6 +6,7 @@
  * and what to prefer, or refused with a message naming it and why. None is ignored.
  */
 import { parseArgs } from 'node:util';
+import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
@@ -34,6 +35,12 @@ export interface BackendOptions {
   readonly oidcClientSecret: string;
   readonly oidcCallbackUrl: string;
   readonly oidcCaFile?: string;
+  /** The ID token claim holding the user's groups, for the bind rules. */
+  readonly oidcGroupsClaim: string;
+  /** Scopes asked for besides `openid profile email`. */
+  readonly oidcExtraScopes: readonly string[];
+  /** What applies to an APIServiceExportTemplate without a bind rule (authz/bind-policy.ts). */
+  readonly defaultBindPolicy: DefaultBindPolicy;
   /** Exactly one of cookieKeysFile and klutchCookieKeys. */
   readonly cookieKeysFile?: string;
   /** Klutch's --cookie-signing-key and --cookie-encryption-key, decoded. */
@@ -187,6 +194,27 @@ export const FLAGS: readonly Flag[] = [
     arg: 'file',
     optional: true,
     help: 'PEM CAs trusted for the OpenID provider, besides the system ones',
+  },
+  {
+    name: 'oidc-groups-claim',
+    key: 'oidcGroupsClaim',
+    arg: 'claim',
+    default: 'groups',
+    help: "the ID token claim holding the user's groups (an array of strings, or one string), which the bind rules name; read only from the verified ID token",
+  },
+  {
+    name: 'oidc-extra-scopes',
+    key: 'oidcExtraScopes',
+    arg: 'scope,...',
+    optional: true,
+    help: 'scopes asked for besides openid profile email, e.g. groups (Dex puts groups in ID tokens only then)',
+  },
+  {
+    name: 'default-bind-policy',
+    key: 'defaultBindPolicy',
+    arg: 'allow-all|deny-all',
+    default: 'allow-all',
+    help: "who may bind an API whose APIServiceExportTemplate has no bind rule (annotations klutch-kit.anynines.com/bind-allowed-groups, -subjects, -clients): allow-all, every logged-in user (Klutch's behaviour), or deny-all, nobody until the operator names who",
   },
   {
     name: 'cookie-keys-file',
@@ -525,6 +553,15 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
       `--http-headers-timeout: ${raw('http-headers-timeout') ?? '10s'} is longer than --http-request-timeout (${raw('http-request-timeout') ?? '30s'}); make it shorter`,
     );
   hostPort('probe-address', raw('probe-address') ?? '0.0.0.0:8081');
+  const groupsClaim = raw('oidc-groups-claim') ?? 'groups';
+  if (!groupsClaim.trim())
+    throw new UsageError('--oidc-groups-claim: is empty; give the ID token claim that holds groups (default groups)');
+  const extraScopes = (raw('oidc-extra-scopes') ?? '').split(/[\s,]+/).filter(Boolean);
+  const badScope = extraScopes.find((x) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(x));
+  if (badScope !== undefined) throw new UsageError(`--oidc-extra-scopes: "${badScope}" is not an OAuth scope (RFC 6749 3.3)`);
+  const bindPolicy = raw('default-bind-policy') ?? 'allow-all';
+  if (!(DEFAULT_BIND_POLICIES as readonly string[]).includes(bindPolicy))
+    throw new UsageError(`--default-bind-policy: "${bindPolicy}" is not ${DEFAULT_BIND_POLICIES.join(' or ')}`);
 
   return {
     listenAddress,
@@ -541,6 +578,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     oidcClientSecret: required('oidc-issuer-client-secret'),
     oidcCallbackUrl: callback.href,
     oidcCaFile: raw('oidc-ca-file'),
+    oidcGroupsClaim: groupsClaim,
+    oidcExtraScopes: extraScopes,
+    defaultBindPolicy: bindPolicy as DefaultBindPolicy,
     ...cookies,
     kubeconfig: raw('kubeconfig'),
     namespace: raw('namespace') ?? (env.POD_NAMESPACE || undefined),

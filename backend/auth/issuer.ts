@@ -20,6 +20,10 @@ export interface IssuerOptions {
   readonly callbackUrl: string;
   /** PEM CAs trusted for the issuer besides the system ones. */
   readonly caFile?: string;
+  /** The ID token claim holding the user's groups. @default groups */
+  readonly groupsClaim?: string;
+  /** Scopes asked for besides `openid profile email` (e.g. `groups`, which Dex needs to put groups in ID tokens). */
+  readonly extraScopes?: readonly string[];
   readonly log: Logger;
 }
 
@@ -47,6 +51,8 @@ export interface Identity {
   readonly issuer: string;
   readonly subject: string;
   readonly email?: string;
+  /** From the verified ID token's groups claim (--oidc-groups-claim); empty when it has none. */
+  readonly groups: readonly string[];
 }
 
 export const SCOPES = 'openid profile email';
@@ -114,7 +120,7 @@ export class Issuer {
     const config = this.requireConfig();
     return oidc.buildAuthorizationUrl(config, {
       redirect_uri: this.o.callbackUrl,
-      scope: SCOPES,
+      scope: [SCOPES, ...(this.o.extraScopes ?? [])].join(' '),
       state: p.state,
       nonce: p.nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(p.codeVerifier),
@@ -140,13 +146,28 @@ export class Issuer {
     }
     const claims = tokens.claims();
     if (!claims?.sub) throw new LoginError('id-token-invalid', 'the OpenID provider returned no ID token subject');
-    return { issuer: claims.iss, subject: claims.sub, ...(typeof claims.email === 'string' ? { email: claims.email } : {}) };
+    return {
+      issuer: claims.iss,
+      subject: claims.sub,
+      ...(typeof claims.email === 'string' ? { email: claims.email } : {}),
+      groups: groupsOf(claims[this.o.groupsClaim ?? 'groups']),
+    };
   }
 
   private requireConfig(): oidc.Configuration {
     if (!this.config) throw new LoginError('issuer-unavailable', this.reason());
     return this.config;
   }
+}
+
+/**
+ * The groups claim as a list: an array of strings (the convention), or one string (some providers, for one group).
+ * Anything else counts as no groups, so a malformed claim can only take rights away.
+ */
+export function groupsOf(claim: unknown): string[] {
+  if (typeof claim === 'string') return claim ? [claim] : [];
+  if (!Array.isArray(claim)) return [];
+  return [...new Set(claim.filter((g): g is string => typeof g === 'string' && g !== ''))];
 }
 
 /** Maps openid-client's errors (a ClientError wrapping oauth4webapi's, whose cause names the claim) to a reason. */

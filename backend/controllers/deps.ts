@@ -1,6 +1,7 @@
 /** What every backend controller gets: clients, the leader's informers, settings, logging and metrics. */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
 import type { Clients } from '../kube';
 import type { ClaimedAccess, ConsumerScope } from '../options';
@@ -13,6 +14,8 @@ export interface ControllerDeps {
   /** Metadata-only informers of the exported and claimed resources (claimed access). */
   readonly objects: ObjectInformers;
   readonly consumerScope: ConsumerScope;
+  /** Who may request an API whose template has no bind rule (--default-bind-policy; authz/bind-policy.ts). */
+  readonly defaultBindPolicy: DefaultBindPolicy;
   /** @default 'Object' */
   readonly claimedAccess?: ClaimedAccess;
   /**

@@ -12,6 +12,8 @@ import {
   type APIServiceExportRequest,
   type APIServiceExportRequestStatus,
 } from '../../exports/bind-api';
+import { mayRequest } from '../authz/binder';
+import { bindRefusals, recordRefusal } from '../authz/refusals';
 import { DeriveError, deriveExport } from '../derive-export';
 import { findExportable } from '../exportable';
 import { cachedExportables } from '../informers';
@@ -89,6 +91,22 @@ export async function reconcileExportRequest(d: ControllerDeps, key: string): Pr
         `no APIServiceExportTemplate exports ${name}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; ask the provider which APIs it offers (/resources)`,
       );
     }
+    // The consumer's kubeconfig can request any API: the same rule as /bind, for the identity that bound last.
+    const authz = await mayRequest(d.clients, ns, exportable, d.defaultBindPolicy);
+    if (!authz.decision.allowed) {
+      const t = exportable.template.metadata;
+      recordRefusal(bindRefusals(d.registry), d.log, {
+        path: 'export-request',
+        api: authz.api,
+        template: `${t.namespace}/${t.name}`,
+        reason: authz.decision.reason,
+        message: authz.decision.message,
+        identity: authz.binder,
+        namespace: ns,
+      });
+      const who = authz.binder.subject === undefined ? 'no verified bind is recorded for this cluster' : authz.binder.subject;
+      return fail(d, req, `${who}: ${authz.decision.message}, and bind it with kubectl bind`, 'Forbidden');
+    }
     try {
       exports.push(deriveExport(exportable.crd, exportable.template, ns, d.consumerScope));
     } catch (e) {
@@ -124,14 +142,14 @@ export async function reconcileExportRequest(d: ControllerDeps, key: string): Pr
   return { requeueAfterMs: FINISHED_TTL_MS };
 }
 
-async function fail(d: ControllerDeps, req: APIServiceExportRequest, message: string): Promise<ReconcileResult> {
+async function fail(d: ControllerDeps, req: APIServiceExportRequest, message: string, reason?: string): Promise<ReconcileResult> {
   await writeStatus(d, req, {
     phase: 'Failed',
     terminalMessage: message,
     conditions: setCondition(req.status?.conditions, {
       type: APIServiceExportRequestConditions.ExportsReady,
       status: 'False',
-      reason: message.startsWith('CRD ') ? CRD_NOT_FOUND_REASON : 'NotExported',
+      reason: reason ?? (message.startsWith('CRD ') ? CRD_NOT_FOUND_REASON : 'NotExported'),
       message,
     }),
   });

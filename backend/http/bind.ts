@@ -1,15 +1,18 @@
 /**
  * `GET /bind?s&resource&group` (with the session): makes or finds the consumer's objects on the provider and sends
  * the BindingResponse to the CLI's loopback callback as `?response=`. A resource no template exports is refused
- * before anything is created.
+ * before anything is created, and so is one the user may not bind (authz/bind-policy.ts): a 403 page naming the API
+ * and the missing group, counted and written to the audit log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { apiName, mayBind } from '../authz/bind-policy';
+import { recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
 import { TooManyClustersError } from '../provision/cluster-namespace';
 import type { HttpDeps } from './deps';
 import { bindingResponse, responseRedirect } from '../../exports/bind-api';
 import { HttpError, redirect } from './respond';
-import { checkId, readSession } from './session';
+import { checkId, readSession, sessionIdentity } from './session';
 
 export async function handleBind(req: IncomingMessage, res: ServerResponse, url: URL, d: HttpDeps): Promise<void> {
   const q = url.searchParams;
@@ -27,6 +30,23 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
       `No APIServiceExportTemplate of this provider exports ${resource}.${group}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; pick one from /resources?s=${sid}.`,
     );
   }
+  const who = sessionIdentity(session);
+  const decision = mayBind(who, exportable.template, d.defaultBindPolicy);
+  const api = apiName(exportable.template);
+  if (!decision.allowed) {
+    d.metrics.binds.inc({ result: 'refused' });
+    const t = exportable.template.metadata;
+    recordRefusal(d.metrics.bindRefusals, d.log, {
+      path: 'browser',
+      api,
+      template: `${t.namespace}/${t.name}`,
+      reason: decision.reason,
+      message: decision.message,
+      identity: who,
+      clusterId: session.cid,
+    });
+    throw new HttpError(403, `Not allowed to bind ${api}`, `${session.sub}: ${decision.message}.`);
+  }
   const identity = `${session.sub}#${session.cid}`;
   const started = performance.now();
   const consumer = await d.provision(identity).catch((e: unknown) => {
@@ -34,6 +54,7 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
     d.metrics.binds.inc({ result: 'refused' });
     throw new HttpError(403, 'Too many clusters', e.message);
   });
+  await d.recordBinder(consumer.namespace, who);
   const provisionMs = Math.round(performance.now() - started);
   const response = bindingResponse({
     sid,
@@ -45,6 +66,18 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
     permissionClaims: exportable.template.spec.permissionClaims ?? [],
   });
   d.metrics.binds.inc({ result: 'ok' });
-  d.log.info({ identity, namespace: consumer.namespace, resource: `${resource}.${group}`, provisionMs }, 'bound');
+  d.log.info(
+    {
+      audit: true,
+      event: 'bound',
+      identity,
+      clusterId: session.cid,
+      namespace: consumer.namespace,
+      api,
+      allowedBy: decision.by,
+      provisionMs,
+    },
+    'bound',
+  );
   redirect(res, responseRedirect(session.redirectURL, response));
 }

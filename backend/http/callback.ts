@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoginError } from '../auth/issuer';
 import { SealError } from '../auth/sealer';
+import { bindRule } from '../authz/bind-policy';
 import type { HttpDeps } from './deps';
 import { HttpError, redirect } from './respond';
 import {
@@ -107,15 +108,57 @@ export async function handleCallback(req: IncomingMessage, res: ServerResponse, 
     }
     throw e;
   }
-  const session: Session = { iss: identity.issuer, sub: identity.subject, sid: state.sid, cid: state.cid, redirectURL: state.redirectURL };
-  const cookie = cookieHeader(sessionCookieName(state.sid), await d.sealer.seal('session', session, SESSION_TTL_MS), {
+  const session: Session = {
+    iss: identity.issuer,
+    sub: identity.subject,
+    groups: [...identity.groups],
+    sid: state.sid,
+    cid: state.cid,
+    redirectURL: state.redirectURL,
+  };
+  const sealed = await sealSession(d, session);
+  const cookie = cookieHeader(sessionCookieName(state.sid), sealed, {
     path: '/',
     maxAgeMs: SESSION_TTL_MS,
     secure: d.secureCookies,
   });
   d.log.info(
-    { sub: identity.subject, sid: state.sid, cid: state.cid, exchangeMs: Math.round(performance.now() - started) },
+    {
+      sub: identity.subject,
+      groups: identity.groups.length,
+      sid: state.sid,
+      cid: state.cid,
+      exchangeMs: Math.round(performance.now() - started),
+    },
     'login verified',
   );
   redirect(res, `/resources?s=${encodeURIComponent(state.sid)}`, [cookie, clearFlow]);
+}
+
+/** Browsers keep cookies up to 4096 bytes (name and attributes included). */
+const MAX_SESSION_VALUE = 3800;
+
+/**
+ * The sealed session. A user in hundreds of groups would not fit a cookie: then only the groups some template's rule
+ * names are kept (all that mayBind can use; a rule changed later needs a new login), and a login that still does not
+ * fit is refused with a page saying so rather than with a cookie the browser drops.
+ */
+async function sealSession(d: HttpDeps, session: Session): Promise<string> {
+  const sealed = await d.sealer.seal('session', session, SESSION_TTL_MS);
+  if (sealed.length <= MAX_SESSION_VALUE) return sealed;
+  const named = new Set<string>();
+  for (const t of await d.exportables.templates()) {
+    const rule = bindRule(t);
+    if (rule && !(rule instanceof Error)) rule.groups.forEach((g) => named.add(g));
+  }
+  const kept = (session.groups ?? []).filter((g) => named.has(g));
+  d.log.info({ sub: session.sub, groups: session.groups?.length, kept: kept.length }, 'session keeps only the groups rules name');
+  const narrowed = await d.sealer.seal('session', { ...session, groups: kept }, SESSION_TTL_MS);
+  if (narrowed.length <= MAX_SESSION_VALUE) return narrowed;
+  throw new HttpError(
+    400,
+    'Login too large',
+    `Your login carries more than a session cookie holds (${kept.length} groups that bind rules name). Tell the platform operator: the rules on the APIServiceExportTemplates name too many groups.`,
+    'session-too-large',
+  );
 }

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Issuer } from '../auth/issuer';
 import type { ReplayGuard } from '../auth/replay';
 import type { Sealer } from '../auth/sealer';
+import type { DefaultBindPolicy } from '../authz/bind-policy';
+import type { RecordedBinder } from '../authz/binder';
 import type { ExportableSource } from '../exportable';
 import type { BackendMetrics } from '../metrics';
 import type { ConsumerScope } from '../options';
@@ -16,6 +18,13 @@ export interface HttpDeps {
   readonly exportables: ExportableSource;
   /** Finds or makes everything of a consumer identity and returns its namespace and kubeconfig. */
   readonly provision: (identity: string) => Promise<Consumer>;
+  /**
+   * Writes who bound onto the consumer's ClusterBinding, so the export-request controller can apply the same rule to
+   * requests made later with the kubeconfig.
+   */
+  readonly recordBinder: (namespace: string, who: RecordedBinder) => Promise<void>;
+  /** What applies to a template without a bind rule (--default-bind-policy). */
+  readonly defaultBindPolicy: DefaultBindPolicy;
   readonly consumerScope: ConsumerScope;
   readonly prettyName: string;
   /** Cookies get the Secure attribute and answers HSTS (browsers reach the backend over HTTPS). */

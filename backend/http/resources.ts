@@ -1,27 +1,41 @@
 /**
- * `GET /resources?s=<sid>`: the logged-in user's choice of APIs, one link per exportable resource. Each link's
- * class contains the plural, as Klutch's page has it, so scripts that click `a.<plural>` work with both.
+ * `GET /resources?s=<sid>`: the logged-in user's choice of APIs, one link per exportable resource the user may bind
+ * (authz/bind-policy.ts). Each link's class contains the plural, as Klutch's page has it, so scripts that click
+ * `a.<plural>` work with both.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { mayBind } from '../authz/bind-policy';
 import { exportables } from '../exportable';
 import type { HttpDeps } from './deps';
 import { escapeHtml, page, sendHtml } from './respond';
-import { checkId, readSession } from './session';
+import { checkId, readSession, sessionIdentity } from './session';
 
 export async function handleResources(req: IncomingMessage, res: ServerResponse, url: URL, d: HttpDeps): Promise<void> {
   const sid = checkId('s', url.searchParams.get('s'));
   const session = await readSession(req, d.sealer, sid);
-  const list = await exportables(d.exportables, d.consumerScope);
+  const all = await exportables(d.exportables, d.consumerScope);
+  const identity = sessionIdentity(session);
+  const list = all.filter((e) => mayBind(identity, e.template, d.defaultBindPolicy).allowed);
   const items = list.map((e) => {
     const href = `/bind?s=${encodeURIComponent(sid)}&resource=${encodeURIComponent(e.resource)}&group=${encodeURIComponent(e.group)}`;
     return `<li><a class="bind ${escapeHtml(e.resource)}" href="${escapeHtml(href)}">${escapeHtml(e.kind)}</a> <code>${escapeHtml(`${e.resource}.${e.group}`)}</code></li>`;
   });
+  // Which APIs are hidden is not said: their names are for those who may bind them.
+  const hidden =
+    all.length > list.length
+      ? `<p>${all.length - list.length} more API${all.length - list.length > 1 ? 's are' : ' is'} offered only to members of certain groups; ask the platform operator if you need one.</p>`
+      : '';
   const body = [
     `<h1>${escapeHtml(d.prettyName)}: choose an API to bind</h1>`,
     `<p>Logged in as <strong>${escapeHtml(session.sub)}</strong> for cluster <code>${escapeHtml(session.cid)}</code>.</p>`,
     items.length
       ? `<ul>\n${items.join('\n')}\n</ul>`
-      : '<p class="error">No API is offered yet: the provider has no APIServiceExportTemplate whose CRD is installed.</p>',
-  ].join('\n');
+      : all.length
+        ? '<p class="error">No API of this provider may be bound by you.</p>'
+        : '<p class="error">No API is offered yet: the provider has no APIServiceExportTemplate whose CRD is installed.</p>',
+    hidden,
+  ]
+    .filter(Boolean)
+    .join('\n');
   sendHtml(res, 200, page(`${d.prettyName}: bind an API`, body));
 }

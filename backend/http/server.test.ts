@@ -65,6 +65,8 @@ async function start(o: { provision?: (id: string) => Promise<never>; limiter?: 
         provisioned.push(id);
         throw new Error('not reached');
       }),
+    recordBinder: async () => undefined,
+    defaultBindPolicy: 'allow-all',
     consumerScope: 'Namespaced',
     prettyName: 'test',
     secureCookies: o.secure ?? false,

@@ -5,7 +5,8 @@
  *   PKCE verifier and the nonce. Cleared by /callback, so a state works once per browser.
  * - state (through the OpenID provider, 10 minutes): the same browser id, sid, cid, the callback URL and a random id
  *   for the replay guard. Only our /callback reads it, so its format is ours (Klutch's is unsigned base64 JSON).
- * - session cookie `klutch-bind-<sid>` (Klutch's name, Path=/, 1 hour): the verified identity, sid, cid and callback.
+ * - session cookie `klutch-bind-<sid>` (Klutch's name, Path=/, 1 hour): the verified identity (issuer, subject and
+ *   groups), sid, cid and callback.
  *
  * Cookies are HttpOnly and SameSite=Lax (the callback is a top-level navigation from the provider, which Lax lets
  * through), and Secure whenever browsers reach the backend over HTTPS.
@@ -13,6 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { SealError, type Sealer } from '../auth/sealer';
+import type { BindIdentity } from '../authz/bind-policy';
 import { HttpError } from './respond';
 
 export const STATE_TTL_MS = 10 * 60_000;
@@ -35,6 +37,8 @@ export interface State extends Record<string, unknown> {
 export interface Session extends Record<string, unknown> {
   iss: string;
   sub: string;
+  /** The verified ID token's groups (missing in a session sealed before groups were kept: none). */
+  groups?: string[];
   sid: string;
   cid: string;
   redirectURL: string;
@@ -93,4 +97,9 @@ export async function readSession(req: IncomingMessage, sealer: Sealer, sid: str
       `session-${reason}`,
     );
   }
+}
+
+/** Who the session is, for mayBind: a browser login is a person, never a machine client. */
+export function sessionIdentity(s: Session): BindIdentity & { issuer: string } {
+  return { issuer: s.iss, subject: s.sub, groups: Array.isArray(s.groups) ? s.groups : [] };
 }

@@ -22,7 +22,7 @@ import {
 import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor } from './kube';
 import { createCa } from './pki';
-import { startOidcProvider, type IdTokenFault, type OidcTestProvider } from './oidc';
+import { startOidcProvider, type IdTokenFault, type OidcTestProvider, type OidcTestUser } from './oidc';
 
 export const FAULTS: readonly IdTokenFault[] = ['signature', 'issuer', 'audience', 'expired', 'nonce'];
 export const PG = { resource: 'postgresqlinstances', group: 'anynines.com' } as const;
@@ -61,6 +61,8 @@ export async function startBackendSuite(
     readonly synthOutput?: Map<string, Record<string, unknown>[]>;
     /** The OpenID provider shows a sign-in form to a browser without its login cookie. @default false */
     readonly loginForm?: boolean;
+    /** Named users besides the ordinary ones (e.g. with `groups`); their subs must be unique on the cluster. */
+    readonly extraUsers?: readonly OidcTestUser[];
   } = {},
 ): Promise<BackendSuite> {
   const kube = kubeFor(cluster);
@@ -77,6 +79,7 @@ export async function startBackendSuite(
   const users = [
     ...Array.from({ length: ordinary }, (_, i) => ({ sub: `user-${id}-${i}` })),
     ...FAULTS.map((f) => ({ sub: `mallory-${f}`, idTokenFault: f })),
+    ...(o.extraUsers ?? []),
   ];
   const ca = o.tls ? await createCa('klutch-kit test backend CA') : undefined;
   const tls = ca ? await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] }) : undefined;

@@ -6,7 +6,7 @@
  * and no such cookie, the interaction page is a sign-in form instead (a user name and "Sign in"), for a browser test
  * that logs in on the provider's page as a person does.
  *
- * A user may carry an `idTokenFault`: the ID token of the token endpoint's answer is then re-signed with one thing
+ * A user's `groups` are claim `groups` of scope `groups`, in the ID token. A user may carry an `idTokenFault`: the ID token of the token endpoint's answer is then re-signed with one thing
  * wrong (a foreign key, issuer, audience, expiry or nonce), so a client's verification can be shown to refuse it.
  * Everything else (codes, PKCE, JWKS, discovery) is the library's own behaviour.
  *
@@ -45,7 +45,10 @@ const configuration: Configuration = {
   })),
   jwks: { keys: [privateJwk] },
   cookies: { keys: [config.cookieKey] },
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+  // Scope `groups` carries claim `groups`, as Dex has it; claims of the granted scopes go into the ID token too (as
+  // Keycloak and Dex put them there), not only into userinfo.
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+  conformIdTokenClaims: false,
   // The client under test must send PKCE: the provider refuses an authorization request without it.
   pkce: { required: () => true },
   features: { devInteractions: { enabled: false } },
@@ -53,7 +56,16 @@ const configuration: Configuration = {
   findAccount: (_ctx, sub) => {
     const u = users.get(sub);
     if (!u) return undefined;
-    return { accountId: sub, claims: () => ({ sub, email: u.email ?? `${sub}@example.test`, email_verified: true, name: u.name ?? sub }) };
+    return {
+      accountId: sub,
+      claims: () => ({
+        sub,
+        email: u.email ?? `${sub}@example.test`,
+        email_verified: true,
+        name: u.name ?? sub,
+        ...(u.groups ? { groups: [...u.groups] } : {}),
+      }),
+    };
   },
   // First-party test clients: consent is implied, with every scope asked for.
   loadExistingGrant: async (ctx: KoaContextWithOIDC) => {

@@ -17,7 +17,7 @@ beforeAll(async () => {
   redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
   idp = await startOidcProvider({
     clients: [{ clientId: 'test', clientSecret: 'secret', redirectUris: [redirectUri] }],
-    users: [{ sub: 'alice' }, { sub: 'bob', email: 'bob@example.org' }],
+    users: [{ sub: 'alice' }, { sub: 'bob', email: 'bob@example.org', groups: ['dba', 'devs'] }],
   });
 }, 60_000);
 
@@ -78,6 +78,20 @@ describe('startOidcProvider', () => {
     const { config, page, verifier, nonce } = await login(browser);
     const tokens = await client.authorizationCodeGrant(config, new URL(page.url), { pkceCodeVerifier: verifier, expectedNonce: nonce });
     expect(tokens.claims()?.sub).toBe('bob');
+  });
+
+  it("puts a user's groups into the ID token only when scope groups is asked for", async () => {
+    for (const [scope, groups] of [
+      ['openid email profile groups', ['dba', 'devs']],
+      ['openid email profile', undefined],
+    ] as const) {
+      const browser = new Browser({ ca: [idp.ca] });
+      const { name, value } = idp.loginCookie('bob');
+      await browser.setCookie(name, value, idp.issuer);
+      const { config, page, verifier, nonce } = await login(browser, { scope });
+      const tokens = await client.authorizationCodeGrant(config, new URL(page.url), { pkceCodeVerifier: verifier, expectedNonce: nonce });
+      expect(tokens.claims()?.groups, scope).toEqual(groups);
+    }
   });
 
   it('refuses an authorization request without PKCE', async () => {

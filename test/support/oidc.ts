@@ -7,7 +7,8 @@
  *   const idp = await startOidcProvider({ clients: [{ clientId, clientSecret, redirectUris }], users: [{ sub: 'alice' }] });
  *   // idp.issuer, idp.ca (PEM: trust it, e.g. NODE_EXTRA_CA_CERTS for a node process); await idp.stop();
  *
- * A user with `idTokenFault` gets ID tokens with that one thing wrong, to show a client refuses them.
+ * A user with `idTokenFault` gets ID tokens with that one thing wrong, to show a client refuses them; a user with
+ * `groups` gets claim `groups` in ID tokens asked for with scope `groups`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,11 @@ export interface OidcTestUser {
   readonly name?: string;
   /** @default none: correct ID tokens */
   readonly idTokenFault?: IdTokenFault;
+  /**
+   * Claim `groups` in the user's ID tokens when the client asks for scope `groups` (as Dex does). @default none: no
+   * claim at all
+   */
+  readonly groups?: readonly string[];
 }
 
 export interface OidcStartOptions {

@@ -1,0 +1,81 @@
+/**
+ * The export-request path: a consumer holding its kubeconfig can create an APIServiceExportRequest for any API
+ * without /bind, so the controller checks such requests too. It needs the identity, which only /bind has verified:
+ * /bind records it on the consumer's ClusterBinding (annotation `klutch-kit.anynines.com/bound-by`, JSON of issuer,
+ * subject and groups). The consumer cannot change it: its token writes only the ClusterBinding's status, and the
+ * API server keeps metadata as it was on a status write. A ClusterBinding without the record (made before this rule
+ * existed) stands for an identity without groups.
+ */
+import { type Exportable } from '../exportable';
+import { apiMessage, BindResources, isNotFound, MERGE_PATCH, type Clients } from '../kube';
+import { CLUSTER_BINDING_NAME } from '../../exports/bind-api';
+import { apiName, mayBind, type BindDecision, type BindIdentity, type DefaultBindPolicy } from './bind-policy';
+
+export const BOUND_BY = 'klutch-kit.anynines.com/bound-by';
+
+export interface RecordedBinder extends BindIdentity {
+  readonly issuer?: string;
+}
+
+/** Writes who bound last onto the ClusterBinding of `namespace` (after /bind allowed it, before the response). */
+export async function recordBinder(clients: Clients, namespace: string, who: RecordedBinder): Promise<void> {
+  const r = BindResources.clusterBindings;
+  const value = JSON.stringify({ iss: who.issuer, sub: who.subject, groups: who.groups, ...(who.clientId ? { cid: who.clientId } : {}) });
+  try {
+    await clients.custom.patchNamespacedCustomObject(
+      {
+        group: r.group,
+        version: r.version,
+        plural: r.plural,
+        namespace,
+        name: CLUSTER_BINDING_NAME,
+        body: { metadata: { annotations: { [BOUND_BY]: value } } },
+      },
+      MERGE_PATCH,
+    );
+  } catch (e) {
+    throw new Error(`cannot record the binder on ClusterBinding ${namespace}/${CLUSTER_BINDING_NAME}: ${apiMessage(e)}`);
+  }
+}
+
+/** The binder recorded on the ClusterBinding of `namespace`, read from the API server (an informer may lag the bind). */
+export async function recordedBinder(clients: Clients, namespace: string): Promise<RecordedBinder> {
+  const r = BindResources.clusterBindings;
+  let cb: { metadata?: { annotations?: Record<string, string> } };
+  try {
+    cb = (await clients.custom.getNamespacedCustomObject({
+      group: r.group,
+      version: r.version,
+      plural: r.plural,
+      namespace,
+      name: CLUSTER_BINDING_NAME,
+    })) as typeof cb;
+  } catch (e) {
+    if (isNotFound(e)) return { groups: [] };
+    throw new Error(`cannot read ClusterBinding ${namespace}/${CLUSTER_BINDING_NAME}: ${apiMessage(e)}`);
+  }
+  const raw = cb.metadata?.annotations?.[BOUND_BY];
+  if (!raw) return { groups: [] };
+  try {
+    const v = JSON.parse(raw) as { iss?: unknown; sub?: unknown; groups?: unknown; cid?: unknown };
+    return {
+      ...(typeof v.iss === 'string' ? { issuer: v.iss } : {}),
+      ...(typeof v.sub === 'string' ? { subject: v.sub } : {}),
+      ...(typeof v.cid === 'string' ? { clientId: v.cid } : {}),
+      groups: Array.isArray(v.groups) ? v.groups.filter((g): g is string => typeof g === 'string') : [],
+    };
+  } catch {
+    return { groups: [] };
+  }
+}
+
+/** mayBind for an APIServiceExportRequest in cluster namespace `namespace`: the recorded binder's identity. */
+export async function mayRequest(
+  clients: Clients,
+  namespace: string,
+  exportable: Exportable,
+  defaultPolicy: DefaultBindPolicy,
+): Promise<{ decision: BindDecision; binder: RecordedBinder; api: string }> {
+  const binder = await recordedBinder(clients, namespace);
+  return { decision: mayBind(binder, exportable.template, defaultPolicy), binder, api: apiName(exportable.template) };
+}
