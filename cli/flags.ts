@@ -109,6 +109,7 @@ function bind(command: string, v: Parsed['values']): BindFlags {
 
 export type Command =
   | { readonly command: 'help'; readonly topic: string; readonly ok: boolean }
+  | { readonly command: 'version' }
   | { readonly command: 'bind'; readonly flags: LoginFlags }
   | { readonly command: 'apiservice'; readonly flags: ApiServiceFlags }
   | { readonly command: 'list'; readonly flags: ListFlags }
@@ -119,6 +120,10 @@ export const COMMANDS = ['apiservice', 'list', 'remove'] as const;
 export function parseCommand(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === 'help') return { command: 'help', topic: rest[0] ?? '', ok: true };
+  if (first === 'version' || first === '--version') {
+    if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`, 'version');
+    return { command: 'version' };
+  }
   if (first === 'apiservice') {
     const { values: v, positionals } = parse(first, rest, {
       ...CLUSTER,

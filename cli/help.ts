@@ -31,6 +31,7 @@ Usage:
   kubectl bind apiservice -f <request.yaml> [flags]  bind with an export request you already have
   kubectl bind list [flags]                        the bindings of this cluster
   kubectl bind remove <binding> [flags]            unbind: deletes the API's objects here and on the provider
+  kubectl bind version                             the plugin's version (also --version)
 
 <url> is the bind backend's /export address, e.g. https://bind.example.com/export.
 

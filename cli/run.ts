@@ -7,6 +7,7 @@ import { CliError, ExitCode, reason } from './errors';
 import { parseCommand } from './flags';
 import { HELP } from './help';
 import type { Io } from './io';
+import { versionText } from './version';
 
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
@@ -18,6 +19,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         (c.ok ? io.stdout : io.stderr).write(text);
         return c.ok ? ExitCode.Ok : ExitCode.Usage;
       }
+      case 'version':
+        io.stdout.write(versionText());
+        return ExitCode.Ok;
       case 'bind':
         return await bindCommand(c.flags, io);
       case 'apiservice':

@@ -22,8 +22,10 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
       items = []; // no konnector ever installed: no APIServiceBinding CRD
     else throw new CliError(`cannot list APIServiceBindings in ${app.server}: ${reason(e)}`, 'check --kubeconfig and --context');
   }
-  if (flags.output === 'json') return (void io.stdout.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2)}\n`), 0);
-  if (flags.output === 'yaml') return (void io.stdout.write(items.map((b) => `---\n${stringify(b)}`).join('')), 0);
+  // As kubectl prints a list in both formats: one List document.
+  const list = { apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } };
+  if (flags.output === 'json') return (void io.stdout.write(`${JSON.stringify(list, null, 4)}\n`), 0);
+  if (flags.output === 'yaml') return (void io.stdout.write(stringify(list)), 0);
   if (!items.length) {
     io.stderr.write(
       `No APIServiceBindings ${flags.allNamespaces ? 'in this cluster' : `in namespace ${flags.namespace}`}; bind one with kubectl bind <url>.\n`,

@@ -230,6 +230,13 @@ describe('kubectl bind', () => {
     expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+SECRET\s+AGE/m);
     expect(list.stdout).toMatch(new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+.*True\\s+1 PostgresqlInstance\\s+kubeconfig-`, 'm'));
     expect(list.stdout).toMatch(new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+.*True\\s+0 ServiceBinding\\s+kubeconfig-`, 'm'));
+    // As kubectl: one List document in either format.
+    for (const format of ['yaml', 'json']) {
+      const out = await exited(await cli(['list', '-o', format]), 0);
+      const doc = (format === 'json' ? JSON.parse(out.stdout) : parse(out.stdout)) as { items: { metadata: { name: string } }[] };
+      expect(doc, format).toMatchObject({ apiVersion: 'v1', kind: 'List' });
+      expect(doc.items.map((b) => b.metadata.name).sort(), format).toEqual([PG_BINDING, SB_BINDING].sort());
+    }
   });
 
   it('removes a binding in the konnector’s order: its claim goes in both clusters first, nothing stranded', async () => {
