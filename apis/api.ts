@@ -5,7 +5,7 @@
  */
 import type { Backend, Recipe } from '../recipe';
 import { celString } from '../lib/cel';
-import type { PrinterColumn } from '../lib/crd';
+import type { PrinterColumn } from '../lib/crd-manifest';
 import { Names } from '../lib/names';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
 

@@ -1,5 +1,5 @@
 /** What the APIs acting on an instance (ServiceBinding, Backup, Restore) and the instances share. */
-import type { PrinterColumn } from '../lib/crd';
+import type { PrinterColumn } from '../lib/crd-manifest';
 
 /** The data services an operation can target (`serviceInstanceType`), Klutch's list. */
 export const INSTANCE_TYPES = ['keyvalue', 'postgresql', 'mongodb', 'search', 'logme2', 'prometheus', 'messaging', 'mariadb'];

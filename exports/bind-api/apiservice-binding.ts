@@ -3,7 +3,7 @@
  * and records the consumer's answer to each permission claim. Namespaced, as in the upstream file (older Klutch
  * releases had it cluster-scoped); the konnector creates this CRD itself.
  */
-import { crdManifest, type CrdProps } from '../../lib/crd';
+import { crdManifest, type CrdProps } from '../../lib/crd-manifest';
 import { s } from '../../lib/schema';
 import { ageColumn, conditionColumn, kubeconfigSecretRefSchema, objectSchema, type KubeconfigSecretRef, type KubeObject } from './common';
 import { conditionsSchema, READY_CONDITION, type Condition } from './conditions';

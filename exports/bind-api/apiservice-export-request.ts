@@ -2,7 +2,7 @@
  * APIServiceExportRequest (provider side, in the consumer's cluster namespace): the CLI asks for resources to be
  * exported; the backend answers with APIServiceExports and a terminal phase.
  */
-import { crdManifest, type CrdProps } from '../../lib/crd';
+import { crdManifest, type CrdProps } from '../../lib/crd-manifest';
 import { s } from '../../lib/schema';
 import { ageColumn, conditionColumn, groupResourceProperties, objectSchema, type GroupResource, type KubeObject } from './common';
 import { conditionsSchema, READY_CONDITION, type Condition } from './conditions';

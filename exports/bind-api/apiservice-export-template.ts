@@ -2,7 +2,7 @@
  * APIServiceExportTemplate (example-backend group, on the control plane): names a CRD the backend may export and the
  * permission claims that travel with it. Note the capitalised JSON key `APIServiceSelector`, as upstream has it.
  */
-import { crdManifest, type CrdProps } from '../../lib/crd';
+import { crdManifest, type CrdProps } from '../../lib/crd-manifest';
 import { s } from '../../lib/schema';
 import {
   ageColumn,

@@ -2,7 +2,7 @@
  * APIServiceExport (provider side, in the consumer's cluster namespace, named `<plural>.<group>`): one CRD offered to
  * one consumer cluster. The backend derives it from the CRD; the konnector recreates the CRD from it.
  */
-import { crdManifest, type CrdProps } from '../../lib/crd';
+import { crdManifest, type CrdProps } from '../../lib/crd-manifest';
 import { s } from '../../lib/schema';
 import { ageColumn, conditionColumn, objectSchema, type KubeObject } from './common';
 import { conditionsSchema, type Condition } from './conditions';

@@ -2,7 +2,7 @@
  * APIServiceNamespace (provider side, in the consumer's cluster namespace, named like the consumer namespace): the
  * konnector asks for it; the backend creates `<clusterns>-<name>` and reports it in status.namespace.
  */
-import { crdManifest, type CrdProps } from '../../lib/crd';
+import { crdManifest, type CrdProps } from '../../lib/crd-manifest';
 import { s } from '../../lib/schema';
 import { ageColumn, objectSchema, type KubeObject } from './common';
 import { BIND_API_VERSION, BIND_CATEGORY, BIND_GROUP, BIND_VERSION, Kinds } from './constants';

@@ -2,7 +2,7 @@
  * AppClusterBinding (newer Klutch, on the control plane): binds APIs for an app cluster reachable through a
  * kubeconfig, optionally deploying the konnector there.
  */
-import { crdManifest, type CrdProps } from '../../lib/crd';
+import { crdManifest, type CrdProps } from '../../lib/crd-manifest';
 import { s } from '../../lib/schema';
 import {
   ageColumn,

@@ -2,7 +2,7 @@
  * ClusterBinding (provider side, the singleton `cluster` in each consumer's cluster namespace): the konnector's
  * heartbeat and version, and the kubeconfig the consumer uses.
  */
-import { crdManifest, type CrdProps } from '../../lib/crd';
+import { crdManifest, type CrdProps } from '../../lib/crd-manifest';
 import { s } from '../../lib/schema';
 import {
   ageColumn,

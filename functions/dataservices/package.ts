@@ -3,7 +3,7 @@
  * from `inputSchema`, so the schema the function validates against is the one Crossplane and editors see.
  */
 import { Function as FunctionMeta } from '../../imports/meta.pkg.crossplane.io';
-import { crdManifest } from '../../lib/crd';
+import { crdManifest } from '../../lib/crd-manifest';
 import { s, type JSONSchemaProps } from '../../lib/schema';
 import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema } from '../../recipe';
 
