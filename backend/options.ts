@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
+import { parseGoDuration } from '../lib/duration';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
@@ -708,12 +709,9 @@ function klogVerbosity(raw: Raw, mapped: MappedFlag[]): string {
 
 /** Go-style durations: `1h`, `30m`, `90s`, `1h30m`, `500ms`. */
 export function duration(flag: string, v: string): number {
-  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
-  const parts = [...v.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== v) {
-    throw new UsageError(`--${flag}: "${v}" is not a duration such as 1h, 30m, 90s or 1h30m`);
-  }
-  return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]!]!, 0);
+  const ms = parseGoDuration(v);
+  if (ms === undefined) throw new UsageError(`--${flag}: "${v}" is not a duration such as 1h, 30m, 90s or 1h30m`);
+  return ms;
 }
 
 /** `host:port` → parts; `:8080` means every interface. */

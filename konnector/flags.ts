@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { RateLimit } from '../controller';
+import { parseGoDuration } from '../lib/duration';
 
 export interface KonnectorFlags {
   /** Kubeconfig of the app cluster; empty: in-cluster, else $KUBECONFIG, else ~/.kube/config. */
@@ -75,17 +76,9 @@ SIGTERM or SIGINT: stop syncing new changes, finish the ones in flight, release 
 
 /** Go-style durations (`1h2m3s`, `500ms`) in milliseconds. */
 export function parseDuration(flag: string, text: string): number {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let m: RegExpExecArray | null;
-  let seen = 0;
-  while ((m = re.exec(text))) {
-    total += Number(m[1]) * units[m[2]!]!;
-    seen = re.lastIndex;
-  }
-  if (!text || seen !== text.length) throw new UsageError(`--${flag} ${JSON.stringify(text)}: not a duration; use e.g. 500ms, 15s, 2m30s`);
-  return total;
+  const ms = parseGoDuration(text);
+  if (ms === undefined) throw new UsageError(`--${flag} ${JSON.stringify(text)}: not a duration; use e.g. 500ms, 15s, 2m30s`);
+  return ms;
 }
 
 function positiveInt(flag: string, text: string): number {

@@ -2,7 +2,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { BIND_API_VERSION, Kinds, reduceProviderKubeconfig, type ClusterBinding } from '../../exports/bind-api';
-import { goDuration, reconcileHeartbeat, type ConsumerKubeconfig, type HeartbeatDeps } from './heartbeat.reconcile';
+import { reconcileHeartbeat, type ConsumerKubeconfig, type HeartbeatDeps } from './heartbeat.reconcile';
 import { reconcileNamespaceDeletion } from './namespacedeletion.reconcile';
 
 const kubeconfig = (token: string, o: { server?: string; namespace?: string; user?: Record<string, unknown> } = {}) =>
@@ -96,12 +96,6 @@ describe('reconcileHeartbeat', () => {
       /no ClusterBinding "cluster" in provider namespace cluster-x.*kubectl bind again/,
     );
   });
-
-  it.each([
-    [300_000, '5m0s'],
-    [20_000, '20s'],
-    [3_600_000, '1h0m0s'],
-  ])('formats %i ms as %s', (ms, s) => expect(goDuration(ms)).toBe(s));
 });
 
 describe('reconcileNamespaceDeletion', () => {

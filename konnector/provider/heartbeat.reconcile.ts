@@ -15,6 +15,7 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import { KUBECONFIG_SECRET_KEY, reduceProviderKubeconfig, type ClusterBinding, type ProviderEndpoint } from '../../exports/bind-api';
+import { formatGoDuration } from '../../lib/duration';
 
 export interface HeartbeatStatus {
   lastHeartbeatTime: string;
@@ -65,7 +66,7 @@ export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<HeartbeatRes
     throw new Error(
       `no ClusterBinding "cluster" in provider namespace ${d.providerNamespace}: the provider has not finished binding this cluster (or removed it); run kubectl bind again`,
     );
-  const interval = goDuration(2 * d.intervalMs);
+  const interval = formatGoDuration(2 * d.intervalMs);
   const last = cb.status?.lastHeartbeatTime ? Date.parse(cb.status.lastHeartbeatTime) : NaN;
   const age = d.now().getTime() - last;
   const due = !(age >= 0 && age < d.intervalMs) || cb.status?.heartbeatInterval !== interval || cb.status?.konnectorVersion !== d.version;
@@ -112,15 +113,4 @@ async function rotate(d: HeartbeatDeps, cb: ClusterBinding): Promise<RotationRef
     if (target.kubeconfig !== r.yaml) await d.writeConsumerKubeconfig(target, r.yaml);
   }
   return refused;
-}
-
-/** Go's time.Duration.String() for whole seconds: `5m0s`, `20s`, `1h0m0s`. */
-export function goDuration(ms: number): string {
-  const total = Math.round(ms / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  if (h) return `${h}h${m}m${s}s`;
-  if (m) return `${m}m${s}s`;
-  return `${s}s`;
 }
