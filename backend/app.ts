@@ -22,6 +22,7 @@ import { backendMetrics } from './metrics';
 import { type BackendOptions, hostPort } from './options';
 import { applyBinderClusterRole, provisionConsumer } from './provision/consumer';
 import type { KubeconfigTarget } from './provision/kubeconfig';
+import { sleep } from '../lib/abort';
 
 export interface RunningBackend {
   readonly port: number;
@@ -80,10 +81,7 @@ async function retry(
     } catch (e) {
       state.problem = e instanceof Error ? e.message : String(e);
       log.error({ step: name, err: state.problem, retryInMs: wait }, `${name} failed; retrying`);
-      await new Promise((r) => {
-        const t = setTimeout(r, wait);
-        signal.addEventListener('abort', () => (clearTimeout(t), r(undefined)), { once: true });
-      });
+      await sleep(wait, signal);
       wait = Math.min(wait * 2, 30_000);
     }
   }

@@ -12,7 +12,8 @@ import type {
   V1Secret,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { untilAborted, watchInformer, type WatchInformer } from '../controller';
+import { watchInformer, type WatchInformer } from '../controller';
+import { untilAborted } from '../lib/abort';
 import {
   CLAIMED_ROLE,
   type APIServiceExport,

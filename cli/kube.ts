@@ -18,6 +18,7 @@ import { delimiter } from 'node:path';
 import { BIND_GROUP, BIND_VERSION } from '../exports/bind-api';
 import { CliError } from './errors';
 import { providerKubeconfig } from './provider-kubeconfig';
+import { sleep } from '../lib/abort';
 
 export interface Cluster {
   readonly kc: KubeConfig;
@@ -154,9 +155,5 @@ export async function retryBusy<T>(call: () => Promise<T>, signal?: AbortSignal,
   }
 }
 
-/** Waits `ms`, or less when `signal` aborts. */
-export const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((r) => {
-    const t = setTimeout(r, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
-  });
+/** Waits `ms`, or less when `signal` aborts (the project's one abortable sleep). */
+export { sleep };

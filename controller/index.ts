@@ -1,9 +1,8 @@
 /**
  * The controller machinery shared by the bind backend and the konnector: informers over @kubernetes/client-node,
  * a keyed work queue with de-duplication and capped exponential backoff, terminal errors, Lease leader election,
- * probes and metrics, graceful shutdown. It imports nothing of ours.
+ * probes and metrics, graceful shutdown. It imports nothing of ours but lib/ (the abortable waits).
  */
-export { sleep, untilAborted } from './abort';
 export { keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { TokenBucket, type RateLimit } from './rate-limit';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';

@@ -14,7 +14,7 @@ import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@
 import { pino, type Logger } from 'pino';
 import { keepAliveClient } from './clients';
 import { errorMessage } from './errors';
-import { sleep } from './abort';
+import { sleep } from '../lib/abort';
 
 export interface LeaderElectorOptions {
   readonly kc: KubeConfig;

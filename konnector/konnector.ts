@@ -7,7 +7,8 @@
 import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { Controller, type RateLimit, sleep, watchInformer, type WatchInformer } from '../controller';
+import { Controller, type RateLimit, watchInformer, type WatchInformer } from '../controller';
+import { sleep, untilAborted } from '../lib/abort';
 import { apiServiceBindingCrd, FIELD_MANAGER } from '../exports/bind-api';
 import { BindingReconciler } from './binding/binding.reconcile';
 import { eventRecorder } from './events';
@@ -127,7 +128,7 @@ export class Konnector {
 
     const informers = [this.bindings, this.crds, this.namespaces];
     for (const i of informers) void i.start();
-    await Promise.race([Promise.all(informers.map((i) => i.synced)), aborted(signal)]);
+    await untilAborted(Promise.all(informers.map((i) => i.synced)), signal);
     this.log.info({ bindingNamespace: o.bindingNamespace ?? '(all)' }, 'konnector running');
     try {
       if (!signal.aborted) await ctl.run(signal);
@@ -188,8 +189,4 @@ export class Konnector {
       await sleep(Math.min(10_000, 500 * 2 ** attempt), signal);
     }
   }
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }

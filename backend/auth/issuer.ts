@@ -10,7 +10,7 @@ import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { isLoopbackHost } from '../options';
-import { sleep } from '../../controller';
+import { sleep } from '../../lib/abort';
 
 export interface IssuerOptions {
   readonly issuerUrl: string;

@@ -1,11 +1,13 @@
 /**
- * Waiting that ends when a shutdown begins: every retry loop and every "until synced" wait of the backend and the
- * konnector goes through these, so SIGTERM never waits on a server that will not answer.
+ * Waiting that ends when a shutdown begins: every retry loop and every "until synced" wait of the backend, the
+ * konnector, the controller machinery and kubectl-bind goes through these, so SIGTERM or Ctrl-C never waits on a
+ * server that will not answer.
  */
 
 /** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (!signal) return void setTimeout(resolve, ms);
     if (signal.aborted) return resolve();
     const done = () => {
       clearTimeout(t);
