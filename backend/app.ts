@@ -250,7 +250,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     stop: async () => {
       stopping.abort();
       await http.close();
-      await leading.catch((e: unknown) => log.error({ err: String(e) }, 'controllers ended with an error'));
+      await leading.catch((e: unknown) => log.error({ err: e }, 'controllers ended with an error'));
       await Promise.allSettled(background);
       await stopAll(serving);
       await probes.close();

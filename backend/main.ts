@@ -27,7 +27,7 @@ async function main(): Promise<number> {
   try {
     backend = await startBackend(options, log);
   } catch (e) {
-    log.fatal({ err: e instanceof Error ? e.message : String(e) }, 'cannot start');
+    log.fatal({ err: e }, 'cannot start');
     return 1;
   }
   await new Promise((resolve) => shutdown.signal.addEventListener('abort', resolve, { once: true }));

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { Controller, type Reconcile } from './controller';
@@ -132,5 +133,31 @@ describe('Controller', () => {
     expect(() => new Controller({ name: 'x', workers: 0, reconcile: async () => undefined })).toThrow(
       'workers must be a positive integer, not 0',
     );
+  });
+});
+
+describe('Controller logs', () => {
+  it('logs a failed reconcile with the Error itself: type, message, stack and cause reach the log line', async () => {
+    const lines: Record<string, any>[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const cause = new Error('connection refused');
+    const c = new Controller({
+      name: 'logged',
+      reconcile: async () => {
+        throw new TerminalError('cannot apply Widget x', { cause });
+      },
+      registry: new Registry(),
+      log,
+    });
+    const ac = new AbortController();
+    const running = c.run(ac.signal);
+    c.enqueue('x');
+    await until('the failure logged', () => lines.some((l) => l.msg?.startsWith('reconcile failed')));
+    ac.abort();
+    await running;
+    const err = lines.find((l) => l.msg?.startsWith('reconcile failed'))!.err;
+    expect(err).toMatchObject({ type: 'TerminalError', message: expect.stringContaining('cannot apply Widget x') });
+    expect(err.stack).toContain('controller.test.ts');
+    expect(JSON.stringify(err)).toContain('connection refused');
   });
 });

@@ -9,7 +9,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { errorMessage, TerminalError } from './errors';
+import { TerminalError } from './errors';
 import type { InformerEvent, WatchInformer } from './informer';
 import { controllerMetrics, registerQueueDepth, type ControllerMetrics } from './metrics';
 import { WorkQueue } from './queue';
@@ -77,7 +77,7 @@ export class Controller {
         try {
           keys = map(obj, event);
         } catch (e) {
-          this.log.error({ err: errorMessage(e), event, object: obj.metadata?.name }, 'cannot map an event to keys; event dropped');
+          this.log.error({ err: e, event, object: obj.metadata?.name }, 'cannot map an event to keys; event dropped');
           return;
         }
         for (const k of keys) this.queue.add(k);
@@ -148,13 +148,13 @@ export class Controller {
       if (e instanceof TerminalError) {
         this.queue.forget(key);
         this.metrics.reconciles.inc({ ...labels, result: 'terminal' });
-        log.error({ err: e.message }, 'reconcile failed for good; not retried until the object changes');
+        log.error({ err: e }, 'reconcile failed for good; not retried until the object changes');
       } else {
         this.metrics.reconciles.inc({ ...labels, result: 'error' });
         this.metrics.retries.inc(labels);
         const retries = this.queue.numRequeues(key);
         this.queue.addRateLimited(key);
-        log.warn({ err: errorMessage(e), retries: retries + 1, retryInMs: this.queue.backoff(retries) }, 'reconcile failed; retrying');
+        log.warn({ err: e, retries: retries + 1, retryInMs: this.queue.backoff(retries) }, 'reconcile failed; retrying');
       }
     } finally {
       this.metrics.reconcileSeconds.observe(labels, (performance.now() - started) / 1000);

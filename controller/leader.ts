@@ -13,7 +13,6 @@
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { keepAliveClient } from './clients';
-import { errorMessage } from './errors';
 import { sleep } from '../lib/abort';
 
 export interface LeaderElectorOptions {
@@ -94,7 +93,7 @@ export class LeaderElector {
     let work: Promise<void> = Promise.resolve();
     try {
       work = Promise.resolve(this.o.onStartedLeading(leadership.signal)).catch((e: unknown) => {
-        this.log.error({ err: errorMessage(e) }, 'leader work failed');
+        this.log.error({ err: e }, 'leader work failed');
       });
       let lastRenew = Date.now();
       while (!signal.aborted) {
@@ -127,7 +126,7 @@ export class LeaderElector {
       lease = await this.api.readNamespacedLease({ name: this.o.name, namespace: this.o.namespace });
     } catch (e) {
       if (statusCode(e) !== 404) {
-        this.log.warn({ err: errorMessage(e) }, 'cannot read the lease');
+        this.log.warn({ err: e }, 'cannot read the lease');
         return false;
       }
       try {
@@ -141,7 +140,7 @@ export class LeaderElector {
         this.see(this.o.identity, now.toISOString());
         return true;
       } catch (err) {
-        this.log.debug({ err: errorMessage(err) }, 'cannot create the lease');
+        this.log.debug({ err }, 'cannot create the lease');
         return false;
       }
     }
@@ -170,7 +169,7 @@ export class LeaderElector {
       this.see(this.o.identity, now.toISOString());
       return true;
     } catch (e) {
-      this.log.debug({ err: errorMessage(e) }, 'cannot update the lease');
+      this.log.debug({ err: e }, 'cannot update the lease');
       return false;
     }
   }
@@ -187,7 +186,7 @@ export class LeaderElector {
       });
       this.log.info('released the lease');
     } catch (e) {
-      this.log.warn({ err: errorMessage(e) }, 'cannot release the lease; a successor waits for it to expire');
+      this.log.warn({ err: e }, 'cannot release the lease; a successor waits for it to expire');
     }
   }
 

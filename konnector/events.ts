@@ -6,7 +6,6 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Obj } from './kube/objects';
-import { messageOf } from './kube/client';
 
 export type Warn = (obj: Obj, reason: string, message: string) => void;
 
@@ -38,6 +37,6 @@ export function eventRecorder(o: { core: CoreV1Api; log: Logger; component?: str
           count: 1,
         },
       })
-      .catch((e: unknown) => o.log.debug({ err: messageOf(e) }, 'cannot record an event'));
+      .catch((e: unknown) => o.log.debug({ err: e }, 'cannot record an event'));
   };
 }

@@ -181,10 +181,7 @@ export class Konnector {
           await sleep(100, signal);
         }
       } catch (e) {
-        this.log.error(
-          { err: (e as Error).message, crd: crd.metadata.name, attempt },
-          'cannot install the APIServiceBinding CRD; retrying',
-        );
+        this.log.error({ err: e, crd: crd.metadata.name, attempt }, 'cannot install the APIServiceBinding CRD; retrying');
       }
       await sleep(Math.min(10_000, 500 * 2 ** attempt), signal);
     }

@@ -63,7 +63,7 @@ export async function reconcileExport(d: ControllerDeps, key: string): Promise<R
     next = deriveExport(crd, found.template, namespace, d.consumerScope);
   } catch (e) {
     if (e instanceof DeriveError) {
-      d.log.error({ export: key, err: e.message }, 'cannot re-derive the export; it stays as it is');
+      d.log.error({ export: key, err: e }, 'cannot re-derive the export; it stays as it is');
       return;
     }
     throw e;
