@@ -69,6 +69,21 @@ describe('Controller', () => {
     expect(await count(h.registry, 'terminal')).toBe(1);
   });
 
+  it('does not retry a TerminalError wrapped for context (found through the cause chain)', async () => {
+    let calls = 0;
+    const h = harness(async () => {
+      calls++;
+      const terminal = new TerminalError('the spec can never be valid');
+      throw new Error('cannot sync Widget ns/x: the spec can never be valid', { cause: new Error('applying', { cause: terminal }) });
+    });
+    h.c.enqueue('x');
+    await until('1 call', () => calls === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    await h.stop();
+    expect(calls).toBe(1);
+    expect(await count(h.registry, 'terminal')).toBe(1);
+  });
+
   it('requeues after the time a reconcile asks for', async () => {
     const at: number[] = [];
     const h = harness(async () => {

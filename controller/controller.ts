@@ -9,7 +9,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { TerminalError } from './errors';
+import { isTerminal } from './errors';
 import type { InformerEvent, WatchInformer } from './informer';
 import { controllerMetrics, registerQueueDepth, type ControllerMetrics } from './metrics';
 import { WorkQueue } from './queue';
@@ -145,7 +145,7 @@ export class Controller {
         this.metrics.reconciles.inc({ ...labels, result: 'success' });
       }
     } catch (e) {
-      if (e instanceof TerminalError) {
+      if (isTerminal(e)) {
         this.queue.forget(key);
         this.metrics.reconciles.inc({ ...labels, result: 'terminal' });
         log.error({ err: e }, 'reconcile failed for good; not retried until the object changes');

@@ -10,6 +10,12 @@ export class TerminalError extends Error {
   }
 }
 
+/** Whether `e`, or an error in its `cause` chain, is terminal: wrapping an error to add context keeps it terminal. */
+export function isTerminal(e: unknown): boolean {
+  for (let c: unknown = e, depth = 0; c instanceof Error && depth < 32; c = c.cause, depth++) if (c instanceof TerminalError) return true;
+  return false;
+}
+
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }

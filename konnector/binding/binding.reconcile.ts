@@ -99,7 +99,7 @@ export class BindingReconciler {
     try {
       return await this.reconcileBinding(key);
     } catch (e) {
-      throw new Error(`cannot reconcile APIServiceBinding ${key}: ${messageOf(e)}`);
+      throw new Error(`cannot reconcile APIServiceBinding ${key}: ${messageOf(e)}`, { cause: e });
     }
   }
 
@@ -445,7 +445,9 @@ export class BindingReconciler {
       );
     } catch (e) {
       if (!isNotFound(e))
-        throw new Error(`cannot write the status of APIServiceBinding ${b.metadata.namespace}/${b.metadata.name}: ${messageOf(e)}`);
+        throw new Error(`cannot write the status of APIServiceBinding ${b.metadata.namespace}/${b.metadata.name}: ${messageOf(e)}`, {
+          cause: e,
+        });
     }
   }
 }

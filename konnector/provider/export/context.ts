@@ -99,7 +99,7 @@ export function syncController(
         return await o.reconcile(namespace, name, key);
       } catch (e) {
         x.rt.metrics.syncErrors.inc({ direction: o.direction });
-        throw new Error(`${o.failure(key)}: ${messageOf(e)}`);
+        throw new Error(`${o.failure(key)}: ${messageOf(e)}`, { cause: e });
       } finally {
         watch.clear(key);
       }
