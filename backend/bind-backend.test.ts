@@ -128,6 +128,14 @@ describe('BindBackend', () => {
     ]);
   });
 
+  it('serves the bind port on 80 and /metrics on its named port through the Service', () => {
+    const svc = find(synth(), 'Service');
+    expect(svc.spec.ports).toEqual([
+      expect.objectContaining({ name: 'http', port: 80, targetPort: 8080 }),
+      expect.objectContaining({ name: 'metrics', port: 8081, targetPort: 8081 }),
+    ]);
+  });
+
   it('is deterministic', () => {
     expect(JSON.stringify(synth())).toBe(JSON.stringify(synth()));
   });

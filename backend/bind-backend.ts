@@ -235,7 +235,12 @@ export class BindBackend extends Construct {
     container.mount(CA_DIR, ca, { readOnly: true });
     this.service = this.deployment.exposeViaService({
       name: 'klutch-bind-backend',
-      ports: [{ port: 80, targetPort: BIND_PORT, name: 'http' }],
+      // The probe port too, named `metrics`, so a ServiceMonitor (or any scraper) finds /metrics by the Service; the
+      // NetworkPolicy still admits it only from the monitoring namespace.
+      ports: [
+        { port: 80, targetPort: BIND_PORT, name: 'http' },
+        { port: PROBE_PORT, targetPort: PROBE_PORT, name: 'metrics' },
+      ],
     });
     new NamespacePolicies(this, 'NetworkPolicies', {
       namespace: p.namespace,
