@@ -1,17 +1,19 @@
 /**
  * The real Crossplane control-plane loop on a harness cluster, without Docker or a kubelet: Crossplane core
- * v1.20.11 (`--package-runtime=External`), our composition function (`node <bundle>` with mTLS on loopback) and
- * provider-kubernetes v1.3.1, all out of cluster as processes of the test run. The recipe and why each piece is the
- * way it is: docs/decisions/crossplane-e2e.md.
+ * (`--package-runtime=External`; v2.2.1 or v1.20.11, `version` picks), our composition function (`node <bundle>` with
+ * mTLS on loopback) and provider-kubernetes v1.3.1, all out of cluster as processes of the test run. The recipe and
+ * why each piece is the way it is: docs/decisions/crossplane-e2e.md.
  *
  * Built from named steps that `startCrossplane` runs in order, like control-plane.ts:
  * - `crossplanePki`: one test CA for Crossplane's client certificate (what it shows functions), the function's
  *   server certificate and both webhook servers;
  * - `initCore`: what `crossplane core init` does from its image — Crossplane's CRDs, its namespace, the package
- *   Lock, and its webhook configurations pointing at the loopback webhook server (with caBundle);
+ *   Lock, and its webhook configurations pointing at the loopback webhook server (with caBundle): v1.20 serves
+ *   XRD and Composition validation and the Usage webhook, v2 only the Usage one;
  * - `startCrossplaneCore`, `startFunction`, `startProviderKubernetes`: the processes;
  * - `installFunction`: our Function package through the package manager (package cache, `packagePullPolicy: Never`)
- *   and its revision's `status.endpoint` set to the function's address, as an external runtime would;
+ *   and its revision's `status.endpoint` set to the function's address, as an external runtime would (on v2 also
+ *   `status.tlsServerSecretName` and the `RuntimeHealthy` condition, without which the Function is never Healthy);
  * - `configureProviderKubernetes`: the ProviderConfig `kubernetes-provider` with a kubeconfig Secret;
  * - `installConfiguration`: our Configuration (11 XRDs, 15 Compositions) through the package manager.
  *
@@ -19,6 +21,7 @@
  * nothing running; `stop()` ends them all. A failing step names the process and its log file.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -26,7 +29,7 @@ import { type KubernetesObject, loadYaml, PatchStrategy } from '@kubernetes/clie
 import { DEFAULT_FUNCTION_PACKAGE } from '../../compositions/function-ref';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../../synth/synth';
-import { crossplaneSource, ensureCrossplane } from '../tools/crossplane';
+import { type CrossplaneLine, crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
 import { ensureProviderKubernetes, providerKubernetesSource } from '../tools/provider-kubernetes';
 import { parseYaml, ROOT, runSynth, runSynthAsync } from './catalog';
 import type { ClusterInfo } from './control-plane';
@@ -48,6 +51,11 @@ const PROVIDER_KUBECONFIG_SECRET = 'provider-kubernetes-kubeconfig';
 const WAIT_MS = 120_000;
 
 export interface CrossplaneOptions {
+  /**
+   * Which Crossplane core runs: `v2` (v2.2.1, the main target: the default package's claims are LegacyCluster XRDs
+   * there) or `v1` (v1.20.11, the last 1.x line). @default 'v1' (the sandbox and the bench)
+   */
+  readonly version?: CrossplaneLine;
   /** Logs, certificates and the package cache. @default `crossplane/` beside the cluster's logs */
   readonly runDir?: string;
   /** Synth output to install (path → content, as `render()` returns it). @default what `npm run synth` writes */
@@ -91,6 +99,9 @@ export interface CrossplanePki {
 
 export interface Crossplane {
   readonly runDir: string;
+  /** The Crossplane line that runs, and its release (`v2.2.1`, `v1.20.11`). */
+  readonly version: CrossplaneLine;
+  readonly release: string;
   readonly crossplane: Proc;
   readonly fn: Proc;
   readonly provider: Proc;
@@ -303,13 +314,16 @@ export async function installFunction(
     endpoint: string;
     pki: CrossplanePki;
     crossplane: Proc;
+    /** @default 'v1' */
+    version?: CrossplaneLine;
   },
 ): Promise<void> {
   const pkg = [...o.files.keys()].filter((p) => p.startsWith(`${FUNCTION_PACKAGE_DIR}/`) && p.endsWith('.yaml')).sort(metaFirst);
-  storePackage(
+  const ref = storePackage(
     o.cacheDir,
     o.packageRef,
     pkg.map((p) => o.files.get(p)!),
+    o.version,
   );
   await apply(kube, {
     apiVersion: 'v1',
@@ -326,20 +340,51 @@ export async function installFunction(
     apiVersion: 'pkg.crossplane.io/v1',
     kind: 'Function',
     metadata: { name: o.name },
-    spec: { package: o.packageRef, packagePullPolicy: 'Never' },
+    spec: { package: ref, packagePullPolicy: 'Never' },
   });
   const revision = await until(o.crossplane, `the active FunctionRevision of Function ${o.name}`, async () => {
     const list = await get(kube, `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=pkg.crossplane.io/package=${o.name}`);
     return (list?.items as Obj[] | undefined)?.find((r) => r.spec?.desiredState === 'Active')?.metadata.name as string | undefined;
   });
   const path = `/apis/pkg.crossplane.io/v1/functionrevisions/${revision}`;
-  const patched = await kube.request('PATCH', `${path}/status`, { status: { endpoint: o.endpoint } }, PatchStrategy.MergePatch);
-  if (patched.code !== 200) throw new Error(`cannot set status.endpoint of FunctionRevision ${revision}: ${JSON.stringify(patched.body)}`);
+  if (o.version === 'v2') await externalRuntimeV2(kube, path, o.endpoint, `${o.name}-tls-server`, o.crossplane);
+  else {
+    const patched = await kube.request('PATCH', `${path}/status`, { status: { endpoint: o.endpoint } }, PatchStrategy.MergePatch);
+    if (patched.code !== 200)
+      throw new Error(`cannot set status.endpoint of FunctionRevision ${revision}: ${JSON.stringify(patched.body)}`);
+  }
   await healthy(kube, `/apis/pkg.crossplane.io/v1/functions/${o.name}`, `Function ${o.name}`, o.crossplane);
   // A status update of the revision reconciler that raced the patch fails on its stale resourceVersion; check anyway.
   await until(o.crossplane, `status.endpoint ${o.endpoint} on FunctionRevision ${revision}`, async () =>
     (await get(kube, path))?.status?.endpoint === o.endpoint ? true : undefined,
   );
+}
+
+/**
+ * What v2's runtime controller writes on a FunctionRevision it runs, done by the setup (the external runtime): the
+ * endpoint, `status.tlsServerSecretName` (the establisher reads the TLS Secret it names before it installs anything;
+ * with External, nothing fills the revision's `spec.tlsServerSecretName` either, so it is `<function>-tls-server`, the
+ * Secret the setup wrote) and `RuntimeHealthy` (v2's Function is Healthy only when its revision's runtime is). An
+ * update with the resourceVersion read, retried on conflict: a merge patch would replace the reconciler's conditions.
+ */
+async function externalRuntimeV2(kube: Kube, path: string, endpoint: string, tlsSecret: string, crossplane: Proc): Promise<void> {
+  await until(crossplane, `the external runtime status on ${path}`, async () => {
+    const rev = await get(kube, path);
+    if (!rev) return undefined;
+    const conditions = ((rev.status?.conditions ?? []) as Obj[]).filter((c) => c.type !== 'RuntimeHealthy');
+    conditions.push({
+      type: 'RuntimeHealthy',
+      status: 'True',
+      reason: 'HealthyPackageRevision',
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    });
+    rev.status = { ...rev.status, endpoint, tlsServerSecretName: tlsSecret, conditions };
+    const r = await kube.request('PUT', `${path}/status`, rev);
+    if (r.code === 409) return undefined;
+    if (r.code !== 200)
+      throw new Error(`cannot set the external runtime status of ${path}: ${r.code} ${JSON.stringify(r.body.message ?? r.body)}`);
+    return true;
+  });
 }
 
 /**
@@ -350,21 +395,22 @@ export async function installFunction(
  */
 export async function installConfiguration(
   kube: Kube,
-  o: { cacheDir: string; files: ReadonlyMap<string, string>; crossplane: Proc },
+  o: { cacheDir: string; files: ReadonlyMap<string, string>; crossplane: Proc; version?: CrossplaneLine },
 ): Promise<void> {
   const pkg = [...o.files.keys()]
     .filter((p) => p === `${PACKAGE_DIR}/crossplane.yaml` || (p.startsWith(`${PACKAGE_DIR}/apis/`) && p.endsWith('.yaml')))
     .sort(metaFirst);
-  storePackage(
+  const ref = storePackage(
     o.cacheDir,
     CONFIGURATION_PACKAGE,
     pkg.map((p) => o.files.get(p)!),
+    o.version,
   );
   await apply(kube, {
     apiVersion: 'pkg.crossplane.io/v1',
     kind: 'Configuration',
     metadata: { name: CONFIGURATION_NAME },
-    spec: { package: CONFIGURATION_PACKAGE, packagePullPolicy: 'Never', skipDependencyResolution: true },
+    spec: { package: ref, packagePullPolicy: 'Never', skipDependencyResolution: true },
   });
   const path = `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`;
   await healthy(kube, path, `Configuration ${CONFIGURATION_NAME}`, o.crossplane);
@@ -398,8 +444,9 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
   const runDir = o.runDir ?? join(dirname(cluster.kubeconfig), 'crossplane');
   mkdirSync(runDir, { recursive: true });
   const started = Date.now();
+  const version = o.version ?? 'v1';
   // One Go build at a time: they compete for the same cores.
-  const crossplaneBin = await ensureCrossplane(log);
+  const crossplaneBin = await ensureCrossplane(log, version);
   const providerBin = await ensureProviderKubernetes(log);
   const files = o.files ?? synthOutput(join(runDir, 'synth'));
   const bundle = await bundleDeployable(ROOT, deployable('function'));
@@ -417,9 +464,11 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
     rmSync(join(runDir, 'xpkg-cache'), { recursive: true, force: true });
   };
   try {
-    log(`starting Crossplane, the function and provider-kubernetes on cluster ${cluster.name}; logs in ${runDir}`);
+    log(
+      `starting Crossplane ${crossplaneVersion(version)}, the function and provider-kubernetes on cluster ${cluster.name}; logs in ${runDir}`,
+    );
     const pki = await crossplanePki(join(runDir, 'pki'));
-    const xpSource = crossplaneSource();
+    const xpSource = crossplaneSource(version);
     const pkSource = providerKubernetesSource();
     // Each part in parallel where nothing orders them; the timings go into the progress line.
     const timings: string[] = [];
@@ -469,15 +518,18 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
               endpoint: fn.endpoint,
               pki,
               crossplane: core.proc,
+              version,
             }),
           ),
       o.packages === false
         ? undefined
-        : lap('Configuration package', installConfiguration(kube, { cacheDir, files, crossplane: core.proc })),
+        : lap('Configuration package', installConfiguration(kube, { cacheDir, files, crossplane: core.proc, version })),
     ]);
     log(`Crossplane ready for claims on cluster ${cluster.name} in ${((Date.now() - started) / 1000).toFixed(1)}s (${timings.join(', ')})`);
     return {
       runDir,
+      version,
+      release: crossplaneVersion(version),
       crossplane: core.proc,
       fn: fn.proc,
       provider: provider.proc,
@@ -658,16 +710,41 @@ function yamlDir(dir: string): Obj[] {
 }
 
 /**
- * Puts a package where Crossplane's package cache looks for `packagePullPolicy: Never`: the gzipped YAML stream an
- * image's package.yaml holds (meta first), at `xpkg.BuildPath(cacheDir, ref, ".gz")`, which replaces the last
- * extension of the reference (`...:v0.1.0` → `...:v0.1.gz`).
+ * Puts a package where Crossplane's package cache looks for `packagePullPolicy: Never`, the gzipped YAML stream an
+ * image's package.yaml holds (meta first), and returns the reference to install it by.
+ * - v1.20 looks the reference up as it is: `xpkg.BuildPath(cacheDir, ref, ".gz")`, which replaces the last extension
+ *   of the reference (`...:v0.1.0` → `...:v0.1.gz`).
+ * - v2 first resolves a tag to a digest with a HEAD to the registry, even with `Never` (internal/xpkg/client.go), so
+ *   the reference is `<source>@sha256:<digest of the stream>`, and the cache key is `FriendlyID(source, digest)`.
  */
-export function storePackage(cacheDir: string, ref: string, documents: readonly string[]): string {
-  const full = join(cacheDir, ref);
-  const path = full.slice(0, full.length - extname(full).length) + '.gz';
+export function storePackage(cacheDir: string, ref: string, documents: readonly string[], version: CrossplaneLine = 'v1'): string {
+  const content = gzipSync(documents.map((d) => (d.startsWith('---') ? d : `---\n${d}`)).join('\n'));
+  let path: string;
+  if (version === 'v2') {
+    const source = ref.replace(/[:@][^:@/]*$/, '');
+    const digest = `sha256:${createHash('sha256').update(content).digest('hex')}`;
+    ref = `${source}@${digest}`;
+    path = join(cacheDir, `${friendlyId(source, digest)}.gz`);
+  } else {
+    const full = join(cacheDir, ref);
+    path = full.slice(0, full.length - extname(full).length) + '.gz';
+  }
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, gzipSync(documents.map((d) => (d.startsWith('---') ? d : `---\n${d}`)).join('\n')));
-  return path;
+  writeFileSync(path, content);
+  return ref;
+}
+
+/** Crossplane v2's `xpkg.FriendlyID(name, hash)`: the package's cache key (internal/xpkg/name.go). */
+export function friendlyId(name: string, hash: string): string {
+  const s = `${name.slice(0, 50)}-${hash.slice(0, 12)}`;
+  let cut = '';
+  for (let i = 0; i < s.length; i++) {
+    const b = s[i]!;
+    if (/[a-z0-9]/.test(b)) cut += b;
+    if ('./:-'.includes(b) && i !== 0 && i !== 62 && i !== s.length - 1) cut += '-';
+    if (i === 62) break;
+  }
+  return cut.replace(/^-+|-+$/g, '');
 }
 
 /** `crossplane.yaml` (the package's meta) first, then the rest in path order. */

@@ -1,10 +1,13 @@
 /**
- * Crossplane core (`crossplane core start`), built from the Go module into the cache, for the end-to-end suite that
- * runs the real control-plane loop (test/support/crossplane.ts).
+ * Crossplane core (`crossplane core start`), built from Go modules into the cache, for the end-to-end suites that run
+ * the real control-plane loop (test/support/crossplane.ts).
  *
- * Pinned to v1.20.11, the release crank is built from (test/tools/crank.ts): the v2 module is not served by the module
- * proxy this project can reach. The wrapper module (test/tools/crossplane/) started as a copy of crank's go.mod/go.sum
- * and only gained what cmd/crossplane adds (sigstore and its friends); no shared dependency changed version.
+ * Two lines, chosen per suite, the same releases as crank's (test/tools/crank.ts):
+ * - `v2`: v2.2.1 (`github.com/crossplane/crossplane/v2`), the main target. Built from crank v2's wrapper module
+ *   (test/tools/crank-v2/), whose tools.go imports both commands: `go mod tidy` only added robfig/cron, so one module
+ *   pins both binaries and the second build reuses the first's compiled packages.
+ * - `v1`: v1.20.11, the last 1.x line. Its wrapper (test/tools/crossplane/) started as a copy of crank v1's
+ *   go.mod/go.sum and only gained what cmd/crossplane adds (sigstore and its friends).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,36 +15,56 @@ import { join } from 'node:path';
 import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperHash, wrapperModule } from './go';
 
-export const CROSSPLANE_VERSION = 'v1.20.11';
-export const CROSSPLANE_MODULE = 'github.com/crossplane/crossplane';
+export type CrossplaneLine = 'v1' | 'v2';
 
-const moduleDir = wrapperModule('test/tools/crossplane');
+interface Line {
+  readonly version: string;
+  readonly module: string;
+  /** The wrapper module (go.mod, go.sum) that pins what the build reads. */
+  readonly wrapper: string;
+}
+const LINES: Record<CrossplaneLine, Line> = {
+  v1: { version: 'v1.20.11', module: 'github.com/crossplane/crossplane', wrapper: 'test/tools/crossplane' },
+  v2: { version: 'v2.2.1', module: 'github.com/crossplane/crossplane/v2', wrapper: 'test/tools/crank-v2' },
+};
 
-/** Path the binary has (or will have) in the cache: keyed by the release and the wrapper module's hash. */
-export function crossplaneBinaryPath(): string {
-  return join(cacheRoot(), `crossplane-${CROSSPLANE_VERSION}-${wrapperHash(moduleDir)}`, 'crossplane');
+/** The Crossplane release of a line. */
+export const crossplaneVersion = (line: CrossplaneLine = 'v1'): string => LINES[line].version;
+/** The v1 release (what `crossplaneVersion()` gives). */
+export const CROSSPLANE_VERSION = crossplaneVersion('v1');
+export const CROSSPLANE_MODULE = LINES.v1.module;
+
+/** Path the binary of a line has (or will have) in the cache: keyed by the release and the wrapper module's hash. */
+export function crossplaneBinaryPath(line: CrossplaneLine = 'v1'): string {
+  const l = LINES[line];
+  return join(cacheRoot(), `crossplane-${l.version}-${wrapperHash(wrapperModule(l.wrapper))}`, 'crossplane');
 }
 
-/** Path of the crossplane binary, building it first if needed (a cold build takes minutes and prints progress). */
-export async function ensureCrossplane(log?: (line: string) => void): Promise<string> {
-  const built = existsSync(crossplaneBinaryPath());
+/** Path of the crossplane binary of a line, building it first if needed (a cold build takes minutes, with progress). */
+export async function ensureCrossplane(log?: (line: string) => void, line: CrossplaneLine = 'v1'): Promise<string> {
+  const l = LINES[line];
+  const built = existsSync(crossplaneBinaryPath(line));
   const bin = await goBuild({
-    moduleDir,
-    pkg: `${CROSSPLANE_MODULE}/cmd/crossplane`,
-    out: crossplaneBinaryPath(),
-    label: `Crossplane ${CROSSPLANE_VERSION} (crossplane core)`,
+    moduleDir: wrapperModule(l.wrapper),
+    pkg: `${l.module}/cmd/crossplane`,
+    out: crossplaneBinaryPath(line),
+    label: `Crossplane ${l.version} (crossplane core)`,
     // Without the stamp the version is "", and every package with a `crossplane.version` constraint (ours has
     // ">=v1.17.1") fails xpkg.PackageCrossplaneCompatible: its revision never turns healthy.
-    ldflags: `-X ${CROSSPLANE_MODULE}/internal/version.version=${CROSSPLANE_VERSION} -s -w`,
+    ldflags: `-X ${l.module}/internal/version.version=${l.version} -s -w`,
     log,
   });
-  if (!built) checkVersion(bin, ['--version'], CROSSPLANE_VERSION);
+  if (!built) checkVersion(bin, ['--version'], l.version);
   return bin;
 }
 
-/** The module's source folder: `cluster/crds` and `cluster/webhookconfigurations` are what `core init` installs. */
-export function crossplaneSource(): string {
-  return goModuleSource(moduleDir, CROSSPLANE_MODULE, CROSSPLANE_VERSION);
+/**
+ * The module's source folder of a line: `cluster/crds` and `cluster/webhookconfigurations` are what `core init`
+ * installs.
+ */
+export function crossplaneSource(line: CrossplaneLine = 'v1'): string {
+  const l = LINES[line];
+  return goModuleSource(wrapperModule(l.wrapper), l.module, l.version);
 }
 
 /** Fails when `bin args` does not print `version`: a binary without its stamp misbehaves in ways far from the cause. */

@@ -2,4 +2,7 @@
 
 package tools
 
-import _ "github.com/crossplane/crossplane/v2/cmd/crank"
+import (
+	_ "github.com/crossplane/crossplane/v2/cmd/crank"
+	_ "github.com/crossplane/crossplane/v2/cmd/crossplane"
+)

@@ -1,0 +1,118 @@
+/**
+ * The smallest suite that still proves the default (`v1`, Klutch-compatible) package on Crossplane core v1.20.11, the
+ * last 1.x line: Crossplane's package manager installs it behind v1.20's own XRD webhook, and one a8s claim goes
+ * claim → composite → Object → a8s PostgreSQL → Ready → deleted. Everything else runs on v2 core
+ * (crossplane.test.ts). A cluster of its own, like that suite (Crossplane installs cluster-wide CRDs and webhooks).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { render } from '../../synth/synth';
+import { loadCatalog, parseYaml } from '../support/catalog';
+import { controlPlanes } from '../support/cluster';
+import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
+import { apply, condition, CONFIGURATION_NAME, type Crossplane, get, startCrossplane } from '../support/crossplane';
+import { eventually, type Kube, kubeFor } from '../support/kube';
+import { A8sOperatorsStandIn } from '../support/stand-ins/a8s-operators';
+import { kubeBinaryPath } from '../tools/kube';
+
+type Obj = Record<string, any>;
+
+const CLUSTER = 'crossplane-v1';
+const CLAIM = '/apis/anynines.com/v1/namespaces/default/postgresqlinstances/example-postgresql-a8s';
+const POSTGRESQL = '/apis/postgresql.anynines.com/v1beta3/namespaces/default/postgresqls/example-postgresql-a8s';
+let cp: ControlPlanes;
+let xp: Crossplane;
+let kube: Kube;
+let a8s: A8sOperatorsStandIn;
+let claim: Obj;
+
+beforeAll(async () => {
+  await controlPlanes(); // the shared clusters are up, so the Kubernetes binary is built
+  cp = await startControlPlanes({ clusters: [CLUSTER], binary: kubeBinaryPath() });
+  kube = kubeFor(cp.clusters[CLUSTER]!);
+  a8s = new A8sOperatorsStandIn(kube);
+  const files = render({ apis: await loadCatalog(), outdir: 'unused' });
+  [xp] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { files, version: 'v1' }), a8s.installCrds()]);
+  claim = [...xp.files.entries()]
+    .filter(([p]) => p.includes('/examples/'))
+    .map(([, text]) => parseYaml(text)[0] as Obj)
+    .find((d) => d.metadata.name === 'example-postgresql-a8s')!;
+}, 45 * 60_000);
+
+afterAll(async () => {
+  await xp?.stop();
+  await cp?.stop();
+});
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(({ task }) => {
+    for (const e of task.result?.errors ?? []) e.message = `${e.message}\n(Crossplane, function and provider logs: ${xp?.runDir})`;
+  });
+});
+
+describe('Crossplane v1.20 core', () => {
+  it('installs our Function (its input CRD owned by the revision) and Configuration through its package manager', async () => {
+    expect(xp.release).toBe('v1.20.11');
+    const fn = await get(kube, `/apis/pkg.crossplane.io/v1/functions/${xp.functionName}`);
+    expect([condition(fn, 'Installed'), condition(fn, 'Healthy')]).toEqual(['True', 'True']);
+    const input = await get(kube, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/inputs.dataservices.fn.klutch.anynines.com');
+    expect(input?.metadata.ownerReferences?.map((o: Obj) => o.kind)).toContain('FunctionRevision');
+    const conf = await get(kube, `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`);
+    expect([condition(conf, 'Installed'), condition(conf, 'Healthy')]).toEqual(['True', 'True']);
+    const xrds = (await get(kube, '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions'))!.items as Obj[];
+    expect(xrds.filter((x) => condition(x, 'Established') === 'True' && condition(x, 'Offered') === 'True').length).toBe(11);
+  });
+
+  it('behind its own admission webhooks, on loopback: an XRD whose CRD would be invalid is refused (v2 serves none)', async () => {
+    const xrd = {
+      apiVersion: 'apiextensions.crossplane.io/v1',
+      kind: 'CompositeResourceDefinition',
+      metadata: { name: 'xwidgets.broken.klutch-kit.io' },
+      spec: {
+        group: 'broken.klutch-kit.io',
+        names: { kind: 'XWidget', plural: 'xwidgets' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            referenceable: true,
+            schema: {
+              openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'size' } } } } },
+            },
+          },
+        ],
+      },
+    };
+    const r = await kube.request('POST', '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions?dryRun=All', xrd);
+    expect(String(r.body.message)).toMatch(
+      /admission webhook "compositeresourcedefinitions\.apiextensions\.crossplane\.io" denied the request: invalid CRD generated for CompositeResourceDefinition/,
+    );
+  });
+
+  it('an a8s claim: composite, Object, a8s PostgreSQL, Ready once the operator reports it running, then deleted', async () => {
+    await apply(kube, claim);
+    const composite = await eventually('the claim to be bound to its composite', async () => {
+      const ref = (await get(kube, CLAIM))?.spec?.resourceRef;
+      return ref ? `/apis/anynines.com/v1/xpostgresqlinstances/${ref.name}` : undefined;
+    });
+    const object = await eventually('the composite to compose an Object', async () => {
+      const ref = ((await get(kube, composite))?.spec?.resourceRefs as Obj[] | undefined)?.[0];
+      return ref?.name ? `/apis/kubernetes.crossplane.io/v1alpha2/objects/${ref.name}` : undefined;
+    });
+    await eventually('provider-kubernetes to create the a8s PostgreSQL', async () => ((await get(kube, POSTGRESQL)) ? true : undefined));
+    expect(condition(await get(kube, CLAIM), 'Ready')).not.toBe('True');
+    await a8s.postgresqlRunning('default', 'example-postgresql-a8s');
+    // provider-kubernetes re-reads an Object that is not Ready every 30 s (hard-coded).
+    await eventually(
+      'the claim to be Ready',
+      async () => (condition(await get(kube, CLAIM), 'Ready') === 'True' ? true : undefined),
+      45_000,
+    );
+
+    expect((await kube.request('DELETE', CLAIM)).code).toBeLessThan(300);
+    await eventually(
+      'composite, Object and a8s PostgreSQL to be gone',
+      async () => ((await Promise.all([composite, object, POSTGRESQL].map((p) => get(kube, p)))).every((x) => !x) ? true : undefined),
+      60_000,
+    );
+  }, 120_000);
+});
