@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envName, FLAGS, parseOptions, usage, type BackendOptions } from './options';
+import { klutchFlags } from '../test/support/klutch-flags';
 
 const required = [
   '--oidc-issuer-url=https://issuer.example.com',
@@ -83,19 +84,6 @@ describe('parseOptions', () => {
     expect(parseOptions(['--help'], {})).toBe('help');
   });
 });
-
-/** Klutch's flags of one program, from the fixture copy of its flag definitions (`fs.XxxVar(&..., "name", ...)`). */
-function klutchFlags(sectionPrefix: string): string[] {
-  const text = readFileSync(join(import.meta.dirname, '..', 'test', 'fixtures', 'klutch-bind-deploy', 'flags.txt'), 'utf8');
-  let inSection = false;
-  const names: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line.startsWith('## ')) inSection = line.slice(3).startsWith(sectionPrefix);
-    const m = /^fs\.\w+Var\(&[\w.]+, "([^"]+)",/.exec(line);
-    if (inSection && m) names.push(m[1]!);
-  }
-  return names;
-}
 
 const KEY32 = Buffer.alloc(32, 1).toString('base64');
 const KEY16 = Buffer.alloc(16, 2).toString('base64');

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELP, parseDuration, parseFlags, type KonnectorFlags } from './flags';
+import { klutchFlags } from '../test/support/klutch-flags';
 
 describe('parseFlags', () => {
   it('defaults as Klutch: lease klutch-bind in $POD_NAMESPACE, identity $POD_NAME, probes on :8080', () => {
@@ -76,19 +75,6 @@ describe('parseFlags', () => {
   ])('reads the duration %s', (text, ms) => expect(parseDuration('x', text)).toBe(ms));
 });
 
-/** Klutch's konnector flags, from the fixture copy of its flag definitions (`fs.XxxVar(&..., "name", ...)`). */
-function klutchKonnectorFlags(): string[] {
-  const text = readFileSync(join(import.meta.dirname, '..', 'test', 'fixtures', 'klutch-bind-deploy', 'flags.txt'), 'utf8');
-  let inSection = false;
-  const names: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line.startsWith('## ')) inSection = line.slice(3).startsWith('bind/pkg/konnector/');
-    const m = /^fs\.\w+Var\(&[\w.]+, "([^"]+)",/.exec(line);
-    if (inSection && m) names.push(m[1]!);
-  }
-  return names;
-}
-
 const CONTROL_PLANE = "not supported yet: Klutch's control-plane mode";
 /** Per Klutch flag: accepted (with what it must become) and/or refused (with the message naming it). */
 const KLUTCH_KONNECTOR: Record<
@@ -112,7 +98,7 @@ const KLUTCH_KONNECTOR: Record<
 };
 
 describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)", () => {
-  const flags = klutchKonnectorFlags();
+  const flags = klutchFlags('bind/pkg/konnector/');
 
   it('are all known here, and this list has no flag Klutch does not have', () => {
     expect(flags.length).toBeGreaterThan(5);

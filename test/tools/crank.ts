@@ -11,19 +11,11 @@ import { dirname, join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperModule } from './go';
+import { CROSSPLANE_LINES, type CrossplaneLine } from './crossplane-lines';
 
-export type CrankLine = 'v1' | 'v2';
+export type CrankLine = CrossplaneLine;
 
-interface Line {
-  readonly version: string;
-  readonly module: string;
-  /** The wrapper module (go.mod, go.sum) that pins what the build reads. */
-  readonly wrapper: string;
-}
-const LINES: Record<CrankLine, Line> = {
-  v1: { version: 'v1.20.11', module: 'github.com/crossplane/crossplane', wrapper: 'test/tools/crank' },
-  v2: { version: 'v2.2.1', module: 'github.com/crossplane/crossplane/v2', wrapper: 'test/tools/crank-v2' },
-};
+const LINES = CROSSPLANE_LINES;
 
 /** The crank version of a line. */
 export const crankVersion = (line: CrankLine = 'v1'): string => LINES[line].version;
@@ -36,14 +28,14 @@ export const CROSSPLANE_IMAGE = crossplaneImage('v1');
 /** The Go module source of a line's Crossplane (its CRDs under cluster/crds), downloaded if needed. */
 export function crossplaneSource(line: CrankLine = 'v1'): string {
   const l = LINES[line];
-  return goModuleSource(wrapperModule(l.wrapper), l.module, l.version);
+  return goModuleSource(wrapperModule(l.crankWrapper), l.module, l.version);
 }
 
 /** Path of the crank binary of a line, building it first if needed. */
 export async function ensureCrank(line: CrankLine = 'v1'): Promise<string> {
   const l = LINES[line];
   return goBuild({
-    moduleDir: wrapperModule(l.wrapper),
+    moduleDir: wrapperModule(l.crankWrapper),
     pkg: `${l.module}/cmd/crank`,
     out: join(cacheRoot(), `crank-${l.version}`, 'crank'),
     label: `crank ${l.version}`,

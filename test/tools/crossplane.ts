@@ -14,19 +14,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperHash, wrapperModule } from './go';
+import { CROSSPLANE_LINES, type CrossplaneLine } from './crossplane-lines';
 
-export type CrossplaneLine = 'v1' | 'v2';
+export type { CrossplaneLine };
 
-interface Line {
-  readonly version: string;
-  readonly module: string;
-  /** The wrapper module (go.mod, go.sum) that pins what the build reads. */
-  readonly wrapper: string;
-}
-const LINES: Record<CrossplaneLine, Line> = {
-  v1: { version: 'v1.20.11', module: 'github.com/crossplane/crossplane', wrapper: 'test/tools/crossplane' },
-  v2: { version: 'v2.2.1', module: 'github.com/crossplane/crossplane/v2', wrapper: 'test/tools/crank-v2' },
-};
+const LINES = CROSSPLANE_LINES;
 
 /** The Crossplane release of a line. */
 export const crossplaneVersion = (line: CrossplaneLine = 'v1'): string => LINES[line].version;
@@ -37,7 +29,7 @@ export const CROSSPLANE_MODULE = LINES.v1.module;
 /** Path the binary of a line has (or will have) in the cache: keyed by the release and the wrapper module's hash. */
 export function crossplaneBinaryPath(line: CrossplaneLine = 'v1'): string {
   const l = LINES[line];
-  return join(cacheRoot(), `crossplane-${l.version}-${wrapperHash(wrapperModule(l.wrapper))}`, 'crossplane');
+  return join(cacheRoot(), `crossplane-${l.version}-${wrapperHash(wrapperModule(l.coreWrapper))}`, 'crossplane');
 }
 
 /** Path of the crossplane binary of a line, building it first if needed (a cold build takes minutes, with progress). */
@@ -45,7 +37,7 @@ export async function ensureCrossplane(log?: (line: string) => void, line: Cross
   const l = LINES[line];
   const built = existsSync(crossplaneBinaryPath(line));
   const bin = await goBuild({
-    moduleDir: wrapperModule(l.wrapper),
+    moduleDir: wrapperModule(l.coreWrapper),
     pkg: `${l.module}/cmd/crossplane`,
     out: crossplaneBinaryPath(line),
     label: `Crossplane ${l.version} (crossplane core)`,
@@ -64,7 +56,7 @@ export async function ensureCrossplane(log?: (line: string) => void, line: Cross
  */
 export function crossplaneSource(line: CrossplaneLine = 'v1'): string {
   const l = LINES[line];
-  return goModuleSource(wrapperModule(l.wrapper), l.module, l.version);
+  return goModuleSource(wrapperModule(l.coreWrapper), l.module, l.version);
 }
 
 /** Fails when `bin args` does not print `version`: a binary without its stamp misbehaves in ways far from the cause. */
