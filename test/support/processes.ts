@@ -142,23 +142,46 @@ export async function waitReady(p: Proc, ready: () => Promise<boolean>, timeoutM
   }
 }
 
-/** `n` distinct free TCP ports on 127.0.0.1. */
+/**
+ * Where listening ports are chosen: below the kernel's ephemeral range (ip_local_port_range), which outgoing
+ * connections draw from. A port picked from that range and bound a moment later could meanwhile become the local
+ * port of some client's connection (seen: the OpenID provider's listen failing with EADDRINUSE on a loaded machine);
+ * below it only another listener can take it.
+ */
+function listenRange(): readonly [number, number] | undefined {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 12_000) return [10_000, low - 1];
+  } catch {
+    // no procfs: the kernel's choice below
+  }
+  return undefined;
+}
+
+function bindOn(port: number): Promise<ReturnType<typeof createServer> | undefined> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', (e: NodeJS.ErrnoException) => (e.code === 'EADDRINUSE' || e.code === 'EACCES' ? resolve(undefined) : reject(e)));
+    s.listen(port, '127.0.0.1', () => resolve(s));
+  });
+}
+
+/** `n` distinct free TCP ports on 127.0.0.1, from below the ephemeral range where there is one. */
 export async function freePorts(n: number): Promise<number[]> {
+  const range = listenRange();
   // Hold every port until all are chosen, so the same one is never handed out twice.
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const s = createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
+  const servers: ReturnType<typeof createServer>[] = [];
+  try {
+    for (let tries = 0; servers.length < n; tries++) {
+      if (tries > 200 * n) throw new Error(`freePorts: no ${n} free ports below the ephemeral range ${range?.join('-')}`);
+      const port = range ? range[0] + Math.floor(Math.random() * (range[1] - range[0] + 1)) : 0;
+      const s = await bindOn(port);
+      if (s) servers.push(s);
+    }
+    return servers.map((s) => (s.address() as { port: number }).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
 }
 
 export interface ProbeResponse {
