@@ -75,24 +75,40 @@ describe('parseFlags', () => {
   ])('reads the duration %s', (text, ms) => expect(parseDuration('x', text)).toBe(ms));
 });
 
-const CONTROL_PLANE = "not supported yet: Klutch's control-plane mode";
+/** The smallest control-plane-mode command line; each case varies one flag. */
+const CP = ['--control-plane-mode', '--binding-root-namespace=klutch-bind-team-a-app', '--app-cluster-kubeconfig-secret-name=app'];
 /** Per Klutch flag: accepted (with what it must become) and/or refused (with the message naming it). */
 const KLUTCH_KONNECTOR: Record<
   string,
   { accept?: readonly [readonly string[], Partial<Record<keyof KonnectorFlags, unknown>>]; refuse?: readonly [readonly string[], string] }
 > = {
   kubeconfig: { accept: [['--kubeconfig=/etc/app.kubeconfig'], { kubeconfig: '/etc/app.kubeconfig' }] },
-  'control-plane-mode': { refuse: [['--control-plane-mode'], `--control-plane-mode: ${CONTROL_PLANE}`] },
+  'control-plane-mode': {
+    accept: [
+      CP,
+      {
+        bindingNamespace: 'klutch-bind-team-a-app',
+        controlPlane: { secretName: 'app', secretNamespace: 'klutch-bind-team-a-app', secretKey: 'kubeconfig' },
+      },
+    ],
+    refuse: [['--control-plane-mode'], '--control-plane-mode needs --binding-root-namespace'],
+  },
   'app-cluster-kubeconfig-secret-name': {
-    refuse: [['--app-cluster-kubeconfig-secret-name=app'], `--app-cluster-kubeconfig-secret-name: ${CONTROL_PLANE}`],
+    accept: [[...CP.slice(0, 2), '--app-cluster-kubeconfig-secret-name=other'], { controlPlane: expect.objectContaining({ secretName: 'other' }) }],
+    refuse: [['--app-cluster-kubeconfig-secret-name=app'], '--app-cluster-kubeconfig-secret-name: only with --control-plane-mode'],
   },
   'app-cluster-kubeconfig-secret-namespace': {
-    refuse: [['--app-cluster-kubeconfig-secret-namespace=root'], `--app-cluster-kubeconfig-secret-namespace: ${CONTROL_PLANE}`],
+    accept: [[...CP, '--app-cluster-kubeconfig-secret-namespace=root'], { controlPlane: expect.objectContaining({ secretNamespace: 'root' }) }],
+    refuse: [['--app-cluster-kubeconfig-secret-namespace=root'], '--app-cluster-kubeconfig-secret-namespace: only with --control-plane-mode'],
   },
   'app-cluster-kubeconfig-secret-key': {
-    refuse: [['--app-cluster-kubeconfig-secret-key=kubeconfig'], `--app-cluster-kubeconfig-secret-key: ${CONTROL_PLANE}`],
+    accept: [[...CP, '--app-cluster-kubeconfig-secret-key=config'], { controlPlane: expect.objectContaining({ secretKey: 'config' }) }],
+    refuse: [['--app-cluster-kubeconfig-secret-key=kubeconfig'], '--app-cluster-kubeconfig-secret-key: only with --control-plane-mode'],
   },
-  'binding-root-namespace': { refuse: [['--binding-root-namespace=root'], `--binding-root-namespace: ${CONTROL_PLANE}`] },
+  'binding-root-namespace': {
+    accept: [[CP[0]!, CP[2]!, '--binding-root-namespace=root'], { bindingNamespace: 'root' }],
+    refuse: [['--binding-root-namespace=root'], '--binding-root-namespace: only with --control-plane-mode'],
+  },
   'lease-name': { accept: [['--lease-name=konnector-lock'], { leaseName: 'konnector-lock' }] },
   'lease-namespace': { accept: [['--lease-namespace=klutch-bind'], { leaseNamespace: 'klutch-bind' }] },
 };
@@ -133,6 +149,28 @@ describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)"
       mapped: [],
     });
     expect(parseFlags(['--control-plane-mode=false'], {})).toMatchObject({ leaseName: 'klutch-bind' });
+    expect(parseFlags(['--control-plane-mode=false'], {})).not.toHaveProperty('controlPlane');
+  });
+
+  it("runs the konnector Deployment of Klutch's AppClusterBinding controller as it is written", () => {
+    const root = 'klutch-bind-default-my-app-cluster';
+    const args = [
+      '--control-plane-mode',
+      '--app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig',
+      `--app-cluster-kubeconfig-secret-namespace=${root}`,
+      '--app-cluster-kubeconfig-secret-key=kubeconfig',
+      `--binding-root-namespace=${root}`,
+      `--lease-namespace=${root}`,
+    ];
+    expect(parseFlags(args, { POD_NAME: 'konnector-my-app-cluster-x' })).toMatchObject({
+      bindingNamespace: root,
+      leaseNamespace: root,
+      controlPlane: { secretName: 'app-cluster-kubeconfig', secretNamespace: root, secretKey: 'kubeconfig' },
+    });
+    expect(() => parseFlags([...args, '--binding-namespace=elsewhere'], {})).toThrow('give --binding-root-namespace alone');
+    expect(() => parseFlags(['--control-plane-mode', `--binding-root-namespace=${root}`], {})).toThrow(
+      'needs --app-cluster-kubeconfig-secret-name',
+    );
   });
 
   it.each([

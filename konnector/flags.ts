@@ -1,7 +1,7 @@
 /**
  * The konnector's command line: Klutch's flags (`--kubeconfig`, `--lease-name`, `--lease-namespace`, identity from
- * `$POD_NAME`, klog's `-v`) and ours. Klutch's control-plane-mode flags are refused by name until that mode exists;
- * no flag of Klutch's is ignored. Every flag is in `--help` and in the README.
+ * `$POD_NAME`, klog's `-v`, and its control-plane mode's `--control-plane-mode`, `--app-cluster-kubeconfig-secret-*`,
+ * `--binding-root-namespace`) and ours; no flag of Klutch's is ignored. Every flag is in `--help` and in the README.
  */
 import { parseArgs } from 'node:util';
 import type { RateLimit } from '../controller';
@@ -25,6 +25,12 @@ export interface KonnectorFlags {
   readonly connections: number;
   /** Client-side request limit per cluster; undefined: none. */
   readonly rateLimit?: RateLimit;
+  /**
+   * Klutch's control-plane mode: the konnector runs on the control plane (`kubeconfig` is the control plane's), reads
+   * the app cluster's kubeconfig from this Secret there, and serves the APIServiceBindings of `bindingNamespace` (the
+   * binding root namespace). Undefined: the konnector runs in the app cluster.
+   */
+  readonly controlPlane?: { readonly secretName: string; readonly secretNamespace: string; readonly secretKey: string };
   readonly logLevel: string;
   /** Flags given in Klutch's form and what they became, for the log. */
   readonly mapped: readonly { readonly flag: string; readonly became: string; readonly prefer: string }[];
@@ -63,10 +69,19 @@ Flags:
   --log-level LEVEL            fatal, error, warn, info, debug or trace (default info); logs are JSON (pino)
   -v, --v N                    klog's verbosity (Klutch's): 0-3 becomes --log-level=info, 4-5 debug, 6 or more
                                trace; not with --log-level; prefer --log-level
-  --control-plane-mode, --app-cluster-kubeconfig-secret-name, --app-cluster-kubeconfig-secret-namespace,
-  --app-cluster-kubeconfig-secret-key, --binding-root-namespace
-                               Klutch's control-plane mode (the konnector on the control plane, the app cluster's
-                               kubeconfig from a Secret): refused, not supported yet; run it in the app cluster
+  --control-plane-mode         Klutch's control-plane mode (an AppClusterBinding's konnector): run on the control
+                               plane; --kubeconfig (or in-cluster) is the control plane's, the app cluster's
+                               kubeconfig comes from the Secret below (and is followed when it changes), and the
+                               APIServiceBindings, their kubeconfig Secrets and the Lease are in the binding root
+                               namespace there
+  --app-cluster-kubeconfig-secret-name NAME
+                               with --control-plane-mode (required): the Secret holding the app cluster's kubeconfig
+  --app-cluster-kubeconfig-secret-namespace NS
+                               with --control-plane-mode: its namespace (default: --binding-root-namespace)
+  --app-cluster-kubeconfig-secret-key KEY
+                               with --control-plane-mode: its key (default kubeconfig)
+  --binding-root-namespace NS  with --control-plane-mode (required): where the APIServiceBindings are (replaces
+                               --binding-namespace)
   -h, --help                   this text
   --version                    the konnector's version
 
@@ -100,7 +115,7 @@ function rateLimitFlags(qpsText: string | undefined, burstText: string | undefin
   return { rateLimit: { qps, burst } };
 }
 
-/** Klutch's konnector flags of its control-plane mode, which this konnector does not have yet. */
+/** Klutch's konnector flags of its control-plane mode. */
 export const CONTROL_PLANE_FLAGS = [
   'control-plane-mode',
   'app-cluster-kubeconfig-secret-name',
@@ -175,17 +190,12 @@ export function parseFlags(
   if (values.version) return 'version';
   const elect = values['leader-elect'] ?? 'true';
   if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect ${JSON.stringify(elect)}: want true or false`);
-  for (const f of CONTROL_PLANE_FLAGS) {
-    if ((values as Record<string, unknown>)[f] !== undefined)
-      throw new UsageError(
-        `--${f}: not supported yet: Klutch's control-plane mode (the konnector on the control plane, reading the app cluster's kubeconfig from a Secret) is not implemented; run the konnector in the app cluster with its own kubeconfig (in-cluster or --kubeconfig)`,
-      );
-  }
+  const controlPlane = controlPlaneFlags(values as Record<string, string | boolean | undefined>);
   const mapped: { flag: string; became: string; prefer: string }[] = [];
   const level = logLevel(values['log-level'], values.v, mapped);
   const flags: KonnectorFlags = {
     kubeconfig: values.kubeconfig || undefined,
-    bindingNamespace: values['binding-namespace'] || undefined,
+    bindingNamespace: controlPlane?.root ?? (values['binding-namespace'] || undefined),
     leaderElect: elect === 'true',
     leaseName: values['lease-name'] ?? 'klutch-bind',
     leaseNamespace: values['lease-namespace'] ?? env.POD_NAMESPACE ?? 'kube-system',
@@ -198,9 +208,42 @@ export function parseFlags(
     heartbeatIntervalMs: parseDuration('heartbeat-interval', values['heartbeat-interval'] ?? '2m30s'),
     connections: positiveInt('connections', values.connections ?? '32'),
     ...rateLimitFlags(values['kube-api-qps'], values['kube-api-burst']),
+    ...(controlPlane ? { controlPlane: controlPlane.secret } : {}),
     logLevel: level,
     mapped,
   };
   if (flags.heartbeatIntervalMs < 1000) throw new UsageError(`--heartbeat-interval: at least 1s`);
   return flags;
+}
+
+/** The control-plane-mode flags: all or nothing, each required one named when missing. */
+function controlPlaneFlags(
+  v: Record<string, string | boolean | undefined>,
+): { root: string; secret: NonNullable<KonnectorFlags['controlPlane']> } | undefined {
+  const str = (f: string) => (typeof v[f] === 'string' && v[f] !== '' ? (v[f] as string) : undefined);
+  if (!v['control-plane-mode']) {
+    const given = CONTROL_PLANE_FLAGS.filter((f) => f !== 'control-plane-mode' && v[f] !== undefined);
+    if (given.length)
+      throw new UsageError(
+        `--${given[0]}: only with --control-plane-mode (the konnector on the control plane for an AppClusterBinding); drop it, or add --control-plane-mode`,
+      );
+    return undefined;
+  }
+  const root = str('binding-root-namespace');
+  const name = str('app-cluster-kubeconfig-secret-name');
+  if (!root)
+    throw new UsageError(
+      '--control-plane-mode needs --binding-root-namespace: the namespace on the control plane holding the APIServiceBindings (klutch-bind-<namespace>-<name> of the AppClusterBinding)',
+    );
+  if (!name) throw new UsageError("--control-plane-mode needs --app-cluster-kubeconfig-secret-name: the Secret holding the app cluster's kubeconfig");
+  if (v['binding-namespace'] !== undefined && v['binding-namespace'] !== root)
+    throw new UsageError('--binding-namespace and --binding-root-namespace: in control-plane mode give --binding-root-namespace alone');
+  return {
+    root,
+    secret: {
+      secretName: name,
+      secretNamespace: str('app-cluster-kubeconfig-secret-namespace') ?? root,
+      secretKey: str('app-cluster-kubeconfig-secret-key') ?? 'kubeconfig',
+    },
+  };
 }

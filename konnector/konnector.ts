@@ -24,6 +24,12 @@ import { crdEstablished } from './schema/schema';
 export interface KonnectorOptions {
   /** The app cluster. */
   readonly kc: KubeConfig;
+  /**
+   * Control-plane mode (an AppClusterBinding's konnector): the control plane, where the APIServiceBindings (in
+   * `bindingNamespace`, the binding root namespace), their kubeconfig Secrets and the APIServiceBinding CRD live.
+   * @default the app cluster (`kc`)
+   */
+  readonly home?: KubeConfig;
   readonly log: Logger;
   readonly registry: Registry;
   readonly version: string;
@@ -43,6 +49,7 @@ const metricsByRegistry = new WeakMap<Registry, KonnectorMetrics>();
 
 export class Konnector {
   private readonly consumer: Clients;
+  private readonly home: Clients;
   private readonly bindings: WatchInformer<KubernetesObject>;
   private readonly crds: WatchInformer<V1CustomResourceDefinition>;
   private readonly namespaces: WatchInformer<V1Namespace>;
@@ -52,10 +59,11 @@ export class Konnector {
   constructor(private readonly o: KonnectorOptions) {
     this.log = o.log;
     this.consumer = clientsFor(o.kc, { maxSockets: o.connections, ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}) });
+    this.home = o.home ? clientsFor(o.home) : this.consumer;
     const ns = o.bindingNamespace;
     const b = BindResources.bindings;
     this.bindings = watchInformer<KubernetesObject>({
-      kc: o.kc,
+      kc: o.home ?? o.kc,
       path: pathOf(b, ns),
       log: this.log,
     });
@@ -79,12 +87,15 @@ export class Konnector {
 
   async run(signal: AbortSignal): Promise<void> {
     const { o } = this;
-    await this.installCrd(signal);
+    // On the control plane the operator installs the bind CRDs (dist/control-plane/crds/); the konnector may not.
+    if (!o.home) await this.installCrd(signal);
     if (signal.aborted) return;
     let metrics = metricsByRegistry.get(o.registry);
     if (!metrics) metricsByRegistry.set(o.registry, (metrics = konnectorMetrics(o.registry)));
     const rt: Runtime = {
       consumer: this.consumer,
+      home: this.home,
+      controlPlaneMode: o.home !== undefined,
       log: this.log,
       registry: o.registry,
       metrics,
@@ -129,7 +140,10 @@ export class Konnector {
     const informers = [this.bindings, this.crds, this.namespaces];
     for (const i of informers) void i.start();
     await untilAborted(Promise.all(informers.map((i) => i.synced)), signal);
-    this.log.info({ bindingNamespace: o.bindingNamespace ?? '(all)' }, 'konnector running');
+    this.log.info(
+      { bindingNamespace: o.bindingNamespace ?? '(all)', controlPlaneMode: o.home !== undefined },
+      'konnector running',
+    );
     try {
       if (!signal.aborted) await ctl.run(signal);
     } finally {
@@ -144,7 +158,7 @@ export class Konnector {
   private watchSecrets(namespace: string, onChange: (s: V1Secret) => void): void {
     if (this.secrets.has(namespace)) return;
     const inf = watchInformer<V1Secret>({
-      kc: this.o.kc,
+      kc: this.o.home ?? this.o.kc,
       path: `/api/v1/namespaces/${namespace}/secrets`,
       log: this.log,
     });

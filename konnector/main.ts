@@ -7,6 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { errorMessage, LeaderElector, onShutdown, serveProbes } from '../controller';
+import { followAppCluster } from './app-cluster';
 import { HELP, parseFlags, UsageError, type KonnectorFlags } from './flags';
 import { Konnector } from './konnector';
 import { KONNECTOR_VERSION } from './version';
@@ -33,7 +34,9 @@ async function main(): Promise<void> {
   } catch (e) {
     log.fatal(
       { kubeconfig: f.kubeconfig ?? '(default)' },
-      `cannot load the app cluster's kubeconfig: ${errorMessage(e)}; pass --kubeconfig`,
+      f.controlPlane
+        ? `cannot load the control plane's kubeconfig: ${errorMessage(e)}; pass --kubeconfig or run in a Pod`
+        : `cannot load the app cluster's kubeconfig: ${errorMessage(e)}; pass --kubeconfig`,
     );
     process.exit(1);
   }
@@ -41,16 +44,22 @@ async function main(): Promise<void> {
   collectDefaultMetrics({ register: registry });
   const shutdown = onShutdown((signal) => log.info({ signal }, 'shutting down: finishing the work in flight'));
   let current: Konnector | undefined;
+  // Control-plane mode: `kc` is the control plane's; the app cluster's comes from a Secret there (app-cluster.ts).
+  const appCluster: { problem?: string } = {};
   const probes = await serveProbes({
     address: f.probeAddress,
     registry,
     // A standby replica is ready: it has nothing to sync until it leads.
-    ready: { informers: () => !current || current.hasSynced() || 'the leader has not listed the app cluster yet' },
+    ready: {
+      informers: () => !current || current.hasSynced() || 'the leader has not listed the app cluster yet',
+      ...(f.controlPlane ? { appCluster: () => !appCluster.problem || appCluster.problem } : {}),
+    },
   });
   log.info({ address: f.probeAddress, port: probes.port, version: KONNECTOR_VERSION }, 'serving /healthz, /readyz and /metrics');
-  const lead = async (signal: AbortSignal) => {
+  const sync = async (app: KubeConfig, signal: AbortSignal) => {
     current = new Konnector({
-      kc,
+      kc: app,
+      ...(f.controlPlane ? { home: kc } : {}),
       log,
       registry,
       version: KONNECTOR_VERSION,
@@ -66,6 +75,9 @@ async function main(): Promise<void> {
       current = undefined;
     }
   };
+  const cp = f.controlPlane;
+  const lead = (signal: AbortSignal) =>
+    cp ? followAppCluster({ home: kc, secret: cp, log, run: sync, state: appCluster }, signal) : sync(kc, signal);
   try {
     if (f.leaderElect) {
       await new LeaderElector({

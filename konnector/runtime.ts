@@ -21,6 +21,13 @@ import type { KonnectorMetrics } from './metrics';
 export interface Runtime {
   /** The app cluster. */
   readonly consumer: Clients;
+  /**
+   * Where the APIServiceBindings and their kubeconfig Secrets live: the app cluster, or in control-plane mode the
+   * control plane (the binding root namespace).
+   */
+  readonly home: Clients;
+  /** Running on the control plane for an AppClusterBinding (`--control-plane-mode`): messages name that setup's fixes. */
+  readonly controlPlaneMode: boolean;
   readonly log: Logger;
   readonly registry: Registry;
   readonly metrics: KonnectorMetrics;
@@ -33,7 +40,7 @@ export interface Runtime {
   readonly clientOptions: KeepAliveOptions;
   /** App-cluster namespaces. */
   readonly namespaces: WatchInformer<V1Namespace>;
-  /** App-cluster kubeconfig Secrets, by namespace/name (the namespaces bindings refer to). */
+  /** The bindings' kubeconfig Secrets (in `home`), by namespace/name (the namespaces bindings refer to). */
   kubeconfigSecret(namespace: string, name: string): V1Secret | undefined;
 }
 

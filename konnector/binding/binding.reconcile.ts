@@ -198,7 +198,9 @@ export class BindingReconciler {
           type: C.InformersSynced,
           status: false,
           reason: 'Forbidden',
-          message: `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${wanted.resource}.yaml (the KonnectorApiAccess construct), see "The konnector (app clusters)" in the README`,
+          message: rt.controlPlaneMode
+            ? `the app cluster's kubeconfig may not ${missing.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (the AppClusterRole construct), see "AppClusterBinding" in the README`
+            : `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${wanted.resource}.yaml (the KonnectorApiAccess construct), see "The konnector (app clusters)" in the README`,
         });
         conds.push({ type: C.SchemaInSync, status: 'Unknown', reason: 'Forbidden', message: 'waiting for access to the API' });
         conds.push(this.heartbeating(conn), this.kubeconfigCurrent(conn, ref));
@@ -406,7 +408,7 @@ export class BindingReconciler {
 
   private bindings() {
     const r = BindResources.bindings;
-    return resourceClient(this.o.rt.consumer, {
+    return resourceClient(this.o.rt.home, {
       group: r.group,
       version: r.version,
       resource: r.plural,
@@ -419,7 +421,7 @@ export class BindingReconciler {
     const cached = this.o.rt.kubeconfigSecret(namespace, name);
     if (cached) return cached;
     try {
-      return await this.o.rt.consumer.core.readNamespacedSecret({ namespace, name });
+      return await this.o.rt.home.core.readNamespacedSecret({ namespace, name });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       if (isForbidden(e)) return 'forbidden';
@@ -439,7 +441,7 @@ export class BindingReconciler {
       return;
     const r = BindResources.bindings;
     try {
-      await this.o.rt.consumer.custom.patchNamespacedCustomObjectStatus(
+      await this.o.rt.home.custom.patchNamespacedCustomObjectStatus(
         { ...r, namespace: b.metadata.namespace!, name: b.metadata.name!, body: { status } },
         mergePatch,
       );

@@ -233,11 +233,11 @@ export class ProviderConnection implements Connection {
   }
 
   private async writeConsumerKubeconfig(t: ConsumerKubeconfig, text: string): Promise<void> {
-    await this.rt.consumer.core.patchNamespacedSecret(
+    await this.rt.home.core.patchNamespacedSecret(
       { namespace: t.namespace, name: t.name, body: { data: { [t.key]: Buffer.from(text).toString('base64') } } },
       mergePatch,
     );
-    this.log.info({ secret: `${t.namespace}/${t.name}` }, "copied the provider's kubeconfig into the app cluster (rotation)");
+    this.log.info({ secret: `${t.namespace}/${t.name}` }, "copied the provider's kubeconfig into the binding's Secret (rotation)");
   }
 }
 
