@@ -167,6 +167,14 @@ export class Api {
     return `${backend}-${this.name}`;
   }
 
+  /**
+   * The one Composition of the API on the v2 target (`postgresql`): it composes on the backend whose composition the
+   * composite names in `spec.compositionRef.name`, Klutch's field (compositions/selection.ts).
+   */
+  get selectionCompositionName(): string {
+    return this.name;
+  }
+
   /** The composite kind for a target: `XPostgresqlInstance` with claims (v1), `PostgresqlInstance` without (v2). */
   compositeKind(target: CrossplaneTarget): string {
     return target === 'v1' ? `X${this.kind}` : this.kind;
@@ -180,11 +188,13 @@ export class Api {
     return `${this.group}/${this.version}`;
   }
 
-  /** Spec-level CEL rules for a target. */
+  /**
+   * Spec-level CEL rules for a target. Both targets read Klutch's `spec.compositionRef`: on v1 it is Crossplane's
+   * claim field, on v2 a field of the API that the selection Composition reads (`spec.crossplane.compositionRef`
+   * names that Composition there, not a backend).
+   */
   rules(target: CrossplaneTarget): readonly ValidationRule[] {
-    const ref = target === 'v1' ? 'self.compositionRef' : 'self.crossplane.compositionRef';
-    const guard = target === 'v1' ? 'has(self.compositionRef)' : 'has(self.crossplane) && has(self.crossplane.compositionRef)';
-    const composition = `(${guard} ? ${ref}.name : ${celString(this.compositionName(this.defaultBackend))})`;
+    const composition = `(has(self.compositionRef) ? self.compositionRef.name : ${celString(this.compositionName(this.defaultBackend))})`;
     return this.ruleFn({
       target,
       composition,

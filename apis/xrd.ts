@@ -12,6 +12,14 @@ import {
 import type { Api, CrossplaneTarget } from './api';
 import type { JSONSchemaProps } from '../lib/schema';
 
+/** Crossplane's `compositionRef` of a claim (internal/xcrd CompositeResourceClaimSpecProps). */
+const COMPOSITION_REF: JSONSchemaProps = {
+  type: 'object',
+  description: 'The composition of the backend that composes this resource (a8s-postgresql, a9s-postgresql, ...), as on a Klutch claim.',
+  required: ['name'],
+  properties: { name: { type: 'string' } },
+};
+
 export interface XrdProps {
   readonly api: Api;
   /** @default v1 */
@@ -21,6 +29,9 @@ export interface XrdProps {
 /** The `openAPIV3Schema` of an API's composite: spec (with its target-specific CEL rules) and status. */
 export function compositeSchema(api: Api, target: CrossplaneTarget): JSONSchemaProps {
   const spec = api.spec.toJSON();
+  // v2: Klutch's `spec.compositionRef` (which Crossplane adds to a v1 claim) is a field of the API itself, the same
+  // schema as the claim's, so a claim written for Klutch is a valid namespaced composite; it names the backend.
+  if (target === 'v2') spec.properties = { ...spec.properties, compositionRef: COMPOSITION_REF };
   const rules = [...(spec['x-kubernetes-validations'] ?? []), ...api.rules(target)];
   if (rules.length > 0) spec['x-kubernetes-validations'] = rules;
   return {
@@ -49,7 +60,9 @@ export class Xrd extends Construct {
         ...(api.printerColumns.length > 0 ? { additionalPrinterColumns: api.printerColumns.map((c) => ({ ...c })) } : {}),
       },
     ];
-    const defaultCompositionRef = { name: api.compositionName(api.defaultBackend) };
+    const defaultCompositionRef = {
+      name: target === 'v1' ? api.compositionName(api.defaultBackend) : api.selectionCompositionName,
+    };
     if (target === 'v1') {
       new CompositeResourceDefinition(this, 'Resource', {
         metadata,

@@ -12,6 +12,7 @@ import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
 import { BindBackend, type BindBackendProps } from '../backend/bind-backend';
 import { DataServiceComposition } from '../compositions/composition';
+import { SelectionComposition } from '../compositions/selection';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
 import { bindApiCrds } from '../exports/bind-api';
 import { ExportTemplate } from '../exports/export-template';
@@ -117,11 +118,17 @@ export function render(o: SynthOptions): Map<string, string> {
   );
   for (const api of apis) {
     emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target }));
+    // v2: one Composition per API that composes on the backend the composite names (compositions/selection.ts).
+    if (target === 'v2') {
+      emit(`${PACKAGE_DIR}/apis/${api.name}/composition.yaml`, (c) => new SelectionComposition(c, 'composition', { api, fn, settings: o.settings }));
+    }
     for (const backend of api.backendNames) {
-      emit(
-        `${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`,
-        (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, settings: o.settings }),
-      );
+      if (target === 'v1') {
+        emit(
+          `${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`,
+          (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, settings: o.settings }),
+        );
+      }
       files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, toYaml([exampleClaim(api, backend, target)]));
     }
     emit(
@@ -181,14 +188,16 @@ function checkSettings(apis: readonly Api[], settings: Readonly<Record<string, u
   }
 }
 
-/** The example claim (v1) or namespaced composite (v2) for one backend of an API. */
-export function exampleClaim(api: Api, backend: keyof Api['examples'], target: CrossplaneTarget): Record<string, unknown> {
-  const ref = { name: api.compositionName(backend) };
+/**
+ * The example claim for one backend of an API: the same document on both targets — a claim on v1, a namespaced
+ * composite on v2, where `spec.compositionRef` is a field of the API (the target is kept for callers).
+ */
+export function exampleClaim(api: Api, backend: keyof Api['examples'], _target?: CrossplaneTarget): Record<string, unknown> {
   return {
     apiVersion: api.apiVersion,
     kind: api.kind,
     metadata: { name: `example-${api.name}-${backend}`, namespace: 'default' },
-    spec: { ...api.examples[backend], ...(target === 'v1' ? { compositionRef: ref } : { crossplane: { compositionRef: ref } }) },
+    spec: { ...api.examples[backend], compositionRef: { name: api.compositionName(backend) } },
   };
 }
 

@@ -16,6 +16,7 @@ import {
   type RunFunctionResponse,
 } from '@crossplane-org/function-sdk-typescript';
 import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
+import { selectInput } from './select-input';
 import { CONDITION_TYPE, observeStatus } from './status';
 import { validateInput } from './validate-input';
 
@@ -69,7 +70,10 @@ export const compose: ComposeFunction = (req, rsp) => {
 
 function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunctionResponse {
   const composite = req?.observed?.composite?.resource;
-  const rawInput = req?.input;
+  // A Selection (the v2 target) names the input of the composition the composite asks for; anything else is an Input.
+  const selected = selectInput(req?.input, composite);
+  if (!selected.ok) return fail(rsp, selected.error);
+  const rawInput = selected.input;
   const partial = isObj(rawInput) ? rawInput : {};
   const comp = compositionName(composite, {
     backend: typeof partial.backend === 'string' ? (partial.backend as 'a9s') : undefined,

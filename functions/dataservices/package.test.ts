@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { loadCatalog } from '../../test/support/catalog';
 import { crank, crankValidate } from '../../test/tools/crank';
 import { inputOf } from '../../test/support/function';
+import { selectionFor } from '../../compositions/selection';
 import { functionPackageObjects } from './package';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-fnpkg-'));
@@ -13,12 +14,25 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const yaml = (objs: unknown[]) => objs.map((o) => `---\n${stringify(o)}`).join('');
 
 describe('functionPackageObjects', () => {
-  const [meta, crd] = functionPackageObjects() as [Record<string, any>, Record<string, any>];
+  const [meta, crd, selectionCrd] = functionPackageObjects() as [Record<string, any>, Record<string, any>, Record<string, any>];
 
-  it('is a meta.pkg.crossplane.io/v1 Function and the Input CRD', () => {
+  it('is a meta.pkg.crossplane.io/v1 Function, the Input CRD and the Selection CRD', () => {
     expect([meta.apiVersion, meta.kind, meta.metadata.name]).toEqual(['meta.pkg.crossplane.io/v1', 'Function', 'function-dataservices']);
     expect(crd.metadata.name).toBe('inputs.dataservices.fn.klutch.anynines.com');
     expect(crd.spec.versions.map((v: { name: string }) => v.name)).toEqual(['v1beta1']);
+    expect(selectionCrd.metadata.name).toBe('selections.dataservices.fn.klutch.anynines.com');
+  });
+
+  it('crank validates every v2 Composition input (a Selection) against the Selection CRD, and refuses a broken one', async () => {
+    writeFileSync(join(tmp, 'selection-ext.yaml'), yaml([selectionCrd]));
+    const apis = await loadCatalog();
+    const selections = apis.map((a) => ({ ...selectionFor(a), metadata: { name: a.name, namespace: 'default' } }));
+    const { from: _, ...noFrom } = selections[0]!;
+    const bad = { ...noFrom, metadata: { name: 'bad-no-from', namespace: 'default' } };
+    writeFileSync(join(tmp, 'selections.yaml'), yaml([...selections, bad]));
+    const r = crankValidate(inject('crank'), join(tmp, 'selection-ext.yaml'), join(tmp, 'selections.yaml'));
+    expect(r.stdout).toContain(`Total ${selections.length + 1} resources: 0 missing schemas, ${selections.length} success cases, 1 failure cases`);
+    expect(r.stdout).toMatch(/\[x\].*bad-no-from/);
   });
 
   it('drops only the CEL rule Kubernetes cannot compile (it reads the untyped fields[].value)', () => {

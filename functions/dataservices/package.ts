@@ -5,7 +5,7 @@
 import { Function as FunctionMeta } from '../../imports/meta.pkg.crossplane.io';
 import { crdManifest } from '../../lib/crd-manifest';
 import { s, type JSONSchemaProps } from '../../lib/schema';
-import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema } from '../../recipe';
+import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema, SELECTION_KIND, selectionSchema } from '../../recipe';
 
 export interface FunctionPackageOptions {
   /** @default function-dataservices */
@@ -41,21 +41,24 @@ export function celCompatible(schema: Json): Json {
   return out;
 }
 
-/** The input CRD: `inputs.dataservices.fn.klutch.anynines.com`, kind Input, v1beta1, from `inputSchema`. */
-export function inputCrd(): Record<string, unknown> {
-  const json = celCompatible(inputSchema.toJSON() as Json);
+/**
+ * An input CRD: `inputs.dataservices.fn.klutch.anynines.com` (kind Input, from `inputSchema`), or with `selection`
+ * `selections.…` (kind Selection, the v2 target's step input), v1beta1.
+ */
+export function inputCrd(o: { selection?: boolean } = {}): Record<string, unknown> {
+  const json = celCompatible((o.selection ? selectionSchema : inputSchema).toJSON() as Json);
   // A CRD's root schema also lists metadata (which may not be constrained beyond its type).
   const root = s.raw({ ...json, properties: { ...(json.properties ?? {}), metadata: { type: 'object' } } });
   return crdManifest({
     group: INPUT_GROUP,
-    kind: INPUT_KIND,
+    kind: o.selection ? SELECTION_KIND : INPUT_KIND,
     scope: 'Namespaced',
     categories: ['crossplane'],
     versions: [{ name: INPUT_VERSION, schema: root }],
   });
 }
 
-/** `crossplane.yaml` then the input CRD: the package's objects, in package order. */
+/** `crossplane.yaml` then the input CRDs (Input, Selection): the package's objects, in package order. */
 export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<string, unknown>[] {
   return [
     FunctionMeta.manifest({
@@ -72,5 +75,6 @@ export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<s
       spec: { crossplane: { version: o.crossplaneVersion ?? '>=v1.17.1' } },
     }) as Record<string, unknown>,
     inputCrd(),
+    inputCrd({ selection: true }),
   ];
 }

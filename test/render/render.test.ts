@@ -82,7 +82,8 @@ beforeAll(async () => {
     const files = render({ apis, outdir: 'unused', target });
     for (const api of apis) {
       for (const backend of api.backendNames) {
-        const path = `${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`;
+        // v2: the API's one selection Composition, which composes on the backend the example names.
+        const path = `${PACKAGE_DIR}/apis/${api.name}/${target === 'v1' ? `composition-${backend}` : 'composition'}.yaml`;
         const composition = files.get(path);
         if (!composition) throw new Error(`synth wrote no ${path} for the ${target} target`);
         const example = exampleClaim(api, backend, target) as Obj;
@@ -303,7 +304,7 @@ describe('crank render with the bundled function', () => {
     const problems: string[] = [];
     for (const backend of ['a9s', 'a8s'] as const) {
       const api = apis.find((a) => a.name === 'servicebinding') as Api;
-      const composition = v2.get(`packages/dataservices/apis/servicebinding/composition-${backend}.yaml`) as string;
+      const composition = v2.get(`packages/dataservices/apis/servicebinding/composition.yaml`) as string;
       const example = exampleClaim(api, backend, 'v2') as Obj;
       const composite = {
         ...example,

@@ -22,14 +22,16 @@ const TARGETS: readonly CrossplaneTarget[] = ['v1', 'v2'];
 /** The crank of each target: v1.20 for the claims package, v2 for the namespaced XRs. */
 const bin = (target: CrossplaneTarget) => inject(target === 'v1' ? 'crank' : 'crankV2');
 
-/** A case as a claim (v1) or as a namespaced XR (v2: the composition reference below `spec.crossplane`). */
-function claim(api: Api, name: string, c: Pick<CreateCase, 'backend' | 'spec'>, target: CrossplaneTarget): Record<string, unknown> {
-  const ref = c.backend ? { compositionRef: { name: api.compositionName(c.backend) } } : undefined;
+/**
+ * A case as a claim (v1) or as a namespaced XR (v2): the same document, Klutch's `spec.compositionRef` naming the
+ * backend (on v2 a field of the API that the selection Composition reads).
+ */
+function claim(api: Api, name: string, c: Pick<CreateCase, 'backend' | 'spec'>, _target: CrossplaneTarget): Record<string, unknown> {
   return {
     apiVersion: api.apiVersion,
     kind: api.kind,
     metadata: { name, namespace: 'default' },
-    spec: { ...c.spec, ...(ref ? (target === 'v1' ? ref : { crossplane: ref }) : {}) },
+    spec: { ...c.spec, ...(c.backend ? { compositionRef: { name: api.compositionName(c.backend) } } : {}) },
   };
 }
 

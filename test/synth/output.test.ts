@@ -208,6 +208,22 @@ describe('Pod security of what synth ships', () => {
     expect(r.stdout).toContain('--cookie-signing-key');
   });
 
+  it('selects every Deployment by app.kubernetes.io labels, the same whichever tool writes it', async () => {
+    const objs = [...(await synthCatalog()).values()].flat() as K8s[];
+    const deployments = objs.filter((o) => o.kind === 'Deployment');
+    expect(deployments.map((d) => [d.metadata.name, d.spec.selector])).toEqual([
+      ['klutch-bind-backend', { matchLabels: { 'app.kubernetes.io/name': 'klutch-bind-backend', 'app.kubernetes.io/part-of': 'klutch-kit' } }],
+      ['konnector', { matchLabels: { 'app.kubernetes.io/name': 'konnector', 'app.kubernetes.io/part-of': 'klutch-kit' } }],
+    ]);
+    for (const d of deployments) expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
+    // No construct-path label anywhere: a renamed construct id must not change an immutable selector.
+    expect(JSON.stringify(objs)).not.toContain('cdk8s.io/metadata.addr');
+    // kubectl bind installs the konnector from the same construct under another construct path: the same selector.
+    const { konnectorManifests } = await import('../../cli/konnector-install');
+    const installed = konnectorManifests({ konnector: true, namespace: 'klutch-bind', grants: [] }).find((m: any) => m.kind === 'Deployment') as any;
+    expect(installed.spec.selector).toEqual(deployments.find((d) => d.metadata.name === 'konnector')!.spec.selector);
+  });
+
   it('builds every image to run as the numeric non-root user the Pods name', async () => {
     const { DEPLOYABLES, dockerfile } = await import('../../synth/deployables');
     for (const d of DEPLOYABLES) expect(dockerfile(d), d.name).toMatch(/^USER 65532:65532$/m);
@@ -231,14 +247,33 @@ describe('the v2 target', () => {
     expect(xrd.spec.scope).toBe('Namespaced');
     expect(xrd.spec.claimNames).toBeUndefined();
     expect(xrd.spec.names).toEqual({ kind: 'PostgresqlInstance', plural: 'postgresqlinstances' });
-    const composition = out.get('packages/dataservices/apis/postgresql/composition-a8s.yaml')?.[0] as {
-      spec: { compositeTypeRef: unknown; writeConnectionSecretsToNamespace?: string };
+    // One Composition per API, the XRD's default, selecting the backend by Klutch's spec.compositionRef.name.
+    expect(xrd.spec.defaultCompositionRef).toEqual({ name: 'postgresql' });
+    expect([...out.keys()].filter((p) => p.startsWith('packages/dataservices/apis/postgresql/')).sort()).toEqual([
+      'packages/dataservices/apis/postgresql/composition.yaml',
+      'packages/dataservices/apis/postgresql/definition.yaml',
+    ]);
+    const composition = out.get('packages/dataservices/apis/postgresql/composition.yaml')?.[0] as {
+      metadata: { name: string };
+      spec: { compositeTypeRef: unknown; writeConnectionSecretsToNamespace?: string; pipeline: { input: Record<string, any> }[] };
     };
+    expect(composition.metadata.name).toBe('postgresql');
     expect(composition.spec.compositeTypeRef).toEqual({ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance' });
     expect(composition.spec.writeConnectionSecretsToNamespace).toBeUndefined();
-    const rules = JSON.stringify(xrd);
-    expect(rules).toContain('self.crossplane.compositionRef');
-    expect(rules).not.toMatch(/[^.]self\.compositionRef/);
+    const input = composition.spec.pipeline[0]!.input;
+    expect([input.kind, input.from, input.default, Object.keys(input.inputs).sort()]).toEqual([
+      'Selection',
+      'spec.compositionRef.name',
+      'a8s-postgresql',
+      ['a8s-postgresql', 'a9s-postgresql'],
+    ]);
+    // Klutch's claim field is part of the API, with the claim's schema; the CEL rules read it.
+    const spec = (xrd.spec as any).versions[0].schema.openAPIV3Schema.properties.spec;
+    expect(spec.properties.compositionRef).toMatchObject({ type: 'object', required: ['name'], properties: { name: { type: 'string' } } });
+    expect(JSON.stringify(spec['x-kubernetes-validations'])).toContain('has(self.compositionRef) ? self.compositionRef.name');
+    expect(out.get('packages/dataservices/examples/postgresql-a9s.yaml')?.[0]).toMatchObject({
+      spec: { compositionRef: { name: 'a9s-postgresql' } },
+    });
     // The a8s compositions compose provider-kubernetes' namespaced Object, which v1.0.0 introduced.
     const meta = out.get('packages/dataservices/crossplane.yaml')?.[0] as { spec: { dependsOn: { provider?: string; version: string }[] } };
     expect(meta.spec.dependsOn.find((d) => d.provider?.endsWith('/provider-kubernetes'))?.version).toBe('>=v1.0.0');
