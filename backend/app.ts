@@ -8,12 +8,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LeaderElector, serveProbes, type Probes } from '../controller';
+import { AccessTokenVerifier } from './auth/access-token';
 import { Issuer } from './auth/issuer';
 import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
 import { ReplayGuard } from './auth/replay';
 import { Sealer } from './auth/sealer';
 import { recordBinder } from './authz/binder';
 import { runControllers } from './controllers';
+import type { HttpDeps } from './http/deps';
 import { RateLimiter } from './http/rate-limit';
 import { bindHandler, listen, type ListeningServer } from './http/server';
 import { cachedExportables, servingInformers, startAll, stopAll } from './informers';
@@ -111,6 +113,20 @@ function cookieKeys(o: BackendOptions): () => readonly Key[] {
   return () => ring.current();
 }
 
+/** --machine-bind: access tokens verified against the issuer's discovered JWKS (auth/access-token.ts). */
+function machineBind(o: BackendOptions, issuer: Issuer): NonNullable<HttpDeps['machine']> {
+  return {
+    verifier: new AccessTokenVerifier({
+      metadata: () => issuer.metadata(),
+      audience: o.oidcClientId,
+      groupsClaim: o.oidcGroupsClaim,
+      fetch: issuer.fetch,
+    }),
+    issuerUrl: o.oidcIssuerUrl,
+    resource: o.machineBindResource ?? o.oidcCallbackUrl.replace(/\/callback$/, ''),
+  };
+}
+
 export async function startBackend(o: BackendOptions, log: Logger = pino({ level: o.logLevel })): Promise<RunningBackend> {
   const kc = kubeConfigFor(o);
   const clients = clientsFor(kc);
@@ -184,6 +200,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     prettyName: o.prettyName,
     secureCookies: new URL(o.oidcCallbackUrl).protocol === 'https:',
     externalUrl: o.oidcCallbackUrl.replace(/\/callback$/, ''),
+    ...(o.machineBind ? { machine: machineBind(o, issuer) } : {}),
     limiter: new RateLimiter({ perMinute: o.loginRateLimit, burst: o.loginRateBurst }),
     metrics,
     log,

@@ -276,6 +276,31 @@ describe('bind authorization flags', () => {
   });
 });
 
+describe('machine bind flags', () => {
+  it("are off by default; --machine-bind (or its variable, or Go's =true) turns them on, with an optional resource", () => {
+    const off = parseOptions(required) as BackendOptions;
+    expect(off.machineBind).toBe(false);
+    expect(off.machineBindResource).toBeUndefined();
+    expect(parseOptions([...required, '--machine-bind'])).toMatchObject({ machineBind: true });
+    expect(parseOptions([...required, '--machine-bind=true'])).toMatchObject({ machineBind: true });
+    expect(parseOptions(required, { BACKEND_MACHINE_BIND: 'true' })).toMatchObject({ machineBind: true });
+    expect(parseOptions([...required, '--machine-bind', '--machine-bind-resource=https://bind.example.com/api'])).toMatchObject({
+      machineBind: true,
+      machineBindResource: 'https://bind.example.com/api',
+    });
+  });
+
+  it('refuse a resource without --machine-bind, one that is no URL and one with a fragment', () => {
+    expect(() => parseOptions([...required, '--machine-bind-resource=https://x.example'])).toThrow(
+      '--machine-bind-resource: only with --machine-bind',
+    );
+    expect(() => parseOptions([...required, '--machine-bind', '--machine-bind-resource=nope'])).toThrow(
+      '--machine-bind-resource: "nope" is not a URL',
+    );
+    expect(() => parseOptions([...required, '--machine-bind', '--machine-bind-resource=https://x.example/#a'])).toThrow('has a fragment');
+  });
+});
+
 describe('the README', () => {
   it('documents every flag with its variable and default in "The bind backend"', () => {
     const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');

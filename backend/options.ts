@@ -42,6 +42,10 @@ export interface BackendOptions {
   readonly oidcExtraScopes: readonly string[];
   /** What applies to an APIServiceExportTemplate without a bind rule (authz/bind-policy.ts). */
   readonly defaultBindPolicy: DefaultBindPolicy;
+  /** Machine binding (CI): access tokens of the client-credentials grant on /resources and /bind. */
+  readonly machineBind: boolean;
+  /** The resource indicator kubectl bind asks machine tokens for; undefined: the backend's external URL. */
+  readonly machineBindResource?: string;
   /** Exactly one of cookieKeysFile and klutchCookieKeys. */
   readonly cookieKeysFile?: string;
   /** Klutch's --cookie-signing-key and --cookie-encryption-key, decoded. */
@@ -216,6 +220,21 @@ export const FLAGS: readonly Flag[] = [
     arg: 'allow-all|deny-all',
     default: 'allow-all',
     help: "who may bind an API whose APIServiceExportTemplate has no bind rule (annotations klutch-kit.anynines.com/bind-allowed-groups, -subjects, -clients): allow-all, every logged-in user (Klutch's behaviour), or deny-all, nobody until the operator names who",
+  },
+  // Machine binding (kubectl bind --client-id; docs/decisions/machine-bind.md).
+  {
+    name: 'machine-bind',
+    key: 'machineBind',
+    boolean: true,
+    default: 'false',
+    help: 'also bind machine identities (CI pipelines, GitOps): /resources and /bind take an OAuth2 access token of the client-credentials grant, a JWT of type at+jwt (RFC 9068) signed by the --oidc-issuer-url, whose audience contains --oidc-issuer-client-id; /export then offers the OAuth2ClientCredentials method',
+  },
+  {
+    name: 'machine-bind-resource',
+    key: 'machineBindResource',
+    arg: 'uri',
+    default: 'the external URL of --oidc-callback-url without /callback',
+    help: 'the resource indicator (RFC 8707) kubectl bind asks the OpenID provider for a machine token for; register it there with audience --oidc-issuer-client-id',
   },
   {
     name: 'cookie-keys-file',
@@ -564,6 +583,15 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   if (!(DEFAULT_BIND_POLICIES as readonly string[]).includes(bindPolicy))
     throw new UsageError(`--default-bind-policy: "${bindPolicy}" is not ${DEFAULT_BIND_POLICIES.join(' or ')}`);
 
+  const machineBind = raw('machine-bind') === 'true';
+  const machineResource = raw('machine-bind-resource');
+  if (machineResource !== undefined) {
+    if (!machineBind) throw new UsageError('--machine-bind-resource: only with --machine-bind');
+    const r = url('machine-bind-resource', machineResource);
+    if (r.hash)
+      throw new UsageError(`--machine-bind-resource: "${machineResource}" has a fragment; a resource indicator may not (RFC 8707)`);
+  }
+
   return {
     listenAddress,
     probeAddress: raw('probe-address') ?? '0.0.0.0:8081',
@@ -582,6 +610,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     oidcGroupsClaim: groupsClaim,
     oidcExtraScopes: extraScopes,
     defaultBindPolicy: bindPolicy as DefaultBindPolicy,
+    machineBind,
+    ...(machineResource !== undefined ? { machineBindResource: machineResource } : {}),
     ...cookies,
     kubeconfig: raw('kubeconfig'),
     namespace: raw('namespace') ?? (env.POD_NAMESPACE || undefined),

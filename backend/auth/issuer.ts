@@ -62,7 +62,8 @@ const RETRY_MAX_MS = 30_000;
 export class Issuer {
   private config: oidc.Configuration | undefined;
   private lastError = 'discovery not tried yet';
-  private readonly fetch: (url: string, init: RequestInit) => Promise<Response>;
+  /** How the issuer is reached (its CA, one TLS context); the access-token verifier fetches the JWKS with it too. */
+  readonly fetch: (url: string, init: RequestInit) => Promise<Response>;
 
   constructor(private readonly o: IssuerOptions) {
     const extra = o.caFile ? readFileSync(o.caFile, 'utf8') : undefined;
@@ -78,6 +79,12 @@ export class Issuer {
   /** Whether discovery has succeeded; `reason()` says why not. */
   ready(): boolean {
     return this.config !== undefined;
+  }
+
+  /** The discovered issuer and its JWKS URL (for machine access tokens, auth/access-token.ts); undefined before discovery. */
+  metadata(): { readonly issuer: string; readonly jwksUri: string } | undefined {
+    const m = this.config?.serverMetadata();
+    return m?.jwks_uri ? { issuer: m.issuer, jwksUri: m.jwks_uri } : undefined;
   }
 
   reason(): string {

@@ -1,25 +1,54 @@
 /**
- * `GET /bind?s&resource&group` (with the session): makes or finds the consumer's objects on the provider and sends
- * the BindingResponse to the CLI's loopback callback as `?response=`. A resource no template exports is refused
- * before anything is created, and so is one the user may not bind (authz/bind-policy.ts): a 403 page naming the API
- * and the missing group, counted and written to the audit log.
+ * `GET /bind?s&resource&group`: makes or finds the consumer's objects on the provider and hands out the
+ * BindingResponse. Two ways in, one way through (`bindFor`):
+ *
+ * - a browser, with the session cookie of its login: the response goes to the CLI's loopback callback as `?response=`;
+ * - a machine, with `Authorization: Bearer <access token>` and the cluster id as `c` (kubectl bind --client-id): the
+ *   response is the JSON body.
+ *
+ * A resource no template exports is refused before anything is created, and so is one the identity may not bind
+ * (authz/bind-policy.ts): a 403 naming the API and what is missing, counted and written to the audit log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { apiName, mayBind } from '../authz/bind-policy';
+import { apiName, mayBind, type BindIdentity } from '../authz/bind-policy';
 import { recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
 import { TooManyClustersError } from '../provision/cluster-namespace';
 import type { HttpDeps } from './deps';
-import { bindingResponse, responseRedirect } from '../../exports/bind-api';
-import { HttpError, redirect } from './respond';
+import { bindingResponse, responseRedirect, type BindingResponse } from '../../exports/bind-api';
+import { bearerToken, machineIdentity } from './machine';
+import { HttpError, redirect, sendJson } from './respond';
 import { checkId, readSession, sessionIdentity } from './session';
 
 export async function handleBind(req: IncomingMessage, res: ServerResponse, url: URL, d: HttpDeps): Promise<void> {
   const q = url.searchParams;
   const sid = checkId('s', q.get('s'));
+  const token = bearerToken(req);
+  if (token !== undefined) {
+    const who = await machineIdentity(d, token);
+    const response = await bindFor(d, { path: 'machine', who, sid, cid: checkId('c', q.get('c')), q });
+    sendJson(res, 200, response);
+    return;
+  }
   const session = await readSession(req, d.sealer, sid);
-  const resource = q.get('resource');
-  const group = q.get('group') ?? '';
+  const response = await bindFor(d, { path: 'browser', who: sessionIdentity(session), sid, cid: session.cid, q });
+  redirect(res, responseRedirect(session.redirectURL, response));
+}
+
+interface BindRequest {
+  /** Which way of binding, for the audit log: `browser` or `machine`. */
+  readonly path: 'browser' | 'machine';
+  /** Verified: from the session (a browser login) or the access token (a machine). */
+  readonly who: BindIdentity & { readonly issuer: string; readonly subject: string };
+  readonly sid: string;
+  readonly cid: string;
+  readonly q: URLSearchParams;
+}
+
+/** The one provisioning path: authorize, provision `<sub>#<cid>`, record the binder, build the BindingResponse. */
+async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
+  const resource = r.q.get('resource');
+  const group = r.q.get('group') ?? '';
   if (!resource) throw new HttpError(400, 'Missing parameter', 'resource is required: pick an API on the resources page');
   const exportable = await findExportable(d.exportables, d.consumerScope, group, resource);
   if (!exportable) {
@@ -27,39 +56,39 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
     throw new HttpError(
       404,
       'Not offered',
-      `No APIServiceExportTemplate of this provider exports ${resource}.${group}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; pick one from /resources?s=${sid}.`,
+      `No APIServiceExportTemplate of this provider exports ${resource}.${group}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; ${r.path === 'browser' ? `pick one from /resources?s=${r.sid}` : 'GET /resources lists what you may bind'}.`,
     );
   }
-  const who = sessionIdentity(session);
-  const decision = mayBind(who, exportable.template, d.defaultBindPolicy);
+  const decision = mayBind(r.who, exportable.template, d.defaultBindPolicy);
   const api = apiName(exportable.template);
+  const name = r.who.clientId !== undefined ? `client ${r.who.clientId}` : r.who.subject;
   if (!decision.allowed) {
     d.metrics.binds.inc({ result: 'refused' });
     const t = exportable.template.metadata;
     recordRefusal(d.metrics.bindRefusals, d.log, {
-      path: 'browser',
+      path: r.path,
       api,
       template: `${t.namespace}/${t.name}`,
       reason: decision.reason,
       message: decision.message,
-      identity: who,
-      clusterId: session.cid,
+      identity: r.who,
+      clusterId: r.cid,
     });
-    throw new HttpError(403, `Not allowed to bind ${api}`, `${session.sub}: ${decision.message}.`);
+    throw new HttpError(403, `Not allowed to bind ${api}`, `${name}: ${decision.message}.`);
   }
-  const identity = `${session.sub}#${session.cid}`;
+  const identity = `${r.who.subject}#${r.cid}`;
   const started = performance.now();
   const consumer = await d.provision(identity).catch((e: unknown) => {
     if (!(e instanceof TooManyClustersError)) throw e;
     d.metrics.binds.inc({ result: 'refused' });
     throw new HttpError(403, 'Too many clusters', e.message);
   });
-  await d.recordBinder(consumer.namespace, who);
+  await d.recordBinder(consumer.namespace, r.who);
   const provisionMs = Math.round(performance.now() - started);
   const response = bindingResponse({
-    sid,
-    issuer: session.iss,
-    subject: session.sub,
+    sid: r.sid,
+    issuer: r.who.issuer,
+    subject: r.who.subject,
     kubeconfig: consumer.kubeconfig,
     group,
     resource,
@@ -70,8 +99,10 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
     {
       audit: true,
       event: 'bound',
+      path: r.path,
       identity,
-      clusterId: session.cid,
+      ...(r.who.clientId !== undefined ? { clientId: r.who.clientId } : {}),
+      clusterId: r.cid,
       namespace: consumer.namespace,
       api,
       allowedBy: decision.by,
@@ -79,5 +110,5 @@ export async function handleBind(req: IncomingMessage, res: ServerResponse, url:
     },
     'bound',
   );
-  redirect(res, responseRedirect(session.redirectURL, response));
+  return response;
 }

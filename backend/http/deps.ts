@@ -1,5 +1,6 @@
 /** What the bind endpoints need: narrow dependencies in one object, so tests can hand in their own. */
 import type { Logger } from 'pino';
+import type { AccessTokenVerifier } from '../auth/access-token';
 import type { Issuer } from '../auth/issuer';
 import type { ReplayGuard } from '../auth/replay';
 import type { Sealer } from '../auth/sealer';
@@ -34,6 +35,17 @@ export interface HttpDeps {
    * it, never from the request's Host, which any client chooses.
    */
   readonly externalUrl: string;
+  /**
+   * Machine binding (--machine-bind): /resources and /bind also take a client-credentials access token, and /export
+   * offers the OAuth2ClientCredentials method. @default off
+   */
+  readonly machine?: {
+    readonly verifier: Pick<AccessTokenVerifier, 'verify'>;
+    /** The issuer kubectl bind asks for a token (--oidc-issuer-url). */
+    readonly issuerUrl: string;
+    /** The resource indicator (RFC 8707) it asks the token for (--machine-bind-resource). */
+    readonly resource: string;
+  };
   /** Limits /authorize, /callback and /bind per client. @default no limit */
   readonly limiter?: RateLimiter;
   readonly metrics: BackendMetrics;

@@ -13,5 +13,10 @@ export function authorizeUrl(externalUrl: string): string {
 }
 
 export function handleExport(_req: IncomingMessage, res: ServerResponse, d: HttpDeps): void {
-  sendJson(res, 200, bindingProvider(d.prettyName, authorizeUrl(d.externalUrl)));
+  const base = d.externalUrl.replace(/\/$/, '');
+  // With machine binding on, a second method after Klutch's: Klutch's CLI looks for OAuth2CodeGrant and skips others.
+  const machine = d.machine
+    ? { issuerURL: d.machine.issuerUrl, resource: d.machine.resource, resourcesURL: `${base}/resources`, bindURL: `${base}/bind` }
+    : undefined;
+  sendJson(res, 200, bindingProvider(d.prettyName, authorizeUrl(d.externalUrl), machine));
 }

@@ -1,16 +1,28 @@
 /**
  * `GET /resources?s=<sid>`: the logged-in user's choice of APIs, one link per exportable resource the user may bind
  * (authz/bind-policy.ts). Each link's class contains the plural, as Klutch's page has it, so scripts that click
- * `a.<plural>` work with both.
+ * `a.<plural>` work with both. With a machine's access token (`Authorization: Bearer`, no session) the same list is
+ * JSON: `{"items": [{"group", "resource", "kind"}], "hidden": <how many more are offered to others>}`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayBind } from '../authz/bind-policy';
 import { exportables } from '../exportable';
 import type { HttpDeps } from './deps';
-import { escapeHtml, page, sendHtml } from './respond';
+import { bearerToken, machineIdentity } from './machine';
+import { escapeHtml, page, sendHtml, sendJson } from './respond';
 import { checkId, readSession, sessionIdentity } from './session';
 
 export async function handleResources(req: IncomingMessage, res: ServerResponse, url: URL, d: HttpDeps): Promise<void> {
+  const token = bearerToken(req);
+  if (token !== undefined) {
+    const who = await machineIdentity(d, token);
+    const all = await exportables(d.exportables, d.consumerScope);
+    const items = all
+      .filter((e) => mayBind(who, e.template, d.defaultBindPolicy).allowed)
+      .map((e) => ({ group: e.group, resource: e.resource, kind: e.kind }));
+    sendJson(res, 200, { items, hidden: all.length - items.length });
+    return;
+  }
   const sid = checkId('s', url.searchParams.get('s'));
   const session = await readSession(req, d.sealer, sid);
   const all = await exportables(d.exportables, d.consumerScope);

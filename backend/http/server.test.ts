@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { APIServiceExportTemplate } from '../../exports/bind-api';
+import { AccessTokenError, type MachineIdentity } from '../auth/access-token';
 import { parseKeys } from '../auth/keys';
 import { ReplayGuard } from '../auth/replay';
 import { Sealer } from '../auth/sealer';
@@ -40,7 +41,16 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-async function start(o: { provision?: (id: string) => Promise<never>; limiter?: RateLimiter; secure?: boolean } = {}): Promise<Harness> {
+async function start(
+  o: {
+    provision?: (id: string) => Promise<never>;
+    limiter?: RateLimiter;
+    secure?: boolean;
+    machine?: HttpDeps['machine'];
+    /** Annotations of the one template (a bind rule). */
+    rule?: Record<string, string>;
+  } = {},
+): Promise<Harness> {
   const keys = parseKeys(randomBytes(32).toString('base64'), 'test');
   const sealer = new Sealer(() => keys);
   const registry = new Registry();
@@ -58,7 +68,10 @@ async function start(o: { provision?: (id: string) => Promise<never>; limiter?: 
     },
     sealer,
     replay: new ReplayGuard(),
-    exportables: { templates: async () => [template], crd: async () => crd as never },
+    exportables: {
+      templates: async () => [o.rule ? { ...template, metadata: { ...template.metadata, annotations: o.rule } } : template],
+      crd: async () => crd as never,
+    },
     provision:
       o.provision ??
       (async (id) => {
@@ -72,6 +85,7 @@ async function start(o: { provision?: (id: string) => Promise<never>; limiter?: 
     secureCookies: o.secure ?? false,
     externalUrl: 'https://bind.example.com',
     ...(o.limiter ? { limiter: o.limiter } : {}),
+    ...(o.machine ? { machine: o.machine } : {}),
     metrics: backendMetrics(registry),
     log: pino({ level: 'info' }, sink),
   };
@@ -237,5 +251,95 @@ describe('the server', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('the machine path (Authorization: Bearer)', () => {
+  // The token check itself is auth/access-token.test.ts's (and, with the real provider, bind-machine.test.ts's).
+  const tokens: Record<string, MachineIdentity> = {
+    'token-ci': { issuer: 'https://idp.example', subject: 'ci', clientId: 'ci', groups: [] },
+    'token-other': { issuer: 'https://idp.example', subject: 'other', clientId: 'other', groups: ['devs'] },
+  };
+  const machine: HttpDeps['machine'] = {
+    issuerUrl: 'https://idp.example',
+    resource: 'https://bind.example.com',
+    verifier: {
+      verify: async (t) => {
+        const id = tokens[t];
+        if (!id) throw new AccessTokenError('access-token-audience', 'the access token is not for this backend');
+        return id;
+      },
+    },
+  };
+  const bearer = (t: string) => ({ headers: { Authorization: `Bearer ${t}` } });
+  const rule = { 'klutch-kit.anynines.com/bind-allowed-clients': 'ci' };
+
+  it('/export offers the client-credentials method after Klutch’s only when machine binding is on', async () => {
+    const off = JSON.parse((await request(`${(await start()).url}/export`)).body);
+    expect(off.authenticationMethods).toHaveLength(1);
+    const on = JSON.parse((await request(`${(await start({ machine })).url}/export`)).body);
+    expect(on.authenticationMethods.map((m: { method: string }) => m.method)).toEqual(['OAuth2CodeGrant', 'OAuth2ClientCredentials']);
+    expect(on.authenticationMethods[1].oauth2ClientCredentials).toEqual({
+      issuerURL: 'https://idp.example',
+      resource: 'https://bind.example.com',
+      resourcesURL: 'https://bind.example.com/resources',
+      bindURL: 'https://bind.example.com/bind',
+    });
+  });
+
+  it('refuses a token while machine binding is off, and a bad token, with JSON and a Bearer challenge; counts it', async () => {
+    const off = await request(`${(await start()).url}/resources`, bearer('token-ci'));
+    expect(off.status).toBe(401);
+    expect(JSON.parse(off.body)).toMatchObject({ reason: 'machine-bind-disabled', message: expect.stringContaining('--machine-bind') });
+    const h = await start({ machine });
+    for (const path of ['/resources', '/bind?s=abc&c=c1&resource=postgresqlinstances&group=anynines.com']) {
+      const bad = await request(`${h.url}${path}`, bearer('forged'));
+      expect(bad.status, path).toBe(401);
+      expect(bad.headers['content-type']).toBe('application/json');
+      expect(bad.headers['www-authenticate']).toMatch(
+        /^Bearer error="invalid_token", error_description="the access token is not for this backend"/,
+      );
+      expect(JSON.parse(bad.body)).toMatchObject({ reason: 'access-token-audience' });
+    }
+    const basic = await request(`${h.url}/resources`, { headers: { Authorization: 'Basic Y2k6eA==' } });
+    expect(JSON.parse(basic.body)).toMatchObject({ reason: 'access-token-malformed' });
+    expect(h.provisioned).toEqual([]);
+    expect(await h.metrics.getSingleMetricAsString('bind_backend_authentication_failures_total')).toMatch(
+      /reason="access-token-audience"\} 2/,
+    );
+  });
+
+  it('/resources lists, as JSON, only what the machine may bind', async () => {
+    const h = await start({ machine, rule });
+    expect(JSON.parse((await request(`${h.url}/resources`, bearer('token-ci'))).body)).toEqual({
+      items: [{ group: 'anynines.com', resource: 'postgresqlinstances', kind: 'PostgresqlInstance' }],
+      hidden: 0,
+    });
+    expect(JSON.parse((await request(`${h.url}/resources`, bearer('token-other'))).body)).toEqual({ items: [], hidden: 1 });
+  });
+
+  it('/bind provisions <sub>#<c> for an allowed client, and refuses another with a 403 naming the API and the client, audited', async () => {
+    const h = await start({ machine, rule });
+    const path = '/bind?s=abc&c=c9&resource=postgresqlinstances&group=anynines.com';
+    const refused = await request(`${h.url}${path}`, bearer('token-other'));
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).message).toMatch(/^client other: only client "ci" may bind postgresqlinstances\.anynines\.com/);
+    expect(h.provisioned).toEqual([]);
+    expect(await h.metrics.getSingleMetricAsString('bind_backend_bind_refusals_total')).toMatch(
+      /api="postgresqlinstances\.anynines\.com",reason="not-allowed"\} 1/,
+    );
+    const audit = JSON.parse(
+      h
+        .log()
+        .split('\n')
+        .find((l) => l.includes('"event":"bind-refused"'))!,
+    );
+    expect(audit).toMatchObject({ audit: true, path: 'machine', clientId: 'other', subject: 'other', clusterId: 'c9' });
+    // The allowed one reaches provisioning (the stand-in provisioner stops there), and a missing c is a 400.
+    expect((await request(`${h.url}${path}`, bearer('token-ci'))).status).toBe(500);
+    expect(h.provisioned).toEqual(['ci#c9']);
+    const noCluster = await request(`${h.url}/bind?s=abc&resource=postgresqlinstances&group=anynines.com`, bearer('token-ci'));
+    expect(noCluster.status).toBe(400);
+    expect(JSON.parse(noCluster.body).message).toMatch(/^c is required/);
   });
 });

@@ -13,6 +13,7 @@ import { handleBind } from './bind';
 import { handleCallback } from './callback';
 import type { HttpDeps } from './deps';
 import { handleExport } from './export';
+import { isMachineRequest, sendMachineError } from './machine';
 import { handleResources } from './resources';
 import { clientKey } from './rate-limit';
 import { HttpError, sendError, setSecurityHeaders } from './respond';
@@ -59,19 +60,20 @@ export function bindHandler(d: HttpDeps): (req: IncomingMessage, res: ServerResp
         );
       }
     }
+    // A program with an access token reads JSON; a browser reads pages.
+    const fail = (e: HttpError) => (isMachineRequest(req) ? sendMachineError(res, e) : sendError(res, e));
     Promise.resolve(route.handle(req, res, url, d)).catch((e: unknown) => {
       if (e instanceof HttpError) {
         if (e.authReason) d.metrics.authFailures.inc({ reason: e.authReason });
         d.log.info({ route: url.pathname, status: e.status, reason: e.authReason, err: e.message }, 'refused');
-        return sendError(res, e);
+        return fail(e);
       }
       if (url.pathname === '/bind') d.metrics.binds.inc({ result: 'error' });
       // The detail (an API server's refusal names our ServiceAccount and its rights) stays in the log; the page
       // carries only the id to find it by.
       const id = randomBytes(6).toString('hex');
       d.log.error({ route: url.pathname, err: e instanceof Error ? e : new Error(String(e)), errorId: id }, 'request failed');
-      sendError(
-        res,
+      fail(
         new HttpError(
           500,
           'Something went wrong',

@@ -100,6 +100,6 @@ export async function readSession(req: IncomingMessage, sealer: Sealer, sid: str
 }
 
 /** Who the session is, for mayBind: a browser login is a person, never a machine client. */
-export function sessionIdentity(s: Session): BindIdentity & { issuer: string } {
+export function sessionIdentity(s: Session): BindIdentity & { issuer: string; subject: string } {
   return { issuer: s.iss, subject: s.sub, groups: Array.isArray(s.groups) ? s.groups : [] };
 }

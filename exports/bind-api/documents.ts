@@ -21,7 +21,23 @@ export interface BindingProvider {
   apiVersion: typeof BINDING_PROVIDER_API_VERSION;
   providerPrettyName: string;
   version: string;
-  authenticationMethods: { method: 'OAuth2CodeGrant'; oauth2CodeGrant: { authenticatedURL: string } }[];
+  authenticationMethods: AuthenticationMethod[];
+}
+
+/**
+ * Klutch's browser login, and ours for machine identities (CI): the OAuth2 client-credentials grant at `issuerURL`
+ * for a token of `resource` (RFC 8707), sent as a bearer token to `resourcesURL` and `bindURL`
+ * (docs/decisions/machine-bind.md). Klutch's CLI skips a method it does not know.
+ */
+export type AuthenticationMethod =
+  | { method: 'OAuth2CodeGrant'; oauth2CodeGrant: { authenticatedURL: string } }
+  | { method: 'OAuth2ClientCredentials'; oauth2ClientCredentials: ClientCredentialsMethod };
+
+export interface ClientCredentialsMethod {
+  issuerURL: string;
+  resource: string;
+  resourcesURL: string;
+  bindURL: string;
 }
 
 export interface ExportRequestDocument {
@@ -41,13 +57,16 @@ export interface BindingResponse {
   requests: ExportRequestDocument[];
 }
 
-export function bindingProvider(prettyName: string, authorizeUrl: string): BindingProvider {
+export function bindingProvider(prettyName: string, authorizeUrl: string, machine?: ClientCredentialsMethod): BindingProvider {
   return {
     kind: BINDING_PROVIDER_KIND,
     apiVersion: BINDING_PROVIDER_API_VERSION,
     providerPrettyName: prettyName,
     version: PROVIDER_VERSION,
-    authenticationMethods: [{ method: 'OAuth2CodeGrant', oauth2CodeGrant: { authenticatedURL: authorizeUrl } }],
+    authenticationMethods: [
+      { method: 'OAuth2CodeGrant', oauth2CodeGrant: { authenticatedURL: authorizeUrl } },
+      ...(machine ? [{ method: 'OAuth2ClientCredentials' as const, oauth2ClientCredentials: machine }] : []),
+    ],
   };
 }
 
