@@ -15,6 +15,7 @@ import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { BIND_GROUP, TEMPLATE_GROUP } from '../exports/bind-api';
 import { DEFAULT_API_PORTS, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../lib/pod-security';
+import { selectorLabels, selectStably } from '../lib/workload';
 import type { ConsumerScope } from './options';
 
 /** A key of a Secret the backend reads. */
@@ -121,7 +122,7 @@ export class BindBackend extends Construct {
     const issuerPort = Number(URL.canParse(props.issuerUrl) ? new URL(props.issuerUrl).port || 443 : fail('issuerUrl', 'is not a URL'));
     const egressPorts = [...new Set(props.egressPorts ?? [...DEFAULT_API_PORTS, issuerPort])].sort((a, b) => a - b);
 
-    const labels = { 'app.kubernetes.io/name': 'klutch-bind-backend', 'app.kubernetes.io/part-of': 'klutch-kit' };
+    const labels = selectorLabels('klutch-bind-backend');
     this.namespace = new kplus.Namespace(this, 'Namespace', {
       metadata: { name: p.namespace, labels: { ...labels, ...RESTRICTED_NAMESPACE_LABELS } },
     });
@@ -177,9 +178,10 @@ export class BindBackend extends Construct {
       serviceAccount: this.serviceAccount,
       // Its controllers and provisioning call the API server: it needs its token.
       automountServiceAccountToken: true,
-      podMetadata: { labels },
+      select: false,
       securityContext: { ensureNonRoot: true, user: RUNTIME_USER, group: RUNTIME_USER },
     });
+    const pods = selectStably(this.deployment, 'klutch-bind-backend');
     const keys = kplus.Volume.fromSecret(this, 'CookieKeys', kplus.Secret.fromSecretName(this, 'CookieKeysSecret', p.cookieKeys.name), {
       name: 'cookie-keys',
       items: { [p.cookieKeys.key]: { path: 'keys' } },
@@ -233,8 +235,9 @@ export class BindBackend extends Construct {
     });
     container.mount(KEYS_DIR, keys, { readOnly: true });
     container.mount(CA_DIR, ca, { readOnly: true });
-    this.service = this.deployment.exposeViaService({
-      name: 'klutch-bind-backend',
+    this.service = new kplus.Service(this, 'Service', {
+      metadata: meta('klutch-bind-backend'),
+      selector: pods,
       // The probe port too, named `metrics`, so a ServiceMonitor (or any scraper) finds /metrics by the Service; the
       // NetworkPolicy still admits it only from the monitoring namespace.
       ports: [
@@ -245,7 +248,7 @@ export class BindBackend extends Construct {
     new NamespacePolicies(this, 'NetworkPolicies', {
       namespace: p.namespace,
       name: 'klutch-bind-backend',
-      pods: this.deployment,
+      pods,
       publicPorts: [BIND_PORT],
       probePorts: [PROBE_PORT],
       monitoringNamespace: props.monitoringNamespace,

@@ -7,6 +7,7 @@
  * an image given with `--konnector-image` is the user's choice and is applied as given.
  */
 import { loadYaml, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { isDeepStrictEqual } from 'node:util';
 import { App, Chart } from 'cdk8s';
 import { BIND_GROUP } from '../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
@@ -54,7 +55,7 @@ const imageVersion = (image: string | undefined) => parseVersion(image?.slice(im
 
 export interface InstallResult {
   /** What happened to the konnector Deployment. */
-  readonly konnector: 'installed' | 'upgraded' | 'unchanged' | 'kept newer';
+  readonly konnector: 'installed' | 'upgraded' | 'replaced' | 'unchanged' | 'kept newer';
   readonly image: string;
 }
 
@@ -71,9 +72,23 @@ export async function installKonnector(app: Cluster, o: KonnectorInstallOptions 
   const want = imageVersion(wanted);
   const newer = !o.image && !o.downgrade && have && want && compareVersions(have, want) > 0;
   const manifests = konnectorManifests({ ...o, konnector: !newer });
+  // spec.selector is immutable: a konnector Deployment that selects its Pods otherwise (Klutch's `app: konnector`, or
+  // an older klutch-kit's construct-path label) is deleted and made anew. Its Pods go in the background; the Lease
+  // keeps one leader while old and new overlap, and the claims stay where they are.
+  const deployment = manifests.find((m) => m.kind === 'Deployment') as { spec: { selector: unknown } } | undefined;
+  // As JSON: the client's typed model carries unset fields (matchExpressions) as undefined properties.
+  const currentSelector = JSON.parse(JSON.stringify((current as { spec?: { selector?: unknown } } | undefined)?.spec?.selector ?? null));
+  const replace = current !== undefined && deployment !== undefined && !isDeepStrictEqual(currentSelector, deployment.spec.selector);
+  if (replace)
+    await app.objects
+      .delete(current!, undefined, undefined, undefined, undefined, 'Background')
+      .catch((e: unknown) => {
+        if (statusOf(e) === 404) return;
+        throw new CliError(`cannot replace the konnector Deployment ${o.namespace}/${KONNECTOR_NAME} (its selector differs): ${reason(e)}`, permissionsHint);
+      });
   for (const m of manifests) await apply(app, m);
   return {
-    konnector: newer ? 'kept newer' : !current ? 'installed' : currentImage === wanted ? 'unchanged' : 'upgraded',
+    konnector: newer ? 'kept newer' : !current ? 'installed' : replace ? 'replaced' : currentImage === wanted ? 'unchanged' : 'upgraded',
     image: newer ? `${currentImage} (newer than this kubectl-bind's ${formatVersion(want)})` : wanted,
   };
 }

@@ -31,6 +31,7 @@ import { Construct } from 'constructs';
 import { apiServiceBindingCrd, BIND_GROUP } from '../../exports/bind-api';
 import { BindResources } from '../runtime';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
+import { selectorLabels, selectStably } from '../../lib/workload';
 import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
 
 export const DEFAULT_KONNECTOR_IMAGE = 'ghcr.io/klutch-kit/konnector:v0.1.0';
@@ -123,7 +124,10 @@ export class Konnector extends Construct {
     }
 
     this.deployment = new Deployment(this, 'Deployment', {
-      metadata: { name: KONNECTOR_NAME, namespace: ns, labels: { 'app.kubernetes.io/name': KONNECTOR_NAME } },
+      metadata: { name: KONNECTOR_NAME, namespace: ns, labels: selectorLabels(KONNECTOR_NAME) },
+      // Klutch's konnector Pods carry `app: konnector`; ours too, so what selects Klutch's (policies, dashboards) finds ours.
+      podMetadata: { labels: { app: KONNECTOR_NAME } },
+      select: false,
       replicas,
       serviceAccount: this.serviceAccount,
       // It watches and writes the app cluster's API: it needs its token.
@@ -150,10 +154,11 @@ export class Konnector extends Construct {
         },
       ],
     });
+    const pods = selectStably(this.deployment, KONNECTOR_NAME);
     new NamespacePolicies(this, 'NetworkPolicies', {
       namespace: ns,
       name: KONNECTOR_NAME,
-      pods: this.deployment,
+      pods,
       probePorts: [PROBE_PORT],
       monitoringNamespace: props.monitoringNamespace,
       apiPorts: props.egressPorts,

@@ -215,7 +215,14 @@ describe('Pod security of what synth ships', () => {
       ['klutch-bind-backend', { matchLabels: { 'app.kubernetes.io/name': 'klutch-bind-backend', 'app.kubernetes.io/part-of': 'klutch-kit' } }],
       ['konnector', { matchLabels: { 'app.kubernetes.io/name': 'konnector', 'app.kubernetes.io/part-of': 'klutch-kit' } }],
     ]);
-    for (const d of deployments) expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
+    for (const d of deployments) {
+      expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
+      const ns = (o: K8s) => o.metadata.namespace === d.metadata.namespace;
+      const service = objs.find((o) => o.kind === 'Service' && ns(o));
+      if (service) expect(service.spec.selector, `Service ${service.metadata.name}`).toEqual(d.spec.selector.matchLabels);
+      const allow = objs.find((o) => o.kind === 'NetworkPolicy' && ns(o) && o.metadata.name === d.metadata.name);
+      expect(allow?.spec.podSelector, `NetworkPolicy ${d.metadata.name}`).toEqual(d.spec.selector);
+    }
     // No construct-path label anywhere: a renamed construct id must not change an immutable selector.
     expect(JSON.stringify(objs)).not.toContain('cdk8s.io/metadata.addr');
     // kubectl bind installs the konnector from the same construct under another construct path: the same selector.
