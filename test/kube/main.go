@@ -1,15 +1,19 @@
-// Command kube is one binary that runs a Kubernetes control plane for klutch-kit's tests:
+// Command kube is one binary that runs a Kubernetes cluster for klutch-kit's tests:
 //
 //	kube etcd [flags]
 //	kube kube-apiserver [flags]
 //	kube kube-controller-manager [flags]
+//	kube kube-scheduler [flags]
+//	kube kubelet [flags]
+//	kube kube-proxy [flags]
 //
 // Each mode is the upstream command itself (etcd 3.6, Kubernetes 1.34), built from Go modules because no registry
-// this project reaches ships the binaries. One multi-call binary links the shared Kubernetes code once: a third of
-// the size and build time of three binaries.
+// this project reaches ships the binaries. One multi-call binary links the shared Kubernetes code once: a fraction of
+// the size and build time of six binaries.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -19,6 +23,9 @@ import (
 	"k8s.io/component-base/cli"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
+	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
 )
 
 func main() {
@@ -39,6 +46,12 @@ func main() {
 		cmd = apiserver.NewAPIServerCommand()
 	case "kube-controller-manager":
 		cmd = controllermanager.NewControllerManagerCommand()
+	case "kube-scheduler":
+		cmd = scheduler.NewSchedulerCommand()
+	case "kubelet":
+		cmd = kubelet.NewKubeletCommand(context.Background())
+	case "kube-proxy":
+		cmd = proxy.NewProxyCommand()
 	default:
 		usage()
 	}
@@ -47,7 +60,8 @@ func main() {
 }
 
 // exitWithParent ends this process once the process that started it is gone (it is then re-parented), so a test run
-// that crashes or is killed leaves no control plane behind. Polling getppid works on every Unix, unlike PDEATHSIG.
+// that crashes or is killed leaves no control plane or node behind. Polling getppid works on every Unix, unlike
+// PDEATHSIG.
 func exitWithParent() {
 	parent := os.Getppid()
 	for range time.Tick(250 * time.Millisecond) {
@@ -59,6 +73,6 @@ func exitWithParent() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kube etcd|kube-apiserver|kube-controller-manager [flags]")
+	fmt.Fprintln(os.Stderr, "usage: kube etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kube-proxy [flags]")
 	os.Exit(2)
 }

@@ -1,6 +1,7 @@
 /**
- * The Kubernetes control-plane binary for the tests: etcd, kube-apiserver and kube-controller-manager in one
- * multi-call program (test/kube/), built from Go modules once into the cache.
+ * The Kubernetes binary for the tests: etcd, kube-apiserver and kube-controller-manager for the control planes, and
+ * kube-scheduler, kubelet and kube-proxy for a node (test/support/node/), in one multi-call program (test/kube/),
+ * built from Go modules once into the cache.
  *
  * The cache folder is keyed by the pinned release and a hash of the wrapper module's files, so changing main.go or a
  * pin builds a new binary instead of reusing a stale one.
@@ -23,7 +24,7 @@ export function kubeBinaryPath(): string {
   return join(cacheRoot(), `kube-${KUBE_VERSION}-${hash.digest('hex').slice(0, 10)}`, 'kube');
 }
 
-/** Path of the multi-call binary (`kube etcd|kube-apiserver|kube-controller-manager ...`), building it first if needed. */
+/** Path of the multi-call binary (`kube etcd|kube-apiserver|kubelet ...`), building it first if needed. */
 export async function ensureKubeBinary(): Promise<string> {
   const [major, minor] = KUBE_VERSION.slice(1).split('.');
   // Without the version stamp /version reports v0.0.0-master, which clients that check the server version refuse.
@@ -38,7 +39,7 @@ export async function ensureKubeBinary(): Promise<string> {
     moduleDir,
     pkg: '.',
     out: kubeBinaryPath(),
-    label: `Kubernetes ${KUBE_VERSION} control plane (etcd ${ETCD_VERSION}, kube-apiserver, kube-controller-manager)`,
+    label: `Kubernetes ${KUBE_VERSION} (etcd ${ETCD_VERSION}, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy)`,
     ldflags,
     minGo: '1.24',
   });
