@@ -41,4 +41,63 @@ describe('the command line', () => {
   ])('%j is a usage error: %s', (argv, message) => {
     expect(() => parseCommand(argv)).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringContaining(message) }));
   });
+
+  it('parses a machine bind: client id, the secret’s file or variable, the APIs, a request file, the pinned issuer', () => {
+    expect(
+      parseCommand([
+        'https://x/export',
+        '--client-id',
+        'ci',
+        '--client-secret-file',
+        '/run/secrets/ci',
+        '--api',
+        'postgresqlinstances.anynines.com',
+        '--api=configmaps',
+        '-f',
+        'requests.yaml',
+        '--oidc-issuer',
+        'https://idp.example',
+      ]),
+    ).toMatchObject({
+      command: 'bind',
+      flags: {
+        machine: {
+          clientId: 'ci',
+          secret: { file: '/run/secrets/ci' },
+          apis: [
+            { group: 'anynines.com', resource: 'postgresqlinstances' },
+            { group: '', resource: 'configmaps' },
+          ],
+          file: 'requests.yaml',
+          issuer: 'https://idp.example',
+        },
+      },
+    });
+    expect(parseCommand(['https://x/export', '--client-id=ci', '--client-secret-env=CI_SECRET'])).toMatchObject({
+      flags: { machine: { clientId: 'ci', secret: { env: 'CI_SECRET' }, apis: [] } },
+    });
+    expect((parseCommand(['https://x/export']) as { flags: object }).flags).not.toHaveProperty('machine');
+  });
+
+  it.each([
+    [['--client-secret', 's3cret'], '--client-secret is refused: a secret on the command line is readable by every user'],
+    [['--client-secret=s3cret'], '--client-secret is refused'],
+    [['--client-id', 'ci'], 'give its secret with exactly one of --client-secret-file FILE or --client-secret-env VARIABLE'],
+    [['--client-id', 'ci', '--client-secret-file', 'f', '--client-secret-env', 'V'], 'exactly one of'],
+    [['--client-secret-file', 'f'], '--client-secret-file: only with --client-id'],
+    [['--api', 'postgresqlinstances.anynines.com'], '--api: only with --client-id'],
+    [['--client-id', 'ci', '--client-secret-env', 'V', '--api', 'Not An API'], '--api: "Not An API" is not <resource>.<group>'],
+    [['--client-id', 'ci', '--client-secret-env', 'V', '--oidc-issuer', 'idp'], '--oidc-issuer: "idp" is not an http(s) URL'],
+  ])('machine flags %j are a usage error: %s', (args, message) => {
+    const e = (() => {
+      try {
+        parseCommand(['https://x/export', ...args]);
+      } catch (x) {
+        return x as Error & { exitCode: number };
+      }
+    })();
+    expect(e).toMatchObject({ exitCode: 2, message: expect.stringContaining(message) });
+    // The refusal never repeats the secret.
+    expect(e!.message).not.toContain('s3cret');
+  });
 });

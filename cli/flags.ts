@@ -39,6 +39,22 @@ export interface LoginFlags extends BindFlags {
   readonly url: string;
   readonly loginTimeoutMs: number;
   readonly browser: boolean;
+  /** A machine identity instead of a browser login (--client-id; docs/decisions/machine-bind.md). */
+  readonly machine?: MachineFlags;
+}
+
+/** Where the client secret comes from: never the command line, which every user of the machine can read. */
+export type SecretSource = { readonly file: string } | { readonly env: string };
+
+export interface MachineFlags {
+  readonly clientId: string;
+  readonly secret: SecretSource;
+  /** The APIs to bind (--api <resource>.<group>, and the resources of -f's export requests). */
+  readonly apis: readonly { readonly group: string; readonly resource: string }[];
+  /** APIServiceExportRequest file(s) (-f), as `kubectl bind apiservice -f` takes them. */
+  readonly file?: string;
+  /** The OpenID provider expected (--oidc-issuer): a backend naming another is refused before the secret is sent. */
+  readonly issuer?: string;
 }
 
 export interface ApiServiceFlags extends BindFlags {
@@ -60,9 +76,23 @@ export interface RemoveFlags extends ClusterFlags {
   readonly timeoutMs: number;
 }
 
-type Parsed = { values: Record<string, string | boolean | undefined>; positionals: string[] };
+/** Machine binding: the OAuth2 client-credentials grant instead of a browser login. */
+const MACHINE = {
+  'client-id': str,
+  'client-secret-file': str,
+  'client-secret-env': str,
+  'oidc-issuer': str,
+  api: { ...str, multiple: true },
+  file: { ...str, short: 'f' },
+} as const;
 
-function parse(command: string, argv: readonly string[], options: Record<string, { type: 'string' | 'boolean'; short?: string }>): Parsed {
+type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
+
+function parse(
+  command: string,
+  argv: readonly string[],
+  options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>,
+): Parsed {
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as Parsed;
   } catch (e) {
@@ -174,7 +204,8 @@ export function parseCommand(argv: readonly string[]): Command {
       flags: { ...cluster(v), binding: positionals[0]!, yes: v.yes === true, timeoutMs: duration(first, 'timeout', v.timeout, '10m') },
     };
   }
-  const { values: v, positionals } = parse('', argv, { ...CLUSTER, ...BIND, 'login-timeout': str, 'no-browser': bool });
+  refuseLiteralSecret(argv);
+  const { values: v, positionals } = parse('', argv, { ...CLUSTER, ...BIND, ...MACHINE, 'login-timeout': str, 'no-browser': bool });
   if (v.help) return { command: 'help', topic: '', ok: true };
   if (positionals.length === 0) return { command: 'help', topic: '', ok: false };
   if (positionals.length > 1) throw new UsageError(`one URL, not ${positionals.length} arguments: ${positionals.join(' ')}`, '');
@@ -188,6 +219,67 @@ export function parseCommand(argv: readonly string[]): Command {
       url,
       loginTimeoutMs: duration('', 'login-timeout', v['login-timeout'], '10m'),
       browser: v['no-browser'] !== true,
+      ...machine(v),
     },
   };
+}
+
+/**
+ * `--client-secret <secret>` is refused, not merely unknown: a secret on the command line is in every user's `ps`
+ * (/proc/<pid>/cmdline), in shell history and in CI logs that echo commands.
+ */
+function refuseLiteralSecret(argv: readonly string[]): void {
+  if (argv.some((a) => /^--?client-secret(=|$)/.test(a)))
+    throw new UsageError(
+      '--client-secret is refused: a secret on the command line is readable by every user of this machine (ps, /proc/<pid>/cmdline) and lands in shell history and CI logs; give --client-secret-file FILE or --client-secret-env VARIABLE',
+      '',
+    );
+}
+
+function machine(v: Parsed['values']): { machine?: MachineFlags } {
+  const s = (k: string) => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
+  const clientId = s('client-id');
+  const file = s('client-secret-file');
+  const env = s('client-secret-env');
+  const apis = (Array.isArray(v.api) ? v.api : []).map(apiOf);
+  const requests = s('file');
+  const issuer = s('oidc-issuer');
+  if (clientId === undefined) {
+    const stray = [
+      file && '--client-secret-file',
+      env && '--client-secret-env',
+      apis.length && '--api',
+      requests && '-f',
+      issuer && '--oidc-issuer',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    if (stray)
+      throw new UsageError(`${stray}: only with --client-id (a machine bind); a browser login picks the API on the provider's page`, '');
+    return {};
+  }
+  if (!clientId.trim()) throw new UsageError('--client-id: is empty', '');
+  if ((file === undefined) === (env === undefined))
+    throw new UsageError(
+      `--client-id ${clientId}: give its secret with exactly one of --client-secret-file FILE or --client-secret-env VARIABLE`,
+      '',
+    );
+  if (issuer !== undefined && !/^https?:\/\//.test(issuer)) throw new UsageError(`--oidc-issuer: "${issuer}" is not an http(s) URL`, '');
+  return {
+    machine: {
+      clientId,
+      secret: file !== undefined ? { file } : { env: env! },
+      apis,
+      ...(requests !== undefined ? { file: requests } : {}),
+      ...(issuer !== undefined ? { issuer } : {}),
+    },
+  };
+}
+
+/** `<resource>.<group>` (the binding's name); a resource without a dot is of the core group. */
+function apiOf(name: string): { group: string; resource: string } {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name))
+    throw new UsageError(`--api: "${name}" is not <resource>.<group>, e.g. postgresqlinstances.anynines.com`, '');
+  const dot = name.indexOf('.');
+  return dot < 0 ? { group: '', resource: name } : { group: name.slice(dot + 1), resource: name.slice(0, dot) };
 }

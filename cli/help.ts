@@ -28,6 +28,8 @@ export const HELP: Record<string, string> = {
 
 Usage:
   kubectl bind <url> [flags]                       log in at a bind backend and bind the API you pick
+  kubectl bind <url> --client-id ID --client-secret-file FILE --api RESOURCE.GROUP [flags]
+                                                   the same for a machine identity (CI), without a browser
   kubectl bind apiservice -f <request.yaml> [flags]  bind with an export request you already have
   kubectl bind list [flags]                        the bindings of this cluster
   kubectl bind remove <binding> [flags]            unbind: deletes the API's objects here and on the provider
@@ -41,6 +43,16 @@ ${BIND_FLAGS}
       --login-timeout DURATION     wait this long for the login in the browser (default 10m)
       --no-browser                 only print the login URL, do not open a browser
   -h, --help                       this help; \`kubectl bind <command> --help\` for a command's
+
+Machine identity (CI, GitOps; the backend must run with --machine-bind), instead of a browser login:
+      --client-id ID               bind as this OAuth2 client (client-credentials grant at the backend's OpenID provider)
+      --client-secret-file FILE    read its secret from FILE (one trailing newline is dropped)
+      --client-secret-env VAR      read its secret from the environment variable VAR
+                                   (there is no --client-secret: the command line is readable by every user)
+      --api RESOURCE.GROUP         an API to bind, e.g. postgresqlinstances.anynines.com (repeatable)
+  -f, --file FILE                  bind the APIs of these APIServiceExportRequest(s) (the file apiservice -f takes)
+      --oidc-issuer URL            the OpenID provider you expect: a backend naming another is refused before the
+                                   secret is sent
 
 What it does: fetches the provider's BindingProvider, ensures the namespace, prints the login URL (and opens your
 browser where this machine has one), waits for the login with a countdown, stores the provider's kubeconfig in a

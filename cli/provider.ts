@@ -3,7 +3,12 @@
  * (apiVersion exactly `v1alpha1`, kind `BindingProvider`, version at least v0.3.0 — v0.0.0, a development build,
  * passes — and an OAuth2CodeGrant method), so a backend ours accepts is one Klutch's accepts too.
  */
-import { BINDING_PROVIDER_API_VERSION, BINDING_PROVIDER_KIND, type BindingProvider } from '../exports/bind-api';
+import {
+  BINDING_PROVIDER_API_VERSION,
+  BINDING_PROVIDER_KIND,
+  type BindingProvider,
+  type ClientCredentialsMethod,
+} from '../exports/bind-api';
 import { CliError, reason } from './errors';
 import { compareVersions, parseVersion } from './semver';
 
@@ -14,6 +19,8 @@ export interface Provider {
   readonly document: BindingProvider;
   /** Where the login starts (`authenticationMethods[].oauth2CodeGrant.authenticatedURL`). */
   readonly authenticatedUrl: string;
+  /** Machine binding, when the backend offers it (method OAuth2ClientCredentials; checked where it is used). */
+  readonly machine?: Partial<ClientCredentialsMethod>;
 }
 
 /** Fetches and checks the BindingProvider at `url`. */
@@ -61,7 +68,7 @@ export function checkProvider(url: string, text: string): Provider {
   if (!dev && compareVersions(version, MIN_PROVIDER_VERSION) < 0)
     throw new CliError(`the bind backend at ${url} is version ${doc.version}; kubectl bind needs v0.3.0 or later`, 'update the backend');
   const method = (doc.authenticationMethods ?? []).find((m) => m.method === 'OAuth2CodeGrant');
-  const authenticatedUrl = method?.oauth2CodeGrant?.authenticatedURL;
+  const authenticatedUrl = method && 'oauth2CodeGrant' in method ? method.oauth2CodeGrant?.authenticatedURL : undefined;
   if (!authenticatedUrl)
     throw new CliError(
       `the BindingProvider of ${url} offers no OAuth2CodeGrant login (authenticationMethods: ${JSON.stringify(doc.authenticationMethods ?? [])})`,
@@ -76,5 +83,12 @@ export function checkProvider(url: string, text: string): Provider {
   // It is printed for the user to open, and opened in the browser: a web page, nothing else.
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
     throw new CliError(`the BindingProvider of ${url} has an invalid authenticatedURL "${authenticatedUrl}": not an http(s) URL`, fix);
-  return { document: doc as BindingProvider, authenticatedUrl };
+  const machine = (doc.authenticationMethods ?? []).find((m) => m.method === 'OAuth2ClientCredentials');
+  return {
+    document: doc as BindingProvider,
+    authenticatedUrl,
+    ...(machine && 'oauth2ClientCredentials' in machine && typeof machine.oauth2ClientCredentials === 'object'
+      ? { machine: machine.oauth2ClientCredentials }
+      : {}),
+  };
 }

@@ -40,6 +40,11 @@ export function decodeBinding(raw: string, sid: string): Binding {
   } catch (e) {
     throw new NotThisLoginError(`the response is not base64-encoded JSON (${(e as Error).message})`);
   }
+  return checkBinding(response, sid);
+}
+
+/** Checks a decoded BindingResponse (from the callback, or the body of a machine's /bind): this session's, and sound. */
+export function checkBinding(response: BindingResponse, sid: string): Binding {
   if (response?.kind !== BINDING_RESPONSE_KIND || response.apiVersion !== BIND_API_VERSION)
     throw new NotThisLoginError(
       `the response is kind "${response?.kind}" apiVersion "${response?.apiVersion}", not a ${BINDING_RESPONSE_KIND} of ${BIND_API_VERSION}`,

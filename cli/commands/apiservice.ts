@@ -213,7 +213,7 @@ export function readRequests(file: string, stdin: string | undefined): ExportReq
   return docs;
 }
 
-async function readStdin(io: Io): Promise<string> {
+export async function readStdin(io: Io): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of io.stdin) chunks.push(Buffer.from(c as Buffer));
   return Buffer.concat(chunks).toString('utf8');

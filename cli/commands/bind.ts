@@ -1,17 +1,19 @@
 /**
- * `kubectl bind <url>`: the provider's BindingProvider, the namespace (whose UID makes the cluster id), the login,
- * the provider kubeconfig Secret, then `bindApiServices` for the requests of the BindingResponse.
+ * `kubectl bind <url>`: the provider's BindingProvider, the namespace (whose UID makes the cluster id), the login —
+ * in a browser, or with --client-id the machine login (machine-login.ts) —, the provider kubeconfig Secret, then
+ * `bindApiServices` for the requests of the BindingResponse(s).
  */
 import type { V1Namespace } from '@kubernetes/client-node';
 import { CliError, reason } from '../errors';
-import type { LoginFlags } from '../flags';
+import type { LoginFlags, MachineFlags } from '../flags';
 import { clusterId } from '../ids';
 import type { Io } from '../io';
 import { appCluster, getOrUndefined, isConflict, providerCluster, type Cluster } from '../kube';
 import { findKubeconfigSecret, storeKubeconfig } from '../kubeconfig-secret';
 import { login } from '../login';
+import { machineLogin, machineMethod } from '../machine-login';
 import { fetchProvider } from '../provider';
-import { bindApiServices } from './apiservice';
+import { bindApiServices, readRequests, readStdin } from './apiservice';
 
 /** The namespace, created when missing; its UID identifies this cluster to the provider. */
 export async function ensureNamespace(app: Cluster, name: string): Promise<{ readonly namespace: V1Namespace; readonly created: boolean }> {
@@ -33,6 +35,17 @@ export async function ensureNamespace(app: Cluster, name: string): Promise<{ rea
   }
 }
 
+/** The APIs a machine bind asks for: --api, then the resources of -f's APIServiceExportRequests, each once. */
+async function machineApis(m: MachineFlags, io: Io): Promise<{ group: string; resource: string }[]> {
+  const fromFile = m.file
+    ? readRequests(m.file, m.file === '-' ? await readStdin(io) : undefined).flatMap((r) =>
+        r.spec.resources.map((x) => ({ group: x.group ?? '', resource: x.resource })),
+      )
+    : [];
+  const seen = new Set<string>();
+  return [...m.apis, ...fromFile].filter((a) => !seen.has(`${a.resource}.${a.group}`) && seen.add(`${a.resource}.${a.group}`));
+}
+
 export async function bindCommand(flags: LoginFlags, io: Io): Promise<number> {
   const app = appCluster(flags, io.env);
   const provider = await fetchProvider(flags.url);
@@ -45,15 +58,25 @@ export async function bindCommand(flags: LoginFlags, io: Io): Promise<number> {
       `Created namespace ${flags.namespace}: its UID identifies this cluster to the provider${flags.dryRun ? ' (a dry run needs it too)' : ''}.\n`,
     );
   const cid = clusterId(ns.namespace.metadata!.uid!);
-  const binding = await login({
-    authenticatedUrl: provider.authenticatedUrl,
-    clusterId: cid,
-    timeoutMs: flags.loginTimeoutMs,
-    browser: flags.browser,
-    io,
-  });
+  const binding = flags.machine
+    ? await machineLogin({
+        url: flags.url,
+        method: machineMethod(flags.url, provider.machine, flags.machine.issuer),
+        flags: flags.machine,
+        apis: await machineApis(flags.machine, io),
+        clusterId: cid,
+        io,
+      })
+    : await login({
+        authenticatedUrl: provider.authenticatedUrl,
+        clusterId: cid,
+        timeoutMs: flags.loginTimeoutMs,
+        browser: flags.browser,
+        io,
+      });
+  const who = binding.response.authentication.oauth2CodeGrant.id;
   io.stderr.write(
-    `Logged in as ${binding.response.authentication.oauth2CodeGrant.id}; the provider keeps this cluster's objects in namespace ${binding.namespace} on ${binding.server}.\n`,
+    `${flags.machine ? `Authenticated as client ${flags.machine.clientId} (${who})` : `Logged in as ${who}`}; the provider keeps this cluster's objects in namespace ${binding.namespace} on ${binding.server}.\n`,
   );
   let secret: string;
   if (flags.dryRun) {

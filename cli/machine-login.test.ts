@@ -1,0 +1,60 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { machineMethod, readClientSecret } from './machine-login';
+
+const method = {
+  issuerURL: 'https://idp.example',
+  resource: 'https://bind.example',
+  resourcesURL: 'https://bind.example/resources',
+  bindURL: 'https://bind.example/bind',
+};
+
+describe('readClientSecret', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-secret-'));
+
+  it('reads the file without its trailing newline, or the variable', () => {
+    writeFileSync(join(dir, 's'), 'p@ss word\n');
+    expect(readClientSecret({ file: join(dir, 's') }, {})).toBe('p@ss word');
+    expect(readClientSecret({ env: 'CI_SECRET' }, { CI_SECRET: 'x\ny' })).toBe('x\ny');
+  });
+
+  it.each([
+    [{ file: join(tmpdir(), 'kubectl-bind-no-such-file') }, {}, /cannot read --client-secret-file .*kubectl-bind-no-such-file: .*ENOENT/],
+    [{ env: 'CI_SECRET' }, {}, /--client-secret-env CI_SECRET: the environment variable CI_SECRET is not set/],
+    [{ env: 'CI_SECRET' }, { CI_SECRET: '' }, /is empty/],
+  ])('names the source that is missing: %j', (source, env, message) => {
+    expect(() => readClientSecret(source, env)).toThrow(message);
+  });
+
+  it('refuses an empty file', () => {
+    writeFileSync(join(dir, 'empty'), '\n');
+    expect(() => readClientSecret({ file: join(dir, 'empty') }, {})).toThrow(/--client-secret-file .*empty is empty/);
+  });
+});
+
+describe('machineMethod', () => {
+  it('takes the backend’s method, and the pinned issuer with or without a trailing slash', () => {
+    expect(machineMethod('u', method)).toEqual({ ...method, resourcesURL: 'https://bind.example/resources' });
+    expect(machineMethod('u', method, 'https://idp.example/').issuerURL).toBe('https://idp.example');
+    expect(machineMethod('u', { ...method, issuerURL: 'http://127.0.0.1:5556', bindURL: 'http://localhost:8080/bind' }).bindURL).toBe(
+      'http://localhost:8080/bind',
+    );
+  });
+
+  it.each([
+    [undefined, undefined, /offers no machine binding \(its BindingProvider has no OAuth2ClientCredentials method\)/],
+    [
+      method,
+      'https://other.example',
+      /names the OpenID provider https:\/\/idp\.example, not https:\/\/other\.example \(--oidc-issuer\); the client secret was not sent/,
+    ],
+    [{ ...method, issuerURL: 'http://idp.example' }, undefined, /issuerURL http:\/\/idp\.example\/: plain http/],
+    [{ ...method, bindURL: 'http://bind.example/bind' }, undefined, /bindURL .*plain http/],
+    [{ ...method, resourcesURL: 'file:///etc/passwd' }, undefined, /no valid resourcesURL/],
+    [{ ...method, resource: '' }, undefined, /names no resource/],
+  ])('refuses %j (pinned %s)', (m, pinned, message) => {
+    expect(() => machineMethod('https://bind.example/export', m, pinned)).toThrow(message);
+  });
+});
