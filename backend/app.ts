@@ -240,6 +240,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
         name: o.leaseName,
         identity: o.identity,
         log,
+        registry,
         onStartedLeading: async (signal) => {
           await informersStarted;
           await runControllers(controllerBase, signal);

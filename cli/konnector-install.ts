@@ -80,12 +80,13 @@ export async function installKonnector(app: Cluster, o: KonnectorInstallOptions 
   const currentSelector = JSON.parse(JSON.stringify((current as { spec?: { selector?: unknown } } | undefined)?.spec?.selector ?? null));
   const replace = current !== undefined && deployment !== undefined && !isDeepStrictEqual(currentSelector, deployment.spec.selector);
   if (replace)
-    await app.objects
-      .delete(current!, undefined, undefined, undefined, undefined, 'Background')
-      .catch((e: unknown) => {
-        if (statusOf(e) === 404) return;
-        throw new CliError(`cannot replace the konnector Deployment ${o.namespace}/${KONNECTOR_NAME} (its selector differs): ${reason(e)}`, permissionsHint);
-      });
+    await app.objects.delete(current!, undefined, undefined, undefined, undefined, 'Background').catch((e: unknown) => {
+      if (statusOf(e) === 404) return;
+      throw new CliError(
+        `cannot replace the konnector Deployment ${o.namespace}/${KONNECTOR_NAME} (its selector differs): ${reason(e)}`,
+        permissionsHint,
+      );
+    });
   for (const m of manifests) await apply(app, m);
   return {
     konnector: newer ? 'kept newer' : !current ? 'installed' : replace ? 'replaced' : currentImage === wanted ? 'unchanged' : 'upgraded',

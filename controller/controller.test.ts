@@ -21,7 +21,9 @@ function harness(reconcile: Reconcile, workers = 1) {
 }
 
 const count = async (registry: Registry, result: string) =>
-  (await registry.getSingleMetric('klutch_controller_reconcile_total')?.get())?.values.find((v) => v.labels.result === result)?.value ?? 0;
+  (await registry.getSingleMetric('controller_runtime_reconcile_total')?.get())?.values.find((v) => v.labels.result === result)?.value ?? 0;
+const terminal = async (registry: Registry) =>
+  (await registry.getSingleMetric('controller_runtime_terminal_reconcile_errors_total')?.get())?.values[0]?.value ?? 0;
 
 describe('Controller', () => {
   it('reconciles each enqueued key; a key enqueued many times while waiting is reconciled once', async () => {
@@ -66,7 +68,8 @@ describe('Controller', () => {
     await new Promise((r) => setTimeout(r, 100));
     await h.stop();
     expect(calls).toBe(1);
-    expect(await count(h.registry, 'terminal')).toBe(1);
+    expect(await terminal(h.registry)).toBe(1);
+    expect(await count(h.registry, 'error')).toBe(1);
   });
 
   it('does not retry a TerminalError wrapped for context (found through the cause chain)', async () => {
@@ -81,7 +84,8 @@ describe('Controller', () => {
     await new Promise((r) => setTimeout(r, 100));
     await h.stop();
     expect(calls).toBe(1);
-    expect(await count(h.registry, 'terminal')).toBe(1);
+    expect(await terminal(h.registry)).toBe(1);
+    expect(await count(h.registry, 'error')).toBe(1);
   });
 
   it('requeues after the time a reconcile asks for', async () => {
@@ -94,7 +98,7 @@ describe('Controller', () => {
     await until('2 calls', () => at.length === 2);
     await h.stop();
     expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(55);
-    expect(await count(h.registry, 'requeue')).toBe(1);
+    expect(await count(h.registry, 'requeue_after')).toBe(1);
   });
 
   it('runs different keys in parallel but never one key twice at once', async () => {
@@ -133,15 +137,20 @@ describe('Controller', () => {
     expect(finished).toEqual(['a']);
   });
 
-  it('exposes queue depth and latency metrics', async () => {
+  it("exposes controller-runtime's and client-go's queue and reconcile metrics, by controller", async () => {
     const h = harness(async () => undefined);
     h.c.enqueue('a');
     await until('done', () => h.c.queue.inFlight === 0 && h.c.queue.length === 0);
     await h.stop();
     const text = await h.registry.metrics();
-    expect(text).toContain('klutch_workqueue_depth{controller="test"} 0');
-    expect(text).toContain('klutch_controller_reconcile_duration_seconds_count{controller="test"} 1');
-    expect(text).toContain('klutch_workqueue_wait_duration_seconds_count{controller="test"} 1');
+    expect(text).toContain('workqueue_depth{controller="test",name="test"} 0');
+    expect(text).toContain('workqueue_adds_total{controller="test",name="test"} 1');
+    expect(text).toContain('workqueue_queue_duration_seconds_count{controller="test",name="test"} 1');
+    expect(text).toContain('workqueue_work_duration_seconds_count{controller="test",name="test"} 1');
+    expect(text).toContain('controller_runtime_reconcile_time_seconds_count{controller="test"} 1');
+    expect(text).toContain('controller_runtime_reconcile_total{controller="test",result="success"} 1');
+    expect(text).toContain('controller_runtime_max_concurrent_reconciles{controller="test"} 1');
+    expect(text).toContain('controller_runtime_active_workers{controller="test"} 0');
   });
 
   it('refuses bad options, naming them', () => {

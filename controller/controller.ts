@@ -11,7 +11,7 @@ import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { isTerminal } from './errors';
 import type { InformerEvent, WatchInformer } from './informer';
-import { controllerMetrics, registerQueueDepth, type ControllerMetrics } from './metrics';
+import { controllerMetrics, registerQueueDepth, type ControllerMetrics, type ReconcileOutcome } from './metrics';
 import { WorkQueue } from './queue';
 
 export interface ReconcileContext {
@@ -48,6 +48,8 @@ export class Controller {
   private readonly workers: number;
   private readonly log: Logger;
   private readonly metrics: ControllerMetrics;
+  /** client-go names a queue; ours is the controller's. */
+  private readonly queueLabels: { controller: string; name: string };
   private readonly unwatch: (() => void)[] = [];
   private running = false;
 
@@ -61,11 +63,15 @@ export class Controller {
     this.log = (o.log ?? pino({ level: 'silent' })).child({ controller: o.name });
     const registry = o.registry ?? new Registry();
     this.metrics = controllerMetrics(registry);
+    this.queueLabels = { controller: o.name, name: o.name };
     this.queue = new WorkQueue({
       baseDelayMs: o.baseDelayMs,
       maxDelayMs: o.maxDelayMs,
-      onGet: (_key, waitedMs) => this.metrics.queueWaitSeconds.observe({ controller: o.name }, waitedMs / 1000),
+      onAdd: () => this.metrics.adds.inc(this.queueLabels),
+      onGet: (_key, waitedMs) => this.metrics.queueSeconds.observe(this.queueLabels, waitedMs / 1000),
     });
+    this.metrics.maxConcurrent.set({ controller: o.name }, this.workers);
+    this.metrics.activeWorkers.set({ controller: o.name }, 0);
     registerQueueDepth(registry, o.name, () => this.queue.length);
   }
 
@@ -135,29 +141,35 @@ export class Controller {
     const log = this.log.child({ key });
     const started = performance.now();
     const labels = { controller: this.name };
+    const count = (result: ReconcileOutcome) => this.metrics.reconciles.inc({ ...labels, result });
+    this.metrics.activeWorkers.inc(labels);
     try {
       const result = await this.reconcileFn(key, { log, signal });
       this.queue.forget(key);
       if (result?.requeueAfterMs !== undefined) {
         this.queue.addAfter(key, result.requeueAfterMs);
-        this.metrics.reconciles.inc({ ...labels, result: 'requeue' });
+        count('requeue_after');
       } else {
-        this.metrics.reconciles.inc({ ...labels, result: 'success' });
+        count('success');
       }
     } catch (e) {
+      count('error');
+      this.metrics.reconcileErrors.inc(labels);
       if (isTerminal(e)) {
         this.queue.forget(key);
-        this.metrics.reconciles.inc({ ...labels, result: 'terminal' });
+        this.metrics.terminalErrors.inc(labels);
         log.error({ err: e }, 'reconcile failed for good; not retried until the object changes');
       } else {
-        this.metrics.reconciles.inc({ ...labels, result: 'error' });
-        this.metrics.retries.inc(labels);
+        this.metrics.retries.inc(this.queueLabels);
         const retries = this.queue.numRequeues(key);
         this.queue.addRateLimited(key);
         log.warn({ err: e, retries: retries + 1, retryInMs: this.queue.backoff(retries) }, 'reconcile failed; retrying');
       }
     } finally {
-      this.metrics.reconcileSeconds.observe(labels, (performance.now() - started) / 1000);
+      const seconds = (performance.now() - started) / 1000;
+      this.metrics.activeWorkers.dec(labels);
+      this.metrics.reconcileSeconds.observe(labels, seconds);
+      this.metrics.workSeconds.observe(this.queueLabels, seconds);
     }
   }
 }

@@ -12,7 +12,9 @@
  */
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { keepAliveClient } from './clients';
+import { leaderGauge } from './metrics';
 import { sleep } from '../lib/abort';
 
 export interface LeaderElectorOptions {
@@ -35,6 +37,8 @@ export interface LeaderElectorOptions {
   /** Called whenever the observed leader changes (including to this candidate). */
   readonly onNewLeader?: (identity: string) => void;
   readonly log?: Logger;
+  /** Where `leader_election_master_status{name}` goes (1 while leading). @default none */
+  readonly registry?: Registry;
 }
 
 export class LeaderElector {
@@ -59,6 +63,11 @@ export class LeaderElector {
     this.o = { ...o, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
     this.api = keepAliveClient(o.kc, CoordinationV1Api);
     this.log = (o.log ?? pino({ level: 'silent' })).child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
+    this.setGauge(0);
+  }
+
+  private setGauge(v: number): void {
+    if (this.o.registry) leaderGauge(this.o.registry).set({ name: this.o.name }, v);
   }
 
   /** Whether this candidate leads right now. */
@@ -86,6 +95,7 @@ export class LeaderElector {
 
   private async lead(signal: AbortSignal): Promise<void> {
     this.leading = true;
+    this.setGauge(1);
     this.log.info('became leader');
     const leadership = new AbortController();
     const onAbort = () => leadership.abort();
@@ -111,6 +121,7 @@ export class LeaderElector {
       leadership.abort();
       await work;
       this.leading = false;
+      this.setGauge(0);
       if (signal.aborted) await this.release();
       this.o.onStoppedLeading?.();
       this.log.info('stopped leading');

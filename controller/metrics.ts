@@ -1,65 +1,122 @@
 /**
- * The Prometheus metrics every controller reports, registered once per registry (several controllers share one
+ * The Prometheus metrics every controller reports, under controller-runtime's and client-go's names and labels
+ * (`controller_runtime_reconcile_total{controller,result}`, `workqueue_depth{controller,name}`,
+ * `leader_election_master_status{name}`, ...), so the dashboards and alerts operators already keep for
+ * controller-runtime projects work on ours unchanged. Registered once per registry (several controllers share one
  * process-wide registry; prom-client refuses a metric name twice).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+/** controller-runtime's reconcile results; a terminal error counts as `error` and in `terminalErrors` too. */
+export type ReconcileOutcome = 'success' | 'requeue_after' | 'error';
+
 export interface ControllerMetrics {
-  /** Reconciles by controller and result: `success`, `requeue`, `error`, `terminal`. */
   readonly reconciles: Counter<'controller' | 'result'>;
+  readonly reconcileErrors: Counter<'controller'>;
+  /** Errors that are not retried (controller-runtime's `reconcile.TerminalError`). */
+  readonly terminalErrors: Counter<'controller'>;
   readonly reconcileSeconds: Histogram<'controller'>;
+  readonly maxConcurrent: Gauge<'controller'>;
+  readonly activeWorkers: Gauge<'controller'>;
+  /** Every add to a queue, de-duplicated or not (client-go counts them so). */
+  readonly adds: Counter<'controller' | 'name'>;
   /** How long keys waited in the queue before a worker took them. */
-  readonly queueWaitSeconds: Histogram<'controller'>;
-  readonly queueDepth: Gauge<'controller'>;
-  readonly retries: Counter<'controller'>;
+  readonly queueSeconds: Histogram<'controller' | 'name'>;
+  readonly workSeconds: Histogram<'controller' | 'name'>;
+  readonly retries: Counter<'controller' | 'name'>;
+  readonly queueDepth: Gauge<'controller' | 'name'>;
 }
 
 const byRegistry = new WeakMap<Registry, ControllerMetrics>();
 /** Depth readers per registry, read when the registry is scraped. */
 const depthReaders = new WeakMap<Registry, Map<string, () => number>>();
 
-const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** controller-runtime's reconcile-time buckets. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5,
+  5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** client-go's workqueue buckets (1 ns × 10^i up to 10 s, in seconds). */
+const QUEUE_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10];
 
 export function controllerMetrics(registry: Registry): ControllerMetrics {
   const existing = byRegistry.get(registry);
   if (existing) return existing;
   const readers = new Map<string, () => number>();
   depthReaders.set(registry, readers);
+  const registers = [registry];
   const m: ControllerMetrics = {
     reconciles: new Counter({
-      name: 'klutch_controller_reconcile_total',
-      help: 'Reconciles by controller and result (success, requeue, error, terminal).',
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
       labelNames: ['controller', 'result'],
-      registers: [registry],
+      registers,
+    }),
+    reconcileErrors: new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    }),
+    terminalErrors: new Counter({
+      name: 'controller_runtime_terminal_reconcile_errors_total',
+      help: 'Total number of terminal reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
     }),
     reconcileSeconds: new Histogram({
-      name: 'klutch_controller_reconcile_duration_seconds',
-      help: 'Time spent in one reconcile.',
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
       labelNames: ['controller'],
-      buckets: BUCKETS,
-      registers: [registry],
+      buckets: RECONCILE_BUCKETS,
+      registers,
     }),
-    queueWaitSeconds: new Histogram({
-      name: 'klutch_workqueue_wait_duration_seconds',
-      help: 'How long a key waited in the work queue before a worker took it.',
+    maxConcurrent: new Gauge({
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
       labelNames: ['controller'],
-      buckets: BUCKETS,
-      registers: [registry],
+      registers,
     }),
-    queueDepth: new Gauge({
-      name: 'klutch_workqueue_depth',
-      help: 'Keys waiting in the work queue (not in flight, not delayed).',
+    activeWorkers: new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
       labelNames: ['controller'],
-      registers: [registry],
-      collect() {
-        for (const [controller, read] of readers) this.set({ controller }, read());
-      },
+      registers,
+    }),
+    adds: new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames: ['controller', 'name'],
+      registers,
+    }),
+    queueSeconds: new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: ['controller', 'name'],
+      buckets: QUEUE_BUCKETS,
+      registers,
+    }),
+    workSeconds: new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes',
+      labelNames: ['controller', 'name'],
+      buckets: QUEUE_BUCKETS,
+      registers,
     }),
     retries: new Counter({
-      name: 'klutch_workqueue_retries_total',
-      help: 'Keys queued again after a failed reconcile.',
-      labelNames: ['controller'],
-      registers: [registry],
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames: ['controller', 'name'],
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: 'workqueue_depth',
+      help: 'Current depth of workqueue',
+      labelNames: ['controller', 'name'],
+      registers,
+      collect() {
+        for (const [controller, read] of readers) this.set({ controller, name: controller }, read());
+      },
     }),
   };
   byRegistry.set(registry, m);
@@ -70,4 +127,21 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
 export function registerQueueDepth(registry: Registry, controller: string, read: () => number): void {
   controllerMetrics(registry);
   depthReaders.get(registry)?.set(controller, read);
+}
+
+const leaderGauges = new WeakMap<Registry, Gauge<'name'>>();
+
+/** client-go's `leader_election_master_status{name}`: 1 while this replica holds the named Lease, else 0. */
+export function leaderGauge(registry: Registry): Gauge<'name'> {
+  let g = leaderGauges.get(registry);
+  if (!g) {
+    g = new Gauge({
+      name: 'leader_election_master_status',
+      help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+      labelNames: ['name'],
+      registers: [registry],
+    });
+    leaderGauges.set(registry, g);
+  }
+  return g;
 }

@@ -5,11 +5,13 @@ const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 
 describe('WorkQueue', () => {
   it('hands out a key once however often it was added while waiting', async () => {
-    const q = new WorkQueue();
+    const adds: string[] = [];
+    const q = new WorkQueue({ onAdd: (k) => adds.push(k) });
     q.add('a');
     q.add('b');
     q.add('a');
     expect(q.length).toBe(2);
+    expect(adds, 'every add is reported, as client-go counts workqueue_adds_total').toEqual(['a', 'b', 'a']);
     expect(await q.get()).toBe('a');
     expect(await q.get()).toBe('b');
     expect(q.length).toBe(0);

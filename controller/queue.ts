@@ -16,12 +16,15 @@ export interface WorkQueueOptions {
   readonly maxDelayMs?: number;
   /** Called when a key is handed to a worker, with how long it waited since it was (last) queued. */
   readonly onGet?: (key: string, waitedMs: number) => void;
+  /** Called on every add, de-duplicated or not (client-go's `workqueue_adds_total` counts them so). */
+  readonly onAdd?: (key: string) => void;
 }
 
 export class WorkQueue {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly onGet?: (key: string, waitedMs: number) => void;
+  private readonly onAdd?: (key: string) => void;
   /** Keys waiting to be processed, in order. */
   private readonly queue: string[] = [];
   /** Keys that need processing (queued, or added again while in flight), with when they were added. */
@@ -40,6 +43,7 @@ export class WorkQueue {
       throw new Error(`work queue: baseDelayMs (${this.baseDelayMs}) must be > 0 and <= maxDelayMs (${this.maxDelayMs})`);
     }
     this.onGet = o.onGet;
+    this.onAdd = o.onAdd;
   }
 
   /** Keys waiting (not counting those in flight or delayed). */
@@ -63,7 +67,9 @@ export class WorkQueue {
 
   /** Queues `key` unless it is already waiting; a key in flight is queued again once it is done. */
   add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
+    if (this.shuttingDown) return;
+    this.onAdd?.(key);
+    if (this.dirty.has(key)) return;
     this.dirty.set(key, Date.now());
     if (this.processing.has(key)) return;
     const waiter = this.waiters.shift();

@@ -90,6 +90,7 @@ async function main(): Promise<void> {
         retryPeriodMs: f.retryPeriodMs,
         onStartedLeading: lead,
         log,
+        registry,
       }).run(shutdown.signal);
     } else await lead(shutdown.signal);
   } finally {

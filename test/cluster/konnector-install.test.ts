@@ -54,7 +54,11 @@ it("replaces a konnector Deployment with another selector (Klutch's app: konnect
   expect(after.spec.template.metadata.labels).toMatchObject({ app: 'konnector', 'app.kubernetes.io/name': 'konnector' });
 
   // Run again: nothing to replace any more.
-  const again = await installKonnector(appCluster({ kubeconfig: b.kubeconfig }, process.env), { namespace: ns, grants: [], downgrade: false });
+  const again = await installKonnector(appCluster({ kubeconfig: b.kubeconfig }, process.env), {
+    namespace: ns,
+    grants: [],
+    downgrade: false,
+  });
   expect(again.konnector).toBe('unchanged');
   expect((await getObject(kb, deploymentPath))?.metadata.uid).toBe(after.metadata.uid);
 });

@@ -95,8 +95,13 @@ describe('konnector process', () => {
       const m = (await probe(`${leader.url}/metrics`)).body;
       return /klutch_konnector_sync_duration_seconds_count\{direction="up"\} [1-9]/.test(m) ? m : undefined;
     });
-    expect(text).toMatch(new RegExp(`klutch_workqueue_depth\\{controller="spec/${ns}/searchinstances.anynines.com"\\}`));
-    expect(text).toMatch(/klutch_controller_reconcile_total\{controller="bindings",result="(success|requeue)"\} [1-9]/);
+    // controller-runtime's and client-go's names, so their dashboards and alerts work unchanged.
+    const spec = `spec/${ns}/searchinstances.anynines.com`;
+    expect(text).toMatch(new RegExp(`workqueue_depth\\{controller="${spec}",name="${spec}"\\}`));
+    expect(text).toMatch(/controller_runtime_reconcile_total\{controller="bindings",result="(success|requeue_after)"\} [1-9]/);
+    expect(text).toMatch(/^leader_election_master_status\{name="[^"]+"\} 1$/m);
+    const standby = [...replicas.values()].find((r) => r !== leader)!;
+    expect((await probe(`${standby.url}/metrics`)).body).toMatch(/^leader_election_master_status\{name="[^"]+"\} 0$/m);
     expect(text).toContain('klutch_konnector_sync_errors_total');
     expect(text).toMatch(/klutch_konnector_provider_connections 1/);
   });

@@ -212,7 +212,10 @@ describe('Pod security of what synth ships', () => {
     const objs = [...(await synthCatalog()).values()].flat() as K8s[];
     const deployments = objs.filter((o) => o.kind === 'Deployment');
     expect(deployments.map((d) => [d.metadata.name, d.spec.selector])).toEqual([
-      ['klutch-bind-backend', { matchLabels: { 'app.kubernetes.io/name': 'klutch-bind-backend', 'app.kubernetes.io/part-of': 'klutch-kit' } }],
+      [
+        'klutch-bind-backend',
+        { matchLabels: { 'app.kubernetes.io/name': 'klutch-bind-backend', 'app.kubernetes.io/part-of': 'klutch-kit' } },
+      ],
       ['konnector', { matchLabels: { 'app.kubernetes.io/name': 'konnector', 'app.kubernetes.io/part-of': 'klutch-kit' } }],
     ]);
     for (const d of deployments) {
@@ -227,7 +230,9 @@ describe('Pod security of what synth ships', () => {
     expect(JSON.stringify(objs)).not.toContain('cdk8s.io/metadata.addr');
     // kubectl bind installs the konnector from the same construct under another construct path: the same selector.
     const { konnectorManifests } = await import('../../cli/konnector-install');
-    const installed = konnectorManifests({ konnector: true, namespace: 'klutch-bind', grants: [] }).find((m: any) => m.kind === 'Deployment') as any;
+    const installed = konnectorManifests({ konnector: true, namespace: 'klutch-bind', grants: [] }).find(
+      (m: any) => m.kind === 'Deployment',
+    ) as any;
     expect(installed.spec.selector).toEqual(deployments.find((d) => d.metadata.name === 'konnector')!.spec.selector);
   });
 
