@@ -138,20 +138,24 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     );
   // The namespace a Pod runs in is its in-cluster context's (client-node reads the ServiceAccount's namespace file).
   const namespace = o.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'klutch-bind');
-  const keys = cookieKeys(o);
+  // --control-plane-mode: controllers only (AppClusterBindings bind), no bind endpoints, OIDC or cookies.
+  const web = !o.controlPlaneMode;
+  const keys = web ? cookieKeys(o) : undefined;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics = backendMetrics(registry);
-  const issuer = new Issuer({
-    issuerUrl: o.oidcIssuerUrl,
-    clientId: o.oidcClientId,
-    clientSecret: o.oidcClientSecret,
-    callbackUrl: o.oidcCallbackUrl,
-    caFile: o.oidcCaFile,
-    groupsClaim: o.oidcGroupsClaim,
-    extraScopes: o.oidcExtraScopes,
-    log,
-  });
+  const issuer = web
+    ? new Issuer({
+        issuerUrl: o.oidcIssuerUrl,
+        clientId: o.oidcClientId,
+        clientSecret: o.oidcClientSecret,
+        callbackUrl: o.oidcCallbackUrl,
+        caFile: o.oidcCaFile,
+        groupsClaim: o.oidcGroupsClaim,
+        extraScopes: o.oidcExtraScopes,
+        log,
+      })
+    : undefined;
   log.info(
     { defaultBindPolicy: o.defaultBindPolicy, groupsClaim: o.oidcGroupsClaim },
     o.defaultBindPolicy === 'allow-all'
@@ -165,7 +169,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
   const tokens = { lifetimeMs: o.tokenLifetimeMs, refreshBeforeMs: o.tokenRefreshBeforeMs };
 
   const background: Promise<unknown>[] = [];
-  background.push(issuer.discover(stopping.signal));
+  if (issuer) background.push(issuer.discover(stopping.signal));
   const informersStarted = retry('checking the bind CRDs', stopping.signal, log, crds, () => checkCrds(clients)).then(async () => {
     if (!stopping.signal.aborted) await startAll(serving, stopping.signal);
   });
@@ -174,49 +178,53 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     retry('applying ClusterRole klutch-binder', stopping.signal, log, bootstrap, async () => void (await applyBinderClusterRole(clients))),
   );
 
-  const handler = bindHandler({
-    issuer,
-    sealer: new Sealer(keys),
-    replay: new ReplayGuard(),
-    exportables: cachedExportables(serving),
-    provision: (identity) =>
-      provisionConsumer(
-        {
-          clients,
-          lockNamespace: namespace,
-          holder: o.identity,
-          prefix: o.namespacePrefix,
-          prettyName: o.prettyName,
-          target,
-          tokens,
-          maxClustersPerSubject: o.maxClustersPerSubject,
-          quota: { serviceNamespaces: o.maxServiceNamespaces, exportRequests: o.maxExportRequests },
-        },
-        identity,
-      ),
-    recordBinder: (ns, who) => recordBinder(clients, ns, who),
-    defaultBindPolicy: o.defaultBindPolicy,
-    consumerScope: o.consumerScope,
-    prettyName: o.prettyName,
-    secureCookies: new URL(o.oidcCallbackUrl).protocol === 'https:',
-    externalUrl: o.oidcCallbackUrl.replace(/\/callback$/, ''),
-    ...(o.machineBind ? { machine: machineBind(o, issuer) } : {}),
-    limiter: new RateLimiter({ perMinute: o.loginRateLimit, burst: o.loginRateBurst }),
-    metrics,
-    log,
-  });
-  const http: ListeningServer = await listen(handler, {
-    ...hostPort('listen-address', o.listenAddress),
-    tlsCertFile: o.tlsCertFile,
-    tlsKeyFile: o.tlsKeyFile,
-    limits: {
-      requestTimeoutMs: o.httpRequestTimeoutMs,
-      headersTimeoutMs: o.httpHeadersTimeoutMs,
-      keepAliveTimeoutMs: o.httpKeepAliveTimeoutMs,
-      maxConnections: o.httpMaxConnections,
-    },
-  });
-  log.info({ address: o.listenAddress, port: http.port, tls: Boolean(o.tlsCertFile) }, 'serving the bind endpoints');
+  const provision = (identity: string) =>
+    provisionConsumer(
+      {
+        clients,
+        lockNamespace: namespace,
+        holder: o.identity,
+        prefix: o.namespacePrefix,
+        prettyName: o.prettyName,
+        target,
+        tokens,
+        maxClustersPerSubject: o.maxClustersPerSubject,
+        quota: { serviceNamespaces: o.maxServiceNamespaces, exportRequests: o.maxExportRequests },
+      },
+      identity,
+    );
+  let http: ListeningServer | undefined;
+  if (issuer && keys) {
+    const handler = bindHandler({
+      issuer,
+      sealer: new Sealer(keys),
+      replay: new ReplayGuard(),
+      exportables: cachedExportables(serving),
+      provision,
+      recordBinder: (ns, who) => recordBinder(clients, ns, who),
+      defaultBindPolicy: o.defaultBindPolicy,
+      consumerScope: o.consumerScope,
+      prettyName: o.prettyName,
+      secureCookies: new URL(o.oidcCallbackUrl).protocol === 'https:',
+      externalUrl: o.oidcCallbackUrl.replace(/\/callback$/, ''),
+      ...(o.machineBind ? { machine: machineBind(o, issuer) } : {}),
+      limiter: new RateLimiter({ perMinute: o.loginRateLimit, burst: o.loginRateBurst }),
+      metrics,
+      log,
+    });
+    http = await listen(handler, {
+      ...hostPort('listen-address', o.listenAddress),
+      tlsCertFile: o.tlsCertFile,
+      tlsKeyFile: o.tlsKeyFile,
+      limits: {
+        requestTimeoutMs: o.httpRequestTimeoutMs,
+        headersTimeoutMs: o.httpHeadersTimeoutMs,
+        keepAliveTimeoutMs: o.httpKeepAliveTimeoutMs,
+        maxConnections: o.httpMaxConnections,
+      },
+    });
+    log.info({ address: o.listenAddress, port: http.port, tls: Boolean(o.tlsCertFile) }, 'serving the bind endpoints');
+  } else log.info('--control-plane-mode: no bind endpoints, OIDC or cookies; the controllers bind app clusters by AppClusterBinding');
 
   const controllerBase = {
     clients,
@@ -230,6 +238,8 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     exportRequestTimeoutMs: o.exportRequestTimeoutMs,
     unboundConsumerTtlMs: o.unboundConsumerTtlMs,
     abandonedConsumerAfterMs: o.abandonedConsumerAfterMs,
+    provision,
+    konnectorImage: o.konnectorImage,
     log,
     registry,
   };
@@ -252,7 +262,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     address: o.probeAddress,
     registry,
     ready: {
-      issuer: () => issuer.ready() || issuer.reason(),
+      ...(issuer ? { issuer: () => issuer.ready() || issuer.reason() } : {}),
       crds: () => !crds.problem || crds.problem,
       informers: () =>
         (serving.crds.hasSynced() && serving.templates.hasSynced()) ||
@@ -263,11 +273,11 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
   log.info({ address: o.probeAddress, port: probes.port }, 'serving /healthz, /readyz and /metrics');
 
   return {
-    port: http.port,
+    port: http?.port ?? 0,
     probePort: probes.port,
     stop: async () => {
       stopping.abort();
-      await http.close();
+      await http?.close();
       await leading.catch((e: unknown) => log.error({ err: e }, 'controllers ended with an error'));
       await Promise.allSettled(background);
       await stopAll(serving);

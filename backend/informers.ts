@@ -118,7 +118,7 @@ const WATCH_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;
  * data never reaches the backend's memory. A list sets an Accept header of its own (controller/informer.ts listWire),
  * a watch none: that tells them apart.
  */
-function metadataOnly(kc: KubeConfig): KubeConfig {
+export function metadataOnly(kc: KubeConfig): KubeConfig {
   const m = Object.create(kc) as KubeConfig;
   m.applyToHTTPSOptions = async (opts) => {
     const list = Boolean((opts.headers as Record<string, unknown> | undefined)?.Accept);

@@ -118,7 +118,20 @@ const KLUTCH_BACKEND: Record<
       '--testing-auto-select: "postgresqlinstances.anynines.com" is not supported',
     ],
   },
-  'control-plane-mode': { refuse: [['--control-plane-mode'], '--control-plane-mode: not supported yet'] },
+  'control-plane-mode': {
+    accept: [
+      [
+        '--oidc-issuer-url=',
+        '--oidc-issuer-client-id=',
+        '--oidc-issuer-client-secret=',
+        '--oidc-callback-url=',
+        '--cookie-keys-file=',
+        '--control-plane-mode',
+      ],
+      { controlPlaneMode: true, oidcIssuerUrl: '', oidcCallbackUrl: '' },
+    ],
+    refuse: [['--control-plane-mode'], '--oidc-issuer-url (or BACKEND_OIDC_ISSUER_URL): has no meaning with --control-plane-mode'],
+  },
   'oidc-issuer-client-id': { accept: [['--oidc-issuer-client-id=kube-bind'], { oidcClientId: 'kube-bind' }] },
   'oidc-issuer-client-secret': { accept: [['--oidc-issuer-client-secret=t0p'], { oidcClientSecret: 't0p' }] },
   'oidc-issuer-url': { accept: [['--oidc-issuer-url=https://mangodb.de/dex'], { oidcIssuerUrl: 'https://mangodb.de/dex' }] },
@@ -216,10 +229,22 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
     expect(parse(required).mapped).toEqual([]);
   });
 
-  it("refuses control-plane mode first, with Klutch's control-plane-mode arguments (which have no OIDC flags)", () => {
+  it("runs Klutch's control-plane-mode arguments as they are (no OIDC or cookie flags), and refuses web flags with them", () => {
     const argv = ['--namespace-prefix=cluster', '--pretty-name=MangoDB', '--consumer-scope=Namespaced', '--control-plane-mode'];
-    expect(() => parseOptions(argv, {})).toThrow('--control-plane-mode: not supported yet');
-    expect(parse([...required, '--control-plane-mode=false'])).toMatchObject({ prettyName: 'klutch-kit' });
+    expect(parse(argv)).toMatchObject({
+      controlPlaneMode: true,
+      namespacePrefix: 'cluster',
+      prettyName: 'MangoDB',
+      oidcIssuerUrl: '',
+      konnectorImage: 'ghcr.io/klutch-kit/konnector:v0.1.0',
+    });
+    expect(parse(argv)).not.toHaveProperty('cookieKeysFile');
+    expect(() => parse([...argv, '--listen-address=0.0.0.0:8443'])).toThrow('--listen-address (or BACKEND_LISTEN_ADDRESS): has no meaning');
+    expect(() => parseOptions(argv, { BACKEND_COOKIE_KEYS_FILE: '/k' })).toThrow('--cookie-keys-file (or BACKEND_COOKIE_KEYS_FILE)');
+    expect(parse([...argv, '--konnector-image=registry.example.com/konnector:v1'])).toMatchObject({
+      konnectorImage: 'registry.example.com/konnector:v1',
+    });
+    expect(parse([...required, '--control-plane-mode=false'])).toMatchObject({ prettyName: 'klutch-kit', controlPlaneMode: false });
     expect(parse([...required, '--leader-election=false'])).toMatchObject({ leaderElection: false });
   });
 

@@ -21,6 +21,11 @@ export interface MappedFlag {
 }
 
 export interface BackendOptions {
+  /**
+   * Klutch's control-plane mode: controllers only (AppClusterBindings are the way to bind), no bind endpoints, OIDC
+   * or cookies; the OIDC fields are then empty and the web flags refused.
+   */
+  readonly controlPlaneMode: boolean;
   readonly listenAddress: string;
   readonly probeAddress: string;
   readonly tlsCertFile?: string;
@@ -71,6 +76,8 @@ export interface BackendOptions {
   readonly maxClustersPerSubject: number;
   readonly maxServiceNamespaces: number;
   readonly maxExportRequests: number;
+  /** The image of the control-plane konnectors the AppClusterBinding controller deploys. */
+  readonly konnectorImage: string;
   readonly leaderElection: boolean;
   readonly leaseName: string;
   readonly identity: string;
@@ -409,9 +416,17 @@ export const FLAGS: readonly Flag[] = [
   },
   {
     name: 'control-plane-mode',
+    key: 'controlPlaneMode',
     boolean: true,
     default: 'false',
-    help: "Klutch's control-plane mode (controllers only, bindings by AppClusterBinding): refused, not supported yet",
+    help: "Klutch's control-plane mode: run the controllers only (AppClusterBindings bind app clusters), without the bind endpoints, OIDC or cookies; the flags of those (listen, tls, http, login-rate, oidc, cookie, machine-bind) are then refused",
+  },
+  {
+    name: 'konnector-image',
+    key: 'konnectorImage',
+    arg: 'image',
+    default: 'ghcr.io/klutch-kit/konnector:v0.1.0',
+    help: "the image of the konnector Deployments the AppClusterBinding controller writes (an AppClusterBinding's spec.konnector.overrides.image wins)",
   },
 ];
 
@@ -467,8 +482,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     if (typeof v === 'boolean') return String(v);
     return v ?? (env[envName(name)] || undefined);
   };
-  // Before anything else: Klutch's control-plane-mode Deployment passes no OIDC flags, and the reason is this one.
   refuseUnsupported(raw);
+  // Klutch's control-plane-mode Deployment passes no OIDC flags: none is required then, and any given is refused.
+  const cp = raw('control-plane-mode') === 'true';
+  if (cp) refuseWebFlags(raw);
   const required = (name: string): string => {
     const v = raw(name);
     if (!v) throw new UsageError(`--${name} (or ${envName(name)}) is required: ${FLAGS.find((f) => f.name === name)?.help}`);
@@ -482,16 +499,16 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     }
   };
 
-  const issuer = url('oidc-issuer-url', required('oidc-issuer-url'));
-  if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname))) {
+  const issuer = cp ? undefined : url('oidc-issuer-url', required('oidc-issuer-url'));
+  if (issuer && issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname))) {
     throw new UsageError(`--oidc-issuer-url: "${issuer.href}" must be https (plain http only on a loopback address)`);
   }
-  const callback = url('oidc-callback-url', required('oidc-callback-url'));
-  if (!callback.pathname.endsWith('/callback')) {
+  const callback = cp ? undefined : url('oidc-callback-url', required('oidc-callback-url'));
+  if (callback && !callback.pathname.endsWith('/callback')) {
     throw new UsageError(`--oidc-callback-url: "${callback.href}" must end in /callback, the backend's callback endpoint`);
   }
   // Plain http only where no network is crossed: elsewhere the cookies would lose Secure and travel in the clear.
-  if (callback.protocol !== 'https:' && !(callback.protocol === 'http:' && isLoopbackHost(callback.hostname))) {
+  if (callback && callback.protocol !== 'https:' && !(callback.protocol === 'http:' && isLoopbackHost(callback.hostname))) {
     throw new UsageError(
       `--oidc-callback-url: "${callback.href}" must be https (the session cookies are Secure only then); give the backend's https URL (TLS here with --tls-cert-file, or at a proxy), or a loopback address (http://127.0.0.1:<port>/callback) for development`,
     );
@@ -502,13 +519,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     throw new UsageError(`--external-address: "${external.href}" must be https (a kubeconfig carries a token)`);
   const mapped: MappedFlag[] = [];
   const authorize = raw('oidc-authorize-url');
-  const ourAuthorize = callback.href.replace(/\/callback$/, '/authorize');
+  const ourAuthorize = callback?.href.replace(/\/callback$/, '/authorize');
   if (authorize !== undefined && url('oidc-authorize-url', authorize).href !== ourAuthorize) {
     throw new UsageError(
       `--oidc-authorize-url: "${authorize}" is not ${ourAuthorize}: this backend serves /authorize beside /callback, so /export names ${ourAuthorize}; drop --oidc-authorize-url or make --oidc-callback-url <that origin>/callback`,
     );
   }
-  const cookies = cookieKeys(raw, mapped);
+  const cookies = cp ? {} : cookieKeys(raw, mapped);
   const listenAddress = klutchListenAddress(raw, mapped);
   const logLevel = klogVerbosity(raw, mapped);
   const isolation = raw('cluster-scoped-isolation') ?? 'Prefixed';
@@ -582,7 +599,6 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const bindPolicy = raw('default-bind-policy') ?? 'allow-all';
   if (!(DEFAULT_BIND_POLICIES as readonly string[]).includes(bindPolicy))
     throw new UsageError(`--default-bind-policy: "${bindPolicy}" is not ${DEFAULT_BIND_POLICIES.join(' or ')}`);
-
   const machineBind = raw('machine-bind') === 'true';
   const machineResource = raw('machine-bind-resource');
   if (machineResource !== undefined) {
@@ -592,7 +608,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
       throw new UsageError(`--machine-bind-resource: "${machineResource}" has a fragment; a resource indicator may not (RFC 8707)`);
   }
 
+  const konnectorImage = raw('konnector-image') ?? 'ghcr.io/klutch-kit/konnector:v0.1.0';
+  if (!/^[^\s]+$/.test(konnectorImage)) throw new UsageError(`--konnector-image: "${konnectorImage}" is not an image reference`);
+
   return {
+    controlPlaneMode: cp,
     listenAddress,
     probeAddress: raw('probe-address') ?? '0.0.0.0:8081',
     ...(tlsCert ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
@@ -602,10 +622,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     httpMaxConnections: whole('http-max-connections', '1000', 1),
     loginRateLimit: whole('login-rate-limit', '30', 0),
     loginRateBurst: whole('login-rate-burst', '20', 1),
-    oidcIssuerUrl: issuer.href.replace(/\/$/, ''),
-    oidcClientId: required('oidc-issuer-client-id'),
-    oidcClientSecret: required('oidc-issuer-client-secret'),
-    oidcCallbackUrl: callback.href,
+    oidcIssuerUrl: issuer?.href.replace(/\/$/, '') ?? '',
+    oidcClientId: cp ? '' : required('oidc-issuer-client-id'),
+    oidcClientSecret: cp ? '' : required('oidc-issuer-client-secret'),
+    oidcCallbackUrl: callback?.href ?? '',
     oidcCaFile: raw('oidc-ca-file'),
     oidcGroupsClaim: groupsClaim,
     oidcExtraScopes: extraScopes,
@@ -631,6 +651,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     maxClustersPerSubject: count('max-clusters-per-subject', '20'),
     maxServiceNamespaces: count('max-apiservicenamespaces', '100'),
     maxExportRequests: count('max-export-requests', '50'),
+    konnectorImage,
     leaderElection: leader === 'true',
     leaseName: raw('lease-name') ?? 'klutch-bind-backend',
     identity: raw('identity') ?? (env.POD_NAME || hostname),
@@ -652,17 +673,23 @@ function goBooleans(argv: readonly string[]): string[] {
 
 /** Klutch's flags this backend cannot honour: refused by name, never ignored. */
 function refuseUnsupported(raw: Raw): void {
-  if (raw('control-plane-mode') === 'true') {
-    throw new UsageError(
-      "--control-plane-mode: not supported yet: this backend always serves the bind endpoints with OIDC and cookies, and has no AppClusterBinding controller; drop the flag (and run Klutch's backend for control-plane mode until then)",
-    );
-  }
   const select = raw('testing-auto-select');
   if (select !== undefined) {
     throw new UsageError(
       `--testing-auto-select: "${select}" is not supported: it is a testing aid of Klutch's example-backend (pre-selects a resource on the bind page), and this backend's bind page has no such shortcut; drop the flag`,
     );
   }
+}
+
+/** What only the bind endpoints use: with --control-plane-mode there are none, so giving one is a mistake, named. */
+const WEB_FLAG = /^(listen-|tls-|http-|login-rate-|oidc-|cookie-|machine-bind)/;
+
+function refuseWebFlags(raw: Raw): void {
+  const given = FLAGS.filter((f) => WEB_FLAG.test(f.name) && raw(f.name) !== undefined && !(f.boolean && raw(f.name) === 'false'));
+  if (given.length)
+    throw new UsageError(
+      `--${given[0]!.name} (or ${envName(given[0]!.name)}): has no meaning with --control-plane-mode, which serves no bind endpoints (no web server, OIDC or cookies); drop it, or drop --control-plane-mode`,
+    );
 }
 
 /** Base64 (standard or URL-safe, padded or not) of one of `lengths` bytes. */

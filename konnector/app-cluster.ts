@@ -34,7 +34,11 @@ export function appClusterFrom(s: V1Secret | undefined, ref: AppClusterSecret): 
   if (!s) return { ok: false, reason: 'KubeconfigInvalid', message: `${where} (--app-cluster-kubeconfig-secret-name) does not exist` };
   const raw = s.data?.[ref.secretKey];
   if (!raw)
-    return { ok: false, reason: 'KubeconfigInvalid', message: `${where} has no key "${ref.secretKey}" (--app-cluster-kubeconfig-secret-key)` };
+    return {
+      ok: false,
+      reason: 'KubeconfigInvalid',
+      message: `${where} has no key "${ref.secretKey}" (--app-cluster-kubeconfig-secret-key)`,
+    };
   return checkAppClusterKubeconfig(Buffer.from(raw, 'base64').toString('utf8'), `${where} key "${ref.secretKey}"`);
 }
 
@@ -72,17 +76,20 @@ export async function followAppCluster(o: FollowOptions, signal: AbortSignal): P
               await current.done;
             }
             const abort = new AbortController();
-            const run = current = { key, abort, done: Promise.resolve() };
-            run.done = o.run(appClusterKubeConfig(check), abort.signal).then(
-              () => undefined,
-              (e: unknown) => o.log.error({ err: e }, 'the sync with the app cluster ended with an error; starting it again in 5s'),
-            ).finally(() => {
-              // Ended by itself (not by a rotation or shutdown): start again after a pause.
-              if (!abort.signal.aborted && current === run) {
-                current = undefined;
-                setTimeout(() => wake(), 5_000).unref();
-              }
-            });
+            const run = (current = { key, abort, done: Promise.resolve() });
+            run.done = o
+              .run(appClusterKubeConfig(check), abort.signal)
+              .then(
+                () => undefined,
+                (e: unknown) => o.log.error({ err: e }, 'the sync with the app cluster ended with an error; starting it again in 5s'),
+              )
+              .finally(() => {
+                // Ended by itself (not by a rotation or shutdown): start again after a pause.
+                if (!abort.signal.aborted && current === run) {
+                  current = undefined;
+                  setTimeout(() => wake(), 5_000).unref();
+                }
+              });
             o.log.info({ server: check.server, secret: `${ns}/${name}` }, 'syncing with the app cluster');
           }
           o.state.problem = undefined;

@@ -94,12 +94,21 @@ const KLUTCH_KONNECTOR: Record<
     refuse: [['--control-plane-mode'], '--control-plane-mode needs --binding-root-namespace'],
   },
   'app-cluster-kubeconfig-secret-name': {
-    accept: [[...CP.slice(0, 2), '--app-cluster-kubeconfig-secret-name=other'], { controlPlane: expect.objectContaining({ secretName: 'other' }) }],
+    accept: [
+      [...CP.slice(0, 2), '--app-cluster-kubeconfig-secret-name=other'],
+      { controlPlane: expect.objectContaining({ secretName: 'other' }) },
+    ],
     refuse: [['--app-cluster-kubeconfig-secret-name=app'], '--app-cluster-kubeconfig-secret-name: only with --control-plane-mode'],
   },
   'app-cluster-kubeconfig-secret-namespace': {
-    accept: [[...CP, '--app-cluster-kubeconfig-secret-namespace=root'], { controlPlane: expect.objectContaining({ secretNamespace: 'root' }) }],
-    refuse: [['--app-cluster-kubeconfig-secret-namespace=root'], '--app-cluster-kubeconfig-secret-namespace: only with --control-plane-mode'],
+    accept: [
+      [...CP, '--app-cluster-kubeconfig-secret-namespace=root'],
+      { controlPlane: expect.objectContaining({ secretNamespace: 'root' }) },
+    ],
+    refuse: [
+      ['--app-cluster-kubeconfig-secret-namespace=root'],
+      '--app-cluster-kubeconfig-secret-namespace: only with --control-plane-mode',
+    ],
   },
   'app-cluster-kubeconfig-secret-key': {
     accept: [[...CP, '--app-cluster-kubeconfig-secret-key=config'], { controlPlane: expect.objectContaining({ secretKey: 'config' }) }],

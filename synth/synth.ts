@@ -18,6 +18,7 @@ import { bindApiCrds } from '../exports/bind-api';
 import { ExportTemplate } from '../exports/export-template';
 import { functionPackageObjects } from '../functions/dataservices/package';
 import { KonnectorApiAccess } from '../konnector/deploy/access';
+import { AppClusterRole } from '../konnector/deploy/app-cluster-role';
 import { Konnector, type KonnectorProps } from '../konnector/deploy/konnector';
 import { checkUnique } from './catalog';
 import { FunctionRuntime } from './function-runtime';
@@ -72,6 +73,8 @@ export const PACKAGE_DIR = 'packages/dataservices';
 export const CONTROL_PLANE_DIR = 'control-plane';
 export const FUNCTION_PACKAGE_DIR = 'packages/function-dataservices';
 export const KONNECTOR_DIR = 'app-cluster/konnector';
+/** The ClusterRole an AppClusterBinding's app cluster kubeconfig needs (konnector/deploy/app-cluster-role.ts). */
+export const APP_CLUSTER_ROLE_DIR = 'app-cluster/control-plane-konnector';
 /** The Function object and the runtime config it runs with (restricted Pod Security). */
 export const FUNCTION_RUNTIME_DIR = 'control-plane/function';
 
@@ -170,6 +173,20 @@ export function render(o: SynthOptions): Map<string, string> {
         }),
     );
   }
+  // What an AppClusterBinding's app cluster kubeconfig needs (not cluster-admin): every API of the catalog.
+  emit(
+    `${APP_CLUSTER_ROLE_DIR}/clusterrole.yaml`,
+    (c) =>
+      new AppClusterRole(c, 'role', {
+        apis: apis.map((api) => ({
+          group: api.group,
+          resource: api.plural,
+          claimed: api.permissionClaims
+            .filter((pc) => !pc.group && (pc.resource === 'secrets' || pc.resource === 'configmaps') && pc.owner !== 'Consumer')
+            .map((pc) => pc.resource),
+        })),
+      }),
+  );
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   return files;
 }

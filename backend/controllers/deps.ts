@@ -5,6 +5,7 @@ import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
 import type { Clients } from '../kube';
 import type { ClaimedAccess, ConsumerScope } from '../options';
+import type { Consumer } from '../provision/consumer';
 import type { KubeconfigTarget, TokenPolicy } from '../provision/kubeconfig';
 
 export interface ControllerDeps {
@@ -31,6 +32,13 @@ export interface ControllerDeps {
   readonly unboundConsumerTtlMs?: number;
   /** A consumer without a heartbeat (or bind) for this long loses its credentials. @default 720h */
   readonly abandonedConsumerAfterMs?: number;
+  /**
+   * Finds or makes a consumer, exactly as a bind through /bind does (provision/consumer.ts); the AppClusterBinding
+   * controller provisions its app clusters with it. Without it that controller does not run.
+   */
+  readonly provision?: (identity: string) => Promise<Consumer>;
+  /** The image of the konnector Deployments AppClusterBindings get (--konnector-image). */
+  readonly konnectorImage?: string;
   readonly log: Logger;
   readonly registry: Registry;
 }

@@ -1,5 +1,6 @@
 /** The leader's controllers, run together on the leader's informers until leadership (or the process) ends. */
 import type { Controller } from '../../controller';
+import { runAppClusterBindings } from './app-cluster-binding.controller';
 import { leaderInformers, ObjectInformers, startAll, stopAll } from '../informers';
 import { claimedAccessController } from './claimed-access';
 import { clusterBindingsController } from './cluster-bindings';
@@ -32,7 +33,17 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'obje
     await startAll(leader, signal);
     if (signal.aborted) return;
     base.log.info({ controllers: controllers.map((c) => c.name) }, 'leading: controllers running');
-    await Promise.all(controllers.map((c) => c.run(signal)));
+    await Promise.all([
+      ...controllers.map((c) => c.run(signal)),
+      ...(d.provision
+        ? [
+            // Its informers are its own: without the AppClusterBinding CRD (or RBAC for it) only it waits.
+            runAppClusterBindings(d, signal).catch((e: unknown) =>
+              base.log.error({ err: e }, 'the AppClusterBinding controller stopped with an error'),
+            ),
+          ]
+        : []),
+    ]);
   } finally {
     await objects.stop();
     await stopAll(leader);

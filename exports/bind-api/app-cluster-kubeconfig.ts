@@ -115,7 +115,9 @@ export function appClusterKubeConfig(k: AppClusterKubeconfig, into = new KubeCon
         ...(k.serverName ? { tlsServerName: k.serverName } : {}),
       },
     ],
-    users: [{ name: 'app', ...(k.token ? { token: k.token } : {}), ...(k.certData ? { certData: b(k.certData), keyData: b(k.keyData) } : {}) }],
+    users: [
+      { name: 'app', ...(k.token ? { token: k.token } : {}), ...(k.certData ? { certData: b(k.certData), keyData: b(k.keyData) } : {}) },
+    ],
     contexts: [{ name: 'app', cluster: 'app', user: 'app' }],
     currentContext: 'app',
   });

@@ -77,7 +77,7 @@ export class KonnectorApiAccess extends Construct {
  * it may create, update and delete a claimed Secret or ConfigMap only when the object — and on update and delete the
  * object as it was — carries COPY_MARK.
  */
-function copiesOnly(
+export function copiesOnly(
   scope: Construct,
   name: string,
   ns: string,

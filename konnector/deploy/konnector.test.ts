@@ -80,7 +80,11 @@ describe('synth', () => {
     const { render } = await import('../../synth/synth');
     const apis = await loadCatalog();
     const files = [...render({ apis, outdir: 'unused' }).keys()].filter((f) => f.startsWith('app-cluster/'));
-    expect(files).toEqual(['app-cluster/konnector/konnector.yaml', ...apis.map((a) => `app-cluster/konnector/access/${a.plural}.yaml`)]);
+    expect(files).toEqual([
+      'app-cluster/konnector/konnector.yaml',
+      ...apis.map((a) => `app-cluster/konnector/access/${a.plural}.yaml`),
+      'app-cluster/control-plane-konnector/clusterrole.yaml',
+    ]);
   }, 60_000);
 });
 

@@ -170,7 +170,7 @@ describe('Pod security of what synth ships', () => {
   it('labels every Namespace restricted, and fences every Deployment with a default-deny and an allow NetworkPolicy', async () => {
     const objs = [...(await synthCatalog()).values()].flat() as K8s[];
     const namespaces = objs.filter((o) => o.kind === 'Namespace');
-    expect(namespaces.map((n) => n.metadata.name).sort()).toEqual(['klutch-bind', 'klutch-bind-backend']);
+    expect(namespaces.map((n) => n.metadata.name).sort()).toEqual(['klutch-bind', 'klutch-bind-backend', 'klutch-control-plane']);
     for (const n of namespaces) expect(n.metadata.labels, n.metadata.name).toMatchObject(PSA);
     const deployments = objs.filter((o) => o.kind === 'Deployment');
     expect(deployments).toHaveLength(2);

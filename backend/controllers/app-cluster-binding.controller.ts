@@ -1,0 +1,289 @@
+/**
+ * The AppClusterBinding controller's wiring: informers over AppClusterBindings and the APIServiceBindings it made
+ * (labelled), the leader's exports and export requests mapped back to their AppClusterBinding, and the deps of
+ * app-cluster-binding.reconcile.ts implemented with the backend's clients. Its informers are its own, so a control
+ * plane without the AppClusterBinding CRD (or a backend whose RBAC lacks it) stops only this controller, never the
+ * others; likewise an unreachable app cluster delays only its own AppClusterBinding (workers in parallel, a timeout
+ * on every call into an app cluster).
+ */
+import { AuthorizationV1Api, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
+import { Controller, objectKey, splitKey, watchInformer, type WatchInformer } from '../../controller';
+import { untilAborted } from '../../lib/abort';
+import {
+  Annotations,
+  BIND_API_VERSION,
+  BIND_GROUP,
+  BIND_VERSION,
+  Kinds,
+  type APIServiceBinding,
+  type AppClusterBinding,
+} from '../../exports/bind-api';
+import { appClusterKubeConfig, type AppClusterKubeconfig } from '../../exports/bind-api/app-cluster-kubeconfig';
+import { missingAccess, type AccessCheck } from '../../lib/app-cluster-access';
+import { recordBinder } from '../authz/binder';
+import { bindRefusals, recordRefusal } from '../authz/refusals';
+import { findExportable } from '../exportable';
+import { cachedExportables, metadataOnly, type Informed } from '../informers';
+import { apiMessage, APPLY, BindResources, FIELD_MANAGER, isConflict, isNotFound, MERGE_PATCH, statusCode } from '../kube';
+import { findClusterNamespace } from '../provision/cluster-namespace';
+import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
+import { BINDER } from '../provision/rbac';
+import {
+  AcbLabels,
+  acbLabels,
+  ACB_FINALIZER,
+  APP_KUBECONFIG_SECRET,
+  konnectorRole,
+  konnectorRoleBinding,
+  PROVIDER_KUBECONFIG_SECRET,
+  rootNamespaceObject,
+  rootSecret,
+  rootNamespace,
+} from './app-cluster-binding.objects';
+import { reconcileAppClusterBinding, type AcbDeps, type AppAccess, type ExportState } from './app-cluster-binding.reconcile';
+import type { ControllerDeps } from './deps';
+
+const ACBS = { group: BIND_GROUP, version: BIND_VERSION, plural: 'appclusterbindings' } as const;
+const BINDINGS = { group: BIND_GROUP, version: BIND_VERSION, plural: 'apiservicebindings' } as const;
+/** How long one call into an app cluster may take: a black-holed address must not hold a worker for minutes. */
+const APP_CLUSTER_TIMEOUT_MS = 10_000;
+
+/** Runs the controller until `signal` aborts. Needs `d.provision` (the backend's consumer provisioning). */
+export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSignal): Promise<void> {
+  const provision = d.provision;
+  if (!provision) throw new Error('the AppClusterBinding controller needs the consumer provisioning (ControllerDeps.provision)');
+  const log = d.log.child({ controller: 'appclusterbindings' });
+  const acbs = watchInformer<Informed<AppClusterBinding>>({
+    kc: d.clients.kc,
+    path: `/apis/${ACBS.group}/${ACBS.version}/${ACBS.plural}`,
+    log,
+  });
+  const bindings = watchInformer<Informed<APIServiceBinding>>({
+    kc: d.clients.kc,
+    path: `/apis/${BINDINGS.group}/${BINDINGS.version}/${BINDINGS.plural}`,
+    labelSelector: AcbLabels.name,
+    log,
+  });
+  const failures = new Map<string, number>();
+  const c = new Controller({
+    name: 'appclusterbindings',
+    workers: 4,
+    log: d.log,
+    registry: d.registry,
+    reconcile: async (key) => {
+      const { namespace, name } = splitKey(key);
+      const acb = acbs.get(name, namespace);
+      if (!acb) return;
+      return reconcileAppClusterBinding(deps(d, provision, bindings, failures), acb);
+    },
+  });
+  const owner = (o: KubernetesObject) => {
+    const l = o.metadata?.labels;
+    return l?.[AcbLabels.name] && l[AcbLabels.namespace] ? [`${l[AcbLabels.namespace]}/${l[AcbLabels.name]}`] : [];
+  };
+  c.watch(acbs, (a) => [objectKey(a)]);
+  c.watch(bindings, owner);
+  // An export or request in an AppClusterBinding's cluster namespace: its identity annotation names it.
+  const byClusterNamespace = (o: KubernetesObject) => {
+    const id = d.leader.namespaces.get(o.metadata?.namespace ?? '')?.metadata?.annotations?.[Annotations.identity];
+    const m = id && /^system:appclusterbinding:([^:]+):([^#]+)#/.exec(id);
+    return m ? [`${m[1]}/${m[2]}`] : [];
+  };
+  c.watch(d.leader.exports, byClusterNamespace);
+  c.watch(d.leader.exportRequests, byClusterNamespace);
+  // A template or CRD appearing may let a waiting API go on.
+  const all = () => acbs.list().map((a) => objectKey(a));
+  c.watch(d.serving.templates, all);
+  // A rotated kubeconfig Secret beside an AppClusterBinding is picked up (and copied into the root namespace).
+  // Metadata only (no Secret's data in the backend's memory); the data is read by name when reconciling.
+  const secrets = watchInformer<V1Secret>({ kc: metadataOnly(d.clients.kc), path: '/api/v1/secrets', log });
+  c.watch(secrets, (s) =>
+    acbs
+      .list(s.metadata?.namespace)
+      .filter((a) => a.spec.kubeconfigSecretRef.name === s.metadata?.name)
+      .map((a) => objectKey(a)),
+  );
+  const informers = [acbs, bindings, secrets] as WatchInformer<KubernetesObject>[];
+  try {
+    await Promise.all(informers.map((i) => i.start()));
+    await untilAborted(Promise.all(informers.map((i) => i.synced)), signal);
+    if (!signal.aborted) await c.run(signal);
+  } finally {
+    await Promise.all(informers.map((i) => i.stop()));
+  }
+}
+
+function deps(
+  d: ControllerDeps,
+  provision: NonNullable<ControllerDeps['provision']>,
+  bindings: WatchInformer<Informed<APIServiceBinding>>,
+  failures: Map<string, number>,
+): AcbDeps {
+  const c = d.clients;
+  const ignoreNotFound = (e: unknown) => {
+    if (!isNotFound(e)) throw e;
+  };
+  const apply = async (group: string, version: string, plural: string, namespace: string, body: { metadata?: { name?: string } }) => {
+    await c.custom.patchNamespacedCustomObject(
+      { group, version, plural, namespace, name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true },
+      APPLY,
+    );
+  };
+  return {
+    defaultBindPolicy: d.defaultBindPolicy,
+    konnectorImage: d.konnectorImage ?? 'ghcr.io/klutch-kit/konnector:v0.1.0',
+    failures,
+    readSecret: async (namespace, name) =>
+      c.core.readNamespacedSecret({ namespace, name }).catch((e: unknown) => (ignoreNotFound(e), undefined)),
+    exportable: (group, resource) => findExportable(cachedExportables(d.serving), d.consumerScope, group, resource),
+    appAccess: (k, checks) => appAccess(k, checks),
+    provision: async (identity, who) => {
+      const consumer = await provision(identity);
+      await recordBinder(c, consumer.namespace, who);
+      return consumer.namespace;
+    },
+    findConsumer: async (identity) => (await findClusterNamespace(c, identity))?.metadata?.name,
+    providerKubeconfig: async (ns) =>
+      (await c.core.readNamespacedSecret({ namespace: ns, name: KUBECONFIG_SECRET }).catch((e: unknown) => (ignoreNotFound(e), undefined)))
+        ?.data,
+    ensureRoot: async (acb, app, provider) => {
+      const ns = rootNamespace(acb);
+      await c.core.patchNamespace({ name: ns, body: rootNamespaceObject(acb), fieldManager: FIELD_MANAGER, force: true }, APPLY);
+      await c.core.patchNamespacedServiceAccount(
+        {
+          name: BINDER,
+          namespace: ns,
+          body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: BINDER, namespace: ns, labels: acbLabels(acb) } },
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        },
+        APPLY,
+      );
+      await c.rbac.patchNamespacedRole(
+        { name: BINDER, namespace: ns, body: konnectorRole(acb), fieldManager: FIELD_MANAGER, force: true },
+        APPLY,
+      );
+      await c.rbac.patchNamespacedRoleBinding(
+        { name: BINDER, namespace: ns, body: konnectorRoleBinding(acb), fieldManager: FIELD_MANAGER, force: true },
+        APPLY,
+      );
+      await c.core.patchNamespacedSecret(
+        {
+          name: APP_KUBECONFIG_SECRET,
+          namespace: ns,
+          body: rootSecret(acb, APP_KUBECONFIG_SECRET, app),
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        },
+        APPLY,
+      );
+      // The provider kubeconfig: created once; afterwards the konnector's heartbeat keeps it current (token rotation),
+      // and a copy that is older than the cluster namespace's is refreshed.
+      const have = await c.core
+        .readNamespacedSecret({ name: PROVIDER_KUBECONFIG_SECRET, namespace: ns })
+        .catch((e: unknown) => (ignoreNotFound(e), undefined));
+      if (!have) {
+        await c.core
+          .createNamespacedSecret({ namespace: ns, body: rootSecret(acb, PROVIDER_KUBECONFIG_SECRET, provider) })
+          .catch((e: unknown) => {
+            if (!isConflict(e)) throw e;
+          });
+      } else if (JSON.stringify(have.data) !== JSON.stringify(provider)) {
+        await c.core.patchNamespacedSecret({ name: PROVIDER_KUBECONFIG_SECRET, namespace: ns, body: { data: provider } }, MERGE_PATCH);
+      }
+    },
+    bindings: (ns) => bindings.list(ns) as APIServiceBinding[],
+    applyBinding: (b) => apply(BINDINGS.group, BINDINGS.version, BINDINGS.plural, b.metadata.namespace!, b),
+    deleteBinding: (ns, name) =>
+      c.custom.deleteNamespacedCustomObject({ ...BINDINGS, namespace: ns, name }).then(() => undefined, ignoreNotFound),
+    exportState: (ns, name): ExportState => {
+      const e = d.leader.exports.get(name, ns);
+      if (e) return { state: 'exported', claims: e.spec.permissionClaims ?? [] };
+      const r = d.leader.exportRequests.get(name, ns);
+      if (!r) return { state: 'none' };
+      if (r.status?.phase === 'Failed') {
+        const reason = r.status.conditions?.find((x) => x.status === 'False')?.reason;
+        return { state: 'failed', message: r.status.terminalMessage ?? 'the export request failed', ...(reason ? { reason } : {}) };
+      }
+      return { state: 'requested' };
+    },
+    exportNames: (ns) => d.leader.exports.list(ns).map((e) => e.metadata.name!),
+    requestExport: async (ns, group, resource) => {
+      const r = BindResources.exportRequests;
+      await c.custom
+        .createNamespacedCustomObject({
+          group: r.group,
+          version: r.version,
+          plural: r.plural,
+          namespace: ns,
+          body: {
+            apiVersion: BIND_API_VERSION,
+            kind: Kinds.APIServiceExportRequest,
+            metadata: { name: `${resource}.${group}`, namespace: ns },
+            spec: { resources: [{ group, resource }] },
+          },
+        })
+        .catch((e: unknown) => {
+          if (!isConflict(e)) throw e;
+        });
+    },
+    deleteExport: (ns, name) => {
+      const r = BindResources.exports;
+      return c.custom
+        .deleteNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace: ns, name })
+        .then(() => undefined, ignoreNotFound);
+    },
+    applyDeployment: (dep) => apply('apps', 'v1', 'deployments', dep.metadata!.namespace!, dep),
+    deleteDeployment: (ns, name) =>
+      c.custom
+        .deleteNamespacedCustomObject({ group: 'apps', version: 'v1', plural: 'deployments', namespace: ns, name })
+        .then(() => undefined, ignoreNotFound),
+    deleteNamespace: (name) => c.core.deleteNamespace({ name }).then(() => undefined, ignoreNotFound),
+    setFinalizer: async (acb, present) => {
+      const rest = (acb.metadata.finalizers ?? []).filter((f) => f !== ACB_FINALIZER);
+      await c.custom
+        .patchNamespacedCustomObject(
+          {
+            ...ACBS,
+            namespace: acb.metadata.namespace!,
+            name: acb.metadata.name!,
+            // The resourceVersion makes it conditional: a finalizer list changed meanwhile is not overwritten.
+            body: { metadata: { finalizers: present ? [...rest, ACB_FINALIZER] : rest, resourceVersion: acb.metadata.resourceVersion } },
+          },
+          MERGE_PATCH,
+        )
+        .catch(ignoreNotFound);
+    },
+    writeStatus: async (acb, status) => {
+      await c.custom
+        .patchNamespacedCustomObjectStatus(
+          { ...ACBS, namespace: acb.metadata.namespace!, name: acb.metadata.name!, body: { status } },
+          MERGE_PATCH,
+        )
+        .catch(ignoreNotFound);
+    },
+    refused: (r) => recordRefusal(bindRefusals(d.registry), d.log, r),
+  };
+}
+
+/** SelfSubjectAccessReviews in the app cluster, each within APP_CLUSTER_TIMEOUT_MS. */
+async function appAccess(k: AppClusterKubeconfig, checks: readonly AccessCheck[]): Promise<AppAccess> {
+  const authz = appClusterKubeConfig(k).makeApiClient(AuthorizationV1Api);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${APP_CLUSTER_TIMEOUT_MS / 1000}s`)), APP_CLUSTER_TIMEOUT_MS);
+  });
+  try {
+    return { missing: await Promise.race([missingAccess(authz, checks), timeout]) };
+  } catch (e) {
+    const code = statusCode(e);
+    if (code === 401)
+      return {
+        unreachable: 'the app cluster refused the credentials (401 Unauthorized): put a current token or certificate into the Secret',
+      };
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return { unreachable: code ? `HTTP ${code}: ${apiMessage(e)}` : `${(e as Error).message}${cause?.code ? ` (${cause.code})` : ''}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}

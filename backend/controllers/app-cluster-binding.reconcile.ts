@@ -1,0 +1,425 @@
+/**
+ * The AppClusterBinding reconcile: Klutch's steps, in Klutch's order, each against narrow dependencies (so the whole
+ * reconcile is unit-tested with plain functions); the status is computed as one value and committed once at the end.
+ *
+ *   1. SecretValid: the kubeconfig Secret exists in the AppClusterBinding's own namespace and holds a usable kubeconfig
+ *      (no exec, local files, proxy or TLS off: exports/bind-api/app-cluster-kubeconfig.ts). Nothing else until then.
+ *   2. AppClusterAccess (ours): the kubeconfig reaches the app cluster and may do what the konnector needs there
+ *      (SelfSubjectAccessReviews of lib/app-cluster-access.ts): a kubeconfig need not be cluster-admin, and one that
+ *      lacks a permission is refused with the permissions named. Unreachable: reported, retried with backoff.
+ *   3. The consumer, provisioned as an OIDC bind provisions one (provision/consumer.ts), its identity recorded on the
+ *      ClusterBinding so export requests are judged by the same rule.
+ *   4. The binding root namespace `klutch-bind-<namespace>-<name>`: ServiceAccount and Role `klutch-binder`, the app
+ *      cluster's kubeconfig and the provider kubeconfig copied in.
+ *   5. Per API of spec.apiExports (condition `<resource>.<group>`): a template offers it; mayBind allows the
+ *      AppClusterBinding's identity (refused: condition, metric, audit line); the app cluster allows it; the export
+ *      (an APIServiceExportRequest, the same path as kubectl bind's); then its APIServiceBinding in the root namespace,
+ *      whose Ready the konnector reports.
+ *   6. KonnectorDeployed: Deployment `konnector-<name>` with Klutch's arguments (spec.konnector.deploy).
+ *   Ready: all of them.
+ *
+ * Unbinding strands nothing: an API dropped from apiExports loses its APIServiceBinding first (the konnector, still
+ * running, deletes the app objects, their provider copies and the CRD, then lets the binding go), and only then its
+ * export. Deleting the AppClusterBinding does the same for every API, then removes the konnector, the consumer and
+ * the root namespace, and last its finalizer.
+ */
+import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
+import {
+  KUBECONFIG_SECRET_KEY,
+  READY_CONDITION,
+  type APIServiceBinding,
+  type AppClusterBinding,
+  type AppClusterBindingStatus,
+  type Condition,
+  type PermissionClaim,
+} from '../../exports/bind-api';
+import { checkAppClusterKubeconfig, type AppClusterKubeconfig } from '../../exports/bind-api/app-cluster-kubeconfig';
+import { boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, describeCheck, type AccessCheck } from '../../lib/app-cluster-access';
+import { apiName, mayBind, type BindIdentity, type DefaultBindPolicy } from '../authz/bind-policy';
+import type { Refusal } from '../authz/refusals';
+import type { Exportable } from '../exportable';
+import { sameConditions, setCondition } from './conditions';
+import {
+  acbGroup,
+  acbIdentity,
+  acbSubject,
+  ACB_FINALIZER,
+  konnectorDeployment,
+  rootBinding,
+  rootNamespace,
+} from './app-cluster-binding.objects';
+
+export const AcbConditions = {
+  SecretValid: 'SecretValid',
+  KonnectorDeployed: 'KonnectorDeployed',
+  /** Ours: the app cluster is reachable with the kubeconfig, which may do what the konnector needs there. */
+  AppClusterAccess: 'AppClusterAccess',
+  Ready: READY_CONDITION,
+} as const;
+
+/** The state of an API's export in the consumer's cluster namespace. */
+export type ExportState =
+  | { readonly state: 'exported'; readonly claims: readonly PermissionClaim[] }
+  | { readonly state: 'requested' }
+  | { readonly state: 'failed'; readonly message: string; readonly reason?: string }
+  | { readonly state: 'none' };
+
+export type AppAccess = { readonly missing: readonly string[] } | { readonly unreachable: string };
+
+export interface AcbDeps {
+  readonly defaultBindPolicy: DefaultBindPolicy;
+  readonly konnectorImage: string;
+  readSecret(namespace: string, name: string): Promise<V1Secret | undefined>;
+  /** The template and CRD exporting an API, if any. */
+  exportable(group: string, resource: string): Promise<Exportable | undefined>;
+  /** Which of `checks` the app cluster refuses the kubeconfig, or why it cannot be asked. */
+  appAccess(kubeconfig: AppClusterKubeconfig, checks: readonly AccessCheck[]): Promise<AppAccess>;
+  /** Finds or makes the consumer (provisionConsumer) and records who bound; its cluster namespace. */
+  provision(identity: string, who: BindIdentity & { issuer: string }): Promise<string>;
+  /** The consumer's cluster namespace, if it exists (for deletion). */
+  findConsumer(identity: string): Promise<string | undefined>;
+  /** The provider kubeconfig Secret's data in the cluster namespace (written by provisioning). */
+  providerKubeconfig(clusterNamespace: string): Promise<Record<string, string> | undefined>;
+  /** Namespace, ServiceAccount, Role and RoleBinding, and the two kubeconfig Secrets in the root namespace. */
+  ensureRoot(acb: AppClusterBinding, appKubeconfig: Record<string, string>, providerKubeconfig: Record<string, string>): Promise<void>;
+  /** The labelled APIServiceBindings of the root namespace. */
+  bindings(rootNamespace: string): readonly APIServiceBinding[];
+  applyBinding(b: APIServiceBinding): Promise<void>;
+  deleteBinding(namespace: string, name: string): Promise<void>;
+  exportState(clusterNamespace: string, name: string): ExportState;
+  /** The names of the APIServiceExports in the cluster namespace. */
+  exportNames(clusterNamespace: string): readonly string[];
+  requestExport(clusterNamespace: string, group: string, resource: string): Promise<void>;
+  deleteExport(clusterNamespace: string, name: string): Promise<void>;
+  applyDeployment(d: V1Deployment): Promise<void>;
+  deleteDeployment(namespace: string, name: string): Promise<void>;
+  deleteNamespace(name: string): Promise<void>;
+  setFinalizer(acb: AppClusterBinding, present: boolean): Promise<void>;
+  writeStatus(acb: AppClusterBinding, status: AppClusterBindingStatus): Promise<void>;
+  refused(r: Refusal): void;
+  /** Consecutive failures to reach this AppClusterBinding's app cluster (for the backoff); reset on success. */
+  failures: Map<string, number>;
+}
+
+const CHECK_AGAIN_MS = 60_000;
+const WAIT_MS = 2_000;
+/** Backoff for an unreachable app cluster: 5 s doubling to 5 min. */
+export const unreachableBackoffMs = (failures: number): number => Math.min(300_000, 5_000 * 2 ** Math.max(0, failures - 1));
+
+type Input = Omit<Condition, 'lastTransitionTime'>;
+const ok = (type: string, reason: string, message?: string): Input => ({ type, status: 'True', reason, ...(message ? { message } : {}) });
+const no = (type: string, reason: string, message: string, severity: Condition['severity'] = 'Error'): Input => ({
+  type,
+  status: 'False',
+  reason,
+  message,
+  severity,
+});
+const unknown = (type: string, reason: string, message: string): Input => ({ type, status: 'Unknown', reason, message });
+
+/** The names of the APIs an AppClusterBinding asks for (`<resource>.<group>`), each once. */
+export function wantedApis(acb: AppClusterBinding): { group: string; resource: string; name: string }[] {
+  const seen = new Map<string, { group: string; resource: string; name: string }>();
+  for (const a of acb.spec.apiExports ?? []) {
+    const group = a.group ?? '';
+    seen.set(`${a.resource}.${group}`, { group, resource: a.resource, name: `${a.resource}.${group}` });
+  }
+  return [...seen.values()];
+}
+
+export async function reconcileAppClusterBinding(
+  d: AcbDeps,
+  acb: AppClusterBinding,
+  now = new Date(),
+): Promise<{ requeueAfterMs: number } | undefined> {
+  const key = `${acb.metadata.namespace}/${acb.metadata.name}`;
+  if (acb.metadata.deletionTimestamp) return remove(d, acb);
+  const conds: Input[] = [];
+  const done = async (requeueAfterMs: number) => {
+    await commit(d, acb, conds, now);
+    return { requeueAfterMs };
+  };
+  const pendingRest = (why: string) => {
+    conds.push(unknown(AcbConditions.AppClusterAccess, 'Waiting', why));
+    conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', why));
+  };
+
+  // 1. SecretValid.
+  const secret = await validSecret(d, acb);
+  if (!secret.ok) {
+    conds.push(no(AcbConditions.SecretValid, secret.reason, secret.message));
+    pendingRest('waiting for a valid kubeconfig Secret');
+    return done(CHECK_AGAIN_MS);
+  }
+  conds.push(ok(AcbConditions.SecretValid, 'SecretValid'));
+  const root = rootNamespace(acb);
+  if (root.length > 63) {
+    conds.push(
+      no(
+        AcbConditions.KonnectorDeployed,
+        'NameTooLong',
+        `the binding root namespace ${root} would be longer than 63 characters; use a shorter AppClusterBinding name or namespace`,
+      ),
+    );
+    conds.push(unknown(AcbConditions.AppClusterAccess, 'Waiting', 'waiting for a usable name'));
+    return done(CHECK_AGAIN_MS);
+  }
+
+  // 2. The app cluster: reachable, and what the konnector needs there allowed.
+  const apis = wantedApis(acb);
+  const found = new Map<string, Exportable | undefined>();
+  for (const a of apis) found.set(a.name, await d.exportable(a.group, a.resource));
+  const checks = new Map<string, AccessCheck[]>(
+    apis.map((a) => [
+      a.name,
+      boundApiChecks({ group: a.group, resource: a.resource, claimed: claimedOf(found.get(a.name)?.template.spec.permissionClaims) }),
+    ]),
+  );
+  const access = await d.appAccess(secret.kubeconfig, [...CONTROL_PLANE_KONNECTOR_BASE, ...[...checks.values()].flat()]);
+  if ('unreachable' in access) {
+    const n = (d.failures.get(key) ?? 0) + 1;
+    d.failures.set(key, n);
+    const wait = unreachableBackoffMs(n);
+    conds.push(
+      no(
+        AcbConditions.AppClusterAccess,
+        'Unreachable',
+        `cannot reach the app cluster ${secret.kubeconfig.server}: ${access.unreachable}; retrying in ${Math.round(wait / 1000)}s (attempt ${n})`,
+      ),
+    );
+    conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', 'waiting for the app cluster'));
+    return done(wait);
+  }
+  d.failures.delete(key);
+  const baseMissing = access.missing.filter((m) => CONTROL_PLANE_KONNECTOR_BASE.some((c) => sameCheck(m, c)));
+  if (baseMissing.length) {
+    conds.push(
+      no(
+        AcbConditions.AppClusterAccess,
+        'Forbidden',
+        `the kubeconfig in Secret ${acb.metadata.namespace}/${acb.spec.kubeconfigSecretRef.name} may not ${baseMissing.join(', ')} in the app cluster; bind its user there to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (it need not be cluster-admin)`,
+      ),
+    );
+    conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', 'waiting for access to the app cluster'));
+    return done(CHECK_AGAIN_MS);
+  }
+  conds.push(ok(AcbConditions.AppClusterAccess, 'Allowed', secret.kubeconfig.server));
+
+  // 3. The consumer, as an OIDC bind makes it; 4. the root namespace.
+  const identity: BindIdentity = { subject: acbSubject(acb), groups: [acbGroup(acb.metadata.namespace!)] };
+  if (!acb.metadata.finalizers?.includes(ACB_FINALIZER)) await d.setFinalizer(acb, true);
+  const clusterNs = await d.provision(acbIdentity(acb), { ...identity, issuer: 'appclusterbinding' });
+  const provider = await d.providerKubeconfig(clusterNs);
+  if (!provider) {
+    conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', `waiting for the kubeconfig Secret of cluster namespace ${clusterNs}`));
+    return done(WAIT_MS);
+  }
+  await d.ensureRoot(acb, secret.data, provider);
+
+  // 5. The APIs.
+  let requeue = CHECK_AGAIN_MS;
+  const bindings = new Map(d.bindings(root).map((b) => [b.metadata.name!, b]));
+  for (const a of apis) {
+    const c = await apiCondition(
+      d,
+      acb,
+      a,
+      found.get(a.name),
+      identity,
+      access.missing,
+      checks.get(a.name)!,
+      clusterNs,
+      bindings.get(a.name),
+    );
+    conds.push(c.condition);
+    if (c.status !== 'True') requeue = Math.min(requeue, c.retryMs ?? WAIT_MS * 5);
+  }
+  // APIs no longer asked for: the binding first (the konnector unbinds it), the export once the binding is gone.
+  const wanted = new Set(apis.map((a) => a.name));
+  for (const [name, b] of bindings) {
+    if (wanted.has(name)) continue;
+    if (!b.metadata.deletionTimestamp) await d.deleteBinding(root, name);
+    requeue = WAIT_MS;
+  }
+  for (const name of d.exportNames(clusterNs)) {
+    if (wanted.has(name) || bindings.has(name)) continue;
+    await d.deleteExport(clusterNs, name);
+  }
+
+  // 6. The konnector.
+  if (acb.spec.konnector?.deploy) {
+    await d.applyDeployment(konnectorDeployment(acb, d.konnectorImage));
+    conds.push(ok(AcbConditions.KonnectorDeployed, 'Deployed', `Deployment ${root}/konnector-${acb.metadata.name}`));
+  } else {
+    conds.push(
+      no(
+        AcbConditions.KonnectorDeployed,
+        'NotRequested',
+        'spec.konnector.deploy is not true: run a konnector for this app cluster yourself (konnector --control-plane-mode with the arguments of the README)',
+        'Info',
+      ),
+    );
+  }
+  return done(requeue);
+}
+
+/** The condition of one API, and whether to look again soon. */
+async function apiCondition(
+  d: AcbDeps,
+  acb: AppClusterBinding,
+  a: { group: string; resource: string; name: string },
+  exportable: Exportable | undefined,
+  identity: BindIdentity,
+  missing: readonly string[],
+  checks: readonly AccessCheck[],
+  clusterNs: string,
+  binding: APIServiceBinding | undefined,
+): Promise<{ condition: Input; status: string; retryMs?: number }> {
+  const out = (condition: Input, retryMs?: number) => ({ condition, status: condition.status, ...(retryMs ? { retryMs } : {}) });
+  if (!exportable)
+    return out(
+      no(
+        a.name,
+        'NotExported',
+        `no APIServiceExportTemplate exports ${a.name} (or its CRD is missing); ask the platform operator which APIs are offered`,
+      ),
+      CHECK_AGAIN_MS,
+    );
+  const decision = mayBind(identity, exportable.template, d.defaultBindPolicy);
+  if (!decision.allowed) {
+    const old = acb.status?.conditions?.find((c) => c.type === a.name);
+    // Counted and audited once per refusal, not on every look.
+    if (!(old?.reason === 'Forbidden' && old.message === decision.message)) {
+      const t = exportable.template.metadata;
+      d.refused({
+        path: 'appclusterbinding',
+        api: apiName(exportable.template),
+        template: `${t.namespace}/${t.name}`,
+        reason: decision.reason,
+        message: decision.message,
+        identity: { ...identity, issuer: 'appclusterbinding' },
+        clusterId: `${acb.metadata.namespace}/${acb.metadata.name}`,
+      });
+    }
+    return out(no(a.name, 'Forbidden', decision.message), CHECK_AGAIN_MS);
+  }
+  const lacking = missing.filter((m) => checks.some((c) => sameCheck(m, c)));
+  if (lacking.length)
+    return out(
+      no(
+        a.name,
+        'AppClusterForbidden',
+        `the app cluster's kubeconfig may not ${lacking.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml, which covers every API of the catalog`,
+      ),
+      CHECK_AGAIN_MS,
+    );
+  const exp = d.exportState(clusterNs, a.name);
+  if (exp.state === 'failed') return out(no(a.name, exp.reason ?? 'ExportFailed', exp.message), CHECK_AGAIN_MS);
+  if (exp.state === 'none') await d.requestExport(clusterNs, a.group, a.resource);
+  if (exp.state !== 'exported')
+    return out(unknown(a.name, 'Exporting', `waiting for the APIServiceExport in cluster namespace ${clusterNs}`));
+  const want = rootBinding(acb, a.name, exp.claims);
+  if (!binding || JSON.stringify(binding.spec.permissionClaims ?? []) !== JSON.stringify(want.spec.permissionClaims ?? []))
+    await d.applyBinding(want);
+  const ready = binding?.status?.conditions?.find((c) => c.type === READY_CONDITION);
+  if (ready?.status === 'True') return out(ok(a.name, 'Bound', `APIServiceBinding ${want.metadata.namespace}/${a.name} is Ready`));
+  return out(
+    ready
+      ? no(
+          a.name,
+          ready.reason ?? 'NotReady',
+          `APIServiceBinding ${want.metadata.namespace}/${a.name}: ${ready.message ?? 'not ready'}`,
+          ready.severity || 'Warning',
+        )
+      : unknown(a.name, 'Binding', `waiting for the konnector to report on APIServiceBinding ${want.metadata.namespace}/${a.name}`),
+  );
+}
+
+/** Deletion, in the order that strands nothing (see the top of the file). */
+async function remove(d: AcbDeps, acb: AppClusterBinding): Promise<{ requeueAfterMs: number } | undefined> {
+  if (!acb.metadata.finalizers?.includes(ACB_FINALIZER)) return undefined;
+  const root = rootNamespace(acb);
+  const left = d.bindings(root);
+  if (left.length) {
+    for (const b of left) if (!b.metadata.deletionTimestamp) await d.deleteBinding(root, b.metadata.name!);
+    await commit(
+      d,
+      acb,
+      [
+        no(
+          READY_CONDITION,
+          'Deleting',
+          `unbinding: waiting for the konnector to delete the app cluster's objects of ${left.map((b) => b.metadata.name).join(', ')} and their provider copies`,
+          'Info',
+        ),
+      ],
+      new Date(),
+    );
+    return { requeueAfterMs: WAIT_MS };
+  }
+  await d.deleteDeployment(root, `konnector-${acb.metadata.name}`);
+  const clusterNs = await d.findConsumer(acbIdentity(acb));
+  if (clusterNs) await d.deleteNamespace(clusterNs);
+  await d.deleteNamespace(root);
+  await d.setFinalizer(acb, false);
+  return undefined;
+}
+
+async function commit(d: AcbDeps, acb: AppClusterBinding, inputs: Input[], now: Date): Promise<void> {
+  let conditions = acb.status?.conditions?.filter((c) => inputs.some((i) => i.type === c.type)) ?? [];
+  for (const c of inputs) conditions = setCondition(conditions, c, now);
+  if (!inputs.some((i) => i.type === READY_CONDITION)) {
+    const notReady = conditions.filter(
+      (c) => c.status !== 'True' && !(c.type === AcbConditions.KonnectorDeployed && c.reason === 'NotRequested'),
+    );
+    conditions = setCondition(
+      conditions,
+      notReady.length
+        ? {
+            type: READY_CONDITION,
+            status: notReady.some((c) => c.status === 'False') ? 'False' : 'Unknown',
+            reason: notReady[0]!.reason ?? 'NotReady',
+            message: notReady.map((c) => `${c.type}: ${c.message ?? c.reason ?? c.status}`).join('; '),
+          }
+        : { type: READY_CONDITION, status: 'True', reason: 'Ready' },
+      now,
+    );
+  }
+  if (!sameConditions(conditions, acb.status?.conditions)) await d.writeStatus(acb, { conditions });
+}
+
+/** The kubeconfig Secret, checked: only in the AppClusterBinding's own namespace (see the decision note). */
+async function validSecret(
+  d: AcbDeps,
+  acb: AppClusterBinding,
+): Promise<{ ok: true; kubeconfig: AppClusterKubeconfig; data: Record<string, string> } | { ok: false; reason: string; message: string }> {
+  const ref = acb.spec.kubeconfigSecretRef;
+  const ns = ref.namespace || acb.metadata.namespace!;
+  const where = `Secret ${ns}/${ref.name}`;
+  if (ns !== acb.metadata.namespace)
+    return {
+      ok: false,
+      reason: 'SecretNamespaceForbidden',
+      message: `spec.kubeconfigSecretRef.namespace "${ns}" is not the AppClusterBinding's namespace "${acb.metadata.namespace}": the backend reads app cluster kubeconfigs only beside their AppClusterBinding (whoever may create one must not make the backend use a Secret they cannot read); move the Secret into ${acb.metadata.namespace}`,
+    };
+  const s = await d.readSecret(ns, ref.name);
+  if (!s)
+    return {
+      ok: false,
+      reason: 'SecretNotFound',
+      message: `${where} (spec.kubeconfigSecretRef) does not exist; create it with the app cluster's kubeconfig under key "${ref.key ?? KUBECONFIG_SECRET_KEY}"`,
+    };
+  const key = ref.key ?? KUBECONFIG_SECRET_KEY;
+  const raw = s.data?.[key];
+  if (!raw)
+    return { ok: false, reason: 'KubeconfigMissing', message: `${where} has no key "${key}"; store the app cluster's kubeconfig under it` };
+  const check = checkAppClusterKubeconfig(Buffer.from(raw, 'base64').toString('utf8'), `${where} key "${key}"`);
+  if (!check.ok) return { ok: false, reason: check.reason, message: check.message };
+  return { ok: true, kubeconfig: check, data: { [key]: raw } };
+}
+
+const claimedOf = (claims: readonly PermissionClaim[] | undefined): string[] =>
+  (claims ?? []).filter((c) => (c.group ?? '') === '' && ['secrets', 'configmaps'].includes(c.resource)).map((c) => c.resource);
+
+/** Whether a missing-access description (describeCheck) names check `c`. */
+const sameCheck = (described: string, c: AccessCheck): boolean => described === describeCheck(c);
