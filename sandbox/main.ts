@@ -19,15 +19,26 @@ Options:
   --dir DIR     logs, synth output and kubeconfigs (default .sandbox/ in the repository; emptied first)
   --short       stop after the round trip instead of waiting for Ctrl-C
   --user NAME   who logs in at the OpenID provider (default developer)
+  --crossplane v1|v2
+                the package on Crossplane v2 core: v1, Klutch's claims (default), or v2, the v2-native
+                package (namespaced composites; the app cluster's claims become them)
   -h, --help    this help
 `;
 
-let values: { dir?: string; short?: boolean; user?: string; help?: boolean };
+let values: { dir?: string; short?: boolean; user?: string; crossplane?: string; help?: boolean };
 try {
   values = parseArgs({
-    options: { dir: { type: 'string' }, short: { type: 'boolean' }, user: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      dir: { type: 'string' },
+      short: { type: 'boolean' },
+      user: { type: 'string' },
+      crossplane: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
   }).values;
+  if (values.crossplane !== undefined && values.crossplane !== 'v1' && values.crossplane !== 'v2')
+    throw new Error(`--crossplane must be v1 or v2, not "${values.crossplane}"`);
 } catch (e) {
   process.stderr.write(`sandbox: ${(e as Error).message}\n\n${HELP}`);
   process.exit(2);
@@ -67,7 +78,12 @@ process.once('SIGTERM', () => void (sandbox ? stopAll('SIGTERM', 0) : process.ex
 
 process.stdout.write(`klutch-kit sandbox: the platform on this machine (logs and kubeconfigs in ${show(dir)}/)\n`);
 try {
-  sandbox = await startSandbox({ dir, steps, ...(values.user ? { user: values.user } : {}) });
+  sandbox = await startSandbox({
+    dir,
+    steps,
+    ...(values.user ? { user: values.user } : {}),
+    ...(values.crossplane ? { crossplane: values.crossplane as 'v1' | 'v2' } : {}),
+  });
 } catch (e) {
   // startSandbox stopped what it had started.
   if (interrupted) {

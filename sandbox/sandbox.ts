@@ -1,7 +1,7 @@
 /**
  * The whole platform on one machine, from the parts the tests use (test/support/): two real Kubernetes clusters
- * (`control-plane`, `app`), the real Crossplane loop on the control plane (Crossplane core, provider-kubernetes, our
- * function and packages), a local OpenID provider, our bind backend, `kubectl bind` (the bundled plugin, its browser
+ * (`control-plane`, `app`), the real Crossplane loop on the control plane (Crossplane core v2, provider-kubernetes, our
+ * function and packages: the default Klutch-compatible package, or with `crossplane: 'v2'` the v2-native one), a local OpenID provider, our bind backend, `kubectl bind` (the bundled plugin, its browser
  * login done headless), our konnector, and a PostgresqlInstance travelling from the app cluster to the control plane
  * with its status and credentials coming back.
  *
@@ -15,6 +15,7 @@ import { BACKEND_CLIENT, callbackUri, installBindCrds, startBindBackend, type Bi
 import { parseYaml } from '../test/support/catalog';
 import { headlessLogin, startCli } from '../test/support/cli';
 import { startControlPlanes, type ControlPlanes } from '../test/support/control-plane';
+import type { CrossplaneTarget } from '../apis/api';
 import { apply, startCrossplane, synthOutputAsync, type Crossplane } from '../test/support/crossplane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../test/support/konnector';
 import { eventually, getObject, kubeFor, type Kube } from '../test/support/kube';
@@ -39,6 +40,11 @@ export interface SandboxOptions {
   readonly steps: Steps;
   /** Who logs in at the OpenID provider. @default developer */
   readonly user?: string;
+  /**
+   * The package target (`npm run synth -- --crossplane`): `v1`, Klutch's claims (LegacyCluster XRDs on Crossplane
+   * v2), or `v2`, namespaced composites without claims, which the app cluster's claims become. @default v1
+   */
+  readonly crossplane?: CrossplaneTarget;
 }
 
 export interface Sandbox {
@@ -48,6 +54,12 @@ export interface Sandbox {
   readonly oidcIssuer: string;
   /** The claims made in the app cluster, and where they live on the control plane. */
   readonly claims: { readonly instance: string; readonly binding: string; readonly providerNamespace: string };
+  /** The synth output installed (path → content). */
+  readonly files: ReadonlyMap<string, string>;
+  /** The control plane's Crossplane (for tests that change its packages). */
+  readonly crossplane: Crossplane;
+  /** Binds one more API (its plural) with kubectl bind, as the sandbox bound PostgresqlInstance and ServiceBinding. */
+  bind(resource: string): Promise<void>;
   /** Ends every process, in reverse order of start; safe to call more than once, and after a failed start. */
   stop(): Promise<void>;
 }
@@ -67,7 +79,8 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
   try {
     // synth needs no cluster: it runs while they start.
     const synthDir = join(o.dir, 'synth');
-    const synth = synthOutputAsync(synthDir);
+    const target = o.crossplane ?? 'v1';
+    const synth = synthOutputAsync(synthDir, ['--crossplane', target]);
     synth.catch(() => undefined); // awaited in its step; a failure before then must not be unhandled
     cleanups.push(() =>
       synth.then(
@@ -97,7 +110,18 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     const xp: Crossplane = await steps.run(
       `The control plane: Crossplane core, provider-kubernetes and our function; our packages installed by Crossplane`,
       async () => {
-        const x = await startCrossplane(control, { runDir: join(o.dir, 'crossplane'), files, log, debug: { crossplane: false } });
+        const x = await startCrossplane(control, {
+          runDir: join(o.dir, 'crossplane'),
+          files,
+          log,
+          debug: { crossplane: false },
+          version: 'v2',
+        });
+        steps.say(
+          target === 'v1'
+            ? `Crossplane ${x.release} with the default package: Klutch's claims (LegacyCluster XRDs)`
+            : `Crossplane ${x.release} with the --crossplane v2 package: namespaced composites, Klutch's claims become them`,
+        );
         cleanups.push(() => x.stop());
         const stand: RunningStandIn = await startA8sOperators(kc, log);
         cleanups.push(() => stand.stop());
@@ -190,12 +214,22 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
           WAIT_MS,
         );
         steps.say(`on the control plane as ${ns}/${instance} (${up.kind}, composition ${up.spec.compositionRef.name})`);
-        const composite = await eventually(
+        // A claim (v1) names its composite; a namespaced composite (v2) is the object itself and names what it composed.
+        const composed = await eventually(
           'Crossplane to compose it',
-          async () => (await getObject(kc, claimPath('postgresqlinstances', ns, instance)))?.spec?.resourceRef,
+          async () => {
+            const live = await getObject(kc, claimPath('postgresqlinstances', ns, instance));
+            if (target === 'v1') return live?.spec?.resourceRef as Obj | undefined;
+            const refs = live?.spec?.crossplane?.resourceRefs as Obj[] | undefined;
+            return refs?.length ? { ...live, refs } : undefined;
+          },
           WAIT_MS,
         );
-        steps.say(`Crossplane composed ${composite.kind} ${composite.name} with our function`);
+        steps.say(
+          target === 'v1'
+            ? `Crossplane composed ${composed.kind} ${composed.name} with our function`
+            : `Crossplane composed ${composed.kind} ${ns}/${instance} (composition ${composed.spec.crossplane.compositionRef.name}) into ${composed.refs.map((r: Obj) => `${r.kind} ${r.name}`).join(', ')} with our function`,
+        );
         return ns;
       },
     );
@@ -238,6 +272,9 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       backendUrl: backend.url,
       oidcIssuer: idp.issuer,
       claims: { instance, binding, providerNamespace },
+      files,
+      crossplane: xp,
+      bind,
       stop,
     };
   } catch (e) {

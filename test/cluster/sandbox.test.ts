@@ -13,7 +13,7 @@ let run: SandboxRun | undefined;
 // On a new machine the binaries are built first (once, by whichever suite asks first); the test's own time is the run.
 beforeAll(async () => {
   await controlPlanes();
-  await ensureCrossplane();
+  await ensureCrossplane(undefined, 'v2');
   await ensureProviderKubernetes();
 });
 afterAll(() => run?.cleanup());

@@ -102,6 +102,7 @@ export interface Crossplane {
   /** The Crossplane line that runs, and its release (`v2.2.1`, `v1.20.11`). */
   readonly version: CrossplaneLine;
   readonly release: string;
+  /** Crossplane core's process (a new one after `startCore`). */
   readonly crossplane: Proc;
   readonly fn: Proc;
   readonly provider: Proc;
@@ -115,6 +116,19 @@ export interface Crossplane {
   readonly metrics: { readonly crossplane: string; readonly fn: string; readonly provider: string };
   /** The synth output that was installed. */
   readonly files: ReadonlyMap<string, string>;
+  /**
+   * Stops Crossplane core alone, as `kubectl -n crossplane-system scale deployment crossplane --replicas=0` would: its
+   * objects stay, nothing reconciles them; the provider and the function keep running.
+   */
+  stopCore(): Promise<void>;
+  /** Starts Crossplane core again (after `stopCore`), its webhook configurations pointed at the new process. */
+  startCore(): Promise<void>;
+  /**
+   * Installs the Configuration of other synth output (another package target, `render({ target: 'v2' })`) in place of
+   * the current one: its package manager makes a new revision. Resolves when it is Healthy and its XRDs Established;
+   * with `wait: false` (Crossplane stopped) once the Configuration names the new package.
+   */
+  switchConfiguration(files: ReadonlyMap<string, string>, o?: { wait?: boolean }): Promise<void>;
   /** Ends every process (Crossplane first, then the provider, then the function) and deletes keys and the cache. */
   stop(): Promise<void>;
 }
@@ -277,7 +291,11 @@ export async function startProviderKubernetes(
   return { proc, metrics: `http://127.0.0.1:${metrics}/metrics` };
 }
 
-/** The ProviderConfig our a8s Compositions use, its credentials a Secret holding the cluster's admin kubeconfig. */
+/**
+ * The provider configs our a8s Compositions use, their credentials a Secret holding the cluster's admin kubeconfig:
+ * the legacy `ProviderConfig` (the default package's cluster-scoped Objects) and the `ClusterProviderConfig` of the
+ * namespaced `kubernetes.m.crossplane.io` Objects (the `--crossplane v2` package's), both `kubernetes-provider`.
+ */
 export async function configureProviderKubernetes(kube: Kube, cluster: ClusterInfo): Promise<void> {
   await apply(kube, {
     apiVersion: 'v1',
@@ -285,17 +303,26 @@ export async function configureProviderKubernetes(kube: Kube, cluster: ClusterIn
     metadata: { name: PROVIDER_KUBECONFIG_SECRET, namespace: CROSSPLANE_NAMESPACE },
     stringData: { kubeconfig: readFileSync(cluster.kubeconfig, 'utf8') },
   });
-  await apply(kube, {
-    apiVersion: 'kubernetes.crossplane.io/v1alpha1',
-    kind: 'ProviderConfig',
-    metadata: { name: KUBERNETES_PROVIDER_CONFIG },
-    spec: {
-      credentials: {
-        source: 'Secret',
-        secretRef: { namespace: CROSSPLANE_NAMESPACE, name: PROVIDER_KUBECONFIG_SECRET, key: 'kubeconfig' },
-      },
+  const spec = {
+    credentials: {
+      source: 'Secret',
+      secretRef: { namespace: CROSSPLANE_NAMESPACE, name: PROVIDER_KUBECONFIG_SECRET, key: 'kubeconfig' },
     },
-  });
+  };
+  await Promise.all([
+    apply(kube, {
+      apiVersion: 'kubernetes.crossplane.io/v1alpha1',
+      kind: 'ProviderConfig',
+      metadata: { name: KUBERNETES_PROVIDER_CONFIG },
+      spec,
+    }),
+    apply(kube, {
+      apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+      kind: 'ClusterProviderConfig',
+      metadata: { name: KUBERNETES_PROVIDER_CONFIG },
+      spec,
+    }),
+  ]);
 }
 
 /**
@@ -395,7 +422,7 @@ async function externalRuntimeV2(kube: Kube, path: string, endpoint: string, tls
  */
 export async function installConfiguration(
   kube: Kube,
-  o: { cacheDir: string; files: ReadonlyMap<string, string>; crossplane: Proc; version?: CrossplaneLine },
+  o: { cacheDir: string; files: ReadonlyMap<string, string>; crossplane: Proc; version?: CrossplaneLine; wait?: boolean },
 ): Promise<void> {
   const pkg = [...o.files.keys()]
     .filter((p) => p === `${PACKAGE_DIR}/crossplane.yaml` || (p.startsWith(`${PACKAGE_DIR}/apis/`) && p.endsWith('.yaml')))
@@ -413,6 +440,7 @@ export async function installConfiguration(
     spec: { package: ref, packagePullPolicy: 'Never', skipDependencyResolution: true },
   });
   const path = `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`;
+  if (o.wait === false) return;
   await healthy(kube, path, `Configuration ${CONFIGURATION_NAME}`, o.crossplane);
   const xrds = pkg.map((p) => parseYaml(o.files.get(p)!)[0] as Obj).filter((d) => d.kind === 'CompositeResourceDefinition');
   await Promise.all(
@@ -504,6 +532,8 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
       ),
     ]);
     await registerWebhooks(kube, xpSource, core.webhookPort, pki.ca);
+    let coreProc = core.proc;
+    const coreDebug = { debug: o.debug?.crossplane ?? true };
     const cacheDir = join(runDir, 'xpkg-cache');
     await Promise.all([
       o.packages === false
@@ -530,7 +560,18 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
       runDir,
       version,
       release: crossplaneVersion(version),
-      crossplane: core.proc,
+      get crossplane() {
+        return coreProc;
+      },
+      stopCore: async () => {
+        await coreProc.stop();
+      },
+      startCore: async () => {
+        const c = await startCrossplaneCore(crossplaneBin, cluster, runDir, pki, coreDebug, track);
+        await registerWebhooks(kube, xpSource, c.webhookPort, pki.ca);
+        coreProc = c.proc;
+      },
+      switchConfiguration: (next, w) => installConfiguration(kube, { cacheDir, files: next, crossplane: coreProc, version, wait: w?.wait }),
       fn: fn.proc,
       provider: provider.proc,
       get pids() {
@@ -667,16 +708,16 @@ async function healthy(kube: Kube, path: string, what: string, crossplane: Proc)
  * What `npm run synth -- --out <dir>` writes, as path → content: the packages a user builds and installs. (A bundled
  * bench cannot import the catalog's .ts files itself; the synth script can.)
  */
-export function synthOutput(dir: string): Map<string, string> {
-  const r = runSynth(['--out', dir, '--quiet']);
-  if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} failed (${r.status}):\n${r.stderr || r.stdout}`);
+export function synthOutput(dir: string, args: readonly string[] = []): Map<string, string> {
+  const r = runSynth(['--out', dir, '--quiet', ...args]);
+  if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} ${args.join(' ')} failed (${r.status}):\n${r.stderr || r.stdout}`);
   return readOutput(dir);
 }
 
-/** `synthOutput` without blocking the process meanwhile. */
-export async function synthOutputAsync(dir: string): Promise<Map<string, string>> {
-  const r = await runSynthAsync(['--out', dir, '--quiet']);
-  if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} failed (${r.status}):\n${r.stderr || r.stdout}`);
+/** `synthOutput` without blocking the process meanwhile; `args` are more synth options (`--crossplane v2`). */
+export async function synthOutputAsync(dir: string, args: readonly string[] = []): Promise<Map<string, string>> {
+  const r = await runSynthAsync(['--out', dir, '--quiet', ...args]);
+  if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} ${args.join(' ')} failed (${r.status}):\n${r.stderr || r.stdout}`);
   return readOutput(dir);
 }
 
@@ -757,7 +798,7 @@ function metaFirst(a: string, b: string): number {
 function functionRefName(files: ReadonlyMap<string, string>): string {
   const names = new Set<string>();
   for (const [p, text] of files) {
-    if (!/\/composition-[^/]+\.yaml$/.test(p)) continue;
+    if (!/\/composition(-[^/]+)?\.yaml$/.test(p)) continue;
     for (const step of (parseYaml(text)[0] as Obj).spec.pipeline as Obj[]) names.add(step.functionRef.name as string);
   }
   if (names.size !== 1)
