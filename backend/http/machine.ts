@@ -52,7 +52,10 @@ export async function machineIdentity(d: HttpDeps, token: string): Promise<BindI
 /** An error as the machine path answers it: JSON with the title and the message, and the Bearer challenge on 401. */
 export function sendMachineError(res: ServerResponse, e: HttpError): void {
   const headers: Record<string, string> = {};
+  // RFC 6750 §3: error_description is printable ASCII without `"` and `\`; anything else in a header value would
+  // make Node throw, and must not depend on what a message says.
   if (e.status === 401)
-    headers['WWW-Authenticate'] = `Bearer error="invalid_token", error_description="${e.message.replace(/["\\]/g, "'")}"`;
+    headers['WWW-Authenticate'] =
+      `Bearer error="invalid_token", error_description="${e.message.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, "'")}"`;
   sendJson(res, e.status, { error: e.title, message: e.message, ...(e.authReason ? { reason: e.authReason } : {}) }, headers);
 }

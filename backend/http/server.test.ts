@@ -266,6 +266,8 @@ describe('the machine path (Authorization: Bearer)', () => {
     verifier: {
       verify: async (t) => {
         const id = tokens[t];
+        if (t === 'unicode')
+          throw new AccessTokenError('access-token-issuer', 'the token names another issuer than this backend’s "x" \\ é');
         if (!id) throw new AccessTokenError('access-token-audience', 'the access token is not for this backend');
         return id;
       },
@@ -301,6 +303,13 @@ describe('the machine path (Authorization: Bearer)', () => {
       );
       expect(JSON.parse(bad.body)).toMatchObject({ reason: 'access-token-audience' });
     }
+    // A message that is no header value (a typographic apostrophe, quotes) is made one: the server must not throw.
+    const unicode = await request(`${h.url}/resources`, bearer('unicode'));
+    expect(unicode.headers['www-authenticate']).toBe(
+      `Bearer error="invalid_token", error_description="the token names another issuer than this backend's 'x' ' '"`,
+    );
+    expect(JSON.parse(unicode.body).message).toContain('backend’s');
+    expect((await request(`${h.url}/export`)).status).toBe(200);
     const basic = await request(`${h.url}/resources`, { headers: { Authorization: 'Basic Y2k6eA==' } });
     expect(JSON.parse(basic.body)).toMatchObject({ reason: 'access-token-malformed' });
     expect(h.provisioned).toEqual([]);
