@@ -22,7 +22,14 @@ import {
 import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor } from './kube';
 import { createCa } from './pki';
-import { startOidcProvider, type IdTokenFault, type OidcTestProvider, type OidcTestUser } from './oidc';
+import {
+  startOidcProvider,
+  type IdTokenFault,
+  type OidcResourceServer,
+  type OidcTestClient,
+  type OidcTestProvider,
+  type OidcTestUser,
+} from './oidc';
 
 export const FAULTS: readonly IdTokenFault[] = ['signature', 'issuer', 'audience', 'expired', 'nonce'];
 export const PG = { resource: 'postgresqlinstances', group: 'anynines.com' } as const;
@@ -63,6 +70,9 @@ export async function startBackendSuite(
     readonly loginForm?: boolean;
     /** Named users besides the ordinary ones (e.g. with `groups`); their subs must be unique on the cluster. */
     readonly extraUsers?: readonly OidcTestUser[];
+    /** Clients besides the backend's own (e.g. machine clients), and the resources they may ask tokens for. */
+    readonly extraClients?: readonly OidcTestClient[];
+    readonly resourceServers?: readonly OidcResourceServer[];
   } = {},
 ): Promise<BackendSuite> {
   const kube = kubeFor(cluster);
@@ -86,9 +96,10 @@ export async function startBackendSuite(
   const idp = await startOidcProvider({
     // Its log beside the cluster's, like the backend's.
     logDir: mkdtempSync(join(dirname(cluster.kubeconfig), 'oidc-')),
-    clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port, Boolean(tls))] }],
+    clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port, Boolean(tls))] }, ...(o.extraClients ?? [])],
     users,
     ...(o.loginForm ? { loginForm: true } : {}),
+    ...(o.resourceServers ? { resourceServers: o.resourceServers } : {}),
   });
   const callback = await startCallbackServer();
   let backend: BindBackend;

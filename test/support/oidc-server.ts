@@ -10,13 +10,16 @@
  * wrong (a foreign key, issuer, audience, expiry or nonce), so a client's verification can be shown to refuse it.
  * Everything else (codes, PKCE, JWKS, discovery) is the library's own behaviour.
  *
+ * A `machine` client has the client-credentials grant for the `resourceServers` (JWT access tokens, typ at+jwt, with
+ * the client's `groups`); with `accessTokenFault` its access tokens are re-signed with one thing wrong, as ID tokens are.
+ *
  * `GET /test/token-requests` answers how many requests the token endpoint has had (a test shows that junk callbacks
  * cost the provider nothing).
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OidcServerConfig } from './oidc';
 
 const config = JSON.parse(process.env.OIDC_TEST_CONFIG ?? '') as OidcServerConfig;
@@ -33,16 +36,27 @@ const signing = await generateKeyPair('RS256', { extractable: true });
 const forged = await generateKeyPair('RS256', { extractable: true });
 const privateJwk: JWK = { ...(await exportJWK(signing.privateKey)), kid: KID, alg: 'RS256', use: 'sig' };
 const users = new Map(config.users.map((u) => [u.sub, u]));
+const machines = new Map(config.clients.filter((c) => c.machine).map((c) => [c.clientId, c.machine!]));
 
 const configuration: Configuration = {
   clients: config.clients.map((c) => ({
     client_id: c.clientId,
     client_secret: c.clientSecret,
     redirect_uris: [...c.redirectUris],
-    grant_types: ['authorization_code'],
-    response_types: ['code'],
+    grant_types: c.machine ? ['client_credentials'] : ['authorization_code'],
+    response_types: c.machine ? [] : ['code'],
     token_endpoint_auth_method: 'client_secret_basic',
   })),
+  // Machine clients: the client-credentials grant for a registered resource, JWT access tokens (RFC 9068) whose
+  // audience the resource names, with the client's groups.
+  ...(config.resourceServers.length
+    ? {
+        extraTokenClaims: (_ctx: KoaContextWithOIDC, token: { clientId?: string }) => {
+          const groups = machines.get(String(token.clientId))?.groups;
+          return groups ? { groups: [...groups] } : undefined;
+        },
+      }
+    : {}),
   jwks: { keys: [privateJwk] },
   cookies: { keys: [config.cookieKey] },
   // Scope `groups` carries claim `groups`, as Dex has it; claims of the granted scopes go into the ID token too (as
@@ -51,7 +65,29 @@ const configuration: Configuration = {
   conformIdTokenClaims: false,
   // The client under test must send PKCE: the provider refuses an authorization request without it.
   pkce: { required: () => true },
-  features: { devInteractions: { enabled: false } },
+  features: {
+    devInteractions: { enabled: false },
+    ...(config.resourceServers.length
+      ? {
+          clientCredentials: { enabled: true },
+          resourceIndicators: {
+            enabled: true,
+            useGrantedResource: () => false,
+            getResourceServerInfo: (_ctx, resource) => {
+              const rs = config.resourceServers.find((r) => r.resource === resource);
+              if (!rs) throw new errors.InvalidTarget(`no resource server ${resource}`);
+              return {
+                scope: 'bind',
+                audience: rs.audience,
+                accessTokenFormat: 'jwt',
+                accessTokenTTL: 600,
+                jwt: { sign: { alg: 'RS256' } },
+              };
+            },
+          },
+        }
+      : {}),
+  },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   findAccount: (_ctx, sub) => {
     const u = users.get(sub);
@@ -157,6 +193,24 @@ provider.use(async (ctx, next) => {
   if (fault === 'nonce') changed.nonce = 'not-the-nonce-that-was-sent';
   const key = fault === 'signature' ? forged.privateKey : signing.privateKey;
   body.id_token = await new SignJWT(changed).setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' }).sign(key);
+});
+
+// Access token faults: re-sign a faulty machine client's access token with one thing wrong.
+provider.use(async (ctx, next) => {
+  await next();
+  if (ctx.path !== '/token' || ctx.status !== 200) return;
+  const body = ctx.body as { access_token?: string } | undefined;
+  if (!body?.access_token || body.access_token.split('.').length !== 3) return;
+  const claims = decodeJwt(body.access_token);
+  const fault = machines.get(String(claims.client_id))?.accessTokenFault;
+  if (!fault) return;
+  const now = Math.floor(Date.now() / 1000);
+  const changed = { ...claims };
+  if (fault === 'issuer') changed.iss = 'https://issuer.invalid';
+  if (fault === 'expired') Object.assign(changed, { iat: now - 7200, exp: now - 3600 });
+  const key = fault === 'signature' ? forged.privateKey : signing.privateKey;
+  const typ = fault === 'type' ? 'JWT' : 'at+jwt';
+  body.access_token = await new SignJWT(changed).setProtectedHeader({ alg: 'RS256', kid: KID, typ }).sign(key);
 });
 
 const server = createServer({ cert: readFileSync(config.certFile), key: readFileSync(config.keyFile) }, provider.callback());

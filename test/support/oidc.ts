@@ -8,7 +8,8 @@
  *   // idp.issuer, idp.ca (PEM: trust it, e.g. NODE_EXTRA_CA_CERTS for a node process); await idp.stop();
  *
  * A user with `idTokenFault` gets ID tokens with that one thing wrong, to show a client refuses them; a user with
- * `groups` gets claim `groups` in ID tokens asked for with scope `groups`.
+ * `groups` gets claim `groups` in ID tokens asked for with scope `groups`. A `machine` client gets JWT access tokens
+ * (at+jwt) of the client-credentials grant for one of `resourceServers`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,8 +22,22 @@ import { repoRoot } from './root';
 export interface OidcTestClient {
   readonly clientId: string;
   readonly clientSecret: string;
-  /** Exact redirect URIs the provider accepts. */
+  /** Exact redirect URIs the provider accepts (none for a machine client). */
   readonly redirectUris: readonly string[];
+  /**
+   * A machine client: the client-credentials grant only, for a resource of `resourceServers`. Its access tokens carry
+   * `groups` when given, and with `accessTokenFault` have that one thing wrong. @default a login client
+   */
+  readonly machine?: { readonly groups?: readonly string[]; readonly accessTokenFault?: AccessTokenFault };
+}
+
+/** What is wrong in a faulty machine client's access tokens (re-signed by the provider; a foreign key for `signature`). */
+export type AccessTokenFault = 'signature' | 'issuer' | 'expired' | 'type';
+
+/** A resource (RFC 8707) machine clients may ask access tokens for: JWT access tokens (at+jwt) for `audience`. */
+export interface OidcResourceServer {
+  readonly resource: string;
+  readonly audience: string;
 }
 
 /** What is wrong in a faulty user's ID tokens. */
@@ -59,6 +74,8 @@ export interface OidcStartOptions {
    * first user. @default false
    */
   readonly loginForm?: boolean;
+  /** Resources for machine clients; with any, the provider serves the client-credentials grant. @default none */
+  readonly resourceServers?: readonly OidcResourceServer[];
 }
 
 export interface OidcTestProvider {
@@ -87,6 +104,7 @@ export interface OidcServerConfig {
   readonly clients: readonly OidcTestClient[];
   readonly users: readonly OidcTestUser[];
   readonly loginForm: boolean;
+  readonly resourceServers: readonly OidcResourceServer[];
 }
 
 /** Starts the provider; resolves once its discovery document is served. */
@@ -117,6 +135,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
     clients: o.clients,
     users: o.users,
     loginForm: o.loginForm ?? false,
+    resourceServers: o.resourceServers ?? [],
   };
   const proc = launch({
     command: process.execPath,
