@@ -288,18 +288,34 @@ describe("Klutch's example-backend Deployments start our backend", () => {
     expect(ex.log()).not.toContain('no --external-address');
   });
 
-  it('control-plane-mode/: refused by name, exit 2, before it touches anything', async () => {
+  it('control-plane-mode/: runs as written: the controllers only (no bind endpoints, OIDC or cookies), ready, and stops on SIGTERM', async () => {
     const m = manifest('control-plane-mode/example-backend.yaml');
+    const args = commandLine(m, containerEnv(m, {}));
+    expect(args).toContain('--control-plane-mode');
+    const [probePort] = (await freePorts(1)) as [number];
+    const dir = join(logDir, 'backend-control-plane-mode');
+    mkdirSync(dir, { recursive: true });
+    const ns = await namespace(ka, `kcl-${id}-cpm`);
+    // Klutch's --namespace-prefix=cluster: no controllers over other suites' cluster-* namespaces (see holdLease).
+    await holdLease(ns);
     const proc = await launchBackendBundle({
-      args: commandLine(m, containerEnv(m, {})),
-      env: { PATH: process.env.PATH, KUBECONFIG: join(logDir, 'none.kubeconfig') },
-      logDir,
+      args,
+      env: {
+        PATH: process.env.PATH,
+        HOSTNAME: `example-backend-${id}-cpm`,
+        KUBECONFIG: inClusterKubeconfig(a, ns, join(dir, 'in-cluster.kubeconfig')),
+        BACKEND_PROBE_ADDRESS: `127.0.0.1:${probePort}`,
+      },
+      logDir: dir,
       role: 'backend-control-plane-mode',
     });
     procs.push(proc);
-    await proc.done;
-    expect(proc.exited()).toBe('code 2');
-    expect(readFileSync(proc.logPath, 'utf8')).toContain('backend: --control-plane-mode: not supported yet');
+    await waitReady(proc, () => probe(`http://127.0.0.1:${probePort}/readyz`).then((r) => r.code === 200), 60_000);
+    const log = readFileSync(proc.logPath, 'utf8');
+    expect(log).toContain('--control-plane-mode: no bind endpoints, OIDC or cookies');
+    expect(log).not.toContain('serving the bind endpoints');
+    await proc.stop(10_000);
+    expect(proc.exited()).toBe('code 0');
   });
 });
 
