@@ -34,6 +34,13 @@ export interface ControlPlaneOptions {
   readonly identities?: readonly Identity[];
   /** Start a kube-controller-manager per cluster (default true). */
   readonly controllerManager?: boolean;
+  /**
+   * The clusters run Pods (they get a node, test/support/node/): the ServiceAccount admission plugin on (default off,
+   * as envtest), so Pods get their ServiceAccount and token volume, and the controller-manager also runs the
+   * endpointslice and node-lifecycle controllers, so Services get endpoints and Ready nodes take Pods, as in any
+   * cluster.
+   */
+  readonly pods?: boolean;
   /** The multi-call binary; default: built from test/kube once (ensureKubeBinary). */
   readonly binary?: string;
   /** Where logs and state go; default a new folder under `$TMPDIR/klutch-kit-kube/`. */
@@ -162,6 +169,7 @@ export async function startApiServer(
   etcd: Etcd,
   c: ClusterCredentials,
   track: Track = () => {},
+  o: { pods?: boolean } = {},
 ): Promise<{ proc: Proc; info: ClusterInfo }> {
   const proc = launchKube(binary, 'kube-apiserver', c.name, c.dir, [
     `--etcd-servers=${etcd.url}`,
@@ -176,7 +184,7 @@ export async function startApiServer(
     `--service-account-key-file=${join(c.pki, 'sa.pub')}`,
     `--service-account-signing-key-file=${join(c.pki, 'sa.key')}`,
     '--service-cluster-ip-range=10.0.0.0/24',
-    '--disable-admission-plugins=ServiceAccount',
+    ...(o.pods ? [] : ['--disable-admission-plugins=ServiceAccount']),
     '--endpoint-reconciler-type=none',
     '--enable-priority-and-fairness=false',
     '--profiling=false',
@@ -206,11 +214,21 @@ export async function startControllerManager(
   c: ClusterCredentials,
   info: ClusterInfo,
   track: Track = () => {},
+  o: { pods?: boolean } = {},
 ): Promise<Proc> {
   writeFileSync(join(c.pki, 'ca.crt'), info.ca);
+  const controllers = [
+    'namespace-controller',
+    'garbage-collector-controller',
+    'serviceaccount-token-controller',
+    'serviceaccount-controller',
+    'root-ca-certificate-publisher-controller',
+    // Services get endpoints; a new Node loses its not-ready taint once its kubelet reports Ready.
+    ...(o.pods ? ['endpointslice-controller', 'node-lifecycle-controller'] : []),
+  ];
   const proc = launchKube(binary, 'kube-controller-manager', c.name, c.dir, [
     `--kubeconfig=${info.kubeconfig}`,
-    '--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,root-ca-certificate-publisher-controller',
+    `--controllers=${controllers.join(',')}`,
     `--service-account-private-key-file=${join(c.pki, 'sa.key')}`,
     `--root-ca-file=${join(c.pki, 'ca.crt')}`,
     '--use-service-account-credentials=false',
@@ -252,6 +270,7 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
   mkdirSync(runDir, { recursive: true });
   writeFileSync(join(runDir, 'owner.pid'), String(process.pid));
 
+  const podOptions = { pods: o.pods };
   const all: Proc[] = [];
   const apiServers = new Map<string, Proc>();
   const controllerManagers: Proc[] = [];
@@ -277,20 +296,32 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
     // All API servers at once: they start in parallel and each waits for its own /readyz.
     const servers = await Promise.all(
       names.map((n) =>
-        startApiServer(binary, etcd!, credentials.get(n)!, (p) => {
-          track(p);
-          apiServers.set(n, p);
-        }).then((r) => ({ n, ...r })),
+        startApiServer(
+          binary,
+          etcd!,
+          credentials.get(n)!,
+          (p) => {
+            track(p);
+            apiServers.set(n, p);
+          },
+          podOptions,
+        ).then((r) => ({ n, ...r })),
       ),
     );
     for (const s of servers) clusters[s.n] = s.info;
     if (o.controllerManager !== false) {
       await Promise.all(
         names.map((n) =>
-          startControllerManager(binary, credentials.get(n)!, clusters[n]!, (p) => {
-            track(p);
-            controllerManagers.push(p);
-          }),
+          startControllerManager(
+            binary,
+            credentials.get(n)!,
+            clusters[n]!,
+            (p) => {
+              track(p);
+              controllerManagers.push(p);
+            },
+            podOptions,
+          ),
         ),
       );
     }
@@ -311,10 +342,16 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
     const startAgain = async (cluster: string) => {
       const c = known(cluster);
       if (apiServers.get(cluster)?.exited() === undefined) throw new Error(`the API server of ${cluster} is running: stop it first`);
-      await startApiServer(binary, etcd!, c, (p) => {
-        all.push(p);
-        apiServers.set(cluster, p);
-      });
+      await startApiServer(
+        binary,
+        etcd!,
+        c,
+        (p) => {
+          all.push(p);
+          apiServers.set(cluster, p);
+        },
+        podOptions,
+      );
     };
     return {
       runDir,

@@ -3,8 +3,9 @@
  * every process of the node joins them with nsenter. In the network namespace live the node's address (on the CNI
  * bridge), the Pod and Service addresses and kube-proxy's iptables rules; nothing is put on the machine's own
  * interfaces. In the mount namespace live every mount of the node (the kubelet's root folder bound onto itself, Pod
- * volumes, containerd's snapshots and Pod network namespaces) and private tmpfs over /run and /var/log, where
- * containerd and the kubelet keep files at fixed paths; all of it ends with the namespace's last process.
+ * volumes, containerd's snapshots and Pod network namespaces) and private tmpfs over /run, /var/log and /var/lib,
+ * where containerd, the kubelet and the CNI library keep files at fixed paths; all of it ends with the namespace's
+ * last process.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
@@ -63,6 +64,8 @@ export async function startNamespaces(runDir: string, cg: NodeCgroup, net: NodeN
     ...binds,
     'mount -t tmpfs -o mode=755 klutch-kit-node-run /run',
     'mount -t tmpfs -o mode=755 klutch-kit-node-log /var/log',
+    // The kubelet's device-plugins folder and the CNI library's cache are fixed paths under /var/lib.
+    'mount -t tmpfs -o mode=755 klutch-kit-node-lib /var/lib',
     'ip link set lo up',
     `ip link add ${net.bridge} type bridge`,
     `ip addr add ${net.nodeIp}/${prefix} dev ${net.bridge}`,
