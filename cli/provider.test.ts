@@ -34,6 +34,18 @@ describe('the BindingProvider', () => {
     expect(() => checkProvider('u', '<html>')).toThrow(/not JSON/);
   });
 
+  it('reads the machine method where a backend offers it, after Klutch’s; Klutch’s document has none', () => {
+    expect(checkProvider('u', klutch('v0.4.0')).machine).toBeUndefined();
+    const machine = { issuerURL: 'https://idp.example', resource: 'https://bind.example', resourcesURL: 'r', bindURL: 'b' };
+    const doc = klutch('v0.4.0').replace(
+      '}}]}',
+      `}},${JSON.stringify({ method: 'OAuth2ClientCredentials', oauth2ClientCredentials: machine })}]}`,
+    );
+    const p = checkProvider('u', doc);
+    expect(p.machine).toEqual(machine);
+    expect(p.authenticatedUrl).toBe('https://bind.example/authorize');
+  });
+
   it('fetches it over HTTP, and says where /export is when given the backend’s root', async () => {
     expect((await fetchProvider(`${base}/export`)).document.version).toBe('v1.5.0');
     await expect(fetchProvider(base)).rejects.toMatchObject({

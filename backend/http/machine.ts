@@ -10,11 +10,14 @@ import type { BindIdentity } from '../authz/bind-policy';
 import type { HttpDeps } from './deps';
 import { HttpError, sendJson } from './respond';
 
-/** The bearer token of a request; undefined without an Authorization header (a browser). */
+/**
+ * The bearer token of a request; undefined for a browser. Only the Bearer scheme makes a request a machine's: an
+ * Authorization header of another scheme (Basic, added by an authenticating proxy in front of the backend) leaves the
+ * browser path as it was.
+ */
 export function bearerToken(req: IncomingMessage): string | undefined {
-  const h = req.headers.authorization;
-  if (h === undefined) return undefined;
-  const m = /^Bearer +([^\s]+) *$/i.exec(h);
+  if (!isMachineRequest(req)) return undefined;
+  const m = /^Bearer +([^\s]+) *$/i.exec(req.headers.authorization!);
   if (!m)
     throw new HttpError(
       401,
@@ -25,9 +28,9 @@ export function bearerToken(req: IncomingMessage): string | undefined {
   return m[1];
 }
 
-/** Whether a request is on the machine path: its errors are answered as JSON. */
+/** Whether a request is on the machine path (Authorization: Bearer): its errors are answered as JSON. */
 export function isMachineRequest(req: IncomingMessage): boolean {
-  return req.headers.authorization !== undefined;
+  return /^Bearer(\s|$)/i.test(req.headers.authorization ?? '');
 }
 
 /** The verified identity of a machine token, or a 401 naming what is wrong with it. */

@@ -310,8 +310,14 @@ describe('the machine path (Authorization: Bearer)', () => {
     );
     expect(JSON.parse(unicode.body).message).toContain('backend’s');
     expect((await request(`${h.url}/export`)).status).toBe(200);
-    const basic = await request(`${h.url}/resources`, { headers: { Authorization: 'Basic Y2k6eA==' } });
-    expect(JSON.parse(basic.body)).toMatchObject({ reason: 'access-token-malformed' });
+    expect(JSON.parse((await request(`${h.url}/resources`, { headers: { Authorization: 'Bearer ' } })).body)).toMatchObject({
+      reason: 'access-token-malformed',
+    });
+    // Another scheme (a proxy's Basic) is no machine: the browser path answers, as before machine binding.
+    const basic = await request(`${h.url}/resources?s=abc`, { headers: { Authorization: 'Basic Y2k6eA==' } });
+    expect(basic.status).toBe(401);
+    expect(basic.headers['content-type']).toMatch(/^text\/html/);
+    expect(basic.body).toContain('This browser has no session abc');
     expect(h.provisioned).toEqual([]);
     expect(await h.metrics.getSingleMetricAsString('bind_backend_authentication_failures_total')).toMatch(
       /reason="access-token-audience"\} 2/,
