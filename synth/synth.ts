@@ -123,7 +123,10 @@ export function render(o: SynthOptions): Map<string, string> {
     emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target }));
     // v2: one Composition per API that composes on the backend the composite names (compositions/selection.ts).
     if (target === 'v2') {
-      emit(`${PACKAGE_DIR}/apis/${api.name}/composition.yaml`, (c) => new SelectionComposition(c, 'composition', { api, fn, settings: o.settings }));
+      emit(
+        `${PACKAGE_DIR}/apis/${api.name}/composition.yaml`,
+        (c) => new SelectionComposition(c, 'composition', { api, fn, settings: o.settings }),
+      );
     }
     for (const backend of api.backendNames) {
       if (target === 'v1') {

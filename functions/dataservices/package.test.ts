@@ -31,7 +31,9 @@ describe('functionPackageObjects', () => {
     const bad = { ...noFrom, metadata: { name: 'bad-no-from', namespace: 'default' } };
     writeFileSync(join(tmp, 'selections.yaml'), yaml([...selections, bad]));
     const r = crankValidate(inject('crank'), join(tmp, 'selection-ext.yaml'), join(tmp, 'selections.yaml'));
-    expect(r.stdout).toContain(`Total ${selections.length + 1} resources: 0 missing schemas, ${selections.length} success cases, 1 failure cases`);
+    expect(r.stdout).toContain(
+      `Total ${selections.length + 1} resources: 0 missing schemas, ${selections.length} success cases, 1 failure cases`,
+    );
     expect(r.stdout).toMatch(/\[x\].*bad-no-from/);
   });
 

@@ -35,7 +35,11 @@ describe('selectInput', () => {
   });
 
   it.each([
-    ['an unknown composition', { name: 'a7s-postgresql' }, 'spec.compositionRef.name is "a7s-postgresql", not one of a8s-postgresql, a9s-postgresql'],
+    [
+      'an unknown composition',
+      { name: 'a7s-postgresql' },
+      'spec.compositionRef.name is "a7s-postgresql", not one of a8s-postgresql, a9s-postgresql',
+    ],
     ['a name that is not a string', { name: 7 }, 'spec.compositionRef.name is 7, not one of'],
   ])('refuses %s, naming the field and the choices', (_, ref, message) => {
     const r = selectInput(selection, xr(ref));
@@ -58,7 +62,11 @@ describe('the function with a Selection input', () => {
     expect(a9s.desired?.resources['a9s-postgresql']?.resource?.kind).toBe('ServiceInstance');
     const a8s = runFunction(requestOf(selection as never, xr() as never));
     const obj = a8s.desired?.resources['a8s-postgresql']?.resource as Record<string, any>;
-    expect([obj.apiVersion, obj.kind, obj.spec.forProvider.manifest.kind]).toEqual(['kubernetes.m.crossplane.io/v1alpha1', 'Object', 'Postgresql']);
+    expect([obj.apiVersion, obj.kind, obj.spec.forProvider.manifest.kind]).toEqual([
+      'kubernetes.m.crossplane.io/v1alpha1',
+      'Object',
+      'Postgresql',
+    ]);
     expect(obj.spec.forProvider.manifest.metadata).toEqual({ name: 'pg', namespace: 'team-a' });
   });
 

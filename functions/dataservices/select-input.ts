@@ -28,7 +28,8 @@ export function selectInput(raw: unknown, composite: unknown): Selected {
   const inputs = raw.inputs;
   const names = Object.keys(inputs).sort();
   if (!isObj(inputs[raw.default])) return bad(`default "${raw.default}" is not one of the inputs (${names.join(', ')})`);
-  if (!isObj(composite)) return { ok: false, error: `cannot select the composition of data service ${service}: the request has no composite` };
+  if (!isObj(composite))
+    return { ok: false, error: `cannot select the composition of data service ${service}: the request has no composite` };
 
   let value: unknown;
   try {
