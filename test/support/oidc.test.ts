@@ -106,3 +106,42 @@ describe('startOidcProvider', () => {
     expect(() => idp.loginCookie('carol')).toThrow('no user "carol"; it has alice, bob');
   });
 });
+
+describe('startOidcProvider with machine clients', () => {
+  let m: OidcTestProvider;
+  beforeAll(async () => {
+    m = await startOidcProvider({
+      clients: [
+        { clientId: 'ci', clientSecret: 'ci-secret', redirectUris: [], machine: { groups: ['deployers'] } },
+        { clientId: 'ci-typ', clientSecret: 'x', redirectUris: [], machine: { accessTokenFault: 'type' } },
+      ],
+      users: [{ sub: 'nobody' }],
+      resourceServers: [{ resource: 'https://api.example.test/', audience: 'klutch-bind' }],
+    });
+  }, 60_000);
+  afterAll(() => m?.stop());
+
+  const grant = async (clientId: string, secret: string, resource = 'https://api.example.test/') => {
+    const config = await client.discovery(new URL(m.issuer), clientId, secret, undefined, { [client.customFetch]: fetchTrusting(m.ca) });
+    return client.clientCredentialsGrant(config, { resource });
+  };
+  const header = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { typ?: string };
+
+  it('issues JWT access tokens (at+jwt) for a registered resource, with its audience and the client’s groups', async () => {
+    const t = await grant('ci', 'ci-secret');
+    expect(header(t.access_token).typ).toBe('at+jwt');
+    expect(JSON.parse(Buffer.from(t.access_token.split('.')[1]!, 'base64url').toString())).toMatchObject({
+      iss: m.issuer,
+      aud: 'klutch-bind',
+      sub: 'ci',
+      client_id: 'ci',
+      groups: ['deployers'],
+    });
+  });
+
+  it('re-signs a faulty client’s token with its fault, and refuses an unknown resource and a wrong secret', async () => {
+    expect(header((await grant('ci-typ', 'x')).access_token).typ).toBe('JWT');
+    await expect(grant('ci', 'ci-secret', 'https://unknown.example.test/')).rejects.toMatchObject({ error: 'invalid_target' });
+    await expect(grant('ci', 'wrong')).rejects.toMatchObject({ error: 'invalid_client' });
+  });
+});
