@@ -4,10 +4,12 @@
  * reach each other through a Service's ClusterIP and DNS name, and reach the API server through the `kubernetes`
  * Service with their ServiceAccount token; a stopped node leaves no process, namespace, mount or cgroup.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../support/catalog';
 import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
 import { applyAt, eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
 import { isAlive, tail } from '../support/processes';
@@ -197,4 +199,51 @@ describe('a node for the harness', () => {
     expect(existsSync(join(runDir, 'containerd', 'root'))).toBe(false);
     expect(MACHINE_PATHS.filter((p) => existsSync(p))).toEqual(machinePathsBefore);
   }, 120_000);
+
+  it('leaves nothing behind when the test runner is killed: its reaper sweeps the node, Pods included', async () => {
+    const runner = spawn(
+      process.execPath,
+      [join(ROOT, 'scripts', 'run-ts.mjs'), join(ROOT, 'test', 'cluster', 'fixtures', 'hold-node.ts'), kubeBinaryPath()],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      runner.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      runner.once('exit', (code) => reject(new Error(`the runner exited (${code}) before its node ran a Pod`)));
+    });
+    const held = JSON.parse(line) as { runDir: string; netns: string; cgroupDirs: string[]; pids: number[] };
+    // Processes in the cgroup tree: the node's own, containerd's shims and the Pod's (pause and sleep).
+    const inTree = () => held.cgroupDirs.flatMap((d) => (existsSync(d) ? cgroupProcs(d) : []));
+    expect(inTree().length).toBeGreaterThan(held.pids.length);
+    runner.kill('SIGKILL');
+    await eventually('the reaper to finish', async () => (existsSync(join(held.runDir, 'finished')) ? true : undefined), 60_000);
+    expect(readFileSync(join(held.runDir, 'finished'), 'utf8')).toContain('reaper');
+    expect(inTree()).toEqual([]);
+    expect(held.cgroupDirs.filter((d) => existsSync(d))).toEqual([]);
+    expect(processesInNetns(held.netns)).toEqual([]);
+    expect(
+      readFileSync('/proc/mounts', 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(held.runDir)),
+    ).toEqual([]);
+    expect(existsSync(join(held.runDir, 'containerd', 'root'))).toBe(false);
+  }, 240_000);
 });
+
+/** Every process id in a cgroup folder and below. */
+function cgroupProcs(dir: string): number[] {
+  const here = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+  const below = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .flatMap((e) => {
+      try {
+        return cgroupProcs(join(dir, e.name));
+      } catch {
+        return [];
+      }
+    });
+  return [...here, ...below];
+}
