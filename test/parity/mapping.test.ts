@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { composeResource } from '../../functions/dataservices/compose';
 import { get, set } from '../../functions/dataservices/fieldpath';
-import type { Input } from '../../recipe';
+import type { Input, Selection } from '../../recipe';
 import { observeStatus } from '../../functions/dataservices/status';
 import { loadCases } from '../cases';
 import type { CreateCase } from '../cases/types';
@@ -41,10 +41,14 @@ const CONDITIONS = [
 ];
 
 function ourInput(out: Map<string, Obj[]>, api: string, backend: string): Input {
-  const comp = out.get(`packages/dataservices/apis/${api}/composition-${backend}.yaml`)?.[0] as {
-    spec: { pipeline: { input: Input }[] };
+  const comp = out.get(`packages/dataservices/apis/${api}/composition-${backend}.yaml`)?.[0] as
+    { spec: { pipeline: { input: Input }[] } } | undefined;
+  if (comp) return comp.spec.pipeline[0]!.input;
+  // v2: the API's one Composition holds every backend's input in a Selection (compositions/selection.ts).
+  const selection = out.get(`packages/dataservices/apis/${api}/composition.yaml`)?.[0] as {
+    spec: { pipeline: { input: Selection }[] };
   };
-  return comp.spec.pipeline[0]!.input;
+  return selection.spec.pipeline[0]!.input.inputs[`${backend}-${api}`]!;
 }
 
 /** The composite Crossplane makes of a claim (v1): cluster-scoped, labelled with the claim's name and namespace. */
@@ -192,7 +196,7 @@ describe('mapping parity with Klutch v1.5.0', () => {
         apiVersion: api.apiVersion,
         kind: api.compositeKind('v2'),
         metadata: { ...CLAIM },
-        spec: { ...structuredClone(c.spec), crossplane: { compositionRef: { name } } },
+        spec: { ...structuredClone(c.spec), compositionRef: { name } },
       };
       const theirs = composeFromPatches(k.resources[0]!.base as Obj, k.resources[0]!.patches, composite(api, name, c));
       const mine = composeResource(input, xr).resource;
