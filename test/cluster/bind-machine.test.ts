@@ -10,12 +10,14 @@
  * an expired one, one of another issuer (re-signed, and one from a second real provider), an unsigned one, a forged
  * one and an ID-token-typed one, with nothing created; a client the template's rule does not name gets a 403 naming
  * the API and the client, counted and audited, nothing created, and `/resources` lists only what each client may
- * bind; the secret is never on the plugin's command line, and a literal `--client-secret` is refused.
+ * bind, and a kubeconfig from a machine bind cannot take a refused API with an export request; the secret is never
+ * on the plugin's command line, and a literal `--client-secret` is refused.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { parse } from 'yaml';
 import { decodeJwt, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
@@ -26,7 +28,7 @@ import { startCli, type CliRun } from '../support/cli';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../support/konnector';
-import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../support/kube';
+import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../support/kube';
 import { startOidcProvider, type AccessTokenFault, type OidcTestClient } from '../support/oidc';
 
 type O = WireObject;
@@ -450,5 +452,48 @@ describe('the backend checks machine tokens as strictly as ID tokens', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.clientId === intruder.clientId);
     expect(audit).toMatchObject({ audit: true, path: 'machine', api: W, reason: 'not-allowed', subject: intruder.clientId });
+  });
+});
+
+describe("a machine's kubeconfig", () => {
+  it('cannot take an API its client may not bind by creating the export request itself', async () => {
+    // The intruder may bind gadgets (no rule) and gets a kubeconfig for that; widgets' rule does not name it.
+    const bound = await backend(`/bind?s=abc123&c=mbx${id}&resource=gadgets&group=${group}`, await token(intruder));
+    expect(bound.status).toBe(200);
+    const kubeconfig = Buffer.from(bound.body.kubeconfig as string, 'base64').toString();
+    const namespace = (parse(kubeconfig) as { contexts: { context: { namespace: string } }[] }).contexts[0]!.context.namespace;
+    expect(
+      JSON.parse(
+        (await getObject(ka, `${BIND}/namespaces/${namespace}/clusterbindings/cluster`))!.metadata.annotations[
+          'klutch-kit.anynines.com/bound-by'
+        ],
+      ),
+    ).toMatchObject({ cid: intruder.clientId });
+    const consumer = kubeFromConfig(kubeconfig);
+    await requireOk(consumer, 'POST', `${BIND}/namespaces/${namespace}/apiserviceexportrequests`, {
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'APIServiceExportRequest',
+      metadata: { name: W },
+      spec: { resources: [{ group, resource: 'widgets' }] },
+    });
+    const failed = await eventually('the widgets request to fail', async () => {
+      const r = await getObject(consumer, `${BIND}/namespaces/${namespace}/apiserviceexportrequests/${W}`);
+      return r?.status?.phase === 'Failed' ? r : undefined;
+    });
+    expect(failed.status.conditions).toContainEqual(
+      expect.objectContaining({
+        type: 'ExportsReady',
+        status: 'False',
+        reason: 'Forbidden',
+        message: expect.stringContaining(`client "${ci.clientId}"`),
+      }),
+    );
+    expect(await getObject(ka, `${BIND}/namespaces/${namespace}/apiserviceexports/${W}`)).toBeUndefined();
+    const audit = readFileSync(s.backend.proc.logPath, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"event":"bind-refused"') && l.includes('"path":"export-request"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.clientId === intruder.clientId);
+    expect(audit).toMatchObject({ audit: true, api: W, reason: 'not-allowed', namespace });
   });
 });
