@@ -12,6 +12,8 @@ export interface KonnectorMetrics {
   readonly syncErrors: Counter<'direction'>;
   readonly connections: Gauge;
   readonly heartbeats: Counter<'result'>;
+  /** 1 while an APIServiceBinding is Ready, 0 while it is not; gone with the binding. */
+  readonly bindingReady: Gauge<'namespace' | 'binding'>;
 }
 
 export function konnectorMetrics(registry: Registry): KonnectorMetrics {
@@ -34,6 +36,12 @@ export function konnectorMetrics(registry: Registry): KonnectorMetrics {
       name: 'klutch_konnector_heartbeats_total',
       help: 'Heartbeats written into ClusterBindings, by result.',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    bindingReady: new Gauge({
+      name: 'klutch_konnector_binding_ready',
+      help: 'Whether an APIServiceBinding is Ready (1) or not (0), by its namespace and name.',
+      labelNames: ['namespace', 'binding'],
       registers: [registry],
     }),
   };

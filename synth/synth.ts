@@ -19,7 +19,10 @@ import { ExportTemplate } from '../exports/export-template';
 import { functionPackageObjects } from '../functions/dataservices/package';
 import { KonnectorApiAccess } from '../konnector/deploy/access';
 import { AppClusterRole } from '../konnector/deploy/app-cluster-role';
-import { Konnector, type KonnectorProps } from '../konnector/deploy/konnector';
+import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, type KonnectorProps } from '../konnector/deploy/konnector';
+import { KlutchAlerts } from '../monitoring/alerts';
+import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
+import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor } from '../monitoring/scrape';
 import { checkUnique } from './catalog';
 import { FunctionRuntime } from './function-runtime';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
@@ -77,6 +80,12 @@ export const KONNECTOR_DIR = 'app-cluster/konnector';
 export const APP_CLUSTER_ROLE_DIR = 'app-cluster/control-plane-konnector';
 /** The Function object and the runtime config it runs with (restricted Pod Security). */
 export const FUNCTION_RUNTIME_DIR = 'control-plane/function';
+/** PrometheusRule, ServiceMonitor, the function's PodMonitor and the Grafana dashboard (monitoring/). */
+export const MONITORING_DIR = 'control-plane/monitoring';
+/** The konnector's PodMonitor. */
+export const APP_MONITORING_DIR = 'app-cluster/monitoring';
+/** Where Crossplane runs (its Function Pods); the default of its Helm chart. */
+export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 
 export interface SynthResult {
   /** Written files, relative to outdir, sorted. */
@@ -189,6 +198,23 @@ export function render(o: SynthOptions): Map<string, string> {
             .map((pc) => pc.resource),
         })),
       }),
+  );
+  // Monitoring for the Prometheus Operator (optional: apply it where the operator runs) and Grafana.
+  const backendNs = o.backend?.namespace ?? DEFAULT_BACKEND.namespace ?? 'klutch-bind-backend';
+  emit(`${MONITORING_DIR}/prometheusrule-klutch-kit.yaml`, (c) => new KlutchAlerts(c, 'alerts', { namespace: backendNs }));
+  emit(
+    `${MONITORING_DIR}/servicemonitor-klutch-bind-backend.yaml`,
+    (c) => new BackendServiceMonitor(c, 'backend', { namespace: backendNs }),
+  );
+  emit(
+    `${MONITORING_DIR}/podmonitor-${fn.name}.yaml`,
+    (c) => new FunctionPodMonitor(c, 'function', { namespace: CROSSPLANE_NAMESPACE, functionName: fn.name }),
+  );
+  emit(`${MONITORING_DIR}/configmap-klutch-kit-dashboard.yaml`, (c) => new KlutchDashboard(c, 'dashboard', { namespace: backendNs }));
+  files.set(`${MONITORING_DIR}/klutch-kit-dashboard.json`, `${JSON.stringify(dashboard(), null, 2)}\n`);
+  emit(
+    `${APP_MONITORING_DIR}/podmonitor-konnector.yaml`,
+    (c) => new KonnectorPodMonitor(c, 'konnector', { namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE }),
   );
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   return files;

@@ -15,7 +15,7 @@
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from 'jose';
 import { groupsOf } from './issuer';
 
-/** Why a token was refused: a metric label (bind_backend_authentication_failures_total) and the start of the message. */
+/** Why a token was refused: a metric label (klutch_backend_authentication_failures_total) and the start of the message. */
 export type AccessTokenFailure =
   | 'access-token-malformed'
   | 'access-token-type'

@@ -38,7 +38,7 @@ export interface BindRule {
   readonly clients: readonly string[];
 }
 
-/** Why a bind was refused: the `reason` label of bind_backend_bind_refusals_total. */
+/** Why a bind was refused: the `reason` label of klutch_backend_bind_refusals_total. */
 export type RefusalReason = 'not-allowed' | 'default-deny' | 'invalid-rule';
 
 export type BindDecision =

@@ -1,12 +1,12 @@
 /**
- * Refused binds are visible: counted in `bind_backend_bind_refusals_total{api,reason}` and written as one audit log
+ * Refused binds are visible: counted in `klutch_backend_bind_refusals_total{api,reason}` and written as one audit log
  * line (`audit: true`: who, which API, which cluster, why), the same on every path that calls mayBind.
  */
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { BindIdentity, RefusalReason } from './bind-policy';
 
-export const BIND_REFUSALS = 'bind_backend_bind_refusals_total';
+export const BIND_REFUSALS = 'klutch_backend_bind_refusals_total';
 
 /** The counter on `registry`, made on first use: the HTTP side and the controllers share one registry. */
 export function bindRefusals(registry: Registry): Counter<'api' | 'reason'> {

@@ -10,7 +10,7 @@ export class HttpError extends Error {
     readonly status: number,
     readonly title: string,
     message: string,
-    /** Set for authentication failures: the `reason` label of bind_backend_authentication_failures_total. */
+    /** Set for authentication failures: the `reason` label of klutch_backend_authentication_failures_total. */
     readonly authReason?: string,
   ) {
     super(message);

@@ -226,7 +226,7 @@ describe('the rate limit', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(limited.body).toContain('Too many requests');
     expect((await request(`${h.url}/export`)).status).toBe(200); // not limited
-    expect(await h.metrics.getSingleMetricAsString('bind_backend_rate_limited_total')).toMatch(/route="\/callback"\} 2/);
+    expect(await h.metrics.getSingleMetricAsString('klutch_backend_rate_limited_total')).toMatch(/route="\/callback"\} 2/);
   });
 });
 
@@ -319,7 +319,7 @@ describe('the machine path (Authorization: Bearer)', () => {
     expect(basic.headers['content-type']).toMatch(/^text\/html/);
     expect(basic.body).toContain('This browser has no session abc');
     expect(h.provisioned).toEqual([]);
-    expect(await h.metrics.getSingleMetricAsString('bind_backend_authentication_failures_total')).toMatch(
+    expect(await h.metrics.getSingleMetricAsString('klutch_backend_authentication_failures_total')).toMatch(
       /reason="access-token-audience"\} 2/,
     );
   });
@@ -340,7 +340,7 @@ describe('the machine path (Authorization: Bearer)', () => {
     expect(refused.status).toBe(403);
     expect(JSON.parse(refused.body).message).toMatch(/^client other: only client "ci" may bind postgresqlinstances\.anynines\.com/);
     expect(h.provisioned).toEqual([]);
-    expect(await h.metrics.getSingleMetricAsString('bind_backend_bind_refusals_total')).toMatch(
+    expect(await h.metrics.getSingleMetricAsString('klutch_backend_bind_refusals_total')).toMatch(
       /api="postgresqlinstances\.anynines\.com",reason="not-allowed"\} 1/,
     );
     const audit = JSON.parse(

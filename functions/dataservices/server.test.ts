@@ -125,8 +125,8 @@ describe('the bundled function', () => {
   it('serves /healthz and counts runs in /metrics', async () => {
     expect((await fetch(`http://127.0.0.1:${fp.metricsPort}/healthz`)).status).toBe(200);
     const metrics = await (await fetch(`http://127.0.0.1:${fp.metricsPort}/metrics`)).text();
-    expect(metrics).toMatch(/function_run_function_total\{result="ok"\} [1-9]/);
-    expect(metrics).toContain('function_run_function_duration_seconds_bucket');
+    expect(metrics).toMatch(/klutch_function_run_function_total\{result="ok"\} [1-9]/);
+    expect(metrics).toContain('klutch_function_run_function_duration_seconds_bucket');
   });
 
   it('logs JSON and exits 0 on SIGTERM', async () => {

@@ -100,13 +100,13 @@ export interface FunctionMetrics {
 /** Wraps a handler with a run counter (by result) and a duration histogram. */
 export function instrument(handler: FunctionHandler, registry = new Registry()): FunctionMetrics {
   const runs = new Counter({
-    name: 'function_run_function_total',
+    name: 'klutch_function_run_function_total',
     help: 'RunFunction calls by outcome.',
     labelNames: ['result'],
     registers: [registry],
   });
   const seconds = new Histogram({
-    name: 'function_run_function_duration_seconds',
+    name: 'klutch_function_run_function_duration_seconds',
     help: 'RunFunction duration.',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
     registers: [registry],

@@ -106,6 +106,8 @@ export class BindingReconciler {
   private async reconcileBinding(key: string): Promise<{ requeueAfterMs: number } | undefined> {
     const [namespace, name] = key.split('/') as [string, string];
     const b = this.view.get(name, namespace);
+    const ready = this.o.rt.metrics.bindingReady;
+    if (!b || isDeleting(b)) ready.remove({ namespace, binding: name });
     if (!b) {
       await this.teardown(key);
       return undefined;
@@ -120,7 +122,9 @@ export class BindingReconciler {
     }
     const s = await this.bind(key, b);
     await this.writeStatus(b, s.conditions, s.prettyName);
-    return s.conditions.every((c) => c.status === true) ? { requeueAfterMs: REFRESH_MS } : { requeueAfterMs: s.retryMs ?? RETRY_MS * 5 };
+    const isReady = s.conditions.every((c) => c.status === true);
+    ready.set({ namespace, binding: name }, isReady ? 1 : 0);
+    return isReady ? { requeueAfterMs: REFRESH_MS } : { requeueAfterMs: s.retryMs ?? RETRY_MS * 5 };
   }
 
   /**

@@ -263,7 +263,7 @@ describe('AppClusterBinding', () => {
     expect(await getObject(ka, `${BIND}/namespaces/${root}/apiservicebindings/${WIDGETS_API}`)).toBeUndefined();
     expect(await getObject(kb, crdPath(WIDGETS_API))).toBeUndefined();
     const metrics = await (await fetch(`${probeUrl}/metrics`)).text();
-    expect(metrics).toContain(`bind_backend_bind_refusals_total{api="${WIDGETS_API}",reason="not-allowed"} 1`);
+    expect(metrics).toContain(`klutch_backend_bind_refusals_total{api="${WIDGETS_API}",reason="not-allowed"} 1`);
     const audit = readFileSync(backend.logPath, 'utf8')
       .split('\n')
       .filter((l) => l.includes('"event":"bind-refused"'))

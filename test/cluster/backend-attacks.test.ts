@@ -35,7 +35,7 @@ async function namespacesOf(sub: string): Promise<string[]> {
 
 async function failures(reason: string): Promise<number> {
   const text = await (await fetch(`${s.backend.probeUrl}/metrics`)).text();
-  const m = new RegExp(`^bind_backend_authentication_failures_total\\{reason="${reason}"\\} (\\d+)`, 'm').exec(text);
+  const m = new RegExp(`^klutch_backend_authentication_failures_total\\{reason="${reason}"\\} (\\d+)`, 'm').exec(text);
   return m ? Number(m[1]) : 0;
 }
 
@@ -70,7 +70,7 @@ async function send(
 
 async function rateLimited(route: string): Promise<number> {
   const text = await (await fetch(`${s.backend.probeUrl}/metrics`)).text();
-  const m = new RegExp(`^bind_backend_rate_limited_total\\{route="${route}"\\} (\\d+)`, 'm').exec(text);
+  const m = new RegExp(`^klutch_backend_rate_limited_total\\{route="${route}"\\} (\\d+)`, 'm').exec(text);
   return m ? Number(m[1]) : 0;
 }
 

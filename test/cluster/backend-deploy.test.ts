@@ -194,7 +194,7 @@ describe('two replicas', () => {
     });
     expect(['replica-0', 'replica-1']).toContain((await leaseHolder())?.holderIdentity);
     const metrics = await Promise.all(replicas.map(async (r) => (await fetch(`${r.probeUrl}/metrics`)).text()));
-    expect(metrics.filter((m) => /^bind_backend_binds_total\{result="ok"\} 1$/m.test(m))).toHaveLength(1);
+    expect(metrics.filter((m) => /^klutch_backend_binds_total\{result="ok"\} 1$/m.test(m))).toHaveLength(1);
     expect(metrics.join('\n')).toMatch(/^controller_runtime_reconcile_total\{controller="exportrequests",result="[a-z_]+"\} \d+$/m);
     // Exactly one replica says it leads.
     expect(metrics.map((m) => /^leader_election_master_status\{name="klutch-bind-backend"\} (\d)$/m.exec(m)?.[1]).sort()).toEqual([

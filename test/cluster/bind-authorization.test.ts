@@ -165,7 +165,7 @@ describe('a user outside the allowed groups', () => {
 
     expect(
       await metric(
-        new RegExp(`^bind_backend_bind_refusals_total\\{api="widgets\\.${group.replaceAll('.', '\\.')}",reason="not-allowed"\\} `),
+        new RegExp(`^klutch_backend_bind_refusals_total\\{api="widgets\\.${group.replaceAll('.', '\\.')}",reason="not-allowed"\\} `),
       ),
     ).toBe(1);
     const line = await eventually('the audit line of the refusal', async () =>
@@ -200,7 +200,7 @@ describe("a consumer's kubeconfig", () => {
     expect(await getObject(s.kube, `${BIND}/namespaces/${aliceFlow.namespace}/apiserviceexports/gadgets.${group}`)).toBeUndefined();
     expect(
       await metric(
-        new RegExp(`^bind_backend_bind_refusals_total\\{api="gadgets\\.${group.replaceAll('.', '\\.')}",reason="not-allowed"\\} `),
+        new RegExp(`^klutch_backend_bind_refusals_total\\{api="gadgets\\.${group.replaceAll('.', '\\.')}",reason="not-allowed"\\} `),
       ),
     ).toBe(1);
     expect(auditLines().find((l) => l.event === 'bind-refused' && l.api === `gadgets.${group}`)).toMatchObject({

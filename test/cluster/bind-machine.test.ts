@@ -401,14 +401,14 @@ describe('the backend checks machine tokens as strictly as ID tokens', () => {
       await other.stop();
     }
     for (const c of cases) {
-      const before = await metric(new RegExp(`^bind_backend_authentication_failures_total\\{reason="${c.reason}"\\}`));
+      const before = await metric(new RegExp(`^klutch_backend_authentication_failures_total\\{reason="${c.reason}"\\}`));
       for (const path of ['/resources', `/bind?s=abc123&c=mb${id}&resource=gadgets&group=${group}`]) {
         const res = await backend(path, c.token);
         expect(res.status, `${c.name} ${path}`).toBe(401);
         expect(res.body, c.name).toMatchObject({ reason: c.reason, message: expect.stringMatching(c.message) });
         expect(res.challenge).toMatch(/^Bearer error="invalid_token"/);
       }
-      expect(await metric(new RegExp(`^bind_backend_authentication_failures_total\\{reason="${c.reason}"\\}`)), c.name).toBe(before + 2);
+      expect(await metric(new RegExp(`^klutch_backend_authentication_failures_total\\{reason="${c.reason}"\\}`)), c.name).toBe(before + 2);
     }
     for (const f of Object.values(faulty)) expect(await namespacesOf(f.clientId), f.clientId).toEqual([]);
     // The good token of the same client is taken (the refusals were the faults, not the client).
@@ -434,7 +434,7 @@ describe('the backend checks machine tokens as strictly as ID tokens', () => {
 
   it('refuses a client the template’s rule does not name: 403 naming the API and the client, counted, audited, nothing created', async () => {
     const refusals = () =>
-      metric(new RegExp(`^bind_backend_bind_refusals_total\\{api="${W.replaceAll('.', '\\.')}",reason="not-allowed"\\}`));
+      metric(new RegExp(`^klutch_backend_bind_refusals_total\\{api="${W.replaceAll('.', '\\.')}",reason="not-allowed"\\}`));
     const before = await refusals();
     const file = join(logDir, 'intruder-secret');
     writeFileSync(file, intruder.clientSecret, { mode: 0o600 });

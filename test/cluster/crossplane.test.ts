@@ -306,7 +306,10 @@ describe('claims, composed by Crossplane through our function', () => {
     expect(problems).toEqual([]);
     // Crossplane reached the function over mTLS for each of them.
     const metrics = await (await fetch(xp.metrics.fn)).text();
-    const ok = [...metrics.matchAll(/^function_run_function_total\{[^}]*result="ok"[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const ok = [...metrics.matchAll(/^klutch_function_run_function_total\{[^}]*result="ok"[^}]*\} (\d+)/gm)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
     expect(ok).toBeGreaterThanOrEqual(examples.size);
   });
 

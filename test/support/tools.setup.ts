@@ -6,6 +6,7 @@
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { ensureCrank, ensureValidateCache } from '../tools/crank';
+import { ensurePromtool } from '../tools/promtool';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,6 +16,8 @@ declare module 'vitest' {
     crankV2: string;
     /** A `--cache-dir` for `crank beta validate` seeded with Crossplane's CRDs. */
     crankValidateCache: string;
+    /** Path of promtool (the alert rules and dashboard queries synth writes are checked with it). */
+    promtool: string;
   }
 }
 
@@ -23,4 +26,5 @@ export default async function setup(project: TestProject): Promise<void> {
   project.provide('crankValidateCache', ensureValidateCache());
   project.provide('crankV2', await ensureCrank('v2'));
   ensureValidateCache('v2');
+  project.provide('promtool', await ensurePromtool());
 }

@@ -1,0 +1,112 @@
+/**
+ * The alerts every klutch-kit installation wants, as a Prometheus Operator `PrometheusRule`: a binding that is not
+ * Ready, a konnector whose heartbeat stopped, sync errors, failing token rotation, Fatal results of the composition
+ * function, and a Lease nobody leads. Each alert reads metrics our processes export (monitoring.test.ts proves it) and
+ * names what to look at.
+ */
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+
+export interface AlertRule {
+  readonly alert: string;
+  readonly expr: string;
+  readonly for: string;
+  readonly labels: { readonly severity: 'warning' | 'critical' };
+  readonly annotations: { readonly summary: string; readonly description: string };
+}
+
+export interface RuleGroup {
+  readonly name: string;
+  readonly rules: readonly AlertRule[];
+}
+
+export const ALERTS: RuleGroup = {
+  name: 'klutch-kit',
+  rules: [
+    {
+      alert: 'KlutchBindingNotReady',
+      expr: 'max by (namespace, binding) (klutch_konnector_binding_ready{}) == 0',
+      for: '15m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'APIServiceBinding {{ $labels.namespace }}/{{ $labels.binding }} is not Ready',
+        description:
+          'The konnector reports the binding not Ready for 15 minutes: its claims do not sync. `kubectl get apiservicebinding -n {{ $labels.namespace }} {{ $labels.binding }} -o yaml` names the failing condition.',
+      },
+    },
+    {
+      alert: 'KlutchKonnectorHeartbeatStale',
+      expr:
+        '(sum by (namespace, pod) (increase(klutch_konnector_heartbeats_total{result="ok"}[15m])) == 0)' +
+        ' and on (namespace, pod) (max by (namespace, pod) (leader_election_master_status{}) == 1)',
+      for: '5m',
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'The leading konnector {{ $labels.namespace }}/{{ $labels.pod }} wrote no heartbeat for 15 minutes',
+        description:
+          'The provider sees the consumer as gone once heartbeats stop. Check the konnector log and its kubeconfig Secret (the token may have expired or been revoked).',
+      },
+    },
+    {
+      alert: 'KlutchKonnectorSyncErrors',
+      expr: 'sum by (namespace, pod, direction) (rate(klutch_konnector_sync_errors_total{}[5m])) > 0',
+      for: '15m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'Konnector {{ $labels.namespace }}/{{ $labels.pod }} keeps failing to sync ({{ $labels.direction }})',
+        description: 'Sync attempts have failed for 15 minutes and are retried with backoff; the konnector log says which object and why.',
+      },
+    },
+    {
+      alert: 'KlutchTokenRotationFailing',
+      expr: 'sum by (namespace, pod) (increase(controller_runtime_reconcile_errors_total{controller="kubeconfigs"}[15m])) > 0',
+      for: '15m',
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'The bind backend {{ $labels.namespace }}/{{ $labels.pod }} cannot rotate consumer tokens',
+        description:
+          'Consumer kubeconfigs carry short-lived tokens: when rotation fails, konnectors lose access once their tokens expire. The backend log (controller "kubeconfigs") says which consumer and why.',
+      },
+    },
+    {
+      alert: 'KlutchFunctionFatalResults',
+      expr: 'sum by (namespace, pod) (increase(klutch_function_run_function_total{result="fatal"}[10m])) > 0',
+      for: '10m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'The composition function {{ $labels.namespace }}/{{ $labels.pod }} returns Fatal results',
+        description:
+          'A Fatal result stops the composite from being composed. `kubectl describe` the composite (or claim) to read the message: it names the field and the fix.',
+      },
+    },
+    {
+      alert: 'KlutchNoLeader',
+      expr: 'max by (namespace, name) (leader_election_master_status{}) == 0',
+      for: '5m',
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'No replica leads Lease {{ $labels.namespace }}/{{ $labels.name }}',
+        description: 'Every replica stands by: no controller runs. Check that the replicas can reach the API server and update the Lease.',
+      },
+    },
+  ],
+};
+
+export interface PrometheusRuleProps {
+  readonly namespace: string;
+  /** Labels the Prometheus Operator's `ruleSelector` matches. @default none */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/** `PrometheusRule klutch-kit` (monitoring.coreos.com/v1) holding `ALERTS`. */
+export class KlutchAlerts extends Construct {
+  constructor(scope: Construct, id: string, props: PrometheusRuleProps) {
+    super(scope, id);
+    new ApiObject(this, 'Rule', {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'klutch-kit', namespace: props.namespace, ...(props.labels ? { labels: { ...props.labels } } : {}) },
+      spec: { groups: [ALERTS] },
+    });
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * A Grafana dashboard for a klutch-kit installation: controllers (reconciles, errors, queue depth, latency), the
+ * konnector (bindings Ready, sync latency and errors, heartbeats), the bind backend (binds, refusals), the composition
+ * function (runs by result, latency) and who leads. Written by synth as JSON (import it) and as a ConfigMap labelled
+ * for Grafana's dashboard sidecar. Every panel's query reads metrics our processes export (monitoring.test.ts).
+ */
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+
+export interface Panel {
+  readonly title: string;
+  readonly unit: string;
+  /** One query per series: PromQL and its legend. */
+  readonly targets: readonly { readonly expr: string; readonly legend: string }[];
+}
+
+export const PANELS: readonly Panel[] = [
+  {
+    title: 'Reconciles by controller and result',
+    unit: 'ops',
+    targets: [
+      { expr: 'sum by (controller, result) (rate(controller_runtime_reconcile_total{}[5m]))', legend: '{{controller}} {{result}}' },
+    ],
+  },
+  {
+    title: 'Reconcile time p99 by controller',
+    unit: 's',
+    targets: [
+      {
+        expr: 'histogram_quantile(0.99, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket{}[5m])))',
+        legend: '{{controller}}',
+      },
+    ],
+  },
+  {
+    title: 'Work queue depth',
+    unit: 'short',
+    targets: [{ expr: 'sum by (pod, name) (workqueue_depth{})', legend: '{{pod}} {{name}}' }],
+  },
+  {
+    title: 'Bindings Ready',
+    unit: 'short',
+    targets: [
+      { expr: 'sum(klutch_konnector_binding_ready{})', legend: 'Ready' },
+      { expr: 'count(klutch_konnector_binding_ready{} == 0)', legend: 'not Ready' },
+    ],
+  },
+  {
+    title: 'Sync latency p99 by direction',
+    unit: 's',
+    targets: [
+      {
+        expr: 'histogram_quantile(0.99, sum by (direction, le) (rate(klutch_konnector_sync_duration_seconds_bucket{}[5m])))',
+        legend: '{{direction}}',
+      },
+    ],
+  },
+  {
+    title: 'Sync errors by direction',
+    unit: 'ops',
+    targets: [{ expr: 'sum by (direction) (rate(klutch_konnector_sync_errors_total{}[5m]))', legend: '{{direction}}' }],
+  },
+  {
+    title: 'Heartbeats by result',
+    unit: 'ops',
+    targets: [{ expr: 'sum by (result) (rate(klutch_konnector_heartbeats_total{}[15m]))', legend: '{{result}}' }],
+  },
+  {
+    title: 'Binds and refusals',
+    unit: 'ops',
+    targets: [
+      { expr: 'sum by (result) (rate(klutch_backend_binds_total{}[5m]))', legend: 'binds {{result}}' },
+      { expr: 'sum by (api, reason) (rate(klutch_backend_bind_refusals_total{}[5m]))', legend: 'refused {{api}}: {{reason}}' },
+    ],
+  },
+  {
+    title: 'Composition function runs by result',
+    unit: 'ops',
+    targets: [{ expr: 'sum by (result) (rate(klutch_function_run_function_total{}[5m]))', legend: '{{result}}' }],
+  },
+  {
+    title: 'Composition function p99',
+    unit: 's',
+    targets: [
+      {
+        expr: 'histogram_quantile(0.99, sum by (le) (rate(klutch_function_run_function_duration_seconds_bucket{}[5m])))',
+        legend: 'p99',
+      },
+    ],
+  },
+  {
+    title: 'Leader by Lease',
+    unit: 'short',
+    targets: [{ expr: 'max by (namespace, name, pod) (leader_election_master_status{})', legend: '{{namespace}}/{{name}} {{pod}}' }],
+  },
+];
+
+/** The dashboard JSON model (schemaVersion 39), panels two to a row, on a `datasource` variable of type prometheus. */
+export function dashboard(): Record<string, unknown> {
+  const ds = { type: 'prometheus', uid: '${datasource}' };
+  return {
+    uid: 'klutch-kit',
+    title: 'klutch-kit',
+    tags: ['klutch-kit', 'crossplane', 'kube-bind'],
+    schemaVersion: 39,
+    editable: true,
+    time: { from: 'now-6h', to: 'now' },
+    refresh: '30s',
+    templating: {
+      list: [{ name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', current: {}, hide: 0 }],
+    },
+    panels: PANELS.map((p, i) => ({
+      id: i + 1,
+      type: 'timeseries',
+      title: p.title,
+      datasource: ds,
+      gridPos: { h: 8, w: 12, x: (i % 2) * 12, y: Math.floor(i / 2) * 8 },
+      fieldConfig: { defaults: { unit: p.unit }, overrides: [] },
+      options: { legend: { displayMode: 'list', placement: 'bottom' }, tooltip: { mode: 'multi' } },
+      targets: p.targets.map((t, j) => ({ refId: String.fromCharCode(65 + j), datasource: ds, expr: t.expr, legendFormat: t.legend })),
+    })),
+  };
+}
+
+export interface DashboardConfigMapProps {
+  readonly namespace: string;
+}
+
+/** ConfigMap `klutch-kit-dashboard`, labelled `grafana_dashboard: "1"` for the Grafana sidecar (kube-prometheus-stack). */
+export class KlutchDashboard extends Construct {
+  constructor(scope: Construct, id: string, props: DashboardConfigMapProps) {
+    super(scope, id);
+    new ApiObject(this, 'ConfigMap', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'klutch-kit-dashboard', namespace: props.namespace, labels: { grafana_dashboard: '1' } },
+      data: { 'klutch-kit.json': `${JSON.stringify(dashboard(), null, 2)}\n` },
+    });
+  }
+}

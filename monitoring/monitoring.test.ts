@@ -1,0 +1,89 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Chart } from 'cdk8s';
+import { stringify } from 'yaml';
+import { describe, expect, inject, it } from 'vitest';
+import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
+import { loadCatalog } from '../test/support/catalog';
+import { render } from '../synth/synth';
+import { parse } from 'yaml';
+import { checkRules } from '../test/tools/promtool';
+import { ALERTS, KlutchAlerts } from './alerts';
+import { dashboard, PANELS } from './dashboard';
+import { metricFamilies } from './promql';
+
+const dir = mkdtempSync(join(tmpdir(), 'klutch-monitoring-'));
+const OUR_FAMILIES = /^(klutch_|controller_runtime_|workqueue_|leader_election_)/;
+const exprs = [
+  ...ALERTS.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })),
+  ...PANELS.flatMap((p) => p.targets.map((t) => ({ where: `panel "${p.title}"`, expr: t.expr }))),
+];
+
+describe('metricFamilies', () => {
+  it.each([
+    { expr: 'sum(rate(a_total{x="1"}[5m])) / b{}', want: ['a_total', 'b'] },
+    { expr: 'histogram_quantile(0.9, sum by (le) (rate(c_seconds_bucket{}[5m])))', want: ['c_seconds'] },
+    { expr: 'sum by (le) (d_count{}) + d_sum{}', want: ['d'] },
+    { expr: 'vector(1)', want: [] },
+  ])('$expr', ({ expr, want }) => expect(metricFamilies(expr)).toEqual(want));
+});
+
+describe('alerts and dashboard', () => {
+  it.each(exprs)('$where reads metric families of ours, written with braces', ({ expr }) => {
+    const families = metricFamilies(expr);
+    expect(families.length, 'every selector is written name{...}, so the families can be read').toBeGreaterThan(0);
+    for (const f of families) expect(f).toMatch(OUR_FAMILIES);
+  });
+
+  it('loads in promtool as Prometheus would load it: the PrometheusRule groups, and every dashboard query', () => {
+    const promtool = inject('promtool');
+    const chart = new Chart(new App(), 'alerts');
+    new KlutchAlerts(chart, 'alerts', { namespace: 'monitoring' });
+    const [rule] = chart.toJson() as { kind: string; spec: { groups: unknown[] } }[];
+    expect(rule?.kind).toBe('PrometheusRule');
+    const alerts = join(dir, 'alerts.yaml');
+    writeFileSync(alerts, stringify({ groups: rule!.spec.groups }));
+    const a = checkRules(promtool, alerts);
+    expect(a.status, a.output).toBe(0);
+    expect(a.output).toContain(`SUCCESS: ${ALERTS.rules.length} rules found`);
+
+    // A dashboard query is parsed the same way as a recording rule's expression.
+    const queries = (dashboard().panels as { targets: { expr: string }[] }[]).flatMap((p) => p.targets.map((t) => t.expr));
+    const panels = join(dir, 'panels.yaml');
+    writeFileSync(
+      panels,
+      stringify({ groups: [{ name: 'dashboard', rules: queries.map((expr, i) => ({ record: `klutch:panel_${i}`, expr })) }] }),
+    );
+    const p = checkRules(promtool, panels);
+    expect(p.status, p.output).toBe(0);
+  });
+
+  it('refuses a broken expression (promtool is really checking)', () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, stringify({ groups: [{ name: 'bad', rules: [{ alert: 'Bad', expr: 'sum by (x (klutch_x{})' }] }] }));
+    expect(checkRules(inject('promtool'), bad).status).not.toBe(0);
+  });
+
+  it("writes PrometheusRule, ServiceMonitor and PodMonitors the Prometheus Operator's schemas accept", async () => {
+    const files = render({ apis: await loadCatalog(), outdir: 'unused' });
+    const models = { PrometheusRule, ServiceMonitor, PodMonitor } as const;
+    const objects = [...files]
+      .filter(([path]) => path.endsWith('.yaml') && path.includes('/monitoring/'))
+      .map(([path, yaml]) => ({ path, obj: parse(yaml) as { apiVersion: string; kind: keyof typeof models } }))
+      .filter(({ obj }) => obj.apiVersion === 'monitoring.coreos.com/v1');
+    expect(objects.map(({ obj }) => obj.kind).sort()).toEqual(['PodMonitor', 'PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
+    for (const { path, obj } of objects) expect(() => new models[obj.kind](obj as never).validate(), path).not.toThrow();
+    // The models really check: a port number where the schema wants a port name is refused.
+    expect(() =>
+      new PodMonitor({ metadata: { name: 'x' }, spec: { selector: {}, podMetricsEndpoints: [{ port: 8080 as never }] } }).validate(),
+    ).toThrow(/port must be string/);
+  });
+
+  it('lays the panels out two to a row, each on the datasource variable', () => {
+    const d = dashboard() as { panels: { gridPos: { x: number; y: number }; datasource: { uid: string } }[] };
+    expect(d.panels).toHaveLength(PANELS.length);
+    expect(new Set(d.panels.map((p) => `${p.gridPos.x},${p.gridPos.y}`)).size).toBe(PANELS.length);
+    for (const p of d.panels) expect(p.datasource.uid).toBe('${datasource}');
+  });
+});
