@@ -347,6 +347,16 @@ describe('kubectl bind --client-id (a CI pipeline)', () => {
     expect(await namespacesOf(ci.clientId)).toEqual([machineNs]);
   });
 
+  it('without --api or -f, lists what the client may bind and exits 2', async () => {
+    const r = await exited(await cli([url(), '--client-id', ci.clientId, '--client-secret-file', secretFile]), 2);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `error: name the APIs to bind: --api <resource>\\.<group> or -f <request\\.yaml>; client ${ci.clientId} may bind .*${W.replaceAll('.', '\\.')}`,
+      ),
+    );
+    expect(r.stderr).toContain(G);
+  });
+
   it('refuses a literal --client-secret, saying why, before anything runs', async () => {
     const r = await exited(await cli([url(), '--client-id', ci.clientId, '--client-secret', 'hunter2-literal']), 2);
     expect(r.stderr).toContain('--client-secret is refused: a secret on the command line is readable by every user of this machine');
