@@ -228,3 +228,37 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
     expect(message).toContain('spec.compositionRef.name is "a7s-postgresql", not one of a8s-postgresql, a9s-postgresql');
   }, 120_000);
 });
+
+describe('deleting the example claims in the app cluster', () => {
+  it('removes the composites, their namespaced Objects and the a8s objects upstream, and the creds in the app cluster', async () => {
+    const ns = sandbox.claims.providerNamespace;
+    const examples = ['restore-a8s', 'backup-a8s', 'servicebinding-a8s', 'postgresql-a8s'].map(example);
+    const a8s = [
+      `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/example-postgresql-a8s`,
+      `/apis/servicebindings.anynines.com/v1beta3/namespaces/${ns}/servicebindings/example-servicebinding-a8s`,
+    ];
+    for (const p of a8s) await requireOk(control, 'GET', p); // there before
+    await requireOk(app, 'GET', `/api/v1/namespaces/${NS}/secrets/example-servicebinding-a8s-creds`);
+    for (const e of examples) await requireOk(app, 'DELETE', path(e));
+    await eventually(
+      'the example composites to be gone upstream',
+      async () => {
+        for (const e of examples) if (await getObject(control, path(e, ns))) return undefined;
+        return true;
+      },
+      120_000,
+    );
+    // provider-kubernetes deletes the a8s objects when their Objects go (it requeues deletions under a backoff).
+    await eventually(
+      'the a8s PostgreSQL and ServiceBinding of the examples to be gone',
+      async () => {
+        for (const p of a8s) if (await getObject(control, p)) return undefined;
+        return true;
+      },
+      180_000,
+    );
+    expect(await getObject(app, `/api/v1/namespaces/${NS}/secrets/example-servicebinding-a8s-creds`)).toBeUndefined();
+    // The sandbox's own claims are untouched.
+    expect(await getObject(control, `/apis/anynines.com/v1/namespaces/${ns}/postgresqlinstances/${sandbox.claims.instance}`)).toBeDefined();
+  }, 360_000);
+});
