@@ -149,6 +149,15 @@ describe('a node for the harness', () => {
     expect(out.match(/hello from web/g)).toHaveLength(2);
   }, 120_000);
 
+  it('lets the API server reach the kubelet and the Pods through its egress into the node: Pod logs, Pod proxy', async () => {
+    const logs = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/web/log`);
+    expect(logs.code, JSON.stringify(logs.body)).toBe(200);
+    expect(String(logs.body.message)).toContain('response:200');
+    const r = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/web:8080/proxy/index.html`);
+    expect(r.code, JSON.stringify(r.body)).toBe(200);
+    expect(String(r.body.message)).toBe('hello from web\n');
+  });
+
   it('lets a Pod reach the API server through the kubernetes Service with its ServiceAccount token', async () => {
     await applyAt(kube, `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/read-pods`, {
       apiVersion: 'rbac.authorization.k8s.io/v1',

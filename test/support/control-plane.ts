@@ -60,6 +60,20 @@ export interface ClusterInfo {
   readonly tokens: Readonly<Record<string, string>>;
   /** Path of the admin kubeconfig. */
   readonly kubeconfig: string;
+  /** Clusters started with `pods`: how the API server reaches the node's kubelets and Pods (test/support/node/). */
+  readonly node?: NodeAccess;
+}
+
+/**
+ * The API server's way into a node's network namespace: its "cluster" egress (kubelets for logs and exec, Pod and
+ * Service proxies, webhooks and aggregated APIs) goes as HTTP CONNECT over a unix socket, which the node serves
+ * (test/support/node/apiserver-bridge.ts); it authenticates to kubelets with a client certificate of its own CA.
+ */
+export interface NodeAccess {
+  /** The unix socket the API server's cluster egress dials. */
+  readonly egressSocket: string;
+  /** PEM of the CA of the API server's kubelet client certificate: the kubelet's `authentication.x509.clientCAFile`. */
+  readonly kubeletClientCa: string;
 }
 
 export interface ControlPlanes {
@@ -171,6 +185,7 @@ export async function startApiServer(
   track: Track = () => {},
   o: { pods?: boolean } = {},
 ): Promise<{ proc: Proc; info: ClusterInfo }> {
+  const node = o.pods ? await nodeAccess(c) : undefined;
   const proc = launchKube(binary, 'kube-apiserver', c.name, c.dir, [
     `--etcd-servers=${etcd.url}`,
     `--etcd-prefix=/klutch-kit/${c.name}`,
@@ -188,6 +203,15 @@ export async function startApiServer(
     '--endpoint-reconciler-type=none',
     '--enable-priority-and-fairness=false',
     '--profiling=false',
+    ...(node
+      ? [
+          `--egress-selector-config-file=${join(c.pki, 'egress.yaml')}`,
+          `--kubelet-client-certificate=${join(c.pki, 'kubelet-client.crt')}`,
+          `--kubelet-client-key=${join(c.pki, 'kubelet-client.key')}`,
+          // A node's name resolves nowhere; its address does, inside its namespace.
+          '--kubelet-preferred-address-types=InternalIP',
+        ]
+      : []),
   ]);
   track(proc);
   await waitReady(proc, () => probe(`${c.server}/readyz`).then((r) => r.code === 200));
@@ -202,7 +226,7 @@ export async function startApiServer(
         });
     }
   }
-  return { proc, info: { name: c.name, server: c.server, ca, tokens: c.tokens, kubeconfig } };
+  return { proc, info: { name: c.name, server: c.server, ca, tokens: c.tokens, kubeconfig, ...(node ? { node } : {}) } };
 }
 
 /**
@@ -420,6 +444,36 @@ function isLive(runDir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * For a cluster that runs Pods: the egress selector configuration (cluster egress as HTTP CONNECT over
+ * `<dir>/node-egress.sock`) and the kubelet client certificate with its CA, made once (a restart reuses them).
+ */
+async function nodeAccess(c: ClusterCredentials): Promise<NodeAccess> {
+  const egressSocket = join(c.dir, 'node-egress.sock');
+  const caFile = join(c.pki, 'kubelet-client-ca.crt');
+  if (!existsSync(caFile)) {
+    // Loaded only here: the certificate library is a large import that clusters without Pods do not need.
+    const { createCa } = await import('./pki');
+    const ca = await createCa(`klutch-kit kubelet clients of ${c.name}`);
+    // system:masters: the kubelets of the harness authorise with AlwaysAllow anyway; the group names the caller.
+    const client = await ca.issue({ commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usages: ['client'] });
+    writeFileSync(join(c.pki, 'kubelet-client.crt'), client.cert);
+    writeFileSync(join(c.pki, 'kubelet-client.key'), client.key, { mode: 0o600 });
+    writeFileSync(
+      join(c.pki, 'egress.yaml'),
+      stringify({
+        apiVersion: 'apiserver.k8s.io/v1beta1',
+        kind: 'EgressSelectorConfiguration',
+        egressSelections: [
+          { name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: egressSocket } } } },
+        ],
+      }),
+    );
+    writeFileSync(caFile, ca.cert);
+  }
+  return { egressSocket, kubeletClientCa: readFileSync(caFile, 'utf8') };
 }
 
 function token(): string {

@@ -5,6 +5,11 @@
  * forwarder (a node process) listens on the node's address at the same port and connects each stream to that
  * socket. TLS passes through untouched: the kubelet, kube-proxy, CoreDNS and every Pod talk to the real API server.
  * The `kubernetes` Service's endpoint is that address, so in-cluster clients reach it at its ClusterIP.
+ *
+ * The other way, API server -> node (kubelet logs and exec, Pod and Service proxies, webhooks served by Pods), is the
+ * API server's "cluster" egress (startControlPlanes with `pods`): HTTP CONNECT over a unix socket, which the same
+ * forwarder serves by connecting to the named address from inside the namespace. From there only the node's own
+ * addresses are reachable: the namespace has no route out.
  */
 import { rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -13,13 +18,40 @@ import { launch, type Proc, tail, waitReady } from '../processes';
 import type { NodeCgroup } from './cgroups';
 import { inNode } from './netns';
 
-/** The forwarder inside the node: listen on host:port, pipe each connection to the unix socket; end with its parent. */
+/**
+ * The forwarder inside the node: listen on host:port, pipe each connection to the API server's unix socket; if given
+ * an egress socket, serve HTTP CONNECT there; end with its parent.
+ */
 const FORWARDER = `
 const net = require('node:net');
-const [host, port, socket] = process.argv.slice(1);
+const fs = require('node:fs');
+const [host, port, socket, egress] = process.argv.slice(1);
 const parent = process.ppid;
 const pipe = (a, b) => { a.pipe(b); b.pipe(a); a.on('error', () => b.destroy()); b.on('error', () => a.destroy()); };
 net.createServer((c) => pipe(c, net.connect(socket))).listen(Number(port), host, () => console.log('forwarding ' + host + ':' + port + ' to ' + socket));
+if (egress) {
+  fs.rmSync(egress, { force: true });
+  net.createServer((c) => {
+    let head = Buffer.alloc(0);
+    c.on('error', () => c.destroy());
+    const onData = (d) => {
+      head = Buffer.concat([head, d]);
+      const end = head.indexOf('\\r\\n\\r\\n');
+      if (end < 0) { if (head.length > 16384) c.destroy(); return; }
+      c.off('data', onData);
+      const m = /^CONNECT \\[?([^\\s\\]]+)\\]?:(\\d+) HTTP\\/1\\.[01]\\r\\n/.exec(head.subarray(0, end).toString());
+      if (!m) { c.end('HTTP/1.1 405 Method Not Allowed\\r\\n\\r\\n'); return; }
+      const u = net.connect(Number(m[2]), m[1]);
+      u.once('error', (e) => { console.log('egress to ' + m[1] + ':' + m[2] + ' failed: ' + e.message); c.end('HTTP/1.1 502 Bad Gateway\\r\\n\\r\\n'); });
+      u.once('connect', () => {
+        c.write('HTTP/1.1 200 Connection established\\r\\n\\r\\n');
+        if (head.length > end + 4) u.write(head.subarray(end + 4));
+        pipe(c, u);
+      });
+    };
+    c.on('data', onData);
+  }).listen(egress, () => console.log('serving egress on ' + egress));
+}
 setInterval(() => { if (process.ppid !== parent) process.exit(3); }, 250).unref();
 `;
 
@@ -37,7 +69,10 @@ export interface ApiServerBridge {
   close(): Promise<void>;
 }
 
-/** Opens the bridge from `<nodeIp>:<port>` inside the node to `127.0.0.1:<port>` on the host. */
+/**
+ * Opens the bridge from `<nodeIp>:<port>` inside the node to `127.0.0.1:<port>` on the host, and, with
+ * `egressSocket`, the API server's way into the node.
+ */
 export async function bridgeApiServer(
   runDir: string,
   apiPort: number,
@@ -45,6 +80,7 @@ export async function bridgeApiServer(
   cg: NodeCgroup,
   holderPid: number,
   track: (p: Proc) => void,
+  egressSocket?: string,
 ): Promise<ApiServerBridge> {
   const socket = join(runDir, 'apiserver.sock');
   rmSync(socket, { force: true });
@@ -59,13 +95,17 @@ export async function bridgeApiServer(
   });
   await new Promise<void>((resolve, reject) => host.once('error', reject).listen(socket, resolve));
   const forwarder = launch({
-    ...inNode(cg, holderPid, process.execPath, ['-e', FORWARDER, nodeIp, String(apiPort), socket]),
+    ...inNode(cg, holderPid, process.execPath, ['-e', FORWARDER, nodeIp, String(apiPort), socket, ...(egressSocket ? [egressSocket] : [])]),
     role: 'apiserver-forwarder',
     owner: 'node',
     logDir: runDir,
   });
   track(forwarder);
-  await waitReady(forwarder, async () => tail(forwarder.logPath).includes('forwarding'), 30_000);
+  await waitReady(
+    forwarder,
+    async () => tail(forwarder.logPath).includes('forwarding') && (!egressSocket || tail(forwarder.logPath).includes('serving egress')),
+    30_000,
+  );
   return {
     server: `https://${nodeIp}:${apiPort}`,
     forwarder,
@@ -75,6 +115,7 @@ export async function bridgeApiServer(
       for (const s of open) s.destroy();
       await new Promise<void>((r) => host.close(() => r()));
       rmSync(socket, { force: true });
+      if (egressSocket) rmSync(egressSocket, { force: true });
     },
   };
 }

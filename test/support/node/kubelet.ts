@@ -22,6 +22,8 @@ export interface KubeletOptions {
   readonly holderPid: number;
   readonly clusterDns: string;
   readonly clusterDomain: string;
+  /** PEM of the CA of the API server's kubelet client certificate; without it nobody may call the kubelet. */
+  readonly clientCa?: string;
 }
 
 export function kubeletConfig(o: KubeletOptions): Record<string, unknown> {
@@ -34,8 +36,13 @@ export function kubeletConfig(o: KubeletOptions): Record<string, unknown> {
     failCgroupV1: false,
     failSwapOn: false,
     containerRuntimeEndpoint: `unix://${o.containerdSocket}`,
-    // Nobody calls this kubelet (API server -> kubelet is not wired yet): no anonymous access, no webhook.
-    authentication: { anonymous: { enabled: false }, webhook: { enabled: false } },
+    // Only the API server calls the kubelet (logs, exec), with its client certificate (startControlPlanes with
+    // `pods`); no anonymous access, no token webhook. Whoever holds that certificate may do anything here.
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: false },
+      x509: o.clientCa ? { clientCAFile: join(o.dir, 'client-ca.crt') } : {},
+    },
     authorization: { mode: 'AlwaysAllow' },
     address: o.nodeIp,
     readOnlyPort: 0,
@@ -63,6 +70,7 @@ export function kubeletConfig(o: KubeletOptions): Record<string, unknown> {
 export function startKubelet(o: KubeletOptions): Proc {
   mkdirSync(o.dir, { recursive: true });
   const config = join(o.dir, 'kubelet.yaml');
+  if (o.clientCa) writeFileSync(join(o.dir, 'client-ca.crt'), o.clientCa);
   writeFileSync(config, stringify(kubeletConfig(o)));
   return launch({
     ...inNode(o.cgroup, o.holderPid, o.binary, [

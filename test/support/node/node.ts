@@ -141,7 +141,7 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
     const containerd = await startContainerd(containerdDir, cniConf, cg, holder.pid, track);
     importImages(containerd.socket, images);
 
-    const bridge = await bridgeApiServer(runDir, apiPort, net.nodeIp, cg, holder.pid, track);
+    const bridge = await bridgeApiServer(runDir, apiPort, net.nodeIp, cg, holder.pid, track, cluster.node?.egressSocket);
     closeBridge = bridge.close;
     const kubeconfig = join(runDir, 'node.kubeconfig');
     writeFileSync(kubeconfig, nodeKubeconfig(cluster, bridge.server), { mode: 0o600 });
@@ -161,6 +161,7 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
       holderPid: holder.pid,
       clusterDns: dnsIp,
       clusterDomain: CLUSTER_DOMAIN,
+      clientCa: cluster.node?.kubeletClientCa,
     });
     track(kubelet);
     const proxy = startProxy({ binary, dir: runDir, nodeName: name, kubeconfig, podCidr, cgroup: cg, holderPid: holder.pid });
