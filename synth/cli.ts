@@ -2,10 +2,12 @@
  * `npm run synth [-- options]`: the command-line face of `synthesize()`. scripts/synth.mjs bundles this file with
  * every module of the catalog folder and calls `main`.
  */
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CrossplaneTarget } from '../apis/api';
 import { catalogApis, type CatalogModule } from './catalog';
 import { writeDeployables } from './deployables';
+import { writeKrewPackage } from './krew';
 import type { PackageDependency } from './package-meta';
 import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
 
@@ -29,6 +31,9 @@ Options:
                                a9s.organizationGuid, a9s.spaceGuid  the Cloud Foundry org and space
                                                                     of every a9s instance
                              (default: the pair Klutch hard-codes; set your platform's)
+  --krew-uri <url>           where kubectl-bind/krew/kubectl-bind.tar.gz will be downloaded from; written into
+                             the krew manifest kubectl-bind/krew/bind.yaml
+                             (default: the project's release URL for this version)
   --catalog <dir>            folder of data-service modules (default: apis/catalog)
   --quiet                    print nothing but errors
   -h, --help                 show this help`;
@@ -54,6 +59,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
         'provider-kubernetes': { type: 'string' },
         setting: { type: 'string', multiple: true },
         catalog: { type: 'string' },
+        'krew-uri': { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -108,6 +114,10 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
     });
     for (const { d, file } of await writeDeployables(root, args.out as string)) {
       log(`${file}: ${d.description}, one file for plain node (build its image with the Dockerfile beside it)`);
+      if (d.name === 'kubectl-bind') {
+        const krew = await writeKrewPackage(args.out as string, { bundle: file, license: join(root, 'LICENSE'), uri: args['krew-uri'] });
+        log(`${krew.manifest}: the krew manifest of ${krew.archive} (sha256 ${krew.sha256})`);
+      }
     }
     log(`synthesized ${apis.length} APIs into ${result.files.length} files in ${Math.round(performance.now() - started)} ms`);
     return 0;

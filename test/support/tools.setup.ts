@@ -6,6 +6,7 @@
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { ensureCrank, ensureValidateCache } from '../tools/crank';
+import { ensureKrew } from '../tools/krew';
 import { ensurePromtool } from '../tools/promtool';
 
 declare module 'vitest' {
@@ -18,6 +19,8 @@ declare module 'vitest' {
     crankValidateCache: string;
     /** Path of promtool (the alert rules and dashboard queries synth writes are checked with it). */
     promtool: string;
+    /** Paths of krew and its manifest validator (the krew package synth writes is installed with them). */
+    krew: { krew: string; validate: string };
   }
 }
 
@@ -27,4 +30,5 @@ export default async function setup(project: TestProject): Promise<void> {
   project.provide('crankV2', await ensureCrank('v2'));
   ensureValidateCache('v2');
   project.provide('promtool', await ensurePromtool());
+  project.provide('krew', await ensureKrew());
 }

@@ -1,0 +1,66 @@
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { PLUGIN_VERSION } from '../cli/version';
+import { ROOT } from '../test/support/catalog';
+import { bundleDeployable, deployable } from './deployables';
+import { writeKrewPackage } from './krew';
+
+let bundle: string;
+const out = mkdtempSync(join(tmpdir(), 'klutch-krew-test-'));
+const license = join(ROOT, 'LICENSE');
+
+beforeAll(async () => {
+  bundle = await bundleDeployable(ROOT, deployable('kubectl-bind'));
+}, 120_000);
+
+/** Runs a krew tool with no network at all (a network namespace of its own, only loopback) and a KREW_ROOT of its own. */
+function offline(bin: string, args: readonly string[], krewRoot: string) {
+  const r = spawnSync('unshare', ['-n', bin, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: krewRoot, KREW_ROOT: krewRoot, KREW_NO_UPGRADE_CHECK: '1' },
+  });
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+describe('the krew package of kubectl-bind', () => {
+  it('is the same bytes for the same bundle, and its manifest carries the archive sha256 and the given URI', async () => {
+    const a = await writeKrewPackage(join(out, 'a'), { bundle, license, uri: 'https://example.test/kubectl-bind.tar.gz' });
+    const b = await writeKrewPackage(join(out, 'b'), { bundle, license, uri: 'https://example.test/kubectl-bind.tar.gz' });
+    expect(readFileSync(a.archive).equals(readFileSync(b.archive))).toBe(true);
+    const manifest = readFileSync(a.manifest, 'utf8');
+    expect(manifest).toContain(`sha256: ${a.sha256}`);
+    expect(manifest).toContain('uri: https://example.test/kubectl-bind.tar.gz');
+    expect(manifest).toContain(`version: ${PLUGIN_VERSION}`);
+  });
+
+  it("passes krew's manifest validation and installs with krew, offline; the installed kubectl-bind runs", async () => {
+    const { krew, validate } = inject('krew');
+    const p = await writeKrewPackage(join(out, 'install'), { bundle, license });
+    const root = mkdtempSync(join(tmpdir(), 'klutch-krew-root-'));
+    const v = offline(validate, ['-manifest', p.manifest, '-skip-install'], root);
+    expect(v.status, v.output).toBe(0);
+    expect(v.output).toContain('structural validation OK');
+    const i = offline(krew, ['install', '--manifest', p.manifest, '--archive', p.archive], root);
+    expect(i.status, i.output).toBe(0);
+    const run = spawnSync(join(root, 'bin', 'kubectl-bind'), ['version'], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);
+  });
+
+  it('is refused by krew when the archive is not the one the manifest names', async () => {
+    const p = await writeKrewPackage(join(out, 'tampered'), { bundle, license });
+    const tampered = join(out, 'tampered.tar.gz');
+    copyFileSync(p.archive, tampered);
+    appendFileSync(tampered, 'x');
+    const i = offline(
+      inject('krew').krew,
+      ['install', '--manifest', p.manifest, '--archive', tampered],
+      mkdtempSync(join(tmpdir(), 'klutch-krew-root-')),
+    );
+    expect(i.status).not.toBe(0);
+    expect(i.output).toContain('checksum does not match');
+  });
+});
