@@ -1,5 +1,5 @@
 /**
- * The bind backend on a control plane, as cdk8s-plus-28 constructs: its Namespace, ServiceAccount, least-privilege
+ * The bind backend on a control plane, as cdk8s-plus-33 constructs: its Namespace, ServiceAccount, least-privilege
  * ClusterRole (and binding), a Role for its Leases, the Deployment (probes, resource requests, flags from props,
  * Secrets for the OIDC client secret and the cookie keys) and the Service.
  *
@@ -11,7 +11,7 @@
  * NetworkPolicies admit exactly the traffic the backend needs (see `networkPolicies`).
  */
 import { Duration, Size } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-28';
+import * as kplus from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { BIND_GROUP, TEMPLATE_GROUP } from '../exports/bind-api';
 import { DEFAULT_API_PORTS, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../lib/pod-security';

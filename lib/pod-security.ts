@@ -13,7 +13,7 @@ import {
   SeccompProfileType,
   type ContainerSecurityContextProps,
   type IPodSelector,
-} from 'cdk8s-plus-28';
+} from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 
 /** The distroless image's `nonroot` user and group (synth/deployables.ts writes `USER 65532:65532`). */

@@ -6,7 +6,7 @@
  * workload is. Construct the workload with `select: false`, then call `selectStably`.
  */
 import { ApiObject, JsonPatch } from 'cdk8s';
-import { LabelSelector, Pods, type Deployment, type IPodSelector } from 'cdk8s-plus-28';
+import { LabelSelector, Pods, type Deployment, type IPodSelector } from 'cdk8s-plus-33';
 
 /** The selector of a workload of ours: `app.kubernetes.io/name: <name>` and `app.kubernetes.io/part-of: klutch-kit`. */
 export function selectorLabels(name: string): Record<string, string> {

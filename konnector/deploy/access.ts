@@ -11,7 +11,7 @@
  * only objects that carry its mark (`klutch.anynines.com/resource-owner`, set by claims.reconcile.ts `copyOf`), the
  * old object too on update and delete, so it can never alter or delete an app's own Secret. Reads stay cluster-wide.
  */
-import { ClusterRole, ClusterRoleBinding, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-28';
+import { ClusterRole, ClusterRoleBinding, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { Annotations } from '../../exports/bind-api';
 import { ValidatingAdmissionPolicy } from './admission-policy';

@@ -1,6 +1,6 @@
 /**
  * ValidatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30) as typed
- * cdk8s objects: cdk8s-plus-28 has no construct for them, and its generated k8s types stop at v1beta1.
+ * cdk8s objects: cdk8s-plus-33 has no construct for them, and its generated k8s types stop at v1beta1.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';

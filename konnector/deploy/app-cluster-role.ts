@@ -12,7 +12,7 @@
  * to the ClusterRole into the AppClusterBinding's kubeconfig Secret. With claimed Secrets/ConfigMaps comes the same
  * ValidatingAdmissionPolicy as the app-cluster konnector's: it may create, update and delete only its own copies.
  */
-import { ClusterRole, ClusterRoleBinding, Namespace, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-28';
+import { ClusterRole, ClusterRoleBinding, Namespace, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, rulesFor, type BoundApi } from '../../lib/app-cluster-access';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../lib/pod-security';

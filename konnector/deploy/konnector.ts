@@ -25,7 +25,7 @@ import {
   ServiceAccount,
   type IApiEndpoint,
   type IApiResource,
-} from 'cdk8s-plus-28';
+} from 'cdk8s-plus-33';
 import { Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { apiServiceBindingCrd, BIND_GROUP } from '../../exports/bind-api';
