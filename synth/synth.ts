@@ -10,7 +10,7 @@ import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
-import { BindBackend, type BindBackendProps } from '../backend/bind-backend';
+import { BindBackend, type BindBackendProps } from '../backend/deploy/bind-backend';
 import { DataServiceComposition } from '../compositions/composition';
 import { SelectionComposition } from '../compositions/selection';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
