@@ -15,52 +15,48 @@ export interface ScrapeProps {
   readonly interval?: string;
 }
 
-const meta = (name: string, p: ScrapeProps) => ({ name, namespace: p.namespace, ...(p.labels ? { labels: { ...p.labels } } : {}) });
-
-/** ServiceMonitor `klutch-bind-backend`: the backend Service's `metrics` port. */
-export class BackendServiceMonitor extends Construct {
-  constructor(scope: Construct, id: string, p: ScrapeProps) {
+/** One ServiceMonitor or PodMonitor: what it selects and the named port whose /metrics it scrapes. */
+class Monitor extends Construct {
+  constructor(
+    scope: Construct,
+    id: string,
+    kind: 'ServiceMonitor' | 'PodMonitor',
+    name: string,
+    matchLabels: Readonly<Record<string, string>>,
+    port: string,
+    p: ScrapeProps,
+  ) {
     super(scope, id);
-    new ApiObject(this, 'ServiceMonitor', {
+    const endpoint = { port, path: '/metrics', interval: p.interval ?? '30s' };
+    new ApiObject(this, kind, {
       apiVersion: 'monitoring.coreos.com/v1',
-      kind: 'ServiceMonitor',
-      metadata: meta('klutch-bind-backend', p),
+      kind,
+      metadata: { name, namespace: p.namespace, ...(p.labels ? { labels: { ...p.labels } } : {}) },
       spec: {
-        selector: { matchLabels: selectorLabels('klutch-bind-backend') },
-        endpoints: [{ port: 'metrics', path: '/metrics', interval: p.interval ?? '30s' }],
+        selector: { matchLabels: { ...matchLabels } },
+        ...(kind === 'ServiceMonitor' ? { endpoints: [endpoint] } : { podMetricsEndpoints: [endpoint] }),
       },
     });
+  }
+}
+
+/** ServiceMonitor `klutch-bind-backend`: the backend Service's `metrics` port. */
+export class BackendServiceMonitor extends Monitor {
+  constructor(scope: Construct, id: string, p: ScrapeProps) {
+    super(scope, id, 'ServiceMonitor', 'klutch-bind-backend', selectorLabels('klutch-bind-backend'), 'metrics', p);
   }
 }
 
 /** PodMonitor `konnector`: the konnector Pods' `probes` port (/metrics beside /healthz and /readyz). */
-export class KonnectorPodMonitor extends Construct {
+export class KonnectorPodMonitor extends Monitor {
   constructor(scope: Construct, id: string, p: ScrapeProps) {
-    super(scope, id);
-    new ApiObject(this, 'PodMonitor', {
-      apiVersion: 'monitoring.coreos.com/v1',
-      kind: 'PodMonitor',
-      metadata: meta('konnector', p),
-      spec: {
-        selector: { matchLabels: selectorLabels('konnector') },
-        podMetricsEndpoints: [{ port: 'probes', path: '/metrics', interval: p.interval ?? '30s' }],
-      },
-    });
+    super(scope, id, 'PodMonitor', 'konnector', selectorLabels('konnector'), 'probes', p);
   }
 }
 
 /** PodMonitor `<function>`: the Pods Crossplane runs for the Function (label `pkg.crossplane.io/function`), port `metrics`. */
-export class FunctionPodMonitor extends Construct {
+export class FunctionPodMonitor extends Monitor {
   constructor(scope: Construct, id: string, p: ScrapeProps & { readonly functionName: string }) {
-    super(scope, id);
-    new ApiObject(this, 'PodMonitor', {
-      apiVersion: 'monitoring.coreos.com/v1',
-      kind: 'PodMonitor',
-      metadata: meta(p.functionName, p),
-      spec: {
-        selector: { matchLabels: { 'pkg.crossplane.io/function': p.functionName } },
-        podMetricsEndpoints: [{ port: 'metrics', path: '/metrics', interval: p.interval ?? '30s' }],
-      },
-    });
+    super(scope, id, 'PodMonitor', p.functionName, { 'pkg.crossplane.io/function': p.functionName }, 'metrics', p);
   }
 }
