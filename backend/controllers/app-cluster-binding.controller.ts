@@ -65,6 +65,8 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
     log,
   });
   const failures = new Map<string, number>();
+  /** Refusals already counted and audited, per AppClusterBinding: two reconciles racing their status write count one. */
+  const refusals = new Map<string, Set<string>>();
   const c = new Controller({
     name: 'appclusterbindings',
     workers: 4,
@@ -74,14 +76,27 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
       const { namespace, name } = splitKey(key);
       const acb = acbs.get(name, namespace);
       if (!acb) return;
-      return reconcileAppClusterBinding(deps(d, provision, bindings, failures), acb);
+      return reconcileAppClusterBinding(deps(d, provision, bindings, failures, refusals), acb);
     },
   });
   const owner = (o: KubernetesObject) => {
     const l = o.metadata?.labels;
     return l?.[AcbLabels.name] && l[AcbLabels.namespace] ? [`${l[AcbLabels.namespace]}/${l[AcbLabels.name]}`] : [];
   };
-  c.watch(acbs, (a) => [objectKey(a)]);
+  // Not on our own status writes: only a change of spec (generation), finalizers or deletion is news; the requeues
+  // the reconcile asks for (backoff for an unreachable cluster, the periodic look) do the rest.
+  const seen = new Map<string, string>();
+  c.watch(acbs, (a, event) => {
+    const k = objectKey(a);
+    if (event === 'delete') {
+      for (const m of [seen, refusals, failures]) m.delete(k);
+      return [k];
+    }
+    const sig = JSON.stringify([a.metadata.uid, a.metadata.generation, a.metadata.finalizers, a.metadata.deletionTimestamp]);
+    if (seen.get(k) === sig) return [];
+    seen.set(k, sig);
+    return [k];
+  });
   c.watch(bindings, owner);
   // An export or request in an AppClusterBinding's cluster namespace: its identity annotation names it.
   const byClusterNamespace = (o: KubernetesObject) => {
@@ -118,6 +133,7 @@ function deps(
   provision: NonNullable<ControllerDeps['provision']>,
   bindings: WatchInformer<Informed<APIServiceBinding>>,
   failures: Map<string, number>,
+  refusals: Map<string, Set<string>>,
 ): AcbDeps {
   const c = d.clients;
   const ignoreNotFound = (e: unknown) => {
@@ -262,7 +278,14 @@ function deps(
         )
         .catch(ignoreNotFound);
     },
-    refused: (r) => recordRefusal(bindRefusals(d.registry), d.log, r),
+    refused: (r) => {
+      const key = r.clusterId ?? '';
+      const seen = refusals.get(key) ?? new Set<string>();
+      refusals.set(key, seen);
+      if (seen.has(`${r.api}\n${r.message}`)) return;
+      seen.add(`${r.api}\n${r.message}`);
+      recordRefusal(bindRefusals(d.registry), d.log, r);
+    },
   };
 }
 

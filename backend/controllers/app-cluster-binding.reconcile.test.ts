@@ -185,6 +185,7 @@ describe('reconcileAppClusterBinding', () => {
     const waits = [];
     for (let i = 0; i < 3; i++) waits.push((await reconcileAppClusterBinding(w.d, acb()))!.requeueAfterMs);
     expect(waits).toEqual([5_000, 10_000, 20_000]);
+    expect(w.cond('AppClusterAccess')!.message).toContain('retrying with backoff');
     expect(w.cond('AppClusterAccess')).toMatchObject({ status: 'False', reason: 'Unreachable' });
     expect(w.cond('AppClusterAccess')!.message).toContain('ECONNREFUSED');
     expect(w.log).toEqual([]);

@@ -184,7 +184,8 @@ export async function reconcileAppClusterBinding(
       no(
         AcbConditions.AppClusterAccess,
         'Unreachable',
-        `cannot reach the app cluster ${secret.kubeconfig.server}: ${access.unreachable}; retrying in ${Math.round(wait / 1000)}s (attempt ${n})`,
+        // No attempt count or time in it: an unchanged message is no write, so no event that would cut the backoff short.
+        `cannot reach the app cluster ${secret.kubeconfig.server}: ${access.unreachable}; retrying with backoff (5s doubling to 5m)`,
       ),
     );
     conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', 'waiting for the app cluster'));

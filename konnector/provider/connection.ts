@@ -115,6 +115,13 @@ export class ProviderConnection implements Connection {
             },
           });
           if (this.heartbeat.error) this.heartbeat = { ...this.heartbeat, error: undefined };
+          // Not due yet (a restarted konnector, a new leader, a sync restarted for a rotated app cluster kubeconfig):
+          // the ClusterBinding's last heartbeat is ours as well, so the bindings need not wait a whole interval.
+          const last = Date.parse(this.clusterBinding()?.status?.lastHeartbeatTime ?? '');
+          if (!this.heartbeat.at && !Number.isNaN(last)) {
+            this.heartbeat = { at: new Date(last) };
+            this.statusChanged();
+          }
           this.noteRefusals(r.refused);
           return { requeueAfterMs: r.requeueAfterMs };
         } catch (e) {

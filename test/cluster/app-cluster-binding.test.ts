@@ -49,6 +49,8 @@ let logDir: string;
 let backend: Proc;
 let probeUrl: string;
 const procs: Proc[] = [];
+/** The control-plane konnector of the first AppClusterBinding, as its Pod would run. */
+let konnector: Proc;
 
 const condition = (o: O | undefined, type: string) => (o?.status?.conditions as O[] | undefined)?.find((c) => c.type === type);
 
@@ -116,6 +118,22 @@ async function runKonnectorOf(deployment: O): Promise<{ proc: Proc; url: string 
   const url = `http://127.0.0.1:${port}`;
   await waitReady(proc, () => probe(`${url}/healthz`).then((r) => r.code === 200), 30_000);
   return { proc, url };
+}
+
+/** Waits until the first AppClusterBinding's PostgresqlInstance is bound; on a timeout says what its status and binding said. */
+async function boundAgain(when: string): Promise<void> {
+  const name = `app-${id}`;
+  try {
+    await eventually(`bound ${when}`, async () =>
+      condition(await getObject(ka, ACBS(ops, name)), PG_API)?.status === 'True' ? true : undefined,
+    );
+  } catch (e) {
+    const acbStatus = (await getObject(ka, ACBS(ops, name)))?.status;
+    const binding = (await getObject(ka, `${BIND}/namespaces/klutch-bind-${ops}-${name}/apiservicebindings/${PG_API}`))?.status;
+    throw new Error(
+      `${(e as Error).message}\nAppClusterBinding status: ${JSON.stringify(acbStatus)}\nAPIServiceBinding status: ${JSON.stringify(binding)}`,
+    );
+  }
 }
 
 beforeAll(async () => {
@@ -237,7 +255,8 @@ describe('AppClusterBinding', () => {
         '--lease-namespace=$(POD_NAMESPACE)',
       ]),
     );
-    const { url } = await runKonnectorOf(deployment);
+    const { url, proc } = await runKonnectorOf(deployment);
+    konnector = proc;
 
     const bound = await eventually(
       'PostgresqlInstance bound (its APIServiceBinding Ready)',
@@ -332,6 +351,47 @@ describe('AppClusterBinding', () => {
     expect(await getObject(ka, `${BIND}/namespaces/${clusterNs}/apiserviceexports/${PG_API}`)).toBeDefined();
     expect(before.metadata.uid).toBe((await requireOk(ka, 'GET', ACBS(ops, name))).metadata.uid);
   }, 120_000);
+
+  it("follows a rotated app cluster kubeconfig: the root namespace's copy is updated, the konnector restarts its sync with it", async () => {
+    const rotated = await saKubeconfig(kb, b, 'klutch-control-plane', 'konnector'); // a new token
+    await putSecret(ops, 'app-kubeconfig', rotated);
+    await eventually('the copy in the root namespace updated', async () => {
+      const copy = await getObject(ka, `/api/v1/namespaces/${root}/secrets/app-cluster-kubeconfig`);
+      return copy && Buffer.from(copy.data.kubeconfig as string, 'base64').toString() === rotated ? true : undefined;
+    });
+    await eventually('the konnector restarted its sync', async () =>
+      readFileSync(konnector.logPath, 'utf8').includes("the app cluster's kubeconfig changed: restarting the sync with it")
+        ? true
+        : undefined,
+    );
+    // Still syncing, with the new credentials: a second claim goes up.
+    const clusterNs = (
+      (((await requireOk(ka, 'GET', '/api/v1/namespaces')).items ?? []) as O[]).find((n) => n.metadata.name.startsWith(`${prefix}-`)) as O
+    ).metadata.name as string;
+    const pns = (await requireOk(ka, 'GET', `${BIND}/namespaces/${clusterNs}/apiservicenamespaces/${app}`)).status.namespace as string;
+    const first = await requireOk(kb, 'GET', pgPath(app, 'first'));
+    await requireOk(kb, 'POST', pgPath(app), { ...first, metadata: { name: 'second', namespace: app }, status: undefined });
+    await eventually('the second claim upstream', () => getObject(ka, pgPath(pns, 'second')));
+    await boundAgain('after the restart');
+  }, 90_000);
+
+  it('reports an unreachable app cluster and retries it, and the other AppClusterBindings stay bound', async () => {
+    const [port] = await freePorts(1); // nothing listens there
+    await putSecret(ops, 'gone-kubeconfig', kubeconfigYaml('gone', `https://127.0.0.1:${port}`, b.ca, 'someone', 'token'));
+    const gone = `gone-${id}`;
+    await requireOk(ka, 'POST', ACBS(ops), acb(gone, 'gone-kubeconfig', [PG]));
+    const o = await eventually('Unreachable reported', async () => {
+      const x = await getObject(ka, ACBS(ops, gone));
+      return condition(x, 'AppClusterAccess')?.reason === 'Unreachable' ? x : undefined;
+    });
+    expect(condition(o, 'AppClusterAccess')?.message).toContain(`cannot reach the app cluster https://127.0.0.1:${port}`);
+    expect(condition(o, 'AppClusterAccess')?.message).toContain('retrying with backoff');
+    expect(condition(o, 'Ready')?.status).toBe('False');
+    expect(await getObject(ka, `/api/v1/namespaces/klutch-bind-${ops}-${gone}`)).toBeUndefined();
+    await boundAgain('while another is unreachable');
+    await requireOk(ka, 'DELETE', ACBS(ops, gone));
+    await eventually('the unreachable one deleted', async () => ((await getObject(ka, ACBS(ops, gone))) ? undefined : true));
+  }, 60_000);
 
   it('refuses a kubeconfig with too little, naming what is missing, and deploys nothing for it', async () => {
     await requireOk(kb, 'POST', `/api/v1/namespaces/${app}/serviceaccounts`, { metadata: { name: 'weak' } });
