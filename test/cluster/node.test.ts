@@ -223,7 +223,7 @@ describe('a node for the harness', () => {
       });
       runner.once('exit', (code) => reject(new Error(`the runner exited (${code}) before its node ran a Pod`)));
     });
-    const held = JSON.parse(line) as { runDir: string; netns: string; cgroupDirs: string[]; pids: number[] };
+    const held = JSON.parse(line) as { egressSocket: string; runDir: string; netns: string; cgroupDirs: string[]; pids: number[] };
     // Processes in the cgroup tree: the node's own, containerd's shims and the Pod's (pause and sleep).
     const inTree = () => held.cgroupDirs.flatMap((d) => (existsSync(d) ? cgroupProcs(d) : []));
     expect(inTree().length).toBeGreaterThan(held.pids.length);
@@ -239,6 +239,7 @@ describe('a node for the harness', () => {
         .filter((l) => l.includes(held.runDir)),
     ).toEqual([]);
     expect(existsSync(join(held.runDir, 'containerd', 'root'))).toBe(false);
+    expect(existsSync(held.egressSocket)).toBe(false);
   }, 240_000);
 });
 

@@ -12,6 +12,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
+  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -114,7 +115,8 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
   const procs: Proc[] = [];
   const track = (p: Proc) => procs.push(p);
   const cg = createNodeCgroup(id, runDir);
-  startReaper(runDir);
+  // The API server's egress socket is the node's (its forwarder made it), though it lies in the cluster's folder.
+  startReaper(runDir, cluster.node ? [cluster.node.egressSocket] : []);
   let closeBridge: (() => Promise<void>) | undefined;
   let holder: Proc | undefined;
 
@@ -269,18 +271,23 @@ function removeState(runDir: string): void {
  * A detached shell that waits while the test runner lives; if the runner dies before `stop()` finished, it sweeps
  * the node's cgroup tree (its namespaces and mounts end with their processes) and deletes the state.
  */
-function startReaper(runDir: string): void {
+function startReaper(runDir: string, alsoRemove: readonly string[]): void {
   const run = shellQuote(runDir);
   const script = `
 while kill -0 ${process.pid} 2>/dev/null && [ ! -e ${run}/finished ]; do sleep 1; done
 [ -e ${run}/finished ] && exit 0
 echo "owner ${process.pid} is gone: cleaning up the node"
-${sweepScript(runDir)}
-rm -rf ${stateDirs(runDir).map(shellQuote).join(' ')}
+# A subshell: the sweep exits early when there is nothing to sweep.
+(${sweepScript(runDir)})
+rm -rf ${[...stateDirs(runDir), ...alsoRemove].map(shellQuote).join(' ')}
 echo "cleaned up by the reaper" > ${run}/finished
 `;
   const out = openSync(join(runDir, 'reaper.log'), 'a');
-  spawn('sh', ['-c', script], { detached: true, stdio: ['ignore', out, out] }).unref();
+  try {
+    spawn('sh', ['-c', script], { detached: true, stdio: ['ignore', out, out] }).unref();
+  } finally {
+    closeSync(out);
+  }
 }
 
 /** Cleans up runs whose owner died without cleaning (the reaper killed too), keeping the logs of the newest few. */
