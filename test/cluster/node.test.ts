@@ -7,6 +7,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { Writable } from 'node:stream';
+import { Exec, type V1Status } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/catalog';
@@ -149,13 +151,26 @@ describe('a node for the harness', () => {
     expect(out.match(/hello from web/g)).toHaveLength(2);
   }, 120_000);
 
-  it('lets the API server reach the kubelet and the Pods through its egress into the node: Pod logs, Pod proxy', async () => {
+  it('lets the API server reach the kubelet and the Pods through its egress into the node: Pod logs, Pod proxy, exec', async () => {
     const logs = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/web/log`);
     expect(logs.code, JSON.stringify(logs.body)).toBe(200);
     expect(String(logs.body.message)).toContain('response:200');
     const r = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/web:8080/proxy/index.html`);
     expect(r.code, JSON.stringify(r.body)).toBe(200);
     expect(String(r.body.message)).toBe('hello from web\n');
+    // exec: the API server upgrades the kubelet connection (a websocket to the client) through the same egress.
+    let out = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        out += chunk.toString();
+        done();
+      },
+    });
+    const status = await new Promise<V1Status>((resolve, reject) => {
+      new Exec(kube.config).exec(NS, 'web', 'main', ['cat', '/www/index.html'], stdout, null, null, false, resolve).catch(reject);
+    });
+    expect(status.status).toBe('Success');
+    expect(out).toBe('hello from web\n');
   });
 
   it('lets a Pod reach the API server through the kubernetes Service with its ServiceAccount token', async () => {
