@@ -5,6 +5,9 @@
  * bound to it by `kubectl bind` with the konnector. The app developer writes Klutch's claims unchanged
  * (`spec.compositionRef.name: a8s-postgresql`); they arrive on the control plane as namespaced composites, the selection
  * Composition composes them on the backend they name, and status and `<claim>-creds` come back to the app cluster.
+ * Every API is bound and every example claim synth writes is made in the app cluster: the a8s ones go to Ready and
+ * creds; the a9s ones are selected onto a9s, whose cluster-scoped managed resources Crossplane v2 refuses for a
+ * namespaced composite (provider-anynines has no namespaced kinds yet).
  *
  * What cannot run here is played, as in the sandbox: the a8s operators (a stand-in marks PostgreSQLs Running and
  * implements ServiceBindings), and the konnector runs as a process under its Deployment's ServiceAccount.
@@ -46,10 +49,15 @@ beforeAll(async () => {
   }
   app = kubeFromConfig(readFileSync(sandbox.kubeconfigs.app, 'utf8'));
   control = kubeFromConfig(readFileSync(sandbox.kubeconfigs.controlPlane, 'utf8'));
-  // The examples below need Backup and Restore in the app cluster too; provider-anynines' CRDs on the control plane
-  // make Crossplane's answer to an a9s claim the one a real platform gives.
-  await sandbox.bind('backups');
-  await sandbox.bind('restores');
+  // Every example below is made in the app cluster, so every API is bound (the sandbox bound two); provider-anynines'
+  // CRDs on the control plane make Crossplane's answer to an a9s claim the one a real platform gives.
+  for (const [p, text] of sandbox.files) {
+    if (!p.startsWith('control-plane/export-templates/')) continue;
+    const t = parseYaml(text)[0] as Obj;
+    const plural = t.spec.APIServiceSelector.resource as string;
+    plurals.set(`${t.spec.APIServiceSelector.group}/${plural}`, plural);
+    if (plural !== 'postgresqlinstances' && plural !== 'servicebindings') await sandbox.bind(plural);
+  }
   await new A9sServiceBrokerStandIn(control).installCrds();
 }, 45 * 60_000);
 
@@ -69,11 +77,13 @@ beforeEach(({ onTestFailed }) => {
 
 // ---------------------------------------------------------------------------------------------------------------------
 
-const PLURALS: Readonly<Record<string, string>> = {
-  PostgresqlInstance: 'postgresqlinstances',
-  ServiceBinding: 'servicebindings',
-  Backup: 'backups',
-  Restore: 'restores',
+/** `<group>/<plural>` of every API, from the export templates: every example's kind is `<plural>` lower-cased minus s. */
+const plurals = new Map<string, string>();
+const pluralOf = (o: Obj): string => {
+  const group = String(o.apiVersion).split('/')[0];
+  const p = plurals.get(`${group}/${String(o.kind).toLowerCase()}s`);
+  if (!p) throw new Error(`no export template offers ${o.kind}; templates: ${[...plurals.keys()].join(', ')}`);
+  return p;
 };
 
 function example(name: string): Obj {
@@ -82,15 +92,14 @@ function example(name: string): Obj {
   return parseYaml(text)[0] as Obj;
 }
 
-const path = (o: Obj, ns = o.metadata.namespace as string) =>
-  `/apis/${o.apiVersion}/namespaces/${ns}/${PLURALS[o.kind]}/${o.metadata.name}`;
+const path = (o: Obj, ns = o.metadata.namespace as string) => `/apis/${o.apiVersion}/namespaces/${ns}/${pluralOf(o)}/${o.metadata.name}`;
 
 /** Creates an object in the app cluster as kubectl create would (a CRD the konnector just made may answer 404 a moment). */
 async function createInApp(obj: Obj): Promise<void> {
   const r = await eventually(
     `${obj.kind} ${obj.metadata.name} to be created in the app cluster`,
     async () => {
-      const res = await app.request('POST', `/apis/${obj.apiVersion}/namespaces/${obj.metadata.namespace}/${PLURALS[obj.kind]}`, obj);
+      const res = await app.request('POST', `/apis/${obj.apiVersion}/namespaces/${obj.metadata.namespace}/${pluralOf(obj)}`, obj);
       return [404, 429, 503].includes(res.code) ? undefined : res;
     },
     60_000,
@@ -198,19 +207,32 @@ describe('every a8s example claim, written for Klutch, applied in the app cluste
 });
 
 describe('the backend a Klutch claim names is the one that composes it', () => {
-  it('compositionRef a9s-postgresql selects the a9s recipe (whose cluster-scoped ServiceInstance v2 refuses for a namespaced composite)', async () => {
-    const e = example('postgresql-a9s');
-    await createInApp(e);
-    const synced = await eventually(
-      'the a9s example to be refused by Crossplane with the a9s resource named',
+  it('every a9s example is accepted in the app cluster and selected onto a9s upstream (whose cluster-scoped resources v2 refuses for a namespaced composite)', async () => {
+    const a9s = [...sandbox.files.keys()]
+      .map((p) => /^packages\/dataservices\/examples\/(.+-a9s)\.yaml$/.exec(p)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .sort();
+    expect(a9s.length).toBe(11);
+    for (const n of a9s) await createInApp(example(n));
+    const refused = new Map<string, string>();
+    await eventually(
+      'every a9s example to be refused by Crossplane, naming its a9s resource',
       async () => {
-        const c = conditionOf(await getObject(control, path(e, sandbox.claims.providerNamespace)), 'Synced');
-        return c?.status === 'False' && /cluster scoped/.test(c.message) ? c : undefined;
+        for (const n of a9s) {
+          if (refused.has(n)) continue;
+          const c = conditionOf(await getObject(control, path(example(n), sandbox.claims.providerNamespace)), 'Synced');
+          if (c?.status === 'False' && /cluster scoped/.test(c.message)) refused.set(n, c.message);
+        }
+        return refused.size === a9s.length ? true : undefined;
       },
-      90_000,
-    );
-    expect(synced.message).toContain('"a9s-postgresql"');
-  }, 120_000);
+      120_000,
+    ).catch((e: Error) => {
+      e.message += `\nrefused so far: ${[...refused.keys()].join(', ')}`;
+      throw e;
+    });
+    // The composed resource's name is <backend>-<service>: the a9s recipe was selected.
+    for (const n of a9s) expect(refused.get(n), n).toContain(`"a9s-${n.replace(/-a9s$/, '')}"`);
+  }, 240_000);
 
   it('an unknown compositionRef is refused by the function, and the app developer reads why in the app cluster', async () => {
     const e = example('postgresql-a8s');
