@@ -238,6 +238,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     exportRequestTimeoutMs: o.exportRequestTimeoutMs,
     unboundConsumerTtlMs: o.unboundConsumerTtlMs,
     abandonedConsumerAfterMs: o.abandonedConsumerAfterMs,
+    legacyTokenGraceMs: o.legacyTokenGraceMs,
     provision,
     konnectorImage: o.konnectorImage,
     log,

@@ -21,6 +21,8 @@ export const MANAGED_BY = 'klutch-kit-backend';
 export const BackendAnnotations = {
   /** On the kubeconfig Secret: when its token expires (RFC 3339), from the TokenRequest's status. */
   tokenExpires: `${P}/token-expires`,
+  /** On the kubeconfig Secret: when its token was issued (RFC 3339); a Klutch legacy token is revoked after it. */
+  tokenIssued: `${P}/token-issued`,
   /** On the kubeconfig Secret: hash of the server, CA, server name and namespace it was written for. */
   kubeconfigFor: `${P}/kubeconfig-for`,
   /** On a ClusterBinding: when the consumer last bound (RFC 3339); a bind counts as activity, like a heartbeat. */

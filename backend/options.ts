@@ -73,6 +73,7 @@ export interface BackendOptions {
   readonly claimedAccess: ClaimedAccess;
   readonly unboundConsumerTtlMs: number;
   readonly abandonedConsumerAfterMs: number;
+  readonly legacyTokenGraceMs: number;
   readonly maxClustersPerSubject: number;
   readonly maxServiceNamespaces: number;
   readonly maxExportRequests: number;
@@ -370,6 +371,13 @@ export const FLAGS: readonly Flag[] = [
     help: 'a consumer without a konnector heartbeat for this long has its credentials revoked (its kubeconfig Secret is deleted; no data is): condition CredentialsRevoked on its ClusterBinding; kubectl bind again restores them',
   },
   {
+    name: 'legacy-token-grace',
+    key: 'legacyTokenGraceMs',
+    arg: 'duration',
+    default: '10m',
+    help: "a consumer adopted from Klutch's backend keeps its legacy ServiceAccount token until its konnector heartbeats this long after the rotated token was written; then the legacy token Secret is deleted",
+  },
+  {
     name: 'max-clusters-per-subject',
     key: 'maxClustersPerSubject',
     arg: 'n',
@@ -648,6 +656,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     claimedAccess: claimed,
     unboundConsumerTtlMs: positive('unbound-consumer-ttl', '1h'),
     abandonedConsumerAfterMs: positive('abandoned-consumer-after', '720h'),
+    legacyTokenGraceMs: positive('legacy-token-grace', '10m'),
     maxClustersPerSubject: count('max-clusters-per-subject', '20'),
     maxServiceNamespaces: count('max-apiservicenamespaces', '100'),
     maxExportRequests: count('max-export-requests', '50'),

@@ -32,6 +32,8 @@ export interface ControllerDeps {
   readonly unboundConsumerTtlMs?: number;
   /** A consumer without a heartbeat (or bind) for this long loses its credentials. @default 720h */
   readonly abandonedConsumerAfterMs?: number;
+  /** An adopted Klutch consumer's legacy token goes after a heartbeat this long after its rotated token. @default 10m */
+  readonly legacyTokenGraceMs?: number;
   /**
    * Finds or makes a consumer, exactly as a bind through /bind does (provision/consumer.ts); the AppClusterBinding
    * controller provisions its app clusters with it. Without it that controller does not run.

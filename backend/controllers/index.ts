@@ -9,6 +9,7 @@ import { consumerRbacController } from './consumer-rbac';
 import type { ControllerDeps } from './deps';
 import { exportRequestsController } from './export-requests';
 import { exportsController } from './exports';
+import { klutchAdoptionController } from './klutch-adoption';
 import { kubeconfigRotationController } from './kubeconfig-rotation';
 import { serviceNamespacesController } from './service-namespaces';
 
@@ -28,6 +29,7 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'obje
     serviceNamespacesController(d),
     clusterBindingsController(d),
     kubeconfigRotationController(d),
+    klutchAdoptionController(d),
   ];
   try {
     await startAll(leader, signal);

@@ -9,11 +9,14 @@
  * most `maxPerSubject` cluster namespaces. The lock is per subject, so concurrent binds of one subject's clusters
  * cannot together pass the limit.
  */
-import { createHash } from 'node:crypto';
 import { V1MicroTime, type V1Namespace } from '@kubernetes/client-node';
 import { Annotations } from '../../exports/bind-api';
 import { type Clients, isConflict, isNotFound, statusCode } from '../kube';
 import { Labels, MANAGED_BY, PodSecurity } from '../labels';
+import { identityHash, subjectOf } from './identity';
+import { adoptClusterNamespace, findKlutchClusterNamespace } from './klutch-adoption';
+
+export { identityHash, subjectOf } from './identity';
 
 export interface ClusterNamespaceOptions {
   readonly clients: Clients;
@@ -39,19 +42,9 @@ export class TooManyClustersError extends Error {
   }
 }
 
-/** `<sub>` of an identity `<sub>#<cluster id>` (the cluster id is base62, so the last `#` splits). */
-export function subjectOf(identity: string): string {
-  const i = identity.lastIndexOf('#');
-  return i < 0 ? identity : identity.slice(0, i);
-}
-
 /** A lock older than this was left by a replica that died while holding it. */
 const LOCK_STALE_MS = 15_000;
 const WAIT_MS = 30_000;
-
-export function identityHash(identity: string): string {
-  return createHash('sha256').update(identity).digest('hex').slice(0, 40);
-}
 
 /** The cluster namespace of `identity`, if it exists and is not being deleted. */
 export async function findClusterNamespace(c: Clients, identity: string): Promise<V1Namespace | undefined> {
@@ -79,6 +72,12 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
       try {
         const again = await findClusterNamespace(o.clients, identity);
         if (again) return again;
+        // A consumer Klutch's backend provisioned binds again before the adoption controller got to it.
+        const klutch = await findKlutchClusterNamespace(o.clients, o.prefix, identity);
+        if (klutch) {
+          await adoptClusterNamespace(o.clients, klutch);
+          return (await findClusterNamespace(o.clients, identity)) ?? klutch;
+        }
         if (o.maxPerSubject !== undefined) {
           // By annotation among everything the backend made, so namespaces made before the subject label count too.
           const made = await o.clients.core.listNamespace({ labelSelector: `${Labels.managedBy}=${MANAGED_BY}` });

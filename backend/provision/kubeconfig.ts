@@ -111,6 +111,7 @@ export async function ensureKubeconfig(
             annotations: {
               ...secret.metadata?.annotations,
               [BackendAnnotations.tokenExpires]: expires,
+              [BackendAnnotations.tokenIssued]: new Date().toISOString(),
               [BackendAnnotations.kubeconfigFor]: writtenFor(t, namespace),
             },
           },

@@ -104,6 +104,19 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
                     );
                     return;
                   }
+                  // A copy Klutch's konnector made (its annotation, without the label we watch): taken over in place,
+                  // so the app's Secret is never missing while the konnectors are switched.
+                  if (other && (resource !== 'secrets' || (other.type ?? 'Opaque') === (desired.type ?? 'Opaque'))) {
+                    const adopted = {
+                      ...desired,
+                      metadata: { ...desired.metadata, resourceVersion: other.metadata.resourceVersion },
+                    } as never;
+                    if (resource === 'secrets')
+                      await core.replaceNamespacedSecret({ namespace: ns, name: desired.metadata.name, body: adopted });
+                    else await core.replaceNamespacedConfigMap({ namespace: ns, name: desired.metadata.name, body: adopted });
+                    rt.metrics.syncSeconds.observe({ direction: 'claims' }, watch.elapsed(key));
+                    return;
+                  }
                 }
                 throw e;
               }
