@@ -157,6 +157,17 @@ export class BindBackend extends Construct {
         'clusterbindings/status',
       ),
     );
+    // The AppClusterBinding controller (backend/controllers/app-cluster-binding.*): its objects and status, and in each
+    // binding root namespace the Namespace, ServiceAccount, Role (whose rules it must hold: APIServiceBindings,
+    // Leases, events), APIServiceBindings and the konnector Deployment.
+    role.allow(['get', 'list', 'watch', 'update', 'patch'], ...res(BIND_GROUP, 'appclusterbindings'));
+    role.allow(['get', 'update', 'patch'], ...res(BIND_GROUP, 'appclusterbindings/status'));
+    role.allow(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], ...res(BIND_GROUP, 'apiservicebindings'));
+    role.allow(['get', 'update', 'patch'], ...res(BIND_GROUP, 'apiservicebindings/status'));
+    role.allow(['patch'], ...res('', 'namespaces', 'serviceaccounts'));
+    role.allow(['get', 'create', 'update'], ...res('coordination.k8s.io', 'leases'));
+    role.allow(['create', 'patch'], ...res('', 'events'));
+    role.allow(['get', 'create', 'update', 'patch', 'delete'], ...res('apps', 'deployments'));
     role.allow(['get', 'list', 'watch'], ...res(TEMPLATE_GROUP, 'apiserviceexporttemplates'));
     role.allow(['get', 'list', 'watch'], ...res('apiextensions.k8s.io', 'customresourcedefinitions'));
     for (const g of [...p.exportedGroups].sort()) role.allow(CONSUMER_VERBS, ...res(g, '*'));

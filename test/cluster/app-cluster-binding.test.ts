@@ -1,6 +1,7 @@
 /**
  * AppClusterBinding end to end (issue 21), on two harness clusters: `a` is the control plane (our bundled backend in
- * --control-plane-mode: controllers only, no OIDC), `b` the app cluster. The platform operator registers `b` with an
+ * --control-plane-mode: controllers only, no OIDC; running as the ServiceAccount of the shipped BindBackend RBAC),
+ * `b` the app cluster. The platform operator registers `b` with an
  * AppClusterBinding whose kubeconfig is NOT cluster-admin: a token of the ServiceAccount that the synthesized
  * AppClusterRole (dist/app-cluster/control-plane-konnector/clusterrole.yaml) binds.
  *
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportTemplateManifest } from '../../exports/bind-api';
+import { BindBackend } from '../../backend/deploy/bind-backend';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
 import { PG, SB } from '../support/backend-suite';
 import { installBindCrds, installClaimApi, launchBackendBundle, waitEstablished } from '../support/bind-backend';
@@ -38,6 +40,8 @@ const ops = `acb-${id}`; // where the platform team keeps AppClusterBindings and
 const app = `acba-${id}`; // the app's namespace in b
 const templates = `acbt-${id}`;
 const prefix = `acb${id}`;
+/** The namespace of the backend's ServiceAccount and Lease, as BindBackend makes it. */
+const BACKEND_NS = 'klutch-bind-backend';
 const pgPath = (namespace: string, name = '') => `/apis/anynines.com/v1/namespaces/${namespace}/${PG.resource}${name ? `/${name}` : ''}`;
 const crdPath = (name: string) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
 
@@ -143,7 +147,7 @@ beforeAll(async () => {
   logDir = join((await controlPlanes()).runDir, 'app-cluster-binding', id);
   mkdirSync(logDir, { recursive: true });
   await installBindCrds(ka);
-  for (const ns of [ops, templates, `acbk-${id}`]) await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+  for (const ns of [ops, templates]) await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
   await requireOk(kb, 'POST', '/api/v1/namespaces', { metadata: { name: app } });
   await installClaimApi(ka, PG.resource, templates);
   await installClaimApi(ka, SB.resource, templates);
@@ -190,6 +194,22 @@ beforeAll(async () => {
     }
   }
 
+  // The backend's RBAC as synth ships it (BindBackend; not its Deployment: no Pods here), and a token of its
+  // ServiceAccount: the controller must get by with exactly what the shipped ClusterRole grants.
+  await applyConstruct(
+    ka,
+    (c) => {
+      new BindBackend(c, 'backend', {
+        issuerUrl: 'https://issuer.invalid',
+        clientId: 'klutch-bind',
+        publicUrl: 'https://bind.invalid',
+        externalAddress: a.server,
+      });
+    },
+    ['Deployment', 'Service', 'NetworkPolicy', 'PodMonitor', 'ServiceMonitor'],
+  );
+  const backendKubeconfig = join(logDir, 'backend.kubeconfig');
+  writeFileSync(backendKubeconfig, await saKubeconfig(ka, a, BACKEND_NS, 'klutch-bind-backend'), { mode: 0o600 });
   // The backend as Klutch's control-plane-mode Deployment runs it, plus where it is and what consumers reach.
   const [port] = await freePorts(1);
   probeUrl = `http://127.0.0.1:${port}`;
@@ -201,8 +221,8 @@ beforeAll(async () => {
       `--namespace-prefix=${prefix}`,
       '--pretty-name=MangoDB',
       '--consumer-scope=Namespaced',
-      `--kubeconfig=${a.kubeconfig}`,
-      `--namespace=acbk-${id}`,
+      `--kubeconfig=${backendKubeconfig}`,
+      `--namespace=${BACKEND_NS}`,
       `--external-address=${a.server}`,
       `--external-ca-file=${caFile}`,
       `--probe-address=127.0.0.1:${port}`,
@@ -227,7 +247,7 @@ afterAll(async () => {
     }
   }
   await Promise.all(procs.map((p) => p.stop(10_000)));
-  if (ka) for (const ns of [ops, templates, `acbk-${id}`]) await ka.request('DELETE', `/api/v1/namespaces/${ns}`);
+  if (ka) for (const ns of [ops, templates]) await ka.request('DELETE', `/api/v1/namespaces/${ns}`);
   if (kb) await kb.request('DELETE', `/api/v1/namespaces/${app}`);
 }, 120_000);
 
