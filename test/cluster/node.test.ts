@@ -151,13 +151,15 @@ describe('a node for the harness', () => {
     expect(out.match(/hello from web/g)).toHaveLength(2);
   }, 120_000);
 
-  it('lets the API server reach the kubelet and the Pods through its egress into the node: Pod logs, Pod proxy, exec', async () => {
+  it('lets the API server reach the kubelet and the Pods through its egress into the node: Pod logs, Pod and Service proxies, exec', async () => {
     const logs = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/web/log`);
     expect(logs.code, JSON.stringify(logs.body)).toBe(200);
     expect(String(logs.body.message)).toContain('response:200');
-    const r = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/web:8080/proxy/index.html`);
-    expect(r.code, JSON.stringify(r.body)).toBe(200);
-    expect(String(r.body.message)).toBe('hello from web\n');
+    for (const path of ['pods/web:8080/proxy/index.html', 'services/web:80/proxy/index.html']) {
+      const r = await kube.request('GET', `/api/v1/namespaces/${NS}/${path}`);
+      expect(r.code, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
+      expect(String(r.body.message)).toBe('hello from web\n');
+    }
     // exec: the API server upgrades the kubelet connection (a websocket to the client) through the same egress.
     let out = '';
     const stdout = new Writable({

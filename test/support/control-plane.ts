@@ -37,8 +37,8 @@ export interface ControlPlaneOptions {
   /**
    * The clusters run Pods (they get a node, test/support/node/): the ServiceAccount admission plugin on (default off,
    * as envtest), so Pods get their ServiceAccount and token volume, and the controller-manager also runs the
-   * endpointslice and node-lifecycle controllers, so Services get endpoints and Ready nodes take Pods, as in any
-   * cluster.
+   * endpointslice, endpoints and node-lifecycle controllers, so Services get endpoints and Ready nodes take Pods, as
+   * in any cluster. It also sets up the API server's egress into the node (`ClusterInfo.node`).
    */
   readonly pods?: boolean;
   /** The multi-call binary; default: built from test/kube once (ensureKubeBinary). */
@@ -247,8 +247,9 @@ export async function startControllerManager(
     'serviceaccount-token-controller',
     'serviceaccount-controller',
     'root-ca-certificate-publisher-controller',
-    // Services get endpoints; a new Node loses its not-ready taint once its kubelet reports Ready.
-    ...(o.pods ? ['endpointslice-controller', 'node-lifecycle-controller'] : []),
+    // Services get EndpointSlices (kube-proxy) and Endpoints (the API server's Service proxy, older clients); a new
+    // Node loses its not-ready taint once its kubelet reports Ready.
+    ...(o.pods ? ['endpointslice-controller', 'endpoints-controller', 'node-lifecycle-controller'] : []),
   ];
   const proc = launchKube(binary, 'kube-controller-manager', c.name, c.dir, [
     `--kubeconfig=${info.kubeconfig}`,
