@@ -235,7 +235,10 @@ function controlPlaneFlags(
     throw new UsageError(
       '--control-plane-mode needs --binding-root-namespace: the namespace on the control plane holding the APIServiceBindings (klutch-bind-<namespace>-<name> of the AppClusterBinding)',
     );
-  if (!name) throw new UsageError("--control-plane-mode needs --app-cluster-kubeconfig-secret-name: the Secret holding the app cluster's kubeconfig");
+  if (!name)
+    throw new UsageError(
+      "--control-plane-mode needs --app-cluster-kubeconfig-secret-name: the Secret holding the app cluster's kubeconfig",
+    );
   if (v['binding-namespace'] !== undefined && v['binding-namespace'] !== root)
     throw new UsageError('--binding-namespace and --binding-root-namespace: in control-plane mode give --binding-root-namespace alone');
   return {

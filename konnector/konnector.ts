@@ -140,10 +140,7 @@ export class Konnector {
     const informers = [this.bindings, this.crds, this.namespaces];
     for (const i of informers) void i.start();
     await untilAborted(Promise.all(informers.map((i) => i.synced)), signal);
-    this.log.info(
-      { bindingNamespace: o.bindingNamespace ?? '(all)', controlPlaneMode: o.home !== undefined },
-      'konnector running',
-    );
+    this.log.info({ bindingNamespace: o.bindingNamespace ?? '(all)', controlPlaneMode: o.home !== undefined }, 'konnector running');
     try {
       if (!signal.aborted) await ctl.run(signal);
     } finally {
