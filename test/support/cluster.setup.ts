@@ -44,7 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       write({ clusters: cp.clusters, runDir: cp.runDir });
       // The node suite's cluster DNS, built once Kubernetes is (a cold build of both at once only thrashes two
       // cores); the suite waits on the same build lock. A failure is the suite's to report.
-      void ensureCoreDns(() => {}).catch(() => undefined);
+      void ensureCoreDns().catch(() => undefined);
       return cp;
     },
     (err: unknown) => {
