@@ -11,9 +11,9 @@
  * loopback port, since :8080 is shared on this machine — as the sandbox does for the app-cluster konnector.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportTemplateManifest } from '../../exports/bind-api';
 import { BindBackend } from '../../backend/deploy/bind-backend';
@@ -450,6 +450,44 @@ describe('AppClusterBinding', () => {
       expect(n === undefined || Boolean(n.metadata.deletionTimestamp), ns).toBe(true);
     }
   }, 120_000);
+
+  it('refuses a kubeconfig Secret of another namespace, and a kubeconfig that would run a program: nothing copied, nothing run', async () => {
+    // Whoever may create AppClusterBindings in `ops` must not make the backend use a Secret elsewhere.
+    const other = `acbo-${id}`;
+    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: other } });
+    await putSecret(other, 'theirs', await saKubeconfig(kb, b, 'klutch-control-plane', 'konnector'));
+    const stolen = `stolen-${id}`;
+    await requireOk(ka, 'POST', ACBS(ops), {
+      ...acb(stolen, 'theirs', [PG]),
+      spec: { kubeconfigSecretRef: { namespace: other, name: 'theirs', key: 'kubeconfig' }, apiExports: [PG], konnector: { deploy: true } },
+    });
+    const refused = await eventually('SecretValid refused', async () => {
+      const x = await getObject(ka, ACBS(ops, stolen));
+      return condition(x, 'SecretValid')?.status === 'False' ? x : undefined;
+    });
+    expect(condition(refused, 'SecretValid')).toMatchObject({ reason: 'SecretNamespaceForbidden' });
+    expect(condition(refused, 'SecretValid')?.message).toContain(`move the Secret into ${ops}`);
+    expect(await getObject(ka, `/api/v1/namespaces/klutch-bind-${ops}-${stolen}`)).toBeUndefined();
+
+    // An exec plugin would run in the backend's (and the konnector's) Pod on the control plane: refused, never run.
+    const marker = join(logDir, `exec-ran-${id}`);
+    const doc = parse(kubeconfigYaml('app', b.server, b.ca, 'op', 'unused')) as O;
+    doc.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/sh', args: ['-c', `touch ${marker}`] } };
+    const exec = stringify(doc);
+    expect(exec).toContain('exec:');
+    await putSecret(ops, 'exec-kubeconfig', exec);
+    const runs = `exec-${id}`;
+    await requireOk(ka, 'POST', ACBS(ops), acb(runs, 'exec-kubeconfig', [PG]));
+    const unsafe = await eventually('SecretValid refused', async () => {
+      const x = await getObject(ka, ACBS(ops, runs));
+      return condition(x, 'SecretValid')?.status === 'False' ? x : undefined;
+    });
+    expect(condition(unsafe, 'SecretValid')).toMatchObject({ reason: 'KubeconfigUnsafe' });
+    expect(condition(unsafe, 'SecretValid')?.message).toContain('exec runs a program on the control plane');
+    expect(existsSync(marker)).toBe(false);
+    for (const n of [stolen, runs]) await requireOk(ka, 'DELETE', ACBS(ops, n));
+    await ka.request('DELETE', `/api/v1/namespaces/${other}`);
+  }, 60_000);
 
   it("accepts Klutch's AppClusterBinding example from its manifests' README as written", async () => {
     const readme = readFileSync(join(ROOT, 'test', 'fixtures', 'klutch-bind-deploy', 'example-backend', 'README.md'), 'utf8');
