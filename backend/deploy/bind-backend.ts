@@ -14,7 +14,13 @@ import { Duration, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { BIND_GROUP, TEMPLATE_GROUP } from '../../exports/bind-api';
-import { DEFAULT_API_PORTS, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
+import {
+  DEFAULT_API_PORTS,
+  NamespacePolicies,
+  RESTRICTED_CONTAINER,
+  RESTRICTED_NAMESPACE_LABELS,
+  RUNTIME_USER,
+} from '../../lib/pod-security';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import type { ConsumerScope } from '../options';
 
