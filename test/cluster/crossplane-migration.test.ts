@@ -16,7 +16,7 @@ import { watchInformer, type WatchInformer } from '../../controller';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox';
 import { Steps } from '../../sandbox/steps';
 import { render } from '../../synth/synth';
-import { loadCatalog } from '../support/catalog';
+import { loadCatalog, parseYaml } from '../support/catalog';
 import { controlPlanes } from '../support/cluster';
 import { eventually, getObject, kubeFromConfig, requireOk, type Kube } from '../support/kube';
 import { ensureCrossplane } from '../tools/crossplane';
@@ -25,6 +25,7 @@ import { ensureProviderKubernetes } from '../tools/provider-kubernetes';
 type Obj = Record<string, any>;
 
 const NS = 'default';
+const BACKUP = 'demo-backup';
 let dir: string;
 let output = '';
 let sandbox: Sandbox;
@@ -68,6 +69,21 @@ beforeAll(async () => {
   }
   app = kubeFromConfig(readFileSync(sandbox.kubeconfigs.app, 'utf8'));
   control = kubeFromConfig(readFileSync(sandbox.kubeconfigs.controlPlane, 'utf8'));
+  // A Backup of the sandbox's PostgreSQL too, made in the app cluster as Klutch's example writes it.
+  await sandbox.bind('backups');
+  const backup = parseYaml(sandbox.files.get('packages/dataservices/examples/backup-a8s.yaml')!)[0] as Obj;
+  backup.metadata.name = BACKUP;
+  backup.spec.instanceRef = sandbox.claims.instance;
+  await eventually(
+    `Backup ${BACKUP} to be created in the app cluster`,
+    async () => {
+      const r = await app.request('POST', `/apis/anynines.com/v1/namespaces/${NS}/backups`, backup);
+      if (r.code >= 300 && ![404, 429, 503].includes(r.code))
+        throw new Error(`cannot create Backup ${BACKUP}: ${r.code} ${JSON.stringify(r.body.message)}`);
+      return r.code < 300 ? true : undefined;
+    },
+    60_000,
+  );
 }, 45 * 60_000);
 
 afterAll(async () => {
@@ -86,6 +102,8 @@ beforeEach(({ onTestFailed }) => {
 
 const instancePath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/postgresqlinstances/${sandbox.claims.instance}`;
 const bindingPath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/servicebindings/${sandbox.claims.binding}`;
+const backupPath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/backups/${BACKUP}`;
+const a8sBackupPath = (ns: string) => `/apis/backups.anynines.com/v1beta3/namespaces/${ns}/backups/${BACKUP}`;
 const credsPath = (ns: string) => `/api/v1/namespaces/${ns}/secrets/${sandbox.claims.binding}-creds`;
 const ready = (o: Obj | undefined) => (o?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True');
 
@@ -189,6 +207,8 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
       'GET',
       `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/${sandbox.claims.instance}`,
     );
+    before.backup = await requireOk(app, 'GET', backupPath(NS));
+    before.a8sBackup = await eventually('the a8s Backup on the control plane', () => getObject(control, a8sBackupPath(ns)), 90_000);
     before.a8sBinding = await requireOk(
       control,
       'GET',
@@ -200,10 +220,12 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     const a8s = [
       await count(control, 'a8s Postgresql', '/apis/postgresql.anynines.com/v1beta3/postgresqls'),
       await count(control, 'a8s ServiceBinding', '/apis/servicebindings.anynines.com/v1beta3/servicebindings'),
+      await count(control, 'a8s Backup', '/apis/backups.anynines.com/v1beta3/backups'),
     ];
     const appSide = [
       await count(app, 'app PostgresqlInstance', '/apis/anynines.com/v1/postgresqlinstances'),
       await count(app, 'app ServiceBinding', '/apis/anynines.com/v1/servicebindings'),
+      await count(app, 'app Backup', '/apis/anynines.com/v1/backups'),
       await count(app, 'app Secret', `/api/v1/namespaces/${NS}/secrets`),
     ];
     await migrate();
@@ -220,21 +242,27 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     expect(xr.metadata.uid).toBeDefined();
     expect(xr.spec.crossplane.compositionRef).toEqual({ name: 'postgresql' });
     expect(xr.spec.crossplane.resourceRefs.map((r: Obj) => r.apiVersion)).toEqual(['kubernetes.m.crossplane.io/v1alpha1']);
-    await eventually(
-      'the ServiceBinding upstream to be a composed v2 composite',
-      async () => ((await getObject(control, bindingPath(ns)))?.spec?.crossplane?.resourceRefs?.length ? true : undefined),
-      120_000,
-    );
-    // The app cluster's status is the v2 composite's: its Ready condition, set after the switch, comes down.
-    const upReady = (xr.status.conditions as Obj[]).find((c) => c.type === 'Ready')!;
+    for (const [what, p] of [
+      ['ServiceBinding', bindingPath(ns)],
+      ['Backup', backupPath(ns)],
+    ] as const) {
+      await eventually(
+        `the ${what} upstream to be a composed v2 composite`,
+        async () => ((await getObject(control, p))?.spec?.crossplane?.resourceRefs?.length ? true : undefined),
+        120_000,
+      );
+    }
+    // The app cluster's status is the v2 composite's: its Ready condition, set after the switch, comes down (compared
+    // with the composite's current one: the provider's polls may move it meanwhile).
+    const readyOf = (o: Obj | undefined) => (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === 'Ready');
     await eventually(
       'the PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
       async () => {
-        const o = await getObject(app, instancePath(NS));
-        const c = (o?.status?.conditions as Obj[] | undefined)?.find((x) => x.type === 'Ready');
-        return c?.status === 'True' && c.lastTransitionTime === upReady.lastTransitionTime ? true : undefined;
+        const down = readyOf(await getObject(app, instancePath(NS)));
+        const up = readyOf(await getObject(control, instancePath(ns)));
+        return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
       },
-      120_000,
+      180_000,
     );
     const events = [...a8s, ...appSide].map((c) => ({ what: c.what, created: c.created, deleted: c.deleted }));
     expect(events).toEqual([...a8s, ...appSide].map((c) => ({ what: c.what, created: [], deleted: [] })));
@@ -259,6 +287,10 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
       `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/${sandbox.claims.instance}`,
     );
     expect(pg.metadata.uid).toBe(before.postgresql!.metadata.uid);
+    const backup = await requireOk(app, 'GET', backupPath(NS));
+    expect(backup.metadata.uid).toBe(before.backup!.metadata.uid);
+    expect(backup.spec).toEqual(withoutClaimMachinery(before.backup!.spec));
+    expect((await requireOk(control, 'GET', a8sBackupPath(ns))).metadata.uid).toBe(before.a8sBackup!.metadata.uid);
     const sb = await requireOk(
       control,
       'GET',
