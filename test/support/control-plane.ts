@@ -37,8 +37,9 @@ export interface ControlPlaneOptions {
   /**
    * The clusters run Pods (they get a node, test/support/node/): the ServiceAccount admission plugin on (default off,
    * as envtest), so Pods get their ServiceAccount and token volume, and the controller-manager also runs the
-   * endpointslice, endpoints and node-lifecycle controllers, so Services get endpoints and Ready nodes take Pods, as
-   * in any cluster. It also sets up the API server's egress into the node (`ClusterInfo.node`).
+   * endpointslice, endpoints, node-lifecycle, deployment and replicaset controllers, so Services get endpoints, Ready
+   * nodes take Pods and Deployments run, as in any cluster. It also sets up the API server's egress into the node
+   * (`ClusterInfo.node`).
    */
   readonly pods?: boolean;
   /** The multi-call binary; default: built from test/kube once (ensureKubeBinary). */
@@ -248,8 +249,10 @@ export async function startControllerManager(
     'serviceaccount-controller',
     'root-ca-certificate-publisher-controller',
     // Services get EndpointSlices (kube-proxy) and Endpoints (the API server's Service proxy, older clients); a new
-    // Node loses its not-ready taint once its kubelet reports Ready.
-    ...(o.pods ? ['endpointslice-controller', 'endpoints-controller', 'node-lifecycle-controller'] : []),
+    // Node loses its not-ready taint once its kubelet reports Ready; Deployments make ReplicaSets, which make Pods.
+    ...(o.pods
+      ? ['endpointslice-controller', 'endpoints-controller', 'node-lifecycle-controller', 'deployment-controller', 'replicaset-controller']
+      : []),
   ];
   const proc = launchKube(binary, 'kube-controller-manager', c.name, c.dir, [
     `--kubeconfig=${info.kubeconfig}`,
