@@ -27,7 +27,7 @@ int main(void) {
 }
 `;
 
-const dir = () => join(cacheRoot(), 'node-images');
+export const imagesDir = () => join(cacheRoot(), 'node-images');
 
 function run(what: string, command: string, args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv): string {
   const r = spawnSync(command, args, { encoding: 'utf8', cwd, env, timeout: 300_000 });
@@ -42,7 +42,7 @@ function run(what: string, command: string, args: readonly string[], cwd?: strin
  * /var/lib in a mount namespace of its own, and its CNI folder (/etc/cni/net.d) is named in a containers.conf of the
  * work folder.
  */
-function buildah(work: string, args: readonly string[]): string {
+export function buildah(work: string, args: readonly string[]): string {
   const conf = join(work, 'containers.conf');
   if (!existsSync(conf)) {
     mkdirSync(join(work, 'cni'), { recursive: true });
@@ -73,17 +73,21 @@ function buildah(work: string, args: readonly string[]): string {
   );
 }
 
-/** An OCI archive of an image whose root file system is `rootfs`, named `name`; made once. */
-function ensureArchive(
+/**
+ * An OCI archive of an image whose root file system is `rootfs`, named `name`; made once. `copies` are more
+ * `buildah copy` options and paths (`['--chown', '65532:65532', '<dir>', '/home/nonroot']`): `rootfs` is copied as root.
+ */
+export function ensureArchive(
   file: string,
   name: string,
   rootfs: (dir: string) => void,
   config: readonly string[],
   log: (l: string) => void,
+  copies: readonly (readonly string[])[] = [],
 ): string {
   if (existsSync(file)) return file;
-  mkdirSync(dir(), { recursive: true });
-  const work = mkdtempSync(join(dir(), 'build-'));
+  mkdirSync(imagesDir(), { recursive: true });
+  const work = mkdtempSync(join(imagesDir(), 'build-'));
   try {
     log(`building the image ${name} with buildah ...`);
     const root = join(work, 'rootfs');
@@ -92,6 +96,7 @@ function ensureArchive(
     const c = buildah(work, ['from', 'scratch']);
     try {
       buildah(work, ['copy', c, `${root}/`, '/']);
+      for (const copy of copies) buildah(work, ['copy', ...copy.slice(0, -2), c, ...copy.slice(-2)]);
       buildah(work, ['config', ...config, c]);
       buildah(work, ['commit', '--format', 'oci', c, name]);
     } finally {
@@ -109,7 +114,7 @@ function ensureArchive(
 
 export function ensurePauseImage(log: (l: string) => void): string {
   return ensureArchive(
-    join(dir(), 'pause-3.10.oci.tar'),
+    join(imagesDir(), 'pause-3.10.oci.tar'),
     PAUSE_IMAGE,
     (root) => {
       const src = join(root, '..', 'pause.c');
@@ -123,7 +128,7 @@ export function ensurePauseImage(log: (l: string) => void): string {
 
 export function ensureBusyboxImage(log: (l: string) => void): string {
   return ensureArchive(
-    join(dir(), 'busybox-1.35.oci.tar'),
+    join(imagesDir(), 'busybox-1.35.oci.tar'),
     BUSYBOX_IMAGE,
     (root) => {
       const bin = join(root, 'bin');
