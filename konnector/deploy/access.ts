@@ -10,6 +10,8 @@
  * resources comes a ValidatingAdmissionPolicy that can: the konnector's ServiceAccount may create, update and delete
  * only objects that carry its mark (`klutch.anynines.com/resource-owner`, set by claims.reconcile.ts `copyOf`), the
  * old object too on update and delete, so it can never alter or delete an app's own Secret. Reads stay cluster-wide.
+ * One exception, for migrating: a copy Klutch's konnector made (annotation `resource-owner: Provider`, no label) may
+ * be updated into a marked copy, never deleted as it is.
  */
 import { ClusterRole, ClusterRoleBinding, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
@@ -86,6 +88,10 @@ export function copiesOnly(
 ): ValidatingAdmissionPolicy {
   const user = `system:serviceaccount:${ns}:konnector`;
   const marked = (o: string) => `has(${o}.metadata.labels) && '${COPY_MARK}' in ${o}.metadata.labels`;
+  // A copy Klutch's konnector made carries the mark as an annotation only: it may be taken over (updated into a
+  // marked copy, validation 1), never deleted as it is (docs/decisions/klutch-migration.md).
+  const klutchCopy = (o: string) =>
+    `request.operation == 'UPDATE' && has(${o}.metadata.annotations) && '${COPY_MARK}' in ${o}.metadata.annotations && ${o}.metadata.annotations['${COPY_MARK}'] == 'Provider'`;
   // Inside one CEL string literal: no quotes in `what` or the namespace (a DNS label).
   const refused = (what: string) =>
     `request.operation + ' of ' + request.resource.resource + ' ' + request.namespace + '/' + request.name + ' refused: ` +
@@ -105,7 +111,7 @@ export function copiesOnly(
         reason: 'Forbidden',
       },
       {
-        expression: `request.operation == 'CREATE' || (${marked('oldObject')})`,
+        expression: `request.operation == 'CREATE' || (${marked('oldObject')}) || (${klutchCopy('oldObject')})`,
         messageExpression: refused(
           'this one is not such a copy (objects of the app stay untouched: rename one if a claimed object needs its name)',
         ),

@@ -131,6 +131,33 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
                 if (!isNotFound(e) && !isConflict(e)) throw e;
               }
             },
+            deleteKlutchCopy: async (ns, n) => {
+              const read =
+                resource === 'secrets'
+                  ? core.readNamespacedSecret({ namespace: ns, name: n })
+                  : core.readNamespacedConfigMap({ namespace: ns, name: n });
+              const o = withKind(await read.catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e))));
+              if (
+                !o ||
+                o.metadata.annotations?.[Annotations.resourceOwner] !== 'Provider' ||
+                o.metadata.labels?.[Annotations.resourceOwner]
+              )
+                return;
+              // Marked first (the admission policy lets the konnector delete only marked copies), then deleted.
+              const marked = {
+                ...o,
+                metadata: { ...o.metadata, labels: { ...o.metadata.labels, [Annotations.resourceOwner]: 'Provider' } },
+              } as never;
+              if (resource === 'secrets') await core.replaceNamespacedSecret({ namespace: ns, name: n, body: marked });
+              else await core.replaceNamespacedConfigMap({ namespace: ns, name: n, body: marked });
+              const opts = { namespace: ns, name: n, body: { preconditions: { uid: o.metadata.uid } } };
+              await (resource === 'secrets' ? core.deleteNamespacedSecret(opts) : core.deleteNamespacedConfigMap(opts)).catch(
+                (e: unknown) => {
+                  if (!isNotFound(e) && !isConflict(e)) throw e;
+                },
+              );
+              x.log.info({ namespace: ns, name: n, kind }, "deleted a copy Klutch's konnector made: its provider object is gone");
+            },
             warn: rt.warn,
           },
           namespace,

@@ -30,6 +30,7 @@ function world(o: { source?: Obj; target?: Obj; owned?: boolean; names?: string[
     writeTarget: async (d, existing) =>
       void writes.push(`${existing ? 'update' : 'create'} ${d.metadata.namespace}/${d.metadata.name} ${JSON.stringify(d.data)}`),
     deleteTarget: async (ns, name) => void writes.push(`delete ${ns}/${name}`),
+    deleteKlutchCopy: async (ns, name) => void writes.push(`delete Klutch's copy ${ns}/${name} if any`),
     warn: (_s, reason) => void warnings.push(reason),
   };
   return { deps, writes, warnings };
@@ -39,6 +40,15 @@ const creds = secret('p', 'sb-creds', { password: 'cw==' });
 const copy = (data = { password: 'cw==' }) => copyOf(secret('p', 'sb-creds', data), 'app', twin, 'Provider');
 
 describe('reconcileClaim', () => {
+  it("looks for a copy Klutch's konnector made (not in the label watch) only when the source is gone", async () => {
+    const gone = world({});
+    await reconcileClaim(gone.deps, 'p', 'sb-creds');
+    expect(gone.writes).toEqual(["delete Klutch's copy app/sb-creds if any"]);
+    const unowned = world({ source: creds, owned: false });
+    await reconcileClaim(unowned.deps, 'p', 'sb-creds');
+    expect(unowned.writes).toEqual([]);
+  });
+
   it('copies a Secret owned by a bound object down, owned by its twin and marked as the provider’s', async () => {
     const w = world({ source: creds });
     await reconcileClaim(w.deps, 'p', 'sb-creds');

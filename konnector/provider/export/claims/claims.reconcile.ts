@@ -28,6 +28,11 @@ export interface ClaimDeps {
   /** Creates or replaces the target (`existing` is the current one, if any). */
   writeTarget(desired: Obj, existing: Obj | undefined): Promise<void>;
   deleteTarget(namespace: string, name: string, uid: string): Promise<void>;
+  /**
+   * Deletes a copy Klutch's konnector made (annotation only, so the label watch does not show it), if one is there:
+   * its source is gone. @default none (nothing to take over)
+   */
+  deleteKlutchCopy?(namespace: string, name: string): Promise<void>;
   warn(source: Obj, reason: string, message: string): void;
 }
 
@@ -43,6 +48,7 @@ export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, n
   const twin = source && !isDeleting(source) && selects(deps.names, name) ? deps.ownerTwin(source) : undefined;
   if (!source || !twin) {
     if (ours && !isDeleting(target)) await deps.deleteTarget(targetNamespace, name, target.metadata.uid ?? '');
+    else if (!source && !target) await deps.deleteKlutchCopy?.(targetNamespace, name);
     return undefined;
   }
   if (target && !ours) {
