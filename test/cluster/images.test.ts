@@ -234,7 +234,8 @@ let write; try { fs.writeFileSync('/konnector/x', ''); write = 'written'; } catc
 const sa = '/var/run/secrets/kubernetes.io/serviceaccount/';
 console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEff: status.CapEff, seccomp: status.Seccomp,
   noNewPrivs: status.NoNewPrivs, write, token: fs.readFileSync(sa + 'token', 'utf8').split('.').length,
-  namespace: fs.readFileSync(sa + 'namespace', 'utf8') }));`;
+  namespace: fs.readFileSync(sa + 'namespace', 'utf8'), user: require('node:os').userInfo().username, cwd: process.cwd(),
+  home: fs.statSync('/home/nonroot').uid, caBundle: fs.statSync(process.env.SSL_CERT_FILE).size > 100000 }));`;
     const seen = JSON.parse(await execIn(KONNECTOR_NS, pod.metadata.name, 'konnector', ['/nodejs/bin/node', '-e', probe]));
     expect(seen).toEqual({
       uid: IMAGE_USER,
@@ -245,6 +246,11 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
       write: 'EROFS',
       token: 3,
       namespace: KONNECTOR_NS,
+      // distroless' user, its home and the CA bundle: the base image made here has them where distroless does.
+      user: 'nonroot',
+      cwd: '/home/nonroot',
+      home: IMAGE_USER,
+      caBundle: true,
     });
 
     // The token works: a replica leads through the Lease in its namespace, which it can only write as `konnector`.

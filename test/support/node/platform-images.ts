@@ -51,7 +51,7 @@ function sh(what: string, command: string, args: readonly string[]): string {
 }
 
 /** The shared libraries `node` loads (`ldd`), each with the path it is found at and the Debian package holding it. */
-function libraryClosure(node: string): { path: string; real: string; pkg: string }[] {
+export function libraryClosure(node: string): { path: string; real: string; pkg: string }[] {
   return [...sh('listing the libraries of node', 'ldd', [node]).matchAll(/(\/\S+) \(0x/g)].map((m) => {
     const path = m[1]!;
     const real = realpathSync(path);
@@ -67,7 +67,7 @@ function packageVersions(pkgs: readonly string[]): string {
 }
 
 /** Debian 12 is merged-/usr: /lib and /lib64 are links into /usr, as in distroless. */
-function usrMerged(path: string): string {
+export function usrMerged(path: string): string {
   return path.replace(/^\/(lib|lib64|bin|sbin)\//, '/usr/$1/');
 }
 
