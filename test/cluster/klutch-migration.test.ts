@@ -38,8 +38,9 @@ import {
 } from '../../exports/bind-api';
 import { Labels } from '../../backend/labels';
 import { render } from '../../synth/synth';
-import { startBackendSuite, type BackendSuite } from '../support/backend-suite';
+import { PG, startBackendSuite, type BackendSuite } from '../support/backend-suite';
 import { waitEstablished } from '../support/bind-backend';
+import { bindFlow } from '../support/bind-flow';
 import { loadCatalog, parseYaml } from '../support/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
@@ -75,6 +76,8 @@ let legacyKubeconfig: string;
 let appSecret: string;
 let konnector: KonnectorProcess | undefined;
 let backend: BackendSuite | undefined;
+/** A second Klutch consumer, made after our backend's first sweep. */
+let latecomer: string | undefined;
 
 const pg = (namespace: string, name = '') => `/apis/anynines.com/v1/namespaces/${namespace}/postgresqlinstances${name ? `/${name}` : ''}`;
 const secretPath = (namespace: string, name = '') => `/api/v1/namespaces/${namespace}/secrets${name ? `/${name}` : ''}`;
@@ -358,7 +361,7 @@ afterAll(async () => {
   await konnector?.proc.stop();
   await backend?.stop();
   for (const n of [app, kns]) await kb?.request('DELETE', `/api/v1/namespaces/${n}`);
-  for (const n of [pns, clusterNs]) if (n) await ka?.request('DELETE', `/api/v1/namespaces/${n}`);
+  for (const n of [pns, clusterNs, latecomer]) if (n) await ka?.request('DELETE', `/api/v1/namespaces/${n}`);
   await ka?.request('DELETE', `${RBAC}/clusterrolebindings/${SA}-${clusterNs}`);
   await kb?.request('DELETE', `${RBAC}/clusterrolebindings/${kns}-konnector`);
   await kb?.request('DELETE', `${RBAC}/clusterroles/${kns}-konnector`);
@@ -437,7 +440,7 @@ describe("switching the backend: Klutch's consumer adopted by ours under a live 
     expect(heartbeatBefore).toBeDefined();
     const uids = await upstreamUids(['k0', 'k2', 'n-1']);
     const started = (async () => {
-      backend = await startBackendSuite(a, { args: [`--namespace-prefix=${prefix}`, '--legacy-token-grace=4s'], users: 1 });
+      backend = await startBackendSuite(a, { args: [`--namespace-prefix=${prefix}`, '--legacy-token-grace=4s'], users: 2 });
     })();
     await Promise.all([started, churn('m', { creates: 4, updates: ['k0', 'n-1'], deletes: ['k4', 'n-2'] })]);
     const ns = await eventually('the cluster namespace adopted', async () => {
@@ -475,5 +478,26 @@ describe("switching the backend: Klutch's consumer adopted by ours under a live 
     expect((role!.rules as WireObject[]).flatMap((r) => r.resources)).not.toContain('secrets');
     const consumer = kubeFromConfig(await appKubeconfig());
     expect((await consumer.request('GET', '/api/v1/namespaces/kube-system/secrets')).code).toBe(403);
+  });
+
+  it('a Klutch consumer that binds again before the sweep reached it keeps its cluster namespace', async () => {
+    const user = backend!.user();
+    const cid = randomBytes(4).toString('hex').slice(0, 6);
+    // Klutch's backend made it; our backend's sweep (at start, then every 5 minutes) has not seen it yet.
+    latecomer = (
+      await create(ka, '/api/v1/namespaces', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { generateName: `${prefix}-`, annotations: { [Annotations.identity]: `${user}#${cid}` } },
+      })
+    ).metadata.name as string;
+    const flow = await bindFlow({ backend: backend!.backend, idp: backend!.idp, callback: backend!.callback, user, cid, ...PG });
+    expect(flow.namespace).toBe(latecomer);
+    const ns = await getObject(ka, `/api/v1/namespaces/${latecomer}`);
+    expect(ns!.metadata.labels[Labels.identityHash]).toBeDefined();
+    const mine = ((await getObject(ka, '/api/v1/namespaces'))!.items as WireObject[]).filter(
+      (n) => n.metadata.annotations?.[Annotations.identity] === `${user}#${cid}`,
+    );
+    expect(mine.map((n) => n.metadata.name)).toEqual([latecomer]);
   });
 });
