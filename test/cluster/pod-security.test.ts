@@ -88,7 +88,9 @@ describe('Pod Security restricted', () => {
       const r = await kube.request('POST', `${url}?dryRun=All&fieldValidation=Strict`, body);
       results.push(`${where}: ${r.code === 201 ? 'accepted' : `${r.code} ${r.body.message}`}`);
     }
-    expect(results).toHaveLength(6); // two Namespaces, a default-deny and an allow policy in each
+    // Namespaces klutch-bind-backend and klutch-bind, each with a default-deny and an allow policy, and the
+    // control-plane konnector's klutch-control-plane in the app cluster (dist/app-cluster/control-plane-konnector/).
+    expect(results).toHaveLength(7);
     expect(results.filter((r) => !r.endsWith(': accepted'))).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { inputSchema } from '../../recipe';
+import { inputSchema, selectionSchema } from '../../recipe';
 import { validatorFor, type Validator } from '../support/openapi';
 import { parseYaml, ROOT, synthCatalog } from '../support/catalog';
 import { CRANK_VERSION } from '../tools/crank';
@@ -27,13 +27,15 @@ function upstreamCrds(): Map<string, Record<string, unknown>> {
   return out;
 }
 
-const inputCrd = {
+const stepCrd = (kind: string, schema: { toJSON(): unknown }) => ({
   spec: {
     group: 'dataservices.fn.klutch.anynines.com',
-    names: { kind: 'Input' },
-    versions: [{ name: 'v1beta1', schema: { openAPIV3Schema: inputSchema.toJSON() } }],
+    names: { kind },
+    versions: [{ name: 'v1beta1', schema: { openAPIV3Schema: schema.toJSON() } }],
   },
-};
+});
+const inputCrd = stepCrd('Input', inputSchema);
+const selectionCrd = stepCrd('Selection', selectionSchema);
 
 describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) => {
   let objects: { path: string; obj: Record<string, unknown> }[];
@@ -91,9 +93,10 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
   });
 
   it('writes every Composition step input so that the function input CRD accepts it', () => {
-    const v = validatorFor(inputCrd, 'v1beta1');
+    // v1: a Composition per API and backend, each with an Input; v2: one per API, with a Selection of the backends' Inputs.
+    const v = target === 'v1' ? validatorFor(inputCrd, 'v1beta1') : validatorFor(selectionCrd, 'v1beta1');
     const compositions = objects.filter(({ obj }) => obj.kind === 'Composition');
-    expect(compositions).toHaveLength(15);
+    expect(compositions).toHaveLength(target === 'v1' ? 15 : 11);
     for (const { path, obj } of compositions) {
       const pipeline = (obj.spec as { pipeline: { input: Record<string, unknown> }[] }).pipeline;
       expect(pipeline, path).toHaveLength(1);
