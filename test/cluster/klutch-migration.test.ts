@@ -400,7 +400,14 @@ describe("switching the konnector: Klutch's replaced by ours under a live sync",
         args: ['--heartbeat-interval=2s'],
       });
     })();
-    await Promise.all([started, churn('n', { creates: 4, updates: ['k0', 'k1'], deletes: ['k3'] })]);
+    let running = false;
+    const changes = (async () => {
+      await churn('n', { creates: 4, updates: ['k0', 'k1'], deletes: ['k3'] });
+      // Until the konnector runs, and two rounds after.
+      for (let round = 0, after = 0; round < 100 && after < 2; round++, after += running ? 1 : 0)
+        await churn(`v${round}`, { creates: 1, updates: ['k1'], deletes: round > 0 ? [`v${round - 1}-0`] : [] });
+    })();
+    await Promise.all([started.then(() => (running = true)), changes]);
     await accountedFor();
     // Kept claims keep their provider objects: none was deleted and made again upstream.
     expect(await upstreamUids(['k0', 'k1', 'k2'])).toEqual({ k0: uids.k0, k1: uids.k1, k2: uids.k2 });
@@ -443,6 +450,11 @@ describe("switching the backend: Klutch's consumer adopted by ours under a live 
       backend = await startBackendSuite(a, { args: [`--namespace-prefix=${prefix}`, '--legacy-token-grace=4s'], users: 2 });
     })();
     await Promise.all([started, churn('m', { creates: 4, updates: ['k0', 'n-1'], deletes: ['k4', 'n-2'] })]);
+    // On through adoption, token rotation and the legacy token's revocation: a round of changes at a time.
+    let round = 0;
+    for (; round < 100 && (await getObject(ka, secretPath(clusterNs, SA))); round++)
+      await churn(`w${round}`, { creates: 1, updates: ['k0'], deletes: round > 0 ? [`w${round - 1}-0`] : [] });
+    expect(round, 'rounds of changes while the backend took over').toBeGreaterThan(1);
     const ns = await eventually('the cluster namespace adopted', async () => {
       const o = await getObject(ka, `/api/v1/namespaces/${clusterNs}`);
       return o?.metadata.labels?.[Labels.identityHash] ? o : undefined;
