@@ -298,7 +298,11 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     );
     expect(sb.metadata.uid).toBe(before.a8sBinding!.metadata.uid);
     // The creds Secret upstream now belongs to the new namespaced Object.
-    const up = await requireOk(control, 'GET', credsPath(ns));
+    // The adoption is written by Crossplane as it composes: on a loaded machine it may come after the rest.
+    const up = await eventually('the creds Secret upstream owned by the namespaced Object', async () => {
+      const o = await getObject(control, credsPath(ns));
+      return (o?.metadata.ownerReferences as Obj[] | undefined)?.length ? o : undefined;
+    });
     expect((up.metadata.ownerReferences as Obj[]).map((r) => [r.apiVersion, r.kind])).toEqual([
       ['kubernetes.m.crossplane.io/v1alpha1', 'Object'],
     ]);
