@@ -438,6 +438,25 @@ describe("switching the konnector: Klutch's replaced by ours under a live sync",
     await eventually('n-0-creds down', () => getObject(kb, secretPath(app, 'n-0-creds')));
     await eventually('n-0 Ready down', async () => ((await getObject(kb, pg(app, 'n-0')))?.status?.conditions ? true : undefined));
   }, 180_000);
+  it("lets the konnector take over a copy with Klutch's mark, but never delete one as it is, nor touch an app's Secret", async () => {
+    const konnectorKube = kubeFromConfig(konnectorConfig);
+    const secret = (name: string, annotations: Record<string, string>) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: app, annotations },
+      data: { k: b64('v') },
+    });
+    await create(kb, secretPath(app), secret('klutch-copy', { [Annotations.resourceOwner]: 'Provider' }));
+    await create(kb, secretPath(app), secret('app-own', { [Annotations.resourceOwner]: 'Consumer' }));
+    expect((await konnectorKube.request('DELETE', secretPath(app, 'klutch-copy'))).code, 'delete as it is').toBe(403);
+    const relabel = (name: string, annotations: Record<string, string>) =>
+      konnectorKube.request('PUT', secretPath(app, name), {
+        ...secret(name, annotations),
+        metadata: { name, namespace: app, annotations, labels: { [Annotations.resourceOwner]: 'Provider' } },
+      });
+    expect((await relabel('app-own', { [Annotations.resourceOwner]: 'Consumer' })).code, "an app's Secret").toBe(403);
+    expect((await relabel('klutch-copy', { [Annotations.resourceOwner]: 'Provider' })).code, 'take-over').toBe(200);
+  });
 });
 
 describe("switching the backend: Klutch's consumer adopted by ours under a live sync", () => {
