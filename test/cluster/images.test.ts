@@ -17,7 +17,15 @@ import { type ControlPlanes, startControlPlanes } from '../support/control-plane
 import { apply, synthOutputAsync } from '../support/crossplane';
 import { applyAt, eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
 import { type Node, startNode } from '../support/node/node';
-import { DEPLOYABLE_IMAGES, ensureBaseImage, ensureDeployableImages } from '../support/node/platform-images';
+import {
+  CROSSPLANE_IMAGE,
+  DEPLOYABLE_IMAGES,
+  ensureBaseImage,
+  ensureCrossplaneImages,
+  ensureDeployableImages,
+  PROVIDER_KUBERNETES_IMAGE,
+} from '../support/node/platform-images';
+import { crossplaneVersion } from '../tools/crossplane';
 import { tail } from '../support/processes';
 import { kubeBinaryPath } from '../tools/kube';
 import { NODE_VERSION } from '../tools/node-runtime';
@@ -31,15 +39,17 @@ let node: Node;
 let kube: Kube;
 let dist: string;
 let archives: Record<string, string>;
+let goImages: { crossplane: string; providerKubernetes: string };
 
 beforeAll(async () => {
   dist = mkdtempSync(join(tmpdir(), 'klutch-kit-images-'));
   await synthOutputAsync(dist);
   archives = await ensureDeployableImages(dist, log);
+  goImages = await ensureCrossplaneImages(log);
   cp = await startControlPlanes({ clusters: [CLUSTER], binary: kubeBinaryPath(), pods: true });
   kube = kubeFor(cp.clusters[CLUSTER]!);
   // The four share the base layer: containerd stores it once.
-  node = await startNode(cp.clusters[CLUSTER]!, { images: Object.values(archives) });
+  node = await startNode(cp.clusters[CLUSTER]!, { images: [...Object.values(archives), ...Object.values(goImages)] });
   await requireOk(kube, 'POST', '/api/v1/namespaces', {
     metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
   });
@@ -125,6 +135,21 @@ async function execIn(ns: string, pod: string, container: string, command: strin
   return out;
 }
 
+/** A one-container Pod of `image` with `args`, restricted as the synthesized Deployments are. */
+function pod(name: string, image: string, args: string[], extra: WireObject = {}): Promise<WireObject> {
+  return applyAt(kube, `/api/v1/namespaces/${NS}/pods/${name}`, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS },
+    spec: {
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 1,
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [{ name: 'main', image, imagePullPolicy: 'Never', args, securityContext: RESTRICTED, ...extra }],
+    },
+  });
+}
+
 describe('images without Docker', () => {
   it('builds every deployable from the Dockerfile synth writes, on the base image made locally under the name it uses', async () => {
     const base = image(await ensureBaseImage(log));
@@ -156,18 +181,6 @@ describe('images without Docker', () => {
   }, 120_000);
 
   it('runs the function, backend and kubectl-bind images as restricted Pods on Node 24', async () => {
-    const pod = (name: string, image: string, args: string[], extra: WireObject = {}) =>
-      applyAt(kube, `/api/v1/namespaces/${NS}/pods/${name}`, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, namespace: NS },
-        spec: {
-          restartPolicy: 'Never',
-          terminationGracePeriodSeconds: 1,
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [{ name: 'main', image, imagePullPolicy: 'Never', args, securityContext: RESTRICTED, ...extra }],
-        },
-      });
     // The function as Crossplane runs it, in plain gRPC (no Crossplane here to mount /tls/server), with its probe.
     await pod('function', DEPLOYABLE_IMAGES.function!, ['--insecure', '--address', ':9443', '--metrics-address', ':8080'], {
       readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
@@ -189,6 +202,33 @@ describe('images without Docker', () => {
     const backend = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/backend/log`);
     expect(String(backend.body.message)).toContain('Usage: node backend.mjs');
   }, 180_000);
+
+  it('runs Crossplane core and provider-kubernetes from images of their Go builds, as their Dockerfiles lay them out', async () => {
+    const files = (archive: string) => {
+      const { manifest } = image(archive);
+      const top = manifest.layers[manifest.layers.length - 1].digest.slice(7);
+      return spawnSync('sh', ['-c', `tar xOf "$0" blobs/sha256/${top} | tar tz`, archive], { encoding: 'utf8', maxBuffer: 64 << 20 })
+        .stdout;
+    };
+    expect(image(goImages.crossplane).name).toBe(CROSSPLANE_IMAGE);
+    expect(image(goImages.crossplane).config.config.Entrypoint).toEqual(['/usr/local/bin/crossplane']);
+    // What `crossplane core init` installs, where it reads it.
+    expect(files(goImages.crossplane)).toMatch(/^crds\/apiextensions\.crossplane\.io_compositions\.yaml$/m);
+    expect(files(goImages.crossplane)).toMatch(/^webhookconfigurations\//m);
+    expect(image(goImages.providerKubernetes).name).toBe(PROVIDER_KUBERNETES_IMAGE);
+    await pod('crossplane', CROSSPLANE_IMAGE, ['--version']);
+    await pod('provider-kubernetes', PROVIDER_KUBERNETES_IMAGE, ['--help']);
+    for (const name of ['crossplane', 'provider-kubernetes']) {
+      await podUntil(NS, name, 'Succeeded', (p) => {
+        if (p.status?.phase === 'Failed') throw new Error(`${name} failed: ${JSON.stringify(p.status)}`);
+        return p.status?.phase === 'Succeeded';
+      });
+    }
+    const version = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/crossplane/log`);
+    expect(String(version.body.message).trim()).toBe(crossplaneVersion('v2'));
+    const help = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/provider-kubernetes/log`);
+    expect(String(help.body.message)).toContain('usage: crossplane-kubernetes-provider');
+  }, 120_000);
 
   it('runs the synthesized konnector Deployment as a kubelet runs it: restricted, with its ServiceAccount token, probes Ready', async () => {
     const docs = parseAllDocuments(readFileSync(join(dist, 'app-cluster', 'konnector', 'konnector.yaml'), 'utf8')).map(

@@ -1,6 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { libraryClosure, usrMerged } from './platform-images';
+import { keyedArchive, libraryClosure, usrMerged } from './platform-images';
 
 describe('the base image builder', () => {
   it("finds a program's shared libraries, where the loader finds them and which Debian package holds each", () => {
@@ -17,5 +19,25 @@ describe('the base image builder', () => {
     expect(usrMerged('/lib/x86_64-linux-gnu/libc.so.6')).toBe('/usr/lib/x86_64-linux-gnu/libc.so.6');
     expect(usrMerged('/lib64/ld-linux-x86-64.so.2')).toBe('/usr/lib64/ld-linux-x86-64.so.2');
     expect(usrMerged('/usr/lib/x86_64-linux-gnu/libm.so.6')).toBe('/usr/lib/x86_64-linux-gnu/libm.so.6');
+  });
+
+  it('keeps one archive per image: new inputs replace the archive of old ones, not an image whose name starts alike', () => {
+    const cache = mkdtempSync(join(tmpdir(), 'klutch-kit-images-cache-'));
+    const before = process.env.KLUTCH_KIT_CACHE;
+    process.env.KLUTCH_KIT_CACHE = cache;
+    try {
+      const dir = join(cache, 'node-images');
+      mkdirSync(dir);
+      for (const f of ['crossplane-aaaaaaaaaaaa.oci.tar', 'crossplane-kubernetes-provider-bbbbbbbbbbbb.oci.tar', 'busybox-1.35.oci.tar'])
+        writeFileSync(join(dir, f), '');
+      expect(keyedArchive('crossplane', 'aaaaaaaaaaaa')).toBe(join(dir, 'crossplane-aaaaaaaaaaaa.oci.tar'));
+      expect(readdirSync(dir)).toHaveLength(3);
+      expect(keyedArchive('crossplane', 'cccccccccccc')).toBe(join(dir, 'crossplane-cccccccccccc.oci.tar'));
+      expect(readdirSync(dir).sort()).toEqual(['busybox-1.35.oci.tar', 'crossplane-kubernetes-provider-bbbbbbbbbbbb.oci.tar']);
+    } finally {
+      if (before === undefined) delete process.env.KLUTCH_KIT_CACHE;
+      else process.env.KLUTCH_KIT_CACHE = before;
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 });
