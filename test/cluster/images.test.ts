@@ -187,11 +187,13 @@ describe('images without Docker', () => {
     });
     await pod('kubectl-bind', DEPLOYABLE_IMAGES['kubectl-bind']!, ['--version']);
     await pod('backend', DEPLOYABLE_IMAGES.backend!, ['--help']);
+    // Klutch's manifests start their backend as /ko-app/example-backend: the image's script there runs the bundle.
+    await pod('backend-klutch-path', DEPLOYABLE_IMAGES.backend!, ['--help'], { command: ['/ko-app/example-backend'] });
     const fn = await podUntil(NS, 'function', 'Ready', ready);
     expect(fn.status.containerStatuses[0].image).toBe(DEPLOYABLE_IMAGES.function);
     const version = await execIn(NS, 'function', 'main', ['/nodejs/bin/node', '-p', 'process.version']);
     expect(version.trim()).toBe(`v${NODE_VERSION}`);
-    for (const name of ['kubectl-bind', 'backend']) {
+    for (const name of ['kubectl-bind', 'backend', 'backend-klutch-path']) {
       await podUntil(NS, name, 'Succeeded', (p) => {
         if (p.status?.phase === 'Failed') throw new Error(`${name} failed: ${JSON.stringify(p.status)}`);
         return p.status?.phase === 'Succeeded';
@@ -201,6 +203,8 @@ describe('images without Docker', () => {
     expect(String(cli.body.message)).toContain('kubectl-bind v0.1.0');
     const backend = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/backend/log`);
     expect(String(backend.body.message)).toContain('Usage: node backend.mjs');
+    const klutchPath = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/backend-klutch-path/log`);
+    expect(String(klutchPath.body.message)).toBe(String(backend.body.message));
   }, 180_000);
 
   it('runs Crossplane core and provider-kubernetes from images of their Go builds, as their Dockerfiles lay them out', async () => {
