@@ -268,6 +268,16 @@ describe('images without Docker', () => {
     expect(pods).toHaveLength(replicas);
     const pod = pods[0] as WireObject;
     expect(ready(pod)).toBe(true);
+    // The namespace enforces Pod Security `restricted` (its label in konnector.yaml), so the replicas passed it: the
+    // same image without the Deployment's securityContext is refused.
+    const refused = await kube.request('POST', `/api/v1/namespaces/${KONNECTOR_NS}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'unrestricted' },
+      spec: { containers: [{ name: 'main', image: DEPLOYABLE_IMAGES.konnector, imagePullPolicy: 'Never' }] },
+    });
+    expect(refused.code, JSON.stringify(refused.body)).toBe(403);
+    expect(String(refused.body.message)).toContain('violates PodSecurity "restricted:latest"');
     expect(pod.spec.serviceAccountName).toBe('konnector');
 
     // What the process is allowed, as the kernel sees it inside the container.
