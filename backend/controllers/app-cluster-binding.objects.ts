@@ -36,9 +36,12 @@ export const KONNECTOR_PROBE_PORT = 8080;
 export const KONNECTOR_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=256';
 const RUNTIME_USER = 65532;
 
+/** What every binding root namespace's name starts with (the backend's admission policy holds its writes there). */
+export const ROOT_NAMESPACE_PREFIX = 'klutch-bind-';
+
 /** `klutch-bind-<namespace>-<name>`, Klutch's binding root namespace (a DNS label: at most 63 characters). */
 export function rootNamespace(acb: Pick<AppClusterBinding, 'metadata'>): string {
-  return `klutch-bind-${acb.metadata.namespace}-${acb.metadata.name}`;
+  return `${ROOT_NAMESPACE_PREFIX}${acb.metadata.namespace}-${acb.metadata.name}`;
 }
 
 export const konnectorName = (acb: Pick<AppClusterBinding, 'metadata'>): string => `konnector-${acb.metadata.name}`;

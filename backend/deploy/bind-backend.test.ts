@@ -17,7 +17,7 @@ function synth(p: BindBackendProps = props): Record<string, any>[] {
 const find = (objs: Record<string, any>[], kind: string) => objs.find((o) => o.kind === kind)!;
 
 describe('BindBackend', () => {
-  it('writes Namespace, ServiceAccount, ClusterRole and binding, Lease Role and binding, Deployment, Service, NetworkPolicies', () => {
+  it('writes Namespace, ServiceAccount, ClusterRole and binding, Lease Role and binding, Deployment, Service, NetworkPolicies, admission policy', () => {
     expect(
       synth()
         .map((o) => `${o.kind}/${o.metadata.name}`)
@@ -33,6 +33,8 @@ describe('BindBackend', () => {
       'RoleBinding/klutch-bind-backend-leases',
       'Service/klutch-bind-backend',
       'ServiceAccount/klutch-bind-backend',
+      'ValidatingAdmissionPolicy/klutch-bind-backend-root-namespaces',
+      'ValidatingAdmissionPolicyBinding/klutch-bind-backend-root-namespaces',
     ]);
   });
 

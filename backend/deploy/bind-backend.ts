@@ -21,8 +21,11 @@ import {
   RESTRICTED_NAMESPACE_LABELS,
   RUNTIME_USER,
 } from '../../lib/pod-security';
+import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
+import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.objects';
 import type { ConsumerScope } from '../options';
+import { BINDER as BINDER_SERVICE_ACCOUNT } from '../provision/rbac';
 
 /** A key of a Secret the backend reads. */
 export interface SecretKeyRef {
@@ -174,6 +177,33 @@ export class BindBackend extends Construct {
     role.allow(['get', 'create', 'update'], ...res('coordination.k8s.io', 'leases'));
     role.allow(['create', 'patch'], ...res('', 'events'));
     role.allow(['get', 'create', 'update', 'patch', 'delete'], ...res('apps', 'deployments'));
+    // Deployments, Leases and events anywhere would let a compromised backend run a Pod as any ServiceAccount (kube-system's
+    // included) or take over other controllers' Leases: an admission policy holds these writes of the backend to the
+    // binding root namespaces (`klutch-bind-<namespace>-<name>`, Deployments only as their `klutch-binder`) and, for
+    // its own Lease, its namespace.
+    const backendUser = `system:serviceaccount:${p.namespace}:klutch-bind-backend`;
+    new ValidatingAdmissionPolicy(this, 'WritesInRootNamespaces', {
+      name: 'klutch-bind-backend-root-namespaces',
+      labels,
+      resourceRules: [
+        { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] },
+        { apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['leases'] },
+        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
+      ],
+      matchConditions: [{ name: 'backend', expression: `request.userInfo.username == '${backendUser}'` }],
+      validations: [
+        {
+          expression: `request.namespace.startsWith('${ROOT_NAMESPACE_PREFIX}') || (request.namespace == '${p.namespace}' && request.resource.resource != 'deployments')`,
+          messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in binding root namespaces (${ROOT_NAMESPACE_PREFIX}<namespace>-<name>), not in ' + request.namespace`,
+          reason: 'Forbidden',
+        },
+        {
+          expression: `request.resource.resource != 'deployments' || object.spec.template.spec.serviceAccountName == '${BINDER_SERVICE_ACCOUNT}'`,
+          messageExpression: `'the bind backend runs konnector Deployments only as ServiceAccount ${BINDER_SERVICE_ACCOUNT}, not ' + object.spec.template.spec.serviceAccountName`,
+          reason: 'Forbidden',
+        },
+      ],
+    });
     role.allow(['get', 'list', 'watch'], ...res(TEMPLATE_GROUP, 'apiserviceexporttemplates'));
     role.allow(['get', 'list', 'watch'], ...res('apiextensions.k8s.io', 'customresourcedefinitions'));
     for (const g of [...p.exportedGroups].sort()) role.allow(CONSUMER_VERBS, ...res(g, '*'));

@@ -16,7 +16,7 @@
 import { ClusterRole, ClusterRoleBinding, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { Annotations } from '../../exports/bind-api';
-import { ValidatingAdmissionPolicy } from './admission-policy';
+import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 
 export interface KonnectorApiAccessProps {
   /** API group of the bound resource, e.g. anynines.com. */

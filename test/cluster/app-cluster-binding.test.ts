@@ -515,4 +515,62 @@ describe('AppClusterBinding', () => {
     await eventually('it is gone', async () => ((await getObject(ka, ACBS('default', 'my-app-cluster'))) ? undefined : true));
     await ka.request('DELETE', '/api/v1/namespaces/default/secrets/app-cluster-kubeconfig');
   }, 90_000);
+
+  it("holds the backend's Deployments, Leases and events to binding root namespaces (its admission policy): no Pod as another ServiceAccount", async () => {
+    const token = (
+      await requireOk(ka, 'POST', `/api/v1/namespaces/${BACKEND_NS}/serviceaccounts/klutch-bind-backend/token`, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 600 },
+      })
+    ).status.token as string;
+    const asBackend = kubeFor(a, undefined, token);
+    const deployment = (namespace: string, serviceAccountName: string) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: `attack-${id}`, namespace },
+      spec: {
+        selector: { matchLabels: { app: 'x' } },
+        template: { metadata: { labels: { app: 'x' } }, spec: { serviceAccountName, containers: [{ name: 'x', image: 'x' }] } },
+      },
+    });
+    const lease = (namespace: string) => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: `attack-${id}`, namespace },
+    });
+    const root = `klutch-bind-${ops}-attack`;
+    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: root } });
+    try {
+      const attempts: [string, string, unknown][] = [
+        ['a Deployment in kube-system', '/apis/apps/v1/namespaces/kube-system/deployments', deployment('kube-system', 'default')],
+        [
+          'a Deployment in a root namespace as another ServiceAccount',
+          `/apis/apps/v1/namespaces/${root}/deployments`,
+          deployment(root, 'default'),
+        ],
+        ['a Lease in kube-system', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', lease('kube-system')],
+      ];
+      // The API server loads a new policy within a second or so: wait until the first refusal, then all must be refused.
+      await eventually('the admission policy in force', async () => {
+        const r = await asBackend.request('POST', `${attempts[0]![1]}?dryRun=All`, attempts[0]![2]);
+        return r.code === 403 ? true : undefined;
+      });
+      for (const [what, path, body] of attempts) {
+        const r = await asBackend.request('POST', `${path}?dryRun=All`, body);
+        expect(r.code, what).toBe(403);
+        expect(String(r.body.message), what).toMatch(/the bind backend (writes|runs)/);
+      }
+      // What the controller does is still allowed: a konnector Deployment as klutch-binder in a root namespace, a Lease there.
+      expect(
+        (await asBackend.request('POST', `/apis/apps/v1/namespaces/${root}/deployments?dryRun=All`, deployment(root, 'klutch-binder')))
+          .code,
+      ).toBe(201);
+      expect((await asBackend.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${root}/leases?dryRun=All`, lease(root))).code).toBe(
+        201,
+      );
+    } finally {
+      await ka.request('DELETE', `/api/v1/namespaces/${root}`);
+    }
+  });
 });
