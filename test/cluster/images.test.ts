@@ -48,7 +48,7 @@ beforeAll(async () => {
   goImages = await ensureCrossplaneImages(log);
   cp = await startControlPlanes({ clusters: [CLUSTER], binary: kubeBinaryPath(), pods: true });
   kube = kubeFor(cp.clusters[CLUSTER]!);
-  // The four share the base layer: containerd stores it once.
+  // The deployables' images share the base layer: containerd stores it once.
   node = await startNode(cp.clusters[CLUSTER]!, { images: [...Object.values(archives), ...Object.values(goImages)] });
   await requireOk(kube, 'POST', '/api/v1/namespaces', {
     metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
