@@ -77,7 +77,7 @@ async function manifests(): Promise<Record<string, unknown>[]> {
 const ready = async (r: BindBackend) => probe(`${r.probeUrl}/readyz`);
 
 describe('the synthesized backend on a real API server', () => {
-  it('applies: Namespace, RBAC, Deployment, Service and NetworkPolicies are accepted as written', async () => {
+  it('applies: Namespace, RBAC, Deployment, Service, NetworkPolicies and the admission policy are accepted as written', async () => {
     const objs = await manifests();
     expect(objs.map((o) => o.kind).sort()).toEqual([
       'ClusterRole',
@@ -90,6 +90,8 @@ describe('the synthesized backend on a real API server', () => {
       'RoleBinding',
       'Service',
       'ServiceAccount',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
     ]);
     // Cluster-scoped first, so the namespaced objects have their namespace.
     const scoped = (o: Record<string, unknown>) => ((o.metadata as { namespace?: string }).namespace ? 1 : 0);

@@ -5,7 +5,7 @@
  * (restricted securityContext, ServiceAccount token, probes) and the other three as Pods.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -27,6 +27,7 @@ import {
 } from '../support/node/platform-images';
 import { crossplaneVersion } from '../tools/crossplane';
 import { tail } from '../support/processes';
+import { repoRoot } from '../support/root';
 import { kubeBinaryPath } from '../tools/kube';
 import { NODE_VERSION } from '../tools/node-runtime';
 
@@ -233,6 +234,42 @@ describe('images without Docker', () => {
     const help = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/provider-kubernetes/log`);
     expect(String(help.body.message)).toContain('usage: crossplane-kubernetes-provider');
   }, 120_000);
+
+  it("runs Klutch's own konnector manifests with only the image replaced by ours: both replicas Ready on /healthz, one leads", async () => {
+    // test/fixtures/klutch-bind-deploy/konnector/: Klutch's Namespace, `*/*/*` ClusterRole and binding, ServiceAccount
+    // and Deployment (selector app: konnector, no arguments, POD_NAME/POD_NAMESPACE, readiness /healthz on 8080).
+    const fixtures = join(repoRoot(), 'test', 'fixtures', 'klutch-bind-deploy', 'konnector');
+    const docs = readdirSync(fixtures)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .flatMap((f) => parseAllDocuments(readFileSync(join(fixtures, f), 'utf8')).map((d) => d.toJS() as WireObject));
+    const deployment = docs.find((d) => d.kind === 'Deployment')!;
+    expect(deployment.spec.template.spec.containers[0].image).toBe('IMAGE');
+    deployment.spec.template.spec.containers[0].image = DEPLOYABLE_IMAGES.konnector;
+    for (const d of docs) await apply(kube, d as never);
+    const path = `/apis/apps/v1/namespaces/${KONNECTOR_NS}/deployments/konnector`;
+    try {
+      await eventually(
+        "Klutch's konnector Deployment to have 2 ready replicas",
+        async () => {
+          const d = await getObject(kube, path);
+          return d?.status?.readyReplicas === 2 ? d : undefined;
+        },
+        180_000,
+      );
+      const lease = await eventually('a replica holding the Lease', async () => {
+        const l = await getObject(kube, `/apis/coordination.k8s.io/v1/namespaces/${KONNECTOR_NS}/leases/klutch-bind`);
+        return l?.spec?.holderIdentity ? l : undefined;
+      });
+      const pods = (await requireOk(kube, 'GET', `/api/v1/namespaces/${KONNECTOR_NS}/pods?labelSelector=app%3Dkonnector`))
+        .items as WireObject[];
+      expect(pods.map((p) => p.metadata.name)).toContain(lease.spec.holderIdentity);
+    } finally {
+      // The next test applies the synthesized konnector under the same name, with another (immutable) selector.
+      await kube.request('DELETE', `${path}?propagationPolicy=Foreground`);
+      await eventually("Klutch's konnector Deployment gone", async () => ((await getObject(kube, path)) ? undefined : true), 120_000);
+    }
+  });
 
   it('runs the synthesized konnector Deployment as a kubelet runs it: restricted, with its ServiceAccount token, probes Ready', async () => {
     const docs = parseAllDocuments(readFileSync(join(dist, 'app-cluster', 'konnector', 'konnector.yaml'), 'utf8')).map(
