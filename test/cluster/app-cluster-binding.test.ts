@@ -25,6 +25,7 @@ import { cluster, controlPlanes } from '../support/cluster';
 import { kubeconfigYaml, type ClusterInfo } from '../support/control-plane';
 import { applyConstruct, launchKonnectorBundle } from '../support/konnector';
 import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../support/kube';
+import { removeLeftoverCrd } from '../support/bind-cleanup';
 import { freePorts, probe, type Proc, waitReady } from '../support/processes';
 
 type O = WireObject;
@@ -186,13 +187,7 @@ beforeAll(async () => {
     });
   });
   // An earlier suite of this worker may have left these APIs' CRDs in b (owned by its bindings).
-  for (const name of [PG_API, SB_API]) {
-    const crd = await getObject(kb, crdPath(name));
-    if (crd) {
-      await kb.request('DELETE', crdPath(name));
-      await eventually(`leftover CRD ${name} gone`, async () => ((await getObject(kb, crdPath(name))) ? undefined : true));
-    }
-  }
+  for (const name of [PG_API, SB_API]) await removeLeftoverCrd(kb, name);
 
   // The backend's RBAC as synth ships it (BindBackend; not its Deployment: no Pods here), and a token of its
   // ServiceAccount: the controller must get by with exactly what the shipped ClusterRole grants.

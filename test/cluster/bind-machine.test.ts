@@ -29,6 +29,7 @@ import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../support/konnector';
 import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../support/kube';
+import { releaseBindings } from '../support/bind-cleanup';
 import { startOidcProvider, type AccessTokenFault, type OidcTestClient } from '../support/oidc';
 
 type O = WireObject;
@@ -197,20 +198,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Unbind while the konnector runs: it deletes the claims here and upstream, then the CRD, then the binding.
-  const bindings = `${BIND}/namespaces/${ns}/apiservicebindings`;
-  if (kb) {
-    for (const name of [W, G]) await kb.request('DELETE', `${bindings}/${name}`);
-    const gone = await eventually(
-      'the bindings released by the konnector',
-      async () => (((await getObject(kb, bindings))?.items as O[] | undefined)?.length ? undefined : true),
-      konnector ? 30_000 : 0,
-    ).catch(() => false);
-    if (!gone)
-      for (const name of [W, G]) {
-        await kb.request('PATCH', `${bindings}/${name}`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
-        await kb.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-      }
-  }
+  if (kb) await releaseBindings(kb, ns, [W, G], konnector ? 30_000 : 0);
   await konnector?.proc.stop();
   await s?.stop();
   for (const name of [W, G]) await ka?.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);

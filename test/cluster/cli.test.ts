@@ -20,6 +20,7 @@ import { headlessLogin, startCli, type CliRun } from '../support/cli';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../support/konnector';
+import { releaseBindings, removeLeftoverCrd } from '../support/bind-cleanup';
 import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../support/kube';
 import { freePorts } from '../support/processes';
 
@@ -104,41 +105,10 @@ beforeAll(async () => {
   await Promise.all([PG_BINDING, SB_BINDING].map((crd) => removeLeftoverCrd(kb, crd)));
 }, 120_000);
 
-async function removeLeftoverCrd(kube: Kube, name: string): Promise<void> {
-  const crd = await getObject(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-  if (!crd) return;
-  const version = (crd.spec.versions as O[]).find((v) => v.storage)!.name as string;
-  const objects = await getObject(kube, `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}`);
-  for (const o of (objects?.items ?? []) as O[])
-    await kube.request(
-      'PATCH',
-      `/apis/${crd.spec.group}/${version}/namespaces/${o.metadata.namespace}/${crd.spec.names.plural}/${o.metadata.name}`,
-      { metadata: { finalizers: null } },
-      'application/merge-patch+json',
-    );
-  await kube.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-  await eventually(`leftover CRD ${name} gone`, async () =>
-    (await getObject(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)) ? undefined : true,
-  );
-}
-
 afterAll(async () => {
   // Unbind while the konnector runs, so the API's CRDs leave cluster b with their bindings (a later suite of this
   // worker binds the same APIs there, and the konnector refuses a CRD another binding owns).
-  const bindings = `${BIND}/namespaces/${ns}/apiservicebindings`;
-  if (kb) {
-    for (const name of [PG_BINDING, SB_BINDING]) await kb.request('DELETE', `${bindings}/${name}`);
-    const gone = await eventually(
-      'the bindings released by the konnector',
-      async () => (((await getObject(kb, bindings))?.items as O[] | undefined)?.length ? undefined : true),
-      konnector ? 20_000 : 0,
-    ).catch(() => false);
-    if (!gone)
-      for (const name of [PG_BINDING, SB_BINDING]) {
-        await kb.request('PATCH', `${bindings}/${name}`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
-        await kb.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-      }
-  }
+  if (kb) await releaseBindings(kb, ns, [PG_BINDING, SB_BINDING], konnector ? 20_000 : 0);
   await konnector?.proc.stop();
   await s?.stop();
   await ka?.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GADGET.resource}.${GADGET.group}`);

@@ -46,6 +46,7 @@ import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { createBinding, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
 import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../support/kube';
+import { releaseBindings } from '../support/bind-cleanup';
 import { installCrds } from '../support/provider-side';
 import { claimCrd, type Xrd } from '../support/xcrd';
 
@@ -358,21 +359,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  // Unbind while the konnector runs, so the API's CRD leaves cluster b with its binding: a later suite of this worker
-  // binds the same API there, and a konnector refuses a CRD another binding owns. If it cannot, strip and delete.
-  if (kb && kns) {
-    const path = `/apis/klutch.anynines.com/v1alpha1/namespaces/${kns}/apiservicebindings/${EXPORT}`;
-    await kb.request('DELETE', path);
-    const gone = await eventually(
-      'the binding released by the konnector',
-      async () => ((await getObject(kb, path)) ? undefined : true),
-      konnector ? 20_000 : 0,
-    ).catch(() => false);
-    if (!gone) {
-      await kb.request('PATCH', path, { metadata: { finalizers: null } }, 'application/merge-patch+json');
-      await kb.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${EXPORT}`);
-    }
-  }
+  // Unbind while the konnector runs, so the API's CRD leaves cluster b with its binding (test/support/bind-cleanup.ts).
+  if (kb) await releaseBindings(kb, kns, [EXPORT], konnector ? 20_000 : 0);
   await konnector?.proc.stop();
   await backend?.stop();
   for (const n of [app, kns]) await kb?.request('DELETE', `/api/v1/namespaces/${n}`);

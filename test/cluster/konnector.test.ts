@@ -12,6 +12,7 @@ import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../support/control-plane';
 import { bindApp, createBinding, grantApi, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
 import { eventually, getObject, kubeFor, requireOk, type Kube } from '../support/kube';
+import { removeLeftoverCrd } from '../support/bind-cleanup';
 import { providerSide, type ProviderSide } from '../support/provider-side';
 import { claimCrd, type Crd, type Xrd } from '../support/xcrd';
 
@@ -51,6 +52,8 @@ beforeAll(async () => {
   b = await cluster('b');
   ka = kubeFor(a);
   kb = kubeFor(b);
+  // An earlier suite of this worker may have left the API's CRD in b, owned by its binding (test/support/bind-cleanup.ts).
+  await removeLeftoverCrd(kb, 'postgresqlinstances.anynines.com');
   provider = await providerSide({ provider: a, crd: crdOf('postgresql'), permissionClaims: CLAIMS });
   const kubeconfig = await installKonnector(b, ns, [
     { group: 'anynines.com', resource: 'postgresqlinstances', claimed: ['secrets', 'configmaps'] },
