@@ -22,6 +22,8 @@ import { applyConstruct } from '../../test/support/konnector';
 import { kubeFor, requireOk, type Kube, type WireObject } from '../../test/support/kube';
 import { freePorts, probe, waitReady } from '../../test/support/processes';
 import { ensureKubeBinary } from '../../test/tools/kube';
+import { cpuSeconds, memMiB as rssMiB, percentile as pct } from '../measure';
+const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 const root = process.cwd();
 const N = Number(process.env.BENCH_APP_CLUSTERS ?? 100);
@@ -29,15 +31,6 @@ const PG = { group: 'anynines.com', resource: 'postgresqlinstances' } as const;
 const OPS = 'platform';
 const TEMPLATES = 'templates';
 const ACBS = `/apis/klutch.anynines.com/v1alpha1/namespaces/${OPS}/appclusterbindings`;
-
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-/** CPU time (user + system) of a process, in ms (clock ticks of 10 ms). */
-const cpuMs = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-};
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] as number;
 
 // The claim API from `npm run synth` (this bench runs as a bundle, without the catalog's .ts files).
 const out = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-acb-'));

@@ -20,31 +20,14 @@ import { bindFlow, browserFor } from '../../test/support/bind-flow';
 import { parseYaml } from '../../test/support/catalog';
 import { startControlPlanes } from '../../test/support/control-plane';
 import { ensureKubeBinary } from '../../test/tools/kube';
+import { cpuSeconds, memMiB as rssMiB, percentile as pct } from '../measure';
+const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 const root = process.cwd();
 const sequential = Number(process.env.BENCH_FLOWS ?? 20);
 const CONCURRENT = 50;
 const GOAL_P99_MS = 1000;
 
-function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-/** CPU time (user + system) a process has used, in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] as number;
 const timed = async (f: () => Promise<unknown>) => {
   const t = performance.now();
   await f();

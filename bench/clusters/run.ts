@@ -7,26 +7,17 @@
  * machine: module downloads included), or when the binary is not built yet. Goal: two clusters ready in under 10 s when warm.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startControlPlanes } from '../../test/support/control-plane';
 import { ensureKubeBinary, kubeBinaryPath } from '../../test/tools/kube';
+import { memMiB as rssMiB } from '../measure';
 
 const root = process.cwd();
 if (!existsSync(join(root, 'test', 'kube', 'go.mod')))
   throw new Error(`run from the repository root (npm run bench clusters), not ${root}`);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
-
-/** Resident memory of a process in MiB (Linux /proc), 0 where unknown. */
-function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 

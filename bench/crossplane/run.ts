@@ -15,7 +15,7 @@
  * Crossplane runs without --debug here, and provider-kubernetes polls each Object every minute (BENCH_POLL): the
  * suite's settings (debug logs, a 2 s poll) are for diagnosing and quick status, not what a user runs.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Watch } from '@kubernetes/client-node';
 import { parseYaml } from '../../test/support/catalog';
@@ -24,6 +24,10 @@ import { apply, get, startCrossplane } from '../../test/support/crossplane';
 import { kubeFor } from '../../test/support/kube';
 import { A8sOperatorsStandIn } from '../../test/support/stand-ins/a8s-operators';
 import { A9sServiceBrokerStandIn } from '../../test/support/stand-ins/a9s-service-broker';
+import { cpuSeconds, memMiB, percentile } from '../measure';
+
+/** Peak and current resident memory (MiB) and CPU seconds of a process. */
+const usage = (pid: number) => ({ peakMiB: memMiB(pid, 'VmHWM'), rssMiB: memMiB(pid), cpuS: cpuSeconds(pid) });
 
 const root = process.cwd();
 if (!existsSync(join(root, 'test', 'tools', 'crossplane', 'go.mod')))
@@ -57,23 +61,6 @@ class Seen {
         setTimeout(r, 250);
       });
     }
-  }
-}
-
-function percentile(xs: readonly number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-}
-
-/** VmHWM/VmRSS (MiB) and CPU seconds (utime + stime) of a process, from /proc. */
-function usage(pid: number): { peakMiB: number; rssMiB: number; cpuS: number } {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return { peakMiB: kb('VmHWM'), rssMiB: kb('VmRSS'), cpuS: (Number(stat[11]) + Number(stat[12])) / 100 };
-  } catch {
-    return { peakMiB: 0, rssMiB: 0, cpuS: 0 };
   }
 }
 

@@ -14,6 +14,7 @@ import { functionClient, startFunctionProcess } from '../../test/support/functio
 import { allParameters, compositeOf, inputOf, requestOf } from '../../test/support/function';
 import { runFunction } from '../../functions/dataservices/fn';
 import postgresql from '../../apis/catalog/postgresql';
+import { percentile as pct } from '../measure';
 
 // Benches run bundled from node_modules/.cache, so the repository is found from the working directory (npm sets it).
 const root = process.cwd();
@@ -52,7 +53,6 @@ interface Row {
   p50: number;
   p99: number;
 }
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 function row(what: string, concurrency: number, lat: number[], wallMs: number): Row {
   const s = [...lat].sort((a, b) => a - b);
   return { what, concurrency, calls: lat.length, perSecond: (lat.length / wallMs) * 1000, p50: pct(s, 50), p99: pct(s, 99) };

@@ -15,7 +15,7 @@
  * BENCH_QPS=5 runs the konnector with `--kube-api-qps=5`, Klutch's client-go limit, for a like-for-like comparison.
  * Goals: p99 create→upstream ≤ 250 ms at 1,000 claims; RSS ≤ 150 MiB at 5,000 objects.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { watchInformer } from '../../controller';
@@ -29,6 +29,7 @@ import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } fro
 import { eventually, kubeFor } from '../../test/support/kube';
 import { providerSide } from '../../test/support/provider-side';
 import { claimCrd, type Xrd } from '../../test/support/xcrd';
+import { cpuSeconds, memMiB, percentile as pct } from '../measure';
 
 const root = process.cwd();
 if (!existsSync(join(root, 'konnector', 'main.ts'))) throw new Error(`run from the repository root (npm run bench konnector), not ${root}`);
@@ -47,22 +48,6 @@ const pg: Api = 'api' in postgresql ? (postgresql as { api: Api }).api : (postgr
 const files = render({ apis: [pg], outdir: 'unused' });
 const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
-const cpuSeconds = (pid: number): number => {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
-};
-const memMiB = (pid: number, field: 'VmRSS' | 'VmHWM'): number => {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : 0;
-};
 const log = (s: string) => process.stderr.write(`[bench/konnector] ${s}\n`);
 
 const cp = await startControlPlanes({ clusters: ['p', 'c'], log: () => undefined });

@@ -12,30 +12,12 @@ import { join } from 'node:path';
 import { startControlPlanes } from '../../test/support/control-plane';
 import { eventually, getObject, kubeFor, requireOk } from '../../test/support/kube';
 import { startNode } from '../../test/support/node/node';
+import { cpuSeconds as cpuS, memMiB as rssMiB } from '../measure';
 
 const root = process.cwd();
 const pods = Number(process.env.BENCH_PODS ?? 5);
 const idleS = Number(process.env.BENCH_IDLE_S ?? 30);
 const TICKS = 100; // USER_HZ on Linux
-
-function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** utime + stime of a process in seconds. */
-function cpuS(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS;
-  } catch {
-    return 0;
-  }
-}
 
 /** The node's own processes: those in its cgroup's `node` folder (containerd's shims inherit it; Pods do not). */
 function nodePids(cgroupDirs: readonly string[]): number[] {
