@@ -6,9 +6,11 @@
 //	kube kube-scheduler [flags]
 //	kube kubelet [flags]
 //	kube kube-proxy [flags]
+//	kube kubectl [args]
 //
 // Each mode is the upstream command itself (etcd 3.6, Kubernetes 1.34), built from Go modules because no registry
-// this project reaches ships the binaries. One multi-call binary links the shared Kubernetes code once: a fraction of
+// this project reaches ships the binaries. kubectl is here for `kubectl apply -k`, the one command an operator types to
+// install the bundle `npm run synth` writes (kustomize built in); the tests install it the same way. One multi-call binary links the shared Kubernetes code once: a fraction of
 // the size and build time of six binaries.
 package main
 
@@ -21,6 +23,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/server/v3/etcdmain"
 	"k8s.io/component-base/cli"
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
@@ -52,6 +56,13 @@ func main() {
 		cmd = kubelet.NewKubeletCommand(context.Background())
 	case "kube-proxy":
 		cmd = proxy.NewProxyCommand()
+	case "kubectl":
+		// Upstream's kubectl runs its command through cli.RunNoErrOutput (it prints its own errors).
+		os.Args = append([]string{"kubectl"}, args...)
+		if err := cli.RunNoErrOutput(kubectl.NewDefaultKubectlCommand()); err != nil {
+			kubectlutil.CheckErr(err)
+		}
+		return
 	default:
 		usage()
 	}
@@ -73,6 +84,6 @@ func exitWithParent() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kube etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kube-proxy [flags]")
+	fmt.Fprintln(os.Stderr, "usage: kube etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kube-proxy [flags] | kube kubectl [args]")
 	os.Exit(2)
 }

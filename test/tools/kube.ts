@@ -1,6 +1,7 @@
 /**
  * The Kubernetes binary for the tests: etcd, kube-apiserver and kube-controller-manager for the control planes, and
- * kube-scheduler, kubelet and kube-proxy for a node (test/support/node/), in one multi-call program (test/kube/),
+ * kube-scheduler, kubelet and kube-proxy for a node (test/support/node/), and kubectl (`kubectl apply -k`, the install
+ * bundle's command), in one multi-call program (test/kube/),
  * built from Go modules once into the cache.
  *
  * The cache folder is keyed by the pinned release and a hash of the wrapper module's files, so changing main.go or a
@@ -39,7 +40,7 @@ export async function ensureKubeBinary(): Promise<string> {
     moduleDir,
     pkg: '.',
     out: kubeBinaryPath(),
-    label: `Kubernetes ${KUBE_VERSION} (etcd ${ETCD_VERSION}, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy)`,
+    label: `Kubernetes ${KUBE_VERSION} (etcd ${ETCD_VERSION}, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubectl)`,
     ldflags,
     minGo: '1.24',
   });
