@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envName, FLAGS, parseOptions, usage, type BackendOptions } from './options';
 import { klutchFlags } from '../test/support/klutch-flags';
+import { manual } from '../test/support/docs';
 
 const required = [
   '--oidc-issuer-url=https://issuer.example.com',
@@ -326,10 +325,9 @@ describe('machine bind flags', () => {
   });
 });
 
-describe('the README', () => {
-  it('documents every flag with its variable and default in "The bind backend"', () => {
-    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## The bind backend'), readme.indexOf('\n## ', readme.indexOf('## The bind backend') + 5));
+describe('the manual', () => {
+  it('documents every flag with its variable and default in docs/backend.md', () => {
+    const section = manual('backend');
     for (const f of FLAGS) {
       const row = section.split('\n').find((l) => l.startsWith(`| \`--${f.name}`));
       expect(row, `--${f.name}`).toBeDefined();

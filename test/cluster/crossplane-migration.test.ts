@@ -2,7 +2,7 @@
  * Moving a platform from Klutch's v1 claims to v2-native composites while a bound app cluster keeps working (issue
  * 19, deliverable 4): the sandbox (sandbox/sandbox.ts) on Crossplane v2 core with the default package — a
  * PostgresqlInstance and a ServiceBinding made in the app cluster, Ready, `<binding>-creds` in the app cluster — is
- * switched to the `--crossplane v2` package by the steps the README gives (README "Moving to the v2 package"). The
+ * switched to the `--crossplane v2` package by the steps the README gives (docs/crossplane.md "Moving to the v2 package"). The
  * claims upstream become the v2 composites (same objects: the claim CRD becomes the composite CRD), the a8s objects
  * are adopted by the new namespaced Objects, and the creds Secret by the new Object. Watches count every create and
  * delete of the a8s objects and of the app cluster's objects during the switch: none may be deleted.
@@ -127,7 +127,7 @@ async function list(kube: Kube, path: string): Promise<Obj[]> {
 }
 
 /**
- * The steps of README "Moving to the v2 package", done through the API as the kubectl commands there do. Crossplane
+ * The steps of "Moving to the v2 package" (docs/crossplane.md), done through the API as the kubectl commands there do. Crossplane
  * is stopped meanwhile, so that it neither deletes the claims of the XRDs that go nor re-creates what is removed.
  */
 async function migrate(): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Migrating a live Klutch installation in place (README "Migrating from Klutch"): cluster `a` is the control plane,
+ * Migrating a live Klutch installation in place (docs/migrating-from-klutch.md): cluster `a` is the control plane,
  * `b` the app cluster. No Klutch Go binary runs here, so the "before" state is written object by object as Klutch's
  * backend and konnector write it (the facts of ../shared/reference/klutch-bind.md, repeated where they are used):
  *

@@ -1,15 +1,12 @@
-/** The table of deliberate deltas as a reader meets it: each has a reason, and the README's compatibility section names it. */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+/** The table of deliberate deltas as a reader meets it: each has a reason, and the compatibility manual names it. */
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/catalog';
+import { manual } from '../support/docs';
 import { DELTAS, type Delta } from './deltas';
 
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const start = readme.indexOf('## Compatibility with Klutch');
-const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+/** docs/compatibility.md, "Compatibility with Klutch". */
+const section = manual('compatibility');
 
-/** What the README writes, in backticks, to name a delta. */
+/** What the manual writes, in backticks, to name a delta. */
 function names(d: Delta): string {
   switch (d.kind) {
     case 'schema':
@@ -31,14 +28,14 @@ describe('the deltas from Klutch', () => {
     }
   });
 
-  it("are named in the README's compatibility section", () => {
-    expect(start, 'README section "## Compatibility with Klutch"').toBeGreaterThan(0);
+  it('are named in the compatibility manual', () => {
+    expect(section).toContain('# Compatibility with Klutch');
     expect(DELTAS.map(names).filter((n) => !section.includes(`\`${n}\``))).toEqual([]);
   });
 
-  it('refuse a claim Klutch accepts only with the reason its backend would fail it, listed in the README', () => {
+  it('refuse a claim Klutch accepts only with the reason its backend would fail it, listed in the manual', () => {
     const refusing = DELTAS.filter((d) => (d.kind === 'schema' || d.kind === 'verdict') && d.refuses !== undefined);
-    for (const d of refusing) expect(section, `the README lists ${names(d)} among the claims ours refuses`).toContain(names(d));
+    for (const d of refusing) expect(section, `docs/compatibility.md lists ${names(d)} among the claims ours refuses`).toContain(names(d));
     if (refusing.length === 0) expect(section).toContain('Ours refuses no claim that Klutch accepts');
   });
 });

@@ -7,12 +7,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/catalog';
+import { readme, section as docSection } from '../support/docs';
 
 /** The README's layout table: folder → the folders it may import (`anything` = no limit). */
 function layout(): Map<string, Set<string> | 'anything'> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split('\n## Layout')[1]?.split('\n## ')[0];
-  if (!section) throw new Error('README.md has no "## Layout" section');
+  const section = docSection(readme(), '## Layout', 'README.md');
   const rows = new Map<string, Set<string> | 'anything'>();
   for (const line of section.split('\n')) {
     const m = /^\| `([a-z-]+)\/` \| [^|]+ \| ([^|]+) \|$/.exec(line.trim());

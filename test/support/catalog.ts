@@ -1,6 +1,6 @@
 /** The real catalog and synth, for tests: loaded the way `npm run synth` loads them, without spawning a process. */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -61,22 +61,6 @@ export function runSynthAsync(args: readonly string[]): Promise<{ status: number
 export function runSynth(args: readonly string[]): { status: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'synth.mjs'), ...args], { cwd: ROOT, encoding: 'utf8' });
   return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** The code blocks of README.md marked `<!-- example: <path> -->`, by path. */
-export function readmeExamples(): Map<string, string> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const out = new Map<string, string>();
-  for (const m of readme.matchAll(/<!-- example: (\S+) -->\s*```ts\n([\s\S]*?)```/g)) out.set(m[1] as string, m[2] as string);
-  return out;
-}
-
-/** The one-line block of README.md marked `<!-- example error: <path> -->`. */
-export function readmeExampleError(path: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const m = new RegExp(`<!-- example error: ${path.replaceAll('.', '\\.')} -->\\s*\`\`\`\\n([^\\n]+)\\n\`\`\``).exec(readme);
-  if (!m) throw new Error(`README.md has no "<!-- example error: ${path} -->" block`);
-  return m[1] as string;
 }
 
 /**

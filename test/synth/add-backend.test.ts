@@ -1,5 +1,5 @@
 /**
- * "Add a backend": the README's third backend (a ConfigMap through provider-kubernetes) and the catalog entry that
+ * "Add a backend" (docs/add-a-backend.md): the manual's third backend (a ConfigMap through provider-kubernetes) and the catalog entry that
  * uses it, pasted into a copy of the project, are all it takes — synth writes its XRD and Composition, and the
  * function (not rebuilt, not told about the backend) composes the claim through `crank render` into an Object
  * holding the ConfigMap, valid against provider-kubernetes' CRD.
@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { parseYaml, projectWith, readmeExamples, ROOT, runSynth } from '../support/catalog';
+import { parseYaml, projectWith, ROOT, runSynth } from '../support/catalog';
+import { docExamples } from '../support/docs';
 import { startFunctionProcess, type FunctionProcess } from '../support/function-process';
 import { crankRender, crankValidate } from '../tools/crank';
 
@@ -28,11 +29,11 @@ afterAll(async () => {
 
 describe('adding a backend', () => {
   it('is one backend module plus a catalog entry: synthesized, composed by the unchanged function, valid', () => {
-    const examples = readmeExamples();
+    const examples = docExamples();
     const backend = examples.get('backends/configmap.ts');
     const entry = examples.get('apis/catalog/featureflags.ts');
-    expect(backend, 'README block backends/configmap.ts').toBeDefined();
-    expect(entry, 'README block apis/catalog/featureflags.ts').toBeDefined();
+    expect(backend, 'docs/add-a-backend.md block backends/configmap.ts').toBeDefined();
+    expect(entry, 'docs/add-a-backend.md block apis/catalog/featureflags.ts').toBeDefined();
     const project = projectWith({ 'backends/configmap.ts': backend as string, 'apis/catalog/featureflags.ts': entry as string }, tmp);
 
     const out = join(tmp, 'out');

@@ -1,21 +1,22 @@
 /**
- * "Add a data service": the README's worked example, pasted into a catalog folder beside the real catalog, is all
- * it takes to get an XRD, a composition, an example and an export template. The example is read from README.md, so
- * the README cannot drift from what works.
+ * "Add a data service": the manual's worked example (docs/add-a-data-service.md), pasted into a catalog folder beside the real catalog, is all
+ * it takes to get an XRD, a composition, an example and an export template. The example is read from the manual, so
+ * the docs cannot drift from what works.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseYaml, projectWith, readmeExampleError, readmeExamples, runSynth } from '../support/catalog';
+import { parseYaml, projectWith, runSynth } from '../support/catalog';
+import { docExampleError, docExamples } from '../support/docs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-add-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** The README's data-service example: the first `apis/catalog/` block (the backend section has its own). */
+/** The data-service example of "Add a data service" (the backend manual has its own catalog block). */
 function readmeExample(): { file: string; code: string } {
-  const code = readmeExamples().get('apis/catalog/kafka.ts');
-  if (!code) throw new Error('README.md has no "<!-- example: apis/catalog/kafka.ts -->" code block');
+  const code = docExamples().get('apis/catalog/kafka.ts');
+  if (!code) throw new Error('docs/add-a-data-service.md has no "<!-- example: apis/catalog/kafka.ts -->" code block');
   return { file: 'kafka.ts', code };
 }
 
@@ -29,7 +30,7 @@ function catalogWith(extra: Record<string, string>): string {
 }
 
 describe('adding a data service', () => {
-  it('synthesizes the README example with no other file edited', () => {
+  it("synthesizes the manual's example with no other file edited", () => {
     const { file, code } = readmeExample();
     const out = join(tmp, 'out');
     const r = runSynth(['--catalog', catalogWith({ [file]: code }), '--out', out]);
@@ -67,7 +68,7 @@ describe('adding a data service', () => {
     const r = runSynth(['--catalog', catalogWith({ [file]: broken }), '--out', out]);
     expect(r.status).toBe(1);
     // One line, exactly what the README shows: the module throws as it is imported, inside synth's error handling.
-    expect(r.stderr).toBe(`${readmeExampleError('apis/catalog/kafka.ts')}\n`);
+    expect(r.stderr).toBe(`${docExampleError('apis/catalog/kafka.ts')}\n`);
     expect(() => readdirSync(out)).toThrow();
   });
 
