@@ -10,7 +10,7 @@ import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
-import { BindBackend, type BindBackendProps } from '../backend/deploy/bind-backend';
+import { BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
 import { DataServiceComposition } from '../compositions/composition';
 import { SelectionComposition } from '../compositions/selection';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
@@ -25,7 +25,9 @@ import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
 import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor } from '../monitoring/scrape';
 import { checkUnique } from './catalog';
 import { FunctionRuntime } from './function-runtime';
+import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
+import { ProviderConfigs, providerConfigRefs, ProviderKubernetes } from './provider-configs';
 
 export interface SynthOptions {
   readonly apis: readonly Api[];
@@ -163,10 +165,40 @@ export function render(o: SynthOptions): Map<string, string> {
     files.set(`${FUNCTION_RUNTIME_DIR}/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, toYaml([obj]));
   }
   const backend = new Chart(new App(), 'backend');
-  new BindBackend(backend, 'backend', o.backend ?? DEFAULT_BACKEND);
+  // The install bundle's backend: per-installation settings from a ConfigMap kustomize generates, HTTPS in the Pod.
+  const backendProps: BindBackendProps = {
+    settingsConfigMap: BACKEND_SETTINGS,
+    tlsSecret: BACKEND_TLS_SECRET,
+    ...(o.backend ?? DEFAULT_BACKEND),
+  };
+  const bindBackend = new BindBackend(backend, 'backend', backendProps);
   for (const obj of backend.toJson() as { kind: string; metadata: { name: string } }[]) {
     files.set(`${CONTROL_PLANE_DIR}/backend/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, toYaml([obj]));
   }
+  files.set(`${CONTROL_PLANE_DIR}/${SETTINGS_FILE}`, settingsEnv(bindBackend.settings));
+  // What the Compositions name on the provider side, and provider-kubernetes with the runtime Klutch gives it.
+  const refs = providerConfigRefs(apis, target);
+  for (const ref of refs) {
+    emit(
+      `${CONTROL_PLANE_DIR}/provider-configs/${ref.kind.toLowerCase()}-${ref.name}.yaml`,
+      (c) => new ProviderConfigs(c, 'config', { refs: [ref] }),
+    );
+  }
+  emit(
+    `${CONTROL_PLANE_DIR}/provider-kubernetes/provider-kubernetes.yaml`,
+    (c) =>
+      new ProviderKubernetes(c, 'provider', {
+        manages: [
+          ...new Map(
+            apis
+              .flatMap((a) => Object.values(a.backends))
+              // On v2 the a9s MRs are wrapped too (backends/a9s.ts: a namespaced Object holds each).
+              .filter((r) => r.wrapper || (target === 'v2' && r.v2?.wrapper))
+              .map((r) => [`${r.resource.apiVersion}/${r.resource.kind}`, r.resource]),
+          ).values(),
+        ],
+      }),
+  );
   // What kubectl bind installs in an app cluster, and per API the access the konnector needs once it is bound.
   emit(`${KONNECTOR_DIR}/konnector.yaml`, (c) => new Konnector(c, 'konnector', o.konnector));
   for (const api of apis) {
@@ -217,6 +249,19 @@ export function render(o: SynthOptions): Map<string, string> {
     (c) => new KonnectorPodMonitor(c, 'konnector', { namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE }),
   );
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
+  const prefix = `${CONTROL_PLANE_DIR}/`;
+  files.set(
+    `${CONTROL_PLANE_DIR}/kustomization.yaml`,
+    kustomization({
+      files: [...files.keys()]
+        .filter((f) => f.startsWith(prefix) && !f.startsWith(`${MONITORING_DIR}/`))
+        .map((f) => f.slice(prefix.length)),
+      backendNamespace: bindBackend.namespace.name,
+      backendDeployment: bindBackend.deployment.name,
+      backendImage: backendProps.image ?? DEFAULT_BACKEND_IMAGE,
+      backendReplicas: backendProps.replicas ?? 2,
+    }),
+  );
   return files;
 }
 

@@ -24,7 +24,7 @@ import {
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.objects';
-import type { ConsumerScope } from '../options';
+import { type ConsumerScope, envName } from '../options';
 import { BINDER as BINDER_SERVICE_ACCOUNT } from '../provision/rbac';
 
 /** A key of a Secret the backend reads. */
@@ -77,14 +77,33 @@ export interface BindBackendProps {
    * @default 443, 6443 and the port of issuerUrl if it names one
    */
   readonly egressPorts?: readonly number[];
+  /**
+   * A ConfigMap the settings an operator changes per installation come from (env twins of the flags, `settings`):
+   * issuer URL, client ID, callback URL, external address and server name. The install bundle generates it with
+   * kustomize, so an overlay changes them and the Pods roll. @default none: they are flags in the Deployment
+   */
+  readonly settingsConfigMap?: string;
+  /**
+   * Serve the bind endpoints over HTTPS with the certificate of this `kubernetes.io/tls` Secret (keys `tls.crt`,
+   * `tls.key`); the Service then offers port 443. @default none: plain HTTP on port 80, TLS ends in front of it
+   */
+  readonly tlsSecret?: string;
 }
 
+/** The image the Deployment names unless `image` is given. */
+export const DEFAULT_BACKEND_IMAGE = 'ghcr.io/klutch-kit/bind-backend:v0.1.0';
 const CONSUMER_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 const BIND_PORT = 8080;
 const PROBE_PORT = 8081;
 const KEYS_DIR = '/etc/klutch-bind/cookie-keys';
 const CA_DIR = '/etc/klutch-bind/external-ca';
+const TLS_DIR = '/etc/klutch-bind/tls';
 export class BindBackend extends Construct {
+  /**
+   * With `settingsConfigMap`: what that ConfigMap must hold (environment variable → value), from the props; the
+   * install bundle writes it as its `backend/settings.env`. Empty otherwise (they are flags).
+   */
+  readonly settings: Readonly<Record<string, string>>;
   readonly namespace: kplus.Namespace;
   readonly serviceAccount: kplus.ServiceAccount;
   readonly clusterRole: kplus.ClusterRole;
@@ -94,7 +113,7 @@ export class BindBackend extends Construct {
   constructor(scope: Construct, id: string, props: BindBackendProps) {
     super(scope, id);
     const p = {
-      image: props.image ?? 'ghcr.io/klutch-kit/bind-backend:v0.1.0',
+      image: props.image ?? DEFAULT_BACKEND_IMAGE,
       replicas: props.replicas ?? 2,
       namespace: props.namespace ?? 'klutch-bind-backend',
       clientSecret: props.clientSecret ?? { name: 'oidc-client', key: 'client-secret' },
@@ -219,6 +238,15 @@ export class BindBackend extends Construct {
     );
 
     const publicUrl = props.publicUrl.replace(/\/$/, '');
+    // Settings an operator sets per installation: flags, or (settingsConfigMap) their environment twins in a ConfigMap.
+    const perInstall: [string, string][] = [
+      ['oidc-issuer-url', props.issuerUrl],
+      ['oidc-issuer-client-id', props.clientId],
+      ['oidc-callback-url', `${publicUrl}/callback`],
+      ['external-address', props.externalAddress],
+      ...(props.externalServerName ? [['external-server-name', props.externalServerName] as [string, string]] : []),
+    ];
+    this.settings = props.settingsConfigMap ? Object.fromEntries(perInstall.map(([flag, v]) => [envName(flag), v])) : {};
     this.deployment = new kplus.Deployment(this, 'Deployment', {
       metadata: meta('klutch-bind-backend'),
       replicas: p.replicas,
@@ -248,13 +276,10 @@ export class BindBackend extends Construct {
       args: [
         `--listen-address=0.0.0.0:${BIND_PORT}`,
         `--probe-address=0.0.0.0:${PROBE_PORT}`,
-        `--oidc-issuer-url=${props.issuerUrl}`,
-        `--oidc-issuer-client-id=${props.clientId}`,
-        `--oidc-callback-url=${publicUrl}/callback`,
+        ...(props.settingsConfigMap ? [] : perInstall.map(([flag, v]) => `--${flag}=${v}`)),
         `--cookie-keys-file=${KEYS_DIR}/keys`,
-        `--external-address=${props.externalAddress}`,
         `--external-ca-file=${CA_DIR}/ca.crt`,
-        ...(props.externalServerName ? [`--external-server-name=${props.externalServerName}`] : []),
+        ...(props.tlsSecret ? [`--tls-cert-file=${TLS_DIR}/tls.crt`, `--tls-key-file=${TLS_DIR}/tls.key`] : []),
         `--namespace-prefix=${p.namespacePrefix}`,
         `--consumer-scope=${p.consumerScope}`,
         `--token-lifetime=${p.tokenLifetime}`,
@@ -282,13 +307,20 @@ export class BindBackend extends Construct {
     });
     container.mount(KEYS_DIR, keys, { readOnly: true });
     container.mount(CA_DIR, ca, { readOnly: true });
+    if (props.settingsConfigMap) {
+      container.env.copyFrom(kplus.Env.fromConfigMap(kplus.ConfigMap.fromConfigMapName(this, 'Settings', props.settingsConfigMap)));
+    }
+    if (props.tlsSecret) {
+      const tls = kplus.Volume.fromSecret(this, 'Tls', kplus.Secret.fromSecretName(this, 'TlsSecret', props.tlsSecret), { name: 'tls' });
+      container.mount(TLS_DIR, tls, { readOnly: true });
+    }
     this.service = new kplus.Service(this, 'Service', {
       metadata: meta('klutch-bind-backend'),
       selector: pods,
       // The probe port too, named `metrics`, so a ServiceMonitor (or any scraper) finds /metrics by the Service; the
       // NetworkPolicy still admits it only from the monitoring namespace.
       ports: [
-        { port: 80, targetPort: BIND_PORT, name: 'http' },
+        props.tlsSecret ? { port: 443, targetPort: BIND_PORT, name: 'https' } : { port: 80, targetPort: BIND_PORT, name: 'http' },
         { port: PROBE_PORT, targetPort: PROBE_PORT, name: 'metrics' },
       ],
     });

@@ -1,0 +1,260 @@
+/**
+ * The install bundle as an operator uses it, built by the real kustomize (`kubectl kustomize`, the same code as
+ * `kubectl apply -k`, from the test/kube binary): the bundle alone, and an overlay that sets every documented knob.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { loadCatalog, parseYaml } from '../test/support/catalog';
+import { validatorFor } from '../test/support/openapi';
+import { goModuleSource, wrapperModule } from '../test/tools/go';
+import { ensureKubeBinary } from '../test/tools/kube';
+import { synthesize } from './synth';
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
+
+let dir: string;
+let kube: string;
+
+const built = new Map<string, Obj[]>();
+/** `kubectl kustomize <folder>`: the objects, or a failure with kustomize's message (built once per folder). */
+function build(folder: string): Obj[] {
+  const done = built.get(folder);
+  if (done) return done;
+  const r = spawnSync(kube, ['kubectl', 'kustomize', folder], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`kubectl kustomize ${folder} failed: ${r.stderr}`);
+  built.set(folder, parseYaml(r.stdout) as Obj[]);
+  return built.get(folder)!;
+}
+const one = (objs: Obj[], kind: string, name?: string): Obj => {
+  const found = objs.filter((o) => o.kind === kind && (!name || o.metadata.name === name));
+  expect(
+    found.map((o) => o.metadata.name),
+    `${kind} ${name ?? ''}`,
+  ).toHaveLength(1);
+  return found[0]!;
+};
+
+beforeAll(async () => {
+  kube = await ensureKubeBinary();
+  dir = mkdtempSync(join(tmpdir(), 'klutch-kit-bundle-'));
+  synthesize({ apis: await loadCatalog(), outdir: join(dir, 'dist') });
+}, 600_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('dist/control-plane/kustomization.yaml', () => {
+  it('builds on its own: every file synth wrote there except monitoring, and the settings ConfigMap the Deployment reads', () => {
+    const objs = build(join(dir, 'dist', 'control-plane'));
+    const kinds = new Set(objs.map((o) => `${o.apiVersion}/${o.kind}`));
+    for (const k of [
+      'apiextensions.k8s.io/v1/CustomResourceDefinition',
+      'example-backend.klutch.anynines.com/v1alpha1/APIServiceExportTemplate',
+      'v1/Namespace',
+      'apps/v1/Deployment',
+      'v1/Service',
+      'networking.k8s.io/v1/NetworkPolicy',
+      'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy',
+      'pkg.crossplane.io/v1/Function',
+      'pkg.crossplane.io/v1/Provider',
+      'pkg.crossplane.io/v1beta1/DeploymentRuntimeConfig',
+      'dataservices.anynines.com/v1/ProviderConfig',
+      'kubernetes.crossplane.io/v1alpha1/ProviderConfig',
+    ]) {
+      expect(kinds, k).toContain(k);
+    }
+    expect(objs.some((o) => /monitoring\.coreos\.com/.test(o.apiVersion))).toBe(false);
+    const settings = one(objs, 'ConfigMap');
+    expect(settings.metadata).toMatchObject({ namespace: 'klutch-bind-backend' });
+    expect(settings.metadata.name).toMatch(/^klutch-bind-backend-settings-[a-z0-9]{10}$/);
+    expect(settings.data).toEqual({
+      BACKEND_EXTERNAL_ADDRESS: 'https://kubernetes.example.com:6443',
+      BACKEND_OIDC_CALLBACK_URL: 'https://bind.example.com/callback',
+      BACKEND_OIDC_ISSUER_CLIENT_ID: 'klutch-bind',
+      BACKEND_OIDC_ISSUER_URL: 'https://issuer.example.com',
+    });
+    const c = one(objs, 'Deployment').spec.template.spec.containers[0];
+    expect(c.envFrom).toEqual([{ configMapRef: { name: settings.metadata.name } }]);
+    expect(c.args.filter((a: string) => /^--(oidc-issuer|oidc-callback|external-address)/.test(a))).toEqual([]);
+    expect(c.args).toEqual(
+      expect.arrayContaining(['--tls-cert-file=/etc/klutch-bind/tls/tls.crt', '--tls-key-file=/etc/klutch-bind/tls/tls.key']),
+    );
+    expect(one(objs, 'Service', 'klutch-bind-backend').spec.ports[0]).toMatchObject({ name: 'https', port: 443, targetPort: 8080 });
+  });
+
+  it('names every ProviderConfig a Composition names, and each validates against its provider CRD', async () => {
+    const objs = build(join(dir, 'dist', 'control-plane'));
+    const configs = objs.filter((o) => o.kind === 'ProviderConfig');
+    const names = new Set(configs.map((o) => `${o.apiVersion.split('/')[0]}/${o.metadata.name}`));
+    // What the Compositions name: a fixed name, or a format over spec.serviceInstanceType (its enum in the XRD).
+    const compositions = readdirYaml(join(dir, 'dist', 'packages', 'dataservices', 'apis')).filter((o) => o.kind === 'Composition');
+    const xrds = readdirYaml(join(dir, 'dist', 'packages', 'dataservices', 'apis')).filter((o) => o.kind === 'CompositeResourceDefinition');
+    const wanted = new Set<string>();
+    for (const comp of compositions) {
+      const input = comp.spec.pipeline[0].input;
+      const group = String((input.wrapper ?? input.resource).apiVersion).split('/')[0];
+      const pc = input.providerConfig;
+      if (pc.name) wanted.add(`${group}/${pc.name}`);
+      else {
+        const xrd = xrds.find((x) => x.spec.names.kind === comp.spec.compositeTypeRef.kind);
+        const field = xrd?.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties[pc.fromFieldPath.replace(/^spec\./, '')];
+        expect(field?.enum?.length, `${comp.metadata.name}: enum of ${pc.fromFieldPath}`).toBeGreaterThan(0);
+        for (const v of field.enum) wanted.add(`${group}/${String(pc.format).replace('%s', v)}`);
+      }
+    }
+    expect(wanted).toContain('dataservices.anynines.com/postgresql-service-broker');
+    expect(wanted).toContain('kubernetes.crossplane.io/kubernetes-provider');
+    expect([...names].sort()).toEqual([...wanted].sort());
+
+    const anynines = validatorFor(
+      parseYaml(readFileSync(join(ROOT_SCHEMAS, 'provider-anynines', 'dataservices.anynines.com_providerconfigs.yaml'), 'utf8'))[0]!,
+      'v1',
+    );
+    const pk = goModuleSource(
+      wrapperModule('test/tools/provider-kubernetes'),
+      'github.com/crossplane-contrib/provider-kubernetes',
+      'v1.3.1',
+    );
+    const kubernetes = validatorFor(
+      parseYaml(readFileSync(join(pk, 'package', 'crds', 'kubernetes.crossplane.io_providerconfigs.yaml'), 'utf8'))[0]!,
+      'v1alpha1',
+    );
+    for (const o of configs) {
+      const v = o.apiVersion.startsWith('dataservices.') ? anynines : kubernetes;
+      expect(v(o).errors, o.metadata.name).toEqual([]);
+    }
+    expect(one(objs, 'ProviderConfig', 'postgresql-service-broker').spec).toMatchObject({ serviceType: 'servicebroker' });
+    expect(one(objs, 'ProviderConfig', 'postgresql-backup-manager').spec).toMatchObject({ serviceType: 'backupmanager' });
+    expect(one(objs, 'ProviderConfig', 'kubernetes-provider').spec).toEqual({ credentials: { source: 'InjectedIdentity' } });
+  });
+
+  it('runs provider-kubernetes as Klutch does, with its ServiceAccount named by a DeploymentRuntimeConfig, but without cluster-admin', () => {
+    const objs = build(join(dir, 'dist', 'control-plane'));
+    const provider = one(objs, 'Provider');
+    const drc = one(objs, 'DeploymentRuntimeConfig', provider.spec.runtimeConfigRef.name);
+    expect(drc.spec.serviceAccountTemplate).toEqual({ metadata: { name: 'provider-kubernetes' } });
+    const binding = one(objs, 'ClusterRoleBinding', 'klutch-kit-provider-kubernetes');
+    expect(binding.subjects).toEqual([
+      { apiGroup: '', kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: 'crossplane-system' },
+    ]);
+    expect(binding.roleRef.name).not.toBe('cluster-admin');
+    const rules = one(objs, 'ClusterRole', binding.roleRef.name).rules as { apiGroups: string[]; resources: string[] }[];
+    expect(rules.flatMap((r) => r.resources)).not.toContain('*');
+    expect(rules.flatMap((r) => r.apiGroups.map((g) => `${g}/${r.resources.join(',')}`))).toEqual(
+      expect.arrayContaining(['postgresql.anynines.com/postgresqls', 'servicebindings.anynines.com/servicebindings']),
+    );
+    const crossplane = goModuleSource(wrapperModule('test/tools/crank-v2'), 'github.com/crossplane/crossplane/v2', 'v2.2.1');
+    const v = validatorFor(
+      parseYaml(readFileSync(join(crossplane, 'cluster', 'crds', 'pkg.crossplane.io_deploymentruntimeconfigs.yaml'), 'utf8'))[0]!,
+      'v1beta1',
+    );
+    for (const d of objs.filter((o) => o.kind === 'DeploymentRuntimeConfig')) expect(v(d).errors, d.metadata.name).toEqual([]);
+  });
+
+  it('takes every documented knob from an overlay: settings, Secrets, image, replicas, a ProviderConfig URL', () => {
+    const overlay = join(dir, 'overlay');
+    mkdirSync(overlay, { recursive: true });
+    writeFileSync(join(overlay, 'tls.crt'), 'CERT\n');
+    writeFileSync(join(overlay, 'tls.key'), 'KEY\n');
+    writeFileSync(
+      join(overlay, 'kustomization.yaml'),
+      stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: ['../dist/control-plane'],
+        configMapGenerator: [
+          {
+            name: 'klutch-bind-backend-settings',
+            namespace: 'klutch-bind-backend',
+            behavior: 'merge',
+            literals: [
+              'BACKEND_OIDC_ISSUER_URL=https://login.acme.test/realms/platform',
+              'BACKEND_OIDC_CALLBACK_URL=https://bind.acme.test/callback',
+            ],
+          },
+        ],
+        secretGenerator: [
+          { name: 'oidc-client', namespace: 'klutch-bind-backend', literals: ['client-secret=s3cret'] },
+          { name: 'cookie-keys', namespace: 'klutch-bind-backend', literals: ['keys=a2V5'] },
+          { name: 'klutch-bind-backend-tls', namespace: 'klutch-bind-backend', type: 'kubernetes.io/tls', files: ['tls.crt', 'tls.key'] },
+        ],
+        images: [{ name: 'ghcr.io/klutch-kit/bind-backend', newName: 'registry.acme.test/bind-backend', newTag: 'v0.2.0' }],
+        replicas: [{ name: 'klutch-bind-backend', count: 3 }],
+        patches: [
+          {
+            target: { group: 'dataservices.anynines.com', kind: 'ProviderConfig', name: 'postgresql-service-broker' },
+            patch: stringify([{ op: 'replace', path: '/spec/url', value: 'https://pg-broker.acme.test' }]),
+          },
+        ],
+      }),
+    );
+    const objs = build(overlay);
+    const settings = one(objs, 'ConfigMap');
+    expect(settings.data).toMatchObject({
+      BACKEND_OIDC_ISSUER_URL: 'https://login.acme.test/realms/platform',
+      BACKEND_OIDC_CALLBACK_URL: 'https://bind.acme.test/callback',
+      BACKEND_OIDC_ISSUER_CLIENT_ID: 'klutch-bind',
+    });
+    const d = one(objs, 'Deployment');
+    expect(d.spec.replicas).toBe(3);
+    const pod = d.spec.template.spec;
+    expect(pod.containers[0].image).toBe('registry.acme.test/bind-backend:v0.2.0');
+    expect(pod.containers[0].envFrom).toEqual([{ configMapRef: { name: settings.metadata.name } }]);
+    // Generated Secrets carry a hash suffix; kustomize rewrites every reference to them, so the Pods roll on a change.
+    const secret = (prefix: string) => objs.find((o) => o.kind === 'Secret' && o.metadata.name.startsWith(`${prefix}-`))!.metadata.name;
+    const volumes = Object.fromEntries(pod.volumes.map((v: any) => [v.name, v.secret?.secretName]));
+    expect(volumes).toMatchObject({ 'cookie-keys': secret('cookie-keys'), tls: secret('klutch-bind-backend-tls') });
+    const env = pod.containers[0].env.find((e: any) => e.name === 'BACKEND_OIDC_ISSUER_CLIENT_SECRET');
+    expect(env.valueFrom.secretKeyRef.name).toBe(secret('oidc-client'));
+    expect(one(objs, 'Secret', secret('klutch-bind-backend-tls')).type).toBe('kubernetes.io/tls');
+    expect(one(objs, 'ProviderConfig', 'postgresql-service-broker').spec.url).toBe('https://pg-broker.acme.test');
+    expect(one(objs, 'ProviderConfig', 'mariadb-service-broker').spec.url).toBe('https://mariadb-service-broker.example.com');
+  });
+
+  it("on the v2 target names provider-kubernetes' cluster-scoped ClusterProviderConfig, valid against its CRD", async () => {
+    synthesize({ apis: await loadCatalog(), outdir: join(dir, 'v2'), target: 'v2' });
+    const objs = build(join(dir, 'v2', 'control-plane'));
+    const config = one(objs, 'ClusterProviderConfig', 'kubernetes-provider');
+    expect(config.apiVersion).toBe('kubernetes.m.crossplane.io/v1alpha1');
+    const pk = goModuleSource(
+      wrapperModule('test/tools/provider-kubernetes'),
+      'github.com/crossplane-contrib/provider-kubernetes',
+      'v1.3.1',
+    );
+    const crd = parseYaml(readFileSync(join(pk, 'package', 'crds', 'kubernetes.m.crossplane.io_clusterproviderconfigs.yaml'), 'utf8'))[0]!;
+    expect(validatorFor(crd, 'v1alpha1')(config).errors).toEqual([]);
+    expect(objs.filter((o) => o.kind === 'ProviderConfig' && o.apiVersion.startsWith('kubernetes.'))).toEqual([]);
+  });
+
+  it('fails an overlay whose knob names no object of the bundle (kustomize says which), so the check can fail', () => {
+    const overlay = join(dir, 'overlay-typo');
+    mkdirSync(overlay, { recursive: true });
+    writeFileSync(
+      join(overlay, 'kustomization.yaml'),
+      stringify({
+        resources: ['../dist/control-plane'],
+        configMapGenerator: [
+          { name: 'klutch-bind-backend-setings', namespace: 'klutch-bind-backend', behavior: 'merge', literals: ['A=b'] },
+        ],
+      }),
+    );
+    expect(() => build(overlay)).toThrow(/klutch-bind-backend-setings/);
+  });
+});
+
+const ROOT_SCHEMAS = join(import.meta.dirname, '..', 'schemas');
+
+function readdirYaml(folder: string): Obj[] {
+  const out: Obj[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith('.yaml')) out.push(...(parseYaml(readFileSync(join(d, e.name), 'utf8')) as Obj[]));
+    }
+  };
+  walk(folder);
+  return out;
+}

@@ -1,0 +1,65 @@
+/**
+ * The control plane's install bundle: one kustomization (`dist/control-plane/kustomization.yaml`) over the files synth
+ * writes there, so an operator installs with `kubectl apply -k` and sets per-installation values in an overlay, the
+ * way Klutch and kube-bind install (docs/decisions/install-bundle.md says why kustomize, not Helm).
+ *
+ * Knobs are kustomize's own: `images:` and `replicas:`; the backend's settings (issuer, client, URLs) as a
+ * `configMapGenerator` an overlay merges into (the Pods roll, the name has the content's hash); the Secrets (OIDC
+ * client secret, cookie keys, TLS) from the overlay's `secretGenerator` or made out of band under the names below.
+ * Monitoring stays out: it needs the Prometheus Operator's CRDs (add `monitoring/` as a resource where it runs).
+ */
+import { stringify } from 'yaml';
+
+/** The ConfigMap the backend's per-installation settings come from (BindBackendProps.settingsConfigMap). */
+export const BACKEND_SETTINGS = 'klutch-bind-backend-settings';
+/** The `kubernetes.io/tls` Secret the backend serves HTTPS with (BindBackendProps.tlsSecret). */
+export const BACKEND_TLS_SECRET = 'klutch-bind-backend-tls';
+/** Where the settings' defaults are written, relative to the bundle. */
+export const SETTINGS_FILE = 'backend/settings.env';
+
+export interface InstallBundleProps {
+  /** Files of the bundle, relative to its folder (`crds/x.yaml`); YAML files become resources, in this order. */
+  readonly files: readonly string[];
+  /** The backend's namespace (of its settings ConfigMap) and Deployment name. */
+  readonly backendNamespace: string;
+  readonly backendDeployment: string;
+  /** The backend's image as its Deployment names it (`repo:tag`). */
+  readonly backendImage: string;
+  readonly backendReplicas: number;
+}
+
+const HEADER = `# The control plane's install bundle, written by \`npm run synth\`. Install: kubectl apply -k <this folder>
+# (or from an overlay of yours that lists it under resources: and sets the knobs; see docs/install-bundle.md).
+`;
+
+/** The kustomization.yaml text. Resources in the order CRDs first, so a single apply finds its kinds. */
+export function kustomization(p: InstallBundleProps): string {
+  const order = ['crds/', 'backend/', 'export-templates/', 'function/', 'provider-kubernetes/', 'provider-configs/'];
+  const rank = (f: string) => {
+    const i = order.findIndex((o) => f.startsWith(o));
+    return i < 0 ? order.length : i;
+  };
+  const resources = p.files.filter((f) => f.endsWith('.yaml')).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const colon = p.backendImage.lastIndexOf(':');
+  const [image, tag] =
+    colon > p.backendImage.lastIndexOf('/')
+      ? [p.backendImage.slice(0, colon), p.backendImage.slice(colon + 1)]
+      : [p.backendImage, 'latest'];
+  const doc = {
+    apiVersion: 'kustomize.config.k8s.io/v1beta1',
+    kind: 'Kustomization',
+    resources,
+    configMapGenerator: [{ name: BACKEND_SETTINGS, namespace: p.backendNamespace, envs: [SETTINGS_FILE] }],
+    images: [{ name: image, newTag: tag }],
+    replicas: [{ name: p.backendDeployment, count: p.backendReplicas }],
+  };
+  return HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
+}
+
+/** The settings file (`KEY=value` lines, kustomize's `envs:` format), sorted. */
+export function settingsEnv(settings: Readonly<Record<string, string>>): string {
+  return Object.keys(settings)
+    .sort()
+    .map((k) => `${k}=${settings[k]}\n`)
+    .join('');
+}
