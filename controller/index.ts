@@ -8,7 +8,7 @@ export { TokenBucket, type RateLimit } from './rate-limit';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
 export { errorMessage, isTerminal, TerminalError } from './errors';
 export { watchInformer, type InformerEvent, type WatchInformer, type WatchInformerOptions } from './informer';
-export { objectKey, splitKey, type ObjectRef } from './keys';
+export { byRef, objectKey, refKey, splitKey, type ObjectRef } from './keys';
 export { LeaderElector, type LeaderElectorOptions } from './leader';
 export { controllerMetrics, type ControllerMetrics } from './metrics';
 export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from './probes';

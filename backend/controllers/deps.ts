@@ -1,4 +1,8 @@
-/** What every backend controller gets: clients, the leader's informers, settings, logging and metrics. */
+/**
+ * What the backend's controllers are wired from (their `x.controller.ts`): clients, the leader's informers, settings,
+ * logging and metrics. Reconciles never see this bag: each takes the narrow getters and writers it needs
+ * (docs/decisions/controller-shape.md).
+ */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { DefaultBindPolicy } from '../authz/bind-policy';

@@ -2,16 +2,16 @@
 import type { Controller } from '../../controller';
 import { runAppClusterBindings } from './app-cluster-binding.controller';
 import { leaderInformers, ObjectInformers, startAll, stopAll } from '../informers';
-import { claimedAccessController } from './claimed-access';
-import { clusterBindingsController } from './cluster-bindings';
-import { consumerLifecycleController } from './consumer-lifecycle';
-import { consumerRbacController } from './consumer-rbac';
+import { claimedAccessController } from './claimed-access.controller';
+import { clusterBindingsController } from './cluster-binding.controller';
+import { consumerLifecycleController } from './consumer-lifecycle.controller';
+import { consumerRbacController } from './consumer-rbac.controller';
 import type { ControllerDeps } from './deps';
-import { exportRequestsController } from './export-requests';
-import { exportsController } from './exports';
-import { klutchAdoptionController } from './klutch-adoption';
-import { kubeconfigRotationController } from './kubeconfig-rotation';
-import { serviceNamespacesController } from './service-namespaces';
+import { exportRequestsController } from './export-request.controller';
+import { exportsController } from './export.controller';
+import { klutchAdoptionController } from './klutch-adoption.controller';
+import { kubeconfigRotationController } from './kubeconfig-rotation.controller';
+import { serviceNamespacesController } from './service-namespace.controller';
 
 export type { ControllerDeps } from './deps';
 

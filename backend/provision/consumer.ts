@@ -2,10 +2,10 @@
  * Everything a consumer identity (`<sub>#<cluster id>`) has on the provider, made or found on each bind: the cluster
  * namespace, ServiceAccount `klutch-binder`, RoleBinding `klutch-binder` → ClusterRole `klutch-binder`, ClusterBinding
  * `cluster`, and the kubeconfig Secret whose context namespace is the cluster namespace. The per-consumer ClusterRole
- * for the exported resources follows the exports (controllers/consumer-rbac.ts). Binding the same identity again
+ * for the exported resources follows the exports (controllers/consumer-rbac.reconcile.ts). Binding the same identity again
  * reuses all of it. Each cluster namespace has a ResourceQuota on the bind objects a consumer creates
  * (APIServiceNamespaces, export requests), and each bind is remembered on the ClusterBinding (a sign of life, like a
- * heartbeat: controllers/cluster-bindings.ts). The kubeconfig handed back carries a ten-minute token of its own.
+ * heartbeat: controllers/cluster-binding.reconcile.ts). The kubeconfig handed back carries a ten-minute token of its own.
  */
 import type { V1ClusterRole } from '@kubernetes/client-node';
 import { BIND_API_VERSION, CLUSTER_BINDING_NAME, KUBECONFIG_SECRET_KEY, Kinds, type ClusterBinding } from '../../exports/bind-api';

@@ -34,7 +34,7 @@ export function kubeconfigYaml(t: KubeconfigTarget, namespace: string, token: st
 }
 
 /** What a kubeconfig was written for; a change (new address or CA) means a new kubeconfig. */
-function writtenFor(t: KubeconfigTarget, namespace: string): string {
+export function writtenFor(t: KubeconfigTarget, namespace: string): string {
   return createHash('sha256')
     .update(JSON.stringify([t.server, t.ca, t.serverName ?? '', namespace]))
     .digest('hex')

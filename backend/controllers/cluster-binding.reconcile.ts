@@ -9,31 +9,31 @@
  * every token bound to it dies — and condition `CredentialsRevoked` says so and how to get back (bind again). No data
  * is deleted: the claims (databases) stay, and a new bind makes a new kubeconfig Secret.
  */
-import { Controller, objectKey, splitKey, type ReconcileResult } from '../../controller';
+import type { V1Secret } from '@kubernetes/client-node';
+import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
 import { ClusterBindingConditions, HealthyReasons, READY_CONDITION, type ClusterBinding, type Condition } from '../../exports/bind-api';
-import { BindResources, isNotFound, MERGE_PATCH } from '../kube';
 import { BackendAnnotations } from '../labels';
 import { duration } from '../options';
-import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { sameConditions, setCondition } from './conditions';
-import { ours, type ControllerDeps } from './deps';
 
 export const MAX_DRIFT_MS = 10_000;
 export const ABANDONED_AFTER_MS = 720 * 3_600_000;
 /** Ours, not Klutch's: True once an abandoned consumer's credentials were revoked. */
 export const CREDENTIALS_REVOKED = 'CredentialsRevoked';
 
-export function clusterBindingsController(d: ControllerDeps): Controller {
-  const c = new Controller({
-    name: 'clusterbindings',
-    log: d.log,
-    registry: d.registry,
-    reconcile: (key) => reconcileClusterBinding(d, key),
-  });
-  c.watch(d.leader.clusterBindings, (b) => (ours(d, b.metadata.namespace) ? [objectKey(b)] : []));
-  // A bind after a revocation makes the Secret again: the condition goes.
-  c.watch(d.leader.kubeconfigs, (s) => (ours(d, s.metadata?.namespace) ? [`${s.metadata!.namespace}/cluster`] : []));
-  return c;
+export interface ClusterBindingDeps {
+  /** A consumer without a heartbeat (or bind) for this long loses its credentials. */
+  readonly abandonedAfterMs: number;
+  /** The ClusterBinding from the cache. */
+  getClusterBinding(ref: ObjectRef): ClusterBinding | undefined;
+  /** The cluster namespace's kubeconfig Secret from the cache. */
+  getKubeconfigSecret(namespace: string): V1Secret | undefined;
+  /** Deletes the kubeconfig Secret with this uid (gone already is fine). */
+  deleteKubeconfigSecret(namespace: string, uid: string | undefined): Promise<void>;
+  /** The one status write of a reconcile. */
+  writeConditions(ref: ObjectRef, conditions: Condition[]): Promise<void>;
+  /** @default Date.now */
+  now?(): number;
 }
 
 export interface Health {
@@ -78,59 +78,60 @@ export function health(status: ClusterBinding['status'], now = Date.now()): Heal
   return { status: 'True', recheckInMs: 2 * interval - age + 1 };
 }
 
-export async function reconcileClusterBinding(d: ControllerDeps, key: string): Promise<ReconcileResult> {
-  const { namespace, name } = splitKey(key);
-  const b = d.leader.clusterBindings.get(name, namespace);
-  if (!b || b.metadata.deletionTimestamp) return;
-  const h = health(b.status);
+export async function reconcileClusterBinding(
+  d: ClusterBindingDeps,
+  ref: ObjectRef,
+  ctx: Pick<ReconcileContext, 'log'>,
+): Promise<ReconcileResult> {
+  const b = d.getClusterBinding(ref);
+  if (!b || b.metadata.deletionTimestamp || !ref.namespace) return;
+  const now = d.now?.() ?? Date.now();
+  const h = health(b.status, now);
   const healthy: Omit<Condition, 'lastTransitionTime'> = {
     type: ClusterBindingConditions.Healthy,
     status: h.status,
     reason: h.reason,
     message: h.message,
   };
-  let conditions = setCondition(b.status?.conditions, healthy);
-  conditions = setCondition(conditions, { ...healthy, type: READY_CONDITION });
-  const abandonedAfter = d.abandonedConsumerAfterMs ?? ABANDONED_AFTER_MS;
-  const secret = d.leader.kubeconfigs.get(KUBECONFIG_SECRET, namespace);
+  const at = new Date(now);
+  let conditions = setCondition(b.status?.conditions, healthy, at);
+  conditions = setCondition(conditions, { ...healthy, type: READY_CONDITION }, at);
+  const secret = d.getKubeconfigSecret(ref.namespace);
   // A kubeconfig Secret made anew is a bind too (the ClusterBinding's annotation may reach us later than the Secret).
   const made = Date.parse((secret?.metadata?.creationTimestamp as unknown as string | undefined) ?? '');
-  const last = Math.max(lastActivity(b), Number.isNaN(made) ? 0 : made);
-  const idle = Date.now() - last;
+  const last = Math.max(lastActivity(b, now), Number.isNaN(made) ? 0 : made);
+  const idle = now - last;
   let recheck = h.recheckInMs;
-  if (idle > abandonedAfter) {
+  if (idle > d.abandonedAfterMs) {
     if (secret) {
-      await d.clients.core
-        .deleteNamespacedSecret({ name: KUBECONFIG_SECRET, namespace: namespace!, body: { preconditions: { uid: secret.metadata?.uid } } })
-        .catch((e: unknown) => {
-          if (!isNotFound(e)) throw e;
-        });
-      d.log.warn({ namespace, lastActivity: new Date(last).toISOString() }, 'revoked the credentials of an abandoned consumer');
+      await d.deleteKubeconfigSecret(ref.namespace, secret.metadata?.uid);
+      ctx.log.warn(
+        { namespace: ref.namespace, lastActivity: new Date(last).toISOString() },
+        'revoked the credentials of an abandoned consumer',
+      );
     }
     const since = new Date(last).toISOString();
-    conditions = setCondition(conditions, {
-      type: CREDENTIALS_REVOKED,
-      status: 'True',
-      reason: 'Abandoned',
-      message: `no konnector heartbeat or bind since ${since} (longer than the provider's --abandoned-consumer-after): the kubeconfig Secret was deleted, so this cluster's provider tokens no longer work. No data was deleted. Run kubectl bind again from the app cluster to get new credentials.`,
-    });
+    conditions = setCondition(
+      conditions,
+      {
+        type: CREDENTIALS_REVOKED,
+        status: 'True',
+        reason: 'Abandoned',
+        message: `no konnector heartbeat or bind since ${since} (longer than the provider's --abandoned-consumer-after): the kubeconfig Secret was deleted, so this cluster's provider tokens no longer work. No data was deleted. Run kubectl bind again from the app cluster to get new credentials.`,
+      },
+      at,
+    );
   } else {
     conditions = conditions.filter((c) => c.type !== CREDENTIALS_REVOKED);
-    recheck = Math.min(recheck ?? Infinity, abandonedAfter - idle + 1000);
+    recheck = Math.min(recheck ?? Infinity, d.abandonedAfterMs - idle + 1000);
   }
-  if (!sameConditions(conditions, b.status?.conditions)) {
-    const r = BindResources.clusterBindings;
-    await d.clients.custom.patchNamespacedCustomObjectStatus(
-      { group: r.group, version: r.version, plural: r.plural, namespace: namespace!, name, body: { status: { conditions } } },
-      MERGE_PATCH,
-    );
-  }
+  if (!sameConditions(conditions, b.status?.conditions)) await d.writeConditions(ref, conditions);
   // Timers beyond ~24 days overflow setTimeout: look again daily at the latest.
   return recheck !== undefined ? { requeueAfterMs: Math.min(86_400_000, Math.max(1000, recheck)) } : undefined;
 }
 
 /** The last sign of life of a consumer: its last heartbeat, its last bind, or the ClusterBinding's creation. */
-export function lastActivity(b: Pick<ClusterBinding, 'metadata' | 'status'>): number {
+export function lastActivity(b: Pick<ClusterBinding, 'metadata' | 'status'>, now = Date.now()): number {
   const times = [
     b.status?.lastHeartbeatTime,
     b.metadata.annotations?.[BackendAnnotations.lastBind],
@@ -138,5 +139,5 @@ export function lastActivity(b: Pick<ClusterBinding, 'metadata' | 'status'>): nu
   ]
     .map((t) => (t ? Date.parse(t) : NaN))
     .filter((t) => !Number.isNaN(t));
-  return times.length ? Math.max(...times) : Date.now();
+  return times.length ? Math.max(...times) : now;
 }

@@ -1,0 +1,136 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { ClusterBinding, Condition } from '../../exports/bind-api';
+import { health, lastActivity, reconcileClusterBinding, type ClusterBindingDeps } from './cluster-binding.reconcile';
+
+const now = Date.parse('2026-01-01T12:00:00Z');
+const at = (s: number) => new Date(now + s * 1000).toISOString();
+
+describe('health', () => {
+  it.each([
+    ['no heartbeat yet', undefined, 'FirstHeartbeatPending'],
+    ['no interval', { lastHeartbeatTime: at(-10) }, 'HeartbeatIntervalMissing'],
+    ['older than two intervals', { lastHeartbeatTime: at(-601), heartbeatInterval: '5m0s' }, 'HeartbeatTimeout'],
+    ['in the future beyond 10 s', { lastHeartbeatTime: at(11), heartbeatInterval: '5m0s' }, 'HeartbeatTimeDrift'],
+  ])('%s → False %s', (_what, status, reason) => {
+    expect(health(status, now)).toMatchObject({ status: 'False', reason });
+  });
+
+  it('is True for a recent heartbeat (Klutch reports drift here) and says when to look again', () => {
+    expect(health({ lastHeartbeatTime: at(-2), heartbeatInterval: '5m0s' }, now)).toEqual({ status: 'True', recheckInMs: 598_001 });
+    expect(health({ lastHeartbeatTime: at(5), heartbeatInterval: '5m0s' }, now).status).toBe('True');
+  });
+});
+
+describe('lastActivity', () => {
+  it('is the latest of heartbeat, last bind and creation', () => {
+    const b = (status?: { lastHeartbeatTime?: string }, bind?: string) => ({
+      metadata: {
+        creationTimestamp: at(-100),
+        ...(bind ? { annotations: { 'klutch-kit.anynines.com/last-bind': bind } } : {}),
+      },
+      status,
+    });
+    expect(lastActivity(b())).toBe(now - 100_000);
+    expect(lastActivity(b({ lastHeartbeatTime: at(-50) }))).toBe(now - 50_000);
+    expect(lastActivity(b({ lastHeartbeatTime: at(-50) }, at(-10)))).toBe(now - 10_000);
+  });
+});
+
+const DAY = 86_400_000;
+const ctx = { log: pino({ level: 'silent' }) };
+const ref = { namespace: 'cluster-x', name: 'cluster' };
+
+function binding(o: { status?: ClusterBinding['status']; created?: number; lastBind?: number } = {}): ClusterBinding {
+  return {
+    apiVersion: 'klutch.anynines.com/v1alpha1',
+    kind: 'ClusterBinding',
+    metadata: {
+      name: 'cluster',
+      namespace: 'cluster-x',
+      creationTimestamp: at(o.created ?? -100) as never,
+      ...(o.lastBind !== undefined ? { annotations: { 'klutch-kit.anynines.com/last-bind': at(o.lastBind) } } : {}),
+    },
+    spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'p' },
+    ...(o.status ? { status: o.status } : {}),
+  };
+}
+
+/** Plain functions over one ClusterBinding and one Secret; `writes` records every write in order. */
+function world(b: ClusterBinding | undefined, secret?: V1Secret) {
+  const writes: string[] = [];
+  const d: ClusterBindingDeps = {
+    abandonedAfterMs: DAY,
+    now: () => now,
+    getClusterBinding: () => b,
+    getKubeconfigSecret: () => secret,
+    deleteKubeconfigSecret: async (ns, uid) => void writes.push(`delete ${ns}/kubeconfig uid=${uid}`),
+    writeConditions: async (r, conditions: Condition[]) =>
+      void writes.push(`status ${r.namespace}/${r.name} ${conditions.map((c) => `${c.type}=${c.status}:${c.reason ?? ''}`).join(' ')}`),
+  };
+  return { d, writes };
+}
+
+describe('reconcileClusterBinding', () => {
+  it('writes Healthy and Ready once, in one status write, and looks again when the heartbeat would time out', async () => {
+    const w = world(binding({ status: { lastHeartbeatTime: at(-2), heartbeatInterval: '5m0s' } }));
+    expect(await reconcileClusterBinding(w.d, ref, ctx)).toEqual({ requeueAfterMs: 598_001 });
+    expect(w.writes).toEqual(['status cluster-x/cluster Healthy=True: Ready=True:']);
+  });
+
+  it('writes nothing when the conditions already say it', async () => {
+    const first = world(binding());
+    await reconcileClusterBinding(first.d, ref, ctx);
+    const conditions = [
+      {
+        type: 'Healthy',
+        status: 'False',
+        severity: 'Error',
+        lastTransitionTime: at(0).replace(/\.\d{3}Z$/, 'Z'),
+        reason: 'FirstHeartbeatPending',
+        message: 'waiting for the first heartbeat of the konnector',
+      },
+      {
+        type: 'Ready',
+        status: 'False',
+        severity: 'Error',
+        lastTransitionTime: at(0).replace(/\.\d{3}Z$/, 'Z'),
+        reason: 'FirstHeartbeatPending',
+        message: 'waiting for the first heartbeat of the konnector',
+      },
+    ] as Condition[];
+    const again = world(binding({ status: { conditions } }));
+    await reconcileClusterBinding(again.d, ref, ctx);
+    expect(first.writes).toEqual(['status cluster-x/cluster Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending']);
+    expect(again.writes).toEqual([]);
+  });
+
+  it('revokes the credentials of an abandoned consumer: the Secret first, then one status write saying so', async () => {
+    const w = world(binding({ created: -3 * 86_400 }), {
+      metadata: { name: 'kubeconfig', uid: 's-1', creationTimestamp: at(-3 * 86_400) as never },
+    });
+    await reconcileClusterBinding(w.d, ref, ctx);
+    expect(w.writes).toEqual([
+      'delete cluster-x/kubeconfig uid=s-1',
+      'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
+    ]);
+  });
+
+  it('counts a kubeconfig Secret made anew as a bind: no revocation, and CredentialsRevoked goes', async () => {
+    const revoked = { type: 'CredentialsRevoked', status: 'True', reason: 'Abandoned', lastTransitionTime: at(-10) } as Condition;
+    const w = world(binding({ created: -3 * 86_400, status: { conditions: [revoked] } }), {
+      metadata: { name: 'kubeconfig', uid: 's-2', creationTimestamp: at(-5) as never },
+    });
+    expect(await reconcileClusterBinding(w.d, ref, ctx)).toEqual({ requeueAfterMs: DAY - 5_000 + 1000 });
+    expect(w.writes).toEqual(['status cluster-x/cluster Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending']);
+  });
+
+  it('leaves a missing or deleting ClusterBinding alone', async () => {
+    const gone = world(undefined);
+    const deleting = world({ ...binding(), metadata: { ...binding().metadata, deletionTimestamp: at(0) as never } });
+    expect(await reconcileClusterBinding(gone.d, ref, ctx)).toBeUndefined();
+    expect(await reconcileClusterBinding(deleting.d, ref, ctx)).toBeUndefined();
+    expect([...gone.writes, ...deleting.writes]).toEqual([]);
+  });
+});

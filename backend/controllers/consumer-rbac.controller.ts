@@ -1,0 +1,47 @@
+/** The consumers' ClusterRoles, wired: keys are cluster namespaces, from their exports, themselves and the templates. */
+import { byRef, Controller } from '../../controller';
+import { Annotations } from '../../exports/bind-api';
+import { APPLY, FIELD_MANAGER, isNotFound } from '../kube';
+import { reconcileConsumerRbac, type ConsumerRbacDeps } from './consumer-rbac.reconcile';
+import { ours, type ControllerDeps } from './deps';
+import { consumerGrants } from './grants';
+
+export function consumerRbacController(d: ControllerDeps): Controller {
+  const rbac = d.clients.rbac;
+  const deps: ConsumerRbacDeps = {
+    consumerScope: d.consumerScope,
+    getNamespace: (name) => d.leader.namespaces.get(name),
+    grants: (ns) => consumerGrants(d, ns),
+    applyClusterRole: async (body) => {
+      await rbac.patchClusterRole({ name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true }, APPLY);
+    },
+    applyClusterRoleBinding: async (body) => {
+      await rbac.patchClusterRoleBinding({ name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true }, APPLY);
+    },
+    deleteClusterRoleBinding: (name) =>
+      rbac.deleteClusterRoleBinding({ name }).then(
+        () => undefined,
+        (e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        },
+      ),
+  };
+  const c = new Controller({
+    name: 'consumerrbac',
+    log: d.log,
+    registry: d.registry,
+    reconcile: byRef((ref) => reconcileConsumerRbac(deps, ref)),
+  });
+  const isCluster = (name: string | undefined, annotations: Record<string, string> | undefined) =>
+    Boolean(name && annotations?.[Annotations.identity] && ours(d, name));
+  const clusterNamespaces = () =>
+    d.leader.namespaces
+      .list()
+      .filter((ns) => isCluster(ns.metadata?.name, ns.metadata?.annotations))
+      .map((ns) => ns.metadata!.name!);
+  c.watch(d.leader.exports, (e) => (ours(d, e.metadata.namespace) ? [e.metadata.namespace!] : []));
+  c.watch(d.leader.namespaces, (ns) => (isCluster(ns.metadata?.name, ns.metadata?.annotations) ? [ns.metadata!.name!] : []));
+  // A template that goes or changes changes what is granted.
+  c.watch(d.serving.templates, clusterNamespaces);
+  return c;
+}

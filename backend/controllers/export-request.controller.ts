@@ -1,0 +1,66 @@
+/**
+ * Export requests, wired: keys are APIServiceExportRequests `<cluster ns>/<name>`; a CRD or template appearing lets
+ * the waiting ones go on.
+ */
+import { byRef, Controller, objectKey } from '../../controller';
+import { mayRequest } from '../authz/binder';
+import { bindRefusals, recordRefusal } from '../authz/refusals';
+import { findExportable } from '../exportable';
+import { cachedExportables } from '../informers';
+import { apiMessage, APPLY, BindResources, FIELD_MANAGER, isNotFound, MERGE_PATCH } from '../kube';
+import { ours, type ControllerDeps } from './deps';
+import { CRD_WAIT_MS, reconcileExportRequest, type ExportRequestDeps } from './export-request.reconcile';
+
+export function exportRequestsController(d: ControllerDeps): Controller {
+  const requests = BindResources.exportRequests;
+  const exports = BindResources.exports;
+  const deps: ExportRequestDeps = {
+    consumerScope: d.consumerScope,
+    crdWaitMs: d.exportRequestTimeoutMs ?? CRD_WAIT_MS,
+    getRequest: (ref) => d.leader.exportRequests.get(ref.name, ref.namespace),
+    crdExists: (name) => d.serving.crds.get(name) !== undefined,
+    exportable: (group, resource) => findExportable(cachedExportables(d.serving), d.consumerScope, group, resource),
+    mayRequest: (ns, e) => mayRequest(d.clients, ns, e, d.defaultBindPolicy),
+    refused: (r) => recordRefusal(bindRefusals(d.registry), d.log, r),
+    applyExport: async (e) => {
+      const namespace = e.metadata.namespace!;
+      try {
+        await d.clients.custom.patchNamespacedCustomObject(
+          { ...exports, namespace, name: e.metadata.name!, body: e, fieldManager: FIELD_MANAGER, force: true },
+          APPLY,
+        );
+      } catch (err) {
+        throw new Error(`cannot apply APIServiceExport ${namespace}/${e.metadata.name}: ${apiMessage(err)}`, { cause: err });
+      }
+    },
+    deleteRequest: (ref) =>
+      d.clients.custom.deleteNamespacedCustomObject({ ...requests, namespace: ref.namespace!, name: ref.name }).then(
+        () => undefined,
+        (e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        },
+      ),
+    writeStatus: async (req, status) => {
+      await d.clients.custom.patchNamespacedCustomObjectStatus(
+        { ...requests, namespace: req.metadata.namespace!, name: req.metadata.name!, body: { status } },
+        MERGE_PATCH,
+      );
+    },
+  };
+  const c = new Controller({
+    name: 'exportrequests',
+    workers: 2,
+    log: d.log,
+    registry: d.registry,
+    reconcile: byRef((ref, ctx) => reconcileExportRequest(deps, ref, ctx)),
+  });
+  c.watch(d.leader.exportRequests, (r) => (ours(d, r.metadata.namespace) ? [objectKey(r)] : []));
+  const pending = () =>
+    d.leader.exportRequests
+      .list()
+      .filter((r) => (!r.status?.phase || r.status.phase === 'Pending') && ours(d, r.metadata.namespace))
+      .map((r) => objectKey(r));
+  c.watch(d.serving.crds, pending);
+  c.watch(d.serving.templates, pending);
+  return c;
+}

@@ -1,0 +1,60 @@
+/**
+ * Provider namespaces for APIServiceNamespaces, wired: keys are APIServiceNamespaces `<cluster ns>/<name>`; a
+ * namespace's event is keyed back to the APIServiceNamespace its annotation names.
+ */
+import { byRef, Controller, objectKey } from '../../controller';
+import { Annotations } from '../../exports/bind-api';
+import { BindResources, isConflict, isNotFound, MERGE_PATCH } from '../kube';
+import type { ControllerDeps } from './deps';
+import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
+
+export function serviceNamespacesController(d: ControllerDeps): Controller {
+  const c = d.clients;
+  const deps: ServiceNamespaceDeps = {
+    getServiceNamespace: (ref) => d.leader.serviceNamespaces.get(ref.name, ref.namespace),
+    getNamespace: (name) => d.leader.namespaces.get(name),
+    namespacesFor: (key) => d.leader.namespaces.list().filter((ns) => ns.metadata?.annotations?.[Annotations.apiServiceNamespace] === key),
+    createNamespace: async (body) => {
+      try {
+        await c.core.createNamespace({ body });
+        return undefined;
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        return c.core.readNamespace({ name: body.metadata!.name! });
+      }
+    },
+    deleteNamespace: (name) =>
+      c.core.deleteNamespace({ name }).then(
+        () => undefined,
+        (e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        },
+      ),
+    createRoleBinding: (body) =>
+      c.rbac.createNamespacedRoleBinding({ namespace: body.metadata!.namespace!, body }).then(
+        () => undefined,
+        (e: unknown) => {
+          if (!isConflict(e)) throw e;
+        },
+      ),
+    writeStatus: async (ref, namespace) => {
+      await c.custom.patchNamespacedCustomObjectStatus(
+        { ...BindResources.namespaces, namespace: ref.namespace!, name: ref.name, body: { status: { namespace } } },
+        MERGE_PATCH,
+      );
+    },
+  };
+  const ctl = new Controller({
+    name: 'apiservicenamespaces',
+    workers: 2,
+    log: d.log,
+    registry: d.registry,
+    reconcile: byRef((ref, ctx) => reconcileServiceNamespace(deps, ref, ctx)),
+  });
+  ctl.watch(d.leader.serviceNamespaces, (s) => [objectKey(s)]);
+  ctl.watch(d.leader.namespaces, (ns) => {
+    const owner = ns.metadata?.annotations?.[Annotations.apiServiceNamespace];
+    return owner ? [owner] : [];
+  });
+  return ctl;
+}

@@ -1,0 +1,95 @@
+import type { V1Namespace } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Annotations, type APIServiceNamespace } from '../../exports/bind-api';
+import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
+
+const ref = { namespace: 'cluster-x', name: 'app' };
+const ctx = { log: pino({ level: 'silent' }) };
+const sn = (o: { status?: string; deleting?: boolean } = {}): APIServiceNamespace => ({
+  apiVersion: 'klutch.anynines.com/v1alpha1',
+  kind: 'APIServiceNamespace',
+  metadata: { name: 'app', namespace: 'cluster-x', ...(o.deleting ? { deletionTimestamp: 'now' } : {}) },
+  spec: {},
+  ...(o.status ? { status: { namespace: o.status } } : {}),
+});
+const ns = (name: string, owner?: string, deleting = false): V1Namespace => ({
+  metadata: {
+    name,
+    ...(owner ? { annotations: { [Annotations.apiServiceNamespace]: owner } } : {}),
+    ...(deleting ? { deletionTimestamp: new Date() } : {}),
+  },
+});
+
+function world(o: { sn?: APIServiceNamespace; cached?: V1Namespace[]; live?: V1Namespace }) {
+  const writes: string[] = [];
+  const cached = o.cached ?? [];
+  const d: ServiceNamespaceDeps = {
+    getServiceNamespace: () => o.sn,
+    getNamespace: (name) => cached.find((n) => n.metadata?.name === name),
+    namespacesFor: (key) => cached.filter((n) => n.metadata?.annotations?.[Annotations.apiServiceNamespace] === key),
+    createNamespace: async (n) => {
+      writes.push(
+        `create namespace ${n.metadata?.name} for ${n.metadata?.annotations?.[Annotations.apiServiceNamespace]} pss=${n.metadata?.labels?.['pod-security.kubernetes.io/enforce']}`,
+      );
+      return o.live;
+    },
+    deleteNamespace: async (name) => void writes.push(`delete namespace ${name}`),
+    createRoleBinding: async (rb) =>
+      void writes.push(
+        `create rolebinding ${rb.metadata?.namespace}/${rb.metadata?.name} → ${rb.roleRef.name} for ${rb.subjects?.[0]?.namespace}/${rb.subjects?.[0]?.name}`,
+      ),
+    writeStatus: async (r, n) => void writes.push(`status ${r.namespace}/${r.name} namespace=${n}`),
+  };
+  return { d, writes };
+}
+
+describe('reconcileServiceNamespace', () => {
+  it('makes the provider namespace and its RoleBinding, then reports it in one status write', async () => {
+    const w = world({ sn: sn() });
+    expect(await reconcileServiceNamespace(w.d, ref, ctx)).toBeUndefined();
+    expect(w.writes).toEqual([
+      'create namespace cluster-x-app for cluster-x/app pss=baseline',
+      'create rolebinding cluster-x-app/klutch-binder → klutch-binder-cluster-x for cluster-x/klutch-binder',
+      'status cluster-x/app namespace=cluster-x-app',
+    ]);
+  });
+
+  it('writes no status that is already there', async () => {
+    const w = world({ sn: sn({ status: 'cluster-x-app' }), cached: [ns('cluster-x-app', 'cluster-x/app')] });
+    await reconcileServiceNamespace(w.d, ref, ctx);
+    expect(w.writes).toEqual(['create rolebinding cluster-x-app/klutch-binder → klutch-binder-cluster-x for cluster-x/klutch-binder']);
+  });
+
+  it('leaves a namespace of the same name that is not its own, whether cached or found on create (terminal)', async () => {
+    const cached = world({ sn: sn(), cached: [ns('cluster-x-app')] });
+    await expect(reconcileServiceNamespace(cached.d, ref, ctx)).rejects.toMatchObject({
+      name: 'TerminalError',
+      message: expect.stringContaining('belongs to something else'),
+    });
+    const raced = world({ sn: sn(), live: ns('cluster-x-app', 'cluster-y/app') });
+    await expect(reconcileServiceNamespace(raced.d, ref, ctx)).rejects.toMatchObject({ name: 'TerminalError' });
+    expect(raced.writes).toEqual(['create namespace cluster-x-app for cluster-x/app pss=baseline']);
+  });
+
+  it('waits for a namespace still going from an earlier life', async () => {
+    const w = world({ sn: sn(), cached: [ns('cluster-x-app', 'cluster-x/app', true)] });
+    expect(await reconcileServiceNamespace(w.d, ref, ctx)).toEqual({ requeueAfterMs: 1000 });
+    expect(w.writes).toEqual([]);
+  });
+
+  it('refuses a provider namespace name longer than 63 characters (terminal)', async () => {
+    const long = { namespace: 'cluster-x', name: 'a'.repeat(60) };
+    const w = world({ sn: { ...sn(), metadata: { name: long.name, namespace: 'cluster-x' } } });
+    await expect(reconcileServiceNamespace(w.d, long, ctx)).rejects.toMatchObject({
+      name: 'TerminalError',
+      message: expect.stringContaining('longer than 63'),
+    });
+  });
+
+  it('deletes the namespaces made for a removed APIServiceNamespace, never a namespace of the same name that is not', async () => {
+    const w = world({ cached: [ns('cluster-x-app', 'cluster-x/app'), ns('cluster-x-app2', 'cluster-x/app2'), ns('other')] });
+    await reconcileServiceNamespace(w.d, ref, ctx);
+    expect(w.writes).toEqual(['delete namespace cluster-x-app']);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * APIServiceNamespace `<consumer ns>` in cluster namespace `<cluster ns>` → provider namespace
+ * `<cluster ns>-<consumer ns>` (annotation `klutch.anynines.com/api-service-namespace: <cluster ns>/<consumer ns>`)
+ * with RoleBinding `klutch-binder` → ClusterRole `klutch-binder-<cluster ns>`, reported in status.namespace. When the
+ * APIServiceNamespace goes, the namespace goes too; namespaces are keyed back to their APIServiceNamespace, so one
+ * deleted while the backend was down is removed when it starts.
+ */
+import type { V1Namespace, V1RoleBinding } from '@kubernetes/client-node';
+import { refKey, TerminalError, type ObjectRef, type ReconcileContext, type ReconcileResult } from '../../controller';
+import { Annotations, type APIServiceNamespace } from '../../exports/bind-api';
+import { Labels, MANAGED_BY, PodSecurity } from '../labels';
+import { binderRoleBinding, consumerRoleName } from '../provision/rbac';
+
+export interface ServiceNamespaceDeps {
+  /** The APIServiceNamespace from the cache. */
+  getServiceNamespace(ref: ObjectRef): APIServiceNamespace | undefined;
+  /** A namespace from the cache (the backend's namespaces). */
+  getNamespace(name: string): V1Namespace | undefined;
+  /** The namespaces annotated as made for APIServiceNamespace `<cluster ns>/<name>` (cache). */
+  namespacesFor(key: string): readonly V1Namespace[];
+  /** Creates the namespace; one that exists already is read back live and returned instead. */
+  createNamespace(ns: V1Namespace): Promise<V1Namespace | undefined>;
+  /** Deletes a namespace (gone already is fine). */
+  deleteNamespace(name: string): Promise<void>;
+  /** Creates a RoleBinding (one that exists already is fine). */
+  createRoleBinding(rb: V1RoleBinding): Promise<void>;
+  /** The one status write: status.namespace. */
+  writeStatus(ref: ObjectRef, namespace: string): Promise<void>;
+}
+
+export function serviceNamespaceName(clusterNamespace: string, name: string): string {
+  return `${clusterNamespace}-${name}`;
+}
+
+export async function reconcileServiceNamespace(
+  d: ServiceNamespaceDeps,
+  ref: ObjectRef,
+  ctx: Pick<ReconcileContext, 'log'>,
+): Promise<ReconcileResult> {
+  const clusterNs = ref.namespace;
+  if (!clusterNs) return;
+  const key = refKey(ref);
+  const target = serviceNamespaceName(clusterNs, ref.name);
+  const sn = d.getServiceNamespace(ref);
+  if (!sn || sn.metadata.deletionTimestamp) {
+    // Gone: delete the namespaces made for it (found by annotation, so a name clash is never deleted).
+    for (const ns of d.namespacesFor(key)) {
+      if (ns.metadata?.deletionTimestamp) continue;
+      await d.deleteNamespace(ns.metadata!.name!);
+      ctx.log.info({ namespace: ns.metadata!.name }, 'deleted the namespace of a removed APIServiceNamespace');
+    }
+    return;
+  }
+  if (target.length > 63) {
+    throw new TerminalError(
+      `APIServiceNamespace ${key}: the provider namespace "${target}" would be longer than 63 characters; use a shorter consumer namespace or --namespace-prefix`,
+    );
+  }
+  const theirs = () =>
+    new TerminalError(`APIServiceNamespace ${key}: namespace ${target} exists and belongs to something else; it is left alone`);
+  let existing = d.getNamespace(target);
+  if (existing && existing.metadata?.annotations?.[Annotations.apiServiceNamespace] !== key) throw theirs();
+  if (!existing) {
+    existing = await d.createNamespace({
+      metadata: {
+        name: target,
+        annotations: { [Annotations.apiServiceNamespace]: key },
+        labels: { [Labels.clusterNamespace]: clusterNs, [Labels.managedBy]: MANAGED_BY, ...PodSecurity.providerNamespace },
+      },
+    });
+    if (existing && existing.metadata?.annotations?.[Annotations.apiServiceNamespace] !== key) throw theirs();
+  }
+  if (existing?.metadata?.deletionTimestamp) return { requeueAfterMs: 1000 }; // still going from an earlier life
+  await d.createRoleBinding(binderRoleBinding(target, clusterNs, consumerRoleName(clusterNs)));
+  if (sn.status?.namespace !== target) await d.writeStatus(ref, target);
+  return;
+}
