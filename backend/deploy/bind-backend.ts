@@ -273,6 +273,8 @@ export class BindBackend extends Construct {
     const container = this.deployment.addContainer({
       name: 'backend',
       image: p.image,
+      // A tagged release: what the node has is that image (cdk8s-plus' default, Always, needs the registry on every restart).
+      imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
       args: [
         `--listen-address=0.0.0.0:${BIND_PORT}`,
         `--probe-address=0.0.0.0:${PROBE_PORT}`,

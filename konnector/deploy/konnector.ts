@@ -18,6 +18,7 @@ import {
   Deployment,
   EnvFieldPaths,
   EnvValue,
+  ImagePullPolicy,
   Namespace,
   Probe,
   Role,
@@ -137,6 +138,8 @@ export class Konnector extends Construct {
         {
           name: KONNECTOR_NAME,
           image: props.image ?? DEFAULT_KONNECTOR_IMAGE,
+          // A tagged release: what the node has is that image (cdk8s-plus' default, Always, needs the registry on every restart).
+          imagePullPolicy: ImagePullPolicy.IF_NOT_PRESENT,
           args: [`--lease-namespace=${ns}`, `--probe-address=:${PROBE_PORT}`, ...(props.args ?? [])],
           ports: [{ number: PROBE_PORT, name: 'probes' }],
           envVariables: {
