@@ -3,7 +3,8 @@ import { hostname } from 'node:os';
 import { pino } from 'pino';
 import { onShutdown } from '../controller';
 import { startBackend } from './app';
-import { parseOptions, usage, UsageError } from './options';
+import { UsageError } from '../lib/flags';
+import { parseOptions, usage } from './options';
 
 async function main(): Promise<number> {
   let options;

@@ -1,13 +1,14 @@
 /**
  * The backend's flags, each with an environment variable twin (`--oidc-issuer-url` ↔ `BACKEND_OIDC_ISSUER_URL`), from
- * one table that also writes `--help` (and the README's table). A flag wins over its variable. Names follow Klutch's
+ * one table (lib/flags.ts, the mechanism every process shares) that also writes `--help` and is checked against the
+ * table of docs/backend.md. A flag wins over its variable. Names follow Klutch's
  * backend where it has the same setting, so an existing Deployment's arguments keep their meaning; every other flag of
  * Klutch's example-backend (and klog's `-v`) is either mapped onto ours, with a note for the log saying what it became
  * and what to prefer, or refused with a message naming it and why. None is ignored.
  */
-import { parseArgs } from 'node:util';
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 import { parseGoDuration } from '../lib/duration';
+import { envVariable, flagHelp, HELP_FLAG, parseFlags, UsageError, type Flag, type FlagTable } from '../lib/flags';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
@@ -87,22 +88,13 @@ export interface BackendOptions {
   readonly mapped: readonly MappedFlag[];
 }
 
-interface Flag {
-  readonly name: string;
+interface BackendFlag extends Flag {
   /** The option it sets; none for a flag that is only refused. */
   readonly key?: keyof BackendOptions;
-  /** One-letter form (klog's `-v`). */
-  readonly short?: string;
-  readonly arg?: string;
-  readonly help: string;
-  /** Shown in --help; undefined means required (or optional where `optional`). */
-  readonly default?: string;
-  readonly optional?: boolean;
-  readonly boolean?: boolean;
 }
 
 /** Every flag, in --help order. */
-export const FLAGS: readonly Flag[] = [
+export const FLAGS: readonly BackendFlag[] = [
   {
     name: 'listen-address',
     key: 'listenAddress',
@@ -438,58 +430,31 @@ export const FLAGS: readonly Flag[] = [
   },
 ];
 
+/** The backend's flag table: every flag also read from `BACKEND_<FLAG>`. */
+export const BACKEND_FLAGS: FlagTable = { flags: FLAGS, envPrefix: 'BACKEND' };
+
 /** `oidc-issuer-url` → `BACKEND_OIDC_ISSUER_URL`. */
 export function envName(flag: string): string {
-  return `BACKEND_${flag.toUpperCase().replaceAll('-', '_')}`;
+  return envVariable(BACKEND_FLAGS, flag) as string;
 }
 
-export class UsageError extends Error {}
-
 export function usage(): string {
-  const rows = FLAGS.map((f) => {
-    const left = `  ${f.short ? `-${f.short}, ` : ''}--${f.name}${f.boolean ? '' : ` <${f.arg}>`}`;
-    const def = f.default !== undefined ? ` (default: ${f.default})` : f.optional ? '' : ' (required)';
-    return `${left}\n      ${f.help}${def}; env ${envName(f.name)}`;
-  });
   return [
     'Usage: node backend.mjs [flags]',
     '',
     'The klutch-kit bind backend: app clusters bind to the data-service APIs over OIDC (Klutch wire protocol).',
     '',
     'Flags (each also read from its environment variable; the flag wins):',
-    ...rows,
-    '  -h, --help',
-    '      this help',
+    flagHelp(BACKEND_FLAGS),
+    HELP_FLAG,
   ].join('\n');
 }
 
 /** Parses `argv` and `env` into options; throws UsageError naming the flag and its variable. */
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {}, hostname = 'backend'): BackendOptions | 'help' {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
-      args: goBooleans(argv),
-      options: {
-        ...Object.fromEntries(
-          FLAGS.map((f) => [
-            f.name,
-            { type: f.boolean ? ('boolean' as const) : ('string' as const), ...(f.short ? { short: f.short } : {}) },
-          ]),
-        ),
-        help: { type: 'boolean', short: 'h' },
-      },
-      allowPositionals: false,
-      allowNegative: true,
-    }).values;
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values.help) return 'help';
-  const raw = (name: string): string | undefined => {
-    const v = values[name];
-    if (typeof v === 'boolean') return String(v);
-    return v ?? (env[envName(name)] || undefined);
-  };
+  const flags = parseFlags(BACKEND_FLAGS, argv, env);
+  if (flags.help) return 'help';
+  const raw = (name: string): string | undefined => flags.value(name);
   refuseUnsupported(raw);
   // Klutch's control-plane-mode Deployment passes no OIDC flags: none is required then, and any given is refused.
   const cp = raw('control-plane-mode') === 'true';
@@ -671,15 +636,6 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
 
 type Raw = (name: string) => string | undefined;
 
-/** Go's flag package takes `--flag=true|false` for a boolean; parseArgs wants `--flag` / `--no-flag`. */
-function goBooleans(argv: readonly string[]): string[] {
-  const booleans = new Set(FLAGS.filter((f) => f.boolean).map((f) => f.name));
-  return argv.map((a) => {
-    const m = /^--?([a-z-]+)=(true|false)$/.exec(a);
-    return m && booleans.has(m[1]!) ? (m[2] === 'true' ? `--${m[1]}` : `--no-${m[1]}`) : a;
-  });
-}
-
 /** Klutch's flags this backend cannot honour: refused by name, never ignored. */
 function refuseUnsupported(raw: Raw): void {
   const select = raw('testing-auto-select');
@@ -763,8 +719,7 @@ function klutchListenAddress(raw: Raw, mapped: MappedFlag[]): string {
 /** --log-level, or klog's -v: 0-3 info, 4-5 debug, 6 or more trace. */
 function klogVerbosity(raw: Raw, mapped: MappedFlag[]): string {
   const level = raw('log-level');
-  // pflag takes `-v=2`; parseArgs leaves the `=` on a short option's value.
-  const v = raw('v')?.replace(/^=/, '');
+  const v = raw('v');
   if (v === undefined) return level ?? 'info';
   if (level !== undefined) throw new UsageError('-v and --log-level: give one (--log-level)');
   if (!/^\d+$/.test(v)) throw new UsageError(`-v: "${v}" is not a klog verbosity (a whole number, e.g. -v=2)`);

@@ -3,7 +3,7 @@
  * command ends the same way (`main.ts` prints `error: <what failed>` and `  <what to do>` on stderr).
  */
 
-/** Exit codes, documented in `--help` and the README. */
+/** Exit codes, documented in `--help` and docs/kubectl-bind.md. */
 export const ExitCode = {
   Ok: 0,
   /** Something failed: the provider, the app cluster, a document. */
@@ -31,10 +31,9 @@ export class CliError extends Error {
   }
 }
 
-export class UsageError extends CliError {
-  constructor(message: string, command: string) {
-    super(message, `run \`kubectl bind${command ? ` ${command}` : ''} --help\` for the usage`, ExitCode.Usage);
-  }
+/** A wrong command line (exit 2), pointing at the command's --help. */
+export function usageError(message: string, command: string): CliError {
+  return new CliError(message, `run \`kubectl bind${command ? ` ${command}` : ''} --help\` for the usage`, ExitCode.Usage);
 }
 
 export class TimeoutError extends CliError {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from './flags';
+import { COMMAND_FLAGS, parseCommand } from './flags';
+import { manual, undocumentedFlags } from '../test/support/docs';
 
 describe('the command line', () => {
   it('parses kubectl bind <url> with Klutch’s flags and ours, defaults applied', () => {
@@ -22,6 +23,17 @@ describe('the command line', () => {
     expect(parseCommand(['remove', 'pgs.anynines.com', '-y', '-n', 'x'])).toMatchObject({
       command: 'remove',
       flags: { binding: 'pgs.anynines.com', yes: true, namespace: 'x' },
+    });
+  });
+
+  it('documents every flag of every command with its default in docs/kubectl-bind.md', () => {
+    for (const [command, table] of Object.entries(COMMAND_FLAGS))
+      expect(undocumentedFlags(manual('kubectl-bind'), table), `kubectl bind ${command}`).toEqual([]);
+  });
+
+  it("takes Go's boolean forms and --no-browser", () => {
+    expect(parseCommand(['https://x/export', '--no-browser', '--dry-run=true', '--skip-konnector=false'])).toMatchObject({
+      flags: { browser: false, dryRun: true, skipKonnector: false },
     });
   });
 

@@ -1,22 +1,122 @@
-/** The command line of each command (node:util parseArgs, strict), with defaults applied once. */
-import { parseArgs } from 'node:util';
-import { DEFAULT_KONNECTOR_NAMESPACE } from '../konnector/deploy/konnector';
+/**
+ * The command line of each command, with defaults applied once: one flag table per command (lib/flags.ts, the
+ * mechanism every process shares), which also writes the flags of `--help` and is checked against
+ * docs/kubectl-bind.md.
+ */
+import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE } from '../konnector/deploy/konnector';
+import { parseFlags, UsageError as FlagUsageError, type Flag, type FlagTable } from '../lib/flags';
 import { parseDuration } from './duration';
-import { UsageError } from './errors';
+import { usageError } from './errors';
 
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
-const CLUSTER = { kubeconfig: str, context: str, namespace: { ...str, short: 'n' }, help: { ...bool, short: 'h' } } as const;
-const BIND = {
-  'skip-konnector': bool,
-  'konnector-image': str,
-  'downgrade-konnector': bool,
-  'accept-permission-claims': bool,
-  'dry-run': { ...bool, short: 'd' },
-  output: { ...str, short: 'o' },
-  timeout: str,
-  wait: str,
-} as const;
+/** Where the app cluster is: every command. */
+export const CLUSTER_FLAGS: readonly Flag[] = [
+  { name: 'kubeconfig', arg: 'file', optional: true, help: "the app cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)" },
+  { name: 'context', arg: 'name', optional: true, help: 'a context of that kubeconfig (default: its current context)' },
+  {
+    name: 'namespace',
+    short: 'n',
+    arg: 'ns',
+    default: DEFAULT_KONNECTOR_NAMESPACE,
+    help: 'namespace of the konnector, the kubeconfig Secrets and the bindings (any other serves only its own bindings)',
+  },
+];
+
+/** How to bind: `kubectl bind <url>` and `apiservice`. */
+export const BIND_FLAGS: readonly Flag[] = [
+  { name: 'skip-konnector', boolean: true, help: 'do not install or upgrade the konnector (nor grant it access)' },
+  { name: 'konnector-image', arg: 'image', default: DEFAULT_KONNECTOR_IMAGE, help: 'the konnector image to install' },
+  { name: 'downgrade-konnector', boolean: true, help: "replace a newer konnector with this kubectl-bind's" },
+  { name: 'accept-permission-claims', boolean: true, help: 'accept every permission claim without asking (for scripts)' },
+  { name: 'dry-run', short: 'd', boolean: true, help: 'print what would be created, create nothing' },
+  { name: 'output', short: 'o', arg: 'yaml|json', default: 'yaml', help: 'format of --dry-run' },
+  { name: 'timeout', arg: 'duration', default: '10m', help: 'wait this long for the provider to export the API' },
+  { name: 'wait', arg: 'duration', default: '2m', help: 'wait this long for the konnector to report the binding Ready (0: do not wait)' },
+];
+
+/** The browser login of `kubectl bind <url>`. */
+export const LOGIN_FLAGS: readonly Flag[] = [
+  { name: 'login-timeout', arg: 'duration', default: '10m', help: 'wait this long for the login in the browser' },
+  { name: 'no-browser', boolean: true, help: 'only print the login URL, do not open a browser' },
+];
+
+/** Machine binding: the OAuth2 client-credentials grant instead of a browser login. */
+export const MACHINE_FLAGS: readonly Flag[] = [
+  {
+    name: 'client-id',
+    arg: 'id',
+    optional: true,
+    help: "bind as this OAuth2 client (client-credentials grant at the backend's OpenID provider)",
+  },
+  { name: 'client-secret-file', arg: 'file', optional: true, help: 'read its secret from FILE (one trailing newline is dropped)' },
+  {
+    name: 'client-secret-env',
+    arg: 'variable',
+    optional: true,
+    help: 'read its secret from this environment variable (there is no --client-secret: the command line is readable by every user)',
+  },
+  {
+    name: 'api',
+    arg: 'resource.group',
+    multiple: true,
+    optional: true,
+    help: 'an API to bind, e.g. postgresqlinstances.anynines.com (repeatable)',
+  },
+  {
+    name: 'file',
+    short: 'f',
+    arg: 'file',
+    optional: true,
+    help: 'bind the APIs of these APIServiceExportRequest(s) (the file apiservice -f takes)',
+  },
+  {
+    name: 'oidc-issuer',
+    arg: 'url',
+    optional: true,
+    help: 'the OpenID provider you expect: a backend naming another is refused before the secret is sent',
+  },
+];
+
+/** `kubectl bind apiservice`: the export request and the provider kubeconfig. */
+export const APISERVICE_FLAGS: readonly Flag[] = [
+  { name: 'file', short: 'f', arg: 'file', help: "the APIServiceExportRequest(s), YAML or JSON ('-' for stdin)" },
+  {
+    name: 'remote-kubeconfig-name',
+    arg: 'name',
+    optional: true,
+    help: 'Secret in the app cluster holding the provider kubeconfig (key kubeconfig)',
+  },
+  { name: 'remote-kubeconfig-namespace', arg: 'ns', default: '--namespace', help: 'its namespace' },
+  {
+    name: 'remote-kubeconfig',
+    arg: 'file',
+    optional: true,
+    help: 'the provider kubeconfig as a file instead (stored as a Secret kubeconfig-*)',
+  },
+  {
+    name: 'remote-namespace',
+    arg: 'ns',
+    default: "the kubeconfig context's",
+    help: "the consumer's namespace on the provider",
+  },
+];
+
+export const LIST_FLAGS: readonly Flag[] = [
+  { name: 'all-namespaces', short: 'A', boolean: true, help: 'bindings of every namespace' },
+  { name: 'output', short: 'o', arg: 'yaml|json', optional: true, help: 'print the bindings themselves (one List document)' },
+];
+
+export const REMOVE_FLAGS: readonly Flag[] = [
+  { name: 'yes', short: 'y', boolean: true, help: 'do not ask for confirmation (needed when stdin is not a terminal)' },
+  { name: 'timeout', arg: 'duration', default: '10m', help: 'wait this long for the objects to go' },
+];
+
+/** Each command's flag table; '' is `kubectl bind <url>`. */
+export const COMMAND_FLAGS: Readonly<Record<'' | 'apiservice' | 'list' | 'remove', FlagTable>> = {
+  '': { flags: [...CLUSTER_FLAGS, ...BIND_FLAGS, ...LOGIN_FLAGS, ...MACHINE_FLAGS] },
+  apiservice: { flags: [...APISERVICE_FLAGS, ...CLUSTER_FLAGS, ...BIND_FLAGS] },
+  list: { flags: [...CLUSTER_FLAGS, ...LIST_FLAGS] },
+  remove: { flags: [...CLUSTER_FLAGS, ...REMOVE_FLAGS] },
+};
 
 export interface ClusterFlags {
   readonly kubeconfig?: string;
@@ -76,27 +176,24 @@ export interface RemoveFlags extends ClusterFlags {
   readonly timeoutMs: number;
 }
 
-/** Machine binding: the OAuth2 client-credentials grant instead of a browser login. */
-const MACHINE = {
-  'client-id': str,
-  'client-secret-file': str,
-  'client-secret-env': str,
-  'oidc-issuer': str,
-  api: { ...str, multiple: true },
-  file: { ...str, short: 'f' },
-} as const;
+type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: readonly string[] };
 
-type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
-
-function parse(
-  command: string,
-  argv: readonly string[],
-  options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>,
-): Parsed {
+/** A command's flags by its table: booleans as true/undefined, strings, and the lists of repeatable flags. */
+function parse(command: keyof typeof COMMAND_FLAGS, argv: readonly string[]): Parsed {
+  const table = COMMAND_FLAGS[command];
   try {
-    return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as Parsed;
+    const f = parseFlags(table, argv, {}, { positionals: true });
+    const values: Parsed['values'] = Object.fromEntries(
+      table.flags.map((x) => [
+        x.name,
+        x.multiple ? [...f.values(x.name)] : x.boolean ? (f.value(x.name) === 'true' ? true : undefined) : f.value(x.name),
+      ]),
+    );
+    if (f.help) values.help = true;
+    return { values, positionals: f.positionals };
   } catch (e) {
-    throw new UsageError((e as Error).message.replace(/\. To specify a positional[\s\S]*$/, ''), command);
+    if (e instanceof FlagUsageError) throw usageError(e.message, command);
+    throw e;
   }
 }
 
@@ -104,7 +201,7 @@ function duration(command: string, flag: string, v: unknown, fallback: string): 
   try {
     return parseDuration(`--${flag}`, typeof v === 'string' ? v : fallback);
   } catch (e) {
-    throw new UsageError((e as Error).message, command);
+    throw usageError((e as Error).message, command);
   }
 }
 
@@ -118,12 +215,12 @@ function cluster(v: Parsed['values']): ClusterFlags {
 
 function output(command: string, v: unknown): 'yaml' | 'json' | undefined {
   if (v === undefined) return undefined;
-  if (v !== 'yaml' && v !== 'json') throw new UsageError(`--output: "${String(v)}" is not yaml or json`, command);
+  if (v !== 'yaml' && v !== 'json') throw usageError(`--output: "${String(v)}" is not yaml or json`, command);
   return v;
 }
 
 function bind(command: string, v: Parsed['values']): BindFlags {
-  if (typeof v.output === 'string' && !v['dry-run']) throw new UsageError('--output goes with --dry-run', command);
+  if (typeof v.output === 'string' && !v['dry-run']) throw usageError('--output goes with --dry-run', command);
   return {
     ...cluster(v),
     skipKonnector: v['skip-konnector'] === true,
@@ -151,26 +248,18 @@ export function parseCommand(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === 'help') return { command: 'help', topic: rest[0] ?? '', ok: true };
   if (first === 'version' || first === '--version') {
-    if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`, 'version');
+    if (rest.length) throw usageError(`unexpected argument "${rest[0]}"`, 'version');
     return { command: 'version' };
   }
   if (first === 'apiservice') {
-    const { values: v, positionals } = parse(first, rest, {
-      ...CLUSTER,
-      ...BIND,
-      file: { ...str, short: 'f' },
-      'remote-kubeconfig-name': str,
-      'remote-kubeconfig-namespace': str,
-      'remote-kubeconfig': str,
-      'remote-namespace': str,
-    });
+    const { values: v, positionals } = parse(first, rest);
     if (v.help) return { command: 'help', topic: first, ok: true };
-    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`, first);
-    if (typeof v.file !== 'string') throw new UsageError('-f <request.yaml> is required', first);
+    if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}"`, first);
+    if (typeof v.file !== 'string') throw usageError('-f <request.yaml> is required', first);
     if (typeof v['remote-kubeconfig-name'] !== 'string' && typeof v['remote-kubeconfig'] !== 'string')
-      throw new UsageError('give the provider kubeconfig: --remote-kubeconfig-name <secret> or --remote-kubeconfig <file>', first);
+      throw usageError('give the provider kubeconfig: --remote-kubeconfig-name <secret> or --remote-kubeconfig <file>', first);
     if (typeof v['remote-kubeconfig-name'] === 'string' && typeof v['remote-kubeconfig'] === 'string')
-      throw new UsageError('give either --remote-kubeconfig-name or --remote-kubeconfig, not both', first);
+      throw usageError('give either --remote-kubeconfig-name or --remote-kubeconfig, not both', first);
     const opt = (k: string) => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
     return {
       command: 'apiservice',
@@ -185,33 +274,29 @@ export function parseCommand(argv: readonly string[]): Command {
     };
   }
   if (first === 'list') {
-    const { values: v, positionals } = parse(first, rest, {
-      ...CLUSTER,
-      'all-namespaces': { ...bool, short: 'A' },
-      output: { ...str, short: 'o' },
-    });
+    const { values: v, positionals } = parse(first, rest);
     if (v.help) return { command: 'help', topic: first, ok: true };
-    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`, first);
+    if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}"`, first);
     const o = output(first, v.output);
     return { command: 'list', flags: { ...cluster(v), allNamespaces: v['all-namespaces'] === true, ...(o ? { output: o } : {}) } };
   }
   if (first === 'remove') {
-    const { values: v, positionals } = parse(first, rest, { ...CLUSTER, yes: { ...bool, short: 'y' }, timeout: str });
+    const { values: v, positionals } = parse(first, rest);
     if (v.help) return { command: 'help', topic: first, ok: true };
-    if (positionals.length !== 1) throw new UsageError('name exactly one binding: kubectl bind remove <resource>.<group>', first);
+    if (positionals.length !== 1) throw usageError('name exactly one binding: kubectl bind remove <resource>.<group>', first);
     return {
       command: 'remove',
       flags: { ...cluster(v), binding: positionals[0]!, yes: v.yes === true, timeoutMs: duration(first, 'timeout', v.timeout, '10m') },
     };
   }
   refuseLiteralSecret(argv);
-  const { values: v, positionals } = parse('', argv, { ...CLUSTER, ...BIND, ...MACHINE, 'login-timeout': str, 'no-browser': bool });
+  const { values: v, positionals } = parse('', argv);
   if (v.help) return { command: 'help', topic: '', ok: true };
   if (positionals.length === 0) return { command: 'help', topic: '', ok: false };
-  if (positionals.length > 1) throw new UsageError(`one URL, not ${positionals.length} arguments: ${positionals.join(' ')}`, '');
+  if (positionals.length > 1) throw usageError(`one URL, not ${positionals.length} arguments: ${positionals.join(' ')}`, '');
   const url = positionals[0]!;
   if (!/^https?:\/\//.test(url))
-    throw new UsageError(`"${url}" is neither a command (${COMMANDS.join(', ')}) nor an http(s) URL of a bind backend`, '');
+    throw usageError(`"${url}" is neither a command (${COMMANDS.join(', ')}) nor an http(s) URL of a bind backend`, '');
   return {
     command: 'bind',
     flags: {
@@ -230,7 +315,7 @@ export function parseCommand(argv: readonly string[]): Command {
  */
 function refuseLiteralSecret(argv: readonly string[]): void {
   if (argv.some((a) => /^--?client-secret(=|$)/.test(a)))
-    throw new UsageError(
+    throw usageError(
       '--client-secret is refused: a secret on the command line is readable by every user of this machine (ps, /proc/<pid>/cmdline) and lands in shell history and CI logs; give --client-secret-file FILE or --client-secret-env VARIABLE',
       '',
     );
@@ -255,16 +340,16 @@ function machine(v: Parsed['values']): { machine?: MachineFlags } {
       .filter(Boolean)
       .join(', ');
     if (stray)
-      throw new UsageError(`${stray}: only with --client-id (a machine bind); a browser login picks the API on the provider's page`, '');
+      throw usageError(`${stray}: only with --client-id (a machine bind); a browser login picks the API on the provider's page`, '');
     return {};
   }
-  if (!clientId.trim()) throw new UsageError('--client-id: is empty', '');
+  if (!clientId.trim()) throw usageError('--client-id: is empty', '');
   if ((file === undefined) === (env === undefined))
-    throw new UsageError(
+    throw usageError(
       `--client-id ${clientId}: give its secret with exactly one of --client-secret-file FILE or --client-secret-env VARIABLE`,
       '',
     );
-  if (issuer !== undefined && !/^https?:\/\//.test(issuer)) throw new UsageError(`--oidc-issuer: "${issuer}" is not an http(s) URL`, '');
+  if (issuer !== undefined && !/^https?:\/\//.test(issuer)) throw usageError(`--oidc-issuer: "${issuer}" is not an http(s) URL`, '');
   return {
     machine: {
       clientId,
@@ -279,7 +364,7 @@ function machine(v: Parsed['values']): { machine?: MachineFlags } {
 /** `<resource>.<group>` (the binding's name); a resource without a dot is of the core group. */
 function apiOf(name: string): { group: string; resource: string } {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name))
-    throw new UsageError(`--api: "${name}" is not <resource>.<group>, e.g. postgresqlinstances.anynines.com`, '');
+    throw usageError(`--api: "${name}" is not <resource>.<group>, e.g. postgresqlinstances.anynines.com`, '');
   const dot = name.indexOf('.');
   return dot < 0 ? { group: '', resource: name } : { group: name.slice(dot + 1), resource: name.slice(0, dot) };
 }

@@ -1,4 +1,6 @@
-/** `--help` of every command (the README's "kubectl bind" section says the same). */
+/** `--help` of every command; the flags' lines come from each command's flag table (cli/flags.ts). */
+import { flagHelp, HELP_FLAG } from '../lib/flags';
+import { APISERVICE_FLAGS, BIND_FLAGS, CLUSTER_FLAGS, LIST_FLAGS, LOGIN_FLAGS, MACHINE_FLAGS, REMOVE_FLAGS } from './flags';
 
 const EXIT_CODES = `Exit codes:
   0    done
@@ -8,20 +10,6 @@ const EXIT_CODES = `Exit codes:
   4    declined (a required permission claim rejected, a removal not confirmed)
   130  interrupted (Ctrl-C)
 `;
-
-const CLUSTER_FLAGS = `      --kubeconfig FILE            the app cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)
-      --context NAME               a context of that kubeconfig (default: its current context)
-  -n, --namespace NS               namespace of the konnector, the kubeconfig Secrets and the bindings
-                                   (default klutch-bind; any other serves only its own bindings)`;
-
-const BIND_FLAGS = `      --skip-konnector             do not install or upgrade the konnector (nor grant it access)
-      --konnector-image IMAGE      the konnector image to install (default ghcr.io/klutch-kit/konnector:v0.1.0)
-      --downgrade-konnector        replace a newer konnector with this kubectl-bind's
-      --accept-permission-claims   accept every permission claim without asking (for scripts)
-  -d, --dry-run                    print what would be created, create nothing
-  -o, --output yaml|json           format of --dry-run (default yaml)
-      --timeout DURATION           wait this long for the provider to export the API (default 10m)
-      --wait DURATION              wait this long for the konnector to report the binding Ready (default 2m; 0: do not wait)`;
 
 export const HELP: Record<string, string> = {
   '': `kubectl bind: bind APIs of a Klutch control plane into this (app) cluster.
@@ -38,21 +26,11 @@ Usage:
 <url> is the bind backend's /export address, e.g. https://bind.example.com/export.
 
 Flags:
-${CLUSTER_FLAGS}
-${BIND_FLAGS}
-      --login-timeout DURATION     wait this long for the login in the browser (default 10m)
-      --no-browser                 only print the login URL, do not open a browser
-  -h, --help                       this help; \`kubectl bind <command> --help\` for a command's
+${flagHelp([...CLUSTER_FLAGS, ...BIND_FLAGS, ...LOGIN_FLAGS])}
+${HELP_FLAG}; \`kubectl bind <command> --help\` for a command's
 
 Machine identity (CI, GitOps; the backend must run with --machine-bind), instead of a browser login:
-      --client-id ID               bind as this OAuth2 client (client-credentials grant at the backend's OpenID provider)
-      --client-secret-file FILE    read its secret from FILE (one trailing newline is dropped)
-      --client-secret-env VAR      read its secret from the environment variable VAR
-                                   (there is no --client-secret: the command line is readable by every user)
-      --api RESOURCE.GROUP         an API to bind, e.g. postgresqlinstances.anynines.com (repeatable)
-  -f, --file FILE                  bind the APIs of these APIServiceExportRequest(s) (the file apiservice -f takes)
-      --oidc-issuer URL            the OpenID provider you expect: a backend naming another is refused before the
-                                   secret is sent
+${flagHelp(MACHINE_FLAGS)}
 
 What it does: fetches the provider's BindingProvider, ensures the namespace, prints the login URL (and opens your
 browser where this machine has one), waits for the login with a countdown, stores the provider's kubeconfig in a
@@ -68,14 +46,8 @@ Usage:
   kubectl bind apiservice -f <request.yaml> --remote-kubeconfig <file> [flags]
 
 Flags:
-  -f, --file FILE                        the APIServiceExportRequest(s), YAML or JSON ('-' for stdin)
-      --remote-kubeconfig-name NAME      Secret in the app cluster holding the provider kubeconfig (key kubeconfig)
-      --remote-kubeconfig-namespace NS   its namespace (default: --namespace)
-      --remote-kubeconfig FILE           the provider kubeconfig as a file instead (stored as a Secret kubeconfig-*)
-      --remote-namespace NS              the consumer's namespace on the provider (default: the kubeconfig context's)
-${CLUSTER_FLAGS}
-${BIND_FLAGS}
-  -h, --help                             this help
+${flagHelp([...APISERVICE_FLAGS, ...CLUSTER_FLAGS, ...BIND_FLAGS])}
+${HELP_FLAG}
 
 ${EXIT_CODES}`,
   list: `kubectl bind list: the APIServiceBindings of this cluster, whether they are Ready and how many objects each holds.
@@ -84,10 +56,8 @@ Usage:
   kubectl bind list [flags]
 
 Flags:
-${CLUSTER_FLAGS}
-  -A, --all-namespaces             bindings of every namespace
-  -o, --output yaml|json           print the bindings themselves
-  -h, --help                       this help
+${flagHelp([...CLUSTER_FLAGS, ...LIST_FLAGS])}
+${HELP_FLAG}
 
 ${EXIT_CODES}`,
   remove: `kubectl bind remove: unbind an API. The konnector deletes every object of the API in this cluster, waits until
@@ -98,10 +68,8 @@ Usage:
   kubectl bind remove <binding> [flags]     <binding> is <resource>.<group>, as \`kubectl bind list\` shows
 
 Flags:
-${CLUSTER_FLAGS}
-  -y, --yes                        do not ask for confirmation (needed when stdin is not a terminal)
-      --timeout DURATION           wait this long for the objects to go (default 10m)
-  -h, --help                       this help
+${flagHelp([...CLUSTER_FLAGS, ...REMOVE_FLAGS])}
+${HELP_FLAG}
 
 ${EXIT_CODES}`,
 };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HELP, parseDuration, parseFlags, type KonnectorFlags } from './flags';
+import { HELP, KONNECTOR_FLAGS, parseDuration, parseFlags, type KonnectorFlags } from './flags';
+import { manual, undocumentedFlags } from '../test/support/docs';
 import { klutchFlags } from '../test/support/klutch-flags';
 
 describe('parseFlags', () => {
@@ -66,6 +67,10 @@ describe('parseFlags', () => {
     ];
     for (const f of flags) expect(HELP, f).toContain(`--${f}`);
     expect(parseFlags(['-h'])).toBe('help');
+  });
+
+  it('documents every flag with its default in docs/konnector.md', () => {
+    expect(undocumentedFlags(manual('konnector'), KONNECTOR_FLAGS)).toEqual([]);
   });
 
   it.each([

@@ -1,11 +1,12 @@
 /**
  * The konnector's command line: Klutch's flags (`--kubeconfig`, `--lease-name`, `--lease-namespace`, identity from
  * `$POD_NAME`, klog's `-v`, and its control-plane mode's `--control-plane-mode`, `--app-cluster-kubeconfig-secret-*`,
- * `--binding-root-namespace`) and ours; no flag of Klutch's is ignored. Every flag is in `--help` and in the README.
+ * `--binding-root-namespace`) and ours; no flag of Klutch's is ignored. One table (`KONNECTOR_FLAGS`, lib/flags.ts)
+ * writes `--help` and is checked against docs/konnector.md.
  */
-import { parseArgs } from 'node:util';
 import type { RateLimit } from '../controller';
 import { parseGoDuration } from '../lib/duration';
+import { flagHelp, HELP_FLAG, parseFlags as parseFlagTable, UsageError, type FlagTable } from '../lib/flags';
 
 export interface KonnectorFlags {
   /** Kubeconfig of the app cluster; empty: in-cluster, else $KUBECONFIG, else ~/.kube/config. */
@@ -36,7 +37,80 @@ export interface KonnectorFlags {
   readonly mapped: readonly { readonly flag: string; readonly became: string; readonly prefer: string }[];
 }
 
-export class UsageError extends Error {}
+/** The konnector's flag table (lib/flags.ts): parsed, --help, and checked against the table of docs/konnector.md. */
+export const KONNECTOR_FLAGS: FlagTable = {
+  flags: [
+    {
+      name: 'kubeconfig',
+      arg: 'PATH',
+      default: 'in-cluster, else $KUBECONFIG, else ~/.kube/config',
+      help: 'kubeconfig of the app cluster (the control plane with --control-plane-mode)',
+    },
+    {
+      name: 'binding-namespace',
+      arg: 'NS',
+      default: 'all namespaces',
+      help: 'serve only the APIServiceBindings of this namespace (several konnectors can share a cluster)',
+    },
+    { name: 'leader-elect', arg: 'BOOL', default: 'true', help: 'elect a leader on a Lease; only the leader syncs' },
+    { name: 'lease-name', arg: 'NAME', default: 'klutch-bind', help: 'the Lease' },
+    { name: 'lease-namespace', arg: 'NS', default: '$POD_NAMESPACE, else kube-system', help: 'where the Lease lives' },
+    { name: 'identity', arg: 'NAME', default: '$POD_NAME, else the host name', help: 'this replica in the election' },
+    { name: 'lease-duration', arg: 'DURATION', default: '15s', help: "how long a lease lasts without renewal (client-go's)" },
+    { name: 'renew-deadline', arg: 'DURATION', default: '10s', help: 'a leader that cannot renew within this stops leading' },
+    { name: 'retry-period', arg: 'DURATION', default: '2s', help: 'how often candidates try and leaders renew' },
+    { name: 'probe-address', arg: 'HOST:PORT', default: ':8080', help: '/healthz, /readyz (informers listed) and Prometheus /metrics' },
+    { name: 'workers', arg: 'N', default: '16', help: 'objects synced at once per direction and API' },
+    {
+      name: 'heartbeat-interval',
+      arg: 'DURATION',
+      default: '2m30s',
+      help: "heartbeat into the ClusterBinding and kubeconfig copy period (Klutch's); it reports twice this as heartbeatInterval",
+    },
+    { name: 'connections', arg: 'N', default: '32', help: 'keep-alive HTTP connections per cluster' },
+    {
+      name: 'kube-api-qps',
+      arg: 'N',
+      default: '0',
+      help: "requests per second to each cluster (app cluster and every provider), as client-go's limiter, for every read and write the syncers make (not the informers' lists and watches); 0: no client-side limit, the API servers' priority and fairness decide. Klutch's konnector is held to client-go's 5",
+    },
+    { name: 'kube-api-burst', arg: 'N', default: 'twice the qps', help: 'requests at once under --kube-api-qps' },
+    { name: 'log-level', arg: 'LEVEL', default: 'info', help: 'fatal, error, warn, info, debug or trace; logs are JSON (pino)' },
+    {
+      name: 'v',
+      short: 'v',
+      arg: 'N',
+      optional: true,
+      help: "klog's verbosity (Klutch's): 0-3 becomes --log-level=info, 4-5 debug, 6 or more trace; not with --log-level; prefer --log-level",
+    },
+    {
+      name: 'control-plane-mode',
+      boolean: true,
+      default: 'false',
+      help: "Klutch's control-plane mode (an AppClusterBinding's konnector): run on the control plane; --kubeconfig (or in-cluster) is the control plane's, the app cluster's kubeconfig comes from the Secret below (and is followed when it changes), and the APIServiceBindings, their kubeconfig Secrets and the Lease are in the binding root namespace there",
+    },
+    {
+      name: 'app-cluster-kubeconfig-secret-name',
+      arg: 'NAME',
+      default: 'required with --control-plane-mode',
+      help: "the Secret holding the app cluster's kubeconfig",
+    },
+    {
+      name: 'app-cluster-kubeconfig-secret-namespace',
+      arg: 'NS',
+      default: '--binding-root-namespace',
+      help: 'with --control-plane-mode: its namespace',
+    },
+    { name: 'app-cluster-kubeconfig-secret-key', arg: 'KEY', default: 'kubeconfig', help: 'with --control-plane-mode: its key' },
+    {
+      name: 'binding-root-namespace',
+      arg: 'NS',
+      default: 'required with --control-plane-mode',
+      help: 'where the APIServiceBindings are (replaces --binding-namespace)',
+    },
+    { name: 'version', boolean: true, optional: true, help: 'the version it reports in heartbeats' },
+  ],
+};
 
 export const HELP = `konnector: syncs bound APIs between an app cluster and a Klutch-style control plane.
 
@@ -46,44 +120,8 @@ Claims go up (spec), status and claimed Secrets/ConfigMaps come down, per APISer
 Usage: node konnector.mjs [flags]
 
 Flags:
-  --kubeconfig PATH            kubeconfig of the app cluster (default: in-cluster config, else $KUBECONFIG,
-                               else ~/.kube/config)
-  --binding-namespace NS       serve only the APIServiceBindings of this namespace (default: all namespaces)
-  --leader-elect BOOL          elect a leader on a Lease; only the leader syncs (default true)
-  --lease-name NAME            the Lease (default klutch-bind)
-  --lease-namespace NS         where the Lease lives (default $POD_NAMESPACE, else kube-system)
-  --identity NAME              this replica in the election (default $POD_NAME, else the host name)
-  --lease-duration DURATION    how long a lease lasts without renewal (default 15s)
-  --renew-deadline DURATION    a leader that cannot renew within this stops leading (default 10s)
-  --retry-period DURATION      how often candidates try and leaders renew (default 2s)
-  --probe-address HOST:PORT    /healthz, /readyz and Prometheus /metrics (default :8080)
-  --workers N                  objects synced at once per direction and API (default 16)
-  --heartbeat-interval DURATION
-                               heartbeat into the ClusterBinding; it reports twice this as heartbeatInterval
-                               (default 2m30s, as Klutch)
-  --connections N              concurrent HTTP connections per cluster (default 32)
-  --kube-api-qps N             client-side limit: requests per second to each cluster, for the syncers' reads and
-                               writes (not the informers' lists and watches); default 0: no client-side limit,
-                               the API servers' priority and fairness decide; Klutch's konnector has client-go's 5
-  --kube-api-burst N           requests at once under --kube-api-qps (default: twice the qps)
-  --log-level LEVEL            fatal, error, warn, info, debug or trace (default info); logs are JSON (pino)
-  -v, --v N                    klog's verbosity (Klutch's): 0-3 becomes --log-level=info, 4-5 debug, 6 or more
-                               trace; not with --log-level; prefer --log-level
-  --control-plane-mode         Klutch's control-plane mode (an AppClusterBinding's konnector): run on the control
-                               plane; --kubeconfig (or in-cluster) is the control plane's, the app cluster's
-                               kubeconfig comes from the Secret below (and is followed when it changes), and the
-                               APIServiceBindings, their kubeconfig Secrets and the Lease are in the binding root
-                               namespace there
-  --app-cluster-kubeconfig-secret-name NAME
-                               with --control-plane-mode (required): the Secret holding the app cluster's kubeconfig
-  --app-cluster-kubeconfig-secret-namespace NS
-                               with --control-plane-mode: its namespace (default: --binding-root-namespace)
-  --app-cluster-kubeconfig-secret-key KEY
-                               with --control-plane-mode: its key (default kubeconfig)
-  --binding-root-namespace NS  with --control-plane-mode (required): where the APIServiceBindings are (replaces
-                               --binding-namespace)
-  -h, --help                   this text
-  --version                    the konnector's version
+${flagHelp(KONNECTOR_FLAGS)}
+${HELP_FLAG}
 
 Durations are Go-style: 500ms, 15s, 2m30s, 1h.
 SIGTERM or SIGINT: stop syncing new changes, finish the ones in flight, release the Lease, exit 0.
@@ -137,8 +175,7 @@ function logLevel(
     return l;
   }
   if (level !== undefined) throw new UsageError('-v and --log-level: give one (--log-level)');
-  // pflag takes `-v=2`; parseArgs leaves the `=` on a short option's value.
-  const v = verbosity.replace(/^=/, '');
+  const v = verbosity;
   if (!/^\d+$/.test(v)) throw new UsageError(`-v ${JSON.stringify(v)}: want a klog verbosity, a whole number such as 2`);
   const made = Number(v) >= 6 ? 'trace' : Number(v) >= 4 ? 'debug' : 'info';
   mapped.push({ flag: `-v=${v}`, became: `--log-level=${made}`, prefer: '--log-level' });
@@ -150,43 +187,11 @@ export function parseFlags(
   env: NodeJS.ProcessEnv = {},
   hostname = 'konnector',
 ): KonnectorFlags | 'help' | 'version' {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      // Go's flag package takes `--control-plane-mode=false`; parseArgs wants no value.
-      args: argv
-        .map((a) => (a === '--control-plane-mode=true' ? '--control-plane-mode' : a))
-        .filter((a) => a !== '--control-plane-mode=false'),
-      options: {
-        kubeconfig: { type: 'string' },
-        'binding-namespace': { type: 'string' },
-        'leader-elect': { type: 'string' },
-        'lease-name': { type: 'string' },
-        'lease-namespace': { type: 'string' },
-        identity: { type: 'string' },
-        'lease-duration': { type: 'string' },
-        'renew-deadline': { type: 'string' },
-        'retry-period': { type: 'string' },
-        'probe-address': { type: 'string' },
-        workers: { type: 'string' },
-        'heartbeat-interval': { type: 'string' },
-        connections: { type: 'string' },
-        'kube-api-qps': { type: 'string' },
-        'kube-api-burst': { type: 'string' },
-        'log-level': { type: 'string' },
-        v: { type: 'string', short: 'v' },
-        ...Object.fromEntries(
-          CONTROL_PLANE_FLAGS.map((f) => [f, { type: f === 'control-plane-mode' ? ('boolean' as const) : ('string' as const) }]),
-        ),
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-      },
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values.help) return 'help';
+  const parsed = parseFlagTable(KONNECTOR_FLAGS, argv);
+  const values = Object.fromEntries(
+    KONNECTOR_FLAGS.flags.map((f) => [f.name, f.boolean ? parsed.value(f.name) === 'true' : parsed.value(f.name)]),
+  ) as Record<string, string | undefined> & Record<'control-plane-mode' | 'version', boolean>;
+  if (parsed.help) return 'help';
   if (values.version) return 'version';
   const elect = values['leader-elect'] ?? 'true';
   if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect ${JSON.stringify(elect)}: want true or false`);

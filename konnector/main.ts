@@ -8,7 +8,8 @@ import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { errorMessage, LeaderElector, onShutdown, serveProbes } from '../controller';
 import { followAppCluster } from './app-cluster';
-import { HELP, parseFlags, UsageError, type KonnectorFlags } from './flags';
+import { UsageError } from '../lib/flags';
+import { HELP, parseFlags, type KonnectorFlags } from './flags';
 import { Konnector } from './konnector';
 import { KONNECTOR_VERSION } from './version';
 

@@ -3,49 +3,23 @@
  * kubeconfigs and what to try, and it keeps running until Ctrl-C, which stops everything. `--short` stops right after
  * the round trip (what `npm test` runs).
  */
-import { parseArgs } from 'node:util';
 import { join, relative } from 'node:path';
 import { repoRoot } from '../test/support/root';
-import { APP, CONTROL_PLANE, startSandbox, type Sandbox } from './sandbox';
+import { HELP, parseSandboxFlags, type SandboxFlags } from './flags';
+import { startSandbox, type Sandbox } from './sandbox';
 import { seconds, Steps } from './steps';
 
-const HELP = `npm run sandbox [-- options]
-
-Starts two Kubernetes clusters ("${CONTROL_PLANE}" and "${APP}"), Crossplane with our packages, an OpenID provider
-and the bind backend on the control plane, binds the app cluster with kubectl bind, and sends a PostgresqlInstance
-and a ServiceBinding from the app cluster through the control plane and back. Keeps running until Ctrl-C.
-
-Options:
-  --dir DIR     logs, synth output and kubeconfigs (default .sandbox/ in the repository; emptied first)
-  --short       stop after the round trip instead of waiting for Ctrl-C
-  --user NAME   who logs in at the OpenID provider (default developer)
-  --crossplane v1|v2
-                the package on Crossplane v2 core: v1, Klutch's claims (default), or v2, the v2-native
-                package (namespaced composites; the app cluster's claims become them)
-  -h, --help    this help
-`;
-
-let values: { dir?: string; short?: boolean; user?: string; crossplane?: string; help?: boolean };
+let values: SandboxFlags;
 try {
-  values = parseArgs({
-    options: {
-      dir: { type: 'string' },
-      short: { type: 'boolean' },
-      user: { type: 'string' },
-      crossplane: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  }).values;
-  if (values.crossplane !== undefined && values.crossplane !== 'v1' && values.crossplane !== 'v2')
-    throw new Error(`--crossplane must be v1 or v2, not "${values.crossplane}"`);
+  const parsed = parseSandboxFlags(process.argv.slice(2));
+  if (parsed === 'help') {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  values = parsed;
 } catch (e) {
   process.stderr.write(`sandbox: ${(e as Error).message}\n\n${HELP}`);
   process.exit(2);
-}
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
 }
 
 const dir = values.dir ?? join(repoRoot(), '.sandbox');
@@ -82,7 +56,7 @@ try {
     dir,
     steps,
     ...(values.user ? { user: values.user } : {}),
-    ...(values.crossplane ? { crossplane: values.crossplane as 'v1' | 'v2' } : {}),
+    ...(values.crossplane ? { crossplane: values.crossplane } : {}),
   });
 } catch (e) {
   // startSandbox stopped what it had started.

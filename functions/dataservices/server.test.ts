@@ -11,7 +11,8 @@ import { bundleDeployable, deployable } from '../../synth/deployables';
 import { functionClient, startFunctionProcess, type FunctionProcess } from '../../test/support/function-process';
 import { runFunction } from './fn';
 import { compositeOf, inputOf, requestOf } from '../../test/support/function';
-import { DEFAULT_TLS_CERTS_DIR, parseServerArgs, serverCredentials } from './server';
+import { DEFAULT_TLS_CERTS_DIR, FUNCTION_FLAGS, HELP, parseServerArgs, serverCredentials } from './server';
+import { manual, undocumentedFlags } from '../../test/support/docs';
 
 describe('parseServerArgs', () => {
   it.each<{ name: string; argv: string[]; env?: Record<string, string>; want: object }>([
@@ -35,7 +36,17 @@ describe('parseServerArgs', () => {
     },
   ])('$name', ({ argv, env, want }) => expect(parseServerArgs(argv, env ?? {})).toMatchObject(want));
 
-  it('refuses unknown flags', () => expect(() => parseServerArgs(['--tls'])).toThrow());
+  it('refuses unknown flags, naming them', () => expect(() => parseServerArgs(['--tls'])).toThrow("Unknown option '--tls'"));
+
+  it('answers --help with every flag and the variable it reads', () => {
+    expect(parseServerArgs(['--help'])).toBe('help');
+    for (const f of FUNCTION_FLAGS.flags) expect(HELP).toContain(`--${f.name}`);
+    expect(HELP).toContain('env TLS_SERVER_CERTS_DIR');
+  });
+
+  it('documents every flag with its variable and default in docs/function.md', () => {
+    expect(undocumentedFlags(manual('function'), FUNCTION_FLAGS)).toEqual([]);
+  });
 });
 
 it('does not fall back to insecure when the certificates are missing', () => {

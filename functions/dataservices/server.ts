@@ -10,11 +10,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import {
   FunctionRunner,
-  newGrpcServer,
   Severity,
   type FunctionHandler,
   type RunFunctionRequest,
@@ -22,6 +20,8 @@ import {
 import { pino, type Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { dataServicesFunction } from './fn';
+import { newFunctionServer } from './grpc-server';
+import { flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../../lib/flags';
 
 export const DEFAULT_ADDRESS = '0.0.0.0:9443';
 export const DEFAULT_METRICS_ADDRESS = '0.0.0.0:8080';
@@ -39,33 +39,55 @@ export interface FunctionServerOptions {
   readonly debug: boolean;
 }
 
-export class UsageError extends Error {}
+/** The function's flag table (lib/flags.ts): parsed, --help, and checked against the table of docs/function.md. */
+export const FUNCTION_FLAGS: FlagTable = {
+  flags: [
+    { name: 'address', arg: 'host:port', default: DEFAULT_ADDRESS, help: 'gRPC listen address' },
+    {
+      name: 'tls-certs-dir',
+      arg: 'dir',
+      env: 'TLS_SERVER_CERTS_DIR',
+      default: DEFAULT_TLS_CERTS_DIR,
+      help: 'tls.key, tls.crt, ca.crt that Crossplane mounts; missing certificates are an error',
+    },
+    {
+      name: 'tls-server-certs-dir',
+      arg: 'dir',
+      optional: true,
+      help: "the same, under function-sdk-go's name (--tls-certs-dir wins)",
+    },
+    { name: 'insecure', boolean: true, default: 'false', help: 'serve without TLS (local development and crossplane render only)' },
+    {
+      name: 'metrics-address',
+      arg: 'host:port',
+      default: DEFAULT_METRICS_ADDRESS,
+      help: '/healthz and Prometheus /metrics (requests, errors, latency); empty: none',
+    },
+    { name: 'debug', short: 'd', boolean: true, default: 'false', help: 'debug logs (JSON, pino)' },
+  ],
+};
+
+export const HELP = `Usage: node function.mjs [flags]
+
+The klutch-kit composition function (function-dataservices): composes every data service from the recipe in its input.
+
+Flags:
+${flagHelp(FUNCTION_FLAGS)}
+${HELP_FLAG}
+`;
 
 /** Parses the flags; `env` supplies TLS_SERVER_CERTS_DIR. Throws UsageError on unknown flags. */
-export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): FunctionServerOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        address: { type: 'string' },
-        insecure: { type: 'boolean' },
-        'tls-certs-dir': { type: 'string' },
-        'tls-server-certs-dir': { type: 'string' },
-        'metrics-address': { type: 'string' },
-        debug: { type: 'boolean', short: 'd' },
-      },
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): FunctionServerOptions | 'help' {
+  const f = parseFlags(FUNCTION_FLAGS, argv, env);
+  if (f.help) return 'help';
   return {
-    address: values.address ?? DEFAULT_ADDRESS,
-    insecure: values.insecure ?? false,
-    tlsCertsDir: values['tls-certs-dir'] ?? values['tls-server-certs-dir'] ?? env.TLS_SERVER_CERTS_DIR ?? DEFAULT_TLS_CERTS_DIR,
-    metricsAddress: values['metrics-address'] ?? DEFAULT_METRICS_ADDRESS,
-    debug: values.debug ?? false,
+    address: f.value('address') ?? DEFAULT_ADDRESS,
+    insecure: f.value('insecure') === 'true',
+    // The spec's flag, then the SDK's, then the spec's variable.
+    tlsCertsDir:
+      (f.given('tls-certs-dir') ? undefined : f.value('tls-server-certs-dir')) ?? f.value('tls-certs-dir') ?? DEFAULT_TLS_CERTS_DIR,
+    metricsAddress: f.value('metrics-address') ?? DEFAULT_METRICS_ADDRESS,
+    debug: f.value('debug') === 'true',
   };
 }
 
@@ -153,7 +175,7 @@ export async function startFunctionServer(
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const { handler } = instrument(dataServicesFunction, registry);
-  const server = newGrpcServer(new FunctionRunner(handler, logger), logger);
+  const server = newFunctionServer(new FunctionRunner(handler, logger), logger);
   const target = host.includes(':') ? `[${host}]:${wantPort}` : `${host}:${wantPort}`;
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(target, creds, (err, p) => (err ? reject(err) : resolve(p))),
@@ -206,15 +228,15 @@ export async function startFunctionServer(
 
 /** The process entrypoint: parse flags, serve, shut down cleanly on SIGTERM/SIGINT. Exit code 2 on bad flags. */
 export async function main(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  let opts: FunctionServerOptions;
+  let opts: FunctionServerOptions | 'help';
   try {
     opts = parseServerArgs(argv, env);
   } catch (e) {
-    process.stderr.write(
-      `function-dataservices: ${(e as Error).message}\nflags: --address host:port --insecure --tls-certs-dir dir --metrics-address host:port --debug\n`,
-    );
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`function-dataservices: ${e.message}\n\n${HELP}`);
     process.exit(2);
   }
+  if (opts === 'help') return void process.stdout.write(HELP);
   const logger = pino({ level: opts.debug ? 'debug' : 'info', base: { function: 'dataservices' } });
   let running: RunningFunctionServer;
   try {

@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { envVariable, type FlagTable } from '../../lib/flags';
 import { ROOT } from './catalog';
 
 /** README.md. */
@@ -71,4 +72,27 @@ export function docExampleError(path: string): string {
     if (m) return m[1] as string;
   }
   throw new Error(`neither README.md nor docs/*.md has a "<!-- example error: ${path} -->" block`);
+}
+
+/**
+ * What a manual's flag table gets wrong about a process's flag table (lib/flags.ts): a flag without a row (a row is a
+ * table line whose first cell names `--flag`), or a row without the flag's environment variable or default.
+ * Backticks are ignored, so a manual may set parts of a default in code.
+ */
+export function undocumentedFlags(text: string, table: FlagTable): string[] {
+  const rows = text.split('\n').filter((l) => l.startsWith('|'));
+  const problems: string[] = [];
+  for (const f of table.flags) {
+    const name = new RegExp(`\`(-[a-zA-Z] [^\`]*\`, \`|-[a-zA-Z]\`, \`)?--${f.name}[ \`]`);
+    const row = rows.find((r) => name.test(r.split(' | ')[0] as string));
+    if (!row) {
+      problems.push(`--${f.name}: no row`);
+      continue;
+    }
+    const plain = row.replaceAll('`', '');
+    const variable = envVariable(table, f);
+    if (variable && !plain.includes(variable)) problems.push(`--${f.name}: its row does not name ${variable}`);
+    if (f.default && !plain.includes(f.default)) problems.push(`--${f.name}: its row does not give the default ${f.default}`);
+  }
+  return problems;
 }

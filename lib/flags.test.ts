@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { envVariable, flagHelp, parseFlags, UsageError, type FlagTable } from './flags';
+
+const TABLE: FlagTable = {
+  envPrefix: 'DEMO',
+  flags: [
+    { name: 'listen-address', arg: 'host:port', default: '0.0.0.0:8080', help: 'where to listen' },
+    { name: 'leader-election', boolean: true, default: 'true', help: 'elect a leader' },
+    { name: 'certs', arg: 'dir', env: 'CERTS_DIR', optional: true, help: 'certificates' },
+    { name: 'token', arg: 'secret', help: 'required token' },
+    { name: 'api', arg: 'resource.group', multiple: true, optional: true, help: 'repeatable' },
+    { name: 'v', short: 'v', arg: 'n', optional: true, help: "klog's verbosity" },
+  ],
+};
+
+describe('parseFlags', () => {
+  it('reads a flag, else its environment variable (prefix or its own); the flag wins', () => {
+    const env = { DEMO_LISTEN_ADDRESS: ':1', CERTS_DIR: '/certs', DEMO_TOKEN: '' };
+    expect(parseFlags(TABLE, [], env).value('listen-address')).toBe(':1');
+    expect(parseFlags(TABLE, ['--listen-address=:2'], env).value('listen-address')).toBe(':2');
+    expect(parseFlags(TABLE, [], env).value('certs')).toBe('/certs');
+    // An empty variable is unset, as in Kubernetes env from an empty Secret key.
+    expect(parseFlags(TABLE, [], env).value('token')).toBeUndefined();
+    expect(parseFlags(TABLE, [], env).given('listen-address')).toBe(false);
+  });
+
+  it("takes Go's --flag=true|false and --no-flag for a boolean", () => {
+    expect(parseFlags(TABLE, ['--leader-election=false']).value('leader-election')).toBe('false');
+    expect(parseFlags(TABLE, ['--leader-election=true']).value('leader-election')).toBe('true');
+    expect(parseFlags(TABLE, ['--no-leader-election']).value('leader-election')).toBe('false');
+    expect(parseFlags(TABLE, [], { DEMO_LEADER_ELECTION: 'false' }).value('leader-election')).toBe('false');
+  });
+
+  it("takes klog's -v=2, -v 2 and --v=2", () => {
+    for (const argv of [['-v=2'], ['-v', '2'], ['--v=2'], ['-v2']]) expect(parseFlags(TABLE, argv).value('v'), argv.join(' ')).toBe('2');
+  });
+
+  it('collects a repeatable flag', () => {
+    expect(parseFlags(TABLE, ['--api', 'a.x', '--api=b.y']).values('api')).toEqual(['a.x', 'b.y']);
+  });
+
+  it('answers -h and --help; positionals only where allowed', () => {
+    expect(parseFlags(TABLE, ['-h']).help).toBe(true);
+    expect(parseFlags(TABLE, ['https://x', '--help'], {}, { positionals: true })).toMatchObject({ help: true, positionals: ['https://x'] });
+    expect(() => parseFlags(TABLE, ['https://x'])).toThrow(UsageError);
+  });
+
+  it('refuses an unknown flag or a missing value, naming it, with the parser error as the cause', () => {
+    expect(() => parseFlags(TABLE, ['--nope'])).toThrow("Unknown option '--nope'");
+    let err: unknown;
+    try {
+      parseFlags(TABLE, ['--token']);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toContain('--token');
+    expect((err as Error).cause).toBeInstanceOf(Error);
+  });
+});
+
+describe('flagHelp', () => {
+  it('writes each flag with its argument, default or required, and variable', () => {
+    const help = flagHelp(TABLE);
+    expect(help).toContain('  --listen-address <host:port>\n      where to listen (default: 0.0.0.0:8080); env DEMO_LISTEN_ADDRESS');
+    expect(help).toContain('  --token <secret>\n      required token (required); env DEMO_TOKEN');
+    expect(help).toContain('  -v, --v <n>');
+    expect(help).toContain('env CERTS_DIR');
+    expect(envVariable({ flags: TABLE.flags }, 'token')).toBeUndefined();
+  });
+});

@@ -1,0 +1,60 @@
+/** `npm run sandbox`'s flags: one table (lib/flags.ts) for parsing and --help, checked against the README's table. */
+import { flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../lib/flags';
+import { APP, CONTROL_PLANE } from './sandbox';
+
+export const SANDBOX_FLAGS: FlagTable = {
+  flags: [
+    {
+      name: 'dir',
+      arg: 'dir',
+      default: '.sandbox/',
+      help: 'logs, synth output and kubeconfigs (in the repository; emptied first)',
+    },
+    {
+      name: 'short',
+      boolean: true,
+      default: 'false',
+      help: 'stop after the round trip instead of waiting for Ctrl-C (what npm test runs)',
+    },
+    { name: 'user', arg: 'name', default: 'developer', help: 'who logs in at the OpenID provider' },
+    {
+      name: 'crossplane',
+      arg: 'v1|v2',
+      default: 'v1',
+      help: "the package on Crossplane v2 core: v1, Klutch's claims, or v2, the v2-native package (namespaced composites; the app cluster's claims become them)",
+    },
+  ],
+};
+
+export const HELP = `npm run sandbox [-- options]
+
+Starts two Kubernetes clusters ("${CONTROL_PLANE}" and "${APP}"), Crossplane with our packages, an OpenID provider
+and the bind backend on the control plane, binds the app cluster with kubectl bind, and sends a PostgresqlInstance
+and a ServiceBinding from the app cluster through the control plane and back. Keeps running until Ctrl-C.
+
+Options:
+${flagHelp(SANDBOX_FLAGS)}
+${HELP_FLAG}
+`;
+
+export interface SandboxFlags {
+  readonly dir?: string;
+  readonly short: boolean;
+  readonly user?: string;
+  readonly crossplane?: 'v1' | 'v2';
+}
+
+/** Parses the sandbox's command line; throws UsageError naming the flag. */
+export function parseSandboxFlags(argv: readonly string[]): SandboxFlags | 'help' {
+  const f = parseFlags(SANDBOX_FLAGS, argv);
+  if (f.help) return 'help';
+  const crossplane = f.value('crossplane');
+  if (crossplane !== undefined && crossplane !== 'v1' && crossplane !== 'v2')
+    throw new UsageError(`--crossplane must be v1 or v2, not "${crossplane}"`);
+  return {
+    ...(f.value('dir') ? { dir: f.value('dir') } : {}),
+    short: f.value('short') === 'true',
+    ...(f.value('user') ? { user: f.value('user') } : {}),
+    ...(crossplane ? { crossplane } : {}),
+  };
+}
