@@ -5,6 +5,7 @@
  * at synth time with the service, the field and the fix.
  */
 import { a8sInstance, a9sInstance, checkA8sOffering, type A8sOffering as BackendA8sOffering } from '../backends';
+import { checkCnpgOffering, cnpgInstance, type CnpgOffering as BackendCnpgOffering } from '../backends/cnpg';
 import type { FieldMapping, ParameterMapping, Recipe, Transform } from '../recipe';
 import { Api, DefinitionError } from './api';
 import { MANAGED_STATE_COLUMN } from './operations';
@@ -12,8 +13,8 @@ import { celList, celString, planTransitionRules, type Plan, type Topology } fro
 import { s, type Schema, type ValidationRule } from '../lib/schema';
 
 /** The backends a DataService offers itself on (other backends are composed through `Api` recipes). */
-export type Backend = 'a9s' | 'a8s';
-const OWN_BACKENDS: readonly Backend[] = ['a9s', 'a8s'];
+export type Backend = 'a9s' | 'a8s' | 'cnpg';
+const OWN_BACKENDS: readonly Backend[] = ['a9s', 'a8s', 'cnpg'];
 
 /** The key a backend expects for a parameter: a path below its parameters, optionally lower-casing the value. */
 export type ParameterKey = string | { readonly key: string; readonly lowercase?: boolean };
@@ -57,6 +58,11 @@ export interface A8sOffering extends BackendA8sOffering {
   readonly plans: readonly Plan[];
 }
 
+/** The CloudNativePG offering: its services and plans, images, sizes and instances (backends/cnpg.ts). */
+export interface CnpgOffering extends BackendCnpgOffering {
+  readonly plans: readonly Plan[];
+}
+
 export interface DataServiceProps {
   /** Short name, a DNS label: `postgresql` → compositions `a9s-postgresql`, `a8s-postgresql`. */
   readonly name: string;
@@ -70,6 +76,7 @@ export interface DataServiceProps {
   readonly sizes: readonly string[];
   readonly a9s?: A9sOffering;
   readonly a8s?: A8sOffering;
+  readonly cnpg?: CnpgOffering;
   readonly parameters?: readonly Parameter[];
   readonly fields?: readonly SpecField[];
   /** The plan can never change (Prometheus). @default false */
@@ -100,6 +107,7 @@ export class DataService {
       backends: {
         ...(props.a9s ? { a9s: this.a9sRecipe(props.a9s) } : {}),
         ...(props.a8s ? { a8s: this.a8sRecipe(props.a8s) } : {}),
+        ...(props.cnpg ? { cnpg: this.cnpgRecipe(props.cnpg) } : {}),
       },
       examples: Object.fromEntries(this.backends.map((b) => [b, this.example(b)])),
       printerColumns: [MANAGED_STATE_COLUMN],
@@ -153,18 +161,22 @@ export class DataService {
       }
     }
     // A plan offered by two backends must mean the same on both, or the transition rules would contradict each other.
-    const a9s = p.a9s?.plans ?? [];
-    for (const q of p.a8s?.plans ?? []) {
-      const twin = a9s.find((x) => x.name === q.name);
-      if (twin && (twin.size !== q.size || twin.topology !== q.topology || twin.ssl !== q.ssl)) {
-        this.fail(
-          `a8s.plans["${q.name}"]`,
-          'differs from the a9s plan of the same name',
-          'give it the same size, topology and ssl, or another name',
-        );
+    this.backends.forEach((b, i) => {
+      for (const q of this.offering(b).plans) {
+        for (const earlier of this.backends.slice(0, i)) {
+          const twin = this.offering(earlier).plans.find((x) => x.name === q.name);
+          if (twin && (twin.size !== q.size || twin.topology !== q.topology || twin.ssl !== q.ssl)) {
+            this.fail(
+              `${b}.plans["${q.name}"]`,
+              `differs from the ${earlier} plan of the same name`,
+              'give it the same size, topology and ssl, or another name',
+            );
+          }
+        }
       }
-    }
+    });
     if (p.a8s) checkA8sOffering(p.a8s, (field, problem, fix) => this.fail(field, problem, fix));
+    if (p.cnpg) checkCnpgOffering(p.cnpg, (field, problem, fix) => this.fail(field, problem, fix));
     const allServices = this.allServices();
     for (const v of p.sslOnlyServices ?? []) {
       if (!allServices.includes(v)) this.fail('sslOnlyServices', `"${v}" is not a service version`, `use one of ${allServices.join(', ')}`);
@@ -336,6 +348,10 @@ export class DataService {
 
   private a8sRecipe(o: A8sOffering): Recipe {
     return a8sInstance({ offering: o, ...this.parameterMappings('a8s'), extraFields: this.extraFields('a8s') });
+  }
+
+  private cnpgRecipe(o: CnpgOffering): Recipe {
+    return cnpgInstance({ offering: o, ...this.parameterMappings('cnpg') });
   }
 
   /** An example claim spec for a backend: its first service and plan, and the example parameters it offers. */

@@ -9,7 +9,7 @@ const param = (api: string, backend: 'a9s' | 'a8s', from: string) =>
 
 describe('the catalog', () => {
   it.each([
-    ['postgresql', 'PostgresqlInstance', 'postgresqlinstances', 'a8s', ['a9s', 'a8s']],
+    ['postgresql', 'PostgresqlInstance', 'postgresqlinstances', 'a8s', ['a9s', 'a8s', 'cnpg']],
     ['mariadb', 'MariadbInstance', 'mariadbinstances', 'a9s', ['a9s']],
     ['messaging', 'MessagingInstance', 'messaginginstances', 'a9s', ['a9s']],
     ['mongodb', 'MongodbInstance', 'mongodbinstances', 'a9s', ['a9s']],
@@ -17,7 +17,7 @@ describe('the catalog', () => {
     ['search', 'SearchInstance', 'searchinstances', 'a9s', ['a9s']],
     ['logme2', 'Logme2Instance', 'logme2instances', 'a9s', ['a9s']],
     ['keyvalue', 'KeyvalueInstance', 'keyvalueinstances', 'a9s', ['a9s']],
-    ['servicebinding', 'ServiceBinding', 'servicebindings', 'a8s', ['a9s', 'a8s']],
+    ['servicebinding', 'ServiceBinding', 'servicebindings', 'a8s', ['a9s', 'a8s', 'cnpg']],
     ['backup', 'Backup', 'backups', 'a8s', ['a9s', 'a8s']],
     ['restore', 'Restore', 'restores', 'a8s', ['a9s', 'a8s']],
   ])('%s: claim %s (%s), default backend %s, backends %j', (name, kind, plural, def, backends) => {

@@ -1,5 +1,15 @@
 /** Restore of a backup into its instance. */
-import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s, A8sReadiness } from '..';
+import {
+  a8sObject,
+  a9sResource,
+  Api,
+  INSTANCE_TYPES,
+  MANAGED_STATE_COLUMN,
+  postgresqlService,
+  s,
+  A8sReadiness,
+  CNPG_NO_BACKUP_REASON,
+} from '..';
 
 export default new Api({
   name: 'restore',
@@ -26,6 +36,11 @@ export default new Api({
     {
       rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition restores postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+    // No cnpg backend: a claim naming its composition is refused with the reason instead of waiting for one forever.
+    {
+      rule: `!${composedBy('cnpg')}`,
+      message: `The ${compositionName('cnpg')} composition does not exist: ${CNPG_NO_BACKUP_REASON}; use ${compositionName('a8s')} or ${compositionName('a9s')}`,
     },
   ],
   defaultBackend: 'a8s',

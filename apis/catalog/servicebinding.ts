@@ -12,6 +12,7 @@ import {
   postgresqlRef,
   s,
   A8S_BINDING_READY,
+  cnpgBinding,
 } from '..';
 
 export default new Api({
@@ -35,6 +36,10 @@ export default new Api({
     {
       rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+    {
+      rule: `!${composedBy('cnpg')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('cnpg')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
   ],
   defaultBackend: 'a8s',
@@ -62,10 +67,13 @@ export default new Api({
       connectionSecretSuffix: '-creds',
       readiness: A8S_BINDING_READY,
     }),
+    // The instance's application user, its credentials in the a8s keys (backends/cnpg.ts).
+    cnpg: cnpgBinding(),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },
     a8s: { instanceRef: 'example-postgresql-a8s', serviceInstanceType: 'postgresql' },
+    cnpg: { instanceRef: 'example-postgresql-cnpg', serviceInstanceType: 'postgresql' },
   },
   printerColumns: [MANAGED_STATE_COLUMN],
   permissionClaims: [

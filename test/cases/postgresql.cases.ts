@@ -60,6 +60,12 @@ const small = (backend: 'a9s' | 'a8s', parameters: Record<string, unknown>) => (
   spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-small', parameters },
 });
 
+/** A claim on the CloudNativePG backend, which offers PostgreSQL 15 only. */
+const onCnpg = (parameters: Record<string, unknown>) => ({
+  backend: 'cnpg' as const,
+  spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters },
+});
+
 /** Klutch's bounds (CEL rules there, minimum here), each broken once. */
 const boundCases: CreateCase[] = [
   ['idleInTransactionSessionTimeout', -1, 'a9s'],
@@ -92,16 +98,31 @@ const backendOnlyCases: CreateCase[] = [
     value,
     only: 'a8s' as const,
   })),
-].flatMap(({ name, value, only }) => [
-  { name: `${name} on ${only}`, reason: `${name} is a ${only} parameter`, ...small(only, { [name]: value }), valid: true },
-  {
-    name: `${name} on ${only === 'a9s' ? 'a8s' : 'a9s'}`,
-    reason: `${name} is a ${only} parameter (Klutch rule)`,
-    ...small(only === 'a9s' ? 'a8s' : 'a9s', { [name]: value }),
-    valid: false,
-    error: `The parameter ${name} is only offered by the ${only}-postgresql composition`,
-  },
-]);
+].flatMap(({ name, value, only }) => {
+  // CloudNativePG takes every one of them as a PostgreSQL setting except those it cannot honour (backends/cnpg.ts).
+  const cnpg = !['dataChecksums', 'rolePrivileges', 'walLevelLogical'].includes(name);
+  const offered = [`${only}-postgresql`, ...(cnpg ? ['cnpg-postgresql'] : [])].join(', ');
+  const error = `The parameter ${name} is only offered by the ${offered} composition`;
+  return [
+    { name: `${name} on ${only}`, reason: `${name} is a ${only} parameter`, ...small(only, { [name]: value }), valid: true },
+    {
+      name: `${name} on ${only === 'a9s' ? 'a8s' : 'a9s'}`,
+      reason: `${name} is a ${only} parameter (Klutch rule)`,
+      ...small(only === 'a9s' ? 'a8s' : 'a9s', { [name]: value }),
+      valid: false,
+      error,
+    },
+    cnpg
+      ? { name: `${name} on cnpg`, reason: `CloudNativePG has the setting`, ...onCnpg({ [name]: value }), valid: true }
+      : {
+          name: `${name} on cnpg`,
+          reason: 'CloudNativePG cannot honour it: refused with a message, not dropped',
+          ...onCnpg({ [name]: value }),
+          valid: false,
+          error,
+        },
+  ];
+});
 
 /** Claims as Klutch's documentation writes them. */
 const klutchDocs: CreateCase[] = [

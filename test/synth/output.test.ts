@@ -52,8 +52,10 @@ describe('npm run synth', () => {
       'a9s-restore',
       'a9s-search',
       'a9s-servicebinding',
+      'cnpg-postgresql',
+      'cnpg-servicebinding',
     ]);
-    expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(15);
+    expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(17);
     const templates = listFiles(join(out, 'control-plane', 'export-templates'));
     expect(templates).toContain('keyvalueinstances.yaml');
     expect(templates).toHaveLength(11);
@@ -277,7 +279,7 @@ describe('the v2 target', () => {
       'Selection',
       'spec.compositionRef.name',
       'a8s-postgresql',
-      ['a8s-postgresql', 'a9s-postgresql'],
+      ['a8s-postgresql', 'a9s-postgresql', 'cnpg-postgresql'],
     ]);
     // Klutch's claim field is part of the API, with the claim's schema; the CEL rules read it.
     const spec = (xrd.spec as any).versions[0].schema.openAPIV3Schema.properties.spec;

@@ -1,0 +1,232 @@
+/**
+ * The CloudNativePG backend: PostgreSQL on Kubernetes run by the open-source CloudNativePG operator
+ * (postgresql.cnpg.io), composed as a8s is, through provider-kubernetes Objects. Everything the backend means for a
+ * recipe is here: the CNPG `Cluster` an instance becomes (plan → instances, storage and resources; parameters →
+ * `spec.postgresql.parameters`, strings as CNPG wants them), when it is ready, where its status is read, and how a
+ * binding's credentials are assembled into the keys of Klutch's a8s binding (docs/decisions/cloudnative-pg.md).
+ *
+ * The function learns nothing of this: a binding is an Object holding a Secret whose fields provider-kubernetes
+ * copies (`spec.references[].patchesFrom`) from the Secret CNPG writes for the instance's application user and from
+ * the instance's external Service, so `<claim>-creds` gets `database`, `instance_service`, `password`, `username`
+ * through the recipe vocabulary the a8s binding already uses.
+ */
+import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from '../recipe';
+import { A8S_NAMESPACED_WRAPPER, A8S_PROVIDER_CONFIG, A8S_PROVIDER_CONFIG_KIND, A8S_WRAPPER } from './a8s';
+
+export const CNPG = 'cnpg';
+
+/** CloudNativePG's Cluster, the object one PostgresqlInstance becomes. */
+export const CNPG_CLUSTER = { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster' } as const;
+
+/** The claim's name and namespace as the function reads them (trustedComposite: a v2 composite's own). */
+const CLAIM_NAME = 'metadata.labels[crossplane.io/claim-name]';
+const CLAIM_NAMESPACE = 'metadata.labels[crossplane.io/claim-namespace]';
+
+/**
+ * CNPG reports `readyInstances` and the phase `Cluster in healthy state` once every instance runs and the primary
+ * accepts connections (pkg/apis `PhaseHealthy`); `instances` is what was asked for, so a resize is not Ready until
+ * the new instances are.
+ */
+export const CNPG_CLUSTER_READY = {
+  policy: 'DeriveFromCelQuery',
+  celQuery:
+    "has(object.status) && has(object.status.phase) && object.status.phase == 'Cluster in healthy state' && " +
+    'has(object.status.readyInstances) && object.status.readyInstances == object.spec.instances',
+} as const;
+
+/** The Cluster's observed status (phase, phaseReason, readyInstances, its conditions) and the Object's conditions. */
+export const CNPG_STATUS: readonly StatusMapping[] = [
+  { from: 'status.atProvider.manifest.status', to: 'status.managed' },
+  { from: 'status.conditions', to: 'status.managed.conditions' },
+];
+
+/** The suffix of the LoadBalancer Service each instance gets beside CNPG's own `-rw`/`-ro`/`-r` (ClusterIP) ones. */
+export const CNPG_EXTERNAL_SERVICE_SUFFIX = '-external';
+/** The Secret CNPG writes for the owner of the application database (`<cluster>-app`; keys username, password, dbname, ...). */
+export const CNPG_APP_SECRET_SUFFIX = '-app';
+/** The Secret a binding's Object writes beside the claim, in the a8s keys, and publishes as `<claim>-creds`. */
+export const CNPG_BINDING_SECRET_SUFFIX = '-cnpg-binding';
+/** The keys of `<claim>-creds`, those of Klutch's a8s binding. */
+export const CNPG_BINDING_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
+
+/** Resources and storage per plan size. */
+export interface CnpgSize {
+  readonly storage: string;
+  readonly cpu: string;
+  readonly memory: string;
+}
+
+export interface CnpgPlan {
+  readonly name: string;
+  readonly topology: string;
+  readonly size: string;
+}
+
+/** What a CloudNativePG offering of PostgreSQL adds to the services and plans every backend has. */
+export interface CnpgOffering {
+  readonly services: readonly string[];
+  readonly plans: readonly CnpgPlan[];
+  /** The PostgreSQL image per service version (`a9s-postgresql15` → an image with PostgreSQL 15 for CNPG). */
+  readonly images: Readonly<Record<string, string>>;
+  /** Storage and resources per size; every size of the plans needs an entry. */
+  readonly sizes: Readonly<Record<string, CnpgSize>>;
+  /** PostgreSQL instances per topology (1 primary + standbys); every topology of the plans needs an entry. */
+  readonly instances: Readonly<Partial<Record<string, number>>>;
+  /** @default kubernetes-provider */
+  readonly providerConfigName?: string;
+  /** The Service type of the instance's external address (how app clusters reach it). @default LoadBalancer */
+  readonly serviceType?: 'LoadBalancer' | 'NodePort';
+}
+
+/** Checks what only a CNPG offering has; `fail(field, problem, fix)` throws the definition's error. */
+export function checkCnpgOffering(o: CnpgOffering, fail: (field: string, problem: string, fix: string) => never): void {
+  for (const plan of o.plans) {
+    if (!o.sizes[plan.size])
+      fail(`cnpg.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add storage, cpu and memory for it');
+    if (o.instances[plan.topology] === undefined)
+      fail(`cnpg.instances.${plan.topology}`, `is missing (plan "${plan.name}" uses it)`, 'add the number of PostgreSQL instances for it');
+  }
+  for (const v of o.services) {
+    if (!o.images[v]) fail(`cnpg.images["${v}"]`, 'is missing', `add the PostgreSQL image CNPG runs for ${v}`);
+  }
+}
+
+/** provider-kubernetes' Object around one namespaced object, as a8s composes; on the v2 target the namespaced Object. */
+function cnpgObject(p: {
+  resource: { apiVersion: string; kind: string };
+  fields: readonly FieldMapping[];
+  wrapperFields: readonly FieldMapping[];
+  providerConfigName?: string;
+}): Recipe {
+  const providerConfig = { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG };
+  return {
+    resource: p.resource,
+    wrapper: { ...A8S_WRAPPER, fields: p.wrapperFields },
+    providerConfig,
+    fields: p.fields,
+    status: CNPG_STATUS,
+    v2: {
+      wrapper: { ...A8S_NAMESPACED_WRAPPER, fields: p.wrapperFields },
+      providerConfig: { ...providerConfig, kind: A8S_PROVIDER_CONFIG_KIND },
+    },
+  };
+}
+
+export interface CnpgInstanceProps {
+  readonly offering: CnpgOffering;
+  /** Claim parameter → PostgreSQL setting name (`maxConnections` → `max_connections`). */
+  readonly parameters: readonly ParameterMapping[];
+  readonly ignoredParameters: readonly string[];
+}
+
+/**
+ * The CNPG Cluster of a PostgresqlInstance: image from the service version, instances, storage and resources from
+ * the plan, parameters as PostgreSQL settings, and an external Service of the primary for app clusters.
+ */
+export function cnpgInstance(p: CnpgInstanceProps): Recipe {
+  const o = p.offering;
+  // CNPG takes every setting as a string (`spec.postgresql.parameters` is map[string]string): 200 → "200".
+  const asString: Transform = { type: 'format', format: '%s' };
+  const external = 'spec.managed.services.additional[0]';
+  return {
+    ...cnpgObject({
+      resource: CNPG_CLUSTER,
+      providerConfigName: o.providerConfigName,
+      fields: [
+        { from: 'spec.service', to: 'spec.imageName', required: true, transforms: [{ type: 'map', map: o.images }] },
+        // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`.
+        { to: 'spec.bootstrap.initdb.database', value: 'app' },
+        { to: 'spec.bootstrap.initdb.owner', value: 'app' },
+        { to: `${external}.selectorType`, value: 'rw' },
+        { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },
+        {
+          from: CLAIM_NAME,
+          to: `${external}.serviceTemplate.metadata.name`,
+          required: true,
+          transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
+        },
+      ],
+      wrapperFields: [{ to: 'spec.readiness', value: CNPG_CLUSTER_READY }],
+    }),
+    parametersTo: 'spec.postgresql.parameters',
+    parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
+    ignoredParameters: p.ignoredParameters,
+    planTable: {
+      fromFieldPath: 'spec.plan',
+      plans: Object.fromEntries(
+        o.plans.map((plan) => {
+          const size = o.sizes[plan.size] as CnpgSize;
+          return [
+            plan.name,
+            {
+              'spec.instances': o.instances[plan.topology],
+              'spec.storage.size': size.storage,
+              'spec.resources.requests.cpu': size.cpu,
+              'spec.resources.limits.cpu': size.cpu,
+              'spec.resources.requests.memory': size.memory,
+              'spec.resources.limits.memory': size.memory,
+            },
+          ];
+        }),
+      ),
+    },
+  };
+}
+
+/**
+ * A `patchesFrom` reference of the binding's Object: the field `fieldPath` of the instance's object
+ * `<instanceRef><suffix>` (in the claim's namespace) copied to `toFieldPath` of the Secret the Object holds.
+ */
+function copyFrom(i: number, kind: 'Secret' | 'Service', suffix: string, fieldPath: string, toFieldPath: string): FieldMapping[] {
+  const at = `spec.references[${i}].patchesFrom`;
+  return [
+    { to: `${at}.apiVersion`, value: 'v1' },
+    { to: `${at}.kind`, value: kind },
+    { from: 'spec.instanceRef', to: `${at}.name`, required: true, transforms: [{ type: 'format', format: `%s${suffix}` }] },
+    { from: 'metadata.namespace', to: `${at}.namespace` },
+    { from: CLAIM_NAMESPACE, to: `${at}.namespace` },
+    { to: `${at}.fieldPath`, value: fieldPath },
+    { to: `spec.references[${i}].toFieldPath`, value: toFieldPath },
+  ];
+}
+
+/**
+ * A ServiceBinding on CNPG: an Object holding the Secret `<claim><CNPG_BINDING_SECRET_SUFFIX>` in the a8s keys, its
+ * values copied by provider-kubernetes from the instance's application-user Secret (username, password, dbname) and
+ * from the address of its external Service; published through the Object's connectionDetails as `<claim>-creds`.
+ */
+export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): Recipe {
+  const lb = 'status.loadBalancer.ingress[0].ip';
+  const recipe = cnpgObject({
+    resource: { apiVersion: 'v1', kind: 'Secret' },
+    providerConfigName: p.providerConfigName,
+    fields: [
+      {
+        from: CLAIM_NAME,
+        to: 'metadata.name',
+        required: true,
+        transforms: [{ type: 'format', format: `%s${CNPG_BINDING_SECRET_SUFFIX}` }],
+      },
+      { to: 'type', value: 'Opaque' },
+    ],
+    wrapperFields: [
+      ...copyFrom(0, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.username', 'data.username'),
+      ...copyFrom(1, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.password', 'data.password'),
+      ...copyFrom(2, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.dbname', 'data.database'),
+      ...copyFrom(3, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.instance_service'),
+    ],
+  });
+  const fromSecret = { at: 'spec.connectionDetails', nameSuffix: CNPG_BINDING_SECRET_SUFFIX, keys: [...CNPG_BINDING_KEYS] };
+  return {
+    ...recipe,
+    connectionSecret: { nameSuffix: '-creds', fromSecret },
+    v2: { ...recipe.v2, connectionSecret: { nameSuffix: '-creds', fromSecret, local: true } },
+  };
+}
+
+/**
+ * Why this platform refuses Backup and Restore on CNPG at admission: CNPG backs up only to an object store
+ * (barman-cloud, S3/GCS/Azure) or to CSI volume snapshots, and the platform has neither (docs/decisions/cloudnative-pg.md).
+ */
+export const CNPG_NO_BACKUP_REASON =
+  'CloudNativePG backs up to an object store (barman-cloud) or to CSI volume snapshots, and this platform offers neither';
