@@ -95,6 +95,8 @@ export interface GoBuildOptions {
   readonly label: string;
   readonly ldflags?: string;
   readonly minGo?: string;
+  /** Extra environment of `go build`, e.g. `CGO_ENABLED: '0'` for a static binary copied into other images. */
+  readonly env?: Readonly<Record<string, string>>;
   /** Progress lines; default stderr. */
   readonly log?: (line: string) => void;
 }
@@ -173,7 +175,7 @@ async function build(o: GoBuildOptions): Promise<string> {
   );
   try {
     const code = await new Promise<number>((resolve, reject) => {
-      const p = spawn('go', args, { cwd: o.moduleDir, stdio: ['ignore', 'inherit', 'pipe'] });
+      const p = spawn('go', args, { cwd: o.moduleDir, env: { ...process.env, ...o.env }, stdio: ['ignore', 'inherit', 'pipe'] });
       p.stderr.on('data', (d: Buffer) => {
         const text = d.toString();
         packages += text.split('\n').filter((l) => /^[\w.-]+(\/[\w.~+-]+)*$/.test(l.trim()) && l.trim() !== '').length;
