@@ -13,7 +13,7 @@ import { Issuer } from './auth/issuer';
 import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
 import { ReplayGuard } from './auth/replay';
 import { Sealer } from './auth/sealer';
-import { recordBinder } from './authz/binder';
+import type { RecordedBinder } from './authz/binder';
 import { runControllers } from './controllers';
 import type { HttpDeps } from './http/deps';
 import { RateLimiter } from './http/rate-limit';
@@ -178,7 +178,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     retry('applying ClusterRole klutch-binder', stopping.signal, log, bootstrap, async () => void (await applyBinderClusterRole(clients))),
   );
 
-  const provision = (identity: string) =>
+  const provision = (identity: string, who?: RecordedBinder) =>
     provisionConsumer(
       {
         clients,
@@ -192,6 +192,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
         quota: { serviceNamespaces: o.maxServiceNamespaces, exportRequests: o.maxExportRequests },
       },
       identity,
+      who,
     );
   let http: ListeningServer | undefined;
   if (issuer && keys) {
@@ -201,7 +202,6 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
       replay: new ReplayGuard(),
       exportables: cachedExportables(serving),
       provision,
-      recordBinder: (ns, who) => recordBinder(clients, ns, who),
       defaultBindPolicy: o.defaultBindPolicy,
       consumerScope: o.consumerScope,
       prettyName: o.prettyName,

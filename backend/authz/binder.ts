@@ -7,7 +7,7 @@
  * existed) stands for an identity without groups.
  */
 import { type Exportable } from '../exportable';
-import { apiMessage, BindResources, isNotFound, MERGE_PATCH, type Clients } from '../kube';
+import { apiMessage, BindResources, isNotFound, type Clients } from '../kube';
 import { CLUSTER_BINDING_NAME } from '../../exports/bind-api';
 import { apiName, mayBind, type BindDecision, type BindIdentity, type DefaultBindPolicy } from './bind-policy';
 
@@ -17,25 +17,12 @@ export interface RecordedBinder extends BindIdentity {
   readonly issuer?: string;
 }
 
-/** Writes who bound last onto the ClusterBinding of `namespace` (after /bind allowed it, before the response). */
-export async function recordBinder(clients: Clients, namespace: string, who: RecordedBinder): Promise<void> {
-  const r = BindResources.clusterBindings;
-  const value = JSON.stringify({ iss: who.issuer, sub: who.subject, groups: who.groups, ...(who.clientId ? { cid: who.clientId } : {}) });
-  try {
-    await clients.custom.patchNamespacedCustomObject(
-      {
-        group: r.group,
-        version: r.version,
-        plural: r.plural,
-        namespace,
-        name: CLUSTER_BINDING_NAME,
-        body: { metadata: { annotations: { [BOUND_BY]: value } } },
-      },
-      MERGE_PATCH,
-    );
-  } catch (e) {
-    throw new Error(`cannot record the binder on ClusterBinding ${namespace}/${CLUSTER_BINDING_NAME}: ${apiMessage(e)}`);
-  }
+/**
+ * The annotation value that records `who` (JSON of issuer, subject, groups and a machine's client id). A bind writes
+ * it while provisioning, in the same write as its last-bind time (provision/consumer.ts).
+ */
+export function binderRecord(who: RecordedBinder): string {
+  return JSON.stringify({ iss: who.issuer, sub: who.subject, groups: who.groups, ...(who.clientId ? { cid: who.clientId } : {}) });
 }
 
 /** The binder recorded on the ClusterBinding of `namespace`, read from the API server (an informer may lag the bind). */

@@ -20,7 +20,6 @@ import {
 } from '../../exports/bind-api';
 import { appClusterKubeConfig, type AppClusterKubeconfig } from '../../exports/bind-api/app-cluster-kubeconfig';
 import { missingAccess, type AccessCheck } from '../../lib/app-cluster-access';
-import { recordBinder } from '../authz/binder';
 import { bindRefusals, recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
 import { cachedExportables, metadataOnly, type Informed } from '../informers';
@@ -154,8 +153,7 @@ function deps(
     exportable: (group, resource) => findExportable(cachedExportables(d.serving), d.consumerScope, group, resource),
     appAccess: (k, checks) => appAccess(k, checks),
     provision: async (identity, who) => {
-      const consumer = await provision(identity);
-      await recordBinder(c, consumer.namespace, who);
+      const consumer = await provision(identity, who);
       return consumer.namespace;
     },
     findConsumer: async (identity) => (await findClusterNamespace(c, identity))?.metadata?.name,

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { RecordedBinder } from '../authz/binder';
 import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
 import type { Clients } from '../kube';
@@ -42,7 +43,7 @@ export interface ControllerDeps {
    * Finds or makes a consumer, exactly as a bind through /bind does (provision/consumer.ts); the AppClusterBinding
    * controller provisions its app clusters with it. Without it that controller does not run.
    */
-  readonly provision?: (identity: string) => Promise<Consumer>;
+  readonly provision?: (identity: string, who: RecordedBinder) => Promise<Consumer>;
   /** The image of the konnector Deployments AppClusterBindings get (--konnector-image). */
   readonly konnectorImage?: string;
   readonly log: Logger;

@@ -50,7 +50,7 @@ describe('reconcileKubeconfig', () => {
     ['written for another address or CA', secret({ expires: 3000, writtenFor: 'old' })],
     ['empty for longer than a bind takes', secret({ data: false, created: -60 })],
   ])('rotates a Secret whose token is %s, and comes back before the new one is due', async (_what, s) => {
-    const w = world(s, { yaml: 'y', refreshAt: now + 3_000_000, written: true });
+    const w = world(s, { yaml: 'y', refreshAt: now + 3_000_000, written: true, secretUid: 's-1' });
     expect(await reconcileKubeconfig(w.d, ref, ctx)).toEqual({ requeueAfterMs: 3_000_000 });
     expect(w.calls).toEqual(['rotate cluster-x']);
   });

@@ -45,7 +45,7 @@ interface BindRequest {
   readonly q: URLSearchParams;
 }
 
-/** The one provisioning path: authorize, provision `<sub>#<cid>`, record the binder, build the BindingResponse. */
+/** The one provisioning path: authorize, provision `<sub>#<cid>` recording the binder, build the BindingResponse. */
 async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
   const resource = r.q.get('resource');
   const group = r.q.get('group') ?? '';
@@ -78,12 +78,11 @@ async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
   }
   const identity = `${r.who.subject}#${r.cid}`;
   const started = performance.now();
-  const consumer = await d.provision(identity).catch((e: unknown) => {
+  const consumer = await d.provision(identity, r.who).catch((e: unknown) => {
     if (!(e instanceof TooManyClustersError)) throw e;
     d.metrics.binds.inc({ result: 'refused' });
     throw new HttpError(403, 'Too many clusters', e.message);
   });
-  await d.recordBinder(consumer.namespace, r.who);
   const provisionMs = Math.round(performance.now() - started);
   const response = bindingResponse({
     sid: r.sid,

@@ -17,13 +17,12 @@ export interface HttpDeps {
   readonly sealer: Sealer;
   readonly replay: ReplayGuard;
   readonly exportables: ExportableSource;
-  /** Finds or makes everything of a consumer identity and returns its namespace and kubeconfig. */
-  readonly provision: (identity: string) => Promise<Consumer>;
   /**
-   * Writes who bound onto the consumer's ClusterBinding, so the export-request controller can apply the same rule to
-   * requests made later with the kubeconfig.
+   * Finds or makes everything of a consumer identity and returns its namespace and kubeconfig; records who bound on
+   * the consumer's ClusterBinding, so the export-request controller applies the same rule to requests made later with
+   * the kubeconfig.
    */
-  readonly recordBinder: (namespace: string, who: RecordedBinder) => Promise<void>;
+  readonly provision: (identity: string, who: RecordedBinder) => Promise<Consumer>;
   /** What applies to a template without a bind rule (--default-bind-policy). */
   readonly defaultBindPolicy: DefaultBindPolicy;
   readonly consumerScope: ConsumerScope;

@@ -78,7 +78,6 @@ async function start(
         provisioned.push(id);
         throw new Error('not reached');
       }),
-    recordBinder: async () => undefined,
     defaultBindPolicy: 'allow-all',
     consumerScope: 'Namespaced',
     prettyName: 'test',

@@ -54,15 +54,21 @@ export async function findClusterNamespace(c: Clients, identity: string): Promis
     .sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)))[0];
 }
 
+/** A cluster namespace, and whether this call created it (then nothing of the consumer's exists in it yet). */
+export interface ClusterNamespace {
+  readonly namespace: V1Namespace;
+  readonly created: boolean;
+}
+
 /** Finds or creates the cluster namespace of `identity`; concurrent calls for one identity get the same namespace. */
-export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identity: string): Promise<V1Namespace> {
+export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identity: string): Promise<ClusterNamespace> {
   const hash = identityHash(identity);
   const subjectHash = identityHash(subjectOf(identity));
   const lock = `subject-${subjectHash}`;
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const found = await findClusterNamespace(o.clients, identity);
-    if (found) return found;
+    if (found) return { namespace: found, created: false };
     if (Date.now() > deadline) {
       throw new Error(
         `no cluster namespace for ${identity} after ${WAIT_MS / 1000}s: the lock Lease ${o.lockNamespace}/${lock} is held by another replica`,
@@ -71,12 +77,12 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
     if (await acquire(o, lock)) {
       try {
         const again = await findClusterNamespace(o.clients, identity);
-        if (again) return again;
+        if (again) return { namespace: again, created: false };
         // A consumer Klutch's backend provisioned binds again before the adoption controller got to it.
         const klutch = await findKlutchClusterNamespace(o.clients, o.prefix, identity);
         if (klutch) {
           await adoptClusterNamespace(o.clients, klutch);
-          return (await findClusterNamespace(o.clients, identity)) ?? klutch;
+          return { namespace: (await findClusterNamespace(o.clients, identity)) ?? klutch, created: false };
         }
         if (o.maxPerSubject !== undefined) {
           // By annotation among everything the backend made, so namespaces made before the subject label count too.
@@ -88,7 +94,7 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
           }).length;
           if (count >= o.maxPerSubject) throw new TooManyClustersError(subjectOf(identity), o.maxPerSubject);
         }
-        return await o.clients.core.createNamespace({
+        const namespace = await o.clients.core.createNamespace({
           body: {
             metadata: {
               generateName: `${o.prefix}-`,
@@ -102,6 +108,7 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
             },
           },
         });
+        return { namespace, created: true };
       } finally {
         await o.clients.leases.deleteNamespacedLease({ name: lock, namespace: o.lockNamespace }).catch(() => undefined);
       }

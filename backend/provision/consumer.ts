@@ -5,9 +5,11 @@
  * for the exported resources follows the exports (controllers/consumer-rbac.reconcile.ts). Binding the same identity again
  * reuses all of it. Each cluster namespace has a ResourceQuota on the bind objects a consumer creates
  * (APIServiceNamespaces, export requests), and each bind is remembered on the ClusterBinding (a sign of life, like a
- * heartbeat: controllers/cluster-binding.reconcile.ts). The kubeconfig handed back carries a ten-minute token of its own.
+ * heartbeat: controllers/cluster-binding.reconcile.ts), with who bound (authz/binder.ts). The kubeconfig handed back
+ * carries a ten-minute token of its own.
  */
 import type { V1ClusterRole } from '@kubernetes/client-node';
+import { binderRecord, BOUND_BY, type RecordedBinder } from '../authz/binder';
 import { BIND_API_VERSION, CLUSTER_BINDING_NAME, KUBECONFIG_SECRET_KEY, Kinds, type ClusterBinding } from '../../exports/bind-api';
 import { APPLY, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
@@ -42,43 +44,53 @@ export async function applyBinderClusterRole(c: Clients): Promise<V1ClusterRole>
   return c.rbac.patchClusterRole({ name: BINDER, body: binderClusterRole(), fieldManager: FIELD_MANAGER, force: true }, APPLY);
 }
 
-export async function provisionConsumer(o: ProvisionOptions, identity: string): Promise<Consumer> {
+/**
+ * Finds or makes everything of `identity` and records `binder` (who bound, authz/binder.ts) with the time of this bind
+ * on its ClusterBinding. The requests are as few as the objects allow: a ClusterBinding made anew carries both
+ * annotations from its create (an existing one gets them in one patch); in a cluster namespace this bind created,
+ * nothing is read before it is made and the quota's first status counts nothing.
+ */
+export async function provisionConsumer(o: ProvisionOptions, identity: string, binder?: RecordedBinder): Promise<Consumer> {
   const c = o.clients;
-  const ns = await ensureClusterNamespace(
+  const { namespace: ns, created } = await ensureClusterNamespace(
     { clients: c, lockNamespace: o.lockNamespace, holder: o.holder, prefix: o.prefix, maxPerSubject: o.maxClustersPerSubject },
     identity,
   );
   const namespace = ns.metadata!.name!;
   const labels = { [Labels.managedBy]: MANAGED_BY };
+  const annotations = { [BackendAnnotations.lastBind]: new Date().toISOString(), ...(binder ? { [BOUND_BY]: binderRecord(binder) } : {}) };
+  const r = BindResources.clusterBindings;
   await Promise.all([
     createIfMissing(() => c.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: BINDER, namespace, labels } } })),
     createIfMissing(() => c.rbac.createNamespacedRoleBinding({ namespace, body: binderRoleBinding(namespace, namespace, BINDER) })),
-    createIfMissing(() => {
+    (async () => {
       const body: ClusterBinding = {
         apiVersion: BIND_API_VERSION,
         kind: Kinds.ClusterBinding,
-        metadata: { name: CLUSTER_BINDING_NAME, namespace, labels },
+        metadata: { name: CLUSTER_BINDING_NAME, namespace, labels, annotations },
         spec: { kubeconfigSecretRef: { name: KUBECONFIG_SECRET, key: KUBECONFIG_SECRET_KEY }, providerPrettyName: o.prettyName },
       };
-      const r = BindResources.clusterBindings;
-      return c.custom.createNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace, body });
-    }),
+      const made = await createIfMissing(() =>
+        c.custom.createNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace, body }),
+      );
+      if (!made) {
+        await c.custom.patchNamespacedCustomObject(
+          {
+            group: r.group,
+            version: r.version,
+            plural: r.plural,
+            namespace,
+            name: CLUSTER_BINDING_NAME,
+            body: { metadata: { annotations } },
+          },
+          MERGE_PATCH,
+        );
+      }
+    })(),
   ]);
-  if (o.quota) await ensureQuota(c, namespace, o.quota);
-  const r = BindResources.clusterBindings;
-  await c.custom.patchNamespacedCustomObject(
-    {
-      group: r.group,
-      version: r.version,
-      plural: r.plural,
-      namespace,
-      name: CLUSTER_BINDING_NAME,
-      body: { metadata: { annotations: { [BackendAnnotations.lastBind]: new Date().toISOString() } } },
-    },
-    MERGE_PATCH,
-  );
-  await ensureKubeconfig(c, namespace, o.target, o.tokens);
-  return { namespace, kubeconfig: await bindingKubeconfig(c, namespace, o.target) };
+  if (o.quota) await ensureQuota(c, namespace, o.quota, created);
+  const k = await ensureKubeconfig(c, namespace, o.target, o.tokens, { absent: created });
+  return { namespace, kubeconfig: await bindingKubeconfig(c, namespace, o.target, k.secretUid) };
 }
 
 /**
@@ -87,7 +99,7 @@ export async function provisionConsumer(o: ProvisionOptions, identity: string): 
  * manager counts a custom resource only some time after it first sees the CRD: so the backend writes the first
  * status itself, from a count of the objects, as the quota controller would; the controller keeps it up to date.
  */
-async function ensureQuota(c: Clients, namespace: string, q: NonNullable<ProvisionOptions['quota']>): Promise<void> {
+async function ensureQuota(c: Clients, namespace: string, q: NonNullable<ProvisionOptions['quota']>, empty: boolean): Promise<void> {
   const counted = [
     [BindResources.namespaces, q.serviceNamespaces],
     [BindResources.exportRequests, q.exportRequests],
@@ -110,8 +122,9 @@ async function ensureQuota(c: Clients, namespace: string, q: NonNullable<Provisi
   );
   const status = applied.status;
   if (Object.keys(hard).every((k) => status?.hard?.[k] === hard[k] && status?.used?.[k] !== undefined)) return;
-  const used: Record<string, string> = {};
-  for (const [r] of counted) {
+  const used: Record<string, string> = Object.fromEntries(Object.keys(hard).map((k) => [k, '0']));
+  // In a namespace this bind just created there is nothing to count yet.
+  for (const [r] of empty ? [] : counted) {
     const list = (await c.custom.listNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace })) as {
       items: unknown[];
     };
@@ -123,10 +136,13 @@ async function ensureQuota(c: Clients, namespace: string, q: NonNullable<Provisi
   );
 }
 
-async function createIfMissing(create: () => Promise<unknown>): Promise<void> {
+/** Whether `create` made the object (false: it existed). */
+async function createIfMissing(create: () => Promise<unknown>): Promise<boolean> {
   try {
     await create();
+    return true;
   } catch (e) {
     if (!isConflict(e)) throw e;
+    return false;
   }
 }

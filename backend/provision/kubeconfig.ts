@@ -55,14 +55,24 @@ export interface Kubeconfig {
   readonly refreshAt: number;
   /** Whether this call wrote a new token (rather than finding a current one). */
   readonly written: boolean;
+  /** The Secret's uid (what a BindingResponse's own token is bound to). */
+  readonly secretUid: string;
 }
 
 /**
  * The kubeconfig in the cluster namespace's Secret, written anew when it is missing, due for refresh, or written for
  * another target. Concurrent callers (two binds, or a bind and the rotation) converge on one Secret: the write is
- * conditional on the version read, and a loser takes the winner's kubeconfig.
+ * conditional on the version read, and a loser takes the winner's kubeconfig. With `absent` (a cluster namespace this
+ * bind just created) the Secret is created without reading it first; should it exist after all, the create conflicts
+ * and it is read as usual.
  */
-export async function ensureKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget, policy: TokenPolicy): Promise<Kubeconfig>;
+export async function ensureKubeconfig(
+  c: Clients,
+  namespace: string,
+  t: KubeconfigTarget,
+  policy: TokenPolicy,
+  o?: { absent?: boolean },
+): Promise<Kubeconfig>;
 /** With `create: false` (the rotation), a missing Secret stays missing and the result is undefined. */
 export async function ensureKubeconfig(
   c: Clients,
@@ -76,17 +86,25 @@ export async function ensureKubeconfig(
   namespace: string,
   t: KubeconfigTarget,
   policy: TokenPolicy,
-  o: { create?: boolean } = {},
+  o: { create?: boolean; absent?: boolean } = {},
 ): Promise<Kubeconfig | undefined> {
   for (let attempt = 0; ; attempt++) {
-    let secret = await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace }).catch((e: unknown) => {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    });
+    let secret =
+      attempt === 0 && o.absent && o.create !== false
+        ? undefined
+        : await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace }).catch((e: unknown) => {
+            if (isNotFound(e)) return undefined;
+            throw e;
+          });
     if (!secret && o.create === false) return undefined;
     const due = refreshAt(secret, t, namespace, policy);
     if (secret && due > Date.now()) {
-      return { yaml: Buffer.from(secret.data![KUBECONFIG_SECRET_KEY]!, 'base64').toString(), refreshAt: due, written: false };
+      return {
+        yaml: Buffer.from(secret.data![KUBECONFIG_SECRET_KEY]!, 'base64').toString(),
+        refreshAt: due,
+        written: false,
+        secretUid: secret.metadata!.uid!,
+      };
     }
     try {
       // The Secret must exist before a token can be bound to it.
@@ -97,7 +115,7 @@ export async function ensureKubeconfig(
           type: 'Opaque',
         },
       });
-      const tr = await binderToken(c, namespace, secret, Math.round(policy.lifetimeMs / 1000));
+      const tr = await binderToken(c, namespace, secret.metadata!.uid!, Math.round(policy.lifetimeMs / 1000));
       const yaml = kubeconfigYaml(t, namespace, tr.status!.token);
       const expires = new Date(tr.status!.expirationTimestamp).toISOString();
       await c.core.replaceNamespacedSecret({
@@ -118,7 +136,7 @@ export async function ensureKubeconfig(
           data: { ...secret.data, [KUBECONFIG_SECRET_KEY]: Buffer.from(yaml).toString('base64') },
         },
       });
-      return { yaml, refreshAt: Date.parse(expires) - policy.refreshBeforeMs, written: true };
+      return { yaml, refreshAt: Date.parse(expires) - policy.refreshBeforeMs, written: true, secretUid: secret.metadata!.uid! };
     } catch (e) {
       // Someone else created or rewrote the Secret meanwhile: read it again and use theirs.
       if (!isConflict(e) || attempt >= 5) throw e;
@@ -131,17 +149,17 @@ export const BINDING_TOKEN_SECONDS = 600;
 
 /**
  * The kubeconfig for a BindingResponse: it travels in a URL (browser history, logs), so it carries a token of its own
- * that lives ten minutes, bound to the kubeconfig Secret like the others. The konnector replaces it at once with the
- * Secret's (its heartbeat copies the provider-side Secret when it starts).
+ * that lives ten minutes, bound to the kubeconfig Secret (uid `secretUid`, as ensureKubeconfig returned it) like the
+ * others. The konnector replaces it at once with the Secret's (its heartbeat copies the provider-side Secret when it
+ * starts).
  */
-export async function bindingKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget): Promise<string> {
-  const secret = await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace });
-  const tr = await binderToken(c, namespace, secret, BINDING_TOKEN_SECONDS);
+export async function bindingKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget, secretUid: string): Promise<string> {
+  const tr = await binderToken(c, namespace, secretUid, BINDING_TOKEN_SECONDS);
   return kubeconfigYaml(t, namespace, tr.status!.token);
 }
 
 /** A TokenRequest token of `klutch-binder` bound to the `kubeconfig` Secret: deleting the Secret revokes it. */
-function binderToken(c: Clients, namespace: string, secret: V1Secret, seconds: number) {
+function binderToken(c: Clients, namespace: string, secretUid: string, seconds: number) {
   return c.core.createNamespacedServiceAccountToken({
     name: BINDER,
     namespace,
@@ -149,7 +167,7 @@ function binderToken(c: Clients, namespace: string, secret: V1Secret, seconds: n
       spec: {
         audiences: [],
         expirationSeconds: seconds,
-        boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: KUBECONFIG_SECRET, uid: secret.metadata!.uid! },
+        boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: KUBECONFIG_SECRET, uid: secretUid },
       },
     },
   });
