@@ -65,6 +65,8 @@ export async function applyBinding(app: Cluster, want: APIServiceBinding): Promi
     throw new CliError(
       `cannot write APIServiceBinding ${namespace}/${name}: ${reason(e)}`,
       'run kubectl bind as a cluster admin of the app cluster',
+      ExitCode.Failed,
+      { cause: e },
     );
   }
 }

@@ -26,8 +26,10 @@ export class CliError extends Error {
     /** What the user can do about it. */
     readonly hint?: string,
     readonly exitCode: ExitCode = ExitCode.Failed,
+    /** What it failed on (`cause`), kept for the log and for callers that look beneath the message. */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

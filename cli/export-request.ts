@@ -40,6 +40,8 @@ export async function createExportRequest(
     throw new CliError(
       `cannot create APIServiceExportRequest ${doc.metadata.name} in provider namespace ${namespace}: ${reason(e)}`,
       'bind again to get fresh credentials; if it persists, ask the provider',
+      ExitCode.Failed,
+      { cause: e },
     );
   }
 }
@@ -59,7 +61,12 @@ export async function awaitExportRequest(
     try {
       r = (await provider.custom.getNamespacedCustomObject({ ...REQUESTS, namespace, name })) as APIServiceExportRequest;
     } catch (e) {
-      throw new CliError(`cannot read APIServiceExportRequest ${namespace}/${name} on the provider: ${reason(e)}`, 'bind again');
+      throw new CliError(
+        `cannot read APIServiceExportRequest ${namespace}/${name} on the provider: ${reason(e)}`,
+        'bind again',
+        ExitCode.Failed,
+        { cause: e },
+      );
     }
     const phase = r.status?.phase ?? 'Pending';
     if (phase === 'Succeeded') return r;

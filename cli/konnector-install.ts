@@ -64,7 +64,12 @@ export async function installKonnector(app: Cluster, o: KonnectorInstallOptions 
   const current = await getOrUndefined(
     app.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: KONNECTOR_NAME, namespace: o.namespace } }),
   ).catch((e: unknown) => {
-    throw new CliError(`cannot read the konnector Deployment ${o.namespace}/${KONNECTOR_NAME}: ${reason(e)}`, permissionsHint);
+    throw new CliError(
+      `cannot read the konnector Deployment ${o.namespace}/${KONNECTOR_NAME}: ${reason(e)}`,
+      permissionsHint,
+      ExitCode.Failed,
+      { cause: e },
+    );
   });
   const currentImage = (current as { spec?: { template?: { spec?: { containers?: { image?: string }[] } } } } | undefined)?.spec?.template
     ?.spec?.containers?.[0]?.image;
@@ -85,6 +90,8 @@ export async function installKonnector(app: Cluster, o: KonnectorInstallOptions 
       throw new CliError(
         `cannot replace the konnector Deployment ${o.namespace}/${KONNECTOR_NAME} (its selector differs): ${reason(e)}`,
         permissionsHint,
+        ExitCode.Failed,
+        { cause: e },
       );
     });
   for (const m of manifests) await apply(app, m);
@@ -103,7 +110,12 @@ async function apply(app: Cluster, m: Manifest): Promise<void> {
     await retryBusy(() => app.objects.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
   } catch (e) {
     const where = `${m.kind} ${m.metadata?.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata?.name}`;
-    throw new CliError(`cannot apply ${where} of the konnector: ${reason(e)}`, statusOf(e) === 403 ? permissionsHint : undefined);
+    throw new CliError(
+      `cannot apply ${where} of the konnector: ${reason(e)}`,
+      statusOf(e) === 403 ? permissionsHint : undefined,
+      ExitCode.Failed,
+      { cause: e },
+    );
   }
 }
 
@@ -115,7 +127,8 @@ export async function awaitBindingsServed(app: Cluster, namespace: string, timeo
       await app.custom.listNamespacedCustomObject({ ...bindApi('apiservicebindings'), namespace, limit: 1 });
       return;
     } catch (e) {
-      if (statusOf(e) !== 404 && !isBusy(e)) throw new CliError(`cannot list APIServiceBindings: ${reason(e)}`, permissionsHint);
+      if (statusOf(e) !== 404 && !isBusy(e))
+        throw new CliError(`cannot list APIServiceBindings: ${reason(e)}`, permissionsHint, ExitCode.Failed, { cause: e });
     }
     if (signal.aborted) throw new CliError('interrupted', undefined, ExitCode.Interrupted);
     if (Date.now() > deadline)

@@ -16,7 +16,7 @@ import {
 import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { BIND_GROUP, BIND_VERSION } from '../exports/bind-api';
-import { CliError } from './errors';
+import { CliError, ExitCode } from './errors';
 import { providerKubeconfig } from './provider-kubeconfig';
 import { sleep } from '../lib/abort';
 
@@ -81,6 +81,8 @@ export function appCluster(o: { readonly kubeconfig?: string; readonly context?:
     throw new CliError(
       `cannot read the kubeconfig ${o.kubeconfig ?? env.KUBECONFIG ?? '~/.kube/config'}: ${(e as Error).message}`,
       'pass --kubeconfig <file> for the app cluster',
+      ExitCode.Failed,
+      { cause: e },
     );
   }
   if (o.context) {

@@ -24,7 +24,12 @@ export function readClientSecret(source: SecretSource, env: NodeJS.ProcessEnv): 
     try {
       text = readFileSync(source.file, 'utf8');
     } catch (e) {
-      throw new CliError(`cannot read --client-secret-file ${source.file}: ${reason(e)}`, 'give the file that holds the client secret');
+      throw new CliError(
+        `cannot read --client-secret-file ${source.file}: ${reason(e)}`,
+        'give the file that holds the client secret',
+        ExitCode.Failed,
+        { cause: e },
+      );
     }
     const secret = text.replace(/\r?\n$/, '');
     if (!secret) throw new CliError(`--client-secret-file ${source.file} is empty`, 'write the client secret into it');

@@ -38,7 +38,7 @@ export function decodeBinding(raw: string, sid: string): Binding {
   try {
     response = decodeResponseParam(raw.replaceAll(' ', '+'));
   } catch (e) {
-    throw new NotThisLoginError(`the response is not base64-encoded JSON (${(e as Error).message})`);
+    throw new NotThisLoginError(`the response is not base64-encoded JSON (${(e as Error).message})`, { cause: e });
   }
   return checkBinding(response, sid);
 }

@@ -147,7 +147,7 @@ export async function listWire<T extends KubernetesObject>(
         try {
           resolve(JSON.parse(text) as KubernetesListObject<T>);
         } catch (e) {
-          reject(new Error(`list ${path}: the answer is not JSON: ${errorMessage(e)}`));
+          reject(new Error(`list ${path}: the answer is not JSON: ${errorMessage(e)}`, { cause: e }));
         }
       });
     });

@@ -190,7 +190,9 @@ function checkPattern(kind: string, pattern: string | undefined): void {
   try {
     new RegExp(pattern, 'u');
   } catch (e) {
-    throw new Error(`${kind} schema: pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${(e as Error).message}`);
+    throw new Error(`${kind} schema: pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
 }
 

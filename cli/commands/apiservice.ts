@@ -11,7 +11,7 @@ import { KUBECONFIG_SECRET_KEY, Kinds } from '../../exports/bind-api';
 import { applyBinding, awaitReady, bindingObject, readyOf } from '../binding';
 import { exampleClaim } from '../claim-example';
 import { formatDuration } from '../duration';
-import { CliError, reason, TimeoutError } from '../errors';
+import { CliError, ExitCode, reason, TimeoutError } from '../errors';
 import { awaitExportRequest, createExportRequest, requestObject } from '../export-request';
 import type { ApiServiceFlags, BindFlags } from '../flags';
 import { Answers, type Io } from '../io';
@@ -59,7 +59,9 @@ export async function bindApiServices(c: BindContext): Promise<number> {
         const exp = (await getOrUndefined(
           c.provider.cluster.custom.getNamespacedCustomObject({ ...bindApi('apiserviceexports'), namespace: c.provider.namespace, name }),
         ).catch((e: unknown) => {
-          throw new CliError(`cannot read APIServiceExport ${name} on the provider: ${reason(e)}`, 'bind again');
+          throw new CliError(`cannot read APIServiceExport ${name} on the provider: ${reason(e)}`, 'bind again', ExitCode.Failed, {
+            cause: e,
+          });
         })) as APIServiceExport | undefined;
         if (!exp)
           throw new CliError(
@@ -198,7 +200,9 @@ export function readRequests(file: string, stdin: string | undefined): ExportReq
   try {
     text = file === '-' ? (stdin ?? '') : readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, 'pass the APIServiceExportRequest file with -f');
+    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, 'pass the APIServiceExportRequest file with -f', ExitCode.Failed, {
+      cause: e,
+    });
   }
   const docs = parseAllDocuments(text)
     .map((d) => d.toJS() as ExportRequestDocument | null)
@@ -235,6 +239,8 @@ export async function apiServiceCommand(flags: ApiServiceFlags, io: Io): Promise
       throw new CliError(
         `cannot read --remote-kubeconfig ${flags.remoteKubeconfig}: ${(e as Error).message}`,
         'pass the provider kubeconfig file',
+        ExitCode.Failed,
+        { cause: e },
       );
     }
     secret = flags.dryRun ? 'kubeconfig-<generated>' : (await storeKubeconfig(app, flags.namespace, kubeconfig)).name;
@@ -242,7 +248,12 @@ export async function apiServiceCommand(flags: ApiServiceFlags, io: Io): Promise
     const ns = flags.remoteKubeconfigNamespace ?? flags.namespace;
     const s = await getOrUndefined(app.core.readNamespacedSecret({ namespace: ns, name: flags.remoteKubeconfigName! })).catch(
       (e: unknown) => {
-        throw new CliError(`cannot read Secret ${ns}/${flags.remoteKubeconfigName}: ${reason(e)}`, 'run as a user who may read it');
+        throw new CliError(
+          `cannot read Secret ${ns}/${flags.remoteKubeconfigName}: ${reason(e)}`,
+          'run as a user who may read it',
+          ExitCode.Failed,
+          { cause: e },
+        );
       },
     );
     const raw = s?.data?.[KUBECONFIG_SECRET_KEY];

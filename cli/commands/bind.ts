@@ -4,7 +4,7 @@
  * `bindApiServices` for the requests of the BindingResponse(s).
  */
 import type { V1Namespace } from '@kubernetes/client-node';
-import { CliError, reason } from '../errors';
+import { CliError, ExitCode, reason } from '../errors';
 import type { LoginFlags, MachineFlags } from '../flags';
 import { clusterId } from '../ids';
 import type { Io } from '../io';
@@ -31,6 +31,8 @@ export async function ensureNamespace(app: Cluster, name: string): Promise<{ rea
     throw new CliError(
       `cannot read or create namespace ${name} in the app cluster ${app.server}: ${reason(e)}`,
       'check the kubeconfig (--kubeconfig, --context) and that you are a cluster admin there',
+      ExitCode.Failed,
+      { cause: e },
     );
   }
 }
@@ -86,6 +88,8 @@ export async function bindCommand(flags: LoginFlags, io: Io): Promise<number> {
       throw new CliError(
         `cannot store the provider kubeconfig in namespace ${flags.namespace}: ${reason(e)}`,
         'run as a cluster admin of the app cluster',
+        ExitCode.Failed,
+        { cause: e },
       );
     });
     secret = stored.name;

@@ -3,7 +3,7 @@ import { stringify } from 'yaml';
 import type { APIServiceBinding } from '../../exports/bind-api';
 import { BINDINGS, readyOf } from '../binding';
 import { boundObjects } from '../bound-objects';
-import { CliError, reason } from '../errors';
+import { CliError, ExitCode, reason } from '../errors';
 import type { ListFlags } from '../flags';
 import type { Io } from '../io';
 import { appCluster, statusOf } from '../kube';
@@ -20,7 +20,13 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
   } catch (e) {
     if (statusOf(e) === 404)
       items = []; // no konnector ever installed: no APIServiceBinding CRD
-    else throw new CliError(`cannot list APIServiceBindings in ${app.server}: ${reason(e)}`, 'check --kubeconfig and --context');
+    else
+      throw new CliError(
+        `cannot list APIServiceBindings in ${app.server}: ${reason(e)}`,
+        'check --kubeconfig and --context',
+        ExitCode.Failed,
+        { cause: e },
+      );
   }
   // As kubectl prints a list in both formats: one List document.
   const list = { apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } };

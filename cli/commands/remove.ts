@@ -24,7 +24,12 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
   const ns = flags.namespace;
   const say = (line: string) => io.stderr.write(`${line}\n`);
   const binding = await getBinding(app, ns, flags.binding).catch((e: unknown) => {
-    throw new CliError(`cannot read APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`, 'check --kubeconfig and --context');
+    throw new CliError(
+      `cannot read APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`,
+      'check --kubeconfig and --context',
+      ExitCode.Failed,
+      { cause: e },
+    );
   });
   if (!binding) {
     const list = (await app.custom.listNamespacedCustomObject({ ...BINDINGS, namespace: ns }).catch(() => ({ items: [] }))) as {
@@ -55,7 +60,12 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
   try {
     await app.custom.deleteNamespacedCustomObject({ ...BINDINGS, namespace: ns, name: flags.binding });
   } catch (e) {
-    throw new CliError(`cannot delete APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`, 'run as a cluster admin of the app cluster');
+    throw new CliError(
+      `cannot delete APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`,
+      'run as a cluster admin of the app cluster',
+      ExitCode.Failed,
+      { cause: e },
+    );
   }
   say(`Deleting APIServiceBinding ${ns}/${flags.binding}: the konnector removes ${what} first.`);
   const started = Date.now();
@@ -117,6 +127,11 @@ async function removeGrant(app: Cluster, ns: string, binding: string): Promise<v
   ] as const;
   for (const [apiVersion, kind] of objects)
     await getOrUndefined(app.objects.delete({ apiVersion, kind, metadata: { name } })).catch((e: unknown) => {
-      throw new CliError(`cannot delete ${kind} ${name} (the konnector's access to ${binding}): ${reason(e)}`, 'delete it by hand');
+      throw new CliError(
+        `cannot delete ${kind} ${name} (the konnector's access to ${binding}): ${reason(e)}`,
+        'delete it by hand',
+        ExitCode.Failed,
+        { cause: e },
+      );
     });
 }

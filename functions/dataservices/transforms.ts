@@ -2,8 +2,8 @@
 import type { Transform } from '../../recipe';
 
 export class TransformError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'TransformError';
   }
 }
@@ -53,7 +53,7 @@ export function applyTransforms(value: unknown, transforms: readonly Transform[]
     try {
       v = applyTransform(v, t);
     } catch (e) {
-      throw new TransformError(`transforms[${i}]: ${(e as Error).message}`);
+      throw new TransformError(`transforms[${i}]: ${(e as Error).message}`, { cause: e });
     }
   });
   return v;

@@ -100,7 +100,7 @@ export class ProviderConnection implements Connection {
                 return await this.clients.core.readNamespacedSecret({ namespace: ns, name });
               } catch (e) {
                 if (isNotFound(e)) return undefined;
-                throw new Error(`cannot read the provider's kubeconfig Secret ${ns}/${name}: ${messageOf(e)}`);
+                throw new Error(`cannot read the provider's kubeconfig Secret ${ns}/${name}: ${messageOf(e)}`, { cause: e });
               }
             },
             consumerKubeconfigs: () => [...this.targets.values()].map((t) => this.consumerKubeconfig(t)),
