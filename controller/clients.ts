@@ -26,6 +26,27 @@ export interface KeepAliveOptions {
   readonly rateLimit?: RateLimit;
 }
 
+/**
+ * A keep-alive agent that hands a freed socket to a waiting request one macrotask later than Node does. client-node's
+ * node-fetch 2 reports a chunked response (kube-apiserver sends every body over 2 KiB chunked) as "Premature close"
+ * when, as the response closes, its socket already has a data listener: and Node gives a freed socket to the next
+ * queued request one tick before the response it served closes. So whenever requests queue for the sockets (more in
+ * flight than `maxSockets`: 50 binds at once) reads and writes failed with a response that had arrived whole. Waiting
+ * for setImmediate lets the response close first.
+ */
+class KeepAliveAgent extends https.Agent {
+  constructor(o: https.AgentOptions) {
+    super(o);
+    for (const free of this.listeners('free') as ((...args: unknown[]) => void)[]) {
+      this.off('free', free);
+      this.on('free', (socket: { destroyed?: boolean }, ...rest: unknown[]) =>
+        // A socket closed meanwhile is gone from the pool already (and a waiting request got a new one).
+        setImmediate(() => socket.destroyed || free.call(this, socket, ...rest)),
+      );
+    }
+  }
+}
+
 /** A client-node Configuration for `kc`'s current cluster whose requests share one keep-alive connection pool. */
 export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {}): Configuration {
   const server = kc.getCurrentCluster()?.server;
@@ -45,7 +66,7 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
       if (!agent || key !== tlsKey) {
         agent?.destroy();
         tlsKey = key;
-        agent = new https.Agent({
+        agent = new KeepAliveAgent({
           keepAlive: true,
           maxSockets: o.maxSockets ?? 32,
           ca: opts.ca,
