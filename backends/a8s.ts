@@ -10,6 +10,7 @@
  * composite's namespace beside the a8s object, with the platform's ClusterProviderConfig.
  */
 import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform, Wrapper } from '../recipe';
+import { CLUSTER_PROVIDER_CONFIG_KIND, KUBERNETES_PROVIDER_CONFIG, NAMESPACED_OBJECT_WRAPPER } from './kubernetes-object';
 
 export const A8S = 'a8s';
 
@@ -20,22 +21,14 @@ export const A8S_WRAPPER: Wrapper = {
   manifestAt: 'spec.forProvider.manifest',
 };
 
-/** provider-kubernetes' namespaced Object (v1.x; the schema ships in schemas/provider-kubernetes), for the v2 target. */
-export const A8S_NAMESPACED_WRAPPER: Wrapper = {
-  apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
-  kind: 'Object',
-  manifestAt: 'spec.forProvider.manifest',
-};
+/** provider-kubernetes' namespaced Object, the a8s wrapper on the v2 target. */
+export const A8S_NAMESPACED_WRAPPER: Wrapper = NAMESPACED_OBJECT_WRAPPER;
 
 /** provider-kubernetes' ProviderConfig that Klutch's a8s compositions use. */
-export const A8S_PROVIDER_CONFIG = 'kubernetes-provider';
+export const A8S_PROVIDER_CONFIG = KUBERNETES_PROVIDER_CONFIG;
 
-/**
- * The kind of that config on the v2 target: a cluster-scoped `kubernetes.m.crossplane.io` ClusterProviderConfig the
- * platform owns, as the legacy cluster-scoped ProviderConfig was. A namespaced `ProviderConfig` would be looked up in
- * the composite's namespace, where whoever writes the composite could put one of their own.
- */
-export const A8S_PROVIDER_CONFIG_KIND = 'ClusterProviderConfig';
+/** The kind of that config on the v2 target (kubernetes-object.ts says why a cluster-scoped one). */
+export const A8S_PROVIDER_CONFIG_KIND = CLUSTER_PROVIDER_CONFIG_KIND;
 
 /** The wrapped a8s object's observed status and the Object's conditions, copied to `status.managed`. */
 export const A8S_STATUS: readonly StatusMapping[] = [

@@ -3,8 +3,14 @@
  * resources (dataservices.anynines.com/v1 ServiceInstance, ServiceBinding, Backup, Restore). Everything the a9s
  * backend means for a recipe is here: the MR kinds, the broker's provider configs, the Cloud Foundry org and space
  * every instance carries, where the broker reports status and failure.
+ *
+ * On the v2 target (Crossplane v2's namespaced composites, which may compose only namespaced resources) the managed
+ * resource, which provider-anynines has only cluster-scoped, is wrapped in provider-kubernetes' namespaced Object in
+ * the composite's namespace (as a8s is), named `<namespace>.<name>`; the MR still publishes `<claim>-creds` itself
+ * (docs/decisions/crossplane-v2.md).
  */
 import type { FieldMapping, LabelMapping, ParameterMapping, ProviderConfigSelector, Recipe, StatusMapping } from '../recipe';
+import { CLUSTER_PROVIDER_CONFIG_KIND, KUBERNETES_PROVIDER_CONFIG, NAMESPACED_OBJECT_WRAPPER } from './kubernetes-object';
 
 export const A9S = 'a9s';
 /** provider-anynines' managed resources. */
@@ -35,6 +41,38 @@ export function managedStatus(fields: readonly string[]): StatusMapping[] {
 /** Status every service instance reports. */
 export const A9S_INSTANCE_STATUS = managedStatus(['createdAt', 'provisionedAt', 'state', 'updatedAt']);
 
+/** Where the namespaced Object shows the wrapped MR as last observed. */
+const OBSERVED_MR = 'status.atProvider.manifest';
+
+/**
+ * The recipe on the v2 target: the MR inside a namespaced provider-kubernetes Object, Ready when the MR is
+ * (`DeriveFromObject`: its Ready condition), status and failure read inside the Object, the MR's own conditions in
+ * `status.managed.conditions` once it has any (the Object's until then), and `<claim>-creds` published by the MR.
+ */
+export function a9sOnV2(r: Recipe): NonNullable<Recipe['v2']> {
+  const inside = (path: string) => `${OBSERVED_MR}.${path}`;
+  const status = (r.status ?? []).flatMap((m): StatusMapping[] =>
+    m.from === 'status.conditions' ? [m, { from: inside(m.from), to: m.to }] : [{ from: inside(m.from), to: m.to }],
+  );
+  return {
+    wrapper: {
+      ...NAMESPACED_OBJECT_WRAPPER,
+      clusterScoped: true,
+      manifestProviderConfig: r.providerConfig,
+      fields: [{ to: 'spec.readiness', value: { policy: 'DeriveFromObject' } }],
+    },
+    providerConfig: { name: KUBERNETES_PROVIDER_CONFIG, kind: CLUSTER_PROVIDER_CONFIG_KIND },
+    status,
+    ...(r.failedStatePaths ? { failedStatePaths: r.failedStatePaths.map(inside) } : {}),
+    ...(r.connectionSecret ? { connectionSecret: { ...r.connectionSecret, byWrapped: true } } : {}),
+  };
+}
+
+/** A recipe with its v2 part: the same MR, wrapped. */
+function withV2(r: Recipe): Recipe {
+  return { ...r, v2: a9sOnV2(r) };
+}
+
 export interface A9sResourceProps {
   /** The provider-anynines kind: ServiceInstance, ServiceBinding, Backup or Restore. */
   readonly kind: string;
@@ -49,7 +87,7 @@ export interface A9sResourceProps {
 
 /** A recipe for one provider-anynines managed resource. */
 export function a9sResource(p: A9sResourceProps): Recipe {
-  return {
+  return withV2({
     resource: { apiVersion: A9S_API_VERSION, kind: p.kind },
     providerConfig: p.providerConfig,
     fields: p.fields,
@@ -57,7 +95,7 @@ export function a9sResource(p: A9sResourceProps): Recipe {
     ...(p.connectionSecretSuffix ? { connectionSecret: { nameSuffix: p.connectionSecretSuffix } } : {}),
     status: managedStatus(p.status),
     failedStatePaths: A9S_FAILED_STATE_PATHS,
-  };
+  });
 }
 
 export interface A9sInstanceProps {
@@ -71,7 +109,7 @@ export interface A9sInstanceProps {
 
 /** The ServiceInstance of a plan-based data service: service and plan, parameters, and the platform's org and space. */
 export function a9sInstance(p: A9sInstanceProps): Recipe {
-  return {
+  return withV2({
     resource: { apiVersion: A9S_API_VERSION, kind: 'ServiceInstance' },
     providerConfig: { name: p.providerConfigName },
     fields: [
@@ -87,5 +125,5 @@ export function a9sInstance(p: A9sInstanceProps): Recipe {
     ignoredParameters: p.ignoredParameters,
     status: A9S_INSTANCE_STATUS,
     failedStatePaths: A9S_FAILED_STATE_PATHS,
-  };
+  });
 }

@@ -5,3 +5,4 @@
  */
 export * from './a8s';
 export * from './a9s';
+export * from './kubernetes-object';

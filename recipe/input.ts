@@ -96,6 +96,11 @@ const fieldMappings = s.array(
   ),
 );
 
+const providerConfig: Schema = s.object(
+  { name: s.string({ minLength: 1 }), fromFieldPath: fieldPath, format: s.string(), kind: s.string({ minLength: 1 }) },
+  { rules: [{ rule: 'has(self.name) != has(self.fromFieldPath)', message: 'set exactly one of name and fromFieldPath' }] },
+);
+
 /** The OpenAPI schema of `Input`, shipped as a CRD in the Function package and used by the function to validate. */
 export const inputSchema: Schema = s.object(
   {
@@ -105,13 +110,17 @@ export const inputSchema: Schema = s.object(
     service: s.string({ minLength: 1 }),
     resource: s.object({ apiVersion: fieldPath, kind: s.string({ minLength: 1 }) }, { required: ['apiVersion', 'kind'] }),
     wrapper: s.object(
-      { apiVersion: s.string({ minLength: 1 }), kind: s.string({ minLength: 1 }), manifestAt: fieldPath, fields: fieldMappings },
+      {
+        apiVersion: s.string({ minLength: 1 }),
+        kind: s.string({ minLength: 1 }),
+        manifestAt: fieldPath,
+        fields: fieldMappings,
+        clusterScoped: s.boolean(),
+        manifestProviderConfig: providerConfig,
+      },
       { required: ['apiVersion', 'kind', 'manifestAt'] },
     ),
-    providerConfig: s.object(
-      { name: s.string({ minLength: 1 }), fromFieldPath: fieldPath, format: s.string(), kind: s.string({ minLength: 1 }) },
-      { rules: [{ rule: 'has(self.name) != has(self.fromFieldPath)', message: 'set exactly one of name and fromFieldPath' }] },
-    ),
+    providerConfig,
     fields: fieldMappings,
     parametersTo: fieldPath,
     parameters: s.array(s.object({ from: fieldPath, to: fieldPath, transforms }, { required: ['from', 'to'] })),
@@ -122,6 +131,7 @@ export const inputSchema: Schema = s.object(
       {
         nameSuffix: s.string({ minLength: 1 }),
         local: s.boolean(),
+        byWrapped: s.boolean(),
         fromSecret: s.object(
           {
             at: fieldPath,

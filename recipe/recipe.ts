@@ -100,6 +100,18 @@ export interface Wrapper {
   readonly manifestAt: string;
   /** Fields set on the wrapper itself (provider-kubernetes' `spec.readiness`: when the wrapped object counts as ready). */
   readonly fields?: readonly FieldMapping[];
+  /**
+   * The wrapped resource is cluster-scoped (a legacy managed resource inside a namespaced v2 Object): it is named
+   * `<claim-namespace>.<claim-name>`, unique cluster-wide because a namespace has no dot, gets no namespace, and
+   * carries the composed resource's labels, which its provider may read (the claim labels). @default false
+   */
+  readonly clusterScoped?: boolean;
+  /**
+   * The wrapped resource is a managed resource of another provider (provider-anynines' inside provider-kubernetes'
+   * Object): its own ProviderConfig, set at its `spec.providerConfigRef`. The recipe's `providerConfig` is the
+   * wrapper's.
+   */
+  readonly manifestProviderConfig?: ProviderConfigSelector;
 }
 
 /** Writes the composed resource's connection details to `<claim-name><nameSuffix>` in the claim's namespace. */
@@ -110,6 +122,11 @@ export interface ConnectionSecret {
    * namespace, the composite's: its reference carries only the name (crossplane-runtime v2's LocalSecretReference).
    */
   readonly local?: boolean;
+  /**
+   * The wrapped resource publishes its connection details itself (a managed resource inside a provider-kubernetes
+   * Object): the reference, with name and namespace, is set on it, not on the wrapper.
+   */
+  readonly byWrapped?: boolean;
   /**
    * For a resource that does not publish connection details itself, the Secret its backend writes and the keys to
    * publish from it: listed at `at` in the composed resource (provider-kubernetes' `spec.connectionDetails`), each a

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { get } from './fieldpath';
 import { SETTINGS, allParameters, compositeOf, inputOf } from '../../test/support/function';
 import { A8S_BINDING_SECRET } from '../../backends';
-import type { Backend } from '../../recipe';
+import { inputFor, type Backend, type Recipe } from '../../recipe';
 
 const apis: Api[] = await loadCatalog();
 const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
@@ -262,6 +262,36 @@ describe('composeResource: a namespaced composite with hostile claim labels comp
     nowhere(got);
   });
 
+  it.each<{ name: string; api: string; spec: Record<string, unknown>; want: Record<string, unknown> }>([
+    {
+      name: "a9s instance on v2: the cluster-scoped MR is named after the composite's own namespace and name, with its labels",
+      api: 'postgresql',
+      spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small' },
+      want: {
+        'spec.forProvider.manifest.metadata': { name: 'team-b.app-db', labels: own },
+        'spec.forProvider.manifest.spec.providerConfigRef': { name: 'postgresql-service-broker' },
+        'spec.providerConfigRef': { name: 'kubernetes-provider', kind: 'ClusterProviderConfig' },
+        'spec.readiness': { policy: 'DeriveFromObject' },
+        'metadata.namespace': undefined,
+      },
+    },
+    {
+      name: "a9s binding on v2: the MR publishes <name>-creds into the composite's namespace",
+      api: 'servicebinding',
+      spec: { instanceRef: 'pg-1', serviceInstanceType: 'postgresql' },
+      want: {
+        'spec.forProvider.manifest.spec.writeConnectionSecretToRef': { name: 'app-db-creds', namespace: 'team-b' },
+        'spec.writeConnectionSecretToRef': undefined,
+      },
+    },
+  ])('$name', ({ api: name, spec, want }) => {
+    const a = api(name);
+    const input = inputFor(a.backends.a9s as Recipe, { backend: 'a9s', service: a.name, settings: SETTINGS, target: 'v2' });
+    const got = composeResource(input, v2(a, 'a9s', spec)).resource;
+    for (const [path, value] of Object.entries(want)) expect(get(got, path), path).toEqual(value);
+    nowhere(got);
+  });
+
   it('a cluster-scoped (v1) composite keeps the claim labels Crossplane set', () => {
     const xr = compositeOf(api('servicebinding'), 'a8s', { instanceRef: 'pg-1', serviceInstanceType: 'postgresql' });
     const got = composeResource(inputOf(api('servicebinding'), 'a8s'), xr).resource;
@@ -319,6 +349,19 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
     expect([got.apiVersion, got.kind]).toEqual(['example.org/v1alpha1', 'Database']);
     expect(get(got, 'spec.forProvider.planName')).toBe('postgresql-single-small');
     expect(get(got, 'spec.providerConfigRef')).toEqual({ name: 'postgresql-service-broker' });
+  });
+
+  it('a cluster-scoped wrapped resource whose <namespace>.<name> is too long is refused, naming the fix', () => {
+    const input = inputFor(pg.backends.a9s as Recipe, { backend: 'a9s', service: pg.name, settings: SETTINGS, target: 'v2' });
+    const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });
+    xr.metadata = { name: 'x'.repeat(250), namespace: 'team-b' };
+    expect(() => composeResource(input, xr)).toThrow(/longer than 253 characters; use a shorter name for the claim/);
+  });
+
+  it('connectionSecret.byWrapped without a wrapper is refused', () => {
+    const input = { ...inputOf(pg, 'a9s'), connectionSecret: { nameSuffix: '-creds', byWrapped: true } };
+    const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });
+    expect(() => composeResource(input, xr)).toThrow('connectionSecret.byWrapped needs a wrapper');
   });
 
   it('a providerConfig from a field path with a format', () => {

@@ -5,7 +5,7 @@
  * failure is a `ComposeError` whose message reads "cannot <verb> <thing>: <cause>".
  */
 import { get, join, set } from './fieldpath';
-import type { FieldMapping, Input } from '../../recipe';
+import type { FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
 import { applyTransforms } from './transforms';
 
 type Obj = Record<string, unknown>;
@@ -92,11 +92,15 @@ export function claimRef(composite: Obj): { name?: string; namespace?: string } 
   };
 }
 
-function providerConfigName(input: Input, composite: Obj, where: string): string {
-  const pc = input.providerConfig;
+/** The `spec.providerConfigRef` a selector names (`list`: where it sits in the input, for messages). */
+function providerConfigRef(pc: ProviderConfigSelector, composite: Obj, where: string, list = 'providerConfig'): Obj {
+  return { name: providerConfigName(pc, composite, where, list), ...(pc.kind ? { kind: pc.kind } : {}) };
+}
+
+function providerConfigName(pc: ProviderConfigSelector, composite: Obj, where: string, list: string): string {
   if (pc.name) return pc.name;
   const from = pc.fromFieldPath as string;
-  const v = attempt(`read providerConfig.fromFieldPath "${from}" ${where}`, () => get(composite, from));
+  const v = attempt(`read ${list}.fromFieldPath "${from}" ${where}`, () => get(composite, from));
   if (v === undefined || v === null || v === '') {
     throw new ComposeError(`cannot select the ProviderConfig ${where}: composite field ${from} is not set`);
   }
@@ -197,6 +201,22 @@ function connectionSecretRef(input: Input, composite: Obj, where: string): { nam
   return { name: `${claim.name}${input.connectionSecret.nameSuffix}`, namespace: claim.namespace };
 }
 
+/** The longest name of a cluster-scoped custom resource (a DNS subdomain). */
+const MAX_NAME = 253;
+
+/**
+ * The name of a cluster-scoped wrapped resource: `<namespace>.<name>`, one per claim cluster-wide (a namespace is a
+ * DNS label, so the first dot tells the two apart), and readable where the platform team lists them.
+ */
+export function clusterScopedName(namespace: string, name: string, where: string): string {
+  const full = `${namespace}.${name}`;
+  if (full.length > MAX_NAME)
+    throw new ComposeError(
+      `cannot name the cluster-scoped resource ${where}: "${full}" is longer than ${MAX_NAME} characters; use a shorter name for the claim`,
+    );
+  return full;
+}
+
 /**
  * Composes the resource; throws ComposeError. `input` must have passed validateInput. `observed` is the composed
  * resource as Crossplane last saw it, if it exists (the recipe may read names the backend reports).
@@ -206,10 +226,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
   const composite = trustedComposite(observedComposite, where);
   const warnings: string[] = [];
   const labels = labelsOf(input, composite, where);
-  const providerConfigRef = {
-    name: providerConfigName(input, composite, where),
-    ...(input.providerConfig.kind ? { kind: input.providerConfig.kind } : {}),
-  };
+  const configRef = providerConfigRef(input.providerConfig, composite, where);
   const secretRef = connectionSecretRef(input, composite, where);
   const metadata: Obj = Object.keys(labels).length ? { labels } : {};
   const resource: Obj = { apiVersion: input.resource.apiVersion, kind: input.resource.kind };
@@ -223,7 +240,9 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
         `cannot name the ${input.resource.kind} ${where}: the composite has no ${CLAIM_NAME_LABEL}/${CLAIM_NAMESPACE_LABEL} labels and no namespace of its own`,
       );
     }
-    resource.metadata = { name: claim.name, namespace: claim.namespace };
+    resource.metadata = input.wrapper.clusterScoped
+      ? { name: clusterScopedName(claim.namespace, claim.name, where), ...(Object.keys(labels).length ? { labels } : {}) }
+      : { name: claim.name, namespace: claim.namespace };
     applyRecipe(resource, input, composite, where, warnings);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
     const wrapper = input.wrapper;
@@ -235,7 +254,9 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     applyRecipe(resource, input, composite, where, warnings);
     composed = resource;
   }
-  set(composed, 'spec.providerConfigRef', providerConfigRef);
+  set(composed, 'spec.providerConfigRef', configRef);
+  const inner = input.wrapper?.manifestProviderConfig;
+  if (inner) set(resource, 'spec.providerConfigRef', providerConfigRef(inner, composite, where, 'wrapper.manifestProviderConfig'));
   const from = input.connectionSecret?.fromSecret;
   if (secretRef && from) {
     const reported = from.nameFrom ? get(observed, from.nameFrom) : undefined;
@@ -250,7 +271,13 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     }));
     attempt(`set connectionSecret.fromSecret.at "${from.at}" ${where}`, () => set(composed, from.at, details));
   }
-  // A namespaced managed resource writes its Secret into its own namespace: the reference has no namespace field.
-  if (secretRef) set(composed, 'spec.writeConnectionSecretToRef', input.connectionSecret?.local ? { name: secretRef.name } : secretRef);
+  // A namespaced managed resource writes its Secret into its own namespace: the reference has no namespace field. A
+  // managed resource inside a wrapper publishes its own (the wrapper has nothing to publish).
+  if (secretRef) {
+    const byWrapped = input.connectionSecret?.byWrapped === true;
+    if (byWrapped && !input.wrapper)
+      throw new ComposeError(`cannot set the connection secret on the wrapped resource ${where}: connectionSecret.byWrapped needs a wrapper`);
+    set(byWrapped ? resource : composed, 'spec.writeConnectionSecretToRef', input.connectionSecret?.local ? { name: secretRef.name } : secretRef);
+  }
   return { name: composedResourceName(input), resource: composed, warnings };
 }

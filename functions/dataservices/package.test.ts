@@ -40,8 +40,9 @@ describe('functionPackageObjects', () => {
   it('drops only the CEL rule Kubernetes cannot compile (it reads the untyped fields[].value)', () => {
     const rules = JSON.stringify(crd).match(/"rule":"[^"]*"/g) ?? [];
     expect(rules.some((r) => r.includes('self.value'))).toBe(false);
-    // 3 transform rules × (fields, wrapper.fields, parameters, labels) + providerConfig's one-of.
-    expect(rules.length).toBe(13);
+    // 3 transform rules × (fields, wrapper.fields, parameters, labels) + the one-of of providerConfig and of
+    // wrapper.manifestProviderConfig.
+    expect(rules.length).toBe(14);
   });
 
   it('crank validates the meta object and every catalog composition input against the CRD', async () => {

@@ -59,7 +59,14 @@ describe('the function with a Selection input', () => {
   it('composes on the backend the composite names: a Klutch claim as a v2 composite', () => {
     const a9s = runFunction(requestOf(selection as never, xr({ name: 'a9s-postgresql' }) as never));
     expect(Object.keys(a9s.desired?.resources ?? {})).toEqual(['a9s-postgresql']);
-    expect(a9s.desired?.resources['a9s-postgresql']?.resource?.kind).toBe('ServiceInstance');
+    // provider-anynines' MR is cluster-scoped: on v2 it is wrapped in a namespaced Object, named <namespace>.<name>.
+    const mr = a9s.desired?.resources['a9s-postgresql']?.resource as Record<string, any>;
+    expect([mr.apiVersion, mr.kind, mr.spec.forProvider.manifest.kind, mr.spec.forProvider.manifest.metadata.name]).toEqual([
+      'kubernetes.m.crossplane.io/v1alpha1',
+      'Object',
+      'ServiceInstance',
+      'team-a.pg',
+    ]);
     const a8s = runFunction(requestOf(selection as never, xr() as never));
     const obj = a8s.desired?.resources['a8s-postgresql']?.resource as Record<string, any>;
     expect([obj.apiVersion, obj.kind, obj.spec.forProvider.manifest.kind]).toEqual([

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { a9sInstance } from '../../backends';
+import { inputFor } from '../../recipe';
 import { failedState, observeStatus, reportedError, type StatusOutcome } from './status';
 
 type Obj = Record<string, unknown>;
@@ -141,5 +143,38 @@ describe('reportedError', () => {
       reason: 'ProvisioningFailed',
       message: 'a8s postgresql: volume quota exceeded',
     });
+  });
+});
+
+describe('observeStatus of an a9s MR wrapped in a namespaced Object (the v2 target)', () => {
+  const v2 = inputFor(a9sInstance({ providerConfigName: 'postgresql-service-broker', parameters: [], ignoredParameters: [] }), {
+    backend: 'a9s',
+    service: 'postgresql',
+    target: 'v2',
+  });
+  /** The Object as provider-kubernetes shows it: its own conditions, the MR's last observed state inside. */
+  const object = (state: string, objectReady: Obj, ...mrConditions: Obj[]): Obj => ({
+    status: {
+      atProvider: { manifest: { status: { atProvider: { state }, conditions: mrConditions } } },
+      conditions: [objectReady, cond('Synced', 'True', 'ReconcileSuccess')],
+    },
+  });
+
+  it("reads the broker's state inside the Object and shows the MR's own conditions", () => {
+    const mrReady = cond('Ready', 'True', 'Available');
+    const got = observeStatus(v2, object('succeeded', cond('Ready', 'True', 'Available'), mrReady));
+    expect(got.ready).toBe(true);
+    expect(got.condition).toEqual({ status: 'True', reason: 'Available' });
+    expect(got.composite).toEqual({ status: { managed: { state: 'succeeded', conditions: [mrReady] } } });
+  });
+
+  it('provisioning: the Object is Unavailable (DeriveFromObject), which is progress, not failure', () => {
+    const got = observeStatus(v2, object('in progress', cond('Ready', 'False', 'Unavailable'), cond('Ready', 'False', 'Creating')));
+    expect([got.ready, got.condition]).toEqual([false, undefined]);
+  });
+
+  it('a failed broker operation fails the composite', () => {
+    const got = observeStatus(v2, object('failed', cond('Ready', 'False', 'Unavailable'), cond('Ready', 'False', 'Unavailable', 'no capacity')));
+    expect(got.condition).toEqual({ status: 'False', reason: 'ProvisioningFailed', message: 'a9s postgresql: the backend reports state "failed"' });
   });
 });

@@ -1,0 +1,24 @@
+/**
+ * provider-kubernetes' namespaced Object (`kubernetes.m.crossplane.io`, provider-kubernetes v1.x), the wrapper every
+ * backend uses on the Crossplane v2 target, where a namespaced composite may compose only namespaced resources: the
+ * a8s objects (namespaced themselves) and provider-anynines' managed resources (cluster-scoped) go inside one.
+ */
+import type { Wrapper } from '../recipe';
+
+/** provider-kubernetes' namespaced Object (v1.x; the schema ships in schemas/provider-kubernetes), for the v2 target. */
+export const NAMESPACED_OBJECT_WRAPPER: Wrapper = {
+  apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+  kind: 'Object',
+  manifestAt: 'spec.forProvider.manifest',
+};
+
+/** provider-kubernetes' provider config our Compositions name (Klutch's a8s compositions use the same name). */
+export const KUBERNETES_PROVIDER_CONFIG = 'kubernetes-provider';
+
+/**
+ * The kind of that config for the namespaced Object: a cluster-scoped `kubernetes.m.crossplane.io`
+ * ClusterProviderConfig the platform owns, as the legacy cluster-scoped ProviderConfig was. A namespaced
+ * `ProviderConfig` would be looked up in the composite's namespace, where whoever writes the composite could put one
+ * of their own.
+ */
+export const CLUSTER_PROVIDER_CONFIG_KIND = 'ClusterProviderConfig';
