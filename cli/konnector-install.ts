@@ -13,7 +13,7 @@ import { BIND_GROUP } from '../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
 import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_NAME } from '../konnector/deploy/konnector';
 import { CliError, ExitCode, reason, TimeoutError } from './errors';
-import { bindApi, FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, statusOf, type Cluster } from './kube';
+import { bindApi, KUBECTL_BIND_FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, statusOf, type Cluster } from './kube';
 import { compareVersions, formatVersion, parseVersion } from './semver';
 
 export type Grant = Omit<KonnectorApiAccessProps, 'namespace'>;
@@ -107,7 +107,7 @@ async function apply(app: Cluster, m: Manifest): Promise<void> {
   try {
     // Through the client's own deserializer first: its serializer drops wire names such as x-kubernetes-preserve-unknown-fields.
     const object = loadYaml<KubernetesObject>(JSON.stringify(m));
-    await retryBusy(() => app.objects.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
+    await retryBusy(() => app.objects.patch(object, undefined, undefined, KUBECTL_BIND_FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
   } catch (e) {
     const where = `${m.kind} ${m.metadata?.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata?.name}`;
     throw new CliError(

@@ -120,7 +120,8 @@ export const bindApi = (plural: string) => ({ group: BIND_GROUP, version: BIND_V
 
 export const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-export const FIELD_MANAGER = 'kubectl-bind';
+/** The server-side-apply field manager of what the plugin applies in the app cluster (the konnector). */
+export const KUBECTL_BIND_FIELD_MANAGER = 'kubectl-bind';
 
 export const statusOf = (err: unknown): number | undefined => {
   const code = (err as { code?: unknown } | undefined)?.code;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { Controller, type RateLimit, watchInformer, type WatchInformer } from '../controller';
 import { sleep, untilAborted } from '../lib/abort';
-import { apiServiceBindingCrd, FIELD_MANAGER } from '../exports/bind-api';
+import { apiServiceBindingCrd, SYNCER_FIELD_MANAGER } from '../exports/bind-api';
 import { BindingReconciler } from './binding/binding.reconcile';
 import { eventRecorder } from './events';
 import { applyPatch, clientsFor, isNotFound, type Clients } from './kube/client';
@@ -47,7 +47,7 @@ export interface KonnectorOptions {
 
 const metricsByRegistry = new WeakMap<Registry, KonnectorMetrics>();
 
-export class Konnector {
+export class KonnectorRuntime {
   private readonly consumer: Clients;
   private readonly home: Clients;
   private readonly bindings: WatchInformer<KubernetesObject>;
@@ -184,7 +184,7 @@ export class Konnector {
           })) as { spec?: unknown } | undefined;
         if (!existing || !jsonSubset(crd.spec, existing.spec))
           await this.consumer.crds.patchCustomResourceDefinition(
-            { name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true },
+            { name: crd.metadata.name, body: crd, fieldManager: SYNCER_FIELD_MANAGER, force: true },
             applyPatch,
           );
         for (let i = 0; i < 100 && !signal.aborted; i++) {

@@ -10,7 +10,7 @@ import { errorMessage, LeaderElector, onShutdown, serveProbes } from '../control
 import { followAppCluster } from './app-cluster';
 import { UsageError } from '../lib/flags';
 import { HELP, parseFlags, type KonnectorFlags } from './flags';
-import { Konnector } from './konnector';
+import { KonnectorRuntime } from './konnector';
 import { KONNECTOR_VERSION } from './version';
 
 async function main(): Promise<void> {
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const shutdown = onShutdown((signal) => log.info({ signal }, 'shutting down: finishing the work in flight'));
-  let current: Konnector | undefined;
+  let current: KonnectorRuntime | undefined;
   // Control-plane mode: `kc` is the control plane's; the app cluster's comes from a Secret there (app-cluster.ts).
   const appCluster: { problem?: string } = {};
   const probes = await serveProbes({
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   });
   log.info({ address: f.probeAddress, port: probes.port, version: KONNECTOR_VERSION }, 'serving /healthz, /readyz and /metrics');
   const sync = async (app: KubeConfig, signal: AbortSignal) => {
-    current = new Konnector({
+    current = new KonnectorRuntime({
       kc: app,
       ...(f.controlPlane ? { home: kc } : {}),
       log,

@@ -43,12 +43,12 @@ export const Annotations = {
 export const SYNCER_FINALIZER = 'klutch.anynines.com/syncer';
 /**
  * On an APIServiceBinding: the konnector deletes the binding's objects upstream, then the CRD it owns, before it
- * drops this (the deletion order in the README), so deleting a binding never strands claims behind finalizers. Ours;
+ * drops this (the deletion order in docs/konnector.md), so deleting a binding never strands claims behind finalizers. Ours;
  * Klutch's konnector has none.
  */
 export const BINDING_FINALIZER = 'klutch.anynines.com/konnector';
-/** The server-side-apply field manager the konnector writes provider objects with. */
-export const FIELD_MANAGER = 'klutch.anynines.com';
+/** The server-side-apply field manager the konnector writes with (Klutch's syncer's, so it takes over Klutch's fields). */
+export const SYNCER_FIELD_MANAGER = 'klutch.anynines.com';
 /** The only allowed name of a ClusterBinding (a singleton per cluster namespace). */
 export const CLUSTER_BINDING_NAME = 'cluster';
 /** The only allowed key of a kubeconfig secret reference. */

@@ -11,12 +11,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import {
-  FunctionRunner,
-  Severity,
-  type FunctionHandler,
-  type RunFunctionRequest,
-} from '@crossplane-org/function-sdk-typescript';
+import { FunctionRunner, Severity, type FunctionHandler, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import { pino, type Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { dataServicesFunction } from './fn';

@@ -18,7 +18,7 @@ import type { KubernetesObject, V1CustomResourceDefinition, V1Secret } from '@ku
 import {
   BINDING_FINALIZER,
   APIServiceBindingConditions as C,
-  FIELD_MANAGER,
+  SYNCER_FIELD_MANAGER,
   type APIServiceBinding,
   type APIServiceExport,
   type Condition,
@@ -305,7 +305,7 @@ export class BindingReconciler {
       };
     if (d.action === 'apply') {
       await this.o.rt.consumer.crds.patchCustomResourceDefinition(
-        { name: d.crd.metadata.name, body: d.crd, fieldManager: FIELD_MANAGER, force: true },
+        { name: d.crd.metadata.name, body: d.crd, fieldManager: SYNCER_FIELD_MANAGER, force: true },
         applyPatch,
       );
       this.o.rt.log.info({ crd: d.crd.metadata.name, binding: b.metadata.name }, 'applied the CRD from the APIServiceExport');

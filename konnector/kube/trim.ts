@@ -6,14 +6,16 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { WatchInformer } from '../../controller';
-import { FIELD_MANAGER } from '../../exports/bind-api';
+import { SYNCER_FIELD_MANAGER } from '../../exports/bind-api';
 
 /** Drops managedFields from cached objects; with `keepOwn`, keeps the konnector's own Apply entry. */
 export function trimManagedFields<T extends KubernetesObject>(inf: WatchInformer<T>, o: { keepOwn?: boolean } = {}): WatchInformer<T> {
   const trim = (obj: T) => {
     const m = obj.metadata;
     if (!m?.managedFields) return;
-    const own = o.keepOwn ? m.managedFields.filter((e) => e.manager === FIELD_MANAGER && e.operation === 'Apply' && !e.subresource) : [];
+    const own = o.keepOwn
+      ? m.managedFields.filter((e) => e.manager === SYNCER_FIELD_MANAGER && e.operation === 'Apply' && !e.subresource)
+      : [];
     if (own.length) m.managedFields = own;
     else delete m.managedFields;
   };

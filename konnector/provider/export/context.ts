@@ -5,7 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Controller, type WatchInformer } from '../../../controller';
-import { FIELD_MANAGER } from '../../../exports/bind-api';
+import { SYNCER_FIELD_MANAGER } from '../../../exports/bind-api';
 import { applyPatch, isConflict, isNotFound, jsonPatch, messageOf, type Clients } from '../../kube/client';
 import type { Direction, Stopwatch } from '../../metrics';
 import type { Result } from './spec/spec.reconcile';
@@ -48,7 +48,7 @@ export function resourceClient(clients: Clients, r: ResourceRef) {
     },
     async apply(o: Obj): Promise<Obj> {
       return (await clients.custom.patchNamespacedCustomObject(
-        { ...base, namespace: o.metadata.namespace!, name: o.metadata.name, body: o, fieldManager: FIELD_MANAGER, force: true },
+        { ...base, namespace: o.metadata.namespace!, name: o.metadata.name, body: o, fieldManager: SYNCER_FIELD_MANAGER, force: true },
         applyPatch,
       )) as Obj;
     },

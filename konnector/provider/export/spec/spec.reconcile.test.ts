@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Annotations, FIELD_MANAGER, SYNCER_FINALIZER } from '../../../../exports/bind-api';
+import { Annotations, SYNCER_FIELD_MANAGER, SYNCER_FINALIZER } from '../../../../exports/bind-api';
 import type { Obj } from '../../../kube/objects';
 import type { ProviderNamespace } from '../../../names';
 import { reconcileSpec, type SpecDeps } from './spec.reconcile';
@@ -70,7 +70,7 @@ const bound = (spec: unknown = { service: 'a9s-postgresql17', plan: 'small' }, m
   metadata: {
     ...upstreamOf(claim({}, spec), 'cluster-x-app').metadata,
     uid: 'u-provider',
-    managedFields: managed ? [{ manager: FIELD_MANAGER, operation: 'Apply', fieldsV1: managed }] : undefined,
+    managedFields: managed ? [{ manager: SYNCER_FIELD_MANAGER, operation: 'Apply', fieldsV1: managed }] : undefined,
   },
 });
 const owned = {

@@ -9,7 +9,7 @@
  * an older konnector applied is in the konnector's managedFields upstream, so `needsApply` sees it as no longer
  * desired and the next apply removes it; reserved keys other writers set upstream are theirs and no difference.
  */
-import { Annotations, FIELD_MANAGER, withoutReservedKeys } from '../../../../exports/bind-api';
+import { Annotations, SYNCER_FIELD_MANAGER, withoutReservedKeys } from '../../../../exports/bind-api';
 import { jsonSubset, type Obj } from '../../../kube/objects';
 
 /** The object applied upstream (server-side apply body) for `consumer` in `providerNamespace`. */
@@ -40,7 +40,9 @@ export function needsApply(desired: Obj, provider: Obj): boolean {
   const parts = ['spec', 'labels', 'annotations'] as const;
   const pick = (o: Obj, p: (typeof parts)[number]) => (p === 'spec' ? o.spec : o.metadata[p]);
   if (!parts.every((p) => jsonSubset(pick(desired, p), pick(provider, p)))) return true;
-  const mine = provider.metadata.managedFields?.find((m) => m.manager === FIELD_MANAGER && m.operation === 'Apply' && !m.subresource);
+  const mine = provider.metadata.managedFields?.find(
+    (m) => m.manager === SYNCER_FIELD_MANAGER && m.operation === 'Apply' && !m.subresource,
+  );
   if (!mine?.fieldsV1) return true;
   const owned = mine.fieldsV1 as Record<string, Record<string, unknown> | undefined>;
   const meta = (owned['f:metadata'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
