@@ -1,13 +1,18 @@
 /** The ClusterBinding health controller, wired: keys are ClusterBindings `<cluster ns>/cluster`. */
 import { byRef, Controller, objectKey, refKey } from '../../controller';
-import { CLUSTER_BINDING_NAME } from '../../exports/bind-api';
+import { CLUSTER_BINDING_NAME, type Condition } from '../../exports/bind-api';
 import { BindResources, isNotFound, MERGE_PATCH } from '../kube';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { ABANDONED_AFTER_MS, reconcileClusterBinding, type ClusterBindingDeps } from './cluster-binding.reconcile';
 import { ours, type ControllerDeps } from './deps';
 
+/** Conditions as written, without their times (a transition a second later says the same). */
+const said = (conditions: readonly Condition[]) => JSON.stringify(conditions.map(({ lastTransitionTime: _, ...c }) => c));
+
 export function clusterBindingsController(d: ControllerDeps): Controller {
   const r = BindResources.clusterBindings;
+  /** The last status write per ClusterBinding: the version it was written onto and what it said (bounded below). */
+  const written = new Map<string, { resourceVersion: string | undefined; said: string }>();
   const deps: ClusterBindingDeps = {
     abandonedAfterMs: d.abandonedConsumerAfterMs ?? ABANDONED_AFTER_MS,
     getClusterBinding: (ref) => d.leader.clusterBindings.get(ref.name, ref.namespace),
@@ -20,10 +25,17 @@ export function clusterBindingsController(d: ControllerDeps): Controller {
         },
       ),
     writeConditions: async (ref, conditions) => {
+      const before = d.leader.clusterBindings.get(ref.name, ref.namespace)?.metadata.resourceVersion;
       await d.clients.custom.patchNamespacedCustomObjectStatus(
         { ...r, namespace: ref.namespace!, name: ref.name, body: { status: { conditions } } },
         MERGE_PATCH,
       );
+      if (written.size > 10_000) written.clear();
+      written.set(refKey(ref), { resourceVersion: before, said: said(conditions) });
+    },
+    justWritten: (b, conditions) => {
+      const w = written.get(objectKey(b));
+      return w !== undefined && w.resourceVersion === b.metadata.resourceVersion && w.said === said(conditions);
     },
   };
   const c = new Controller({

@@ -126,6 +126,13 @@ describe('reconcileClusterBinding', () => {
     expect(w.writes).toEqual(['status cluster-x/cluster Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending']);
   });
 
+  it('does not write again what it wrote onto the same cached version (the cache has not shown the write yet)', async () => {
+    const w = world(binding());
+    w.d.justWritten = (b, conditions) => b.metadata.name === 'cluster' && conditions.some((c) => c.reason === 'FirstHeartbeatPending');
+    await reconcileClusterBinding(w.d, ref, ctx);
+    expect(w.writes).toEqual([]);
+  });
+
   it('leaves a missing or deleting ClusterBinding alone', async () => {
     const gone = world(undefined);
     const deleting = world({ ...binding(), metadata: { ...binding().metadata, deletionTimestamp: at(0) as never } });

@@ -32,6 +32,12 @@ export interface ClusterBindingDeps {
   deleteKubeconfigSecret(namespace: string, uid: string | undefined): Promise<void>;
   /** The one status write of a reconcile. */
   writeConditions(ref: ObjectRef, conditions: Condition[]): Promise<void>;
+  /**
+   * Whether these conditions were written onto exactly this cached version moments ago: the cache has not shown the
+   * write yet (a bind's own events come first), and writing them again would only cost the API server a request.
+   * @default never
+   */
+  justWritten?(b: ClusterBinding, conditions: readonly Condition[]): boolean;
   /** @default Date.now */
   now?(): number;
 }
@@ -125,7 +131,7 @@ export async function reconcileClusterBinding(
     conditions = conditions.filter((c) => c.type !== CREDENTIALS_REVOKED);
     recheck = Math.min(recheck ?? Infinity, d.abandonedAfterMs - idle + 1000);
   }
-  if (!sameConditions(conditions, b.status?.conditions)) await d.writeConditions(ref, conditions);
+  if (!sameConditions(conditions, b.status?.conditions) && !d.justWritten?.(b, conditions)) await d.writeConditions(ref, conditions);
   // Timers beyond ~24 days overflow setTimeout: look again daily at the latest.
   return recheck !== undefined ? { requeueAfterMs: Math.min(86_400_000, Math.max(1000, recheck)) } : undefined;
 }

@@ -49,9 +49,14 @@ const WAIT_MS = 30_000;
 /** The cluster namespace of `identity`, if it exists and is not being deleted. */
 export async function findClusterNamespace(c: Clients, identity: string): Promise<V1Namespace | undefined> {
   const list = await c.core.listNamespace({ labelSelector: `${Labels.identityHash}=${identityHash(identity)}` });
-  return list.items
-    .filter((ns) => ns.metadata?.annotations?.[Annotations.identity] === identity && !ns.metadata?.deletionTimestamp)
-    .sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)))[0];
+  return oldest(
+    list.items.filter((ns) => ns.metadata?.annotations?.[Annotations.identity] === identity && !ns.metadata?.deletionTimestamp),
+  );
+}
+
+/** The oldest of `list` (two namespaces of one identity, made by Klutch's racing binds: the first is kept). */
+function oldest(list: readonly V1Namespace[]): V1Namespace | undefined {
+  return [...list].sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)))[0];
 }
 
 /** A cluster namespace, and whether this call created it (then nothing of the consumer's exists in it yet). */
@@ -76,7 +81,16 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
     }
     if (await acquire(o, lock)) {
       try {
-        const again = await findClusterNamespace(o.clients, identity);
+        // One list under the lock: the subject's namespaces hold the identity's, if it was made meanwhile, and are what
+        // the limit counts (by their label: every namespace this backend makes or adopts carries it).
+        const subject = subjectOf(identity);
+        const theirs = (await o.clients.core.listNamespace({ labelSelector: `${Labels.subjectHash}=${subjectHash}` })).items.filter(
+          (ns) => {
+            const id = ns.metadata?.annotations?.[Annotations.identity];
+            return id !== undefined && subjectOf(id) === subject && !ns.metadata?.deletionTimestamp;
+          },
+        );
+        const again = oldest(theirs.filter((ns) => ns.metadata?.annotations?.[Annotations.identity] === identity));
         if (again) return { namespace: again, created: false };
         // A consumer Klutch's backend provisioned binds again before the adoption controller got to it.
         const klutch = await findKlutchClusterNamespace(o.clients, o.prefix, identity);
@@ -84,16 +98,7 @@ export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identit
           await adoptClusterNamespace(o.clients, klutch);
           return { namespace: (await findClusterNamespace(o.clients, identity)) ?? klutch, created: false };
         }
-        if (o.maxPerSubject !== undefined) {
-          // By annotation among everything the backend made, so namespaces made before the subject label count too.
-          const made = await o.clients.core.listNamespace({ labelSelector: `${Labels.managedBy}=${MANAGED_BY}` });
-          const subject = subjectOf(identity);
-          const count = made.items.filter((ns) => {
-            const id = ns.metadata?.annotations?.[Annotations.identity];
-            return id !== undefined && subjectOf(id) === subject && !ns.metadata?.deletionTimestamp;
-          }).length;
-          if (count >= o.maxPerSubject) throw new TooManyClustersError(subjectOf(identity), o.maxPerSubject);
-        }
+        if (o.maxPerSubject !== undefined && theirs.length >= o.maxPerSubject) throw new TooManyClustersError(subject, o.maxPerSubject);
         const namespace = await o.clients.core.createNamespace({
           body: {
             metadata: {
