@@ -41,6 +41,8 @@ export interface BindBackendOptions {
   readonly waitReady?: boolean;
   /** Serve the bind endpoints over HTTPS with this pair (the callback URL becomes https, so cookies are Secure). */
   readonly tls?: KeyPairPem;
+  /** The backend bundle to run (bench/backend runs an earlier revision's beside this tree's). @default this tree's */
+  readonly bundle?: string;
 }
 
 export interface BindBackend {
@@ -101,7 +103,7 @@ export async function startBindBackend(o: BindBackendOptions): Promise<BindBacke
   writeFileSync(keysFile, o.keys ?? `${newKey()}\n`, { mode: 0o600 });
   const caFile = join(dir, 'provider-ca.crt');
   writeFileSync(caFile, o.cluster.ca);
-  const bundle = await bundleDeployable(repoRoot(), deployable('backend'));
+  const bundle = o.bundle ?? (await bundleDeployable(repoRoot(), deployable('backend')));
   const url = `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const tlsArgs: string[] = [];
   if (o.tls) {
