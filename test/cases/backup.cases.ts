@@ -20,5 +20,13 @@ export default operationCases('backup', {
       spec: { instanceRef: 'example-a9s-postgresql', serviceInstanceType: 'postgresql' },
       valid: true,
     },
+    {
+      name: 'cnpg',
+      reason: 'CloudNativePG cannot back up or restore on this platform: refused with the reason (backends/cnpg.ts)',
+      backend: 'cnpg',
+      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+      valid: false,
+      error: 'The cnpg-backup composition does not exist: CloudNativePG backs up to an object store',
+    },
   ],
 });

@@ -213,6 +213,22 @@ export default {
       error: 'The a8s-postgresql composition offers the plans',
     },
     {
+      name: 'cnpg, a service it has no image for',
+      reason: 'the cnpg offering runs PostgreSQL 15 only',
+      backend: 'cnpg',
+      spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-nano' },
+      valid: false,
+      error: 'The cnpg-postgresql composition offers the services a9s-postgresql15',
+    },
+    {
+      name: 'cnpg, an ssl plan',
+      reason: 'the cnpg offering has the a8s plans, none with ssl',
+      backend: 'cnpg',
+      spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small-ssl' },
+      valid: false,
+      error: 'The cnpg-postgresql composition offers the plans',
+    },
+    {
       name: 'bionic with 13',
       reason: 'bionic plans exist for PostgreSQL 13',
       backend: 'a9s',

@@ -50,5 +50,13 @@ export default operationCases('restore', {
       spec: { backupRef: 'example-a8s-backup', instanceRef: 'example-a8s-postgresql', serviceInstanceType: 'postgresql' },
       valid: true,
     },
+    {
+      name: 'cnpg',
+      reason: 'CloudNativePG cannot back up or restore on this platform: refused with the reason (backends/cnpg.ts)',
+      backend: 'cnpg',
+      spec: { backupRef: 'b', instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+      valid: false,
+      error: 'The cnpg-restore composition does not exist: CloudNativePG backs up to an object store',
+    },
   ],
 });

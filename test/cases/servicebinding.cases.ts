@@ -48,5 +48,20 @@ export default operationCases('servicebinding', {
       spec: { instanceRef: 'example-a9s-postgresql', serviceInstanceType: 'postgresql' },
       valid: true,
     },
+    {
+      name: 'cnpg binding',
+      reason: 'the CloudNativePG backend binds its PostgreSQL instances',
+      backend: 'cnpg',
+      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+      valid: true,
+    },
+    {
+      name: 'cnpg, not postgresql',
+      reason: 'the CloudNativePG backend serves PostgreSQL only',
+      backend: 'cnpg',
+      spec: { instanceRef: 'pg', serviceInstanceType: 'mongodb' },
+      valid: false,
+      error: 'The cnpg-servicebinding composition binds postgresql instances only',
+    },
   ],
 });
