@@ -21,6 +21,7 @@
  * alone while it is measured: a before/after on a machine whose load changes under the run. `BENCH_BASELINE_KEEP`
  * (comma-separated paths) takes those files from this tree into the baseline, to compare one change with another held
  * equal (e.g. `controller/clients.ts`, the keep-alive fix without which the baseline's binds fail at 50 at once).
+ * `BENCH_PROFILE=<dir>` has the main rows' backend write a V8 CPU profile into `<dir>` (open it in Chrome's DevTools).
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -46,6 +47,8 @@ const GOAL_CPU_MS = 35;
 const baselineRev = process.env.BENCH_BASELINE;
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const baselineKeep = (process.env.BENCH_BASELINE_KEEP ?? '').split(',').filter(Boolean);
+/** `BENCH_PROFILE=<dir>`: the backend of the main rows writes a V8 CPU profile there when it stops. */
+const profileDir = process.env.BENCH_PROFILE;
 
 const timed = async (f: () => Promise<unknown>) => {
   const t = performance.now();
@@ -100,7 +103,11 @@ for (const f of readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((
 }
 
 const cp = await startControlPlanes({ clusters: ['bench'], binary: await ensureKubeBinary(), log: () => undefined });
-const s = await startBackendSuite(cp.clusters.bench!, { users: 2 * sequential + CONCURRENT + 5, synthOutput });
+const s = await startBackendSuite(cp.clusters.bench!, {
+  users: 2 * sequential + CONCURRENT + 5,
+  synthOutput,
+  ...(profileDir ? { backend: { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } } : {}),
+});
 const rows: Row[] = [];
 const comparison: Row[] = [];
 let lastKinds = new Map<string, number>();

@@ -86,3 +86,44 @@ describe('reduceProviderKubeconfig', () => {
     });
   });
 });
+
+describe('providerKubeconfigYaml', () => {
+  /** What the yaml library writes for these values: the text every kubeconfig must be, byte for byte. */
+  const written = (e: typeof endpoint & { serverName?: string }, namespace: string, token: string) =>
+    stringify(
+      {
+        apiVersion: 'v1',
+        clusters: [
+          {
+            cluster: {
+              ...(e.ca ? { 'certificate-authority-data': Buffer.from(e.ca).toString('base64') } : {}),
+              server: e.server,
+              ...(e.serverName ? { 'tls-server-name': e.serverName } : {}),
+            },
+            name: 'default',
+          },
+        ],
+        contexts: [{ context: { cluster: 'default', namespace, user: 'default' }, name: 'default' }],
+        'current-context': 'default',
+        kind: 'Config',
+        preferences: {},
+        users: [{ name: 'default', user: { token } }],
+      },
+      { lineWidth: 0 },
+    );
+  const jwt = 'eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLV8';
+
+  it.each([
+    ['a cluster namespace and a JWT', 'bk1a2b3c-x7k2q', jwt],
+    ['a namespace that reads as a boolean', 'yes', jwt],
+    ['a namespace that reads as null', 'null', 'tok'],
+    ['a namespace of digits', '123', 'tok'],
+    ['a token with characters that need quotes', 'cluster-abc', 'a: b #c'],
+    ['a token that starts with a digit', 'cluster-abc', '0x1f'],
+  ])('writes exactly what the yaml library writes, for %s', (_what, namespace, token) => {
+    for (const e of [endpoint, { server: 'https://10.0.0.1:6443', ca: OTHER_CA, serverName: 'api.internal' }]) {
+      expect(providerKubeconfigYaml(e, namespace, token)).toBe(written(e, namespace, token));
+      expect(providerKubeconfigYaml(e, namespace, token)).toBe(written(e, namespace, token)); // from the template
+    }
+  });
+});

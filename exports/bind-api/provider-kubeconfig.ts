@@ -43,6 +43,30 @@ export type ReducedKubeconfig =
 
 /** The kubeconfig as Klutch's backend writes it: cluster, context and user all `default`, the context in `namespace`. */
 export function providerKubeconfigYaml(t: ProviderEndpoint, namespace: string, token: string): string {
+  // The yaml library's stringify is a fair part of a bind's CPU (two kubeconfigs per bind): an endpoint's text is made
+  // once with placeholders, and a namespace and token that it would write plain are put in by replacing them.
+  if (!PLAIN.test(namespace) || !PLAIN.test(token) || KEYWORD.test(namespace) || KEYWORD.test(token))
+    return kubeconfigDocument(t, namespace, token);
+  const key = JSON.stringify([t.server, t.ca ?? '', t.serverName ?? '']);
+  let template = templates.get(key);
+  if (template === undefined) {
+    if (templates.size >= 16) templates.clear();
+    template = kubeconfigDocument(t, NAMESPACE_SLOT, TOKEN_SLOT);
+    templates.set(key, template);
+  }
+  return template.replace(NAMESPACE_SLOT, namespace).replace(TOKEN_SLOT, token);
+}
+
+/** Scalars the yaml library writes as they are (no quotes, no escapes): DNS labels, JWTs. */
+const PLAIN = /^[A-Za-z][A-Za-z0-9._-]*$/;
+/** ...unless they would read back as something other than a string. */
+const KEYWORD = /^(?:true|false|null|yes|no|on|off|y|n)$/i;
+const NAMESPACE_SLOT = 'klutchKitNamespaceSlot7f3a';
+const TOKEN_SLOT = 'klutchKitTokenSlot7f3a';
+/** Texts per endpoint (a backend has one; bounded for whoever calls this with many). */
+const templates = new Map<string, string>();
+
+function kubeconfigDocument(t: ProviderEndpoint, namespace: string, token: string): string {
   return stringify(
     {
       apiVersion: 'v1',

@@ -43,6 +43,8 @@ export interface BindBackendOptions {
   readonly tls?: KeyPairPem;
   /** The backend bundle to run (bench/backend runs an earlier revision's beside this tree's). @default this tree's */
   readonly bundle?: string;
+  /** Node flags before the bundle (`--cpu-prof`, which NODE_OPTIONS does not take). @default none */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface BindBackend {
@@ -129,7 +131,7 @@ export async function startBindBackend(o: BindBackendOptions): Promise<BindBacke
   // setpriv: the backend gets SIGTERM when the process that started it dies, so nothing outlives a killed test run.
   const proc = launch({
     command: 'setpriv',
-    args: ['--pdeathsig', 'TERM', process.execPath, bundle, ...args],
+    args: ['--pdeathsig', 'TERM', process.execPath, ...(o.nodeArgs ?? []), bundle, ...args],
     role: 'backend',
     owner: url,
     logDir: dir,
