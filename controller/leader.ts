@@ -48,6 +48,8 @@ export class LeaderElector {
   /** The record as last seen, and when (our clock) it last changed. */
   private observed?: { holder: string; renewTime: string; at: number };
   private leading = false;
+  /** When the API server last answered a Lease request (any status); a probe reads it (`silentForMs`). */
+  private answeredAt = Date.now();
 
   constructor(o: LeaderElectorOptions) {
     const leaseDurationMs = o.leaseDurationMs ?? 15_000;
@@ -68,6 +70,14 @@ export class LeaderElector {
 
   private setGauge(v: number): void {
     if (this.o.registry) leaderGauge(this.o.registry).set({ name: this.o.name }, v);
+  }
+
+  /**
+   * How long the API server has not answered this candidate's Lease requests (made every retry period, leading or
+   * not): a readiness check that fails while the API server is unreachable, which informers that listed once cannot tell.
+   */
+  silentForMs(): number {
+    return Date.now() - this.answeredAt;
   }
 
   /** Whether this candidate leads right now. */
@@ -135,7 +145,9 @@ export class LeaderElector {
     let lease: V1Lease;
     try {
       lease = await this.api.readNamespacedLease({ name: this.o.name, namespace: this.o.namespace });
+      this.answeredAt = Date.now();
     } catch (e) {
+      if (statusCode(e) !== undefined) this.answeredAt = Date.now();
       if (statusCode(e) !== 404) {
         this.log.warn({ err: e }, 'cannot read the lease');
         return false;

@@ -47,12 +47,19 @@ async function main(): Promise<void> {
   let current: KonnectorRuntime | undefined;
   // Control-plane mode: `kc` is the control plane's; the app cluster's comes from a Secret there (app-cluster.ts).
   const appCluster: { problem?: string } = {};
+  let elector: LeaderElector | undefined;
   const probes = await serveProbes({
     address: f.probeAddress,
     registry,
     // A standby replica is ready: it has nothing to sync until it leads.
     ready: {
       informers: () => !current || current.hasSynced() || 'the leader has not listed the app cluster yet',
+      // Informers that listed once stay "synced" while the API server is gone; the Lease requests every retry period
+      // notice. Not ready then, so a Service or rollout stops counting on this replica until it answers again.
+      apiServer: () => {
+        const silent = elector?.silentForMs() ?? 0;
+        return silent < f.renewDeadlineMs || `the API server has not answered for ${Math.round(silent / 1000)}s`;
+      },
       ...(f.controlPlane ? { appCluster: () => !appCluster.problem || appCluster.problem } : {}),
     },
   });
@@ -81,7 +88,7 @@ async function main(): Promise<void> {
     cp ? followAppCluster({ home: kc, secret: cp, log, run: sync, state: appCluster }, signal) : sync(kc, signal);
   try {
     if (f.leaderElect) {
-      await new LeaderElector({
+      elector = new LeaderElector({
         kc,
         namespace: f.leaseNamespace,
         name: f.leaseName,
@@ -92,7 +99,8 @@ async function main(): Promise<void> {
         onStartedLeading: lead,
         log,
         registry,
-      }).run(shutdown.signal);
+      });
+      await elector.run(shutdown.signal);
     } else await lead(shutdown.signal);
   } finally {
     await probes.close();
