@@ -49,6 +49,9 @@ export function kustomization(p: InstallBundleProps): string {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
     resources,
+    // On every object (not on selectors or Pod templates): `kubectl wait crd -l app.kubernetes.io/part-of=klutch-kit`
+    // between the two applies, and a label to find, prune or delete what the bundle installed.
+    labels: [{ pairs: { 'app.kubernetes.io/part-of': 'klutch-kit' } }],
     configMapGenerator: [{ name: BACKEND_SETTINGS, namespace: p.backendNamespace, envs: [SETTINGS_FILE] }],
     images: [{ name: image, newTag: tag }],
     replicas: [{ name: p.backendDeployment, count: p.backendReplicas }],
