@@ -195,6 +195,55 @@ describe('the bundled function with mTLS', () => {
         `${who}.ext`,
       ]);
     }
+    // Certificates as Crossplane makes them (internal/initializer/tls.go): the client's subject is its CA's, and it has
+    // no key identifiers, which OpenSSL takes for a self-signed certificate.
+    ssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'xp-ca.key',
+      '-out',
+      'xp-ca.crt',
+      '-days',
+      '1',
+      '-subj',
+      '/O=Crossplane/CN=Crossplane',
+    ]);
+    ssl([
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'xp-client.key',
+      '-out',
+      'xp-client.csr',
+      '-subj',
+      '/O=Crossplane/CN=Crossplane',
+    ]);
+    writeFileSync(join(certs, 'xp-client.ext'), 'extendedKeyUsage=clientAuth\nauthorityKeyIdentifier=none\nsubjectKeyIdentifier=none\n');
+    ssl([
+      'x509',
+      '-req',
+      '-in',
+      'xp-client.csr',
+      '-CA',
+      'xp-ca.crt',
+      '-CAkey',
+      'xp-ca.key',
+      '-CAcreateserial',
+      '-out',
+      'xp-client.crt',
+      '-days',
+      '1',
+      '-extfile',
+      'xp-client.ext',
+    ]);
+    // ca.crt holds both CAs, as a bundle may.
+    writeFileSync(join(certs, 'ca.crt'), readFileSync(join(certs, 'ca.crt'), 'utf8') + readFileSync(join(certs, 'xp-ca.crt'), 'utf8'));
     // The certificates' directory from the environment, as Crossplane's package manager sets it.
     fp = await startFunctionProcess(bundle, ['--metrics-address', ''], {
       insecure: false,
@@ -209,6 +258,55 @@ describe('the bundled function with mTLS', () => {
     const c = functionClient(`127.0.0.1:${fp.port}`, creds(true), { 'grpc.ssl_target_name_override': 'localhost' });
     try {
       expect((await c.run(pgRequest())).meta?.tag).toBe('tag-1');
+    } finally {
+      c.close();
+    }
+  });
+
+  it("answers Crossplane's own client certificate, whose subject is its CA's (OpenSSL alone refuses it as self-signed)", async () => {
+    const c = functionClient(
+      `127.0.0.1:${fp.port}`,
+      grpc.credentials.createSsl(
+        readFileSync(join(certs, 'ca.crt')),
+        readFileSync(join(certs, 'xp-client.key')),
+        readFileSync(join(certs, 'xp-client.crt')),
+      ),
+      { 'grpc.ssl_target_name_override': 'localhost' },
+    );
+    try {
+      expect((await c.run(pgRequest())).meta?.tag).toBe('tag-1');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('refuses a client whose certificate no CA of ca.crt signed, naming why', async () => {
+    ssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'other.key',
+      '-out',
+      'other.crt',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=crossplane',
+    ]);
+    const c = functionClient(
+      `127.0.0.1:${fp.port}`,
+      grpc.credentials.createSsl(
+        readFileSync(join(certs, 'ca.crt')),
+        readFileSync(join(certs, 'other.key')),
+        readFileSync(join(certs, 'other.crt')),
+      ),
+      { 'grpc.ssl_target_name_override': 'localhost' },
+    );
+    try {
+      await expect(c.run(pgRequest())).rejects.toThrow(/UNAUTHENTICATED.*not signed by a CA of ca\.crt/);
     } finally {
       c.close();
     }

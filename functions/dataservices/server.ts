@@ -14,6 +14,7 @@ import * as grpc from '@grpc/grpc-js';
 import { FunctionRunner, Severity, type FunctionHandler, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import { pino, type Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { authorities, requireClientCertificate } from './client-certificate';
 import { dataServicesFunction } from './fn';
 import { newFunctionServer } from './grpc-server';
 import { flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../../lib/flags';
@@ -96,12 +97,18 @@ function hostPort(address: string): { host: string; port: number } {
   return { host, port };
 }
 
-/** mTLS as function-sdk-go does it: the server's pair, and client certificates required and verified against ca.crt. */
+/**
+ * mTLS as function-sdk-go does it: the server's pair, and client certificates required and verified against ca.crt.
+ * The handshake only asks for the certificate; each call checks it (client-certificate.ts says why OpenSSL cannot).
+ */
 export function serverCredentials(o: Pick<FunctionServerOptions, 'insecure' | 'tlsCertsDir'>): grpc.ServerCredentials {
   if (o.insecure) return grpc.ServerCredentials.createInsecure();
   try {
     const read = (f: string) => readFileSync(join(o.tlsCertsDir, f));
-    return grpc.ServerCredentials.createSsl(read('ca.crt'), [{ private_key: read('tls.key'), cert_chain: read('tls.crt') }], true);
+    const ca = read('ca.crt');
+    const tls = grpc.ServerCredentials.createSsl(ca, [{ private_key: read('tls.key'), cert_chain: read('tls.crt') }], true);
+    tls._getConstructorOptions()!.rejectUnauthorized = false;
+    return grpc.experimental.createServerCredentialsWithInterceptors(tls, [requireClientCertificate(authorities(ca))]);
   } catch (e) {
     throw new Error(
       `cannot load TLS certificates from ${o.tlsCertsDir}: ${(e as Error).message}; mount tls.key, tls.crt and ca.crt there, or pass --insecure for local development`,
