@@ -249,9 +249,17 @@ export async function startControllerManager(
     'serviceaccount-controller',
     'root-ca-certificate-publisher-controller',
     // Services get EndpointSlices (kube-proxy) and Endpoints (the API server's Service proxy, older clients); a new
-    // Node loses its not-ready taint once its kubelet reports Ready; Deployments make ReplicaSets, which make Pods.
+    // Node loses its not-ready taint once its kubelet reports Ready; Deployments make ReplicaSets, which make Pods;
+    // aggregated ClusterRoles get their rules (Crossplane's Helm chart grants core's RBAC that way).
     ...(o.pods
-      ? ['endpointslice-controller', 'endpoints-controller', 'node-lifecycle-controller', 'deployment-controller', 'replicaset-controller']
+      ? [
+          'endpointslice-controller',
+          'endpoints-controller',
+          'node-lifecycle-controller',
+          'deployment-controller',
+          'replicaset-controller',
+          'clusterrole-aggregation-controller',
+        ]
       : []),
   ];
   const proc = launchKube(binary, 'kube-controller-manager', c.name, c.dir, [

@@ -9,7 +9,8 @@
  * The other way, API server -> node (kubelet logs and exec, Pod and Service proxies, webhooks served by Pods), is the
  * API server's "cluster" egress (startControlPlanes with `pods`): HTTP CONNECT over a unix socket, which the same
  * forwarder serves by connecting to the named address from inside the namespace. From there only the node's own
- * addresses are reachable: the namespace has no route out.
+ * addresses are reachable: the namespace has no route out. The test process takes the same way to a server the run
+ * put inside the node (the registry): `forwardIntoNode` listens on the host's 127.0.0.1 and CONNECTs each stream.
  */
 import { rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -19,8 +20,9 @@ import type { NodeCgroup } from './cgroups';
 import { inNode } from './netns';
 
 /**
- * The forwarder inside the node: listen on host:port, pipe each connection to the API server's unix socket; if given
- * an egress socket, serve HTTP CONNECT there; end with its parent.
+ * The forwarder inside the node: listen on host:port, pipe each connection to the API server's unix socket; serve HTTP
+ * CONNECT on the connect socket (the API server's egress socket, or one of the run for the test process); end with its
+ * parent.
  */
 const FORWARDER = `
 const net = require('node:net');
@@ -66,12 +68,14 @@ export interface ApiServerBridge {
   /** `https://<node ip>:<port>` as seen inside the node. */
   readonly server: string;
   readonly forwarder: Proc;
+  /** The unix socket serving HTTP CONNECT to addresses inside the node (forwardIntoNode). */
+  readonly connectSocket: string;
   close(): Promise<void>;
 }
 
 /**
- * Opens the bridge from `<nodeIp>:<port>` inside the node to `127.0.0.1:<port>` on the host, and, with
- * `egressSocket`, the API server's way into the node.
+ * Opens the bridge from `<nodeIp>:<port>` inside the node to `127.0.0.1:<port>` on the host, and the way into the
+ * node: HTTP CONNECT on `egressSocket` (the API server's) or, without it, on `<run>/node-connect.sock`.
  */
 export async function bridgeApiServer(
   runDir: string,
@@ -94,8 +98,9 @@ export async function bridgeApiServer(
     pipe(c, upstream);
   });
   await new Promise<void>((resolve, reject) => host.once('error', reject).listen(socket, resolve));
+  const connectSocket = egressSocket ?? join(runDir, 'node-connect.sock');
   const forwarder = launch({
-    ...inNode(cg, holderPid, process.execPath, ['-e', FORWARDER, nodeIp, String(apiPort), socket, ...(egressSocket ? [egressSocket] : [])]),
+    ...inNode(cg, holderPid, process.execPath, ['-e', FORWARDER, nodeIp, String(apiPort), socket, connectSocket]),
     role: 'apiserver-forwarder',
     owner: 'node',
     logDir: runDir,
@@ -103,19 +108,84 @@ export async function bridgeApiServer(
   track(forwarder);
   await waitReady(
     forwarder,
-    async () => tail(forwarder.logPath).includes('forwarding') && (!egressSocket || tail(forwarder.logPath).includes('serving egress')),
+    async () => tail(forwarder.logPath).includes('forwarding') && tail(forwarder.logPath).includes('serving egress'),
     30_000,
   );
   return {
     server: `https://${nodeIp}:${apiPort}`,
     forwarder,
+    connectSocket,
     close: async () => {
       await forwarder.stop(2_000);
       // Watches stay open for minutes: end them, or close() waits for them.
       for (const s of open) s.destroy();
       await new Promise<void>((r) => host.close(() => r()));
       rmSync(socket, { force: true });
-      if (egressSocket) rmSync(egressSocket, { force: true });
+      rmSync(connectSocket, { force: true });
     },
   };
+}
+
+export interface NodePort {
+  /** The port on the host's 127.0.0.1 that reaches the address inside the node. */
+  readonly port: number;
+  readonly proc: Proc;
+  close(): Promise<void>;
+}
+
+/**
+ * The host end of `forwardIntoNode`: listen on 127.0.0.1 (a free port), CONNECT each stream over the connect socket,
+ * then pipe; end with its parent. A process of its own, so a test blocked in a synchronous call (buildah, crank) still
+ * has its streams forwarded.
+ */
+const INTO_NODE = `
+const net = require('node:net');
+const [socket, host, port] = process.argv.slice(1);
+const parent = process.ppid;
+const server = net.createServer((c) => {
+  c.pause();
+  const u = net.connect(socket);
+  u.on('error', () => c.destroy());
+  c.on('error', () => u.destroy());
+  u.write('CONNECT ' + host + ':' + port + ' HTTP/1.1\\r\\nHost: ' + host + ':' + port + '\\r\\n\\r\\n');
+  let head = Buffer.alloc(0);
+  const onData = (d) => {
+    head = Buffer.concat([head, d]);
+    const end = head.indexOf('\\r\\n\\r\\n');
+    if (end < 0) return;
+    u.off('data', onData);
+    if (!/^HTTP\\/1\\.[01] 200/.test(head.toString())) { console.log('CONNECT ' + host + ':' + port + ' refused: ' + head.toString().split('\\r\\n')[0]); c.destroy(); u.destroy(); return; }
+    if (head.length > end + 4) c.write(head.subarray(end + 4));
+    c.pipe(u); u.pipe(c);
+    c.resume();
+  };
+  u.on('data', onData);
+});
+server.listen(0, '127.0.0.1', () => console.log('listening on ' + server.address().port));
+setInterval(() => { if (process.ppid !== parent) process.exit(3); }, 250).unref();
+`;
+
+/**
+ * A port on the host's 127.0.0.1 connected to `host:port` inside the node, by HTTP CONNECT over the node's connect
+ * socket: the test process reaches a server of the node (the registry) while no address of the node exists outside
+ * its namespace.
+ */
+export async function forwardIntoNode(runDir: string, connectSocket: string, host: string, port: number): Promise<NodePort> {
+  const proc = launch({
+    command: process.execPath,
+    args: ['-e', INTO_NODE, connectSocket, host, String(port)],
+    role: `forward-${host}-${port}`,
+    owner: 'node',
+    logDir: runDir,
+  });
+  let local = 0;
+  await waitReady(
+    proc,
+    async () => {
+      local = Number(/listening on (\d+)/.exec(tail(proc.logPath))?.[1] ?? 0);
+      return local > 0;
+    },
+    30_000,
+  );
+  return { port: local, proc, close: () => proc.stop(2_000) };
 }

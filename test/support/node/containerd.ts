@@ -53,7 +53,15 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "${CNI_BIN_DIR}"
     conf_dir = "${cniConfDir}"
+  # Registries the node trusts (<host:port>/hosts.toml with the CA), read at each pull: registry.ts writes them.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${registryHostsDir(dir)}"
 `;
+}
+
+/** containerd's per-registry folder (certs.d): `<host:port>/hosts.toml`. */
+export function registryHostsDir(dir: string): string {
+  return join(dir, 'certs.d');
 }
 
 /** Starts containerd in the node; resolves when `ctr version` reaches it. */

@@ -32,16 +32,16 @@ import { ensureDebianPackages, NODE_PACKAGES } from '../../tools/debian';
 import { ensureKubeBinary } from '../../tools/kube';
 import { ADMIN, type ClusterInfo } from '../control-plane';
 import { eventually, getObject, kubeFor } from '../kube';
-import { type Proc, tail, waitReady } from '../processes';
-import { bridgeApiServer } from './apiserver-bridge';
+import { launch, type Proc, tail, waitReady } from '../processes';
+import { bridgeApiServer, forwardIntoNode, type NodePort } from './apiserver-bridge';
 import { createNodeCgroup, sweepScript, shellQuote } from './cgroups';
 import { writeCniConfig } from './cni';
-import { startContainerd } from './containerd';
+import { registryHostsDir, startContainerd } from './containerd';
 import { publishDns, startDns } from './dns';
 import { publishEndpoints } from './endpoints';
 import { BUSYBOX_IMAGE, ensureBusyboxImage, ensurePauseImage, importImages } from './images';
 import { startKubelet } from './kubelet';
-import { execInNode, type NodeNetwork, startNamespaces } from './netns';
+import { execInNode, inNode, type NodeNetwork, startNamespaces } from './netns';
 import { startProxy } from './proxy';
 import { startScheduler } from './scheduler';
 
@@ -82,6 +82,15 @@ export interface Node {
   exec(command: string, args: readonly string[]): { code: number; output: string };
   /** Imports an OCI archive into the node's containerd. */
   importImage(archive: string): void;
+  /**
+   * Starts a long-running process inside the node's namespaces and cgroup (log `<runDir>/<role>.log`); `stop()` ends
+   * it with the node's own processes.
+   */
+  startProcess(role: string, command: string, args: readonly string[], env?: NodeJS.ProcessEnv): Proc;
+  /** containerd's registry hosts folder: `<host:port>/hosts.toml` there tells the node how to trust a registry. */
+  readonly registryHostsDir: string;
+  /** A port on the host's 127.0.0.1 reaching `host:port` inside the node (HTTP CONNECT through the node's bridge). */
+  forward(host: string, port: number): Promise<NodePort>;
   stop(): Promise<void>;
 }
 
@@ -200,6 +209,17 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
       podLogs: (namespace, pod) => podLogDir(join(runDir, 'kubelet', 'pod-logs'), namespace, pod),
       exec,
       importImage: (archive) => importImages(containerd.socket, [archive]),
+      startProcess: (role, command, args, env) => {
+        const p = launch({ ...inNode(cg, holder!.pid, command, args), role, owner: 'node', logDir: runDir, env });
+        track(p);
+        return p;
+      },
+      registryHostsDir: registryHostsDir(containerdDir),
+      forward: async (host, port) => {
+        const f = await forwardIntoNode(runDir, bridge.connectSocket, host, port);
+        track(f.proc);
+        return f;
+      },
       stop,
     };
   } catch (err) {
@@ -257,6 +277,7 @@ function stateDirs(runDir: string): string[] {
     'kubelet/root',
     'kubelet/pki',
     'cni/ipam',
+    'registry/data',
     'sysctl',
     'apiserver.sock',
     'containerd/containerd.sock',
