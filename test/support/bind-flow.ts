@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { parse } from 'yaml';
 import { decodeResponseParam, type BindingResponse } from '../../exports/bind-api';
 import type { BindBackend, CallbackServer } from './bind-backend';
-import { Browser, type Page } from './browser';
+import { Browser, type BrowserRoute, type Page } from './browser';
 import type { OidcTestProvider } from './oidc';
 
 export interface FlowOptions {
@@ -46,9 +46,14 @@ export function base62(n: number): string {
   return Array.from(randomBytes(n), (b) => a[b % 62]).join('');
 }
 
-/** A browser that trusts the test provider (and the CAs given) and logs in as `user`. */
-export async function browserFor(idp: FlowOptions['idp'], user: string, ca: readonly string[] = []): Promise<Browser> {
-  const b = new Browser({ ca: [idp.ca, ...ca] });
+/** A browser that trusts the test provider (and the CAs given) and logs in as `user`; `route` as Browser's. */
+export async function browserFor(
+  idp: FlowOptions['idp'],
+  user: string,
+  ca: readonly string[] = [],
+  route?: BrowserRoute,
+): Promise<Browser> {
+  const b = new Browser({ ca: [idp.ca, ...ca], route });
   const c = idp.loginCookie(user);
   await b.setCookie(c.name, c.value, idp.issuer);
   return b;

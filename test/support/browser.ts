@@ -9,7 +9,15 @@
 import { randomInt } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { CookieJar } from 'tough-cookie';
+
+/**
+ * Where a browser connects for a URL whose host it cannot reach directly: an address inside a node's network
+ * namespace (a Pod network address, an OpenID provider bridged there) reached through a port on the host's
+ * loopback that a bridge into the node listens on. The URL, Host header, cookies and certificate check stay the URL's.
+ */
+export type BrowserRoute = (url: URL) => { readonly host: string; readonly port: number } | undefined;
 
 export interface Hop {
   readonly url: string;
@@ -42,13 +50,15 @@ export class Browser {
   /** The address this browser connects to 127.x.y.z servers from. */
   readonly localAddress: string;
   private readonly ca: string[];
+  private readonly route: BrowserRoute;
 
   /**
    * `ca`: PEM certificates of the HTTPS servers the flow visits (the system's are not trusted). `localAddress`: where
    * its connections to 127.x.y.z come from. @default a random 127.x.y.z
    */
-  constructor(o: { readonly ca?: readonly string[]; readonly localAddress?: string } = {}) {
+  constructor(o: { readonly ca?: readonly string[]; readonly localAddress?: string; readonly route?: BrowserRoute } = {}) {
     this.ca = [...(o.ca ?? [])];
+    this.route = o.route ?? (() => undefined);
     this.localAddress = o.localAddress ?? `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
   }
 
@@ -92,7 +102,10 @@ export class Browser {
   private async request(url: URL): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
     const cookie = await this.jar.getCookieString(url.href);
     const headers = { Accept: 'text/html,application/json', ...(cookie ? { Cookie: cookie } : {}) };
-    const from = /^127\.\d+\.\d+\.\d+$/.test(url.hostname) ? { localAddress: this.localAddress } : {};
+    const routed = this.route(url);
+    const from = /^127\.\d+\.\d+\.\d+$/.test(routed?.host ?? url.hostname) ? { localAddress: this.localAddress } : {};
+    const via = routed ? { host: routed.host, hostname: routed.host, port: routed.port, headers: { ...headers, Host: url.host } } : {};
+    const identity = routed ? { checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentity(url.hostname, cert) } : {};
     const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
       const onResponse = (r: http.IncomingMessage) => {
         const chunks: Buffer[] = [];
@@ -102,8 +115,8 @@ export class Browser {
       };
       const req =
         url.protocol === 'https:'
-          ? https.get(url, { headers, ca: this.ca.length ? this.ca : undefined, timeout: 30_000, ...from }, onResponse)
-          : http.get(url, { headers, timeout: 30_000, ...from }, onResponse);
+          ? https.get(url, { headers, ca: this.ca.length ? this.ca : undefined, timeout: 30_000, ...from, ...via, ...identity }, onResponse)
+          : http.get(url, { headers, timeout: 30_000, ...from, ...via }, onResponse);
       req.on('error', (e) => reject(new Error(`GET ${url.href}: ${e.message}`)));
       req.on('timeout', () => req.destroy(new Error('timeout after 30 s')));
     });

@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import type { Page } from './browser';
+import type { BrowserRoute, Page } from './browser';
 import { browserFor, type FlowOptions } from './bind-flow';
 import { repoRoot } from './root';
 
@@ -101,6 +101,8 @@ export interface HeadlessLoginOptions {
   readonly resource: string;
   /** CAs of HTTPS bind backends. */
   readonly ca?: readonly string[];
+  /** How the browser reaches hosts inside a node's network (Browser's `route`). @default direct */
+  readonly route?: BrowserRoute;
 }
 
 /**
@@ -109,7 +111,7 @@ export interface HeadlessLoginOptions {
  * the last page, the plugin's callback answer; throws naming the step that went wrong.
  */
 export async function headlessLogin(url: string, o: HeadlessLoginOptions): Promise<Page> {
-  const browser = await browserFor(o.idp, o.user, o.ca);
+  const browser = await browserFor(o.idp, o.user, o.ca, o.route);
   const resources = await browser.get(url);
   if (resources.status !== 200 || !new URL(resources.url).pathname.endsWith('/resources'))
     throw new Error(`the login did not reach /resources: ${resources.status} at ${resources.url}: ${resources.body.slice(0, 500)}`);

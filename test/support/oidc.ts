@@ -76,10 +76,15 @@ export interface OidcStartOptions {
   readonly loginForm?: boolean;
   /** Resources for machine clients; with any, the provider serves the client-credentials grant. @default none */
   readonly resourceServers?: readonly OidcResourceServer[];
+  /**
+   * The issuer's host, an address where a bridge reaches the provider (a node's address, where Pods reach it); the
+   * provider still listens on 127.0.0.1, and its certificate names both. @default 127.0.0.1
+   */
+  readonly issuerHost?: string;
 }
 
 export interface OidcTestProvider {
-  /** `https://127.0.0.1:<port>` */
+  /** `https://127.0.0.1:<port>` (or `https://<issuerHost>:<port>`) */
   readonly issuer: string;
   readonly port: number;
   /** PEM of the CA that signed the provider's serving certificate. */
@@ -113,13 +118,19 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
   const subs = new Set(o.users.map((u) => u.sub));
   if (subs.size !== o.users.length) throw new Error(`startOidcProvider: users repeat a sub: ${o.users.map((u) => u.sub).join(', ')}`);
   const port = o.port ?? (await freePorts(1))[0]!;
-  const issuer = `https://127.0.0.1:${port}`;
+  const issuer = `https://${o.issuerHost ?? '127.0.0.1'}:${port}`;
+  // Where the test process itself reaches it.
+  const local = `https://127.0.0.1:${port}`;
   const dir = o.logDir ?? mkdtempSync(join(tmpdir(), 'klutch-kit-oidc-'));
   mkdirSync(dir, { recursive: true });
   // A folder of its own goes when the provider stops; in a given one only the log stays.
   const cleanUp = () => (o.logDir ? rmSync(join(dir, 'tls.key'), { force: true }) : rmSync(dir, { recursive: true, force: true }));
   const ca = o.ca ?? (await createCa('klutch-kit test OpenID provider CA'));
-  const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'], dnsNames: ['localhost'] });
+  const pair = await ca.issue({
+    commonName: '127.0.0.1',
+    ips: [...new Set(['127.0.0.1', o.issuerHost ?? '127.0.0.1'])],
+    dnsNames: ['localhost'],
+  });
   const certFile = join(dir, 'tls.crt');
   const keyFile = join(dir, 'tls.key');
   const caFile = join(dir, 'ca.crt');
@@ -146,7 +157,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
     env: { ...process.env, OIDC_TEST_CONFIG: JSON.stringify(config) },
   });
   try {
-    await waitReady(proc, () => probe(`${issuer}/.well-known/openid-configuration`).then((r) => r.code === 200), 60_000);
+    await waitReady(proc, () => probe(`${local}/.well-known/openid-configuration`).then((r) => r.code === 200), 60_000);
   } catch (e) {
     await proc.stop();
     cleanUp();
@@ -163,7 +174,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
       return { name: 'oidc-test-user', value: sub };
     },
     tokenRequests: async () => {
-      const r = await probe(`${issuer}/test/token-requests`);
+      const r = await probe(`${local}/test/token-requests`);
       if (r.code !== 200) throw new Error(`the test OpenID provider answered ${r.code} for its token request count: ${r.body}`);
       return (JSON.parse(r.body) as { tokenRequests: number }).tokenRequests;
     },
