@@ -114,11 +114,7 @@ export class BindingReconciler {
     }
     if (isDeleting(b)) return this.remove(key, b);
     if (!hasFinalizer(b, BINDING_FINALIZER)) {
-      await this.bindings().patch(
-        namespace,
-        name,
-        metaPatch(b as unknown as Obj, [...(b.metadata.finalizers ?? []), BINDING_FINALIZER], {}),
-      );
+      await this.bindings().patch(namespace, name, metaPatch(b, [...(b.metadata.finalizers ?? []), BINDING_FINALIZER], {}));
     }
     const s = await this.bind(key, b);
     await this.writeStatus(b, s.conditions, s.prettyName);
@@ -342,7 +338,7 @@ export class BindingReconciler {
       return undefined;
     }
     const crd = this.o.crds.get(b.metadata.name!);
-    const owned = crd !== undefined && controllerOf(crd as unknown as Obj)?.uid === b.metadata.uid;
+    const owned = crd !== undefined && controllerOf(crd)?.uid === b.metadata.uid;
     if (owned) {
       const s = await this.bind(key, b, true);
       const syncer = s.syncer;
@@ -385,7 +381,7 @@ export class BindingReconciler {
       b.metadata.namespace!,
       b.metadata.name!,
       metaPatch(
-        b as unknown as Obj,
+        b,
         (b.metadata.finalizers ?? []).filter((f) => f !== BINDING_FINALIZER),
         {},
       ),

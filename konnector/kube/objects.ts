@@ -2,6 +2,7 @@
  * The object shape every konnector reconciler reads and writes: any Kubernetes object in its JSON (wire) form, and
  * small pure helpers on its metadata. Reconcilers copy before they change, so cached objects stay untouched.
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectMeta, OwnerReference } from '../../exports/bind-api';
 
 export type { ObjectMeta, OwnerReference };
@@ -25,6 +26,17 @@ export interface ManagedFieldsEntry {
   subresource?: string;
 }
 
+/**
+ * An informer's object as what it is: wire JSON (`Obj`, or a bind kind). The shared informers are typed with
+ * client-node's KubernetesObject, whose metadata declares timestamps as Date, which JSON never holds, so the two types
+ * cannot meet without a cast; this is the one place that says so.
+ */
+export function fromWire(o: KubernetesObject): Obj;
+export function fromWire<T extends { metadata?: unknown }>(o: KubernetesObject): T;
+export function fromWire(o: KubernetesObject): unknown {
+  return o;
+}
+
 /** A resource the konnector syncs: what a request path needs. */
 export interface ResourceRef {
   readonly group: string;
@@ -41,8 +53,8 @@ export const apiVersionOf = (r: Pick<ResourceRef, 'group' | 'version'>): string 
 export const groupResource = (r: Pick<ResourceRef, 'group' | 'resource'>): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
 
 /** `namespace/name`, or `name` for cluster-scoped objects: the queue key of an object. */
-export function keyOf(o: { metadata: { namespace?: string; name?: string } }): string {
-  return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata.name ?? '');
+export function keyOf(o: { metadata?: { namespace?: string; name?: string } }): string {
+  return o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata?.name ?? '');
 }
 
 /** The inverse of keyOf. */
@@ -55,11 +67,23 @@ export const hasFinalizer = (o: { metadata: ObjectMeta }, f: string): boolean =>
 export const isDeleting = (o: { metadata: ObjectMeta }): boolean =>
   o.metadata.deletionTimestamp !== undefined && o.metadata.deletionTimestamp !== null;
 
-/** The controller owner reference of an object (at most one may have controller: true). */
-export const controllerOf = (o: Obj): OwnerReference | undefined => o.metadata.ownerReferences?.find((r) => r.controller === true);
+/**
+ * The controller owner reference of an object (at most one may have controller: true). Takes any object whose
+ * metadata has owner references (a typed CRD or binding as well as an Obj), so callers need no cast.
+ */
+export const controllerOf = <R extends { controller?: boolean }>(o: { metadata?: { ownerReferences?: readonly R[] } }): R | undefined =>
+  o.metadata?.ownerReferences?.find((r) => r.controller === true);
+
+/** What an owner reference is made of: any typed object with its identity. */
+export interface OwnerLike {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name?: string; readonly uid?: string };
+}
 
 /** An owner reference to `owner`. */
-export function ownerReference(owner: Obj, o: { controller?: boolean } = {}): OwnerReference {
+export function ownerReference(owner: OwnerLike, o: { controller?: boolean } = {}): OwnerReference {
+  if (!owner.metadata.name) throw new Error(`cannot refer to a ${owner.kind} without a name as its owner`);
   return {
     apiVersion: owner.apiVersion,
     kind: owner.kind,

@@ -30,7 +30,7 @@ export function crdOf(exp: APIServiceExport, binding: APIServiceBinding): Obj {
     kind: 'CustomResourceDefinition',
     metadata: {
       name: binding.metadata.name!,
-      ownerReferences: [{ ...ownerReference(binding as unknown as Obj, { controller: true }) }],
+      ownerReferences: [{ ...ownerReference(binding, { controller: true }) }],
     },
     spec: {
       group,
@@ -74,7 +74,7 @@ export function schemaDecision(
     };
   }
   if (existing) {
-    const owner = controllerOf(existing as unknown as Obj);
+    const owner = controllerOf(existing);
     if (!owner || owner.uid !== binding.metadata.uid) {
       const by = owner ? `${owner.kind} ${owner.name} (uid ${owner.uid})` : 'nobody the konnector knows (no controller owner reference)';
       return {

@@ -10,7 +10,7 @@ import { applyPatch, isConflict, isNotFound, jsonPatch, messageOf, type Clients 
 import type { Direction, Stopwatch } from '../../metrics';
 import type { Result } from './spec/spec.reconcile';
 import type { NamespacedInformers } from '../../kube/namespaced-informers';
-import { apiVersionOf, type Obj, type ResourceRef } from '../../kube/objects';
+import { apiVersionOf, fromWire, type Obj, type ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
 
@@ -29,10 +29,12 @@ export interface ExportContext {
   readonly provider: NamespacedInformers;
 }
 
+const optionalWire = (o: KubernetesObject | undefined): Obj | undefined => (o ? fromWire(o) : undefined);
+
 export const consumerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined =>
-  x.consumer.get(name, namespace) as unknown as Obj | undefined;
+  optionalWire(x.consumer.get(name, namespace));
 export const providerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined =>
-  x.provider.get(namespace, name) as unknown as Obj | undefined;
+  optionalWire(x.provider.get(namespace, name));
 
 /** Typed calls for the resource on one side. */
 export function resourceClient(clients: Clients, r: ResourceRef) {

@@ -9,7 +9,7 @@ import { watchInformer, type Controller } from '../../../controller';
 import type { AcceptablePermissionClaim, APIServiceNamespace } from '../../../exports/bind-api';
 import { NamespacedInformers } from '../../kube/namespaced-informers';
 import { trimManagedFields } from '../../kube/trim';
-import type { Obj, ResourceRef } from '../../kube/objects';
+import { fromWire, type Obj, type ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
 import { claimSync, type ClaimSync, type ClaimedResource } from './claims/claims.controller';
@@ -68,7 +68,7 @@ export class ExportSyncer {
   start(): void {
     const { conn } = this.o;
     const assign = (sn: KubernetesObject) => {
-      const pns = (sn as unknown as APIServiceNamespace).status?.namespace;
+      const pns = fromWire<APIServiceNamespace>(sn).status?.namespace;
       if (!pns) return;
       this.x.provider.ensure(pns);
       for (const c of this.claims) c.sources.ensure(pns);
@@ -107,7 +107,7 @@ export class ExportSyncer {
 
   /** App-cluster objects of the resource, from the cache. */
   consumerObjects(): Obj[] {
-    return this.x.consumer.list() as unknown as Obj[];
+    return this.x.consumer.list().map((o) => fromWire(o));
   }
 
   /** Stops the controllers (finishing reconciles in flight) and the informers. */

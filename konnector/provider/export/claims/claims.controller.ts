@@ -11,7 +11,7 @@ import { Annotations } from '../../../../exports/bind-api';
 import { isConflict, isNotFound } from '../../../kube/client';
 import { NamespacedInformers } from '../../../kube/namespaced-informers';
 import { trimManagedFields } from '../../../kube/trim';
-import { isDeleting, keyOf, type Obj } from '../../../kube/objects';
+import { fromWire, isDeleting, keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { consumerObj, providerObj, resourceApiVersion, syncController, type ExportContext } from '../context';
 import { claimedSource } from './claimed-source';
@@ -29,8 +29,7 @@ export interface ClaimSync {
 export function claimSync(x: ExportContext, resource: ClaimedResource, names: readonly string[]): ClaimSync {
   const { rt, conn } = x;
   const kind = KIND[resource];
-  const withKind = (o: KubernetesObject | undefined): Obj | undefined =>
-    o ? ({ ...o, apiVersion: 'v1', kind } as unknown as Obj) : undefined;
+  const withKind = (o: KubernetesObject | undefined): Obj | undefined => (o ? fromWire({ ...o, apiVersion: 'v1', kind }) : undefined);
   const core = rt.consumer.core;
   const pcore = conn.clients.core;
   const sources = new NamespacedInformers((ns) =>
@@ -174,21 +173,19 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
     }),
   );
   controller.watch(targets, (o) => {
-    const c = o as unknown as Obj;
-    const mapped = conn.map.providerNamespace(c.metadata.namespace!);
-    return mapped.state === 'assigned' ? [`${mapped.namespace}/${c.metadata.name}`] : [];
+    const mapped = conn.map.providerNamespace(o.metadata!.namespace!);
+    return mapped.state === 'assigned' ? [`${mapped.namespace}/${o.metadata!.name}`] : [];
   });
   // A bound object that appears, changes or goes decides whether the sources it owns are claimed.
   const owned = (pns: string, ownerName: string) =>
     sources
       .list(pns)
-      .filter((s) => claimOwner(s as unknown as Obj, x.resource.kind, apiVersion)?.name === ownerName)
-      .map((s) => keyOf(s as unknown as Obj));
+      .filter((s) => claimOwner(s, x.resource.kind, apiVersion)?.name === ownerName)
+      .map((s) => keyOf(s));
   x.provider.each((pns, inf) => controller.watch(inf, (o) => owned(pns, o.metadata!.name!)));
   controller.watch(x.consumer, (o) => {
-    const c = o as unknown as Obj;
-    const mapped = conn.map.providerNamespace(c.metadata.namespace!);
-    return mapped.state === 'assigned' ? owned(mapped.namespace, c.metadata.name) : [];
+    const mapped = conn.map.providerNamespace(o.metadata!.namespace!);
+    return mapped.state === 'assigned' ? owned(mapped.namespace, o.metadata!.name!) : [];
   });
   return { controller, sources, targets };
 }

@@ -72,10 +72,14 @@ export const CREDENTIALS_SUFFIX = '-creds';
  * Secret Crossplane writes, which the composed resource owns rather than the claim — the claim `<name>` of a source
  * named `<name>-creds`. Undefined for anything else.
  */
-export function claimOwner(source: Obj, kind: string, apiVersion: string): { readonly name: string; readonly uid?: string } | undefined {
-  const ref = source.metadata.ownerReferences?.find((r) => r.kind === kind && r.apiVersion === apiVersion);
+export function claimOwner(
+  source: { metadata?: { name?: string; ownerReferences?: readonly { kind: string; apiVersion: string; name: string; uid?: string }[] } },
+  kind: string,
+  apiVersion: string,
+): { readonly name: string; readonly uid?: string } | undefined {
+  const ref = source.metadata?.ownerReferences?.find((r) => r.kind === kind && r.apiVersion === apiVersion);
   if (ref) return { name: ref.name, uid: ref.uid };
-  const name = source.metadata.name;
+  const name = source.metadata?.name ?? '';
   return name.length > CREDENTIALS_SUFFIX.length && name.endsWith(CREDENTIALS_SUFFIX)
     ? { name: name.slice(0, -CREDENTIALS_SUFFIX.length) }
     : undefined;

@@ -86,14 +86,18 @@ export function specController(x: ExportContext): Controller {
 }
 
 /** A JSON patch that sets the finalizers (guarded by the old list) and adds annotations. */
-export function metaPatch(c: Obj, finalizers: string[], annotations: Record<string, string>): unknown[] {
+export function metaPatch(
+  c: { metadata?: { finalizers?: string[]; annotations?: Record<string, string> } },
+  finalizers: string[],
+  annotations: Record<string, string>,
+): unknown[] {
   const ops: unknown[] = [];
-  const old = c.metadata.finalizers;
+  const old = c.metadata?.finalizers;
   if (old)
     ops.push({ op: 'test', path: '/metadata/finalizers', value: old }, { op: 'replace', path: '/metadata/finalizers', value: finalizers });
   else if (finalizers.length) ops.push({ op: 'add', path: '/metadata/finalizers', value: finalizers });
   const entries = Object.entries(annotations);
-  if (entries.length && !c.metadata.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: annotations });
+  if (entries.length && !c.metadata?.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: annotations });
   else for (const [k, v] of entries) ops.push({ op: 'add', path: `/metadata/annotations/${pointer(k)}`, value: v });
   return ops;
 }
