@@ -199,8 +199,8 @@ export class BindingReconciler {
           status: false,
           reason: 'Forbidden',
           message: rt.controlPlaneMode
-            ? `the app cluster's kubeconfig may not ${missing.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (the AppClusterRole construct), see "AppClusterBinding" in the README`
-            : `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${wanted.resource}.yaml (the KonnectorApiAccess construct), see "The konnector (app clusters)" in the README`,
+            ? `the app cluster's kubeconfig may not ${missing.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (the AppClusterRole construct), see docs/app-cluster-binding.md`
+            : `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${wanted.resource}.yaml (the KonnectorApiAccess construct), see docs/konnector.md`,
         });
         conds.push({ type: C.SchemaInSync, status: 'Unknown', reason: 'Forbidden', message: 'waiting for access to the API' });
         conds.push(this.heartbeating(conn), this.kubeconfigCurrent(conn, ref));
