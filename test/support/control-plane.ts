@@ -250,7 +250,8 @@ export async function startControllerManager(
     'root-ca-certificate-publisher-controller',
     // Services get EndpointSlices (kube-proxy) and Endpoints (the API server's Service proxy, older clients); a new
     // Node loses its not-ready taint once its kubelet reports Ready; Deployments make ReplicaSets, which make Pods;
-    // aggregated ClusterRoles get their rules (Crossplane's Helm chart grants core's RBAC that way).
+    // aggregated ClusterRoles get their rules (Crossplane's Helm chart grants core's RBAC that way); Jobs run and PVCs
+    // bind to PersistentVolumes (an operator's init Jobs and volumes: CloudNativePG's, test/cluster/cnpg.test.ts).
     ...(o.pods
       ? [
           'endpointslice-controller',
@@ -259,6 +260,8 @@ export async function startControllerManager(
           'deployment-controller',
           'replicaset-controller',
           'clusterrole-aggregation-controller',
+          'job-controller',
+          'persistentvolume-binder-controller',
         ]
       : []),
   ];

@@ -9,7 +9,8 @@
  * - PostgreSQL 15, `ghcr.io/cloudnative-pg/postgresql:15-bookworm`: Debian's postgresql-15 and postgresql-client-15
  *   (the machine's Debian 12 packages, whose versions key the cache) with the shared libraries their programs load,
  *   tzdata's zone files (Debian builds PostgreSQL with the system time zones), /bin/sh (busybox-static: PostgreSQL
- *   runs `archive_command` through it) and the user `postgres` (26), which CNPG runs the instance as.
+ *   runs `archive_command` through it), the C.UTF-8 locale and the user `postgres` (26), which CNPG runs the instance
+ *   as.
  */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -42,13 +43,14 @@ export const POSTGRESQL_BIN = '/usr/lib/postgresql/15/bin';
 /** The uid and gid CNPG runs PostgreSQL as (its `postgresUID`/`postgresGID` defaults). */
 const POSTGRES_UID = 26;
 /** Bump when what the builders put into the images changes. */
-const LAYOUT = 1;
+const LAYOUT = 2;
 
 const POSTGRESQL_PACKAGES = [
   { name: 'postgresql-15', provides: `${POSTGRESQL_BIN}/postgres` },
   { name: 'postgresql-client-15', provides: `${POSTGRESQL_BIN}/psql` },
   { name: 'tzdata', provides: '/usr/share/zoneinfo/UTC' },
   { name: 'busybox-static', provides: '/bin/busybox' },
+  { name: 'libc-bin', provides: '/usr/lib/locale/C.utf8/LC_CTYPE' },
 ];
 
 function sh(what: string, command: string, args: readonly string[]): string {
@@ -175,6 +177,8 @@ export async function ensureCnpgPostgresImage(log: (line: string) => void): Prom
       }
       for (const d of ['lib', 'lib64'])
         if (existsSync(join(root, 'usr', d)) && !existsSync(join(root, d))) symlinkSync(`usr/${d}`, join(root, d));
+      // initdb needs the locale LANG names: Debian's C.UTF-8 is a compiled locale of libc-bin, not built into glibc.
+      cpSync('/usr/lib/locale/C.utf8', join(root, 'usr', 'lib', 'locale', 'C.utf8'), { recursive: true });
       cpSync('/usr/share/zoneinfo', join(root, 'usr', 'share', 'zoneinfo'), { recursive: true, verbatimSymlinks: true });
       mkdirSync(join(root, 'bin'), { recursive: true });
       copyFileSync('/bin/busybox', join(root, 'bin', 'busybox'));

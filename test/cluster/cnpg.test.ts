@@ -1,0 +1,176 @@
+/**
+ * The cnpg backend end to end on real parts (issue 20; docs/decisions/cloudnative-pg.md): a control plane with a node
+ * runs the CloudNativePG operator (its CRDs and release manifest, the project's images) and Crossplane with our
+ * packages; a PostgresqlInstance on cnpg-postgresql becomes a CNPG Cluster whose PostgreSQL runs as a Pod on a
+ * harness-made volume, and the claim is Ready; a ServiceBinding brings `<claim>-creds` in the a8s keys, and a Pod that
+ * mounts only that Secret connects to the address it names and writes and reads a table.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CNPG_BINDING_KEYS } from '../../backends/cnpg';
+import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
+import { apply, type Crossplane, startCrossplane } from '../support/crossplane';
+import { eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
+import { CNPG_NAMESPACE, installCnpg, localVolumes } from '../support/node/cnpg';
+import { CNPG_POSTGRESQL_IMAGE, ensureCnpgOperatorImage, ensureCnpgPostgresImage, POSTGRESQL_BIN } from '../support/node/cnpg-images';
+import { type Node, startNode } from '../support/node/node';
+import { tail } from '../support/processes';
+import { kubeBinaryPath } from '../tools/kube';
+
+const CLUSTER = 'cnpg';
+const NS = 'team-a';
+const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
+/**
+ * The address the platform's load balancer gives the instance's external Service. A stand-in for a cloud's load
+ * balancer controller (or MetalLB) writes it into the Service's status; kube-proxy on the node then forwards it.
+ */
+const LOAD_BALANCER_IP = '10.96.200.10';
+
+let cp: ControlPlanes;
+let node: Node;
+let kube: Kube;
+let crossplane: Crossplane;
+let volumes: string;
+
+beforeAll(async () => {
+  const images = [await ensureCnpgOperatorImage(log), await ensureCnpgPostgresImage(log)];
+  cp = await startControlPlanes({ clusters: [CLUSTER], binary: kubeBinaryPath(), pods: true });
+  kube = kubeFor(cp.clusters[CLUSTER]!);
+  node = await startNode(cp.clusters[CLUSTER]!, { images });
+  volumes = mkdtempSync(join(node.runDir, 'volumes-'));
+  await localVolumes(kube, volumes, 2, '1Gi');
+  [crossplane] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { log }), installCnpg(kube)]);
+  await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
+}, 30 * 60_000);
+
+afterAll(async () => {
+  await crossplane?.stop();
+  await node?.stop();
+  await cp?.stop();
+  if (volumes) rmSync(volumes, { recursive: true, force: true });
+}, 180_000);
+
+/** What to read when a wait fails: the operator's and the kubelet's last lines, the Pods of the namespace. */
+async function diagnose(): Promise<string> {
+  const pods = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods`)).body as WireObject;
+  const kubelet = node.procs.find((p) => p.role === 'kubelet')!;
+  const operator = ((await kube.request('GET', `/api/v1/namespaces/${CNPG_NAMESPACE}/pods`)).body as WireObject)?.items?.[0]?.metadata
+    ?.name;
+  const opLog = operator ? (await kube.request('GET', `/api/v1/namespaces/${CNPG_NAMESPACE}/pods/${operator}/log?tailLines=20`)).body : '';
+  return (
+    `\nPods in ${NS}: ${JSON.stringify((pods?.items ?? []).map((p: WireObject) => [p.metadata.name, p.status.phase, p.status.containerStatuses?.map((c: WireObject) => c.state)]))}` +
+    `\noperator ${operator} log:\n${typeof opLog === 'string' ? opLog : JSON.stringify(opLog)}` +
+    `\nkubelet log ${kubelet.logPath}:\n${tail(kubelet.logPath, 10)}\nCrossplane logs in ${crossplane.runDir}`
+  );
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 300_000): Promise<T> {
+  try {
+    return await eventually(what, check, ms);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}${await diagnose()}`);
+  }
+}
+
+const claimPath = (kind: string, name: string) => `/apis/anynines.com/v1/namespaces/${NS}/${kind}/${name}`;
+const ready = (o: WireObject | undefined) =>
+  (o?.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
+
+describe('a PostgresqlInstance on cnpg-postgresql', () => {
+  it('becomes a CloudNativePG Cluster whose PostgreSQL runs on the node, and the claim is Ready', async () => {
+    await apply(kube, {
+      apiVersion: 'anynines.com/v1',
+      kind: 'PostgresqlInstance',
+      metadata: { name: 'pg', namespace: NS },
+      spec: {
+        service: 'a9s-postgresql15',
+        plan: 'postgresql-single-nano',
+        parameters: { maxConnections: 50 },
+        compositionRef: { name: 'cnpg-postgresql' },
+      },
+    });
+    const cluster = await until('the CNPG Cluster team-a/pg healthy', async () => {
+      const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
+      return c?.status?.phase === 'Cluster in healthy state' ? c : undefined;
+    });
+    expect([cluster.spec.instances, cluster.spec.storage.size, cluster.spec.postgresql.parameters.max_connections]).toEqual([
+      1,
+      '1Gi',
+      '50',
+    ]);
+    const claim = await until('the claim Ready', async () => {
+      const c = await getObject(kube, claimPath('postgresqlinstances', 'pg'));
+      return ready(c) ? c : undefined;
+    });
+    expect(claim.status.managed.phase).toBe('Cluster in healthy state');
+    const pvc = await getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/pg-1`);
+    expect(pvc?.status?.phase).toBe('Bound');
+  }, 600_000);
+});
+
+describe('a ServiceBinding on cnpg-servicebinding', () => {
+  it('brings <claim>-creds in the a8s keys; a Pod with only that Secret connects and writes and reads a table', async () => {
+    // The platform's load balancer (stand-in) gives the instance's external Service its address.
+    const svc = await until('the external Service team-a/pg-external', () =>
+      getObject(kube, `/api/v1/namespaces/${NS}/services/pg-external`),
+    );
+    expect(svc.spec.type).toBe('LoadBalancer');
+    await requireOk(
+      kube,
+      'PATCH',
+      `/api/v1/namespaces/${NS}/services/pg-external/status`,
+      { status: { loadBalancer: { ingress: [{ ip: LOAD_BALANCER_IP }] } } },
+      'application/merge-patch+json',
+    );
+
+    // kube-proxy forwards the address once it has seen it (the same rules a cloud's node gets for its load balancer).
+    await until('kube-proxy forwarding the load balancer address', async () =>
+      node.exec('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes(LOAD_BALANCER_IP) ? true : undefined,
+    );
+
+    await apply(kube, {
+      apiVersion: 'anynines.com/v1',
+      kind: 'ServiceBinding',
+      metadata: { name: 'app', namespace: NS },
+      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+    });
+    const creds = await until('Secret team-a/app-creds with the a8s keys', async () => {
+      const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`);
+      return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
+    });
+    const value = (k: string) => Buffer.from(creds.data[k], 'base64').toString();
+    expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'app']);
+
+    const sql =
+      "CREATE TABLE notes (id int PRIMARY KEY, body text); INSERT INTO notes VALUES (1, 'from the binding'); SELECT body FROM notes WHERE id = 1;";
+    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, {
+      metadata: { name: 'app-client' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'psql',
+            image: CNPG_POSTGRESQL_IMAGE,
+            imagePullPolicy: 'Never',
+            command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', sql],
+            env: [
+              ['PGHOST', 'instance_service'],
+              ['PGDATABASE', 'database'],
+              ['PGUSER', 'username'],
+              ['PGPASSWORD', 'password'],
+            ].map(([name, key]) => ({ name, valueFrom: { secretKeyRef: { name: 'app-creds', key } } })),
+          },
+        ],
+      },
+    });
+    const pod = await until('the client Pod done', async () => {
+      const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/app-client`);
+      return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
+    });
+    // The client kubes' request() hands a text body back as { message }.
+    const body = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods/app-client/log`)).body as WireObject | string;
+    const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
+    expect([pod.status.phase, out.trim().split('\n')]).toEqual(['Succeeded', ['CREATE TABLE', 'INSERT 0 1', 'from the binding']]);
+  }, 600_000);
+});
