@@ -10,7 +10,7 @@
  * composite's namespace beside the a8s object, with the platform's ClusterProviderConfig.
  */
 import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform, Wrapper } from '../recipe';
-import { CLUSTER_PROVIDER_CONFIG_KIND, KUBERNETES_PROVIDER_CONFIG, NAMESPACED_OBJECT_WRAPPER } from './kubernetes-object';
+import { CLUSTER_PROVIDER_CONFIG_KIND, KUBERNETES_PROVIDER_CONFIG, NAMESPACED_OBJECT_WRAPPER, WATCH_WRAPPED } from './kubernetes-object';
 
 export const A8S = 'a8s';
 
@@ -97,7 +97,7 @@ export interface A8sObjectProps {
 
 /** A recipe for one a8s object, wrapped in a provider-kubernetes Object (on the v2 target: the namespaced one). */
 export function a8sObject(p: A8sObjectProps): Recipe {
-  const readiness: FieldMapping[] = [{ to: 'spec.readiness', value: p.readiness }];
+  const readiness: FieldMapping[] = [{ to: 'spec.readiness', value: p.readiness }, WATCH_WRAPPED];
   const providerConfig = { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG };
   const connectionSecret = p.connectionSecretSuffix ? { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } : undefined;
   return {

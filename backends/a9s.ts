@@ -10,7 +10,7 @@
  * (docs/decisions/crossplane-v2.md).
  */
 import type { FieldMapping, LabelMapping, ParameterMapping, ProviderConfigSelector, Recipe, StatusMapping } from '../recipe';
-import { CLUSTER_PROVIDER_CONFIG_KIND, KUBERNETES_PROVIDER_CONFIG, NAMESPACED_OBJECT_WRAPPER } from './kubernetes-object';
+import { CLUSTER_PROVIDER_CONFIG_KIND, KUBERNETES_PROVIDER_CONFIG, NAMESPACED_OBJECT_WRAPPER, WATCH_WRAPPED } from './kubernetes-object';
 
 export const A9S = 'a9s';
 /** provider-anynines' managed resources. */
@@ -59,7 +59,7 @@ export function a9sOnV2(r: Recipe): NonNullable<Recipe['v2']> {
       ...NAMESPACED_OBJECT_WRAPPER,
       clusterScoped: true,
       manifestProviderConfig: r.providerConfig,
-      fields: [{ to: 'spec.readiness', value: { policy: 'DeriveFromObject' } }],
+      fields: [{ to: 'spec.readiness', value: { policy: 'DeriveFromObject' } }, WATCH_WRAPPED],
     },
     providerConfig: { name: KUBERNETES_PROVIDER_CONFIG, kind: CLUSTER_PROVIDER_CONFIG_KIND },
     status,

@@ -19,6 +19,12 @@ import type { Recipe } from '../recipe/recipe';
 
 /** The provider-kubernetes package the bundle installs (the version the tests build and run). */
 export const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.3.1';
+/**
+ * Its arguments (the runtime container's, Crossplane's `package-runtime`): `--enable-watches`, so an Object with
+ * `spec.watch: true` (every one our recipes compose, backends/kubernetes-object.ts) sees its wrapped object's status
+ * within a second instead of on a 30 s poll (docs/decisions/readiness-lag.md). The test harness runs the same.
+ */
+export const PROVIDER_KUBERNETES_ARGS = ['--enable-watches'] as const;
 /** Its ServiceAccount, named by the DeploymentRuntimeConfig as Klutch's kustomization does. */
 export const PROVIDER_KUBERNETES_SA = 'provider-kubernetes';
 
@@ -136,7 +142,9 @@ export class ProviderKubernetes extends Construct {
       metadata: { name },
       // `selector` and `template` are required by the CRD; Crossplane fills them in.
       spec: {
-        deploymentTemplate: { spec: { selector: {}, template: {} } },
+        deploymentTemplate: {
+          spec: { selector: {}, template: { spec: { containers: [{ name: 'package-runtime', args: [...PROVIDER_KUBERNETES_ARGS] }] } } },
+        },
         serviceAccountTemplate: { metadata: { name: PROVIDER_KUBERNETES_SA } },
       },
     });

@@ -60,6 +60,8 @@ describe('composeResource: exact resources', () => {
           policy: 'DeriveFromCelQuery',
           celQuery: "has(object.status) && has(object.status.clusterStatus) && object.status.clusterStatus == 'Running'",
         },
+        // Reconciled when the Postgresql changes (provider-kubernetes --enable-watches), not only on its poll.
+        watch: true,
         forProvider: {
           manifest: {
             apiVersion: 'postgresql.anynines.com/v1beta3',

@@ -28,6 +28,7 @@ import { gzipSync } from 'node:zlib';
 import { type KubernetesObject, loadYaml, PatchStrategy } from '@kubernetes/client-node';
 import { DEFAULT_FUNCTION_PACKAGE } from '../../compositions/function-ref';
 import { bundleDeployable, deployable } from '../../synth/deployables';
+import { PROVIDER_KUBERNETES_ARGS } from '../../synth/provider-configs';
 import { FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../../synth/synth';
 import { type CrossplaneLine, crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
 import { ensureProviderKubernetes, providerKubernetesSource } from '../tools/provider-kubernetes';
@@ -69,11 +70,17 @@ export interface CrossplaneOptions {
   readonly packages?: boolean;
   /**
    * How often provider-kubernetes re-reads a Ready Object's wrapped resource (one that is not Ready is re-read every
-   * 30 s, hard-coded in v1.3.1). Status the a8s operators write reaches the claim only on such a poll:
-   * provider-kubernetes' watches are alpha and off by default. A short poll costs the API server a read of every Ready
-   * Object that often, for nothing the tests wait on. @default 1m
+   * 30 s, hard-coded in v1.3.1). Status a backend writes reaches the claim at once through the provider's watches
+   * (`--enable-watches`, `spec.watch: true`); the poll is what catches drift. A short poll costs the API server a read
+   * of every Ready Object that often, for nothing the tests wait on. @default 1m
    */
   readonly providerPoll?: string;
+  /**
+   * provider-kubernetes' arguments besides ports and poll, as the DeploymentRuntimeConfig gives them (`--enable-watches`:
+   * an Object with `spec.watch: true` is reconciled when its wrapped object changes, not only on its poll).
+   * @default what synth ships (PROVIDER_KUBERNETES_ARGS)
+   */
+  readonly providerArgs?: readonly string[];
   /**
    * Debug logs. Crossplane's say what each reconcile did (function results, composed resources), which is what a
    * failure needs; the provider's repeat controller-runtime's every step. @default { crossplane: true, provider: false }
@@ -257,7 +264,7 @@ export async function startProviderKubernetes(
   cluster: ClusterInfo,
   dir: string,
   pki: CrossplanePki,
-  o: { poll?: string; debug?: boolean } = {},
+  o: { poll?: string; debug?: boolean; args?: readonly string[] } = {},
   track: Track = () => {},
 ): Promise<{ proc: Proc; metrics: string }> {
   const [webhook, metrics, health] = await freePorts(3);
@@ -268,6 +275,10 @@ export async function startProviderKubernetes(
     }
   }
   await Promise.all(crds.map((crd) => apply(kube, crd)));
+  // Served before the provider starts, as the package manager has them: with --enable-watches, a controller whose
+  // CRD turns Established while the provider runs indexes its cache at once, and a discovery that lags behind fails
+  // that set-up for good, silently (no legacy Object was ever reconciled; docs/decisions/readiness-lag.md).
+  await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));
   // Its webhook server binds every interface (":<port>"); metrics and health take an address.
   const proc = guarded(
     bin,
@@ -279,12 +290,12 @@ export async function startProviderKubernetes(
       `--metrics-bind-address=127.0.0.1:${metrics}`,
       `--health-probe-bind-addr=127.0.0.1:${health}`,
       `--poll=${o.poll ?? '1m'}`,
+      ...(o.args ?? []),
       ...(o.debug ? ['--debug'] : []),
     ],
     { TLS_SERVER_CERTS_DIR: pki.providerWebhook },
   );
   track(proc);
-  await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));
   await until(proc, 'provider-kubernetes to serve /readyz', async () =>
     (await probe(`http://127.0.0.1:${health}/readyz`)).code === 200 ? true : undefined,
   );
@@ -297,6 +308,8 @@ export async function startProviderKubernetes(
  * namespaced `kubernetes.m.crossplane.io` Objects (the `--crossplane v2` package's), both `kubernetes-provider`.
  */
 export async function configureProviderKubernetes(kube: Kube, cluster: ClusterInfo): Promise<void> {
+  // Core's set-up makes the namespace too, in parallel; whichever comes first.
+  await apply(kube, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CROSSPLANE_NAMESPACE } });
   await apply(kube, {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -523,7 +536,7 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
           cluster,
           runDir,
           pki,
-          { poll: o.providerPoll, debug: o.debug?.provider },
+          { poll: o.providerPoll, debug: o.debug?.provider, args: o.providerArgs ?? PROVIDER_KUBERNETES_ARGS },
           track,
         ).then(async (p) => {
           await configureProviderKubernetes(kube, cluster);
