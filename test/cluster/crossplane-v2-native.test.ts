@@ -1,24 +1,35 @@
 /**
- * The v2-native target end to end, through the bind layer (issue 19, deliverable 3 and its acceptance): the sandbox
- * (sandbox/sandbox.ts) with the `--crossplane v2` package on Crossplane v2 core — namespaced composites, namespaced
- * provider-kubernetes `kubernetes.m.crossplane.io` Objects composed by our function, no claims — and an app cluster
- * bound to it by `kubectl bind` with the konnector. The app developer writes Klutch's claims unchanged
- * (`spec.compositionRef.name: a8s-postgresql`); they arrive on the control plane as namespaced composites, the selection
- * Composition composes them on the backend they name, and status and `<claim>-creds` come back to the app cluster.
- * Every API is bound and every example claim synth writes is made in the app cluster: the a8s ones go to Ready and
- * creds; the a9s ones are selected onto a9s, whose cluster-scoped managed resources Crossplane v2 refuses for a
- * namespaced composite (provider-anynines has no namespaced kinds yet).
+ * A bound platform on Crossplane v2 core, moved from Klutch's v1 claims to the v2-native package and then used
+ * natively on it (issue 19, deliverables 3 and 4 and their acceptance). One sandbox (sandbox/sandbox.ts) serves both
+ * halves, so the suite pays for one platform start: the app cluster bound by `kubectl bind` with the konnector, the
+ * app developer writing Klutch's claims unchanged (`spec.compositionRef.name: a8s-postgresql`).
  *
- * What cannot run here is played, as in the sandbox: the a8s operators (a stand-in marks PostgreSQLs Running and
- * implements ServiceBindings), and the konnector runs as a process under its Deployment's ServiceAccount.
+ * 1. The move: the sandbox with the default package — a PostgresqlInstance, a ServiceBinding and a Backup made in the
+ *    app cluster, Ready, `<binding>-creds` in the app cluster — is switched to the `--crossplane v2` package by the
+ *    steps the docs give ("Moving to the v2 package"). The claims upstream become the v2 composites (same objects: the
+ *    claim CRD becomes the composite CRD), the a8s objects are adopted by the new namespaced Objects, and the creds
+ *    Secret by the new Object. Watches count every create and delete of the a8s objects and of the app cluster's
+ *    objects during the switch: none may be deleted.
+ * 2. Then v2-native: namespaced composites, namespaced provider-kubernetes `kubernetes.m.crossplane.io` Objects
+ *    composed by our function, no claims. Every API is bound and every example claim synth writes (the docs' examples)
+ *    is made in the app cluster: each arrives as a composite, the selection Composition composes it on the backend it
+ *    names — a8s objects in a namespaced Object, provider-anynines' cluster-scoped MRs inside one too — status comes
+ *    back Ready and every ServiceBinding's `<claim>-creds` reaches the app cluster.
+ *
+ * What cannot run here is played: the a8s operators (the sandbox's stand-in marks PostgreSQLs Running and implements
+ * ServiceBindings), provider-anynines with its a9s service broker (test/support/stand-ins/a9s-service-broker.ts,
+ * told by the test), and the konnector runs as a process under its Deployment's ServiceAccount.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { watchInformer, type WatchInformer } from '../../controller';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox';
 import { Steps } from '../../sandbox/steps';
-import { parseYaml } from '../support/catalog';
+import { render } from '../../synth/synth';
+import { loadCatalog, parseYaml } from '../support/catalog';
 import { controlPlanes } from '../support/cluster';
 import { eventually, getObject, kubeFromConfig, requireOk, type Kube } from '../support/kube';
 import { A9sServiceBrokerStandIn } from '../support/stand-ins/a9s-service-broker';
@@ -28,42 +39,74 @@ import { ensureProviderKubernetes } from '../tools/provider-kubernetes';
 type Obj = Record<string, any>;
 
 const NS = 'default';
+const BACKUP = 'demo-backup';
 let dir: string;
 let output = '';
 let sandbox: Sandbox;
 let app: Kube;
 let control: Kube;
+let broker: A9sServiceBrokerStandIn;
 let failed = false;
 
+/** What a watch saw during the switch. */
+interface Counted {
+  readonly what: string;
+  readonly informer: WatchInformer<KubernetesObject>;
+  readonly created: string[];
+  readonly deleted: string[];
+}
+const counted: Counted[] = [];
+
+async function count(kube: Kube, what: string, path: string): Promise<Counted> {
+  const informer = watchInformer<KubernetesObject>({ kc: kube.config, path });
+  const c: Counted = { what, informer, created: [], deleted: [] };
+  informer.on('add', (o) => informer.hasSynced() && c.created.push(`${o.metadata?.namespace}/${o.metadata?.name}`));
+  informer.on('delete', (o) => c.deleted.push(`${o.metadata?.namespace}/${o.metadata?.name}`));
+  await informer.start();
+  await informer.synced;
+  counted.push(c);
+  return c;
+}
+
+/** The state a user sees before the switch, to compare after it. */
+const before: Record<string, Obj> = {};
+
 beforeAll(async () => {
-  // On a new machine the binaries are built first (once, by whichever suite asks first).
   await controlPlanes();
   await ensureCrossplane(undefined, 'v2');
   await ensureProviderKubernetes();
   dir = mkdtempSync(join(tmpdir(), 'klutch-kit-v2-native-'));
   try {
-    sandbox = await startSandbox({ dir, steps: new Steps((t) => (output += t)), crossplane: 'v2' });
+    sandbox = await startSandbox({ dir, steps: new Steps((t) => (output += t)) });
   } catch (e) {
     (e as Error).message += `\nsandbox output:\n${output}`;
     throw e;
   }
   app = kubeFromConfig(readFileSync(sandbox.kubeconfigs.app, 'utf8'));
   control = kubeFromConfig(readFileSync(sandbox.kubeconfigs.controlPlane, 'utf8'));
-  // Every example below is made in the app cluster, so every API is bound (the sandbox bound two); provider-anynines'
-  // CRDs on the control plane make Crossplane's answer to an a9s claim the one a real platform gives.
-  for (const [p, text] of sandbox.files) {
-    if (!p.startsWith('control-plane/export-templates/')) continue;
-    const t = parseYaml(text)[0] as Obj;
-    const plural = t.spec.APIServiceSelector.resource as string;
-    plurals.set(`${t.spec.APIServiceSelector.group}/${plural}`, plural);
-    if (plural !== 'postgresqlinstances' && plural !== 'servicebindings') await sandbox.bind(plural);
-  }
-  await new A9sServiceBrokerStandIn(control).installCrds();
+  // provider-anynines' CRDs, as installing the provider would: the a9s recipes' managed resources are created for real.
+  broker = new A9sServiceBrokerStandIn(control);
+  await broker.installCrds();
+  // A Backup of the sandbox's PostgreSQL too, made in the app cluster as Klutch's example writes it.
+  await sandbox.bind('backups');
+  const backup = parseYaml(sandbox.files.get('packages/dataservices/examples/backup-a8s.yaml')!)[0] as Obj;
+  backup.metadata.name = BACKUP;
+  backup.spec.instanceRef = sandbox.claims.instance;
+  await eventually(
+    `Backup ${BACKUP} to be created in the app cluster`,
+    async () => {
+      const r = await app.request('POST', `/apis/anynines.com/v1/namespaces/${NS}/backups`, backup);
+      if (r.code >= 300 && ![404, 429, 503].includes(r.code))
+        throw new Error(`cannot create Backup ${BACKUP}: ${r.code} ${JSON.stringify(r.body.message)}`);
+      return r.code < 300 ? true : undefined;
+    },
+    60_000,
+  );
 }, 45 * 60_000);
 
 afterAll(async () => {
+  await Promise.all(counted.map((c) => c.informer.stop()));
   await sandbox?.stop();
-  // Logs stay for a failed run (the failure names the folder).
   if (dir && !failed) rmSync(dir, { recursive: true, force: true });
   else if (dir) writeFileSync(join(dir, 'sandbox-output.txt'), output);
 });
@@ -75,7 +118,217 @@ beforeEach(({ onTestFailed }) => {
   });
 });
 
+const instancePath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/postgresqlinstances/${sandbox.claims.instance}`;
+const bindingPath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/servicebindings/${sandbox.claims.binding}`;
+const backupPath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/backups/${BACKUP}`;
+const a8sBackupPath = (ns: string) => `/apis/backups.anynines.com/v1beta3/namespaces/${ns}/backups/${BACKUP}`;
+const credsPath = (ns: string) => `/api/v1/namespaces/${ns}/secrets/${sandbox.claims.binding}-creds`;
+const ready = (o: Obj | undefined) => (o?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** The fields Crossplane adds to a claim's spec (xcrd CompositeResourceClaimSpecProps), but for compositionRef. */
+const CLAIM_MACHINERY = [
+  'compositeDeletePolicy',
+  'compositionRevisionRef',
+  'compositionRevisionSelector',
+  'compositionSelector',
+  'compositionUpdatePolicy',
+  'resourceRef',
+  'writeConnectionSecretToRef',
+];
+const withoutClaimMachinery = (spec: Obj): Obj => Object.fromEntries(Object.entries(spec).filter(([k]) => !CLAIM_MACHINERY.includes(k)));
+
+/** A merge patch that must succeed. */
+const patch = (kube: Kube, path: string, body: Obj) => requireOk(kube, 'PATCH', path, body, 'application/merge-patch+json');
+
+async function list(kube: Kube, path: string): Promise<Obj[]> {
+  return ((await getObject(kube, path))?.items as Obj[] | undefined) ?? [];
+}
+
+/**
+ * The steps of "Moving to the v2 package" (docs/crossplane.md), done through the API as the kubectl commands there do. Crossplane
+ * is stopped meanwhile, so that it neither deletes the claims of the XRDs that go nor re-creates what is removed.
+ */
+async function migrate(): Promise<void> {
+  const xp = sandbox.crossplane;
+  const v2 = render({ apis: await loadCatalog(), outdir: 'unused', target: 'v2' });
+  // 1. Stop Crossplane.
+  await xp.stopCore();
+  // 2. Keep the data: the legacy Objects orphan their a8s objects when they go, and the connection Secrets they
+  //    wrote (<claim>-creds) no longer belong to them, so the new Objects adopt them.
+  for (const o of await list(control, '/apis/kubernetes.crossplane.io/v1alpha2/objects')) {
+    await patch(control, `/apis/kubernetes.crossplane.io/v1alpha2/objects/${o.metadata.name}`, { spec: { deletionPolicy: 'Orphan' } });
+  }
+  for (const s of await list(control, '/api/v1/secrets')) {
+    const refs = (s.metadata.ownerReferences ?? []) as Obj[];
+    if (!refs.some((r) => r.kind === 'Object' && String(r.apiVersion).startsWith('kubernetes.crossplane.io/'))) continue;
+    await patch(control, `/api/v1/namespaces/${s.metadata.namespace}/secrets/${s.metadata.name}`, { metadata: { ownerReferences: null } });
+  }
+  // 3. Per v1 XRD: its claims keep living (the claim CRD is released from the XRD, their Crossplane finalizer goes);
+  //    its composites go (finalizers off; with them the legacy Objects, which orphan); then the XRD itself.
+  const xrds = (await list(control, '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions')).filter((x) => x.spec.claimNames);
+  for (const xrd of xrds) {
+    const group = xrd.spec.group as string;
+    const version = (xrd.spec.versions as Obj[]).find((v) => v.referenceable)?.name as string;
+    for (const c of await list(control, `/apis/${group}/${version}/${xrd.spec.claimNames.plural}`)) {
+      const rest = ((c.metadata.finalizers ?? []) as string[]).filter((f) => f !== 'finalizer.apiextensions.crossplane.io');
+      await patch(
+        control,
+        `/apis/${group}/${version}/namespaces/${c.metadata.namespace}/${xrd.spec.claimNames.plural}/${c.metadata.name}`,
+        {
+          metadata: { finalizers: rest },
+        },
+      );
+    }
+    for (const x of await list(control, `/apis/${group}/${version}/${xrd.spec.names.plural}`)) {
+      await patch(control, `/apis/${group}/${version}/${xrd.spec.names.plural}/${x.metadata.name}`, { metadata: { finalizers: null } });
+    }
+    await patch(control, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${xrd.spec.claimNames.plural}.${group}`, {
+      metadata: { ownerReferences: null },
+    });
+    await patch(control, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`, {
+      metadata: { finalizers: null },
+    });
+    await requireOk(control, 'DELETE', `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`);
+  }
+  // 4. The old package revision stops establishing; the Configuration names the v2 package.
+  for (const r of await list(control, '/apis/pkg.crossplane.io/v1/configurationrevisions')) {
+    await patch(control, `/apis/pkg.crossplane.io/v1/configurationrevisions/${r.metadata.name}`, { spec: { desiredState: 'Inactive' } });
+  }
+  await xp.switchConfiguration(v2, { wait: false });
+  // 5. Wait until the garbage collector took the composite CRDs (and the composites, and the legacy Objects).
+  await eventually(
+    'the composite CRDs and legacy Objects of the v1 package to be gone',
+    async () => {
+      for (const xrd of xrds) {
+        if (await getObject(control, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${xrd.metadata.name}`)) return undefined;
+      }
+      return (await list(control, '/apis/kubernetes.crossplane.io/v1alpha2/objects')).length === 0 ? true : undefined;
+    },
+    120_000,
+  );
+  // 6. Start Crossplane: the v2 XRDs take over the claim CRDs, and the claims are composed as v2 composites.
+  await xp.startCore();
+  await xp.switchConfiguration(v2);
+}
+
+describe('moving the platform from v1 claims to the v2 package, with the app cluster bound', () => {
+  it('before: the claims are Klutch claims on the control plane, Ready in the app cluster, with their creds', async () => {
+    const ns = sandbox.claims.providerNamespace;
+    const claim = await requireOk(control, 'GET', instancePath(ns));
+    expect(claim.spec.resourceRef?.kind).toBe('XPostgresqlInstance');
+    before.instance = await requireOk(app, 'GET', instancePath(NS));
+    before.binding = await requireOk(app, 'GET', bindingPath(NS));
+    before.creds = await requireOk(app, 'GET', credsPath(NS));
+    expect(ready(before.instance)).toBe(true);
+    before.postgresql = await requireOk(
+      control,
+      'GET',
+      `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/${sandbox.claims.instance}`,
+    );
+    before.backup = await requireOk(app, 'GET', backupPath(NS));
+    before.a8sBackup = await eventually('the a8s Backup on the control plane', () => getObject(control, a8sBackupPath(ns)), 90_000);
+    before.a8sBinding = await requireOk(
+      control,
+      'GET',
+      `/apis/servicebindings.anynines.com/v1beta3/namespaces/${ns}/servicebindings/${sandbox.claims.binding}`,
+    );
+  });
+
+  it('switches with zero deletes: no a8s object, app claim or creds Secret is deleted or created again', async () => {
+    const a8s = [
+      await count(control, 'a8s Postgresql', '/apis/postgresql.anynines.com/v1beta3/postgresqls'),
+      await count(control, 'a8s ServiceBinding', '/apis/servicebindings.anynines.com/v1beta3/servicebindings'),
+      await count(control, 'a8s Backup', '/apis/backups.anynines.com/v1beta3/backups'),
+    ];
+    const appSide = [
+      await count(app, 'app PostgresqlInstance', '/apis/anynines.com/v1/postgresqlinstances'),
+      await count(app, 'app ServiceBinding', '/apis/anynines.com/v1/servicebindings'),
+      await count(app, 'app Backup', '/apis/anynines.com/v1/backups'),
+      await count(app, 'app Secret', `/api/v1/namespaces/${NS}/secrets`),
+    ];
+    await migrate();
+    const ns = sandbox.claims.providerNamespace;
+    // The claims upstream are v2 composites now, composed into namespaced Objects by the selection Composition.
+    const xr = await eventually(
+      'the PostgresqlInstance upstream to be a v2 composite, composed and Ready',
+      async () => {
+        const o = await getObject(control, instancePath(ns));
+        return o?.spec?.crossplane?.resourceRefs?.length && ready(o) ? o : undefined;
+      },
+      180_000,
+    );
+    expect(xr.metadata.uid).toBeDefined();
+    expect(xr.spec.crossplane.compositionRef).toEqual({ name: 'postgresql' });
+    expect(xr.spec.crossplane.resourceRefs.map((r: Obj) => r.apiVersion)).toEqual(['kubernetes.m.crossplane.io/v1alpha1']);
+    for (const [what, p] of [
+      ['ServiceBinding', bindingPath(ns)],
+      ['Backup', backupPath(ns)],
+    ] as const) {
+      await eventually(
+        `the ${what} upstream to be a composed v2 composite`,
+        async () => ((await getObject(control, p))?.spec?.crossplane?.resourceRefs?.length ? true : undefined),
+        120_000,
+      );
+    }
+    // The app cluster's status is the v2 composite's: its Ready condition, set after the switch, comes down (compared
+    // with the composite's current one: the provider's polls may move it meanwhile).
+    const readyOf = (o: Obj | undefined) => (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === 'Ready');
+    await eventually(
+      'the PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
+      async () => {
+        const down = readyOf(await getObject(app, instancePath(NS)));
+        const up = readyOf(await getObject(control, instancePath(ns)));
+        return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
+      },
+      180_000,
+    );
+    const events = [...a8s, ...appSide].map((c) => ({ what: c.what, created: c.created, deleted: c.deleted }));
+    expect(events).toEqual([...a8s, ...appSide].map((c) => ({ what: c.what, created: [], deleted: [] })));
+  }, 600_000);
+
+  it('after: the app cluster keeps names, specs and the creds Secret; the a8s objects are the same objects', async () => {
+    const ns = sandbox.claims.providerNamespace;
+    const instance = await requireOk(app, 'GET', instancePath(NS));
+    const binding = await requireOk(app, 'GET', bindingPath(NS));
+    const creds = await requireOk(app, 'GET', credsPath(NS));
+    expect(instance.metadata.uid).toBe(before.instance!.metadata.uid);
+    // What the app developer wrote stays; only Crossplane's claim machinery, which the v1 claim CRD defaulted
+    // (compositeDeletePolicy), is not part of the API any more.
+    expect(instance.spec).toEqual(withoutClaimMachinery(before.instance!.spec));
+    expect(binding.metadata.uid).toBe(before.binding!.metadata.uid);
+    expect(binding.spec).toEqual(withoutClaimMachinery(before.binding!.spec));
+    expect(creds.metadata.uid).toBe(before.creds!.metadata.uid);
+    expect(creds.data).toEqual(before.creds!.data);
+    const pg = await requireOk(
+      control,
+      'GET',
+      `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/${sandbox.claims.instance}`,
+    );
+    expect(pg.metadata.uid).toBe(before.postgresql!.metadata.uid);
+    const backup = await requireOk(app, 'GET', backupPath(NS));
+    expect(backup.metadata.uid).toBe(before.backup!.metadata.uid);
+    expect(backup.spec).toEqual(withoutClaimMachinery(before.backup!.spec));
+    expect((await requireOk(control, 'GET', a8sBackupPath(ns))).metadata.uid).toBe(before.a8sBackup!.metadata.uid);
+    const sb = await requireOk(
+      control,
+      'GET',
+      `/apis/servicebindings.anynines.com/v1beta3/namespaces/${ns}/servicebindings/${sandbox.claims.binding}`,
+    );
+    expect(sb.metadata.uid).toBe(before.a8sBinding!.metadata.uid);
+    // The creds Secret upstream now belongs to the new namespaced Object.
+    // The adoption is written by Crossplane as it composes: on a loaded machine it may come after the rest.
+    const up = await eventually('the creds Secret upstream owned by the namespaced Object', async () => {
+      const o = await getObject(control, credsPath(ns));
+      return (o?.metadata.ownerReferences as Obj[] | undefined)?.length ? o : undefined;
+    });
+    expect((up.metadata.ownerReferences as Obj[]).map((r) => [r.apiVersion, r.kind])).toEqual([
+      ['kubernetes.m.crossplane.io/v1alpha1', 'Object'],
+    ]);
+  });
+});
+
 // ---------------------------------------------------------------------------------------------------------------------
+// 2. Then v2-native, on the same platform.
 
 /** `<group>/<plural>` of every API, from the export templates: every example's kind is `<plural>` lower-cased minus s. */
 const plurals = new Map<string, string>();
@@ -123,8 +376,19 @@ function conditionOf(obj: Obj | undefined, type: string): Obj | undefined {
 // ---------------------------------------------------------------------------------------------------------------------
 
 describe('the v2-native package on Crossplane v2 core', () => {
+  // Every example below is made in the app cluster, so every API is bound (the sandbox bound two, the move a third).
+  beforeAll(async () => {
+    const bound = new Set(['postgresqlinstances', 'servicebindings', 'backups']);
+    for (const [p, text] of sandbox.files) {
+      if (!p.startsWith('control-plane/export-templates/')) continue;
+      const t = parseYaml(text)[0] as Obj;
+      const plural = t.spec.APIServiceSelector.resource as string;
+      plurals.set(`${t.spec.APIServiceSelector.group}/${plural}`, plural);
+      if (!bound.has(plural)) await sandbox.bind(plural);
+    }
+  }, 10 * 60_000);
+
   it('serves the APIs as namespaced composites without claims, composed by one selection Composition each', async () => {
-    expect(output).toContain('with the --crossplane v2 package');
     const crd = await requireOk(control, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/postgresqlinstances.anynines.com');
     expect(crd.spec.scope).toBe('Namespaced');
     expect(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties).toHaveProperty('compositionRef');
@@ -206,33 +470,78 @@ describe('every a8s example claim, written for Klutch, applied in the app cluste
   }, 150_000);
 });
 
+/** The a9s examples synth writes (`<service>-a9s`). */
+const a9sExamples = (): string[] =>
+  [...sandbox.files.keys()]
+    .map((p) => /^packages\/dataservices\/examples\/(.+-a9s)\.yaml$/.exec(p)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .sort();
+
 describe('the backend a Klutch claim names is the one that composes it', () => {
-  it('every a9s example is accepted in the app cluster and selected onto a9s upstream (whose cluster-scoped resources v2 refuses for a namespaced composite)', async () => {
-    const a9s = [...sandbox.files.keys()]
-      .map((p) => /^packages\/dataservices\/examples\/(.+-a9s)\.yaml$/.exec(p)?.[1])
-      .filter((n): n is string => n !== undefined)
-      .sort();
-    expect(a9s.length).toBe(11);
-    for (const n of a9s) await createInApp(example(n));
-    const refused = new Map<string, string>();
+  it("every a9s example: its provider-anynines MR inside a namespaced Object, Ready in the app cluster, the binding's <claim>-creds there", async () => {
+    const ns = sandbox.claims.providerNamespace;
+    const names = a9sExamples();
+    expect(names.length).toBe(11);
+    for (const n of names) await createInApp(example(n));
+    // Each is composed into a namespaced Object holding the cluster-scoped MR, named <namespace>.<name>.
+    const mrs = new Map<string, Obj>();
+    for (const n of names) {
+      const e = example(n);
+      const ref = await eventually(
+        `${n} composed`,
+        async () => ((await getObject(control, path(e, ns)))?.spec?.crossplane?.resourceRefs as Obj[] | undefined)?.[0],
+        120_000,
+      );
+      expect([ref.apiVersion, ref.kind], n).toEqual(['kubernetes.m.crossplane.io/v1alpha1', 'Object']);
+      const object = await requireOk(control, 'GET', `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects/${ref.name}`);
+      const manifest = object.spec.forProvider.manifest as Obj;
+      expect([manifest.apiVersion, manifest.metadata.name, manifest.metadata.namespace], n).toEqual([
+        'dataservices.anynines.com/v1',
+        `${ns}.${e.metadata.name}`,
+        undefined,
+      ]);
+      const mr = await eventually(
+        `the ${manifest.kind} of ${n} created by provider-kubernetes`,
+        () => getObject(control, `/apis/dataservices.anynines.com/v1/${manifest.kind.toLowerCase()}s/${manifest.metadata.name}`),
+        90_000,
+      );
+      // Its own provider config (the broker's) and the claim labels provider-anynines reads.
+      expect(mr.spec.providerConfigRef.name, n).toMatch(/-(service-broker|backup-manager)$/);
+      expect(mr.metadata.labels, n).toMatchObject({ 'crossplane.io/claim-name': e.metadata.name, 'crossplane.io/claim-namespace': ns });
+      mrs.set(n, mr);
+    }
+    // The broker answers: every instance, backup and restore succeeds; the binding publishes credentials.
+    const credentials = { host: 'example-postgresql-a9s.service.dc1.a9s', port: '5432', username: 'a9s-user', password: 'a9s-secret' };
+    for (const [n, mr] of mrs) {
+      if (mr.kind === 'ServiceBinding') await broker.bound(mr.metadata.name, credentials);
+      else await broker.succeeded(mr.kind, mr.metadata.name);
+    }
+    const notReady = new Set(names);
     await eventually(
-      'every a9s example to be refused by Crossplane, naming its a9s resource',
+      'every a9s example Ready in the app cluster',
       async () => {
-        for (const n of a9s) {
-          if (refused.has(n)) continue;
-          const c = conditionOf(await getObject(control, path(example(n), sandbox.claims.providerNamespace)), 'Synced');
-          if (c?.status === 'False' && /cluster scoped/.test(c.message)) refused.set(n, c.message);
-        }
-        return refused.size === a9s.length ? true : undefined;
+        for (const n of [...notReady]) if (conditionOf(await getObject(app, path(example(n))), 'Ready')?.status === 'True') notReady.delete(n);
+        return notReady.size === 0 ? true : undefined;
       },
-      120_000,
+      180_000,
     ).catch((e: Error) => {
-      e.message += `\nrefused so far: ${[...refused.keys()].join(', ')}`;
+      e.message += `\nnot Ready yet: ${[...notReady].join(', ')}`;
       throw e;
     });
-    // The composed resource's name is <backend>-<service>: the a9s recipe was selected.
-    for (const n of a9s) expect(refused.get(n), n).toContain(`"a9s-${n.replace(/-a9s$/, '')}"`);
-  }, 240_000);
+    const sb = example('servicebinding-a9s');
+    const secret = await eventually(
+      `Secret ${sb.metadata.name}-creds with data in the app cluster`,
+      async () => {
+        const o = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`);
+        return Object.keys(o?.data ?? {}).length ? o : undefined;
+      },
+      120_000,
+    );
+    const decoded = Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    expect(decoded).toEqual(credentials);
+    // The broker's state reaches the app developer, as on the default package.
+    expect((await getObject(app, path(example('postgresql-a9s'))))?.status?.managed?.state).toBe('succeeded');
+  }, 420_000);
 
   it('an unknown compositionRef is refused by the function, and the app developer reads why in the app cluster', async () => {
     const e = example('postgresql-a8s');
@@ -252,15 +561,18 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
 });
 
 describe('deleting the example claims in the app cluster', () => {
-  it('removes the composites, their namespaced Objects and the a8s objects upstream, and the creds in the app cluster', async () => {
+  it('removes the composites, their namespaced Objects and the a8s objects and a9s MRs upstream, and the creds in the app cluster', async () => {
     const ns = sandbox.claims.providerNamespace;
-    const examples = ['restore-a8s', 'backup-a8s', 'servicebinding-a8s', 'postgresql-a8s'].map(example);
+    const examples = ['restore-a8s', 'backup-a8s', 'servicebinding-a8s', 'postgresql-a8s', ...a9sExamples()].map(example);
     const a8s = [
       `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/example-postgresql-a8s`,
       `/apis/servicebindings.anynines.com/v1beta3/namespaces/${ns}/servicebindings/example-servicebinding-a8s`,
+      `/apis/dataservices.anynines.com/v1/serviceinstances/${ns}.example-postgresql-a9s`,
+      `/apis/dataservices.anynines.com/v1/servicebindings/${ns}.example-servicebinding-a9s`,
     ];
-    for (const p of a8s) await requireOk(control, 'GET', p); // there before
-    await requireOk(app, 'GET', `/api/v1/namespaces/${NS}/secrets/example-servicebinding-a8s-creds`);
+    const creds = ['a8s', 'a9s'].map((b) => `/api/v1/namespaces/${NS}/secrets/example-servicebinding-${b}-creds`);
+    for (const p of [...a8s]) await requireOk(control, 'GET', p); // there before
+    for (const p of creds) await requireOk(app, 'GET', p);
     for (const e of examples) await requireOk(app, 'DELETE', path(e));
     await eventually(
       'the example composites to be gone upstream',
@@ -270,16 +582,24 @@ describe('deleting the example claims in the app cluster', () => {
       },
       120_000,
     );
-    // provider-kubernetes deletes the a8s objects when their Objects go (it requeues deletions under a backoff).
+    // provider-kubernetes deletes the wrapped objects when their Objects go (it requeues deletions under a backoff).
     await eventually(
-      'the a8s PostgreSQL and ServiceBinding of the examples to be gone',
+      'the a8s PostgreSQL and ServiceBinding and the a9s ServiceInstance and ServiceBinding of the examples to be gone',
       async () => {
         for (const p of a8s) if (await getObject(control, p)) return undefined;
         return true;
       },
       180_000,
     );
-    expect(await getObject(app, `/api/v1/namespaces/${NS}/secrets/example-servicebinding-a8s-creds`)).toBeUndefined();
+    // The creds go with what published them (the a9s MR owns its Secret), and the konnector removes their copies.
+    await eventually(
+      'the example creds to be gone in the app cluster',
+      async () => {
+        for (const p of creds) if (await getObject(app, p)) return undefined;
+        return true;
+      },
+      60_000,
+    );
     // The sandbox's own claims are untouched.
     expect(await getObject(control, `/apis/anynines.com/v1/namespaces/${ns}/postgresqlinstances/${sandbox.claims.instance}`)).toBeDefined();
   }, 360_000);

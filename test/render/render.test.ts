@@ -63,6 +63,15 @@ function a9sFields(c: Case): string[] {
   });
 }
 
+/**
+ * The observed status of an a9s case's composed resource: provider-anynines' MR itself (v1), or on v2 the namespaced
+ * Object holding it — the MR's status inside `atProvider.manifest`, the Object's conditions beside it.
+ */
+function a9sObserved(c: Case, atProvider: Obj, conditions: Obj[]): Obj {
+  const mr = { atProvider, conditions };
+  return c.target === 'v1' ? mr : { atProvider: { manifest: { status: mr } }, conditions };
+}
+
 function renderCase(c: Case, observed?: Obj[]): Obj[] {
   return crankRender(bin(c.target), {
     composite: c.composite,
@@ -158,7 +167,8 @@ describe('crank render with the bundled function', () => {
   for (const target of TARGETS) {
     it(`${target}: every composed resource, and every a8s object inside an Object, is valid against the provider and a8s CRDs`, () => {
       const resources = composedOf(target);
-      const a8s = cases.filter((c) => c.target === target && (c.backend === 'a8s' || c.backend === 'cnpg')).length;
+      // On v2 every backend's resource is in a namespaced Object (provider-anynines' cluster-scoped MRs too).
+      const a8s = cases.filter((c) => c.target === target && (c.backend !== 'a9s' || target === 'v2')).length;
       const wrapper = target === 'v1' ? 'kubernetes.crossplane.io/v1alpha2' : 'kubernetes.m.crossplane.io/v1alpha1';
       expect(resources.filter((r) => r.kind === 'Object' && r.apiVersion === wrapper).length).toBe(a8s);
       const v = validate(target, `rendered-${target}`, resources);
@@ -193,7 +203,7 @@ describe('crank render with the bundled function', () => {
     expect(v.stdout).toMatch(/writeConnectionSecretToRef\.namespace: .*unknown field/i);
   });
 
-  it('v2: every a8s composite composes only namespaced resources; a9s composes cluster-scoped ones (provider-anynines has no namespaced kind)', () => {
+  it('v2: every composite composes only namespaced resources; a9s MRs, cluster-scoped, inside namespaced Objects', () => {
     // Crossplane v2 core refuses a cluster-scoped composed resource of a namespaced composite: "cannot apply cluster
     // scoped composed resource ... for a namespaced composite resource". crank render does not check it; the CRDs say.
     const scope = new Map<string, { scope: string; dir: string }>();
@@ -204,19 +214,30 @@ describe('crank render with the bundled function', () => {
       }
     }
     const clusterScoped = new Set<string>();
+    const wrapped = new Set<string>();
     for (const c of cases.filter((x) => x.target === 'v2')) {
       for (const d of (rendered.get(c.id) ?? []).filter((x) => x.metadata?.annotations?.[RESOURCE_NAME])) {
         const s = scope.get(`${d.apiVersion} ${d.kind}`);
         if (s?.scope !== 'Namespaced') clusterScoped.add(`${c.backend}: ${d.apiVersion} ${d.kind} (${s?.scope ?? 'no CRD'})`);
+        const m = d.spec?.forProvider?.manifest as Obj | undefined;
+        const inner = m && scope.get(`${m.apiVersion} ${m.kind}`);
+        // A cluster-scoped object inside is named after the composite's namespace and name, and has no namespace.
+        if (inner?.scope === 'Cluster') {
+          wrapped.add(`${c.backend}: ${m.apiVersion} ${m.kind}`);
+          const { name, namespace } = c.composite.metadata as Obj;
+          if (m.metadata?.name !== `${namespace}.${name}` || m.metadata?.namespace !== undefined)
+            clusterScoped.add(`${c.id}: the cluster-scoped ${m.kind} inside is ${JSON.stringify(m.metadata)}`);
+        }
       }
     }
-    expect([...clusterScoped].sort()).toEqual([
-      'a9s: dataservices.anynines.com/v1 Backup (Cluster)',
-      'a9s: dataservices.anynines.com/v1 Restore (Cluster)',
-      'a9s: dataservices.anynines.com/v1 ServiceBinding (Cluster)',
-      'a9s: dataservices.anynines.com/v1 ServiceInstance (Cluster)',
+    expect([...clusterScoped].sort()).toEqual([]);
+    expect([...wrapped].sort()).toEqual([
+      'a9s: dataservices.anynines.com/v1 Backup',
+      'a9s: dataservices.anynines.com/v1 Restore',
+      'a9s: dataservices.anynines.com/v1 ServiceBinding',
+      'a9s: dataservices.anynines.com/v1 ServiceInstance',
     ]);
-    // The a9s gap holds only while provider-anynines has no namespaced kind to compose instead.
+    // provider-anynines has no namespaced kind that could be composed directly instead.
     expect([...scope.values()].filter((s) => s.dir === 'provider-anynines' && s.scope === 'Namespaced')).toEqual([]);
   });
 
@@ -233,7 +254,7 @@ describe('crank render with the bundled function', () => {
         metadata: { ...d.metadata, name: d.metadata.name ?? `${c.id}-${i}` },
         status:
           c.backend === 'a9s'
-            ? { atProvider: Object.fromEntries(a9sFields(c).map((f) => [f, `observed-${f}`])), conditions }
+            ? a9sObserved(c, Object.fromEntries(a9sFields(c).map((f) => [f, `observed-${f}`])), conditions)
             : { atProvider: { manifest: { status: a8sStatus('running') } }, conditions },
       }));
       const out = renderCase(c, observed);
@@ -266,7 +287,7 @@ describe('crank render with the bundled function', () => {
       metadata: { ...d.metadata, name: d.metadata.name ?? `${c.id}-${i}` },
       status:
         c.backend === 'a9s'
-          ? { atProvider: { state }, conditions }
+          ? a9sObserved(c, { state }, conditions)
           : { atProvider: { manifest: { status: a8sStatus(state === 'failed' ? 'failed' : 'progress') } }, conditions },
     }));
   }
@@ -324,8 +345,9 @@ describe('crank render with the bundled function', () => {
       // namespace; nothing reads them there): only the names, namespaces and references the function writes count.
       const text = JSON.stringify(composed.map((d) => ({ ...d, metadata: { ...d.metadata, labels: undefined } })));
       if (/victim|their-binding/.test(text)) problems.push(`${backend}: the hostile labels reached ${text}`);
-      // a9s: a cluster-scoped MR names the namespace; a8s: the namespaced Object writes into its own, the composite's.
-      const secret = composed[0]?.spec?.writeConnectionSecretToRef;
+      // a9s: the cluster-scoped MR inside the Object names the namespace; a8s: the namespaced Object writes into its
+      // own, the composite's.
+      const secret = (backend === 'a9s' ? composed[0]?.spec?.forProvider?.manifest : composed[0])?.spec?.writeConnectionSecretToRef;
       const want = backend === 'a9s' ? { name: 'app-binding-creds', namespace: 'team-b' } : { name: 'app-binding-creds' };
       if (JSON.stringify(secret) !== JSON.stringify(want)) problems.push(`${backend}: connection Secret ${JSON.stringify(secret)}`);
       const manifest = composed[0]?.spec?.forProvider?.manifest;

@@ -3,8 +3,9 @@
  * Service Broker on an a9s platform) to provision, bind or back up, and writes what the broker answers into its
  * managed resource's status. Neither can run here: the broker is a service of a BOSH/Cloud Foundry platform, and no
  * provider-anynines build is reachable. This stand-in writes only that status (the fields of provider-anynines' CRDs
- * in schemas/provider-anynines, states as the broker names them), and only when a test says so. It never touches a
- * spec, and nothing in it acts on its own.
+ * in schemas/provider-anynines, states as the broker names them) and, for a binding, the connection Secret
+ * provider-anynines publishes (crossplane-runtime's publisher: the Secret its `spec.writeConnectionSecretToRef` names,
+ * controlled by the MR), only when a test says so. It never touches a spec, and nothing in it acts on its own.
  */
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
@@ -34,6 +35,37 @@ export class A9sServiceBrokerStandIn {
       condition('Ready', 'True', 'Available'),
       condition('Synced', 'True', 'ReconcileSuccess'),
     ]);
+  }
+
+  /**
+   * The broker bound: provider-anynines publishes the credentials it answered into the Secret the ServiceBinding's
+   * `spec.writeConnectionSecretToRef` names (owned by the MR, type `connection.crossplane.io/v1alpha1`), and the
+   * binding is ready.
+   */
+  async bound(name: string, credentials: Readonly<Record<string, string>>): Promise<void> {
+    const path = `/apis/dataservices.anynines.com/v1/servicebindings/${name}`;
+    const mr = await get(this.kube, path);
+    if (!mr) throw new Error(`a9s service broker stand-in: ServiceBinding ${name} does not exist; nothing to bind`);
+    const ref = mr.spec?.writeConnectionSecretToRef as { name?: string; namespace?: string } | undefined;
+    if (!ref?.name || !ref.namespace)
+      throw new Error(`a9s service broker stand-in: ServiceBinding ${name} has no spec.writeConnectionSecretToRef name and namespace; nowhere to publish`);
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: ref.name,
+        namespace: ref.namespace,
+        ownerReferences: [
+          { apiVersion: 'dataservices.anynines.com/v1', kind: 'ServiceBinding', name, uid: mr.metadata.uid, controller: true },
+        ],
+      },
+      type: 'connection.crossplane.io/v1alpha1',
+      data: Object.fromEntries(Object.entries(credentials).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+    };
+    const r = await this.kube.request('POST', `/api/v1/namespaces/${ref.namespace}/secrets`, secret);
+    if (r.code !== 201 && r.code !== 409)
+      throw new Error(`a9s service broker stand-in: cannot publish Secret ${ref.namespace}/${ref.name}: ${r.code} ${JSON.stringify(r.body.message)}`);
+    await this.succeeded('ServiceBinding', name);
   }
 
   /** The broker is still working on it. */
