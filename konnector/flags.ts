@@ -59,7 +59,12 @@ export const KONNECTOR_FLAGS: FlagTable = {
     { name: 'lease-duration', arg: 'DURATION', default: '15s', help: "how long a lease lasts without renewal (client-go's)" },
     { name: 'renew-deadline', arg: 'DURATION', default: '10s', help: 'a leader that cannot renew within this stops leading' },
     { name: 'retry-period', arg: 'DURATION', default: '2s', help: 'how often candidates try and leaders renew' },
-    { name: 'probe-address', arg: 'HOST:PORT', default: ':8080', help: '/healthz, /readyz (informers listed) and Prometheus /metrics' },
+    {
+      name: 'probe-address',
+      arg: 'HOST:PORT',
+      default: ':8080',
+      help: '/healthz, /readyz (informers listed; with leader election, the API server answered within --renew-deadline) and Prometheus /metrics',
+    },
     { name: 'workers', arg: 'N', default: '16', help: 'objects synced at once per direction and API' },
     {
       name: 'heartbeat-interval',
