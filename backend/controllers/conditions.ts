@@ -18,8 +18,17 @@ export function setCondition(
   return [...(list ?? []).filter((x) => x.type !== c.type), next].sort((a, b) => a.type.localeCompare(b.type));
 }
 
-/** Whether two condition lists say the same (ignoring order). */
+/**
+ * Whether two condition lists say the same (ignoring the order of the list and of each condition's fields: the API
+ * server hands conditions back with their keys sorted, so comparing JSON as written found every cached list changed
+ * and rewrote it on every reconcile).
+ */
 export function sameConditions(a: readonly Condition[] | undefined, b: readonly Condition[] | undefined): boolean {
-  const norm = (l: readonly Condition[] | undefined) => JSON.stringify([...(l ?? [])].sort((x, y) => x.type.localeCompare(y.type)));
+  const norm = (l: readonly Condition[] | undefined) =>
+    JSON.stringify(
+      [...(l ?? [])]
+        .sort((x, y) => x.type.localeCompare(y.type))
+        .map((c) => [c.type, c.status, c.severity ?? '', c.lastTransitionTime, c.reason ?? '', c.message ?? '']),
+    );
   return norm(a) === norm(b);
 }

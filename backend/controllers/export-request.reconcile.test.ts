@@ -101,6 +101,26 @@ describe('reconcileExportRequest', () => {
     expect(w.writes[0]).toMatch(/^status Failed ExportsReady=False:NotExported "CRD postgresqlinstances.anynines.com serves no version/);
   });
 
+  it('does not rewrite a Pending status the API server handed back with its keys sorted', async () => {
+    const first = world({ req: request({ age: 5 }), crd: null });
+    let written: APIServiceExportRequest['status'];
+    first.d.writeStatus = async (_r, st) => void (written = st);
+    await reconcileExportRequest(first.d, ref, ctx);
+    const sorted = (o: unknown): unknown =>
+      Array.isArray(o)
+        ? o.map(sorted)
+        : o && typeof o === 'object'
+          ? Object.fromEntries(
+              Object.entries(o)
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([k, v]) => [k, sorted(v)]),
+            )
+          : o;
+    const again = world({ req: request({ age: 6, status: sorted(written) as APIServiceExportRequest['status'] }), crd: null });
+    expect(await reconcileExportRequest(again.d, ref, ctx)).toEqual({ requeueAfterMs: 2000 });
+    expect(again.writes).toEqual([]);
+  });
+
   it('writes no status that is already there, and deletes a finished request after ten minutes', async () => {
     const done = world({ req: request() });
     await reconcileExportRequest(done.d, ref, ctx);

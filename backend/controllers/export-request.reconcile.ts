@@ -20,7 +20,7 @@ import type { Refusal } from '../authz/refusals';
 import { DeriveError, deriveExport } from '../derive-export';
 import type { Exportable } from '../exportable';
 import type { ConsumerScope } from '../options';
-import { setCondition } from './conditions';
+import { sameConditions, setCondition } from './conditions';
 
 /** Klutch's wait for a request's CRD; `--export-request-timeout` sets ours. */
 export const CRD_WAIT_MS = 60_000;
@@ -73,7 +73,11 @@ export async function reconcileExportRequest(
     return;
   }
   const outcome = await decide(d, req, ref.namespace, age, ctx);
-  if (JSON.stringify({ ...req.status, ...outcome.status }) !== JSON.stringify(req.status)) await d.writeStatus(req, outcome.status);
+  const held = req.status ?? {};
+  const next = { ...held, ...outcome.status };
+  // Field by field: the cached status comes back with its keys sorted, so JSON as written always differed.
+  if (next.phase !== held.phase || next.terminalMessage !== held.terminalMessage || !sameConditions(next.conditions, held.conditions))
+    await d.writeStatus(req, outcome.status);
   return { requeueAfterMs: outcome.requeueAfterMs };
 }
 
