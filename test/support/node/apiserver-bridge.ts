@@ -20,9 +20,9 @@ import type { NodeCgroup } from './cgroups';
 import { inNode } from './netns';
 
 /**
- * The forwarder inside the node: listen on host:port, pipe each connection to the API server's unix socket; serve HTTP
- * CONNECT on the connect socket (the API server's egress socket, or one of the run for the test process); end with its
- * parent.
+ * The forwarder inside the node: listen on host:port, pipe each connection to the API server's unix socket (or, for
+ * exposeHostPort, another host port's); with a connect socket (the API server's egress socket, or one of the run for
+ * the test process) serve HTTP CONNECT there; end with its parent.
  */
 const FORWARDER = `
 const net = require('node:net');
@@ -87,17 +87,7 @@ export async function bridgeApiServer(
   egressSocket?: string,
 ): Promise<ApiServerBridge> {
   const socket = join(runDir, 'apiserver.sock');
-  rmSync(socket, { force: true });
-  const open = new Set<Socket>();
-  const host: Server = createServer((c) => {
-    const upstream = createConnection({ host: '127.0.0.1', port: apiPort });
-    for (const s of [c, upstream]) {
-      open.add(s);
-      s.once('close', () => open.delete(s));
-    }
-    pipe(c, upstream);
-  });
-  await new Promise<void>((resolve, reject) => host.once('error', reject).listen(socket, resolve));
+  const host = await serveLoopbackPort(socket, apiPort);
   const connectSocket = egressSocket ?? join(runDir, 'node-connect.sock');
   const forwarder = launch({
     ...inNode(cg, holderPid, process.execPath, ['-e', FORWARDER, nodeIp, String(apiPort), socket, connectSocket]),
@@ -117,13 +107,43 @@ export async function bridgeApiServer(
     connectSocket,
     close: async () => {
       await forwarder.stop(2_000);
-      // Watches stay open for minutes: end them, or close() waits for them.
-      for (const s of open) s.destroy();
-      await new Promise<void>((r) => host.close(() => r()));
-      rmSync(socket, { force: true });
+      await host.close();
       rmSync(connectSocket, { force: true });
     },
   };
+}
+
+/**
+ * The host half of a bridge into a node: a unix socket (a file, which every namespace reaches) whose every stream
+ * goes to 127.0.0.1:`port`. `close()` ends the open streams too (watches stay open for minutes) and removes the socket.
+ */
+export async function serveLoopbackPort(socket: string, port: number): Promise<{ close(): Promise<void> }> {
+  rmSync(socket, { force: true });
+  const open = new Set<Socket>();
+  const server: Server = createServer((c) => {
+    const upstream = createConnection({ host: '127.0.0.1', port });
+    for (const s of [c, upstream]) {
+      open.add(s);
+      s.once('close', () => open.delete(s));
+    }
+    pipe(c, upstream);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socket, resolve));
+  return {
+    close: async () => {
+      for (const s of open) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+      rmSync(socket, { force: true });
+    },
+  };
+}
+
+/**
+ * The node half for another host port (exposeHostPort): the forwarder's arguments for a listener at
+ * `<address>:<listen>` inside the node piping to `socket`, without a connect socket.
+ */
+export function forwarderArgs(address: string, listen: number, socket: string): string[] {
+  return ['-e', FORWARDER, address, String(listen), socket];
 }
 
 export interface NodePort {
