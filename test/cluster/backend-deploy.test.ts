@@ -72,7 +72,7 @@ async function manifests(): Promise<Record<string, unknown>[]> {
       externalAddress: cp.clusters.bkd!.server.replace('127.0.0.1', 'localhost'),
     },
   });
-  return [...files].filter(([p]) => p.startsWith('control-plane/backend/')).flatMap(([, text]) => parseYaml(text));
+  return [...files].filter(([p]) => p.startsWith('control-plane/backend/') && p.endsWith('.yaml')).flatMap(([, text]) => parseYaml(text));
 }
 
 const ready = async (r: BindBackend) => probe(`${r.probeUrl}/readyz`);
