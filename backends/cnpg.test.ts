@@ -32,6 +32,7 @@ describe('cnpg PostgresqlInstance', () => {
       spec: {
         providerConfigRef: { name: 'kubernetes-provider' },
         readiness: CNPG_CLUSTER_READY,
+        watch: true,
         forProvider: {
           manifest: {
             apiVersion: 'postgresql.cnpg.io/v1',

@@ -12,6 +12,7 @@
  */
 import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from '../recipe';
 import { A8S_NAMESPACED_WRAPPER, A8S_PROVIDER_CONFIG, A8S_PROVIDER_CONFIG_KIND, A8S_WRAPPER } from './a8s';
+import { WATCH_WRAPPED } from './kubernetes-object';
 
 export const CNPG = 'cnpg';
 
@@ -99,14 +100,16 @@ function cnpgObject(p: {
   providerConfigName?: string;
 }): Recipe {
   const providerConfig = { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG };
+  // Reconciled when the wrapped object changes (provider-kubernetes --enable-watches), as every Object we compose.
+  const wrapperFields = [...p.wrapperFields, WATCH_WRAPPED];
   return {
     resource: p.resource,
-    wrapper: { ...A8S_WRAPPER, fields: p.wrapperFields },
+    wrapper: { ...A8S_WRAPPER, fields: wrapperFields },
     providerConfig,
     fields: p.fields,
     status: CNPG_STATUS,
     v2: {
-      wrapper: { ...A8S_NAMESPACED_WRAPPER, fields: p.wrapperFields },
+      wrapper: { ...A8S_NAMESPACED_WRAPPER, fields: wrapperFields },
       providerConfig: { ...providerConfig, kind: A8S_PROVIDER_CONFIG_KIND },
     },
   };

@@ -3,12 +3,15 @@
  * runs the CloudNativePG operator (its CRDs and release manifest, the project's images) and Crossplane with our
  * packages; a PostgresqlInstance on cnpg-postgresql becomes a CNPG Cluster whose PostgreSQL runs as a Pod on a
  * harness-made volume, and the claim is Ready; a ServiceBinding brings `<claim>-creds` in the a8s keys, and a Pod that
- * mounts only that Secret connects to the address it names and writes and reads a table.
+ * mounts only that Secret connects to the address it names and writes and reads a table; the data survives the
+ * operator's and PostgreSQL's Pods being deleted; deleting the claims removes the Cluster, its Pod, PVC and Secrets.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_BINDING_KEYS } from '../../backends/cnpg';
+import { render } from '../../synth/synth';
+import { loadCatalog } from '../support/catalog';
 import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
 import { apply, type Crossplane, startCrossplane } from '../support/crossplane';
 import { eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
@@ -40,7 +43,9 @@ beforeAll(async () => {
   node = await startNode(cp.clusters[CLUSTER]!, { images });
   volumes = mkdtempSync(join(node.runDir, 'volumes-'));
   await localVolumes(kube, volumes, 2, '1Gi');
-  [crossplane] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { log }), installCnpg(kube)]);
+  // The packages as synth renders them, in process: what the suite needs of synth, without bundling the deployables.
+  const files = render({ apis: await loadCatalog(), outdir: 'unused', target: 'v1' });
+  [crossplane] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { log, files }), installCnpg(kube)]);
   await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
 }, 30 * 60_000);
 
@@ -73,6 +78,54 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 
   }
 }
 
+const SQL_WRITE =
+  "CREATE TABLE notes (id int PRIMARY KEY, body text); INSERT INTO notes VALUES (1, 'from the binding'); SELECT body FROM notes WHERE id = 1;";
+const SQL_READ = 'SELECT body FROM notes WHERE id = 1;';
+
+/**
+ * Runs `sql` with psql in a Pod whose only configuration is the Secret `app-creds` (host, database, user, password
+ * from its a8s keys); returns psql's output lines. The Pod must succeed.
+ */
+async function psql(name: string, sql: string): Promise<string[]> {
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, {
+    metadata: { name },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'psql',
+          image: CNPG_POSTGRESQL_IMAGE,
+          imagePullPolicy: 'Never',
+          command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', sql],
+          env: [
+            ['PGHOST', 'instance_service'],
+            ['PGDATABASE', 'database'],
+            ['PGUSER', 'username'],
+            ['PGPASSWORD', 'password'],
+          ].map(([env, key]) => ({ name: env, valueFrom: { secretKeyRef: { name: 'app-creds', key } } })),
+        },
+      ],
+    },
+  });
+  const pod = await until(`the client Pod ${name} done`, async () => {
+    const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/${name}`);
+    return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
+  });
+  // The client's request() hands a text body back as { message }.
+  const body = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods/${name}/log`)).body as WireObject | string;
+  const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
+  expect(pod.status.phase, `Pod ${name}: ${out}`).toBe('Succeeded');
+  return out.trim().split('\n');
+}
+
+/** The CNPG Cluster of the claim once every instance is ready again. */
+async function healthy(): Promise<WireObject> {
+  return until('the CNPG Cluster team-a/pg healthy', async () => {
+    const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
+    return c?.status?.phase === 'Cluster in healthy state' && c.status.readyInstances === c.spec.instances ? c : undefined;
+  });
+}
+
 const claimPath = (kind: string, name: string) => `/apis/anynines.com/v1/namespaces/${NS}/${kind}/${name}`;
 const ready = (o: WireObject | undefined) =>
   (o?.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
@@ -90,10 +143,7 @@ describe('a PostgresqlInstance on cnpg-postgresql', () => {
         compositionRef: { name: 'cnpg-postgresql' },
       },
     });
-    const cluster = await until('the CNPG Cluster team-a/pg healthy', async () => {
-      const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
-      return c?.status?.phase === 'Cluster in healthy state' ? c : undefined;
-    });
+    const cluster = await healthy();
     expect([cluster.spec.instances, cluster.spec.storage.size, cluster.spec.postgresql.parameters.max_connections]).toEqual([
       1,
       '1Gi',
@@ -142,35 +192,49 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
     const value = (k: string) => Buffer.from(creds.data[k], 'base64').toString();
     expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'app']);
 
-    const sql =
-      "CREATE TABLE notes (id int PRIMARY KEY, body text); INSERT INTO notes VALUES (1, 'from the binding'); SELECT body FROM notes WHERE id = 1;";
-    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, {
-      metadata: { name: 'app-client' },
-      spec: {
-        restartPolicy: 'Never',
-        containers: [
-          {
-            name: 'psql',
-            image: CNPG_POSTGRESQL_IMAGE,
-            imagePullPolicy: 'Never',
-            command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', sql],
-            env: [
-              ['PGHOST', 'instance_service'],
-              ['PGDATABASE', 'database'],
-              ['PGUSER', 'username'],
-              ['PGPASSWORD', 'password'],
-            ].map(([name, key]) => ({ name, valueFrom: { secretKeyRef: { name: 'app-creds', key } } })),
-          },
-        ],
-      },
+    expect(await psql('app-client', SQL_WRITE)).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
+  }, 600_000);
+});
+
+describe('the lifecycle of a cnpg instance', () => {
+  it('keeps its data when the PostgreSQL Pod and the operator Pod are deleted', async () => {
+    const pods = async (ns: string, selector: string) =>
+      ((await kube.request('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`)).body as WireObject)
+        .items as WireObject[];
+    const [operator] = await pods(CNPG_NAMESPACE, 'app.kubernetes.io/name=cloudnative-pg');
+    const [instance] = await pods(NS, 'cnpg.io/cluster=pg,cnpg.io/instanceRole=primary');
+    expect([operator?.metadata.name, instance?.metadata.name]).toEqual([expect.any(String), 'pg-1']);
+    await requireOk(kube, 'DELETE', `/api/v1/namespaces/${CNPG_NAMESPACE}/pods/${operator!.metadata.name}`);
+    await requireOk(kube, 'DELETE', `/api/v1/namespaces/${NS}/pods/pg-1`);
+    await until('a new operator Pod and a new pg-1 running', async () => {
+      const [op] = await pods(CNPG_NAMESPACE, 'app.kubernetes.io/name=cloudnative-pg');
+      const pg = await getObject(kube, `/api/v1/namespaces/${NS}/pods/pg-1`);
+      const running = (p?: WireObject) => p?.status?.containerStatuses?.every((c: WireObject) => c.ready) === true;
+      return op &&
+        op.metadata.uid !== operator!.metadata.uid &&
+        pg &&
+        pg.metadata.uid !== instance!.metadata.uid &&
+        running(op) &&
+        running(pg)
+        ? true
+        : undefined;
     });
-    const pod = await until('the client Pod done', async () => {
-      const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/app-client`);
-      return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
+    await healthy();
+    expect(await psql('app-client-after-restart', SQL_READ)).toEqual(['from the binding']);
+  }, 600_000);
+
+  it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claim', async () => {
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app'));
+    await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg'));
+    await until('the Cluster, its Pod and PVC and the binding Secret gone', async () => {
+      const left = await Promise.all([
+        getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`),
+        getObject(kube, `/api/v1/namespaces/${NS}/pods/pg-1`),
+        getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/pg-1`),
+        getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-cnpg-binding`),
+        getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`),
+      ]);
+      return left.every((o) => o === undefined) ? true : undefined;
     });
-    // The client kubes' request() hands a text body back as { message }.
-    const body = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods/app-client/log`)).body as WireObject | string;
-    const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
-    expect([pod.status.phase, out.trim().split('\n')]).toEqual(['Succeeded', ['CREATE TABLE', 'INSERT 0 1', 'from the binding']]);
   }, 600_000);
 });

@@ -251,7 +251,7 @@ export async function startControllerManager(
     // Services get EndpointSlices (kube-proxy) and Endpoints (the API server's Service proxy, older clients); a new
     // Node loses its not-ready taint once its kubelet reports Ready; Deployments make ReplicaSets, which make Pods;
     // aggregated ClusterRoles get their rules (Crossplane's Helm chart grants core's RBAC that way); Jobs run and PVCs
-    // bind to PersistentVolumes (an operator's init Jobs and volumes: CloudNativePG's, test/cluster/cnpg.test.ts).
+    // bind to PersistentVolumes and are deleted (an operator's init Jobs and volumes: CNPG's, test/cluster/cnpg.test.ts).
     ...(o.pods
       ? [
           'endpointslice-controller',
@@ -262,6 +262,9 @@ export async function startControllerManager(
           'clusterrole-aggregation-controller',
           'job-controller',
           'persistentvolume-binder-controller',
+          // A deleted PVC or PV keeps the protection finalizer the API server adds until these see it unused.
+          'persistentvolumeclaim-protection-controller',
+          'persistentvolume-protection-controller',
         ]
       : []),
   ];
