@@ -50,7 +50,7 @@ describe('selectInput', () => {
   it('refuses a Selection whose default is not among its inputs', () => {
     const r = selectInput({ ...selection, default: 'nope' }, xr());
     expect(!r.ok && r.error).toBe(
-      'cannot validate the Selection input of data service postgresql: default "nope" is not one of the inputs (a8s-postgresql, a9s-postgresql)',
+      'cannot validate the Selection input of data service postgresql: default "nope" is not one of the inputs (a8s-postgresql, a9s-postgresql, cnpg-postgresql)',
     );
   });
 });
