@@ -276,8 +276,14 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
   if (secretRef) {
     const byWrapped = input.connectionSecret?.byWrapped === true;
     if (byWrapped && !input.wrapper)
-      throw new ComposeError(`cannot set the connection secret on the wrapped resource ${where}: connectionSecret.byWrapped needs a wrapper`);
-    set(byWrapped ? resource : composed, 'spec.writeConnectionSecretToRef', input.connectionSecret?.local ? { name: secretRef.name } : secretRef);
+      throw new ComposeError(
+        `cannot set the connection secret on the wrapped resource ${where}: connectionSecret.byWrapped needs a wrapper`,
+      );
+    set(
+      byWrapped ? resource : composed,
+      'spec.writeConnectionSecretToRef',
+      input.connectionSecret?.local ? { name: secretRef.name } : secretRef,
+    );
   }
   return { name: composedResourceName(input), resource: composed, warnings };
 }

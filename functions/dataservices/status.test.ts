@@ -174,7 +174,14 @@ describe('observeStatus of an a9s MR wrapped in a namespaced Object (the v2 targ
   });
 
   it('a failed broker operation fails the composite', () => {
-    const got = observeStatus(v2, object('failed', cond('Ready', 'False', 'Unavailable'), cond('Ready', 'False', 'Unavailable', 'no capacity')));
-    expect(got.condition).toEqual({ status: 'False', reason: 'ProvisioningFailed', message: 'a9s postgresql: the backend reports state "failed"' });
+    const got = observeStatus(
+      v2,
+      object('failed', cond('Ready', 'False', 'Unavailable'), cond('Ready', 'False', 'Unavailable', 'no capacity')),
+    );
+    expect(got.condition).toEqual({
+      status: 'False',
+      reason: 'ProvisioningFailed',
+      message: 'a9s postgresql: the backend reports state "failed"',
+    });
   });
 });

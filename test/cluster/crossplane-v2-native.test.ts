@@ -520,7 +520,8 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
     await eventually(
       'every a9s example Ready in the app cluster',
       async () => {
-        for (const n of [...notReady]) if (conditionOf(await getObject(app, path(example(n))), 'Ready')?.status === 'True') notReady.delete(n);
+        for (const n of [...notReady])
+          if (conditionOf(await getObject(app, path(example(n))), 'Ready')?.status === 'True') notReady.delete(n);
         return notReady.size === 0 ? true : undefined;
       },
       180_000,
@@ -537,7 +538,9 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
       },
       120_000,
     );
-    const decoded = Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    const decoded = Object.fromEntries(
+      Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+    );
     expect(decoded).toEqual(credentials);
     // The broker's state reaches the app developer, as on the default package.
     expect((await getObject(app, path(example('postgresql-a9s'))))?.status?.managed?.state).toBe('succeeded');

@@ -220,9 +220,8 @@ describe('crank render with the bundled function', () => {
         const s = scope.get(`${d.apiVersion} ${d.kind}`);
         if (s?.scope !== 'Namespaced') clusterScoped.add(`${c.backend}: ${d.apiVersion} ${d.kind} (${s?.scope ?? 'no CRD'})`);
         const m = d.spec?.forProvider?.manifest as Obj | undefined;
-        const inner = m && scope.get(`${m.apiVersion} ${m.kind}`);
         // A cluster-scoped object inside is named after the composite's namespace and name, and has no namespace.
-        if (inner?.scope === 'Cluster') {
+        if (m && scope.get(`${m.apiVersion} ${m.kind}`)?.scope === 'Cluster') {
           wrapped.add(`${c.backend}: ${m.apiVersion} ${m.kind}`);
           const { name, namespace } = c.composite.metadata as Obj;
           if (m.metadata?.name !== `${namespace}.${name}` || m.metadata?.namespace !== undefined)

@@ -48,7 +48,9 @@ export class A9sServiceBrokerStandIn {
     if (!mr) throw new Error(`a9s service broker stand-in: ServiceBinding ${name} does not exist; nothing to bind`);
     const ref = mr.spec?.writeConnectionSecretToRef as { name?: string; namespace?: string } | undefined;
     if (!ref?.name || !ref.namespace)
-      throw new Error(`a9s service broker stand-in: ServiceBinding ${name} has no spec.writeConnectionSecretToRef name and namespace; nowhere to publish`);
+      throw new Error(
+        `a9s service broker stand-in: ServiceBinding ${name} has no spec.writeConnectionSecretToRef name and namespace; nowhere to publish`,
+      );
     const secret = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -64,7 +66,9 @@ export class A9sServiceBrokerStandIn {
     };
     const r = await this.kube.request('POST', `/api/v1/namespaces/${ref.namespace}/secrets`, secret);
     if (r.code !== 201 && r.code !== 409)
-      throw new Error(`a9s service broker stand-in: cannot publish Secret ${ref.namespace}/${ref.name}: ${r.code} ${JSON.stringify(r.body.message)}`);
+      throw new Error(
+        `a9s service broker stand-in: cannot publish Secret ${ref.namespace}/${ref.name}: ${r.code} ${JSON.stringify(r.body.message)}`,
+      );
     await this.succeeded('ServiceBinding', name);
   }
 
