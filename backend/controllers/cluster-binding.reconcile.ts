@@ -13,7 +13,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
 import { ClusterBindingConditions, HealthyReasons, READY_CONDITION, type ClusterBinding, type Condition } from '../../exports/bind-api';
 import { BackendAnnotations } from '../labels';
-import { duration } from '../options';
+import { parseGoDuration } from '../../lib/duration';
 import { sameConditions, setCondition } from './conditions';
 
 export const MAX_DRIFT_MS = 10_000;
@@ -54,10 +54,8 @@ export interface Health {
 export function health(status: ClusterBinding['status'], now = Date.now()): Health {
   if (!status?.lastHeartbeatTime)
     return { status: 'False', reason: HealthyReasons.FirstHeartbeatPending, message: 'waiting for the first heartbeat of the konnector' };
-  let interval: number;
-  try {
-    interval = duration('heartbeatInterval', status.heartbeatInterval ?? '');
-  } catch {
+  const interval = parseGoDuration(status.heartbeatInterval ?? '');
+  if (interval === undefined) {
     return {
       status: 'False',
       reason: HealthyReasons.HeartbeatIntervalMissing,
