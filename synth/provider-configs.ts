@@ -16,6 +16,7 @@ import type { Api, CrossplaneTarget } from '../apis/api';
 import type { JSONSchemaProps } from '../lib/schema';
 import { Names } from '../lib/names';
 import type { Recipe } from '../recipe/recipe';
+import { FUNCTION_POD, RUNTIME_CONTAINER } from './function-runtime';
 
 /** The provider-kubernetes package the bundle installs (the version the tests build and run). */
 export const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.3.1';
@@ -143,7 +144,23 @@ export class ProviderKubernetes extends Construct {
       // `selector` and `template` are required by the CRD; Crossplane fills them in.
       spec: {
         deploymentTemplate: {
-          spec: { selector: {}, template: { spec: { containers: [{ name: 'package-runtime', args: [...PROVIDER_KUBERNETES_ARGS] }] } } },
+          spec: {
+            selector: {},
+            // Restricted like our function's runtime (its image's user is 65532 too), but with its token: it calls the API.
+            template: {
+              spec: {
+                automountServiceAccountToken: true,
+                securityContext: FUNCTION_POD.securityContext,
+                containers: [
+                  {
+                    name: RUNTIME_CONTAINER,
+                    securityContext: FUNCTION_POD.containers[0]!.securityContext,
+                    args: [...PROVIDER_KUBERNETES_ARGS],
+                  },
+                ],
+              },
+            },
+          },
         },
         serviceAccountTemplate: { metadata: { name: PROVIDER_KUBERNETES_SA } },
       },
