@@ -33,6 +33,7 @@ function treePids(dir: string): number[] {
 }
 
 const dist = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-platform-'));
+process.once('exit', () => rmSync(dist, { recursive: true, force: true }));
 await synthOutputAsync(dist);
 // Warm: the images exist before the clock starts (a cold build is a one-off, docs/decisions/images.md).
 await ensureDeployableImages(dist, quiet);
