@@ -131,7 +131,7 @@ const ready = (o: WireObject | undefined) =>
   (o?.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
 
 describe('a PostgresqlInstance on cnpg-postgresql', () => {
-  it('becomes a CloudNativePG Cluster whose PostgreSQL runs on the node, and the claim is Ready', async () => {
+  it('becomes a CloudNativePG Cluster whose PostgreSQL runs on the node; the claim shows its phase until Ready', async () => {
     await apply(kube, {
       apiVersion: 'anynines.com/v1',
       kind: 'PostgresqlInstance',
@@ -143,17 +143,21 @@ describe('a PostgresqlInstance on cnpg-postgresql', () => {
         compositionRef: { name: 'cnpg-postgresql' },
       },
     });
+    // What the developer reads on the claim meanwhile: CNPG's phase, through status.managed.
+    const phases = new Set<string>();
+    const claim = await until('the claim Ready', async () => {
+      const c = await getObject(kube, claimPath('postgresqlinstances', 'pg'));
+      if (c?.status?.managed?.phase) phases.add(c.status.managed.phase);
+      return ready(c) ? c : undefined;
+    });
+    expect(claim.status.managed.phase).toBe('Cluster in healthy state');
+    expect([...phases].filter((p) => p !== 'Cluster in healthy state').length, `phases seen: ${[...phases].join(', ')}`).toBeGreaterThan(0);
     const cluster = await healthy();
     expect([cluster.spec.instances, cluster.spec.storage.size, cluster.spec.postgresql.parameters.max_connections]).toEqual([
       1,
       '1Gi',
       '50',
     ]);
-    const claim = await until('the claim Ready', async () => {
-      const c = await getObject(kube, claimPath('postgresqlinstances', 'pg'));
-      return ready(c) ? c : undefined;
-    });
-    expect(claim.status.managed.phase).toBe('Cluster in healthy state');
     const pvc = await getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/pg-1`);
     expect(pvc?.status?.phase).toBe('Bound');
   }, 600_000);
