@@ -7,8 +7,7 @@
  * and what to prefer, or refused with a message naming it and why. None is ignored.
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
-import { parseGoDuration } from '../lib/duration';
-import { envVariable, flagHelp, HELP_FLAG, parseFlags, UsageError, type Flag, type FlagTable } from '../lib/flags';
+import { durationFlag, envVariable, flagHelp, HELP_FLAG, parseFlags, UsageError, type Flag, type FlagTable } from '../lib/flags';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
@@ -515,22 +514,22 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const scope = ({ namespaced: 'Namespaced', cluster: 'Cluster' } as const)[scopeRaw.toLowerCase() as 'namespaced' | 'cluster'];
   if (!scope || (scopeRaw !== scope && scopeRaw !== scope.toLowerCase()))
     throw new UsageError(`--consumer-scope: "${scopeRaw}" is not Namespaced or Cluster (or Klutch's namespaced, cluster)`);
-  const lifetime = duration('token-lifetime', raw('token-lifetime') ?? '1h');
+  const lifetime = durationFlag('token-lifetime', raw('token-lifetime') ?? '1h');
   if (lifetime < 600_000)
     throw new UsageError(`--token-lifetime: ${raw('token-lifetime')} is less than 10m, the shortest token Kubernetes issues`);
   const refreshRaw = raw('token-refresh-before');
-  const refresh = refreshRaw ? duration('token-refresh-before', refreshRaw) : lifetime / 2;
+  const refresh = refreshRaw ? durationFlag('token-refresh-before', refreshRaw) : lifetime / 2;
   if (refresh <= 0 || refresh >= lifetime) {
     throw new UsageError(
       `--token-refresh-before: ${refreshRaw} must be more than 0 and less than --token-lifetime (${raw('token-lifetime') ?? '1h'})`,
     );
   }
-  const exportRequestTimeout = duration('export-request-timeout', raw('export-request-timeout') ?? '1m');
+  const exportRequestTimeout = durationFlag('export-request-timeout', raw('export-request-timeout') ?? '1m');
   if (exportRequestTimeout <= 0) throw new UsageError(`--export-request-timeout: ${raw('export-request-timeout')} must be more than 0`);
   const claimed = raw('claimed-access') ?? 'Object';
   if (claimed !== 'Object' && claimed !== 'Namespace') throw new UsageError(`--claimed-access: "${claimed}" is not Object or Namespace`);
   const positive = (name: string, fallback: string): number => {
-    const ms = duration(name, raw(name) ?? fallback);
+    const ms = durationFlag(name, raw(name) ?? fallback);
     if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
     return ms;
   };
@@ -547,7 +546,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);
   hostPort('listen-address', listenAddress);
   const within = (name: string, fallback: string): number => {
-    const ms = duration(name, raw(name) ?? fallback);
+    const ms = durationFlag(name, raw(name) ?? fallback);
     if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
     return ms;
   };
@@ -728,12 +727,8 @@ function klogVerbosity(raw: Raw, mapped: MappedFlag[]): string {
   return made;
 }
 
-/** Go-style durations: `1h`, `30m`, `90s`, `1h30m`, `500ms`. */
-export function duration(flag: string, v: string): number {
-  const ms = parseGoDuration(v);
-  if (ms === undefined) throw new UsageError(`--${flag}: "${v}" is not a duration such as 1h, 30m, 90s or 1h30m`);
-  return ms;
-}
+/** Go-style durations (lib/flags.ts); the backend's controllers read theirs by this name. */
+export { durationFlag as duration };
 
 /** `host:port` → parts; `:8080` means every interface. */
 export function hostPort(flag: string, address: string): { host: string; port: number } {

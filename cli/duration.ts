@@ -1,12 +1,4 @@
-/** Durations on the command line, as kubectl writes them: `90s`, `10m`, `1m30s`, `2h`, `0`. */
-import { parseGoDuration } from '../lib/duration';
-
-/** Milliseconds of a duration; throws naming the flag and the accepted form. */
-export function parseDuration(flag: string, text: string): number {
-  const ms = parseGoDuration(text);
-  if (ms === undefined) throw new Error(`${flag}: "${text}" is not a duration; write it like 90s, 10m or 1m30s`);
-  return ms;
-}
+/** Durations as the plugin shows them (a flag's value is read by lib/flags.ts durationFlag). */
 
 /** `9m05s`, `45s`: what a countdown shows. */
 export function formatDuration(ms: number): string {

@@ -4,8 +4,7 @@
  * docs/kubectl-bind.md.
  */
 import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE } from '../konnector/deploy/konnector';
-import { parseFlags, UsageError as FlagUsageError, type Flag, type FlagTable } from '../lib/flags';
-import { parseDuration } from './duration';
+import { durationFlag, parseFlags, UsageError as FlagUsageError, type Flag, type FlagTable } from '../lib/flags';
 import { usageError } from './errors';
 
 /** Where the app cluster is: every command. */
@@ -199,7 +198,7 @@ function parse(command: keyof typeof COMMAND_FLAGS, argv: readonly string[]): Pa
 
 function duration(command: string, flag: string, v: unknown, fallback: string): number {
   try {
-    return parseDuration(`--${flag}`, typeof v === 'string' ? v : fallback);
+    return durationFlag(flag, typeof v === 'string' ? v : fallback);
   } catch (e) {
     throw usageError((e as Error).message, command);
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HELP, KONNECTOR_FLAGS, parseDuration, parseFlags, type KonnectorFlags } from './flags';
+import { durationFlag } from '../lib/flags';
+import { HELP, KONNECTOR_FLAGS, parseFlags, type KonnectorFlags } from './flags';
 import { manual, undocumentedFlags } from '../test/support/docs';
 import { klutchFlags } from '../test/support/klutch-flags';
 
@@ -27,7 +28,7 @@ describe('parseFlags', () => {
 
   it.each([
     [['--workers=0'], '--workers "0": want a positive integer'],
-    [['--lease-duration=soon'], '--lease-duration "soon": not a duration'],
+    [['--lease-duration=soon'], '--lease-duration: "soon" is not a duration'],
     [['--leader-elect=yes'], '--leader-elect "yes": want true or false'],
     [['--nope'], "Unknown option '--nope'"],
     [['--kube-api-qps=fast'], '--kube-api-qps "fast": want a number of requests per second, 0 for no limit'],
@@ -77,7 +78,7 @@ describe('parseFlags', () => {
     ['2m30s', 150_000],
     ['500ms', 500],
     ['1h', 3_600_000],
-  ])('reads the duration %s', (text, ms) => expect(parseDuration('x', text)).toBe(ms));
+  ])('reads the duration %s', (text, ms) => expect(durationFlag('x', text)).toBe(ms));
 });
 
 /** The smallest control-plane-mode command line; each case varies one flag. */

@@ -5,8 +5,7 @@
  * writes `--help` and is checked against docs/konnector.md.
  */
 import type { RateLimit } from '../controller';
-import { parseGoDuration } from '../lib/duration';
-import { flagHelp, HELP_FLAG, parseFlags as parseFlagTable, UsageError, type FlagTable } from '../lib/flags';
+import { durationFlag, flagHelp, HELP_FLAG, parseFlags as parseFlagTable, UsageError, type FlagTable } from '../lib/flags';
 
 export interface KonnectorFlags {
   /** Kubeconfig of the app cluster; empty: in-cluster, else $KUBECONFIG, else ~/.kube/config. */
@@ -132,13 +131,6 @@ Durations are Go-style: 500ms, 15s, 2m30s, 1h.
 SIGTERM or SIGINT: stop syncing new changes, finish the ones in flight, release the Lease, exit 0.
 `;
 
-/** Go-style durations (`1h2m3s`, `500ms`) in milliseconds. */
-export function parseDuration(flag: string, text: string): number {
-  const ms = parseGoDuration(text);
-  if (ms === undefined) throw new UsageError(`--${flag} ${JSON.stringify(text)}: not a duration; use e.g. 500ms, 15s, 2m30s`);
-  return ms;
-}
-
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${JSON.stringify(text)}: want a positive integer`);
@@ -210,12 +202,12 @@ export function parseFlags(
     leaseName: values['lease-name'] ?? 'klutch-bind',
     leaseNamespace: values['lease-namespace'] ?? env.POD_NAMESPACE ?? 'kube-system',
     identity: values.identity ?? env.POD_NAME ?? hostname,
-    leaseDurationMs: parseDuration('lease-duration', values['lease-duration'] ?? '15s'),
-    renewDeadlineMs: parseDuration('renew-deadline', values['renew-deadline'] ?? '10s'),
-    retryPeriodMs: parseDuration('retry-period', values['retry-period'] ?? '2s'),
+    leaseDurationMs: durationFlag('lease-duration', values['lease-duration'] ?? '15s'),
+    renewDeadlineMs: durationFlag('renew-deadline', values['renew-deadline'] ?? '10s'),
+    retryPeriodMs: durationFlag('retry-period', values['retry-period'] ?? '2s'),
     probeAddress: values['probe-address'] ?? ':8080',
     workers: positiveInt('workers', values.workers ?? '16'),
-    heartbeatIntervalMs: parseDuration('heartbeat-interval', values['heartbeat-interval'] ?? '2m30s'),
+    heartbeatIntervalMs: durationFlag('heartbeat-interval', values['heartbeat-interval'] ?? '2m30s'),
     connections: positiveInt('connections', values.connections ?? '32'),
     ...rateLimitFlags(values['kube-api-qps'], values['kube-api-burst']),
     ...(controlPlane ? { controlPlane: controlPlane.secret } : {}),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { envVariable, flagHelp, parseFlags, UsageError, type FlagTable } from './flags';
+import { durationFlag, envVariable, flagHelp, parseFlags, UsageError, type FlagTable } from './flags';
 
 const TABLE: FlagTable = {
   envPrefix: 'DEMO',
@@ -56,6 +56,16 @@ describe('parseFlags', () => {
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toContain('--token');
     expect((err as Error).cause).toBeInstanceOf(Error);
+  });
+});
+
+describe('durationFlag', () => {
+  it('reads Go durations and refuses anything else, naming the flag', () => {
+    expect(durationFlag('timeout', '2m30s')).toBe(150_000);
+    expect(durationFlag('timeout', '500ms')).toBe(500);
+    expect(() => durationFlag('timeout', '10 minutes')).toThrow(
+      new UsageError('--timeout: "10 minutes" is not a duration such as 500ms, 90s, 10m, 2m30s or 1h'),
+    );
   });
 });
 

@@ -7,6 +7,7 @@
  * Go's flag syntax is understood as Klutch's binaries take it: `--flag=true|false` for a boolean, and klog's `-v=2`.
  */
 import { parseArgs } from 'node:util';
+import { parseGoDuration } from './duration';
 
 /** A wrong command line: the message names the flag, and the process exits 2. */
 export class UsageError extends Error {}
@@ -141,6 +142,13 @@ function goSyntax(table: FlagTable, argv: readonly string[]): { args: string[]; 
     }
   }
   return { args, switches };
+}
+
+/** A Go-style duration flag's value in milliseconds (`500ms`, `90s`, `2m30s`, `1h`); a UsageError names the flag. */
+export function durationFlag(flag: string, value: string): number {
+  const ms = parseGoDuration(value);
+  if (ms === undefined) throw new UsageError(`--${flag}: "${value}" is not a duration such as 500ms, 90s, 10m, 2m30s or 1h`);
+  return ms;
 }
 
 /** The flags' part of --help: per flag its forms, what it does, its default and its variable. */
