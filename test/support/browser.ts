@@ -103,6 +103,12 @@ export class Browser {
     const cookie = await this.jar.getCookieString(url.href);
     const headers = { Accept: 'text/html,application/json', ...(cookie ? { Cookie: cookie } : {}) };
     const routed = this.route(url);
+    // The workplace's network rule: a test's browser reaches loopback, or a node's network through a route; a URL
+    // naming any other host (a node address without its route) must not leave the machine.
+    const target = routed?.host ?? url.hostname;
+    if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(target)) {
+      throw new Error(`GET ${url.href}: the test browser reaches only loopback or a routed node address, not ${target}`);
+    }
     const from = /^127\.\d+\.\d+\.\d+$/.test(routed?.host ?? url.hostname) ? { localAddress: this.localAddress } : {};
     const via = routed ? { host: routed.host, hostname: routed.host, port: routed.port, headers: { ...headers, Host: url.host } } : {};
     const identity = routed ? { checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentity(url.hostname, cert) } : {};
