@@ -96,7 +96,10 @@ const minus = (a: Map<string, number>, b: Map<string, number>) =>
 // The claim APIs from `npm run synth` (the catalog is loaded by synth's own entry, not by this bundle).
 const out = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-backend-'));
 const synth = spawnSync(process.execPath, [join(root, 'scripts', 'synth.mjs'), '--out', out, '--quiet'], { cwd: root, encoding: 'utf8' });
-if (synth.status !== 0) throw new Error(`npm run synth failed: ${synth.stderr}`);
+if (synth.status !== 0) {
+  rmSync(out, { recursive: true, force: true });
+  throw new Error(`npm run synth failed: ${synth.stderr}`);
+}
 const synthOutput = new Map<string, Record<string, unknown>[]>();
 for (const f of readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml'))) {
   synthOutput.set(f, parseYaml(readFileSync(join(out, f), 'utf8')));
