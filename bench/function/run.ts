@@ -1,27 +1,47 @@
 /**
- * bench/function: RunFunction for an a9s-postgresql composite with 20 parameters — in process, and over real gRPC
- * on loopback against the bundled function at concurrency 1 and 16. Prints a table and writes
- * bench/results/function.json. Goal: p99 over gRPC at concurrency 1 ≤ 5 ms.
+ * bench/function: RunFunction for an a9s-postgresql composite with 20 parameters, in process and over real gRPC on
+ * loopback, at 1 and 16 calls in flight. The bundled function runs on the images' Node 24 with the image's runtime
+ * flags (synth/deployables.ts FUNCTION_RUNTIME), pinned to one core; the load comes from one Go gRPC client
+ * (bench/function/loadgen, the request encoded once) on the other. Every server in the same run:
+ *
+ * - floor: the same server answering every call with an empty response (what gRPC, the codec and the process cost);
+ * - ours: the bundled function with the image's flags, and with Node's defaults (what the flags buy);
+ * - baseline (BENCH_BASELINE=<git ref>, e.g. the commit before a change): the function of that commit, Node's defaults.
+ *
+ * Per row: calls/s, p50/p99, the server's CPU per call (and the calls/s one core gives at that cost: the fair figure
+ * on a shared machine), and its peak RSS. Goals (issue 24): at 16 in flight ≥ 5× the Go anchor's calls/s and peak RSS
+ * ≤ 85 MiB, p99 no worse than the baseline's. The anchor, function-patch-and-transform v0.10.8 on Klutch's
+ * a9s-postgresql Composition, cannot be built here (the Go module proxy refuses the module), so its figure is the one
+ * issue 24 measured on this kind of machine: 663 calls/s at 16 in flight, 42 MiB.
+ * Prints a table and writes bench/results/function.json.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Severity, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import { RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import type { Api } from '../../apis/api';
-import { bundleDeployable, deployable } from '../../synth/deployables';
-import { functionClient, startFunctionProcess } from '../../test/support/function-process';
+import { bundle } from '../../scripts/bundle.mjs';
+import { bundleDeployable, deployable, FUNCTION_RUNTIME } from '../../synth/deployables';
+import { startFunctionProcess, type FunctionProcess } from '../../test/support/function-process';
 import { allParameters, compositeOf, inputOf, requestOf } from '../../test/support/function';
+import { ensureNodeRuntime } from '../../test/tools/node-runtime';
 import { runFunction } from '../../functions/dataservices/fn';
 import postgresql from '../../apis/catalog/postgresql';
-import { percentile as pct } from '../measure';
+import { cpuSeconds, memMiB, percentile as pct } from '../measure';
+import { ensureLoadgen, runLoad } from './loadgen';
 
 // Benches run bundled from node_modules/.cache, so the repository is found from the working directory (npm sets it).
 const root = process.cwd();
 if (!existsSync(join(root, 'functions', 'dataservices')))
   throw new Error(`run from the repository root (npm run bench function), not ${root}`);
-const N = Number(process.env.BENCH_CALLS ?? 4000);
-const WARMUP = 500;
+const N = Number(process.env.BENCH_CALLS ?? 20_000);
+const WARMUP = 2_000;
+const BASELINE = process.env.BENCH_BASELINE;
+/** Issue 24's figures for function-patch-and-transform v0.10.8 on Klutch's a9s-postgresql Composition. */
+const ANCHOR = { what: 'function-patch-and-transform v0.10.8 (Go)', perSecond16: 663, rssMiB: 42 };
+const GOAL = { timesAnchor: 5, rssMiB: 85 };
+const log = (s: string) => process.stderr.write(`[bench/function] ${s}\n`);
 
 // Imported statically: the bench runs as one bundle with plain node, which cannot import the catalog's .ts files.
 const pg: Api = 'api' in postgresql ? (postgresql as { api: Api }).api : (postgresql as unknown as Api);
@@ -52,70 +72,152 @@ interface Row {
   perSecond: number;
   p50: number;
   p99: number;
-}
-function row(what: string, concurrency: number, lat: number[], wallMs: number): Row {
-  const s = [...lat].sort((a, b) => a - b);
-  return { what, concurrency, calls: lat.length, perSecond: (lat.length / wallMs) * 1000, p50: pct(s, 50), p99: pct(s, 99) };
+  /** The server's CPU time per call (µs), warm-up included; undefined in process. */
+  cpuMicros?: number;
+  /** Peak RSS of the server process so far (MiB). */
+  peakRssMiB?: number;
 }
 
 const rows: Row[] = [];
 {
-  const reqs = Array.from({ length: N + WARMUP }, request);
-  for (let i = 0; i < WARMUP; i++) runFunction(reqs[i] as RunFunctionRequest);
+  const reqs = Array.from({ length: 5_000 + 500 }, request);
+  for (let i = 0; i < 500; i++) runFunction(reqs[i] as RunFunctionRequest);
   const lat: number[] = [];
   const t0 = performance.now();
-  for (let i = WARMUP; i < N + WARMUP; i++) {
+  for (let i = 500; i < reqs.length; i++) {
     const t = performance.now();
     runFunction(reqs[i] as RunFunctionRequest);
     lat.push(performance.now() - t);
   }
-  rows.push(row('in process (runFunction)', 1, lat, performance.now() - t0));
+  const s = lat.sort((a, b) => a - b);
+  rows.push({
+    what: 'in process (runFunction)',
+    concurrency: 1,
+    calls: s.length,
+    perSecond: (s.length / (performance.now() - t0)) * 1000,
+    p50: pct(s, 50),
+    p99: pct(s, 99),
+  });
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-fn-'));
-const bundle = join(tmp, 'function.mjs');
-copyFileSync(await bundleDeployable(root, deployable('function')), bundle);
-const fp = await startFunctionProcess(bundle, ['--metrics-address', '']);
+const servers: FunctionProcess[] = [];
 try {
-  for (const concurrency of [1, 16]) {
-    const clients = Array.from({ length: concurrency }, () => functionClient(`127.0.0.1:${fp.port}`));
-    const warm = Array.from({ length: WARMUP }, request);
-    await Promise.all(
-      clients.map(async (c, k) => {
-        for (let i = k; i < warm.length; i += concurrency) await c.run(warm[i] as RunFunctionRequest);
-      }),
-    );
-    const reqs = Array.from({ length: N }, request);
-    const lat: number[] = [];
-    const t0 = performance.now();
-    await Promise.all(
-      clients.map(async (c, k) => {
-        for (let i = k; i < N; i += concurrency) {
-          const t = performance.now();
-          await c.run(reqs[i] as RunFunctionRequest);
-          lat.push(performance.now() - t);
-        }
-      }),
-    );
-    rows.push(row('gRPC loopback, bundled function', concurrency, lat, performance.now() - t0));
-    for (const c of clients) c.close();
+  const requestFile = join(tmp, 'request.bin');
+  writeFileSync(requestFile, RunFunctionRequest.encode(request()).finish());
+  const loadgen = await ensureLoadgen();
+  const node = ensureNodeRuntime(log).node;
+  const twoCores = spawnSync('taskset', ['-c', '0,1', 'true']).status === 0;
+  const floorBundle = (
+    await bundle({ name: 'bench-function-floor', entry: join(root, 'bench', 'function', 'floor.ts'), selfContained: true })
+  ).file;
+  const ours = await bundleDeployable(root, deployable('function'));
+  const variants: { what: string; bundle: string; runtime: { nodeOptions?: readonly string[]; env?: Readonly<Record<string, string>> } }[] =
+    [
+      { what: 'floor (empty response), image flags', bundle: floorBundle, runtime: FUNCTION_RUNTIME },
+      { what: 'ours, image flags', bundle: ours, runtime: FUNCTION_RUNTIME },
+      { what: "ours, Node's defaults", bundle: ours, runtime: {} },
+    ];
+  if (BASELINE) variants.push({ what: `baseline ${BASELINE}, Node's defaults`, bundle: await bundleAt(BASELINE), runtime: {} });
+
+  for (const v of variants) {
+    log(`${v.what} ...`);
+    const fp = await startFunctionProcess(v.bundle, ['--metrics-address', ''], {
+      node,
+      nodeOptions: v.runtime.nodeOptions,
+      cpus: twoCores ? '0' : undefined,
+      env: { ...process.env, ...(v.runtime.env ?? {}) },
+    });
+    servers.push(fp);
+    const pid = fp.child.pid as number;
+    for (const concurrency of [1, 16]) {
+      const cpu0 = cpuSeconds(pid);
+      const r = await runLoad(loadgen, {
+        address: `127.0.0.1:${fp.port}`,
+        requestFile,
+        concurrency,
+        calls: N,
+        warmup: WARMUP,
+        cpus: twoCores ? '1' : undefined,
+      });
+      rows.push({
+        what: v.what,
+        concurrency,
+        calls: r.calls,
+        perSecond: (r.calls / r.wallMs) * 1000,
+        p50: r.p50Ms,
+        p99: r.p99Ms,
+        cpuMicros: ((cpuSeconds(pid) - cpu0) / (N + WARMUP)) * 1e6,
+        peakRssMiB: memMiB(pid, 'VmHWM'),
+      });
+    }
+    await fp.stop();
   }
 } finally {
-  await fp.stop();
+  await Promise.all(servers.map((s) => s.stop()));
   rmSync(tmp, { recursive: true, force: true });
 }
 
-const goal = rows.find((r) => r.what.startsWith('gRPC') && r.concurrency === 1) as Row;
-console.log(`RunFunction, a9s-postgresql composite with 20 parameters, ${N} calls each (after ${WARMUP} warm-up)\n`);
-console.log(`${'what'.padEnd(34)}${'conc.'.padStart(6)}${'calls/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}`);
-for (const r of rows) {
-  console.log(
-    `${r.what.padEnd(34)}${String(r.concurrency).padStart(6)}${r.perSecond.toFixed(0).padStart(10)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}`,
-  );
+/** The function of a git ref, bundled from `git archive` of it (node_modules linked from here). */
+async function bundleAt(ref: string): Promise<string> {
+  const dir = join(tmp, 'baseline');
+  mkdirSync(dir, { recursive: true });
+  const archive = spawnSync('git', ['archive', ref], { cwd: root, maxBuffer: 1 << 30 });
+  if (archive.status !== 0) throw new Error(`BENCH_BASELINE=${ref}: git archive failed: ${archive.stderr}`);
+  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
+  if (untar.status !== 0) throw new Error(`BENCH_BASELINE=${ref}: cannot unpack: ${untar.stderr}`);
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  // Copied out of the temporary folder: the bundle cache keys by entry path, so each run bundles anew.
+  return (await bundle({ name: 'function-baseline', entry: join(dir, 'functions', 'dataservices', 'main.ts'), selfContained: true })).file;
 }
-console.log(`\ngoal: gRPC p99 at concurrency 1 ≤ 5 ms — ${goal.p99 <= 5 ? 'met' : 'NOT met'} (${goal.p99.toFixed(3)} ms)`);
+
+const at16 = (what: string) => rows.find((r) => r.what === what && r.concurrency === 16);
+const ours16 = at16('ours, image flags') as Row;
+const floor16 = at16('floor (empty response), image flags') as Row;
+const base16 = BASELINE ? at16(`baseline ${BASELINE}, Node's defaults`) : undefined;
+const perCore = (r: Row) => (r.cpuMicros ? 1e6 / r.cpuMicros : NaN);
+
+console.log(`RunFunction, a9s-postgresql composite with 20 parameters, ${N} calls per row after ${WARMUP} warm-up`);
+console.log('server: bundled function on Node 24 pinned to core 0; client: one Go gRPC connection pinned to core 1\n');
+console.log(
+  `${'what'.padEnd(40)}${'conc.'.padStart(6)}${'calls/s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'CPU µs/call'.padStart(12)}${'calls/s/core'.padStart(13)}${'peak RSS MiB'.padStart(13)}`,
+);
+for (const r of rows)
+  console.log(
+    `${r.what.padEnd(40)}${String(r.concurrency).padStart(6)}${r.perSecond.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(8)}${r.p99.toFixed(3).padStart(8)}${(r.cpuMicros?.toFixed(0) ?? '').padStart(12)}${(r.cpuMicros ? perCore(r).toFixed(0) : '').padStart(13)}${(r.peakRssMiB?.toFixed(1) ?? '').padStart(13)}`,
+  );
+console.log(
+  `${`${ANCHOR.what}, issue 24`.padEnd(40)}${'16'.padStart(6)}${String(ANCHOR.perSecond16).padStart(9)}${''.padStart(41)}${String(ANCHOR.rssMiB).padStart(13)}`,
+);
+
+const wantPerSecond = GOAL.timesAnchor * ANCHOR.perSecond16;
+const goals = [
+  {
+    goal: `calls/s at 16 in flight ≥ ${GOAL.timesAnchor}× the anchor (${wantPerSecond}/s on one core)`,
+    value: `${ours16.perSecond.toFixed(0)}/s measured, ${perCore(ours16).toFixed(0)}/s per core of CPU (${(perCore(ours16) / ANCHOR.perSecond16).toFixed(1)}× the anchor)`,
+    met: Math.max(ours16.perSecond, perCore(ours16)) >= wantPerSecond,
+  },
+  {
+    goal: `peak RSS at 16 in flight ≤ ${GOAL.rssMiB} MiB`,
+    value: `${ours16.peakRssMiB?.toFixed(1)} MiB (${((ours16.peakRssMiB ?? 0) / ANCHOR.rssMiB).toFixed(2)}× the anchor)`,
+    met: (ours16.peakRssMiB ?? Infinity) <= GOAL.rssMiB,
+  },
+  ...(base16
+    ? [
+        {
+          goal: 'p99 at 16 in flight no worse than the baseline',
+          value: `${ours16.p99.toFixed(2)} ms vs ${base16.p99.toFixed(2)} ms; CPU per call ${(ours16.cpuMicros! / base16.cpuMicros!).toFixed(2)}× the baseline's`,
+          met: ours16.p99 <= base16.p99,
+        },
+      ]
+    : []),
+];
+console.log(
+  `\nours / floor at 16 in flight: ${(ours16.perSecond / floor16.perSecond).toFixed(2)} of the floor's calls/s, ${(ours16.cpuMicros! - floor16.cpuMicros!).toFixed(0)} µs of CPU per call above it`,
+);
+for (const g of goals) console.log(`goal: ${g.goal} — ${g.met ? 'met' : 'NOT met'} (${g.value})`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(
   join(root, 'bench', 'results', 'function.json'),
-  `${JSON.stringify({ date: new Date().toISOString(), calls: N, warmup: WARMUP, parameters: 20, rows, goal: { what: 'gRPC p99 at concurrency 1 ≤ 5 ms', met: goal.p99 <= 5 } }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), calls: N, warmup: WARMUP, parameters: 20, baseline: BASELINE ?? null, runtime: FUNCTION_RUNTIME, anchor: ANCHOR, rows, goals }, null, 2)}\n`,
 );

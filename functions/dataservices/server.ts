@@ -167,16 +167,20 @@ export interface RunningFunctionServer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Starts the gRPC server (and the metrics server); resolves once both listen. */
+/**
+ * Starts the gRPC server (and the metrics server) running `fn` (bench/function runs its floor through it); resolves
+ * once both listen.
+ */
 export async function startFunctionServer(
   o: FunctionServerOptions,
   logger: Logger = pino({ level: o.debug ? 'debug' : 'info' }),
+  fn: FunctionHandler = dataServicesFunction,
 ): Promise<RunningFunctionServer> {
   const creds = serverCredentials(o);
   const { host, port: wantPort } = hostPort(o.address);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const { handler } = instrument(dataServicesFunction, registry);
+  const { handler } = instrument(fn, registry);
   const server = newFunctionServer(new FunctionRunner(handler, logger), logger);
   const target = host.includes(':') ? `[${host}]:${wantPort}` : `${host}:${wantPort}`;
   const port = await new Promise<number>((resolve, reject) =>

@@ -37,6 +37,18 @@ export interface FunctionProcess {
   stop(): Promise<number | null>;
 }
 
+export interface FunctionProcessOptions {
+  /** Without `--insecure` when false. @default true */
+  readonly insecure?: boolean;
+  readonly env?: NodeJS.ProcessEnv;
+  /** The Node binary. @default this process's */
+  readonly node?: string;
+  /** Node and V8 flags before the bundle (the image's, synth/deployables.ts). */
+  readonly nodeOptions?: readonly string[];
+  /** Pins the process to these CPUs (`taskset -c`), for benches. */
+  readonly cpus?: string;
+}
+
 /**
  * Runs `node <bundle> --insecure --address 127.0.0.1:0 ...` (without `--insecure` when `insecure` is false) and
  * waits until it logs its ports.
@@ -44,10 +56,15 @@ export interface FunctionProcess {
 export function startFunctionProcess(
   bundle: string,
   args: readonly string[] = ['--metrics-address', '127.0.0.1:0'],
-  o: { insecure?: boolean; env?: NodeJS.ProcessEnv } = {},
+  o: FunctionProcessOptions = {},
 ): Promise<FunctionProcess> {
   const flags = [...(o.insecure === false ? [] : ['--insecure']), '--address', '127.0.0.1:0', ...args];
-  const child = spawn(process.execPath, [bundle, ...flags], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env });
+  const argv = [...(o.nodeOptions ?? []), bundle, ...flags];
+  const node = o.node ?? process.execPath;
+  // taskset execs the program: the child's pid is the function's.
+  const child = o.cpus
+    ? spawn('taskset', ['-c', o.cpus, node, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env })
+    : spawn(node, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env });
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += String(d)));
