@@ -167,16 +167,19 @@ describe('Crossplane as deployed', () => {
     for (const p of Object.values(DEPENDENCY_PACKAGES)) {
       const pkg = await getObject(kube, `/apis/pkg.crossplane.io/v1/${p.plural}/${p.name}`);
       expect(condition(pkg, 'Healthy'), `${p.kind} ${p.name}`).toBe('True');
-      // Made by the dependency resolver, under the public name; pulled from the mirror.
+      // The install bundle's Function and Provider, and the stand-in the resolver installed: pulled from the mirror.
       expect(pkg!.status.resolvedPackage.startsWith(`${platform.registry.host}/`), JSON.stringify(pkg!.status)).toBe(true);
     }
     const stand = await getObject(kube, `/apis/pkg.crossplane.io/v1/providers/${DEPENDENCY_PACKAGES.providerAnynines.name}`);
     expect(stand!.spec.package).toMatch(new RegExp(`^${PROVIDER_ANYNINES_STAND_IN.split(':')[0]}`));
-    const xrd = await getObject(
-      kube,
-      '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xpostgresqlinstances.anynines.com',
-    );
-    expect(condition(xrd, 'Offered'), JSON.stringify(xrd?.status)).toBe('True');
+    // Healthy comes when the package's objects are applied; the XRDs offer their claims a little later.
+    await eventually('the PostgresqlInstance XRD to offer its claim', async () => {
+      const xrd = await getObject(
+        kube,
+        '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xpostgresqlinstances.anynines.com',
+      );
+      return condition(xrd, 'Offered') === 'True' ? xrd : undefined;
+    });
   });
 
   it('starts our function and provider-kubernetes as Pods it made, from the images embedded in their packages', async () => {

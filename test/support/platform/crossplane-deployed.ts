@@ -2,9 +2,8 @@
  * Crossplane as operators deploy it (issue 18 item 4; docs/decisions/crossplane-deployed.md): core v2.2.1 installed
  * with `helm install` of its own chart (cluster/charts/crossplane of the Go module), its image from the run's
  * registry, the registry's CA through the chart's `registryCaBundleConfig`. Then what a platform team with a private
- * registry applies: ImageConfigs that rewrite the public package registries to it, the provider-kubernetes runtime
- * config Klutch uses (its own ServiceAccount, cluster-admin) and the function's (what synth writes), and the
- * Configuration by its public name. Crossplane pulls it from the registry, resolves its `dependsOn` and starts our
+ * registry applies: ImageConfigs that rewrite the public package registries to it, the install bundle's Function and
+ * provider-kubernetes (their runtime configs and RBAC, what synth writes), and the Configuration by its public name. Crossplane pulls it from the registry, resolves its `dependsOn` and starts our
  * function and provider-kubernetes as the Pods it makes. Nothing is patched by the test, nothing is in a package cache.
  */
 import { spawnSync } from 'node:child_process';
@@ -24,14 +23,15 @@ import { podFailure } from './pods';
 /** The public registries our packages and their dependencies are named in; ImageConfigs rewrite them to the mirror. */
 export const PUBLIC_REGISTRIES = ['xpkg.crossplane.io/', 'xpkg.upbound.io/'] as const;
 export const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes';
-export const FUNCTION_PACKAGE = 'xpkg.crossplane.io/klutch-kit/function-dataservices';
-/** The package objects Crossplane's dependency resolver makes for `dependsOn` (named after the repository path). */
+/**
+ * The package objects of the Configuration's `dependsOn`, named after the repository path as the dependency resolver
+ * names them (the install bundle's Function and Provider use the same names; provider-anynines the resolver makes).
+ */
 export const DEPENDENCY_PACKAGES = {
   function: { kind: 'Function', plural: 'functions', name: 'klutch-kit-function-dataservices' },
   providerKubernetes: { kind: 'Provider', plural: 'providers', name: 'crossplane-contrib-provider-kubernetes' },
   providerAnynines: { kind: 'Provider', plural: 'providers', name: 'anynines-provider-anynines' },
 } as const;
-const PROVIDER_KUBERNETES_SA = 'provider-kubernetes';
 const WAIT_MS = 240_000;
 
 export interface CrossplaneOnPods {
@@ -112,10 +112,16 @@ export async function helmInstallCrossplane(o: InstallCrossplaneOptions): Promis
   return { release: 'crossplane', namespace: CROSSPLANE_NAMESPACE };
 }
 
+/** The documents of YAML files of the install bundle synth wrote (`<dist>/control-plane/<path>`). */
+function bundle(dist: string, ...paths: string[]): WireObject[] {
+  return paths.flatMap((p) => parseAllDocuments(readFileSync(join(dist, 'control-plane', p), 'utf8')).map((d) => d.toJS() as WireObject));
+}
+
 /**
  * What a platform team with a private registry applies before the Configuration: ImageConfigs rewriting the public
- * registries to it, the runtime configs of provider-kubernetes (Klutch's: own ServiceAccount, cluster-admin) and of our
- * function (synth's restricted one), matched by ImageConfig so the packages the resolver installs get them.
+ * registries to it, then the install bundle's Function and provider-kubernetes with their runtime configs and RBAC
+ * (`control-plane/function/`, `control-plane/provider-kubernetes/`, docs/install-bundle.md), so the packages the
+ * Configuration depends on run the way synth configures them.
  */
 export async function configurePackageRuntime(o: InstallCrossplaneOptions): Promise<void> {
   const kube = kubeFor(o.cluster);
@@ -128,42 +134,19 @@ export async function configurePackageRuntime(o: InstallCrossplaneOptions): Prom
     });
   }
   const fnDir = join(o.dist, 'control-plane', 'function');
-  const fnRuntime = readdirSync(fnDir)
-    .filter((f) => f.startsWith('deploymentruntimeconfig-'))
-    .flatMap((f) => parseAllDocuments(readFileSync(join(fnDir, f), 'utf8')).map((d) => d.toJS() as WireObject));
-  if (fnRuntime.length !== 1) throw new Error(`expected one DeploymentRuntimeConfig in ${fnDir}, found ${fnRuntime.length}`);
-  await apply(kube, fnRuntime[0]!);
-  await apply(kube, {
-    apiVersion: 'pkg.crossplane.io/v1beta1',
-    kind: 'DeploymentRuntimeConfig',
-    metadata: { name: PROVIDER_KUBERNETES_SA },
-    spec: { serviceAccountTemplate: { metadata: { name: PROVIDER_KUBERNETES_SA } } },
-  });
-  await apply(kube, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: PROVIDER_KUBERNETES_SA },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-    subjects: [{ kind: 'ServiceAccount', name: PROVIDER_KUBERNETES_SA, namespace: CROSSPLANE_NAMESPACE }],
-  });
-  // The runtime ImageConfig is matched against the package's resolved (rewritten) source.
-  const runtimeFor = async (name: string, pkg: string, config: string) =>
-    apply(kube, {
-      apiVersion: 'pkg.crossplane.io/v1beta1',
-      kind: 'ImageConfig',
-      metadata: { name },
-      spec: {
-        matchImages: [{ type: 'Prefix', prefix: pkg.replace(/^[^/]+\//, `${o.registry.host}/`) }],
-        runtime: { configRef: { name: config } },
-      },
-    });
-  await runtimeFor('runtime-provider-kubernetes', PROVIDER_KUBERNETES_PACKAGE, PROVIDER_KUBERNETES_SA);
-  await runtimeFor('runtime-function-dataservices', FUNCTION_PACKAGE, fnRuntime[0]!.metadata.name);
+  const docs = [
+    ...bundle(o.dist, ...readdirSync(fnDir).map((f) => join('function', f))),
+    ...bundle(o.dist, join('provider-kubernetes', 'provider-kubernetes.yaml')),
+  ];
+  // Runtime configs and RBAC first: a package names its DeploymentRuntimeConfig when it is created.
+  const first = (d: WireObject) => (d.kind === 'Function' || d.kind === 'Provider' ? 1 : 0);
+  for (const d of docs.sort((a, b) => first(a) - first(b))) await apply(kube, d);
 }
 
 /**
- * The Configuration by its public name; resolves when it is Healthy, its dependencies are Healthy packages made by
- * the resolver, and their Pods run. Then the ProviderConfig `kubernetes-provider` (InjectedIdentity), as Klutch has it.
+ * The Configuration by its public name; resolves when it and its dependencies are Healthy packages (the resolver
+ * checks the bundle's Function and provider-kubernetes against `dependsOn` and installs what is missing) and their
+ * Pods run. Then the bundle's ProviderConfig `kubernetes-provider` (InjectedIdentity).
  */
 export async function installConfigurationFromRegistry(o: InstallCrossplaneOptions): Promise<void> {
   const kube = kubeFor(o.cluster);
@@ -178,12 +161,7 @@ export async function installConfigurationFromRegistry(o: InstallCrossplaneOptio
   for (const p of Object.values(DEPENDENCY_PACKAGES)) await packageHealthy(kube, o.node, p.plural, p.name);
   o.log(`Configuration ${CONFIGURATION_PACKAGE} and its dependencies Healthy in ${((Date.now() - started) / 1000).toFixed(1)}s`);
   await established(kube, 'providerconfigs.kubernetes.crossplane.io');
-  await apply(kube, {
-    apiVersion: 'kubernetes.crossplane.io/v1alpha1',
-    kind: 'ProviderConfig',
-    metadata: { name: KUBERNETES_PROVIDER_CONFIG },
-    spec: { credentials: { source: 'InjectedIdentity' } },
-  });
+  for (const d of bundle(o.dist, join('provider-configs', `providerconfig-${KUBERNETES_PROVIDER_CONFIG}.yaml`))) await apply(kube, d);
 }
 
 /** Waits for a package to be Installed and Healthy; the error says its conditions and the Pods of its revision. */
