@@ -10,6 +10,8 @@
  * - one shape in the cache: it lists the collection itself, as wire JSON, like the watch events it then applies. (A
  *   typed client-node list renames keys — `x-kubernetes-preserve-unknown-fields` becomes
  *   `xKubernetesPreserveUnknownFields` — and turns timestamps into Dates, so one cache would hold two shapes.)
+ * - a transform (client-go's `SetTransform`): every listed object and watch event passes through it before the
+ *   cache, so a controller caches only what it reads.
  */
 import https from 'node:https';
 import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
@@ -30,6 +32,11 @@ export interface WatchInformerOptions<T extends KubernetesObject> {
   readonly minRestartDelayMs?: number;
   /** @default 10_000 */
   readonly maxRestartDelayMs?: number;
+  /**
+   * Applied to every object before it enters the cache (listed or from a watch event) and before handlers see it;
+   * may change the object in place. Deletions pass through it too, so the handlers see one shape.
+   */
+  readonly transform?: (obj: T) => T;
 }
 
 export interface WatchInformer<T extends KubernetesObject> {
@@ -49,8 +56,20 @@ export interface WatchInformer<T extends KubernetesObject> {
 
 /** An informer over one collection; call `start()`. */
 export function watchInformer<T extends KubernetesObject>(o: WatchInformerOptions<T>): WatchInformer<T> {
-  const list = () => listWire<T>(o.kc, o.path, { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
-  const lw = new ListWatch<T>(o.path, new Watch(o.kc), list, false, o.labelSelector, o.fieldSelector);
+  const t = o.transform;
+  const list = async () => {
+    const l = await listWire<T>(o.kc, o.path, { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
+    if (t) l.items = l.items.map(t);
+    return l;
+  };
+  const lw = new ListWatch<T>(
+    o.path,
+    t ? transformingWatch(new Watch(o.kc), t) : new Watch(o.kc),
+    list,
+    false,
+    o.labelSelector,
+    o.fieldSelector,
+  );
   const minDelay = o.minRestartDelayMs ?? 200;
   const maxDelay = o.maxRestartDelayMs ?? 10_000;
   let stopped = true;
@@ -111,6 +130,27 @@ export function watchInformer<T extends KubernetesObject>(o: WatchInformerOption
       await lw.stop();
     },
   };
+}
+
+/**
+ * `watch` with `transform` applied to each event's object (not to ERROR events' Status, nor BOOKMARKs, which carry
+ * no object to cache), the only place ListWatch lets an object pass before it caches it.
+ */
+function transformingWatch<T>(watch: Watch, transform: (obj: T) => T): Watch {
+  return Object.assign(Object.create(watch) as Watch, {
+    watch: (
+      path: string,
+      query: Record<string, string | number | boolean | undefined>,
+      cb: (phase: string, obj: any, w?: any) => void,
+      done: (err: any) => void,
+    ) =>
+      watch.watch(
+        path,
+        query,
+        (phase, obj, w) => cb(phase, phase === 'ERROR' || phase === 'BOOKMARK' ? obj : transform(obj as T), w),
+        done,
+      ),
+  });
 }
 
 /** A GET of a collection as wire JSON (what watch events carry), authenticated as `kc`'s current user. */

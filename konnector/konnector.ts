@@ -14,7 +14,7 @@ import { BindingReconciler } from './binding/binding.reconcile';
 import { eventRecorder } from './events';
 import { applyPatch, clientsFor, isNotFound, type Clients } from './kube/client';
 import { jsonSubset } from './kube/objects';
-import { trimManagedFields } from './kube/trim';
+import { trimForCache } from './kube/trim';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics';
 import { ProviderConnection } from './provider/connection';
 import { Connections } from './provider/connections';
@@ -66,18 +66,20 @@ export class KonnectorRuntime {
       kc: o.home ?? o.kc,
       path: pathOf(b, ns),
       log: this.log,
+      transform: trimForCache(),
     });
     this.crds = watchInformer<V1CustomResourceDefinition>({
       kc: o.kc,
       path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
       log: this.log,
+      transform: trimForCache(),
     });
     this.namespaces = watchInformer<V1Namespace>({
       kc: o.kc,
       path: '/api/v1/namespaces',
       log: this.log,
+      transform: trimForCache(),
     });
-    for (const i of [this.bindings, this.crds, this.namespaces] as WatchInformer<KubernetesObject>[]) trimManagedFields(i);
   }
 
   /** Whether the informers have listed once (readiness). */

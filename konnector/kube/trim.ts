@@ -1,25 +1,33 @@
 /**
- * Memory: informer caches hold every object whole, and `managedFields` is often the largest part of it. The
- * konnector needs none of it but its own Apply entry upstream (needsApply reads it), so the first handler registered
- * on an informer trims each object as it enters the cache: client-node's ListWatch stores the very object it hands
- * to its add/update handlers. (The machinery has no transform hook; see docs/decisions/konnector.md.)
+ * Memory: the informer caches hold only what the konnector reads. Every object passes through `trimForCache` before
+ * it enters a cache (the informer's transform, as client-go's `SetTransform`), which drops
+ * - `managedFields`, often the largest part of an object: the konnector reads none of it but its own Apply entry
+ *   upstream (needsApply reads it), kept with `keepOwn`;
+ * - kubectl's `last-applied-configuration` annotation, a second copy of the object as `kubectl apply` last sent it:
+ *   a reserved key, never copied across, never read.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { WatchInformer } from '../../controller';
 import { SYNCER_FIELD_MANAGER } from '../../exports/bind-api';
 
-/** Drops managedFields from cached objects; with `keepOwn`, keeps the konnector's own Apply entry. */
-export function trimManagedFields<T extends KubernetesObject>(inf: WatchInformer<T>, o: { keepOwn?: boolean } = {}): WatchInformer<T> {
-  const trim = (obj: T) => {
+export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The cache transform; with `keepOwn`, the konnector's own Apply entry stays in managedFields. */
+export function trimForCache<T extends KubernetesObject>(o: { keepOwn?: boolean } = {}): (obj: T) => T {
+  return (obj) => {
     const m = obj.metadata;
-    if (!m?.managedFields) return;
-    const own = o.keepOwn
-      ? m.managedFields.filter((e) => e.manager === SYNCER_FIELD_MANAGER && e.operation === 'Apply' && !e.subresource)
-      : [];
-    if (own.length) m.managedFields = own;
-    else delete m.managedFields;
+    if (!m) return obj;
+    if (m.managedFields) {
+      const own = o.keepOwn
+        ? m.managedFields.filter((e) => e.manager === SYNCER_FIELD_MANAGER && e.operation === 'Apply' && !e.subresource)
+        : [];
+      if (own.length) m.managedFields = own;
+      else delete m.managedFields;
+    }
+    if (m.annotations && LAST_APPLIED in m.annotations) {
+      const { [LAST_APPLIED]: _, ...rest } = m.annotations;
+      if (Object.keys(rest).length) m.annotations = rest;
+      else delete m.annotations;
+    }
+    return obj;
   };
-  inf.on('add', trim);
-  inf.on('update', trim);
-  return inf;
 }

@@ -68,6 +68,46 @@ describe('informer and controller on a real API server', () => {
     }
   });
 
+  it('passes listed objects and watch events through its transform before the cache and the handlers', async () => {
+    const kube = kubeFor(cp.clusters.ctl!);
+    const ns = 'default';
+    await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'listed' }, data: { v: '1' } } });
+    const informer = watchInformer<V1ConfigMap>({
+      kc: kube.config,
+      path: `/api/v1/namespaces/${ns}/configmaps`,
+      transform: (o) => {
+        delete o.metadata?.managedFields;
+        o.data = { ...o.data, seen: 'transformed' };
+        return o;
+      },
+    });
+    const handed: V1ConfigMap[] = [];
+    informer.on('add', (o) => handed.push(o));
+    informer.on('update', (o) => handed.push(o));
+    await informer.start();
+    await informer.synced;
+    try {
+      await kube.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'watched' }, data: { v: '1' } } });
+      await kube.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/listed`, { data: { v: '2' } }, 'application/merge-patch+json');
+      await eventually('the add and the update', async () =>
+        informer.get('watched', ns) && informer.get('listed', ns)?.data?.v === '2' ? true : undefined,
+      );
+      // The API server sets managedFields on every write: only the transform took them away.
+      expect((await kube.core.readNamespacedConfigMap({ namespace: ns, name: 'watched' })).metadata?.managedFields?.length).toBeGreaterThan(
+        0,
+      );
+      for (const name of ['listed', 'watched']) {
+        expect(informer.get(name, ns)?.metadata?.managedFields, name).toBeUndefined();
+        expect(informer.get(name, ns)?.data?.seen, name).toBe('transformed');
+      }
+      expect(handed.length).toBeGreaterThanOrEqual(3);
+      for (const o of handed) expect(o.data?.seen, `${o.metadata?.name} as handed to a handler`).toBe('transformed');
+    } finally {
+      await informer.stop();
+      for (const name of ['listed', 'watched']) await kube.core.deleteNamespacedConfigMap({ namespace: ns, name });
+    }
+  });
+
   it('reconciles from the cache: a controller keeps a copy of every ConfigMap labelled source', async () => {
     const kube = kubeFor(cp.clusters.ctl!);
     const ns = await testNamespace(kube, 'ctl');

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { watchInformer, type Controller } from '../../../controller';
 import type { AcceptablePermissionClaim, APIServiceNamespace } from '../../../exports/bind-api';
 import { NamespacedInformers } from '../../kube/namespaced-informers';
-import { trimManagedFields } from '../../kube/trim';
+import { trimForCache } from '../../kube/trim';
 import { fromWire, type Obj, type ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
@@ -42,22 +42,19 @@ export class ExportSyncer {
     const { rt, conn, resource } = o;
     this.log = conn.log.child({ binding: o.name, resource: `${resource.resource}.${resource.group}` });
     const base = { group: resource.group, version: resource.version, plural: resource.resource };
-    const consumer = trimManagedFields(
-      watchInformer<KubernetesObject>({
-        kc: rt.consumer.kc,
-        path: `/apis/${resource.group}/${resource.version}/${resource.resource}`,
-        log: this.log,
-      }),
-    );
+    const consumer = watchInformer<KubernetesObject>({
+      kc: rt.consumer.kc,
+      path: `/apis/${resource.group}/${resource.version}/${resource.resource}`,
+      log: this.log,
+      transform: trimForCache(),
+    });
     const provider = new NamespacedInformers((ns) =>
-      trimManagedFields(
-        watchInformer<KubernetesObject>({
-          kc: conn.kc,
-          path: `/apis/${resource.group}/${resource.version}/namespaces/${ns}/${resource.resource}`,
-          log: this.log,
-        }),
-        { keepOwn: true },
-      ),
+      watchInformer<KubernetesObject>({
+        kc: conn.kc,
+        path: `/apis/${resource.group}/${resource.version}/namespaces/${ns}/${resource.resource}`,
+        log: this.log,
+        transform: trimForCache({ keepOwn: true }),
+      }),
     );
     this.x = { rt, conn, resource, statusSubresource: o.statusSubresource, name: o.name, log: this.log, consumer, provider };
     this.claims = o.claims.map((c) => claimSync(this.x, c.resource as ClaimedResource, c.selector?.names ?? ['*']));

@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import { watchInformer, type InformerEvent, type WatchInformer } from '../../../../controller';
 import { CLAIMED_ROLE } from '../../../../exports/bind-api';
 import { messageOf } from '../../../kube/client';
+import { trimForCache } from '../../../kube/trim';
 
 export interface ClaimedSourceOptions {
   readonly kc: KubeConfig;
@@ -57,6 +58,7 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
   let wide: WatchInformer<KubernetesObject> | undefined;
   /** Per object: the Role, and one informer per shared name. */
   let role: WatchInformer<KubernetesObject> | undefined;
+  const trim = trimForCache();
   const named = new Map<string, WatchInformer<KubernetesObject>>();
   let markSynced: () => void = () => {};
   const synced = new Promise<void>((r) => (markSynced = r));
@@ -72,7 +74,7 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
     }
     for (const name of want) {
       if (named.has(name) || stopped) continue;
-      const inf = watchInformer<KubernetesObject>({ kc: o.kc, path, fieldSelector: `metadata.name=${name}`, log: o.log });
+      const inf = watchInformer<KubernetesObject>({ kc: o.kc, path, fieldSelector: `metadata.name=${name}`, log: o.log, transform: trim });
       forward(inf);
       named.set(name, inf);
       void inf.start();
@@ -95,7 +97,7 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
     }
     if (stopped) return;
     if (allowed) {
-      wide = watchInformer<KubernetesObject>({ kc: o.kc, path, log: o.log });
+      wide = watchInformer<KubernetesObject>({ kc: o.kc, path, log: o.log, transform: trim });
       forward(wide);
       void wide.synced.then(markSynced);
       await wide.start();

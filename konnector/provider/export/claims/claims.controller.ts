@@ -10,7 +10,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { Annotations } from '../../../../exports/bind-api';
 import { isConflict, isNotFound } from '../../../kube/client';
 import { NamespacedInformers } from '../../../kube/namespaced-informers';
-import { trimManagedFields } from '../../../kube/trim';
+import { trimForCache } from '../../../kube/trim';
 import { fromWire, isDeleting, keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { consumerObj, providerObj, resourceApiVersion, syncController, type ExportContext } from '../context';
@@ -36,14 +36,13 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
     claimedSource({ kc: conn.kc, authz: conn.clients.authz, namespace: ns, resource, log: x.log }),
   );
   const selector = `${Annotations.resourceOwner}=Provider`;
-  const targets = trimManagedFields(
-    watchInformer<KubernetesObject>({
-      kc: rt.consumer.kc,
-      path: `/api/v1/${resource}`,
-      labelSelector: selector,
-      log: x.log,
-    }),
-  );
+  const targets = watchInformer<KubernetesObject>({
+    kc: rt.consumer.kc,
+    path: `/api/v1/${resource}`,
+    labelSelector: selector,
+    log: x.log,
+    transform: trimForCache(),
+  });
   const watch = new Stopwatch();
   const apiVersion = resourceApiVersion(x);
   const controller = syncController(
