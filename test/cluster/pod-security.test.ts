@@ -50,10 +50,11 @@ describe('Pod Security restricted', () => {
     ns = await testNamespace(kube, 'psa');
     const labels = { 'pod-security.kubernetes.io/enforce': 'restricted' };
     await requireOk(kube, 'PATCH', `/api/v1/namespaces/${ns}`, { metadata: { labels } }, 'application/merge-patch+json');
-    // The backend, the konnector and the function's runtime.
+    // The backend, the konnector, and the runtimes of provider-kubernetes and the function.
     expect(templates.map((t) => t.name).sort()).toEqual([
       'Deployment klutch-bind-backend/klutch-bind-backend',
       'Deployment klutch-bind/konnector',
+      'DeploymentRuntimeConfig crossplane-contrib-provider-kubernetes',
       'DeploymentRuntimeConfig klutch-kit-function-dataservices',
     ]);
     const results: string[] = [];

@@ -14,7 +14,8 @@ function route(options) {
   const host = options.host ?? options.hostname;
   const to = routes[`${host}:${options.port}`];
   if (to !== undefined) return { ...options, host: '127.0.0.1', hostname: '127.0.0.1', port: to, servername: options.servername || host };
-  if (!loopback(host)) throw new Error(`host-routes: refusing a connection to ${host}:${options.port}: only loopback is reachable from the host`);
+  if (!loopback(host))
+    throw new Error(`host-routes: refusing a connection to ${host}:${options.port}: only loopback is reachable from the host`);
   return options;
 }
 
