@@ -331,7 +331,12 @@ describe('the install bundle on a control plane, the backend as Pods', () => {
   );
 
   it('answers through its Service on the public URL: /export names the authorize URL of its public address', async () => {
-    const page = await new Browser({ ca: [backendCa] }).get(`${publicUrl}/export`);
+    // kube-proxy programs the Service's rules after the endpoints turn ready, a moment after the Pods do: until then the
+    // connection through the bridge is dropped, as on any cluster. Wait for the first answer, then judge it.
+    const browser = new Browser({ ca: [backendCa] });
+    const page = await eventually(`the backend Service to answer ${publicUrl}/export`, () =>
+      browser.get(`${publicUrl}/export`).catch(() => undefined),
+    );
     expect(page.status, page.body).toBe(200);
     const doc = JSON.parse(page.body);
     expect(doc.authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toBe(`${publicUrl}/authorize`);
