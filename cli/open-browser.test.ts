@@ -9,7 +9,8 @@ describe('opening the browser', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-browser-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const browser = join(dir, 'browser');
-    writeFileSync(browser, `#!/bin/sh\necho "$1" > ${join(dir, 'opened')}\n`);
+    // Written aside and renamed: the poll below must not see the file that `>` creates before echo has written it.
+    writeFileSync(browser, `#!/bin/sh\necho "$1" > ${join(dir, 'opening')} && mv ${join(dir, 'opening')} ${join(dir, 'opened')}\n`);
     chmodSync(browser, 0o755);
     expect(await openBrowser('http://example.test/authorize?c=1&p=2&s=3', { BROWSER: browser })).toBe(true);
     await expect.poll(() => existsSync(join(dir, 'opened'))).toBe(true);

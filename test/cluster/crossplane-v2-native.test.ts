@@ -493,7 +493,12 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
         120_000,
       );
       expect([ref.apiVersion, ref.kind], n).toEqual(['kubernetes.m.crossplane.io/v1alpha1', 'Object']);
-      const object = await requireOk(control, 'GET', `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects/${ref.name}`);
+      // The composite can name its Object a moment before the Object is there to read (seen on a loaded machine).
+      const object = await eventually(
+        `the Object ${ns}/${ref.name} of ${n}`,
+        () => getObject(control, `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects/${ref.name}`),
+        60_000,
+      );
       const manifest = object.spec.forProvider.manifest as Obj;
       expect([manifest.apiVersion, manifest.metadata.name, manifest.metadata.namespace], n).toEqual([
         'dataservices.anynines.com/v1',
