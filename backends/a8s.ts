@@ -10,16 +10,19 @@
  * composite's namespace beside the a8s object, with the platform's ClusterProviderConfig.
  */
 import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform, Wrapper } from '../recipe';
-import { CLUSTER_PROVIDER_CONFIG_KIND, KUBERNETES_PROVIDER_CONFIG, NAMESPACED_OBJECT_WRAPPER, WATCH_WRAPPED } from './kubernetes-object';
+import {
+  CLUSTER_PROVIDER_CONFIG_KIND,
+  KUBERNETES_PROVIDER_CONFIG,
+  kubernetesObject,
+  NAMESPACED_OBJECT_WRAPPER,
+  OBJECT_STATUS,
+  OBJECT_WRAPPER,
+} from './kubernetes-object';
 
 export const A8S = 'a8s';
 
 /** provider-kubernetes' Object, the version whose schema ships in schemas/provider-kubernetes (its storage version). */
-export const A8S_WRAPPER: Wrapper = {
-  apiVersion: 'kubernetes.crossplane.io/v1alpha2',
-  kind: 'Object',
-  manifestAt: 'spec.forProvider.manifest',
-};
+export const A8S_WRAPPER: Wrapper = OBJECT_WRAPPER;
 
 /** provider-kubernetes' namespaced Object, the a8s wrapper on the v2 target. */
 export const A8S_NAMESPACED_WRAPPER: Wrapper = NAMESPACED_OBJECT_WRAPPER;
@@ -31,10 +34,7 @@ export const A8S_PROVIDER_CONFIG = KUBERNETES_PROVIDER_CONFIG;
 export const A8S_PROVIDER_CONFIG_KIND = CLUSTER_PROVIDER_CONFIG_KIND;
 
 /** The wrapped a8s object's observed status and the Object's conditions, copied to `status.managed`. */
-export const A8S_STATUS: readonly StatusMapping[] = [
-  { from: 'status.atProvider.manifest.status', to: 'status.managed' },
-  { from: 'status.conditions', to: 'status.managed.conditions' },
-];
+export const A8S_STATUS: readonly StatusMapping[] = OBJECT_STATUS;
 
 /**
  * As A8S_STATUS, but `status.managed.conditions` shows the a8s object's own conditions once it reports any (a
@@ -97,23 +97,15 @@ export interface A8sObjectProps {
 
 /** A recipe for one a8s object, wrapped in a provider-kubernetes Object (on the v2 target: the namespaced one). */
 export function a8sObject(p: A8sObjectProps): Recipe {
-  const readiness: FieldMapping[] = [{ to: 'spec.readiness', value: p.readiness }, WATCH_WRAPPED];
-  const providerConfig = { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG };
-  const connectionSecret = p.connectionSecretSuffix ? { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } : undefined;
-  return {
+  return kubernetesObject({
     resource: p.resource,
-    wrapper: { ...A8S_WRAPPER, fields: readiness },
-    providerConfig,
     fields: p.fields,
-    ...(connectionSecret ? { connectionSecret } : {}),
+    readiness: p.readiness,
+    providerConfigName: p.providerConfigName,
     status: p.conditions === 'own' ? A8S_OWN_STATUS : A8S_STATUS,
     errorPaths: A8S_ERROR_PATHS,
-    v2: {
-      wrapper: { ...A8S_NAMESPACED_WRAPPER, fields: readiness },
-      providerConfig: { ...providerConfig, kind: A8S_PROVIDER_CONFIG_KIND },
-      ...(connectionSecret ? { connectionSecret: { ...connectionSecret, local: true } } : {}),
-    },
-  };
+    ...(p.connectionSecretSuffix ? { connectionSecret: { nameSuffix: p.connectionSecretSuffix, fromSecret: A8S_BINDING_SECRET } } : {}),
+  });
 }
 
 /** The a8s PostgreSQL kind every a8s operation refers to. */

@@ -1,6 +1,6 @@
 /**
  * The CloudNativePG backend: PostgreSQL on Kubernetes run by the open-source CloudNativePG operator
- * (postgresql.cnpg.io), composed as a8s is, through provider-kubernetes Objects. Everything the backend means for a
+ * (postgresql.cnpg.io), composed as a8s is, through provider-kubernetes Objects (`kubernetesObject()`). Everything the backend means for a
  * recipe is here: the CNPG `Cluster` an instance becomes (plan → instances, storage and resources; parameters →
  * `spec.postgresql.parameters`, strings as CNPG wants them), when it is ready, where its status is read, and how a
  * binding's credentials are assembled into the keys of Klutch's a8s binding (docs/decisions/cloudnative-pg.md).
@@ -11,8 +11,7 @@
  * through the recipe vocabulary the a8s binding already uses.
  */
 import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from '../recipe';
-import { A8S_NAMESPACED_WRAPPER, A8S_PROVIDER_CONFIG, A8S_PROVIDER_CONFIG_KIND, A8S_WRAPPER } from './a8s';
-import { WATCH_WRAPPED } from './kubernetes-object';
+import { kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 export const CNPG = 'cnpg';
 
@@ -36,10 +35,7 @@ export const CNPG_CLUSTER_READY = {
 } as const;
 
 /** The Cluster's observed status (phase, phaseReason, readyInstances, its conditions) and the Object's conditions. */
-export const CNPG_STATUS: readonly StatusMapping[] = [
-  { from: 'status.atProvider.manifest.status', to: 'status.managed' },
-  { from: 'status.conditions', to: 'status.managed.conditions' },
-];
+export const CNPG_STATUS: readonly StatusMapping[] = OBJECT_STATUS;
 
 /** The suffix of the LoadBalancer Service each instance gets beside CNPG's own `-rw`/`-ro`/`-r` (ClusterIP) ones. */
 export const CNPG_EXTERNAL_SERVICE_SUFFIX = '-external';
@@ -92,29 +88,6 @@ export function checkCnpgOffering(o: CnpgOffering, fail: (field: string, problem
   }
 }
 
-/** provider-kubernetes' Object around one namespaced object, as a8s composes; on the v2 target the namespaced Object. */
-function cnpgObject(p: {
-  resource: { apiVersion: string; kind: string };
-  fields: readonly FieldMapping[];
-  wrapperFields: readonly FieldMapping[];
-  providerConfigName?: string;
-}): Recipe {
-  const providerConfig = { name: p.providerConfigName ?? A8S_PROVIDER_CONFIG };
-  // Reconciled when the wrapped object changes (provider-kubernetes --enable-watches), as every Object we compose.
-  const wrapperFields = [...p.wrapperFields, WATCH_WRAPPED];
-  return {
-    resource: p.resource,
-    wrapper: { ...A8S_WRAPPER, fields: wrapperFields },
-    providerConfig,
-    fields: p.fields,
-    status: CNPG_STATUS,
-    v2: {
-      wrapper: { ...A8S_NAMESPACED_WRAPPER, fields: wrapperFields },
-      providerConfig: { ...providerConfig, kind: A8S_PROVIDER_CONFIG_KIND },
-    },
-  };
-}
-
 export interface CnpgInstanceProps {
   readonly offering: CnpgOffering;
   /** Claim parameter → PostgreSQL setting name (`maxConnections` → `max_connections`). */
@@ -132,9 +105,11 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
   const asString: Transform = { type: 'format', format: '%s' };
   const external = 'spec.managed.services.additional[0]';
   return {
-    ...cnpgObject({
+    ...kubernetesObject({
       resource: CNPG_CLUSTER,
       providerConfigName: o.providerConfigName,
+      readiness: CNPG_CLUSTER_READY,
+      status: CNPG_STATUS,
       fields: [
         { from: 'spec.service', to: 'spec.imageName', required: true, transforms: [{ type: 'map', map: o.images }] },
         // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`.
@@ -149,7 +124,6 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
           transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
         },
       ],
-      wrapperFields: [{ to: 'spec.readiness', value: CNPG_CLUSTER_READY }],
     }),
     parametersTo: 'spec.postgresql.parameters',
     parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
@@ -200,9 +174,12 @@ function copyFrom(i: number, kind: 'Secret' | 'Service', suffix: string, fieldPa
  */
 export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): Recipe {
   const lb = 'status.loadBalancer.ingress[0].ip';
-  const recipe = cnpgObject({
+  const fromSecret = { at: 'spec.connectionDetails', nameSuffix: CNPG_BINDING_SECRET_SUFFIX, keys: [...CNPG_BINDING_KEYS] };
+  return kubernetesObject({
     resource: { apiVersion: 'v1', kind: 'Secret' },
     providerConfigName: p.providerConfigName,
+    status: CNPG_STATUS,
+    connectionSecret: { nameSuffix: '-creds', fromSecret },
     fields: [
       {
         from: CLAIM_NAME,
@@ -219,12 +196,6 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       ...copyFrom(3, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.instance_service'),
     ],
   });
-  const fromSecret = { at: 'spec.connectionDetails', nameSuffix: CNPG_BINDING_SECRET_SUFFIX, keys: [...CNPG_BINDING_KEYS] };
-  return {
-    ...recipe,
-    connectionSecret: { nameSuffix: '-creds', fromSecret },
-    v2: { ...recipe.v2, connectionSecret: { nameSuffix: '-creds', fromSecret, local: true } },
-  };
 }
 
 /**

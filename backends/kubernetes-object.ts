@@ -1,9 +1,18 @@
 /**
- * provider-kubernetes' namespaced Object (`kubernetes.m.crossplane.io`, provider-kubernetes v1.x), the wrapper every
- * backend uses on the Crossplane v2 target, where a namespaced composite may compose only namespaced resources: the
- * a8s objects (namespaced themselves) and provider-anynines' managed resources (cluster-scoped) go inside one.
+ * provider-kubernetes' Object, the wrapper of every backend whose resources are Kubernetes objects (a8s, cnpg): the
+ * legacy cluster-scoped Object (`kubernetes.crossplane.io`) on the v1 target, the namespaced one
+ * (`kubernetes.m.crossplane.io`, provider-kubernetes v1.x) on the Crossplane v2 target, where a namespaced composite
+ * may compose only namespaced resources: the a8s and cnpg objects (namespaced themselves) and provider-anynines'
+ * managed resources (cluster-scoped) go inside one. `kubernetesObject()` is the one way a backend wraps an object.
  */
-import type { FieldMapping, Wrapper } from '../recipe';
+import type { ConnectionSecret, FieldMapping, Recipe, StatusMapping, Wrapper } from '../recipe';
+
+/** provider-kubernetes' legacy Object, the version whose schema ships in schemas/provider-kubernetes (its storage version). */
+export const OBJECT_WRAPPER: Wrapper = {
+  apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+  kind: 'Object',
+  manifestAt: 'spec.forProvider.manifest',
+};
 
 /** provider-kubernetes' namespaced Object (v1.x; the schema ships in schemas/provider-kubernetes), for the v2 target. */
 export const NAMESPACED_OBJECT_WRAPPER: Wrapper = {
@@ -31,3 +40,53 @@ export const CLUSTER_PROVIDER_CONFIG_KIND = 'ClusterProviderConfig';
  * Measured in bench/readiness; docs/decisions/readiness-lag.md.
  */
 export const WATCH_WRAPPED: FieldMapping = { to: 'spec.watch', value: true };
+
+/** The wrapped object's observed status and the Object's conditions, copied to `status.managed`. */
+export const OBJECT_STATUS: readonly StatusMapping[] = [
+  { from: 'status.atProvider.manifest.status', to: 'status.managed' },
+  { from: 'status.conditions', to: 'status.managed.conditions' },
+];
+
+export interface KubernetesObjectProps {
+  /** The wrapped object's apiVersion and kind. */
+  readonly resource: { readonly apiVersion: string; readonly kind: string };
+  /** Fields of the wrapped object. */
+  readonly fields: readonly FieldMapping[];
+  /** When the Object (and so the claim) is ready: provider-kubernetes' `spec.readiness`. @default its SuccessfulCreate */
+  readonly readiness?: Readonly<Record<string, unknown>>;
+  /** Further fields of the Object itself (`spec.references`). */
+  readonly wrapperFields?: readonly FieldMapping[];
+  /** @default kubernetes-provider */
+  readonly providerConfigName?: string;
+  /** @default OBJECT_STATUS */
+  readonly status?: readonly StatusMapping[];
+  readonly errorPaths?: readonly string[];
+  /** The claim's `<claim-name><nameSuffix>`, published from a Secret the backend writes (`fromSecret`). */
+  readonly connectionSecret?: ConnectionSecret;
+}
+
+/**
+ * A recipe for one namespaced Kubernetes object inside provider-kubernetes' Object, created in the claim's namespace;
+ * on the v2 target inside the namespaced Object with the platform's ClusterProviderConfig, writing the claim's
+ * Secret into its own namespace. Every Object watches its wrapped object (WATCH_WRAPPED).
+ */
+export function kubernetesObject(p: KubernetesObjectProps): Recipe {
+  const readiness: FieldMapping[] = p.readiness ? [{ to: 'spec.readiness', value: p.readiness }] : [];
+  const fields: FieldMapping[] = [...readiness, ...(p.wrapperFields ?? []), WATCH_WRAPPED];
+  const providerConfig = { name: p.providerConfigName ?? KUBERNETES_PROVIDER_CONFIG };
+  const cs = p.connectionSecret;
+  return {
+    resource: p.resource,
+    wrapper: { ...OBJECT_WRAPPER, fields },
+    providerConfig,
+    fields: p.fields,
+    ...(cs ? { connectionSecret: cs } : {}),
+    status: p.status ?? OBJECT_STATUS,
+    ...(p.errorPaths ? { errorPaths: p.errorPaths } : {}),
+    v2: {
+      wrapper: { ...NAMESPACED_OBJECT_WRAPPER, fields },
+      providerConfig: { ...providerConfig, kind: CLUSTER_PROVIDER_CONFIG_KIND },
+      ...(cs ? { connectionSecret: { ...cs, local: true } } : {}),
+    },
+  };
+}
