@@ -323,7 +323,7 @@ describe('crank render with the bundled function', () => {
     // On Crossplane v2 the developer writes the XR and its labels; crossplane.io/claim-* must not steer the function.
     const v2 = render({ apis, outdir: 'unused', target: 'v2' });
     const problems: string[] = [];
-    for (const backend of ['a9s', 'a8s'] as const) {
+    for (const backend of ['a9s', 'a8s', 'cnpg'] as const) {
       const api = apis.find((a) => a.name === 'servicebinding') as Api;
       const composition = v2.get(`packages/dataservices/apis/servicebinding/composition.yaml`) as string;
       const example = exampleClaim(api, backend, 'v2') as Obj;
@@ -344,17 +344,23 @@ describe('crank render with the bundled function', () => {
       // namespace; nothing reads them there): only the names, namespaces and references the function writes count.
       const text = JSON.stringify(composed.map((d) => ({ ...d, metadata: { ...d.metadata, labels: undefined } })));
       if (/victim|their-binding/.test(text)) problems.push(`${backend}: the hostile labels reached ${text}`);
-      // a9s: the cluster-scoped MR inside the Object names the namespace; a8s: the namespaced Object writes into its
-      // own, the composite's.
+      // a9s: the cluster-scoped MR inside the Object names the namespace; a8s and cnpg: the namespaced Object writes
+      // into its own, the composite's.
       const secret = (backend === 'a9s' ? composed[0]?.spec?.forProvider?.manifest : composed[0])?.spec?.writeConnectionSecretToRef;
       const want = backend === 'a9s' ? { name: 'app-binding-creds', namespace: 'team-b' } : { name: 'app-binding-creds' };
       if (JSON.stringify(secret) !== JSON.stringify(want)) problems.push(`${backend}: connection Secret ${JSON.stringify(secret)}`);
       const manifest = composed[0]?.spec?.forProvider?.manifest;
       if (backend === 'a8s' && (manifest?.metadata?.namespace !== 'team-b' || manifest?.spec?.instance?.namespace !== 'team-b'))
         problems.push(`a8s: the binding or its instance is outside team-b: ${JSON.stringify(manifest)}`);
+      if (backend === 'cnpg' && manifest?.metadata?.namespace !== 'team-b')
+        problems.push(`cnpg: the binding's Secret is outside team-b: ${JSON.stringify(manifest?.metadata)}`);
+      // cnpg copies the instance's user and address: every reference reads in team-b.
+      const refs: Obj[] = (composed[0]?.spec?.references ?? []).map((r: Obj) => r.patchesFrom);
+      if (backend === 'cnpg' && (refs.length === 0 || refs.some((r) => r?.namespace !== 'team-b')))
+        problems.push(`cnpg: references read outside team-b: ${JSON.stringify(refs)}`);
       const details: Obj[] = composed[0]?.spec?.connectionDetails ?? [];
-      if (backend === 'a8s' && (details.length === 0 || details.some((d) => d.namespace !== 'team-b')))
-        problems.push(`a8s: connection details read outside team-b: ${JSON.stringify(details)}`);
+      if (backend !== 'a9s' && (details.length === 0 || details.some((d) => d.namespace !== 'team-b')))
+        problems.push(`${backend}: connection details read outside team-b: ${JSON.stringify(details)}`);
     }
     expect(problems).toEqual([]);
   });
