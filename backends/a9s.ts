@@ -6,7 +6,8 @@
  *
  * On the v2 target (Crossplane v2's namespaced composites, which may compose only namespaced resources) the managed
  * resource, which provider-anynines has only cluster-scoped, is wrapped in provider-kubernetes' namespaced Object in
- * the composite's namespace (as a8s is), named `<namespace>.<name>`; the MR still publishes `<claim>-creds` itself
+ * the composite's namespace (as a8s is), named `<namespace>.<name>`, or — after a move from the v1 package — wrapping
+ * the MR the v1 composite made for the same claim, by its name; the MR still publishes `<claim>-creds` itself
  * (docs/decisions/crossplane-v2.md).
  */
 import type { FieldMapping, LabelMapping, ParameterMapping, ProviderConfigSelector, Recipe, StatusMapping } from '../recipe';
@@ -59,6 +60,8 @@ export function a9sOnV2(r: Recipe): NonNullable<Recipe['v2']> {
       ...NAMESPACED_OBJECT_WRAPPER,
       clusterScoped: true,
       manifestProviderConfig: r.providerConfig,
+      // The MR the v1 package composed for the same claim (generated name) is wrapped as it is, not provisioned again.
+      adoptByClaimLabels: true,
       fields: [{ to: 'spec.readiness', value: { policy: 'DeriveFromObject' } }, WATCH_WRAPPED],
     },
     providerConfig: { name: KUBERNETES_PROVIDER_CONFIG, kind: CLUSTER_PROVIDER_CONFIG_KIND },

@@ -112,6 +112,16 @@ export interface Wrapper {
    * wrapper's.
    */
   readonly manifestProviderConfig?: ProviderConfigSelector;
+  /**
+   * Before it composes a wrapper for the first time, the function asks Crossplane for objects of the wrapped kind
+   * that carry the claim labels (`crossplane.io/claim-name`, `crossplane.io/claim-namespace`) and the wrapped
+   * resource's own `spec.providerConfigRef.name`: if one exists — the managed resource the `v1` package composed for
+   * the same claim, left in place by the move to `v2` — the wrapper wraps it by its name instead of creating a new
+   * one; two or more are refused, naming them. Once composed, the wrapper keeps the name it wraps. Only the platform
+   * writes cluster-scoped managed resources and their claim labels, so a composite finds only its own claim's.
+   * @default false
+   */
+  readonly adoptByClaimLabels?: boolean;
 }
 
 /** Writes the composed resource's connection details to `<claim-name><nameSuffix>` in the claim's namespace. */
@@ -167,6 +177,18 @@ export interface Recipe {
    * "fail" (`failed`, `Failed`, `failure`) fails the composite with the backend's message.
    */
   readonly failedStatePaths?: readonly string[];
+  /**
+   * Values at `failedStatePaths` that mean failure although they do not start with "fail": a backend whose state is
+   * a phase sentence (CloudNativePG's "Unable to create required cluster objects").
+   */
+  readonly failedStates?: readonly string[];
+  /**
+   * Where the backend says what it is doing (its phase, the phase's reason). While the resource is neither ready
+   * nor failing, the composite and the claim get the DataServiceReady condition False, reason `Provisioning`, with
+   * these values as its message; a failure found at `failedStatePaths` carries them too. Without it nothing is
+   * reported while the backend progresses.
+   */
+  readonly progressPaths?: readonly string[];
   /**
    * Where the backend reports an error in the observed composed resource; a non-empty string there fails the
    * composite with it as the message (the a8s operators' `status.error`).

@@ -15,6 +15,7 @@ import {
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '@crossplane-org/function-sdk-typescript';
+import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
 import { selectInput } from './select-input';
 import { CONDITION_TYPE, observeStatus } from './status';
@@ -86,8 +87,16 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
 
   const observed = req.observed?.resources?.[composedResourceName(input)]?.resource;
   let composed;
+  let adoption;
   try {
     composed = composeResource(input, composite, isObj(observed) ? observed : undefined);
+    adoption = adoptWrapped(
+      input,
+      composed.resource,
+      isObj(observed) ? observed : undefined,
+      requiredResources(req),
+      `(composition ${comp})`,
+    );
   } catch (e) {
     if (e instanceof ComposeError) return fail(rsp, e.message);
     throw e;
@@ -99,6 +108,14 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     return fail(rsp, `cannot map the status of ${composed.name} (composition ${comp}): ${(e as Error).message}`);
   }
 
+  if (adoption.requirement) {
+    const r = rsp.requirements;
+    rsp.requirements = {
+      extraResources: r?.extraResources ?? {},
+      resources: { ...(r?.resources ?? {}), [ADOPT_REQUIREMENT]: adoption.requirement },
+      schemas: r?.schemas ?? {},
+    };
+  }
   const desired = rsp.desired as NonNullable<RunFunctionResponse['desired']>;
   const resource: Resource = {
     resource: composed.resource,
@@ -135,6 +152,13 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     });
   }
   return rsp;
+}
+
+/** What Crossplane found for the adoption requirement; undefined until the function asked (adopt.ts). */
+function requiredResources(req: RunFunctionRequest): Obj[] | undefined {
+  const found = req.requiredResources?.[ADOPT_REQUIREMENT];
+  if (!found) return undefined;
+  return (found.items ?? []).map((i) => i.resource).filter(isObj);
 }
 
 /** One run, in process: never throws, always answers with the request's tag. */
