@@ -7,10 +7,10 @@
 import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { Controller, type RateLimit, watchInformer, type WatchInformer } from '../controller';
+import { type RateLimit, watchInformer, type WatchInformer } from '../controller';
 import { sleep, untilAborted } from '../lib/abort';
 import { apiServiceBindingCrd, SYNCER_FIELD_MANAGER } from '../exports/bind-api';
-import { BindingReconciler } from './binding/binding.reconcile';
+import { bindingController, type BindingController } from './binding/binding.controller';
 import { eventRecorder } from './events';
 import { applyPatch, clientsFor, isNotFound, type Clients } from './kube/client';
 import { jsonSubset } from './kube/objects';
@@ -109,35 +109,29 @@ export class KonnectorRuntime {
       namespaces: this.namespaces,
       kubeconfigSecret: (namespace, name) => this.secrets.get(namespace)?.get(name, namespace),
     };
-    let ctl: Controller | undefined;
-    let reconciler: BindingReconciler | undefined;
+    let bc: BindingController | undefined;
+    const enqueue = (keys: readonly string[] | undefined) => keys?.forEach((k) => bc?.controller.enqueue(k));
     const connections = new Connections<ProviderConnection>((key, source) => {
       const conn = new ProviderConnection(key, source, rt);
-      const byName = (e: KubernetesObject) => reconciler?.keysNamed(e.metadata!.name!).filter((k) => connections.of(k) === conn) ?? [];
       for (const event of ['add', 'update', 'delete'] as const) {
-        conn.exports.on(event, (e) => byName(e).forEach((k) => ctl?.enqueue(k)));
-        conn.clusterBindings.on(event, () => reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k)));
+        conn.exports.on(event, (e) => enqueue(bc?.keysNamed(e.metadata!.name!, conn)));
+        conn.clusterBindings.on(event, () => enqueue(bc?.keysOf(conn)));
       }
-      conn.statusChanged = () => reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k));
+      conn.statusChanged = () => enqueue(bc?.keysOf(conn));
       conn.start();
       void Promise.all([conn.clusterBindings.synced, conn.exports.synced, conn.serviceNamespaces.synced]).then(() =>
-        reconciler?.keysOf(conn).forEach((k) => ctl?.enqueue(k)),
+        enqueue(bc?.keysOf(conn)),
       );
       return conn;
     });
-    reconciler = new BindingReconciler({
+    bc = bindingController({
       rt,
       bindings: this.bindings,
       crds: this.crds,
       connections,
-      watchSecrets: (namespace) =>
-        this.watchSecrets(namespace, (s) => reconciler!.keysUsingSecret(namespace, s.metadata!.name!).forEach((k) => ctl?.enqueue(k))),
-      enqueue: (k) => ctl?.enqueue(k),
+      watchSecrets: (namespace, onChange) => this.watchSecrets(namespace, onChange),
     });
-    const r = reconciler;
-    ctl = new Controller({ name: 'bindings', workers: 4, log: this.log, registry: o.registry, reconcile: (key) => r.reconcile(key) });
-    ctl.watch(this.bindings, (b) => [`${b.metadata!.namespace}/${b.metadata!.name}`]);
-    ctl.watch(this.crds, (c) => r.keysNamed(c.metadata!.name!));
+    const { controller: ctl, stopAll } = bc;
 
     const informers = [this.bindings, this.crds, this.namespaces];
     for (const i of informers) void i.start();
@@ -146,7 +140,7 @@ export class KonnectorRuntime {
     try {
       if (!signal.aborted) await ctl.run(signal);
     } finally {
-      await r.stopAll();
+      await stopAll();
       await connections.stopAll();
       await Promise.all([...informers, ...this.secrets.values()].map((i) => i.stop()));
       this.secrets.clear();

@@ -27,10 +27,13 @@ import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
 import {
   KUBECONFIG_SECRET_KEY,
   READY_CONDITION,
+  sameConditions,
+  setCondition,
   type APIServiceBinding,
   type AppClusterBinding,
   type AppClusterBindingStatus,
   type Condition,
+  type ConditionInput,
   type PermissionClaim,
 } from '../../exports/bind-api';
 import { checkAppClusterKubeconfig, type AppClusterKubeconfig } from '../../exports/bind-api/app-cluster-kubeconfig';
@@ -38,7 +41,6 @@ import { boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, describeCheck, type Acces
 import { apiName, mayBind, type BindIdentity, type DefaultBindPolicy } from '../authz/bind-policy';
 import type { Refusal } from '../authz/refusals';
 import type { Exportable } from '../exportable';
-import { sameConditions, setCondition } from './conditions';
 import {
   acbGroup,
   acbIdentity,
@@ -106,7 +108,7 @@ const WAIT_MS = 2_000;
 /** Backoff for an unreachable app cluster: 5 s doubling to 5 min. */
 export const unreachableBackoffMs = (failures: number): number => Math.min(300_000, 5_000 * 2 ** Math.max(0, failures - 1));
 
-type Input = Omit<Condition, 'lastTransitionTime'>;
+type Input = ConditionInput;
 const ok = (type: string, reason: string, message?: string): Input => ({ type, status: 'True', reason, ...(message ? { message } : {}) });
 const no = (type: string, reason: string, message: string, severity: Condition['severity'] = 'Error'): Input => ({
   type,

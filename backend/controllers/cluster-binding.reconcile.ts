@@ -11,10 +11,18 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
-import { ClusterBindingConditions, HealthyReasons, READY_CONDITION, type ClusterBinding, type Condition } from '../../exports/bind-api';
+import {
+  ClusterBindingConditions,
+  HealthyReasons,
+  READY_CONDITION,
+  sameConditions,
+  setCondition,
+  type ClusterBinding,
+  type Condition,
+  type ConditionInput,
+} from '../../exports/bind-api';
 import { BackendAnnotations } from '../labels';
 import { parseGoDuration } from '../../lib/duration';
-import { sameConditions, setCondition } from './conditions';
 
 export const MAX_DRIFT_MS = 10_000;
 export const ABANDONED_AFTER_MS = 720 * 3_600_000;
@@ -91,7 +99,7 @@ export async function reconcileClusterBinding(
   if (!b || b.metadata.deletionTimestamp || !ref.namespace) return;
   const now = d.now?.() ?? Date.now();
   const h = health(b.status, now);
-  const healthy: Omit<Condition, 'lastTransitionTime'> = {
+  const healthy: ConditionInput = {
     type: ClusterBindingConditions.Healthy,
     status: h.status,
     reason: h.reason,

@@ -6,10 +6,12 @@
  * then the request Succeeds. The reconcile decides one outcome — the status and when to look again — and commits it
  * in one status write at the end. Finished requests are deleted after ten minutes, as Klutch does.
  */
-import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
+import { causeOf, type ObjectRef, type ReconcileContext, type ReconcileResult } from '../../controller';
 import {
   APIServiceExportRequestConditions,
   CRD_NOT_FOUND_REASON,
+  sameConditions,
+  setCondition,
   type APIServiceExport,
   type APIServiceExportRequest,
   type APIServiceExportRequestStatus,
@@ -20,7 +22,6 @@ import type { Refusal } from '../authz/refusals';
 import { DeriveError, deriveExport } from '../derive-export';
 import type { Exportable } from '../exportable';
 import type { ConsumerScope } from '../options';
-import { sameConditions, setCondition } from './conditions';
 
 /** Klutch's wait for a request's CRD; `--export-request-timeout` sets ours. */
 export const CRD_WAIT_MS = 60_000;
@@ -153,7 +154,8 @@ async function decide(
     try {
       exports.push(deriveExport(exportable.crd, exportable.template, ns, d.consumerScope));
     } catch (e) {
-      if (e instanceof DeriveError) return failed(e.message);
+      const refused = causeOf(e, DeriveError);
+      if (refused) return failed(refused.message);
       throw e;
     }
   }

@@ -6,7 +6,7 @@
  * it bound; new binds stop), and RBAC never follows an export's spec anyway (controllers/grants.ts).
  */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
+import { causeOf, type ObjectRef, type ReconcileContext, type ReconcileResult } from '../../controller';
 import { Annotations, type APIServiceExport } from '../../exports/bind-api';
 import { DeriveError, deriveExport } from '../derive-export';
 import type { Exportable } from '../exportable';
@@ -55,7 +55,7 @@ export async function reconcileExport(d: ExportDeps, ref: ObjectRef, ctx: Pick<R
   try {
     next = deriveExport(crd, found.template, ref.namespace, d.consumerScope);
   } catch (e) {
-    if (e instanceof DeriveError) {
+    if (causeOf(e, DeriveError)) {
       ctx.log.error({ err: e }, 'cannot re-derive the export; it stays as it is');
       return;
     }

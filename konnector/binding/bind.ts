@@ -1,0 +1,118 @@
+/**
+ * Binding an API, step by step: kubeconfig Secret (SecretValid) → provider connection (Connected) → APIServiceExport
+ * → permission to use the resource in the app cluster → CRD (SchemaInSync, crd.ts) → syncer (InformersSynced), with
+ * the connection's heartbeat (Heartbeating, KubeconfigCurrent). Each step adds its conditions; the first that cannot
+ * go on returns, and the steps after it say what they wait for.
+ */
+import type { ReconcileContext } from '../../controller';
+import { APIServiceBindingConditions as C, type APIServiceBinding, type ConditionInput } from '../../exports/bind-api';
+import { exportMismatch } from '../schema/schema';
+import { accessNeeded } from './access';
+import { forbidden, heartbeating, KUBECONFIG_CURRENT, kubeconfigCurrent, waitingFor } from './binding.conditions';
+import type { BindingDeps, Progress } from './binding.deps';
+import { resourceOf, syncCrd } from './crd';
+import { checkKubeconfigSecret } from './kubeconfig';
+
+/** Claimed resources the konnector copies. */
+const COPYABLE = ['secrets', 'configmaps'];
+
+/**
+ * Everything up to a running syncer; the conditions say how far it got. `removing`: the binding is being deleted
+ * (its CRD is not made again, see crd.ts).
+ */
+export async function bind(
+  d: BindingDeps,
+  key: string,
+  b: APIServiceBinding,
+  removing: boolean,
+  ctx: Pick<ReconcileContext, 'log'>,
+): Promise<Progress> {
+  const ref = b.spec.kubeconfigSecretRef;
+  const conds: ConditionInput[] = [];
+
+  const check = checkKubeconfigSecret(ref, await d.readKubeconfigSecret(ref));
+  if (check.ok) conds.push({ type: C.SecretValid, status: 'True', reason: 'SecretValid' });
+  else {
+    conds.push({ type: C.SecretValid, status: 'False', reason: check.reason, message: check.message });
+    // A connection already open keeps serving with the credentials it has: losing the Secret loses no data.
+    if (!d.connectionOf(key)) {
+      conds.push(
+        ...waitingFor(
+          'waiting for a valid kubeconfig Secret',
+          C.Connected,
+          C.SchemaInSync,
+          C.InformersSynced,
+          C.Heartbeating,
+          KUBECONFIG_CURRENT,
+        ),
+      );
+      return { conditions: conds, retryMs: 30_000 };
+    }
+  }
+
+  const conn = await d.connect(key, check.ok ? check : undefined, ref);
+  if (!conn.hasSynced()) {
+    const err = conn.lastError();
+    conds.push({
+      type: C.Connected,
+      status: err ? 'False' : 'Unknown',
+      reason: err ? 'ProviderUnreachable' : 'Connecting',
+      message: err ? `cannot reach the provider ${conn.server} (namespace ${conn.namespace}): ${err}` : `connecting to ${conn.server}`,
+    });
+    conds.push(...waitingFor('waiting for the provider connection', C.SchemaInSync, C.InformersSynced, C.Heartbeating, KUBECONFIG_CURRENT));
+    return { conditions: conds };
+  }
+  conds.push({ type: C.Connected, status: 'True', reason: 'Connected', message: `${conn.server}, namespace ${conn.namespace}` });
+  const prettyName = conn.clusterBinding()?.spec.providerPrettyName;
+  const provider = [heartbeating(conn.heartbeat), kubeconfigCurrent(conn.refusedRotations.get(`${ref.namespace}/${ref.name}`))];
+
+  const exp = conn.exportView.get(b.metadata.name!, conn.namespace);
+  // Names come from the binding: an export that describes another resource than its name says is refused before
+  // anything (access checks, CRD) is done for it.
+  const mismatch = exp && exportMismatch(exp, b);
+  if (mismatch) {
+    conds.push({ type: C.SchemaInSync, status: 'False', reason: 'ExportNameMismatch', message: mismatch });
+    conds.push(...waitingFor('waiting for the schema', C.InformersSynced), ...provider);
+    return { conditions: conds, prettyName, retryMs: 30_000 };
+  }
+  const claims = (b.spec.permissionClaims ?? []).filter(
+    (c) => c.state === 'Accepted' && (c.group ?? '') === '' && COPYABLE.includes(c.resource) && c.selector?.owner !== 'Consumer',
+  );
+  // Permission first: without it the konnector must not even create the CRD it could not manage afterwards.
+  const wanted = exp && resourceOf(exp);
+  if (wanted) {
+    const missing = await d.missingAccess(
+      accessNeeded(
+        wanted,
+        claims.map((c) => c.resource),
+      ),
+    );
+    if (missing.length) {
+      conds.push(forbidden(missing, wanted, d.controlPlaneMode));
+      conds.push({ type: C.SchemaInSync, status: 'Unknown', reason: 'Forbidden', message: 'waiting for access to the API' }, ...provider);
+      return { conditions: conds, prettyName, retryMs: 10_000 };
+    }
+  }
+  const crd = await syncCrd(d, b, exp, conn.namespace, removing, ctx);
+  conds.push(crd.condition);
+  if (!crd.resource) {
+    conds.push(...waitingFor('waiting for the schema', C.InformersSynced), ...provider);
+    return { conditions: conds, prettyName };
+  }
+
+  const syncer = await d.runSyncer(key, { resource: crd.resource, statusSubresource: crd.statusSubresource, claims });
+  const synced = syncer.hasSynced();
+  const err = syncer.lastError();
+  conds.push(
+    synced
+      ? { type: C.InformersSynced, status: 'True', reason: 'InformersSynced' }
+      : {
+          type: C.InformersSynced,
+          status: err ? 'False' : 'Unknown',
+          reason: err ? 'WatchFailed' : 'Syncing',
+          message: err ?? 'listing objects',
+        },
+    ...provider,
+  );
+  return { conditions: conds, prettyName, syncer, resource: crd.resource, ...(synced ? {} : { retryMs: 1_000 }) };
+}

@@ -1,0 +1,48 @@
+/**
+ * The conditions of an APIServiceBinding that say how a step went: the provider connection's heartbeat, the last
+ * kubeconfig rotation, waiting on an earlier step, missing access, and the deletion in progress.
+ */
+import { APIServiceBindingConditions as C, type ConditionInput } from '../../exports/bind-api';
+import type { ProviderConnection } from '../provider/connection';
+import type { ResourceRef } from '../kube/objects';
+
+/** Whether the provider's kubeconfig was copied at the last heartbeat, or refused (not in the bind API's list: ours). */
+export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
+/** Shown while a deleted binding waits for its objects (not in the bind API's list: ours). */
+export const DELETING = 'Deleting';
+
+/** Conditions a step after `types` cannot decide yet. */
+export const waitingFor = (why: string, ...types: string[]): ConditionInput[] =>
+  types.map((type) => ({ type, status: 'Unknown', reason: 'Waiting', message: why }));
+
+export function heartbeating(h: ProviderConnection['heartbeat']): ConditionInput {
+  if (h.error) return { type: C.Heartbeating, status: 'False', reason: 'HeartbeatFailed', message: h.error };
+  if (!h.at) return { type: C.Heartbeating, status: 'Unknown', reason: 'FirstHeartbeatPending', message: 'no heartbeat written yet' };
+  return { type: C.Heartbeating, status: 'True', reason: 'Heartbeating', message: `last heartbeat ${h.at.toISOString()}` };
+}
+
+/** Whether the last heartbeat refused the provider's kubeconfig for the binding's Secret (the old one stays). */
+export function kubeconfigCurrent(refused: { readonly reason: string; readonly message: string } | undefined): ConditionInput {
+  if (refused) return { type: KUBECONFIG_CURRENT, status: 'False', reason: refused.reason, message: refused.message, severity: 'Warning' };
+  return { type: KUBECONFIG_CURRENT, status: 'True', reason: 'KubeconfigCurrent' };
+}
+
+/** Access the konnector lacks for a bound API, with the fix of the setup it runs in. */
+export function forbidden(missing: readonly string[], r: ResourceRef, controlPlaneMode: boolean): ConditionInput {
+  return {
+    type: C.InformersSynced,
+    status: 'False',
+    reason: 'Forbidden',
+    message: controlPlaneMode
+      ? `the app cluster's kubeconfig may not ${missing.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (the AppClusterRole construct), see docs/app-cluster-binding.md`
+      : `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${r.resource}.yaml (the KonnectorApiAccess construct), see docs/konnector.md`,
+  };
+}
+
+export const deleting = (message: string): ConditionInput => ({
+  type: DELETING,
+  status: 'False',
+  reason: 'Deleting',
+  message,
+  severity: 'Info',
+});
