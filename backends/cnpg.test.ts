@@ -10,6 +10,7 @@ import { composeResource } from '../functions/dataservices/compose';
 import { compositeOf, inputOf } from '../test/support/function';
 import { loadCatalog } from '../test/support/catalog';
 import type { CnpgOffering } from '../apis/dataservice';
+import { observeStatus } from '../functions/dataservices/status';
 import { CNPG_BINDING_KEYS, CNPG_CLUSTER_READY } from './cnpg';
 
 const apis: Api[] = await loadCatalog();
@@ -125,6 +126,47 @@ describe('cnpg ServiceBinding', () => {
         `The cnpg-${name} composition does not exist: CloudNativePG backs up to an object store (barman-cloud) or to CSI volume snapshots`,
       );
     }
+  });
+});
+
+describe('the status of a cnpg PostgresqlInstance', () => {
+  // What provider-kubernetes' Object shows of the Cluster, as CNPG writes it (cluster_types.go phases).
+  const observed = (status: Record<string, unknown>) => ({
+    status: { atProvider: { manifest: { status } }, conditions: [{ type: 'Ready', status: 'False', reason: 'Unavailable' }] },
+  });
+  const input = inputOf(api('postgresql'), 'cnpg');
+
+  it.each([
+    [
+      'creating',
+      { phase: 'Setting up primary', phaseReason: 'Creating primary instance pg-1' },
+      { status: 'False', reason: 'Provisioning', message: 'cnpg postgresql: Setting up primary: Creating primary instance pg-1' },
+    ],
+    [
+      'a resize',
+      { phase: 'Creating a new replica', phaseReason: 'Creating replica pg-2' },
+      { status: 'False', reason: 'Provisioning', message: 'cnpg postgresql: Creating a new replica: Creating replica pg-2' },
+    ],
+    [
+      'CNPG cannot create an object it needs',
+      { phase: 'Unable to create required cluster objects', phaseReason: 'exceeded quota' },
+      {
+        status: 'False',
+        reason: 'ProvisioningFailed',
+        message: 'cnpg postgresql: Unable to create required cluster objects: exceeded quota',
+      },
+    ],
+    [
+      'unrecoverable',
+      { phase: 'Cluster is unrecoverable and needs manual intervention', phaseReason: 'no PVCs' },
+      {
+        status: 'False',
+        reason: 'ProvisioningFailed',
+        message: 'cnpg postgresql: Cluster is unrecoverable and needs manual intervention: no PVCs',
+      },
+    ],
+  ])("%s: the claim condition says it in CNPG's words", (_name, status, want) => {
+    expect(observeStatus(input, observed(status)).condition).toEqual(want);
   });
 });
 

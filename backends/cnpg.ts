@@ -37,6 +37,24 @@ export const CNPG_CLUSTER_READY = {
 /** The Cluster's observed status (phase, phaseReason, readyInstances, its conditions) and the Object's conditions. */
 export const CNPG_STATUS: readonly StatusMapping[] = OBJECT_STATUS;
 
+/** Where the Object shows the Cluster's phase and the phase's reason (`Setting up primary`, `Creating primary instance cluster-1`). */
+export const CNPG_PHASE_PATHS = ['status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.phaseReason'] as const;
+
+/**
+ * The phases in which CNPG has given up until someone acts (pkg/apis v1 cluster_types.go): the claim fails with the
+ * phase and its reason (the API server's refusal of an object CNPG needs, a missing plugin). Every other phase is
+ * progress, reported as such. CNPG does not report what it does not see: a volume claim that stays Pending leaves
+ * the phase at "Setting up primary" (docs/decisions/cloudnative-pg.md).
+ */
+export const CNPG_FAILED_PHASES = [
+  'Unable to create required cluster objects',
+  'Cluster is unrecoverable and needs manual intervention',
+  'Cluster cannot proceed to reconciliation due to an unknown plugin being required',
+  'Cluster cannot proceed to reconciliation due to an error while interacting with plugins',
+  'Cluster has incomplete or invalid image catalog',
+  'Cluster cannot execute instance online upgrade due to missing architecture binary',
+] as const;
+
 /** The suffix of the LoadBalancer Service each instance gets beside CNPG's own `-rw`/`-ro`/`-r` (ClusterIP) ones. */
 export const CNPG_EXTERNAL_SERVICE_SUFFIX = '-external';
 /** The Secret CNPG writes for the owner of the application database (`<cluster>-app`; keys username, password, dbname, ...). */
@@ -125,6 +143,10 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
         },
       ],
     }),
+    // The claim says what CNPG is doing, and fails with CNPG's reason when CNPG gives up.
+    failedStatePaths: [CNPG_PHASE_PATHS[0]],
+    failedStates: CNPG_FAILED_PHASES,
+    progressPaths: CNPG_PHASE_PATHS,
     parametersTo: 'spec.postgresql.parameters',
     parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
     ignoredParameters: p.ignoredParameters,

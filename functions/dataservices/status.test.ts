@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { a9sInstance } from '../../backends';
 import { inputFor } from '../../recipe';
-import { failedState, observeStatus, reportedError, type StatusOutcome } from './status';
+import { failedState, observeStatus, progress, reportedError, type StatusOutcome } from './status';
 
 type Obj = Record<string, unknown>;
 const input = {
@@ -116,6 +116,58 @@ describe('failedState', () => {
 
   it('reads only the paths the recipe names', () => {
     expect(failedState({ status: { atProvider: { state: 'failed' } } }, ['status.atProvider.manifest.status.phase'])).toBeUndefined();
+  });
+});
+
+describe('a backend that says what it is doing (progressPaths, failedStates)', () => {
+  // A phase sentence and its reason, as CloudNativePG writes them on its Cluster, inside provider-kubernetes' Object.
+  const phase = 'status.atProvider.manifest.status.phase';
+  const reason = 'status.atProvider.manifest.status.phaseReason';
+  const cnpg = {
+    backend: 'cnpg',
+    service: 'postgresql',
+    failedStatePaths: [phase],
+    failedStates: ['Unable to create required cluster objects'],
+    progressPaths: [phase, reason],
+  };
+  const inObject = (status: Obj, ...conditions: Obj[]): Obj => ({ status: { atProvider: { manifest: { status } }, conditions } });
+
+  it('while it progresses: DataServiceReady False, reason Provisioning, its words as the message', () => {
+    const o = inObject(
+      { phase: 'Setting up primary', phaseReason: 'Creating primary instance pg-1' },
+      cond('Ready', 'False', 'Unavailable'),
+    );
+    expect(observeStatus(cnpg, o).condition).toEqual({
+      status: 'False',
+      reason: 'Provisioning',
+      message: 'cnpg postgresql: Setting up primary: Creating primary instance pg-1',
+    });
+  });
+
+  it('a state it names as failure fails the claim with the phase and its reason', () => {
+    const why = 'services "pg-external" is forbidden: exceeded quota: no-lb';
+    const o = inObject({ phase: 'Unable to create required cluster objects', phaseReason: why }, cond('Ready', 'False', 'Unavailable'));
+    expect(observeStatus(cnpg, o).condition).toEqual({
+      status: 'False',
+      reason: 'ProvisioningFailed',
+      message: `cnpg postgresql: Unable to create required cluster objects: ${why}`,
+    });
+  });
+
+  it('ready wins over the words; without progressPaths nothing is said while it progresses', () => {
+    const o = inObject({ phase: 'Cluster in healthy state' }, cond('Ready', 'True', 'Available'));
+    expect(observeStatus(cnpg, o).condition).toEqual({ status: 'True', reason: 'Available' });
+    const { progressPaths: _, ...silent } = cnpg;
+    expect(observeStatus(silent, inObject({ phase: 'Setting up primary' })).condition).toBeUndefined();
+  });
+
+  it('progress joins the non-empty strings at the paths; failedState takes the named states besides fail*', () => {
+    expect(progress(inObject({ phase: 'Setting up primary', phaseReason: ' ' }), [phase, reason])).toBe('Setting up primary');
+    expect(progress(inObject({ phase: 3 }), [phase])).toBeUndefined();
+    expect(failedState(inObject({ phase: 'Unable to create required cluster objects' }), [phase], cnpg.failedStates)).toBe(
+      'Unable to create required cluster objects',
+    );
+    expect(failedState(inObject({ phase: 'Unable to create required cluster objects' }), [phase])).toBeUndefined();
   });
 });
 

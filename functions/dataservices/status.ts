@@ -38,15 +38,21 @@ export function conditionsOf(observed: unknown): ObservedCondition[] {
 const PROGRESS = new Set(['Creating', 'Deleting', 'Unavailable', '']);
 
 /**
- * The backend's state when it says provisioning failed (`failed`, `Failed`, `failure`) at one of the recipe's
- * `failedStatePaths`, else undefined.
+ * The backend's state when it says provisioning failed (`failed`, `Failed`, `failure`, or one of the recipe's
+ * `failedStates`) at one of the recipe's `failedStatePaths`, else undefined.
  */
-export function failedState(observed: unknown, paths: readonly string[]): string | undefined {
+export function failedState(observed: unknown, paths: readonly string[], states: readonly string[] = []): string | undefined {
   for (const p of paths) {
     const v = get(observed, p);
-    if (typeof v === 'string' && /^fail/i.test(v.trim())) return v;
+    if (typeof v === 'string' && (/^fail/i.test(v.trim()) || states.includes(v.trim()))) return v;
   }
   return undefined;
+}
+
+/** What the backend says it is doing: the non-empty strings at the recipe's `progressPaths`, joined; else undefined. */
+export function progress(observed: unknown, paths: readonly string[]): string | undefined {
+  const said = paths.map((p) => get(observed, p)).filter((v): v is string => typeof v === 'string' && v.trim() !== '');
+  return said.length ? said.map((v) => v.trim()).join(': ') : undefined;
 }
 
 /** The error the backend reports at one of the recipe's `errorPaths` (a non-empty string), else undefined. */
@@ -60,7 +66,7 @@ export function reportedError(observed: unknown, paths: readonly string[]): stri
 
 /** The status of the composite from the observed composed resource (undefined when not observed yet). */
 export function observeStatus(
-  input: Pick<Input, 'status' | 'failedStatePaths' | 'errorPaths' | 'backend' | 'service'>,
+  input: Pick<Input, 'status' | 'failedStatePaths' | 'failedStates' | 'progressPaths' | 'errorPaths' | 'backend' | 'service'>,
   observed: Obj | undefined,
 ): StatusOutcome {
   const status: Obj = {};
@@ -94,9 +100,10 @@ export function observeStatus(
   if (error !== undefined) {
     return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${error}` } };
   }
-  const failed = failedState(observed, input.failedStatePaths ?? []);
+  const failed = failedState(observed, input.failedStatePaths ?? [], input.failedStates ?? []);
+  const doing = progress(observed, input.progressPaths ?? []);
   if (failed !== undefined) {
-    const message = readyC?.status === 'False' && readyC.message ? readyC.message : `the backend reports state "${failed}"`;
+    const message = readyC?.status === 'False' && readyC.message ? readyC.message : (doing ?? `the backend reports state "${failed}"`);
     return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${message}` } };
   }
   if (readyC?.status === 'False' && !PROGRESS.has(readyC.reason ?? '') && readyC.message) {
@@ -107,5 +114,8 @@ export function observeStatus(
     };
   }
   if (ready) return { composite: status, ready, condition: { status: 'True', reason: 'Available' } };
+  // Progress in the backend's own words (a phase and its reason), where the recipe says where to read them.
+  if (doing !== undefined)
+    return { composite: status, ready, condition: { status: 'False', reason: 'Provisioning', message: `${what}: ${doing}` } };
   return { composite: status, ready };
 }

@@ -50,7 +50,11 @@ const schemaTexts = (dir: string) =>
     .map((f) => readFileSync(join(ROOT, 'schemas', dir, f), 'utf8'));
 
 /** What an a8s operator writes on its object: running, still coming up, or given up with its error. */
-function a8sStatus(state: 'running' | 'progress' | 'failed'): Obj {
+function a8sStatus(state: 'running' | 'progress' | 'failed', backend?: string): Obj {
+  // A CloudNativePG Cluster says where it is in its phase and the phase's reason.
+  if (backend === 'cnpg' && state === 'running') return { phase: 'Cluster in healthy state', readyInstances: 1 };
+  if (backend === 'cnpg' && state === 'progress') return { phase: 'Setting up primary', phaseReason: 'Creating primary instance x-1' };
+  if (backend === 'cnpg') return { phase: 'Unable to create required cluster objects', phaseReason: 'out of capacity' };
   if (state === 'running') return { clusterStatus: 'Running' };
   return state === 'progress' ? { clusterStatus: 'NotRunning' } : { clusterStatus: 'NotRunning', error: 'out of capacity' };
 }
@@ -254,7 +258,7 @@ describe('crank render with the bundled function', () => {
         status:
           c.backend === 'a9s'
             ? a9sObserved(c, Object.fromEntries(a9sFields(c).map((f) => [f, `observed-${f}`])), conditions)
-            : { atProvider: { manifest: { status: a8sStatus('running') } }, conditions },
+            : { atProvider: { manifest: { status: a8sStatus('running', c.backend) } }, conditions },
       }));
       const out = renderCase(c, observed);
       const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
@@ -287,7 +291,7 @@ describe('crank render with the bundled function', () => {
       status:
         c.backend === 'a9s'
           ? a9sObserved(c, { state }, conditions)
-          : { atProvider: { manifest: { status: a8sStatus(state === 'failed' ? 'failed' : 'progress') } }, conditions },
+          : { atProvider: { manifest: { status: a8sStatus(state === 'failed' ? 'failed' : 'progress', c.backend) } }, conditions },
     }));
   }
   const at = '2026-01-01T00:00:00Z';
@@ -312,7 +316,17 @@ describe('crank render with the bundled function', () => {
       const state = c.backend === 'a9s' ? managed.state : managed.clusterStatus;
       const want = c.backend === 'a9s' ? 'in progress' : 'NotRunning';
       if (mapsState && state !== want) problems.push(`${c.id}: status.managed state is ${JSON.stringify(state)}`);
-      if (conds.some((x) => x.type === 'DataServiceReady')) problems.push(`${c.id}: DataServiceReady set while provisioning`);
+      // A backend that says what it is doing (CNPG's phase and its reason) has that on the claim; the others nothing.
+      const progress = conds.find((x) => x.type === 'DataServiceReady');
+      const says = c.api.backends[c.backend]?.progressPaths && managed.phase;
+      if (
+        says &&
+        (progress?.status !== 'False' ||
+          progress?.reason !== 'Provisioning' ||
+          !/: Setting up primary: Creating primary instance x-1$/.test(progress?.message))
+      )
+        problems.push(`${c.id}: DataServiceReady while provisioning is ${JSON.stringify(progress)}`);
+      if (!says && progress) problems.push(`${c.id}: DataServiceReady set while provisioning`);
       if (out.some((d) => d.kind === 'Result'))
         problems.push(`${c.id}: results while provisioning: ${JSON.stringify(out.filter((d) => d.kind === 'Result'))}`);
     }
@@ -367,7 +381,7 @@ describe('crank render with the bundled function', () => {
 
   it('when the backend fails, composite (and claim) get a False condition with the backend message', () => {
     const problems: string[] = [];
-    // CloudNativePG has no failed state or error field: its Cluster's phase and conditions say why, in status.managed.
+    // The cnpg binding is a Secret provider-kubernetes fills: it has no state of its own to fail in.
     const reports = (c: Case) => Boolean(c.api.backends[c.backend]?.errorPaths ?? c.api.backends[c.backend]?.failedStatePaths);
     expect([...new Set(cases.filter((c) => !reports(c)).map((c) => c.backend))]).toEqual(['cnpg']);
     for (const c of cases.filter(reports)) {
@@ -380,6 +394,7 @@ describe('crank render with the bundled function', () => {
       );
       const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
       const own = (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady');
+      // CNPG's phase, then its reason: "cnpg postgresql: Unable to create required cluster objects: out of capacity".
       if (own?.status !== 'False' || own?.reason !== 'ProvisioningFailed' || !String(own?.message).endsWith(': out of capacity')) {
         problems.push(`${c.id}: DataServiceReady is ${JSON.stringify(own)}`);
       }
