@@ -263,6 +263,8 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     address: o.probeAddress,
     registry,
     ready: {
+      // A terminating replica takes no new work: whatever still routes by readiness stops sending it requests.
+      stopping: () => !stopping.signal.aborted || 'shutting down: finishing the requests in flight',
       ...(issuer ? { issuer: () => issuer.ready() || issuer.reason() } : {}),
       crds: () => !crds.problem || crds.problem,
       informers: () =>

@@ -1,4 +1,4 @@
-import { App, Chart, Testing } from 'cdk8s';
+import { App, Chart, Duration, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import { BindBackend, type BindBackendProps } from './bind-backend';
 
@@ -65,6 +65,22 @@ describe('BindBackend', () => {
     expect(c.livenessProbe.httpGet).toMatchObject({ path: '/healthz', port: 8081 });
     expect(c.resources.requests).toEqual({ cpu: '100m', memory: '128Mi' });
     expect(d.spec.template.spec.automountServiceAccountToken).toBe(true);
+  });
+
+  it('drains on termination: a preStop sleep while the Service forgets the Pod, then a grace period for the requests in flight', () => {
+    const spec = (p: BindBackendProps) => find(synth(p), 'Deployment').spec.template.spec;
+    const dflt = spec(props);
+    expect(dflt.containers[0].lifecycle).toEqual({ preStop: { sleep: { seconds: 10 } } });
+    expect(dflt.terminationGracePeriodSeconds).toBe(45);
+    const longer = spec({ ...props, drain: Duration.seconds(20) });
+    expect(longer.containers[0].lifecycle.preStop.sleep.seconds).toBe(20);
+    expect(longer.terminationGracePeriodSeconds).toBe(55);
+    const none = spec({ ...props, drain: Duration.seconds(0) });
+    expect(none.containers[0].lifecycle).toBeUndefined();
+    expect(none.terminationGracePeriodSeconds).toBe(35);
+    expect(() => synth({ ...props, drain: Duration.millis(1500) })).toThrow(
+      'BindBackend backend: drain: 1.5 s is not a whole number of seconds, 0 or more',
+    );
   });
 
   it('holds what consumers are granted (RBAC escalation check) and no wildcard beyond the exported groups', () => {

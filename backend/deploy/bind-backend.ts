@@ -10,7 +10,7 @@
  * Pod security: the Pods pass the `restricted` profile, which the Namespace enforces (and warns and audits), and two
  * NetworkPolicies admit exactly the traffic the backend needs (see `networkPolicies`).
  */
-import { Duration, Size } from 'cdk8s';
+import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { BIND_GROUP, TEMPLATE_GROUP } from '../../exports/bind-api';
@@ -88,6 +88,12 @@ export interface BindBackendProps {
    * `tls.key`); the Service then offers port 443. @default none: plain HTTP on port 80, TLS ends in front of it
    */
   readonly tlsSecret?: string;
+  /**
+   * How long a terminating replica goes on serving before it is sent SIGTERM (a preStop `sleep` of the kubelet): the
+   * time the endpoints controller and kube-proxy (or a load balancer) take to stop sending it new connections. Whole
+   * seconds; 0 leaves the preStop out. @default 10 s
+   */
+  readonly drain?: Duration;
 }
 
 /** The image the Deployment names unless `image` is given. */
@@ -98,6 +104,8 @@ const PROBE_PORT = 8081;
 const KEYS_DIR = '/etc/klutch-bind/cookie-keys';
 const CA_DIR = '/etc/klutch-bind/external-ca';
 const TLS_DIR = '/etc/klutch-bind/tls';
+/** After SIGTERM the server finishes its requests in flight, which --http-request-timeout (30 s) bounds, and exits. */
+const SHUTDOWN_SECONDS = 35;
 export class BindBackend extends Construct {
   /**
    * With `settingsConfigMap`: what that ConfigMap must hold (environment variable → value), from the props; the
@@ -124,6 +132,7 @@ export class BindBackend extends Construct {
       tokenLifetime: props.tokenLifetime ?? '1h',
       prettyName: props.prettyName ?? 'klutch-kit',
       exportedGroups: props.exportedGroups ?? ['anynines.com'],
+      drainSeconds: (props.drain ?? Duration.seconds(10)).toMilliseconds() / 1000,
     };
     const fail = (field: string, problem: string): never => {
       throw new Error(`BindBackend ${id}: ${field}: ${problem}`);
@@ -139,6 +148,8 @@ export class BindBackend extends Construct {
     if (/\/.+/.test(props.publicUrl.replace(/^https:\/\//, '').replace(/\/$/, '')))
       fail('publicUrl', `"${props.publicUrl}" must have no path`);
     if (!props.clientId) fail('clientId', 'is empty');
+    if (!Number.isInteger(p.drainSeconds) || p.drainSeconds < 0)
+      fail('drain', `${p.drainSeconds} s is not a whole number of seconds, 0 or more`);
     if (!/^(\d+h)?(\d+m)?(\d+s)?$/.test(p.tokenLifetime) || !p.tokenLifetime)
       fail('tokenLifetime', `"${p.tokenLifetime}" is not a duration such as 1h or 30m`);
     if (p.consumerScope !== 'Namespaced' && p.consumerScope !== 'Cluster')
@@ -255,6 +266,8 @@ export class BindBackend extends Construct {
       automountServiceAccountToken: true,
       select: false,
       securityContext: { ensureNonRoot: true, user: RUNTIME_USER, group: RUNTIME_USER },
+      // The drain, then the shutdown: past this the kubelet kills the container.
+      terminationGracePeriod: Duration.seconds(p.drainSeconds + SHUTDOWN_SECONDS),
     });
     const pods = selectStably(this.deployment, 'klutch-bind-backend');
     const keys = kplus.Volume.fromSecret(this, 'CookieKeys', kplus.Secret.fromSecretName(this, 'CookieKeysSecret', p.cookieKeys.name), {
@@ -307,6 +320,15 @@ export class BindBackend extends Construct {
       },
       securityContext: RESTRICTED_CONTAINER,
     });
+    if (p.drainSeconds > 0) {
+      // A deleted Pod leaves the Service's endpoints a moment after it is told to stop; a replica that stopped
+      // listening at once had kube-proxy still sending it new connections, which were refused (a browser's login
+      // dropped while the leader's Pod was deleted, seen end to end on Pods). The kubelet's sleep action (on by default since Kubernetes 1.30) keeps it
+      // serving meanwhile without a shell in the image; cdk8s-plus' Handler has no sleep, hence the patch.
+      ApiObject.of(this.deployment).addJsonPatch(
+        JsonPatch.add('/spec/template/spec/containers/0/lifecycle', { preStop: { sleep: { seconds: p.drainSeconds } } }),
+      );
+    }
     container.mount(KEYS_DIR, keys, { readOnly: true });
     container.mount(CA_DIR, ca, { readOnly: true });
     if (props.settingsConfigMap) {

@@ -253,6 +253,97 @@ describe('the server', () => {
   });
 });
 
+describe('draining (the replica is terminating)', () => {
+  /** A GET over `agent`; resolves with the answer and the socket it came on. */
+  const get = (port: number, path: string, agent: http.Agent) =>
+    new Promise<{ body: string; connection: string | undefined; socket: net.Socket }>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
+        const socket = res.socket;
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ body, connection: res.headers.connection, socket }));
+      });
+      req.on('error', reject);
+    });
+  const closed = (s: net.Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r())));
+
+  it('answers what is in flight with Connection: close, closes idle keep-alive connections, accepts none, then resolves', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let arrived!: () => void;
+    const slowArrived = new Promise<void>((r) => (arrived = r));
+    const server = await listen(
+      (req, res) => {
+        if (req.url === '/slow') {
+          arrived();
+          void released.then(() => res.end('slow'));
+        } else res.end('fast');
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    const idleAgent = new http.Agent({ keepAlive: true });
+    const busyAgent = new http.Agent({ keepAlive: true });
+    try {
+      const idle = await get(server.port, '/fast', idleAgent);
+      expect(idle.connection).toBe('keep-alive');
+      // A request that started before the drain and answers after it began, on a keep-alive connection.
+      const slow = get(server.port, '/slow', busyAgent);
+      await slowArrived;
+      let drained = false;
+      const draining = server.close().then(() => (drained = true));
+      // The idle connection is closed by the server at once; a new connection is refused.
+      await closed(idle.socket);
+      const refused = await new Promise<string>((r) =>
+        net.connect(server.port, '127.0.0.1').once('error', (e: NodeJS.ErrnoException) => r(e.code ?? '')),
+      );
+      expect(refused).toBe('ECONNREFUSED');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(drained).toBe(false);
+      release();
+      const answered = await slow;
+      expect(answered.body).toBe('slow');
+      expect(answered.connection).toBe('close');
+      await closed(answered.socket);
+      await draining;
+      expect(drained).toBe(true);
+    } finally {
+      idleAgent.destroy();
+      busyAgent.destroy();
+    }
+  });
+
+  it('ends a keep-alive connection whose answer was already under way when the drain began', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const headersSent = new Promise<void>((r) => (started = r));
+    const server = await listen(
+      (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('part ');
+        started();
+        void released.then(() => res.end('end'));
+      },
+      { host: '127.0.0.1', port: 0, limits: { ...DEFAULT_LIMITS, keepAliveTimeoutMs: 60_000 } },
+    );
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const answer = get(server.port, '/', agent);
+      await headersSent;
+      const draining = server.close();
+      release();
+      const a = await answer;
+      expect(a.body).toBe('part end');
+      // Its headers said keep-alive, but the server closes it once answered, not after the 60 s keep-alive timeout.
+      expect(a.connection).toBe('keep-alive');
+      await closed(a.socket);
+      await draining;
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
 describe('the machine path (Authorization: Bearer)', () => {
   // The token check itself is auth/access-token.test.ts's (and, with the real provider, bind-machine.test.ts's).
   const tokens: Record<string, MachineIdentity> = {

@@ -108,7 +108,11 @@ export const MAX_HEADERS = 100;
 
 export interface ListeningServer {
   readonly port: number;
-  /** Stops accepting connections and waits for open requests to finish (closing idle keep-alive connections). */
+  /**
+   * Drains: stops accepting connections, closes idle keep-alive connections, answers requests still arriving on open
+   * ones with `Connection: close` (so keep-alive clients reconnect, through the Service, to a replica that stays), and
+   * resolves once every request in flight has finished.
+   */
   close(): Promise<void>;
 }
 
@@ -123,10 +127,23 @@ export async function listen(
     headersTimeout: l.headersTimeoutMs,
     keepAliveTimeout: l.keepAliveTimeoutMs,
   };
+  // Node's server.close() closes only the connections idle at that moment: one with a request in flight stays open
+  // and keeps serving as keep-alive until it idles out, so a client could keep talking to a terminating replica.
+  // While draining every answer ends its connection, and those begun before are closed once they are answered.
+  let draining = false;
+  const inFlight = new Set<ServerResponse>();
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (draining) res.setHeader('Connection', 'close');
+    else {
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
+    }
+    handler(req, res);
+  };
   const server =
     o.tlsCertFile && o.tlsKeyFile
-      ? https.createServer({ ...options, cert: readFileSync(o.tlsCertFile), key: readFileSync(o.tlsKeyFile) }, handler)
-      : http.createServer(options, handler);
+      ? https.createServer({ ...options, cert: readFileSync(o.tlsCertFile), key: readFileSync(o.tlsKeyFile) }, handle)
+      : http.createServer(options, handle);
   server.maxConnections = l.maxConnections;
   server.maxHeadersCount = MAX_HEADERS;
   await new Promise<void>((resolve, reject) => {
@@ -137,6 +154,11 @@ export async function listen(
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
+        draining = true;
+        for (const res of inFlight) {
+          if (!res.headersSent) res.setHeader('Connection', 'close');
+          else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
+        }
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
