@@ -101,6 +101,8 @@ export async function clientCredentialsToken(method: ClientCredentialsMethod, cl
     throw new CliError(
       `cannot read the OpenID provider’s discovery document at ${method.issuerURL}: ${describe(e)}`,
       'check that the provider is reachable from here (and trusted: NODE_EXTRA_CA_CERTS for a private CA)',
+      ExitCode.Failed,
+      { cause: e },
     );
   }
   try {
@@ -115,7 +117,9 @@ export async function clientCredentialsToken(method: ClientCredentialsMethod, cl
           ? 'check --client-id and its secret'
           : `ask the provider’s operator to let client ${clientId} use the client-credentials grant for resource ${method.resource}`,
       );
-    throw new CliError(`cannot get a token from the OpenID provider ${method.issuerURL}: ${describe(e)}`, 'try again');
+    throw new CliError(`cannot get a token from the OpenID provider ${method.issuerURL}: ${describe(e)}`, 'try again', ExitCode.Failed, {
+      cause: e,
+    });
   }
 }
 
@@ -171,7 +175,14 @@ async function backendGet(url: string, token: string, clientId: string, api?: st
       signal: AbortSignal.timeout(60_000),
     });
   } catch (e) {
-    throw new CliError(`cannot reach the bind backend at ${new URL(url).origin}: ${describe(e)}`, 'check that the backend is running');
+    throw new CliError(
+      `cannot reach the bind backend at ${new URL(url).origin}: ${describe(e)}`,
+      'check that the backend is running',
+      ExitCode.Failed,
+      {
+        cause: e,
+      },
+    );
   }
   const text = await res.text();
   let body: { message?: string } | undefined;

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
+import { errors, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessTokenError, AccessTokenVerifier, type AccessTokenFailure } from './access-token';
 
@@ -138,6 +138,18 @@ describe('AccessTokenVerifier', () => {
     expect(e).toBeInstanceOf(AccessTokenError);
     expect((e as AccessTokenError).reason).toBe(c.reason);
     expect((e as Error).message).toMatch(c.message);
+  });
+
+  it("keeps jose's error as the cause (type and stack for the log), never only its message", async () => {
+    const expired = await verifier()
+      .verify(await sign({ ...claims(), iat: now() - 7200, exp: now() - 60 }))
+      .catch((x: unknown) => x as Error);
+    expect(expired).toBeInstanceOf(AccessTokenError);
+    expect(expired?.cause).toBeInstanceOf(errors.JWTExpired);
+    const foreign = await verifier()
+      .verify(await sign(claims(), { kid: 'nope' }))
+      .catch((x: unknown) => x as Error);
+    expect(foreign?.cause).toBeInstanceOf(errors.JOSEError);
   });
 
   it('says the issuer is unavailable before discovery, and fetches the JWKS once for many tokens', async () => {

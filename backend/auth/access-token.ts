@@ -30,8 +30,10 @@ export class AccessTokenError extends Error {
   constructor(
     readonly reason: AccessTokenFailure,
     message: string,
+    /** What it failed on, kept for the log. */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -115,21 +117,25 @@ export class AccessTokenVerifier {
 
 /** jose's errors as a reason and a message that says what is wrong with the token (never the token itself). */
 export function accessTokenError(e: unknown, audience: string): AccessTokenError {
-  if (e instanceof errors.JWTExpired) return new AccessTokenError('access-token-expired', `the access token has expired (${e.message})`);
+  if (e instanceof errors.JWTExpired)
+    return new AccessTokenError('access-token-expired', `the access token has expired (${e.message})`, { cause: e });
   if (e instanceof errors.JWTClaimValidationFailed) {
     if (e.claim === 'typ')
       return new AccessTokenError(
         'access-token-type',
         'the token is not a JWT access token (header typ must be at+jwt, RFC 9068); an ID token or another JWT is not accepted',
+        { cause: e },
       );
-    if (e.claim === 'iss') return new AccessTokenError('access-token-issuer', 'the access token names another issuer than this backend’s');
+    if (e.claim === 'iss')
+      return new AccessTokenError('access-token-issuer', 'the access token names another issuer than this backend’s', { cause: e });
     if (e.claim === 'aud')
       return new AccessTokenError(
         'access-token-audience',
         `the access token is not for this backend: its audience does not contain "${audience}" (ask the OpenID provider for a token for the resource /export names)`,
+        { cause: e },
       );
-    if (e.claim === 'nbf') return new AccessTokenError('access-token-expired', 'the access token is not valid yet');
-    return new AccessTokenError('access-token-claims', `the access token's claims do not verify (${e.message})`);
+    if (e.claim === 'nbf') return new AccessTokenError('access-token-expired', 'the access token is not valid yet', { cause: e });
+    return new AccessTokenError('access-token-claims', `the access token's claims do not verify (${e.message})`, { cause: e });
   }
   if (
     e instanceof errors.JWSSignatureVerificationFailed ||
@@ -140,10 +146,13 @@ export function accessTokenError(e: unknown, audience: string): AccessTokenError
     return new AccessTokenError(
       'access-token-signature',
       `the access token's signature does not verify against the issuer's keys (${e.message})`,
+      { cause: e },
     );
   if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid)
-    return new AccessTokenError('issuer-unavailable', `cannot read the OpenID provider's keys (${(e as Error).message})`);
+    return new AccessTokenError('issuer-unavailable', `cannot read the OpenID provider's keys (${(e as Error).message})`, { cause: e });
   if (e instanceof errors.JWSInvalid || e instanceof errors.JWTInvalid || e instanceof errors.JOSENotSupported)
-    return new AccessTokenError('access-token-malformed', `the bearer token is not a valid JWT (${(e as Error).message})`);
-  return new AccessTokenError('access-token-claims', `the access token did not verify (${e instanceof Error ? e.message : String(e)})`);
+    return new AccessTokenError('access-token-malformed', `the bearer token is not a valid JWT (${(e as Error).message})`, { cause: e });
+  return new AccessTokenError('access-token-claims', `the access token did not verify (${e instanceof Error ? e.message : String(e)})`, {
+    cause: e,
+  });
 }

@@ -42,8 +42,10 @@ export class LoginError extends Error {
   constructor(
     readonly reason: LoginFailure,
     message: string,
+    /** What it failed on, kept for the log. */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -184,22 +186,26 @@ export function loginError(e: unknown): LoginError {
     return new LoginError(
       'code-refused',
       `the OpenID provider refused the authorization code (${err.error}: ${err.error_description ?? ''}); it may have been used before`,
+      { cause: e },
     );
   }
   const inner = (err.cause ?? {}) as { message?: string; cause?: { claim?: string } };
   const detail = inner.message ?? err.message ?? String(e);
   if (/signature/i.test(detail) || err.code === 'OAUTH_KEY_SELECTION_FAILED') {
-    return new LoginError('id-token-signature', `the ID token's signature does not verify against the issuer's keys (${detail})`);
+    return new LoginError('id-token-signature', `the ID token's signature does not verify against the issuer's keys (${detail})`, {
+      cause: e,
+    });
   }
   if (err.code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
-    return new LoginError('id-token-expired', `the ID token is expired or not yet valid (${detail})`);
+    return new LoginError('id-token-expired', `the ID token is expired or not yet valid (${detail})`, { cause: e });
   if (err.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED') {
     const claim = inner.cause?.claim;
-    if (claim === 'iss') return new LoginError('id-token-issuer', `the ID token names another issuer (${detail})`);
-    if (claim === 'aud') return new LoginError('id-token-audience', `the ID token is for another client (${detail})`);
-    if (claim === 'nonce') return new LoginError('id-token-nonce', `the ID token's nonce is not the one this login sent (${detail})`);
+    if (claim === 'iss') return new LoginError('id-token-issuer', `the ID token names another issuer (${detail})`, { cause: e });
+    if (claim === 'aud') return new LoginError('id-token-audience', `the ID token is for another client (${detail})`, { cause: e });
+    if (claim === 'nonce')
+      return new LoginError('id-token-nonce', `the ID token's nonce is not the one this login sent (${detail})`, { cause: e });
   }
-  return new LoginError('id-token-invalid', `the OpenID provider's answer did not verify (${detail})`);
+  return new LoginError('id-token-invalid', `the OpenID provider's answer did not verify (${detail})`, { cause: e });
 }
 
 function describe(e: unknown): string {

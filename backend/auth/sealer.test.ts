@@ -66,3 +66,18 @@ describe('ReplayGuard', () => {
     expect(g.use('a', 1000, 2000)).toBe(true);
   });
 });
+
+describe('Sealer errors', () => {
+  it('keeps what jose failed on as the cause, and its own refusal of an unknown key through jose', async () => {
+    const s = new Sealer(() => parseKeys(key(), 't'));
+    const other = new Sealer(() => parseKeys(key(), 't'));
+    const token = await other.seal('state', { sid: 'a' }, 60_000);
+    await expect(s.open('state', token)).rejects.toMatchObject({
+      reason: 'invalid',
+      message: 'sealed with a key this backend does not have (rotated out, or forged)',
+    });
+    const err = await s.open('state', 'not-a-token').catch((e: unknown) => e as Error);
+    expect(err).toMatchObject({ reason: 'invalid' });
+    expect(err.cause).toBeInstanceOf(Error);
+  });
+});

@@ -5,6 +5,7 @@
  */
 import { hkdfSync } from 'node:crypto';
 import { EncryptJWT, errors, jwtDecrypt, type JWTPayload } from 'jose';
+import { causeOf } from '../../controller';
 import type { Key } from './keys';
 
 /** What a sealed value is for; each has its own derived key. */
@@ -16,8 +17,10 @@ export class SealError extends Error {
   constructor(
     readonly reason: OpenFailure,
     message: string,
+    /** What it failed on, kept for the log. */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -54,9 +57,11 @@ export class Sealer {
       );
       return payload as T & JWTPayload;
     } catch (e) {
-      if (e instanceof SealError) throw e;
-      if (e instanceof errors.JWTExpired) throw new SealError('expired', 'has expired');
-      throw new SealError('invalid', 'is not one this backend sealed, or was changed');
+      // jose may wrap what the key lookup threw: its refusal is the answer.
+      const refused = causeOf(e, SealError);
+      if (refused) throw refused;
+      if (e instanceof errors.JWTExpired) throw new SealError('expired', 'has expired', { cause: e });
+      throw new SealError('invalid', 'is not one this backend sealed, or was changed', { cause: e });
     }
   }
 

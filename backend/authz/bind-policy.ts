@@ -78,7 +78,7 @@ function list(key: string, v: string | undefined): string[] {
     try {
       parsed = JSON.parse(t);
     } catch (e) {
-      throw new Error(`annotation ${key} starts with "[" but is not a JSON array (${(e as Error).message})`);
+      throw new Error(`annotation ${key} starts with "[" but is not a JSON array (${(e as Error).message})`, { cause: e });
     }
     if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string'))
       throw new Error(`annotation ${key} is a JSON value but not an array of strings`);

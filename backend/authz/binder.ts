@@ -39,7 +39,7 @@ export async function recordedBinder(clients: Clients, namespace: string): Promi
     })) as typeof cb;
   } catch (e) {
     if (isNotFound(e)) return { groups: [] };
-    throw new Error(`cannot read ClusterBinding ${namespace}/${CLUSTER_BINDING_NAME}: ${apiMessage(e)}`);
+    throw new Error(`cannot read ClusterBinding ${namespace}/${CLUSTER_BINDING_NAME}: ${apiMessage(e)}`, { cause: e });
   }
   const raw = cb.metadata?.annotations?.[BOUND_BY];
   if (!raw) return { groups: [] };
