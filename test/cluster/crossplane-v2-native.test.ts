@@ -4,12 +4,13 @@
  * halves, so the suite pays for one platform start: the app cluster bound by `kubectl bind` with the konnector, the
  * app developer writing Klutch's claims unchanged (`spec.compositionRef.name: a8s-postgresql`).
  *
- * 1. The move: the sandbox with the default package — a PostgresqlInstance, a ServiceBinding and a Backup made in the
- *    app cluster, Ready, `<binding>-creds` in the app cluster — is switched to the `--crossplane v2` package by the
- *    steps the docs give ("Moving to the v2 package"). The claims upstream become the v2 composites (same objects: the
- *    claim CRD becomes the composite CRD), the a8s objects are adopted by the new namespaced Objects, and the creds
- *    Secret by the new Object. Watches count every create and delete of the a8s objects and of the app cluster's
- *    objects during the switch: none may be deleted.
+ * 1. The move: the sandbox with the default package — an a8s PostgresqlInstance, ServiceBinding and Backup and an a9s
+ *    PostgresqlInstance and ServiceBinding made in the app cluster, Ready, `<binding>-creds` in the app cluster — is
+ *    switched to the `--crossplane v2` package by the steps the docs give ("Moving to the v2 package"). The claims
+ *    upstream become the v2 composites (same objects: the claim CRD becomes the composite CRD), the a8s objects are
+ *    adopted by the new namespaced Objects, and so are provider-anynines' MRs the v1 composites made (generated names:
+ *    the function finds them by their claim labels), and the creds Secrets. Watches count every create and delete of
+ *    the a8s objects, the a9s MRs and the app cluster's objects during the switch: none may be created or deleted.
  * 2. Then v2-native: namespaced composites, namespaced provider-kubernetes `kubernetes.m.crossplane.io` Objects
  *    composed by our function, no claims. Every API is bound and every example claim synth writes (the docs' examples)
  *    is made in the app cluster: each arrives as a composite, the selection Composition composes it on the backend it
@@ -40,6 +41,10 @@ type Obj = Record<string, any>;
 
 const NS = 'default';
 const BACKUP = 'demo-backup';
+/** The a9s claims moved from v1 (example names are taken by the v2-native tests below). */
+const A9S_INSTANCE = 'moved-postgresql-a9s';
+const A9S_BINDING = 'moved-servicebinding-a9s';
+const A9S_CREDENTIALS = { host: 'moved-postgresql-a9s.service.dc1.a9s', port: '5432', username: 'a9s-moved', password: 'a9s-moved-secret' };
 let dir: string;
 let output = '';
 let sandbox: Sandbox;
@@ -89,19 +94,28 @@ beforeAll(async () => {
   await broker.installCrds();
   // A Backup of the sandbox's PostgreSQL too, made in the app cluster as Klutch's example writes it.
   await sandbox.bind('backups');
-  const backup = parseYaml(sandbox.files.get('packages/dataservices/examples/backup-a8s.yaml')!)[0] as Obj;
-  backup.metadata.name = BACKUP;
-  backup.spec.instanceRef = sandbox.claims.instance;
-  await eventually(
-    `Backup ${BACKUP} to be created in the app cluster`,
-    async () => {
-      const r = await app.request('POST', `/apis/anynines.com/v1/namespaces/${NS}/backups`, backup);
-      if (r.code >= 300 && ![404, 429, 503].includes(r.code))
-        throw new Error(`cannot create Backup ${BACKUP}: ${r.code} ${JSON.stringify(r.body.message)}`);
-      return r.code < 300 ? true : undefined;
-    },
-    60_000,
-  );
+  const fromExample = (file: string, edit: (o: Obj) => void): Obj => {
+    const o = parseYaml(sandbox.files.get(`packages/dataservices/examples/${file}.yaml`)!)[0] as Obj;
+    edit(o);
+    return o;
+  };
+  // And an a9s PostgreSQL with its binding, on the v1 package: provider-anynines' MRs composed by Crossplane directly.
+  const claims: [string, Obj][] = [
+    ['backups', fromExample('backup-a8s', (o) => ((o.metadata.name = BACKUP), (o.spec.instanceRef = sandbox.claims.instance)))],
+    ['postgresqlinstances', fromExample('postgresql-a9s', (o) => (o.metadata.name = A9S_INSTANCE))],
+    ['servicebindings', fromExample('servicebinding-a9s', (o) => ((o.metadata.name = A9S_BINDING), (o.spec.instanceRef = A9S_INSTANCE)))],
+  ];
+  for (const [plural, claim] of claims)
+    await eventually(
+      `${claim.kind} ${claim.metadata.name} to be created in the app cluster`,
+      async () => {
+        const r = await app.request('POST', `/apis/anynines.com/v1/namespaces/${NS}/${plural}`, claim);
+        if (r.code >= 300 && ![404, 429, 503].includes(r.code))
+          throw new Error(`cannot create ${claim.kind} ${claim.metadata.name}: ${r.code} ${JSON.stringify(r.body.message)}`);
+        return r.code < 300 ? true : undefined;
+      },
+      60_000,
+    );
 }, 45 * 60_000);
 
 afterAll(async () => {
@@ -123,6 +137,16 @@ const bindingPath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/serv
 const backupPath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/backups/${BACKUP}`;
 const a8sBackupPath = (ns: string) => `/apis/backups.anynines.com/v1beta3/namespaces/${ns}/backups/${BACKUP}`;
 const credsPath = (ns: string) => `/api/v1/namespaces/${ns}/secrets/${sandbox.claims.binding}-creds`;
+const a9sInstancePath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/postgresqlinstances/${A9S_INSTANCE}`;
+const a9sBindingPath = (ns: string) => `/apis/anynines.com/v1/namespaces/${ns}/servicebindings/${A9S_BINDING}`;
+const a9sCredsPath = (ns: string) => `/api/v1/namespaces/${ns}/secrets/${A9S_BINDING}-creds`;
+/** provider-anynines' MRs (cluster-scoped) composed for a claim, found by the claim labels our function sets. */
+async function a9sMrs(plural: string, claim: string): Promise<Obj[]> {
+  const selector = encodeURIComponent(
+    `crossplane.io/claim-name=${claim},crossplane.io/claim-namespace=${sandbox.claims.providerNamespace}`,
+  );
+  return list(control, `/apis/dataservices.anynines.com/v1/${plural}?labelSelector=${selector}`);
+}
 const ready = (o: Obj | undefined) => (o?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True');
 
 /** The fields Crossplane adds to a claim's spec (xcrd CompositeResourceClaimSpecProps), but for compositionRef. */
@@ -136,6 +160,10 @@ const CLAIM_MACHINERY = [
   'writeConnectionSecretToRef',
 ];
 const withoutClaimMachinery = (spec: Obj): Obj => Object.fromEntries(Object.entries(spec).filter(([k]) => !CLAIM_MACHINERY.includes(k)));
+const nonEmpty = <T>(a: T[]): T[] | undefined => (a.length ? a : undefined);
+
+/** provider-anynines' managed resources (dataservices.anynines.com/v1, cluster-scoped). */
+const A9S_PLURALS = ['serviceinstances', 'servicebindings', 'backups', 'restores'];
 
 /** A merge patch that must succeed. */
 const patch = (kube: Kube, path: string, body: Obj) => requireOk(kube, 'PATCH', path, body, 'application/merge-patch+json');
@@ -162,6 +190,14 @@ async function migrate(): Promise<void> {
     const refs = (s.metadata.ownerReferences ?? []) as Obj[];
     if (!refs.some((r) => r.kind === 'Object' && String(r.apiVersion).startsWith('kubernetes.crossplane.io/'))) continue;
     await patch(control, `/api/v1/namespaces/${s.metadata.namespace}/secrets/${s.metadata.name}`, { metadata: { ownerReferences: null } });
+  }
+  //    provider-anynines' MRs, composed by the v1 composites directly, are released from them (else the garbage
+  //    collector deletes them with the composites, and provider-anynines the a9s instances): the v2 Objects adopt them.
+  for (const plural of A9S_PLURALS) {
+    for (const mr of await list(control, `/apis/dataservices.anynines.com/v1/${plural}`)) {
+      if (!(mr.metadata.ownerReferences as Obj[] | undefined)?.length) continue;
+      await patch(control, `/apis/dataservices.anynines.com/v1/${plural}/${mr.metadata.name}`, { metadata: { ownerReferences: null } });
+    }
   }
   // 3. Per v1 XRD: its claims keep living (the claim CRD is released from the XRD, their Crossplane finalizer goes);
   //    its composites go (finalizers off; with them the legacy Objects, which orphan); then the XRD itself.
@@ -232,13 +268,39 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
       'GET',
       `/apis/servicebindings.anynines.com/v1beta3/namespaces/${ns}/servicebindings/${sandbox.claims.binding}`,
     );
+    // The a9s claims: the v1 composites made provider-anynines' MRs (names Crossplane generated); the broker answers.
+    const [instance] = await eventually(
+      'the a9s ServiceInstance composed on v1',
+      async () => nonEmpty(await a9sMrs('serviceinstances', A9S_INSTANCE)),
+      90_000,
+    );
+    const [binding] = await eventually(
+      'the a9s ServiceBinding composed on v1',
+      async () => nonEmpty(await a9sMrs('servicebindings', A9S_BINDING)),
+      90_000,
+    );
+    expect([instance!.metadata.name, binding!.metadata.name]).not.toContain(`${ns}.${A9S_INSTANCE}`);
+    expect((instance!.metadata.ownerReferences as Obj[]).map((r) => r.kind)).toEqual(['XPostgresqlInstance']);
+    await broker.succeeded('ServiceInstance', instance!.metadata.name);
+    await broker.bound(binding!.metadata.name, A9S_CREDENTIALS);
+    before.a9sInstance = instance!;
+    before.a9sBinding = binding!;
+    await eventually(
+      'the a9s claims Ready in the app cluster',
+      async () => (ready(await getObject(app, a9sInstancePath(NS))) && ready(await getObject(app, a9sBindingPath(NS))) ? true : undefined),
+      90_000,
+    );
+    before.a9sCreds = await eventually('the a9s binding creds in the app cluster', () => getObject(app, a9sCredsPath(NS)), 60_000);
+    before.a9sInstanceClaim = await requireOk(app, 'GET', a9sInstancePath(NS));
   });
 
-  it('switches with zero deletes: no a8s object, app claim or creds Secret is deleted or created again', async () => {
+  it('switches with zero deletes: no a8s object, a9s MR, app claim or creds Secret is deleted or created again', async () => {
     const a8s = [
       await count(control, 'a8s Postgresql', '/apis/postgresql.anynines.com/v1beta3/postgresqls'),
       await count(control, 'a8s ServiceBinding', '/apis/servicebindings.anynines.com/v1beta3/servicebindings'),
       await count(control, 'a8s Backup', '/apis/backups.anynines.com/v1beta3/backups'),
+      await count(control, 'a9s ServiceInstance', '/apis/dataservices.anynines.com/v1/serviceinstances'),
+      await count(control, 'a9s ServiceBinding', '/apis/dataservices.anynines.com/v1/servicebindings'),
     ];
     const appSide = [
       await count(app, 'app PostgresqlInstance', '/apis/anynines.com/v1/postgresqlinstances'),
@@ -282,11 +344,38 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
       },
       180_000,
     );
+    // The a9s claims upstream: v2 composites, each composed into a namespaced Object that wraps the MR its v1
+    // composite made (by that generated name), Ready in the app cluster with the v2 composite's condition.
+    for (const [p, mr] of [
+      [a9sInstancePath(ns), before.a9sInstance!],
+      [a9sBindingPath(ns), before.a9sBinding!],
+    ] as const) {
+      const ref = await eventually(
+        `${p} composed as a v2 composite`,
+        async () => ((await getObject(control, p))?.spec?.crossplane?.resourceRefs as Obj[] | undefined)?.[0],
+        180_000,
+      );
+      const object = await eventually(
+        `the Object ${ns}/${ref.name}`,
+        () => getObject(control, `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects/${ref.name}`),
+        60_000,
+      );
+      expect(object.spec.forProvider.manifest.metadata.name, p).toBe(mr.metadata.name);
+    }
+    await eventually(
+      'the a9s PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
+      async () => {
+        const down = readyOf(await getObject(app, a9sInstancePath(NS)));
+        const up = readyOf(await getObject(control, a9sInstancePath(ns)));
+        return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
+      },
+      180_000,
+    );
     const events = [...a8s, ...appSide].map((c) => ({ what: c.what, created: c.created, deleted: c.deleted }));
     expect(events).toEqual([...a8s, ...appSide].map((c) => ({ what: c.what, created: [], deleted: [] })));
   }, 600_000);
 
-  it('after: the app cluster keeps names, specs and the creds Secret; the a8s objects are the same objects', async () => {
+  it('after: the app cluster keeps names, specs and the creds Secrets; the a8s objects and a9s MRs are the same objects', async () => {
     const ns = sandbox.claims.providerNamespace;
     const instance = await requireOk(app, 'GET', instancePath(NS));
     const binding = await requireOk(app, 'GET', bindingPath(NS));
@@ -324,6 +413,24 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     expect((up.metadata.ownerReferences as Obj[]).map((r) => [r.apiVersion, r.kind])).toEqual([
       ['kubernetes.m.crossplane.io/v1alpha1', 'Object'],
     ]);
+    // The a9s MRs are the same objects, no longer owned by a v1 composite, their spec as the v2 recipe writes it; the
+    // creds Secret the binding's MR published is the same Secret, in the app cluster too.
+    for (const [plural, mr] of [
+      ['serviceinstances', before.a9sInstance!],
+      ['servicebindings', before.a9sBinding!],
+    ] as const) {
+      const now = await requireOk(control, 'GET', `/apis/dataservices.anynines.com/v1/${plural}/${mr.metadata.name}`);
+      expect(now.metadata.uid, plural).toBe(mr.metadata.uid);
+      expect(now.metadata.ownerReferences, plural).toBeUndefined();
+      expect(now.spec.forProvider, plural).toEqual(mr.spec.forProvider);
+      expect(now.spec.providerConfigRef, plural).toEqual(mr.spec.providerConfigRef);
+    }
+    const a9sCreds = await requireOk(app, 'GET', a9sCredsPath(NS));
+    expect(a9sCreds.metadata.uid).toBe(before.a9sCreds!.metadata.uid);
+    expect(a9sCreds.data).toEqual(before.a9sCreds!.data);
+    const a9sClaim = await requireOk(app, 'GET', a9sInstancePath(NS));
+    expect(a9sClaim.metadata.uid).toBe(before.a9sInstanceClaim!.metadata.uid);
+    expect(a9sClaim.spec).toEqual(withoutClaimMachinery(before.a9sInstanceClaim!.spec));
   });
 });
 
