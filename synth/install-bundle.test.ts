@@ -141,11 +141,14 @@ describe('dist/control-plane/kustomization.yaml', () => {
       { apiGroup: '', kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: 'crossplane-system' },
     ]);
     expect(binding.roleRef.name).not.toBe('cluster-admin');
-    const rules = one(objs, 'ClusterRole', binding.roleRef.name).rules as { apiGroups: string[]; resources: string[] }[];
+    const rules = one(objs, 'ClusterRole', binding.roleRef.name).rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
     expect(rules.flatMap((r) => r.resources)).not.toContain('*');
     expect(rules.flatMap((r) => r.apiGroups.map((g) => `${g}/${r.resources.join(',')}`))).toEqual(
       expect.arrayContaining(['postgresql.anynines.com/postgresqls', 'servicebindings.anynines.com/servicebindings']),
     );
+    // What an Object only copies from (the cnpg binding reads its instance's LoadBalancer Service): read, not write.
+    const verbs = (resource: string) => rules.find((r) => r.resources.includes(resource))?.verbs;
+    expect(verbs('services')).toEqual(['get', 'list', 'watch']);
     const crossplane = goModuleSource(wrapperModule('test/tools/crank-v2'), 'github.com/crossplane/crossplane/v2', 'v2.2.1');
     const v = validatorFor(
       parseYaml(readFileSync(join(crossplane, 'cluster', 'crds', 'pkg.crossplane.io_deploymentruntimeconfigs.yaml'), 'utf8'))[0]!,

@@ -117,9 +117,27 @@ export class ProviderConfigs extends Construct {
   }
 }
 
+/**
+ * The kinds a recipe's wrapper reads through `spec.references[i].patchesFrom` (its `apiVersion` and `kind` set as
+ * constants): provider-kubernetes gets each of them to resolve the reference, so its role must allow reading them.
+ */
+export function referencedKinds(recipe: Recipe): { apiVersion: string; kind: string }[] {
+  const fields = [...(recipe.wrapper?.fields ?? []), ...(recipe.v2?.wrapper?.fields ?? [])];
+  const value = (to: string) => fields.find((f) => f.to === to)?.value;
+  const out: { apiVersion: string; kind: string }[] = [];
+  for (const f of fields) {
+    const m = /^(spec\.references\[\d+\]\.patchesFrom)\.kind$/.exec(f.to);
+    if (!m || typeof f.value !== 'string') continue;
+    out.push({ apiVersion: String(value(`${m[1]}.apiVersion`) ?? 'v1'), kind: f.value });
+  }
+  return out;
+}
+
 export interface ProviderKubernetesProps {
   /** The kinds its Objects manage (what the recipes wrap). */
   readonly manages: readonly { readonly apiVersion: string; readonly kind: string }[];
+  /** Kinds its Objects only read, through `spec.references[].patchesFrom` (referencedKinds). @default none */
+  readonly reads?: readonly { readonly apiVersion: string; readonly kind: string }[];
   /** @default PROVIDER_KUBERNETES_PACKAGE */
   readonly package?: string;
   /** Crossplane's namespace, where the provider's Pod runs. @default crossplane-system */
@@ -186,6 +204,20 @@ export class ProviderKubernetes extends Construct {
     }
     // Connection details come from Secrets the wrapped objects write (unless a recipe wraps Secrets themselves).
     if (!byGroup.get('')?.has('secrets')) role.allow(['get', 'list', 'watch'], kplus.ApiResource.SECRETS);
+    // What an Object copies from (a Service's load-balancer address into a binding's Secret): read only.
+    const reads = new Map<string, Set<string>>();
+    for (const r of props.reads ?? []) {
+      const group = r.apiVersion.includes('/') ? r.apiVersion.split('/')[0]! : '';
+      const plural = `${r.kind.toLowerCase()}s`;
+      if (!byGroup.get(group)?.has(plural) && !(group === '' && plural === 'secrets'))
+        reads.set(group, (reads.get(group) ?? new Set()).add(plural));
+    }
+    for (const [apiGroup, resources] of [...reads].sort(([a], [b]) => a.localeCompare(b))) {
+      role.allow(
+        ['get', 'list', 'watch'],
+        ...[...resources].sort().map((resourceType) => kplus.ApiResource.custom({ apiGroup, resourceType })),
+      );
+    }
     new kplus.ClusterRoleBinding(this, 'ClusterRoleBinding', {
       metadata: { name: PROVIDER_KUBERNETES_ROLE, labels },
       role,

@@ -27,7 +27,7 @@ import { checkUnique } from './catalog';
 import { FunctionRuntime } from './function-runtime';
 import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
-import { ProviderConfigs, providerConfigRefs, ProviderKubernetes } from './provider-configs';
+import { ProviderConfigs, providerConfigRefs, ProviderKubernetes, referencedKinds } from './provider-configs';
 
 export interface SynthOptions {
   readonly apis: readonly Api[];
@@ -197,6 +197,7 @@ export function render(o: SynthOptions): Map<string, string> {
               .map((r) => [`${r.resource.apiVersion}/${r.resource.kind}`, r.resource]),
           ).values(),
         ],
+        reads: apis.flatMap((a) => Object.values(a.backends)).flatMap(referencedKinds),
       }),
   );
   // What kubectl bind installs in an app cluster, and per API the access the konnector needs once it is bound.
