@@ -1,0 +1,107 @@
+/**
+ * What an operator does to Crossplane as deployed (startPlatformOnPods) when moving packages: scale core to zero and
+ * back (`kubectl -n crossplane-system scale deployment crossplane --replicas=0|1`), and install the Configuration of
+ * other synth output by pushing it to the registry under a new tag and pointing the Configuration at it. The same
+ * operations the process-based harness offers (Crossplane's stopCore/startCore/switchConfiguration), on Pods.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parse } from 'yaml';
+import type { ClusterInfo } from '../control-plane';
+import { CONFIGURATION_NAME, CONFIGURATION_PACKAGE, condition, CROSSPLANE_NAMESPACE } from '../crossplane';
+import { eventually, getObject, kubeFor, requireOk, type WireObject } from '../kube';
+import type { Node } from '../node/node';
+import type { Registry } from '../node/registry';
+import { deploymentAvailable, packageHealthy } from './crossplane-deployed';
+import { listPods } from './pods';
+import { pushPackages } from './push';
+
+const PACKAGE_DIR = 'packages/dataservices';
+
+export interface CrossplaneControls {
+  /** Crossplane core to zero replicas; its objects stay, nothing reconciles them. Resolves when its Pods are gone. */
+  stopCore(): Promise<void>;
+  /** Back to one replica; resolves when the Deployment is Available. */
+  startCore(): Promise<void>;
+  /**
+   * The Configuration of `files` (synth output, path → content) pushed as a new tag and installed in place of the
+   * current one; resolves when it is Healthy and its XRDs Established (and Offered, for claims), or with
+   * `wait: false` once the Configuration names it.
+   */
+  switchConfiguration(files: ReadonlyMap<string, string>, o?: { wait?: boolean }): Promise<void>;
+}
+
+export function crossplaneControls(o: {
+  cluster: ClusterInfo;
+  node: Node;
+  registry: Registry;
+  log: (line: string) => void;
+}): CrossplaneControls {
+  const kube = kubeFor(o.cluster);
+  const deployment = `/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/crossplane`;
+  const scale = (replicas: number) => requireOk(kube, 'PATCH', deployment, { spec: { replicas } }, 'application/merge-patch+json');
+  let revision = 1;
+  return {
+    stopCore: async () => {
+      await scale(0);
+      await eventually('Crossplane core scaled to zero: its Pods gone', async () =>
+        (await listPods(kube, CROSSPLANE_NAMESPACE, 'app=crossplane')).length === 0 ? true : undefined,
+      );
+    },
+    startCore: async () => {
+      await scale(1);
+      await deploymentAvailable(kube, o.node, CROSSPLANE_NAMESPACE, 'crossplane', 'app=crossplane');
+    },
+    switchConfiguration: async (files, w) => {
+      const ref = `${CONFIGURATION_PACKAGE}-${++revision}`;
+      const root = mkdtempSync(join(tmpdir(), 'klutch-kit-configuration-'));
+      try {
+        for (const [path, text] of files) {
+          if (!path.startsWith(`${PACKAGE_DIR}/`) || path.startsWith(`${PACKAGE_DIR}/examples/`)) continue;
+          const to = join(root, path.slice(PACKAGE_DIR.length + 1));
+          mkdirSync(dirname(to), { recursive: true });
+          writeFileSync(to, text);
+        }
+        await pushPackages(o.registry, [{ ref, root }], o.log);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+      await requireOk(
+        kube,
+        'PATCH',
+        `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`,
+        { spec: { package: ref } },
+        'application/merge-patch+json',
+      );
+      o.log(`Configuration ${CONFIGURATION_NAME} now names ${ref}`);
+      if (w?.wait === false) return;
+      await eventually(
+        `Configuration ${CONFIGURATION_NAME} resolved to ${ref}`,
+        async () => {
+          const c = await getObject(kube, `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`);
+          return String(c?.status?.resolvedPackage ?? '').endsWith(ref.slice(ref.indexOf('/'))) && condition(c, 'Healthy') === 'True'
+            ? c
+            : undefined;
+        },
+        240_000,
+      );
+      const xrds = [...files]
+        .filter(([p]) => p.startsWith(`${PACKAGE_DIR}/apis/`) && p.endsWith('.yaml'))
+        .map(([, t]) => parse(t) as WireObject)
+        .filter((d) => d?.kind === 'CompositeResourceDefinition');
+      for (const xrd of xrds) {
+        await eventually(
+          `XRD ${xrd.metadata.name} Established`,
+          async () => {
+            const live = await getObject(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`);
+            const want = xrd.spec.claimNames ? ['Established', 'Offered'] : ['Established'];
+            return want.every((t) => condition(live, t) === 'True') ? true : undefined;
+          },
+          240_000,
+        );
+      }
+      await packageHealthy(kube, o.node, 'configurations', CONFIGURATION_NAME);
+    },
+  };
+}
