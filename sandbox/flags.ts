@@ -28,9 +28,11 @@ export const SANDBOX_FLAGS: FlagTable = {
 
 export const HELP = `npm run sandbox [-- options]
 
-Starts two Kubernetes clusters ("${CONTROL_PLANE}" and "${APP}"), Crossplane with our packages, an OpenID provider
-and the bind backend on the control plane, binds the app cluster with kubectl bind, and sends a PostgresqlInstance
-and a ServiceBinding from the app cluster through the control plane and back. Keeps running until Ctrl-C.
+Starts two Kubernetes clusters ("${CONTROL_PLANE}" and "${APP}"), each with a node that runs Pods; on the control
+plane a registry, Crossplane from its Helm chart with our packages, the install bundle (the bind backend as Pods) and
+CloudNativePG; binds the app cluster with kubectl bind (the konnector as Pods), sends an a8s and a cnpg
+PostgresqlInstance with their ServiceBindings from the app cluster through the control plane and back, and queries
+the cnpg database from a Pod in the app cluster. Keeps running until Ctrl-C.
 
 Options:
 ${flagHelp(SANDBOX_FLAGS)}

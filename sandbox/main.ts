@@ -1,5 +1,5 @@
 /**
- * `npm run sandbox`: the platform on this machine (sandbox/sandbox.ts), every step printed with its timing; then the
+ * `npm run sandbox`: the platform on this machine, on Pods (sandbox/sandbox.ts), every step printed with its timing; then the
  * kubeconfigs and what to try, and it keeps running until Ctrl-C, which stops everything. `--short` stops right after
  * the round trip (what `npm test` runs).
  */
@@ -70,21 +70,32 @@ try {
 if (interrupted) await stopAll('Ctrl-C', 130);
 
 const k = sandbox.kubeconfigs;
+const cnpg = sandbox.claims.cnpg;
 process.stdout.write(`
 The round trip is done (${steps.total()} in all):
 ${steps.timings.map((t, i) => `  [${i + 1}] ${seconds(t.ms).padStart(7)}  ${t.step}`).join('\n')}
-
+${
+  sandbox.query && cnpg
+    ? `
+PostgreSQL answered a Pod of the app cluster, through the credentials in Secret default/${cnpg.binding}-creds:
+${sandbox.query.map((l) => `  ${l}`).join('\n')}
+`
+    : ''
+}
 Use the clusters with kubectl:
   export KUBECONFIG=${show(k.app)}             # the app cluster
+  kubectl get pods -A
   kubectl get postgresqlinstances,servicebindings -n default
   kubectl get secret ${sandbox.claims.binding}-creds -n default -o jsonpath='{.data}'
   kubectl bind list
 
-  kubectl --kubeconfig ${show(k.controlPlane)} get claim,composite,managed -A   # the control plane
-  kubectl --kubeconfig ${show(k.controlPlane)} get postgresqls -n ${sandbox.claims.providerNamespace}
+  kubectl --kubeconfig ${show(k.controlPlane)} get pods -A                      # the control plane
+  kubectl --kubeconfig ${show(k.controlPlane)} get claim,composite,managed -A
+  kubectl --kubeconfig ${show(k.controlPlane)} get postgresqls,clusters.postgresql.cnpg.io -n ${sandbox.claims.providerNamespace}
 
-Bind again from another terminal: kubectl bind ${sandbox.backendUrl}/export --kubeconfig ${show(k.app)}
-(the login page of the local OpenID provider, ${sandbox.oidcIssuer}, uses a certificate of a test CA: your browser will warn)
+The OpenID provider's login page (${sandbox.oidcIssuer}) lives inside the control plane's node, where only the
+sandbox's headless browser is routed: a browser of this machine cannot open it, so bind more APIs by restarting the
+sandbox (or through the tests' Sandbox.bind).
 `);
 if (values.short) await stopAll('--short', 0);
 process.stdout.write('\nRunning. Ctrl-C stops everything.\n');

@@ -1,27 +1,48 @@
 /**
- * The whole platform on one machine, from the parts the tests use (test/support/): two real Kubernetes clusters
- * (`control-plane`, `app`), the real Crossplane loop on the control plane (Crossplane core v2, provider-kubernetes, our
- * function and packages: the default Klutch-compatible package, or with `crossplane: 'v2'` the v2-native one), a local OpenID provider, our bind backend, `kubectl bind` (the bundled plugin, its browser
- * login done headless), our konnector, and a PostgresqlInstance travelling from the app cluster to the control plane
- * with its status and credentials coming back.
+ * The whole platform on one machine, as an operator deploys it (issue 18 item 6, issue 20 item 3): two real
+ * Kubernetes clusters (`control-plane`, `app`), each with a node that runs Pods (kubelet, containerd, kube-proxy,
+ * CoreDNS in a network namespace of the run). On the control plane: a registry with our images and packages,
+ * Crossplane from its Helm chart pulling our Configuration and its dependencies from there (our function and
+ * provider-kubernetes as the Pods it makes), the install bundle synth writes applied with `kubectl apply -k` (the bind
+ * backend as Pods behind its Service), and the CloudNativePG operator with our PostgreSQL image. In the app cluster:
+ * `kubectl bind` installs the konnector Deployment, which runs as Pods. Then an a8s PostgresqlInstance and a cnpg one
+ * with their ServiceBindings travel from the app cluster to the control plane and back, and a Pod in the app cluster
+ * queries the cnpg database with the credentials that came down.
  *
- * What cannot run here is played, and says so in its output: the a8s operators (sandbox/a8s-operators.ts); and the
- * konnector Deployment the plugin installs has no kubelet to run it, so the same bundle runs as a process under the
- * Deployment's ServiceAccount.
+ * STAND-INS, each saying so in the output: the a8s operators (sandbox/a8s-operators.ts: their images cannot be had),
+ * the load balancer controller (test/support/platform/load-balancer.ts: no cloud here) and provider-anynines (its
+ * package's CRDs with a runtime that only waits: no a9s platform here). How the app cluster's Pods reach the control
+ * plane's PostgreSQL: docs/decisions/cloudnative-pg.md, "Exposure".
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BACKEND_CLIENT, callbackUri, installBindCrds, startBindBackend, type BindBackend } from '../test/support/bind-backend';
+import type { CrossplaneTarget } from '../apis/api';
+import { BACKEND_CLIENT } from '../test/support/bind-backend';
+import { Browser } from '../test/support/browser';
 import { parseYaml } from '../test/support/catalog';
 import { headlessLogin, startCli } from '../test/support/cli';
 import { startControlPlanes, type ControlPlanes } from '../test/support/control-plane';
-import type { CrossplaneTarget } from '../apis/api';
-import { apply, startCrossplane, synthOutputAsync, type Crossplane } from '../test/support/crossplane';
-import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../test/support/konnector';
-import { eventually, getObject, kubeFor, type Kube } from '../test/support/kube';
+import { synthOutputAsync } from '../test/support/crossplane';
+import { eventually, getObject, kubeFor, type Kube, type WireObject } from '../test/support/kube';
+import { installCnpg, localVolumes } from '../test/support/node/cnpg';
+import { CNPG_POSTGRESQL_IMAGE, ensureCnpgOperatorImage, ensureCnpgPostgresImage, POSTGRESQL_BIN } from '../test/support/node/cnpg-images';
+import { exposeHostPort } from '../test/support/node/host-port';
+import { linkNodes } from '../test/support/node/link';
+import { type Node, startNode } from '../test/support/node/node';
+import { ensureDeployableImages } from '../test/support/node/platform-images';
 import { startOidcProvider, type OidcTestProvider } from '../test/support/oidc';
+import { createCa } from '../test/support/pki';
+import { BACKEND_NAMESPACE, installBindBundle } from '../test/support/platform/bind-bundle';
+import { crossplaneControls, type CrossplaneControls } from '../test/support/platform/crossplane-switch';
+import { deploymentAvailable } from '../test/support/platform/crossplane-deployed';
+import { listenAt } from '../test/support/platform/listen';
+import { startLoadBalancerStandIn } from '../test/support/platform/load-balancer';
+import { listPods, podFailure, podLogTail, podTable } from '../test/support/platform/pods';
+import { startPlatformOnPods } from '../test/support/platform/platform-on-pods';
 import { freePorts } from '../test/support/processes';
-import { startA8sOperators, type RunningStandIn } from './a8s-operators';
+import { repoRoot } from '../test/support/root';
+import { crossplaneVersion } from '../test/tools/crossplane';
+import { startA8sOperators } from './a8s-operators';
 import { Steps } from './steps';
 
 export const CONTROL_PLANE = 'control-plane';
@@ -30,7 +51,14 @@ export const APP = 'app';
 const MARKER = '.klutch-kit-sandbox';
 const KONNECTOR_NAMESPACE = 'klutch-bind';
 const CLAIM_NAMESPACE = 'default';
-const WAIT_MS = 180_000;
+const WAIT_MS = 300_000;
+/** The app node's Pod prefix (the control plane's node keeps the default 10.244.0.0/24). */
+const APP_POD_CIDR = '10.244.1.0/24';
+/** The load balancer stand-in's pool: addresses on the control plane's node, routed from the app node. */
+const LOAD_BALANCER_POOL = '10.96.200.0/24';
+/** What the query Pod runs in the cnpg database, and what it prints. */
+export const QUERY =
+  "CREATE TABLE IF NOT EXISTS greetings (id int PRIMARY KEY, body text); INSERT INTO greetings VALUES (1, 'hello from the app cluster') ON CONFLICT (id) DO NOTHING; SELECT body FROM greetings WHERE id = 1;";
 
 type Obj = Record<string, any>;
 
@@ -47,20 +75,40 @@ export interface SandboxOptions {
   readonly crossplane?: CrossplaneTarget;
 }
 
+/** Crossplane as the sandbox runs it (a Deployment from its Helm chart), with what an operator does to it. */
+export interface SandboxCrossplane extends CrossplaneControls {
+  /** Crossplane core's release (`v2.2.1`). */
+  readonly release: string;
+  /** The synth output that was installed. */
+  readonly files: ReadonlyMap<string, string>;
+}
+
 export interface Sandbox {
   /** Admin kubeconfig files of the two clusters. */
   readonly kubeconfigs: { readonly controlPlane: string; readonly app: string };
   readonly backendUrl: string;
   readonly oidcIssuer: string;
-  /** The claims made in the app cluster, and where they live on the control plane. */
-  readonly claims: { readonly instance: string; readonly binding: string; readonly providerNamespace: string };
+  /**
+   * The claims made in the app cluster, and where they live on the control plane: the a8s PostgresqlInstance and its
+   * ServiceBinding, and the cnpg pair (absent with `crossplane: 'v2'`, until the cnpg compositions have a v2 form).
+   */
+  readonly claims: {
+    readonly instance: string;
+    readonly binding: string;
+    readonly providerNamespace: string;
+    readonly cnpg?: { readonly instance: string; readonly binding: string };
+  };
+  /** psql's output lines of QUERY, run by a Pod in the app cluster with the cnpg binding's Secret. */
+  readonly query?: readonly string[];
   /** The synth output installed (path → content). */
   readonly files: ReadonlyMap<string, string>;
   /** The control plane's Crossplane (for tests that change its packages). */
-  readonly crossplane: Crossplane;
+  readonly crossplane: SandboxCrossplane;
   /** Binds one more API (its plural) with kubectl bind, as the sandbox bound PostgresqlInstance and ServiceBinding. */
   bind(resource: string): Promise<void>;
-  /** Ends every process, in reverse order of start; safe to call more than once, and after a failed start. */
+  /** The Pods of both clusters, `kubectl get pods -A` style. */
+  pods(): Promise<string>;
+  /** Ends everything, in reverse order of start: nodes, clusters, processes; safe to call more than once. */
   stop(): Promise<void>;
 }
 
@@ -89,7 +137,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       ),
     ); // a stop lets it finish: no process left behind
     const cp: ControlPlanes = await steps.run(`Two Kubernetes clusters, "${CONTROL_PLANE}" and "${APP}"`, async () => {
-      const c = await startControlPlanes({ clusters: [CONTROL_PLANE, APP], runDir: join(o.dir, 'clusters'), log });
+      const c = await startControlPlanes({ clusters: [CONTROL_PLANE, APP], runDir: join(o.dir, 'clusters'), log, pods: true });
       cleanups.push(() => c.stop());
       return c;
     });
@@ -101,186 +149,370 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     const kc = kubeFor(control);
     const ka = kubeFor(app);
 
-    const files = await steps.run('npm run synth: packages, export templates, manifests (started with the clusters)', async () => {
-      const f = await synth;
-      steps.say(`${f.size} files in ${synthDir}`);
-      return f;
-    });
-
-    const xp: Crossplane = await steps.run(
-      `The control plane: Crossplane core, provider-kubernetes and our function; our packages installed by Crossplane`,
+    const { files, images } = await steps.run(
+      'npm run synth (started with the clusters), and the images: our Dockerfiles, CloudNativePG, PostgreSQL',
       async () => {
-        const x = await startCrossplane(control, {
-          runDir: join(o.dir, 'crossplane'),
-          files,
-          log,
-          debug: { crossplane: false },
-          version: 'v2',
-        });
-        steps.say(
-          target === 'v1'
-            ? `Crossplane ${x.release} with the default package: Klutch's claims (LegacyCluster XRDs)`
-            : `Crossplane ${x.release} with the --crossplane v2 package: namespaced composites, Klutch's claims become them`,
-        );
-        cleanups.push(() => x.stop());
-        const stand: RunningStandIn = await startA8sOperators(kc, log);
-        cleanups.push(() => stand.stop());
-        steps.say('STAND-IN for the a8s operators (they start database Pods, which need a kubelet): it marks a8s objects ready');
-        return x;
+        const f = await synth;
+        steps.say(`${f.size} files in ${synthDir}`);
+        const deployables = await ensureDeployableImages(synthDir, log);
+        const cnpg = { operator: await ensureCnpgOperatorImage(log), postgres: await ensureCnpgPostgresImage(log) };
+        const all: Record<string, string> = { ...deployables, ...cnpg };
+        return { files: f, images: all };
       },
     );
 
-    const { idp, backend } = await steps.run(
-      'The OpenID provider and our bind backend, with the bind CRDs and export templates',
+    const { cpNode, appNode } = await steps.run(
+      'A node for each cluster (kubelet, containerd, kube-proxy, CoreDNS in a network namespace of its own), linked',
       async () => {
-        const [port] = (await freePorts(1)) as [number];
+        const nodes: Node[] = [];
+        const started = await Promise.allSettled([
+          startNode(control, { name: 'control-plane-node', images: [images.backend!, images.operator!, images.postgres!], log }),
+          startNode(app, { name: 'app-node', podCidr: APP_POD_CIDR, images: [images.konnector!, images.postgres!], log }),
+        ]);
+        for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
+        // Nodes end before their clusters: pushed after the clusters' stop, so they run first.
+        cleanups.push(async () => {
+          for (const n of nodes.reverse()) await n.stop();
+        });
+        const failed = started.find((s) => s.status === 'rejected');
+        if (failed) throw (failed as PromiseRejectedResult).reason;
+        const [c, a] = nodes as [Node, Node];
+        const link = linkNodes(a, c, { routes: [LOAD_BALANCER_POOL], fromPodCidr: APP_POD_CIDR });
+        steps.say(`node ${c.name} at ${c.ip}, node ${a.name} at ${a.ip} (each in its own network namespace)`);
+        steps.say(
+          `a veth between them (${link.fromIp} ↔ ${link.toIp}): the app node routes ${LOAD_BALANCER_POOL} to the control plane's node`,
+        );
+        return { cpNode: c, appNode: a };
+      },
+    );
+
+    const platform = await steps.run(
+      'The control plane as deployed: a registry, Crossplane from its Helm chart, our packages pulled from the registry',
+      async () => {
+        const p = await startPlatformOnPods(control, cpNode, synthDir, { log });
+        cleanups.push(() => p.close());
+        steps.say(
+          target === 'v1'
+            ? `Crossplane ${crossplaneVersion('v2')} with the default package: Klutch's claims (LegacyCluster XRDs)`
+            : `Crossplane ${crossplaneVersion('v2')} with the --crossplane v2 package: namespaced composites, Klutch's claims become them`,
+        );
+        steps.say('STAND-IN for provider-anynines: its CRDs, a runtime that only waits (no a9s platform here)');
+        const stand = await startA8sOperators(kc, log);
+        cleanups.push(() => stand.stop());
+        steps.say('STAND-IN for the a8s operators (their images cannot be had here): it marks a8s objects ready');
+        return p;
+      },
+    );
+
+    await steps.run('CloudNativePG: its operator as Pods (its release manifest), volumes, a load balancer', async () => {
+      const volumes = join(cpNode.runDir, 'volumes');
+      await localVolumes(kc, volumes, 3, '1Gi');
+      await installCnpg(kc);
+      const lb = startLoadBalancerStandIn(kc, LOAD_BALANCER_POOL, log);
+      cleanups.push(() => lb.stop());
+      steps.say(`STAND-IN for a load balancer controller: LoadBalancer Services get addresses of ${LOAD_BALANCER_POOL}`);
+    });
+
+    const { idp, publicUrl, backendCa, idpRoute, hostRoutes } = await steps.run(
+      'The OpenID provider, and the install bundle (kubectl apply -k): the bind backend as Pods behind its Service',
+      async () => {
+        const [idpPort, publicPort] = (await freePorts(2)) as [number, number];
+        const url = `https://127.0.0.1:${publicPort}`;
+        // The provider runs on the host; its issuer is the control plane node's address, bridged there.
         const i: OidcTestProvider = await startOidcProvider({
-          clients: [{ ...BACKEND_CLIENT, redirectUris: [callbackUri(port)] }],
+          issuerHost: cpNode.ip,
+          port: idpPort,
+          clients: [{ ...BACKEND_CLIENT, redirectUris: [`${url}/callback`] }],
           users: [{ sub: user }],
           logDir: join(o.dir, 'oidc-provider'),
         });
         cleanups.push(() => i.stop());
-        await installBindCrds(kc);
-        const templates = [...xp.files].filter(([path]) => path.startsWith('control-plane/export-templates/'));
-        for (const [, text] of templates) await apply(kc, parseYaml(text)[0] as Obj);
-        mkdirSync(join(o.dir, 'backend'), { recursive: true });
-        const b: BindBackend = await startBindBackend({
+        const bridge = await exposeHostPort(cpNode, idpPort);
+        cleanups.push(bridge.close);
+        const forward = await cpNode.forward(cpNode.ip, idpPort);
+        cleanups.push(forward.close);
+        // The control plane's API server where the app cluster's konnector reaches it: the consumers' address.
+        const cpPort = Number(new URL(control.server).port);
+        const api = await exposeHostPort(appNode, cpPort);
+        cleanups.push(api.close);
+        const ca = await createCa('klutch-kit sandbox backend CA');
+        const tls = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
+        writeFileSync(join(o.dir, 'backend-ca.crt'), ca.cert);
+        await installBindBundle({
           cluster: control,
-          idp: i,
-          port,
+          node: cpNode,
+          dist: synthDir,
           dir: join(o.dir, 'backend'),
-          namespace: 'klutch-bind-backend',
+          issuer: i.issuer,
+          issuerCa: i.ca,
+          publicUrl: url,
+          externalAddress: `https://${api.address}`,
+          tls,
+          log,
         });
-        cleanups.push(() => b.stop());
-        steps.say(`OpenID provider ${i.issuer} (user "${user}"); bind backend ${b.url}/export offering ${templates.length} APIs`);
-        return { idp: i, backend: b };
+        const svc = await getObject(kc, `/api/v1/namespaces/${BACKEND_NAMESPACE}/services/klutch-bind-backend`);
+        if (!svc) throw new Error(`the install bundle made no Service ${BACKEND_NAMESPACE}/klutch-bind-backend`);
+        const toService = await cpNode.forward(svc.spec.clusterIP, 443);
+        cleanups.push(toService.close);
+        cleanups.push(await listenAt(publicPort, () => toService.port));
+        // kube-proxy programs the Service a moment after its endpoints turn ready: wait for the first answer.
+        const browser = new Browser({ ca: [ca.cert] });
+        await eventually(`the backend's Service answering ${url}/export`, async () => {
+          const page = await browser.get(`${url}/export`).catch(() => undefined);
+          return page?.status === 200 ? page : undefined;
+        });
+        steps.say(`OpenID provider ${i.issuer} (user "${user}"), bridged into the control plane's node`);
+        steps.say(`bind backend Pods behind Service ${BACKEND_NAMESPACE}/klutch-bind-backend (${svc.spec.clusterIP}), public URL ${url}`);
+        return {
+          idp: i,
+          publicUrl: url,
+          backendCa: ca.cert,
+          idpRoute: { host: '127.0.0.1', port: forward.port },
+          hostRoutes: { [api.address]: cpPort },
+        };
       },
     );
 
-    let konnector: KonnectorProcess | undefined;
     const bind = async (resource: string): Promise<void> => {
-      const cli = await startCli([`${backend.url}/export`, '--accept-permission-claims', '--no-browser'], {
+      const cli = await startCli([`${publicUrl}/export`, '--accept-permission-claims', '--no-browser', '--wait=180s'], {
         kubeconfig: app.kubeconfig,
+        env: {
+          NODE_EXTRA_CA_CERTS: join(o.dir, 'backend-ca.crt'),
+          // This machine reaches the control plane's external address (the app node's bridge to it) at the same API
+          // server on loopback; any other address is refused (host-routes.cjs).
+          NODE_OPTIONS: `--require ${join(repoRoot(), 'test', 'support', 'node', 'host-routes.cjs')}`,
+          KLUTCH_KIT_HOST_ROUTES: JSON.stringify(hostRoutes),
+        },
         closeStdin: true,
       });
       const url = await cli.loginUrl();
-      steps.say(`kubectl bind ${backend.url}/export  →  login URL ${url.slice(0, 60)}...`);
-      await headlessLogin(url, { idp, user, resource });
-      steps.say(`logged in as "${user}" (headless) and picked ${resource} on the backend's page`);
-      const installed = cli.printed(/^(Konnector (installed|upgraded|unchanged)|Kept the konnector)/m).then(async () => {
-        if (konnector) return;
-        konnector = await startKonnector({
-          kubeconfig: await konnectorKubeconfig(app, KONNECTOR_NAMESPACE, 86_400), // a day, as the Pod's projected token would be renewed
-          namespace: KONNECTOR_NAMESPACE,
-          logDir: join(o.dir, 'konnector'),
-        });
-        const k = konnector;
-        cleanups.push(() => k.proc.stop());
-        steps.say(
-          'the konnector Deployment kubectl bind installed cannot start (no kubelet): the same bundle runs as a process under its ServiceAccount',
-        );
+      steps.say(`kubectl bind ${publicUrl}/export  →  login URL ${url.slice(0, 60)}...`);
+      await headlessLogin(url, {
+        idp,
+        user,
+        resource,
+        ca: [backendCa],
+        route: (u) => (u.hostname === cpNode.ip ? idpRoute : undefined),
       });
-      const [r] = await Promise.all([cli.done, installed.catch(() => undefined)]);
-      await installed;
-      if (r.code !== 0) throw new Error(`kubectl bind exited with ${r.code ?? r.signal}:\n${r.stderr}`);
+      steps.say(`logged in as "${user}" (headless) and picked ${resource} on the backend's page`);
+      const r = await cli.done;
+      if (r.code !== 0) throw new Error(`kubectl bind exited with ${r.code ?? r.signal}:\n${r.stderr}\n${r.stdout}`);
       for (const line of r.stdout.split('\n').slice(0, 3)) if (line.trim()) steps.say(line);
     };
-    await steps.run('kubectl bind: PostgresqlInstance (the konnector installed in the app cluster)', () => bind('postgresqlinstances'));
+    await steps.run('kubectl bind: PostgresqlInstance (the konnector Deployment installed in the app cluster, as Pods)', async () => {
+      await bind('postgresqlinstances');
+      await deploymentAvailable(ka, appNode, KONNECTOR_NAMESPACE, 'konnector', 'app.kubernetes.io/name=konnector');
+      const konnectors = await listPods(ka, KONNECTOR_NAMESPACE, 'app.kubernetes.io/name=konnector');
+      steps.say(`konnector Pods Ready in the app cluster: ${konnectors.map((p) => p.metadata.name).join(', ')}`);
+    });
     await steps.run('kubectl bind: ServiceBinding (the same login kubeconfig Secret reused)', () => bind('servicebindings'));
 
-    const example = (name: string): Obj => {
-      const text = xp.files.get(`packages/dataservices/examples/${name}.yaml`);
-      if (!text) throw new Error(`the synth output has no example ${name}`);
-      return parseYaml(text)[0] as Obj;
+    const example = (name: string): Obj | undefined => {
+      const text = files.get(`packages/dataservices/examples/${name}.yaml`);
+      return text ? (parseYaml(text)[0] as Obj) : undefined;
     };
     const instance = 'demo-postgresql';
     const binding = 'demo-binding';
+    // The cnpg compositions of the v2 package are not written yet (issue 20 on the v2 target).
+    const cnpg = target === 'v1' && example('postgresql-cnpg') ? { instance: 'demo-cnpg', binding: 'demo-cnpg-binding' } : undefined;
+    const instances = [
+      { name: instance, example: 'postgresql-a8s' },
+      ...(cnpg ? [{ name: cnpg.instance, example: 'postgresql-cnpg' }] : []),
+    ];
+    /** What to read when a claim does not get there: the Pods of its namespace on the control plane, with logs. */
+    const diagnose = async (ns?: string) =>
+      `\n${ns ? await podFailure(kc, cpNode, ns, '').catch(() => '') : ''}${await podFailure(ka, appNode, KONNECTOR_NAMESPACE, 'app.kubernetes.io/name=konnector').catch(() => '')}`;
+    const until = async <T>(what: string, check: () => Promise<T | undefined>, ns?: string): Promise<T> => {
+      try {
+        return await eventually(what, check, WAIT_MS);
+      } catch (e) {
+        throw new Error(`${(e as Error).message}${await diagnose(ns)}`);
+      }
+    };
+
     const providerNamespace = await steps.run(
-      `PostgresqlInstance ${CLAIM_NAMESPACE}/${instance} created in the app cluster, arriving in the control plane`,
+      `PostgresqlInstances ${instances.map((i) => `${CLAIM_NAMESPACE}/${i.name} (${i.example.replace('postgresql-', '')})`).join(' and ')} created in the app cluster, arriving in the control plane`,
       async () => {
-        const pg = example('postgresql-a8s');
-        await create(ka, 'postgresqlinstances', { ...pg, metadata: { name: instance, namespace: CLAIM_NAMESPACE } });
-        const ns = await eventually(
+        if (!cnpg)
+          steps.say('the cnpg PostgresqlInstance is left out on the --crossplane v2 package (its cnpg compositions are not written yet)');
+        for (const i of instances) {
+          const pg = example(i.example);
+          if (!pg) throw new Error(`the synth output has no example ${i.example}`);
+          await create(ka, 'postgresqlinstances', { ...pg, metadata: { name: i.name, namespace: CLAIM_NAMESPACE } });
+        }
+        const ns = await until(
           'the bind backend to assign a control-plane namespace',
           async () =>
-            (await getObject(kc, `/apis/klutch.anynines.com/v1alpha1/apiservicenamespaces`))?.items?.find(
-              (n: Obj) => n.metadata.name === CLAIM_NAMESPACE,
+            ((await getObject(kc, `/apis/klutch.anynines.com/v1alpha1/apiservicenamespaces`))?.items as Obj[] | undefined)?.find(
+              (n) => n.metadata.name === CLAIM_NAMESPACE,
             )?.status?.namespace as string | undefined,
-          WAIT_MS,
         );
-        const up = await eventually(
-          'the claim on the control plane',
-          () => getObject(kc, claimPath('postgresqlinstances', ns, instance)),
-          WAIT_MS,
-        );
-        steps.say(`on the control plane as ${ns}/${instance} (${up.kind}, composition ${up.spec.compositionRef.name})`);
-        // A claim (v1) names its composite; a namespaced composite (v2) is the object itself and names what it composed.
-        const composed = await eventually(
-          'Crossplane to compose it',
-          async () => {
-            const live = await getObject(kc, claimPath('postgresqlinstances', ns, instance));
-            if (target === 'v1') return live?.spec?.resourceRef as Obj | undefined;
-            const refs = live?.spec?.crossplane?.resourceRefs as Obj[] | undefined;
-            return refs?.length ? { ...live, refs } : undefined;
-          },
-          WAIT_MS,
-        );
-        steps.say(
-          target === 'v1'
-            ? `Crossplane composed ${composed.kind} ${composed.name} with our function`
-            : `Crossplane composed ${composed.kind} ${ns}/${instance} (composition ${composed.spec.crossplane.compositionRef.name}) into ${composed.refs.map((r: Obj) => `${r.kind} ${r.name}`).join(', ')} with our function`,
-        );
+        for (const i of instances) {
+          const up = await until(`${i.name} on the control plane`, () => getObject(kc, claimPath('postgresqlinstances', ns, i.name)), ns);
+          // A claim (v1) names its composite; a namespaced composite (v2) is the object itself and names what it composed.
+          const composed = await until(
+            `Crossplane to compose ${i.name}`,
+            async () => {
+              const live = await getObject(kc, claimPath('postgresqlinstances', ns, i.name));
+              if (target === 'v1') return live?.spec?.resourceRef as Obj | undefined;
+              const refs = live?.spec?.crossplane?.resourceRefs as Obj[] | undefined;
+              return refs?.length ? { ...live, refs } : undefined;
+            },
+            ns,
+          );
+          steps.say(
+            target === 'v1'
+              ? `${ns}/${i.name} (composition ${up.spec.compositionRef.name}): Crossplane composed ${composed.kind} ${composed.name} with our function`
+              : `${ns}/${i.name}: Crossplane composed ${composed.kind} ${ns}/${i.name} (composition ${composed.spec.crossplane.compositionRef.name}) into ${composed.refs.map((r: Obj) => `${r.kind} ${r.name}`).join(', ')} with our function`,
+          );
+        }
         return ns;
       },
     );
 
-    await steps.run('Ready: the a8s PostgreSQL object (stand-in operator) → the claim → the app cluster', async () => {
-      const ready = await eventually(
-        `PostgresqlInstance ${instance} Ready in the app cluster`,
-        async () => {
-          const c = await getObject(ka, claimPath('postgresqlinstances', CLAIM_NAMESPACE, instance));
-          return c?.status?.conditions?.some((x: Obj) => x.type === 'Ready' && x.status === 'True') ? c : undefined;
-        },
-        WAIT_MS,
-      );
-      steps.say(`status in the app cluster: Ready=True, managed ${JSON.stringify(ready.status.managed ?? {})}`);
-    });
-
     await steps.run(
-      `ServiceBinding ${CLAIM_NAMESPACE}/${binding}: credentials back in the app cluster as Secret ${binding}-creds`,
+      `Ready: the a8s PostgreSQL (stand-in operator)${cnpg ? ' and CloudNativePG running PostgreSQL as a Pod' : ''} → the claims → the app cluster`,
       async () => {
-        const sb = example('servicebinding-a8s');
-        await create(ka, 'servicebindings', {
-          ...sb,
-          metadata: { name: binding, namespace: CLAIM_NAMESPACE },
-          spec: { ...sb.spec, instanceRef: instance },
-        });
-        const secret = await eventually(
-          `Secret ${CLAIM_NAMESPACE}/${binding}-creds with data in the app cluster`,
-          async () => {
-            const s = await getObject(ka, `/api/v1/namespaces/${CLAIM_NAMESPACE}/secrets/${binding}-creds`);
-            return Object.keys(s?.data ?? {}).length ? s : undefined;
-          },
-          WAIT_MS,
-        );
-        steps.say(`Secret ${CLAIM_NAMESPACE}/${binding}-creds holds ${Object.keys(secret.data).sort().join(', ')}`);
+        for (const i of instances) {
+          const phases = new Set<string>();
+          const ready = await until(
+            `PostgresqlInstance ${i.name} Ready in the app cluster`,
+            async () => {
+              const c = await getObject(ka, claimPath('postgresqlinstances', CLAIM_NAMESPACE, i.name));
+              if (c?.status?.managed?.phase && !phases.has(c.status.managed.phase)) {
+                phases.add(c.status.managed.phase);
+                steps.say(`${i.name} in the app cluster: ${c.status.managed.phase}`);
+              }
+              return c?.status?.conditions?.some((x: Obj) => x.type === 'Ready' && x.status === 'True') ? c : undefined;
+            },
+            providerNamespace,
+          );
+          const m = (ready.status.managed ?? {}) as Obj;
+          steps.say(`${i.name} in the app cluster: Ready=True (${m.phase ?? m.clusterStatus ?? 'managed status not reported'})`);
+        }
       },
     );
 
+    const bindings = [
+      { name: binding, instance, example: 'servicebinding-a8s' },
+      ...(cnpg ? [{ name: cnpg.binding, instance: cnpg.instance, example: 'servicebinding-cnpg' }] : []),
+    ];
+    await steps.run(
+      `ServiceBindings ${bindings.map((b) => `${CLAIM_NAMESPACE}/${b.name}`).join(' and ')}: credentials back in the app cluster as <binding>-creds`,
+      async () => {
+        for (const b of bindings) {
+          const sb = example(b.example);
+          if (!sb) throw new Error(`the synth output has no example ${b.example}`);
+          await create(ka, 'servicebindings', {
+            ...sb,
+            metadata: { name: b.name, namespace: CLAIM_NAMESPACE },
+            spec: { ...sb.spec, instanceRef: b.instance },
+          });
+        }
+        for (const b of bindings) {
+          const secret = await until(
+            `Secret ${CLAIM_NAMESPACE}/${b.name}-creds with data in the app cluster`,
+            async () => {
+              const s = await getObject(ka, `/api/v1/namespaces/${CLAIM_NAMESPACE}/secrets/${b.name}-creds`);
+              return Object.keys(s?.data ?? {}).length ? s : undefined;
+            },
+            providerNamespace,
+          );
+          const address = Buffer.from(String(secret.data.instance_service ?? ''), 'base64').toString();
+          steps.say(
+            `Secret ${CLAIM_NAMESPACE}/${b.name}-creds holds ${Object.keys(secret.data).sort().join(', ')} (instance_service ${address})`,
+          );
+        }
+      },
+    );
+
+    const query = cnpg
+      ? await steps.run(
+          `A Pod in the app cluster connects with Secret ${cnpg.binding}-creds and queries PostgreSQL on the control plane`,
+          async () => {
+            const lines = await psqlPod(ka, appNode, `${cnpg.binding}-creds`, QUERY);
+            steps.say(`psql -c "${QUERY}"`);
+            for (const line of lines) steps.say(`  ${line}`);
+            return lines;
+          },
+        )
+      : undefined;
+
+    const pods = async () => {
+      const [c, a] = await Promise.all([listPods(kc), listPods(ka)]);
+      return `${CONTROL_PLANE}:\n${podTable(c)}\n\n${APP}:\n${podTable(a)}`;
+    };
+    await steps.run('The Pods of both clusters (kubectl get pods -A)', async () => {
+      for (const line of (await pods()).split('\n')) steps.say(line);
+    });
+
     return {
       kubeconfigs,
-      backendUrl: backend.url,
+      backendUrl: publicUrl,
       oidcIssuer: idp.issuer,
-      claims: { instance, binding, providerNamespace },
+      claims: { instance, binding, providerNamespace, ...(cnpg ? { cnpg } : {}) },
+      ...(query ? { query } : {}),
       files,
-      crossplane: xp,
+      crossplane: {
+        release: crossplaneVersion('v2'),
+        files,
+        ...crossplaneControls({ cluster: control, node: cpNode, registry: platform.registry, log }),
+      },
       bind,
+      pods,
       stop,
     };
   } catch (e) {
     await stop();
     throw e;
   }
+}
+
+/**
+ * Runs `sql` with psql in a Pod of the app cluster whose only configuration is `secret` (host, database, user and
+ * password from its a8s keys); returns psql's output lines. A failure names the Pod and its log.
+ */
+async function psqlPod(kube: Kube, node: Node, secret: string, sql: string): Promise<string[]> {
+  const name = `psql-${Date.now().toString(36)}`;
+  const r = await kube.request('POST', `/api/v1/namespaces/${CLAIM_NAMESPACE}/pods`, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { 'app.kubernetes.io/name': 'sandbox-psql' } },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'psql',
+          image: CNPG_POSTGRESQL_IMAGE,
+          imagePullPolicy: 'Never',
+          command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', sql],
+          env: [
+            ['PGHOST', 'instance_service'],
+            ['PGDATABASE', 'database'],
+            ['PGUSER', 'username'],
+            ['PGPASSWORD', 'password'],
+          ].map(([env, key]) => ({ name: env, valueFrom: { secretKeyRef: { name: secret, key } } })),
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
+        },
+      ],
+    },
+  });
+  if (r.code >= 300) throw new Error(`cannot create Pod ${CLAIM_NAMESPACE}/${name}: ${r.code} ${JSON.stringify(r.body?.message)}`);
+  const pod: WireObject = await eventually(
+    `Pod ${CLAIM_NAMESPACE}/${name} done`,
+    async () => {
+      const p = await getObject(kube, `/api/v1/namespaces/${CLAIM_NAMESPACE}/pods/${name}`);
+      return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
+    },
+    120_000,
+  ).catch(async (e: Error) => {
+    throw new Error(`${e.message}\n${await podFailure(kube, node, CLAIM_NAMESPACE, 'app.kubernetes.io/name=sandbox-psql')}`);
+  });
+  const body = (await kube.request('GET', `/api/v1/namespaces/${CLAIM_NAMESPACE}/pods/${name}/log`)).body as WireObject | string;
+  const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
+  if (pod.status.phase !== 'Succeeded')
+    throw new Error(`Pod ${CLAIM_NAMESPACE}/${name} (psql) failed: ${out}\n${podLogTail(node, CLAIM_NAMESPACE, name)}`);
+  return out.trim().split('\n');
 }
 
 /** Empties the sandbox folder of an earlier run; refuses a folder that holds something else. */
