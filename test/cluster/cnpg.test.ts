@@ -2,9 +2,12 @@
  * The cnpg backend end to end on real parts (issue 20; docs/decisions/cloudnative-pg.md): a control plane with a node
  * runs the CloudNativePG operator (its CRDs and release manifest, the project's images) and Crossplane with our
  * packages; a PostgresqlInstance on cnpg-postgresql becomes a CNPG Cluster whose PostgreSQL runs as a Pod on a
- * harness-made volume, and the claim is Ready; a ServiceBinding brings `<claim>-creds` in the a8s keys, and a Pod that
- * mounts only that Secret connects to the address it names and writes and reads a table; the data survives the
- * operator's and PostgreSQL's Pods being deleted; deleting the claims removes the Cluster, its Pod, PVC and Secrets.
+ * harness-made volume, and the claim says what CNPG is doing until it is Ready; a ServiceBinding brings
+ * `<claim>-creds` in the a8s keys, and a Pod that mounts only that Secret connects to the address it names and writes
+ * and reads a table; the data survives the operator's and PostgreSQL's Pods being deleted; a plan change adds
+ * instances and the claim reports CNPG's progress until Ready again; a claim in a namespace whose quota allows no
+ * LoadBalancer fails with CNPG's reason within seconds of CNPG giving up; deleting the claims removes the Cluster,
+ * its Pods, PVCs and Secrets.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,7 +45,8 @@ beforeAll(async () => {
   kube = kubeFor(cp.clusters[CLUSTER]!);
   node = await startNode(cp.clusters[CLUSTER]!, { images });
   volumes = mkdtempSync(join(node.runDir, 'volumes-'));
-  await localVolumes(kube, volumes, 2, '1Gi');
+  // One per instance of the replica plan the claim is resized to.
+  await localVolumes(kube, volumes, 3, '1Gi');
   // The packages as synth renders them, in process: what the suite needs of synth, without bundling the deployables.
   const files = render({ apis: await loadCatalog(), outdir: 'unused', target: 'v1' });
   [crossplane] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { log, files }), installCnpg(kube)]);
@@ -126,9 +130,15 @@ async function healthy(): Promise<WireObject> {
   });
 }
 
-const claimPath = (kind: string, name: string) => `/apis/anynines.com/v1/namespaces/${NS}/${kind}/${name}`;
-const ready = (o: WireObject | undefined) =>
-  (o?.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
+const claimPath = (kind: string, name: string, ns = NS) => `/apis/anynines.com/v1/namespaces/${ns}/${kind}/${name}`;
+const conditionOf = (o: WireObject | undefined, type: string): WireObject | undefined =>
+  (o?.status?.conditions ?? []).find((c: WireObject) => c.type === type);
+const ready = (o: WireObject | undefined) => conditionOf(o, 'Ready')?.status === 'True';
+/** What the claim says while it is not Ready: the function's DataServiceReady condition, in CNPG's words. */
+const saying = (o: WireObject | undefined): string | undefined => {
+  const c = conditionOf(o, 'DataServiceReady');
+  return c?.status === 'False' ? `${c.reason}: ${c.message}` : undefined;
+};
 
 describe('a PostgresqlInstance on cnpg-postgresql', () => {
   it('becomes a CloudNativePG Cluster whose PostgreSQL runs on the node; the claim shows its phase until Ready', async () => {
@@ -143,15 +153,23 @@ describe('a PostgresqlInstance on cnpg-postgresql', () => {
         compositionRef: { name: 'cnpg-postgresql' },
       },
     });
-    // What the developer reads on the claim meanwhile: CNPG's phase, through status.managed.
+    // What the developer reads on the claim meanwhile: CNPG's phase in status.managed, and in its conditions.
     const phases = new Set<string>();
+    const said = new Set<string>();
     const claim = await until('the claim Ready', async () => {
       const c = await getObject(kube, claimPath('postgresqlinstances', 'pg'));
       if (c?.status?.managed?.phase) phases.add(c.status.managed.phase);
+      const s = saying(c);
+      if (s) said.add(s);
       return ready(c) ? c : undefined;
     });
     expect(claim.status.managed.phase).toBe('Cluster in healthy state');
     expect([...phases].filter((p) => p !== 'Cluster in healthy state').length, `phases seen: ${[...phases].join(', ')}`).toBeGreaterThan(0);
+    expect(
+      [...said].filter((m) => m.startsWith('Provisioning: cnpg postgresql: ')),
+      `conditions seen: ${[...said].join(' | ')}`,
+    ).not.toEqual([]);
+    expect(conditionOf(claim, 'DataServiceReady')).toMatchObject({ status: 'True', reason: 'Available' });
     const cluster = await healthy();
     expect([cluster.spec.instances, cluster.spec.storage.size, cluster.spec.postgresql.parameters.max_connections]).toEqual([
       1,
@@ -227,14 +245,20 @@ describe('the lifecycle of a cnpg instance', () => {
     expect(await psql('app-client-after-restart', SQL_READ)).toEqual(['from the binding']);
   }, 600_000);
 
-  it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claim', async () => {
+  it('a plan change adds instances, the claim reports progress until Ready again; a claim CNPG cannot set up fails with its reason', async () => {
+    await Promise.all([resize(), refused()]);
+  }, 600_000);
+
+  it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claims', async () => {
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app'));
     await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg'));
     await until('the Cluster, its Pod and PVC and the binding Secret gone', async () => {
       const left = await Promise.all([
         getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`),
-        getObject(kube, `/api/v1/namespaces/${NS}/pods/pg-1`),
-        getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/pg-1`),
+        ...['pg-1', 'pg-2', 'pg-3'].flatMap((n) => [
+          getObject(kube, `/api/v1/namespaces/${NS}/pods/${n}`),
+          getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/${n}`),
+        ]),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-cnpg-binding`),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`),
       ]);
@@ -242,3 +266,87 @@ describe('the lifecycle of a cnpg instance', () => {
     });
   }, 600_000);
 });
+
+/**
+ * single-nano → replica-nano: the same Cluster gets three instances (two replicas join); the claim stops being Ready,
+ * says what CNPG is doing, and is Ready again once every instance is; the row written before is still read.
+ */
+async function resize(): Promise<void> {
+  await requireOk(
+    kube,
+    'PATCH',
+    claimPath('postgresqlinstances', 'pg'),
+    { spec: { plan: 'postgresql-replica-nano' } },
+    'application/merge-patch+json',
+  );
+  const said = new Set<string>();
+  const watch = async () => {
+    const c = await getObject(kube, claimPath('postgresqlinstances', 'pg'));
+    const s = saying(c);
+    if (s) said.add(s);
+    return c;
+  };
+  await until('the resized claim not Ready while the replicas join', async () => (ready(await watch()) ? undefined : true));
+  const claim = await until('the resized claim Ready again', async () => {
+    const c = await watch();
+    return ready(c) ? c : undefined;
+  });
+  const cluster = await healthy();
+  expect([cluster.spec.instances, cluster.status.readyInstances, claim.status.managed.readyInstances]).toEqual([3, 3, 3]);
+  // CNPG's words for a joining replica ("Creating a new replica: Creating replica pg-2" and the like).
+  expect(
+    [...said].filter((m) => /^Provisioning: cnpg postgresql: .*replica/i.test(m)),
+    `conditions seen: ${[...said].join(' | ')}`,
+  ).not.toEqual([]);
+  expect(await psql('app-client-after-resize', SQL_READ)).toEqual(['from the binding']);
+}
+
+/**
+ * A namespace whose ResourceQuota allows no LoadBalancer Service: CNPG cannot create the claim's external Service and
+ * gives up with phase "Unable to create required cluster objects" and the API server's refusal as its reason; the
+ * claim's DataServiceReady says both within seconds of CNPG writing them.
+ */
+async function refused(): Promise<void> {
+  const ns = 'team-b';
+  await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/resourcequotas`, {
+    metadata: { name: 'no-load-balancers' },
+    spec: { hard: { 'services.loadbalancers': '0' } },
+  });
+  // The quota controller writes what the quota allows before the API server enforces it.
+  await until('the quota team-b/no-load-balancers in force', async () => {
+    const q = await getObject(kube, `/api/v1/namespaces/${ns}/resourcequotas/no-load-balancers`);
+    return q?.status?.hard ? true : undefined;
+  });
+  await apply(kube, {
+    apiVersion: 'anynines.com/v1',
+    kind: 'PostgresqlInstance',
+    metadata: { name: 'pg', namespace: ns },
+    spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' } },
+  });
+  const failed = 'Unable to create required cluster objects';
+  let cnpgGaveUp: number | undefined;
+  const claim = await until("the claim in team-b failing with CNPG's reason", async () => {
+    const [cluster, c] = await Promise.all([
+      getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/pg`),
+      getObject(kube, claimPath('postgresqlinstances', 'pg', ns)),
+    ]);
+    if (cluster?.status?.phase === failed) cnpgGaveUp ??= Date.now();
+    return conditionOf(c, 'DataServiceReady')?.reason === 'ProvisioningFailed' ? c : undefined;
+  });
+  const lag = Date.now() - (cnpgGaveUp ?? Date.now());
+  const condition = conditionOf(claim, 'DataServiceReady');
+  expect(condition?.status).toBe('False');
+  expect(condition?.message).toMatch(new RegExp(`^cnpg postgresql: ${failed}: .*pg-external.*exceeded quota: no-load-balancers`));
+  expect(ready(claim)).toBe(false);
+  expect(lag, 'from CNPG giving up to the claim saying so (ms)').toBeLessThan(10_000);
+  log(`cnpg: the claim said "${condition?.message}" ${lag} ms after CNPG's phase`);
+  await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', ns));
+  await until('the refused claim and its Cluster gone', async () => {
+    const left = await Promise.all([
+      getObject(kube, claimPath('postgresqlinstances', 'pg', ns)),
+      getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/pg`),
+    ]);
+    return left.every((o) => o === undefined) ? true : undefined;
+  });
+}

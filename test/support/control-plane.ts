@@ -265,6 +265,9 @@ export async function startControllerManager(
           // A deleted PVC or PV keeps the protection finalizer the API server adds until these see it unused.
           'persistentvolumeclaim-protection-controller',
           'persistentvolume-protection-controller',
+          // A ResourceQuota is enforced only once this controller has written its status (a namespace whose quota
+          // allows no LoadBalancer: the cnpg claim that fails with the operator's reason, test/cluster/cnpg.test.ts).
+          'resourcequota-controller',
         ]
       : []),
   ];
