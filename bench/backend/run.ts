@@ -24,12 +24,11 @@
  * `BENCH_PROFILE=<dir>` has the main rows' backend write a V8 CPU profile into `<dir>` (open it in Chrome's DevTools).
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { bundle } from '../../scripts/bundle.mjs';
 import { deployable } from '../../synth/deployables';
 import { startBackendSuite, type BackendSuite } from '../../test/support/backend-suite';
 import { bindFlow, browserFor } from '../../test/support/bind-flow';
@@ -37,6 +36,7 @@ import { parseYaml } from '../../test/support/catalog';
 import { startControlPlanes, type ClusterInfo } from '../../test/support/control-plane';
 import { ensureKubeBinary } from '../../test/tools/kube';
 import { cpuSeconds, memMiB as rssMiB, percentile as pct } from '../measure';
+import { bundleAtRevision } from '../revision';
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 const root = process.cwd();
@@ -185,22 +185,6 @@ async function stopProcesses(suite: BackendSuite): Promise<void> {
   await suite.callback.close().catch(() => undefined);
 }
 
-/** The backend bundle of git revision `rev`: its tree from `git archive`, bundled by the one bundle step. */
-async function baselineBundle(rev: string): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-baseline-'));
-  try {
-    const archive = spawnSync('sh', ['-c', `git archive --format=tar "$1" | tar -x -C "$2"`, 'sh', rev, dir], {
-      cwd: root,
-      encoding: 'utf8',
-    });
-    if (archive.status !== 0) throw new Error(`BENCH_BASELINE=${rev}: git archive failed: ${archive.stderr}`);
-    for (const f of baselineKeep) copyFileSync(join(root, f), join(dir, f));
-    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-    return (await bundle({ name: 'backend-baseline', entry: join(dir, deployable('backend').entry), selfContained: true })).file;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 const row = (what: string, samples: number[], wallMs: number, rss?: number): Row => ({
   what,
   n: samples.length,
@@ -260,7 +244,7 @@ try {
 
   // Before/after: the baseline revision's backend and this tree's, alternating, each alone on the control plane.
   if (baselineRev) {
-    const before = await baselineBundle(baselineRev);
+    const before = await bundleAtRevision({ root, rev: baselineRev, deployable: deployable('backend'), keep: baselineKeep, outDir: out });
     for (let i = 1; i <= rounds; i++) {
       for (const v of [
         { label: `before (${baselineRev}${baselineKeep.length ? ` + ${baselineKeep.join(', ')}` : ''})`, bundle: before },

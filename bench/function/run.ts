@@ -16,7 +16,7 @@
  * Prints a table and writes bench/results/function.json.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
@@ -29,6 +29,7 @@ import { ensureNodeRuntime } from '../../test/tools/node-runtime';
 import { runFunction } from '../../functions/dataservices/fn';
 import postgresql from '../../apis/catalog/postgresql';
 import { cpuSeconds, memMiB, percentile as pct } from '../measure';
+import { bundleAtRevision } from '../revision';
 import { ensureLoadgen, runLoad } from './loadgen';
 
 // Benches run bundled from node_modules/.cache, so the repository is found from the working directory (npm sets it).
@@ -158,17 +159,9 @@ try {
   rmSync(tmp, { recursive: true, force: true });
 }
 
-/** The function of a git ref, bundled from `git archive` of it (node_modules linked from here). */
-async function bundleAt(ref: string): Promise<string> {
-  const dir = join(tmp, 'baseline');
-  mkdirSync(dir, { recursive: true });
-  const archive = spawnSync('git', ['archive', ref], { cwd: root, maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new Error(`BENCH_BASELINE=${ref}: git archive failed: ${archive.stderr}`);
-  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
-  if (untar.status !== 0) throw new Error(`BENCH_BASELINE=${ref}: cannot unpack: ${untar.stderr}`);
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  // Copied out of the temporary folder: the bundle cache keys by entry path, so each run bundles anew.
-  return (await bundle({ name: 'function-baseline', entry: join(dir, 'functions', 'dataservices', 'main.ts'), selfContained: true })).file;
+/** The function of a git ref (node_modules linked from here). */
+function bundleAt(ref: string): Promise<string> {
+  return bundleAtRevision({ root, rev: ref, deployable: deployable('function'), outDir: tmp });
 }
 
 const at16 = (what: string) => rows.find((r) => r.what === what && r.concurrency === 16);

@@ -13,11 +13,18 @@
  * - chaos at full scale: 1,000 updates and 500 deletes while the konnector is killed three times and each API server
  *   is restarted; time until every invariant of test/support/konnector-chaos.ts holds.
  * BENCH_QPS=5 runs the konnector with `--kube-api-qps=5`, Klutch's client-go limit, for a like-for-like comparison.
+ * The konnector runs on the images' Node 24 (BENCH_NODE=<path> picks another node) with the Deployment's NODE_OPTIONS,
+ * bundled once at the start (restarts run the same program while the shared tree changes); BENCH_KONNECTOR=<git
+ * revision> runs that revision's konnector instead (a before/after is two runs). BENCH_HEAP_SNAPSHOT=<dir> has the
+ * konnector write a V8 heap snapshot there at 5,000 objects, after the memory figures are read. BENCH_NODE_OPTIONS adds
+ * Node/V8 flags to the Deployment's NODE_OPTIONS (runtime settings tried before they ship).
  * Goals: p99 create→upstream ≤ 250 ms at 1,000 claims; peak RSS ≤ 130 MiB through the 1,000-claim phases and
  * ≤ 150 MiB at 5,000 objects (issue 24).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { watchInformer } from '../../controller';
 import postgresql from '../../apis/catalog/postgresql';
@@ -30,7 +37,11 @@ import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } fro
 import { eventually, kubeFor } from '../../test/support/kube';
 import { providerSide } from '../../test/support/provider-side';
 import { claimCrd, type Xrd } from '../../test/support/xcrd';
+import { KONNECTOR_NODE_OPTIONS } from '../../konnector/deploy/konnector';
+import { bundleDeployable, deployable } from '../../synth/deployables';
+import { ensureNodeRuntime } from '../../test/tools/node-runtime';
 import { cpuSeconds, memMiB, percentile as pct } from '../measure';
+import { bundleAtRevision } from '../revision';
 
 const root = process.cwd();
 if (!existsSync(join(root, 'konnector', 'main.ts'))) throw new Error(`run from the repository root (npm run bench konnector), not ${root}`);
@@ -44,6 +55,8 @@ const QPS = Number(process.env.BENCH_QPS ?? 0);
 const NAMESPACES = Array.from({ length: 10 }, (_, i) => `bench-${i}`);
 const NS = 'klutch-bind';
 const LEASE = ['--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s'];
+const REVISION = process.env.BENCH_KONNECTOR;
+const HEAP_DIR = process.env.BENCH_HEAP_SNAPSHOT ? resolve(process.env.BENCH_HEAP_SNAPSHOT) : undefined;
 
 const pg: Api = 'api' in postgresql ? (postgresql as { api: Api }).api : (postgresql as unknown as Api);
 const files = render({ apis: [pg], outdir: 'unused' });
@@ -51,9 +64,28 @@ const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/
 
 const log = (s: string) => process.stderr.write(`[bench/konnector] ${s}\n`);
 
+// The program under test, fixed for the whole run (the kills of the chaos phase restart the same one).
+const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-konnector-'));
+const node = process.env.BENCH_NODE ?? ensureNodeRuntime(log).node;
+const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+const konnectorBundle = REVISION
+  ? await bundleAtRevision({ root, rev: REVISION, deployable: deployable('konnector'), outDir: tmp })
+  : join(tmp, 'konnector.mjs');
+if (!REVISION) copyFileSync(await bundleDeployable(root, deployable('konnector')), konnectorBundle);
+const nodeOptions = [
+  KONNECTOR_NODE_OPTIONS,
+  ...(process.env.BENCH_NODE_OPTIONS ? [process.env.BENCH_NODE_OPTIONS] : []),
+  ...(HEAP_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : []),
+].join(' ');
+if (HEAP_DIR) mkdirSync(HEAP_DIR, { recursive: true });
+log(`konnector: ${REVISION ? `revision ${REVISION}` : 'the working tree'} on node ${nodeVersion} (${node}), NODE_OPTIONS=${nodeOptions}`);
+
 const cp = await startControlPlanes({ clusters: ['p', 'c'], log: () => undefined });
 const results: Record<string, unknown> = {
   date: new Date().toISOString(),
+  konnector: REVISION ?? 'working tree',
+  node: nodeVersion,
+  nodeOptions: [KONNECTOR_NODE_OPTIONS, process.env.BENCH_NODE_OPTIONS ?? ''].join(' ').trim(),
   claims: N,
   objects: TOTAL,
   concurrency: CONCURRENCY,
@@ -90,7 +122,9 @@ try {
       kubeconfig,
       namespace: NS,
       logDir,
-      root,
+      bundle: konnectorBundle,
+      node,
+      nodeOptions,
       args: [...LEASE, `--workers=${WORKERS}`, ...(QPS ? [`--kube-api-qps=${QPS}`] : [])],
     }));
   await start();
@@ -201,13 +235,30 @@ try {
   log('statuses down');
   // Peak so far: the paced and burst phases and the statuses of their claims (2,000 and the first of each namespace).
   results.memoryAtClaims = { claims: W + 2 * N, peakMiB: memMiB(kpid(), 'VmHWM') };
+  log(`peak RSS after the ${N}-claim phases: ${memMiB(kpid(), 'VmHWM').toFixed(1)} MiB`);
 
   // 5,000 bound claims: memory.
   await w.create(W + 2 * N, TOTAL);
   await eventually(`${TOTAL} claims upstream`, async () => (upSeen.size >= TOTAL ? true : undefined), 900_000);
   await new Promise((r) => setTimeout(r, 5000));
   results.memory = { objects: TOTAL, rssMiB: memMiB(kpid(), 'VmRSS'), peakMiB: memMiB(kpid(), 'VmHWM') };
-  log(`${TOTAL} claims bound`);
+  log(`${TOTAL} claims bound: RSS ${memMiB(kpid(), 'VmRSS').toFixed(1)} MiB, peak ${memMiB(kpid(), 'VmHWM').toFixed(1)} MiB`);
+  if (HEAP_DIR) {
+    const before = new Set(readdirSync(HEAP_DIR));
+    process.kill(kpid(), 'SIGUSR2');
+    const file = await eventually(
+      'heap snapshot written',
+      async () => readdirSync(HEAP_DIR).find((f) => !before.has(f) && f.endsWith('.heapsnapshot')),
+      120_000,
+    );
+    // Written once its size stops changing.
+    let size = -1;
+    for (let now = 0; now !== size || size === 0; await new Promise((r) => setTimeout(r, 2000))) {
+      size = now;
+      now = statSync(join(HEAP_DIR, file as string)).size;
+    }
+    log(`heap snapshot: ${join(HEAP_DIR, file as string)}`);
+  }
   await Promise.all([up.stop(), down.stop()]);
 
   // Chaos at full scale.
@@ -239,6 +290,7 @@ try {
 } finally {
   await konnector?.proc.stop();
   await cp.stop();
+  rmSync(tmp, { recursive: true, force: true });
 }
 
 const r = results as Record<string, any>;
@@ -256,7 +308,8 @@ const cpuRow = (what: string, c: any) =>
     `${c.konnector.toFixed(1)} / ${c.apiServersAndEtcd.toFixed(1)} / ${c.benchClient.toFixed(1)}`,
     `konnector ${(c.konnectorShare * 100).toFixed(0)} %, ${c.konnectorMsPerClaim.toFixed(1)} ms/claim`,
   );
-console.log(`\n${'what'.padEnd(50)} ${'value'.padStart(22)}  goal`);
+console.log(`\nkonnector: ${r.konnector} on node ${r.node}, NODE_OPTIONS=${r.nodeOptions}`);
+console.log(`${'what'.padEnd(50)} ${'value'.padStart(22)}  goal`);
 row('baseline: creates/s on the API server alone', r.baseline.createsPerSecond.toFixed(0));
 row(
   `${N} claims at ${RATE}/s: create→upstream p50 / p99`,

@@ -129,6 +129,12 @@ export interface StartKonnectorOptions {
   readonly args?: readonly string[];
   /** The repository (benches run from a bundle, where the module's own location says nothing). @default ROOT */
   readonly root?: string;
+  /** A konnector bundle to run instead of the working tree's (a bench's fixed program). @default the tree's, bundled */
+  readonly bundle?: string;
+  /** The node binary. @default the test runner's */
+  readonly node?: string;
+  /** NODE_OPTIONS. @default KONNECTOR_NODE_OPTIONS, as the Deployment runs it */
+  readonly nodeOptions?: string;
 }
 
 /**
@@ -154,7 +160,7 @@ export async function launchKonnectorBundle(o: {
 
 /** Starts the bundled konnector (dist/konnector/konnector.mjs) and waits until /healthz answers. */
 export async function startKonnector(o: StartKonnectorOptions): Promise<KonnectorProcess> {
-  const bundle = await bundleDeployable(o.root ?? ROOT, deployable('konnector'));
+  const bundle = o.bundle ?? (await bundleDeployable(o.root ?? ROOT, deployable('konnector')));
   const identity = o.identity ?? 'konnector';
   mkdirSync(o.logDir, { recursive: true });
   const kubeconfig = join(o.logDir, `${identity}.kubeconfig`);
@@ -166,7 +172,7 @@ export async function startKonnector(o: StartKonnectorOptions): Promise<Konnecto
     args: [
       '--pdeathsig',
       'KILL',
-      process.execPath,
+      o.node ?? process.execPath,
       bundle,
       `--kubeconfig=${kubeconfig}`,
       `--binding-namespace=${o.namespace}`,
@@ -179,7 +185,7 @@ export async function startKonnector(o: StartKonnectorOptions): Promise<Konnecto
     owner: `app namespace ${o.namespace}`,
     logDir: o.logDir,
     // As the Deployment runs it.
-    env: { ...process.env, NODE_OPTIONS: KONNECTOR_NODE_OPTIONS },
+    env: { ...process.env, NODE_OPTIONS: o.nodeOptions ?? KONNECTOR_NODE_OPTIONS },
   });
   const url = `http://127.0.0.1:${port}`;
   await waitReady(proc, () => probe(`${url}/healthz`).then((r) => r.code === 200), 30_000);
