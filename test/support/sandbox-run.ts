@@ -10,6 +10,8 @@ import { ROOT } from './catalog';
 
 export interface SandboxRun {
   readonly child: ChildProcess;
+  /** Its `--dir`: logs, synth output, kubeconfigs. */
+  readonly dir: string;
   cleanup(): void;
   output(): string;
   /** Every process that descended from it while it ran. */
@@ -49,6 +51,7 @@ export function runSandbox(args: readonly string[]): SandboxRun {
   );
   return {
     child,
+    dir,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
     output: () => out,
     descendants,
