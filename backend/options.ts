@@ -7,7 +7,17 @@
  * and what to prefer, or refused with a message naming it and why. None is ignored.
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
-import { durationFlag, envVariable, flagHelp, HELP_FLAG, parseFlags, UsageError, type Flag, type FlagTable } from '../lib/flags';
+import {
+  addressFlag,
+  durationFlag,
+  envVariable,
+  flagHelp,
+  HELP_FLAG,
+  parseFlags,
+  UsageError,
+  type Flag,
+  type FlagTable,
+} from '../lib/flags';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
@@ -544,7 +554,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   }
   const leader = raw('leader-election') ?? 'true';
   if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);
-  hostPort('listen-address', listenAddress);
+  addressFlag('listen-address', listenAddress);
   const within = (name: string, fallback: string): number => {
     const ms = durationFlag(name, raw(name) ?? fallback);
     if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
@@ -561,7 +571,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     throw new UsageError(
       `--http-headers-timeout: ${raw('http-headers-timeout') ?? '10s'} is longer than --http-request-timeout (${raw('http-request-timeout') ?? '30s'}); make it shorter`,
     );
-  hostPort('probe-address', raw('probe-address') ?? '0.0.0.0:8081');
+  addressFlag('probe-address', raw('probe-address') ?? '0.0.0.0:8081');
   const groupsClaim = raw('oidc-groups-claim') ?? 'groups';
   if (!groupsClaim.trim())
     throw new UsageError('--oidc-groups-claim: is empty; give the ID token claim that holds groups (default groups)');
@@ -730,13 +740,8 @@ function klogVerbosity(raw: Raw, mapped: MappedFlag[]): string {
 /** Go-style durations (lib/flags.ts); the backend's controllers read theirs by this name. */
 export { durationFlag as duration };
 
-/** `host:port` → parts; `:8080` means every interface. */
-export function hostPort(flag: string, address: string): { host: string; port: number } {
-  const i = address.lastIndexOf(':');
-  const port = Number(address.slice(i + 1));
-  if (i < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--${flag}: "${address}" is not host:port`);
-  return { host: address.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0', port };
-}
+/** Listen addresses (lib/flags.ts); the backend's server reads its own by this name. */
+export { addressFlag as hostPort };
 
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);

@@ -34,5 +34,5 @@ describe('serveProbes', () => {
     ['[::1]:0', { host: '::1', port: 0 }],
   ])('parses %s', (a, want) => expect(parseAddress(a)).toEqual(want));
 
-  it('names a bad address', () => expect(() => parseAddress('localhost')).toThrow('"localhost" is not an address'));
+  it('names a bad address', () => expect(() => parseAddress('localhost')).toThrow('"localhost" is not host:port'));
 });

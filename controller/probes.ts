@@ -6,7 +6,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { parseAddress } from '../lib/address';
 import { errorMessage } from './errors';
+
+export { parseAddress };
 
 /** A check passes when it returns true (or resolves to true); a string or false fails, a string says why. */
 export type Check = () => boolean | string | Promise<boolean | string>;
@@ -25,14 +28,6 @@ export interface Probes {
   /** The bound port. */
   readonly port: number;
   close(): Promise<void>;
-}
-
-/** Splits `host:port` (`:8080` and `[::1]:8080` too); throws naming the flag's value when it is not one. */
-export function parseAddress(address: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`"${address}" is not an address: use host:port, e.g. 0.0.0.0:8080 or 127.0.0.1:0`);
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
 
 async function evaluate(checks: Readonly<Record<string, Check>>): Promise<{ ok: boolean; lines: string[] }> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationFlag, envVariable, flagHelp, parseFlags, UsageError, type FlagTable } from './flags';
+import { addressFlag, durationFlag, envVariable, flagHelp, parseFlags, UsageError, type FlagTable } from './flags';
 
 const TABLE: FlagTable = {
   envPrefix: 'DEMO',
@@ -77,5 +77,17 @@ describe('flagHelp', () => {
     expect(help).toContain('  -v, --v <n>');
     expect(help).toContain('env CERTS_DIR');
     expect(envVariable({ flags: TABLE.flags }, 'token')).toBeUndefined();
+  });
+});
+
+describe('addressFlag', () => {
+  it('reads host:port the way every process takes its listen addresses, and names the flag when it is not one', () => {
+    expect(addressFlag('probe-address', ':8080')).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(addressFlag('address', '[::1]:9443')).toEqual({ host: '::1', port: 9443 });
+    expect(addressFlag('listen-address', '127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    for (const bad of ['nonsense', '1.2.3.4:99999', '::1:8080']) {
+      expect(() => addressFlag('listen-address', bad)).toThrow(UsageError);
+      expect(() => addressFlag('listen-address', bad)).toThrow(`--listen-address: "${bad}" is not host:port`);
+    }
   });
 });

@@ -7,6 +7,7 @@
  * Go's flag syntax is understood as Klutch's binaries take it: `--flag=true|false` for a boolean, and klog's `-v=2`.
  */
 import { parseArgs } from 'node:util';
+import { parseAddress } from './address';
 import { parseGoDuration } from './duration';
 
 /** A wrong command line: the message names the flag, and the process exits 2. */
@@ -149,6 +150,15 @@ export function durationFlag(flag: string, value: string): number {
   const ms = parseGoDuration(value);
   if (ms === undefined) throw new UsageError(`--${flag}: "${value}" is not a duration such as 500ms, 90s, 10m, 2m30s or 1h`);
   return ms;
+}
+
+/** A listen-address flag's host and port (`host:port`, `:8080`, `[::1]:8080`); a UsageError names the flag. */
+export function addressFlag(flag: string, value: string): { host: string; port: number } {
+  try {
+    return parseAddress(value);
+  } catch (e) {
+    throw new UsageError(`--${flag}: ${(e as Error).message}`, { cause: e });
+  }
 }
 
 /** The flags' part of --help: per flag its forms, what it does, its default and its variable. */

@@ -17,7 +17,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { authorities, requireClientCertificate } from './client-certificate';
 import { dataServicesFunction } from './fn';
 import { newFunctionServer } from './grpc-server';
-import { flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../../lib/flags';
+import { addressFlag, flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../../lib/flags';
 
 export const DEFAULT_ADDRESS = '0.0.0.0:9443';
 export const DEFAULT_METRICS_ADDRESS = '0.0.0.0:8080';
@@ -85,16 +85,6 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
     metricsAddress: f.value('metrics-address') ?? DEFAULT_METRICS_ADDRESS,
     debug: f.value('debug') === 'true',
   };
-}
-
-/** `:9443` → `0.0.0.0:9443`; `host:port` unchanged. */
-function hostPort(address: string): { host: string; port: number } {
-  const i = address.lastIndexOf(':');
-  if (i < 0) throw new UsageError(`address "${address}": want host:port`);
-  const host = address.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
-  const port = Number(address.slice(i + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`address "${address}": bad port`);
-  return { host, port };
 }
 
 /**
@@ -177,7 +167,7 @@ export async function startFunctionServer(
   fn: FunctionHandler = dataServicesFunction,
 ): Promise<RunningFunctionServer> {
   const creds = serverCredentials(o);
-  const { host, port: wantPort } = hostPort(o.address);
+  const { host, port: wantPort } = addressFlag('address', o.address);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const { handler } = instrument(fn, registry);
@@ -191,7 +181,7 @@ export async function startFunctionServer(
   let http: HttpServer | undefined;
   let metricsPort: number | undefined;
   if (o.metricsAddress) {
-    const m = hostPort(o.metricsAddress);
+    const m = addressFlag('metrics-address', o.metricsAddress);
     http = createServer((req, res) => {
       if (req.url === '/healthz') {
         res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
