@@ -92,6 +92,13 @@ describe('adoptWrapped: the v2 a9s Object wraps the MR the v1 package made for t
     );
   });
 
+  it("refuses to wrap the <namespace>.<name> of another data service's claim of the same name", () => {
+    const found = [v1Mr('team-b.app-db', 'mariadb-service-broker')];
+    expect(() => adoptWrapped(v2Input('postgresql'), compose(), undefined, found, '(composition postgresql)')).toThrow(
+      "cannot create the ServiceInstance team-b.app-db (composition postgresql): it exists for another data service's claim named team-b/app-db (ProviderConfig mariadb-service-broker); give this claim another name",
+    );
+  });
+
   it('a recipe without adoptByClaimLabels (the v1 target, a8s) asks for nothing', () => {
     const input = inputFor(api('postgresql').backends.a9s as Recipe, { backend: 'a9s', service: 'postgresql', settings: SETTINGS });
     const composed = composeResource(input, compositeOf(api('postgresql'), 'a9s', pgSpec)).resource;

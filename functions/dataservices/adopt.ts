@@ -37,7 +37,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  *   renames (re-creates) a live resource, and no lookup is needed any more;
  * - not yet: ask for the objects of the wrapped kind with the claim labels; among those Crossplane found (`found`,
  *   undefined until it was asked), the one with the same `spec.providerConfigRef.name` (several data services share
- *   a kind: a PostgreSQL and a MariaDB claim of one name both have a ServiceInstance) is wrapped by its name.
+ *   a kind: a PostgreSQL and a MariaDB claim of one name both have a ServiceInstance) is wrapped by its name. If none
+ *   is, but the name composeResource chose is taken by one of them (that other service's), it is refused.
  */
 export function adoptWrapped(
   input: Input,
@@ -75,7 +76,17 @@ export function adoptWrapped(
   if (found === undefined) return { requirement };
   const config = get(wrapped, 'spec.providerConfigRef.name');
   const same = found.filter((o) => get(o, 'spec.providerConfigRef.name') === config);
-  if (same.length === 0) return { requirement };
+  if (same.length === 0) {
+    // The name it would create is taken by another data service's claim of the same name and namespace (both
+    // PostgreSQL and MariaDB instances are ServiceInstances): applying onto it would turn that instance into this one.
+    const own = get(composed, namePath);
+    const taken = found.find((o) => get(o, 'metadata.name') === own);
+    if (taken)
+      throw new ComposeError(
+        `cannot create the ${input.resource.kind} ${String(own)} ${where}: it exists for another data service's claim named ${claimNamespace}/${claimName} (ProviderConfig ${String(get(taken, 'spec.providerConfigRef.name'))}); give this claim another name`,
+      );
+    return { requirement };
+  }
   const names = same.map((o) => String(get(o, 'metadata.name'))).sort();
   if (same.length > 1)
     throw new ComposeError(
