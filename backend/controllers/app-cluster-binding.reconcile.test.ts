@@ -154,6 +154,18 @@ describe('reconcileAppClusterBinding', () => {
     expect(r).toEqual({ requeueAfterMs: 60_000 });
   });
 
+  it('without spec.konnector.deploy, deploys no konnector and names the flags to run one with, and where', async () => {
+    const w = world({ exports: { [PG]: { state: 'exported', claims: [] } }, bindings: [readyBinding(PG)] });
+    const manual = acb();
+    manual.spec.konnector = { deploy: false };
+    await reconcileAppClusterBinding(w.d, manual);
+    expect(w.log.filter((l) => l.startsWith('apply deployment'))).toEqual([]);
+    expect(w.cond('KonnectorDeployed')).toMatchObject({ status: 'False', reason: 'NotRequested', severity: 'Info' });
+    expect(w.cond('KonnectorDeployed')?.message).toBe(
+      `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${ROOT} as ServiceAccount klutch-binder with the flags --control-plane-mode --app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig --app-cluster-kubeconfig-secret-namespace=${ROOT} --app-cluster-kubeconfig-secret-key=kubeconfig --binding-root-namespace=${ROOT} --lease-namespace=$(POD_NAMESPACE) --probe-address=:8080 (docs/app-cluster-binding.md)`,
+    );
+  });
+
   it('refuses a kubeconfig Secret outside its own namespace, and does nothing else', async () => {
     const w = world({});
     await reconcileAppClusterBinding(w.d, acb({ secretNamespace: 'kube-system' }));

@@ -41,11 +41,13 @@ import { boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, describeCheck, type Acces
 import { apiName, mayBind, type BindIdentity, type DefaultBindPolicy } from '../authz/bind-policy';
 import type { Refusal } from '../authz/refusals';
 import type { Exportable } from '../exportable';
+import { BINDER } from '../provision/rbac';
 import {
   acbGroup,
   acbIdentity,
   acbSubject,
   ACB_FINALIZER,
+  konnectorArgs,
   konnectorDeployment,
   rootBinding,
   rootNamespace,
@@ -258,7 +260,7 @@ export async function reconcileAppClusterBinding(
       no(
         AcbConditions.KonnectorDeployed,
         'NotRequested',
-        'spec.konnector.deploy is not true: run a konnector for this app cluster yourself (konnector --control-plane-mode with the arguments of the README)',
+        `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${root} as ServiceAccount ${BINDER} with the flags ${konnectorArgs(acb).join(' ')} (docs/app-cluster-binding.md)`,
         'Info',
       ),
     );
