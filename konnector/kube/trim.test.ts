@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { SYNCER_FIELD_MANAGER } from '../../exports/bind-api';
-import { LAST_APPLIED, trimForCache } from './trim';
+import { Interner, LAST_APPLIED, trimForCache } from './trim';
 
 const own = { manager: SYNCER_FIELD_MANAGER, operation: 'Apply', fieldsV1: { f: 1 } };
 const others = [
@@ -30,5 +30,45 @@ describe('trimForCache', () => {
   it('leaves no empty annotations behind, and an object without metadata alone', () => {
     expect(trimForCache()(obj({ [LAST_APPLIED]: '{}' })).metadata).not.toHaveProperty('annotations');
     expect(trimForCache()({ apiVersion: 'v1', kind: 'X' })).toEqual({ apiVersion: 'v1', kind: 'X' });
+  });
+});
+
+describe('Interner', () => {
+  const claim = (i: number) =>
+    JSON.parse(
+      JSON.stringify({
+        apiVersion: 'anynines.com/v1',
+        kind: 'PostgresqlInstance',
+        metadata: {
+          name: `c-${i}`,
+          namespace: 'team-a',
+          uid: `uid-${i}`,
+          resourceVersion: `${100 + i}`,
+          creationTimestamp: `2026-11-25T18:00:0${i}Z`,
+          labels: { team: 'a' },
+        },
+        spec: { plan: 'postgresql-single-nano', parameters: { maxConnections: 100, extensions: ['pgcrypto'] } },
+        status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: `2026-11-25T18:01:0${i}Z` }] },
+      }),
+    ) as KubernetesObject;
+
+  it('leaves every value as it was', () => {
+    const o = claim(1);
+    const before = structuredClone(o);
+    expect(trimForCache({ interner: new Interner() })(o)).toEqual(before);
+  });
+
+  it('enters the repeated values once, and no name, uid, resource version or timestamp', () => {
+    const interner = new Interner();
+    const t = trimForCache({ interner });
+    for (let i = 0; i < 5; i++) t(claim(i));
+    // anynines.com/v1, PostgresqlInstance, team-a, a, postgresql-single-nano, pgcrypto, Ready, True
+    expect(interner.size).toBe(8);
+  });
+
+  it('is bounded: no more than maxEntries strings, none longer than maxLength', () => {
+    const interner = new Interner(3, 10);
+    for (const s of ['a', 'b', 'c', 'd', 'a-string-longer-than-ten']) expect(interner.intern(s)).toBe(s);
+    expect(interner.size).toBe(3);
   });
 });
