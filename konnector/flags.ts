@@ -131,6 +131,13 @@ Durations are Go-style: 500ms, 15s, 2m30s, 1h.
 SIGTERM or SIGINT: stop syncing new changes, finish the ones in flight, release the Lease, exit 0.
 `;
 
+/** The table's default of a flag whose default is a value (not a description such as "all namespaces"). */
+function tableDefault(name: string): string {
+  const d = KONNECTOR_FLAGS.flags.find((f) => f.name === name)?.default;
+  if (d === undefined) throw new Error(`no default for --${name} in KONNECTOR_FLAGS`);
+  return d;
+}
+
 function positiveInt(flag: string, text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${JSON.stringify(text)}: want a positive integer`);
@@ -166,7 +173,7 @@ function logLevel(
   mapped: { flag: string; became: string; prefer: string }[],
 ): string {
   if (verbosity === undefined) {
-    const l = level ?? 'info';
+    const l = level ?? tableDefault('log-level');
     if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace'].includes(l))
       throw new UsageError(`--log-level ${JSON.stringify(l)}: want fatal, error, warn, info, debug or trace`);
     return l;
@@ -189,8 +196,10 @@ export function parseFlags(
     KONNECTOR_FLAGS.flags.map((f) => [f.name, f.boolean ? parsed.value(f.name) === 'true' : parsed.value(f.name)]),
   ) as Record<string, string | undefined> & Record<'control-plane-mode' | 'version', boolean>;
   if (parsed.help) return 'help';
+  // A default is written once, in the table (and so in --help and the manual).
+  const or = (name: string): string => values[name] ?? tableDefault(name);
   if (values.version) return 'version';
-  const elect = values['leader-elect'] ?? 'true';
+  const elect = or('leader-elect');
   if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect ${JSON.stringify(elect)}: want true or false`);
   const controlPlane = controlPlaneFlags(values as Record<string, string | boolean | undefined>);
   const mapped: { flag: string; became: string; prefer: string }[] = [];
@@ -199,16 +208,16 @@ export function parseFlags(
     kubeconfig: values.kubeconfig || undefined,
     bindingNamespace: controlPlane?.root ?? (values['binding-namespace'] || undefined),
     leaderElect: elect === 'true',
-    leaseName: values['lease-name'] ?? 'klutch-bind',
+    leaseName: or('lease-name'),
     leaseNamespace: values['lease-namespace'] ?? env.POD_NAMESPACE ?? 'kube-system',
     identity: values.identity ?? env.POD_NAME ?? hostname,
-    leaseDurationMs: durationFlag('lease-duration', values['lease-duration'] ?? '15s'),
-    renewDeadlineMs: durationFlag('renew-deadline', values['renew-deadline'] ?? '10s'),
-    retryPeriodMs: durationFlag('retry-period', values['retry-period'] ?? '2s'),
-    probeAddress: values['probe-address'] ?? ':8080',
-    workers: positiveInt('workers', values.workers ?? '16'),
-    heartbeatIntervalMs: durationFlag('heartbeat-interval', values['heartbeat-interval'] ?? '2m30s'),
-    connections: positiveInt('connections', values.connections ?? '32'),
+    leaseDurationMs: durationFlag('lease-duration', or('lease-duration')),
+    renewDeadlineMs: durationFlag('renew-deadline', or('renew-deadline')),
+    retryPeriodMs: durationFlag('retry-period', or('retry-period')),
+    probeAddress: or('probe-address'),
+    workers: positiveInt('workers', or('workers')),
+    heartbeatIntervalMs: durationFlag('heartbeat-interval', or('heartbeat-interval')),
+    connections: positiveInt('connections', or('connections')),
     ...rateLimitFlags(values['kube-api-qps'], values['kube-api-burst']),
     ...(controlPlane ? { controlPlane: controlPlane.secret } : {}),
     logLevel: level,
@@ -248,7 +257,7 @@ function controlPlaneFlags(
     secret: {
       secretName: name,
       secretNamespace: str('app-cluster-kubeconfig-secret-namespace') ?? root,
-      secretKey: str('app-cluster-kubeconfig-secret-key') ?? 'kubeconfig',
+      secretKey: str('app-cluster-kubeconfig-secret-key') ?? tableDefault('app-cluster-kubeconfig-secret-key'),
     },
   };
 }
