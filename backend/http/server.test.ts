@@ -266,17 +266,21 @@ describe('draining (the replica is terminating)', () => {
       req.on('error', reject);
     });
   const closed = (s: net.Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r())));
+  /** A promise and the function that resolves it: one step of a handler waits for the test, or the test for it. */
+  const latch = () => {
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    return { open, opened };
+  };
 
   it('answers what is in flight with Connection: close, closes idle keep-alive connections, accepts none, then resolves', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let arrived!: () => void;
-    const slowArrived = new Promise<void>((r) => (arrived = r));
+    const release = latch();
+    const slowArrived = latch();
     const server = await listen(
       (req, res) => {
         if (req.url === '/slow') {
-          arrived();
-          void released.then(() => res.end('slow'));
+          slowArrived.open();
+          void release.opened.then(() => res.end('slow'));
         } else res.end('fast');
       },
       { host: '127.0.0.1', port: 0 },
@@ -288,7 +292,7 @@ describe('draining (the replica is terminating)', () => {
       expect(idle.connection).toBe('keep-alive');
       // A request that started before the drain and answers after it began, on a keep-alive connection.
       const slow = get(server.port, '/slow', busyAgent);
-      await slowArrived;
+      await slowArrived.opened;
       let drained = false;
       const draining = server.close().then(() => (drained = true));
       // The idle connection is closed by the server at once; a new connection is refused.
@@ -299,7 +303,7 @@ describe('draining (the replica is terminating)', () => {
       expect(refused).toBe('ECONNREFUSED');
       await new Promise((r) => setTimeout(r, 50));
       expect(drained).toBe(false);
-      release();
+      release.open();
       const answered = await slow;
       expect(answered.body).toBe('slow');
       expect(answered.connection).toBe('close');
@@ -313,25 +317,23 @@ describe('draining (the replica is terminating)', () => {
   });
 
   it('ends a keep-alive connection whose answer was already under way when the drain began', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let started!: () => void;
-    const headersSent = new Promise<void>((r) => (started = r));
+    const release = latch();
+    const headersSent = latch();
     const server = await listen(
       (_req, res) => {
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         res.write('part ');
-        started();
-        void released.then(() => res.end('end'));
+        headersSent.open();
+        void release.opened.then(() => res.end('end'));
       },
       { host: '127.0.0.1', port: 0, limits: { ...DEFAULT_LIMITS, keepAliveTimeoutMs: 60_000 } },
     );
     const agent = new http.Agent({ keepAlive: true });
     try {
       const answer = get(server.port, '/', agent);
-      await headersSent;
+      await headersSent.opened;
       const draining = server.close();
-      release();
+      release.open();
       const a = await answer;
       expect(a.body).toBe('part end');
       // Its headers said keep-alive, but the server closes it once answered, not after the 60 s keep-alive timeout.
