@@ -6,7 +6,9 @@
  *
  * - floor: the same server answering every call with an empty response (what gRPC, the codec and the process cost);
  * - ours: the bundled function with the image's flags, and with Node's defaults (what the flags buy);
- * - baseline (BENCH_BASELINE=<git ref>, e.g. the commit before a change): the function of that commit, Node's defaults.
+ * - baseline (BENCH_BASELINE=<git ref>, e.g. the commit before a change): the function of that commit, Node's defaults;
+ * - candidates (BENCH_TRY='<flags>;<flags>'): ours with the image's flags plus each set (Node/V8 flags, and `NAME=value`
+ *   words as environment variables), runtime settings measured in the same run before they ship.
  *
  * Per row: calls/s, p50/p99, the server's CPU per call (and the calls/s one core gives at that cost: the fair figure
  * on a shared machine), and its peak RSS. Goals (issue 24): at 16 in flight ≥ 5× the Go anchor's calls/s and peak RSS
@@ -39,6 +41,7 @@ if (!existsSync(join(root, 'functions', 'dataservices')))
 const N = Number(process.env.BENCH_CALLS ?? 20_000);
 const WARMUP = 2_000;
 const BASELINE = process.env.BENCH_BASELINE;
+const TRY = (process.env.BENCH_TRY ?? '').split(';').filter((t) => t.trim());
 /** Issue 24's figures for function-patch-and-transform v0.10.8 on Klutch's a9s-postgresql Composition. */
 const ANCHOR = { what: 'function-patch-and-transform v0.10.8 (Go)', perSecond16: 663, rssMiB: 42 };
 const GOAL = { timesAnchor: 5, rssMiB: 85 };
@@ -119,6 +122,16 @@ try {
       { what: 'ours, image flags', bundle: ours, runtime: FUNCTION_RUNTIME },
       { what: "ours, Node's defaults", bundle: ours, runtime: {} },
     ];
+  for (const t of TRY) {
+    const words = t.split(/\s+/).filter(Boolean);
+    const env = Object.fromEntries(words.filter((w) => /^[A-Z_]+=/.test(w)).map((w) => w.split(/=(.*)/s).slice(0, 2)));
+    const flags = words.filter((w) => !/^[A-Z_]+=/.test(w));
+    variants.push({
+      what: `ours, image flags + ${words.join(' ')}`,
+      bundle: ours,
+      runtime: { nodeOptions: [...FUNCTION_RUNTIME.nodeOptions, ...flags], env: { ...FUNCTION_RUNTIME.env, ...env } },
+    });
+  }
   if (BASELINE) variants.push({ what: `baseline ${BASELINE}, Node's defaults`, bundle: await bundleAt(BASELINE), runtime: {} });
 
   for (const v of variants) {
