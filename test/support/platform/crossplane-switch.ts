@@ -7,9 +7,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import type { ClusterInfo } from '../control-plane';
-import { CONFIGURATION_NAME, CONFIGURATION_PACKAGE, condition, CROSSPLANE_NAMESPACE } from '../crossplane';
+import { apply, CONFIGURATION_NAME, CONFIGURATION_PACKAGE, condition, CROSSPLANE_NAMESPACE } from '../crossplane';
 import { eventually, getObject, kubeFor, requireOk, type WireObject } from '../kube';
 import type { Node } from '../node/node';
 import type { Registry } from '../node/registry';
@@ -18,6 +18,10 @@ import { listPods } from './pods';
 import { pushPackages } from './push';
 
 const PACKAGE_DIR = 'packages/dataservices';
+/** What of the other target's install bundle the Configuration needs first: provider-kubernetes' role and configs. */
+const PROVIDER_KUBERNETES_BUNDLE = 'control-plane/provider-kubernetes/provider-kubernetes.yaml';
+const PROVIDER_CONFIGS = 'control-plane/provider-configs/';
+const BUNDLE_KINDS = ['ClusterRole', 'ClusterRoleBinding', 'Provider', 'DeploymentRuntimeConfig'];
 
 export interface CrossplaneControls {
   /** Crossplane core to zero replicas; its objects stay, nothing reconciles them. Resolves when its Pods are gone. */
@@ -26,7 +30,9 @@ export interface CrossplaneControls {
   startCore(): Promise<void>;
   /**
    * The Configuration of `files` (synth output, path → content) pushed as a new tag and installed in place of the
-   * current one; resolves when it is Healthy and its XRDs Established (and Offered, for claims), or with
+   * current one, after the parts of its install bundle it composes with: provider-kubernetes (its role covers the
+   * kinds this target wraps) and provider-kubernetes' configs (the `ClusterProviderConfig` the v2 package's
+   * namespaced Objects name; docs/crossplane.md, "Moving to the v2 package"); resolves when it is Healthy and its XRDs Established (and Offered, for claims), or with
    * `wait: false` once the Configuration names it.
    */
   switchConfiguration(files: ReadonlyMap<string, string>, o?: { wait?: boolean }): Promise<void>;
@@ -67,6 +73,12 @@ export function crossplaneControls(o: {
       } finally {
         rmSync(root, { recursive: true, force: true });
       }
+      const bundle = [...files]
+        .filter(([p]) => p === PROVIDER_KUBERNETES_BUNDLE || p.startsWith(PROVIDER_CONFIGS))
+        .flatMap(([, t]) => parseAllDocuments(t).map((d) => d.toJS() as WireObject))
+        // provider-anynines' configs stay as the first bundle applied them (its stand-in serves the legacy kinds).
+        .filter((d) => d && (BUNDLE_KINDS.includes(d.kind) || String(d.apiVersion).startsWith('kubernetes.')));
+      for (const d of bundle) await apply(kube, d);
       await requireOk(
         kube,
         'PATCH',
