@@ -19,7 +19,8 @@
  *
  * What cannot run here is played: the a8s operators (the sandbox's stand-in marks PostgreSQLs Running and implements
  * ServiceBindings), provider-anynines with its a9s service broker (test/support/stand-ins/a9s-service-broker.ts,
- * told by the test), and the konnector runs as a process under its Deployment's ServiceAccount.
+ * told by the test). The sandbox runs on Pods (docs/decisions/sandbox-pods.md): Crossplane is a Deployment, so
+ * "stop Crossplane" scales it to zero, and the v2 package is pushed to the run's registry under a new tag.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
