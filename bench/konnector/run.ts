@@ -37,7 +37,7 @@ import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } fro
 import { eventually, kubeFor } from '../../test/support/kube';
 import { providerSide } from '../../test/support/provider-side';
 import { claimCrd, type Xrd } from '../../test/support/xcrd';
-import { KONNECTOR_NODE_OPTIONS } from '../../konnector/deploy/konnector';
+import { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV } from '../../konnector/deploy/konnector';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { ensureNodeRuntime } from '../../test/tools/node-runtime';
 import { cpuSeconds, memMiB, percentile as pct } from '../measure';
@@ -78,7 +78,9 @@ const nodeOptions = [
   ...(HEAP_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : []),
 ].join(' ');
 if (HEAP_DIR) mkdirSync(HEAP_DIR, { recursive: true });
-log(`konnector: ${REVISION ? `revision ${REVISION}` : 'the working tree'} on node ${nodeVersion} (${node}), NODE_OPTIONS=${nodeOptions}`);
+log(
+  `konnector: ${REVISION ? `revision ${REVISION}` : 'the working tree'} on node ${nodeVersion} (${node}), NODE_OPTIONS=${nodeOptions}, MALLOC_ARENA_MAX=${KONNECTOR_RUNTIME_ENV.MALLOC_ARENA_MAX}`,
+);
 
 const cp = await startControlPlanes({ clusters: ['p', 'c'], log: () => undefined });
 const results: Record<string, unknown> = {
@@ -86,6 +88,7 @@ const results: Record<string, unknown> = {
   konnector: REVISION ?? 'working tree',
   node: nodeVersion,
   nodeOptions: [KONNECTOR_NODE_OPTIONS, process.env.BENCH_NODE_OPTIONS ?? ''].join(' ').trim(),
+  mallocArenaMax: KONNECTOR_RUNTIME_ENV.MALLOC_ARENA_MAX,
   claims: N,
   objects: TOTAL,
   concurrency: CONCURRENCY,
@@ -308,7 +311,7 @@ const cpuRow = (what: string, c: any) =>
     `${c.konnector.toFixed(1)} / ${c.apiServersAndEtcd.toFixed(1)} / ${c.benchClient.toFixed(1)}`,
     `konnector ${(c.konnectorShare * 100).toFixed(0)} %, ${c.konnectorMsPerClaim.toFixed(1)} ms/claim`,
   );
-console.log(`\nkonnector: ${r.konnector} on node ${r.node}, NODE_OPTIONS=${r.nodeOptions}`);
+console.log(`\nkonnector: ${r.konnector} on node ${r.node}, NODE_OPTIONS=${r.nodeOptions}, MALLOC_ARENA_MAX=${r.mallocArenaMax}`);
 console.log(`${'what'.padEnd(50)} ${'value'.padStart(22)}  goal`);
 row('baseline: creates/s on the API server alone', r.baseline.createsPerSecond.toFixed(0));
 row(

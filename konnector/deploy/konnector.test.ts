@@ -36,7 +36,7 @@ describe('Konnector', () => {
     expect(d.replicas).toBe(2);
     const c = d.template.spec.containers[0];
     expect(c.args).toEqual(['--lease-namespace=klutch-bind', '--probe-address=:8080']);
-    expect(c.env.map((e: { name: string }) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'NODE_OPTIONS']);
+    expect(c.env.map((e: { name: string }) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
     expect(c.readinessProbe.httpGet).toMatchObject({ path: '/readyz', port: 8080 });
     expect(c.livenessProbe.httpGet).toMatchObject({ path: '/healthz', port: 8080 });
     expect(c.resources.requests).toEqual({ cpu: '50m', memory: '128Mi' });

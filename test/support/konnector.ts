@@ -11,7 +11,7 @@ import type { Construct } from 'constructs';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { BIND_API_VERSION, Kinds, KUBECONFIG_SECRET_KEY, type AcceptablePermissionClaim } from '../../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../../konnector/deploy/access';
-import { Konnector, KONNECTOR_NODE_OPTIONS } from '../../konnector/deploy/konnector';
+import { Konnector, KONNECTOR_RUNTIME_ENV } from '../../konnector/deploy/konnector';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { ROOT } from './catalog';
 import { kubeconfigYaml, type ClusterInfo } from './control-plane';
@@ -133,7 +133,7 @@ export interface StartKonnectorOptions {
   readonly bundle?: string;
   /** The node binary. @default the test runner's */
   readonly node?: string;
-  /** NODE_OPTIONS. @default KONNECTOR_NODE_OPTIONS, as the Deployment runs it */
+  /** NODE_OPTIONS. @default the Deployment's (KONNECTOR_RUNTIME_ENV) */
   readonly nodeOptions?: string;
 }
 
@@ -185,7 +185,7 @@ export async function startKonnector(o: StartKonnectorOptions): Promise<Konnecto
     owner: `app namespace ${o.namespace}`,
     logDir: o.logDir,
     // As the Deployment runs it.
-    env: { ...process.env, NODE_OPTIONS: o.nodeOptions ?? KONNECTOR_NODE_OPTIONS },
+    env: { ...process.env, ...KONNECTOR_RUNTIME_ENV, ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}) },
   });
   const url = `http://127.0.0.1:${port}`;
   await waitReady(proc, () => probe(`${url}/healthz`).then((r) => r.code === 200), 30_000);
