@@ -6,8 +6,8 @@
  * `<claim>-creds` in the a8s keys, and a Pod that mounts only that Secret connects to the address it names and writes
  * and reads a table; the data survives the operator's and PostgreSQL's Pods being deleted; a plan change adds
  * instances and the claim reports CNPG's progress until Ready again; a claim in a namespace whose quota allows no
- * LoadBalancer fails with CNPG's reason within seconds of CNPG giving up; deleting the claims removes the Cluster,
- * its Pods, PVCs and Secrets.
+ * LoadBalancer fails with CNPG's reason within seconds of CNPG giving up; one tenant's binding credentials are refused
+ * by another tenant's PostgreSQL; deleting the claims removes the Cluster, its Pods, PVCs and Secrets.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,8 +45,8 @@ beforeAll(async () => {
   kube = kubeFor(cp.clusters[CLUSTER]!);
   node = await startNode(cp.clusters[CLUSTER]!, { images });
   volumes = mkdtempSync(join(node.runDir, 'volumes-'));
-  // One per instance of the replica plan the claim is resized to.
-  await localVolumes(kube, volumes, 3, '1Gi');
+  // One per instance of the replica plan the claim is resized to, and one for another tenant's claim.
+  await localVolumes(kube, volumes, 4, '1Gi');
   // The packages as synth renders them, in process: what the suite needs of synth, without bundling the deployables.
   const files = render({ apis: await loadCatalog(), outdir: 'unused', target: 'v1' });
   [crossplane] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { log, files }), installCnpg(kube)]);
@@ -88,9 +88,10 @@ const SQL_READ = 'SELECT body FROM notes WHERE id = 1;';
 
 /**
  * Runs `sql` with psql in a Pod whose only configuration is the Secret `app-creds` (host, database, user, password
- * from its a8s keys); returns psql's output lines. The Pod must succeed.
+ * from its a8s keys; `host` replaces the address, for the attack); returns psql's output lines. The Pod must
+ * succeed, or with `fails` must fail.
  */
-async function psql(name: string, sql: string): Promise<string[]> {
+async function psql(name: string, sql: string, o: { host?: string; fails?: boolean } = {}): Promise<string[]> {
   await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, {
     metadata: { name },
     spec: {
@@ -106,7 +107,11 @@ async function psql(name: string, sql: string): Promise<string[]> {
             ['PGDATABASE', 'database'],
             ['PGUSER', 'username'],
             ['PGPASSWORD', 'password'],
-          ].map(([env, key]) => ({ name: env, valueFrom: { secretKeyRef: { name: 'app-creds', key } } })),
+          ].map(([env, key]) =>
+            env === 'PGHOST' && o.host
+              ? { name: env, value: o.host }
+              : { name: env, valueFrom: { secretKeyRef: { name: 'app-creds', key } } },
+          ),
         },
       ],
     },
@@ -118,7 +123,7 @@ async function psql(name: string, sql: string): Promise<string[]> {
   // The client's request() hands a text body back as { message }.
   const body = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods/${name}/log`)).body as WireObject | string;
   const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
-  expect(pod.status.phase, `Pod ${name}: ${out}`).toBe('Succeeded');
+  expect(pod.status.phase, `Pod ${name}: ${out}`).toBe(o.fails ? 'Failed' : 'Succeeded');
   return out.trim().split('\n');
 }
 
@@ -246,12 +251,22 @@ describe('the lifecycle of a cnpg instance', () => {
   }, 600_000);
 
   it('a plan change adds instances, the claim reports progress until Ready again; a claim CNPG cannot set up fails with its reason', async () => {
-    await Promise.all([resize(), refused()]);
+    // Another tenant's claim comes up meanwhile, for the attack below.
+    await Promise.all([resize(), refused(), otherTenant.create()]);
   }, 600_000);
+
+  it("one binding's credentials do not open another tenant's database", async () => {
+    // team-a's binding, pointed at team-c's PostgreSQL: the server answers (this is not a connection failure) and
+    // refuses the login, since every claim is a Cluster of its own with its own generated password.
+    const host = await otherTenant.address();
+    const out = await psql('app-client-attack', SQL_READ, { host, fails: true });
+    expect(out.join('\n')).toMatch(/password authentication failed for user "app"/);
+  }, 300_000);
 
   it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claims', async () => {
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app'));
     await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg'));
+    await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', otherTenant.ns));
     await until('the Cluster, its Pod and PVC and the binding Secret gone', async () => {
       const left = await Promise.all([
         getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`),
@@ -261,6 +276,7 @@ describe('the lifecycle of a cnpg instance', () => {
         ]),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-cnpg-binding`),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`),
+        getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${otherTenant.ns}/clusters/pg`),
       ]);
       return left.every((o) => o === undefined) ? true : undefined;
     });
@@ -350,3 +366,26 @@ async function refused(): Promise<void> {
     return left.every((o) => o === undefined) ? true : undefined;
   });
 }
+
+/** Another tenant's claim (namespace team-c), a PostgreSQL of its own with its own application user's password. */
+const otherTenant = {
+  ns: 'team-c',
+  async create(): Promise<void> {
+    await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: this.ns } });
+    await apply(kube, {
+      apiVersion: 'anynines.com/v1',
+      kind: 'PostgresqlInstance',
+      metadata: { name: 'pg', namespace: this.ns },
+      spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' } },
+    });
+    await until("team-c's claim Ready", async () =>
+      ready(await getObject(kube, claimPath('postgresqlinstances', 'pg', this.ns))) ? true : undefined,
+    );
+  },
+  /** Its primary's in-cluster address (the `-rw` Service's ClusterIP), which team-a's Pods can reach. */
+  async address(): Promise<string> {
+    const svc = await getObject(kube, `/api/v1/namespaces/${this.ns}/services/pg-rw`);
+    expect(svc?.spec?.clusterIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    return svc!.spec.clusterIP as string;
+  },
+};
