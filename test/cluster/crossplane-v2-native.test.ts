@@ -293,6 +293,11 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     );
     before.a9sCreds = await eventually('the a9s binding creds in the app cluster', () => getObject(app, a9sCredsPath(NS)), 60_000);
     before.a9sInstanceClaim = await requireOk(app, 'GET', a9sInstancePath(NS));
+    // The sandbox's cnpg claim: a real PostgreSQL (CloudNativePG's Cluster, its Pod), Ready with its binding's creds.
+    const cnpg = sandbox.claims.cnpg;
+    expect(cnpg, 'the sandbox made a cnpg PostgresqlInstance on the v1 package').toBeDefined();
+    before.cnpgCluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${cnpg!.instance}`);
+    before.cnpgCreds = await requireOk(app, 'GET', `/api/v1/namespaces/${NS}/secrets/${cnpg!.binding}-creds`);
   });
 
   it('switches with zero deletes: no a8s object, a9s MR, app claim or creds Secret is deleted or created again', async () => {
@@ -302,6 +307,7 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
       await count(control, 'a8s Backup', '/apis/backups.anynines.com/v1beta3/backups'),
       await count(control, 'a9s ServiceInstance', '/apis/dataservices.anynines.com/v1/serviceinstances'),
       await count(control, 'a9s ServiceBinding', '/apis/dataservices.anynines.com/v1/servicebindings'),
+      await count(control, 'CNPG Cluster', '/apis/postgresql.cnpg.io/v1/clusters'),
     ];
     const appSide = [
       await count(app, 'app PostgresqlInstance', '/apis/anynines.com/v1/postgresqlinstances'),
@@ -372,6 +378,16 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
       },
       180_000,
     );
+    await eventually(
+      'the cnpg PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
+      async () => {
+        const p = (n: string) => `/apis/anynines.com/v1/namespaces/${n}/postgresqlinstances/${sandbox.claims.cnpg!.instance}`;
+        const down = readyOf(await getObject(app, p(NS)));
+        const up = readyOf(await getObject(control, p(ns)));
+        return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
+      },
+      180_000,
+    );
     const events = [...a8s, ...appSide].map((c) => ({ what: c.what, created: c.created, deleted: c.deleted }));
     expect(events).toEqual([...a8s, ...appSide].map((c) => ({ what: c.what, created: [], deleted: [] })));
   }, 600_000);
@@ -429,6 +445,12 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     const a9sCreds = await requireOk(app, 'GET', a9sCredsPath(NS));
     expect(a9sCreds.metadata.uid).toBe(before.a9sCreds!.metadata.uid);
     expect(a9sCreds.data).toEqual(before.a9sCreds!.data);
+    // The cnpg database is the same Cluster (its data stays where it is), its creds the same Secret in the app cluster.
+    const cnpg = sandbox.claims.cnpg!;
+    const cluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${cnpg.instance}`);
+    expect(cluster.metadata.uid).toBe(before.cnpgCluster!.metadata.uid);
+    const cnpgCreds = await requireOk(app, 'GET', `/api/v1/namespaces/${NS}/secrets/${cnpg.binding}-creds`);
+    expect([cnpgCreds.metadata.uid, cnpgCreds.data]).toEqual([before.cnpgCreds!.metadata.uid, before.cnpgCreds!.data]);
     const a9sClaim = await requireOk(app, 'GET', a9sInstancePath(NS));
     expect(a9sClaim.metadata.uid).toBe(before.a9sInstanceClaim!.metadata.uid);
     expect(a9sClaim.spec).toEqual(withoutClaimMachinery(before.a9sInstanceClaim!.spec));
