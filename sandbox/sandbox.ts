@@ -43,7 +43,7 @@ import { freePorts } from '../test/support/processes';
 import { repoRoot } from '../test/support/root';
 import { crossplaneVersion } from '../test/tools/crossplane';
 import { startA8sOperators } from './a8s-operators';
-import { Steps } from './steps';
+import { Interrupted, Steps } from './steps';
 
 export const CONTROL_PLANE = 'control-plane';
 export const APP = 'app';
@@ -463,6 +463,10 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       stop,
     };
   } catch (e) {
+    if (e instanceof Interrupted) {
+      steps.say('waiting for the running step to return, so that what it started is stopped too');
+      await steps.settled();
+    }
     await stop();
     throw e;
   }

@@ -10,6 +10,8 @@ export interface StepTiming {
 export class Steps {
   readonly timings: StepTiming[] = [];
   private readonly started = Date.now();
+  /** The running step's own promise: an interrupted step runs on until it returns. */
+  private inFlight: Promise<unknown> = Promise.resolve();
 
   /** `signal` (Ctrl-C) ends the running step at once with an `Interrupted` error. */
   constructor(
@@ -28,7 +30,9 @@ export class Steps {
     this.write(`\n[${n}] ${title}\n`);
     const t = Date.now();
     try {
-      const v = await this.interruptible(fn());
+      const p = fn();
+      this.inFlight = p.catch(() => undefined);
+      const v = await this.interruptible(p);
       const ms = Date.now() - t;
       this.timings.push({ step: title, ms });
       this.write(`    ✓ ${seconds(ms)}\n`);
@@ -49,6 +53,14 @@ export class Steps {
       else signal.addEventListener('abort', onAbort, { once: true });
     });
     return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+  }
+
+  /**
+   * Resolves once the step that was running has returned or failed. After Ctrl-C its work goes on (a node half
+   * started, an image being built): what it starts is registered for stop() only when it returns.
+   */
+  settled(): Promise<void> {
+    return this.inFlight.then(() => undefined);
   }
 
   /** Seconds since the sandbox started. */
