@@ -2,7 +2,7 @@
  * The control plane's install bundle (`dist/control-plane/kustomization.yaml`) installed as an operator installs it:
  * `kubectl apply -k` of an overlay that sets only the bundle's documented knobs (docs/install-bundle.md) — the OpenID
  * issuer, its CA, the public callback, the external address consumers' kubeconfigs name, TLS — then waits until the
- * backend's Deployment has its replicas Ready. The same overlay bind-pods.test.ts writes; the sandbox installs it.
+ * backend's Deployment has its replicas Ready. The sandbox and platform-pods.test.ts install it.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
