@@ -3,7 +3,7 @@
  * manifests applied to a real API server, two replicas running as the synthesized ServiceAccount (so its ClusterRole
  * is shown to be enough), an issuer that is down at start, leader election, requests served by either replica, and
  * cookie keys rotated while running. The leader's loss mid-bind, with the backend as Pods of the install bundle, is in
- * bind-pods.test.ts.
+ * platform-pods.test.ts.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

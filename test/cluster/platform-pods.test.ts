@@ -1,91 +1,210 @@
 /**
- * The platform as an operator deploys it (issue 18 items 2-4; docs/decisions/crossplane-deployed.md, images.md): on a
- * `pods` cluster with a real node, a registry of the run's own (TLS from the run's CA) holds the images built from the
- * synthesized Dockerfiles and the Crossplane packages `crossplane xpkg build/push` made; Crossplane core runs from its
- * Helm chart as a Deployment, installs our Configuration FROM THE REGISTRY, resolves its dependencies and starts our
- * function and provider-kubernetes as the Pods it makes; an a8s claim goes Ready and gets its `<claim>-creds`. The
- * images' own checks (made from the Dockerfiles on the local base image; the konnector as a restricted Deployment)
- * run here too, on the same node, pulling from the registry.
+ * The platform as an operator deploys it, end to end on Pods (issue 18 items 2-5 and 7; docs/decisions/
+ * crossplane-deployed.md, images.md, install-bundle.md, graceful-drain.md). A control plane with a node of its own
+ * runs a registry of the run (TLS from the run's CA) holding the images built from the synthesized Dockerfiles and the
+ * packages `crossplane xpkg build/push` made; Crossplane core from its Helm chart, which installs our Configuration
+ * from the registry, resolves its dependencies and starts our function and provider-kubernetes as the Pods it makes;
+ * and the install bundle (`kubectl apply -k` of an overlay of its documented knobs): the bind backend as two Pods
+ * behind its Service. An app cluster with a node of its own gets the konnector from the shipped YAML, then
+ * `kubectl bind` over it; a PostgresqlInstance and a ServiceBinding made in the app cluster become Ready through the
+ * real Crossplane on Pods, and `<claim>-creds` arrives in the app cluster. Then the operations: a konnector image
+ * rollout with no claim lost, the konnector's readiness failing while its API server is unreachable and recovering,
+ * and the backend's leader Pod deleted in the middle of a bind while users keep arriving, none turned away.
+ *
+ * The network (the workplace rule: only loopback and the run's own namespaces): each node lives in a network namespace
+ * of the run. The OpenID provider stays on the host's loopback and is bridged into the control plane's node at the
+ * node's address (exposeHostPort), which is its issuer URL; the test's browser reaches that address through a bridge
+ * into the node (node.forward). The control plane's API server is bridged into the app cluster's node the same way:
+ * that is the external address consumers' kubeconfigs name. The test process reaches the backend's Service through
+ * node.forward, on the port its public URL names.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { Exec, type V1Status } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
+import { BACKEND_CLIENT } from '../support/bind-backend';
+import { Browser } from '../support/browser';
+import { headlessLogin, startCli, type CliRun } from '../support/cli';
 import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
 import { apply, condition, CONFIGURATION_PACKAGE, CROSSPLANE_NAMESPACE, synthOutputAsync } from '../support/crossplane';
-import { applyAt, eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
+import { applyAt, eventually, execIn, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
+import { exposeHostPort } from '../support/node/host-port';
 import { type Node, startNode } from '../support/node/node';
-import {
-  CROSSPLANE_IMAGE,
-  DEPLOYABLE_IMAGES,
-  ensureBaseImage,
-  ensureDeployableImages,
-  PROVIDER_KUBERNETES_IMAGE,
-} from '../support/node/platform-images';
+import { CROSSPLANE_IMAGE, DEPLOYABLE_IMAGES, ensureBaseImage, ensureDeployableImages } from '../support/node/platform-images';
 import { status } from '../support/node/registry';
-import { tail } from '../support/processes';
-import { repoRoot } from '../support/root';
+import { startOidcProvider, type OidcTestProvider } from '../support/oidc';
+import { createCa } from '../support/pki';
+import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, installBindBundle, kubectl } from '../support/platform/bind-bundle';
 import { DEPENDENCY_PACKAGES, deploymentAvailable } from '../support/platform/crossplane-deployed';
+import { listenAt } from '../support/platform/listen';
 import { listPods, podFailure, podTable } from '../support/platform/pods';
 import { mirrored } from '../support/platform/push';
 import { type PlatformOnPods, PROVIDER_ANYNINES_STAND_IN, startPlatformOnPods } from '../support/platform/platform-on-pods';
+import { freePorts, tail } from '../support/processes';
+import { repoRoot } from '../support/root';
 import { A8sOperatorsStandIn } from '../support/stand-ins/a8s-operators';
 import { crossplaneVersion } from '../tools/crossplane';
 import { kubeBinaryPath } from '../tools/kube';
 import { NODE_VERSION } from '../tools/node-runtime';
 
-const CLUSTER = 'platform-pods';
-const NS = 'images-test';
+const CP = 'platform-pods';
+const APP = 'platform-app';
+/** Where the images' own checks run on the control plane: a namespace enforcing Pod Security `restricted`. */
+const IMAGES_NS = 'images-test';
 const KONNECTOR_NS = 'klutch-bind';
+const APP_NS = 'shop';
+const PG = { resource: 'postgresqlinstances', group: 'anynines.com' };
+const SB = { resource: 'servicebindings', group: 'anynines.com' };
+/** A step of the suite: Pods start, roll and recover in it. */
+const STEP = 240_000;
 const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
-let cp: ControlPlanes;
-let node: Node;
-let kube: Kube;
+
+let dir: string;
 let dist: string;
+let cps: ControlPlanes;
+let cpNode: Node;
+let appNode: Node;
+let cp: Kube;
+let app: Kube;
 let platform: PlatformOnPods;
+let a8s: A8sOperatorsStandIn;
+let idp: OidcTestProvider;
+let backendCa: string;
+const closers: (() => Promise<void>)[] = [];
+/** The backend's public URL: `https://127.0.0.1:<port>`, a listener of the test process in front of its Service. */
+let publicUrl: string;
+/** How the browser reaches the issuer's address inside the control plane's node. */
+let idpRoute: { host: string; port: number };
+/** Where kubectl bind on the host reaches the control plane's external address (the app node's bridge to it). */
+let hostRoutes: Record<string, number>;
+/** The example claims as synth wrote them. */
+let examples: { pg: WireObject; sb: WireObject };
 
 beforeAll(async () => {
-  dist = mkdtempSync(join(tmpdir(), 'klutch-kit-platform-pods-'));
-  await synthOutputAsync(dist);
-  cp = await startControlPlanes({ clusters: [CLUSTER], binary: kubeBinaryPath(), pods: true });
-  kube = kubeFor(cp.clusters[CLUSTER]!);
-  node = await startNode(cp.clusters[CLUSTER]!, { log });
-  platform = await startPlatformOnPods(cp.clusters[CLUSTER]!, node, dist, { log });
-  await requireOk(kube, 'POST', '/api/v1/namespaces', {
-    metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+  dir = mkdtempSync(join(tmpdir(), 'klutch-kit-platform-pods-'));
+  dist = join(dir, 'dist');
+  const synth = synthOutputAsync(dist);
+  synth.catch(() => undefined); // awaited below; the clusters start meanwhile
+  cps = await startControlPlanes({ clusters: [CP, APP], binary: kubeBinaryPath(), pods: true });
+  cp = kubeFor(cps.clusters[CP]!);
+  app = kubeFor(cps.clusters[APP]!);
+  await synth;
+  const images = await ensureDeployableImages(dist, log);
+  [cpNode, appNode] = await Promise.all([
+    // The bundle names the backend's release tag, which the node has (IfNotPresent); the rest comes from the registry.
+    startNode(cps.clusters[CP]!, { images: [images.backend!], log }),
+    startNode(cps.clusters[APP]!, { name: 'app-node', podCidr: '10.244.1.0/24', images: [images.konnector!], log }),
+  ]);
+  const example = (name: string) =>
+    parse(readFileSync(join(dist, 'packages', 'dataservices', 'examples', `${name}.yaml`), 'utf8')) as WireObject;
+  examples = { pg: example('postgresql-a8s'), sb: example('servicebinding-a8s') };
+
+  // The OpenID provider on the host, its issuer at the control plane node's address (bridged there); the control
+  // plane's API server where the app cluster's konnector reaches it (the consumers' external address).
+  const [idpPort, publicPort] = (await freePorts(2)) as [number, number];
+  publicUrl = `https://127.0.0.1:${publicPort}`;
+  idp = await startOidcProvider({
+    issuerHost: cpNode.ip,
+    port: idpPort,
+    clients: [{ ...BACKEND_CLIENT, redirectUris: [`${publicUrl}/callback`] }],
+    users: [{ sub: 'alice' }],
+    logDir: join(dir, 'oidc'),
   });
-  await eventually('the default ServiceAccount of the test namespace', () =>
-    getObject(kube, `/api/v1/namespaces/${NS}/serviceaccounts/default`),
+  closers.push(() => idp.stop());
+  const idpBridge = await exposeHostPort(cpNode, idpPort);
+  closers.push(idpBridge.close);
+  const idpForward = await cpNode.forward(cpNode.ip, idpPort);
+  closers.push(idpForward.close);
+  idpRoute = { host: '127.0.0.1', port: idpForward.port };
+  const cpPort = Number(new URL(cps.clusters[CP]!.server).port);
+  const apiBridge = await exposeHostPort(appNode, cpPort);
+  closers.push(apiBridge.close);
+  hostRoutes = { [apiBridge.address]: cpPort };
+
+  // What an operator installs: Crossplane and our packages from the registry, then the install bundle.
+  platform = await startPlatformOnPods(cps.clusters[CP]!, cpNode, dist, { log });
+  closers.push(() => platform.close());
+  const ca = await createCa('platform-pods backend CA');
+  backendCa = ca.cert;
+  writeFileSync(join(dir, 'backend-ca.crt'), ca.cert);
+  await installBindBundle({
+    cluster: cps.clusters[CP]!,
+    node: cpNode,
+    dist,
+    dir: join(dir, 'backend'),
+    issuer: idp.issuer,
+    issuerCa: idp.ca,
+    publicUrl,
+    externalAddress: `https://${apiBridge.address}`,
+    tls: await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] }),
+    log,
+  });
+  // The a8s operators' CRDs; the stand-in writes their status when a test says so (their images cannot be had).
+  a8s = new A8sOperatorsStandIn(cp);
+  await a8s.installCrds();
+  // The backend's Service, where the public URL's listener sends each connection (through the node's bridge).
+  const svc = await requireOk(cp, 'GET', `/api/v1/namespaces/${BACKEND_NAMESPACE}/services/klutch-bind-backend`);
+  const serviceForward = await cpNode.forward(svc.spec.clusterIP, 443);
+  closers.push(serviceForward.close);
+  closers.push(await listenAt(publicPort, () => serviceForward.port));
+  await requireOk(app, 'POST', '/api/v1/namespaces', { metadata: { name: APP_NS } });
+  await requireOk(cp, 'POST', '/api/v1/namespaces', {
+    metadata: { name: IMAGES_NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+  });
+  await eventually('the default ServiceAccount of the images namespace', () =>
+    getObject(cp, `/api/v1/namespaces/${IMAGES_NS}/serviceaccounts/default`),
   );
 }, 45 * 60_000);
 
 afterAll(async () => {
-  if (kube) log(`Pods of the cluster at the end:\n${podTable(await listPods(kube).catch(() => []))}`);
-  await platform?.close();
-  await node?.stop();
-  await cp?.stop();
-  if (dist) rmSync(dist, { recursive: true, force: true });
+  if (cp) log(`Pods of the control plane at the end:\n${podTable(await listPods(cp).catch(() => []))}`);
+  if (app) log(`Pods of the app cluster at the end:\n${podTable(await listPods(app).catch(() => []))}`);
+  for (const c of closers.reverse()) await c().catch(() => undefined);
+  await appNode?.stop();
+  await cpNode?.stop();
+  await cps?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }, 120_000);
 
-const ready = (pod: WireObject) => (pod.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
+const ready = (p: WireObject) => (p.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
 
 /** The first Pod matching `selector` in `ns` once `done` holds for it; the error names the Pods and their logs. */
 async function podWhere(ns: string, selector: string, what: string, done: (p: WireObject) => boolean, ms = 120_000): Promise<WireObject> {
-  return eventually(`a Pod ${selector} in ${ns} ${what}`, async () => (await listPods(kube, ns, selector)).find(done), ms).catch(
+  return eventually(`a Pod ${selector} in ${ns} ${what}`, async () => (await listPods(cp, ns, selector)).find(done), ms).catch(
     async (e: Error) => {
-      throw new Error(`${e.message}\n${await podFailure(kube, node, ns, selector)}`);
+      throw new Error(`${e.message}\n${await podFailure(cp, cpNode, ns, selector)}`);
     },
   );
 }
 
+/** A Deployment whose current template has `replicas` updated, ready Pods; the error names its Pods and their logs. */
+async function deploymentReady(kube: Kube, node: Node, ns: string, name: string, replicas: number, ms = 120_000): Promise<WireObject> {
+  const path = `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
+  return eventually(
+    `Deployment ${ns}/${name} with ${replicas} updated, ready replicas`,
+    async () => {
+      const d = await getObject(kube, path);
+      const s = d?.status ?? {};
+      return d &&
+        s.observedGeneration === d.metadata.generation &&
+        s.updatedReplicas === replicas &&
+        s.readyReplicas === replicas &&
+        s.replicas === replicas
+        ? d
+        : undefined;
+    },
+    ms,
+  ).catch(async (e: Error) => {
+    throw new Error(`${e.message}\n${await podFailure(kube, node, ns, '')}`);
+  });
+}
+
 describe('the registry of the run', () => {
   it('serves over TLS with a certificate of the run CA, and no other client trusts it', async () => {
-    expect(platform.registry.host).toBe(`${node.ip}:5000`);
+    expect(platform.registry.host).toBe(`${cpNode.ip}:5000`);
     expect(await status(`https://${platform.registry.hostFromTest}/v2/`, platform.registry.ca)).toBe(200);
     // The machine's CAs do not know it: a client without the run's CA is refused at the handshake.
     const other = spawnSync(
@@ -94,9 +213,7 @@ describe('the registry of the run', () => {
         '-e',
         `fetch('https://${platform.registry.hostFromTest}/v2/').then(() => process.exit(0), (e) => { console.log(e.cause?.code); process.exit(1); })`,
       ],
-      {
-        encoding: 'utf8',
-      },
+      { encoding: 'utf8' },
     );
     expect(other.status).toBe(1);
     expect(other.stdout.trim()).toMatch(/CERT|SELF_SIGNED|UNABLE_TO_VERIFY/);
@@ -106,10 +223,7 @@ describe('the registry of the run', () => {
     const r = spawnSync(
       process.execPath,
       ['-e', `fetch('https://${platform.registry.hostFromTest}/v2/_catalog').then((r) => r.text()).then(console.log)`],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: platform.registry.caFile },
-      },
+      { encoding: 'utf8', env: { ...process.env, NODE_EXTRA_CA_CERTS: platform.registry.caFile } },
     );
     const repositories = (JSON.parse(r.stdout) as { repositories: string[] }).repositories;
     expect(repositories.sort()).toEqual(
@@ -132,23 +246,23 @@ describe('the registry of the run', () => {
 
 describe('Crossplane as deployed', () => {
   it('runs core from its Helm chart as a Deployment whose Pod the kubelet pulled from the registry', async () => {
-    await deploymentAvailable(kube, node, CROSSPLANE_NAMESPACE, 'crossplane', 'app=crossplane');
+    await deploymentAvailable(cp, cpNode, CROSSPLANE_NAMESPACE, 'crossplane', 'app=crossplane');
     const pod = await podWhere(CROSSPLANE_NAMESPACE, 'app=crossplane', 'Ready', ready);
     expect(pod.metadata.labels['app.kubernetes.io/managed-by']).toBe('Helm');
     expect(pod.spec.containers[0].image).toBe(`${platform.registry.host}/crossplane/crossplane:${crossplaneVersion('v2')}`);
     expect(pod.spec.initContainers[0].args.slice(0, 2)).toEqual(['core', 'init']);
-    // The kubelet pulled it (nothing was imported into containerd but pause and busybox).
+    // The kubelet pulled it (nothing was imported into containerd but pause, busybox and the backend's release tag).
     const events = await requireOk(
-      kube,
+      cp,
       'GET',
       `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${pod.metadata.name},reason=Pulled`)}`,
     );
     expect(events.items.map((e: WireObject) => e.message).join('\n')).toContain(
       `Successfully pulled image "${pod.spec.containers[0].image}"`,
     );
-    const images = node.exec('ctr', [
+    const images = cpNode.exec('ctr', [
       '--address',
-      join(node.runDir, 'containerd', 'containerd.sock'),
+      join(cpNode.runDir, 'containerd', 'containerd.sock'),
       '-n',
       'k8s.io',
       'images',
@@ -160,22 +274,22 @@ describe('Crossplane as deployed', () => {
   });
 
   it('installs the Configuration from the registry by its public name and resolves dependsOn to the packages there', async () => {
-    const config = await getObject(kube, '/apis/pkg.crossplane.io/v1/configurations/anynines-dataservices');
+    const config = await getObject(cp, '/apis/pkg.crossplane.io/v1/configurations/anynines-dataservices');
     expect(config!.spec.package).toBe(CONFIGURATION_PACKAGE);
     expect(condition(config, 'Healthy'), JSON.stringify(config?.status)).toBe('True');
     expect(config!.status.resolvedPackage).toBe(mirrored(platform.registry.host, CONFIGURATION_PACKAGE));
     for (const p of Object.values(DEPENDENCY_PACKAGES)) {
-      const pkg = await getObject(kube, `/apis/pkg.crossplane.io/v1/${p.plural}/${p.name}`);
+      const pkg = await getObject(cp, `/apis/pkg.crossplane.io/v1/${p.plural}/${p.name}`);
       expect(condition(pkg, 'Healthy'), `${p.kind} ${p.name}`).toBe('True');
       // The install bundle's Function and Provider, and the stand-in the resolver installed: pulled from the mirror.
       expect(pkg!.status.resolvedPackage.startsWith(`${platform.registry.host}/`), JSON.stringify(pkg!.status)).toBe(true);
     }
-    const stand = await getObject(kube, `/apis/pkg.crossplane.io/v1/providers/${DEPENDENCY_PACKAGES.providerAnynines.name}`);
+    const stand = await getObject(cp, `/apis/pkg.crossplane.io/v1/providers/${DEPENDENCY_PACKAGES.providerAnynines.name}`);
     expect(stand!.spec.package).toMatch(new RegExp(`^${PROVIDER_ANYNINES_STAND_IN.split(':')[0]}`));
     // Healthy comes when the package's objects are applied; the XRDs offer their claims a little later.
     await eventually('the PostgresqlInstance XRD to offer its claim', async () => {
       const xrd = await getObject(
-        kube,
+        cp,
         '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xpostgresqlinstances.anynines.com',
       );
       return condition(xrd, 'Offered') === 'True' ? xrd : undefined;
@@ -186,79 +300,17 @@ describe('Crossplane as deployed', () => {
     for (const p of [DEPENDENCY_PACKAGES.function, DEPENDENCY_PACKAGES.providerKubernetes]) {
       const pod = await podWhere(CROSSPLANE_NAMESPACE, `pkg.crossplane.io/${p.kind.toLowerCase()}=${p.name}`, 'Ready', ready);
       const rs = await getObject(
-        kube,
+        cp,
         `/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/replicasets/${pod.metadata.ownerReferences[0].name}`,
       );
       const deployment = await getObject(
-        kube,
+        cp,
         `/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/${rs!.metadata.ownerReferences[0].name}`,
       );
       expect(deployment!.metadata.ownerReferences[0].kind).toBe(`${p.kind}Revision`);
       expect(pod.spec.containers[0].image.startsWith(`${platform.registry.host}/`)).toBe(true);
     }
   });
-});
-
-/** What stands between a claim and its data service, for a failing wait: the claim, its composite, the Objects, and the logs of the function and provider Pods. */
-async function claimReport(plural: string, ns: string, name: string): Promise<string> {
-  const claim = await getObject(kube, `/apis/anynines.com/v1/namespaces/${ns}/${plural}/${name}`);
-  const xrs = ((await kube.request('GET', `/apis/anynines.com/v1/x${plural}`)).body?.items ?? []) as WireObject[];
-  const objects = ((await kube.request('GET', '/apis/kubernetes.crossplane.io/v1alpha2/objects')).body?.items ?? []) as WireObject[];
-  const warnings = ((await requireOk(kube, 'GET', '/api/v1/events?fieldSelector=type%3DWarning')).items as WireObject[]).map(
-    (e) => `${e.involvedObject.kind}/${e.involvedObject.name}: ${e.reason}: ${e.message}`,
-  );
-  return (
-    `claim ${ns}/${name}: ${JSON.stringify({ spec: claim?.spec, status: claim?.status })}\n` +
-    `composites: ${JSON.stringify(xrs.map((x) => ({ name: x.metadata.name, status: x.status })))}\n` +
-    `Objects: ${JSON.stringify(objects.map((o) => ({ name: o.metadata.name, status: o.status })))}\n` +
-    `Warning events:\n${[...new Set(warnings)].join('\n')}\n` +
-    (await podFailure(kube, node, CROSSPLANE_NAMESPACE, `pkg.crossplane.io/function=${DEPENDENCY_PACKAGES.function.name}`)) +
-    (await podFailure(kube, node, CROSSPLANE_NAMESPACE, `pkg.crossplane.io/provider=${DEPENDENCY_PACKAGES.providerKubernetes.name}`))
-  );
-}
-
-/** `eventually`, its error followed by claimReport. */
-function forClaim<T>(plural: string, ns: string, name: string, what: string, check: () => Promise<T | undefined>): Promise<T> {
-  return eventually(what, check, 120_000).catch(async (e: Error) => {
-    throw new Error(`${e.message}\n${await claimReport(plural, ns, name)}`);
-  });
-}
-
-describe('a claim on the Pod-based Crossplane', () => {
-  it('an a8s PostgresqlInstance goes Ready, and its ServiceBinding brings <claim>-creds', async () => {
-    const a8s = new A8sOperatorsStandIn(kube);
-    await a8s.installCrds();
-    const examples = join(dist, 'packages', 'dataservices', 'examples');
-    const claim = parse(readFileSync(join(examples, 'postgresql-a8s.yaml'), 'utf8')) as WireObject;
-    const binding = parse(readFileSync(join(examples, 'servicebinding-a8s.yaml'), 'utf8')) as WireObject;
-    await apply(kube, claim);
-    const ns = claim.metadata.namespace ?? 'default';
-    const pg = (what: string, check: () => Promise<unknown>) => forClaim('postgresqlinstances', ns, claim.metadata.name, what, check);
-    await pg('the a8s Postgresql', () => a8s.postgresqlRunning(ns, claim.metadata.name).then(() => true));
-    await pg(`claim ${claim.metadata.name} Ready`, async () => {
-      const c = await getObject(kube, `/apis/anynines.com/v1/namespaces/${ns}/postgresqlinstances/${claim.metadata.name}`);
-      return condition(c, 'Ready') === 'True' ? c : undefined;
-    });
-    await apply(kube, binding);
-    const bns = binding.metadata.namespace ?? 'default';
-    const credentials = {
-      database: 'example',
-      instance_service: `${claim.metadata.name}-master.${ns}`,
-      password: 's3cr3t',
-      username: 'a8s-user',
-    };
-    // The stand-in acts once provider-kubernetes made the a8s ServiceBinding.
-    const sb = (what: string, check: () => Promise<WireObject | undefined>) =>
-      forClaim('servicebindings', bns, binding.metadata.name, what, check);
-    await sb('the a8s ServiceBinding', () => a8s.bindingImplemented(bns, binding.metadata.name, credentials).then(() => ({})));
-    const secret = await sb(`Secret ${bns}/${binding.metadata.name}-creds with data`, async () => {
-      const s = await getObject(kube, `/api/v1/namespaces/${bns}/secrets/${binding.metadata.name}-creds`);
-      return Object.keys(s?.data ?? {}).length > 0 ? s : undefined;
-    });
-    expect(
-      Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])),
-    ).toEqual(credentials);
-  }, 300_000);
 });
 
 /** A JSON blob of an OCI archive, by digest (`sha256:...`) or the top-level file name (`index.json`). */
@@ -299,14 +351,14 @@ async function podUntil(ns: string, name: string, what: string, done: (pod: Wire
     return await eventually(
       `Pod ${ns}/${name} ${what}`,
       async () => {
-        last = await getObject(kube, `/api/v1/namespaces/${ns}/pods/${name}`);
+        last = await getObject(cp, `/api/v1/namespaces/${ns}/pods/${name}`);
         return last && done(last) ? last : undefined;
       },
       120_000,
     );
   } catch (e) {
-    const kubelet = node.procs.find((p) => p.role === 'kubelet')!;
-    const logs = await kube.request('GET', `/api/v1/namespaces/${ns}/pods/${name}/log`);
+    const kubelet = cpNode.procs.find((p) => p.role === 'kubelet')!;
+    const logs = await cp.request('GET', `/api/v1/namespaces/${ns}/pods/${name}/log`);
     throw new Error(
       `${(e as Error).message}\nPod status: ${JSON.stringify(last?.status)}\nits log: ${String(logs.body?.message ?? JSON.stringify(logs.body))}\n` +
         `kubelet log ${kubelet.logPath}:\n${tail(kubelet.logPath, 15)}`,
@@ -314,28 +366,12 @@ async function podUntil(ns: string, name: string, what: string, done: (pod: Wire
   }
 }
 
-/** Runs `command` in a container through the API server (no shell in the images: node is the command). */
-async function execIn(ns: string, pod: string, container: string, command: string[]): Promise<string> {
-  let out = '';
-  const stdout = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      out += chunk.toString();
-      done();
-    },
-  });
-  const status = await new Promise<V1Status>((resolve, reject) => {
-    new Exec(kube.config).exec(ns, pod, container, command, stdout, stdout, null, false, resolve).catch(reject);
-  });
-  expect(status.status, `${command.join(' ')} in ${ns}/${pod}: ${JSON.stringify(status)}\n${out}`).toBe('Success');
-  return out;
-}
-
 /** A one-container Pod of `image` with `args`, restricted as the synthesized Deployments are. */
 function pod(name: string, image: string, args: string[], extra: WireObject = {}): Promise<WireObject> {
-  return applyAt(kube, `/api/v1/namespaces/${NS}/pods/${name}`, {
+  return applyAt(cp, `/api/v1/namespaces/${IMAGES_NS}/pods/${name}`, {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: NS },
+    metadata: { name, namespace: IMAGES_NS },
     spec: {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 1,
@@ -384,19 +420,19 @@ describe('images without Docker, pulled from the registry', () => {
     // Klutch's manifests start their backend as /ko-app/example-backend: the image's script there runs the bundle.
     await pod('backend-klutch-path', platform.images[DEPLOYABLE_IMAGES.backend!]!, ['--help'], { command: ['/ko-app/example-backend'] });
     for (const name of ['kubectl-bind', 'backend', 'backend-klutch-path']) {
-      await podUntil(NS, name, 'Succeeded', (p) => {
+      await podUntil(IMAGES_NS, name, 'Succeeded', (p) => {
         if (p.status?.phase === 'Failed') throw new Error(`${name} failed: ${JSON.stringify(p.status)}`);
         return p.status?.phase === 'Succeeded';
       });
     }
-    const cli = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/kubectl-bind/log`);
+    const cli = await cp.request('GET', `/api/v1/namespaces/${IMAGES_NS}/pods/kubectl-bind/log`);
     expect(String(cli.body.message)).toContain('kubectl-bind v0.1.0');
-    const backend = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/backend/log`);
+    const backend = await cp.request('GET', `/api/v1/namespaces/${IMAGES_NS}/pods/backend/log`);
     expect(String(backend.body.message)).toContain('Usage: node backend.mjs');
-    const klutchPath = await kube.request('GET', `/api/v1/namespaces/${NS}/pods/backend-klutch-path/log`);
+    const klutchPath = await cp.request('GET', `/api/v1/namespaces/${IMAGES_NS}/pods/backend-klutch-path/log`);
     expect(String(klutchPath.body.message)).toBe(String(backend.body.message));
     const fn = await podWhere(CROSSPLANE_NAMESPACE, `pkg.crossplane.io/function=${DEPENDENCY_PACKAGES.function.name}`, 'Ready', ready);
-    const version = await execIn(CROSSPLANE_NAMESPACE, fn.metadata.name, fn.spec.containers[0].name, [
+    const version = await execIn(cp, CROSSPLANE_NAMESPACE, fn.metadata.name, fn.spec.containers[0].name, [
       '/nodejs/bin/node',
       '-p',
       'process.version',
@@ -406,7 +442,8 @@ describe('images without Docker, pulled from the registry', () => {
 
   it("runs Klutch's own konnector manifests with only the image replaced by ours: both replicas Ready on /healthz, one leads", async () => {
     // test/fixtures/klutch-bind-deploy/konnector/: Klutch's Namespace, `*/*/*` ClusterRole and binding, ServiceAccount
-    // and Deployment (selector app: konnector, no arguments, POD_NAME/POD_NAMESPACE, readiness /healthz on 8080).
+    // and Deployment (selector app: konnector, no arguments, POD_NAME/POD_NAMESPACE, readiness /healthz on 8080). On
+    // the control plane, pulled from the registry: the app cluster gets ours, whose selector differs (immutable).
     const fixtures = join(repoRoot(), 'test', 'fixtures', 'klutch-bind-deploy', 'konnector');
     const docs = readdirSync(fixtures)
       .filter((f) => f.endsWith('.yaml'))
@@ -415,28 +452,422 @@ describe('images without Docker, pulled from the registry', () => {
     const deployment = docs.find((d) => d.kind === 'Deployment')!;
     expect(deployment.spec.template.spec.containers[0].image).toBe('IMAGE');
     deployment.spec.template.spec.containers[0].image = platform.images[DEPLOYABLE_IMAGES.konnector!];
-    for (const d of docs) await apply(kube, d as never);
+    for (const d of docs) await apply(cp, d as never);
     const path = `/apis/apps/v1/namespaces/${KONNECTOR_NS}/deployments/konnector`;
     try {
       await eventually(
         "Klutch's konnector Deployment to have 2 ready replicas",
         async () => {
-          const d = await getObject(kube, path);
+          const d = await getObject(cp, path);
           return d?.status?.readyReplicas === 2 ? d : undefined;
         },
         180_000,
       );
       const lease = await eventually('a replica holding the Lease', async () => {
-        const l = await getObject(kube, `/apis/coordination.k8s.io/v1/namespaces/${KONNECTOR_NS}/leases/klutch-bind`);
+        const l = await getObject(cp, `/apis/coordination.k8s.io/v1/namespaces/${KONNECTOR_NS}/leases/klutch-bind`);
         return l?.spec?.holderIdentity ? l : undefined;
       });
-      const pods = (await requireOk(kube, 'GET', `/api/v1/namespaces/${KONNECTOR_NS}/pods?labelSelector=app%3Dkonnector`))
-        .items as WireObject[];
+      const pods = await listPods(cp, KONNECTOR_NS, 'app=konnector');
       expect(pods.map((p) => p.metadata.name)).toContain(lease.spec.holderIdentity);
     } finally {
-      // The next test applies the synthesized konnector under the same name, with another (immutable) selector.
-      await kube.request('DELETE', `${path}?propagationPolicy=Foreground`);
-      await eventually("Klutch's konnector Deployment gone", async () => ((await getObject(kube, path)) ? undefined : true), 120_000);
+      await cp.request('DELETE', `/api/v1/namespaces/${KONNECTOR_NS}`);
     }
   });
 });
+
+describe('the install bundle on the control plane, the backend as Pods', () => {
+  it(
+    'runs the backend Deployment of the bundle: two Pods of its image Ready (issuer discovered through the bridge), one leads',
+    async () => {
+      const d = await deploymentReady(cp, cpNode, BACKEND_NAMESPACE, BACKEND_DEPLOYMENT, 2);
+      expect(d.spec.template.spec.containers[0].image).toBe(DEPLOYABLE_IMAGES.backend);
+      const lease = await leaderLease();
+      expect((await listPods(cp, BACKEND_NAMESPACE, 'app.kubernetes.io/name=klutch-bind-backend')).map((p) => p.metadata.name)).toContain(
+        lease.spec.holderIdentity,
+      );
+    },
+    STEP,
+  );
+
+  it('answers through its Service on the public URL: /export names the authorize URL of its public address', async () => {
+    // kube-proxy programs the Service's rules after the endpoints turn ready, a moment after the Pods do: until then the
+    // connection through the bridge is dropped, as on any cluster. Wait for the first answer, then judge it.
+    const browser = new Browser({ ca: [backendCa] });
+    const page = await eventually(`the backend Service to answer ${publicUrl}/export`, () =>
+      browser.get(`${publicUrl}/export`).catch(() => undefined),
+    );
+    expect(page.status, page.body).toBe(200);
+    const doc = JSON.parse(page.body);
+    expect(doc.authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toBe(`${publicUrl}/authorize`);
+  });
+});
+
+/** `kubectl bind <publicUrl>/export` as a user runs it, the login done by a browser on the control plane's network. */
+async function bind(extra: readonly string[] = []): Promise<CliRun> {
+  return startCli([`${publicUrl}/export`, '--accept-permission-claims', '--no-browser', '--wait=120s', ...extra], {
+    kubeconfig: cps.clusters[APP]!.kubeconfig,
+    env: {
+      NODE_EXTRA_CA_CERTS: join(dir, 'backend-ca.crt'),
+      // The user's machine reaches the external address the provider kubeconfig names (the app node's bridge to the
+      // control plane) at the same API server on loopback; any other address is refused (host-routes.cjs).
+      NODE_OPTIONS: `--require ${join(repoRoot(), 'test', 'support', 'node', 'host-routes.cjs')}`,
+      KLUTCH_KIT_HOST_ROUTES: JSON.stringify(hostRoutes),
+    },
+    closeStdin: true,
+  });
+}
+async function login(url: string, resource: string): Promise<void> {
+  await headlessLogin(url, {
+    idp,
+    user: 'alice',
+    resource,
+    ca: [backendCa],
+    route: (u) => (u.hostname === cpNode.ip ? idpRoute : undefined),
+  });
+}
+async function done(run: CliRun): Promise<void> {
+  const r = await run.done;
+  if (r.code !== 0) throw new Error(`kubectl bind exited ${r.code ?? r.signal}:\n${r.stderr}\n${r.stdout}`);
+}
+
+describe('the konnector as Pods in an app cluster', () => {
+  let deploymentUid: string;
+
+  it(
+    'runs the shipped konnector YAML (dist/app-cluster/konnector/konnector.yaml) unchanged as Pods of its image: restricted, with its ServiceAccount token, probes Ready, one leads',
+    async () => {
+      const r = kubectl(cps.clusters[APP]!, ['apply', '--server-side', '-f', join(dist, 'app-cluster', 'konnector', 'konnector.yaml')]);
+      expect(r.code, r.out).toBe(0);
+      const d = await deploymentReady(app, appNode, KONNECTOR_NS, 'konnector', 2);
+      deploymentUid = d.metadata.uid;
+      expect(d.spec.template.spec.containers[0].image).toBe(DEPLOYABLE_IMAGES.konnector);
+      const selector = Object.entries(d.spec.selector.matchLabels as Record<string, string>)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',');
+      const running = await listPods(app, KONNECTOR_NS, selector);
+      expect(running).toHaveLength(2);
+      const pod = running[0]!;
+      expect(pod.spec.serviceAccountName).toBe('konnector');
+      // The namespace enforces Pod Security `restricted` (its label in konnector.yaml), so the replicas passed it: the
+      // same image without the Deployment's securityContext is refused.
+      const refused = await app.request('POST', `/api/v1/namespaces/${KONNECTOR_NS}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'unrestricted' },
+        spec: { containers: [{ name: 'main', image: DEPLOYABLE_IMAGES.konnector, imagePullPolicy: 'Never' }] },
+      });
+      expect(refused.code, JSON.stringify(refused.body)).toBe(403);
+      expect(String(refused.body.message)).toContain('violates PodSecurity "restricted:latest"');
+
+      // What the process is allowed, as the kernel sees it inside the container.
+      const probe = `
+const fs = require('node:fs');
+const status = Object.fromEntries(fs.readFileSync('/proc/self/status', 'utf8').split('\\n').map((l) => l.split(':\\t')));
+let write; try { fs.writeFileSync('/konnector/x', ''); write = 'written'; } catch (e) { write = e.code; }
+const sa = '/var/run/secrets/kubernetes.io/serviceaccount/';
+console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEff: status.CapEff, seccomp: status.Seccomp,
+  noNewPrivs: status.NoNewPrivs, write, token: fs.readFileSync(sa + 'token', 'utf8').split('.').length,
+  namespace: fs.readFileSync(sa + 'namespace', 'utf8'), user: require('node:os').userInfo().username, cwd: process.cwd(),
+  home: fs.statSync('/home/nonroot').uid, caBundle: fs.statSync(process.env.SSL_CERT_FILE).size > 100000 }));`;
+      const seen = JSON.parse(await execIn(app, KONNECTOR_NS, pod.metadata.name, 'konnector', ['/nodejs/bin/node', '-e', probe]));
+      expect(seen).toEqual({
+        uid: IMAGE_USER,
+        gid: IMAGE_USER,
+        capEff: '0000000000000000',
+        seccomp: '2',
+        noNewPrivs: '1',
+        write: 'EROFS',
+        token: 3,
+        namespace: KONNECTOR_NS,
+        // distroless' user, its home and the CA bundle: the base image made here has them where distroless does.
+        user: 'nonroot',
+        cwd: '/home/nonroot',
+        home: IMAGE_USER,
+        caBundle: true,
+      });
+      // The token works: a replica leads through the Lease in its namespace, which it can only write as `konnector`.
+      await eventually('the konnector Lease held by one of its Pods', async () => {
+        const l = await getObject(app, `/apis/coordination.k8s.io/v1/namespaces/${KONNECTOR_NS}/leases/klutch-bind`);
+        return running.some((p) => p.metadata.name === l?.spec?.holderIdentity) ? l : undefined;
+      });
+      // Its readiness answers from inside the Pod network, as the kubelet's probe does.
+      const readyz = appNode.exec('/bin/busybox', ['wget', '-q', '-O-', `http://${pod.status.podIP}:8080/readyz`]);
+      expect(readyz.code, readyz.output).toBe(0);
+    },
+    STEP,
+  );
+
+  it(
+    'kubectl bind over it: the same Deployment (no selector conflict); a PostgresqlInstance made in the app cluster goes Ready through Crossplane on Pods',
+    async () => {
+      const run = await bind();
+      await login(await run.loginUrl(), PG.resource);
+      await done(run);
+      const d = await getObject(app, `/apis/apps/v1/namespaces/${KONNECTOR_NS}/deployments/konnector`);
+      expect(d?.metadata.uid).toBe(deploymentUid);
+      await deploymentReady(app, appNode, KONNECTOR_NS, 'konnector', 2);
+      // The example claim as synth wrote it, in the app cluster: up to the control plane, composed by our function's
+      // Pod into a provider-kubernetes Object whose a8s Postgresql the operators' stand-in reports running; Ready
+      // comes back down.
+      const name = examples.pg.metadata.name as string;
+      await createClaim(PG.resource, { ...examples.pg, metadata: { name, namespace: APP_NS } });
+      const up = await upstream(PG.resource, name);
+      await forClaim(PG.resource, up.metadata.namespace, name, 'the a8s Postgresql to be composed', () =>
+        a8s.postgresqlRunning(up.metadata.namespace, name).then(() => true),
+      );
+      await forClaim(PG.resource, up.metadata.namespace, name, `claim ${APP_NS}/${name} Ready in the app cluster`, async () => {
+        const c = await getObject(app, claimPath(PG.resource, APP_NS, name));
+        return condition(c, 'Ready') === 'True' ? c : undefined;
+      });
+    },
+    STEP,
+  );
+
+  it(
+    'rolls out a new konnector image with no claim lost: the claims stay on both sides and a new one syncs',
+    async () => {
+      const next = DEPLOYABLE_IMAGES.konnector!.replace(/:[^:]+$/, ':v0.1.1-test');
+      const tagged = appNode.exec('ctr', [
+        '--address',
+        join(appNode.runDir, 'containerd', 'containerd.sock'),
+        '-n',
+        'k8s.io',
+        'images',
+        'tag',
+        DEPLOYABLE_IMAGES.konnector!,
+        next,
+      ]);
+      expect(tagged.code, tagged.output).toBe(0);
+      const before = await upstreamClaims();
+      const r = kubectl(cps.clusters[APP]!, ['-n', KONNECTOR_NS, 'set', 'image', 'deployment/konnector', `konnector=${next}`]);
+      expect(r.code, r.out).toBe(0);
+      const d = await deploymentReady(app, appNode, KONNECTOR_NS, 'konnector', 2);
+      expect(d.spec.template.spec.containers[0].image).toBe(next);
+      await eventually('only Pods of the new image', async () => {
+        const ps = await listPods(app, KONNECTOR_NS, 'app.kubernetes.io/name=konnector');
+        return ps.length === 2 && ps.every((p) => p.spec.containers[0].image === next && ready(p)) ? ps : undefined;
+      });
+      await claimSyncs('after-upgrade');
+      const after = await upstreamClaims();
+      for (const [name, uid] of before) expect(after.get(name), name).toBe(uid);
+    },
+    STEP,
+  );
+
+  it(
+    "fails the konnector's readiness while its API server is unreachable from the Pods, and recovers",
+    async () => {
+      const apiPort = Number(new URL(cps.clusters[APP]!.server).port);
+      // Pods reach the API server over the node's bridge interface; the kubelet (its status reports) over loopback.
+      const rule = ['INPUT', '-i', 'kk0', '-p', 'tcp', '--dport', String(apiPort), '-j', 'REJECT', '--reject-with', 'tcp-reset'];
+      expect(appNode.exec('iptables', ['-I', ...rule]).code).toBe(0);
+      try {
+        await eventually(
+          'a konnector Pod not Ready while the API server is unreachable',
+          async () => ((await listPods(app, KONNECTOR_NS, 'app.kubernetes.io/name=konnector')).some((p) => !ready(p)) ? true : undefined),
+          90_000,
+        );
+      } finally {
+        appNode.exec('iptables', ['-D', ...rule]);
+      }
+      await deploymentReady(app, appNode, KONNECTOR_NS, 'konnector', 2, 120_000);
+      await claimSyncs('after-outage');
+    },
+    STEP,
+  );
+});
+
+describe('the backend at two replicas', () => {
+  it(
+    "binds while the leader's Pod is deleted in the middle of the bind, turning no request away; the ServiceBinding brings <claim>-creds to the app cluster",
+    async () => {
+      const lease = await leaderLease();
+      const leader = await requireOk(cp, 'GET', `/api/v1/namespaces/${BACKEND_NAMESPACE}/pods/${lease.spec.holderIdentity}`);
+      // The leader's own address, past the Service: whether it still serves once the Service has forgotten it.
+      const direct = await cpNode.forward(leader.status.podIP, 8080);
+      // The konnector came from the shipped YAML: its access to the API bound now, as an operator applies it beside.
+      const access = kubectl(cps.clusters[APP]!, [
+        'apply',
+        '--server-side',
+        '-f',
+        join(dist, 'app-cluster', 'konnector', 'access', `${SB.resource}.yaml`),
+      ]);
+      expect(access.code, access.out).toBe(0);
+      // Users keep arriving while the Pod goes: none may be turned away (a terminating replica drains, it is not cut off).
+      const stream = requestStream(`${publicUrl}/export`);
+      let seen: { answered: number; failures: string[] };
+      try {
+        const run = await bind(['--skip-konnector']);
+        const url = await run.loginUrl();
+        await requireOk(cp, 'DELETE', `/api/v1/namespaces/${BACKEND_NAMESPACE}/pods/${leader.metadata.name}`);
+        // The drain: the endpoints no longer count the Pod as ready (kube-proxy is told to send it nothing new), and
+        // the Pod still answers: a replica that stopped at once would refuse here what kube-proxy still sent it.
+        await eventually(`the Service's endpoints to drop ${leader.metadata.name}`, async () => {
+          const slices = await requireOk(
+            cp,
+            'GET',
+            `/apis/discovery.k8s.io/v1/namespaces/${BACKEND_NAMESPACE}/endpointslices?labelSelector=${encodeURIComponent(`kubernetes.io/service-name=${BACKEND_DEPLOYMENT}`)}`,
+          );
+          const mine = (slices.items as WireObject[])
+            .flatMap((s) => s.endpoints ?? [])
+            .find((e: WireObject) => e.targetRef?.uid === leader.metadata.uid);
+          return !mine || mine.conditions?.ready === false ? true : undefined;
+        });
+        // For a few seconds more: the kubelet has long sent SIGTERM to a Pod without a drain by then.
+        for (let i = 0; i < 3; i++) {
+          const late = await new Browser({ ca: [backendCa], route: () => ({ host: '127.0.0.1', port: direct.port }) }).get(
+            `${publicUrl}/export`,
+          );
+          expect(late.status, late.body).toBe(200);
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
+        await login(url, SB.resource);
+        await done(run);
+        await eventually(
+          `the deleted leader's Pod ${leader.metadata.name} gone`,
+          async () => ((await getObject(cp, `/api/v1/namespaces/${BACKEND_NAMESPACE}/pods/${leader.metadata.name}`)) ? undefined : true),
+          120_000,
+        );
+      } finally {
+        await direct.close();
+        seen = await stream.stop();
+        log(`requests through the Service while the leader's Pod went: ${seen.answered} answered, ${seen.failures.length} failed`);
+      }
+      expect(seen.failures, `${seen.failures.length} of ${seen.answered + seen.failures.length} requests failed`).toEqual([]);
+      expect(seen.answered).toBeGreaterThan(0);
+      await deploymentReady(cp, cpNode, BACKEND_NAMESPACE, BACKEND_DEPLOYMENT, 2);
+      const next = await eventually('another replica leading', async () => {
+        const l = await getObject(cp, `/apis/coordination.k8s.io/v1/namespaces/${BACKEND_NAMESPACE}/leases/${lease.metadata.name}`);
+        return l?.spec?.holderIdentity && l.spec.holderIdentity !== lease.spec.holderIdentity ? l : undefined;
+      });
+      expect(next.spec.holderIdentity).not.toBe(lease.spec.holderIdentity);
+
+      // The example ServiceBinding of the example instance, made in the app cluster: the a8s ServiceBinding on the
+      // control plane, implemented by the operators' stand-in, becomes `<claim>-creds` upstream and down here.
+      const name = examples.sb.metadata.name as string;
+      await createClaim(SB.resource, { ...examples.sb, metadata: { name, namespace: APP_NS } });
+      const up = await upstream(SB.resource, name);
+      const ns = up.metadata.namespace as string;
+      const credentials = {
+        database: 'example',
+        instance_service: `${examples.pg.metadata.name}-master.${ns}`,
+        password: 's3cr3t',
+        username: 'a8s-user',
+      };
+      await forClaim(SB.resource, ns, name, 'the a8s ServiceBinding to be composed', () =>
+        a8s.bindingImplemented(ns, name, credentials).then(() => true),
+      );
+      const secret = await forClaim(SB.resource, ns, name, `Secret ${APP_NS}/${name}-creds in the app cluster`, async () => {
+        const s = await getObject(app, `/api/v1/namespaces/${APP_NS}/secrets/${name}-creds`);
+        return Object.keys(s?.data ?? {}).length > 0 ? s : undefined;
+      });
+      expect(
+        Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])),
+      ).toEqual(credentials);
+      await forClaim(SB.resource, ns, name, `claim ${APP_NS}/${name} Ready in the app cluster`, async () => {
+        const c = await getObject(app, claimPath(SB.resource, APP_NS, name));
+        return condition(c, 'Ready') === 'True' ? c : undefined;
+      });
+    },
+    STEP,
+  );
+});
+
+/**
+ * GET `url` through the backend's Service from `clients` clients at once, each request from a new browser (a new
+ * connection, so kube-proxy picks a replica for each), `everyMs` apart, until `stop()`: how many were answered 200, and
+ * what failed, with the error.
+ */
+function requestStream(url: string, clients = 3, everyMs = 50): { stop(): Promise<{ answered: number; failures: string[] }> } {
+  let stopped = false;
+  let answered = 0;
+  const failures: string[] = [];
+  const client = async () => {
+    while (!stopped) {
+      const at = new Date().toISOString();
+      try {
+        const page = await new Browser({ ca: [backendCa] }).get(url, { follow: false });
+        if (page.status === 200) answered++;
+        else failures.push(`${at}: ${page.status} ${page.body.slice(0, 200)}`);
+      } catch (e) {
+        failures.push(`${at}: ${(e as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  };
+  const running = Array.from({ length: clients }, client);
+  return {
+    stop: async () => {
+      stopped = true;
+      await Promise.all(running);
+      return { answered, failures };
+    },
+  };
+}
+
+/** The backend's leader-election Lease (its default name) once a replica holds it. */
+function leaderLease(): Promise<WireObject> {
+  return eventually('a backend replica holding the leader Lease', async () => {
+    const l = await getObject(cp, `/apis/coordination.k8s.io/v1/namespaces/${BACKEND_NAMESPACE}/leases/klutch-bind-backend`);
+    return l?.spec?.holderIdentity ? l : undefined;
+  });
+}
+
+const claimPath = (plural: string, ns: string, name: string) => `/apis/anynines.com/v1/namespaces/${ns}/${plural}/${name}`;
+
+async function createClaim(plural: string, claim: WireObject): Promise<void> {
+  await requireOk(app, 'POST', `/apis/anynines.com/v1/namespaces/${APP_NS}/${plural}`, claim);
+}
+
+/** The claim of `name` the konnector made on the control plane (in the consumer's namespace there). */
+function upstream(plural: string, name: string): Promise<WireObject> {
+  return eventually(`claim ${APP_NS}/${name} on the control plane`, async () => {
+    const list = await requireOk(cp, 'GET', `/apis/anynines.com/v1/${plural}`);
+    return (list.items as WireObject[]).find((o) => o.metadata.name === name);
+  });
+}
+
+/** The claims upstream (the consumer's cluster namespace on the control plane): name → uid. */
+async function upstreamClaims(): Promise<Map<string, string>> {
+  const list = await requireOk(cp, 'GET', `/apis/${PG.group}/v1/${PG.resource}`);
+  return new Map((list.items as WireObject[]).map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.uid]));
+}
+
+/**
+ * A new claim in the app cluster reaches the control plane, and the status Crossplane writes there comes back down:
+ * Synced, which Crossplane sets once it composed the claim (Ready waits for the data service; the first claim shows it).
+ */
+async function claimSyncs(name: string): Promise<void> {
+  await createClaim(PG.resource, { ...examples.pg, metadata: { name, namespace: APP_NS } });
+  const up = await upstream(PG.resource, name);
+  await forClaim(PG.resource, up.metadata.namespace, name, `Synced of ${APP_NS}/${name} down in the app cluster`, async () => {
+    const o = await getObject(app, claimPath(PG.resource, APP_NS, name));
+    return condition(o, 'Synced') === 'True' ? o : undefined;
+  });
+}
+
+/** What stands between a claim and its data service, for a failing wait: the claim, its composite, the Objects, and the logs of the function and provider Pods. */
+async function claimReport(plural: string, ns: string, name: string): Promise<string> {
+  const claim = await getObject(cp, claimPath(plural, ns, name));
+  const xrs = ((await cp.request('GET', `/apis/anynines.com/v1/x${plural}`)).body?.items ?? []) as WireObject[];
+  const objects = ((await cp.request('GET', '/apis/kubernetes.crossplane.io/v1alpha2/objects')).body?.items ?? []) as WireObject[];
+  const warnings = ((await requireOk(cp, 'GET', '/api/v1/events?fieldSelector=type%3DWarning')).items as WireObject[]).map(
+    (e) => `${e.involvedObject.kind}/${e.involvedObject.name}: ${e.reason}: ${e.message}`,
+  );
+  return (
+    `claim ${ns}/${name} on the control plane: ${JSON.stringify({ spec: claim?.spec, status: claim?.status })}\n` +
+    `composites: ${JSON.stringify(xrs.map((x) => ({ name: x.metadata.name, status: x.status })))}\n` +
+    `Objects: ${JSON.stringify(objects.map((o) => ({ name: o.metadata.name, status: o.status })))}\n` +
+    `Warning events:\n${[...new Set(warnings)].join('\n')}\n` +
+    (await podFailure(cp, cpNode, CROSSPLANE_NAMESPACE, `pkg.crossplane.io/function=${DEPENDENCY_PACKAGES.function.name}`)) +
+    (await podFailure(cp, cpNode, CROSSPLANE_NAMESPACE, `pkg.crossplane.io/provider=${DEPENDENCY_PACKAGES.providerKubernetes.name}`)) +
+    (await podFailure(app, appNode, KONNECTOR_NS, 'app.kubernetes.io/name=konnector'))
+  );
+}
+
+/** `eventually`, its error followed by claimReport of the claim upstream. */
+function forClaim<T>(plural: string, ns: string, name: string, what: string, check: () => Promise<T | undefined>): Promise<T> {
+  return eventually(what, check, 120_000).catch(async (e: Error) => {
+    throw new Error(`${e.message}\n${await claimReport(plural, ns, name)}`);
+  });
+}

@@ -6,7 +6,16 @@
  * a refusal).
  */
 import https from 'node:https';
-import { AuthenticationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { Writable } from 'node:stream';
+import {
+  AuthenticationV1Api,
+  CoreV1Api,
+  Exec,
+  KubeConfig,
+  KubernetesObjectApi,
+  RbacAuthorizationV1Api,
+  type V1Status,
+} from '@kubernetes/client-node';
 import { ADMIN, type ClusterInfo, kubeconfigYaml } from './control-plane';
 
 export interface RawResponse {
@@ -114,4 +123,24 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
       throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Runs `command` in a container of a Pod through the API server (`kubectl exec`; the images have no shell, so name the
+ * program) and returns what it printed, stdout and stderr together; the error names the command, the Pod and the output.
+ */
+export async function execIn(kube: Kube, ns: string, pod: string, container: string, command: readonly string[]): Promise<string> {
+  let out = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      out += chunk.toString();
+      done();
+    },
+  });
+  const status = await new Promise<V1Status>((resolve, reject) => {
+    new Exec(kube.config).exec(ns, pod, container, [...command], sink, sink, null, false, resolve).catch(reject);
+  });
+  if (status.status !== 'Success')
+    throw new Error(`${command.join(' ')} in ${ns}/${pod} (container ${container}) failed: ${JSON.stringify(status)}\n${out}`);
+  return out;
 }
