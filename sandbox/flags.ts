@@ -14,7 +14,7 @@ export const SANDBOX_FLAGS: FlagTable = {
       name: 'short',
       boolean: true,
       default: 'false',
-      help: 'stop after the round trip instead of waiting for Ctrl-C (what npm test runs)',
+      help: 'stop after the round trip instead of waiting for Ctrl-C (for scripts)',
     },
     { name: 'user', arg: 'name', default: 'developer', help: 'who logs in at the OpenID provider' },
     {

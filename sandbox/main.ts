@@ -1,7 +1,7 @@
 /**
  * `npm run sandbox`: the platform on this machine, on Pods (sandbox/sandbox.ts), every step printed with its timing; then the
  * kubeconfigs and what to try, and it keeps running until Ctrl-C, which stops everything. `--short` stops right after
- * the round trip (what `npm test` runs).
+ * the round trip (for scripts).
  */
 import { join, relative } from 'node:path';
 import { repoRoot } from '../test/support/root';

@@ -248,6 +248,49 @@ async function migrate(): Promise<void> {
   await xp.switchConfiguration(v2);
 }
 
+describe('npm run sandbox on Pods, the default package (what sandbox/main.ts runs; its Ctrl-C: sandbox-interrupt.test.ts)', () => {
+  it('runs every step: the platform on Pods, a8s and cnpg claims Ready with creds, a query from the app cluster answered, the Pods of both clusters', async () => {
+    for (const step of [
+      '[1] Two Kubernetes clusters',
+      '[3] A node for each cluster',
+      '[4] The control plane as deployed: a registry, Crossplane from its Helm chart',
+      '[5] CloudNativePG',
+      '[6] The OpenID provider, and the install bundle',
+      '[7] kubectl bind: PostgresqlInstance',
+      '[8] kubectl bind: ServiceBinding',
+      '[11] ServiceBindings default/demo-binding and default/demo-cnpg-binding',
+      '[12] A Pod in the app cluster connects with Secret demo-cnpg-binding-creds',
+      '[13] The Pods of both clusters',
+    ])
+      expect(output).toContain(step);
+    expect(output).not.toContain('✗');
+    expect(output).toMatch(/postgresqlinstances\.anynines\.com +PostgresqlInstance \(anynines\.com\/v1\) +klutch-kit +True/);
+    expect(output).toMatch(
+      /demo-cnpg \(composition cnpg-postgresql\): Crossplane composed XPostgresqlInstance demo-cnpg-\w+ with our function/,
+    );
+    // The stand-ins say what they are.
+    expect(output).toContain('a8s PostgreSQL operator (stand-in): Postgresql');
+    expect(output).toMatch(/load balancer \(stand-in\): Service \S+\/demo-cnpg-external gets 10\.96\.200\.\d+/);
+    expect(output).not.toMatch(/(a8s|load balancer) stand-in:/);
+    expect(output).toMatch(
+      /Secret default\/demo-cnpg-binding-creds holds database, instance_service, password, username \(instance_service 10\.96\.200\.\d+\)/,
+    );
+    // psql in a Pod of the app cluster, with only the creds Secret, answered by PostgreSQL on the control plane.
+    expect(sandbox.query).toEqual(['CREATE TABLE', 'INSERT 0 1', 'hello from the app cluster']);
+    const table = (name: string) => output.slice(output.indexOf(`    ${name}:\n`));
+    expect(output.indexOf('    control-plane:\n')).toBeGreaterThan(0);
+    for (const [cluster, ns, pod] of [
+      ['control-plane', 'crossplane-system', 'crossplane-'],
+      ['control-plane', 'crossplane-system', 'klutch-kit-function-dataservices-'],
+      ['control-plane', 'klutch-bind-backend', 'klutch-bind-backend-'],
+      ['control-plane', 'cnpg-system', 'cnpg-controller-manager-'],
+      ['control-plane', '\\S+', 'demo-cnpg-1 '],
+      ['app', 'klutch-bind', 'konnector-'],
+    ] as const)
+      expect(table(cluster)).toMatch(new RegExp(`\\n +${ns} +${pod}\\S* +1/1 +Running`));
+  });
+});
+
 describe('moving the platform from v1 claims to the v2 package, with the app cluster bound', () => {
   it('before: the claims are Klutch claims on the control plane, Ready in the app cluster, with their creds', async () => {
     const ns = sandbox.claims.providerNamespace;
