@@ -81,7 +81,7 @@ export function leaderInformers(c: Clients, log: Logger): LeaderInformers {
   return {
     exportRequests: customInformer<APIServiceExportRequest>(c, BindResources.exportRequests, log),
     exports: customInformer<APIServiceExport>(c, BindResources.exports, log),
-    serviceNamespaces: customInformer<APIServiceNamespace>(c, BindResources.namespaces, log),
+    serviceNamespaces: customInformer<APIServiceNamespace>(c, BindResources.serviceNamespaces, log),
     clusterBindings: customInformer<ClusterBinding>(c, BindResources.clusterBindings, log),
     namespaces: watchInformer<V1Namespace>({
       kc: c.kc,

@@ -1,6 +1,6 @@
 /**
  * The backend's Kubernetes clients (@kubernetes/client-node) and the few things every caller asks of an API error.
- * Bind objects go through CustomObjectsApi with their plurals from here; server-side apply under one field manager.
+ * Bind objects go through exports/bind-api's client (bindObjects); server-side apply under one field manager.
  */
 import { keepAliveConfiguration } from '../controller';
 import {
@@ -9,11 +9,8 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
-  PatchStrategy,
   RbacAuthorizationV1Api,
-  setHeaderOptions,
 } from '@kubernetes/client-node';
-import { BIND_GROUP, BIND_VERSION, Kinds, TEMPLATE_GROUP, TEMPLATE_VERSION } from '../exports/bind-api';
 
 /** The field manager of everything the backend applies. */
 export const FIELD_MANAGER = 'klutch-kit-backend';
@@ -40,29 +37,8 @@ export function clientsFor(kc: KubeConfig): Clients {
   };
 }
 
-/** Group, version and plural of each bind kind the backend reads or writes. */
-export const BindResources = {
-  exports: { group: BIND_GROUP, version: BIND_VERSION, plural: 'apiserviceexports', kind: Kinds.APIServiceExport },
-  exportRequests: { group: BIND_GROUP, version: BIND_VERSION, plural: 'apiserviceexportrequests', kind: Kinds.APIServiceExportRequest },
-  namespaces: { group: BIND_GROUP, version: BIND_VERSION, plural: 'apiservicenamespaces', kind: Kinds.APIServiceNamespace },
-  clusterBindings: { group: BIND_GROUP, version: BIND_VERSION, plural: 'clusterbindings', kind: Kinds.ClusterBinding },
-  templates: {
-    group: TEMPLATE_GROUP,
-    version: TEMPLATE_VERSION,
-    plural: 'apiserviceexporttemplates',
-    kind: Kinds.APIServiceExportTemplate,
-  },
-} as const;
-export type BindResource = (typeof BindResources)[keyof typeof BindResources];
-
-/** The CRD each bind resource needs, by name (for "install it" messages). */
-export function crdName(r: BindResource): string {
-  return `${r.plural}.${r.group}`;
-}
-
-/** Options that make a patch call a server-side apply. */
-export const APPLY = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** Bind kinds and the patch options: one table and one set for the backend and the konnector (exports/bind-api). */
+export { APPLY_PATCH as APPLY, BindResources, crdName, MERGE_PATCH, type BindResource } from '../exports/bind-api';
 
 export function statusCode(e: unknown): number | undefined {
   const code = (e as { code?: unknown }).code;

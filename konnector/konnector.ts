@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type RateLimit, watchInformer, type WatchInformer } from '../controller';
 import { sleep, untilAborted } from '../lib/abort';
-import { apiServiceBindingCrd, SYNCER_FIELD_MANAGER } from '../exports/bind-api';
+import { apiServiceBindingCrd, bindPath, SYNCER_FIELD_MANAGER } from '../exports/bind-api';
 import { bindingController, type BindingController } from './binding/binding.controller';
 import { eventRecorder } from './events';
 import { applyPatch, clientsFor, isNotFound, type Clients } from './kube/client';
@@ -18,7 +18,7 @@ import { trimForCache } from './kube/trim';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics';
 import { ProviderConnection } from './provider/connection';
 import { Connections } from './provider/connections';
-import { BindResources, pathOf, type Runtime } from './runtime';
+import { BindResources, type Runtime } from './runtime';
 import { crdEstablished } from './schema/schema';
 
 export interface KonnectorOptions {
@@ -64,7 +64,7 @@ export class KonnectorRuntime {
     const b = BindResources.bindings;
     this.bindings = watchInformer<KubernetesObject>({
       kc: o.home ?? o.kc,
-      path: pathOf(b, ns),
+      path: bindPath(b, ns),
       log: this.log,
       transform: trimForCache(),
     });

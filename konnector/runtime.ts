@@ -5,14 +5,6 @@
 import type { V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import {
-  apiServiceBindingCrd,
-  apiServiceExportCrd,
-  apiServiceNamespaceCrd,
-  BIND_GROUP,
-  BIND_VERSION,
-  clusterBindingCrd,
-} from '../exports/bind-api';
 import type { KeepAliveOptions, WatchInformer } from '../controller';
 import type { Warn } from './events';
 import type { Clients } from './kube/client';
@@ -44,15 +36,4 @@ export interface Runtime {
   kubeconfigSecret(namespace: string, name: string): V1Secret | undefined;
 }
 
-const pluralOf = (crd: Record<string, unknown>): string => (crd.spec as { names: { plural: string } }).names.plural;
-
-/** Where the bind kinds live: group, version and plural, read from their CRDs so no name is spelled twice. */
-export const BindResources = {
-  bindings: { group: BIND_GROUP, version: BIND_VERSION, plural: pluralOf(apiServiceBindingCrd()) },
-  exports: { group: BIND_GROUP, version: BIND_VERSION, plural: pluralOf(apiServiceExportCrd()) },
-  serviceNamespaces: { group: BIND_GROUP, version: BIND_VERSION, plural: pluralOf(apiServiceNamespaceCrd()) },
-  clusterBindings: { group: BIND_GROUP, version: BIND_VERSION, plural: pluralOf(clusterBindingCrd()) },
-} as const;
-
-export const pathOf = (r: { group: string; version: string; plural: string }, namespace?: string): string =>
-  `${r.group ? `/apis/${r.group}` : '/api'}/${r.version}${namespace ? `/namespaces/${namespace}` : ''}/${r.plural}`;
+export { BindResources } from '../exports/bind-api';

@@ -12,8 +12,8 @@ import { untilAborted } from '../../lib/abort';
 import {
   Annotations,
   BIND_API_VERSION,
-  BIND_GROUP,
-  BIND_VERSION,
+  bindObjects,
+  bindPath,
   Kinds,
   type APIServiceBinding,
   type AppClusterBinding,
@@ -42,8 +42,6 @@ import {
 import { reconcileAppClusterBinding, type AcbDeps, type AppAccess, type ExportState } from './app-cluster-binding.reconcile';
 import type { ControllerDeps } from './deps';
 
-const ACBS = { group: BIND_GROUP, version: BIND_VERSION, plural: 'appclusterbindings' } as const;
-const BINDINGS = { group: BIND_GROUP, version: BIND_VERSION, plural: 'apiservicebindings' } as const;
 /** How long one call into an app cluster may take: a black-holed address must not hold a worker for minutes. */
 const APP_CLUSTER_TIMEOUT_MS = 10_000;
 
@@ -54,12 +52,12 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
   const log = d.log.child({ controller: 'appclusterbindings' });
   const acbs = watchInformer<Informed<AppClusterBinding>>({
     kc: d.clients.kc,
-    path: `/apis/${ACBS.group}/${ACBS.version}/${ACBS.plural}`,
+    path: bindPath(BindResources.appClusterBindings),
     log,
   });
   const bindings = watchInformer<Informed<APIServiceBinding>>({
     kc: d.clients.kc,
-    path: `/apis/${BINDINGS.group}/${BINDINGS.version}/${BINDINGS.plural}`,
+    path: bindPath(BindResources.bindings),
     labelSelector: AcbLabels.name,
     log,
   });
@@ -135,6 +133,9 @@ function deps(
   refusals: Map<string, Set<string>>,
 ): AcbDeps {
   const c = d.clients;
+  const acbs = bindObjects<AppClusterBinding>(c.custom, BindResources.appClusterBindings);
+  const apiBindings = bindObjects<APIServiceBinding>(c.custom, BindResources.bindings);
+  const exports = bindObjects(c.custom, BindResources.exports);
   const ignoreNotFound = (e: unknown) => {
     if (!isNotFound(e)) throw e;
   };
@@ -207,9 +208,8 @@ function deps(
       }
     },
     bindings: (ns) => bindings.list(ns) as APIServiceBinding[],
-    applyBinding: (b) => apply(BINDINGS.group, BINDINGS.version, BINDINGS.plural, b.metadata.namespace!, b),
-    deleteBinding: (ns, name) =>
-      c.custom.deleteNamespacedCustomObject({ ...BINDINGS, namespace: ns, name }).then(() => undefined, ignoreNotFound),
+    applyBinding: async (b) => void (await apiBindings.apply(b, FIELD_MANAGER)),
+    deleteBinding: (ns, name) => apiBindings.delete({ namespace: ns, name }),
     exportState: (ns, name): ExportState => {
       const e = d.leader.exports.get(name, ns);
       if (e) return { state: 'exported', claims: e.spec.permissionClaims ?? [] };
@@ -241,12 +241,7 @@ function deps(
           if (!isConflict(e)) throw e;
         });
     },
-    deleteExport: (ns, name) => {
-      const r = BindResources.exports;
-      return c.custom
-        .deleteNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace: ns, name })
-        .then(() => undefined, ignoreNotFound);
-    },
+    deleteExport: (ns, name) => exports.delete({ namespace: ns, name }),
     applyDeployment: (dep) => apply('apps', 'v1', 'deployments', dep.metadata!.namespace!, dep),
     deleteDeployment: (ns, name) =>
       c.custom
@@ -255,27 +250,13 @@ function deps(
     deleteNamespace: (name) => c.core.deleteNamespace({ name }).then(() => undefined, ignoreNotFound),
     setFinalizer: async (acb, present) => {
       const rest = (acb.metadata.finalizers ?? []).filter((f) => f !== ACB_FINALIZER);
-      await c.custom
-        .patchNamespacedCustomObject(
-          {
-            ...ACBS,
-            namespace: acb.metadata.namespace!,
-            name: acb.metadata.name!,
-            // The resourceVersion makes it conditional: a finalizer list changed meanwhile is not overwritten.
-            body: { metadata: { finalizers: present ? [...rest, ACB_FINALIZER] : rest, resourceVersion: acb.metadata.resourceVersion } },
-          },
-          MERGE_PATCH,
-        )
-        .catch(ignoreNotFound);
+      // The resourceVersion makes it conditional: a finalizer list changed meanwhile is not overwritten.
+      await acbs.patch(
+        { namespace: acb.metadata.namespace!, name: acb.metadata.name! },
+        { metadata: { finalizers: present ? [...rest, ACB_FINALIZER] : rest, resourceVersion: acb.metadata.resourceVersion } },
+      );
     },
-    writeStatus: async (acb, status) => {
-      await c.custom
-        .patchNamespacedCustomObjectStatus(
-          { ...ACBS, namespace: acb.metadata.namespace!, name: acb.metadata.name!, body: { status } },
-          MERGE_PATCH,
-        )
-        .catch(ignoreNotFound);
-    },
+    writeStatus: (acb, status) => acbs.patchStatus({ namespace: acb.metadata.namespace!, name: acb.metadata.name! }, status),
     refused: (r) => {
       const key = r.clusterId ?? '';
       const seen = refusals.get(key) ?? new Set<string>();

@@ -1,7 +1,7 @@
 /** The ClusterBinding health controller, wired: keys are ClusterBindings `<cluster ns>/cluster`. */
 import { byRef, Controller, objectKey, refKey } from '../../controller';
-import { CLUSTER_BINDING_NAME, type Condition } from '../../exports/bind-api';
-import { BindResources, isNotFound, MERGE_PATCH } from '../kube';
+import { bindObjects, CLUSTER_BINDING_NAME, type Condition } from '../../exports/bind-api';
+import { BindResources, isNotFound } from '../kube';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { ABANDONED_AFTER_MS, reconcileClusterBinding, type ClusterBindingDeps } from './cluster-binding.reconcile';
 import { ours, type ControllerDeps } from './deps';
@@ -10,7 +10,7 @@ import { ours, type ControllerDeps } from './deps';
 const said = (conditions: readonly Condition[]) => JSON.stringify(conditions.map(({ lastTransitionTime: _, ...c }) => c));
 
 export function clusterBindingsController(d: ControllerDeps): Controller {
-  const r = BindResources.clusterBindings;
+  const clusterBindings = bindObjects(d.clients.custom, BindResources.clusterBindings);
   /** The last status write per ClusterBinding: the version it was written onto and what it said (bounded below). */
   const written = new Map<string, { resourceVersion: string | undefined; said: string }>();
   const deps: ClusterBindingDeps = {
@@ -26,10 +26,7 @@ export function clusterBindingsController(d: ControllerDeps): Controller {
       ),
     writeConditions: async (ref, conditions) => {
       const before = d.leader.clusterBindings.get(ref.name, ref.namespace)?.metadata.resourceVersion;
-      await d.clients.custom.patchNamespacedCustomObjectStatus(
-        { ...r, namespace: ref.namespace!, name: ref.name, body: { status: { conditions } } },
-        MERGE_PATCH,
-      );
+      await clusterBindings.patchStatus({ namespace: ref.namespace!, name: ref.name }, { conditions });
       if (written.size > 10_000) written.clear();
       written.set(refKey(ref), { resourceVersion: before, said: said(conditions) });
     },

@@ -1,13 +1,14 @@
 /** Unbound consumers going, wired: keys are cluster namespaces (namespaces with an identity), from their objects' events. */
 import { byRef, Controller } from '../../controller';
-import { Annotations, CLUSTER_BINDING_NAME } from '../../exports/bind-api';
-import { BindResources, isNotFound, MERGE_PATCH } from '../kube';
+import { Annotations, bindObjects, CLUSTER_BINDING_NAME } from '../../exports/bind-api';
+import { BindResources, isNotFound } from '../kube';
 import { BackendAnnotations } from '../labels';
 import { reconcileLifecycle, UNBOUND_TTL_MS, type ConsumerLifecycleDeps } from './consumer-lifecycle.reconcile';
 import { ours, type ControllerDeps } from './deps';
 
 export function consumerLifecycleController(d: ControllerDeps): Controller {
   const l = d.leader;
+  const clusterBindings = bindObjects(d.clients.custom, BindResources.clusterBindings);
   const deps: ConsumerLifecycleDeps = {
     unboundTtlMs: d.unboundConsumerTtlMs ?? UNBOUND_TTL_MS,
     getNamespace: (name) => l.namespaces.get(name),
@@ -15,17 +16,11 @@ export function consumerLifecycleController(d: ControllerDeps): Controller {
     hasServiceNamespaces: (ns) => l.serviceNamespaces.list(ns).length > 0,
     hasExports: (ns) => l.exports.list(ns).length > 0,
     hasPendingRequests: (ns) => l.exportRequests.list(ns).some((r) => !r.status?.phase || r.status.phase === 'Pending'),
-    markFirstExport: async (namespace, at) => {
-      await d.clients.custom.patchNamespacedCustomObject(
-        {
-          ...BindResources.clusterBindings,
-          namespace,
-          name: CLUSTER_BINDING_NAME,
-          body: { metadata: { annotations: { [BackendAnnotations.firstExport]: at } } },
-        },
-        MERGE_PATCH,
-      );
-    },
+    markFirstExport: (namespace, at) =>
+      clusterBindings.patch(
+        { namespace, name: CLUSTER_BINDING_NAME },
+        { metadata: { annotations: { [BackendAnnotations.firstExport]: at } } },
+      ),
     deleteNamespace: (name) =>
       d.clients.core.deleteNamespace({ name }).then(
         () => undefined,

@@ -7,13 +7,14 @@ import { mayRequest } from '../authz/binder';
 import { bindRefusals, recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
 import { cachedExportables } from '../informers';
-import { apiMessage, APPLY, BindResources, FIELD_MANAGER, isNotFound, MERGE_PATCH } from '../kube';
+import { bindObjects, type APIServiceExport, type APIServiceExportRequest } from '../../exports/bind-api';
+import { apiMessage, BindResources, FIELD_MANAGER } from '../kube';
 import { ours, type ControllerDeps } from './deps';
 import { CRD_WAIT_MS, reconcileExportRequest, type ExportRequestDeps } from './export-request.reconcile';
 
 export function exportRequestsController(d: ControllerDeps): Controller {
-  const requests = BindResources.exportRequests;
-  const exports = BindResources.exports;
+  const requests = bindObjects<APIServiceExportRequest>(d.clients.custom, BindResources.exportRequests);
+  const exports = bindObjects<APIServiceExport>(d.clients.custom, BindResources.exports);
   const deps: ExportRequestDeps = {
     consumerScope: d.consumerScope,
     crdWaitMs: d.exportRequestTimeoutMs ?? CRD_WAIT_MS,
@@ -25,27 +26,13 @@ export function exportRequestsController(d: ControllerDeps): Controller {
     applyExport: async (e) => {
       const namespace = e.metadata.namespace!;
       try {
-        await d.clients.custom.patchNamespacedCustomObject(
-          { ...exports, namespace, name: e.metadata.name!, body: e, fieldManager: FIELD_MANAGER, force: true },
-          APPLY,
-        );
+        await exports.apply(e, FIELD_MANAGER);
       } catch (err) {
         throw new Error(`cannot apply APIServiceExport ${namespace}/${e.metadata.name}: ${apiMessage(err)}`, { cause: err });
       }
     },
-    deleteRequest: (ref) =>
-      d.clients.custom.deleteNamespacedCustomObject({ ...requests, namespace: ref.namespace!, name: ref.name }).then(
-        () => undefined,
-        (e: unknown) => {
-          if (!isNotFound(e)) throw e;
-        },
-      ),
-    writeStatus: async (req, status) => {
-      await d.clients.custom.patchNamespacedCustomObjectStatus(
-        { ...requests, namespace: req.metadata.namespace!, name: req.metadata.name!, body: { status } },
-        MERGE_PATCH,
-      );
-    },
+    deleteRequest: (ref) => requests.delete({ namespace: ref.namespace!, name: ref.name }),
+    writeStatus: (req, status) => requests.patchStatus({ namespace: req.metadata.namespace!, name: req.metadata.name! }, status),
   };
   const c = new Controller({
     name: 'exportrequests',

@@ -2,29 +2,24 @@
 import { byRef, Controller, objectKey } from '../../controller';
 import { findExportable } from '../exportable';
 import { cachedExportables } from '../informers';
-import { apiMessage, BindResources, isNotFound } from '../kube';
+import { bindObjects, type APIServiceExport } from '../../exports/bind-api';
+import { apiMessage, BindResources } from '../kube';
 import { ours, type ControllerDeps } from './deps';
 import { reconcileExport, type ExportDeps } from './export.reconcile';
 
 export function exportsController(d: ControllerDeps): Controller {
-  const r = BindResources.exports;
+  const exports = bindObjects<APIServiceExport>(d.clients.custom, BindResources.exports);
   const deps: ExportDeps = {
     consumerScope: d.consumerScope,
     getExport: (ref) => d.leader.exports.get(ref.name, ref.namespace),
     getCrd: (name) => d.serving.crds.get(name),
     exportable: (group, resource) => findExportable(cachedExportables(d.serving), 'Cluster', group, resource),
-    deleteExport: (ref) =>
-      d.clients.custom.deleteNamespacedCustomObject({ ...r, namespace: ref.namespace!, name: ref.name }).then(
-        () => undefined,
-        (e: unknown) => {
-          if (!isNotFound(e)) throw e;
-        },
-      ),
+    deleteExport: (ref) => exports.delete({ namespace: ref.namespace!, name: ref.name }),
     replaceExport: async (e) => {
       const namespace = e.metadata.namespace!;
       const name = e.metadata.name!;
       try {
-        await d.clients.custom.replaceNamespacedCustomObject({ ...r, namespace, name, body: e });
+        await exports.replace(e);
       } catch (err) {
         throw new Error(`cannot replace APIServiceExport ${namespace}/${name}: ${apiMessage(err)}`, { cause: err });
       }

@@ -3,13 +3,14 @@
  * namespace's event is keyed back to the APIServiceNamespace its annotation names.
  */
 import { byRef, Controller, objectKey } from '../../controller';
-import { Annotations } from '../../exports/bind-api';
-import { BindResources, isConflict, isNotFound, MERGE_PATCH } from '../kube';
+import { Annotations, bindObjects } from '../../exports/bind-api';
+import { BindResources, isConflict, isNotFound } from '../kube';
 import type { ControllerDeps } from './deps';
 import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
 
 export function serviceNamespacesController(d: ControllerDeps): Controller {
   const c = d.clients;
+  const serviceNamespaces = bindObjects(c.custom, BindResources.serviceNamespaces);
   const deps: ServiceNamespaceDeps = {
     getServiceNamespace: (ref) => d.leader.serviceNamespaces.get(ref.name, ref.namespace),
     getNamespace: (name) => d.leader.namespaces.get(name),
@@ -37,12 +38,7 @@ export function serviceNamespacesController(d: ControllerDeps): Controller {
           if (!isConflict(e)) throw e;
         },
       ),
-    writeStatus: async (ref, namespace) => {
-      await c.custom.patchNamespacedCustomObjectStatus(
-        { ...BindResources.namespaces, namespace: ref.namespace!, name: ref.name, body: { status: { namespace } } },
-        MERGE_PATCH,
-      );
-    },
+    writeStatus: (ref, namespace) => serviceNamespaces.patchStatus({ namespace: ref.namespace!, name: ref.name }, { namespace }),
   };
   const ctl = new Controller({
     name: 'apiservicenamespaces',

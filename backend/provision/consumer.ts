@@ -101,7 +101,7 @@ export async function provisionConsumer(o: ProvisionOptions, identity: string, b
  */
 async function ensureQuota(c: Clients, namespace: string, q: NonNullable<ProvisionOptions['quota']>, empty: boolean): Promise<void> {
   const counted = [
-    [BindResources.namespaces, q.serviceNamespaces],
+    [BindResources.serviceNamespaces, q.serviceNamespaces],
     [BindResources.exportRequests, q.exportRequests],
   ] as const;
   const hard = Object.fromEntries(counted.map(([r, n]) => [`count/${r.plural}.${r.group}`, String(n)]));

@@ -18,6 +18,7 @@ export * from './apiservice-namespace';
 export * from './app-cluster-binding';
 export * from './cluster-binding';
 export * from './common';
+export * from './client';
 export * from './conditions';
 export * from './constants';
 export * from './container';

@@ -6,9 +6,9 @@
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
 import { byRef, Controller, objectKey, refKey, splitKey, type WatchInformer } from '../../controller';
-import { SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
+import { bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
 import { missingAccess } from '../../lib/app-cluster-access';
-import { applyPatch, isForbidden, isNotFound, mergePatch, messageOf } from '../kube/client';
+import { applyPatch, isForbidden, isNotFound, messageOf } from '../kube/client';
 import { viewOf } from '../kube/objects';
 import type { ProviderConnection } from '../provider/connection';
 import type { Connections } from '../provider/connections';
@@ -52,11 +52,12 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
   const secretOf = new Map<string, string>();
   const keys = (filter: (b: APIServiceBinding) => boolean) => view.list().filter(filter).map(objectKey);
   const r = BindResources.bindings;
+  const statuses = bindObjects(rt.home.custom, r);
   const bindings = resourceClient(rt.home, {
     group: r.group,
     version: r.version,
     resource: r.plural,
-    kind: 'APIServiceBinding',
+    kind: r.kind,
     namespaced: true,
   });
 
@@ -147,12 +148,9 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
     },
     writeStatus: async (ref, status) => {
       try {
-        await rt.home.custom.patchNamespacedCustomObjectStatus(
-          { ...r, namespace: ref.namespace!, name: ref.name, body: { status } },
-          mergePatch,
-        );
+        await statuses.patchStatus({ namespace: ref.namespace!, name: ref.name }, status);
       } catch (e) {
-        if (!isNotFound(e)) throw new Error(`cannot write the status of APIServiceBinding ${refKey(ref)}: ${messageOf(e)}`, { cause: e });
+        throw new Error(`cannot write the status of APIServiceBinding ${refKey(ref)}: ${messageOf(e)}`, { cause: e });
       }
     },
     setReady: (ref, ready) => {

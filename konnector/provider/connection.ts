@@ -9,6 +9,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Controller, watchInformer, type WatchInformer } from '../../controller';
 import {
+  bindPath,
   CLUSTER_BINDING_NAME,
   type APIServiceExport,
   type APIServiceNamespace,
@@ -18,7 +19,7 @@ import {
 import { viewOf, type View } from '../kube/objects';
 import { clientsFor, isNotFound, mergePatch, messageOf, type Clients } from '../kube/client';
 import { namespaceMap, type NamespaceMap } from '../names';
-import { BindResources, pathOf, type Runtime } from '../runtime';
+import { BindResources, type Runtime } from '../runtime';
 import { kubeConfigOf, type Connection, type ConnectionSource } from './connections';
 import { reconcileHeartbeat, type ConsumerKubeconfig, type RotationRefusal } from './heartbeat.reconcile';
 import { reconcileNamespaceDeletion } from './namespacedeletion.reconcile';
@@ -70,7 +71,7 @@ export class ProviderConnection implements Connection {
     const inf = (r: { group: string; version: string; plural: string }, fieldSelector?: string) =>
       watchInformer<KubernetesObject>({
         kc: this.kc,
-        path: pathOf(r, ns),
+        path: bindPath(r, ns),
         fieldSelector,
         log: this.log,
       });
