@@ -146,7 +146,7 @@ export async function configurePackageRuntime(o: InstallCrossplaneOptions): Prom
 /**
  * The Configuration by its public name; resolves when it and its dependencies are Healthy packages (the resolver
  * checks the bundle's Function and provider-kubernetes against `dependsOn` and installs what is missing) and their
- * Pods run. Then the bundle's ProviderConfig `kubernetes-provider` (InjectedIdentity).
+ * Pods run. Then the bundle's ProviderConfig `kubernetes-provider` (InjectedIdentity; a ClusterProviderConfig on the v2 target).
  */
 export async function installConfigurationFromRegistry(o: InstallCrossplaneOptions): Promise<void> {
   const kube = kubeFor(o.cluster);
@@ -160,8 +160,16 @@ export async function installConfigurationFromRegistry(o: InstallCrossplaneOptio
   await packageHealthy(kube, o.node, 'configurations', 'anynines-dataservices');
   for (const p of Object.values(DEPENDENCY_PACKAGES)) await packageHealthy(kube, o.node, p.plural, p.name);
   o.log(`Configuration ${CONFIGURATION_PACKAGE} and its dependencies Healthy in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  await established(kube, 'providerconfigs.kubernetes.crossplane.io');
-  for (const d of bundle(o.dist, join('provider-configs', `providerconfig-${KUBERNETES_PROVIDER_CONFIG}.yaml`))) await apply(kube, d);
+  // The default package's ProviderConfig, or the v2 package's ClusterProviderConfig (kubernetes.m.crossplane.io).
+  const configs = readdirSync(join(o.dist, 'control-plane', 'provider-configs')).filter((f) =>
+    f.endsWith(`-${KUBERNETES_PROVIDER_CONFIG}.yaml`),
+  );
+  if (configs.length === 0)
+    throw new Error(`${o.dist}/control-plane/provider-configs has no config named ${KUBERNETES_PROVIDER_CONFIG}: run npm run synth`);
+  for (const d of bundle(o.dist, ...configs.map((f) => join('provider-configs', f)))) {
+    await established(kube, `${String(d.kind).toLowerCase()}s.${String(d.apiVersion).split('/')[0]}`);
+    await apply(kube, d);
+  }
 }
 
 /** Waits for a package to be Installed and Healthy; the error says its conditions and the Pods of its revision. */
