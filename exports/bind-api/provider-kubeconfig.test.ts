@@ -1,6 +1,6 @@
 import { parse, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { providerKubeconfigYaml, reduceProviderKubeconfig } from './provider-kubeconfig';
+import { providerKubeconfigDocument, providerKubeconfigYaml, reduceProviderKubeconfig } from './provider-kubeconfig';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const OTHER_CA = '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n';
@@ -88,29 +88,8 @@ describe('reduceProviderKubeconfig', () => {
 });
 
 describe('providerKubeconfigYaml', () => {
-  /** What the yaml library writes for these values: the text every kubeconfig must be, byte for byte. */
-  const written = (e: typeof endpoint & { serverName?: string }, namespace: string, token: string) =>
-    stringify(
-      {
-        apiVersion: 'v1',
-        clusters: [
-          {
-            cluster: {
-              ...(e.ca ? { 'certificate-authority-data': Buffer.from(e.ca).toString('base64') } : {}),
-              server: e.server,
-              ...(e.serverName ? { 'tls-server-name': e.serverName } : {}),
-            },
-            name: 'default',
-          },
-        ],
-        contexts: [{ context: { cluster: 'default', namespace, user: 'default' }, name: 'default' }],
-        'current-context': 'default',
-        kind: 'Config',
-        preferences: {},
-        users: [{ name: 'default', user: { token } }],
-      },
-      { lineWidth: 0 },
-    );
+  /** What the yaml library writes for these values, without the template: the text every kubeconfig must be. */
+  const written = providerKubeconfigDocument;
   const jwt = 'eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLV8';
 
   it.each([

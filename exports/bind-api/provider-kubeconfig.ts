@@ -46,12 +46,12 @@ export function providerKubeconfigYaml(t: ProviderEndpoint, namespace: string, t
   // The yaml library's stringify is a fair part of a bind's CPU (two kubeconfigs per bind): an endpoint's text is made
   // once with placeholders, and a namespace and token that it would write plain are put in by replacing them.
   if (!PLAIN.test(namespace) || !PLAIN.test(token) || KEYWORD.test(namespace) || KEYWORD.test(token))
-    return kubeconfigDocument(t, namespace, token);
+    return providerKubeconfigDocument(t, namespace, token);
   const key = JSON.stringify([t.server, t.ca ?? '', t.serverName ?? '']);
   let template = templates.get(key);
   if (template === undefined) {
     if (templates.size >= 16) templates.clear();
-    template = kubeconfigDocument(t, NAMESPACE_SLOT, TOKEN_SLOT);
+    template = providerKubeconfigDocument(t, NAMESPACE_SLOT, TOKEN_SLOT);
     templates.set(key, template);
   }
   return template.replace(NAMESPACE_SLOT, namespace).replace(TOKEN_SLOT, token);
@@ -66,7 +66,8 @@ const TOKEN_SLOT = 'klutchKitTokenSlot7f3a';
 /** Texts per endpoint (a backend has one; bounded for whoever calls this with many). */
 const templates = new Map<string, string>();
 
-function kubeconfigDocument(t: ProviderEndpoint, namespace: string, token: string): string {
+/** The kubeconfig written by the yaml library, without the template: what `providerKubeconfigYaml` must equal byte for byte. */
+export function providerKubeconfigDocument(t: ProviderEndpoint, namespace: string, token: string): string {
   return stringify(
     {
       apiVersion: 'v1',
