@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BACKEND_FLAGS, envName, FLAGS, parseOptions, usage, type BackendOptions } from './options';
-import { klutchFlags } from '../test/support/klutch-flags';
+import { describeKlutchFlags, type KlutchFlagCase } from '../test/support/klutch-flags';
 import { manual, undocumentedFlags } from '../test/support/docs';
 
 const required = [
@@ -93,10 +93,7 @@ const parse = (argv: readonly string[]) => parseOptions(argv, {}) as BackendOpti
  * Per Klutch flag: arguments that are accepted (with what they must become) and/or refused (with the message naming
  * the flag). Arguments replace the required ones of the same name.
  */
-const KLUTCH_BACKEND: Record<
-  string,
-  { accept?: readonly [readonly string[], Partial<Record<keyof BackendOptions, unknown>>]; refuse?: readonly [readonly string[], string] }
-> = {
+const KLUTCH_BACKEND: Record<string, KlutchFlagCase<BackendOptions>> = {
   kubeconfig: { accept: [['--kubeconfig=/etc/kc'], { kubeconfig: '/etc/kc' }] },
   'namespace-prefix': { accept: [['--namespace-prefix=mango'], { namespacePrefix: 'mango' }] },
   'pretty-name': { accept: [['--pretty-name=MangoDB'], { prettyName: 'MangoDB' }] },
@@ -174,34 +171,13 @@ const KLUTCH_BACKEND: Record<
 };
 
 describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags.txt)", () => {
-  const flags = klutchFlags('bind/contrib/example-backend/');
-
-  it('are all known here, and this list has no flag Klutch does not have', () => {
-    expect(flags.length).toBeGreaterThan(20);
-    expect(Object.keys(KLUTCH_BACKEND).sort()).toEqual([...flags].sort());
-  });
-
-  it.each(flags)('--%s is accepted with its meaning, or refused by name; never ignored', (name) => {
-    const c = KLUTCH_BACKEND[name]!;
-    expect(c.accept ?? c.refuse, `a case for --${name}`).toBeDefined();
-    const baseline = parse(required);
+  describeKlutchFlags({
+    sectionPrefix: 'bind/contrib/example-backend/',
+    atLeast: 21,
+    cases: KLUTCH_BACKEND,
+    parse,
     // An empty `--x=` in a case removes that required flag.
-    const argv = (args: readonly string[]) => [
-      ...without(...args.map((a) => a.slice(2).split('=')[0]!)),
-      ...args.filter((a) => !/^--[a-z-]+=$/.test(a)),
-    ];
-    if (c.accept) {
-      const [args, meaning] = c.accept;
-      expect(args.some((a) => a.startsWith(`--${name}=`) || a === `--${name}`)).toBe(true);
-      expect(parse(argv(args))).toMatchObject(meaning);
-    }
-    if (c.refuse) {
-      const [args, message] = c.refuse;
-      expect(args.some((a) => a.startsWith(`--${name}`))).toBe(true);
-      expect(() => parse(argv(args))).toThrow(message);
-    }
-    // Not ignored: the flag changes what the options say, or a wrong value of it is refused.
-    if (!c.refuse) expect(parse(argv(c.accept![0]))).not.toEqual(baseline);
+    argv: (args) => [...without(...args.map((a) => a.slice(2).split('=')[0]!)), ...args.filter((a) => !/^--[a-z-]+=$/.test(a))],
   });
 
   it("takes Klutch's lower-case and capitalised scopes alike", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { durationFlag } from '../lib/flags';
 import { HELP, KONNECTOR_FLAGS, parseFlags, type KonnectorFlags } from './flags';
 import { manual, undocumentedFlags } from '../test/support/docs';
-import { klutchFlags } from '../test/support/klutch-flags';
+import { describeKlutchFlags, type KlutchFlagCase } from '../test/support/klutch-flags';
 
 describe('parseFlags', () => {
   it('defaults as Klutch: lease klutch-bind in $POD_NAMESPACE, identity $POD_NAME, probes on :8080', () => {
@@ -84,10 +84,7 @@ describe('parseFlags', () => {
 /** The smallest control-plane-mode command line; each case varies one flag. */
 const CP = ['--control-plane-mode', '--binding-root-namespace=klutch-bind-team-a-app', '--app-cluster-kubeconfig-secret-name=app'];
 /** Per Klutch flag: accepted (with what it must become) and/or refused (with the message naming it). */
-const KLUTCH_KONNECTOR: Record<
-  string,
-  { accept?: readonly [readonly string[], Partial<Record<keyof KonnectorFlags, unknown>>]; refuse?: readonly [readonly string[], string] }
-> = {
+const KLUTCH_KONNECTOR: Record<string, KlutchFlagCase<KonnectorFlags>> = {
   kubeconfig: { accept: [['--kubeconfig=/etc/app.kubeconfig'], { kubeconfig: '/etc/app.kubeconfig' }] },
   'control-plane-mode': {
     accept: [
@@ -129,30 +126,7 @@ const KLUTCH_KONNECTOR: Record<
 };
 
 describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)", () => {
-  const flags = klutchFlags('bind/pkg/konnector/');
-
-  it('are all known here, and this list has no flag Klutch does not have', () => {
-    expect(flags.length).toBeGreaterThan(5);
-    expect(Object.keys(KLUTCH_KONNECTOR).sort()).toEqual([...flags].sort());
-  });
-
-  it.each(flags)('--%s is accepted with its meaning, or refused by name; never ignored', (name) => {
-    const c = KLUTCH_KONNECTOR[name]!;
-    expect(c.accept ?? c.refuse, `a case for --${name}`).toBeDefined();
-    if (c.accept) {
-      const [args, meaning] = c.accept;
-      expect(args.some((a) => a.startsWith(`--${name}`))).toBe(true);
-      const parsed = parseFlags(args, {});
-      expect(parsed).toMatchObject(meaning);
-      // Not ignored: it changes what the flags say.
-      expect(parsed).not.toEqual(parseFlags([], {}));
-    }
-    if (c.refuse) {
-      const [args, message] = c.refuse;
-      expect(args.some((a) => a.startsWith(`--${name}`))).toBe(true);
-      expect(() => parseFlags(args, {})).toThrow(message);
-    }
-  });
+  describeKlutchFlags({ sectionPrefix: 'bind/pkg/konnector/', atLeast: 6, cases: KLUTCH_KONNECTOR, parse: (argv) => parseFlags(argv, {}) });
 
   it("runs Klutch's Deployment as it is: no arguments, POD_NAME and POD_NAMESPACE", () => {
     expect(parseFlags([], { POD_NAME: 'konnector-7d9f-x2', POD_NAMESPACE: 'klutch-bind' })).toMatchObject({
