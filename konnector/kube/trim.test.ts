@@ -55,15 +55,21 @@ describe('Interner', () => {
   it('leaves every value as it was', () => {
     const o = claim(1);
     const before = structuredClone(o);
-    expect(trimForCache({ interner: new Interner() })(o)).toEqual(before);
+    expect(trimForCache({ intern: true, interner: new Interner() })(o)).toEqual(before);
   });
 
   it('enters the repeated values once, and no name, uid, resource version or timestamp', () => {
     const interner = new Interner();
-    const t = trimForCache({ interner });
+    const t = trimForCache({ intern: true, interner });
     for (let i = 0; i < 5; i++) t(claim(i));
     // anynines.com/v1, PostgresqlInstance, team-a, a, postgresql-single-nano, pgcrypto, Ready, True
     expect(interner.size).toBe(8);
+  });
+
+  it('is used only where asked for (not for CRDs and the other small caches)', () => {
+    const interner = new Interner();
+    trimForCache({ interner })(claim(1));
+    expect(interner.size).toBe(0);
   });
 
   it('is bounded: no more than maxEntries strings, none longer than maxLength', () => {

@@ -5,7 +5,8 @@
  *   upstream (needsApply reads it), kept with `keepOwn`;
  * - kubectl's `last-applied-configuration` annotation, a second copy of the object as `kubectl apply` last sent it:
  *   a reserved key, never copied across, never read;
- * and holds each repeated short value once (`Interner`): JSON.parse gives every object its own copy of its
+ * and, for the synced resources' caches (`intern`), holds each repeated short value once (`Interner`): JSON.parse
+ * gives every object its own copy of its
  * apiVersion, kind, namespace, plan, defaulted spec fields and annotation values — 15,000 copies of
  * "anynines.com/v1" at 5,000 claims, about 3 MiB of the heap (docs/decisions/konnector-memory.md).
  */
@@ -55,12 +56,24 @@ export class Interner {
 /** Keys whose values differ on every object (or every write): entering them would fill the interner for nothing. */
 const UNIQUE_KEYS = new Set(['name', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'time', 'lastTransitionTime']);
 
-/** The konnector's caches share one: the app cluster's objects and their provider copies hold the same values. */
+/** The synced resources' caches share one: the app cluster's objects and their provider copies hold the same values. */
 const shared = new Interner();
 
-/** The cache transform; with `keepOwn`, the konnector's own Apply entry stays in managedFields. */
-export function trimForCache<T extends KubernetesObject>(o: { keepOwn?: boolean; interner?: Interner } = {}): (obj: T) => T {
-  const interner = o.interner ?? shared;
+export interface TrimOptions {
+  /** Keep the konnector's own Apply entry in managedFields. @default false */
+  readonly keepOwn?: boolean;
+  /**
+   * Intern string values: for the caches of synced resources, thousands of objects of a few kinds. Not for CRDs,
+   * whose schemas' descriptions would fill the interner with strings no other object repeats. @default false
+   */
+  readonly intern?: boolean;
+  /** @default the one the konnector's caches share */
+  readonly interner?: Interner;
+}
+
+/** The cache transform. */
+export function trimForCache<T extends KubernetesObject>(o: TrimOptions = {}): (obj: T) => T {
+  const interner = o.intern ? (o.interner ?? shared) : undefined;
   return (obj) => {
     const m = obj.metadata;
     if (!m) return obj;
@@ -76,7 +89,7 @@ export function trimForCache<T extends KubernetesObject>(o: { keepOwn?: boolean;
       if (Object.keys(rest).length) m.annotations = rest;
       else delete m.annotations;
     }
-    interner.internTree(obj);
+    interner?.internTree(obj);
     return obj;
   };
 }

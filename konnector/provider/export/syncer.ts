@@ -46,14 +46,14 @@ export class ExportSyncer {
       kc: rt.consumer.kc,
       path: `/apis/${resource.group}/${resource.version}/${resource.resource}`,
       log: this.log,
-      transform: trimForCache(),
+      transform: trimForCache({ intern: true }),
     });
     const provider = new NamespacedInformers((ns) =>
       watchInformer<KubernetesObject>({
         kc: conn.kc,
         path: `/apis/${resource.group}/${resource.version}/namespaces/${ns}/${resource.resource}`,
         log: this.log,
-        transform: trimForCache({ keepOwn: true }),
+        transform: trimForCache({ keepOwn: true, intern: true }),
       }),
     );
     this.x = { rt, conn, resource, statusSubresource: o.statusSubresource, name: o.name, log: this.log, consumer, provider };
