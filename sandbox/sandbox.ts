@@ -313,8 +313,8 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     };
     const instance = 'demo-postgresql';
     const binding = 'demo-binding';
-    // The cnpg compositions of the v2 package are not written yet (issue 20 on the v2 target).
-    const cnpg = target === 'v1' && example('postgresql-cnpg') ? { instance: 'demo-cnpg', binding: 'demo-cnpg-binding' } : undefined;
+    // A package without the cnpg backend (a catalog of its own) makes only the a8s pair.
+    const cnpg = example('postgresql-cnpg') ? { instance: 'demo-cnpg', binding: 'demo-cnpg-binding' } : undefined;
     const instances = [
       { name: instance, example: 'postgresql-a8s' },
       ...(cnpg ? [{ name: cnpg.instance, example: 'postgresql-cnpg' }] : []),
@@ -326,15 +326,14 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       try {
         return await eventually(what, check, WAIT_MS);
       } catch (e) {
-        throw new Error(`${(e as Error).message}${await diagnose(ns)}`);
+        throw new Error(`${(e as Error).message}${await diagnose(ns)}`, { cause: e });
       }
     };
 
     const providerNamespace = await steps.run(
       `PostgresqlInstances ${instances.map((i) => `${CLAIM_NAMESPACE}/${i.name} (${i.example.replace('postgresql-', '')})`).join(' and ')} created in the app cluster, arriving in the control plane`,
       async () => {
-        if (!cnpg)
-          steps.say('the cnpg PostgresqlInstance is left out on the --crossplane v2 package (its cnpg compositions are not written yet)');
+        if (!cnpg) steps.say('the package has no cnpg example: the cnpg PostgresqlInstance is left out');
         for (const i of instances) {
           const pg = example(i.example);
           if (!pg) throw new Error(`the synth output has no example ${i.example}`);
@@ -510,7 +509,7 @@ async function psqlPod(kube: Kube, node: Node, secret: string, sql: string): Pro
     },
     120_000,
   ).catch(async (e: Error) => {
-    throw new Error(`${e.message}\n${await podFailure(kube, node, CLAIM_NAMESPACE, 'app.kubernetes.io/name=sandbox-psql')}`);
+    throw new Error(`${e.message}\n${await podFailure(kube, node, CLAIM_NAMESPACE, 'app.kubernetes.io/name=sandbox-psql')}`, { cause: e });
   });
   const body = (await kube.request('GET', `/api/v1/namespaces/${CLAIM_NAMESPACE}/pods/${name}/log`)).body as WireObject | string;
   const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
