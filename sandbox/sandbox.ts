@@ -90,7 +90,7 @@ export interface Sandbox {
   readonly oidcIssuer: string;
   /**
    * The claims made in the app cluster, and where they live on the control plane: the a8s PostgresqlInstance and its
-   * ServiceBinding, and the cnpg pair (absent with `crossplane: 'v2'`, until the cnpg compositions have a v2 form).
+   * ServiceBinding, and the cnpg pair (on both package targets; absent only from a package without the cnpg backend).
    */
   readonly claims: {
     readonly instance: string;
