@@ -7,13 +7,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
-import { Writable } from 'node:stream';
-import { Exec, type V1Status } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/catalog';
 import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
-import { applyAt, eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
+import { applyAt, eventually, execIn, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
 import { isAlive, tail } from '../support/processes';
 import { type Node, processesInNetns, startNode } from '../support/node/node';
 import { kubeBinaryPath } from '../tools/kube';
@@ -161,18 +159,7 @@ describe('a node for the harness', () => {
       expect(String(r.body.message)).toBe('hello from web\n');
     }
     // exec: the API server upgrades the kubelet connection (a websocket to the client) through the same egress.
-    let out = '';
-    const stdout = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        out += chunk.toString();
-        done();
-      },
-    });
-    const status = await new Promise<V1Status>((resolve, reject) => {
-      new Exec(kube.config).exec(NS, 'web', 'main', ['cat', '/www/index.html'], stdout, null, null, false, resolve).catch(reject);
-    });
-    expect(status.status).toBe('Success');
-    expect(out).toBe('hello from web\n');
+    expect(await execIn(kube, NS, 'web', 'main', ['cat', '/www/index.html'])).toBe('hello from web\n');
   });
 
   it('lets a Pod reach the API server through the kubernetes Service with its ServiceAccount token', async () => {
