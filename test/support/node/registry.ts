@@ -31,17 +31,23 @@ export interface Registry {
   readonly certDir: string;
   /** The CA as a file, for SSL_CERT_FILE of Go clients (crank). */
   readonly caFile: string;
+  /** Its storage (filesystem driver), e.g. to keep a copy of what was pushed. */
+  readonly dataDir: string;
   readonly proc: Proc;
   /** Closes the host's forward; the registry process and its storage end with the node. */
   close(): Promise<void>;
 }
 
-/** Starts the registry inside `node`; resolves when `/v2/` answers over TLS through the forward. */
-export async function startRegistry(node: Node, log: (line: string) => void): Promise<Registry> {
+/**
+ * Starts the registry inside `node`; resolves when `/v2/` answers over TLS through the forward. `seed` fills its
+ * storage before it starts (a copy of another run's storage: see platform/registry-cache.ts).
+ */
+export async function startRegistry(node: Node, log: (line: string) => void, seed?: (data: string) => void): Promise<Registry> {
   await ensureDebianPackages([REGISTRY_PACKAGE], log);
   const dir = join(node.runDir, 'registry');
   const data = join(dir, 'data');
   mkdirSync(data, { recursive: true });
+  seed?.(data);
   const ca = await createCa('klutch-kit registry CA');
   const serving = await ca.issue({ commonName: 'registry', ips: [node.ip, '127.0.0.1'] });
   const certDir = join(dir, 'ca');
@@ -79,6 +85,7 @@ export async function startRegistry(node: Node, log: (line: string) => void): Pr
     ca: ca.cert,
     certDir,
     caFile,
+    dataDir: data,
     proc,
     close: () => forward.close(),
   };

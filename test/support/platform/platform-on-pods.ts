@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_FUNCTION_PACKAGE } from '../../../compositions/function-ref';
+import { ensureCrank } from '../../tools/crank';
 import { PROVIDER_KUBERNETES_VERSION } from '../../tools/provider-kubernetes';
 import type { ClusterInfo } from '../control-plane';
 import { CONFIGURATION_PACKAGE } from '../crossplane';
@@ -28,7 +29,15 @@ import {
   installConfigurationFromRegistry,
   PROVIDER_KUBERNETES_PACKAGE,
 } from './crossplane-deployed';
-import { providerAnyninesStandInRoot, providerKubernetesPackageRoot, pushImages, pushPackages } from './push';
+import {
+  mirrored,
+  type PackageToPush,
+  providerAnyninesStandInRoot,
+  providerKubernetesPackageRoot,
+  pushImages,
+  pushPackages,
+} from './push';
+import { cachedRegistryStorage, copyTree, registryContentKey, saveRegistryStorage } from './registry-cache';
 
 /** The provider-anynines the default package depends on; its stand-in is pushed under this name (push.ts). */
 export const PROVIDER_ANYNINES_STAND_IN = 'xpkg.upbound.io/anynines/provider-anynines:v1.5.0';
@@ -76,41 +85,46 @@ export async function startPlatformOnPods(
       [PAUSE_IMAGE]: ensurePauseImage(log),
     };
   });
-  const registry = await step('registry', () => startRegistry(node, log));
+  // `embeds`: the image a package carries as its runtime.
+  const packages: (PackageToPush & { readonly embeds?: string })[] = [
+    { ref: DEFAULT_FUNCTION_PACKAGE, root: join(dist, 'packages', 'function-dataservices'), embeds: DEPLOYABLE_IMAGES.function! },
+    {
+      ref: `${PROVIDER_KUBERNETES_PACKAGE}:${PROVIDER_KUBERNETES_VERSION}`,
+      root: providerKubernetesPackageRoot(),
+      embeds: PROVIDER_KUBERNETES_IMAGE,
+    },
+    { ref: PROVIDER_ANYNINES_STAND_IN, root: providerAnyninesStandInRoot(node.runDir), embeds: PAUSE_IMAGE },
+    {
+      ref: CONFIGURATION_PACKAGE,
+      root: join(dist, 'packages', 'dataservices'),
+      examples: join(dist, 'packages', 'dataservices', 'examples'),
+      ignore: ['examples/*'],
+    },
+  ];
+  const key = registryContentKey(archives, packages, await ensureCrank('v2'));
+  const cached = cachedRegistryStorage(key);
+  const registry = await step('registry', () => startRegistry(node, log, cached ? (data) => copyTree(cached, data) : undefined));
   try {
-    // The runtime images the packages embed, as docker-archives (crank's --embed-runtime-image-tarball).
-    const runtimeDir = mkdtempSync(join(tmpdir(), 'klutch-kit-runtimes-'));
-    const runtime = (ref: string) => join(runtimeDir, `${ref.replace(/[^a-z0-9.-]+/gi, '_')}.tar`);
-    const embedded = [DEPLOYABLE_IMAGES.function!, PROVIDER_KUBERNETES_IMAGE, PAUSE_IMAGE];
-    const images = await step('push images', () =>
-      pushImages(registry, archives, log, Object.fromEntries(embedded.map((ref) => [ref, runtime(ref)]))),
-    );
-    await step('push packages', () => {
-      const fromTest = runtime;
-      return pushPackages(
-        registry,
-        [
-          {
-            ref: DEFAULT_FUNCTION_PACKAGE,
-            root: join(dist, 'packages', 'function-dataservices'),
-            runtimeImage: fromTest(DEPLOYABLE_IMAGES.function!),
-          },
-          {
-            ref: `${PROVIDER_KUBERNETES_PACKAGE}:${PROVIDER_KUBERNETES_VERSION}`,
-            root: providerKubernetesPackageRoot(),
-            runtimeImage: fromTest(PROVIDER_KUBERNETES_IMAGE),
-          },
-          { ref: PROVIDER_ANYNINES_STAND_IN, root: providerAnyninesStandInRoot(node.runDir), runtimeImage: fromTest(PAUSE_IMAGE) },
-          {
-            ref: CONFIGURATION_PACKAGE,
-            root: join(dist, 'packages', 'dataservices'),
-            examples: join(dist, 'packages', 'dataservices', 'examples'),
-            ignore: ['examples/*'],
-          },
-        ],
-        log,
-      ).finally(() => rmSync(runtimeDir, { recursive: true, force: true }));
-    });
+    let images: Record<string, string>;
+    if (cached) {
+      images = Object.fromEntries(Object.keys(archives).map((ref) => [ref, mirrored(registry.host, ref)]));
+      log(`images and packages in the registry from the cache (${cached}): nothing to push`);
+    } else {
+      // The runtime images the packages embed, as docker-archives (crank's --embed-runtime-image-tarball).
+      const runtimeDir = mkdtempSync(join(tmpdir(), 'klutch-kit-runtimes-'));
+      const runtime = (ref: string) => join(runtimeDir, `${ref.replace(/[^a-z0-9.-]+/gi, '_')}.tar`);
+      try {
+        const embedded = packages.flatMap((p) => (p.embeds ? [p.embeds] : []));
+        images = await step('push images', () =>
+          pushImages(registry, archives, log, Object.fromEntries(embedded.map((ref) => [ref, runtime(ref)]))),
+        );
+        const withRuntimes = packages.map((p) => (p.embeds ? { ...p, runtimeImage: runtime(p.embeds) } : p));
+        await step('push packages', () => pushPackages(registry, withRuntimes, log));
+      } finally {
+        rmSync(runtimeDir, { recursive: true, force: true });
+      }
+      await step('save the registry storage', () => saveRegistryStorage(key, registry.dataDir));
+    }
     const opts = { cluster, node, registry, dist, log };
     const crossplane = await step('helm install crossplane', () => helmInstallCrossplane(opts));
     await step('package runtime', () => configurePackageRuntime(opts));
