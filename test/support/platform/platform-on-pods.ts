@@ -29,14 +29,7 @@ import {
   installConfigurationFromRegistry,
   PROVIDER_KUBERNETES_PACKAGE,
 } from './crossplane-deployed';
-import {
-  mirrored,
-  type PackageToPush,
-  providerAnyninesStandInRoot,
-  providerKubernetesPackageRoot,
-  pushImages,
-  pushPackages,
-} from './push';
+import { mirrored, type PackageToPush, providerAnyninesStandInRoot, providerKubernetesPackageRoot, pushImages, pushPackages } from './push';
 import { cachedRegistryStorage, copyTree, registryContentKey, saveRegistryStorage } from './registry-cache';
 
 /** The provider-anynines the default package depends on; its stand-in is pushed under this name (push.ts). */

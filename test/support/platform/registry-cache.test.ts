@@ -32,11 +32,17 @@ describe('the registry content key', () => {
     const key = () => registryContentKey(archives, [{ ref: 'xpkg.crossplane.io/a/b:v1', root, embeds: 'x/backend:v1' }], 'crank-v2.2.1');
     const first = key();
     expect(key()).toBe(first);
-    expect(registryContentKey({ ...archives, 'x/backend:v1': '/cache/backend-ccc.oci.tar' }, [{ ref: 'xpkg.crossplane.io/a/b:v1', root }], 'crank-v2.2.1')).not.toBe(
-      registryContentKey(archives, [{ ref: 'xpkg.crossplane.io/a/b:v1', root }], 'crank-v2.2.1'),
-    );
+    expect(
+      registryContentKey(
+        { ...archives, 'x/backend:v1': '/cache/backend-ccc.oci.tar' },
+        [{ ref: 'xpkg.crossplane.io/a/b:v1', root }],
+        'crank-v2.2.1',
+      ),
+    ).not.toBe(registryContentKey(archives, [{ ref: 'xpkg.crossplane.io/a/b:v1', root }], 'crank-v2.2.1'));
     expect(registryContentKey(archives, [{ ref: 'xpkg.crossplane.io/a/b:v1', root }], 'crank-v2.2.1')).not.toBe(first);
-    expect(registryContentKey(archives, [{ ref: 'xpkg.crossplane.io/a/b:v1', root, embeds: 'x/backend:v1' }], 'crank-v2.3.0')).not.toBe(first);
+    expect(registryContentKey(archives, [{ ref: 'xpkg.crossplane.io/a/b:v1', root, embeds: 'x/backend:v1' }], 'crank-v2.3.0')).not.toBe(
+      first,
+    );
     writeFileSync(join(root, 'crds', 'a.yaml'), 'kind: CustomResourceDefinition\nspec: {}\n');
     expect(key()).not.toBe(first);
   });
