@@ -25,7 +25,7 @@ import { startControlPlanes, type ControlPlanes } from '../test/support/control-
 import { synthOutputAsync } from '../test/support/crossplane';
 import { eventually, getObject, kubeFor, type Kube, type WireObject } from '../test/support/kube';
 import { installCnpg, localVolumes } from '../test/support/node/cnpg';
-import { CNPG_POSTGRESQL_IMAGE, ensureCnpgOperatorImage, ensureCnpgPostgresImage, POSTGRESQL_BIN } from '../test/support/node/cnpg-images';
+import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, psqlClientPod } from '../test/support/node/cnpg-images';
 import { exposeHostPort } from '../test/support/node/host-port';
 import { linkNodes } from '../test/support/node/link';
 import { type Node, startNode } from '../test/support/node/node';
@@ -477,29 +477,11 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
  */
 async function psqlPod(kube: Kube, node: Node, secret: string, sql: string): Promise<string[]> {
   const name = `psql-${Date.now().toString(36)}`;
-  const r = await kube.request('POST', `/api/v1/namespaces/${CLAIM_NAMESPACE}/pods`, {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, labels: { 'app.kubernetes.io/name': 'sandbox-psql' } },
-    spec: {
-      restartPolicy: 'Never',
-      containers: [
-        {
-          name: 'psql',
-          image: CNPG_POSTGRESQL_IMAGE,
-          imagePullPolicy: 'Never',
-          command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', sql],
-          env: [
-            ['PGHOST', 'instance_service'],
-            ['PGDATABASE', 'database'],
-            ['PGUSER', 'username'],
-            ['PGPASSWORD', 'password'],
-          ].map(([env, key]) => ({ name: env, valueFrom: { secretKeyRef: { name: secret, key } } })),
-          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
-        },
-      ],
-    },
-  });
+  const r = await kube.request(
+    'POST',
+    `/api/v1/namespaces/${CLAIM_NAMESPACE}/pods`,
+    psqlClientPod({ name, secret, sql, labels: { 'app.kubernetes.io/name': 'sandbox-psql' } }),
+  );
   if (r.code >= 300) throw new Error(`cannot create Pod ${CLAIM_NAMESPACE}/${name}: ${r.code} ${JSON.stringify(r.body?.message)}`);
   const pod: WireObject = await eventually(
     `Pod ${CLAIM_NAMESPACE}/${name} done`,

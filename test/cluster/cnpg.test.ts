@@ -19,7 +19,7 @@ import { type ControlPlanes, startControlPlanes } from '../support/control-plane
 import { apply, type Crossplane, startCrossplane } from '../support/crossplane';
 import { eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
 import { CNPG_NAMESPACE, installCnpg, localVolumes } from '../support/node/cnpg';
-import { CNPG_POSTGRESQL_IMAGE, ensureCnpgOperatorImage, ensureCnpgPostgresImage, POSTGRESQL_BIN } from '../support/node/cnpg-images';
+import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, psqlClientPod } from '../support/node/cnpg-images';
 import { type Node, startNode } from '../support/node/node';
 import { tail } from '../support/processes';
 import { kubeBinaryPath } from '../tools/kube';
@@ -92,30 +92,7 @@ const SQL_READ = 'SELECT body FROM notes WHERE id = 1;';
  * succeed, or with `fails` must fail.
  */
 async function psql(name: string, sql: string, o: { host?: string; fails?: boolean } = {}): Promise<string[]> {
-  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, {
-    metadata: { name },
-    spec: {
-      restartPolicy: 'Never',
-      containers: [
-        {
-          name: 'psql',
-          image: CNPG_POSTGRESQL_IMAGE,
-          imagePullPolicy: 'Never',
-          command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', sql],
-          env: [
-            ['PGHOST', 'instance_service'],
-            ['PGDATABASE', 'database'],
-            ['PGUSER', 'username'],
-            ['PGPASSWORD', 'password'],
-          ].map(([env, key]) =>
-            env === 'PGHOST' && o.host
-              ? { name: env, value: o.host }
-              : { name: env, valueFrom: { secretKeyRef: { name: 'app-creds', key } } },
-          ),
-        },
-      ],
-    },
-  });
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, psqlClientPod({ name, secret: 'app-creds', sql, host: o.host }));
   const pod = await until(`the client Pod ${name} done`, async () => {
     const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/${name}`);
     return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;

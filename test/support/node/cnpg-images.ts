@@ -202,3 +202,44 @@ export async function ensureCnpgPostgresImage(log: (line: string) => void): Prom
     log,
   );
 }
+
+/**
+ * A Pod that runs `sql` with psql once, configured only by the Secret `secret` in the a8s binding keys (what an app
+ * developer's Pod would mount); `host` replaces the address it names (to aim a tenant's credentials elsewhere).
+ */
+export function psqlClientPod(o: {
+  readonly name: string;
+  readonly secret: string;
+  readonly sql: string;
+  readonly host?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}): Record<string, unknown> {
+  const env = (
+    [
+      ['PGHOST', 'instance_service'],
+      ['PGDATABASE', 'database'],
+      ['PGUSER', 'username'],
+      ['PGPASSWORD', 'password'],
+    ] as const
+  ).map(([name, key]) =>
+    name === 'PGHOST' && o.host ? { name, value: o.host } : { name, valueFrom: { secretKeyRef: { name: o.secret, key } } },
+  );
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: o.name, ...(o.labels ? { labels: o.labels } : {}) },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'psql',
+          image: CNPG_POSTGRESQL_IMAGE,
+          imagePullPolicy: 'Never',
+          command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', o.sql],
+          env,
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
+        },
+      ],
+    },
+  };
+}
