@@ -191,38 +191,39 @@ export class ProviderKubernetes extends Construct {
     });
     const labels = { 'app.kubernetes.io/name': 'provider-kubernetes', 'app.kubernetes.io/part-of': 'klutch-kit' };
     const role = new kplus.ClusterRole(this, 'ClusterRole', { metadata: { name: PROVIDER_KUBERNETES_ROLE, labels } });
-    const byGroup = new Map<string, Set<string>>();
-    for (const m of props.manages) {
-      const group = m.apiVersion.includes('/') ? m.apiVersion.split('/')[0]! : '';
-      byGroup.set(group, (byGroup.get(group) ?? new Set()).add(`${m.kind.toLowerCase()}s`));
-    }
-    for (const [apiGroup, resources] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
-      role.allow(
-        ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-        ...[...resources].sort().map((resourceType) => kplus.ApiResource.custom({ apiGroup, resourceType })),
-      );
-    }
+    const byGroup = resourcesByGroup(props.manages);
+    allowByGroup(role, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], byGroup);
     // Connection details come from Secrets the wrapped objects write (unless a recipe wraps Secrets themselves).
     if (!byGroup.get('')?.has('secrets')) role.allow(['get', 'list', 'watch'], kplus.ApiResource.SECRETS);
     // What an Object copies from (a Service's load-balancer address into a binding's Secret): read only.
-    const reads = new Map<string, Set<string>>();
-    for (const r of props.reads ?? []) {
-      const group = r.apiVersion.includes('/') ? r.apiVersion.split('/')[0]! : '';
-      const plural = `${r.kind.toLowerCase()}s`;
-      if (!byGroup.get(group)?.has(plural) && !(group === '' && plural === 'secrets'))
-        reads.set(group, (reads.get(group) ?? new Set()).add(plural));
-    }
-    for (const [apiGroup, resources] of [...reads].sort(([a], [b]) => a.localeCompare(b))) {
-      role.allow(
-        ['get', 'list', 'watch'],
-        ...[...resources].sort().map((resourceType) => kplus.ApiResource.custom({ apiGroup, resourceType })),
-      );
-    }
+    // Only what the rules above do not already grant.
+    const reads = resourcesByGroup(props.reads ?? []);
+    for (const [group, resources] of reads)
+      for (const r of resources) if (byGroup.get(group)?.has(r) || (group === '' && r === 'secrets')) resources.delete(r);
+    allowByGroup(role, ['get', 'list', 'watch'], reads);
     new kplus.ClusterRoleBinding(this, 'ClusterRoleBinding', {
       metadata: { name: PROVIDER_KUBERNETES_ROLE, labels },
       role,
     }).addSubjects(
       kplus.ServiceAccount.fromServiceAccountName(this, 'ServiceAccount', PROVIDER_KUBERNETES_SA, { namespaceName: namespace }),
     );
+  }
+}
+
+/** RBAC resource names by API group: each kind's group from its apiVersion, its resource as the lower-case plural. */
+function resourcesByGroup(kinds: readonly { readonly apiVersion: string; readonly kind: string }[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const k of kinds) {
+    const group = k.apiVersion.includes('/') ? k.apiVersion.split('/')[0]! : '';
+    out.set(group, (out.get(group) ?? new Set()).add(`${k.kind.toLowerCase()}s`));
+  }
+  return out;
+}
+
+/** One rule per API group (sorted, so the output is stable), skipping groups left empty. */
+function allowByGroup(role: kplus.ClusterRole, verbs: string[], byGroup: ReadonlyMap<string, ReadonlySet<string>>): void {
+  for (const [apiGroup, resources] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
+    if (resources.size === 0) continue;
+    role.allow(verbs, ...[...resources].sort().map((resourceType) => kplus.ApiResource.custom({ apiGroup, resourceType })));
   }
 }
