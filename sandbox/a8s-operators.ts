@@ -8,15 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { A8sOperatorsStandIn } from '../test/support/stand-ins/a8s-operators';
 import type { Kube } from '../test/support/kube';
+import { type RunningStandIn, standInLoop } from '../test/support/stand-ins/stand-in-loop';
 
 type Obj = { metadata: { name: string; namespace: string }; spec?: Record<string, any>; status?: Record<string, any> };
 
 const POSTGRESQLS = '/apis/postgresql.anynines.com/v1beta3/postgresqls';
 const BINDINGS = '/apis/servicebindings.anynines.com/v1beta3/servicebindings';
-
-export interface RunningStandIn {
-  stop(): Promise<void>;
-}
 
 /** Installs the a8s CRDs and starts acting; `say` gets a line for each object it plays the operator for. */
 export async function startA8sOperators(kube: Kube, say: (line: string) => void): Promise<RunningStandIn> {
@@ -46,27 +43,5 @@ export async function startA8sOperators(kube: Kube, say: (line: string) => void)
       );
     }
   };
-  let stopped = false;
-  let lastError = '';
-  const loop = (async () => {
-    while (!stopped) {
-      // An object deleted between list and write, or an API server under load: the next tick tries again. Said
-      // once per distinct error, so a stand-in that keeps failing is seen.
-      await tick().then(
-        () => (lastError = ''),
-        (e: unknown) => {
-          const m = e instanceof Error ? e.message : String(e);
-          if (m !== lastError) say(`a8s stand-in: ${m} (trying again)`);
-          lastError = m;
-        },
-      );
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
-  })();
-  return {
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  return standInLoop('a8s stand-in', tick, say);
 }

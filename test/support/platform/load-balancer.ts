@@ -5,6 +5,7 @@
  */
 import { hostAddress } from '../node/node';
 import type { Kube, WireObject } from '../kube';
+import { standInLoop } from '../stand-ins/stand-in-loop';
 
 export interface LoadBalancerStandIn {
   /** The pool, e.g. `10.96.200.0/24`: what other nodes route to this cluster's node. */
@@ -15,8 +16,6 @@ export interface LoadBalancerStandIn {
 /** Starts assigning addresses from `pool` (first address .10), once a second; `say` gets a line per assignment. */
 export function startLoadBalancerStandIn(kube: Kube, pool: string, say: (line: string) => void): LoadBalancerStandIn {
   let next = 10;
-  let stopped = false;
-  let lastError = '';
   const tick = async (): Promise<void> => {
     const r = await kube.request('GET', '/api/v1/services');
     if (r.code !== 200) throw new Error(`listing Services: ${r.code} ${JSON.stringify(r.body?.message ?? r.body)}`);
@@ -29,24 +28,6 @@ export function startLoadBalancerStandIn(kube: Kube, pool: string, say: (line: s
       say(`load balancer (stand-in): Service ${s.metadata.namespace}/${s.metadata.name} gets ${ip}`);
     }
   };
-  const loop = (async () => {
-    while (!stopped) {
-      await tick().then(
-        () => (lastError = ''),
-        (e: unknown) => {
-          const m = e instanceof Error ? e.message : String(e);
-          if (m !== lastError) say(`load balancer stand-in: ${m} (trying again)`);
-          lastError = m;
-        },
-      );
-      await new Promise((res) => setTimeout(res, 1_000));
-    }
-  })();
-  return {
-    pool,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  const loop = standInLoop('load balancer stand-in', tick, say);
+  return { pool, stop: loop.stop };
 }
