@@ -1,13 +1,13 @@
 /**
  * One provider connection: clients and informers over the consumer's cluster namespace on the control plane
  * (ClusterBinding, APIServiceExports, APIServiceNamespaces), and the two controllers that belong to the connection
- * rather than to one API: the heartbeat (with kubeconfig rotation: the provider's kubeconfig Secret is read by name
- * on every beat, never listed with the other Secrets of the namespace) and namespace deletion. Per-API syncers
- * (export/syncer.ts) borrow its clients and namespace map.
+ * rather than to one API: the heartbeat (heartbeat.controller.ts, with kubeconfig rotation: the provider's kubeconfig
+ * Secret is read by name on every beat, never listed with the other Secrets of the namespace) and namespace deletion
+ * (namespacedeletion.controller.ts). Per-API syncers (export/syncer.ts) borrow its clients and namespace map.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { Controller, watchInformer, type WatchInformer } from '../../controller';
+import { watchInformer, type Controller, type WatchInformer } from '../../controller';
 import {
   bindPath,
   CLUSTER_BINDING_NAME,
@@ -17,14 +17,13 @@ import {
   type ProviderEndpoint,
 } from '../../exports/bind-api';
 import { viewOf, type View } from '../kube/objects';
-import { clientsFor, isNotFound, mergePatch, messageOf, type Clients } from '../kube/client';
+import { clientsFor, type Clients } from '../kube/client';
 import { namespaceMap, type NamespaceMap } from '../names';
 import { BindResources, type Runtime } from '../runtime';
 import { kubeConfigOf, type Connection, type ConnectionSource } from './connections';
-import { reconcileHeartbeat, type ConsumerKubeconfig, type RotationRefusal } from './heartbeat.reconcile';
-import { reconcileNamespaceDeletion } from './namespacedeletion.reconcile';
-
-const HEARTBEAT_KEY = 'heartbeat';
+import { HEARTBEAT_KEY, heartbeatController } from './heartbeat.controller';
+import type { RotationRefusal } from './heartbeat.reconcile';
+import { namespaceDeletionController } from './namespacedeletion.controller';
 
 export class ProviderConnection implements Connection {
   readonly kc: KubeConfig;
@@ -83,94 +82,8 @@ export class ProviderConnection implements Connection {
     this.serviceNamespaceView = viewOf<APIServiceNamespace>(this.serviceNamespaces);
     this.map = namespaceMap({ get: (n) => this.serviceNamespaceView.get(n, ns), list: () => this.serviceNamespaceView.list(ns) });
 
-    this.heartbeatCtl = new Controller({
-      name: `heartbeat/${ns}`,
-      log: this.log,
-      registry: rt.registry,
-      reconcile: async () => {
-        try {
-          const r = await reconcileHeartbeat({
-            providerNamespace: ns,
-            intervalMs: rt.heartbeatIntervalMs,
-            version: rt.version,
-            now: () => new Date(),
-            endpoint: this.endpoint,
-            getClusterBinding: this.clusterBinding,
-            readProviderSecret: async (name) => {
-              try {
-                return await this.clients.core.readNamespacedSecret({ namespace: ns, name });
-              } catch (e) {
-                if (isNotFound(e)) return undefined;
-                throw new Error(`cannot read the provider's kubeconfig Secret ${ns}/${name}: ${messageOf(e)}`, { cause: e });
-              }
-            },
-            consumerKubeconfigs: () => [...this.targets.values()].map((t) => this.consumerKubeconfig(t)),
-            writeConsumerKubeconfig: (t, text) => this.writeConsumerKubeconfig(t, text),
-            writeHeartbeat: async (status) => {
-              await custom.patchNamespacedCustomObjectStatus(
-                { ...BindResources.clusterBindings, namespace: ns, name: CLUSTER_BINDING_NAME, body: { status } },
-                mergePatch,
-              );
-              this.heartbeat = { at: new Date() };
-              rt.metrics.heartbeats.inc({ result: 'ok' });
-            },
-          });
-          if (this.heartbeat.error) this.heartbeat = { ...this.heartbeat, error: undefined };
-          // Not due yet (a restarted konnector, a new leader, a sync restarted for a rotated app cluster kubeconfig):
-          // the ClusterBinding's last heartbeat is ours as well, so the bindings need not wait a whole interval.
-          const last = Date.parse(this.clusterBinding()?.status?.lastHeartbeatTime ?? '');
-          if (!this.heartbeat.at && !Number.isNaN(last)) {
-            this.heartbeat = { at: new Date(last) };
-            this.statusChanged();
-          }
-          this.noteRefusals(r.refused);
-          return { requeueAfterMs: r.requeueAfterMs };
-        } catch (e) {
-          this.heartbeat = { ...this.heartbeat, error: messageOf(e) };
-          rt.metrics.heartbeats.inc({ result: 'error' });
-          throw e;
-        }
-      },
-    });
-    this.heartbeatCtl.watch(this.clusterBindings, () => [HEARTBEAT_KEY]);
-
-    this.nsCtl = new Controller({
-      name: `namespacedeletion/${ns}`,
-      log: this.log,
-      registry: rt.registry,
-      reconcile: (name) =>
-        reconcileNamespaceDeletion(
-          {
-            getServiceNamespace: (n) => this.serviceNamespaceView.get(n, ns),
-            consumerNamespaceExists: async (n) => {
-              if (rt.namespaces.get(n)) return true;
-              try {
-                await rt.consumer.core.readNamespace({ name: n });
-                return true;
-              } catch (e) {
-                if (isNotFound(e)) return false;
-                throw e;
-              }
-            },
-            deleteServiceNamespace: async (n, uid) => {
-              this.log.info({ namespace: n }, 'app namespace is gone: deleting its APIServiceNamespace');
-              await custom
-                .deleteNamespacedCustomObject({
-                  ...BindResources.serviceNamespaces,
-                  namespace: ns,
-                  name: n,
-                  body: { preconditions: { uid } },
-                })
-                .catch((e: unknown) => {
-                  if (!isNotFound(e)) throw e;
-                });
-            },
-          },
-          name,
-        ),
-    });
-    this.nsCtl.watch(this.serviceNamespaces, (sn) => [sn.metadata!.name!]);
-    this.nsCtl.watch(rt.namespaces, (n, event) => (event === 'delete' ? [n.metadata!.name!] : []));
+    this.heartbeatCtl = heartbeatController(this, rt);
+    this.nsCtl = namespaceDeletionController(this, rt);
   }
 
   /** Starts informers and controllers; returns at once (see `synced`). */
@@ -218,34 +131,6 @@ export class ProviderConnection implements Connection {
     await Promise.all([this.clusterBindings, this.exports, this.serviceNamespaces].map((i) => i.stop()));
     this.rt.metrics.connections.dec();
     this.log.info('provider connection stopped');
-  }
-
-  /** Remembers refused rotations for the bindings' status, and warns on the app-cluster Secret that kept its kubeconfig. */
-  private noteRefusals(refused: readonly RotationRefusal[]): void {
-    const before = JSON.stringify([...this.refusedRotations].map(([k, r]) => [k, r.reason, r.message]));
-    this.refusedRotations = new Map(refused.map((r) => [`${r.target.namespace}/${r.target.name}`, r]));
-    if (JSON.stringify([...this.refusedRotations].map(([k, r]) => [k, r.reason, r.message])) !== before) this.statusChanged();
-    for (const r of refused) {
-      const uid = this.rt.kubeconfigSecret(r.target.namespace, r.target.name)?.metadata?.uid;
-      this.rt.warn(
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: r.target.name, namespace: r.target.namespace, uid } },
-        r.reason,
-        r.message,
-      );
-    }
-  }
-
-  private consumerKubeconfig(t: { namespace: string; name: string; key: string }): ConsumerKubeconfig {
-    const raw = this.rt.kubeconfigSecret(t.namespace, t.name)?.data?.[t.key];
-    return { ...t, kubeconfig: raw ? Buffer.from(raw, 'base64').toString('utf8') : undefined };
-  }
-
-  private async writeConsumerKubeconfig(t: ConsumerKubeconfig, text: string): Promise<void> {
-    await this.rt.home.core.patchNamespacedSecret(
-      { namespace: t.namespace, name: t.name, body: { data: { [t.key]: Buffer.from(text).toString('base64') } } },
-      mergePatch,
-    );
-    this.log.info({ secret: `${t.namespace}/${t.name}` }, "copied the provider's kubeconfig into the binding's Secret (rotation)");
   }
 }
 

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { BIND_API_VERSION, Kinds, reduceProviderKubeconfig, type ClusterBinding } from '../../exports/bind-api';
 import { reconcileHeartbeat, type ConsumerKubeconfig, type HeartbeatDeps } from './heartbeat.reconcile';
-import { reconcileNamespaceDeletion } from './namespacedeletion.reconcile';
 
 const kubeconfig = (token: string, o: { server?: string; namespace?: string; user?: Record<string, unknown> } = {}) =>
   stringify({
@@ -24,7 +23,7 @@ const cb = (status?: ClusterBinding['status']): ClusterBinding => ({
 
 const canonical = (text: string) => (reduceProviderKubeconfig(text, 'x') as { yaml: string }).yaml;
 
-function world(o: { binding?: ClusterBinding; provider?: string; consumer?: string; now?: string }) {
+function world(o: { binding?: ClusterBinding; provider?: string | Error; consumer?: string; now?: string }) {
   const writes: string[] = [];
   const target: ConsumerKubeconfig = { namespace: 'klutch-bind', name: 'kubeconfig-a', key: 'kubeconfig', kubeconfig: o.consumer };
   const d: HeartbeatDeps = {
@@ -34,10 +33,12 @@ function world(o: { binding?: ClusterBinding; provider?: string; consumer?: stri
     now: () => new Date(o.now ?? '2025-01-01T00:10:00Z'),
     endpoint: { server: 'https://p' },
     getClusterBinding: () => o.binding,
-    readProviderSecret: async () =>
-      o.provider ? ({ data: { kubeconfig: Buffer.from(o.provider).toString('base64') } } as V1Secret) : undefined,
+    readProviderSecret: async () => {
+      if (o.provider instanceof Error) throw o.provider;
+      return o.provider ? ({ data: { kubeconfig: Buffer.from(o.provider).toString('base64') } } as V1Secret) : undefined;
+    },
     consumerKubeconfigs: () => [target],
-    writeConsumerKubeconfig: async (t, k) => void writes.push(`copy to ${t.namespace}/${t.name}: ${k === canonical(o.provider!)}`),
+    writeConsumerKubeconfig: async (t, k) => void writes.push(`copy to ${t.namespace}/${t.name}: ${k === canonical(o.provider as string)}`),
     writeHeartbeat: async (s) => void writes.push(`heartbeat ${JSON.stringify(s)}`),
   };
   return { d, writes };
@@ -46,7 +47,7 @@ function world(o: { binding?: ClusterBinding; provider?: string; consumer?: stri
 describe('reconcileHeartbeat', () => {
   it('writes time, interval (twice the period, as a Go duration) and version', async () => {
     const w = world({ binding: cb(), provider: kubeconfig('t1'), consumer: canonical(kubeconfig('t1')) });
-    expect(await reconcileHeartbeat(w.d)).toEqual({ requeueAfterMs: 150_000, refused: [] });
+    expect(await reconcileHeartbeat(w.d)).toEqual({ requeueAfterMs: 150_000, refused: [], beatAt: new Date('2025-01-01T00:10:00Z') });
     expect(w.writes).toEqual([
       'heartbeat {"lastHeartbeatTime":"2025-01-01T00:10:00Z","heartbeatInterval":"5m0s","konnectorVersion":"v0.1.0"}',
     ]);
@@ -58,7 +59,8 @@ describe('reconcileHeartbeat', () => {
       provider: kubeconfig('t1'),
       consumer: canonical(kubeconfig('t1')),
     });
-    expect(await reconcileHeartbeat(w.d)).toEqual({ requeueAfterMs: 90_000, refused: [] });
+    // The last beat is the ClusterBinding's: a restarted konnector need not wait a whole interval to say so.
+    expect(await reconcileHeartbeat(w.d)).toEqual({ requeueAfterMs: 90_000, refused: [], beatAt: new Date('2025-01-01T00:09:00Z') });
     expect(w.writes).toEqual([]);
   });
 
@@ -91,28 +93,21 @@ describe('reconcileHeartbeat', () => {
     expect(r.refused[0]!.message).toContain(text);
   });
 
+  it('copies a rotation before the one status write, and still beats when the provider Secret cannot be read', async () => {
+    const rotated = world({ binding: cb(), provider: kubeconfig('t2'), consumer: kubeconfig('t1') });
+    await reconcileHeartbeat(rotated.d);
+    expect(rotated.writes.map((w) => w.split(' ')[0])).toEqual(['copy', 'heartbeat']);
+    const denied = world({ binding: cb(), provider: Object.assign(new Error('secrets "kubeconfig" is forbidden'), { code: 403 }) });
+    const r = await reconcileHeartbeat(denied.d);
+    expect(denied.writes).toHaveLength(1);
+    expect(denied.writes[0]).toMatch(/^heartbeat /);
+    expect(r).toMatchObject({ beatAt: new Date('2025-01-01T00:10:00Z'), refused: [] });
+    expect(r.error?.message).toBe('secrets "kubeconfig" is forbidden');
+  });
+
   it('names the missing ClusterBinding and the fix', async () => {
     await expect(reconcileHeartbeat(world({}).d)).rejects.toThrow(
       /no ClusterBinding "cluster" in provider namespace cluster-x.*kubectl bind again/,
     );
-  });
-});
-
-describe('reconcileNamespaceDeletion', () => {
-  const sn = { apiVersion: BIND_API_VERSION, kind: Kinds.APIServiceNamespace, metadata: { name: 'app', uid: 'u' }, spec: {} } as const;
-  it.each([
-    [true, []],
-    [false, ['delete app uid=u']],
-  ])('with the app namespace existing=%s deletes %j', async (exists, want) => {
-    const writes: string[] = [];
-    await reconcileNamespaceDeletion(
-      {
-        getServiceNamespace: () => sn as never,
-        consumerNamespaceExists: async () => exists,
-        deleteServiceNamespace: async (n, uid) => void writes.push(`delete ${n} uid=${uid}`),
-      },
-      'app',
-    );
-    expect(writes).toEqual(want);
   });
 });

@@ -54,13 +54,29 @@ export interface RotationRefusal {
   readonly message: string;
 }
 
-export interface HeartbeatResult {
+/**
+ * What one heartbeat decided, as a value: the controller keeps it on the connection (the bindings' Heartbeating and
+ * KubeconfigCurrent conditions read it) and throws `error` for a retry.
+ */
+export interface HeartbeatOutcome {
   readonly requeueAfterMs: number;
   /** Targets the provider's kubeconfig was refused for (empty: every target is current, or nothing to copy). */
   readonly refused: readonly RotationRefusal[];
+  /**
+   * The last heartbeat: now when this one wrote it, else the ClusterBinding's (a restarted konnector, a new leader:
+   * the last beat is ours as well, so the bindings need not wait a whole interval).
+   */
+  readonly beatAt?: Date;
+  /** Why the rotation failed (the beat was written anyway). */
+  readonly error?: Error;
 }
 
-export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<HeartbeatResult> {
+/**
+ * Rotation first (the app-cluster Secrets are other objects), then the one status write of the ClusterBinding. A
+ * provider Secret that cannot be read must not stop the konnector from saying it is alive: its error is returned
+ * beside the beat, not thrown before it.
+ */
+export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<HeartbeatOutcome> {
   const cb = d.getClusterBinding();
   if (!cb)
     throw new Error(
@@ -68,20 +84,29 @@ export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<HeartbeatRes
     );
   const interval = formatGoDuration(2 * d.intervalMs);
   const last = cb.status?.lastHeartbeatTime ? Date.parse(cb.status.lastHeartbeatTime) : NaN;
-  const age = d.now().getTime() - last;
+  const now = d.now();
+  const age = now.getTime() - last;
   const due = !(age >= 0 && age < d.intervalMs) || cb.status?.heartbeatInterval !== interval || cb.status?.konnectorVersion !== d.version;
-  // The beat first: a provider Secret that cannot be read must not stop the konnector from saying it is alive.
+  let refused: RotationRefusal[] = [];
+  let error: Error | undefined;
+  try {
+    refused = await rotate(d, cb);
+  } catch (e) {
+    error = e instanceof Error ? e : new Error(String(e));
+  }
   if (due)
     await d.writeHeartbeat({
-      lastHeartbeatTime: d
-        .now()
-        .toISOString()
-        .replace(/\.\d{3}Z$/, 'Z'),
+      lastHeartbeatTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
       heartbeatInterval: interval,
       konnectorVersion: d.version,
     });
-  const refused = await rotate(d, cb);
-  return { requeueAfterMs: due ? d.intervalMs : Math.max(1_000, d.intervalMs - age), refused };
+  const beatAt = due ? now : Number.isNaN(last) ? undefined : new Date(last);
+  return {
+    requeueAfterMs: due ? d.intervalMs : Math.max(1_000, d.intervalMs - age),
+    refused,
+    ...(beatAt ? { beatAt } : {}),
+    ...(error ? { error } : {}),
+  };
 }
 
 /** Copies the provider's kubeconfig, reduced and pinned, into every target that differs; returns the refusals. */
