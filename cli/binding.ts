@@ -12,7 +12,8 @@ import {
   type AcceptablePermissionClaim,
   type APIServiceBinding,
 } from '../exports/bind-api';
-import { CliError, ExitCode, reason } from './errors';
+import { CliError, ExitCode } from './errors';
+import { messageOf } from '../lib/kube-errors';
 import { bindApi, getOrUndefined, mergePatch, retryBusy, sleep, type Cluster } from './kube';
 
 export const BINDINGS = bindApi('apiservicebindings');
@@ -63,7 +64,7 @@ export async function applyBinding(app: Cluster, want: APIServiceBinding): Promi
   } catch (e) {
     if (e instanceof CliError) throw e;
     throw new CliError(
-      `cannot write APIServiceBinding ${namespace}/${name}: ${reason(e)}`,
+      `cannot write APIServiceBinding ${namespace}/${name}: ${messageOf(e)}`,
       'run kubectl bind as a cluster admin of the app cluster',
       ExitCode.Failed,
       { cause: e },

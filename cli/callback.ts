@@ -7,7 +7,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CliError, reason } from './errors';
+import { CliError } from './errors';
+import { messageOf } from '../lib/kube-errors';
 import { decodeBinding, NotThisLoginError, OtherSessionError, type Binding } from './response';
 
 export interface CallbackServer {
@@ -69,7 +70,7 @@ export async function startCallbackServer(sid: string): Promise<CallbackServer> 
         return send(400, 'not a binding', `${escape(e.message)}; kubectl bind keeps waiting for its login.`);
       }
       done = true;
-      send(400, 'binding failed', escape(e instanceof CliError ? e.message : reason(e)));
+      send(400, 'binding failed', escape(e instanceof CliError ? e.message : messageOf(e)));
       reject(e);
     }
   };

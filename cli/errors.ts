@@ -43,19 +43,3 @@ export class TimeoutError extends CliError {
     super(message, hint, ExitCode.Timeout);
   }
 }
-
-/** The message of anything thrown; for API errors of @kubernetes/client-node, the API server's own message. */
-export function reason(err: unknown): string {
-  const body = (err as { body?: unknown } | undefined)?.body;
-  if (typeof body === 'string' && body) {
-    try {
-      const msg = (JSON.parse(body) as { message?: unknown }).message;
-      if (typeof msg === 'string' && msg) return msg;
-    } catch {
-      return body;
-    }
-  }
-  const code = (err as { code?: unknown } | undefined)?.code;
-  if (code === 401) return 'Unauthorized (401): the credentials were rejected';
-  return err instanceof Error ? err.message : String(err);
-}

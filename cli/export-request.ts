@@ -4,9 +4,10 @@
  * backend says Succeeded or Failed. Progress is what the request's conditions say.
  */
 import type { APIServiceExportRequest, ExportRequestDocument } from '../exports/bind-api';
-import { CliError, ExitCode, reason, TimeoutError } from './errors';
+import { CliError, ExitCode, TimeoutError } from './errors';
+import { isConflict, messageOf } from '../lib/kube-errors';
 import { formatDuration } from './duration';
-import { bindApi, isConflict, retryBusy, sleep, type Cluster } from './kube';
+import { bindApi, retryBusy, sleep, type Cluster } from './kube';
 
 const REQUESTS = bindApi('apiserviceexportrequests');
 
@@ -38,7 +39,7 @@ export async function createExportRequest(
     }
   } catch (e) {
     throw new CliError(
-      `cannot create APIServiceExportRequest ${doc.metadata.name} in provider namespace ${namespace}: ${reason(e)}`,
+      `cannot create APIServiceExportRequest ${doc.metadata.name} in provider namespace ${namespace}: ${messageOf(e)}`,
       'bind again to get fresh credentials; if it persists, ask the provider',
       ExitCode.Failed,
       { cause: e },
@@ -62,7 +63,7 @@ export async function awaitExportRequest(
       r = (await provider.custom.getNamespacedCustomObject({ ...REQUESTS, namespace, name })) as APIServiceExportRequest;
     } catch (e) {
       throw new CliError(
-        `cannot read APIServiceExportRequest ${namespace}/${name} on the provider: ${reason(e)}`,
+        `cannot read APIServiceExportRequest ${namespace}/${name} on the provider: ${messageOf(e)}`,
         'bind again',
         ExitCode.Failed,
         { cause: e },

@@ -12,8 +12,9 @@ import { App, Chart } from 'cdk8s';
 import { BIND_GROUP } from '../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
 import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_NAME } from '../konnector/deploy/konnector';
-import { CliError, ExitCode, reason, TimeoutError } from './errors';
-import { bindApi, KUBECTL_BIND_FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, statusOf, type Cluster } from './kube';
+import { CliError, ExitCode, TimeoutError } from './errors';
+import { messageOf, statusOf } from '../lib/kube-errors';
+import { bindApi, KUBECTL_BIND_FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, type Cluster } from './kube';
 import { compareVersions, formatVersion, parseVersion } from './semver';
 
 export type Grant = Omit<KonnectorApiAccessProps, 'namespace'>;
@@ -65,7 +66,7 @@ export async function installKonnector(app: Cluster, o: KonnectorInstallOptions 
     app.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: KONNECTOR_NAME, namespace: o.namespace } }),
   ).catch((e: unknown) => {
     throw new CliError(
-      `cannot read the konnector Deployment ${o.namespace}/${KONNECTOR_NAME}: ${reason(e)}`,
+      `cannot read the konnector Deployment ${o.namespace}/${KONNECTOR_NAME}: ${messageOf(e)}`,
       permissionsHint,
       ExitCode.Failed,
       { cause: e },
@@ -88,7 +89,7 @@ export async function installKonnector(app: Cluster, o: KonnectorInstallOptions 
     await app.objects.delete(current!, undefined, undefined, undefined, undefined, 'Background').catch((e: unknown) => {
       if (statusOf(e) === 404) return;
       throw new CliError(
-        `cannot replace the konnector Deployment ${o.namespace}/${KONNECTOR_NAME} (its selector differs): ${reason(e)}`,
+        `cannot replace the konnector Deployment ${o.namespace}/${KONNECTOR_NAME} (its selector differs): ${messageOf(e)}`,
         permissionsHint,
         ExitCode.Failed,
         { cause: e },
@@ -111,7 +112,7 @@ async function apply(app: Cluster, m: Manifest): Promise<void> {
   } catch (e) {
     const where = `${m.kind} ${m.metadata?.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata?.name}`;
     throw new CliError(
-      `cannot apply ${where} of the konnector: ${reason(e)}`,
+      `cannot apply ${where} of the konnector: ${messageOf(e)}`,
       statusOf(e) === 403 ? permissionsHint : undefined,
       ExitCode.Failed,
       { cause: e },
@@ -128,7 +129,7 @@ export async function awaitBindingsServed(app: Cluster, namespace: string, timeo
       return;
     } catch (e) {
       if (statusOf(e) !== 404 && !isBusy(e))
-        throw new CliError(`cannot list APIServiceBindings: ${reason(e)}`, permissionsHint, ExitCode.Failed, { cause: e });
+        throw new CliError(`cannot list APIServiceBindings: ${messageOf(e)}`, permissionsHint, ExitCode.Failed, { cause: e });
     }
     if (signal.aborted) throw new CliError('interrupted', undefined, ExitCode.Interrupted);
     if (Date.now() > deadline)

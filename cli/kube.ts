@@ -19,6 +19,7 @@ import { BIND_GROUP, BIND_VERSION } from '../exports/bind-api';
 import { CliError, ExitCode } from './errors';
 import { providerKubeconfig } from './provider-kubeconfig';
 import { sleep } from '../lib/abort';
+import { isNotFound, statusOf } from '../lib/kube-errors';
 
 export interface Cluster {
   readonly kc: KubeConfig;
@@ -122,13 +123,6 @@ export const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerS
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** The server-side-apply field manager of what the plugin applies in the app cluster (the konnector). */
 export const KUBECTL_BIND_FIELD_MANAGER = 'kubectl-bind';
-
-export const statusOf = (err: unknown): number | undefined => {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'number' ? code : undefined;
-};
-export const isNotFound = (err: unknown) => statusOf(err) === 404;
-export const isConflict = (err: unknown) => statusOf(err) === 409;
 
 /** A call's result, or undefined when the object does not exist. */
 export async function getOrUndefined<T>(call: Promise<T>): Promise<T | undefined> {

@@ -6,7 +6,8 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import { KUBECONFIG_SECRET_KEY, reduceProviderKubeconfig } from '../exports/bind-api';
-import { isConflict, type Cluster } from './kube';
+import { type Cluster } from './kube';
+import { isConflict } from '../lib/kube-errors';
 
 export const KUBECONFIG_SECRET_PREFIX = 'kubeconfig-';
 

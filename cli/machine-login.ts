@@ -11,7 +11,8 @@
 import { readFileSync } from 'node:fs';
 import * as oidc from 'openid-client';
 import type { ClientCredentialsMethod } from '../exports/bind-api';
-import { CliError, ExitCode, reason } from './errors';
+import { CliError, ExitCode } from './errors';
+import { messageOf } from '../lib/kube-errors';
 import type { MachineFlags, SecretSource } from './flags';
 import { sessionId } from './ids';
 import type { Io } from './io';
@@ -25,7 +26,7 @@ export function readClientSecret(source: SecretSource, env: NodeJS.ProcessEnv): 
       text = readFileSync(source.file, 'utf8');
     } catch (e) {
       throw new CliError(
-        `cannot read --client-secret-file ${source.file}: ${reason(e)}`,
+        `cannot read --client-secret-file ${source.file}: ${messageOf(e)}`,
         'give the file that holds the client secret',
         ExitCode.Failed,
         { cause: e },

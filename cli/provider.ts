@@ -9,7 +9,8 @@ import {
   type BindingProvider,
   type ClientCredentialsMethod,
 } from '../exports/bind-api';
-import { CliError, reason } from './errors';
+import { CliError } from './errors';
+import { messageOf } from '../lib/kube-errors';
 import { compareVersions, parseVersion } from './semver';
 
 /** The oldest provider protocol Klutch's CLI speaks. */
@@ -31,7 +32,7 @@ export async function fetchProvider(url: string, fetcher: typeof fetch = fetch):
   } catch (e) {
     const cause = (e as { cause?: unknown }).cause;
     throw new CliError(
-      `cannot reach the bind backend at ${url}: ${reason(cause ?? e)}`,
+      `cannot reach the bind backend at ${url}: ${messageOf(cause ?? e)}`,
       'check the URL and that the backend is running; it is the backend’s /export address, e.g. kubectl bind https://bind.example.com/export',
     );
   }

@@ -3,7 +3,8 @@ import { apiServiceCommand } from './commands/apiservice';
 import { bindCommand } from './commands/bind';
 import { listCommand } from './commands/list';
 import { removeCommand } from './commands/remove';
-import { CliError, ExitCode, reason } from './errors';
+import { CliError, ExitCode } from './errors';
+import { messageOf } from '../lib/kube-errors';
 import { parseCommand } from './flags';
 import { HELP } from './help';
 import type { Io } from './io';
@@ -36,7 +37,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       io.stderr.write(`error: ${e.message}\n${e.hint ? `  ${e.hint}\n` : ''}`);
       return e.exitCode;
     }
-    io.stderr.write(`error: ${reason(e)}\n  this is a bug in kubectl-bind; please report it with the command line\n`);
+    io.stderr.write(`error: ${messageOf(e)}\n  this is a bug in kubectl-bind; please report it with the command line\n`);
     if (io.env.KUBECTL_BIND_DEBUG) io.stderr.write(`${(e as Error).stack}\n`);
     return ExitCode.Failed;
   }

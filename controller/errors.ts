@@ -1,3 +1,5 @@
+import { causeOf } from '../lib/errors';
+
 /**
  * An error a retry cannot fix (a spec that can never be valid, a missing permission the operator must grant): the
  * controller records and logs it and drops the key until an event enqueues it again, instead of retrying with
@@ -10,14 +12,8 @@ export class TerminalError extends Error {
   }
 }
 
-/**
- * The first error of class `C` in `e`'s `cause` chain (`e` itself first), if any: a caller that decides by the kind
- * of error (terminal, a refusal to report as data) still sees it beneath a wrap that only added context.
- */
-export function causeOf<C extends Error>(e: unknown, kind: abstract new (...args: never[]) => C): C | undefined {
-  for (let c: unknown = e, depth = 0; c instanceof Error && depth < 32; c = c.cause, depth++) if (c instanceof kind) return c;
-  return undefined;
-}
+/** The cause-chain reader every caller shares (lib/errors.ts). */
+export { causeOf };
 
 /** Whether `e`, or an error in its `cause` chain, is terminal: wrapping an error to add context keeps it terminal. */
 export function isTerminal(e: unknown): boolean {

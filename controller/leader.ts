@@ -16,6 +16,7 @@ import type { Registry } from 'prom-client';
 import { keepAliveClient } from './clients';
 import { leaderGauge } from './metrics';
 import { sleep } from '../lib/abort';
+import { statusOf } from '../lib/kube-errors';
 
 export interface LeaderElectorOptions {
   readonly kc: KubeConfig;
@@ -147,8 +148,8 @@ export class LeaderElector {
       lease = await this.api.readNamespacedLease({ name: this.o.name, namespace: this.o.namespace });
       this.answeredAt = Date.now();
     } catch (e) {
-      if (statusCode(e) !== undefined) this.answeredAt = Date.now();
-      if (statusCode(e) !== 404) {
+      if (statusOf(e) !== undefined) this.answeredAt = Date.now();
+      if (statusOf(e) !== 404) {
         this.log.warn({ err: e }, 'cannot read the lease');
         return false;
       }
@@ -218,9 +219,4 @@ export class LeaderElector {
     this.observed = { holder, renewTime, at: Date.now() };
     if (changedHolder && holder) this.o.onNewLeader?.(holder);
   }
-}
-
-function statusCode(e: unknown): number | undefined {
-  const code = (e as { code?: unknown; statusCode?: unknown } | undefined)?.code ?? (e as { statusCode?: unknown } | undefined)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
 }

@@ -11,7 +11,8 @@ import { KUBECONFIG_SECRET_KEY, Kinds } from '../../exports/bind-api';
 import { applyBinding, awaitReady, bindingObject, readyOf } from '../binding';
 import { exampleClaim } from '../claim-example';
 import { formatDuration } from '../duration';
-import { CliError, ExitCode, reason, TimeoutError } from '../errors';
+import { CliError, ExitCode, TimeoutError } from '../errors';
+import { messageOf } from '../../lib/kube-errors';
 import { awaitExportRequest, createExportRequest, requestObject } from '../export-request';
 import type { ApiServiceFlags, BindFlags } from '../flags';
 import { Answers, type Io } from '../io';
@@ -59,7 +60,7 @@ export async function bindApiServices(c: BindContext): Promise<number> {
         const exp = (await getOrUndefined(
           c.provider.cluster.custom.getNamespacedCustomObject({ ...bindApi('apiserviceexports'), namespace: c.provider.namespace, name }),
         ).catch((e: unknown) => {
-          throw new CliError(`cannot read APIServiceExport ${name} on the provider: ${reason(e)}`, 'bind again', ExitCode.Failed, {
+          throw new CliError(`cannot read APIServiceExport ${name} on the provider: ${messageOf(e)}`, 'bind again', ExitCode.Failed, {
             cause: e,
           });
         })) as APIServiceExport | undefined;
@@ -249,7 +250,7 @@ export async function apiServiceCommand(flags: ApiServiceFlags, io: Io): Promise
     const s = await getOrUndefined(app.core.readNamespacedSecret({ namespace: ns, name: flags.remoteKubeconfigName! })).catch(
       (e: unknown) => {
         throw new CliError(
-          `cannot read Secret ${ns}/${flags.remoteKubeconfigName}: ${reason(e)}`,
+          `cannot read Secret ${ns}/${flags.remoteKubeconfigName}: ${messageOf(e)}`,
           'run as a user who may read it',
           ExitCode.Failed,
           { cause: e },

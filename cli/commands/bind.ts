@@ -4,11 +4,12 @@
  * `bindApiServices` for the requests of the BindingResponse(s).
  */
 import type { V1Namespace } from '@kubernetes/client-node';
-import { CliError, ExitCode, reason } from '../errors';
+import { CliError, ExitCode } from '../errors';
+import { isConflict, messageOf } from '../../lib/kube-errors';
 import type { LoginFlags, MachineFlags } from '../flags';
 import { clusterId } from '../ids';
 import type { Io } from '../io';
-import { appCluster, getOrUndefined, isConflict, providerCluster, type Cluster } from '../kube';
+import { appCluster, getOrUndefined, providerCluster, type Cluster } from '../kube';
 import { findKubeconfigSecret, storeKubeconfig } from '../kubeconfig-secret';
 import { login } from '../login';
 import { machineLogin, machineMethod } from '../machine-login';
@@ -29,7 +30,7 @@ export async function ensureNamespace(app: Cluster, name: string): Promise<{ rea
     }
   } catch (e) {
     throw new CliError(
-      `cannot read or create namespace ${name} in the app cluster ${app.server}: ${reason(e)}`,
+      `cannot read or create namespace ${name} in the app cluster ${app.server}: ${messageOf(e)}`,
       'check the kubeconfig (--kubeconfig, --context) and that you are a cluster admin there',
       ExitCode.Failed,
       { cause: e },
@@ -86,7 +87,7 @@ export async function bindCommand(flags: LoginFlags, io: Io): Promise<number> {
   } else {
     const stored = await storeKubeconfig(app, flags.namespace, binding.kubeconfig).catch((e: unknown) => {
       throw new CliError(
-        `cannot store the provider kubeconfig in namespace ${flags.namespace}: ${reason(e)}`,
+        `cannot store the provider kubeconfig in namespace ${flags.namespace}: ${messageOf(e)}`,
         'run as a cluster admin of the app cluster',
         ExitCode.Failed,
         { cause: e },

@@ -3,10 +3,11 @@ import { stringify } from 'yaml';
 import type { APIServiceBinding } from '../../exports/bind-api';
 import { BINDINGS, readyOf } from '../binding';
 import { boundObjects } from '../bound-objects';
-import { CliError, ExitCode, reason } from '../errors';
+import { CliError, ExitCode } from '../errors';
+import { messageOf, statusOf } from '../../lib/kube-errors';
 import type { ListFlags } from '../flags';
 import type { Io } from '../io';
-import { appCluster, statusOf } from '../kube';
+import { appCluster } from '../kube';
 import { age, table } from '../table';
 
 export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
@@ -22,7 +23,7 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
       items = []; // no konnector ever installed: no APIServiceBinding CRD
     else
       throw new CliError(
-        `cannot list APIServiceBindings in ${app.server}: ${reason(e)}`,
+        `cannot list APIServiceBindings in ${app.server}: ${messageOf(e)}`,
         'check --kubeconfig and --context',
         ExitCode.Failed,
         { cause: e },

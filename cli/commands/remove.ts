@@ -10,7 +10,8 @@ import type { APIServiceBinding } from '../../exports/bind-api';
 import { BINDINGS, getBinding } from '../binding';
 import { boundObjects } from '../bound-objects';
 import { formatDuration } from '../duration';
-import { CliError, ExitCode, reason, TimeoutError } from '../errors';
+import { CliError, ExitCode, TimeoutError } from '../errors';
+import { messageOf } from '../../lib/kube-errors';
 import type { RemoveFlags } from '../flags';
 import { Answers, type Io } from '../io';
 import { appCluster, getOrUndefined, sleep, type Cluster } from '../kube';
@@ -25,7 +26,7 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
   const say = (line: string) => io.stderr.write(`${line}\n`);
   const binding = await getBinding(app, ns, flags.binding).catch((e: unknown) => {
     throw new CliError(
-      `cannot read APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`,
+      `cannot read APIServiceBinding ${ns}/${flags.binding}: ${messageOf(e)}`,
       'check --kubeconfig and --context',
       ExitCode.Failed,
       { cause: e },
@@ -61,7 +62,7 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
     await app.custom.deleteNamespacedCustomObject({ ...BINDINGS, namespace: ns, name: flags.binding });
   } catch (e) {
     throw new CliError(
-      `cannot delete APIServiceBinding ${ns}/${flags.binding}: ${reason(e)}`,
+      `cannot delete APIServiceBinding ${ns}/${flags.binding}: ${messageOf(e)}`,
       'run as a cluster admin of the app cluster',
       ExitCode.Failed,
       { cause: e },
@@ -128,7 +129,7 @@ async function removeGrant(app: Cluster, ns: string, binding: string): Promise<v
   for (const [apiVersion, kind] of objects)
     await getOrUndefined(app.objects.delete({ apiVersion, kind, metadata: { name } })).catch((e: unknown) => {
       throw new CliError(
-        `cannot delete ${kind} ${name} (the konnector's access to ${binding}): ${reason(e)}`,
+        `cannot delete ${kind} ${name} (the konnector's access to ${binding}): ${messageOf(e)}`,
         'delete it by hand',
         ExitCode.Failed,
         { cause: e },

@@ -8,7 +8,8 @@ import type { KubernetesObject, V1CustomResourceDefinition, V1Secret } from '@ku
 import { byRef, Controller, objectKey, refKey, splitKey, type WatchInformer } from '../../controller';
 import { bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
 import { missingAccess } from '../../lib/app-cluster-access';
-import { applyPatch, isForbidden, isNotFound, messageOf } from '../kube/client';
+import { applyPatch } from '../kube/client';
+import { isForbidden, isNotFound, messageOf } from '../../lib/kube-errors';
 import { viewOf } from '../kube/objects';
 import type { ProviderConnection } from '../provider/connection';
 import type { Connections } from '../provider/connections';

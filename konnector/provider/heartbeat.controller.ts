@@ -6,7 +6,8 @@
  */
 import { Controller } from '../../controller';
 import { bindObjects, CLUSTER_BINDING_NAME } from '../../exports/bind-api';
-import { isNotFound, mergePatch, messageOf } from '../kube/client';
+import { mergePatch } from '../kube/client';
+import { isNotFound, messageOf } from '../../lib/kube-errors';
 import { BindResources, type Runtime } from '../runtime';
 import type { ProviderConnection } from './connection';
 import { reconcileHeartbeat, type ConsumerKubeconfig, type HeartbeatDeps, type HeartbeatOutcome } from './heartbeat.reconcile';

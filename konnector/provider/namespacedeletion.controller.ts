@@ -5,7 +5,7 @@
  */
 import { byRef, Controller } from '../../controller';
 import { bindObjects } from '../../exports/bind-api';
-import { isNotFound, messageOf } from '../kube/client';
+import { isNotFound, messageOf } from '../../lib/kube-errors';
 import { BindResources, type Runtime } from '../runtime';
 import type { ProviderConnection } from './connection';
 import { reconcileNamespaceDeletion, type NamespaceDeletionDeps } from './namespacedeletion.reconcile';

@@ -7,7 +7,8 @@
  * behind a finalizer; no upstream copy is left without its claim.
  */
 import { Annotations } from '../../exports/bind-api';
-import { clientsFor, mergePatch, messageOf, statusOf } from '../../konnector/kube/client';
+import { clientsFor, mergePatch } from '../../konnector/kube/client';
+import { messageOf, statusOf } from '../../lib/kube-errors';
 import { jsonSubset } from '../../konnector/kube/objects';
 import type { Kube } from './kube';
 

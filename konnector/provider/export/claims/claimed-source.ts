@@ -15,7 +15,7 @@ import type { AuthorizationV1Api, KubeConfig, KubernetesObject, V1PolicyRule, V1
 import type { Logger } from 'pino';
 import { watchInformer, type InformerEvent, type WatchInformer } from '../../../../controller';
 import { CLAIMED_ROLE } from '../../../../exports/bind-api';
-import { messageOf } from '../../../kube/client';
+import { messageOf } from '../../../../lib/kube-errors';
 import { trimForCache } from '../../../kube/trim';
 
 export interface ClaimedSourceOptions {

@@ -8,7 +8,7 @@
 import { watchInformer, type Controller, type WatchInformer } from '../../../../controller';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Annotations } from '../../../../exports/bind-api';
-import { isConflict, isNotFound } from '../../../kube/client';
+import { isConflict, isNotFound } from '../../../../lib/kube-errors';
 import { NamespacedInformers } from '../../../kube/namespaced-informers';
 import { trimForCache } from '../../../kube/trim';
 import { fromWire, isDeleting, keyOf, type Obj } from '../../../kube/objects';

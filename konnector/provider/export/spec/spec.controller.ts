@@ -4,7 +4,7 @@
  */
 import type { Controller } from '../../../../controller';
 import { BIND_API_VERSION, Kinds } from '../../../../exports/bind-api';
-import { isConflict } from '../../../kube/client';
+import { isConflict } from '../../../../lib/kube-errors';
 import { keyOf, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { BindResources } from '../../../runtime';
