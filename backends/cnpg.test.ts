@@ -7,11 +7,14 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../apis/api';
 import { DataService, planMatrix } from '../apis';
 import { composeResource } from '../functions/dataservices/compose';
-import { compositeOf, inputOf } from '../test/support/function';
+import { Severity } from '@crossplane-org/function-sdk-typescript';
+import { runFunction } from '../functions/dataservices/fn';
+import { RELATED_REQUIREMENT } from '../functions/dataservices/related';
+import { compositeOf, inputOf, requestOf } from '../test/support/function';
 import { loadCatalog } from '../test/support/catalog';
 import type { CnpgOffering } from '../apis/dataservice';
 import { observeStatus } from '../functions/dataservices/status';
-import { CNPG_BINDING_KEYS, CNPG_CLUSTER_READY } from './cnpg';
+import { CNPG_BINDING_COMPOSITE, CNPG_BINDING_KEYS, CNPG_CLUSTER_READY } from './cnpg';
 
 const apis: Api[] = await loadCatalog();
 const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
@@ -88,14 +91,18 @@ describe('cnpg PostgresqlInstance', () => {
 });
 
 describe('cnpg ServiceBinding', () => {
-  it("is an Object holding a Secret in the a8s keys, copied from the instance's app-user Secret and external Service", () => {
-    const xr = compositeOf(api('servicebinding'), 'cnpg', { instanceRef: 'pg', serviceInstanceType: 'postgresql' });
+  const bindingXr = (name = 'my-claim') =>
+    compositeOf(api('servicebinding'), 'cnpg', { instanceRef: 'pg', serviceInstanceType: 'postgresql' }, { name, namespace: 'team-a' });
+
+  it("is an Object holding a Secret in the a8s keys: its own role and generated password, the instance's database and address", () => {
+    const xr = bindingXr();
     const spec = (composeResource(inputOf(api('servicebinding'), 'cnpg'), xr).resource as any).spec;
     expect(spec.forProvider.manifest).toEqual({
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'my-claim-cnpg-binding', namespace: 'team-a' },
       type: 'Opaque',
+      stringData: { username: `binding-${xr.metadata.uid}`, password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
     });
     expect(
       spec.references.map((r: any) => [
@@ -106,8 +113,6 @@ describe('cnpg ServiceBinding', () => {
         r.toFieldPath,
       ]),
     ).toEqual([
-      ['Secret', 'team-a', 'pg-app', 'data.username', 'data.username'],
-      ['Secret', 'team-a', 'pg-app', 'data.password', 'data.password'],
       ['Secret', 'team-a', 'pg-app', 'data.dbname', 'data.database'],
       ['Service', 'team-a', 'pg-external', 'status.loadBalancer.ingress[0].ip', 'stringData.instance_service'],
     ]);
@@ -115,6 +120,16 @@ describe('cnpg ServiceBinding', () => {
     expect(spec.connectionDetails.map((d: any) => [d.name, d.fieldPath, d.toConnectionSecretKey])).toEqual(
       CNPG_BINDING_KEYS.map((k) => ['my-claim-cnpg-binding', `data.${k}`, k]),
     );
+  });
+
+  it('keeps the password it generated once: every later composition reads it back from the observed Object', () => {
+    const input = inputOf(api('servicebinding'), 'cnpg');
+    const first = composeResource(input, bindingXr()).resource as any;
+    const again = composeResource(input, bindingXr(), first).resource as any;
+    expect(again.spec.forProvider.manifest.stringData.password).toBe(first.spec.forProvider.manifest.stringData.password);
+    // Two bindings, two passwords.
+    const other = composeResource(input, bindingXr('other')).resource as any;
+    expect(other.spec.forProvider.manifest.stringData.password).not.toBe(first.spec.forProvider.manifest.stringData.password);
   });
 
   it('the XRD refuses a cnpg binding of another data service, and a cnpg Backup or Restore with the reason', () => {
@@ -126,6 +141,69 @@ describe('cnpg ServiceBinding', () => {
         `The cnpg-${name} composition does not exist: CloudNativePG backs up to an object store (barman-cloud) or to CSI volume snapshots`,
       );
     }
+  });
+});
+
+describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim", () => {
+  const bindingXr = (name: string, spec: Record<string, unknown> = {}, namespace = 'team-a') =>
+    compositeOf(
+      api('servicebinding'),
+      'cnpg',
+      { instanceRef: 'my-claim', serviceInstanceType: 'postgresql', ...spec },
+      { name, namespace },
+    );
+  const instance = compositeOf(api('postgresql'), 'cnpg', { service: 'a9s-postgresql15', plan: 'postgresql-single-nano' });
+  const roles = (found: Record<string, unknown>[], observed?: Record<string, unknown>) => {
+    const req = requestOf(inputOf(api('postgresql'), 'cnpg'), instance, observed ? { 'cnpg-postgresql': observed } : {});
+    req.extraResources = { [RELATED_REQUIREMENT]: { items: found.map((resource) => ({ resource, connectionDetails: {}, ready: 0 })) } };
+    const rsp = runFunction(req);
+    expect(rsp.results.filter((r) => r.severity === Severity.SEVERITY_FATAL)).toEqual([]);
+    return rsp.desired?.resources['cnpg-postgresql']?.resource as any;
+  };
+
+  it('lists a role per cnpg binding of this claim in its namespace: login, member of app, its password Secret', () => {
+    const a = bindingXr('app');
+    const found = [
+      a,
+      // Another instance's, another namespace's, another backend's binding: no role here.
+      bindingXr('x', { instanceRef: 'other' }),
+      bindingXr('y', {}, 'team-b'),
+      { ...bindingXr('z'), spec: { ...bindingXr('z').spec, compositionRef: { name: 'a8s-servicebinding' } } },
+    ];
+    const composed = roles(found);
+    expect(composed.spec.forProvider.manifest.spec.managed.roles).toEqual([
+      {
+        name: `binding-${a.metadata.uid}`,
+        comment: 'ServiceBinding app',
+        ensure: 'present',
+        login: true,
+        inRoles: ['app'],
+        passwordSecret: { name: 'app-cnpg-binding' },
+      },
+    ]);
+  });
+
+  it('a binding that is gone leaves its role listed with ensure: absent, so CNPG drops it', () => {
+    const a = bindingXr('app');
+    const b = bindingXr('app-2');
+    const before = roles([a, b]);
+    const after = roles([a], before).spec.forProvider.manifest.spec.managed.roles;
+    expect(after.map((r: any) => [r.name, r.ensure])).toEqual(
+      [
+        [`binding-${a.metadata.uid}`, 'present'],
+        [`binding-${b.metadata.uid}`, 'absent'],
+      ].sort((x, y) => x[0]!.localeCompare(y[0]!)),
+    );
+    expect(after.find((r: any) => r.ensure === 'absent')).toEqual({ name: `binding-${b.metadata.uid}`, ensure: 'absent' });
+  });
+
+  it('the binding composite kinds are those of the servicebinding API on each target', () => {
+    expect([api('servicebinding').compositeKind('v1'), api('servicebinding').compositeKind('v2')]).toEqual([
+      CNPG_BINDING_COMPOSITE.kind.v1,
+      CNPG_BINDING_COMPOSITE.kind.v2,
+    ]);
+    expect(api('servicebinding').apiVersion).toBe(CNPG_BINDING_COMPOSITE.apiVersion);
+    expect(api('servicebinding').compositionName('cnpg')).toBe(CNPG_BINDING_COMPOSITE.composition);
   });
 });
 

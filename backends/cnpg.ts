@@ -5,12 +5,13 @@
  * `spec.postgresql.parameters`, strings as CNPG wants them), when it is ready, where its status is read, and how a
  * binding's credentials are assembled into the keys of Klutch's a8s binding (docs/decisions/cloudnative-pg.md).
  *
- * The function learns nothing of this: a binding is an Object holding a Secret whose fields provider-kubernetes
- * copies (`spec.references[].patchesFrom`) from the Secret CNPG writes for the instance's application user and from
- * the instance's external Service, so `<claim>-creds` gets `database`, `instance_service`, `password`, `username`
- * through the recipe vocabulary the a8s binding already uses.
+ * The function learns nothing of this: a binding is an Object holding a Secret with a role of its own and a password
+ * the function generates once (`Recipe.generated`), plus fields provider-kubernetes copies
+ * (`spec.references[].patchesFrom`) from the instance's application Secret and external Service, so `<claim>-creds`
+ * gets `database`, `instance_service`, `password`, `username` through the recipe vocabulary the a8s binding uses. The
+ * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as absent.
  */
-import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from '../recipe';
+import type { FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
 import { kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 export const CNPG = 'cnpg';
@@ -63,6 +64,25 @@ export const CNPG_APP_SECRET_SUFFIX = '-app';
 export const CNPG_BINDING_SECRET_SUFFIX = '-cnpg-binding';
 /** The keys of `<claim>-creds`, those of Klutch's a8s binding. */
 export const CNPG_BINDING_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
+
+/**
+ * The binding composites an instance lists a role for (the servicebinding API of apis/catalog, on each target's
+ * composite kind: `XServiceBinding` with claims on v1, the namespaced `ServiceBinding` on v2), and the composition
+ * they must name, so a binding of another backend that names the same instance gets no role here.
+ */
+export const CNPG_BINDING_COMPOSITE = {
+  apiVersion: 'anynines.com/v1',
+  kind: { v1: 'XServiceBinding', v2: 'ServiceBinding' },
+  composition: `${CNPG}-servicebinding`,
+} as const;
+/**
+ * A binding's role: `binding-<uid of the binding's composite>`. Unique per binding, also when a binding is deleted and
+ * made again under the same name (a new role, the old one dropped); short enough for PostgreSQL (63 bytes), and
+ * never one of CNPG's own (`postgres`, `streaming_replica`) or the application owner `app`.
+ */
+export const CNPG_ROLE_FORMAT = 'binding-%s';
+/** The application database and its owner, of which every binding's role is a member (its tables, its schema). */
+export const CNPG_APP_OWNER = 'app';
 
 /** Resources and storage per plan size. */
 export interface CnpgSize {
@@ -122,31 +142,34 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
   // CNPG takes every setting as a string (`spec.postgresql.parameters` is map[string]string): 200 → "200".
   const asString: Transform = { type: 'format', format: '%s' };
   const external = 'spec.managed.services.additional[0]';
+  const instance = kubernetesObject({
+    resource: CNPG_CLUSTER,
+    providerConfigName: o.providerConfigName,
+    readiness: CNPG_CLUSTER_READY,
+    status: CNPG_STATUS,
+    fields: [
+      { from: 'spec.service', to: 'spec.imageName', required: true, transforms: [{ type: 'map', map: o.images }] },
+      // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`.
+      { to: 'spec.bootstrap.initdb.database', value: CNPG_APP_OWNER },
+      { to: 'spec.bootstrap.initdb.owner', value: CNPG_APP_OWNER },
+      { to: `${external}.selectorType`, value: 'rw' },
+      { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },
+      {
+        from: CLAIM_NAME,
+        to: `${external}.serviceTemplate.metadata.name`,
+        required: true,
+        transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
+      },
+    ],
+  });
   return {
-    ...kubernetesObject({
-      resource: CNPG_CLUSTER,
-      providerConfigName: o.providerConfigName,
-      readiness: CNPG_CLUSTER_READY,
-      status: CNPG_STATUS,
-      fields: [
-        { from: 'spec.service', to: 'spec.imageName', required: true, transforms: [{ type: 'map', map: o.images }] },
-        // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`.
-        { to: 'spec.bootstrap.initdb.database', value: 'app' },
-        { to: 'spec.bootstrap.initdb.owner', value: 'app' },
-        { to: `${external}.selectorType`, value: 'rw' },
-        { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },
-        {
-          from: CLAIM_NAME,
-          to: `${external}.serviceTemplate.metadata.name`,
-          required: true,
-          transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
-        },
-      ],
-    }),
+    ...instance,
     // The claim says what CNPG is doing, and fails with CNPG's reason when CNPG gives up.
     failedStatePaths: [CNPG_PHASE_PATHS[0]],
     failedStates: CNPG_FAILED_PHASES,
     progressPaths: CNPG_PHASE_PATHS,
+    related: bindingRoles('v1'),
+    v2: { ...instance.v2, related: bindingRoles('v2') },
     parametersTo: 'spec.postgresql.parameters',
     parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
     ignoredParameters: p.ignoredParameters,
@@ -173,6 +196,39 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
 }
 
 /**
+ * The Cluster's `spec.managed.roles`: one role per cnpg binding of the claim, which can log in with the password of
+ * the binding's Secret (`<binding>-cnpg-binding`, keys username and password as CNPG reads them) and is a member of
+ * the application owner; a role whose binding is gone (or being deleted) stays listed with `ensure: absent`, so CNPG
+ * drops it from PostgreSQL and the old password no longer connects (docs/decisions/cnpg-lifecycle.md).
+ */
+function bindingRoles(target: 'v1' | 'v2'): RelatedList {
+  return {
+    apiVersion: CNPG_BINDING_COMPOSITE.apiVersion,
+    kind: CNPG_BINDING_COMPOSITE.kind[target],
+    match: [
+      { path: 'spec.instanceRef', from: CLAIM_NAME },
+      { path: 'spec.compositionRef.name', equals: CNPG_BINDING_COMPOSITE.composition },
+    ],
+    to: 'spec.managed.roles',
+    key: 'name',
+    item: [
+      { from: 'metadata.uid', to: 'name', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
+      { from: CLAIM_NAME, to: 'comment', required: true, transforms: [{ type: 'format', format: 'ServiceBinding %s' }] },
+      { to: 'ensure', value: 'present' },
+      { to: 'login', value: true },
+      { to: 'inRoles', value: [CNPG_APP_OWNER] },
+      {
+        from: CLAIM_NAME,
+        to: 'passwordSecret.name',
+        required: true,
+        transforms: [{ type: 'format', format: `%s${CNPG_BINDING_SECRET_SUFFIX}` }],
+      },
+    ],
+    gone: { ensure: 'absent' },
+  };
+}
+
+/**
  * A `patchesFrom` reference of the binding's Object: the field `fieldPath` of the instance's object
  * `<instanceRef><suffix>` (in the claim's namespace) copied to `toFieldPath` of the Secret the Object holds.
  */
@@ -190,14 +246,15 @@ function copyFrom(i: number, kind: 'Secret' | 'Service', suffix: string, fieldPa
 }
 
 /**
- * A ServiceBinding on CNPG: an Object holding the Secret `<claim><CNPG_BINDING_SECRET_SUFFIX>` in the a8s keys, its
- * values copied by provider-kubernetes from the instance's application-user Secret (username, password, dbname) and
- * from the address of its external Service; published through the Object's connectionDetails as `<claim>-creds`.
+ * A ServiceBinding on CNPG: an Object holding the Secret `<claim><CNPG_BINDING_SECRET_SUFFIX>` in the a8s keys: the
+ * binding's own role (`binding-<uid>`) and a password the function generates once and keeps, which the instance's
+ * Cluster lists as that role's `passwordSecret`; the database name and the address of the instance's external
+ * Service copied by provider-kubernetes; published through the Object's connectionDetails as `<claim>-creds`.
  */
 export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): Recipe {
   const lb = 'status.loadBalancer.ingress[0].ip';
   const fromSecret = { at: 'spec.connectionDetails', nameSuffix: CNPG_BINDING_SECRET_SUFFIX, keys: [...CNPG_BINDING_KEYS] };
-  return kubernetesObject({
+  const recipe = kubernetesObject({
     resource: { apiVersion: 'v1', kind: 'Secret' },
     providerConfigName: p.providerConfigName,
     status: CNPG_STATUS,
@@ -210,14 +267,14 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
         transforms: [{ type: 'format', format: `%s${CNPG_BINDING_SECRET_SUFFIX}` }],
       },
       { to: 'type', value: 'Opaque' },
+      { from: 'metadata.uid', to: 'stringData.username', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
     ],
     wrapperFields: [
-      ...copyFrom(0, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.username', 'data.username'),
-      ...copyFrom(1, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.password', 'data.password'),
-      ...copyFrom(2, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.dbname', 'data.database'),
-      ...copyFrom(3, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.instance_service'),
+      ...copyFrom(0, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.dbname', 'data.database'),
+      ...copyFrom(1, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.instance_service'),
     ],
   });
+  return { ...recipe, generated: [{ to: 'stringData.password' }] };
 }
 
 /**

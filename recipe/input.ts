@@ -150,6 +150,28 @@ export const inputSchema: Schema = s.object(
     failedStates: s.array(s.string({ minLength: 1 })),
     progressPaths: s.array(fieldPath),
     errorPaths: s.array(fieldPath),
+    generated: s.array(s.object({ to: fieldPath }, { required: ['to'] })),
+    related: s.object(
+      {
+        apiVersion: s.string({ minLength: 1 }),
+        kind: s.string({ minLength: 1 }),
+        match: s.array(
+          s.object(
+            { path: fieldPath, equals: s.string(), from: fieldPath },
+            {
+              required: ['path'],
+              rules: [{ rule: 'has(self.equals) != has(self.from)', message: 'set exactly one of equals and from' }],
+              oneOfRequired: [['equals'], ['from']],
+            },
+          ),
+        ),
+        to: fieldPath,
+        item: fieldMappings,
+        key: s.string({ minLength: 1 }),
+        gone: s.freeform(),
+      },
+      { required: ['apiVersion', 'kind', 'match', 'to', 'item', 'key', 'gone'] },
+    ),
   },
   { required: ['apiVersion', 'kind', 'backend', 'service', 'resource', 'providerConfig', 'fields'] },
 );

@@ -154,6 +154,47 @@ export interface ConnectionSecret {
   };
 }
 
+/**
+ * A value the function generates the first time it composes the resource (a password the backend reads from it),
+ * then keeps: read back from the observed composed resource on every later run, so it is stable across reconciles
+ * and never leaves the control plane through the composite or the claim. 32 random bytes, base64url.
+ */
+export interface GeneratedValue {
+  /** Path in the composed resource (for a wrapped resource: in the wrapped object), e.g. `stringData.password`. */
+  readonly to: string;
+}
+
+/** A condition on a related composite: the value at `path` equals `equals`, or the composite's own field `from`. */
+export interface RelatedMatch {
+  readonly path: string;
+  readonly equals?: string;
+  readonly from?: string;
+}
+
+/**
+ * A list in the composed resource with one item per related composite of the same claim namespace (an instance's
+ * bindings: one database role each). The function asks Crossplane for the composites of `apiVersion`/`kind`, and
+ * which ones it may see is decided by the composite, never by what a tenant writes: for a namespaced composite
+ * (Crossplane v2) those in its own namespace, for a cluster-scoped one (v1) those carrying the
+ * `crossplane.io/claim-namespace` label Crossplane wrote from the real claim. Of those, the ones matching every
+ * `match` and not being deleted each give an item (`item`, read from that composite). An item composed before whose
+ * composite is gone (read from the observed composed resource by `key`) stays listed with `gone` (CNPG's
+ * `ensure: absent`: the backend removes what it made for it).
+ */
+export interface RelatedList {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly match: readonly RelatedMatch[];
+  /** Path of the list in the composed resource (for a wrapped resource: in the wrapped object). */
+  readonly to: string;
+  /** The fields of one item, `from` paths read from the related composite (its trusted view). */
+  readonly item: readonly FieldMapping[];
+  /** The item field that names it (`name`); items are sorted by it. */
+  readonly key: string;
+  /** What an item whose composite is gone becomes: its key and these fields. */
+  readonly gone: Readonly<Record<string, unknown>>;
+}
+
 /** Everything the function needs to compose one resource of one backend for one API. */
 export interface Recipe {
   /** apiVersion and kind of the resource: the managed resource itself, or (with `wrapper`) the wrapped object. */
@@ -194,6 +235,10 @@ export interface Recipe {
    * composite with it as the message (the a8s operators' `status.error`).
    */
   readonly errorPaths?: readonly string[];
+  /** Values generated once and kept (GeneratedValue). */
+  readonly generated?: readonly GeneratedValue[];
+  /** A list with one item per related composite (RelatedList). */
+  readonly related?: RelatedList;
   /**
    * The recipe on the `v2` target (Crossplane v2's namespaced composites, which may compose only namespaced
    * resources): the parts set here replace the recipe's own there, e.g. a namespaced wrapper and its ProviderConfig

@@ -3,7 +3,7 @@ import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../test/support/catalog';
 import { ComposeError, composeResource } from './compose';
 import { stringify } from 'yaml';
-import { get } from './fieldpath';
+import { get, join, set } from './fieldpath';
 import { SETTINGS, allParameters, compositeOf, inputOf } from '../../test/support/function';
 import { A8S_BINDING_SECRET } from '../../backends';
 import { inputFor, type Backend, type Recipe } from '../../recipe';
@@ -138,8 +138,15 @@ describe('composeResource: every API and backend, a claim with every parameter s
   it.each(cases)('$api on $backend', async ({ a, backend }) => {
     const params = allParameters(a);
     const spec = { ...(a.examples[backend] as Record<string, unknown>), ...(Object.keys(params).length ? { parameters: params } : {}) };
-    const got = composeResource(inputOf(a, backend), compositeOf(a, backend, spec));
+    const input = inputOf(a, backend);
+    const got = composeResource(input, compositeOf(a, backend, spec));
     expect(got.name).toBe(`${backend}-${a.name}`);
+    // A generated value is new on every run: the golden file says where it is and checks its shape.
+    for (const g of input.generated ?? []) {
+      const at = input.wrapper ? join(input.wrapper.manifestAt, g.to) : g.to;
+      expect(get(got.resource, at)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      set(got.resource, at, '<generated: 32 random bytes, base64url>');
+    }
     const doc = stringify({ claim: spec, composed: got.resource, warnings: got.warnings }, { sortMapEntries: true, lineWidth: 0 });
     await expect(`# composeResource(${backend}-${a.name}): the claim, the composed resource, the warnings\n${doc}`).toMatchFileSnapshot(
       `testdata/compose/${backend}-${a.name}.yaml`,

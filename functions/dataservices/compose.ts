@@ -4,6 +4,7 @@
  * knows no backend: everything backend-specific is recipe data (backends/). Pure: no SDK types, no I/O; every
  * failure is a `ComposeError` whose message reads "cannot <verb> <thing>: <cause>".
  */
+import { randomBytes } from 'node:crypto';
 import { get, join, set } from './fieldpath';
 import type { FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
 import { applyTransforms } from './transforms';
@@ -108,7 +109,8 @@ function providerConfigName(pc: ProviderConfigSelector, composite: Obj, where: s
   return (pc.format ?? '%s').replaceAll('%s', String(v));
 }
 
-function applyField(target: Obj, f: FieldMapping, i: number, composite: Obj, where: string, list = 'fields'): void {
+/** Sets one field mapping on `target`, reading `from` in `composite` (list: where it sits in the input, for messages). */
+export function applyField(target: Obj, f: FieldMapping, i: number, composite: Obj, where: string, list = 'fields'): void {
   const thing = `${list}[${i}] (${f.from ? `${f.from} → ` : ''}${f.to}) ${where}`;
   let v: unknown;
   if (f.from === undefined) {
@@ -171,6 +173,22 @@ function applyRecipe(target: Obj, input: Input, composite: Obj, where: string, w
     if (!known.has(name))
       warnings.push(`parameter ${name} is not known to the ${input.backend} backend of ${input.service} and was ignored ${where}`);
   }
+}
+
+/** Bytes of a generated value: 256 bits, as much as any password a backend accepts needs. */
+export const GENERATED_BYTES = 32;
+
+/**
+ * Sets the recipe's generated values on `target`: the one the observed resource (`observedTarget`, the same object
+ * as Crossplane last saw it) holds at the same path, else a new random one. Only the first composition generates;
+ * a value that is not a non-empty string there (someone edited it) is generated anew rather than passed on.
+ */
+function applyGenerated(target: Obj, input: Input, observedTarget: unknown, where: string): void {
+  (input.generated ?? []).forEach((g, i) => {
+    const kept = attempt(`read generated[${i}] (${g.to}) of the observed resource ${where}`, () => get(observedTarget, g.to));
+    const value = typeof kept === 'string' && kept !== '' ? kept : randomBytes(GENERATED_BYTES).toString('base64url');
+    attempt(`set generated[${i}] (${g.to}) ${where}`, () => set(target, g.to, value));
+  });
 }
 
 function labelsOf(input: Input, composite: Obj, where: string): Record<string, string> {
@@ -244,6 +262,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
       ? { name: clusterScopedName(claim.namespace, claim.name, where), ...(Object.keys(labels).length ? { labels } : {}) }
       : { name: claim.name, namespace: claim.namespace };
     applyRecipe(resource, input, composite, where, warnings);
+    applyGenerated(resource, input, get(observed, input.wrapper.manifestAt), where);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
     const wrapper = input.wrapper;
     attempt(`set wrapper.manifestAt "${wrapper.manifestAt}" ${where}`, () => set(composed, wrapper.manifestAt, resource));
@@ -252,6 +271,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     resource.metadata = metadata;
     resource.spec = {};
     applyRecipe(resource, input, composite, where, warnings);
+    applyGenerated(resource, input, observed, where);
     composed = resource;
   }
   set(composed, 'spec.providerConfigRef', configRef);

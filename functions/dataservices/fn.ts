@@ -17,6 +17,8 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
+import { get } from './fieldpath';
+import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
 import { CONDITION_TYPE, observeStatus } from './status';
 import { validateInput } from './validate-input';
@@ -88,6 +90,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   const observed = req.observed?.resources?.[composedResourceName(input)]?.resource;
   let composed;
   let adoption;
+  let related;
   try {
     composed = composeResource(input, composite, isObj(observed) ? observed : undefined);
     adoption = adoptWrapped(
@@ -95,6 +98,16 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       composed.resource,
       isObj(observed) ? observed : undefined,
       requiredResources(req),
+      `(composition ${comp})`,
+    );
+    // The related list goes where the recipe's fields go: into the wrapped object, if there is one.
+    const at = input.wrapper?.manifestAt;
+    related = composeRelated(
+      input,
+      (at ? get(composed.resource, at) : composed.resource) as Obj,
+      composite,
+      at ? get(observed, at) : observed,
+      extraResources(req, RELATED_REQUIREMENT),
       `(composition ${comp})`,
     );
   } catch (e) {
@@ -108,11 +121,14 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     return fail(rsp, `cannot map the status of ${composed.name} (composition ${comp}): ${(e as Error).message}`);
   }
 
-  if (adoption.requirement) {
+  if (adoption.requirement || related.requirement) {
     const r = rsp.requirements;
     rsp.requirements = {
-      extraResources: r?.extraResources ?? {},
-      resources: { ...(r?.resources ?? {}), [ADOPT_REQUIREMENT]: adoption.requirement },
+      extraResources: {
+        ...(r?.extraResources ?? {}),
+        ...(related.requirement ? { [RELATED_REQUIREMENT]: related.requirement } : {}),
+      },
+      resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },
       schemas: r?.schemas ?? {},
     };
   }
@@ -157,6 +173,13 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
 /** What Crossplane found for the adoption requirement; undefined until the function asked (adopt.ts). */
 function requiredResources(req: RunFunctionRequest): Obj[] | undefined {
   const found = req.requiredResources?.[ADOPT_REQUIREMENT];
+  if (!found) return undefined;
+  return (found.items ?? []).map((i) => i.resource).filter(isObj);
+}
+
+/** What Crossplane found for an extra-resources requirement (related.ts); undefined until the function asked. */
+function extraResources(req: RunFunctionRequest, key: string): Obj[] | undefined {
+  const found = req.extraResources?.[key];
   if (!found) return undefined;
   return (found.items ?? []).map((i) => i.resource).filter(isObj);
 }

@@ -15,7 +15,7 @@ import { bundleDeployable, deployable } from '../../synth/deployables';
 import { startFunctionProcess, type FunctionProcess } from '../support/function-process';
 import { exampleClaim, PACKAGE_DIR, render } from '../../synth/synth';
 import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
-import { compositeOf } from '../support/function';
+import { compositeOf, uidOf } from '../support/function';
 import { crankRender, crankValidate, type CrankLine } from '../tools/crank';
 
 type Obj = Record<string, any>;
@@ -103,6 +103,8 @@ beforeAll(async () => {
         const { name, namespace } = example.metadata as { name: string; namespace: string };
         // v1: the composite Crossplane makes of the example claim; v2: the example is the namespaced XR itself.
         const composite = target === 'v1' ? compositeOf(api, backend, example.spec as Obj, { name, namespace }) : example;
+        // The API server gives every object its UID (crank does not); the cnpg binding names its role after it.
+        (composite.metadata as Obj).uid ??= uidOf(`${target}-${name}`);
         cases.push({
           id: `${target}-${backend}-${api.name}`,
           target,
@@ -346,6 +348,7 @@ describe('crank render with the bundled function', () => {
         metadata: {
           name: 'app-binding',
           namespace: 'team-b',
+          uid: uidOf('team-b/app-binding'),
           labels: { 'crossplane.io/claim-name': 'their-binding', 'crossplane.io/claim-namespace': 'victim' },
         },
       };
@@ -378,6 +381,103 @@ describe('crank render with the bundled function', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  /**
+   * cnpg per-binding users through crank render, on both targets: the instance's Cluster lists one role per cnpg
+   * binding Crossplane finds for it (`-e`), only those of its own namespace (v2: whatever its labels say), a role
+   * whose binding is gone stays listed as absent, and the result is valid against CNPG's CRD; the binding's Secret
+   * gets a generated password that a later pass (its Object observed) keeps.
+   */
+  for (const target of TARGETS) {
+    it(`${target}: a cnpg instance lists a role per binding of its own namespace, a gone one absent; the binding's password is kept`, () => {
+      const instance = cases.find((c) => c.id === `${target}-cnpg-postgresql`) as Case;
+      const bindingCase = cases.find((c) => c.id === `${target}-cnpg-servicebinding`) as Case;
+      // v2: a tenant's hostile labels on the namespaced instance must not widen whose bindings it sees.
+      const composite = structuredClone(instance.composite);
+      const own = target === 'v1' ? composite.metadata.labels['crossplane.io/claim-namespace'] : composite.metadata.namespace;
+      const claim = target === 'v1' ? composite.metadata.labels['crossplane.io/claim-name'] : composite.metadata.name;
+      if (target === 'v2') composite.metadata.labels = { 'crossplane.io/claim-name': claim, 'crossplane.io/claim-namespace': 'victim' };
+      const binding = (name: string, namespace: string, spec: Obj = {}): Obj => {
+        const b = structuredClone(bindingCase.composite);
+        b.spec = { ...b.spec, instanceRef: claim, ...spec };
+        b.metadata =
+          target === 'v1'
+            ? {
+                ...b.metadata,
+                name: `${name}-x1y2z`,
+                labels: { 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace },
+              }
+            : { name, namespace, labels: b.metadata.labels };
+        b.metadata.uid = uidOf(`${target}-${namespace}-${name}`);
+        return b;
+      };
+      const mine = [binding('app', own), binding('app-2', own)];
+      const theirs = [
+        binding('app', 'victim'),
+        binding('other-instance', own, { instanceRef: 'another' }),
+        binding('a8s', own, { compositionRef: { name: 'a8s-servicebinding' } }),
+      ];
+      const run = (extraResources: Obj[], observed?: Obj[], dir = 'roles') =>
+        crankRender(bin(target), {
+          composite,
+          composition: instance.composition,
+          functionPort: fp.port,
+          xrd: instance.xrd,
+          extraResources,
+          observed,
+          dir: join(tmp, `${target}-${dir}`),
+        }) as Obj[];
+      const composedIn = (out: Obj[]) => out.find((d) => d.metadata?.annotations?.[RESOURCE_NAME]) as Obj;
+      const rolesOf = (out: Obj[]) => (composedIn(out).spec.forProvider.manifest.spec.managed?.roles ?? []) as Obj[];
+      const role = (b: Obj) => `binding-${b.metadata.uid}`;
+
+      const first = run([...mine, ...theirs]);
+      expect(first.filter((d) => d.kind === 'Result' && d.severity === 'SEVERITY_FATAL')).toEqual([]);
+      expect(rolesOf(first)).toEqual(
+        mine
+          .map((b) => ({
+            name: role(b),
+            comment: `ServiceBinding ${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}`,
+            ensure: 'present',
+            login: true,
+            inRoles: ['app'],
+            passwordSecret: { name: `${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}-cnpg-binding` },
+          }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
+      );
+      const cluster = composedIn(first).spec.forProvider.manifest;
+      const v = validate(target, `roles-${target}`, [{ ...cluster, metadata: { ...cluster.metadata } }]);
+      expect(v.stdout, v.stdout + v.stderr).toContain('0 failure cases');
+
+      // app-2 is deleted: Crossplane no longer finds it; its role stays, absent. Then none at all: both absent.
+      const observed = [{ ...composedIn(first), metadata: { ...composedIn(first).metadata, name: 'pg-object' } }];
+      const second = rolesOf(run([mine[0] as Obj], observed, 'roles-gone'));
+      expect(second.map((r) => [r.name, r.ensure])).toEqual(
+        [
+          [role(mine[0] as Obj), 'present'],
+          [role(mine[1] as Obj), 'absent'],
+        ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      );
+      expect(rolesOf(run([], observed, 'roles-none')).map((r) => r.ensure)).toEqual(['absent', 'absent']);
+
+      // The binding: its own user and a generated password, kept once its Object is observed.
+      const secretOf = (out: Obj[]) => composedIn(out).spec.forProvider.manifest;
+      const renderBinding = (observedBinding?: Obj[], dir = 'binding') =>
+        crankRender(bin(target), {
+          composite: mine[0] as Obj,
+          composition: bindingCase.composition,
+          functionPort: fp.port,
+          xrd: bindingCase.xrd,
+          observed: observedBinding,
+          dir: join(tmp, `${target}-${dir}`),
+        }) as Obj[];
+      const b1 = renderBinding();
+      expect(secretOf(b1).stringData).toEqual({ username: role(mine[0] as Obj), password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+      const b2 = renderBinding([{ ...composedIn(b1), metadata: { ...composedIn(b1).metadata, name: 'binding-object' } }], 'binding-again');
+      expect(secretOf(b2).stringData.password).toBe(secretOf(b1).stringData.password);
+      expect(secretOf(renderBinding(undefined, 'binding-fresh')).stringData.password).not.toBe(secretOf(b1).stringData.password);
+    });
+  }
 
   it('when the backend fails, composite (and claim) get a False condition with the backend message', () => {
     const problems: string[] = [];

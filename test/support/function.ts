@@ -3,6 +3,7 @@
  * Composition's step input, a RunFunction request, sample parameter values. Shared by the function's unit tests,
  * the crank render suite and bench/function.
  */
+import { createHash } from 'node:crypto';
 import { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
 import type { Api } from '../../apis/api';
 import { A9S_SETTINGS } from '../../backends';
@@ -20,6 +21,12 @@ export interface ClaimRef {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
+/** A stable UID for a test object (the same name, the same UID), shaped as the API server writes them. */
+export function uidOf(name: string): string {
+  const h = createHash('sha256').update(name).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
 /**
  * The composite Crossplane makes of a claim (v1 target): kind X<Kind>, a generated name, the claim's labels plus
  * Crossplane's claim labels, the spec copied with the composition reference and the claim reference.
@@ -31,6 +38,8 @@ export function compositeOf(api: Api, backend: Backend, spec: Obj, claim: ClaimR
     kind: `X${api.kind}`,
     metadata: {
       name,
+      // The API server gives every object one; recipes may read it (the cnpg binding's role is named after it).
+      uid: uidOf(name),
       labels: {
         ...(claim.labels ?? {}),
         'crossplane.io/claim-name': claim.name,

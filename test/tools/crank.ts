@@ -105,6 +105,8 @@ export interface RenderOptions {
   readonly dir: string;
   /** The XRD, as YAML: crank v2 defaults the composite from its schema first, as the API server would (`--xrd`). */
   readonly xrd?: string;
+  /** What Crossplane would find for the function's requirements (`-e`: extra resources on v1, required on v2). */
+  readonly extraResources?: readonly Record<string, unknown>[];
 }
 
 /**
@@ -143,6 +145,7 @@ export function crankRender(bin: string, o: RenderOptions): Record<string, unkno
   ];
   if (o.observed) args.push('-o', write('observed.yaml', yaml(o.observed)));
   if (o.xrd) args.push('--xrd', write('xrd.yaml', o.xrd));
+  if (o.extraResources) args.push('-e', write('extra.yaml', yaml(o.extraResources)));
   const r = crank(bin, args);
   if (r.status !== 0) throw new Error(`crank render failed: ${r.stderr}`);
   return parseAllDocuments(r.stdout)

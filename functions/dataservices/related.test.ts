@@ -1,0 +1,186 @@
+import { Severity, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { describe, expect, it } from 'vitest';
+import { INPUT_API_VERSION, INPUT_KIND, type Input } from '../../recipe';
+import { requestOf } from '../../test/support/function';
+import { get } from './fieldpath';
+import { runFunction } from './fn';
+import { composeRelated, RELATED_REQUIREMENT } from './related';
+import { validateInput } from './validate-input';
+
+type Obj = Record<string, any>;
+
+/** A made-up backend: a Store wrapped in an Object, listing one grant per Ticket composite that names it. */
+const input: Input = {
+  apiVersion: INPUT_API_VERSION,
+  kind: INPUT_KIND,
+  backend: 'demo',
+  service: 'store',
+  resource: { apiVersion: 'demo.example.org/v1', kind: 'Store' },
+  wrapper: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', manifestAt: 'spec.forProvider.manifest' },
+  providerConfig: { name: 'default' },
+  fields: [],
+  related: {
+    apiVersion: 'example.org/v1',
+    kind: 'XTicket',
+    match: [
+      { path: 'spec.storeRef', from: 'metadata.labels[crossplane.io/claim-name]' },
+      { path: 'spec.compositionRef.name', equals: 'demo-ticket' },
+    ],
+    to: 'spec.grants',
+    key: 'name',
+    item: [
+      { from: 'metadata.uid', to: 'name', required: true, transforms: [{ type: 'format', format: 'grant-%s' }] },
+      { from: 'metadata.labels[crossplane.io/claim-name]', to: 'secret', required: true },
+      { to: 'state', value: 'present' },
+    ],
+    gone: { state: 'absent' },
+  },
+};
+const WHERE = '(composition demo-store)';
+const claimLabels = (name: string, namespace: string) => ({ 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace });
+
+/** The instance's composite: cluster-scoped with Crossplane's claim labels (v1), or namespaced (v2). */
+const v1Store: Obj = {
+  apiVersion: 'example.org/v1',
+  kind: 'XStore',
+  metadata: { name: 'shop-abcde', labels: claimLabels('shop', 'team-a') },
+};
+const v2Store: Obj = {
+  apiVersion: 'example.org/v1',
+  kind: 'Store',
+  // A tenant's labels on a namespaced composite: they must not widen what it sees.
+  metadata: { name: 'shop', namespace: 'team-a', labels: claimLabels('shop', 'victim') },
+};
+
+function ticket(
+  name: string,
+  o: { ns?: string; namespaced?: boolean; store?: string; composition?: string; deleting?: boolean } = {},
+): Obj {
+  const ns = o.ns ?? 'team-a';
+  return {
+    apiVersion: 'example.org/v1',
+    kind: o.namespaced ? 'Ticket' : 'XTicket',
+    metadata: {
+      name: o.namespaced ? name : `${name}-xyz`,
+      uid: `uid-${name}`,
+      ...(o.namespaced ? { namespace: ns } : { labels: claimLabels(name, ns) }),
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: { storeRef: o.store ?? 'shop', compositionRef: { name: o.composition ?? 'demo-ticket' } },
+  };
+}
+
+function related(composite: Obj, found: Obj[] | undefined, observedGrants?: Obj[]): { grants: unknown; requirement: unknown } {
+  const target: Obj = {};
+  const { requirement } = composeRelated(
+    input,
+    target,
+    composite,
+    observedGrants ? { spec: { grants: observedGrants } } : undefined,
+    found,
+    WHERE,
+  );
+  return { grants: get(target, 'spec.grants'), requirement };
+}
+
+describe('a related list (Recipe.related)', () => {
+  it('the input schema takes it, and refuses a match with both equals and from', () => {
+    expect(validateInput(input).ok).toBe(true);
+    const bad = { ...input, related: { ...input.related!, match: [{ path: 'x', equals: 'a', from: 'b' }] } };
+    expect(validateInput(bad)).toMatchObject({ ok: false, errors: [expect.stringContaining('set exactly one of equals and from')] });
+  });
+
+  it('v1: asks for the kind with the claim-namespace label Crossplane wrote; one item per matching composite, sorted', () => {
+    const found = [
+      ticket('b'),
+      ticket('a'),
+      ticket('other-store', { store: 'mall' }),
+      ticket('other-backend', { composition: 'x-ticket' }),
+    ];
+    expect(related(v1Store, found)).toEqual({
+      requirement: {
+        apiVersion: 'example.org/v1',
+        kind: 'XTicket',
+        matchLabels: { labels: { 'crossplane.io/claim-namespace': 'team-a' } },
+      },
+      grants: [
+        { name: 'grant-uid-a', secret: 'a', state: 'present' },
+        { name: 'grant-uid-b', secret: 'b', state: 'present' },
+      ],
+    });
+  });
+
+  it("v2: its own namespace, whatever its labels say; another namespace's composites are ignored even if handed over", () => {
+    const found = [ticket('mine', { namespaced: true }), ticket('theirs', { namespaced: true, ns: 'victim' }), ticket('cluster')];
+    expect(related(v2Store, found)).toEqual({
+      requirement: { apiVersion: 'example.org/v1', kind: 'XTicket', namespace: 'team-a', matchLabels: { labels: {} } },
+      grants: [{ name: 'grant-uid-mine', secret: 'mine', state: 'present' }],
+    });
+  });
+
+  it('v1: a composite labelled for another namespace is ignored even if handed over', () => {
+    expect(related(v1Store, [ticket('x', { ns: 'team-b' })]).grants).toBeUndefined();
+  });
+
+  it('an item whose composite is gone, or being deleted, stays listed as gone; one composed as gone stays so', () => {
+    const before = [
+      { name: 'grant-uid-a', secret: 'a', state: 'present' },
+      { name: 'grant-uid-b', secret: 'b', state: 'present' },
+      { name: 'grant-uid-old', state: 'absent' },
+    ];
+    expect(related(v1Store, [ticket('b', { deleting: true })], before).grants).toEqual([
+      { name: 'grant-uid-a', state: 'absent' },
+      { name: 'grant-uid-b', state: 'absent' },
+      { name: 'grant-uid-old', state: 'absent' },
+    ]);
+  });
+
+  it('before Crossplane answered, the observed list is kept as it is (never revoked for want of an answer)', () => {
+    const before = [{ name: 'grant-uid-a', secret: 'a', state: 'present' }];
+    expect(related(v1Store, undefined, before).grants).toEqual(before);
+    expect(related(v1Store, undefined).grants).toBeUndefined();
+  });
+
+  it('a matching composite whose item has no key is an error naming it', () => {
+    const t = ticket('a');
+    delete t.metadata.uid;
+    expect(() => related(v1Store, [t])).toThrow(
+      'cannot set related.item[0] (metadata.uid → name) (composition demo-store): composite field metadata.uid is required but not set',
+    );
+  });
+
+  it('a cluster-scoped composite without claim labels cannot say whose composites to see', () => {
+    expect(() => related({ metadata: { name: 'x' } }, [])).toThrow('cannot select the related XTickets');
+  });
+});
+
+describe('the related requirement through the function (the requirements loop)', () => {
+  const fatals = (r: RunFunctionResponse) => r.results.filter((x) => x.severity === Severity.SEVERITY_FATAL).map((x) => x.message);
+  const grants = (r: RunFunctionResponse) => get(r.desired?.resources['demo-store']?.resource, 'spec.forProvider.manifest.spec.grants');
+
+  it('asks as extra resources, then lists what Crossplane found; an empty answer revokes what was listed', () => {
+    const observed = {
+      spec: { forProvider: { manifest: { spec: { grants: [{ name: 'grant-uid-a', secret: 'a', state: 'present' }] } } } },
+    };
+    const req = requestOf(input, v1Store, { 'demo-store': observed });
+    const first = runFunction(req);
+    expect(fatals(first)).toEqual([]);
+    expect(first.requirements?.extraResources).toEqual({
+      [RELATED_REQUIREMENT]: {
+        apiVersion: 'example.org/v1',
+        kind: 'XTicket',
+        matchLabels: { labels: { 'crossplane.io/claim-namespace': 'team-a' } },
+      },
+    });
+    expect(grants(first)).toEqual([{ name: 'grant-uid-a', secret: 'a', state: 'present' }]);
+    req.extraResources = { [RELATED_REQUIREMENT]: { items: [{ resource: ticket('c'), connectionDetails: {}, ready: 0 }] } };
+    const second = runFunction(req);
+    expect(second.requirements).toEqual(first.requirements);
+    expect(grants(second)).toEqual([
+      { name: 'grant-uid-a', state: 'absent' },
+      { name: 'grant-uid-c', secret: 'c', state: 'present' },
+    ]);
+    req.extraResources = { [RELATED_REQUIREMENT]: { items: [] } };
+    expect(grants(runFunction(req))).toEqual([{ name: 'grant-uid-a', state: 'absent' }]);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * A list with one item per related composite (`Recipe.related`): an instance whose Cluster lists one database role
+ * per binding. The function cannot list objects itself: it asks Crossplane through the response's requirements and
+ * Crossplane calls it again with what it found, as for adoption (adopt.ts). Pure: no SDK calls, no I/O.
+ *
+ * Trust: which composites count is decided here from the composite as Crossplane or the API server wrote it (its own
+ * namespace, or the claim-namespace label Crossplane sets on a cluster-scoped composite), and checked again on every
+ * object found, so neither a tenant's labels nor a lax fetcher widen it.
+ */
+import type { Input, RelatedList } from '../../recipe';
+import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, trustedComposite } from './compose';
+import { get, set } from './fieldpath';
+
+type Obj = Record<string, unknown>;
+
+/**
+ * The key of the requirement in the response, and of what Crossplane found in the next request. It is asked as an
+ * `extra_resources` requirement, the field both Crossplane lines answer (v1.20 knows no other; v2 keeps it).
+ */
+export const RELATED_REQUIREMENT = 'related';
+
+/** What the function asks Crossplane for: the related kind in the composite's namespace, or with its claim label. */
+export interface RelatedSelector {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly matchLabels: { readonly labels: Record<string, string> };
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const namespaceOf = (o: Obj): string | undefined => {
+  const ns = get(o, 'metadata.namespace');
+  return typeof ns === 'string' && ns !== '' ? ns : undefined;
+};
+
+/** The selector for the composite's related composites, and the namespace they must be of. */
+export function relatedSelector(r: RelatedList, composite: Obj, where: string): RelatedSelector {
+  const trusted = trustedComposite(composite, where);
+  const own = namespaceOf(trusted);
+  if (own) return { apiVersion: r.apiVersion, kind: r.kind, namespace: own, matchLabels: { labels: {} } };
+  const ns = claimRef(trusted).namespace;
+  if (!ns)
+    throw new ComposeError(
+      `cannot select the related ${r.kind}s ${where}: the composite has no ${CLAIM_NAMESPACE_LABEL} label and no namespace of its own`,
+    );
+  return { apiVersion: r.apiVersion, kind: r.kind, matchLabels: { labels: { [CLAIM_NAMESPACE_LABEL]: ns } } };
+}
+
+/** Whether a found object is in the selector's scope: the same namespace, or (cluster-scoped) the same claim label. */
+function inScope(o: Obj, s: RelatedSelector): boolean {
+  if (s.namespace) return namespaceOf(o) === s.namespace;
+  if (namespaceOf(o)) return false;
+  const ns = s.matchLabels.labels[CLAIM_NAMESPACE_LABEL];
+  return get(o, `metadata.labels[${CLAIM_NAMESPACE_LABEL}]`) === ns;
+}
+
+/**
+ * Sets the related list on `target` (the composed resource, or the object its wrapper holds), in place, and returns
+ * the requirement to ask Crossplane for (also once answered: requirements must stay the same to settle).
+ * - `found` undefined (not answered yet): the list the observed resource (`observedTarget`) has is kept as it is;
+ *   Crossplane applies only the response once its requirements settled, but nothing is dropped even if it did not.
+ * - answered: one item per found composite in scope that matches and is not being deleted (a binding being deleted
+ *   is revoked at once, not once it is gone); an observed item whose composite is not among them becomes `gone`.
+ */
+export function composeRelated(
+  input: Input,
+  target: Obj,
+  composite: Obj,
+  observedTarget: unknown,
+  found: readonly Obj[] | undefined,
+  where: string,
+): { requirement?: RelatedSelector } {
+  const r = input.related;
+  if (!r) return {};
+  const requirement = relatedSelector(r, composite, where);
+  const before = get(observedTarget, r.to);
+  const previous = Array.isArray(before) ? before.filter(isObj) : [];
+  if (found === undefined) {
+    if (previous.length) set(target, r.to, structuredClone(previous));
+    return { requirement };
+  }
+  const trusted = trustedComposite(composite, where);
+  const items = new Map<string, Obj>();
+  for (const o of found) {
+    if (!inScope(o, requirement) || get(o, 'metadata.deletionTimestamp')) continue;
+    const related = trustedComposite(o, `(related ${r.kind} ${String(get(o, 'metadata.name'))})`);
+    const matches = r.match.every((m) => {
+      const want = m.from !== undefined ? get(trusted, m.from) : m.equals;
+      return typeof want === 'string' && want !== '' && get(related, m.path) === want;
+    });
+    if (!matches) continue;
+    const item: Obj = {};
+    r.item.forEach((f, i) => applyField(item, f, i, related, where, 'related.item'));
+    const key = item[r.key];
+    if (typeof key !== 'string' || key === '')
+      throw new ComposeError(`cannot list the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its item has no ${r.key}`);
+    items.set(key, item);
+  }
+  for (const old of previous) {
+    const key = old[r.key];
+    if (typeof key === 'string' && key !== '' && !items.has(key)) items.set(key, { [r.key]: key, ...structuredClone(r.gone) });
+  }
+  if (items.size)
+    set(
+      target,
+      r.to,
+      [...items.keys()].sort().map((k) => items.get(k) as Obj),
+    );
+  return { requirement };
+}
