@@ -111,6 +111,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
       ...providers,
       settings,
       onProgress: log,
+      schemas: join(root, 'schemas'),
     });
     for (const { d, file } of await writeDeployables(root, args.out as string)) {
       log(`${file}: ${d.description}, one file for plain node (build its image with the Dockerfile beside it)`);

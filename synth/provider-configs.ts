@@ -17,6 +17,7 @@ import type { JSONSchemaProps } from '../lib/schema';
 import { Names } from '../lib/names';
 import type { Recipe } from '../recipe/recipe';
 import { FUNCTION_POD, RUNTIME_CONTAINER } from './function-runtime';
+import { groupOf, type KindRef } from './resource-names';
 
 /** The provider-kubernetes package the bundle installs (the version the tests build and run). */
 export const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.3.1';
@@ -138,6 +139,8 @@ export interface ProviderKubernetesProps {
   readonly manages: readonly { readonly apiVersion: string; readonly kind: string }[];
   /** Kinds its Objects only read, through `spec.references[].patchesFrom` (referencedKinds). @default none */
   readonly reads?: readonly { readonly apiVersion: string; readonly kind: string }[];
+  /** The RBAC resource name of a kind, from its CRD (synth/resource-names.ts). */
+  readonly resourceOf: (k: KindRef) => string;
   /** @default PROVIDER_KUBERNETES_PACKAGE */
   readonly package?: string;
   /** Crossplane's namespace, where the provider's Pod runs. @default crossplane-system */
@@ -191,13 +194,13 @@ export class ProviderKubernetes extends Construct {
     });
     const labels = { 'app.kubernetes.io/name': 'provider-kubernetes', 'app.kubernetes.io/part-of': 'klutch-kit' };
     const role = new kplus.ClusterRole(this, 'ClusterRole', { metadata: { name: PROVIDER_KUBERNETES_ROLE, labels } });
-    const byGroup = resourcesByGroup(props.manages);
+    const byGroup = resourcesByGroup(props.manages, props.resourceOf);
     allowByGroup(role, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], byGroup);
     // Connection details come from Secrets the wrapped objects write (unless a recipe wraps Secrets themselves).
     if (!byGroup.get('')?.has('secrets')) role.allow(['get', 'list', 'watch'], kplus.ApiResource.SECRETS);
     // What an Object copies from (a Service's load-balancer address into a binding's Secret): read only.
     // Only what the rules above do not already grant.
-    const reads = resourcesByGroup(props.reads ?? []);
+    const reads = resourcesByGroup(props.reads ?? [], props.resourceOf);
     for (const [group, resources] of reads)
       for (const r of resources) if (byGroup.get(group)?.has(r) || (group === '' && r === 'secrets')) resources.delete(r);
     allowByGroup(role, ['get', 'list', 'watch'], reads);
@@ -210,12 +213,12 @@ export class ProviderKubernetes extends Construct {
   }
 }
 
-/** RBAC resource names by API group: each kind's group from its apiVersion, its resource as the lower-case plural. */
-function resourcesByGroup(kinds: readonly { readonly apiVersion: string; readonly kind: string }[]): Map<string, Set<string>> {
+/** RBAC resource names by API group: each kind's group from its apiVersion, its resource name from its CRD. */
+function resourcesByGroup(kinds: readonly KindRef[], resourceOf: (k: KindRef) => string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const k of kinds) {
-    const group = k.apiVersion.includes('/') ? k.apiVersion.split('/')[0]! : '';
-    out.set(group, (out.get(group) ?? new Set()).add(`${k.kind.toLowerCase()}s`));
+    const group = groupOf(k.apiVersion);
+    out.set(group, (out.get(group) ?? new Set()).add(resourceOf(k)));
   }
   return out;
 }

@@ -28,6 +28,7 @@ import { FunctionRuntime } from './function-runtime';
 import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 import { ProviderConfigs, providerConfigRefs, ProviderKubernetes, referencedKinds } from './provider-configs';
+import { crdNamesIn, resourceNames } from './resource-names';
 
 export interface SynthOptions {
   readonly apis: readonly Api[];
@@ -56,6 +57,11 @@ export interface SynthOptions {
   readonly extraFiles?: Readonly<Record<string, string>>;
   /** Called with one line per output group. */
   readonly onProgress?: (line: string) => void;
+  /**
+   * The folder of the CRDs the recipes' kinds come from, read for their RBAC resource names (only for kinds that are
+   * not Kubernetes' own). @default `schemas/` of the working directory (the repository)
+   */
+  readonly schemas?: string;
 }
 
 export const DEFAULT_PROVIDER_ANYNINES: PackageDependency = { package: 'xpkg.upbound.io/anynines/provider-anynines', version: '>=v1.5.0' };
@@ -198,6 +204,7 @@ export function render(o: SynthOptions): Map<string, string> {
           ).values(),
         ],
         reads: apis.flatMap((a) => Object.values(a.backends)).flatMap(referencedKinds),
+        resourceOf: resourceNames(() => crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas')), 'provider-kubernetes'),
       }),
   );
   // What kubectl bind installs in an app cluster, and per API the access the konnector needs once it is bound.
