@@ -27,14 +27,14 @@ describe('parseFlags', () => {
   });
 
   it.each([
-    [['--workers=0'], '--workers "0": want a positive integer'],
+    [['--workers=0'], '--workers: "0" is not a whole number of 1 or more'],
     [['--lease-duration=soon'], '--lease-duration: "soon" is not a duration'],
-    [['--leader-elect=yes'], '--leader-elect "yes": want true or false'],
+    [['--leader-elect=yes'], '--leader-elect: "yes" is not true or false'],
     [['--nope'], "Unknown option '--nope'"],
-    [['--kube-api-qps=fast'], '--kube-api-qps "fast": want a number of requests per second, 0 for no limit'],
-    [['--kube-api-qps=-1'], '--kube-api-qps "-1": want a number'],
+    [['--kube-api-qps=fast'], '--kube-api-qps: "fast" is not a number of requests per second (0: no limit)'],
+    [['--kube-api-qps=-1'], '--kube-api-qps: "-1" is not a number'],
     [['--kube-api-burst=10'], '--kube-api-burst: only with --kube-api-qps above 0'],
-    [['--kube-api-qps=5', '--kube-api-burst=0'], '--kube-api-burst "0": want a positive integer'],
+    [['--kube-api-qps=5', '--kube-api-burst=0'], '--kube-api-burst: "0" is not a whole number of 1 or more'],
   ])('refuses %j naming the flag', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(message);
   });
@@ -176,6 +176,8 @@ describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)"
 
   it.each([
     [['-v=2', '--log-level=debug'], '-v and --log-level: give one'],
-    [['-v=loud'], '-v "loud": want a klog verbosity'],
+    [['-v=loud'], '-v: "loud" is not a klog verbosity'],
+    [['--log-level=loud'], '--log-level: "loud" is not fatal, error, warn, info, debug or trace'],
+    [['--heartbeat-interval=500ms'], '--heartbeat-interval: "500ms" is less than 1s'],
   ])('refuses %j', (args, message) => expect(() => parseFlags(args, {})).toThrow(message));
 });

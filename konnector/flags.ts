@@ -5,7 +5,18 @@
  * writes `--help` and is checked against docs/konnector.md.
  */
 import type { RateLimit } from '../controller';
-import { durationFlag, flagHelp, HELP_FLAG, parseFlags as parseFlagTable, UsageError, type FlagTable } from '../lib/flags';
+import {
+  countFlag,
+  durationFlag,
+  flagHelp,
+  HELP_FLAG,
+  logLevelFlag,
+  parseFlags as parseFlagTable,
+  switchFlag,
+  UsageError,
+  type FlagTable,
+  type MappedFlag,
+} from '../lib/flags';
 
 export interface KonnectorFlags {
   /** Kubeconfig of the app cluster; empty: in-cluster, else $KUBECONFIG, else ~/.kube/config. */
@@ -33,7 +44,7 @@ export interface KonnectorFlags {
   readonly controlPlane?: { readonly secretName: string; readonly secretNamespace: string; readonly secretKey: string };
   readonly logLevel: string;
   /** Flags given in Klutch's form and what they became, for the log. */
-  readonly mapped: readonly { readonly flag: string; readonly became: string; readonly prefer: string }[];
+  readonly mapped: readonly MappedFlag[];
 }
 
 /** The konnector's flag table (lib/flags.ts): parsed, --help, and checked against the table of docs/konnector.md. */
@@ -138,22 +149,16 @@ function tableDefault(name: string): string {
   return d;
 }
 
-function positiveInt(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${JSON.stringify(text)}: want a positive integer`);
-  return n;
-}
-
 /** `--kube-api-qps` and `--kube-api-burst`: no limit unless a qps is given. */
 function rateLimitFlags(qpsText: string | undefined, burstText: string | undefined): { rateLimit?: RateLimit } {
   const qps = Number(qpsText ?? '0');
   if (!Number.isFinite(qps) || qps < 0)
-    throw new UsageError(`--kube-api-qps ${JSON.stringify(qpsText)}: want a number of requests per second, 0 for no limit`);
+    throw new UsageError(`--kube-api-qps: "${qpsText}" is not a number of requests per second (0: no limit)`);
   if (qps === 0) {
     if (burstText !== undefined) throw new UsageError('--kube-api-burst: only with --kube-api-qps above 0');
     return {};
   }
-  const burst = burstText === undefined ? Math.max(1, Math.ceil(qps * 2)) : positiveInt('kube-api-burst', burstText);
+  const burst = burstText === undefined ? Math.max(1, Math.ceil(qps * 2)) : countFlag('kube-api-burst', burstText);
   return { rateLimit: { qps, burst } };
 }
 
@@ -165,26 +170,6 @@ export const CONTROL_PLANE_FLAGS = [
   'app-cluster-kubeconfig-secret-key',
   'binding-root-namespace',
 ] as const;
-
-/** --log-level, or klog's -v (`-v=2`, `-v 2`, `--v=2`): 0-3 info, 4-5 debug, 6 or more trace. */
-function logLevel(
-  level: string | undefined,
-  verbosity: string | undefined,
-  mapped: { flag: string; became: string; prefer: string }[],
-): string {
-  if (verbosity === undefined) {
-    const l = level ?? tableDefault('log-level');
-    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace'].includes(l))
-      throw new UsageError(`--log-level ${JSON.stringify(l)}: want fatal, error, warn, info, debug or trace`);
-    return l;
-  }
-  if (level !== undefined) throw new UsageError('-v and --log-level: give one (--log-level)');
-  const v = verbosity;
-  if (!/^\d+$/.test(v)) throw new UsageError(`-v ${JSON.stringify(v)}: want a klog verbosity, a whole number such as 2`);
-  const made = Number(v) >= 6 ? 'trace' : Number(v) >= 4 ? 'debug' : 'info';
-  mapped.push({ flag: `-v=${v}`, became: `--log-level=${made}`, prefer: '--log-level' });
-  return made;
-}
 
 export function parseFlags(
   argv: readonly string[],
@@ -199,15 +184,13 @@ export function parseFlags(
   // A default is written once, in the table (and so in --help and the manual).
   const or = (name: string): string => values[name] ?? tableDefault(name);
   if (values.version) return 'version';
-  const elect = or('leader-elect');
-  if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect ${JSON.stringify(elect)}: want true or false`);
   const controlPlane = controlPlaneFlags(values as Record<string, string | boolean | undefined>);
-  const mapped: { flag: string; became: string; prefer: string }[] = [];
-  const level = logLevel(values['log-level'], values.v, mapped);
+  const mapped: MappedFlag[] = [];
+  const level = logLevelFlag(values['log-level'], values.v, mapped, tableDefault('log-level'));
   const flags: KonnectorFlags = {
     kubeconfig: values.kubeconfig || undefined,
     bindingNamespace: controlPlane?.root ?? (values['binding-namespace'] || undefined),
-    leaderElect: elect === 'true',
+    leaderElect: switchFlag('leader-elect', or('leader-elect')),
     leaseName: or('lease-name'),
     leaseNamespace: values['lease-namespace'] ?? env.POD_NAMESPACE ?? 'kube-system',
     identity: values.identity ?? env.POD_NAME ?? hostname,
@@ -215,15 +198,15 @@ export function parseFlags(
     renewDeadlineMs: durationFlag('renew-deadline', or('renew-deadline')),
     retryPeriodMs: durationFlag('retry-period', or('retry-period')),
     probeAddress: or('probe-address'),
-    workers: positiveInt('workers', or('workers')),
+    workers: countFlag('workers', or('workers')),
     heartbeatIntervalMs: durationFlag('heartbeat-interval', or('heartbeat-interval')),
-    connections: positiveInt('connections', or('connections')),
+    connections: countFlag('connections', or('connections')),
     ...rateLimitFlags(values['kube-api-qps'], values['kube-api-burst']),
     ...(controlPlane ? { controlPlane: controlPlane.secret } : {}),
     logLevel: level,
     mapped,
   };
-  if (flags.heartbeatIntervalMs < 1000) throw new UsageError(`--heartbeat-interval: at least 1s`);
+  if (flags.heartbeatIntervalMs < 1000) throw new UsageError(`--heartbeat-interval: "${or('heartbeat-interval')}" is less than 1s`);
   return flags;
 }
 

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { addressFlag, durationFlag, envVariable, flagHelp, parseFlags, UsageError, type FlagTable } from './flags';
+import {
+  addressFlag,
+  countFlag,
+  durationFlag,
+  envVariable,
+  flagHelp,
+  logLevelFlag,
+  parseFlags,
+  switchFlag,
+  UsageError,
+  type FlagTable,
+  type MappedFlag,
+} from './flags';
 
 const TABLE: FlagTable = {
   envPrefix: 'DEMO',
@@ -66,6 +78,36 @@ describe('durationFlag', () => {
     expect(() => durationFlag('timeout', '10 minutes')).toThrow(
       new UsageError('--timeout: "10 minutes" is not a duration such as 500ms, 90s, 10m, 2m30s or 1h'),
     );
+  });
+});
+
+describe('the value readers every process shares', () => {
+  it('reads counts and switches, naming the flag and the value it refuses', () => {
+    expect(countFlag('workers', '4')).toBe(4);
+    expect(countFlag('max', '0', 0)).toBe(0);
+    expect(() => countFlag('workers', '0')).toThrow(new UsageError('--workers: "0" is not a whole number of 1 or more'));
+    expect(() => countFlag('workers', '1.5')).toThrow('--workers: "1.5" is not a whole number of 1 or more');
+    expect([switchFlag('leader-elect', 'true'), switchFlag('leader-elect', 'false')]).toEqual([true, false]);
+    expect(() => switchFlag('leader-elect', 'yes')).toThrow('--leader-elect: "yes" is not true or false');
+  });
+
+  it("reads --log-level, or klog's -v as Klutch's binaries take it, and notes the mapping", () => {
+    const mapped: MappedFlag[] = [];
+    expect(logLevelFlag(undefined, undefined, mapped)).toBe('info');
+    expect(logLevelFlag('debug', undefined, mapped)).toBe('debug');
+    expect([logLevelFlag(undefined, '2', mapped), logLevelFlag(undefined, '4', mapped), logLevelFlag(undefined, '6', mapped)]).toEqual([
+      'info',
+      'debug',
+      'trace',
+    ]);
+    expect(mapped.map((m) => `${m.flag} ${m.became}`)).toEqual([
+      '-v=2 --log-level=info',
+      '-v=4 --log-level=debug',
+      '-v=6 --log-level=trace',
+    ]);
+    expect(() => logLevelFlag('debug', '2', [])).toThrow('-v and --log-level: give one (--log-level)');
+    expect(() => logLevelFlag(undefined, 'loud', [])).toThrow('-v: "loud" is not a klog verbosity (a whole number, e.g. -v=2)');
+    expect(() => logLevelFlag('loud', undefined, [])).toThrow('--log-level: "loud" is not fatal, error, warn, info, debug or trace');
   });
 });
 

@@ -152,6 +152,44 @@ export function durationFlag(flag: string, value: string): number {
   return ms;
 }
 
+/** A whole-number flag's value (`min` or more); a UsageError names the flag. */
+export function countFlag(flag: string, value: string, min = 1): number {
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${flag}: "${value}" is not a whole number of ${min} or more`);
+  return Number(value);
+}
+
+/** A `true`/`false` flag's value (Go's `--flag=false`); a UsageError names the flag. */
+export function switchFlag(flag: string, value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new UsageError(`--${flag}: "${value}" is not true or false`);
+  return value === 'true';
+}
+
+/** A flag Klutch's binaries take that became one of ours; a process logs each at start, naming the one to prefer. */
+export interface MappedFlag {
+  readonly flag: string;
+  readonly became: string;
+  readonly prefer: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+
+/**
+ * `--log-level`, or klog's `-v` as Klutch's binaries take it (0-3 info, 4-5 debug, 6 or more trace; noted in
+ * `mapped`); giving both is refused.
+ */
+export function logLevelFlag(level: string | undefined, verbosity: string | undefined, mapped: MappedFlag[], fallback = 'info'): string {
+  if (verbosity === undefined) {
+    const l = level ?? fallback;
+    if (!LOG_LEVELS.includes(l)) throw new UsageError(`--log-level: "${l}" is not ${LOG_LEVELS.slice(0, -1).join(', ')} or trace`);
+    return l;
+  }
+  if (level !== undefined) throw new UsageError('-v and --log-level: give one (--log-level)');
+  if (!/^\d+$/.test(verbosity)) throw new UsageError(`-v: "${verbosity}" is not a klog verbosity (a whole number, e.g. -v=2)`);
+  const made = Number(verbosity) >= 6 ? 'trace' : Number(verbosity) >= 4 ? 'debug' : 'info';
+  mapped.push({ flag: `-v=${verbosity}`, became: `--log-level=${made}`, prefer: '--log-level' });
+  return made;
+}
+
 /** A listen-address flag's host and port (`host:port`, `:8080`, `[::1]:8080`); a UsageError names the flag. */
 export function addressFlag(flag: string, value: string): { host: string; port: number } {
   try {

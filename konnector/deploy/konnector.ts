@@ -32,24 +32,15 @@ import { Construct } from 'constructs';
 import { apiServiceBindingCrd, BIND_GROUP } from '../../exports/bind-api';
 import { BindResources } from '../runtime';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
+import { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
 
 export const DEFAULT_KONNECTOR_IMAGE = 'ghcr.io/klutch-kit/konnector:v0.1.0';
 export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
 export const KONNECTOR_NAME = 'konnector';
-/**
- * Node's heap settings for the konnector: a small young generation (V8 reserves up to 3 × 16 MiB by default, which
- * shows in RSS but buys a process that mostly waits on the network nothing), an old space below the memory limit,
- * and one V8 worker thread (the container gets one core; each thread's malloc arena and GC work showed in RSS).
- */
-export const KONNECTOR_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=256 --v8-pool-size=1';
-/**
- * The konnector's runtime environment: NODE_OPTIONS and one malloc arena (glibc gives each thread that allocates an
- * arena of its own). With --v8-pool-size=1: peak RSS through bench/konnector's 1,000-claim phases 127 → 119 MiB
- * (docs/decisions/konnector-memory.md).
- */
-export const KONNECTOR_RUNTIME_ENV: Readonly<Record<string, string>> = { NODE_OPTIONS: KONNECTOR_NODE_OPTIONS, MALLOC_ARENA_MAX: '1' };
+/** The konnector's node settings, one definition for every Deployment of it (lib/konnector-runtime.ts). */
+export { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV };
 const PROBE_PORT = 8080;
 
 export interface KonnectorProps {
