@@ -91,7 +91,7 @@ describe('cnpg PostgresqlInstance', () => {
 });
 
 describe('cnpg ServiceBinding', () => {
-  const bindingXr = (name = 'my-claim') =>
+  const bindingXr = (name = 'my-claim'): any =>
     compositeOf(api('servicebinding'), 'cnpg', { instanceRef: 'pg', serviceInstanceType: 'postgresql' }, { name, namespace: 'team-a' });
 
   it("is an Object holding a Secret in the a8s keys: its own role and generated password, the instance's database and address", () => {
@@ -105,21 +105,23 @@ describe('cnpg ServiceBinding', () => {
       stringData: { username: `binding-${xr.metadata.uid}`, password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
     });
     expect(
-      spec.references.map((r: any) => [
-        r.patchesFrom.kind,
-        r.patchesFrom.namespace,
-        r.patchesFrom.name,
-        r.patchesFrom.fieldPath,
-        r.toFieldPath,
-      ]),
+      spec.references
+        .slice(0, 2)
+        .map((r: any) => [r.patchesFrom.kind, r.patchesFrom.namespace, r.patchesFrom.name, r.patchesFrom.fieldPath, r.toFieldPath]),
     ).toEqual([
       ['Secret', 'team-a', 'pg-app', 'data.dbname', 'data.database'],
       ['Service', 'team-a', 'pg-external', 'status.loadBalancer.ingress[0].ip', 'stringData.instance_service'],
     ]);
+    // Reconciled when the instance's Cluster changes (provider-kubernetes watches what an Object references).
+    expect(spec.references[2]).toEqual({
+      dependsOn: { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster', name: 'pg', namespace: 'team-a' },
+    });
     expect(spec.writeConnectionSecretToRef).toEqual({ name: 'my-claim-creds', namespace: 'team-a' });
-    expect(spec.connectionDetails.map((d: any) => [d.name, d.fieldPath, d.toConnectionSecretKey])).toEqual(
-      CNPG_BINDING_KEYS.map((k) => ['my-claim-cnpg-binding', `data.${k}`, k]),
-    );
+    // First the gate (CNPG's record that it applied the role's password), then the a8s keys; a later entry wins.
+    expect(spec.connectionDetails.map((d: any) => [d.kind, d.name, d.fieldPath, d.toConnectionSecretKey])).toEqual([
+      ['Cluster', 'pg', `status.managedRolesStatus.passwordStatus[binding-${xr.metadata.uid}].transactionID`, 'username'],
+      ...CNPG_BINDING_KEYS.map((k) => ['Secret', 'my-claim-cnpg-binding', `data.${k}`, k]),
+    ]);
   });
 
   it('keeps the password it generated once: every later composition reads it back from the observed Object', () => {
@@ -145,7 +147,7 @@ describe('cnpg ServiceBinding', () => {
 });
 
 describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim", () => {
-  const bindingXr = (name: string, spec: Record<string, unknown> = {}, namespace = 'team-a') =>
+  const bindingXr = (name: string, spec: Record<string, unknown> = {}, namespace = 'team-a'): any =>
     compositeOf(
       api('servicebinding'),
       'cnpg',

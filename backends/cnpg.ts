@@ -272,9 +272,42 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
     wrapperFields: [
       ...copyFrom(0, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.dbname', 'data.database'),
       ...copyFrom(1, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.instance_service'),
+      ...roleGate(),
     ],
   });
   return { ...recipe, generated: [{ to: 'stringData.password' }] };
+}
+
+/**
+ * `<claim>-creds` only once they work. The instance lists the binding's role on its next reconcile (Crossplane's poll
+ * of the instance composite: up to a minute), and CNPG then creates the role with the binding's password and writes
+ * `status.managedRolesStatus.passwordStatus[<role>]`. The first connection detail reads that field of the instance's
+ * Cluster: provider-kubernetes publishes nothing while one entry cannot be read, and the Secret's `username` listed
+ * after it wins, so the claim's Secret appears with the a8s keys when the role can log in. A `dependsOn` reference to
+ * the Cluster makes provider-kubernetes (`--enable-watches`, `spec.watch`) reconcile the Object as soon as CNPG
+ * writes it, instead of after its error backoff.
+ */
+function roleGate(): FieldMapping[] {
+  const detail = 'spec.connectionDetails[0]';
+  const ref = 'spec.references[2].dependsOn';
+  const cluster = (at: string): FieldMapping[] => [
+    { to: `${at}.apiVersion`, value: CNPG_CLUSTER.apiVersion },
+    { to: `${at}.kind`, value: CNPG_CLUSTER.kind },
+    { from: 'spec.instanceRef', to: `${at}.name`, required: true },
+    { from: 'metadata.namespace', to: `${at}.namespace` },
+    { from: CLAIM_NAMESPACE, to: `${at}.namespace` },
+  ];
+  return [
+    ...cluster(detail),
+    {
+      from: 'metadata.uid',
+      to: `${detail}.fieldPath`,
+      required: true,
+      transforms: [{ type: 'format', format: `status.managedRolesStatus.passwordStatus[${CNPG_ROLE_FORMAT}].transactionID` }],
+    },
+    { to: `${detail}.toConnectionSecretKey`, value: 'username' },
+    ...cluster(ref),
+  ];
 }
 
 /**

@@ -140,7 +140,8 @@ export interface ConnectionSecret {
   /**
    * For a resource that does not publish connection details itself, the Secret its backend writes and the keys to
    * publish from it: listed at `at` in the composed resource (provider-kubernetes' `spec.connectionDetails`), each a
-   * `data.<key>` of the Secret `<claim-name><nameSuffix>` in the claim's namespace.
+   * `data.<key>` of the Secret `<claim-name><nameSuffix>` in the claim's namespace, after any entries the wrapper's
+   * fields put there.
    */
   readonly fromSecret?: {
     readonly at: string;

@@ -289,7 +289,11 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
       fieldPath: `data.${key}`,
       toConnectionSecretKey: key,
     }));
-    attempt(`set connectionSecret.fromSecret.at "${from.at}" ${where}`, () => set(composed, from.at, details));
+    // After any the recipe's wrapper fields listed there (a backend's gate: provider-kubernetes publishes nothing
+    // while one entry cannot be read, and a later entry of the same key wins).
+    const before = get(composed, from.at);
+    const listed = Array.isArray(before) ? before : [];
+    attempt(`set connectionSecret.fromSecret.at "${from.at}" ${where}`, () => set(composed, from.at, [...listed, ...details]));
   }
   // A namespaced managed resource writes its Secret into its own namespace: the reference has no namespace field. A
   // managed resource inside a wrapper publishes its own (the wrapper has nothing to publish).

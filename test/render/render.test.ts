@@ -372,7 +372,7 @@ describe('crank render with the bundled function', () => {
       if (backend === 'cnpg' && manifest?.metadata?.namespace !== 'team-b')
         problems.push(`cnpg: the binding's Secret is outside team-b: ${JSON.stringify(manifest?.metadata)}`);
       // cnpg copies the instance's user and address: every reference reads in team-b.
-      const refs: Obj[] = (composed[0]?.spec?.references ?? []).map((r: Obj) => r.patchesFrom);
+      const refs: Obj[] = (composed[0]?.spec?.references ?? []).map((r: Obj) => r.patchesFrom ?? r.dependsOn);
       if (backend === 'cnpg' && (refs.length === 0 || refs.some((r) => r?.namespace !== 'team-b')))
         problems.push(`cnpg: references read outside team-b: ${JSON.stringify(refs)}`);
       const details: Obj[] = composed[0]?.spec?.connectionDetails ?? [];
