@@ -13,6 +13,12 @@ export interface BundleOptions {
    * @default false
    */
   readonly selfContained?: boolean;
+  /**
+   * Packages served by another module in this bundle: package name -> file (esbuild's `alias`), for a dependency a
+   * program imports but never runs (the function's SDK names grpc-js only for a client it does not use).
+   * @default none
+   */
+  readonly replace?: Readonly<Record<string, string>>;
 }
 
 export interface Bundle {

@@ -30,8 +30,11 @@ export async function bundle(o) {
   const selfContained = o.selfContained ?? false;
   const entry = o.entry ? resolve(o.entry) : undefined;
   if (entry && !existsSync(entry)) throw new Error(`bundle ${o.name}: entry ${entry} does not exist`);
+  const replace = Object.fromEntries(Object.entries(o.replace ?? {}).map(([pkg, file]) => [pkg, resolve(file)]));
+  for (const [pkg, file] of Object.entries(replace))
+    if (!existsSync(file)) throw new Error(`bundle ${o.name}: the replacement of ${pkg}, ${file}, does not exist`);
   const key = createHash('sha256')
-    .update(JSON.stringify({ entry, source: o.source, selfContained, v: 2 }))
+    .update(JSON.stringify({ entry, source: o.source, selfContained, ...(Object.keys(replace).length ? { replace } : {}), v: 2 }))
     .digest('hex')
     .slice(0, 16);
   mkdirSync(CACHE_DIR, { recursive: true });
@@ -67,6 +70,7 @@ export async function bundle(o) {
       outfile: tmp,
       metafile: true,
       legalComments: 'none',
+      ...(Object.keys(replace).length ? { alias: replace } : {}),
       logLevel: 'silent',
       ...(selfContained ? { banner: { js: REQUIRE_SHIM } } : { packages: 'external' }),
       // A program that ships: V8 keeps its whole source in memory, as UTF-16 when one character is not Latin-1 (a

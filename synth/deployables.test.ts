@@ -16,4 +16,11 @@ describe('runtime bundles', () => {
     expect(inputs.length).toBeGreaterThan(10);
     expect(inputs.filter((p) => /\/node_modules\/(cdk8s|cdk8s-plus-\d+|constructs)\//.test(p))).toEqual([]);
   });
+
+  // The function serves gRPC with node:http2 (grpc-server.ts); grpc-js and what it brings stay out of its bundle.
+  it('function carries no grpc-js, proto-loader or protobufjs', async () => {
+    const inputs = await inputsOf('function');
+    expect(inputs.filter((p) => /\/node_modules\/(@grpc\/|protobufjs\/|@protobufjs\/)/.test(p))).toEqual([]);
+    expect(inputs.some((p) => p.endsWith('functions/dataservices/grpc-js-unused.ts'))).toBe(true);
+  });
 });

@@ -26,6 +26,8 @@ export interface Deployable {
    * settings a program is measured with (bench/function starts the bundle with the same ones).
    */
   readonly runtime?: { readonly nodeOptions?: readonly string[]; readonly env?: Readonly<Record<string, string>> };
+  /** Packages the bundle serves from a module of ours instead (scripts/bundle.mjs `replace`; paths from the root). */
+  readonly replace?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -49,6 +51,8 @@ export const DEPLOYABLES: readonly Deployable[] = [
       { port: 8080, serves: '/healthz and /metrics' },
     ],
     runtime: FUNCTION_RUNTIME,
+    // The SDK names grpc-js for a client the function never makes; grpc-server.ts serves.
+    replace: { '@grpc/grpc-js': 'functions/dataservices/grpc-js-unused.ts' },
   },
   {
     name: 'backend',
@@ -117,9 +121,14 @@ export function dockerfile(d: Deployable): string {
   ].join('\n');
 }
 
+/** A deployable's `replace` with paths from `root`. */
+export function replacements(root: string, d: Deployable): Record<string, string> {
+  return Object.fromEntries(Object.entries(d.replace ?? {}).map(([pkg, file]) => [pkg, join(root, file)]));
+}
+
 /** Bundles a deployable (reused while its inputs are unchanged) and returns the cached file. */
 export async function bundleDeployable(root: string, d: Deployable): Promise<string> {
-  return (await bundle({ name: d.name, entry: join(root, d.entry), selfContained: true })).file;
+  return (await bundle({ name: d.name, entry: join(root, d.entry), selfContained: true, replace: replacements(root, d) })).file;
 }
 
 /** Writes `<out>/<name>/<name>.mjs` and its Dockerfile for every deployable; returns the written bundles. */

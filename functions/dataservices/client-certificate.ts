@@ -4,12 +4,12 @@
  * CN=Crossplane`, internal/initializer/tls.go) and it carries no authority key identifier, so OpenSSL takes the leaf
  * for self-signed ("error 18") and drops the connection before the first call; Crossplane then reports "error reading
  * server preface: EOF" after its two-minute deadline (found running the function as the Pod Crossplane makes,
- * test/cluster/platform-pods.test.ts). So the handshake asks for a certificate without judging it, and every call is
- * checked here: signed by a CA of ca.crt, valid now, for client authentication.
+ * test/cluster/platform-pods.test.ts). So the handshake asks for a certificate without judging it, and calls are
+ * refused here, UNAUTHENTICATED with the reason, unless it is signed by a CA of ca.crt, valid, for client
+ * authentication.
  */
 import { X509Certificate } from 'node:crypto';
-import { TLSSocket } from 'node:tls';
-import * as grpc from '@grpc/grpc-js';
+import type { TLSSocket } from 'node:tls';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
@@ -38,34 +38,14 @@ export function clientCertificateProblem(cas: readonly X509Certificate[], raw: B
 }
 
 /**
- * The DER certificate the peer of a call presented. grpc-js's `getAuthContext()` names it only when OpenSSL verified
- * it, which it cannot here; so it is read from the call's TLS socket (grpc-js 1.14: the intercepting call's `nextCall`,
- * whose `stream.session.socket` is the TLSSocket). The mTLS tests of the bundled function fail if that moves.
+ * The check of grpc-server.ts's `authorize`: why the peer of an mTLS connection may not call, from the certificate it
+ * presented. Asked once per connection: its certificate cannot change on it (HTTP/2 forbids renegotiation), and
+ * Crossplane keeps one connection per function, so no call pays the signature check.
  */
-export function peerCertificate(call: grpc.ServerInterceptingCallInterface): Buffer | undefined {
-  const verified = call.getAuthContext()?.sslPeerCertificate?.raw;
-  if (verified) return verified;
-  let c: unknown = call;
-  for (let depth = 0; depth < 4 && c; depth++) {
-    const socket = (c as { stream?: { session?: { socket?: unknown } } }).stream?.session?.socket;
-    if (socket instanceof TLSSocket) return socket.getPeerCertificate()?.raw;
-    c = (c as { nextCall?: unknown }).nextCall;
-  }
-  return undefined;
-}
-
-/** A server interceptor that ends every call whose peer certificate `clientCertificateProblem` refuses, UNAUTHENTICATED. */
-export function requireClientCertificate(cas: readonly X509Certificate[]): grpc.ServerInterceptor {
-  return (_method, call) =>
-    new grpc.ServerInterceptingCall(call, {
-      start: (next) => {
-        next({
-          onReceiveMetadata: (metadata, mdNext) => {
-            const problem = clientCertificateProblem(cas, peerCertificate(call));
-            if (problem) call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: problem, metadata: new grpc.Metadata() });
-            else mdNext(metadata);
-          },
-        });
-      },
-    });
+export function clientCertificateCheck(cas: readonly X509Certificate[]): (session: { readonly socket: unknown }) => string | undefined {
+  return (session) => {
+    const socket = session.socket as Partial<Pick<TLSSocket, 'getPeerCertificate'>>;
+    if (typeof socket.getPeerCertificate !== 'function') return 'not a TLS connection';
+    return clientCertificateProblem(cas, socket.getPeerCertificate()?.raw);
+  };
 }

@@ -1,6 +1,7 @@
 /**
- * The function's process: the SDK's gRPC FunctionRunner service with TLS as Crossplane's package manager sets it up,
- * pino JSON logs, `/healthz` and prom-client `/metrics`, and a clean shutdown on SIGTERM.
+ * The function's process: the SDK's FunctionRunner (a handler's throw becomes a Fatal result) behind the gRPC server of
+ * grpc-server.ts with TLS as Crossplane's package manager sets it up, pino JSON logs, `/healthz` and prom-client
+ * `/metrics`, and a clean shutdown on SIGTERM.
  *
  * Not the SDK's `serve()`: it reads `--tls-server-certs-dir` but not the spec's `--tls-certs-dir` or
  * `TLS_SERVER_CERTS_DIR`, and it falls back to an insecure server when the directory is missing. Here a missing
@@ -10,13 +11,19 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import { FunctionRunner, Severity, type FunctionHandler, type RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import {
+  FunctionRunner,
+  FunctionRunnerServiceService,
+  Severity,
+  type FunctionHandler,
+  type RunFunctionRequest,
+} from '@crossplane-org/function-sdk-typescript';
 import { pino, type Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { authorities, requireClientCertificate } from './client-certificate';
+import { authorities, clientCertificateCheck } from './client-certificate';
+import { decodeRequest, encodeResponse } from './codec';
 import { dataServicesFunction } from './fn';
-import { newFunctionServer } from './grpc-server';
+import { GrpcError, GrpcStatus, newGrpcServer } from './grpc-server';
 import { addressFlag, flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../../lib/flags';
 
 export const DEFAULT_ADDRESS = '0.0.0.0:9443';
@@ -87,23 +94,42 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
   };
 }
 
+export interface ServerTls {
+  readonly key: Buffer;
+  readonly cert: Buffer;
+  readonly ca: Buffer;
+}
+
 /**
- * mTLS as function-sdk-go does it: the server's pair, and client certificates required and verified against ca.crt.
- * The handshake only asks for the certificate; each call checks it (client-certificate.ts says why OpenSSL cannot).
+ * mTLS as function-sdk-go does it: the server's pair, and client certificates required and verified against ca.crt
+ * (undefined with --insecure). The handshake only asks for the certificate; the server judges it before the first call
+ * (client-certificate.ts says why OpenSSL cannot).
  */
-export function serverCredentials(o: Pick<FunctionServerOptions, 'insecure' | 'tlsCertsDir'>): grpc.ServerCredentials {
-  if (o.insecure) return grpc.ServerCredentials.createInsecure();
+export function serverCredentials(o: Pick<FunctionServerOptions, 'insecure' | 'tlsCertsDir'>): ServerTls | undefined {
+  if (o.insecure) return undefined;
   try {
     const read = (f: string) => readFileSync(join(o.tlsCertsDir, f));
-    const ca = read('ca.crt');
-    const tls = grpc.ServerCredentials.createSsl(ca, [{ private_key: read('tls.key'), cert_chain: read('tls.crt') }], true);
-    tls._getConstructorOptions()!.rejectUnauthorized = false;
-    return grpc.experimental.createServerCredentialsWithInterceptors(tls, [requireClientCertificate(authorities(ca))]);
+    const tls = { key: read('tls.key'), cert: read('tls.crt'), ca: read('ca.crt') };
+    authorities(tls.ca);
+    return tls;
   } catch (e) {
     throw new Error(
       `cannot load TLS certificates from ${o.tlsCertsDir}: ${(e as Error).message}; mount tls.key, tls.crt and ca.crt there, or pass --insecure for local development`,
     );
   }
+}
+
+/** RunFunction's bytes through codec.ts and the runner; a request that does not decode ends the call INTERNAL. */
+export function runFunctionMethod(runner: FunctionRunner, logger: Logger): (request: Uint8Array) => Promise<Uint8Array> {
+  return async (bytes) => {
+    let req: RunFunctionRequest;
+    try {
+      req = decodeRequest(bytes);
+    } catch (e) {
+      throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode RunFunctionRequest: ${(e as Error).message}`);
+    }
+    return encodeResponse(await runner.RunFunction(req, logger));
+  };
 }
 
 export interface FunctionMetrics {
@@ -166,16 +192,18 @@ export async function startFunctionServer(
   logger: Logger = pino({ level: o.debug ? 'debug' : 'info' }),
   fn: FunctionHandler = dataServicesFunction,
 ): Promise<RunningFunctionServer> {
-  const creds = serverCredentials(o);
+  const tls = serverCredentials(o);
   const { host, port: wantPort } = addressFlag('address', o.address);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const { handler } = instrument(fn, registry);
-  const server = newFunctionServer(new FunctionRunner(handler, logger), logger);
-  const target = host.includes(':') ? `[${host}]:${wantPort}` : `${host}:${wantPort}`;
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(target, creds, (err, p) => (err ? reject(err) : resolve(p))),
-  );
+  const server = newGrpcServer({
+    methods: { [FunctionRunnerServiceService.runFunction.path]: runFunctionMethod(new FunctionRunner(handler, logger), logger) },
+    logger,
+    ...(tls ? { tls, authorize: clientCertificateCheck(authorities(tls.ca)) } : {}),
+  });
+  const port = await server.listen(host, wantPort);
+  const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   logger.info({ address: target, port, tls: !o.insecure }, 'serving RunFunction');
 
   let http: HttpServer | undefined;
@@ -207,16 +235,7 @@ export async function startFunctionServer(
     port,
     metricsPort,
     async close(graceMs = 10_000) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await server.close(graceMs);
       if (http) await new Promise<void>((resolve) => (http as HttpServer).close(() => resolve()));
     },
   };
