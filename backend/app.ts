@@ -18,8 +18,8 @@ import { runControllers } from './controllers';
 import type { HttpDeps } from './http/deps';
 import { RateLimiter } from './http/rate-limit';
 import { bindHandler, listen, type ListeningServer } from './http/server';
-import { cachedExportables, servingInformers, startAll, stopAll } from './informers';
-import { apiMessage, BindResources, type Clients, clientsFor, crdName, isNotFound } from './kube';
+import { cachedExportables, cachedNamespaces, servingInformers, startAll, stopAll } from './informers';
+import { messageOf, BindResources, type Clients, clientsFor, crdName, isNotFound } from './kube';
 import { backendMetrics } from './metrics';
 import { type BackendOptions, hostPort } from './options';
 import { applyBinderClusterRole, provisionConsumer } from './provision/consumer';
@@ -95,7 +95,7 @@ async function checkCrds(c: Clients): Promise<void> {
     try {
       await c.crds.readCustomResourceDefinition({ name: crdName(r) });
     } catch (e) {
-      if (!isNotFound(e)) throw new Error(`cannot read CRD ${crdName(r)}: ${apiMessage(e)}`);
+      if (!isNotFound(e)) throw new Error(`cannot read CRD ${crdName(r)}: ${messageOf(e)}`);
       missing.push(crdName(r));
     }
   }
@@ -182,8 +182,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     provisionConsumer(
       {
         clients,
-        lockNamespace: namespace,
-        holder: o.identity,
+        namespaces: cachedNamespaces(serving),
         prefix: o.namespacePrefix,
         prettyName: o.prettyName,
         target,
@@ -267,9 +266,11 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
       stopping: () => !stopping.signal.aborted || 'shutting down: finishing the requests in flight',
       ...(issuer ? { issuer: () => issuer.ready() || issuer.reason() } : {}),
       crds: () => !crds.problem || crds.problem,
-      informers: () =>
-        (serving.crds.hasSynced() && serving.templates.hasSynced()) ||
-        `waiting for the CRD and APIServiceExportTemplate informers${serving.templates.lastError() ? `: ${serving.templates.lastError()}` : ''}`,
+      informers: () => {
+        const waiting = Object.entries(serving).filter(([, i]) => !i.hasSynced());
+        const error = waiting.map(([, i]) => i.lastError()).find(Boolean);
+        return !waiting.length || `waiting for the informers of ${waiting.map(([k]) => k).join(', ')}${error ? `: ${error}` : ''}`;
+      },
       bootstrap: () => !bootstrap.problem || `ClusterRole klutch-binder: ${bootstrap.problem}`,
     },
   });

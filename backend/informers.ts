@@ -1,9 +1,13 @@
 /**
- * The backend's informers (controller/'s watchInformer). Two run on every replica and feed the HTTP side (what can
- * be exported): CRDs and APIServiceExportTemplates. The rest run on the leader only, for its controllers.
+ * The backend's informers (controller/'s watchInformer). Four run on every replica and feed the HTTP side: CRDs and
+ * APIServiceExportTemplates (what can be exported), and two of namespaces (where a consumer's cluster namespace is,
+ * and Klutch's not yet adopted, so a bind reads no list from the API server). The rest run on the leader only, for
+ * its controllers.
  */
 import type {
   KubeConfig,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
   KubernetesObject,
   V1CustomResourceDefinition,
   V1Namespace,
@@ -23,6 +27,7 @@ import {
   type ClusterBinding,
 } from '../exports/bind-api';
 import type { ExportableSource } from './exportable';
+import type { NamespaceCache } from './provision/cluster-namespace';
 import { type BindResource, BindResources, type Clients } from './kube';
 import { Labels, MANAGED_BY } from './labels';
 
@@ -40,6 +45,13 @@ function customInformer<T>(c: Clients, r: BindResource, log: Logger): WatchInfor
 export interface ServingInformers {
   readonly crds: WatchInformer<V1CustomResourceDefinition>;
   readonly templates: WatchInformer<Informed<APIServiceExportTemplate>>;
+  /** Cluster namespaces (label identity-hash): this backend's, adopted ones, and other klutch-kit backends'. */
+  readonly clusterNamespaces: WatchInformer<V1Namespace>;
+  /**
+   * Namespaces of neither kind a klutch-kit backend labels (no identity-hash, no cluster-namespace label), metadata
+   * only: Klutch's cluster namespaces not adopted yet are among them, and leave it when adopted.
+   */
+  readonly foreignNamespaces: WatchInformer<V1Namespace>;
 }
 
 export function servingInformers(c: Clients, log: Logger): ServingInformers {
@@ -50,7 +62,19 @@ export function servingInformers(c: Clients, log: Logger): ServingInformers {
       log,
     }),
     templates: customInformer<APIServiceExportTemplate>(c, BindResources.templates, log),
+    clusterNamespaces: watchInformer<V1Namespace>({ kc: c.kc, path: '/api/v1/namespaces', labelSelector: Labels.identityHash, log }),
+    foreignNamespaces: watchInformer<V1Namespace>({
+      kc: metadataOnly(c.kc),
+      path: '/api/v1/namespaces',
+      labelSelector: `!${Labels.identityHash},!${Labels.clusterNamespace}`,
+      log,
+    }),
   };
+}
+
+/** Where bind requests find cluster namespaces: the serving informers' caches. */
+export function cachedNamespaces(i: ServingInformers): NamespaceCache {
+  return { clusterNamespaces: () => i.clusterNamespaces.list(), foreignNamespaces: () => i.foreignNamespaces.list() };
 }
 
 /** What can be exported, from the serving informers' caches. */
@@ -70,6 +94,9 @@ export interface LeaderInformers {
   readonly namespaces: WatchInformer<V1Namespace>;
   /** The provider-side kubeconfig Secrets. */
   readonly kubeconfigs: WatchInformer<V1Secret>;
+  /** The backend's ClusterRoles and ClusterRoleBindings (its managed-by label): the consumers' `klutch-binder-<ns>`. */
+  readonly clusterRoles: WatchInformer<V1ClusterRole>;
+  readonly clusterRoleBindings: WatchInformer<V1ClusterRoleBinding>;
   /** Roles and RoleBindings `klutch-binder-claimed` (provider namespaces). */
   readonly claimedRoles: WatchInformer<V1Role>;
   readonly claimedRoleBindings: WatchInformer<V1RoleBinding>;
@@ -93,6 +120,18 @@ export function leaderInformers(c: Clients, log: Logger): LeaderInformers {
       kc: c.kc,
       path: '/api/v1/secrets',
       labelSelector: kubeconfigs,
+      log,
+    }),
+    clusterRoles: watchInformer<V1ClusterRole>({
+      kc: c.kc,
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+      labelSelector: managed,
+      log,
+    }),
+    clusterRoleBindings: watchInformer<V1ClusterRoleBinding>({
+      kc: c.kc,
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      labelSelector: managed,
       log,
     }),
     claimedRoles: watchInformer<V1Role>({

@@ -1,5 +1,6 @@
 /**
- * The backend's Kubernetes clients (@kubernetes/client-node) and the few things every caller asks of an API error.
+ * The backend's Kubernetes clients (@kubernetes/client-node) and the few things every caller asks of an API error
+ * (lib/kube-errors.ts, shared with the konnector and the plugin).
  * Bind objects go through exports/bind-api's client (bindObjects); server-side apply under one field manager.
  */
 import { keepAliveConfiguration } from '../controller';
@@ -40,23 +41,5 @@ export function clientsFor(kc: KubeConfig): Clients {
 /** Bind kinds and the patch options: one table and one set for the backend and the konnector (exports/bind-api). */
 export { APPLY_PATCH as APPLY, BindResources, crdName, MERGE_PATCH, type BindResource } from '../exports/bind-api';
 
-export function statusCode(e: unknown): number | undefined {
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
-}
-export const isNotFound = (e: unknown): boolean => statusCode(e) === 404;
-export const isConflict = (e: unknown): boolean => statusCode(e) === 409;
-
-/** The API server's message of an error, for logs and conditions. */
-export function apiMessage(e: unknown): string {
-  const body = (e as { body?: unknown }).body;
-  if (typeof body === 'string') {
-    try {
-      return (JSON.parse(body) as { message?: string }).message ?? body;
-    } catch {
-      return body;
-    }
-  }
-  if (body && typeof body === 'object' && 'message' in body) return String((body as { message: unknown }).message);
-  return e instanceof Error ? e.message : String(e);
-}
+/** What every caller asks of an API error: one set for the whole project (lib/kube-errors.ts). */
+export { isConflict, isNotFound, messageOf, statusOf } from '../lib/kube-errors';

@@ -29,6 +29,11 @@ export const BackendAnnotations = {
   lastBind: `${P}/last-bind`,
   /** On a ClusterBinding: when the consumer first had an export; without, it is cleaned up after --unbound-consumer-ttl. */
   firstExport: `${P}/first-export`,
+  /**
+   * On a cluster namespace this backend created (`"true"`), not adopted from Klutch's backend: it never held a legacy
+   * token, so the adoption controller need not look for one.
+   */
+  provisioned: `${P}/provisioned`,
 } as const;
 
 /**

@@ -278,14 +278,14 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'namespace',
     arg: 'name',
     default: "$POD_NAMESPACE, else the kubeconfig context's (a Pod's own), else klutch-bind",
-    help: "the backend's own namespace: its leader-election Lease and per-identity locks",
+    help: "the backend's own namespace: its leader-election Lease",
   },
   {
     name: 'namespace-prefix',
     key: 'namespacePrefix',
     arg: 'prefix',
     default: 'cluster',
-    help: 'consumers get a cluster namespace named <prefix>-<random>',
+    help: "consumers get a cluster namespace named <prefix>-<five characters of the identity's hash> (another, <prefix>-<random>, when that name is taken)",
   },
   {
     name: 'pretty-name',
@@ -550,7 +550,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   };
   const prefix = raw('namespace-prefix') ?? 'cluster';
   if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
-    throw new UsageError(`--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<random>)`);
+    throw new UsageError(`--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<five characters>)`);
   }
   const leader = raw('leader-election') ?? 'true';
   if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);

@@ -7,8 +7,8 @@
  * existed) stands for an identity without groups.
  */
 import { type Exportable } from '../exportable';
-import { apiMessage, BindResources, isNotFound, type Clients } from '../kube';
-import { CLUSTER_BINDING_NAME } from '../../exports/bind-api';
+import { messageOf, BindResources, type Clients } from '../kube';
+import { bindObjects, CLUSTER_BINDING_NAME, type ClusterBinding } from '../../exports/bind-api';
 import { apiName, mayBind, type BindDecision, type BindIdentity, type DefaultBindPolicy } from './bind-policy';
 
 export const BOUND_BY = 'klutch-kit.anynines.com/bound-by';
@@ -27,20 +27,13 @@ export function binderRecord(who: RecordedBinder): string {
 
 /** The binder recorded on the ClusterBinding of `namespace`, read from the API server (an informer may lag the bind). */
 export async function recordedBinder(clients: Clients, namespace: string): Promise<RecordedBinder> {
-  const r = BindResources.clusterBindings;
-  let cb: { metadata?: { annotations?: Record<string, string> } };
+  let cb: ClusterBinding | undefined;
   try {
-    cb = (await clients.custom.getNamespacedCustomObject({
-      group: r.group,
-      version: r.version,
-      plural: r.plural,
-      namespace,
-      name: CLUSTER_BINDING_NAME,
-    })) as typeof cb;
+    cb = await bindObjects<ClusterBinding>(clients.custom, BindResources.clusterBindings).get({ namespace, name: CLUSTER_BINDING_NAME });
   } catch (e) {
-    if (isNotFound(e)) return { groups: [] };
-    throw new Error(`cannot read ClusterBinding ${namespace}/${CLUSTER_BINDING_NAME}: ${apiMessage(e)}`, { cause: e });
+    throw new Error(`cannot read ClusterBinding ${namespace}/${CLUSTER_BINDING_NAME}: ${messageOf(e)}`, { cause: e });
   }
+  if (!cb) return { groups: [] };
   const raw = cb.metadata?.annotations?.[BOUND_BY];
   if (!raw) return { groups: [] };
   try {

@@ -22,8 +22,8 @@ import { appClusterKubeConfig, type AppClusterKubeconfig } from '../../exports/b
 import { missingAccess, type AccessCheck } from '../../lib/app-cluster-access';
 import { bindRefusals, recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
-import { cachedExportables, metadataOnly, type Informed } from '../informers';
-import { apiMessage, APPLY, BindResources, FIELD_MANAGER, isConflict, isNotFound, MERGE_PATCH, statusCode } from '../kube';
+import { cachedExportables, cachedNamespaces, metadataOnly, type Informed } from '../informers';
+import { messageOf, APPLY, BindResources, FIELD_MANAGER, isConflict, isNotFound, MERGE_PATCH, statusOf } from '../kube';
 import { findClusterNamespace } from '../provision/cluster-namespace';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { BINDER } from '../provision/rbac';
@@ -157,7 +157,7 @@ function deps(
       const consumer = await provision(identity, who);
       return consumer.namespace;
     },
-    findConsumer: async (identity) => (await findClusterNamespace(c, identity))?.metadata?.name,
+    findConsumer: async (identity) => findClusterNamespace(cachedNamespaces(d.serving), identity)?.metadata?.name,
     providerKubeconfig: async (ns) =>
       (await c.core.readNamespacedSecret({ namespace: ns, name: KUBECONFIG_SECRET }).catch((e: unknown) => (ignoreNotFound(e), undefined)))
         ?.data,
@@ -278,13 +278,13 @@ async function appAccess(k: AppClusterKubeconfig, checks: readonly AccessCheck[]
   try {
     return { missing: await Promise.race([missingAccess(authz, checks), timeout]) };
   } catch (e) {
-    const code = statusCode(e);
+    const code = statusOf(e);
     if (code === 401)
       return {
         unreachable: 'the app cluster refused the credentials (401 Unauthorized): put a current token or certificate into the Secret',
       };
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    return { unreachable: code ? `HTTP ${code}: ${apiMessage(e)}` : `${(e as Error).message}${cause?.code ? ` (${cause.code})` : ''}` };
+    return { unreachable: code ? `HTTP ${code}: ${messageOf(e)}` : `${(e as Error).message}${cause?.code ? ` (${cause.code})` : ''}` };
   } finally {
     clearTimeout(timer);
   }

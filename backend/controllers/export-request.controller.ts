@@ -8,7 +8,7 @@ import { bindRefusals, recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
 import { cachedExportables } from '../informers';
 import { bindObjects, type APIServiceExport, type APIServiceExportRequest } from '../../exports/bind-api';
-import { apiMessage, BindResources, FIELD_MANAGER } from '../kube';
+import { messageOf, BindResources, FIELD_MANAGER } from '../kube';
 import { ours, type ControllerDeps } from './deps';
 import { CRD_WAIT_MS, reconcileExportRequest, type ExportRequestDeps } from './export-request.reconcile';
 
@@ -28,7 +28,7 @@ export function exportRequestsController(d: ControllerDeps): Controller {
       try {
         await exports.apply(e, FIELD_MANAGER);
       } catch (err) {
-        throw new Error(`cannot apply APIServiceExport ${namespace}/${e.metadata.name}: ${apiMessage(err)}`, { cause: err });
+        throw new Error(`cannot apply APIServiceExport ${namespace}/${e.metadata.name}: ${messageOf(err)}`, { cause: err });
       }
     },
     deleteRequest: (ref) => requests.delete({ namespace: ref.namespace!, name: ref.name }),

@@ -3,7 +3,7 @@ import { byRef, Controller, objectKey } from '../../controller';
 import { findExportable } from '../exportable';
 import { cachedExportables } from '../informers';
 import { bindObjects, type APIServiceExport } from '../../exports/bind-api';
-import { apiMessage, BindResources } from '../kube';
+import { messageOf, BindResources } from '../kube';
 import { ours, type ControllerDeps } from './deps';
 import { reconcileExport, type ExportDeps } from './export.reconcile';
 
@@ -21,7 +21,7 @@ export function exportsController(d: ControllerDeps): Controller {
       try {
         await exports.replace(e);
       } catch (err) {
-        throw new Error(`cannot replace APIServiceExport ${namespace}/${name}: ${apiMessage(err)}`, { cause: err });
+        throw new Error(`cannot replace APIServiceExport ${namespace}/${name}: ${messageOf(err)}`, { cause: err });
       }
     },
   };

@@ -1,6 +1,7 @@
 import type { V1Namespace } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { BackendAnnotations } from '../labels';
 import type { LegacyTokenState } from '../provision/klutch-adoption';
 import { reconcileKlutchAdoption, SWEEP, SWEEP_EVERY_MS, type KlutchAdoptionDeps } from './klutch-adoption.reconcile';
 
@@ -44,6 +45,13 @@ describe('reconcileKlutchAdoption', () => {
     const w = world({ cached: ns('bk-a'), legacy: { state: 'kept', secrets: ['t'], reason: 'no heartbeat yet', after: now + 60_000 } });
     expect(await reconcileKlutchAdoption(w.d, { name: 'bk-a' }, ctx)).toEqual({ requeueAfterMs: 61_000 });
     expect(w.d.clean.size).toBe(0);
+  });
+
+  it('asks nothing about a cluster namespace this backend made itself (never a legacy token in it), and remembers it', async () => {
+    const w = world({ cached: { metadata: { name: 'bk-a', annotations: { [BackendAnnotations.provisioned]: 'true' } } } });
+    expect(await reconcileKlutchAdoption(w.d, { name: 'bk-a' }, ctx)).toBeUndefined();
+    expect(w.calls).toEqual([]);
+    expect([...w.d.clean]).toEqual(['bk-a']);
   });
 
   it('asks nothing about a namespace that is not in the cache (not adopted yet, or gone)', async () => {

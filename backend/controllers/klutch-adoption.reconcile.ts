@@ -4,10 +4,12 @@
  * on the other controllers see them as ours (token rotation, consumer RBAC, which deletes Klutch's cluster-wide
  * ClusterRoleBinding in Namespaced scope). Per adopted consumer, each heartbeat checks whether its legacy token can go:
  * once the konnector heartbeats `--legacy-token-grace` after the rotated token was written, the legacy token Secret
- * is deleted. Ref `{ name: 'sweep' }` runs the sweep; any other is a cluster namespace (`{ name }`).
+ * is deleted; a cluster namespace this backend made itself (annotation `klutch-kit.anynines.com/provisioned`) is
+ * never looked at. Ref `{ name: 'sweep' }` runs the sweep; any other is a cluster namespace (`{ name }`).
  */
 import type { V1Namespace } from '@kubernetes/client-node';
 import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
+import { BackendAnnotations } from '../labels';
 import type { Adopted, LegacyTokenState } from '../provision/klutch-adoption';
 
 export const SWEEP = 'sweep';
@@ -47,6 +49,11 @@ export async function reconcileKlutchAdoption(
   }
   const ns = d.getNamespace(ref.name);
   if (!ns || ns.metadata?.deletionTimestamp) return; // not adopted (yet) or going
+  // Made by this backend, never by Klutch's: it never held a legacy token, and looking would cost a list.
+  if (ns.metadata?.annotations?.[BackendAnnotations.provisioned] === 'true') {
+    d.clean.add(ref.name);
+    return;
+  }
   const r = await d.revokeLegacyToken(ref.name);
   if (r.state === 'none') d.clean.add(ref.name);
   else if (r.state === 'revoked') {

@@ -176,11 +176,12 @@ export class BindBackend extends Construct {
     role.allow(['get', 'create'], ...res('', 'serviceaccounts'));
     role.allow(['create'], ...res('', 'serviceaccounts/token'));
     role.allow(CONSUMER_VERBS, ...res('', 'secrets', 'configmaps'));
-    role.allow(['get', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'clusterroles'));
+    // The consumers' ClusterRoles and ClusterRoleBindings are watched: written only when the cached one differs.
+    role.allow(['get', 'list', 'watch', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'clusterroles'));
     // Role and RoleBinding klutch-binder-claimed are watched; a consumer may read its Role, so the backend holds that.
     role.allow(['get', 'list', 'watch', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'roles', 'rolebindings'));
     role.allow(['get', 'create', 'update', 'patch'], ...res('', 'resourcequotas', 'resourcequotas/status'));
-    role.allow(['get', 'create', 'update', 'patch', 'delete'], ...res('rbac.authorization.k8s.io', 'clusterrolebindings'));
+    role.allow(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], ...res('rbac.authorization.k8s.io', 'clusterrolebindings'));
     role.allow(
       CONSUMER_VERBS,
       ...res(BIND_GROUP, 'apiserviceexports', 'apiserviceexportrequests', 'apiservicenamespaces', 'clusterbindings'),

@@ -1,30 +1,41 @@
 /**
- * The consumer's cluster namespace: found by its identity (`<sub>#<cluster id>`, Klutch's annotation), else created
- * with `generateName: <prefix>-`. Klutch looks the identity up in a cache, so two quick binds of one identity can
- * make two namespaces. Here the lookup is a label-selected list from the API server, and creation happens under a
- * per-identity lock (a Lease named after the identity's hash in the backend's namespace, so replicas share it):
- * whoever holds the lock looks again, then creates; everyone else waits for the namespace to appear.
+ * The consumer's cluster namespace: found by its identity (`<sub>#<cluster id>`, Klutch's annotation) in the serving
+ * cache, else created. Klutch looks the identity up in a cache and creates with `generateName`, so two quick binds of
+ * one identity can make two namespaces. Here no lock is needed and a first bind costs two requests
+ * (docs/decisions/bind-flow-cost.md):
  *
- * The cluster id is the client's choice, so one subject could make namespaces without end: a subject may have at
- * most `maxPerSubject` cluster namespaces. The lock is per subject, so concurrent binds of one subject's clusters
- * cannot together pass the limit.
+ * - The namespace is created under a name derived from the identity (`<prefix>-` and five characters of its hash, in
+ *   the alphabet `generateName` uses): concurrent first binds of one identity race for one name, and the loser's
+ *   create conflicts and takes the winner's. A name held by someone else (another identity's hash collides, or this
+ *   identity's previous namespace is still terminating) falls back to `generateName`.
+ * - Right after its create, one list of the subject's namespaces (by label, from the API server) settles what no
+ *   cache can: another live namespace of the same identity that is older (a bind that took the fallback, or a
+ *   cache that lagged) wins and the new one is deleted again; and a subject that now holds more than `maxPerSubject`
+ *   namespaces is refused, its new namespace deleted. Two binds of one subject racing for its last place may both be
+ *   refused (each sees the other), never both admitted.
  */
-import { V1MicroTime, type V1Namespace } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import type { V1Namespace } from '@kubernetes/client-node';
 import { Annotations } from '../../exports/bind-api';
-import { type Clients, isConflict, isNotFound, statusCode } from '../kube';
-import { Labels, MANAGED_BY, PodSecurity } from '../labels';
+import { type Clients, isConflict, isNotFound } from '../kube';
+import { BackendAnnotations, Labels, MANAGED_BY, PodSecurity } from '../labels';
 import { identityHash, subjectOf } from './identity';
-import { adoptClusterNamespace, findKlutchClusterNamespace } from './klutch-adoption';
+import { adoptClusterNamespace, isKlutchClusterNamespace } from './klutch-adoption';
 
 export { identityHash, subjectOf } from './identity';
 
+/** What the serving informers hold of namespaces (backend/informers.ts). */
+export interface NamespaceCache {
+  /** Namespaces with an identity-hash label: this backend's cluster namespaces (and other backends'). */
+  clusterNamespaces(): readonly V1Namespace[];
+  /** Namespaces that are neither cluster nor provider namespaces of a klutch-kit backend: Klutch's unadopted ones. */
+  foreignNamespaces(): readonly V1Namespace[];
+}
+
 export interface ClusterNamespaceOptions {
   readonly clients: Clients;
-  /** Where the locks live (the backend's namespace). */
-  readonly lockNamespace: string;
-  /** This replica, written into the locks it holds. */
-  readonly holder: string;
-  /** Namespaces are `<prefix>-<random>`. */
+  readonly cache: NamespaceCache;
+  /** Namespaces are `<prefix>-<five characters>`. */
   readonly prefix: string;
   /** How many cluster namespaces one subject may have. @default unlimited */
   readonly maxPerSubject?: number;
@@ -42,21 +53,62 @@ export class TooManyClustersError extends Error {
   }
 }
 
-/** A lock older than this was left by a replica that died while holding it. */
-const LOCK_STALE_MS = 15_000;
-const WAIT_MS = 30_000;
+/** The characters `generateName` draws from (no vowels, no look-alikes): derived names look like made ones. */
+const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
-/** The cluster namespace of `identity`, if it exists and is not being deleted. */
-export async function findClusterNamespace(c: Clients, identity: string): Promise<V1Namespace | undefined> {
-  const list = await c.core.listNamespace({ labelSelector: `${Labels.identityHash}=${identityHash(identity)}` });
-  return oldest(
-    list.items.filter((ns) => ns.metadata?.annotations?.[Annotations.identity] === identity && !ns.metadata?.deletionTimestamp),
+/** The name a first bind of `identity` tries: `<prefix>-` and five characters of the identity's hash. */
+export function derivedNamespaceName(prefix: string, identity: string): string {
+  const h = createHash('sha256').update(identity).digest();
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += ALPHABET[h[i]! % ALPHABET.length];
+  return `${prefix}-${suffix}`;
+}
+
+const live = (ns: V1Namespace) => !ns.metadata?.deletionTimestamp;
+const identityOf = (ns: V1Namespace) => ns.metadata?.annotations?.[Annotations.identity];
+
+/** Oldest first; a tie in creation time (seconds) goes by name, so every replica orders alike. */
+function byAge(a: V1Namespace, b: V1Namespace): number {
+  const t = String(a.metadata?.creationTimestamp?.toISOString?.() ?? a.metadata?.creationTimestamp).localeCompare(
+    String(b.metadata?.creationTimestamp?.toISOString?.() ?? b.metadata?.creationTimestamp),
+  );
+  return t || String(a.metadata?.name).localeCompare(String(b.metadata?.name));
+}
+
+/** The live cluster namespace of `identity` among `list` (two, made by Klutch's racing binds: the oldest). */
+export function clusterNamespaceOf(list: readonly V1Namespace[], identity: string): V1Namespace | undefined {
+  return list.filter((ns) => live(ns) && identityOf(ns) === identity).sort(byAge)[0];
+}
+
+/** The cluster namespace of `identity` from the serving cache, if it exists and is not being deleted. */
+export function findClusterNamespace(cache: NamespaceCache, identity: string): V1Namespace | undefined {
+  const hash = identityHash(identity);
+  return clusterNamespaceOf(
+    cache.clusterNamespaces().filter((ns) => ns.metadata?.labels?.[Labels.identityHash] === hash),
+    identity,
   );
 }
 
-/** The oldest of `list` (two namespaces of one identity, made by Klutch's racing binds: the first is kept). */
-function oldest(list: readonly V1Namespace[]): V1Namespace | undefined {
-  return [...list].sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)))[0];
+/** What the list after a create decides about the namespace `mine` just made. */
+export type Settled =
+  | { readonly keep: true }
+  /** An older namespace of the same identity: it is the consumer's, `mine` goes. */
+  | { readonly keep: false; readonly use: V1Namespace }
+  /** The subject holds more than the limit: `mine` goes and the bind is refused. */
+  | { readonly keep: false; readonly refuse: true };
+
+/** Decides from the subject's namespaces (`theirs`, listed after `mine` was created) whether `mine` stays. */
+export function settle(mine: V1Namespace, theirs: readonly V1Namespace[], identity: string, maxPerSubject?: number): Settled {
+  const subject = subjectOf(identity);
+  const alive = theirs.filter((ns) => {
+    const id = identityOf(ns);
+    return live(ns) && id !== undefined && subjectOf(id) === subject;
+  });
+  const first = clusterNamespaceOf(alive, identity);
+  if (first && first.metadata?.name !== mine.metadata?.name) return { keep: false, use: first };
+  const count = alive.length + (alive.some((ns) => ns.metadata?.name === mine.metadata?.name) ? 0 : 1);
+  if (maxPerSubject !== undefined && count > maxPerSubject) return { keep: false, refuse: true };
+  return { keep: true };
 }
 
 /** A cluster namespace, and whether this call created it (then nothing of the consumer's exists in it yet). */
@@ -67,91 +119,52 @@ export interface ClusterNamespace {
 
 /** Finds or creates the cluster namespace of `identity`; concurrent calls for one identity get the same namespace. */
 export async function ensureClusterNamespace(o: ClusterNamespaceOptions, identity: string): Promise<ClusterNamespace> {
-  const hash = identityHash(identity);
-  const subjectHash = identityHash(subjectOf(identity));
-  const lock = `subject-${subjectHash}`;
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const found = await findClusterNamespace(o.clients, identity);
-    if (found) return { namespace: found, created: false };
-    if (Date.now() > deadline) {
-      throw new Error(
-        `no cluster namespace for ${identity} after ${WAIT_MS / 1000}s: the lock Lease ${o.lockNamespace}/${lock} is held by another replica`,
-      );
-    }
-    if (await acquire(o, lock)) {
-      try {
-        // One list under the lock: the subject's namespaces hold the identity's, if it was made meanwhile, and are what
-        // the limit counts (by their label: every namespace this backend makes or adopts carries it).
-        const subject = subjectOf(identity);
-        const theirs = (await o.clients.core.listNamespace({ labelSelector: `${Labels.subjectHash}=${subjectHash}` })).items.filter(
-          (ns) => {
-            const id = ns.metadata?.annotations?.[Annotations.identity];
-            return id !== undefined && subjectOf(id) === subject && !ns.metadata?.deletionTimestamp;
-          },
-        );
-        const again = oldest(theirs.filter((ns) => ns.metadata?.annotations?.[Annotations.identity] === identity));
-        if (again) return { namespace: again, created: false };
-        // A consumer Klutch's backend provisioned binds again before the adoption controller got to it.
-        const klutch = await findKlutchClusterNamespace(o.clients, o.prefix, identity);
-        if (klutch) {
-          await adoptClusterNamespace(o.clients, klutch);
-          return { namespace: (await findClusterNamespace(o.clients, identity)) ?? klutch, created: false };
-        }
-        if (o.maxPerSubject !== undefined && theirs.length >= o.maxPerSubject) throw new TooManyClustersError(subject, o.maxPerSubject);
-        const namespace = await o.clients.core.createNamespace({
-          body: {
-            metadata: {
-              generateName: `${o.prefix}-`,
-              annotations: { [Annotations.identity]: identity },
-              labels: {
-                [Labels.identityHash]: hash,
-                [Labels.subjectHash]: subjectHash,
-                [Labels.managedBy]: MANAGED_BY,
-                ...PodSecurity.clusterNamespace,
-              },
-            },
-          },
-        });
-        return { namespace, created: true };
-      } finally {
-        await o.clients.leases.deleteNamespacedLease({ name: lock, namespace: o.lockNamespace }).catch(() => undefined);
-      }
-    }
-    await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+  const cached = findClusterNamespace(o.cache, identity);
+  if (cached) return { namespace: cached, created: false };
+  // A consumer Klutch's backend provisioned binds again before the adoption controller got to it.
+  const klutch = o.cache
+    .foreignNamespaces()
+    .filter((ns) => isKlutchClusterNamespace(ns, o.prefix) && identityOf(ns) === identity)
+    .sort(byAge)[0];
+  if (klutch) {
+    await adoptClusterNamespace(o.clients, klutch);
+    return { namespace: klutch, created: false };
   }
-}
-
-/** Creates the lock Lease; false when another holds it (a stale one is removed, and the caller tries again). */
-async function acquire(o: ClusterNamespaceOptions, name: string): Promise<boolean> {
-  const now = new V1MicroTime();
-  try {
-    await o.clients.leases.createNamespacedLease({
-      namespace: o.lockNamespace,
-      body: {
-        metadata: { name, labels: { [Labels.managedBy]: MANAGED_BY } },
-        spec: { holderIdentity: o.holder, acquireTime: now, renewTime: now, leaseDurationSeconds: LOCK_STALE_MS / 1000 },
+  const body = (name: { name: string } | { generateName: string }): V1Namespace => ({
+    metadata: {
+      ...name,
+      annotations: { [Annotations.identity]: identity, [BackendAnnotations.provisioned]: 'true' },
+      labels: {
+        [Labels.identityHash]: identityHash(identity),
+        [Labels.subjectHash]: identityHash(subjectOf(identity)),
+        [Labels.managedBy]: MANAGED_BY,
+        ...PodSecurity.clusterNamespace,
       },
-    });
-    return true;
-  } catch (e) {
-    if (!isConflict(e)) {
-      if (isNotFound(e)) throw new Error(`cannot lock ${name}: the backend's namespace "${o.lockNamespace}" does not exist (--namespace)`);
-      throw e;
-    }
-  }
-  try {
-    const held = await o.clients.leases.readNamespacedLease({ name, namespace: o.lockNamespace });
-    const since = held.spec?.acquireTime ? new Date(held.spec.acquireTime).getTime() : 0;
-    if (Date.now() - since > LOCK_STALE_MS) {
-      await o.clients.leases.deleteNamespacedLease({
-        name,
-        namespace: o.lockNamespace,
-        body: { preconditions: { uid: held.metadata?.uid, resourceVersion: held.metadata?.resourceVersion } },
+    },
+  });
+  const name = derivedNamespaceName(o.prefix, identity);
+  let mine: V1Namespace | undefined;
+  for (let attempt = 0; !mine; attempt++) {
+    try {
+      mine = await o.clients.core.createNamespace({ body: body({ name }) });
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      const held = await o.clients.core.readNamespace({ name }).catch((e: unknown) => {
+        if (isNotFound(e) && attempt < 3) return undefined; // gone meanwhile: try the name again
+        throw e;
       });
+      if (!held) continue;
+      if (identityOf(held) === identity && live(held)) return { namespace: held, created: false };
+      // Someone else's name, or this identity's previous namespace still terminating.
+      mine = await o.clients.core.createNamespace({ body: body({ generateName: `${o.prefix}-` }) });
     }
-  } catch (e) {
-    if (!isNotFound(e) && statusCode(e) !== 409) throw e;
   }
-  return false;
+  const theirs = await o.clients.core.listNamespace({ labelSelector: `${Labels.subjectHash}=${identityHash(subjectOf(identity))}` });
+  const s = settle(mine, theirs.items, identity, o.maxPerSubject);
+  if (s.keep) return { namespace: mine, created: true };
+  await o.clients.core.deleteNamespace({ name: mine.metadata!.name! }).catch((e: unknown) => {
+    if (!isNotFound(e)) throw e;
+  });
+  if ('use' in s) return { namespace: s.use, created: false };
+  throw new TooManyClustersError(subjectOf(identity), o.maxPerSubject!);
 }

@@ -10,17 +10,17 @@
  */
 import type { V1ClusterRole } from '@kubernetes/client-node';
 import { binderRecord, BOUND_BY, type RecordedBinder } from '../authz/binder';
-import { BIND_API_VERSION, CLUSTER_BINDING_NAME, KUBECONFIG_SECRET_KEY, Kinds, type ClusterBinding } from '../../exports/bind-api';
+import { BIND_API_VERSION, bindObjects, CLUSTER_BINDING_NAME, KUBECONFIG_SECRET_KEY, Kinds, type ClusterBinding } from '../../exports/bind-api';
 import { APPLY, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
-import { ensureClusterNamespace } from './cluster-namespace';
+import { ensureClusterNamespace, type NamespaceCache } from './cluster-namespace';
 import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
 import { BINDER, binderClusterRole, binderRoleBinding } from './rbac';
 
 export interface ProvisionOptions {
   readonly clients: Clients;
-  readonly lockNamespace: string;
-  readonly holder: string;
+  /** The serving informers' namespaces: where a consumer's cluster namespace is found. */
+  readonly namespaces: NamespaceCache;
   readonly prefix: string;
   readonly prettyName: string;
   readonly target: KubeconfigTarget;
@@ -53,39 +53,24 @@ export async function applyBinderClusterRole(c: Clients): Promise<V1ClusterRole>
 export async function provisionConsumer(o: ProvisionOptions, identity: string, binder?: RecordedBinder): Promise<Consumer> {
   const c = o.clients;
   const { namespace: ns, created } = await ensureClusterNamespace(
-    { clients: c, lockNamespace: o.lockNamespace, holder: o.holder, prefix: o.prefix, maxPerSubject: o.maxClustersPerSubject },
+    { clients: c, cache: o.namespaces, prefix: o.prefix, maxPerSubject: o.maxClustersPerSubject },
     identity,
   );
   const namespace = ns.metadata!.name!;
   const labels = { [Labels.managedBy]: MANAGED_BY };
   const annotations = { [BackendAnnotations.lastBind]: new Date().toISOString(), ...(binder ? { [BOUND_BY]: binderRecord(binder) } : {}) };
-  const r = BindResources.clusterBindings;
+  const clusterBindings = bindObjects<ClusterBinding>(c.custom, BindResources.clusterBindings);
   await Promise.all([
     createIfMissing(() => c.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: BINDER, namespace, labels } } })),
     createIfMissing(() => c.rbac.createNamespacedRoleBinding({ namespace, body: binderRoleBinding(namespace, namespace, BINDER) })),
     (async () => {
-      const body: ClusterBinding = {
+      const made = await clusterBindings.create({
         apiVersion: BIND_API_VERSION,
         kind: Kinds.ClusterBinding,
         metadata: { name: CLUSTER_BINDING_NAME, namespace, labels, annotations },
         spec: { kubeconfigSecretRef: { name: KUBECONFIG_SECRET, key: KUBECONFIG_SECRET_KEY }, providerPrettyName: o.prettyName },
-      };
-      const made = await createIfMissing(() =>
-        c.custom.createNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace, body }),
-      );
-      if (!made) {
-        await c.custom.patchNamespacedCustomObject(
-          {
-            group: r.group,
-            version: r.version,
-            plural: r.plural,
-            namespace,
-            name: CLUSTER_BINDING_NAME,
-            body: { metadata: { annotations } },
-          },
-          MERGE_PATCH,
-        );
-      }
+      });
+      if (!made) await clusterBindings.patch({ namespace, name: CLUSTER_BINDING_NAME }, { metadata: { annotations } });
     })(),
   ]);
   if (o.quota) await ensureQuota(c, namespace, o.quota, created);
@@ -125,10 +110,7 @@ async function ensureQuota(c: Clients, namespace: string, q: NonNullable<Provisi
   const used: Record<string, string> = Object.fromEntries(Object.keys(hard).map((k) => [k, '0']));
   // In a namespace this bind just created there is nothing to count yet.
   for (const [r] of empty ? [] : counted) {
-    const list = (await c.custom.listNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace })) as {
-      items: unknown[];
-    };
-    used[`count/${r.plural}.${r.group}`] = String(list.items.length);
+    used[`count/${r.plural}.${r.group}`] = String((await bindObjects(c.custom, r).list(namespace)).length);
   }
   await c.core.patchNamespacedResourceQuotaStatus(
     { name: QUOTA, namespace, body: { status: { hard: { ...status?.hard, ...hard }, used: { ...status?.used, ...used } } } },

@@ -13,7 +13,7 @@
  * rotated token went out: it had the new token by then, so it keeps syncing through the switch.
  */
 import type { V1Namespace } from '@kubernetes/client-node';
-import { Annotations, CLUSTER_BINDING_NAME, type ClusterBinding } from '../../exports/bind-api';
+import { Annotations, bindObjects, CLUSTER_BINDING_NAME, type ClusterBinding } from '../../exports/bind-api';
 import { BindResources, type Clients, isNotFound, MERGE_PATCH } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY, PodSecurity } from '../labels';
 import { identityHash, subjectOf } from './identity';
@@ -36,11 +36,6 @@ export function isKlutchClusterNamespace(ns: V1Namespace, prefix: string): boole
 export async function klutchClusterNamespaces(c: Clients, prefix: string): Promise<V1Namespace[]> {
   const list = await c.core.listNamespace({ labelSelector: `!${Labels.identityHash}` });
   return list.items.filter((ns) => isKlutchClusterNamespace(ns, prefix));
-}
-
-/** Klutch's cluster namespace of `identity`, if there is one to adopt. */
-export async function findKlutchClusterNamespace(c: Clients, prefix: string, identity: string): Promise<V1Namespace | undefined> {
-  return (await klutchClusterNamespaces(c, prefix)).find((ns) => ns.metadata!.annotations![Annotations.identity] === identity);
 }
 
 /** What an adoption touched, for the log. */
@@ -122,13 +117,7 @@ export async function revokeLegacyToken(c: Clients, namespace: string, graceMs: 
   });
   const issued = Date.parse(kubeconfig?.metadata?.annotations?.[BackendAnnotations.tokenIssued] ?? '');
   if (Number.isNaN(issued)) return { state: 'kept', secrets, reason: 'the kubeconfig Secret does not carry a rotated token yet' };
-  const r = BindResources.clusterBindings;
-  const binding = (await c.custom
-    .getNamespacedCustomObject({ group: r.group, version: r.version, plural: r.plural, namespace, name: CLUSTER_BINDING_NAME })
-    .catch((e: unknown) => {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    })) as ClusterBinding | undefined;
+  const binding = await bindObjects<ClusterBinding>(c.custom, BindResources.clusterBindings).get({ namespace, name: CLUSTER_BINDING_NAME });
   const after = issued + graceMs;
   const heartbeat = Date.parse(binding?.status?.lastHeartbeatTime ?? '');
   if (Number.isNaN(heartbeat) || heartbeat < after) {

@@ -1,10 +1,12 @@
 /**
  * The one bind-API client surface the backend and the konnector share: where each bind kind lives (read from its CRD,
  * so no plural is spelled twice) and the calls they make on bind objects through client-node's CustomObjectsApi —
- * read, server-side apply under a field manager, replace, a merge patch of status or metadata, delete by uid. "Gone
- * already" is an answer, not an error: a read says undefined, a delete or status write of a gone object is done.
+ * read, list, create, server-side apply under a field manager, replace, a merge patch of status or metadata, delete by uid.
+ * "Gone already" and "exists already" are answers, not errors: a read says undefined, a delete or status write of a
+ * gone object is done, a create of an existing one says undefined.
  */
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import { isConflict, isNotFound } from '../../lib/kube-errors';
 import { apiServiceBindingCrd } from './apiservice-binding';
 import { apiServiceExportCrd } from './apiservice-export';
 import { apiServiceExportRequestCrd } from './apiservice-export-request';
@@ -59,7 +61,6 @@ export interface BindRef {
   readonly name: string;
 }
 
-const isNotFound = (e: unknown): boolean => (e as { code?: unknown } | undefined)?.code === 404;
 const goneIsDone = (e: unknown): undefined => {
   if (!isNotFound(e)) throw e;
   return undefined;
@@ -69,6 +70,10 @@ const goneIsDone = (e: unknown): undefined => {
 export interface BindObjects<T> {
   /** The object, live (undefined: not found). */
   get(ref: BindRef): Promise<T | undefined>;
+  /** The objects in `namespace`, live. */
+  list(namespace: string): Promise<T[]>;
+  /** Creates `obj` (named by its metadata); one that exists already is left as it is and the answer is undefined. */
+  create(obj: T & { metadata: { namespace?: string; name?: string } }): Promise<T | undefined>;
   /** Server-side apply of `obj` (named by its metadata) under `fieldManager`, forced. */
   apply(obj: T & { metadata: { namespace?: string; name?: string } }, fieldManager: string): Promise<T>;
   /** Replaces the object (fields others added go too); a stale resourceVersion is a conflict. */
@@ -91,6 +96,15 @@ export function bindObjects<T>(custom: CustomObjectsApi, r: BindResource): BindO
   const base = { group: r.group, version: r.version, plural: r.plural };
   return {
     get: (ref) => custom.getNamespacedCustomObject({ ...base, ...ref }).then((o) => o as T, goneIsDone),
+    list: async (namespace) => ((await custom.listNamespacedCustomObject({ ...base, namespace })) as { items: T[] }).items,
+    create: (obj) =>
+      custom.createNamespacedCustomObject({ ...base, namespace: refOf(obj, r).namespace, body: obj }).then(
+        (o) => o as T,
+        (e: unknown) => {
+          if (!isConflict(e)) throw e;
+          return undefined;
+        },
+      ),
     apply: async (obj, fieldManager) =>
       (await custom.patchNamespacedCustomObject({ ...base, ...refOf(obj, r), body: obj, fieldManager, force: true }, APPLY_PATCH)) as T,
     replace: async (obj) => (await custom.replaceNamespacedCustomObject({ ...base, ...refOf(obj, r), body: obj })) as T,
