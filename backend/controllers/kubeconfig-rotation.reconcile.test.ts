@@ -30,6 +30,7 @@ function world(s: V1Secret | undefined, rotated?: Kubeconfig) {
   const d: KubeconfigRotationDeps = {
     target,
     tokens,
+    ours: (ns) => ns.startsWith('cluster-'),
     now: () => now,
     getSecret: () => s,
     rotate: async (ns) => (calls.push(`rotate ${ns}`), rotated),
@@ -68,5 +69,12 @@ describe('reconcileKubeconfig', () => {
     const live = world(secret({ expires: 60 }), undefined);
     expect(await reconcileKubeconfig(live.d, ref, ctx)).toBeUndefined();
     expect(live.calls).toEqual(['rotate cluster-x']);
+  });
+
+  it("leaves another backend's consumers alone (another --namespace-prefix): their tokens are for that backend's address", async () => {
+    const other = { namespace: 'team-b-x', name: 'kubeconfig' };
+    const w = world({ ...secret({ expires: 60 }), metadata: { ...secret({ expires: 60 }).metadata, namespace: 'team-b-x' } });
+    expect(await reconcileKubeconfig(w.d, other, ctx)).toBeUndefined();
+    expect(w.calls).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Token rotation: each provider-side kubeconfig Secret gets a new TokenRequest token `--token-refresh-before` its
+ * Token rotation: each provider-side kubeconfig Secret of this backend's cluster namespaces gets a new TokenRequest token `--token-refresh-before` its
  * token's expiry, written into the same Secret (the konnector copies it to the app cluster on every change). A
  * deleted Secret is not made again here: that is an unbind, and its token died with it.
  *
@@ -19,6 +19,11 @@ export const BIND_WRITE_GRACE_MS = 10_000;
 export interface KubeconfigRotationDeps {
   readonly target: KubeconfigTarget;
   readonly tokens: TokenPolicy;
+  /**
+   * Whether a cluster namespace is this backend's (`--namespace-prefix`): another backend with another prefix on the
+   * same cluster rotates its own consumers' tokens, for its own address and CA.
+   */
+  ours(namespace: string): boolean;
   /** The kubeconfig Secret from the cache. */
   getSecret(ref: ObjectRef): V1Secret | undefined;
   /** Writes a new token into the Secret unless a live read finds it current (ensureKubeconfig, never creating one). */
@@ -32,9 +37,10 @@ export async function reconcileKubeconfig(
   ref: ObjectRef,
   ctx: Pick<ReconcileContext, 'log'>,
 ): Promise<ReconcileResult> {
-  const secret = d.getSecret(ref);
   const namespace = ref.namespace;
-  if (!secret || secret.metadata?.deletionTimestamp || !namespace) return;
+  if (!namespace || !d.ours(namespace)) return;
+  const secret = d.getSecret(ref);
+  if (!secret || secret.metadata?.deletionTimestamp) return;
   const now = d.now?.() ?? Date.now();
   const due = refreshAt(secret, d.target, namespace, d.tokens);
   if (due > now) return { requeueAfterMs: Math.max(1000, due - now) };

@@ -5,13 +5,14 @@
 import { byRef, Controller, objectKey } from '../../controller';
 import { Annotations, bindObjects } from '../../exports/bind-api';
 import { BindResources, isConflict, isNotFound } from '../kube';
-import type { ControllerDeps } from './deps';
+import { ours, type ControllerDeps } from './deps';
 import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
 
 export function serviceNamespacesController(d: ControllerDeps): Controller {
   const c = d.clients;
   const serviceNamespaces = bindObjects(c.custom, BindResources.serviceNamespaces);
   const deps: ServiceNamespaceDeps = {
+    ours: (namespace) => ours(d, namespace),
     getServiceNamespace: (ref) => d.leader.serviceNamespaces.get(ref.name, ref.namespace),
     getNamespace: (name) => d.leader.namespaces.get(name),
     namespacesFor: (key) => d.leader.namespaces.list().filter((ns) => ns.metadata?.annotations?.[Annotations.apiServiceNamespace] === key),
@@ -47,7 +48,7 @@ export function serviceNamespacesController(d: ControllerDeps): Controller {
     registry: d.registry,
     reconcile: byRef((ref, ctx) => reconcileServiceNamespace(deps, ref, ctx)),
   });
-  ctl.watch(d.leader.serviceNamespaces, (s) => [objectKey(s)]);
+  ctl.watch(d.leader.serviceNamespaces, (s) => (ours(d, s.metadata.namespace) ? [objectKey(s)] : []));
   ctl.watch(d.leader.namespaces, (ns) => {
     const owner = ns.metadata?.annotations?.[Annotations.apiServiceNamespace];
     return owner ? [owner] : [];

@@ -25,6 +25,7 @@ function world(o: { sn?: APIServiceNamespace; cached?: V1Namespace[]; live?: V1N
   const writes: string[] = [];
   const cached = o.cached ?? [];
   const d: ServiceNamespaceDeps = {
+    ours: (ns) => ns.startsWith('cluster-'),
     getServiceNamespace: () => o.sn,
     getNamespace: (name) => cached.find((n) => n.metadata?.name === name),
     namespacesFor: (key) => cached.filter((n) => n.metadata?.annotations?.[Annotations.apiServiceNamespace] === key),
@@ -91,5 +92,14 @@ describe('reconcileServiceNamespace', () => {
     const w = world({ cached: [ns('cluster-x-app', 'cluster-x/app'), ns('cluster-x-app2', 'cluster-x/app2'), ns('other')] });
     await reconcileServiceNamespace(w.d, ref, ctx);
     expect(w.writes).toEqual(['delete namespace cluster-x-app']);
+  });
+
+  it("leaves another backend's APIServiceNamespaces alone (another --namespace-prefix): neither made nor, when gone, deleted", async () => {
+    const other = { namespace: 'team-b-x', name: 'app' };
+    const made = world({ sn: { ...sn(), metadata: { name: 'app', namespace: 'team-b-x' } } });
+    expect(await reconcileServiceNamespace(made.d, other, ctx)).toBeUndefined();
+    const gone = world({ cached: [ns('team-b-x-app', 'team-b-x/app')] });
+    expect(await reconcileServiceNamespace(gone.d, other, ctx)).toBeUndefined();
+    expect([...made.writes, ...gone.writes]).toEqual([]);
   });
 });

@@ -12,6 +12,11 @@ import { Labels, MANAGED_BY, PodSecurity } from '../labels';
 import { binderRoleBinding, consumerRoleName } from '../provision/rbac';
 
 export interface ServiceNamespaceDeps {
+  /**
+   * Whether a cluster namespace is this backend's (`--namespace-prefix`): another backend's APIServiceNamespaces, and
+   * the namespaces made for them, are that backend's to make and delete.
+   */
+  ours(clusterNamespace: string): boolean;
   /** The APIServiceNamespace from the cache. */
   getServiceNamespace(ref: ObjectRef): APIServiceNamespace | undefined;
   /** A namespace from the cache (the backend's namespaces). */
@@ -38,7 +43,7 @@ export async function reconcileServiceNamespace(
   ctx: Pick<ReconcileContext, 'log'>,
 ): Promise<ReconcileResult> {
   const clusterNs = ref.namespace;
-  if (!clusterNs) return;
+  if (!clusterNs || !d.ours(clusterNs)) return;
   const key = refKey(ref);
   const target = serviceNamespaceName(clusterNs, ref.name);
   const sn = d.getServiceNamespace(ref);
