@@ -335,6 +335,39 @@ describe('composeResource: a namespaced composite with hostile claim labels comp
 describe('composeResource: composites and recipes beyond the catalog', () => {
   const pg = api('postgresql');
 
+  it('a generated value is new on the first composition, then read back from the observed resource', () => {
+    const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });
+    const wrapped = { ...inputOf(pg, 'a8s'), generated: [{ to: 'spec.secret' }] };
+    const bare = { ...inputOf(pg, 'a9s'), generated: [{ to: 'spec.forProvider.secret' }] };
+    for (const [input, at] of [
+      [wrapped, 'spec.forProvider.manifest.spec.secret'],
+      [bare, 'spec.forProvider.secret'],
+    ] as const) {
+      const first = composeResource(input, xr).resource;
+      expect(get(first, at)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(get(composeResource(input, xr, first).resource, at)).toBe(get(first, at));
+      expect(get(composeResource(input, xr).resource, at)).not.toBe(get(first, at));
+      // Emptied or edited to a non-string: generated anew rather than passed on.
+      const emptied = structuredClone(first);
+      set(emptied, at, '');
+      expect(get(composeResource(input, xr, emptied).resource, at)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    }
+  });
+
+  it("fromSecret's connection details follow those the wrapper's fields listed (a gate read first, the Secret's value last)", () => {
+    const input = {
+      ...inputOf(pg, 'a8s'),
+      connectionSecret: { nameSuffix: '-creds', fromSecret: { at: 'spec.connectionDetails', nameSuffix: '-s', keys: ['password'] } },
+      wrapper: {
+        ...inputOf(pg, 'a8s').wrapper!,
+        fields: [{ to: 'spec.connectionDetails[0].fieldPath', value: 'status.gate' }],
+      },
+    };
+    const xr = compositeOf(pg, 'a8s', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
+    const details = get(composeResource(input, xr).resource, 'spec.connectionDetails') as Record<string, unknown>[];
+    expect(details.map((d) => d.fieldPath)).toEqual(['status.gate', 'data.password']);
+  });
+
   it('a v2 namespaced composite (no claim): the a8s object and the connection secret take its own name and namespace', () => {
     const input = { ...inputOf(pg, 'a8s'), connectionSecret: { nameSuffix: '-creds', fromSecret: A8S_BINDING_SECRET } };
     const xr = compositeOf(pg, 'a8s', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
