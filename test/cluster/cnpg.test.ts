@@ -91,8 +91,16 @@ const SQL_READ = 'SELECT body FROM notes WHERE id = 1;';
  * from its a8s keys; `host` replaces the address, for the attack); returns psql's output lines. The Pod must
  * succeed, or with `fails` must fail.
  */
-async function psql(name: string, sql: string, o: { host?: string; fails?: boolean } = {}): Promise<string[]> {
-  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, psqlClientPod({ name, secret: 'app-creds', sql, host: o.host }));
+async function psql(name: string, sql: string, o: { host?: string; fails?: boolean; secret?: string } = {}): Promise<string[]> {
+  const { phase, out } = await runPsql(name, sql, o);
+  expect(phase, `Pod ${name}: ${out.join('\n')}`).toBe(o.fails ? 'Failed' : 'Succeeded');
+  return out;
+}
+
+/** `psql` without the verdict: the Pod's phase and psql's output lines (`secret`: another binding's, default app-creds). */
+async function runPsql(name: string, sql: string, o: { host?: string; secret?: string } = {}): Promise<{ phase: string; out: string[] }> {
+  const secret = o.secret ?? 'app-creds';
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, psqlClientPod({ name, secret, sql, host: o.host }));
   const pod = await until(`the client Pod ${name} done`, async () => {
     const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/${name}`);
     return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
@@ -100,8 +108,7 @@ async function psql(name: string, sql: string, o: { host?: string; fails?: boole
   // The client's request() hands a text body back as { message }.
   const body = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods/${name}/log`)).body as WireObject | string;
   const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
-  expect(pod.status.phase, `Pod ${name}: ${out}`).toBe(o.fails ? 'Failed' : 'Succeeded');
-  return out.trim().split('\n');
+  return { phase: pod.status.phase as string, out: out.trim().split('\n') };
 }
 
 /** The CNPG Cluster of the claim once every instance is ready again. */
@@ -194,9 +201,64 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
       return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
     });
     const value = (k: string) => Buffer.from(creds.data[k], 'base64').toString();
-    expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'app']);
+    // The binding's own role (per-binding users), in the application database.
+    expect([value('instance_service'), value('database'), value('username')]).toEqual([
+      LOAD_BALANCER_IP,
+      'app',
+      expect.stringMatching(/^binding-[0-9a-f-]{36}$/),
+    ]);
 
     expect(await psql('app-client', SQL_WRITE)).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
+  }, 600_000);
+});
+
+/**
+ * Per-binding users (issue 20 item 4; docs/decisions/cnpg-lifecycle.md): a second binding of the claim logs in as a
+ * role of its own; deleting it makes PostgreSQL drop that role (CNPG `ensure: absent`), so its password is refused
+ * while the first binding's still works. Another claim's database refusing this claim's binding is the lifecycle's
+ * attack test below. Reuses the suite's claim and its binding `app`.
+ */
+describe('per-binding users of a cnpg claim', () => {
+  it("each binding logs in as its own role; deleting one drops it (its password refused), the other's still works", async () => {
+    await apply(kube, {
+      apiVersion: 'anynines.com/v1',
+      kind: 'ServiceBinding',
+      metadata: { name: 'app-2', namespace: NS },
+      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+    });
+    const creds = (b: string) =>
+      until(`Secret ${NS}/${b}-creds with the a8s keys`, async () => {
+        const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/${b}-creds`);
+        return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
+      });
+    const created = Date.now();
+    const [first, second] = [await creds('app'), await creds('app-2')];
+    log(`cnpg: app-2-creds (its role able to log in) ${Date.now() - created} ms after the binding`);
+    const decode = (s: WireObject, k: string) => Buffer.from(s.data[k], 'base64').toString();
+    const user = decode(second, 'username');
+    expect(user).toMatch(/^binding-[0-9a-f-]{36}$/);
+    expect([user, decode(second, 'password')]).not.toContain(decode(first, 'username'));
+    expect(decode(second, 'password')).not.toBe(decode(first, 'password'));
+    // Kept to try once the binding is gone (its Secrets go with it).
+    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'app-2-kept' }, data: second.data });
+    expect(await psql('app-2-client', 'SELECT current_user;', { secret: 'app-2-creds' })).toEqual([user]);
+
+    const deleted = Date.now();
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app-2'));
+    await until(`the role ${user} listed absent in the Cluster`, async () => {
+      const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
+      const role = (c?.spec?.managed?.roles ?? []).find((r: WireObject) => r.name === user);
+      return role?.ensure === 'absent' ? true : undefined;
+    });
+    const absent = Date.now() - deleted;
+    let attempt = 0;
+    const refused = await until(`the password of ${user} refused`, async () => {
+      const r = await runPsql(`app-2-revoked-${attempt++}`, 'SELECT 1;', { secret: 'app-2-kept' });
+      return r.phase === 'Failed' ? r.out.join('\n') : undefined;
+    });
+    expect(refused).toMatch(new RegExp(`password authentication failed for user "${user}"`));
+    log(`cnpg: binding app-2 deleted → role listed absent after ${absent} ms, its password refused after ${Date.now() - deleted} ms`);
+    expect(await psql('app-client-after-revoke', SQL_READ)).toEqual(['from the binding']);
   }, 600_000);
 });
 
@@ -237,7 +299,7 @@ describe('the lifecycle of a cnpg instance', () => {
     // refuses the login, since every claim is a Cluster of its own with its own generated password.
     const host = await otherTenant.address();
     const out = await psql('app-client-attack', SQL_READ, { host, fails: true });
-    expect(out.join('\n')).toMatch(/password authentication failed for user "app"/);
+    expect(out.join('\n')).toMatch(/password authentication failed for user "binding-[0-9a-f-]{36}"/);
   }, 300_000);
 
   it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claims', async () => {
