@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hkdfSync } from 'node:crypto';
+import { EncryptJWT, jwtDecrypt } from 'jose';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { KeyRing, parseKeys } from './keys';
+import { type Key, KeyRing, parseKeys } from './keys';
 import { ReplayGuard } from './replay';
 import { Sealer } from './sealer';
 
@@ -68,16 +70,50 @@ describe('ReplayGuard', () => {
 });
 
 describe('Sealer errors', () => {
-  it('keeps what jose failed on as the cause, and its own refusal of an unknown key through jose', async () => {
-    const s = new Sealer(() => parseKeys(key(), 't'));
+  it('keeps what it failed on as the cause, and names a key it does not have', async () => {
+    const mine = parseKeys(key(), 't');
+    const s = new Sealer(() => mine);
     const other = new Sealer(() => parseKeys(key(), 't'));
     const token = await other.seal('state', { sid: 'a' }, 60_000);
     await expect(s.open('state', token)).rejects.toMatchObject({
       reason: 'invalid',
       message: 'sealed with a key this backend does not have (rotated out, or forged)',
     });
-    const err = await s.open('state', 'not-a-token').catch((e: unknown) => e as Error);
-    expect(err).toMatchObject({ reason: 'invalid' });
-    expect(err.cause).toBeInstanceOf(Error);
+    const own = await s.seal('state', { sid: 'a' }, 60_000);
+    for (const bad of ['not-a-token', 'a.b.c.d.e', `${own.split('.')[0]}..AAAA.AAAA.AAAA`]) {
+      const err = await s.open('state', bad).catch((e: unknown) => e as Error);
+      expect(err, bad).toMatchObject({ reason: 'invalid' });
+      expect(err.cause, bad).toBeInstanceOf(Error);
+    }
+  });
+});
+
+describe('the sealed format is JWE as jose writes and reads it (dir + A256GCM)', () => {
+  // Replicas of the previous version sealed with jose: a rollout must not log anyone out, in either direction.
+  const derived = (k: Key, purpose: string) => new Uint8Array(hkdfSync('sha256', k.bytes, '', `klutch-kit bind backend ${purpose}`, 32));
+
+  it('jose opens what the Sealer seals, with the purpose as audience and the expiry', async () => {
+    const keys = parseKeys(key(), 't');
+    const token = await new Sealer(() => keys).seal('flow', { sid: 'a', nested: { x: ['ü'] } }, 60_000);
+    const { payload, protectedHeader } = await jwtDecrypt(token, derived(keys[0]!, 'flow'), { audience: 'flow' });
+    expect(protectedHeader).toEqual({ alg: 'dir', enc: 'A256GCM', kid: keys[0]!.id });
+    expect(payload).toMatchObject({ sid: 'a', nested: { x: ['ü'] }, aud: 'flow' });
+    expect(payload.exp! - payload.iat!).toBe(60);
+  });
+
+  it('the Sealer opens what jose sealed, and refuses jose’s for another purpose or past its expiry', async () => {
+    const keys = parseKeys(key(), 't');
+    const s = new Sealer(() => keys);
+    const jose = (aud: string, exp: number) =>
+      new EncryptJWT({ sub: 'x' })
+        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: keys[0]!.id })
+        .setAudience(aud)
+        .setIssuedAt()
+        .setExpirationTime(exp)
+        .encrypt(derived(keys[0]!, aud));
+    const now = Math.floor(Date.now() / 1000);
+    expect((await s.open('session', await jose('session', now + 60))).sub).toBe('x');
+    await expect(s.open('state', await jose('session', now + 60))).rejects.toMatchObject({ reason: 'invalid' });
+    await expect(s.open('session', await jose('session', now - 1))).rejects.toMatchObject({ reason: 'expired' });
   });
 });
