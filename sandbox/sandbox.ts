@@ -28,7 +28,7 @@ import { installCnpg, localVolumes } from '../test/support/node/cnpg';
 import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, psqlClientPod } from '../test/support/node/cnpg-images';
 import { exposeHostPort } from '../test/support/node/host-port';
 import { linkNodes } from '../test/support/node/link';
-import { type Node, startNode } from '../test/support/node/node';
+import { type Node, type NodeHandle, startNode } from '../test/support/node/node';
 import { ensureDeployableImages } from '../test/support/node/platform-images';
 import { startOidcProvider, type OidcTestProvider } from '../test/support/oidc';
 import { createCa } from '../test/support/pki';
@@ -36,6 +36,7 @@ import { BACKEND_NAMESPACE, installBindBundle } from '../test/support/platform/b
 import { crossplaneControls, type CrossplaneControls } from '../test/support/platform/crossplane-switch';
 import { deploymentAvailable } from '../test/support/platform/crossplane-deployed';
 import { listenAt } from '../test/support/platform/listen';
+import type { Registry } from '../test/support/node/registry';
 import { startLoadBalancerStandIn } from '../test/support/platform/load-balancer';
 import { listPods, podFailure, podLogTail, podTable } from '../test/support/platform/pods';
 import { startPlatformOnPods } from '../test/support/platform/platform-on-pods';
@@ -86,6 +87,26 @@ export interface SandboxCrossplane extends CrossplaneControls {
 export interface Sandbox {
   /** Admin kubeconfig files of the two clusters. */
   readonly kubeconfigs: { readonly controlPlane: string; readonly app: string };
+  /** The nodes of the two clusters, as plain data (test/support/node/attach.ts uses them from another process). */
+  readonly nodes: { readonly controlPlane: NodeHandle; readonly app: NodeHandle };
+  /** The synth output folder that was installed. */
+  readonly synthDir: string;
+  /** The run's registry (on the control plane's node) and the in-node references of what was pushed there. */
+  readonly registry: Pick<Registry, 'host' | 'hostFromTest' | 'ca' | 'caFile'>;
+  readonly images: Readonly<Record<string, string>>;
+  /**
+   * What a kubectl bind from this machine needs besides the backend's URL (as `bind` uses it): the OpenID provider's
+   * issuer and CA, the route a browser of this machine takes to the issuer's address in the control plane's node, the
+   * user it knows, the backend's CA, and where the control plane's external address is reached from here.
+   */
+  readonly login: {
+    readonly issuer: string;
+    readonly issuerCa: string;
+    readonly issuerRoute: { readonly host: string; readonly port: number };
+    readonly user: string;
+    readonly backendCa: string;
+    readonly hostRoutes: Readonly<Record<string, number>>;
+  };
   readonly backendUrl: string;
   readonly oidcIssuer: string;
   /**
@@ -447,6 +468,16 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
 
     return {
       kubeconfigs,
+      nodes: { controlPlane: cpNode.handle, app: appNode.handle },
+      synthDir,
+      registry: {
+        host: platform.registry.host,
+        hostFromTest: platform.registry.hostFromTest,
+        ca: platform.registry.ca,
+        caFile: platform.registry.caFile,
+      },
+      images: platform.images,
+      login: { issuer: idp.issuer, issuerCa: idp.ca, issuerRoute: idpRoute, user, backendCa, hostRoutes },
       backendUrl: publicUrl,
       oidcIssuer: idp.issuer,
       claims: { instance, binding, providerNamespace, ...(cnpg ? { cnpg } : {}) },

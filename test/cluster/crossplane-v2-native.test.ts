@@ -1,7 +1,8 @@
 /**
  * A bound platform on Crossplane v2 core, moved from Klutch's v1 claims to the v2-native package and then used
- * natively on it (issue 19, deliverables 3 and 4 and their acceptance). One sandbox (sandbox/sandbox.ts) serves both
- * halves, so the suite pays for one platform start: the app cluster bound by `kubectl bind` with the konnector, the
+ * natively on it (issue 19, deliverables 3 and 4 and their acceptance). The run's shared Pod platform serves both halves
+ * (the sandbox, sandbox/sandbox.ts, started once by the cluster project's global setup: test/support/platform/
+ * shared-platform.ts; the move waits until the files using it with the default package are done): the app cluster bound by `kubectl bind` with the konnector, the
  * app developer writing Klutch's claims unchanged (`spec.compositionRef.name: a8s-postgresql`).
  *
  * 1. The move: the sandbox with the default package — an a8s PostgresqlInstance, ServiceBinding and Backup and an a9s
@@ -22,21 +23,14 @@
  * told by the test). The sandbox runs on Pods (docs/decisions/sandbox-pods.md): Crossplane is a Deployment, so
  * "stop Crossplane" scales it to zero, and the v2 package is pushed to the run's registry under a new tag.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { watchInformer, type WatchInformer } from '../../controller';
-import { startSandbox, type Sandbox } from '../../sandbox/sandbox';
-import { Steps } from '../../sandbox/steps';
 import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../support/catalog';
-import { controlPlanes } from '../support/cluster';
-import { eventually, getObject, kubeFromConfig, requireOk, type Kube } from '../support/kube';
+import { eventually, getObject, requireOk, type Kube } from '../support/kube';
+import { type PodPlatform, podPlatform } from '../support/platform/pod-platform';
 import { A9sServiceBrokerStandIn } from '../support/stand-ins/a9s-service-broker';
-import { ensureCrossplane } from '../tools/crossplane';
-import { ensureProviderKubernetes } from '../tools/provider-kubernetes';
 
 type Obj = Record<string, any>;
 
@@ -46,13 +40,12 @@ const BACKUP = 'demo-backup';
 const A9S_INSTANCE = 'moved-postgresql-a9s';
 const A9S_BINDING = 'moved-servicebinding-a9s';
 const A9S_CREDENTIALS = { host: 'moved-postgresql-a9s.service.dc1.a9s', port: '5432', username: 'a9s-moved', password: 'a9s-moved-secret' };
-let dir: string;
 let output = '';
-let sandbox: Sandbox;
+/** The run's shared Pod platform: the sandbox the cluster project's global setup started (shared-platform.ts). */
+let sandbox: PodPlatform;
 let app: Kube;
 let control: Kube;
 let broker: A9sServiceBrokerStandIn;
-let failed = false;
 
 /** What a watch saw during the switch. */
 interface Counted {
@@ -78,18 +71,10 @@ async function count(kube: Kube, what: string, path: string): Promise<Counted> {
 const before: Record<string, Obj> = {};
 
 beforeAll(async () => {
-  await controlPlanes();
-  await ensureCrossplane(undefined, 'v2');
-  await ensureProviderKubernetes();
-  dir = mkdtempSync(join(tmpdir(), 'klutch-kit-v2-native-'));
-  try {
-    sandbox = await startSandbox({ dir, steps: new Steps((t) => (output += t)) });
-  } catch (e) {
-    (e as Error).message += `\nsandbox output:\n${output}`;
-    throw e;
-  }
-  app = kubeFromConfig(readFileSync(sandbox.kubeconfigs.app, 'utf8'));
-  control = kubeFromConfig(readFileSync(sandbox.kubeconfigs.controlPlane, 'utf8'));
+  sandbox = await podPlatform();
+  output = sandbox.output();
+  app = sandbox.app;
+  control = sandbox.control;
   // provider-anynines' CRDs, as installing the provider would: the a9s recipes' managed resources are created for real.
   broker = new A9sServiceBrokerStandIn(control);
   await broker.installCrds();
@@ -121,15 +106,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(counted.map((c) => c.informer.stop()));
-  await sandbox?.stop();
-  if (dir && !failed) rmSync(dir, { recursive: true, force: true });
-  else if (dir) writeFileSync(join(dir, 'sandbox-output.txt'), output);
 });
 
 beforeEach(({ onTestFailed }) => {
   onTestFailed(({ task }) => {
-    failed = true;
-    for (const e of task.result?.errors ?? []) e.message = `${e.message}\n(logs in ${dir}; sandbox output:\n${output})`;
+    for (const e of task.result?.errors ?? []) e.message = `${e.message}\n(logs in ${sandbox?.dir}; sandbox output:\n${output})`;
   });
 });
 
@@ -343,97 +324,104 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     before.cnpgCreds = await requireOk(app, 'GET', `/api/v1/namespaces/${NS}/secrets/${cnpg!.binding}-creds`);
   });
 
-  it('switches with zero deletes: no a8s object, a9s MR, app claim or creds Secret is deleted or created again', async () => {
-    const a8s = [
-      await count(control, 'a8s Postgresql', '/apis/postgresql.anynines.com/v1beta3/postgresqls'),
-      await count(control, 'a8s ServiceBinding', '/apis/servicebindings.anynines.com/v1beta3/servicebindings'),
-      await count(control, 'a8s Backup', '/apis/backups.anynines.com/v1beta3/backups'),
-      await count(control, 'a9s ServiceInstance', '/apis/dataservices.anynines.com/v1/serviceinstances'),
-      await count(control, 'a9s ServiceBinding', '/apis/dataservices.anynines.com/v1/servicebindings'),
-      await count(control, 'CNPG Cluster', '/apis/postgresql.cnpg.io/v1/clusters'),
-    ];
-    const appSide = [
-      await count(app, 'app PostgresqlInstance', '/apis/anynines.com/v1/postgresqlinstances'),
-      await count(app, 'app ServiceBinding', '/apis/anynines.com/v1/servicebindings'),
-      await count(app, 'app Backup', '/apis/anynines.com/v1/backups'),
-      await count(app, 'app Secret', `/api/v1/namespaces/${NS}/secrets`),
-    ];
-    await migrate();
-    const ns = sandbox.claims.providerNamespace;
-    // The claims upstream are v2 composites now, composed into namespaced Objects by the selection Composition.
-    const xr = await eventually(
-      'the PostgresqlInstance upstream to be a v2 composite, composed and Ready',
-      async () => {
-        const o = await getObject(control, instancePath(ns));
-        return o?.spec?.crossplane?.resourceRefs?.length && ready(o) ? o : undefined;
-      },
-      180_000,
-    );
-    expect(xr.metadata.uid).toBeDefined();
-    expect(xr.spec.crossplane.compositionRef).toEqual({ name: 'postgresql' });
-    expect(xr.spec.crossplane.resourceRefs.map((r: Obj) => r.apiVersion)).toEqual(['kubernetes.m.crossplane.io/v1alpha1']);
-    for (const [what, p] of [
-      ['ServiceBinding', bindingPath(ns)],
-      ['Backup', backupPath(ns)],
-    ] as const) {
-      await eventually(
-        `the ${what} upstream to be a composed v2 composite`,
-        async () => ((await getObject(control, p))?.spec?.crossplane?.resourceRefs?.length ? true : undefined),
-        120_000,
-      );
-    }
-    // The app cluster's status is the v2 composite's: its Ready condition, set after the switch, comes down (compared
-    // with the composite's current one: the provider's polls may move it meanwhile).
-    const readyOf = (o: Obj | undefined) => (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === 'Ready');
-    await eventually(
-      'the PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
-      async () => {
-        const down = readyOf(await getObject(app, instancePath(NS)));
-        const up = readyOf(await getObject(control, instancePath(ns)));
-        return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
-      },
-      180_000,
-    );
-    // The a9s claims upstream: v2 composites, each composed into a namespaced Object that wraps the MR its v1
-    // composite made (by that generated name), Ready in the app cluster with the v2 composite's condition.
-    for (const [p, mr] of [
-      [a9sInstancePath(ns), before.a9sInstance!],
-      [a9sBindingPath(ns), before.a9sBinding!],
-    ] as const) {
-      const ref = await eventually(
-        `${p} composed as a v2 composite`,
-        async () => ((await getObject(control, p))?.spec?.crossplane?.resourceRefs as Obj[] | undefined)?.[0],
+  it(
+    'switches with zero deletes: no a8s object, a9s MR, app claim or creds Secret is deleted or created again',
+    async () => {
+      // The move changes the whole shared platform: it waits until the files using the default package are done (and
+      // their CNPG Clusters gone), so the counts below see only the move.
+      await sandbox.exclusive();
+      const a8s = [
+        await count(control, 'a8s Postgresql', '/apis/postgresql.anynines.com/v1beta3/postgresqls'),
+        await count(control, 'a8s ServiceBinding', '/apis/servicebindings.anynines.com/v1beta3/servicebindings'),
+        await count(control, 'a8s Backup', '/apis/backups.anynines.com/v1beta3/backups'),
+        await count(control, 'a9s ServiceInstance', '/apis/dataservices.anynines.com/v1/serviceinstances'),
+        await count(control, 'a9s ServiceBinding', '/apis/dataservices.anynines.com/v1/servicebindings'),
+        await count(control, 'CNPG Cluster', '/apis/postgresql.cnpg.io/v1/clusters'),
+      ];
+      const appSide = [
+        await count(app, 'app PostgresqlInstance', '/apis/anynines.com/v1/postgresqlinstances'),
+        await count(app, 'app ServiceBinding', '/apis/anynines.com/v1/servicebindings'),
+        await count(app, 'app Backup', '/apis/anynines.com/v1/backups'),
+        await count(app, 'app Secret', `/api/v1/namespaces/${NS}/secrets`),
+      ];
+      await migrate();
+      const ns = sandbox.claims.providerNamespace;
+      // The claims upstream are v2 composites now, composed into namespaced Objects by the selection Composition.
+      const xr = await eventually(
+        'the PostgresqlInstance upstream to be a v2 composite, composed and Ready',
+        async () => {
+          const o = await getObject(control, instancePath(ns));
+          return o?.spec?.crossplane?.resourceRefs?.length && ready(o) ? o : undefined;
+        },
         180_000,
       );
-      const object = await eventually(
-        `the Object ${ns}/${ref.name}`,
-        () => getObject(control, `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects/${ref.name}`),
-        60_000,
+      expect(xr.metadata.uid).toBeDefined();
+      expect(xr.spec.crossplane.compositionRef).toEqual({ name: 'postgresql' });
+      expect(xr.spec.crossplane.resourceRefs.map((r: Obj) => r.apiVersion)).toEqual(['kubernetes.m.crossplane.io/v1alpha1']);
+      for (const [what, p] of [
+        ['ServiceBinding', bindingPath(ns)],
+        ['Backup', backupPath(ns)],
+      ] as const) {
+        await eventually(
+          `the ${what} upstream to be a composed v2 composite`,
+          async () => ((await getObject(control, p))?.spec?.crossplane?.resourceRefs?.length ? true : undefined),
+          120_000,
+        );
+      }
+      // The app cluster's status is the v2 composite's: its Ready condition, set after the switch, comes down (compared
+      // with the composite's current one: the provider's polls may move it meanwhile).
+      const readyOf = (o: Obj | undefined) => (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === 'Ready');
+      await eventually(
+        'the PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
+        async () => {
+          const down = readyOf(await getObject(app, instancePath(NS)));
+          const up = readyOf(await getObject(control, instancePath(ns)));
+          return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
+        },
+        180_000,
       );
-      expect(object.spec.forProvider.manifest.metadata.name, p).toBe(mr.metadata.name);
-    }
-    await eventually(
-      'the a9s PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
-      async () => {
-        const down = readyOf(await getObject(app, a9sInstancePath(NS)));
-        const up = readyOf(await getObject(control, a9sInstancePath(ns)));
-        return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
-      },
-      180_000,
-    );
-    await eventually(
-      'the cnpg PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
-      async () => {
-        const p = (n: string) => `/apis/anynines.com/v1/namespaces/${n}/postgresqlinstances/${sandbox.claims.cnpg!.instance}`;
-        const down = readyOf(await getObject(app, p(NS)));
-        const up = readyOf(await getObject(control, p(ns)));
-        return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
-      },
-      180_000,
-    );
-    const events = [...a8s, ...appSide].map((c) => ({ what: c.what, created: c.created, deleted: c.deleted }));
-    expect(events).toEqual([...a8s, ...appSide].map((c) => ({ what: c.what, created: [], deleted: [] })));
-  }, 600_000);
+      // The a9s claims upstream: v2 composites, each composed into a namespaced Object that wraps the MR its v1
+      // composite made (by that generated name), Ready in the app cluster with the v2 composite's condition.
+      for (const [p, mr] of [
+        [a9sInstancePath(ns), before.a9sInstance!],
+        [a9sBindingPath(ns), before.a9sBinding!],
+      ] as const) {
+        const ref = await eventually(
+          `${p} composed as a v2 composite`,
+          async () => ((await getObject(control, p))?.spec?.crossplane?.resourceRefs as Obj[] | undefined)?.[0],
+          180_000,
+        );
+        const object = await eventually(
+          `the Object ${ns}/${ref.name}`,
+          () => getObject(control, `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects/${ref.name}`),
+          60_000,
+        );
+        expect(object.spec.forProvider.manifest.metadata.name, p).toBe(mr.metadata.name);
+      }
+      await eventually(
+        'the a9s PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
+        async () => {
+          const down = readyOf(await getObject(app, a9sInstancePath(NS)));
+          const up = readyOf(await getObject(control, a9sInstancePath(ns)));
+          return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
+        },
+        180_000,
+      );
+      await eventually(
+        'the cnpg PostgresqlInstance Ready in the app cluster with the v2 composite Ready condition',
+        async () => {
+          const p = (n: string) => `/apis/anynines.com/v1/namespaces/${n}/postgresqlinstances/${sandbox.claims.cnpg!.instance}`;
+          const down = readyOf(await getObject(app, p(NS)));
+          const up = readyOf(await getObject(control, p(ns)));
+          return down?.status === 'True' && up?.status === 'True' && down.lastTransitionTime === up.lastTransitionTime ? true : undefined;
+        },
+        180_000,
+      );
+      const events = [...a8s, ...appSide].map((c) => ({ what: c.what, created: c.created, deleted: c.deleted }));
+      expect(events).toEqual([...a8s, ...appSide].map((c) => ({ what: c.what, created: [], deleted: [] })));
+    },
+    30 * 60_000,
+  );
 
   it('after: the app cluster keeps names, specs and the creds Secrets; the a8s objects and a9s MRs are the same objects', async () => {
     const ns = sandbox.claims.providerNamespace;

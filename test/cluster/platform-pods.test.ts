@@ -1,7 +1,9 @@
 /**
  * The platform as an operator deploys it, end to end on Pods (issue 18 items 2-5 and 7; docs/decisions/
- * crossplane-deployed.md, images.md, install-bundle.md, graceful-drain.md). A control plane with a node of its own
- * runs a registry of the run (TLS from the run's CA) holding the images built from the synthesized Dockerfiles and the
+ * crossplane-deployed.md, images.md, install-bundle.md, graceful-drain.md). The control plane is the run's shared Pod
+ * platform (test/support/platform/shared-platform.ts, the sandbox's: docs/decisions/shared-pod-platform.md); this
+ * file brings an app cluster with a node of its own, and works in namespaces and claim names of its own. The control
+ * plane's node runs a registry of the run (TLS from the run's CA) holding the images built from the synthesized Dockerfiles and the
  * packages `crossplane xpkg build/push` made; Crossplane core from its Helm chart, which installs our Configuration
  * from the registry, resolves its dependencies and starts our function and provider-kubernetes as the Pods it makes;
  * and the install bundle (`kubectl apply -k` of an overlay of its documented knobs): the bind backend as two Pods
@@ -19,43 +21,41 @@
  * node.forward, on the port its public URL names.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
-import { BACKEND_CLIENT } from '../support/bind-backend';
 import { Browser } from '../support/browser';
 import { headlessLogin, startCli, type CliRun } from '../support/cli';
 import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
-import { apply, condition, CONFIGURATION_PACKAGE, CROSSPLANE_NAMESPACE, synthOutputAsync } from '../support/crossplane';
+import { apply, condition, CONFIGURATION_PACKAGE, CROSSPLANE_NAMESPACE } from '../support/crossplane';
 import { applyAt, eventually, execIn, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
 import { exposeHostPort } from '../support/node/host-port';
+import type { AttachedNode } from '../support/node/attach';
 import { type Node, startNode } from '../support/node/node';
 import { CROSSPLANE_IMAGE, DEPLOYABLE_IMAGES, ensureBaseImage, ensureDeployableImages } from '../support/node/platform-images';
 import { status } from '../support/node/registry';
-import { startOidcProvider, type OidcTestProvider } from '../support/oidc';
-import { createCa } from '../support/pki';
-import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, installBindBundle, kubectl } from '../support/platform/bind-bundle';
+import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, kubectl } from '../support/platform/bind-bundle';
 import { DEPENDENCY_PACKAGES, deploymentAvailable } from '../support/platform/crossplane-deployed';
-import { listenAt } from '../support/platform/listen';
+import { holdV1, type PodPlatform, podPlatform } from '../support/platform/pod-platform';
 import { listPods, podFailure, podTable } from '../support/platform/pods';
 import { mirrored } from '../support/platform/push';
-import { type PlatformOnPods, PROVIDER_ANYNINES_STAND_IN, startPlatformOnPods } from '../support/platform/platform-on-pods';
-import { freePorts, tail } from '../support/processes';
+import { PROVIDER_ANYNINES_STAND_IN } from '../support/platform/platform-on-pods';
+import { tail } from '../support/processes';
 import { repoRoot } from '../support/root';
-import { A8sOperatorsStandIn } from '../support/stand-ins/a8s-operators';
 import { crossplaneVersion } from '../tools/crossplane';
 import { kubeBinaryPath } from '../tools/kube';
 import { NODE_VERSION } from '../tools/node-runtime';
 
-const CP = 'platform-pods';
 const APP = 'platform-app';
 /** Where the images' own checks run on the control plane: a namespace enforcing Pod Security `restricted`. */
-const IMAGES_NS = 'images-test';
+const IMAGES_NS = 'platform-pods-images';
 const KONNECTOR_NS = 'klutch-bind';
 const APP_NS = 'shop';
+/** This file's claims (the example names are the v2-native suite's on the same control plane). */
+const PREFIX = 'pods-';
 const PG = { resource: 'postgresqlinstances', group: 'anynines.com' };
 const SB = { resource: 'servicebindings', group: 'anynines.com' };
 /** A step of the suite: Pods start, roll and recover in it. */
@@ -65,14 +65,16 @@ const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
 let dir: string;
 let dist: string;
 let cps: ControlPlanes;
-let cpNode: Node;
+let cpNode: AttachedNode;
 let appNode: Node;
 let cp: Kube;
 let app: Kube;
-let platform: PlatformOnPods;
-let a8s: A8sOperatorsStandIn;
-let idp: OidcTestProvider;
+let platform: PodPlatform;
+let idp: { issuer: string; ca: string; loginCookie(sub: string): { name: string; value: string } };
 let backendCa: string;
+let release: (() => void) | undefined;
+/** The consumer namespace on the control plane that the app cluster's claims land in (set by the first one). */
+let consumerNs: string | undefined;
 const closers: (() => Promise<void>)[] = [];
 /** The backend's public URL: `https://127.0.0.1:<port>`, a listener of the test process in front of its Service. */
 let publicUrl: string;
@@ -84,72 +86,41 @@ let hostRoutes: Record<string, number>;
 let examples: { pg: WireObject; sb: WireObject };
 
 beforeAll(async () => {
+  // The shared platform keeps the default package until this file is done (the package move waits for it).
+  release = await holdV1('test/cluster/platform-pods.test.ts');
   dir = mkdtempSync(join(tmpdir(), 'klutch-kit-platform-pods-'));
-  dist = join(dir, 'dist');
-  const synth = synthOutputAsync(dist);
-  synth.catch(() => undefined); // awaited below; the clusters start meanwhile
-  cps = await startControlPlanes({ clusters: [CP, APP], binary: kubeBinaryPath(), pods: true });
-  cp = kubeFor(cps.clusters[CP]!);
+  // The app cluster starts while the shared platform does.
+  const appCluster = startControlPlanes({ clusters: [APP], binary: kubeBinaryPath(), pods: true });
+  appCluster.catch(() => undefined); // awaited below
+  platform = await podPlatform();
+  dist = platform.synthDir;
+  cp = platform.control;
+  cpNode = platform.node.controlPlane;
+  cps = await appCluster;
   app = kubeFor(cps.clusters[APP]!);
-  await synth;
   const images = await ensureDeployableImages(dist, log);
-  [cpNode, appNode] = await Promise.all([
-    // The bundle names the backend's release tag, which the node has (IfNotPresent); the rest comes from the registry.
-    startNode(cps.clusters[CP]!, { images: [images.backend!], log }),
-    startNode(cps.clusters[APP]!, { name: 'app-node', podCidr: '10.244.1.0/24', images: [images.konnector!], log }),
-  ]);
+  appNode = await startNode(cps.clusters[APP]!, { name: 'platform-app-node', podCidr: '10.244.1.0/24', images: [images.konnector!], log });
   const example = (name: string) =>
     parse(readFileSync(join(dist, 'packages', 'dataservices', 'examples', `${name}.yaml`), 'utf8')) as WireObject;
   examples = { pg: example('postgresql-a8s'), sb: example('servicebinding-a8s') };
+  examples.pg.metadata.name = `${PREFIX}${examples.pg.metadata.name}`;
+  examples.sb.metadata.name = `${PREFIX}${examples.sb.metadata.name}`;
+  examples.sb.spec.instanceRef = examples.pg.metadata.name;
 
-  // The OpenID provider on the host, its issuer at the control plane node's address (bridged there); the control
-  // plane's API server where the app cluster's konnector reaches it (the consumers' external address).
-  const [idpPort, publicPort] = (await freePorts(2)) as [number, number];
-  publicUrl = `https://127.0.0.1:${publicPort}`;
-  idp = await startOidcProvider({
-    issuerHost: cpNode.ip,
-    port: idpPort,
-    clients: [{ ...BACKEND_CLIENT, redirectUris: [`${publicUrl}/callback`] }],
-    users: [{ sub: 'alice' }],
-    logDir: join(dir, 'oidc'),
-  });
-  closers.push(() => idp.stop());
-  const idpBridge = await exposeHostPort(cpNode, idpPort);
-  closers.push(idpBridge.close);
-  const idpForward = await cpNode.forward(cpNode.ip, idpPort);
-  closers.push(idpForward.close);
-  idpRoute = { host: '127.0.0.1', port: idpForward.port };
-  const cpPort = Number(new URL(cps.clusters[CP]!.server).port);
+  // The platform's OpenID provider (its issuer at the control plane node's address) and backend, as a user of this
+  // machine reaches them; the control plane's API server bridged into this app cluster's node at the external address
+  // the install bundle names (the app node's address, the same as the sandbox's app node in its own namespace).
+  const l = platform.login;
+  idp = { issuer: l.issuer, ca: l.issuerCa, loginCookie: (sub) => ({ name: 'oidc-test-user', value: sub }) };
+  idpRoute = l.issuerRoute;
+  backendCa = l.backendCa;
+  publicUrl = platform.backendUrl;
+  writeFileSync(join(dir, 'backend-ca.crt'), backendCa);
+  const [external, cpPort] = Object.entries(l.hostRoutes)[0]!;
   const apiBridge = await exposeHostPort(appNode, cpPort);
   closers.push(apiBridge.close);
+  expect(apiBridge.address, 'the external address of the install bundle').toBe(external);
   hostRoutes = { [apiBridge.address]: cpPort };
-
-  // What an operator installs: Crossplane and our packages from the registry, then the install bundle.
-  platform = await startPlatformOnPods(cps.clusters[CP]!, cpNode, dist, { log });
-  closers.push(() => platform.close());
-  const ca = await createCa('platform-pods backend CA');
-  backendCa = ca.cert;
-  writeFileSync(join(dir, 'backend-ca.crt'), ca.cert);
-  await installBindBundle({
-    cluster: cps.clusters[CP]!,
-    node: cpNode,
-    dist,
-    dir: join(dir, 'backend'),
-    issuer: idp.issuer,
-    issuerCa: idp.ca,
-    publicUrl,
-    externalAddress: `https://${apiBridge.address}`,
-    tls: await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] }),
-    log,
-  });
-  // The a8s operators' CRDs; the stand-in writes their status when a test says so (their images cannot be had).
-  a8s = new A8sOperatorsStandIn(cp);
-  await a8s.installCrds();
-  // The backend's Service, where the public URL's listener sends each connection (through the node's bridge).
-  const svc = await requireOk(cp, 'GET', `/api/v1/namespaces/${BACKEND_NAMESPACE}/services/klutch-bind-backend`);
-  const serviceForward = await cpNode.forward(svc.spec.clusterIP, 443);
-  closers.push(serviceForward.close);
-  closers.push(await listenAt(publicPort, () => serviceForward.port));
   await requireOk(app, 'POST', '/api/v1/namespaces', { metadata: { name: APP_NS } });
   await requireOk(cp, 'POST', '/api/v1/namespaces', {
     metadata: { name: IMAGES_NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
@@ -164,9 +135,11 @@ afterAll(async () => {
   if (app) log(`Pods of the app cluster at the end:\n${podTable(await listPods(app).catch(() => []))}`);
   for (const c of closers.reverse()) await c().catch(() => undefined);
   await appNode?.stop();
-  await cpNode?.stop();
   await cps?.stop();
+  await cpNode?.close();
+  await cp?.request('DELETE', `/api/v1/namespaces/${IMAGES_NS}`);
   if (dir) rmSync(dir, { recursive: true, force: true });
+  release?.();
 }, 120_000);
 
 const ready = (p: WireObject) => (p.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
@@ -181,7 +154,14 @@ async function podWhere(ns: string, selector: string, what: string, done: (p: Wi
 }
 
 /** A Deployment whose current template has `replicas` updated, ready Pods; the error names its Pods and their logs. */
-async function deploymentReady(kube: Kube, node: Node, ns: string, name: string, replicas: number, ms = 120_000): Promise<WireObject> {
+async function deploymentReady(
+  kube: Kube,
+  node: Pick<Node, 'podLogs'>,
+  ns: string,
+  name: string,
+  replicas: number,
+  ms = 120_000,
+): Promise<WireObject> {
   const path = `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
   return eventually(
     `Deployment ${ns}/${name} with ${replicas} updated, ready replicas`,
@@ -357,11 +337,10 @@ async function podUntil(ns: string, name: string, what: string, done: (pod: Wire
       120_000,
     );
   } catch (e) {
-    const kubelet = cpNode.procs.find((p) => p.role === 'kubelet')!;
     const logs = await cp.request('GET', `/api/v1/namespaces/${ns}/pods/${name}/log`);
     throw new Error(
       `${(e as Error).message}\nPod status: ${JSON.stringify(last?.status)}\nits log: ${String(logs.body?.message ?? JSON.stringify(logs.body))}\n` +
-        `kubelet log ${kubelet.logPath}:\n${tail(kubelet.logPath, 15)}`,
+        `kubelet log ${cpNode.kubeletLog}:\n${tail(cpNode.kubeletLog, 15)}`,
     );
   }
 }
@@ -519,7 +498,7 @@ async function bind(extra: readonly string[] = []): Promise<CliRun> {
 async function login(url: string, resource: string): Promise<void> {
   await headlessLogin(url, {
     idp,
-    user: 'alice',
+    user: platform.login.user,
     resource,
     ca: [backendCa],
     route: (u) => (u.hostname === cpNode.ip ? idpRoute : undefined),
@@ -612,9 +591,11 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
       const name = examples.pg.metadata.name as string;
       await createClaim(PG.resource, { ...examples.pg, metadata: { name, namespace: APP_NS } });
       const up = await upstream(PG.resource, name);
-      await forClaim(PG.resource, up.metadata.namespace, name, 'the a8s Postgresql to be composed', () =>
-        a8s.postgresqlRunning(up.metadata.namespace, name).then(() => true),
-      );
+      // The platform's a8s stand-in reports it running once composed.
+      await forClaim(PG.resource, up.metadata.namespace, name, 'the a8s Postgresql composed and Running', async () => {
+        const pg = await getObject(cp, `/apis/postgresql.anynines.com/v1beta3/namespaces/${up.metadata.namespace}/postgresqls/${name}`);
+        return pg?.status?.clusterStatus === 'Running' ? pg : undefined;
+      });
       await forClaim(PG.resource, up.metadata.namespace, name, `claim ${APP_NS}/${name} Ready in the app cluster`, async () => {
         const c = await getObject(app, claimPath(PG.resource, APP_NS, name));
         return condition(c, 'Ready') === 'True' ? c : undefined;
@@ -748,15 +729,16 @@ describe('the backend at two replicas', () => {
       await createClaim(SB.resource, { ...examples.sb, metadata: { name, namespace: APP_NS } });
       const up = await upstream(SB.resource, name);
       const ns = up.metadata.namespace as string;
-      const credentials = {
-        database: 'example',
-        instance_service: `${examples.pg.metadata.name}-master.${ns}`,
-        password: 's3cr3t',
-        username: 'a8s-user',
-      };
-      await forClaim(SB.resource, ns, name, 'the a8s ServiceBinding to be composed', () =>
-        a8s.bindingImplemented(ns, name, credentials).then(() => true),
+      // The platform's a8s stand-in implements it, writing credentials where the service-binding controller would.
+      const implemented = await forClaim(SB.resource, ns, name, 'the a8s ServiceBinding composed and implemented', async () => {
+        const sb = await getObject(cp, `/apis/servicebindings.anynines.com/v1beta3/namespaces/${ns}/servicebindings/${name}`);
+        if (sb?.status?.implemented !== true) return undefined;
+        return getObject(cp, `/api/v1/namespaces/${ns}/secrets/${name}-service-binding`);
+      });
+      const credentials = Object.fromEntries(
+        Object.entries(implemented.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
       );
+      expect(credentials.instance_service).toBe(`${examples.pg.metadata.name}-master.${ns}`);
       const secret = await forClaim(SB.resource, ns, name, `Secret ${APP_NS}/${name}-creds in the app cluster`, async () => {
         const s = await getObject(app, `/api/v1/namespaces/${APP_NS}/secrets/${name}-creds`);
         return Object.keys(s?.data ?? {}).length > 0 ? s : undefined;
@@ -820,16 +802,19 @@ async function createClaim(plural: string, claim: WireObject): Promise<void> {
 }
 
 /** The claim of `name` the konnector made on the control plane (in the consumer's namespace there). */
-function upstream(plural: string, name: string): Promise<WireObject> {
-  return eventually(`claim ${APP_NS}/${name} on the control plane`, async () => {
+async function upstream(plural: string, name: string): Promise<WireObject> {
+  const found = await eventually(`claim ${APP_NS}/${name} on the control plane`, async () => {
     const list = await requireOk(cp, 'GET', `/apis/anynines.com/v1/${plural}`);
-    return (list.items as WireObject[]).find((o) => o.metadata.name === name);
+    return (list.items as WireObject[]).find((o) => o.metadata.name === name && (!consumerNs || o.metadata.namespace === consumerNs));
   });
+  consumerNs ??= found.metadata.namespace as string;
+  return found;
 }
 
-/** The claims upstream (the consumer's cluster namespace on the control plane): name → uid. */
+/** The claims upstream (this app cluster's consumer namespace on the control plane): name → uid. */
 async function upstreamClaims(): Promise<Map<string, string>> {
-  const list = await requireOk(cp, 'GET', `/apis/${PG.group}/v1/${PG.resource}`);
+  if (!consumerNs) throw new Error('no claim of this app cluster reached the control plane yet');
+  const list = await requireOk(cp, 'GET', `/apis/${PG.group}/v1/namespaces/${consumerNs}/${PG.resource}`);
   return new Map((list.items as WireObject[]).map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.uid]));
 }
 

@@ -5,6 +5,7 @@
  */
 import { beforeAll, beforeEach } from 'vitest';
 import { controlPlanes } from './cluster';
+import { podPlatformTestFailed } from './platform/pod-platform';
 
 let runDir: string | undefined;
 beforeAll(async () => {
@@ -13,6 +14,7 @@ beforeAll(async () => {
 
 beforeEach(({ onTestFailed }) => {
   onTestFailed(({ task }) => {
+    void podPlatformTestFailed();
     const where = runDir ? `control-plane logs: ${runDir}` : 'the control planes had not started';
     for (const e of task.result?.errors ?? []) e.message = `${e.message}\n(${where})`;
   });

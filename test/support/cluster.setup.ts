@@ -7,11 +7,13 @@
  */
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import type {} from './platform/pod-platform';
 import { ensureCoreDns } from '../tools/coredns';
 import { serveSlots } from './cluster-slots';
+import { POD_PLATFORM_FILES, serveSharedPlatform, V1_FILES } from './platform/shared-platform';
 import { type ControlPlanes, startControlPlanes } from './control-plane';
 import { CLUSTERS, IDENTITIES, runClusterName, type ControlPlaneState } from './cluster';
 
@@ -39,6 +41,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const slots = await serveSlots(slotsPath, workers);
   project.provide('clusterSlots', slotsPath);
   const names = Array.from({ length: workers }, (_, i) => CLUSTERS.map((n) => runClusterName(n, String(i + 1)))).flat();
+  // The shared Pod platform (platform/shared-platform.ts): started now when the run includes a Pod suite, so it comes
+  // up while the unit project runs; otherwise only if a suite asks for it.
+  const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
+  const files = (await project.globTestFiles(filters)).testFiles.map((f) => relative(project.config.root, f));
+  const pods = await serveSharedPlatform({
+    // Not inside `dir`, which goes at the end: the platform's logs stay when its start or a test on it failed.
+    dir: mkdtempSync(join(tmpdir(), 'klutch-kit-pod-platform-')),
+    stateFile: join(dir, 'pod-platform.json'),
+    socket: join(dir, 'pod-platform.sock'),
+    v1Files: V1_FILES.filter((f) => files.includes(f)),
+    log: (line) => process.stderr.write(`[klutch-kit] ${line}\n`),
+  });
+  project.provide('podPlatform', { stateFile: join(dir, 'pod-platform.json'), socket: join(dir, 'pod-platform.sock') });
+  if (files.some((f) => POD_PLATFORM_FILES.includes(f))) pods.start();
   const starting: Promise<ControlPlanes | undefined> = startControlPlanes({ clusters: names, identities: IDENTITIES }).then(
     (cp) => {
       write({ clusters: cp.clusters, runDir: cp.runDir });
@@ -55,6 +71,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     const cp = await starting;
     await slots.close();
+    await pods.close();
     await cp?.stop();
     rmSync(dir, { recursive: true, force: true });
   };

@@ -56,7 +56,7 @@ export async function installCnpg(kube: Kube): Promise<void> {
  * `count` hostPath PersistentVolumes of `size` in `dir` (a folder the node sees; owned by CNPG's postgres user, as a
  * local provisioner would make them), under the default StorageClass LOCAL_STORAGE_CLASS (WaitForFirstConsumer).
  */
-export async function localVolumes(kube: Kube, dir: string, count: number, size: string): Promise<string[]> {
+export async function localVolumes(kube: Kube, dir: string, count: number, size: string, prefix = 'local'): Promise<string[]> {
   await apply(kube, {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
@@ -67,7 +67,7 @@ export async function localVolumes(kube: Kube, dir: string, count: number, size:
   });
   const names: string[] = [];
   for (let i = 0; i < count; i++) {
-    const name = `local-${i}`;
+    const name = `${prefix}-${i}`;
     const path = join(dir, name);
     mkdirSync(path, { recursive: true });
     chownSync(path, 26, 26);

@@ -91,7 +91,26 @@ export interface Node {
   readonly registryHostsDir: string;
   /** A port on the host's 127.0.0.1 reaching `host:port` inside the node (HTTP CONNECT through the node's bridge). */
   forward(host: string, port: number): Promise<NodePort>;
+  /** What another process needs to use the node (attach.ts): plain data, no processes. */
+  readonly handle: NodeHandle;
   stop(): Promise<void>;
+}
+
+/** A running node as plain data, for another process of the run (a test worker of the shared platform). */
+export interface NodeHandle {
+  readonly name: string;
+  readonly runDir: string;
+  readonly ip: string;
+  readonly dnsIp: string;
+  readonly netns: string;
+  readonly busyboxImage: string;
+  readonly registryHostsDir: string;
+  /** The process holding the node's namespaces: commands enter them through it. */
+  readonly holderPid: number;
+  /** The unix socket serving HTTP CONNECT into the node (forwardIntoNode). */
+  readonly connectSocket: string;
+  readonly containerdSocket: string;
+  readonly kubeletLog: string;
 }
 
 const RUNS = join(tmpdir(), 'klutch-kit-node');
@@ -220,6 +239,19 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
         track(f.proc);
         return f;
       },
+      handle: {
+        name,
+        runDir,
+        ip: net.nodeIp,
+        dnsIp,
+        netns: ns.netns,
+        busyboxImage: BUSYBOX_IMAGE,
+        registryHostsDir: registryHostsDir(containerdDir),
+        holderPid: holder.pid,
+        connectSocket: bridge.connectSocket,
+        containerdSocket: containerd.socket,
+        kubeletLog: kubelet.logPath,
+      },
       stop,
     };
   } catch (err) {
@@ -263,7 +295,7 @@ function nodeKubeconfig(cluster: ClusterInfo, server: string): string {
 }
 
 /** The kubelet's folder of a Pod's logs (`<namespace>_<pod>_<uid>`), or where it would be. */
-function podLogDir(root: string, namespace: string, pod: string): string {
+export function podLogDir(root: string, namespace: string, pod: string): string {
   const prefix = `${namespace}_${pod}_`;
   const found = existsSync(root) ? readdirSync(root).find((d) => d.startsWith(prefix)) : undefined;
   return join(root, found ?? `${prefix}<uid>`);

@@ -173,7 +173,7 @@ export async function installConfigurationFromRegistry(o: InstallCrossplaneOptio
 }
 
 /** Waits for a package to be Installed and Healthy; the error says its conditions and the Pods of its revision. */
-export async function packageHealthy(kube: Kube, node: Node, plural: string, name: string): Promise<WireObject> {
+export async function packageHealthy(kube: Kube, node: Pick<Node, 'podLogs'>, plural: string, name: string): Promise<WireObject> {
   const path = `/apis/pkg.crossplane.io/v1/${plural}/${name}`;
   const deadline = Date.now() + WAIT_MS;
   let seen: WireObject | undefined;
@@ -192,7 +192,13 @@ export async function packageHealthy(kube: Kube, node: Node, plural: string, nam
 }
 
 /** Waits for a Deployment to be Available; the error names its Pods, their status and their logs. */
-export async function deploymentAvailable(kube: Kube, node: Node, ns: string, name: string, selector: string): Promise<void> {
+export async function deploymentAvailable(
+  kube: Kube,
+  node: Pick<Node, 'podLogs'>,
+  ns: string,
+  name: string,
+  selector: string,
+): Promise<void> {
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const d = await getObject(kube, `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);

@@ -42,7 +42,7 @@ export function podTable(pods: readonly WireObject[]): string {
 }
 
 /** The last lines of every container log of a Pod on the node (the kubelet's files: they outlive a crashed container). */
-export function podLogTail(node: Node, ns: string, pod: string, lines = 20): string {
+export function podLogTail(node: Pick<Node, 'podLogs'>, ns: string, pod: string, lines = 20): string {
   const dir = node.podLogs(ns, pod);
   if (!existsSync(dir)) return `  (no logs at ${dir})`;
   const out: string[] = [];
@@ -60,7 +60,7 @@ export function podLogTail(node: Node, ns: string, pod: string, lines = 20): str
 }
 
 /** Every Pod matching `selector` in `ns`, its status and log tail: what a failing step reports. */
-export async function podFailure(kube: Kube, node: Node, ns: string, selector: string): Promise<string> {
+export async function podFailure(kube: Kube, node: Pick<Node, 'podLogs'>, ns: string, selector: string): Promise<string> {
   const pods = await listPods(kube, ns, selector).catch(() => []);
   if (pods.length === 0) return `no Pod in ${ns} matches ${selector}\n`;
   return pods
