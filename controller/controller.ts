@@ -6,11 +6,10 @@
  *
  * Written once for the bind backend and the konnector (kube-bind copies this loop into every controller).
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { isTerminal } from './errors';
-import type { InformerEvent, WatchInformer } from './informer';
+import type { InformerEvent, InformerObject, WatchInformer } from './informer';
 import { controllerMetrics, registerQueueDepth, type ControllerMetrics, type ReconcileOutcome } from './metrics';
 import { WorkQueue } from './queue';
 
@@ -76,7 +75,7 @@ export class Controller {
   }
 
   /** Enqueues the keys `map` returns for every add, update and delete of the informer's objects. */
-  watch<T extends KubernetesObject>(informer: WatchInformer<T>, map: (obj: T, event: InformerEvent) => readonly string[]): this {
+  watch<T extends InformerObject>(informer: WatchInformer<T>, map: (obj: T, event: InformerEvent) => readonly string[]): this {
     for (const event of ['add', 'update', 'delete'] as const) {
       const cb = (obj: T) => {
         let keys: readonly string[];

@@ -20,7 +20,16 @@ import { errorMessage } from './errors';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 
-export interface WatchInformerOptions<T extends KubernetesObject> {
+/**
+ * What an informer may hold: any object with a name, typed as its wire JSON is (ours, with RFC 3339 strings) or as
+ * client-node types it (with Dates). Informers are typed by the resource they watch, so their users need no cast; the
+ * one cast between that type and ListWatch's `KubernetesObject` is here, where the JSON enters the cache.
+ */
+export interface InformerObject {
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string };
+}
+
+export interface WatchInformerOptions<T extends InformerObject> {
   readonly kc: KubeConfig;
   /** The collection's path: `/api/v1/namespaces/ns/secrets`, `/apis/group/v1/widgets`. */
   readonly path: string;
@@ -39,7 +48,7 @@ export interface WatchInformerOptions<T extends KubernetesObject> {
   readonly transform?: (obj: T) => T;
 }
 
-export interface WatchInformer<T extends KubernetesObject> {
+export interface WatchInformer<T extends InformerObject> {
   get(name: string, namespace?: string): T | undefined;
   list(namespace?: string): readonly T[];
   /** Resolves once the first list is in the cache. */
@@ -55,17 +64,17 @@ export interface WatchInformer<T extends KubernetesObject> {
 }
 
 /** An informer over one collection; call `start()`. */
-export function watchInformer<T extends KubernetesObject>(o: WatchInformerOptions<T>): WatchInformer<T> {
+export function watchInformer<T extends InformerObject>(o: WatchInformerOptions<T>): WatchInformer<T> {
   const t = o.transform;
   const list = async () => {
     const l = await listWire<T>(o.kc, o.path, { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
     if (t) l.items = l.items.map(t);
     return l;
   };
-  const lw = new ListWatch<T>(
+  const lw = new ListWatch<KubernetesObject>(
     o.path,
     t ? transformingWatch(new Watch(o.kc), t) : new Watch(o.kc),
-    list,
+    list as () => Promise<KubernetesListObject<KubernetesObject>>,
     false,
     o.labelSelector,
     o.fieldSelector,
@@ -113,12 +122,12 @@ export function watchInformer<T extends KubernetesObject>(o: WatchInformerOption
   });
 
   return {
-    get: (name, namespace) => lw.get(name, namespace),
-    list: (namespace) => lw.list(namespace),
+    get: (name, namespace) => lw.get(name, namespace) as T | undefined,
+    list: (namespace) => lw.list(namespace) as readonly KubernetesObject[] as readonly T[],
     synced: syncedPromise,
     hasSynced: () => synced,
-    on: (event, cb) => lw.on(event, cb),
-    off: (event, cb) => lw.off(event, cb),
+    on: (event, cb) => lw.on(event, cb as (o: KubernetesObject) => void),
+    off: (event, cb) => lw.off(event, cb as (o: KubernetesObject) => void),
     lastError: () => error,
     start: async () => {
       stopped = false;
@@ -154,11 +163,11 @@ function transformingWatch<T>(watch: Watch, transform: (obj: T) => T): Watch {
 }
 
 /** A GET of a collection as wire JSON (what watch events carry), authenticated as `kc`'s current user. */
-export async function listWire<T extends KubernetesObject>(
+export async function listWire<T extends InformerObject>(
   kc: KubeConfig,
   path: string,
   selectors: { labelSelector?: string; fieldSelector?: string } = {},
-): Promise<KubernetesListObject<T>> {
+): Promise<{ items: T[]; metadata?: { resourceVersion?: string } }> {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('the kubeconfig has no current cluster with a server');
   const url = new URL(new URL(server).pathname.replace(/\/$/, '') + path, server);
@@ -185,7 +194,7 @@ export async function listWire<T extends KubernetesObject>(
           );
         }
         try {
-          resolve(JSON.parse(text) as KubernetesListObject<T>);
+          resolve(JSON.parse(text) as { items: T[]; metadata?: { resourceVersion?: string } });
         } catch (e) {
           reject(new Error(`list ${path}: the answer is not JSON: ${errorMessage(e)}`, { cause: e }));
         }

@@ -4,12 +4,12 @@
  * syncers as bindings need them. `run(signal)` returns after a graceful stop: reconciles in flight finish, syncers
  * and connections stop, informers close.
  */
-import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type { KubeConfig, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type RateLimit, watchInformer, type WatchInformer } from '../controller';
 import { sleep, untilAborted } from '../lib/abort';
-import { apiServiceBindingCrd, bindPath, SYNCER_FIELD_MANAGER } from '../exports/bind-api';
+import { apiServiceBindingCrd, bindPath, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../exports/bind-api';
 import { bindingController, type BindingController } from './binding/binding.controller';
 import { eventRecorder } from './events';
 import { applyPatch, clientsFor, type Clients } from './kube/client';
@@ -51,7 +51,7 @@ const metricsByRegistry = new WeakMap<Registry, KonnectorMetrics>();
 export class KonnectorRuntime {
   private readonly consumer: Clients;
   private readonly home: Clients;
-  private readonly bindings: WatchInformer<KubernetesObject>;
+  private readonly bindings: WatchInformer<APIServiceBinding>;
   private readonly crds: WatchInformer<V1CustomResourceDefinition>;
   private readonly namespaces: WatchInformer<V1Namespace>;
   private readonly secrets = new Map<string, WatchInformer<V1Secret>>();
@@ -63,7 +63,7 @@ export class KonnectorRuntime {
     this.home = o.home ? clientsFor(o.home) : this.consumer;
     const ns = o.bindingNamespace;
     const b = BindResources.bindings;
-    this.bindings = watchInformer<KubernetesObject>({
+    this.bindings = watchInformer<APIServiceBinding>({
       kc: o.home ?? o.kc,
       path: bindPath(b, ns),
       log: this.log,

@@ -66,7 +66,7 @@ export async function bind(
   const prettyName = conn.clusterBinding()?.spec.providerPrettyName;
   const provider = [heartbeating(conn.heartbeat), kubeconfigCurrent(conn.refusedRotations.get(`${ref.namespace}/${ref.name}`))];
 
-  const exp = conn.exportView.get(b.metadata.name!, conn.namespace);
+  const exp = conn.exports.get(b.metadata.name!, conn.namespace);
   // Names come from the binding: an export that describes another resource than its name says is refused before
   // anything (access checks, CRD) is done for it.
   const mismatch = exp && exportMismatch(exp, b);

@@ -4,13 +4,12 @@
  * what outlives a reconcile — each binding's syncer and the kubeconfig Secret its connection keeps current — and
  * builds the reconcile's narrow dependencies (binding.deps.ts) from the konnector's clients and caches.
  */
-import type { KubernetesObject, V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
+import type { V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
 import { byRef, Controller, objectKey, refKey, splitKey, type WatchInformer } from '../../controller';
 import { bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
 import { missingAccess } from '../../lib/app-cluster-access';
 import { applyPatch } from '../kube/client';
 import { isForbidden, isNotFound, messageOf } from '../../lib/kube-errors';
-import { viewOf } from '../kube/objects';
 import type { ProviderConnection } from '../provider/connection';
 import type { Connections } from '../provider/connections';
 import { resourceClient } from '../provider/export/context';
@@ -22,7 +21,7 @@ import { reconcileBinding } from './binding.reconcile';
 
 export interface BindingControllerOptions {
   readonly rt: Runtime;
-  readonly bindings: WatchInformer<KubernetesObject>;
+  readonly bindings: WatchInformer<APIServiceBinding>;
   readonly crds: WatchInformer<V1CustomResourceDefinition>;
   readonly connections: Connections<ProviderConnection>;
   /** Starts watching the kubeconfig Secrets of a namespace (once per namespace). */
@@ -47,7 +46,7 @@ interface Running {
 
 export function bindingController(o: BindingControllerOptions): BindingController {
   const { rt, connections } = o;
-  const view = viewOf<APIServiceBinding>(o.bindings);
+  const view = o.bindings;
   const running = new Map<string, Running>();
   /** The kubeconfig Secret (`namespace/name`) each binding key uses. */
   const secretOf = new Map<string, string>();

@@ -20,8 +20,8 @@ import type { ExportSyncer } from '../provider/export/syncer';
 /** What the reconcile reads of a provider connection. */
 export type BindingProvider = Pick<
   ProviderConnection,
-  'server' | 'namespace' | 'hasSynced' | 'lastError' | 'clusterBinding' | 'exportView' | 'heartbeat' | 'refusedRotations'
->;
+  'server' | 'namespace' | 'hasSynced' | 'lastError' | 'clusterBinding' | 'heartbeat' | 'refusedRotations'
+> & { readonly exports: Pick<ProviderConnection['exports'], 'get'> };
 
 /** What the reconcile reads of a running syncer. */
 export type RunningSyncer = Pick<ExportSyncer, 'hasSynced' | 'lastError' | 'consumerObjects'>;

@@ -132,7 +132,7 @@ function world(o: WorldOptions = {}) {
     hasSynced: () => o.synced ?? true,
     lastError: () => o.connectError,
     clusterBinding: () => cb,
-    exportView: { get: (name, ns) => (ns === 'cluster-x' && name === NAME ? o.export : undefined), list: () => [] },
+    exports: { get: (name, ns) => (ns === 'cluster-x' && name === NAME ? o.export : undefined) },
     heartbeat: o.heartbeat ?? { at: new Date('2026-01-01T11:59:00Z') },
     refusedRotations: new Map(o.refused ? [[`${secretRef.namespace}/${secretRef.name}`, { ...o.refused, target: {} as never }]] : []),
   };

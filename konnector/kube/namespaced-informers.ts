@@ -1,19 +1,20 @@
 /**
  * One informer per namespace, for collections the konnector may only read namespace by namespace: on the provider,
  * the consumer's credentials reach exactly the namespaces the backend assigned (Klutch's multi-namespace informer).
- * Informers are added as namespaces get assigned; whoever maps events to keys is told about each new one.
+ * Informers are added as namespaces get assigned; whoever maps events to keys is told about each new one. They hold
+ * the synced resource's objects as wire JSON (`Obj`).
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
-import type { WatchInformer } from '../../controller';
+import type { InformerObject, WatchInformer } from '../../controller';
+import type { Obj } from './objects';
 
-export class NamespacedInformers {
-  private readonly informers = new Map<string, WatchInformer<KubernetesObject>>();
-  private readonly listeners: ((namespace: string, inf: WatchInformer<KubernetesObject>) => void)[] = [];
+export class NamespacedInformers<T extends InformerObject = Obj> {
+  private readonly informers = new Map<string, WatchInformer<T>>();
+  private readonly listeners: ((namespace: string, inf: WatchInformer<T>) => void)[] = [];
 
-  constructor(private readonly make: (namespace: string) => WatchInformer<KubernetesObject>) {}
+  constructor(private readonly make: (namespace: string) => WatchInformer<T>) {}
 
   /** The informer of `namespace`, started on first use. */
-  ensure(namespace: string): WatchInformer<KubernetesObject> {
+  ensure(namespace: string): WatchInformer<T> {
     let inf = this.informers.get(namespace);
     if (!inf) {
       inf = this.make(namespace);
@@ -25,16 +26,16 @@ export class NamespacedInformers {
   }
 
   /** Calls `fn` for every informer, now and as they are added. */
-  each(fn: (namespace: string, inf: WatchInformer<KubernetesObject>) => void): void {
+  each(fn: (namespace: string, inf: WatchInformer<T>) => void): void {
     this.listeners.push(fn);
     for (const [ns, inf] of this.informers) fn(ns, inf);
   }
 
-  get(namespace: string, name: string): KubernetesObject | undefined {
+  get(namespace: string, name: string): T | undefined {
     return this.informers.get(namespace)?.get(name, namespace);
   }
 
-  list(namespace: string): readonly KubernetesObject[] {
+  list(namespace: string): readonly T[] {
     return this.informers.get(namespace)?.list(namespace) ?? [];
   }
 

@@ -2,7 +2,6 @@
  * The object shape every konnector reconciler reads and writes: any Kubernetes object in its JSON (wire) form, and
  * small pure helpers on its metadata. Reconcilers copy before they change, so cached objects stay untouched.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectMeta, OwnerReference } from '../../exports/bind-api';
 
 export type { ObjectMeta, OwnerReference };
@@ -26,15 +25,12 @@ export interface ManagedFieldsEntry {
   subresource?: string;
 }
 
-/**
- * An informer's object as what it is: wire JSON (`Obj`, or a bind kind). The shared informers are typed with
- * client-node's KubernetesObject, whose metadata declares timestamps as Date, which JSON never holds, so the two types
- * cannot meet without a cast; this is the one place that says so.
- */
-export function fromWire(o: KubernetesObject): Obj;
-export function fromWire<T extends { metadata?: unknown }>(o: KubernetesObject): T;
-export function fromWire(o: KubernetesObject): unknown {
-  return o;
+/** An object as a list of a built-in kind hands it out: its items leave out apiVersion and kind. */
+export interface Listed {
+  apiVersion?: string;
+  kind?: string;
+  metadata: Obj['metadata'];
+  [field: string]: unknown;
 }
 
 /** A resource the konnector syncs: what a request path needs. */
@@ -113,21 +109,4 @@ export function jsonSubset(part: unknown, whole: unknown): boolean {
   if (part === null || typeof part !== 'object' || Array.isArray(part)) return jsonEqual(part, whole);
   if (whole === null || typeof whole !== 'object' || Array.isArray(whole)) return false;
   return Object.entries(part as Record<string, unknown>).every(([k, v]) => jsonSubset(v, (whole as Record<string, unknown>)[k]));
-}
-
-/**
- * A typed read view of an informer. The machinery types informers by client-node's `KubernetesObject` (whose
- * timestamps are `Date`), while watch events and our wire types carry RFC 3339 strings: the view is where the one
- * cast between the two lives.
- */
-export interface View<T> {
-  get(name: string, namespace?: string): T | undefined;
-  list(namespace?: string): readonly T[];
-}
-
-export function viewOf<T>(inf: { get(name: string, namespace?: string): unknown; list(namespace?: string): readonly unknown[] }): View<T> {
-  return {
-    get: (name, namespace) => inf.get(name, namespace) as T | undefined,
-    list: (namespace) => inf.list(namespace) as readonly T[],
-  };
 }

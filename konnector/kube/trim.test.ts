@@ -29,7 +29,7 @@ describe('trimForCache', () => {
 
   it('leaves no empty annotations behind, and an object without metadata alone', () => {
     expect(trimForCache()(obj({ [LAST_APPLIED]: '{}' })).metadata).not.toHaveProperty('annotations');
-    expect(trimForCache()({ apiVersion: 'v1', kind: 'X' })).toEqual({ apiVersion: 'v1', kind: 'X' });
+    expect(trimForCache<KubernetesObject>()({ apiVersion: 'v1', kind: 'X' })).toEqual({ apiVersion: 'v1', kind: 'X' });
   });
 });
 

@@ -10,7 +10,6 @@
  * apiVersion, kind, namespace, plan, defaulted spec fields and annotation values — 15,000 copies of
  * "anynines.com/v1" at 5,000 claims, about 3 MiB of the heap (docs/decisions/konnector-memory.md).
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { SYNCER_FIELD_MANAGER } from '../../exports/bind-api';
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -71,8 +70,14 @@ export interface TrimOptions {
   readonly interner?: Interner;
 }
 
+/** What the transform changes of an object's metadata (client-node's and our wire types both have it). */
+interface TrimmedMeta {
+  managedFields?: { manager?: string; operation?: string; subresource?: string }[];
+  annotations?: Record<string, string>;
+}
+
 /** The cache transform. */
-export function trimForCache<T extends KubernetesObject>(o: TrimOptions = {}): (obj: T) => T {
+export function trimForCache<T extends { metadata?: TrimmedMeta }>(o: TrimOptions = {}): (obj: T) => T {
   const interner = o.intern ? (o.interner ?? shared) : undefined;
   return (obj) => {
     const m = obj.metadata;

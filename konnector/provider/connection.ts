@@ -5,7 +5,7 @@
  * Secret is read by name on every beat, never listed with the other Secrets of the namespace) and namespace deletion
  * (namespacedeletion.controller.ts). Per-API syncers (export/syncer.ts) borrow its clients and namespace map.
  */
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { watchInformer, type Controller, type WatchInformer } from '../../controller';
 import {
@@ -16,7 +16,6 @@ import {
   type ClusterBinding,
   type ProviderEndpoint,
 } from '../../exports/bind-api';
-import { viewOf, type View } from '../kube/objects';
 import { clientsFor, type Clients } from '../kube/client';
 import { namespaceMap, type NamespaceMap } from '../names';
 import { BindResources, type Runtime } from '../runtime';
@@ -31,12 +30,10 @@ export class ProviderConnection implements Connection {
   /** The consumer's cluster namespace on the provider. */
   readonly namespace: string;
   readonly server: string;
-  readonly clusterBindings: WatchInformer<KubernetesObject>;
-  readonly exports: WatchInformer<KubernetesObject>;
-  readonly serviceNamespaces: WatchInformer<KubernetesObject>;
+  readonly clusterBindings: WatchInformer<ClusterBinding>;
+  readonly exports: WatchInformer<APIServiceExport>;
+  readonly serviceNamespaces: WatchInformer<APIServiceNamespace>;
   readonly clusterBinding: () => ClusterBinding | undefined;
-  readonly exportView: View<APIServiceExport>;
-  readonly serviceNamespaceView: View<APIServiceNamespace>;
   readonly map: NamespaceMap;
   readonly log: Logger;
   /** App-cluster kubeconfig Secrets this connection keeps current, by `namespace/name`. */
@@ -67,20 +64,21 @@ export class ProviderConnection implements Connection {
     this.log = rt.log.child({ provider: source.server, clusterNamespace: source.namespace });
     const ns = this.namespace;
     const custom = this.clients.custom;
-    const inf = (r: { group: string; version: string; plural: string }, fieldSelector?: string) =>
-      watchInformer<KubernetesObject>({
+    const inf = <T extends ClusterBinding | APIServiceExport | APIServiceNamespace>(
+      r: { group: string; version: string; plural: string },
+      fieldSelector?: string,
+    ) =>
+      watchInformer<T>({
         kc: this.kc,
         path: bindPath(r, ns),
         fieldSelector,
         log: this.log,
       });
-    this.clusterBindings = inf(BindResources.clusterBindings, `metadata.name=${CLUSTER_BINDING_NAME}`);
-    this.exports = inf(BindResources.exports);
-    this.serviceNamespaces = inf(BindResources.serviceNamespaces);
-    this.clusterBinding = () => viewOf<ClusterBinding>(this.clusterBindings).get(CLUSTER_BINDING_NAME, ns);
-    this.exportView = viewOf<APIServiceExport>(this.exports);
-    this.serviceNamespaceView = viewOf<APIServiceNamespace>(this.serviceNamespaces);
-    this.map = namespaceMap({ get: (n) => this.serviceNamespaceView.get(n, ns), list: () => this.serviceNamespaceView.list(ns) });
+    this.clusterBindings = inf<ClusterBinding>(BindResources.clusterBindings, `metadata.name=${CLUSTER_BINDING_NAME}`);
+    this.exports = inf<APIServiceExport>(BindResources.exports);
+    this.serviceNamespaces = inf<APIServiceNamespace>(BindResources.serviceNamespaces);
+    this.clusterBinding = () => this.clusterBindings.get(CLUSTER_BINDING_NAME, ns);
+    this.map = namespaceMap({ get: (n) => this.serviceNamespaces.get(n, ns), list: () => this.serviceNamespaces.list(ns) });
 
     this.heartbeatCtl = heartbeatController(this, rt);
     this.nsCtl = namespaceDeletionController(this, rt);

@@ -14,7 +14,7 @@ export function namespaceDeletionController(conn: ProviderConnection, rt: Runtim
   const ns = conn.namespace;
   const serviceNamespaces = bindObjects(conn.clients.custom, BindResources.serviceNamespaces);
   const deps: NamespaceDeletionDeps = {
-    getServiceNamespace: (n) => conn.serviceNamespaceView.get(n, ns),
+    getServiceNamespace: (n) => conn.serviceNamespaces.get(n, ns),
     consumerNamespaceExists: async (n) => {
       if (rt.namespaces.get(n)) return true;
       try {

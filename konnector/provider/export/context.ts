@@ -2,7 +2,6 @@
  * What the controllers of one bound API share: the resource, the app-cluster informer over its objects, the
  * provider informers over its copies (one per assigned provider namespace), and typed clients for both sides.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Controller, type WatchInformer } from '../../../controller';
 import { SYNCER_FIELD_MANAGER } from '../../../exports/bind-api';
@@ -11,7 +10,7 @@ import { isConflict, isNotFound, messageOf } from '../../../lib/kube-errors';
 import type { Direction, Stopwatch } from '../../metrics';
 import type { Result } from './spec/spec.reconcile';
 import type { NamespacedInformers } from '../../kube/namespaced-informers';
-import { apiVersionOf, fromWire, type Obj, type ResourceRef } from '../../kube/objects';
+import { apiVersionOf, type Obj, type ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
 
@@ -25,17 +24,13 @@ export interface ExportContext {
   readonly name: string;
   readonly log: Logger;
   /** App-cluster objects of the resource, all namespaces. */
-  readonly consumer: WatchInformer<KubernetesObject>;
+  readonly consumer: WatchInformer<Obj>;
   /** Provider copies, per assigned provider namespace. */
   readonly provider: NamespacedInformers;
 }
 
-const optionalWire = (o: KubernetesObject | undefined): Obj | undefined => (o ? fromWire(o) : undefined);
-
-export const consumerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined =>
-  optionalWire(x.consumer.get(name, namespace));
-export const providerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined =>
-  optionalWire(x.provider.get(namespace, name));
+export const consumerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined => x.consumer.get(name, namespace);
+export const providerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined => x.provider.get(namespace, name);
 
 /** Typed calls for the resource on one side. */
 export function resourceClient(clients: Clients, r: ResourceRef) {

@@ -3,13 +3,12 @@
  * claimed Secrets/ConfigMaps along. Started by the binding controller once the CRD is established and the konnector
  * may use the resource; stopped when the binding goes (after its objects are gone, see binding.reconcile.ts).
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { watchInformer, type Controller } from '../../../controller';
 import type { AcceptablePermissionClaim, APIServiceNamespace } from '../../../exports/bind-api';
 import { NamespacedInformers } from '../../kube/namespaced-informers';
 import { trimForCache } from '../../kube/trim';
-import { fromWire, type Obj, type ResourceRef } from '../../kube/objects';
+import type { Obj, ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
 import { claimSync, type ClaimSync, type ClaimedResource } from './claims/claims.controller';
@@ -42,14 +41,14 @@ export class ExportSyncer {
     const { rt, conn, resource } = o;
     this.log = conn.log.child({ binding: o.name, resource: `${resource.resource}.${resource.group}` });
     const base = { group: resource.group, version: resource.version, plural: resource.resource };
-    const consumer = watchInformer<KubernetesObject>({
+    const consumer = watchInformer<Obj>({
       kc: rt.consumer.kc,
       path: `/apis/${resource.group}/${resource.version}/${resource.resource}`,
       log: this.log,
       transform: trimForCache({ intern: true }),
     });
     const provider = new NamespacedInformers((ns) =>
-      watchInformer<KubernetesObject>({
+      watchInformer<Obj>({
         kc: conn.kc,
         path: `/apis/${resource.group}/${resource.version}/namespaces/${ns}/${resource.resource}`,
         log: this.log,
@@ -64,8 +63,8 @@ export class ExportSyncer {
 
   start(): void {
     const { conn } = this.o;
-    const assign = (sn: KubernetesObject) => {
-      const pns = fromWire<APIServiceNamespace>(sn).status?.namespace;
+    const assign = (sn: APIServiceNamespace) => {
+      const pns = sn.status?.namespace;
       if (!pns) return;
       this.x.provider.ensure(pns);
       for (const c of this.claims) c.sources.ensure(pns);
@@ -104,7 +103,7 @@ export class ExportSyncer {
 
   /** App-cluster objects of the resource, from the cache. */
   consumerObjects(): Obj[] {
-    return this.x.consumer.list().map((o) => fromWire(o));
+    return [...this.x.consumer.list()];
   }
 
   /** Stops the controllers (finishing reconciles in flight) and the informers. */

@@ -11,11 +11,12 @@
  *
  * Either way it is one informer to the controller: the same cache reads and add/update/delete events.
  */
-import type { AuthorizationV1Api, KubeConfig, KubernetesObject, V1PolicyRule, V1Role } from '@kubernetes/client-node';
+import type { AuthorizationV1Api, KubeConfig, V1PolicyRule, V1Role } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { watchInformer, type InformerEvent, type WatchInformer } from '../../../../controller';
+import { watchInformer, type InformerEvent, type InformerObject, type WatchInformer } from '../../../../controller';
 import { CLAIMED_ROLE } from '../../../../exports/bind-api';
 import { messageOf } from '../../../../lib/kube-errors';
+import type { Listed } from '../../../kube/objects';
 import { trimForCache } from '../../../kube/trim';
 
 export interface ClaimedSourceOptions {
@@ -39,14 +40,14 @@ export function sharedNames(role: V1Role | undefined, resource: string): Set<str
   return names;
 }
 
-export function claimedSource(o: ClaimedSourceOptions): WatchInformer<KubernetesObject> {
+export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Listed> {
   const ns = o.namespace;
-  const listeners = { add: new Set<(x: KubernetesObject) => void>(), update: new Set(), delete: new Set() } as Record<
+  const listeners = { add: new Set<(x: Listed) => void>(), update: new Set(), delete: new Set() } as Record<
     InformerEvent,
-    Set<(x: KubernetesObject) => void>
+    Set<(x: Listed) => void>
   >;
-  const emit = (e: InformerEvent, x: KubernetesObject) => listeners[e].forEach((cb) => cb(x));
-  const forward = (inf: WatchInformer<KubernetesObject>) => {
+  const emit = (e: InformerEvent, x: Listed) => listeners[e].forEach((cb) => cb(x));
+  const forward = (inf: WatchInformer<Listed>) => {
     for (const e of ['add', 'update', 'delete'] as const) inf.on(e, (x) => emit(e, x));
   };
   const path = `/api/v1/namespaces/${ns}/${o.resource}`;
@@ -55,16 +56,16 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
   let decisionError: string | undefined;
   let retry: NodeJS.Timeout | undefined;
   /** Namespace-wide: the one informer. */
-  let wide: WatchInformer<KubernetesObject> | undefined;
+  let wide: WatchInformer<Listed> | undefined;
   /** Per object: the Role, and one informer per shared name. */
-  let role: WatchInformer<KubernetesObject> | undefined;
-  const trim = trimForCache();
-  const named = new Map<string, WatchInformer<KubernetesObject>>();
+  let role: WatchInformer<V1Role> | undefined;
+  const trim = trimForCache<Listed>();
+  const named = new Map<string, WatchInformer<Listed>>();
   let markSynced: () => void = () => {};
   const synced = new Promise<void>((r) => (markSynced = r));
 
   const follow = () => {
-    const want = sharedNames(role?.get(CLAIMED_ROLE, ns) as V1Role | undefined, o.resource);
+    const want = sharedNames(role?.get(CLAIMED_ROLE, ns), o.resource);
     for (const [name, inf] of named) {
       if (want.has(name)) continue;
       named.delete(name);
@@ -74,7 +75,7 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
     }
     for (const name of want) {
       if (named.has(name) || stopped) continue;
-      const inf = watchInformer<KubernetesObject>({ kc: o.kc, path, fieldSelector: `metadata.name=${name}`, log: o.log, transform: trim });
+      const inf = watchInformer<Listed>({ kc: o.kc, path, fieldSelector: `metadata.name=${name}`, log: o.log, transform: trim });
       forward(inf);
       named.set(name, inf);
       void inf.start();
@@ -97,7 +98,7 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
     }
     if (stopped) return;
     if (allowed) {
-      wide = watchInformer<KubernetesObject>({ kc: o.kc, path, log: o.log, transform: trim });
+      wide = watchInformer<Listed>({ kc: o.kc, path, log: o.log, transform: trim });
       forward(wide);
       void wide.synced.then(markSynced);
       await wide.start();
@@ -107,7 +108,7 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
       { namespace: ns, resource: o.resource, role: CLAIMED_ROLE },
       'no list access: reading only the objects the provider shares by name',
     );
-    role = watchInformer<KubernetesObject>({
+    role = watchInformer<V1Role>({
       kc: o.kc,
       path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
       fieldSelector: `metadata.name=${CLAIMED_ROLE}`,
@@ -121,7 +122,7 @@ export function claimedSource(o: ClaimedSourceOptions): WatchInformer<Kubernetes
     await role.start();
   };
 
-  const informers = (): WatchInformer<KubernetesObject>[] => [...(wide ? [wide] : []), ...(role ? [role] : []), ...named.values()];
+  const informers = (): WatchInformer<InformerObject>[] => [...(wide ? [wide] : []), ...(role ? [role] : []), ...named.values()];
   return {
     get: (name, namespace) => (wide ? wide.get(name, namespace) : named.get(name)?.get(name, namespace)),
     list: (namespace) => (wide ? wide.list(namespace) : [...named.values()].flatMap((i) => i.list(namespace))),

@@ -5,13 +5,13 @@
  * cluster (watched by the `klutch.anynines.com/resource-owner` label, so the konnector never lists an app's other
  * Secrets).
  */
+import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { watchInformer, type Controller, type WatchInformer } from '../../../../controller';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { Annotations } from '../../../../exports/bind-api';
 import { isConflict, isNotFound } from '../../../../lib/kube-errors';
 import { NamespacedInformers } from '../../../kube/namespaced-informers';
 import { trimForCache } from '../../../kube/trim';
-import { fromWire, isDeleting, keyOf, type Obj } from '../../../kube/objects';
+import { isDeleting, keyOf, type Listed, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { consumerObj, providerObj, resourceApiVersion, syncController, type ExportContext } from '../context';
 import { claimedSource } from './claimed-source';
@@ -22,21 +22,24 @@ const KIND: Record<ClaimedResource, string> = { secrets: 'Secret', configmaps: '
 
 export interface ClaimSync {
   readonly controller: Controller;
-  readonly sources: NamespacedInformers;
-  readonly targets: WatchInformer<KubernetesObject>;
+  readonly sources: NamespacedInformers<Listed>;
+  readonly targets: WatchInformer<Listed>;
 }
 
 export function claimSync(x: ExportContext, resource: ClaimedResource, names: readonly string[]): ClaimSync {
   const { rt, conn } = x;
   const kind = KIND[resource];
-  const withKind = (o: KubernetesObject | undefined): Obj | undefined => (o ? fromWire({ ...o, apiVersion: 'v1', kind }) : undefined);
+  // A cached object as wire JSON; a live read (client-node's typed Secret or ConfigMap) is read only for its name,
+  // labels, annotations, type and resourceVersion, which both shapes hold alike.
+  const withKind = (o: Listed | V1Secret | V1ConfigMap | undefined): Obj | undefined =>
+    o ? ({ ...o, apiVersion: 'v1', kind } as Obj) : undefined;
   const core = rt.consumer.core;
   const pcore = conn.clients.core;
-  const sources = new NamespacedInformers((ns) =>
+  const sources = new NamespacedInformers<Listed>((ns) =>
     claimedSource({ kc: conn.kc, authz: conn.clients.authz, namespace: ns, resource, log: x.log }),
   );
   const selector = `${Annotations.resourceOwner}=Provider`;
-  const targets = watchInformer<KubernetesObject>({
+  const targets = watchInformer<Listed>({
     kc: rt.consumer.kc,
     path: `/api/v1/${resource}`,
     labelSelector: selector,

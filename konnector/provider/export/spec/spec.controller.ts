@@ -5,7 +5,7 @@
 import type { Controller } from '../../../../controller';
 import { BIND_API_VERSION, Kinds } from '../../../../exports/bind-api';
 import { isConflict } from '../../../../lib/kube-errors';
-import { keyOf, type Obj } from '../../../kube/objects';
+import { keyOf } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { BindResources } from '../../../runtime';
 import { consumerObj, pointer, providerObj, resourceClient, syncController, type ExportContext } from '../context';
@@ -70,7 +70,7 @@ export function specController(x: ExportContext): Controller {
     watch,
   );
   const mark = (keys: string[]) => (keys.forEach((k) => watch.mark(k)), keys);
-  ctl.watch(x.consumer, (o) => mark([keyOf(o as Obj)]));
+  ctl.watch(x.consumer, (o) => mark([keyOf(o)]));
   x.provider.each((pns, inf) =>
     ctl.watch(inf, (o, event) => {
       const ns = conn.map.consumerNamespace(pns);
@@ -81,7 +81,7 @@ export function specController(x: ExportContext): Controller {
     }),
   );
   // A namespace assigned (or taken away) upstream: every object of the app namespace moves on.
-  ctl.watch(conn.serviceNamespaces, (sn) => x.consumer.list(sn.metadata!.name).map((o) => keyOf(o as Obj)));
+  ctl.watch(conn.serviceNamespaces, (sn) => x.consumer.list(sn.metadata!.name).map((o) => keyOf(o)));
   return ctl;
 }
 

@@ -3,7 +3,6 @@
  * objects (a changed or vanished consumer object is looked at from its copy's side).
  */
 import type { Controller } from '../../../../controller';
-import type { Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
 import { consumerObj, providerObj, resourceClient, syncController, type ExportContext } from '../context';
 import { reconcileStatus } from './status.reconcile';
@@ -53,8 +52,7 @@ export function statusController(x: ExportContext): Controller {
       return [k];
     }),
   );
-  ctl.watch(x.consumer, (o) => {
-    const c = o as Obj;
+  ctl.watch(x.consumer, (c) => {
     const mapped = conn.map.providerNamespace(c.metadata.namespace!);
     return mapped.state === 'assigned' ? [`${mapped.namespace}/${c.metadata.name}`] : [];
   });
