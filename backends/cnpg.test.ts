@@ -102,7 +102,7 @@ describe('cnpg ServiceBinding', () => {
       kind: 'Secret',
       metadata: { name: 'my-claim-cnpg-binding', namespace: 'team-a' },
       type: 'Opaque',
-      stringData: { username: `binding-${xr.metadata.uid}`, password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
+      stringData: { username: 'binding-my-claim', password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
     });
     expect(
       spec.references
@@ -119,7 +119,7 @@ describe('cnpg ServiceBinding', () => {
     expect(spec.writeConnectionSecretToRef).toEqual({ name: 'my-claim-creds', namespace: 'team-a' });
     // First the gate (CNPG's record that it applied the role's password), then the a8s keys; a later entry wins.
     expect(spec.connectionDetails.map((d: any) => [d.kind, d.name, d.fieldPath, d.toConnectionSecretKey])).toEqual([
-      ['Cluster', 'pg', `status.managedRolesStatus.passwordStatus[binding-${xr.metadata.uid}].transactionID`, 'username'],
+      ['Cluster', 'pg', 'status.managedRolesStatus.passwordStatus[binding-my-claim].transactionID', 'username'],
       ...CNPG_BINDING_KEYS.map((k) => ['Secret', 'my-claim-cnpg-binding', `data.${k}`, k]),
     ]);
   });
@@ -175,7 +175,7 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     const composed = roles(found);
     expect(composed.spec.forProvider.manifest.spec.managed.roles).toEqual([
       {
-        name: `binding-${a.metadata.uid}`,
+        name: 'binding-app',
         comment: 'ServiceBinding app',
         ensure: 'present',
         login: true,
@@ -192,11 +192,11 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     const after = roles([a], before).spec.forProvider.manifest.spec.managed.roles;
     expect(after.map((r: any) => [r.name, r.ensure])).toEqual(
       [
-        [`binding-${a.metadata.uid}`, 'present'],
-        [`binding-${b.metadata.uid}`, 'absent'],
+        ['binding-app', 'present'],
+        ['binding-app-2', 'absent'],
       ].sort((x, y) => x[0]!.localeCompare(y[0]!)),
     );
-    expect(after.find((r: any) => r.ensure === 'absent')).toEqual({ name: `binding-${b.metadata.uid}`, ensure: 'absent' });
+    expect(after.find((r: any) => r.ensure === 'absent')).toEqual({ name: 'binding-app-2', ensure: 'absent' });
   });
 
   it('the binding composite kinds are those of the servicebinding API on each target', () => {

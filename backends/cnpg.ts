@@ -76,9 +76,10 @@ export const CNPG_BINDING_COMPOSITE = {
   composition: `${CNPG}-servicebinding`,
 } as const;
 /**
- * A binding's role: `binding-<uid of the binding's composite>`. Unique per binding, also when a binding is deleted and
- * made again under the same name (a new role, the old one dropped); short enough for PostgreSQL (63 bytes), and
- * never one of CNPG's own (`postgres`, `streaming_replica`) or the application owner `app`.
+ * A binding's role: `binding-<binding's claim name>`. Unique per binding of a claim (they share its namespace), the
+ * same for the v1 composite and the v2 one that takes it over (so the move keeps the user), and never one of CNPG's
+ * own (`postgres`, `streaming_replica`) or the application owner `app`. PostgreSQL keeps 63 bytes of a name, so a
+ * binding's name may have 55 characters at most (docs/decisions/cnpg-lifecycle.md).
  */
 export const CNPG_ROLE_FORMAT = 'binding-%s';
 /** The application database and its owner, of which every binding's role is a member (its tables, its schema). */
@@ -212,7 +213,7 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
     to: 'spec.managed.roles',
     key: 'name',
     item: [
-      { from: 'metadata.uid', to: 'name', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
+      { from: CLAIM_NAME, to: 'name', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
       { from: CLAIM_NAME, to: 'comment', required: true, transforms: [{ type: 'format', format: 'ServiceBinding %s' }] },
       { to: 'ensure', value: 'present' },
       { to: 'login', value: true },
@@ -247,7 +248,7 @@ function copyFrom(i: number, kind: 'Secret' | 'Service', suffix: string, fieldPa
 
 /**
  * A ServiceBinding on CNPG: an Object holding the Secret `<claim><CNPG_BINDING_SECRET_SUFFIX>` in the a8s keys: the
- * binding's own role (`binding-<uid>`) and a password the function generates once and keeps, which the instance's
+ * binding's own role (`binding-<claim>`) and a password the function generates once and keeps, which the instance's
  * Cluster lists as that role's `passwordSecret`; the database name and the address of the instance's external
  * Service copied by provider-kubernetes; published through the Object's connectionDetails as `<claim>-creds`.
  */
@@ -267,7 +268,7 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
         transforms: [{ type: 'format', format: `%s${CNPG_BINDING_SECRET_SUFFIX}` }],
       },
       { to: 'type', value: 'Opaque' },
-      { from: 'metadata.uid', to: 'stringData.username', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
+      { from: CLAIM_NAME, to: 'stringData.username', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
     ],
     wrapperFields: [
       ...copyFrom(0, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.dbname', 'data.database'),
@@ -275,7 +276,8 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       ...roleGate(),
     ],
   });
-  return { ...recipe, generated: [{ to: 'stringData.password' }] };
+  // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.
+  return { ...recipe, generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }] };
 }
 
 /**
@@ -300,7 +302,7 @@ function roleGate(): FieldMapping[] {
   return [
     ...cluster(detail),
     {
-      from: 'metadata.uid',
+      from: CLAIM_NAME,
       to: `${detail}.fieldPath`,
       required: true,
       transforms: [{ type: 'format', format: `status.managedRolesStatus.passwordStatus[${CNPG_ROLE_FORMAT}].transactionID` }],

@@ -150,7 +150,9 @@ export const inputSchema: Schema = s.object(
     failedStates: s.array(s.string({ minLength: 1 })),
     progressPaths: s.array(fieldPath),
     errorPaths: s.array(fieldPath),
-    generated: s.array(s.object({ to: fieldPath }, { required: ['to'] })),
+    generated: s.array(
+      s.object({ to: fieldPath, live: s.object({ from: fieldPath, base64: s.boolean() }, { required: ['from'] }) }, { required: ['to'] }),
+    ),
     related: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),

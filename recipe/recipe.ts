@@ -163,6 +163,13 @@ export interface ConnectionSecret {
 export interface GeneratedValue {
   /** Path in the composed resource (for a wrapped resource: in the wrapped object), e.g. `stringData.password`. */
   readonly to: string;
+  /**
+   * Where the object as it exists in the cluster holds the value (`data.password`, base64 as in a Secret's data):
+   * on a namespaced (v2) composite's first composition of the resource, the function asks Crossplane for that object
+   * by its name in the composite's namespace and keeps what it holds, so a resource the v1 package's composite made
+   * and the v2 one takes over keeps its password.
+   */
+  readonly live?: { readonly from: string; readonly base64?: boolean };
 }
 
 /** A condition on a related composite: the value at `path` equals `equals`, or the composite's own field `from`. */

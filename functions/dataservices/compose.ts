@@ -183,12 +183,22 @@ export const GENERATED_BYTES = 32;
  * as Crossplane last saw it) holds at the same path, else a new random one. Only the first composition generates;
  * a value that is not a non-empty string there (someone edited it) is generated anew rather than passed on.
  */
-function applyGenerated(target: Obj, input: Input, observedTarget: unknown, where: string): void {
+function applyGenerated(target: Obj, input: Input, observedTarget: unknown, live: Obj | undefined, where: string): void {
   (input.generated ?? []).forEach((g, i) => {
     const kept = attempt(`read generated[${i}] (${g.to}) of the observed resource ${where}`, () => get(observedTarget, g.to));
-    const value = typeof kept === 'string' && kept !== '' ? kept : randomBytes(GENERATED_BYTES).toString('base64url');
+    const value =
+      typeof kept === 'string' && kept !== '' ? kept : (liveValue(g, live) ?? randomBytes(GENERATED_BYTES).toString('base64url'));
     attempt(`set generated[${i}] (${g.to}) ${where}`, () => set(target, g.to, value));
   });
+}
+
+/** The value the object in the cluster holds for a generated value (`live.from`, decoded), if it holds one. */
+function liveValue(g: NonNullable<Input['generated']>[number], live: Obj | undefined): string | undefined {
+  if (!g.live || !live) return undefined;
+  const v = get(live, g.live.from);
+  if (typeof v !== 'string' || v === '') return undefined;
+  const value = g.live.base64 ? Buffer.from(v, 'base64').toString('utf8') : v;
+  return value === '' ? undefined : value;
 }
 
 function labelsOf(input: Input, composite: Obj, where: string): Record<string, string> {
@@ -237,9 +247,10 @@ export function clusterScopedName(namespace: string, name: string, where: string
 
 /**
  * Composes the resource; throws ComposeError. `input` must have passed validateInput. `observed` is the composed
- * resource as Crossplane last saw it, if it exists (the recipe may read names the backend reports).
+ * resource as Crossplane last saw it, if it exists (the recipe may read names the backend reports); `live` the
+ * (wrapped) object as it exists in the cluster, when the function asked for it (GeneratedValue.live).
  */
-export function composeResource(input: Input, observedComposite: Obj, observed?: Obj): Composed {
+export function composeResource(input: Input, observedComposite: Obj, observed?: Obj, live?: Obj): Composed {
   const where = `(composition ${compositionName(observedComposite, input)})`;
   const composite = trustedComposite(observedComposite, where);
   const warnings: string[] = [];
@@ -262,7 +273,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
       ? { name: clusterScopedName(claim.namespace, claim.name, where), ...(Object.keys(labels).length ? { labels } : {}) }
       : { name: claim.name, namespace: claim.namespace };
     applyRecipe(resource, input, composite, where, warnings);
-    applyGenerated(resource, input, get(observed, input.wrapper.manifestAt), where);
+    applyGenerated(resource, input, get(observed, input.wrapper.manifestAt), live, where);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
     const wrapper = input.wrapper;
     attempt(`set wrapper.manifestAt "${wrapper.manifestAt}" ${where}`, () => set(composed, wrapper.manifestAt, resource));
@@ -271,7 +282,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     resource.metadata = metadata;
     resource.spec = {};
     applyRecipe(resource, input, composite, where, warnings);
-    applyGenerated(resource, input, observed, where);
+    applyGenerated(resource, input, observed, live, where);
     composed = resource;
   }
   set(composed, 'spec.providerConfigRef', configRef);

@@ -18,6 +18,7 @@ import {
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
 import { get } from './fieldpath';
+import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
 import { CONDITION_TYPE, observeStatus } from './status';
@@ -91,8 +92,14 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let composed;
   let adoption;
   let related;
+  let asked;
   try {
-    composed = composeResource(input, composite, isObj(observed) ? observed : undefined);
+    const seen = isObj(observed) ? observed : undefined;
+    composed = composeResource(input, composite, seen);
+    // A v2 composite taking over an object the v1 one made keeps the generated values it holds (live.ts).
+    asked = liveRequirement(input, composed.resource, composite, seen, `(composition ${comp})`);
+    const live = liveObject(extraResources(req, LIVE_REQUIREMENT), asked);
+    if (live) composed = composeResource(input, composite, seen, live);
     adoption = adoptWrapped(
       input,
       composed.resource,
@@ -121,12 +128,13 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     return fail(rsp, `cannot map the status of ${composed.name} (composition ${comp}): ${(e as Error).message}`);
   }
 
-  if (adoption.requirement || related.requirement) {
+  if (adoption.requirement || related.requirement || asked) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
         ...(r?.extraResources ?? {}),
         ...(related.requirement ? { [RELATED_REQUIREMENT]: related.requirement } : {}),
+        ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
       },
       resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },
       schemas: r?.schemas ?? {},

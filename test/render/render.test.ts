@@ -429,7 +429,7 @@ describe('crank render with the bundled function', () => {
         }) as Obj[];
       const composedIn = (out: Obj[]) => out.find((d) => d.metadata?.annotations?.[RESOURCE_NAME]) as Obj;
       const rolesOf = (out: Obj[]) => (composedIn(out).spec.forProvider.manifest.spec.managed?.roles ?? []) as Obj[];
-      const role = (b: Obj) => `binding-${b.metadata.uid}`;
+      const role = (b: Obj) => `binding-${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}`;
 
       const first = run([...mine, ...theirs]);
       expect(first.filter((d) => d.kind === 'Result' && d.severity === 'SEVERITY_FATAL')).toEqual([]);
@@ -476,6 +476,24 @@ describe('crank render with the bundled function', () => {
       const b2 = renderBinding([{ ...composedIn(b1), metadata: { ...composedIn(b1).metadata, name: 'binding-object' } }], 'binding-again');
       expect(secretOf(b2).stringData.password).toBe(secretOf(b1).stringData.password);
       expect(secretOf(renderBinding(undefined, 'binding-fresh')).stringData.password).not.toBe(secretOf(b1).stringData.password);
+      if (target === 'v2') {
+        // The move from the v1 package: the v2 composite takes over the Secret the v1 one made, and keeps its password.
+        const live = {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'app-cnpg-binding', namespace: own },
+          data: { password: Buffer.from('from-the-v1-package').toString('base64') },
+        };
+        const taken = crankRender(bin(target), {
+          composite: mine[0] as Obj,
+          composition: bindingCase.composition,
+          functionPort: fp.port,
+          xrd: bindingCase.xrd,
+          extraResources: [live],
+          dir: join(tmp, `${target}-binding-taken-over`),
+        }) as Obj[];
+        expect(secretOf(taken).stringData).toEqual({ username: role(mine[0] as Obj), password: 'from-the-v1-package' });
+      }
     });
   }
 
