@@ -9,26 +9,20 @@
  * (`hold`, a connection kept open while the file runs), and `exclusive` answers once every such file of the run has
  * let go, so the move never runs under another file's checks.
  */
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { createServer, type Server, type Socket } from "node:net";
-import { join } from "node:path";
-import type { Sandbox } from "../../../sandbox/sandbox";
-import type { NodeHandle } from "../node/node";
+import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import type { Sandbox } from '../../../sandbox/sandbox';
+import type { NodeHandle } from '../node/node';
 
 /** The suites that run on the shared platform; the global setup starts it at once when the run includes one. */
 export const POD_PLATFORM_FILES = [
-  "test/cluster/crossplane-v2-native.test.ts",
-  "test/cluster/platform-pods.test.ts",
+  'test/cluster/crossplane-v2-native.test.ts',
+  'test/cluster/cnpg.test.ts',
+  'test/cluster/platform-pods.test.ts',
 ];
 /** Of those, the ones that use it with the default package and must be done before the package moves. */
-export const V1_FILES = ["test/cluster/platform-pods.test.ts"];
+export const V1_FILES = ['test/cluster/cnpg.test.ts', 'test/cluster/platform-pods.test.ts'];
 /** How long `exclusive` waits for the files holding the platform. */
 const EXCLUSIVE_TIMEOUT_MS = 30 * 60_000;
 
@@ -38,35 +32,30 @@ export interface PodPlatformHandle {
   readonly dir: string;
   /** The sandbox's own output (its numbered steps and what they said). */
   readonly outputFile: string;
-  readonly kubeconfigs: Sandbox["kubeconfigs"];
-  readonly nodes: {
-    readonly controlPlane: NodeHandle;
-    readonly app: NodeHandle;
-  };
+  readonly kubeconfigs: Sandbox['kubeconfigs'];
+  readonly nodes: { readonly controlPlane: NodeHandle; readonly app: NodeHandle };
   readonly synthDir: string;
-  readonly registry: Sandbox["registry"];
-  readonly images: Sandbox["images"];
-  readonly login: Sandbox["login"];
+  readonly registry: Sandbox['registry'];
+  readonly images: Sandbox['images'];
+  readonly login: Sandbox['login'];
   readonly backendUrl: string;
   readonly oidcIssuer: string;
-  readonly claims: Sandbox["claims"];
+  readonly claims: Sandbox['claims'];
   readonly query?: readonly string[];
   readonly crossplaneRelease: string;
 }
 
-export type PodPlatformState =
-  | { handle: PodPlatformHandle }
-  | { error: string; dir: string; outputFile: string };
+export type PodPlatformState = { handle: PodPlatformHandle } | { error: string; dir: string; outputFile: string };
 
 export type Request =
-  | { op: "start" }
-  | { op: "hold"; file: string }
-  | { op: "exclusive" }
-  | { op: "failed" }
-  | { op: "bind"; resource: string }
-  | { op: "stopCore" }
-  | { op: "startCore" }
-  | { op: "switchConfiguration"; files: [string, string][]; wait?: boolean };
+  | { op: 'start' }
+  | { op: 'hold'; file: string }
+  | { op: 'exclusive' }
+  | { op: 'failed' }
+  | { op: 'bind'; resource: string }
+  | { op: 'stopCore' }
+  | { op: 'startCore' }
+  | { op: 'switchConfiguration'; files: [string, string][]; wait?: boolean };
 
 export interface SharedPlatformServer {
   /** Starts the platform if it is not starting yet (the first worker's request does too). */
@@ -87,8 +76,8 @@ export async function serveSharedPlatform(o: {
   log: (line: string) => void;
 }): Promise<SharedPlatformServer> {
   mkdirSync(o.dir, { recursive: true });
-  const outputFile = join(o.dir, "sandbox-output.txt");
-  writeFileSync(outputFile, "");
+  const outputFile = join(o.dir, 'sandbox-output.txt');
+  writeFileSync(outputFile, '');
   let sandbox: Promise<Sandbox> | undefined;
   // A run ended while the platform starts (Ctrl-C, a failed unit project): the running step returns, then everything
   // it started is stopped (the sandbox's own interrupt).
@@ -101,33 +90,21 @@ export async function serveSharedPlatform(o: {
   const start = () =>
     (sandbox ??= (async () => {
       // Imported here: a run without Pod suites never loads the sandbox's modules.
-      const [
-        { startSandbox },
-        { Steps },
-        { ensureCrossplane },
-        { ensureProviderKubernetes },
-      ] = await Promise.all([
-        import("../../../sandbox/sandbox"),
-        import("../../../sandbox/steps"),
-        import("../../tools/crossplane"),
-        import("../../tools/provider-kubernetes"),
+      const [{ startSandbox }, { Steps }, { ensureCrossplane }, { ensureProviderKubernetes }] = await Promise.all([
+        import('../../../sandbox/sandbox'),
+        import('../../../sandbox/steps'),
+        import('../../tools/crossplane'),
+        import('../../tools/provider-kubernetes'),
       ]);
-      await ensureCrossplane(undefined, "v2");
+      await ensureCrossplane(undefined, 'v2');
       await ensureProviderKubernetes();
-      o.log(
-        `the shared Pod platform is starting (the sandbox); its output: ${outputFile}`,
-      );
+      o.log(`the shared Pod platform is starting (the sandbox); its output: ${outputFile}`);
       const started = Date.now();
       const s = await startSandbox({
-        dir: join(o.dir, "sandbox"),
-        steps: new Steps(
-          (t) => appendFileSync(outputFile, t),
-          interrupt.signal,
-        ),
+        dir: join(o.dir, 'sandbox'),
+        steps: new Steps((t) => appendFileSync(outputFile, t), interrupt.signal),
       });
-      o.log(
-        `the shared Pod platform is up in ${((Date.now() - started) / 1000).toFixed(0)} s`,
-      );
+      o.log(`the shared Pod platform is up in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       return s;
     })().then(
       (s) => {
@@ -151,12 +128,9 @@ export async function serveSharedPlatform(o: {
         return s;
       },
       (e: unknown) => {
-        keepLogs = true;
-        write({
-          error: e instanceof Error ? (e.stack ?? e.message) : String(e),
-          dir: o.dir,
-          outputFile,
-        });
+        // A start the run's end interrupted has nothing to tell.
+        keepLogs ||= !interrupt.signal.aborted;
+        write({ error: e instanceof Error ? (e.stack ?? e.message) : String(e), dir: o.dir, outputFile });
         throw e;
       },
     ));
@@ -166,8 +140,7 @@ export async function serveSharedPlatform(o: {
   const done = new Set<string>();
   const waiters: (() => void)[] = [];
   const settle = () => {
-    if (o.v1Files.every((f) => done.has(f)))
-      for (const w of waiters.splice(0)) w();
+    if (o.v1Files.every((f) => done.has(f))) for (const w of waiters.splice(0)) w();
   };
   const exclusive = () =>
     new Promise<void>((resolve, reject) => {
@@ -175,7 +148,7 @@ export async function serveSharedPlatform(o: {
         const open = o.v1Files.filter((f) => !done.has(f));
         reject(
           new Error(
-            `the platform stayed held for ${EXCLUSIVE_TIMEOUT_MS / 60_000} minutes by ${open.map((f) => `${f} (${held.has(f) ? "holding" : "not started"})`).join(", ")}`,
+            `the platform stayed held for ${EXCLUSIVE_TIMEOUT_MS / 60_000} minutes by ${open.map((f) => `${f} (${held.has(f) ? 'holding' : 'not started'})`).join(', ')}`,
           ),
         );
       }, EXCLUSIVE_TIMEOUT_MS);
@@ -185,65 +158,53 @@ export async function serveSharedPlatform(o: {
 
   const handle = async (r: Request, s: Socket): Promise<unknown> => {
     switch (r.op) {
-      case "start":
+      case 'start':
         void start().catch(() => undefined); // the state file carries the error
         return true;
-      case "hold": {
+      case 'hold': {
         const file = V1_FILES.find((f) => r.file.endsWith(f)) ?? r.file;
         held.add(file);
-        s.once("close", () => (done.add(file), settle()));
+        s.once('close', () => (done.add(file), settle()));
         return true;
       }
-      case "exclusive":
+      case 'exclusive':
         await exclusive();
         return true;
-      case "failed":
+      case 'failed':
         keepLogs = true;
         return true;
-      case "bind":
+      case 'bind':
         return (await start()).bind(r.resource);
-      case "stopCore":
+      case 'stopCore':
         return (await start()).crossplane.stopCore();
-      case "startCore":
+      case 'startCore':
         return (await start()).crossplane.startCore();
-      case "switchConfiguration":
-        return (await start()).crossplane.switchConfiguration(
-          new Map(r.files),
-          { wait: r.wait ?? true },
-        );
+      case 'switchConfiguration':
+        return (await start()).crossplane.switchConfiguration(new Map(r.files), { wait: r.wait ?? true });
     }
   };
   const open = new Set<Socket>();
   const server: Server = createServer((s) => {
     open.add(s);
-    s.on("error", () => s.destroy());
-    s.once("close", () => open.delete(s));
-    s.setEncoding("utf8");
-    let buffered = "";
-    s.on("data", (chunk: string) => {
+    s.on('error', () => s.destroy());
+    s.once('close', () => open.delete(s));
+    s.setEncoding('utf8');
+    let buffered = '';
+    s.on('data', (chunk: string) => {
       buffered += chunk;
-      for (let i = buffered.indexOf("\n"); i >= 0; i = buffered.indexOf("\n")) {
+      for (let i = buffered.indexOf('\n'); i >= 0; i = buffered.indexOf('\n')) {
         const line = buffered.slice(0, i);
         buffered = buffered.slice(i + 1);
         const r = JSON.parse(line) as Request & { id: number };
         handle(r, s).then(
-          (value) =>
-            s.writable &&
-            s.write(
-              `${JSON.stringify({ id: r.id, ok: true, value: value ?? null })}\n`,
-            ),
+          (value) => s.writable && s.write(`${JSON.stringify({ id: r.id, ok: true, value: value ?? null })}\n`),
           (e: unknown) =>
-            s.writable &&
-            s.write(
-              `${JSON.stringify({ id: r.id, ok: false, error: e instanceof Error ? e.message : String(e) })}\n`,
-            ),
+            s.writable && s.write(`${JSON.stringify({ id: r.id, ok: false, error: e instanceof Error ? e.message : String(e) })}\n`),
         );
       }
     });
   });
-  await new Promise<void>((resolve, reject) =>
-    server.once("error", reject).listen(o.socket, resolve),
-  );
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(o.socket, resolve));
   return {
     start: () => void start().catch(() => undefined),
     close: async () => {
@@ -252,10 +213,8 @@ export async function serveSharedPlatform(o: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       const s = await sandbox?.catch(() => undefined);
       await s?.stop();
-      if (!keepLogs && existsSync(o.dir))
-        rmSync(o.dir, { recursive: true, force: true });
-      else if (sandbox)
-        o.log(`the shared Pod platform's logs are kept in ${o.dir}`);
+      if (!keepLogs && existsSync(o.dir)) rmSync(o.dir, { recursive: true, force: true });
+      else if (sandbox) o.log(`the shared Pod platform's logs are kept in ${o.dir}`);
     },
   };
 }
