@@ -7,6 +7,8 @@
 import {
   APIServiceBindingConditions,
   BIND_API_VERSION,
+  bindObjects,
+  BindResources,
   Kinds,
   KUBECONFIG_SECRET_KEY,
   type AcceptablePermissionClaim,
@@ -14,9 +16,10 @@ import {
 } from '../exports/bind-api';
 import { CliError, ExitCode } from './errors';
 import { messageOf } from '../lib/kube-errors';
-import { bindApi, getOrUndefined, mergePatch, retryBusy, sleep, type Cluster } from './kube';
+import { retryBusy, sleep, type Cluster } from './kube';
 
-export const BINDINGS = bindApi('apiservicebindings');
+/** The app cluster's APIServiceBindings (exports/bind-api's client). */
+export const bindingsOf = (app: Cluster) => bindObjects<APIServiceBinding>(app.custom, BindResources.bindings);
 
 export function bindingObject(
   name: string,
@@ -36,17 +39,20 @@ export function bindingObject(
 }
 
 export async function getBinding(app: Cluster, namespace: string, name: string): Promise<APIServiceBinding | undefined> {
-  return (await getOrUndefined(app.custom.getNamespacedCustomObject({ ...BINDINGS, namespace, name }))) as APIServiceBinding | undefined;
+  return bindingsOf(app).get({ namespace, name });
 }
 
 /** Creates the binding, or updates the claims of one through the same Secret. */
 export async function applyBinding(app: Cluster, want: APIServiceBinding): Promise<'created' | 'updated'> {
   const { name, namespace } = want.metadata as { name: string; namespace: string };
-  const have = await getBinding(app, namespace, name);
+  const bindings = bindingsOf(app);
+  let have = await getBinding(app, namespace, name);
   try {
     if (!have) {
-      await retryBusy(() => app.custom.createNamespacedCustomObject({ ...BINDINGS, namespace, body: want }));
-      return 'created';
+      if (await retryBusy(() => bindings.create(want))) return 'created';
+      // Made between the read and the create (another kubectl bind): updated like one found.
+      have = await getBinding(app, namespace, name);
+      if (!have) throw new Error('it was made and deleted again while kubectl bind wrote it; bind again');
     }
     const ref = have.spec.kubeconfigSecretRef;
     if (ref.name !== want.spec.kubeconfigSecretRef.name || ref.namespace !== want.spec.kubeconfigSecretRef.namespace)
@@ -54,12 +60,7 @@ export async function applyBinding(app: Cluster, want: APIServiceBinding): Promi
         `APIServiceBinding ${namespace}/${name} already binds this API through another provider (Secret ${ref.namespace}/${ref.name})`,
         `remove it first: kubectl bind remove ${name}${namespace === 'klutch-bind' ? '' : ` -n ${namespace}`}`,
       );
-    await retryBusy(() =>
-      app.custom.patchNamespacedCustomObject(
-        { ...BINDINGS, namespace, name, body: { spec: { permissionClaims: want.spec.permissionClaims ?? null } } },
-        mergePatch,
-      ),
-    );
+    await retryBusy(() => bindings.patch({ namespace, name }, { spec: { permissionClaims: want.spec.permissionClaims ?? null } }));
     return 'updated';
   } catch (e) {
     if (e instanceof CliError) throw e;

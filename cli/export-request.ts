@@ -3,13 +3,13 @@
  * under its own name, or with `generateName: <name>-` when that name is taken, then polled every second until the
  * backend says Succeeded or Failed. Progress is what the request's conditions say.
  */
-import type { APIServiceExportRequest, ExportRequestDocument } from '../exports/bind-api';
+import { bindObjects, BindResources, type APIServiceExportRequest, type ExportRequestDocument } from '../exports/bind-api';
 import { CliError, ExitCode, TimeoutError } from './errors';
-import { isConflict, messageOf } from '../lib/kube-errors';
+import { messageOf } from '../lib/kube-errors';
 import { formatDuration } from './duration';
-import { bindApi, retryBusy, sleep, type Cluster } from './kube';
+import { retryBusy, sleep, type Cluster } from './kube';
 
-const REQUESTS = bindApi('apiserviceexportrequests');
+const requestsOf = (provider: Cluster) => bindObjects<APIServiceExportRequest>(provider.custom, BindResources.exportRequests);
 
 /** The request as it is created: the document without its (empty) status, in `namespace`. */
 export function requestObject(doc: ExportRequestDocument, namespace: string): APIServiceExportRequest {
@@ -27,16 +27,16 @@ export async function createExportRequest(
   doc: ExportRequestDocument,
 ): Promise<APIServiceExportRequest> {
   const body = requestObject(doc, namespace);
-  const create = (b: APIServiceExportRequest) =>
-    retryBusy(() => provider.custom.createNamespacedCustomObject({ ...REQUESTS, namespace, body: b }) as Promise<APIServiceExportRequest>);
+  const requests = requestsOf(provider);
+  const create = (b: APIServiceExportRequest) => retryBusy(() => requests.create(b));
   try {
-    try {
-      return await create(body);
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-      const { name, ...rest } = body.metadata;
-      return await create({ ...body, metadata: { ...rest, generateName: `${name}-` } });
-    }
+    const created = await create(body);
+    if (created) return created;
+    // The name is taken (an earlier bind's request): a name of its own, as Klutch's CLI does.
+    const { name, ...rest } = body.metadata;
+    const generated = await create({ ...body, metadata: { ...rest, generateName: `${name}-` } });
+    if (generated) return generated;
+    throw new Error(`a request named ${name}-<random> exists already`);
   } catch (e) {
     throw new CliError(
       `cannot create APIServiceExportRequest ${doc.metadata.name} in provider namespace ${namespace}: ${messageOf(e)}`,
@@ -56,11 +56,12 @@ export async function awaitExportRequest(
   const { name, namespace } = created.metadata as { name: string; namespace: string };
   const deadline = Date.now() + o.timeoutMs;
   let said = '';
+  const requests = requestsOf(provider);
   for (;;) {
     if (o.signal.aborted) throw new CliError('interrupted while waiting for the export request', undefined, ExitCode.Interrupted);
-    let r: APIServiceExportRequest;
+    let r: APIServiceExportRequest | undefined;
     try {
-      r = (await provider.custom.getNamespacedCustomObject({ ...REQUESTS, namespace, name })) as APIServiceExportRequest;
+      r = await requests.get({ namespace, name });
     } catch (e) {
       throw new CliError(
         `cannot read APIServiceExportRequest ${namespace}/${name} on the provider: ${messageOf(e)}`,
@@ -69,6 +70,11 @@ export async function awaitExportRequest(
         { cause: e },
       );
     }
+    if (!r)
+      throw new CliError(
+        `APIServiceExportRequest ${namespace}/${name} is gone from the provider before it succeeded (deleted by someone, or by the backend)`,
+        'bind again',
+      );
     const phase = r.status?.phase ?? 'Pending';
     if (phase === 'Succeeded') return r;
     if (phase === 'Failed')

@@ -9,12 +9,13 @@
 import { loadYaml, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { App, Chart } from 'cdk8s';
-import { BIND_GROUP } from '../exports/bind-api';
+import { BindResources, crdName } from '../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
 import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_NAME } from '../konnector/deploy/konnector';
 import { CliError, ExitCode, TimeoutError } from './errors';
 import { messageOf, statusOf } from '../lib/kube-errors';
-import { bindApi, KUBECTL_BIND_FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, type Cluster } from './kube';
+import { bindingsOf } from './binding';
+import { KUBECTL_BIND_FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, type Cluster } from './kube';
 import { compareVersions, formatVersion, parseVersion } from './semver';
 
 export type Grant = Omit<KonnectorApiAccessProps, 'namespace'>;
@@ -125,7 +126,7 @@ export async function awaitBindingsServed(app: Cluster, namespace: string, timeo
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      await app.custom.listNamespacedCustomObject({ ...bindApi('apiservicebindings'), namespace, limit: 1 });
+      await bindingsOf(app).list(namespace);
       return;
     } catch (e) {
       if (statusOf(e) !== 404 && !isBusy(e))
@@ -134,7 +135,7 @@ export async function awaitBindingsServed(app: Cluster, namespace: string, timeo
     if (signal.aborted) throw new CliError('interrupted', undefined, ExitCode.Interrupted);
     if (Date.now() > deadline)
       throw new TimeoutError(
-        `the app cluster does not serve apiservicebindings.${BIND_GROUP}`,
+        `the app cluster does not serve ${crdName(BindResources.bindings)}`,
         'the konnector installs that CRD: install it (drop --skip-konnector) or check that it runs',
       );
     await sleep(250, signal);

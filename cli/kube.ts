@@ -10,12 +10,9 @@ import {
   CustomObjectsApi,
   KubeConfig,
   KubernetesObjectApi,
-  PatchStrategy,
-  setHeaderOptions,
 } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
-import { BIND_GROUP, BIND_VERSION } from '../exports/bind-api';
 import { CliError, ExitCode } from './errors';
 import { providerKubeconfig } from './provider-kubeconfig';
 import { sleep } from '../lib/abort';
@@ -116,11 +113,6 @@ export function providerCluster(
   return { cluster: clusterOf(kc, 'the provider'), namespace: reduced.namespace };
 }
 
-/** Where the bind kinds live, for CustomObjectsApi. */
-export const bindApi = (plural: string) => ({ group: BIND_GROUP, version: BIND_VERSION, plural });
-
-export const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** The server-side-apply field manager of what the plugin applies in the app cluster (the konnector). */
 export const KUBECTL_BIND_FIELD_MANAGER = 'kubectl-bind';
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { AcceptablePermissionClaim, APIServiceExport, ExportRequestDocument, PermissionClaim } from '../../exports/bind-api';
-import { KUBECONFIG_SECRET_KEY, Kinds } from '../../exports/bind-api';
+import { bindObjects, BindResources, KUBECONFIG_SECRET_KEY, Kinds } from '../../exports/bind-api';
 import { applyBinding, awaitReady, bindingObject, readyOf } from '../binding';
 import { exampleClaim } from '../claim-example';
 import { formatDuration } from '../duration';
@@ -16,7 +16,7 @@ import { messageOf } from '../../lib/kube-errors';
 import { awaitExportRequest, createExportRequest, requestObject } from '../export-request';
 import type { ApiServiceFlags, BindFlags } from '../flags';
 import { Answers, type Io } from '../io';
-import { appCluster, bindApi, getOrUndefined, providerCluster, type Cluster } from '../kube';
+import { appCluster, getOrUndefined, providerCluster, type Cluster } from '../kube';
 import { storeKubeconfig } from '../kubeconfig-secret';
 import { providerKubeconfig } from '../provider-kubeconfig';
 import { awaitBindingsServed, installKonnector, konnectorManifests, type Grant } from '../konnector-install';
@@ -57,13 +57,13 @@ export async function bindApiServices(c: BindContext): Promise<number> {
       say(`The provider exported it (${formatDuration(Date.now() - started)}).`);
       for (const r of doc.spec.resources) {
         const name = `${r.resource}.${r.group ?? ''}`;
-        const exp = (await getOrUndefined(
-          c.provider.cluster.custom.getNamespacedCustomObject({ ...bindApi('apiserviceexports'), namespace: c.provider.namespace, name }),
-        ).catch((e: unknown) => {
-          throw new CliError(`cannot read APIServiceExport ${name} on the provider: ${messageOf(e)}`, 'bind again', ExitCode.Failed, {
-            cause: e,
+        const exp = await bindObjects<APIServiceExport>(c.provider.cluster.custom, BindResources.exports)
+          .get({ namespace: c.provider.namespace, name })
+          .catch((e: unknown) => {
+            throw new CliError(`cannot read APIServiceExport ${name} on the provider: ${messageOf(e)}`, 'bind again', ExitCode.Failed, {
+              cause: e,
+            });
           });
-        })) as APIServiceExport | undefined;
         if (!exp)
           throw new CliError(
             `the provider reports the request done, but has no APIServiceExport ${name} in namespace ${c.provider.namespace}`,

@@ -1,7 +1,7 @@
 /** `kubectl bind list`: the APIServiceBindings, whether they are Ready, and how many objects each API holds here. */
 import { stringify } from 'yaml';
 import type { APIServiceBinding } from '../../exports/bind-api';
-import { BINDINGS, readyOf } from '../binding';
+import { bindingsOf, readyOf } from '../binding';
 import { boundObjects } from '../bound-objects';
 import { CliError, ExitCode } from '../errors';
 import { messageOf, statusOf } from '../../lib/kube-errors';
@@ -14,10 +14,7 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
   const app = appCluster(flags, io.env);
   let items: APIServiceBinding[];
   try {
-    const list = (await (flags.allNamespaces
-      ? app.custom.listClusterCustomObject({ ...BINDINGS })
-      : app.custom.listNamespacedCustomObject({ ...BINDINGS, namespace: flags.namespace }))) as { items: APIServiceBinding[] };
-    items = list.items;
+    items = await bindingsOf(app).list(flags.allNamespaces ? undefined : flags.namespace);
   } catch (e) {
     if (statusOf(e) === 404)
       items = []; // no konnector ever installed: no APIServiceBinding CRD

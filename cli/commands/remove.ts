@@ -7,7 +7,7 @@
  */
 import type { V1Lease } from '@kubernetes/client-node';
 import type { APIServiceBinding } from '../../exports/bind-api';
-import { BINDINGS, getBinding } from '../binding';
+import { bindingsOf, getBinding } from '../binding';
 import { boundObjects } from '../bound-objects';
 import { formatDuration } from '../duration';
 import { CliError, ExitCode, TimeoutError } from '../errors';
@@ -33,10 +33,10 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
     );
   });
   if (!binding) {
-    const list = (await app.custom.listNamespacedCustomObject({ ...BINDINGS, namespace: ns }).catch(() => ({ items: [] }))) as {
-      items: APIServiceBinding[];
-    };
-    const names = list.items.map((b) => b.metadata.name).join(', ');
+    const list = await bindingsOf(app)
+      .list(ns)
+      .catch((): APIServiceBinding[] => []);
+    const names = list.map((b) => b.metadata.name).join(', ');
     throw new CliError(
       `no APIServiceBinding ${flags.binding} in namespace ${ns}`,
       names ? `the bindings there: ${names}` : 'kubectl bind list -A shows every binding',
@@ -59,7 +59,7 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
   if (!(await konnectorRunning(app, ns)))
     say(`The konnector in namespace ${ns} does not seem to run (Lease ${ns}/${LEASE} is not being renewed): the removal waits for it.`);
   try {
-    await app.custom.deleteNamespacedCustomObject({ ...BINDINGS, namespace: ns, name: flags.binding });
+    await bindingsOf(app).delete({ namespace: ns, name: flags.binding });
   } catch (e) {
     throw new CliError(
       `cannot delete APIServiceBinding ${ns}/${flags.binding}: ${messageOf(e)}`,
@@ -94,10 +94,10 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
   await removeGrant(app, ns, flags.binding);
   const secret = binding.spec.kubeconfigSecretRef;
   const others = (
-    (await app.custom.listNamespacedCustomObject({ ...BINDINGS, namespace: secret.namespace }).catch(() => ({ items: [] }))) as {
-      items: APIServiceBinding[];
-    }
-  ).items.filter((b) => b.spec.kubeconfigSecretRef.name === secret.name);
+    await bindingsOf(app)
+      .list(secret.namespace)
+      .catch((): APIServiceBinding[] => [])
+  ).filter((b) => b.spec.kubeconfigSecretRef.name === secret.name);
   if (!others.length) {
     await getOrUndefined(app.core.deleteNamespacedSecret({ namespace: secret.namespace, name: secret.name }));
     say(`Deleted Secret ${secret.namespace}/${secret.name} (no other binding uses this provider kubeconfig).`);

@@ -70,9 +70,12 @@ const goneIsDone = (e: unknown): undefined => {
 export interface BindObjects<T> {
   /** The object, live (undefined: not found). */
   get(ref: BindRef): Promise<T | undefined>;
-  /** The objects in `namespace`, live. */
-  list(namespace: string): Promise<T[]>;
-  /** Creates `obj` (named by its metadata); one that exists already is left as it is and the answer is undefined. */
+  /** The objects in `namespace` (in every namespace without one), live. */
+  list(namespace?: string): Promise<T[]>;
+  /**
+   * Creates `obj` (named by its metadata, or by `metadata.generateName`); one that exists already is left as it is
+   * and the answer is undefined.
+   */
   create(obj: T & { metadata: { namespace?: string; name?: string } }): Promise<T | undefined>;
   /** Server-side apply of `obj` (named by its metadata) under `fieldManager`, forced. */
   apply(obj: T & { metadata: { namespace?: string; name?: string } }, fieldManager: string): Promise<T>;
@@ -91,14 +94,26 @@ const refOf = (o: { metadata: { namespace?: string; name?: string } }, r: BindRe
   return { namespace: o.metadata.namespace, name: o.metadata.name };
 };
 
+const namespaceOf = (o: { metadata: { namespace?: string } }, r: BindResource): string => {
+  if (!o.metadata.namespace) throw new Error(`a ${r.kind} needs metadata.namespace`);
+  return o.metadata.namespace;
+};
+
 /** The calls on bind resource `r` through `custom`. */
 export function bindObjects<T>(custom: CustomObjectsApi, r: BindResource): BindObjects<T> {
   const base = { group: r.group, version: r.version, plural: r.plural };
   return {
     get: (ref) => custom.getNamespacedCustomObject({ ...base, ...ref }).then((o) => o as T, goneIsDone),
-    list: async (namespace) => ((await custom.listNamespacedCustomObject({ ...base, namespace })) as { items: T[] }).items,
+    list: async (namespace) =>
+      (
+        (await (namespace === undefined
+          ? custom.listClusterCustomObject(base)
+          : custom.listNamespacedCustomObject({ ...base, namespace }))) as {
+          items: T[];
+        }
+      ).items,
     create: (obj) =>
-      custom.createNamespacedCustomObject({ ...base, namespace: refOf(obj, r).namespace, body: obj }).then(
+      custom.createNamespacedCustomObject({ ...base, namespace: namespaceOf(obj, r), body: obj }).then(
         (o) => o as T,
         (e: unknown) => {
           if (!isConflict(e)) throw e;
