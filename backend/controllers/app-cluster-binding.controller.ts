@@ -16,6 +16,7 @@ import {
   bindPath,
   Kinds,
   type APIServiceBinding,
+  type APIServiceExportRequest,
   type AppClusterBinding,
 } from '../../exports/bind-api';
 import { appClusterKubeConfig, type AppClusterKubeconfig } from '../../exports/bind-api/app-cluster-kubeconfig';
@@ -136,6 +137,7 @@ function deps(
   const acbs = bindObjects<AppClusterBinding>(c.custom, BindResources.appClusterBindings);
   const apiBindings = bindObjects<APIServiceBinding>(c.custom, BindResources.bindings);
   const exports = bindObjects(c.custom, BindResources.exports);
+  const exportRequests = bindObjects<APIServiceExportRequest>(c.custom, BindResources.exportRequests);
   const ignoreNotFound = (e: unknown) => {
     if (!isNotFound(e)) throw e;
   };
@@ -223,23 +225,13 @@ function deps(
     },
     exportNames: (ns) => d.leader.exports.list(ns).map((e) => e.metadata.name!),
     requestExport: async (ns, group, resource) => {
-      const r = BindResources.exportRequests;
-      await c.custom
-        .createNamespacedCustomObject({
-          group: r.group,
-          version: r.version,
-          plural: r.plural,
-          namespace: ns,
-          body: {
-            apiVersion: BIND_API_VERSION,
-            kind: Kinds.APIServiceExportRequest,
-            metadata: { name: `${resource}.${group}`, namespace: ns },
-            spec: { resources: [{ group, resource }] },
-          },
-        })
-        .catch((e: unknown) => {
-          if (!isConflict(e)) throw e;
-        });
+      // One that exists already is the request made before: it stays as it is.
+      await exportRequests.create({
+        apiVersion: BIND_API_VERSION,
+        kind: Kinds.APIServiceExportRequest,
+        metadata: { name: `${resource}.${group}`, namespace: ns },
+        spec: { resources: [{ group, resource }] },
+      });
     },
     deleteExport: (ns, name) => exports.delete({ namespace: ns, name }),
     applyDeployment: (dep) => apply('apps', 'v1', 'deployments', dep.metadata!.namespace!, dep),
