@@ -1,8 +1,7 @@
 /**
- * The cnpg backend end to end on real parts (issue 20; docs/decisions/cloudnative-pg.md), on the run's shared Pod
- * platform (test/support/platform/shared-platform.ts: the sandbox's control plane, whose node runs the CloudNativePG
- * operator from its release manifest with the project's images, Crossplane from its Helm chart with our packages, and
- * the load balancer stand-in), in namespaces of its own; a PostgresqlInstance on cnpg-postgresql becomes a CNPG Cluster whose PostgreSQL runs as a Pod on a
+ * The cnpg backend end to end on real parts (issue 20; docs/decisions/cloudnative-pg.md): a control plane with a node
+ * runs the CloudNativePG operator (its CRDs and release manifest, the project's images) and Crossplane with our
+ * packages; a PostgresqlInstance on cnpg-postgresql becomes a CNPG Cluster whose PostgreSQL runs as a Pod on a
  * harness-made volume, and the claim says what CNPG is doing until it is Ready; a ServiceBinding brings
  * `<claim>-creds` in the a8s keys, and a Pod that mounts only that Secret connects to the address it names and writes
  * and reads a table; the data survives the operator's and PostgreSQL's Pods being deleted; a plan change adds
@@ -14,59 +13,64 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_BINDING_KEYS } from '../../backends/cnpg';
-import { apply, CROSSPLANE_NAMESPACE } from '../support/crossplane';
-import { eventually, getObject, type Kube, requireOk, type WireObject } from '../support/kube';
-import type { AttachedNode } from '../support/node/attach';
-import { CNPG_NAMESPACE, localVolumes } from '../support/node/cnpg';
-import { psqlClientPod } from '../support/node/cnpg-images';
-import { holdV1, podPlatform } from '../support/platform/pod-platform';
-import { podFailure } from '../support/platform/pods';
+import { render } from '../../synth/synth';
+import { loadCatalog } from '../support/catalog';
+import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
+import { apply, type Crossplane, startCrossplane } from '../support/crossplane';
+import { eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
+import { CNPG_NAMESPACE, installCnpg, localVolumes } from '../support/node/cnpg';
+import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, psqlClientPod } from '../support/node/cnpg-images';
+import { type Node, startNode } from '../support/node/node';
 import { tail } from '../support/processes';
+import { kubeBinaryPath } from '../tools/kube';
 
-/** The suite's namespaces on the shared control plane: team-a's claim, team-b's refused one, team-c's other tenant. */
-const NS = 'cnpg-team-a';
-const REFUSED_NS = 'cnpg-team-b';
-const OTHER_NS = 'cnpg-team-c';
-/** Its volumes (PersistentVolumes are cluster-wide; the sandbox's are `local-*`). */
-const VOLUMES = 'cnpg-suite';
+const CLUSTER = 'cnpg';
+const NS = 'team-a';
 const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
+/**
+ * The address the platform's load balancer gives the instance's external Service. A stand-in for a cloud's load
+ * balancer controller (or MetalLB) writes it into the Service's status; kube-proxy on the node then forwards it.
+ */
+const LOAD_BALANCER_IP = '10.96.200.10';
 
-let node: AttachedNode;
+let cp: ControlPlanes;
+let node: Node;
 let kube: Kube;
+let crossplane: Crossplane;
 let volumes: string;
-let release: (() => void) | undefined;
-let pvs: string[] = [];
 
 beforeAll(async () => {
-  // The platform keeps the default package until this file is done (the package move waits for it).
-  release = await holdV1('test/cluster/cnpg.test.ts');
-  const platform = await podPlatform();
-  kube = platform.control;
-  node = platform.node.controlPlane;
-  volumes = mkdtempSync(join(node.runDir, 'volumes-cnpg-'));
+  const images = [await ensureCnpgOperatorImage(log), await ensureCnpgPostgresImage(log)];
+  cp = await startControlPlanes({ clusters: [CLUSTER], binary: kubeBinaryPath(), pods: true });
+  kube = kubeFor(cp.clusters[CLUSTER]!);
+  node = await startNode(cp.clusters[CLUSTER]!, { images });
+  volumes = mkdtempSync(join(node.runDir, 'volumes-'));
   // One per instance of the replica plan the claim is resized to, and one for another tenant's claim.
-  pvs = await localVolumes(kube, volumes, 4, '1Gi', VOLUMES);
+  await localVolumes(kube, volumes, 4, '1Gi');
+  // The packages as synth renders them, in process: what the suite needs of synth, without bundling the deployables.
+  const files = render({ apis: await loadCatalog(), outdir: 'unused', target: 'v1' });
+  [crossplane] = await Promise.all([startCrossplane(cp.clusters[CLUSTER]!, { log, files }), installCnpg(kube)]);
   await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
-}, 45 * 60_000);
+}, 30 * 60_000);
 
 afterAll(async () => {
-  for (const ns of [NS, REFUSED_NS, OTHER_NS]) await kube?.request('DELETE', `/api/v1/namespaces/${ns}`);
-  for (const pv of pvs) await kube.request('DELETE', `/api/v1/persistentvolumes/${pv}`);
+  await crossplane?.stop();
+  await node?.stop();
+  await cp?.stop();
   if (volumes) rmSync(volumes, { recursive: true, force: true });
-  release?.();
 }, 180_000);
 
 /** What to read when a wait fails: the operator's and the kubelet's last lines, the Pods of the namespace. */
 async function diagnose(): Promise<string> {
   const pods = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods`)).body as WireObject;
+  const kubelet = node.procs.find((p) => p.role === 'kubelet')!;
   const operator = ((await kube.request('GET', `/api/v1/namespaces/${CNPG_NAMESPACE}/pods`)).body as WireObject)?.items?.[0]?.metadata
     ?.name;
   const opLog = operator ? (await kube.request('GET', `/api/v1/namespaces/${CNPG_NAMESPACE}/pods/${operator}/log?tailLines=20`)).body : '';
   return (
     `\nPods in ${NS}: ${JSON.stringify((pods?.items ?? []).map((p: WireObject) => [p.metadata.name, p.status.phase, p.status.containerStatuses?.map((c: WireObject) => c.state)]))}` +
     `\noperator ${operator} log:\n${typeof opLog === 'string' ? opLog : JSON.stringify(opLog)}` +
-    `\nkubelet log ${node.kubeletLog}:\n${tail(node.kubeletLog, 10)}\n` +
-    (await podFailure(kube, node, CROSSPLANE_NAMESPACE, 'app=crossplane').catch((e: Error) => e.message))
+    `\nkubelet log ${kubelet.logPath}:\n${tail(kubelet.logPath, 10)}\nCrossplane logs in ${crossplane.runDir}`
   );
 }
 
@@ -87,8 +91,16 @@ const SQL_READ = 'SELECT body FROM notes WHERE id = 1;';
  * from its a8s keys; `host` replaces the address, for the attack); returns psql's output lines. The Pod must
  * succeed, or with `fails` must fail.
  */
-async function psql(name: string, sql: string, o: { host?: string; fails?: boolean } = {}): Promise<string[]> {
-  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, psqlClientPod({ name, secret: 'app-creds', sql, host: o.host }));
+async function psql(name: string, sql: string, o: { host?: string; fails?: boolean; secret?: string } = {}): Promise<string[]> {
+  const { phase, out } = await runPsql(name, sql, o);
+  expect(phase, `Pod ${name}: ${out.join('\n')}`).toBe(o.fails ? 'Failed' : 'Succeeded');
+  return out;
+}
+
+/** `psql` without the verdict: the Pod's phase and psql's output lines (`secret`: another binding's, default app-creds). */
+async function runPsql(name: string, sql: string, o: { host?: string; secret?: string } = {}): Promise<{ phase: string; out: string[] }> {
+  const secret = o.secret ?? 'app-creds';
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, psqlClientPod({ name, secret, sql, host: o.host }));
   const pod = await until(`the client Pod ${name} done`, async () => {
     const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/${name}`);
     return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
@@ -96,13 +108,12 @@ async function psql(name: string, sql: string, o: { host?: string; fails?: boole
   // The client's request() hands a text body back as { message }.
   const body = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods/${name}/log`)).body as WireObject | string;
   const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
-  expect(pod.status.phase, `Pod ${name}: ${out}`).toBe(o.fails ? 'Failed' : 'Succeeded');
-  return out.trim().split('\n');
+  return { phase: pod.status.phase as string, out: out.trim().split('\n') };
 }
 
 /** The CNPG Cluster of the claim once every instance is ready again. */
 async function healthy(): Promise<WireObject> {
-  return until(`the CNPG Cluster ${NS}/pg healthy`, async () => {
+  return until('the CNPG Cluster team-a/pg healthy', async () => {
     const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
     return c?.status?.phase === 'Cluster in healthy state' && c.status.readyInstances === c.spec.instances ? c : undefined;
   });
@@ -161,14 +172,18 @@ describe('a PostgresqlInstance on cnpg-postgresql', () => {
 
 describe('a ServiceBinding on cnpg-servicebinding', () => {
   it('brings <claim>-creds in the a8s keys; a Pod with only that Secret connects and writes and reads a table', async () => {
-    // The platform's load balancer (its stand-in, as in the sandbox) gives the instance's external Service an address.
-    const svc = await until(`the external Service ${NS}/pg-external with a load balancer address`, async () => {
-      const s = await getObject(kube, `/api/v1/namespaces/${NS}/services/pg-external`);
-      return s?.status?.loadBalancer?.ingress?.[0]?.ip ? s : undefined;
-    });
+    // The platform's load balancer (stand-in) gives the instance's external Service its address.
+    const svc = await until('the external Service team-a/pg-external', () =>
+      getObject(kube, `/api/v1/namespaces/${NS}/services/pg-external`),
+    );
     expect(svc.spec.type).toBe('LoadBalancer');
-    const LOAD_BALANCER_IP = svc.status.loadBalancer.ingress[0].ip as string;
-    expect(LOAD_BALANCER_IP).toMatch(/^10\.96\.200\.\d+$/);
+    await requireOk(
+      kube,
+      'PATCH',
+      `/api/v1/namespaces/${NS}/services/pg-external/status`,
+      { status: { loadBalancer: { ingress: [{ ip: LOAD_BALANCER_IP }] } } },
+      'application/merge-patch+json',
+    );
 
     // kube-proxy forwards the address once it has seen it (the same rules a cloud's node gets for its load balancer).
     await until('kube-proxy forwarding the load balancer address', async () =>
@@ -181,14 +196,68 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
       metadata: { name: 'app', namespace: NS },
       spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
     });
-    const creds = await until(`Secret ${NS}/app-creds with the a8s keys`, async () => {
+    const creds = await until('Secret team-a/app-creds with the a8s keys', async () => {
       const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`);
       return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
     });
     const value = (k: string) => Buffer.from(creds.data[k], 'base64').toString();
-    expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'app']);
+    // The binding's own role (per-binding users), in the application database.
+    expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'binding-app']);
 
     expect(await psql('app-client', SQL_WRITE)).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
+  }, 600_000);
+});
+
+/**
+ * Per-binding users (issue 20 item 4; docs/decisions/cnpg-lifecycle.md): a second binding of the claim logs in as a
+ * role of its own; deleting it makes PostgreSQL drop that role (CNPG `ensure: absent`), so its password is refused
+ * while the first binding's still works. Another claim's database refusing this claim's binding is the lifecycle's
+ * attack test below. Reuses the suite's claim and its binding `app`.
+ */
+describe('per-binding users of a cnpg claim', () => {
+  it("each binding logs in as its own role; deleting one drops it (its password refused), the other's still works", async () => {
+    await apply(kube, {
+      apiVersion: 'anynines.com/v1',
+      kind: 'ServiceBinding',
+      metadata: { name: 'app-2', namespace: NS },
+      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+    });
+    const creds = (b: string) =>
+      until(`Secret ${NS}/${b}-creds with the a8s keys`, async () => {
+        const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/${b}-creds`);
+        return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
+      });
+    const created = Date.now();
+    const [first, second] = [await creds('app'), await creds('app-2')];
+    log(`cnpg: app-2-creds (its role able to log in) ${Date.now() - created} ms after the binding`);
+    const decode = (s: WireObject, k: string) => Buffer.from(s.data[k], 'base64').toString();
+    const user = decode(second, 'username');
+    expect([decode(first, 'username'), user]).toEqual(['binding-app', 'binding-app-2']);
+    expect(decode(second, 'password')).not.toBe(decode(first, 'password'));
+    // Kept to try once the binding is gone (its Secrets go with it).
+    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'app-2-kept' }, data: second.data });
+    expect(await psql('app-2-client', 'SELECT current_user;', { secret: 'app-2-creds' })).toEqual([user]);
+
+    const deleted = Date.now();
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app-2'));
+    await until(`the role ${user} listed absent in the Cluster`, async () => {
+      const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
+      const role = (c?.spec?.managed?.roles ?? []).find((r: WireObject) => r.name === user);
+      return role?.ensure === 'absent' ? true : undefined;
+    });
+    const absent = Date.now() - deleted;
+    let attempt = 0;
+    // The first binding's user still reads its table meanwhile (one Pod each, side by side: the suite's time).
+    const [refused, other] = await Promise.all([
+      until(`the password of ${user} refused`, async () => {
+        const r = await runPsql(`app-2-revoked-${attempt++}`, 'SELECT 1;', { secret: 'app-2-kept' });
+        return r.phase === 'Failed' ? r.out.join('\n') : undefined;
+      }),
+      psql('app-client-after-revoke', SQL_READ),
+    ]);
+    expect(refused).toMatch(new RegExp(`password authentication failed for user "${user}"`));
+    expect(other).toEqual(['from the binding']);
+    log(`cnpg: binding app-2 deleted → role listed absent after ${absent} ms, its password refused after ${Date.now() - deleted} ms`);
   }, 600_000);
 });
 
@@ -229,7 +298,7 @@ describe('the lifecycle of a cnpg instance', () => {
     // refuses the login, since every claim is a Cluster of its own with its own generated password.
     const host = await otherTenant.address();
     const out = await psql('app-client-attack', SQL_READ, { host, fails: true });
-    expect(out.join('\n')).toMatch(/password authentication failed for user "app"/);
+    expect(out.join('\n')).toMatch(/password authentication failed for user "binding-app"/);
   }, 300_000);
 
   it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claims', async () => {
@@ -271,12 +340,7 @@ async function resize(): Promise<void> {
     if (s) said.add(s);
     return c;
   };
-  // Not Ready for the replicas: a claim can also be not Ready for a moment while the new plan is composed, and Ready
-  // again from the Cluster as it was before the provider applied it (one instance of one), seen on Crossplane on Pods.
-  await until('the resized claim not Ready while a replica joins', async () => {
-    const c = await watch();
-    return !ready(c) && /replica/i.test(saying(c) ?? '') ? true : undefined;
-  });
+  await until('the resized claim not Ready while the replicas join', async () => (ready(await watch()) ? undefined : true));
   const claim = await until('the resized claim Ready again', async () => {
     const c = await watch();
     return ready(c) ? c : undefined;
@@ -297,14 +361,14 @@ async function resize(): Promise<void> {
  * claim's DataServiceReady says both within seconds of CNPG writing them.
  */
 async function refused(): Promise<void> {
-  const ns = REFUSED_NS;
+  const ns = 'team-b';
   await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
   await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/resourcequotas`, {
     metadata: { name: 'no-load-balancers' },
     spec: { hard: { 'services.loadbalancers': '0' } },
   });
   // The quota controller writes what the quota allows before the API server enforces it.
-  await until(`the quota ${ns}/no-load-balancers in force`, async () => {
+  await until('the quota team-b/no-load-balancers in force', async () => {
     const q = await getObject(kube, `/api/v1/namespaces/${ns}/resourcequotas/no-load-balancers`);
     return q?.status?.hard ? true : undefined;
   });
@@ -316,7 +380,7 @@ async function refused(): Promise<void> {
   });
   const failed = 'Unable to create required cluster objects';
   let cnpgGaveUp: number | undefined;
-  const claim = await until(`the claim in ${ns} failing with CNPG's reason`, async () => {
+  const claim = await until("the claim in team-b failing with CNPG's reason", async () => {
     const [cluster, c] = await Promise.all([
       getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/pg`),
       getObject(kube, claimPath('postgresqlinstances', 'pg', ns)),
@@ -343,7 +407,7 @@ async function refused(): Promise<void> {
 
 /** Another tenant's claim (namespace team-c), a PostgreSQL of its own with its own application user's password. */
 const otherTenant = {
-  ns: OTHER_NS,
+  ns: 'team-c',
   async create(): Promise<void> {
     await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: this.ns } });
     await apply(kube, {
@@ -352,7 +416,7 @@ const otherTenant = {
       metadata: { name: 'pg', namespace: this.ns },
       spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' } },
     });
-    await until(`${this.ns}'s claim Ready`, async () =>
+    await until("team-c's claim Ready", async () =>
       ready(await getObject(kube, claimPath('postgresqlinstances', 'pg', this.ns))) ? true : undefined,
     );
   },
