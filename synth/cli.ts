@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import type { CrossplaneTarget } from '../apis/api';
 import { catalogApis, type CatalogModule } from './catalog';
 import { writeDeployables } from './deployables';
-import { writeKrewPackage } from './krew';
+import { writeKrewPackage } from '../cli/deploy/krew';
 import type { PackageDependency } from './package-meta';
 import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
 

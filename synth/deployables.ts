@@ -1,34 +1,17 @@
 /**
  * The programs `npm run synth` ships: each is one esbuild bundle for plain `node` (no node_modules) in
  * `dist/<name>/<name>.mjs`, with a Dockerfile beside it for its image. Every deployable goes through the one bundle
- * step (scripts/bundle.mjs); adding one is adding an entry here.
+ * step (scripts/bundle.mjs). A part describes its own (`<part>/deploy/deployable.ts`, lib/deployable.ts); this list
+ * assembles them.
  */
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KUBECTL_BIND_DEPLOYABLE } from '../cli/deploy/deployable';
+import { KONNECTOR_DEPLOYABLE } from '../konnector/deploy/deployable';
+import type { Deployable } from '../lib/deployable';
 import { bundle } from '../scripts/bundle.mjs';
 
-export interface Deployable {
-  /** `function` → dist/function/function.mjs. */
-  readonly name: string;
-  /** The process entry, relative to the repository root. */
-  readonly entry: string;
-  /** What it is, for synth's progress line and the Dockerfile. */
-  readonly description: string;
-  /** Ports the image exposes, with what each serves. */
-  readonly ports: readonly { readonly port: number; readonly serves: string }[];
-  /**
-   * More paths in the image that start the program (a small executable `entrypoint` beside the bundle), for
-   * manifests written for another image: Klutch's start its backend as `/example-backend` or `/ko-app/example-backend`.
-   */
-  readonly entrypoints?: readonly string[];
-  /**
-   * Node and V8 flags the image starts the program with (before the bundle), and environment variables it sets: the
-   * settings a program is measured with (bench/function starts the bundle with the same ones).
-   */
-  readonly runtime?: { readonly nodeOptions?: readonly string[]; readonly env?: Readonly<Record<string, string>> };
-  /** Packages the bundle serves from a module of ours instead (scripts/bundle.mjs `replace`; paths from the root). */
-  readonly replace?: Readonly<Record<string, string>>;
-}
+export type { Deployable } from '../lib/deployable';
 
 /**
  * The function's runtime, measured by bench/function (docs/decisions/function-performance.md): a young generation of
@@ -65,18 +48,8 @@ export const DEPLOYABLES: readonly Deployable[] = [
     ],
     entrypoints: ['/example-backend', '/ko-app/example-backend'],
   },
-  {
-    name: 'konnector',
-    entry: 'konnector/main.ts',
-    description: 'the konnector (app clusters)',
-    ports: [{ port: 8080, serves: '/healthz, /readyz and /metrics' }],
-  },
-  {
-    name: 'kubectl-bind',
-    entry: 'cli/main.ts',
-    description: 'the kubectl bind plugin (copy the .mjs onto PATH as kubectl-bind, or run the image)',
-    ports: [],
-  },
+  KONNECTOR_DEPLOYABLE,
+  KUBECTL_BIND_DEPLOYABLE,
 ];
 
 /** The deployable of a name; an unknown name is a programming error that names the known ones. */

@@ -3,9 +3,9 @@ import { appendFileSync, copyFileSync, mkdtempSync, readFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { PLUGIN_VERSION } from '../cli/version';
-import { ROOT } from '../test/support/catalog';
-import { bundleDeployable, deployable } from './deployables';
+import { PLUGIN_VERSION } from '../version';
+import { ROOT } from '../../test/support/catalog';
+import { bundleDeployable, deployable } from '../../synth/deployables';
 import { writeKrewPackage } from './krew';
 
 let bundle: string;

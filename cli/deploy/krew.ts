@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create } from 'tar';
 import { stringify } from 'yaml';
-import { PLUGIN_VERSION } from '../cli/version';
+import { PLUGIN_VERSION } from '../version';
 
 /** Where synth puts the package, below the output folder. */
 export const KREW_DIR = 'kubectl-bind/krew';
