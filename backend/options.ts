@@ -550,7 +550,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   };
   const prefix = raw('namespace-prefix') ?? 'cluster';
   if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
-    throw new UsageError(`--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<five characters>)`);
+    throw new UsageError(
+      `--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<five characters>)`,
+    );
   }
   const leader = raw('leader-election') ?? 'true';
   if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);

@@ -10,7 +10,14 @@
  */
 import type { V1ClusterRole } from '@kubernetes/client-node';
 import { binderRecord, BOUND_BY, type RecordedBinder } from '../authz/binder';
-import { BIND_API_VERSION, bindObjects, CLUSTER_BINDING_NAME, KUBECONFIG_SECRET_KEY, Kinds, type ClusterBinding } from '../../exports/bind-api';
+import {
+  BIND_API_VERSION,
+  bindObjects,
+  CLUSTER_BINDING_NAME,
+  KUBECONFIG_SECRET_KEY,
+  Kinds,
+  type ClusterBinding,
+} from '../../exports/bind-api';
 import { APPLY, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import { ensureClusterNamespace, type NamespaceCache } from './cluster-namespace';
