@@ -74,6 +74,11 @@ export interface SandboxOptions {
    * v2), or `v2`, namespaced composites without claims, which the app cluster's claims become. @default v1
    */
   readonly crossplane?: CrossplaneTarget;
+  /**
+   * Called once the control plane is installed (Crossplane with the package, CloudNativePG, the install bundle), before
+   * the app cluster is bound and the claims are made: what needs only the control plane can start on it then.
+   */
+  readonly onControlPlane?: (cp: { readonly kubeconfig: string; readonly node: NodeHandle }) => void;
 }
 
 /** Crossplane as the sandbox runs it (a Deployment from its Helm chart), with what an operator does to it. */
@@ -293,6 +298,8 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
         };
       },
     );
+
+    o.onControlPlane?.({ kubeconfig: kubeconfigs.controlPlane, node: cpNode.handle });
 
     const bind = async (resource: string): Promise<void> => {
       const cli = await startCli([`${publicUrl}/export`, '--accept-permission-claims', '--no-browser', '--wait=180s'], {

@@ -55,8 +55,17 @@ export async function installCnpg(kube: Kube): Promise<void> {
 /**
  * `count` hostPath PersistentVolumes of `size` in `dir` (a folder the node sees; owned by CNPG's postgres user, as a
  * local provisioner would make them), under the default StorageClass LOCAL_STORAGE_CLASS (WaitForFirstConsumer).
+ * `claims` reserves them, in order, for the volume claims named (a PV's claimRef): on a cluster others make claims on
+ * too, a claim of theirs cannot take one, and its folder is not removed under someone else's database.
  */
-export async function localVolumes(kube: Kube, dir: string, count: number, size: string, prefix = 'local'): Promise<string[]> {
+export async function localVolumes(
+  kube: Kube,
+  dir: string,
+  count: number,
+  size: string,
+  prefix = 'local',
+  claims: readonly { readonly namespace: string; readonly name: string }[] = [],
+): Promise<string[]> {
   await apply(kube, {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
@@ -81,6 +90,7 @@ export async function localVolumes(kube: Kube, dir: string, count: number, size:
         persistentVolumeReclaimPolicy: 'Retain',
         storageClassName: LOCAL_STORAGE_CLASS,
         hostPath: { path, type: 'Directory' },
+        ...(claims[i] ? { claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...claims[i] } } : {}),
       },
     });
     names.push(name);

@@ -13,7 +13,7 @@ import { inject } from 'vitest';
 import { type Kube, kubeFromConfig } from '../kube';
 import { type AttachedNode, attachNode } from '../node/attach';
 import type { CrossplaneControls } from './crossplane-switch';
-import type { PodPlatformHandle, PodPlatformState, Request } from './shared-platform';
+import { type ControlPlaneState, controlPlaneStateFile, type PodPlatformHandle, type Request } from './shared-platform';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,32 +41,17 @@ export interface PodPlatform extends PodPlatformHandle {
 const START_TIMEOUT_MS = 40 * 60_000;
 
 let platform: Promise<PodPlatform> | undefined;
+let controlPlane: Promise<PodControlPlane> | undefined;
 
 /** Keeps the platform's logs after the run if this worker used it (cluster.each.ts calls it for a failed test). */
 export async function podPlatformTestFailed(): Promise<void> {
-  if (platform) await call({ op: 'failed' }).catch(() => undefined);
+  if (platform || controlPlane) await call({ op: 'failed' }).catch(() => undefined);
 }
 
 /** The shared platform; waits for the global setup to bring it up, failing with its error and where its logs are. */
 export function podPlatform(): Promise<PodPlatform> {
   platform ??= (async () => {
-    const where = inject('podPlatform');
-    if (!where) throw new Error('no shared Pod platform: this suite runs in the vitest project `cluster` (vitest.config.ts)');
-    // A run the global setup did not see Pod suites in starts it on first use.
-    await call({ op: 'start' });
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (!existsSync(where.stateFile)) {
-      if (Date.now() > deadline) throw new Error(`the shared Pod platform did not start within ${START_TIMEOUT_MS / 60_000} minutes`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    const state = JSON.parse(readFileSync(where.stateFile, 'utf8')) as PodPlatformState;
-    if ('error' in state) {
-      const out = existsSync(state.outputFile) ? readFileSync(state.outputFile, 'utf8') : '';
-      throw new Error(
-        `the shared Pod platform failed to start:\n${state.error}\nlogs in ${state.dir}; the sandbox's output (${state.outputFile}):\n${out}`,
-      );
-    }
-    const h = state.handle;
+    const h = (await stateOf<{ handle: PodPlatformHandle }>((where) => where.stateFile)).handle;
     return {
       ...h,
       control: kubeFromConfig(readFileSync(h.kubeconfigs.controlPlane, 'utf8')),
@@ -84,6 +69,47 @@ export function podPlatform(): Promise<PodPlatform> {
     };
   })();
   return platform;
+}
+
+/** The shared platform's control plane alone: ready before the app cluster is bound and the sandbox's claims made. */
+export interface PodControlPlane {
+  readonly control: Kube;
+  readonly node: AttachedNode;
+}
+
+/** The control plane of the shared platform, as soon as it is installed (for suites that need no app cluster). */
+export function podControlPlane(): Promise<PodControlPlane> {
+  controlPlane ??= (async () => {
+    const { controlPlane: cp } = await stateOf<Extract<ControlPlaneState, { controlPlane: unknown }>>((where) =>
+      controlPlaneStateFile(where.stateFile),
+    );
+    return { control: kubeFromConfig(readFileSync(cp.kubeconfig, 'utf8')), node: attachNode(cp.node) };
+  })();
+  return controlPlane;
+}
+
+/**
+ * Starts the platform if the global setup did not (a run it saw no Pod suite in), waits for the state file `fileOf`
+ * names and returns it, or fails with the set-up's error, its log folder and the sandbox's output.
+ */
+async function stateOf<T extends object>(fileOf: (where: { stateFile: string }) => string): Promise<T> {
+  const where = inject('podPlatform');
+  if (!where) throw new Error('no shared Pod platform: this suite runs in the vitest project `cluster` (vitest.config.ts)');
+  await call({ op: 'start' });
+  const file = fileOf(where);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`the shared Pod platform did not start within ${START_TIMEOUT_MS / 60_000} minutes`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const state = JSON.parse(readFileSync(file, 'utf8')) as T | { error: string; dir: string; outputFile: string };
+  if ('error' in state) {
+    const out = existsSync(state.outputFile) ? readFileSync(state.outputFile, 'utf8') : '';
+    throw new Error(
+      `the shared Pod platform failed to start:\n${state.error}\nlogs in ${state.dir}; the sandbox's output (${state.outputFile}):\n${out}`,
+    );
+  }
+  return state as T;
 }
 
 /**

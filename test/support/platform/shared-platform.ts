@@ -47,6 +47,13 @@ export interface PodPlatformHandle {
 
 export type PodPlatformState = { handle: PodPlatformHandle } | { error: string; dir: string; outputFile: string };
 
+/** The control plane alone, ready before the app cluster is bound and the sandbox's claims are made. */
+export type ControlPlaneState =
+  { controlPlane: { kubeconfig: string; node: NodeHandle } } | { error: string; dir: string; outputFile: string };
+
+/** Where the control plane's state appears, beside the platform's (`stateFile`). */
+export const controlPlaneStateFile = (stateFile: string): string => stateFile.replace(/(\.json)?$/, '.control-plane.json');
+
 export type Request =
   | { op: 'start' }
   | { op: 'hold'; file: string }
@@ -83,10 +90,13 @@ export async function serveSharedPlatform(o: {
   // it started is stopped (the sandbox's own interrupt).
   const interrupt = new AbortController();
   let keepLogs = false;
-  const write = (state: PodPlatformState) => {
-    writeFileSync(`${o.stateFile}.tmp`, JSON.stringify(state));
-    renameSync(`${o.stateFile}.tmp`, o.stateFile);
+  // Written whole, then renamed: a reader never sees half a file.
+  const writeTo = (file: string, state: PodPlatformState | ControlPlaneState) => {
+    writeFileSync(`${file}.tmp`, JSON.stringify(state));
+    renameSync(`${file}.tmp`, file);
   };
+  const write = (state: PodPlatformState) => writeTo(o.stateFile, state);
+  const cpFile = controlPlaneStateFile(o.stateFile);
   const start = () =>
     (sandbox ??= (async () => {
       // Imported here: a run without Pod suites never loads the sandbox's modules.
@@ -103,6 +113,7 @@ export async function serveSharedPlatform(o: {
       const s = await startSandbox({
         dir: join(o.dir, 'sandbox'),
         steps: new Steps((t) => appendFileSync(outputFile, t), interrupt.signal),
+        onControlPlane: (cp) => writeTo(cpFile, { controlPlane: cp }),
       });
       o.log(`the shared Pod platform is up in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       return s;
@@ -130,7 +141,9 @@ export async function serveSharedPlatform(o: {
       (e: unknown) => {
         // A start the run's end interrupted has nothing to tell.
         keepLogs ||= !interrupt.signal.aborted;
-        write({ error: e instanceof Error ? (e.stack ?? e.message) : String(e), dir: o.dir, outputFile });
+        const failed = { error: e instanceof Error ? (e.stack ?? e.message) : String(e), dir: o.dir, outputFile };
+        if (!existsSync(cpFile)) writeTo(cpFile, failed);
+        write(failed);
         throw e;
       },
     ));
