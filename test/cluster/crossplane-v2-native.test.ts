@@ -593,7 +593,8 @@ describe('every a8s example claim, written for Klutch, applied in the app cluste
   const names = ['postgresql-a8s', 'servicebinding-a8s', 'backup-a8s', 'restore-a8s'];
 
   it('each arrives as a composite, is composed on a8s, and the PostgreSQL turns Ready in the app cluster', async () => {
-    for (const n of names) await createInApp(example(n));
+    // The cnpg examples too (checked below, once CloudNativePG had the time to bring a PostgreSQL up).
+    for (const n of [...CNPG_EXAMPLES, ...names]) await createInApp(example(n));
     for (const n of names) {
       const e = example(n);
       const xr = await upstream(e);
@@ -630,6 +631,9 @@ describe('every a8s example claim, written for Klutch, applied in the app cluste
     );
   }, 150_000);
 });
+
+/** The cnpg examples synth writes: a real PostgreSQL (CloudNativePG) and a binding to it. */
+const CNPG_EXAMPLES = ['postgresql-cnpg', 'servicebinding-cnpg'];
 
 /** The a9s examples synth writes (`<service>-a9s`). */
 const a9sExamples = (): string[] =>
@@ -729,17 +733,51 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
   }, 120_000);
 });
 
-describe('deleting the example claims in the app cluster', () => {
-  it('removes the composites, their namespaced Objects and the a8s objects and a9s MRs upstream, and the creds in the app cluster', async () => {
+describe('every cnpg example claim, applied in the app cluster', () => {
+  it("becomes a namespaced composite and a CloudNativePG Cluster upstream, Ready in the app cluster, its binding's <claim>-creds there", async () => {
     const ns = sandbox.claims.providerNamespace;
-    const examples = ['restore-a8s', 'backup-a8s', 'servicebinding-a8s', 'postgresql-a8s', ...a9sExamples()].map(example);
+    const [pg, sb] = CNPG_EXAMPLES.map(example) as [Obj, Obj];
+    const xr = await upstream(pg);
+    expect(xr.spec.compositionRef.name).toBe('cnpg-postgresql');
+    await eventually(
+      'the example cnpg PostgresqlInstance Ready in the app cluster',
+      async () => (conditionOf(await getObject(app, path(pg)), 'Ready')?.status === 'True' ? true : undefined),
+      240_000,
+    );
+    const cluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${pg.metadata.name}`);
+    expect(cluster.status.readyInstances).toBe(cluster.spec.instances);
+    const secret = await eventually(
+      `Secret ${sb.metadata.name}-creds with data in the app cluster`,
+      async () => {
+        const o = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`);
+        return Object.keys(o?.data ?? {}).length ? o : undefined;
+      },
+      180_000,
+    );
+    expect(Object.keys(secret.data).sort()).toEqual(['database', 'instance_service', 'password', 'username']);
+    expect(Buffer.from(secret.data.instance_service, 'base64').toString()).toMatch(/^10\.96\.200\.\d+$/);
+  }, 480_000);
+});
+
+describe('deleting the example claims in the app cluster', () => {
+  it('removes the composites, their namespaced Objects, the a8s objects, a9s MRs and CNPG Cluster upstream, and the creds in the app cluster', async () => {
+    const ns = sandbox.claims.providerNamespace;
+    const examples = [
+      'restore-a8s',
+      'backup-a8s',
+      'servicebinding-a8s',
+      'postgresql-a8s',
+      ...[...CNPG_EXAMPLES].reverse(),
+      ...a9sExamples(),
+    ].map(example);
     const a8s = [
       `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/example-postgresql-a8s`,
       `/apis/servicebindings.anynines.com/v1beta3/namespaces/${ns}/servicebindings/example-servicebinding-a8s`,
       `/apis/dataservices.anynines.com/v1/serviceinstances/${ns}.example-postgresql-a9s`,
       `/apis/dataservices.anynines.com/v1/servicebindings/${ns}.example-servicebinding-a9s`,
+      `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/example-postgresql-cnpg`,
     ];
-    const creds = ['a8s', 'a9s'].map((b) => `/api/v1/namespaces/${NS}/secrets/example-servicebinding-${b}-creds`);
+    const creds = ['a8s', 'a9s', 'cnpg'].map((b) => `/api/v1/namespaces/${NS}/secrets/example-servicebinding-${b}-creds`);
     for (const p of [...a8s]) await requireOk(control, 'GET', p); // there before
     for (const p of creds) await requireOk(app, 'GET', p);
     for (const e of examples) await requireOk(app, 'DELETE', path(e));
@@ -753,7 +791,7 @@ describe('deleting the example claims in the app cluster', () => {
     );
     // provider-kubernetes deletes the wrapped objects when their Objects go (it requeues deletions under a backoff).
     await eventually(
-      'the a8s PostgreSQL and ServiceBinding and the a9s ServiceInstance and ServiceBinding of the examples to be gone',
+      'the a8s PostgreSQL and ServiceBinding, the a9s ServiceInstance and ServiceBinding and the CNPG Cluster of the examples to be gone',
       async () => {
         for (const p of a8s) if (await getObject(control, p)) return undefined;
         return true;
