@@ -530,6 +530,18 @@ function upstream(obj: Obj, timeoutMs = 90_000): Promise<Obj> {
   );
 }
 
+/** The `<claim>-creds` Secret of the binding `sb` in the app cluster, once it holds data. */
+function credsInApp(sb: Obj, timeoutMs: number): Promise<Obj> {
+  return eventually(
+    `Secret ${sb.metadata.name}-creds with data in the app cluster`,
+    async () => {
+      const s = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`);
+      return Object.keys(s?.data ?? {}).length ? s : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 function conditionOf(obj: Obj | undefined, type: string): Obj | undefined {
   return (obj?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type);
 }
@@ -617,14 +629,7 @@ describe('every a8s example claim, written for Klutch, applied in the app cluste
 
   it("reads the example ServiceBinding's <claim>-creds in the app cluster", async () => {
     const sb = example('servicebinding-a8s');
-    const secret = await eventually(
-      `Secret ${sb.metadata.name}-creds with data in the app cluster`,
-      async () => {
-        const s = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`);
-        return Object.keys(s?.data ?? {}).length ? s : undefined;
-      },
-      120_000,
-    );
+    const secret = await credsInApp(sb, 120_000);
     expect(Object.keys(secret.data).sort()).toEqual(['database', 'instance_service', 'password', 'username']);
     expect(Buffer.from(secret.data.instance_service, 'base64').toString()).toBe(
       `example-postgresql-a8s-master.${sandbox.claims.providerNamespace}`,
@@ -700,14 +705,7 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
       throw e;
     });
     const sb = example('servicebinding-a9s');
-    const secret = await eventually(
-      `Secret ${sb.metadata.name}-creds with data in the app cluster`,
-      async () => {
-        const o = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`);
-        return Object.keys(o?.data ?? {}).length ? o : undefined;
-      },
-      120_000,
-    );
+    const secret = await credsInApp(sb, 120_000);
     const decoded = Object.fromEntries(
       Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
     );
@@ -746,14 +744,7 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     );
     const cluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${pg.metadata.name}`);
     expect(cluster.status.readyInstances).toBe(cluster.spec.instances);
-    const secret = await eventually(
-      `Secret ${sb.metadata.name}-creds with data in the app cluster`,
-      async () => {
-        const o = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`);
-        return Object.keys(o?.data ?? {}).length ? o : undefined;
-      },
-      180_000,
-    );
+    const secret = await credsInApp(sb, 180_000);
     expect(Object.keys(secret.data).sort()).toEqual(['database', 'instance_service', 'password', 'username']);
     expect(Buffer.from(secret.data.instance_service, 'base64').toString()).toMatch(/^10\.96\.200\.\d+$/);
   }, 480_000);
