@@ -97,14 +97,7 @@ export interface Node {
 }
 
 /** A running node as plain data, for another process of the run (a test worker of the shared platform). */
-export interface NodeHandle {
-  readonly name: string;
-  readonly runDir: string;
-  readonly ip: string;
-  readonly dnsIp: string;
-  readonly netns: string;
-  readonly busyboxImage: string;
-  readonly registryHostsDir: string;
+export interface NodeHandle extends Pick<Node, 'name' | 'runDir' | 'ip' | 'dnsIp' | 'netns' | 'busyboxImage' | 'registryHostsDir'> {
   /** The process holding the node's namespaces: commands enter them through it. */
   readonly holderPid: number;
   /** The unix socket serving HTTP CONNECT into the node (forwardIntoNode). */
