@@ -16,6 +16,7 @@ import {
   type AppClusterBinding,
   type PermissionClaim,
 } from '../../exports/bind-api';
+import { KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
 import { Labels, MANAGED_BY } from '../labels';
 import { BINDER } from '../provision/rbac';
 
@@ -32,8 +33,6 @@ export const APP_KUBECONFIG_SECRET = 'app-cluster-kubeconfig';
 /** The provider kubeconfig (the consumer's, as an OIDC bind hands it out) in the root namespace; bindings name it. */
 export const PROVIDER_KUBECONFIG_SECRET = 'kubeconfig';
 export const KONNECTOR_PROBE_PORT = 8080;
-/** As the Konnector construct runs it (konnector/deploy/konnector.ts KONNECTOR_RUNTIME_ENV). */
-export const KONNECTOR_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=256 --v8-pool-size=1';
 const RUNTIME_USER = 65532;
 
 /** What every binding root namespace's name starts with (the backend's admission policy holds its writes there). */
@@ -161,8 +160,8 @@ function baseContainer(acb: AppClusterBinding, image: string): V1Container {
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-      { name: 'NODE_OPTIONS', value: KONNECTOR_NODE_OPTIONS },
-      { name: 'MALLOC_ARENA_MAX', value: '1' },
+      // The node settings every konnector Deployment runs with, the Konnector construct's too.
+      ...Object.entries(KONNECTOR_RUNTIME_ENV).map(([name, value]) => ({ name, value })),
     ],
     ports: [{ name: 'probes', containerPort: KONNECTOR_PROBE_PORT }],
     readinessProbe: { httpGet: { path: '/readyz', port: KONNECTOR_PROBE_PORT }, periodSeconds: 5 },
