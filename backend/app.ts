@@ -21,7 +21,8 @@ import { bindHandler, listen, type ListeningServer } from './http/server';
 import { cachedExportables, cachedNamespaces, servingInformers, startAll, stopAll } from './informers';
 import { messageOf, BindResources, type Clients, clientsFor, crdName, isNotFound } from './kube';
 import { backendMetrics } from './metrics';
-import { type BackendOptions, hostPort } from './options';
+import { addressFlag } from '../lib/flags';
+import { type BackendOptions } from './options';
 import { applyBinderClusterRole, provisionConsumer } from './provision/consumer';
 import type { KubeconfigTarget } from './provision/kubeconfig';
 import { sleep } from '../lib/abort';
@@ -212,7 +213,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
       log,
     });
     http = await listen(handler, {
-      ...hostPort('listen-address', o.listenAddress),
+      ...addressFlag('listen-address', o.listenAddress),
       tlsCertFile: o.tlsCertFile,
       tlsKeyFile: o.tlsKeyFile,
       limits: {

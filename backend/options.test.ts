@@ -234,6 +234,7 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
   it.each([
     [['-v=2', '--log-level=debug'], '-v and --log-level: give one'],
     [['-v=loud'], '-v: "loud" is not a klog verbosity'],
+    [['--log-level=verbose'], '--log-level: "verbose" is not fatal, error, warn, info, debug or trace'],
     [[`--cookie-signing-key=${KEY32}`], '--cookie-keys-file and --cookie-signing-key: give one'],
     [['--listen-ip=127.0.0.1'], '--listen-ip/--listen-port and --listen-address: give --listen-address alone'],
   ])('refuses %j', (args, message) => {
@@ -298,6 +299,23 @@ describe('machine bind flags', () => {
       '--machine-bind-resource: "nope" is not a URL',
     );
     expect(() => parseOptions([...required, '--machine-bind', '--machine-bind-resource=https://x.example/#a'])).toThrow('has a fragment');
+  });
+});
+
+describe('switches given as variables', () => {
+  it.each([
+    ['BACKEND_MACHINE_BIND', 'yes', '--machine-bind: "yes" is not true or false'],
+    ['BACKEND_LEADER_ELECTION', 'off', '--leader-election: "off" is not true or false'],
+    ['BACKEND_CONTROL_PLANE_MODE', '1', '--control-plane-mode: "1" is not true or false'],
+  ])('refuse %s=%s instead of reading it as false', (variable, value, message) => {
+    expect(() => parseOptions(required, { [variable]: value })).toThrow(message);
+  });
+
+  it('take true and false', () => {
+    expect(parseOptions(required, { BACKEND_LEADER_ELECTION: 'false', BACKEND_MACHINE_BIND: 'true' })).toMatchObject({
+      leaderElection: false,
+      machineBind: true,
+    });
   });
 });
 

@@ -9,26 +9,23 @@
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 import {
   addressFlag,
+  countFlag,
   durationFlag,
   envVariable,
   flagHelp,
   HELP_FLAG,
+  logLevelFlag,
   parseFlags,
+  switchFlag,
   UsageError,
   type Flag,
   type FlagTable,
+  type MappedFlag,
 } from '../lib/flags';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
 export type ClaimedAccess = 'Object' | 'Namespace';
-
-/** A Klutch flag given in Klutch's form and mapped onto ours: logged at start. */
-export interface MappedFlag {
-  readonly flag: string;
-  readonly became: string;
-  readonly prefer: string;
-}
 
 export interface BackendOptions {
   /**
@@ -466,7 +463,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const raw = (name: string): string | undefined => flags.value(name);
   refuseUnsupported(raw);
   // Klutch's control-plane-mode Deployment passes no OIDC flags: none is required then, and any given is refused.
-  const cp = raw('control-plane-mode') === 'true';
+  const cp = switchFlag('control-plane-mode', raw('control-plane-mode') ?? 'false');
   if (cp) refuseWebFlags(raw);
   const required = (name: string): string => {
     const v = raw(name);
@@ -509,7 +506,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   }
   const cookies = cp ? {} : cookieKeys(raw, mapped);
   const listenAddress = klutchListenAddress(raw, mapped);
-  const logLevel = klogVerbosity(raw, mapped);
+  const logLevel = logLevelFlag(raw('log-level'), raw('v'), mapped);
   const isolation = raw('cluster-scoped-isolation') ?? 'Prefixed';
   if (isolation.toLowerCase() !== 'prefixed') {
     throw new UsageError(
@@ -538,37 +535,22 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   if (exportRequestTimeout <= 0) throw new UsageError(`--export-request-timeout: ${raw('export-request-timeout')} must be more than 0`);
   const claimed = raw('claimed-access') ?? 'Object';
   if (claimed !== 'Object' && claimed !== 'Namespace') throw new UsageError(`--claimed-access: "${claimed}" is not Object or Namespace`);
+  // A duration that must be more than 0, and a whole number: the readers every process shares (lib/flags.ts).
   const positive = (name: string, fallback: string): number => {
     const ms = durationFlag(name, raw(name) ?? fallback);
     if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
     return ms;
   };
-  const count = (name: string, fallback: string): number => {
-    const v = raw(name) ?? fallback;
-    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`--${name}: "${v}" is not a whole number of 1 or more`);
-    return Number(v);
-  };
+  const count = (name: string, fallback: string, min = 1): number => countFlag(name, raw(name) ?? fallback, min);
   const prefix = raw('namespace-prefix') ?? 'cluster';
   if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
     throw new UsageError(
       `--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<five characters>)`,
     );
   }
-  const leader = raw('leader-election') ?? 'true';
-  if (leader !== 'true' && leader !== 'false') throw new UsageError(`--leader-election: "${leader}" is not true or false`);
   addressFlag('listen-address', listenAddress);
-  const within = (name: string, fallback: string): number => {
-    const ms = durationFlag(name, raw(name) ?? fallback);
-    if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
-    return ms;
-  };
-  const whole = (name: string, fallback: string, min: number): number => {
-    const v = raw(name) ?? fallback;
-    if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name}: "${v}" is not a whole number of ${min} or more`);
-    return Number(v);
-  };
-  const requestTimeout = within('http-request-timeout', '30s');
-  const headersTimeout = within('http-headers-timeout', '10s');
+  const requestTimeout = positive('http-request-timeout', '30s');
+  const headersTimeout = positive('http-headers-timeout', '10s');
   if (headersTimeout > requestTimeout)
     throw new UsageError(
       `--http-headers-timeout: ${raw('http-headers-timeout') ?? '10s'} is longer than --http-request-timeout (${raw('http-request-timeout') ?? '30s'}); make it shorter`,
@@ -583,7 +565,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const bindPolicy = raw('default-bind-policy') ?? 'allow-all';
   if (!(DEFAULT_BIND_POLICIES as readonly string[]).includes(bindPolicy))
     throw new UsageError(`--default-bind-policy: "${bindPolicy}" is not ${DEFAULT_BIND_POLICIES.join(' or ')}`);
-  const machineBind = raw('machine-bind') === 'true';
+  const machineBind = switchFlag('machine-bind', raw('machine-bind') ?? 'false');
   const machineResource = raw('machine-bind-resource');
   if (machineResource !== undefined) {
     if (!machineBind) throw new UsageError('--machine-bind-resource: only with --machine-bind');
@@ -602,10 +584,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     ...(tlsCert ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
     httpRequestTimeoutMs: requestTimeout,
     httpHeadersTimeoutMs: headersTimeout,
-    httpKeepAliveTimeoutMs: within('http-keep-alive-timeout', '5s'),
-    httpMaxConnections: whole('http-max-connections', '1000', 1),
-    loginRateLimit: whole('login-rate-limit', '30', 0),
-    loginRateBurst: whole('login-rate-burst', '20', 1),
+    httpKeepAliveTimeoutMs: positive('http-keep-alive-timeout', '5s'),
+    httpMaxConnections: count('http-max-connections', '1000'),
+    loginRateLimit: count('login-rate-limit', '30', 0),
+    loginRateBurst: count('login-rate-burst', '20'),
     oidcIssuerUrl: issuer?.href.replace(/\/$/, '') ?? '',
     oidcClientId: cp ? '' : required('oidc-issuer-client-id'),
     oidcClientSecret: cp ? '' : required('oidc-issuer-client-secret'),
@@ -637,7 +619,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     maxServiceNamespaces: count('max-apiservicenamespaces', '100'),
     maxExportRequests: count('max-export-requests', '50'),
     konnectorImage,
-    leaderElection: leader === 'true',
+    leaderElection: switchFlag('leader-election', raw('leader-election') ?? 'true'),
     leaseName: raw('lease-name') ?? 'klutch-bind-backend',
     identity: raw('identity') ?? (env.POD_NAME || hostname),
     logLevel,
@@ -726,24 +708,6 @@ function klutchListenAddress(raw: Raw, mapped: MappedFlag[]): string {
   });
   return made;
 }
-
-/** --log-level, or klog's -v: 0-3 info, 4-5 debug, 6 or more trace. */
-function klogVerbosity(raw: Raw, mapped: MappedFlag[]): string {
-  const level = raw('log-level');
-  const v = raw('v');
-  if (v === undefined) return level ?? 'info';
-  if (level !== undefined) throw new UsageError('-v and --log-level: give one (--log-level)');
-  if (!/^\d+$/.test(v)) throw new UsageError(`-v: "${v}" is not a klog verbosity (a whole number, e.g. -v=2)`);
-  const made = Number(v) >= 6 ? 'trace' : Number(v) >= 4 ? 'debug' : 'info';
-  mapped.push({ flag: `-v=${v}`, became: `--log-level=${made}`, prefer: '--log-level' });
-  return made;
-}
-
-/** Go-style durations (lib/flags.ts); the backend's controllers read theirs by this name. */
-export { durationFlag as duration };
-
-/** Listen addresses (lib/flags.ts); the backend's server reads its own by this name. */
-export { addressFlag as hostPort };
 
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
