@@ -19,7 +19,3 @@ export { causeOf };
 export function isTerminal(e: unknown): boolean {
   return causeOf(e, TerminalError) !== undefined;
 }
-
-export function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

@@ -6,7 +6,7 @@
 export { keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { TokenBucket, type RateLimit } from './rate-limit';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
-export { causeOf, errorMessage, isTerminal, TerminalError } from './errors';
+export { causeOf, isTerminal, TerminalError } from './errors';
 export { watchInformer, type InformerEvent, type InformerObject, type WatchInformer, type WatchInformerOptions } from './informer';
 export { byRef, objectKey, refKey, splitKey, type ObjectRef } from './keys';
 export { LeaderElector, type LeaderElectorOptions } from './leader';

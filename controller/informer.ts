@@ -16,7 +16,7 @@
 import https from 'node:https';
 import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { errorMessage } from './errors';
+import { messageOf } from '../lib/kube-errors';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 
@@ -111,10 +111,10 @@ export function watchInformer<T extends InformerObject>(o: WatchInformerOptions<
 
   lw.on('error', (err: unknown) => {
     if (stopped) return;
-    error = errorMessage(err) || 'watch failed';
+    error = messageOf(err) || 'watch failed';
     const delay = Math.min(maxDelay, minDelay * 2 ** Math.min(failures, 20));
     failures++;
-    o.log?.warn({ path: o.path, err: error, retryInMs: delay }, 'watch failed; restarting');
+    o.log?.warn({ path: o.path, err, retryInMs: delay }, 'watch failed; restarting');
     clearTimeout(restartTimer);
     restartTimer = setTimeout(() => {
       if (!stopped) void attempt();
@@ -196,7 +196,7 @@ export async function listWire<T extends InformerObject>(
         try {
           resolve(JSON.parse(text) as { items: T[]; metadata?: { resourceVersion?: string } });
         } catch (e) {
-          reject(new Error(`list ${path}: the answer is not JSON: ${errorMessage(e)}`, { cause: e }));
+          reject(new Error(`list ${path}: the answer is not JSON: ${messageOf(e)}`, { cause: e }));
         }
       });
     });

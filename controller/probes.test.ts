@@ -1,3 +1,4 @@
+import { ApiException } from '@kubernetes/client-node';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseAddress, serveProbes } from './probes';
@@ -23,6 +24,28 @@ describe('serveProbes', () => {
       expect((await get('/readyz')).code).toBe(200);
       expect((await get('/metrics')).body).toContain('demo_total 3');
       expect((await get('/nope')).code).toBe(404);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("says the API server's message when a check fails with an API error (lib/kube-errors.ts messageOf)", async () => {
+    const forbidden = JSON.stringify({ kind: 'Status', code: 403, message: 'leases.coordination.k8s.io is forbidden' });
+    const p = await serveProbes({
+      address: '127.0.0.1:0',
+      registry: new Registry(),
+      ready: {
+        lease: async () => {
+          throw new ApiException(403, 'HTTP-Code: 403 Message: Unknown API Status Code!', forbidden, {});
+        },
+      },
+    });
+    try {
+      const r = await fetch(`http://127.0.0.1:${p.port}/readyz`);
+      expect({ code: r.status, body: await r.text() }).toEqual({
+        code: 503,
+        body: '[-]lease failed: leases.coordination.k8s.io is forbidden\nnot ok\n',
+      });
     } finally {
       await p.close();
     }

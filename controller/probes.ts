@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { parseAddress } from '../lib/address';
-import { errorMessage } from './errors';
+import { messageOf } from '../lib/kube-errors';
 
 export { parseAddress };
 
@@ -38,7 +38,7 @@ async function evaluate(checks: Readonly<Record<string, Check>>): Promise<{ ok: 
     try {
       r = await check();
     } catch (e) {
-      r = errorMessage(e);
+      r = messageOf(e);
     }
     if (r === true) lines.push(`[+]${name} ok`);
     else {
@@ -66,7 +66,7 @@ export async function serveProbes(o: ProbesOptions): Promise<Probes> {
     if (path === '/metrics') {
       void o.registry.metrics().then(
         (text) => respond(200, text, o.registry.contentType),
-        (e: unknown) => respond(500, `cannot collect metrics: ${errorMessage(e)}\n`),
+        (e: unknown) => respond(500, `cannot collect metrics: ${messageOf(e)}\n`),
       );
       return;
     }

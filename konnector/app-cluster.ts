@@ -8,7 +8,7 @@
  */
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { errorMessage, watchInformer } from '../controller';
+import { watchInformer } from '../controller';
 import { appClusterKubeConfig, checkAppClusterKubeconfig } from '../exports/bind-api/app-cluster-kubeconfig';
 
 export interface AppClusterSecret {
@@ -103,7 +103,7 @@ export async function followAppCluster(o: FollowOptions, signal: AbortSignal): P
       await waiting;
     }
   } catch (e) {
-    o.log.error({ err: errorMessage(e) }, 'following the app cluster kubeconfig failed');
+    o.log.error({ err: e }, 'following the app cluster kubeconfig failed');
     throw e;
   } finally {
     current?.abort.abort();

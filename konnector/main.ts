@@ -6,9 +6,10 @@ import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { errorMessage, LeaderElector, onShutdown, serveProbes } from '../controller';
+import { LeaderElector, onShutdown, serveProbes } from '../controller';
 import { followAppCluster } from './app-cluster';
 import { UsageError } from '../lib/flags';
+import { messageOf } from '../lib/kube-errors';
 import { HELP, parseFlags, type KonnectorFlags } from './flags';
 import { KonnectorRuntime } from './konnector';
 import { KONNECTOR_VERSION } from './version';
@@ -36,8 +37,8 @@ async function main(): Promise<void> {
     log.fatal(
       { kubeconfig: f.kubeconfig ?? '(default)' },
       f.controlPlane
-        ? `cannot load the control plane's kubeconfig: ${errorMessage(e)}; pass --kubeconfig or run in a Pod`
-        : `cannot load the app cluster's kubeconfig: ${errorMessage(e)}; pass --kubeconfig`,
+        ? `cannot load the control plane's kubeconfig: ${messageOf(e)}; pass --kubeconfig or run in a Pod`
+        : `cannot load the app cluster's kubeconfig: ${messageOf(e)}; pass --kubeconfig`,
     );
     process.exit(1);
   }

@@ -13,7 +13,7 @@ import { ROOT } from '../support/catalog';
 const FOLDERS = ['controller', 'konnector', 'cli', 'lib', 'exports', 'sandbox', 'backend/auth', 'backend/authz', 'backend/controllers'];
 /** `${messageOf(e)}` and the other ways the code spells "the caught error's message" (also for `err`). */
 const REPEATS_CAUGHT =
-  /\$\{(?:messageOf|errorMessage|reason|apiMessage|describe)\((?:e|err)\)\}|\$\{\((?:e|err) as Error\)\.message\}|\$\{(?:e|err)\.message\}|\$\{(?:e|err) instanceof Error \? (?:e|err)\.message : String\((?:e|err)\)\}/;
+  /\$\{(?:messageOf|reason|apiMessage|describe)\((?:e|err)\)\}|\$\{\((?:e|err) as Error\)\.message\}|\$\{(?:e|err)\.message\}|\$\{(?:e|err) instanceof Error \? (?:e|err)\.message : String\((?:e|err)\)\}/;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
