@@ -6,6 +6,7 @@
 import { keepAliveConfiguration } from '../controller';
 import {
   ApiextensionsV1Api,
+  AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -19,6 +20,8 @@ export const FIELD_MANAGER = 'klutch-kit-backend';
 export interface Clients {
   readonly kc: KubeConfig;
   readonly core: CoreV1Api;
+  /** The AppClusterBinding controller's konnector Deployments. */
+  readonly apps: AppsV1Api;
   readonly rbac: RbacAuthorizationV1Api;
   readonly custom: CustomObjectsApi;
   readonly crds: ApiextensionsV1Api;
@@ -31,6 +34,7 @@ export function clientsFor(kc: KubeConfig): Clients {
   return {
     kc,
     core: new CoreV1Api(config),
+    apps: new AppsV1Api(config),
     rbac: new RbacAuthorizationV1Api(config),
     custom: new CustomObjectsApi(config),
     crds: new ApiextensionsV1Api(config),

@@ -141,12 +141,6 @@ function deps(
   const ignoreNotFound = (e: unknown) => {
     if (!isNotFound(e)) throw e;
   };
-  const apply = async (group: string, version: string, plural: string, namespace: string, body: { metadata?: { name?: string } }) => {
-    await c.custom.patchNamespacedCustomObject(
-      { group, version, plural, namespace, name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true },
-      APPLY,
-    );
-  };
   return {
     defaultBindPolicy: d.defaultBindPolicy,
     konnectorImage: d.konnectorImage ?? 'ghcr.io/klutch-kit/konnector:v0.1.0',
@@ -234,11 +228,12 @@ function deps(
       });
     },
     deleteExport: (ns, name) => exports.delete({ namespace: ns, name }),
-    applyDeployment: (dep) => apply('apps', 'v1', 'deployments', dep.metadata!.namespace!, dep),
-    deleteDeployment: (ns, name) =>
-      c.custom
-        .deleteNamespacedCustomObject({ group: 'apps', version: 'v1', plural: 'deployments', namespace: ns, name })
-        .then(() => undefined, ignoreNotFound),
+    applyDeployment: async (dep) =>
+      void (await c.apps.patchNamespacedDeployment(
+        { name: dep.metadata!.name!, namespace: dep.metadata!.namespace!, body: dep, fieldManager: FIELD_MANAGER, force: true },
+        APPLY,
+      )),
+    deleteDeployment: (ns, name) => c.apps.deleteNamespacedDeployment({ namespace: ns, name }).then(() => undefined, ignoreNotFound),
     deleteNamespace: (name) => c.core.deleteNamespace({ name }).then(() => undefined, ignoreNotFound),
     setFinalizer: async (acb, present) => {
       const rest = (acb.metadata.finalizers ?? []).filter((f) => f !== ACB_FINALIZER);
