@@ -112,7 +112,8 @@ export function bindObjects<T>(custom: CustomObjectsApi, r: BindResource): BindO
           items: T[];
         }
       ).items,
-    create: (obj) =>
+    // async: an object without a namespace is a rejected promise like every other failure, not a throw.
+    create: async (obj) =>
       custom.createNamespacedCustomObject({ ...base, namespace: namespaceOf(obj, r), body: obj }).then(
         (o) => o as T,
         (e: unknown) => {
