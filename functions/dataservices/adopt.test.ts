@@ -1,9 +1,9 @@
-import { Severity, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
 import { loadCatalog } from '../../test/support/catalog';
-import { compositeOf, requestOf, SETTINGS } from '../../test/support/function';
+import { answer, compositeOf, fatalMessages as fatals, requestOf, SETTINGS } from '../../test/support/function';
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { composeResource } from './compose';
 import { get } from './fieldpath';
@@ -116,7 +116,6 @@ describe('adoptWrapped: the v2 a9s Object wraps the MR the v1 package made for t
 });
 
 describe('the function asks Crossplane, then wraps what it found (the requirements loop)', () => {
-  const fatals = (r: RunFunctionResponse) => r.results.filter((x) => x.severity === Severity.SEVERITY_FATAL).map((x) => x.message);
   const manifestName = (r: RunFunctionResponse) => get(r.desired?.resources['a9s-postgresql']?.resource, MANIFEST_NAME);
 
   it('first call: the requirement; second, with what Crossplane found: the same requirement and the adopted name', () => {
@@ -124,12 +123,9 @@ describe('the function asks Crossplane, then wraps what it found (the requiremen
     const first = runFunction(req);
     expect(fatals(first)).toEqual([]);
     expect(first.requirements?.resources).toEqual({ [ADOPT_REQUIREMENT]: selector });
-    req.requiredResources = {
-      [ADOPT_REQUIREMENT]: {
-        items: [{ resource: v1Mr('app-db-x7k2p-4xq9z', 'postgresql-service-broker'), connectionDetails: {}, ready: 0 }],
-      },
-    };
-    const second = runFunction(req);
+    const second = runFunction(
+      answer(req, ADOPT_REQUIREMENT, [v1Mr('app-db-x7k2p-4xq9z', 'postgresql-service-broker')], 'requiredResources'),
+    );
     expect(second.requirements).toEqual(first.requirements);
     expect(manifestName(second)).toBe('app-db-x7k2p-4xq9z');
   });
@@ -148,9 +144,8 @@ describe('the function asks Crossplane, then wraps what it found (the requiremen
 
   it('an ambiguous adoption is a Fatal result', () => {
     const req = requestOf(v2Input('postgresql'), v2Composite('postgresql', pgSpec));
-    const item = (n: string) => ({ resource: v1Mr(n, 'postgresql-service-broker'), connectionDetails: {}, ready: 0 });
-    req.requiredResources = { [ADOPT_REQUIREMENT]: { items: [item('a'), item('b')] } };
-    expect(fatals(runFunction(req))).toEqual([
+    const found = ['a', 'b'].map((n) => v1Mr(n, 'postgresql-service-broker'));
+    expect(fatals(runFunction(answer(req, ADOPT_REQUIREMENT, found, 'requiredResources')))).toEqual([
       expect.stringContaining('2 carry its labels and ProviderConfig postgresql-service-broker (a, b)'),
     ]);
   });

@@ -1,15 +1,14 @@
-import { Ready, Severity, Status, Target, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { Ready, Severity, Status, Target } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../test/support/catalog';
 import { dataServicesFunction, runFunction, TTL } from './fn';
-import { compositeOf, inputOf, requestOf } from '../../test/support/function';
+import { compositeOf, fatalMessages as fatals, inputOf, requestOf } from '../../test/support/function';
 
 const apis: Api[] = await loadCatalog();
 const pg = apis.find((a) => a.name === 'postgresql') as Api;
 const spec = { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters: { maxConnections: 100, workMem: '4MB' } };
 const xr = () => compositeOf(pg, 'a9s', spec);
-const fatals = (r: RunFunctionResponse) => r.results.filter((x) => x.severity === Severity.SEVERITY_FATAL).map((x) => x.message);
 
 describe('runFunction', () => {
   it('echoes the tag and sets the TTL', () => {

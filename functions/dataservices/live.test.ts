@@ -1,7 +1,6 @@
-import { Severity, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
-import { INPUT_API_VERSION, INPUT_KIND, type Input } from '../../recipe';
-import { requestOf } from '../../test/support/function';
+import { answer, demoInput, fatalMessages, requestOf } from '../../test/support/function';
 import { get } from './fieldpath';
 import { runFunction } from './fn';
 import { LIVE_REQUIREMENT } from './live';
@@ -9,20 +8,11 @@ import { LIVE_REQUIREMENT } from './live';
 type Obj = Record<string, any>;
 
 /** A made-up backend: a Secret in an Object, its password generated and kept from the Secret as it exists. */
-const input: Input = {
-  apiVersion: INPUT_API_VERSION,
-  kind: INPUT_KIND,
-  backend: 'demo',
-  service: 'login',
-  resource: { apiVersion: 'v1', kind: 'Secret' },
-  wrapper: { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', manifestAt: 'spec.forProvider.manifest' },
-  providerConfig: { name: 'default', kind: 'ClusterProviderConfig' },
-  fields: [],
+const input = demoInput('login', { apiVersion: 'v1', kind: 'Secret' }, 'kubernetes.m.crossplane.io/v1alpha1', {
   generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }],
-};
+});
 const PASSWORD = 'stringData.password';
 const at = (r: RunFunctionResponse) => get(r.desired?.resources['demo-login']?.resource, `spec.forProvider.manifest.${PASSWORD}`);
-const fatals = (r: RunFunctionResponse) => r.results.filter((x) => x.severity === Severity.SEVERITY_FATAL);
 const v2Composite: Obj = { apiVersion: 'example.org/v1', kind: 'Login', metadata: { name: 'app', namespace: 'team-a' } };
 const secret = (namespace: string, password: string): Obj => ({
   apiVersion: 'v1',
@@ -35,22 +25,19 @@ describe('a generated value kept from the object as it exists (GeneratedValue.li
   it('v2, first composition: asks for the object by name in its own namespace and keeps its value', () => {
     const req = requestOf(input, v2Composite);
     const first = runFunction(req);
-    expect(fatals(first)).toEqual([]);
+    expect(fatalMessages(first)).toEqual([]);
     expect(first.requirements?.extraResources).toEqual({
       [LIVE_REQUIREMENT]: { apiVersion: 'v1', kind: 'Secret', matchName: 'app', namespace: 'team-a' },
     });
-    req.extraResources = { [LIVE_REQUIREMENT]: { items: [{ resource: secret('team-a', 's3cret'), connectionDetails: {}, ready: 0 }] } };
-    const second = runFunction(req);
+    const second = runFunction(answer(req, LIVE_REQUIREMENT, [secret('team-a', 's3cret')]));
     expect(second.requirements).toEqual(first.requirements);
     expect(at(second)).toBe('s3cret');
   });
 
   it('an answer of nothing, or of an object elsewhere, generates a new value', () => {
     const req = requestOf(input, v2Composite);
-    req.extraResources = { [LIVE_REQUIREMENT]: { items: [] } };
-    expect(at(runFunction(req))).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    req.extraResources = { [LIVE_REQUIREMENT]: { items: [{ resource: secret('victim', 'theirs'), connectionDetails: {}, ready: 0 }] } };
-    expect(at(runFunction(req))).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(at(runFunction(answer(req, LIVE_REQUIREMENT, [])))).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(at(runFunction(answer(req, LIVE_REQUIREMENT, [secret('victim', 'theirs')])))).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it('once observed, or on a cluster-scoped (v1) composite, asks nothing', () => {
@@ -63,7 +50,7 @@ describe('a generated value kept from the object as it exists (GeneratedValue.li
     };
     const legacy = { ...input, wrapper: { ...input.wrapper!, apiVersion: 'kubernetes.crossplane.io/v1alpha2' } };
     const r = runFunction(requestOf(legacy, v1));
-    expect(fatals(r)).toEqual([]);
+    expect(fatalMessages(r)).toEqual([]);
     expect(r.requirements).toBeUndefined();
     expect(at(r)).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });

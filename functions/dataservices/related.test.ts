@@ -1,7 +1,6 @@
-import { Severity, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
-import { INPUT_API_VERSION, INPUT_KIND, type Input } from '../../recipe';
-import { requestOf } from '../../test/support/function';
+import { answer, demoInput, fatalMessages, requestOf } from '../../test/support/function';
 import { get } from './fieldpath';
 import { runFunction } from './fn';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
@@ -10,15 +9,7 @@ import { validateInput } from './validate-input';
 type Obj = Record<string, any>;
 
 /** A made-up backend: a Store wrapped in an Object, listing one grant per Ticket composite that names it. */
-const input: Input = {
-  apiVersion: INPUT_API_VERSION,
-  kind: INPUT_KIND,
-  backend: 'demo',
-  service: 'store',
-  resource: { apiVersion: 'demo.example.org/v1', kind: 'Store' },
-  wrapper: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', manifestAt: 'spec.forProvider.manifest' },
-  providerConfig: { name: 'default' },
-  fields: [],
+const input = demoInput('store', { apiVersion: 'demo.example.org/v1', kind: 'Store' }, 'kubernetes.crossplane.io/v1alpha2', {
   related: {
     apiVersion: 'example.org/v1',
     kind: 'XTicket',
@@ -35,7 +26,7 @@ const input: Input = {
     ],
     gone: { state: 'absent' },
   },
-};
+});
 const WHERE = '(composition demo-store)';
 const claimLabels = (name: string, namespace: string) => ({ 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace });
 
@@ -155,7 +146,6 @@ describe('a related list (Recipe.related)', () => {
 });
 
 describe('the related requirement through the function (the requirements loop)', () => {
-  const fatals = (r: RunFunctionResponse) => r.results.filter((x) => x.severity === Severity.SEVERITY_FATAL).map((x) => x.message);
   const grants = (r: RunFunctionResponse) => get(r.desired?.resources['demo-store']?.resource, 'spec.forProvider.manifest.spec.grants');
 
   it('asks as extra resources, then lists what Crossplane found; an empty answer revokes what was listed', () => {
@@ -164,7 +154,7 @@ describe('the related requirement through the function (the requirements loop)',
     };
     const req = requestOf(input, v1Store, { 'demo-store': observed });
     const first = runFunction(req);
-    expect(fatals(first)).toEqual([]);
+    expect(fatalMessages(first)).toEqual([]);
     expect(first.requirements?.extraResources).toEqual({
       [RELATED_REQUIREMENT]: {
         apiVersion: 'example.org/v1',
@@ -173,14 +163,12 @@ describe('the related requirement through the function (the requirements loop)',
       },
     });
     expect(grants(first)).toEqual([{ name: 'grant-uid-a', secret: 'a', state: 'present' }]);
-    req.extraResources = { [RELATED_REQUIREMENT]: { items: [{ resource: ticket('c'), connectionDetails: {}, ready: 0 }] } };
-    const second = runFunction(req);
+    const second = runFunction(answer(req, RELATED_REQUIREMENT, [ticket('c')]));
     expect(second.requirements).toEqual(first.requirements);
     expect(grants(second)).toEqual([
       { name: 'grant-uid-a', state: 'absent' },
       { name: 'grant-uid-c', secret: 'c', state: 'present' },
     ]);
-    req.extraResources = { [RELATED_REQUIREMENT]: { items: [] } };
-    expect(grants(runFunction(req))).toEqual([{ name: 'grant-uid-a', state: 'absent' }]);
+    expect(grants(runFunction(answer(req, RELATED_REQUIREMENT, [])))).toEqual([{ name: 'grant-uid-a', state: 'absent' }]);
   });
 });

@@ -4,7 +4,7 @@
  * the crank render suite and bench/function.
  */
 import { createHash } from 'node:crypto';
-import { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import { RunFunctionRequest, Severity, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import type { Api } from '../../apis/api';
 import { A9S_SETTINGS } from '../../backends';
 import type { JSONSchemaProps } from '../../lib/schema';
@@ -59,6 +59,49 @@ export function compositeOf(api: Api, backend: Backend, spec: Obj, claim: ClaimR
 export function inputOf(api: Api, backend: Backend): Input {
   return inputFor(api.backends[backend] as Recipe, { backend, service: api.name, settings: SETTINGS });
 }
+
+/**
+ * The step input of a made-up backend `demo` for one feature of the recipe vocabulary (a related list, a kept value):
+ * `resource` wrapped in a provider-kubernetes Object at `spec.forProvider.manifest` (`objectApiVersion`: the legacy
+ * `kubernetes.crossplane.io/v1alpha2` or v2's namespaced `kubernetes.m.crossplane.io/v1alpha1`), no fields, the
+ * default ProviderConfig (a ClusterProviderConfig for the namespaced Object, as the v2 package selects it).
+ */
+export function demoInput(
+  service: string,
+  resource: Recipe['resource'],
+  objectApiVersion: 'kubernetes.crossplane.io/v1alpha2' | 'kubernetes.m.crossplane.io/v1alpha1',
+  recipe: Partial<Recipe> = {},
+): Input {
+  const namespaced = objectApiVersion.startsWith('kubernetes.m.');
+  return inputFor(
+    {
+      resource,
+      wrapper: { apiVersion: objectApiVersion, kind: 'Object', manifestAt: 'spec.forProvider.manifest' },
+      providerConfig: namespaced ? { name: 'default', kind: 'ClusterProviderConfig' } : { name: 'default' },
+      fields: [],
+      ...recipe,
+    },
+    { backend: 'demo', service },
+  );
+}
+
+/**
+ * Crossplane's answer to the function's requirement `name`: the objects it found (none: it found nothing), as extra
+ * resources (`requirements.extraResources`) or, for `requirements.resources`, as required resources.
+ */
+export function answer(
+  req: RunFunctionRequest,
+  name: string,
+  found: readonly Obj[],
+  as: 'extraResources' | 'requiredResources' = 'extraResources',
+): RunFunctionRequest {
+  req[as] = { ...req[as], [name]: { items: found.map((resource) => ({ resource, connectionDetails: {}, ready: 0 })) } };
+  return req;
+}
+
+/** The messages of a response's Fatal results. */
+export const fatalMessages = (r: RunFunctionResponse): string[] =>
+  r.results.filter((x) => x.severity === Severity.SEVERITY_FATAL).map((x) => x.message);
 
 /** A request as Crossplane sends it: observed composite (and resources), the step input, a tag. */
 export function requestOf(
