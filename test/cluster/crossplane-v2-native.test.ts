@@ -336,7 +336,8 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
         await count(control, 'a8s Backup', '/apis/backups.anynines.com/v1beta3/backups'),
         await count(control, 'a9s ServiceInstance', '/apis/dataservices.anynines.com/v1/serviceinstances'),
         await count(control, 'a9s ServiceBinding', '/apis/dataservices.anynines.com/v1/servicebindings'),
-        await count(control, 'CNPG Cluster', '/apis/postgresql.cnpg.io/v1/clusters'),
+        // The sandbox's own: another file's Clusters (cnpg-team-*) are not the move's to count.
+        await count(control, 'CNPG Cluster', `/apis/postgresql.cnpg.io/v1/namespaces/${sandbox.claims.providerNamespace}/clusters`),
       ];
       const appSide = [
         await count(app, 'app PostgresqlInstance', '/apis/anynines.com/v1/postgresqlinstances'),
