@@ -45,7 +45,7 @@ export const CNPG_PHASE_PATHS = ['status.atProvider.manifest.status.phase', 'sta
  * The phases in which CNPG has given up until someone acts (pkg/apis v1 cluster_types.go): the claim fails with the
  * phase and its reason (the API server's refusal of an object CNPG needs, a missing plugin). Every other phase is
  * progress, reported as such. CNPG does not report what it does not see: a volume claim that stays Pending leaves
- * the phase at "Setting up primary" (docs/decisions/cloudnative-pg.md).
+ * the phase at "Setting up primary"; the claim says why from its Pods (CNPG_POD_DIAGNOSTICS).
  */
 export const CNPG_FAILED_PHASES = [
   'Unable to create required cluster objects',
@@ -55,6 +55,19 @@ export const CNPG_FAILED_PHASES = [
   'Cluster has incomplete or invalid image catalog',
   'Cluster cannot execute instance online upgrade due to missing architecture binary',
 ] as const;
+
+/**
+ * What CNPG does not report (docs/decisions/cnpg-lifecycle.md, item 5): a volume claim that cannot bind leaves the phase
+ * at "Setting up primary" while its Pods (the initdb Job's, an instance's, a joining replica's; all labelled
+ * `cnpg.io/cluster=<cluster>`) cannot be scheduled. The function reads their `PodScheduled=False` message ("0/1 nodes
+ * are available: 1 node(s) didn't find available persistent volumes to bind") into the claim's condition.
+ */
+export const CNPG_POD_DIAGNOSTICS = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  labels: [{ key: 'cnpg.io/cluster', from: CLAIM_NAME }],
+  conditions: [{ type: 'PodScheduled', status: 'False', says: 'cannot be scheduled' }],
+} as const;
 
 /** The suffix of the LoadBalancer Service each instance gets beside CNPG's own `-rw`/`-ro`/`-r` (ClusterIP) ones. */
 export const CNPG_EXTERNAL_SERVICE_SUFFIX = '-external';
@@ -169,6 +182,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     failedStatePaths: [CNPG_PHASE_PATHS[0]],
     failedStates: CNPG_FAILED_PHASES,
     progressPaths: CNPG_PHASE_PATHS,
+    diagnostics: CNPG_POD_DIAGNOSTICS,
     related: bindingRoles('v1'),
     v2: { ...instance.v2, related: bindingRoles('v2') },
     parametersTo: 'spec.postgresql.parameters',

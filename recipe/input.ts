@@ -174,6 +174,23 @@ export const inputSchema: Schema = s.object(
       },
       { required: ['apiVersion', 'kind', 'match', 'to', 'item', 'key', 'gone'] },
     ),
+    diagnostics: s.object(
+      {
+        apiVersion: s.string({ minLength: 1 }),
+        kind: s.string({ minLength: 1 }),
+        labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }), {
+          minItems: 1,
+        }),
+        conditions: s.array(
+          s.object(
+            { type: s.string({ minLength: 1 }), status: s.string({ minLength: 1 }), says: s.string() },
+            { required: ['type', 'status'] },
+          ),
+          { minItems: 1 },
+        ),
+      },
+      { required: ['apiVersion', 'kind', 'labels', 'conditions'] },
+    ),
   },
   { required: ['apiVersion', 'kind', 'backend', 'service', 'resource', 'providerConfig', 'fields'] },
 );

@@ -203,6 +203,33 @@ export interface RelatedList {
   readonly gone: Readonly<Record<string, unknown>>;
 }
 
+/** A condition of a diagnosed object that says why the resource waits (a Pod's `PodScheduled` `False`). */
+export interface DiagnosticCondition {
+  readonly type: string;
+  readonly status: string;
+  /** How the message is introduced (`cannot be scheduled`). @default `has <type>=<status>` */
+  readonly says?: string;
+}
+
+/**
+ * Objects the backend makes for the resource, outside the function's view (its Pods), whose conditions say why the
+ * resource is not Ready when the backend itself does not (a Pod that cannot be scheduled because its volume claim
+ * cannot bind). While the composed resource is observed and neither Ready nor failing, the function asks Crossplane
+ * for the objects of `apiVersion`/`kind` carrying `labels` in the composite's namespace (v2: its own; v1: the claim's,
+ * from the label Crossplane wrote), keeps only those of that namespace whose labels match, and puts the first one's
+ * matching condition (by name) into the DataServiceReady message after the backend's progress; its reason is the
+ * condition's. Crossplane core must be allowed to read the kind (synth's aggregated ClusterRole says so), and
+ * Crossplane reconciles the composite again after the response's TTL, which is short while it waits.
+ */
+export interface Diagnostics {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** The labels the objects carry, from the composite's trusted view (`cnpg.io/cluster` = the claim's name). */
+  readonly labels: readonly LabelMapping[];
+  /** The conditions that say why, in order of preference. */
+  readonly conditions: readonly DiagnosticCondition[];
+}
+
 /** Everything the function needs to compose one resource of one backend for one API. */
 export interface Recipe {
   /** apiVersion and kind of the resource: the managed resource itself, or (with `wrapper`) the wrapped object. */
@@ -247,6 +274,8 @@ export interface Recipe {
   readonly generated?: readonly GeneratedValue[];
   /** A list with one item per related composite (RelatedList). */
   readonly related?: RelatedList;
+  /** Objects whose conditions say why the resource waits (Diagnostics). */
+  readonly diagnostics?: Diagnostics;
   /**
    * The recipe on the `v2` target (Crossplane v2's namespaced composites, which may compose only namespaced
    * resources): the parts set here replace the recipe's own there, e.g. a namespaced wrapper and its ProviderConfig

@@ -34,7 +34,7 @@ const HEADER = `# The control plane's install bundle, written by \`npm run synth
 
 /** The kustomization.yaml text. Resources in the order CRDs first, so a single apply finds its kinds. */
 export function kustomization(p: InstallBundleProps): string {
-  const order = ['crds/', 'backend/', 'export-templates/', 'function/', 'provider-kubernetes/', 'provider-configs/'];
+  const order = ['crds/', 'backend/', 'export-templates/', 'function/', 'crossplane/', 'provider-kubernetes/', 'provider-configs/'];
   const rank = (f: string) => {
     const i = order.findIndex((o) => f.startsWith(o));
     return i < 0 ? order.length : i;

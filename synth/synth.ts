@@ -24,6 +24,7 @@ import { KlutchAlerts } from '../monitoring/alerts';
 import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
 import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor } from '../monitoring/scrape';
 import { checkUnique } from './catalog';
+import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
 import { FunctionRuntime } from './function-runtime';
 import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
@@ -207,6 +208,24 @@ export function render(o: SynthOptions): Map<string, string> {
         resourceOf: resourceNames(() => crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas')), 'provider-kubernetes'),
       }),
   );
+  // What Crossplane core reads for the function (the recipes' diagnostics): a ClusterRole its own aggregates.
+  const reads = [
+    ...new Map(
+      apis
+        .flatMap((a) => Object.values(a.backends))
+        .flatMap(crossplaneReadKinds)
+        .map((k) => [`${k.apiVersion}/${k.kind}`, k]),
+    ).values(),
+  ];
+  if (reads.length)
+    emit(
+      `${CONTROL_PLANE_DIR}/crossplane/clusterrole-${CROSSPLANE_READS_ROLE}.yaml`,
+      (c) =>
+        new CrossplaneReads(c, 'reads', {
+          kinds: reads,
+          resourceOf: resourceNames(() => crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas')), 'crossplane-reads'),
+        }),
+    );
   // What kubectl bind installs in an app cluster, and per API the access the konnector needs once it is bound.
   emit(`${KONNECTOR_DIR}/konnector.yaml`, (c) => new Konnector(c, 'konnector', o.konnector));
   for (const api of apis) {

@@ -17,6 +17,7 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
+import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, type DiagnosticsSelector, WAITING_TTL } from './diagnostics';
 import { get } from './fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
@@ -127,14 +128,33 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   } catch (e) {
     return fail(rsp, `cannot map the status of ${composed.name} (composition ${comp}): ${(e as Error).message}`);
   }
+  // Why it waits, where the backend does not say (diagnostics.ts): asked while observed, not Ready and not failing.
+  let waiting: DiagnosticsSelector | undefined;
+  const progressing = !outcome.condition || outcome.condition.reason === 'Provisioning';
+  if (input.diagnostics && isObj(observed) && !outcome.ready && progressing) {
+    try {
+      waiting = diagnosticsSelector(input.diagnostics, composite, `(composition ${comp})`);
+    } catch (e) {
+      if (e instanceof ComposeError) return fail(rsp, e.message);
+      throw e;
+    }
+    const said = waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT));
+    if (said) {
+      const before = outcome.condition?.message ?? `${input.backend} ${input.service}`;
+      outcome = { ...outcome, condition: { status: 'False', reason: said.reason, message: `${before}; ${said.text}` } };
+    }
+    // A Pod's change does not wake the composite: Crossplane looks again after the TTL.
+    if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
+  }
 
-  if (adoption.requirement || related.requirement || asked) {
+  if (adoption.requirement || related.requirement || asked || waiting) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
         ...(r?.extraResources ?? {}),
         ...(related.requirement ? { [RELATED_REQUIREMENT]: related.requirement } : {}),
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
+        ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
       },
       resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },
       schemas: r?.schemas ?? {},

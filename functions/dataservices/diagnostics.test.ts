@@ -1,0 +1,242 @@
+import { Status, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { describe, expect, it } from 'vitest';
+import type { Api } from '../../apis/api';
+import { inputFor, type Recipe } from '../../recipe';
+import { loadCatalog } from '../../test/support/catalog';
+import { answer, compositeOf, demoInput, fatalMessages, requestOf } from '../../test/support/function';
+import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, WAITING_TTL } from './diagnostics';
+import { runFunction, TTL } from './fn';
+import { validateInput } from './validate-input';
+
+type Obj = Record<string, any>;
+
+/** A made-up backend: a Store whose operator runs Worker Pods labelled with the store's name. */
+const input = demoInput('store', { apiVersion: 'demo.example.org/v1', kind: 'Store' }, 'kubernetes.crossplane.io/v1alpha2', {
+  progressPaths: ['status.atProvider.manifest.status.phase'],
+  diagnostics: {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    labels: [
+      {
+        key: 'demo.example.org/store',
+        from: 'metadata.labels[crossplane.io/claim-name]',
+        transforms: [{ type: 'format', format: 'store-%s' }],
+      },
+    ],
+    conditions: [
+      { type: 'PodScheduled', status: 'False', says: 'cannot be scheduled' },
+      { type: 'ContainersReady', status: 'False' },
+    ],
+  },
+});
+const diagnostics = input.diagnostics!;
+const WHERE = '(composition demo-store)';
+const claimLabels = (name: string, namespace: string) => ({ 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace });
+const v1Store: Obj = {
+  apiVersion: 'example.org/v1',
+  kind: 'XStore',
+  metadata: { name: 'shop-abcde', labels: claimLabels('shop', 'team-a') },
+};
+// A tenant's labels on a namespaced composite: they must not point the function at another claim's or namespace's Pods.
+const v2Store: Obj = {
+  apiVersion: 'example.org/v1',
+  kind: 'Store',
+  metadata: { name: 'shop', namespace: 'team-a', labels: claimLabels('mall', 'victim') },
+};
+
+const UNBOUND = "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind.";
+function pod(name: string, o: { ns?: string; store?: string; message?: string; type?: string; deleting?: boolean } = {}): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: o.ns ?? 'team-a',
+      labels: { 'demo.example.org/store': `store-${o.store ?? 'shop'}` },
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    status: {
+      conditions: [
+        { type: o.type ?? 'PodScheduled', status: 'False', reason: 'Unschedulable', message: o.message ?? UNBOUND },
+        { type: 'Ready', status: 'False' },
+      ],
+    },
+  };
+}
+/** The observed Object: not Ready, its Store in the phase "Starting". */
+const waitingObject: Obj = {
+  spec: { forProvider: { manifest: {} } },
+  status: {
+    atProvider: { manifest: { status: { phase: 'Starting' } } },
+    conditions: [
+      { type: 'Ready', status: 'False', reason: 'Creating' },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess' },
+    ],
+  },
+};
+const own = (r: RunFunctionResponse) => r.conditions.find((c) => c.type === 'DataServiceReady');
+
+describe('diagnostics: why a resource waits, from objects its backend makes', () => {
+  it('is part of the validated input; labels and conditions cannot be empty', () => {
+    expect(validateInput(input)).toMatchObject({ ok: true });
+    expect(validateInput({ ...input, diagnostics: { ...diagnostics, labels: [] } })).toMatchObject({
+      ok: false,
+      errors: [expect.stringContaining('diagnostics.labels')],
+    });
+    expect(validateInput({ ...input, diagnostics: { ...diagnostics, conditions: [{ type: 'PodScheduled' }] } })).toMatchObject({
+      ok: false,
+      errors: ['diagnostics.conditions[0].status: is required'],
+    });
+  });
+
+  it("selects the kind by its labels in the claim's namespace (v1) or the composite's own, whatever its labels say (v2)", () => {
+    const labels = { labels: { 'demo.example.org/store': 'store-shop' } };
+    expect(diagnosticsSelector(diagnostics, v1Store, WHERE)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      namespace: 'team-a',
+      matchLabels: labels,
+    });
+    expect(diagnosticsSelector(diagnostics, v2Store, WHERE)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      namespace: 'team-a',
+      matchLabels: labels,
+    });
+    // A v1 composite made without a claim has nobody to tell: nothing is asked.
+    expect(diagnosticsSelector(diagnostics, { metadata: { name: 'x' } }, WHERE)).toBeUndefined();
+  });
+
+  it("never speaks with another namespace's or another claim's Pod, or one being deleted, even when handed over", () => {
+    const selector = diagnosticsSelector(diagnostics, v2Store, WHERE)!;
+    const hostile = [
+      pod('a-theirs', { ns: 'victim', message: 'victim namespace' }),
+      pod('b-mall', { store: 'mall', message: 'another claim' }),
+      pod('c-going', { deleting: true, message: 'being deleted' }),
+      { ...pod('d-service'), kind: 'Service' },
+    ];
+    expect(diagnose(diagnostics, selector, hostile)).toBeUndefined();
+    expect(diagnose(diagnostics, selector, [...hostile, pod('z-mine')])).toEqual({
+      reason: 'Unschedulable',
+      text: `Pod z-mine cannot be scheduled: ${UNBOUND}`,
+    });
+  });
+
+  it('takes the first Pod by name with a saying condition, in the order the recipe prefers; a True one says nothing', () => {
+    const selector = diagnosticsSelector(diagnostics, v1Store, WHERE)!;
+    const scheduled = pod('a-fine');
+    scheduled.status.conditions[0].status = 'True';
+    const crashing = pod('b-crash', { type: 'ContainersReady', message: 'containers with unready status: [worker]' });
+    expect(diagnose(diagnostics, selector, [scheduled, crashing, pod('c-unbound')])).toEqual({
+      reason: 'Unschedulable',
+      text: 'Pod b-crash has ContainersReady=False: containers with unready status: [worker]',
+    });
+    expect(diagnose(diagnostics, selector, [scheduled])).toBeUndefined();
+  });
+});
+
+describe('diagnostics through the function (the requirements loop)', () => {
+  it('while the resource waits: asks for the Pods, then says why after the progress, with a short TTL', () => {
+    const req = requestOf(input, v1Store, { 'demo-store': waitingObject });
+    const first = runFunction(req);
+    expect(fatalMessages(first)).toEqual([]);
+    expect(first.requirements?.extraResources).toEqual({
+      [DIAGNOSTICS_REQUIREMENT]: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        namespace: 'team-a',
+        matchLabels: { labels: { 'demo.example.org/store': 'store-shop' } },
+      },
+    });
+    expect(first.meta?.ttl).toEqual(WAITING_TTL);
+    expect(own(first)).toMatchObject({ status: Status.STATUS_CONDITION_FALSE, reason: 'Provisioning', message: 'demo store: Starting' });
+
+    const second = runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, [pod('worker-1'), pod('worker-0', { ns: 'victim' })]));
+    expect(second.requirements).toEqual(first.requirements);
+    expect(own(second)).toMatchObject({
+      status: Status.STATUS_CONDITION_FALSE,
+      reason: 'Unschedulable',
+      message: `demo store: Starting; Pod worker-1 cannot be scheduled: ${UNBOUND}`,
+    });
+  });
+
+  it('once the Pod is scheduled it goes back to the progress; once Ready it asks nothing and keeps the usual TTL', () => {
+    const req = requestOf(input, v1Store, { 'demo-store': waitingObject });
+    const scheduled = pod('worker-1');
+    scheduled.status.conditions[0].status = 'True';
+    expect(own(runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, [scheduled])))).toMatchObject({
+      reason: 'Provisioning',
+      message: 'demo store: Starting',
+    });
+    const ready = structuredClone(waitingObject);
+    ready.status.conditions[0] = { type: 'Ready', status: 'True', reason: 'Available' };
+    const r = runFunction(requestOf(input, v1Store, { 'demo-store': ready }));
+    expect(r.requirements?.extraResources?.[DIAGNOSTICS_REQUIREMENT]).toBeUndefined();
+    expect(r.meta?.ttl).toEqual(TTL);
+    expect(own(r)).toMatchObject({ status: Status.STATUS_CONDITION_TRUE, reason: 'Available' });
+  });
+
+  it('before the resource is observed, or while it fails, nothing is asked and the failure wins', () => {
+    expect(runFunction(requestOf(input, v1Store)).requirements?.extraResources?.[DIAGNOSTICS_REQUIREMENT]).toBeUndefined();
+    const failing = structuredClone(waitingObject);
+    failing.status.conditions[1] = { type: 'Synced', status: 'False', reason: 'ReconcileError', message: 'forbidden' };
+    const r = runFunction(answer(requestOf(input, v1Store, { 'demo-store': failing }), DIAGNOSTICS_REQUIREMENT, [pod('worker-1')]));
+    expect(r.requirements?.extraResources?.[DIAGNOSTICS_REQUIREMENT]).toBeUndefined();
+    expect(own(r)).toMatchObject({ reason: 'ReconcileError', message: 'demo store: forbidden' });
+  });
+});
+
+const apis: Api[] = await loadCatalog();
+const pg = apis.find((a) => a.name === 'postgresql') as Api;
+
+describe('the cnpg instance recipe', () => {
+  const spec = { service: 'a9s-postgresql15', plan: 'postgresql-single-small' };
+  const cluster: Obj = {
+    spec: { forProvider: { manifest: {} } },
+    status: {
+      atProvider: { manifest: { status: { phase: 'Setting up primary', phaseReason: 'Creating primary instance pg-1' } } },
+      conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }],
+    },
+  };
+  const cnpgPod = (name: string, ns: string, clusterName: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns, labels: { 'cnpg.io/cluster': clusterName, 'cnpg.io/jobRole': 'initdb' } },
+    status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: UNBOUND }] },
+  });
+
+  it.each(['v1', 'v2'] as const)(
+    "%s: says why its initdb Pod cannot be scheduled, from its own namespace's Pods of its Cluster only",
+    (target) => {
+      const input = inputFor(pg.backends.cnpg as Recipe, { backend: 'cnpg', service: 'postgresql', target });
+      const composite =
+        target === 'v1'
+          ? compositeOf(pg, 'cnpg', spec, { name: 'pg', namespace: 'team-d' })
+          : {
+              apiVersion: pg.apiVersion,
+              kind: pg.kind,
+              metadata: { name: 'pg', namespace: 'team-d', labels: claimLabels('other', 'victim') },
+              spec,
+            };
+      const req = requestOf(input, composite, { 'cnpg-postgresql': cluster });
+      const first = runFunction(req);
+      expect(fatalMessages(first)).toEqual([]);
+      expect(first.requirements?.extraResources?.[DIAGNOSTICS_REQUIREMENT]).toEqual({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        namespace: 'team-d',
+        matchLabels: { labels: { 'cnpg.io/cluster': 'pg' } },
+      });
+      const theirs = [cnpgPod('pg-1-initdb-aaaaa', 'victim', 'pg'), cnpgPod('other-1-initdb-bbbbb', 'team-d', 'other')];
+      expect(own(runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, theirs)))?.message).toBe(
+        'cnpg postgresql: Setting up primary: Creating primary instance pg-1',
+      );
+      expect(
+        own(runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, [...theirs, cnpgPod('pg-1-initdb-x7k2p', 'team-d', 'pg')]))),
+      ).toMatchObject({
+        reason: 'Unschedulable',
+        message: `cnpg postgresql: Setting up primary: Creating primary instance pg-1; Pod pg-1-initdb-x7k2p cannot be scheduled: ${UNBOUND}`,
+      });
+    },
+  );
+});

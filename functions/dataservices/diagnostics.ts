@@ -1,0 +1,109 @@
+/**
+ * Why a resource waits, when its backend does not say (`Recipe.diagnostics`): CloudNativePG stays at "Setting up
+ * primary" while its initdb Pod cannot be scheduled because the volume claim cannot bind; the Pod's `PodScheduled`
+ * condition says so. The function cannot list objects itself: it asks Crossplane through the response's requirements
+ * (an `extra_resources` one, which both Crossplane lines answer) and reads what the next request carries, as for the
+ * related list (related.ts). Pure: no SDK calls, no I/O.
+ *
+ * Trust: the objects' namespace is the composite's own (v2) or its claim's (v1, the label Crossplane wrote from the
+ * real claim), never a tenant's label; Crossplane v1.20 ignores a selector's namespace and crank hands over every
+ * object of the kind, so each object found is checked again for that namespace and every label before its words are
+ * used: another claim's or namespace's Pod never speaks for this one.
+ */
+import type { Diagnostics, Input } from '../../recipe';
+import { applyTransforms } from './transforms';
+import { claimRef, ComposeError, trustedComposite } from './compose';
+import { get } from './fieldpath';
+
+type Obj = Record<string, unknown>;
+
+/** The key of the requirement in the response, and of what Crossplane found in the next request. */
+export const DIAGNOSTICS_REQUIREMENT = 'diagnostics';
+
+/**
+ * The response's TTL while a diagnosed resource waits: a Pod's change does not wake the composite (Crossplane watches
+ * only what it composes), so Crossplane reconciles it again after the TTL (with realtime compositions, the default on
+ * both lines) and the claim says what Kubernetes says within about this long.
+ */
+export const WAITING_TTL = { seconds: 10, nanos: 0 };
+
+export interface DiagnosticsSelector {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly matchLabels: { readonly labels: Record<string, string> };
+}
+
+/** What the objects say: the condition's reason, and the message to add after the backend's progress. */
+export interface Said {
+  readonly reason: string;
+  readonly text: string;
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The selector: the kind, the composite's namespace (v2: its own; v1: its claim's) and the labels from its fields.
+ * Undefined when the composite has no claim to speak for (a v1 composite made without a claim): nothing to ask.
+ */
+export function diagnosticsSelector(d: Diagnostics, composite: Obj, where: string): DiagnosticsSelector | undefined {
+  const trusted = trustedComposite(composite, where);
+  const namespace = claimRef(trusted).namespace;
+  if (!namespace) return undefined;
+  const labels: Record<string, string> = {};
+  for (const [i, l] of d.labels.entries()) {
+    const v = get(trusted, l.from);
+    if (v === undefined || v === null || v === '') return undefined;
+    let value: unknown;
+    try {
+      value = applyTransforms(v, l.transforms);
+    } catch (e) {
+      throw new ComposeError(`cannot set diagnostics.labels[${i}] (${l.from} → ${l.key}) ${where}: ${(e as Error).message}`);
+    }
+    if (typeof value === 'object' && value !== null)
+      throw new ComposeError(
+        `cannot set diagnostics.labels[${i}] (${l.from} → ${l.key}) ${where}: composite field ${l.from} is not a scalar`,
+      );
+    labels[l.key] = String(value);
+  }
+  return { apiVersion: d.apiVersion, kind: d.kind, namespace, matchLabels: { labels } };
+}
+
+/** The first condition of `o` (in the recipe's order) that says why, with its message. */
+function sayingCondition(d: Diagnostics, o: Obj): { says: string; reason: string; message: string } | undefined {
+  const conditions = get(o, 'status.conditions');
+  if (!Array.isArray(conditions)) return undefined;
+  for (const want of d.conditions) {
+    const c = conditions.find((x) => isObj(x) && x.type === want.type && x.status === want.status) as Obj | undefined;
+    const message = typeof c?.message === 'string' ? c.message.trim() : '';
+    if (c && message)
+      return { says: want.says ?? `has ${want.type}=${want.status}`, reason: typeof c.reason === 'string' ? c.reason : '', message };
+  }
+  return undefined;
+}
+
+/**
+ * What the objects found say, if one of them does: only objects of the selector's kind in its namespace, carrying
+ * every one of its labels and not being deleted; of those the first by name with a saying condition.
+ */
+export function diagnose(d: Diagnostics, selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Said | undefined {
+  const ours = (found ?? []).filter(
+    (o) =>
+      get(o, 'apiVersion') === selector.apiVersion &&
+      get(o, 'kind') === selector.kind &&
+      get(o, 'metadata.namespace') === selector.namespace &&
+      !get(o, 'metadata.deletionTimestamp') &&
+      Object.entries(selector.matchLabels.labels).every(([k, v]) => get(o, `metadata.labels[${k}]`) === v),
+  );
+  ours.sort((a, b) => String(get(a, 'metadata.name')).localeCompare(String(get(b, 'metadata.name'))));
+  for (const o of ours) {
+    const c = sayingCondition(d, o);
+    if (c) return { reason: c.reason || 'Waiting', text: `${d.kind} ${String(get(o, 'metadata.name'))} ${c.says}: ${c.message}` };
+  }
+  return undefined;
+}
+
+/** Whether to look at all: the recipe asks for it, and the resource is observed and not Ready. */
+export function wantsDiagnostics(input: Pick<Input, 'diagnostics'>, observed: unknown, ready: boolean): boolean {
+  return Boolean(input.diagnostics) && isObj(observed) && !ready;
+}

@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Testing } from 'cdk8s';
+import { describe, expect, it } from 'vitest';
+import { loadCatalog } from '../test/support/catalog';
+import { crossplaneSource } from '../test/tools/crossplane';
+import { AGGREGATE_TO_CROSSPLANE, CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
+import { resourceNames } from './resource-names';
+
+const apis = await loadCatalog();
+
+describe('CrossplaneReads', () => {
+  it("reads only what the recipes' diagnostics ask for: the Pods of a cnpg claim, get/list/watch, aggregated into Crossplane's role", () => {
+    const kinds = apis.flatMap((a) => Object.values(a.backends)).flatMap(crossplaneReadKinds);
+    expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual(['v1/Pod']);
+    const chart = Testing.chart();
+    new CrossplaneReads(chart, 'reads', { kinds, resourceOf: resourceNames(() => [], 'test') });
+    const [role, ...rest] = Testing.synth(chart);
+    expect(rest).toEqual([]);
+    expect(role).toMatchObject({
+      kind: 'ClusterRole',
+      metadata: { name: CROSSPLANE_READS_ROLE, labels: { [AGGREGATE_TO_CROSSPLANE]: 'true' } },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }],
+    });
+  });
+
+  it('refuses to make a role without kinds', () => {
+    expect(() => new CrossplaneReads(Testing.chart(), 'none', { kinds: [], resourceOf: () => 'x' })).toThrow('no kinds to read');
+  });
+
+  it.each(['v1', 'v2'] as const)("Crossplane %s's Helm chart aggregates ClusterRoles with that label into its own", (line) => {
+    const text = readFileSync(join(crossplaneSource(line), 'cluster', 'charts', 'crossplane', 'templates', 'clusterrole.yaml'), 'utf8');
+    expect(text).toMatch(
+      new RegExp(
+        `aggregationRule:\\s+clusterRoleSelectors:\\s+- matchLabels:\\s+${AGGREGATE_TO_CROSSPLANE.replaceAll('.', '\\.')}: "true"`,
+      ),
+    );
+  });
+});

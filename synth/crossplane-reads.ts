@@ -1,0 +1,50 @@
+/**
+ * What Crossplane core must be allowed to read for the function: the kinds the recipes' `diagnostics` ask for (a
+ * cnpg claim's Pods). Crossplane fetches a function's extra resources with its own identity, through its cache (an
+ * informer per kind, so `list` and `watch` beside `get`), and its Helm chart's ClusterRole aggregates every ClusterRole
+ * labelled `rbac.crossplane.io/aggregate-to-crossplane: "true"` (v1.20 and v2 alike), so one such role extends it
+ * without editing Crossplane's install. The kinds come from the recipes, never from a list here.
+ */
+import * as kplus from 'cdk8s-plus-33';
+import { Construct } from 'constructs';
+import type { Recipe } from '../recipe/recipe';
+import { groupOf, type KindRef } from './resource-names';
+
+/** The aggregated ClusterRole's name. */
+export const CROSSPLANE_READS_ROLE = 'klutch-kit-crossplane-reads';
+/** The label Crossplane's own ClusterRole aggregates by. */
+export const AGGREGATE_TO_CROSSPLANE = 'rbac.crossplane.io/aggregate-to-crossplane';
+
+/** The kinds a recipe has Crossplane read for it (its diagnostics, on either target). */
+export function crossplaneReadKinds(recipe: Recipe): KindRef[] {
+  return [recipe.diagnostics, recipe.v2?.diagnostics].flatMap((d) => (d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : []));
+}
+
+export interface CrossplaneReadsProps {
+  /** The kinds to read, each once (crossplaneReadKinds over the catalog). */
+  readonly kinds: readonly KindRef[];
+  /** The RBAC resource name of a kind (synth/resource-names.ts). */
+  readonly resourceOf: (k: KindRef) => string;
+}
+
+/** A ClusterRole Crossplane's aggregates: get, list and watch on the kinds, one rule per API group. */
+export class CrossplaneReads extends Construct {
+  constructor(scope: Construct, id: string, props: CrossplaneReadsProps) {
+    super(scope, id);
+    if (props.kinds.length === 0) throw new Error('CrossplaneReads: no kinds to read; emit it only when a recipe has diagnostics');
+    const role = new kplus.ClusterRole(this, 'ClusterRole', {
+      metadata: {
+        name: CROSSPLANE_READS_ROLE,
+        labels: { [AGGREGATE_TO_CROSSPLANE]: 'true', 'app.kubernetes.io/name': 'crossplane', 'app.kubernetes.io/part-of': 'klutch-kit' },
+      },
+    });
+    const byGroup = new Map<string, Set<string>>();
+    for (const k of props.kinds)
+      byGroup.set(groupOf(k.apiVersion), (byGroup.get(groupOf(k.apiVersion)) ?? new Set()).add(props.resourceOf(k)));
+    for (const [apiGroup, resources] of [...byGroup].sort(([a], [b]) => a.localeCompare(b)))
+      role.allow(
+        ['get', 'list', 'watch'],
+        ...[...resources].sort().map((resourceType) => kplus.ApiResource.custom({ apiGroup, resourceType })),
+      );
+  }
+}
