@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { eventually, pollDelay } from './kube';
+
+describe('eventually', () => {
+  it('polls every 200 ms at first, then a tenth of the time waited, at most once a second', () => {
+    expect([0, 1_000, 2_000, 5_000, 10_000, 120_000].map(pollDelay)).toEqual([200, 200, 200, 500, 1_000, 1_000]);
+  });
+
+  it('returns the first value that is not undefined, and names what it waited for when it times out', async () => {
+    let calls = 0;
+    expect(await eventually('the third call', async () => (++calls === 3 ? 'done' : undefined))).toBe('done');
+    await expect(eventually('a value that never comes', async () => undefined, 300)).rejects.toThrow(
+      /^timed out after 0.3s waiting for a value that never comes$/,
+    );
+  });
+});
