@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { watchInformer, type WatchInformer } from '../controller';
 import { untilAborted } from '../lib/abort';
 import {
+  bindPath,
   CLAIMED_ROLE,
   type APIServiceExport,
   type APIServiceExportRequest,
@@ -28,48 +29,69 @@ import {
 } from '../exports/bind-api';
 import type { ExportableSource } from './exportable';
 import type { NamespaceCache } from './provision/cluster-namespace';
-import { type BindResource, BindResources, type Clients } from './kube';
+import { BindResources, type Clients } from './kube';
 import { Labels, MANAGED_BY } from './labels';
 
 /** A bind object as an informer holds it (client-node's KubernetesObject, with our wire types). */
 export type Informed<T> = T & KubernetesObject;
 
-function customInformer<T>(c: Clients, r: BindResource, log: Logger): WatchInformer<Informed<T>> {
-  return watchInformer<Informed<T>>({
-    kc: c.kc,
-    path: `/apis/${r.group}/${r.version}/${r.plural}`,
-    log,
-  });
+/** What one informer watches: a collection, narrowed by label or field, whole objects or their metadata only. */
+export interface Watched {
+  readonly path: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** PartialObjectMetadata only (metadataOnly below). */
+  readonly metadataOnly?: boolean;
 }
 
-export interface ServingInformers {
-  readonly crds: WatchInformer<V1CustomResourceDefinition>;
-  readonly templates: WatchInformer<Informed<APIServiceExportTemplate>>;
+/** One informer per entry of `objects`, each holding that entry's type. */
+export type InformersOf<Objects> = { readonly [K in keyof Objects]: WatchInformer<Objects[K] & KubernetesObject> };
+
+/** The informers of a table (name → what it watches), made but not started. */
+function informersOf<Objects>(c: Clients, log: Logger, table: { readonly [K in keyof Objects]: Watched }): InformersOf<Objects> {
+  return Object.fromEntries(
+    Object.entries<Watched>(table).map(([name, w]) => [
+      name,
+      watchInformer({
+        kc: w.metadataOnly ? metadataOnly(c.kc) : c.kc,
+        path: w.path,
+        ...(w.labelSelector ? { labelSelector: w.labelSelector } : {}),
+        ...(w.fieldSelector ? { fieldSelector: w.fieldSelector } : {}),
+        log,
+      }),
+    ]),
+  ) as InformersOf<Objects>;
+}
+
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+
+interface ServingObjects {
+  crds: V1CustomResourceDefinition;
+  templates: APIServiceExportTemplate;
   /** Cluster namespaces (label identity-hash): this backend's, adopted ones, and other klutch-kit backends'. */
-  readonly clusterNamespaces: WatchInformer<V1Namespace>;
+  clusterNamespaces: V1Namespace;
   /**
    * Namespaces of neither kind a klutch-kit backend labels (no identity-hash, no cluster-namespace label), metadata
    * only: Klutch's cluster namespaces not adopted yet are among them, and leave it when adopted.
    */
-  readonly foreignNamespaces: WatchInformer<V1Namespace>;
+  foreignNamespaces: V1Namespace;
 }
+export type ServingInformers = InformersOf<ServingObjects>;
+
+/** What the serving informers watch. */
+export const SERVING_WATCHED: { readonly [K in keyof ServingObjects]: Watched } = {
+  crds: { path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions' },
+  templates: { path: bindPath(BindResources.templates) },
+  clusterNamespaces: { path: '/api/v1/namespaces', labelSelector: Labels.identityHash },
+  foreignNamespaces: {
+    path: '/api/v1/namespaces',
+    labelSelector: `!${Labels.identityHash},!${Labels.clusterNamespace}`,
+    metadataOnly: true,
+  },
+};
 
 export function servingInformers(c: Clients, log: Logger): ServingInformers {
-  return {
-    crds: watchInformer<V1CustomResourceDefinition>({
-      kc: c.kc,
-      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      log,
-    }),
-    templates: customInformer<APIServiceExportTemplate>(c, BindResources.templates, log),
-    clusterNamespaces: watchInformer<V1Namespace>({ kc: c.kc, path: '/api/v1/namespaces', labelSelector: Labels.identityHash, log }),
-    foreignNamespaces: watchInformer<V1Namespace>({
-      kc: metadataOnly(c.kc),
-      path: '/api/v1/namespaces',
-      labelSelector: `!${Labels.identityHash},!${Labels.clusterNamespace}`,
-      log,
-    }),
-  };
+  return informersOf<ServingObjects>(c, log, SERVING_WATCHED);
 }
 
 /** Where bind requests find cluster namespaces: the serving informers' caches. */
@@ -85,68 +107,43 @@ export function cachedExportables(i: ServingInformers): ExportableSource {
   };
 }
 
-export interface LeaderInformers {
-  readonly exportRequests: WatchInformer<Informed<APIServiceExportRequest>>;
-  readonly exports: WatchInformer<Informed<APIServiceExport>>;
-  readonly serviceNamespaces: WatchInformer<Informed<APIServiceNamespace>>;
-  readonly clusterBindings: WatchInformer<Informed<ClusterBinding>>;
+interface LeaderObjects {
+  exportRequests: APIServiceExportRequest;
+  exports: APIServiceExport;
+  serviceNamespaces: APIServiceNamespace;
+  clusterBindings: ClusterBinding;
   /** Namespaces the backend made: cluster namespaces and those made for APIServiceNamespaces. */
-  readonly namespaces: WatchInformer<V1Namespace>;
+  namespaces: V1Namespace;
   /** The provider-side kubeconfig Secrets. */
-  readonly kubeconfigs: WatchInformer<V1Secret>;
+  kubeconfigs: V1Secret;
   /** The backend's ClusterRoles and ClusterRoleBindings (its managed-by label): the consumers' `klutch-binder-<ns>`. */
-  readonly clusterRoles: WatchInformer<V1ClusterRole>;
-  readonly clusterRoleBindings: WatchInformer<V1ClusterRoleBinding>;
+  clusterRoles: V1ClusterRole;
+  clusterRoleBindings: V1ClusterRoleBinding;
   /** Roles and RoleBindings `klutch-binder-claimed` (provider namespaces). */
-  readonly claimedRoles: WatchInformer<V1Role>;
-  readonly claimedRoleBindings: WatchInformer<V1RoleBinding>;
+  claimedRoles: V1Role;
+  claimedRoleBindings: V1RoleBinding;
 }
+export type LeaderInformers = InformersOf<LeaderObjects>;
+
+const managed = `${Labels.managedBy}=${MANAGED_BY}`;
+const claimed = `metadata.name=${CLAIMED_ROLE}`;
+
+/** What the leader's informers watch. */
+export const LEADER_WATCHED: { readonly [K in keyof LeaderObjects]: Watched } = {
+  exportRequests: { path: bindPath(BindResources.exportRequests) },
+  exports: { path: bindPath(BindResources.exports) },
+  serviceNamespaces: { path: bindPath(BindResources.serviceNamespaces) },
+  clusterBindings: { path: bindPath(BindResources.clusterBindings) },
+  namespaces: { path: '/api/v1/namespaces', labelSelector: managed },
+  kubeconfigs: { path: '/api/v1/secrets', labelSelector: `${Labels.kubeconfig}=true` },
+  clusterRoles: { path: `${RBAC}/clusterroles`, labelSelector: managed },
+  clusterRoleBindings: { path: `${RBAC}/clusterrolebindings`, labelSelector: managed },
+  claimedRoles: { path: `${RBAC}/roles`, fieldSelector: claimed },
+  claimedRoleBindings: { path: `${RBAC}/rolebindings`, fieldSelector: claimed },
+};
 
 export function leaderInformers(c: Clients, log: Logger): LeaderInformers {
-  const managed = `${Labels.managedBy}=${MANAGED_BY}`;
-  const kubeconfigs = `${Labels.kubeconfig}=true`;
-  return {
-    exportRequests: customInformer<APIServiceExportRequest>(c, BindResources.exportRequests, log),
-    exports: customInformer<APIServiceExport>(c, BindResources.exports, log),
-    serviceNamespaces: customInformer<APIServiceNamespace>(c, BindResources.serviceNamespaces, log),
-    clusterBindings: customInformer<ClusterBinding>(c, BindResources.clusterBindings, log),
-    namespaces: watchInformer<V1Namespace>({
-      kc: c.kc,
-      path: '/api/v1/namespaces',
-      labelSelector: managed,
-      log,
-    }),
-    kubeconfigs: watchInformer<V1Secret>({
-      kc: c.kc,
-      path: '/api/v1/secrets',
-      labelSelector: kubeconfigs,
-      log,
-    }),
-    clusterRoles: watchInformer<V1ClusterRole>({
-      kc: c.kc,
-      path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
-      labelSelector: managed,
-      log,
-    }),
-    clusterRoleBindings: watchInformer<V1ClusterRoleBinding>({
-      kc: c.kc,
-      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-      labelSelector: managed,
-      log,
-    }),
-    claimedRoles: watchInformer<V1Role>({
-      kc: c.kc,
-      path: '/apis/rbac.authorization.k8s.io/v1/roles',
-      fieldSelector: `metadata.name=${CLAIMED_ROLE}`,
-      log,
-    }),
-    claimedRoleBindings: watchInformer<V1RoleBinding>({
-      kc: c.kc,
-      path: '/apis/rbac.authorization.k8s.io/v1/rolebindings',
-      fieldSelector: `metadata.name=${CLAIMED_ROLE}`,
-      log,
-    }),
-  };
+  return informersOf<LeaderObjects>(c, log, LEADER_WATCHED);
 }
 
 const LIST_METADATA = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
