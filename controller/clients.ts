@@ -6,6 +6,7 @@
  * agent per configuration, rebuilt when the TLS material changes.
  */
 import https from 'node:https';
+import tls from 'node:tls';
 import {
   type Configuration,
   createConfiguration,
@@ -69,9 +70,9 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
         agent = new KeepAliveAgent({
           keepAlive: true,
           maxSockets: o.maxSockets ?? 32,
-          ca: opts.ca,
-          cert: opts.cert,
-          key: opts.key,
+          // One TLS context for all connections: given as ca/cert/key, Node parses them anew for every new socket,
+          // which a burst opens by the dozen (measured: about 1 ms of CPU each, docs/decisions/bind-flow-cost.md).
+          secureContext: tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
           rejectUnauthorized: opts.rejectUnauthorized,
           servername: opts.servername,
         });
