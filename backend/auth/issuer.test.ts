@@ -1,5 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { groupsOf } from './issuer';
+import { createCa } from '../../test/support/pki';
+import { groupsOf, Issuer, ISSUER_CONNECTIONS } from './issuer';
 
 describe('groupsOf', () => {
   it.each([
@@ -11,5 +18,32 @@ describe('groupsOf', () => {
     { claim: { dba: true }, groups: [] },
   ])('$claim → $groups', ({ claim, groups }) => {
     expect(groupsOf(claim)).toEqual(groups);
+  });
+});
+
+describe('Issuer.fetch', () => {
+  it(`reaches the provider over at most ${ISSUER_CONNECTIONS} kept connections, however many requests are in flight`, async () => {
+    const ca = await createCa('issuer test CA');
+    const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
+    let connections = 0;
+    const server = createServer({ cert: pair.cert, key: pair.key }, (_req, res) => {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), 5);
+    });
+    server.on('secureConnection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(join(tmpdir(), 'issuer-test-'));
+    writeFileSync(join(dir, 'ca.crt'), ca.cert);
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const issuer = new Issuer({ issuerUrl: url, clientId: 'c', clientSecret: 's', callbackUrl: 'http://127.0.0.1/callback', caFile: join(dir, 'ca.crt'), log: pino({ level: 'silent' }) });
+    try {
+      const codes = await Promise.all(Array.from({ length: 40 }, () => issuer.fetch(`${url}/token`, { method: 'POST' }).then((r) => r.status)));
+      expect(codes).toEqual(Array.from({ length: 40 }, () => 200));
+      expect(connections).toBeGreaterThan(0);
+      expect(connections).toBeLessThanOrEqual(ISSUER_CONNECTIONS);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
