@@ -497,6 +497,59 @@ describe('crank render with the bundled function', () => {
     });
   }
 
+  /**
+   * A cnpg instance whose initdb Pod cannot be scheduled (issue 20 item 5), through crank render on both targets: the
+   * function asks for the Pods of its Cluster and says why after CNPG's phase; Pods of another namespace (crank, like
+   * Crossplane v1.20, hands them over whatever the selector's namespace) or of another claim say nothing, whatever
+   * labels a tenant put on a v2 composite.
+   */
+  for (const target of TARGETS) {
+    it(`${target}: a cnpg instance whose Pod cannot be scheduled says why; another namespace's or claim's Pods say nothing`, () => {
+      const c = cases.find((x) => x.id === `${target}-cnpg-postgresql`) as Case;
+      const composite = structuredClone(c.composite);
+      const own = target === 'v1' ? composite.metadata.labels['crossplane.io/claim-namespace'] : composite.metadata.namespace;
+      const claim = target === 'v1' ? composite.metadata.labels['crossplane.io/claim-name'] : composite.metadata.name;
+      if (target === 'v2')
+        composite.metadata.labels = { 'crossplane.io/claim-name': 'victim-db', 'crossplane.io/claim-namespace': 'victim' };
+      const unbound = "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind.";
+      const pod = (name: string, namespace: string, cluster: string, message: string): Obj => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels: { 'cnpg.io/cluster': cluster, 'cnpg.io/jobRole': 'initdb' } },
+        status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] },
+      });
+      const theirs = [pod('a-initdb', 'victim', claim, 'victim namespace'), pod('b-initdb', own, 'victim-db', 'another claim')];
+      const observed = observedWith(c, 'in progress', [
+        { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: at },
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
+      ]);
+      const said = (extraResources: Obj[], dir: string) => {
+        const out = crankRender(bin(target), {
+          composite,
+          composition: c.composition,
+          functionPort: fp.port,
+          xrd: c.xrd,
+          observed,
+          extraResources,
+          dir: join(tmp, `${target}-${dir}`),
+        }) as Obj[];
+        expect(out.filter((d) => d.kind === 'Result' && d.severity === 'SEVERITY_FATAL')).toEqual([]);
+        const xr = out.find((d) => d.kind === composite.kind) as Obj;
+        return (xr?.status?.conditions ?? []).find((x: Obj) => x.type === 'DataServiceReady') as Obj;
+      };
+      expect(said(theirs, 'unschedulable-theirs')).toMatchObject({
+        status: 'False',
+        reason: 'Provisioning',
+        message: 'cnpg postgresql: Setting up primary: Creating primary instance x-1',
+      });
+      expect(said([...theirs, pod(`${claim}-1-initdb-x7k2p`, own, claim, unbound)], 'unschedulable')).toMatchObject({
+        status: 'False',
+        reason: 'Unschedulable',
+        message: `cnpg postgresql: Setting up primary: Creating primary instance x-1; Pod ${claim}-1-initdb-x7k2p cannot be scheduled: ${unbound}`,
+      });
+    });
+  }
+
   it('when the backend fails, composite (and claim) get a False condition with the backend message', () => {
     const problems: string[] = [];
     // The cnpg binding is a Secret provider-kubernetes fills: it has no state of its own to fail in.
