@@ -6,51 +6,19 @@
  */
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BACKEND_DEPLOYABLE } from '../backend/deploy/deployable';
 import { KUBECTL_BIND_DEPLOYABLE } from '../cli/deploy/deployable';
+import { FUNCTION_DEPLOYABLE, FUNCTION_RUNTIME } from '../functions/dataservices/deploy/deployable';
 import { KONNECTOR_DEPLOYABLE } from '../konnector/deploy/deployable';
 import type { Deployable } from '../lib/deployable';
 import { bundle } from '../scripts/bundle.mjs';
 
 export type { Deployable } from '../lib/deployable';
 
-/**
- * The function's runtime, measured by bench/function (docs/decisions/function-performance.md): a young generation of
- * 1 MiB semi-spaces (Node 24's default grows to 3 x 16 MiB for a process whose live data is a few MiB), the old
- * generation held to 64 MiB (V8 sizes its heap growth by it; the live data of 16 calls in flight is under 10 MiB),
- * one V8 worker thread and no concurrent recompilation (the container gets one core), no Maglev (hot code goes from
- * Sparkplug straight to Turbofan: 1 MiB less of V8's code paged in, and no more CPU per call), and one malloc arena.
- */
-export const FUNCTION_RUNTIME = {
-  nodeOptions: ['--max-semi-space-size=1', '--max-old-space-size=64', '--v8-pool-size=1', '--no-concurrent-recompilation', '--no-maglev'],
-  env: { MALLOC_ARENA_MAX: '1' },
-} as const;
+/** The function's runtime flags, where bench/function reads them (functions/dataservices/deploy/deployable.ts). */
+export { FUNCTION_RUNTIME };
 
-export const DEPLOYABLES: readonly Deployable[] = [
-  {
-    name: 'function',
-    entry: 'functions/dataservices/main.ts',
-    description: 'the composition function',
-    ports: [
-      { port: 9443, serves: 'gRPC with mTLS from /tls/server (mounted by Crossplane)' },
-      { port: 8080, serves: '/healthz and /metrics' },
-    ],
-    runtime: FUNCTION_RUNTIME,
-    // The SDK names grpc-js for a client the function never makes; grpc-server.ts serves.
-    replace: { '@grpc/grpc-js': 'functions/dataservices/grpc-js-unused.ts' },
-  },
-  {
-    name: 'backend',
-    entry: 'backend/main.ts',
-    description: 'the bind backend',
-    ports: [
-      { port: 8080, serves: 'the bind endpoints (/export, /authorize, /callback, /resources, /bind)' },
-      { port: 8081, serves: '/healthz, /readyz and /metrics' },
-    ],
-    entrypoints: ['/example-backend', '/ko-app/example-backend'],
-  },
-  KONNECTOR_DEPLOYABLE,
-  KUBECTL_BIND_DEPLOYABLE,
-];
+export const DEPLOYABLES: readonly Deployable[] = [FUNCTION_DEPLOYABLE, BACKEND_DEPLOYABLE, KONNECTOR_DEPLOYABLE, KUBECTL_BIND_DEPLOYABLE];
 
 /** The deployable of a name; an unknown name is a programming error that names the known ones. */
 export function deployable(name: string): Deployable {

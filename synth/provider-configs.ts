@@ -16,7 +16,7 @@ import type { Api, CrossplaneTarget } from '../apis/api';
 import type { JSONSchemaProps } from '../lib/schema';
 import { Names } from '../lib/names';
 import type { Recipe } from '../recipe/recipe';
-import { FUNCTION_POD, RUNTIME_CONTAINER } from './function-runtime';
+import { FUNCTION_POD, RUNTIME_CONTAINER } from '../functions/dataservices/deploy/function-runtime';
 import { groupOf, type KindRef } from './resource-names';
 
 /** The provider-kubernetes package the bundle installs (the version the tests build and run). */

@@ -25,7 +25,7 @@ import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
 import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor } from '../monitoring/scrape';
 import { checkUnique } from './catalog';
 import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
-import { FunctionRuntime } from './function-runtime';
+import { FunctionRuntime } from '../functions/dataservices/deploy/function-runtime';
 import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 import { ProviderConfigs, providerConfigRefs, ProviderKubernetes, referencedKinds } from './provider-configs';

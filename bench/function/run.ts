@@ -1,7 +1,7 @@
 /**
  * bench/function: RunFunction for an a9s-postgresql composite with 20 parameters, in process and over real gRPC on
  * loopback, at 1 and 16 calls in flight. The bundled function runs on the images' Node 24 with the image's runtime
- * flags (synth/deployables.ts FUNCTION_RUNTIME), pinned to one core; the load comes from one Go gRPC client
+ * flags (FUNCTION_RUNTIME, functions/dataservices/deploy/deployable.ts), pinned to one core; the load comes from one Go gRPC client
  * (bench/function/loadgen, the request encoded once) on the other. Every server in the same run:
  *
  * - floor: the same server answering every call with an empty response (what gRPC, the codec and the process cost);

@@ -6,9 +6,8 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import type { FunctionPackage } from '../compositions/function-ref';
 
-/** The distroless image's `nonroot` user and group (the Dockerfile's USER, synth/deployables.ts). */
+/** The distroless image's `nonroot` user and group (the Dockerfile's USER, synth/deployables.ts IMAGE_USER). */
 export const FUNCTION_USER = 65532;
 /** Crossplane's name for the function's container in the runtime Deployment. */
 export const RUNTIME_CONTAINER = 'package-runtime';
@@ -62,7 +61,11 @@ export const FUNCTION_POD: RuntimePodSpec = {
 };
 
 export interface FunctionRuntimeProps {
-  readonly fn: FunctionPackage;
+  /**
+   * The package to install and the name Crossplane gives it (compositions/function-ref.ts `functionPackage`, which
+   * functions/ may not import: its name and reference are all this construct reads).
+   */
+  readonly fn: { readonly name: string; readonly ref: string };
 }
 
 /** DeploymentRuntimeConfig `<function name>` and Function `<function name>` using it. */
