@@ -46,7 +46,7 @@ export interface ApiProps {
   readonly name: string;
   /** The claim kind (`PostgresqlInstance`); the composite kind is `X<kind>` (v1 target) or the kind itself (v2). */
   readonly kind: string;
-  /** @default the lower-cased kind plus `s` */
+  /** @default the kind's English plural, lower-cased (Names.plural); required for a kind ending in `s` */
   readonly plural?: string;
   /** @default anynines.com */
   readonly group?: string;
@@ -114,7 +114,14 @@ export class Api {
         'use an UpperCamelCase name of letters and digits, e.g. "PostgresqlInstance"',
       );
     }
-    const plural = props.plural ?? `${props.kind.toLowerCase()}s`;
+    const plural =
+      props.plural ??
+      Names.plural(props.kind) ??
+      fail(
+        'plural',
+        `kind "${props.kind}" ends in "s", so its plural cannot be derived`,
+        `set plural, the resource name in URLs and RBAC (e.g. "${props.kind.toLowerCase()}es" or "${props.kind.toLowerCase()}")`,
+      );
     if (!Names.isDnsLabel(plural)) fail('plural', `"${plural}" is not a DNS label`, 'use lower-case letters and digits');
     const group = props.group ?? DEFAULT_GROUP;
     if (!Names.isDnsSubdomain(group) || !group.includes('.')) {

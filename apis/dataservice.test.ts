@@ -141,6 +141,11 @@ describe('DataService', () => {
       { fields: [{ name: 'service', schema: s.string(), to: {} }] },
       ['fields["service"]', 'shadows a built-in field'],
     ],
+    [
+      'a kind ending in s without a plural',
+      { kind: 'Postgres' },
+      ['data service "demo": plural: kind "Postgres" ends in "s"', 'set plural'],
+    ],
   ])('refuses %s, naming the service, the field and the fix', (_, over, parts) => {
     let message = '';
     try {
@@ -150,6 +155,17 @@ describe('DataService', () => {
     }
     expect(message).not.toBe('');
     for (const p of parts) expect(message).toContain(p);
+  });
+});
+
+describe('the resource name (plural) of its kind', () => {
+  it.each([
+    ['DemoInstance', undefined, 'demoinstances', 'xdemoinstances'],
+    ['Policy', undefined, 'policies', 'xpolicies'],
+    ['Postgres', 'postgres', 'postgres', 'xpostgres'],
+  ])('%s (plural %s) is %s, its v1 composite %s', (kind, plural, want, composite) => {
+    const api = new DataService(props({ kind, ...(plural ? { plural } : {}) })).api;
+    expect([api.plural, api.compositePlural('v1')]).toEqual([want, composite]);
   });
 });
 

@@ -68,7 +68,7 @@ export interface DataServiceProps {
   readonly name: string;
   /** The claim kind (`PostgresqlInstance`). */
   readonly kind: string;
-  /** @default the lower-cased kind plus `s` */
+  /** @default the kind's English plural, lower-cased (Names.plural); required for a kind ending in `s` */
   readonly plural?: string;
   readonly description?: string;
   readonly defaultBackend: Backend;

@@ -3,6 +3,7 @@
  * CRDs, so every CRD klutch-kit ships comes from schema code, not copied YAML. Plain data, no construct library: the
  * backend and konnector bundles install CRDs from it and must not carry cdk8s (lib/crd.ts is the construct).
  */
+import { Names } from './names';
 import type { Schema } from './schema';
 
 /** An additional printer column of a CRD (`kubectl get` output). */
@@ -30,7 +31,7 @@ export interface CrdVersion {
 export interface CrdProps {
   readonly group: string;
   readonly kind: string;
-  /** @default the lower-cased kind plus `s` */
+  /** @default the kind's English plural, lower-cased (Names.plural); required for a kind ending in `s` */
   readonly plural?: string;
   /** @default the lower-cased kind */
   readonly singular?: string;
@@ -49,7 +50,11 @@ export function crdManifest(props: CrdProps): Record<string, unknown> {
   const storage = props.versions.filter((v, i) => v.storage ?? i === 0);
   if (storage.length !== 1)
     throw new Error(`CRD ${props.kind}.${props.group}: exactly one version must be the storage version, found ${storage.length}`);
-  const plural = props.plural ?? `${props.kind.toLowerCase()}s`;
+  const plural = props.plural ?? Names.plural(props.kind);
+  if (!plural)
+    throw new Error(
+      `CRD ${props.kind}.${props.group}: plural: kind "${props.kind}" ends in "s", so its plural cannot be derived; set plural (the resource name in URLs and RBAC)`,
+    );
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

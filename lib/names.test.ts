@@ -13,6 +13,20 @@ describe('Names.packageName (Crossplane ToDNSLabel of the repository path)', () 
     expect(Names.packageName(ref)).toBe(name);
   });
 
+  it.each([
+    ['PostgresqlInstance', 'postgresqlinstances'],
+    ['ServiceBinding', 'servicebindings'],
+    ['Policy', 'policies'],
+    ['Gateway', 'gateways'],
+    ['Mailbox', 'mailboxes'],
+    ['Patch', 'patches'],
+    ['Postgres', undefined],
+    ['Endpoints', undefined],
+    ['Status', undefined],
+  ])('Names.plural(%s) is %s', (kind, plural) => {
+    expect(Names.plural(kind)).toBe(plural);
+  });
+
   it('checks DNS labels and subdomains', () => {
     expect(Names.isDnsLabel('a9s-postgresql')).toBe(true);
     expect(Names.isDnsLabel('-x')).toBe(false);

@@ -25,6 +25,21 @@ export const Names = {
     const repo = lastColon > withoutRegistry.lastIndexOf('/') ? withoutRegistry.slice(0, lastColon) : withoutRegistry;
     return toDnsLabel(repo);
   },
+
+  /**
+   * The resource name (plural) of one of our kinds that names none, by the English rule where it is one:
+   * `PostgresqlInstance` → `postgresqlinstances`, `Policy` → `policies`, `Gateway` → `gateways`, `Mailbox` →
+   * `mailboxes`. Undefined for a kind ending in `s` (`Postgres`, `Endpoints`, `Status`: no rule says whether it is
+   * already plural), which must name its plural. The one default for every CRD we write (lib/crd-manifest.ts) and
+   * every API (apis/api.ts); a kind someone else defines has its plural read from its CRD (synth/resource-names.ts).
+   */
+  plural(kind: string): string | undefined {
+    const k = kind.toLowerCase();
+    if (k.endsWith('s')) return undefined;
+    if (/[^aeiou]y$/.test(k)) return `${k.slice(0, -1)}ies`;
+    if (/(x|z|ch|sh)$/.test(k)) return `${k}es`;
+    return `${k}s`;
+  },
 };
 
 /** Crossplane's xpkg.ToDNSLabel: keeps [a-z0-9], turns '.', '/', ':', '-' into '-', cuts at 63, trims '-'. */
