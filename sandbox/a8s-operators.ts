@@ -3,12 +3,15 @@
  * database Pods, which need a kubelet and images); test/support/stand-ins/a8s-operators.ts writes only what they
  * would write, when told. This loop tells it, once a second, for what exists: every a8s `Postgresql` becomes Running,
  * every a8s `ServiceBinding` is implemented with credentials made up here (and written to the Secret the real
- * service-binding controller would write). Nothing else in the sandbox is played.
+ * service-binding controller would write). Nothing else in the sandbox is played. Objects in a namespace labelled
+ * `klutch-kit.test/stand-in: off` are left alone: a test plays the operators there itself
+ * (test/support/stand-ins/stand-in-off.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { A8sOperatorsStandIn } from '../test/support/stand-ins/a8s-operators';
 import type { Kube } from '../test/support/kube';
 import { type RunningStandIn, standInLoop } from '../test/support/stand-ins/stand-in-loop';
+import { namespacesLeftAlone } from '../test/support/stand-ins/stand-in-off';
 
 type Obj = { metadata: { name: string; namespace: string }; spec?: Record<string, any>; status?: Record<string, any> };
 
@@ -24,13 +27,14 @@ export async function startA8sOperators(kube: Kube, say: (line: string) => void)
     return r.code === 200 ? ((r.body as { items: Obj[] }).items ?? []) : [];
   };
   const tick = async (): Promise<void> => {
+    const off = await namespacesLeftAlone(kube);
     for (const pg of await list(POSTGRESQLS)) {
-      if (pg.status?.clusterStatus === 'Running') continue;
+      if (pg.status?.clusterStatus === 'Running' || off.has(pg.metadata.namespace)) continue;
       await operators.postgresqlRunning(pg.metadata.namespace, pg.metadata.name);
       say(`a8s PostgreSQL operator (stand-in): Postgresql ${pg.metadata.namespace}/${pg.metadata.name} is Running`);
     }
     for (const sb of await list(BINDINGS)) {
-      if (sb.status?.implemented === true) continue;
+      if (sb.status?.implemented === true || off.has(sb.metadata.namespace)) continue;
       const instance = String(sb.spec?.instance?.name ?? 'postgresql');
       await operators.bindingImplemented(sb.metadata.namespace, sb.metadata.name, {
         database: instance.replace(/-/g, '_'),
