@@ -1,17 +1,33 @@
 /**
  * The smallest suite that still proves the default (`v1`, Klutch-compatible) package on Crossplane core v1.20.11, the
  * last 1.x line: Crossplane's package manager installs it behind v1.20's own XRD webhook, and one a8s claim goes
- * claim → composite → Object → a8s PostgreSQL → Ready → deleted. Everything else runs on v2 core
- * (crossplane.test.ts). A cluster of its own, like that suite (Crossplane installs cluster-wide CRDs and webhooks).
+ * claim → composite → Object → a8s PostgreSQL → Ready → deleted. Everything else runs on v2 core as operators run it,
+ * on the shared Pod platform (crossplane-claims.test.ts, crossplane-v2-native.test.ts). A cluster of its own
+ * (Crossplane installs cluster-wide CRDs and webhooks), with Crossplane, the function and provider-kubernetes as
+ * processes (test/support/crossplane.ts): this suite is also where that harness shows a failing step and its stop().
  */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../support/catalog';
 import { controlPlanes } from '../support/cluster';
 import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
-import { apply, condition, CONFIGURATION_NAME, type Crossplane, get, startCrossplane } from '../support/crossplane';
+import {
+  apply,
+  condition,
+  CONFIGURATION_NAME,
+  type Crossplane,
+  crossplanePki,
+  get,
+  startCrossplane,
+  startCrossplaneCore,
+} from '../support/crossplane';
 import { eventually, type Kube, kubeFor } from '../support/kube';
+import { isAlive } from '../support/processes';
 import { A8sOperatorsStandIn } from '../support/stand-ins/a8s-operators';
+import { crossplaneBinaryPath } from '../tools/crossplane';
 import { kubeBinaryPath } from '../tools/kube';
 
 type Obj = Record<string, any>;
@@ -115,4 +131,32 @@ describe('Crossplane v1.20 core', () => {
       60_000,
     );
   }, 120_000);
+});
+
+describe('the Crossplane processes of the harness', () => {
+  it('a failing step names the process and its log file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-crossplane-fail-'));
+    try {
+      const pki = await crossplanePki(join(dir, 'pki'));
+      rmSync(join(pki.crossplaneClient, 'tls.crt'));
+      await expect(startCrossplaneCore(crossplaneBinaryPath('v1'), cp.clusters[CLUSTER]!, dir, pki)).rejects.toThrow(
+        new RegExp(
+          `crossplane of ${CLUSTER} exited \\(code 1\\) while waiting for Crossplane to serve /readyz and its webhook; ` +
+            `its log is ${dir}/crossplane.log:[\\s\\S]*cannot load client TLS certificates`,
+        ),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stop() ends Crossplane, the function and the provider, keeping the logs and not the keys', async () => {
+    const pids = [...xp.pids];
+    expect(pids.length).toBe(3);
+    expect(pids.every(isAlive)).toBe(true);
+    await xp.stop();
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(existsSync(join(xp.runDir, 'crossplane.log')), 'logs are kept').toBe(true);
+    expect(existsSync(join(xp.runDir, 'pki')), 'keys are not').toBe(false);
+  });
 });

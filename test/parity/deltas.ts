@@ -122,7 +122,7 @@ export const DELTAS: readonly Delta[] = [
       'object exists, before the operator has a cluster, user or backup; ours derive it from what the operator reports ' +
       '(PostgreSQL clusterStatus Running, ServiceBinding implemented, Backup and Restore their own Ready condition)',
     evidence:
-      'backends/a8s.ts A8S_POSTGRESQL_READY, A8S_BINDING_READY, A8sReadiness.fromObject; test/cluster/crossplane.test.ts "an a8s claim is ' +
+      'backends/a8s.ts A8S_POSTGRESQL_READY, A8S_BINDING_READY, A8sReadiness.fromObject; test/cluster/crossplane-claims.test.ts "an a8s claim is ' +
       'not Ready until the PostgreSQL operator reports the cluster running" (on the real Crossplane loop)',
   },
   {

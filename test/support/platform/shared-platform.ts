@@ -20,9 +20,10 @@ export const POD_PLATFORM_FILES = [
   'test/cluster/crossplane-v2-native.test.ts',
   'test/cluster/cnpg.test.ts',
   'test/cluster/platform-pods.test.ts',
+  'test/cluster/crossplane-claims.test.ts',
 ];
 /** Of those, the ones that use it with the default package and must be done before the package moves. */
-export const V1_FILES = ['test/cluster/cnpg.test.ts', 'test/cluster/platform-pods.test.ts'];
+export const V1_FILES = ['test/cluster/cnpg.test.ts', 'test/cluster/platform-pods.test.ts', 'test/cluster/crossplane-claims.test.ts'];
 /** How long `exclusive` waits for the files holding the platform. */
 const EXCLUSIVE_TIMEOUT_MS = 30 * 60_000;
 
