@@ -6,12 +6,13 @@
  * (Crossplane installs cluster-wide CRDs and webhooks), with Crossplane, the function and provider-kubernetes as
  * processes (test/support/crossplane.ts): this suite is also where that harness shows a failing step and its stop().
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../support/catalog';
+import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
 import { controlPlanes } from '../support/cluster';
 import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
 import {
@@ -146,6 +147,38 @@ describe('the Crossplane processes of the harness', () => {
         ),
       );
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a killed test runner leaves no process behind: the parent-death guard every process of the setup has', async () => {
+    // The function stands for the three: Crossplane, the function and the provider are started by the same guard.
+    const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-crossplane-held-'));
+    const runner = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'scripts', 'run-ts.mjs'),
+        join(ROOT, 'test', 'cluster', 'fixtures', 'hold-crossplane-function.ts'),
+        dir,
+        cp.clusters[CLUSTER]!.kubeconfig,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const pids = await new Promise<number[]>((resolve, reject) => {
+        let out = '';
+        runner.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0]!) as { pids: number[] }).pids);
+        });
+        runner.once('exit', (code, signal) => reject(new Error(`the runner exited (${code ?? signal}) before its function was ready`)));
+      });
+      expect(pids.length).toBe(1);
+      expect(pids.every(isAlive)).toBe(true);
+      runner.kill('SIGKILL');
+      await eventually('the function to exit after its runner was killed', async () => (pids.some(isAlive) ? undefined : true), 30_000);
+    } finally {
+      runner.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   });
