@@ -302,6 +302,16 @@ describe('machine bind flags', () => {
   });
 });
 
+describe('the defaults --help says', () => {
+  // A default in words ("half the lifetime", "$POD_NAME, else the host name") is worked out at start, not a value.
+  const literal = FLAGS.filter((f) => f.default !== undefined && !f.default.includes(' '));
+
+  it.each(literal.map((f) => [f.name, f.default!]))('--%s: the default %s is what the backend runs with', (name, value) => {
+    const given = parseOptions([...required.filter((r) => !r.startsWith(`--${name}=`)), `--${name}=${value}`]) as BackendOptions;
+    expect({ ...given, mapped: [] }).toEqual({ ...(parseOptions(required) as BackendOptions), mapped: [] });
+  });
+});
+
 describe('switches given as variables', () => {
   it.each([
     ['BACKEND_MACHINE_BIND', 'yes', '--machine-bind: "yes" is not true or false'],

@@ -12,6 +12,7 @@ import {
   countFlag,
   durationFlag,
   envVariable,
+  flagDefault,
   flagHelp,
   HELP_FLAG,
   logLevelFlag,
@@ -461,9 +462,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const flags = parseFlags(BACKEND_FLAGS, argv, env);
   if (flags.help) return 'help';
   const raw = (name: string): string | undefined => flags.value(name);
+  // A flag's value, else the default --help says (BACKEND_FLAGS): written once.
+  const or = (name: string): string => raw(name) ?? flagDefault(BACKEND_FLAGS, name);
   refuseUnsupported(raw);
   // Klutch's control-plane-mode Deployment passes no OIDC flags: none is required then, and any given is refused.
-  const cp = switchFlag('control-plane-mode', raw('control-plane-mode') ?? 'false');
+  const cp = switchFlag('control-plane-mode', or('control-plane-mode'));
   if (cp) refuseWebFlags(raw);
   const required = (name: string): string => {
     const v = raw(name);
@@ -506,8 +509,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   }
   const cookies = cp ? {} : cookieKeys(raw, mapped);
   const listenAddress = klutchListenAddress(raw, mapped);
-  const logLevel = logLevelFlag(raw('log-level'), raw('v'), mapped);
-  const isolation = raw('cluster-scoped-isolation') ?? 'Prefixed';
+  const logLevel = logLevelFlag(raw('log-level'), raw('v'), mapped, flagDefault(BACKEND_FLAGS, 'log-level'));
+  const isolation = or('cluster-scoped-isolation');
   if (isolation.toLowerCase() !== 'prefixed') {
     throw new UsageError(
       `--cluster-scoped-isolation: "${isolation}" is not supported: this backend isolates consumers' cluster-scoped objects only by prefix (Prefixed, Klutch's default); drop the flag or set it to prefixed`,
@@ -517,55 +520,55 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const tlsKey = raw('tls-key-file');
   if (!tlsCert !== !tlsKey) throw new UsageError('--tls-cert-file and --tls-key-file go together: give both or neither');
   // Klutch's help text spells them in lower case, its manifests capitalised; both mean the same.
-  const scopeRaw = raw('consumer-scope') ?? 'Namespaced';
+  const scopeRaw = or('consumer-scope');
   const scope = ({ namespaced: 'Namespaced', cluster: 'Cluster' } as const)[scopeRaw.toLowerCase() as 'namespaced' | 'cluster'];
   if (!scope || (scopeRaw !== scope && scopeRaw !== scope.toLowerCase()))
     throw new UsageError(`--consumer-scope: "${scopeRaw}" is not Namespaced or Cluster (or Klutch's namespaced, cluster)`);
-  const lifetime = durationFlag('token-lifetime', raw('token-lifetime') ?? '1h');
+  const lifetime = durationFlag('token-lifetime', or('token-lifetime'));
   if (lifetime < 600_000)
     throw new UsageError(`--token-lifetime: ${raw('token-lifetime')} is less than 10m, the shortest token Kubernetes issues`);
   const refreshRaw = raw('token-refresh-before');
   const refresh = refreshRaw ? durationFlag('token-refresh-before', refreshRaw) : lifetime / 2;
   if (refresh <= 0 || refresh >= lifetime) {
     throw new UsageError(
-      `--token-refresh-before: ${refreshRaw} must be more than 0 and less than --token-lifetime (${raw('token-lifetime') ?? '1h'})`,
+      `--token-refresh-before: ${refreshRaw} must be more than 0 and less than --token-lifetime (${or('token-lifetime')})`,
     );
   }
-  const exportRequestTimeout = durationFlag('export-request-timeout', raw('export-request-timeout') ?? '1m');
+  const exportRequestTimeout = durationFlag('export-request-timeout', or('export-request-timeout'));
   if (exportRequestTimeout <= 0) throw new UsageError(`--export-request-timeout: ${raw('export-request-timeout')} must be more than 0`);
-  const claimed = raw('claimed-access') ?? 'Object';
+  const claimed = or('claimed-access');
   if (claimed !== 'Object' && claimed !== 'Namespace') throw new UsageError(`--claimed-access: "${claimed}" is not Object or Namespace`);
   // A duration that must be more than 0, and a whole number: the readers every process shares (lib/flags.ts).
-  const positive = (name: string, fallback: string): number => {
-    const ms = durationFlag(name, raw(name) ?? fallback);
+  const positive = (name: string): number => {
+    const ms = durationFlag(name, or(name));
     if (ms <= 0) throw new UsageError(`--${name}: ${raw(name)} must be more than 0`);
     return ms;
   };
-  const count = (name: string, fallback: string, min = 1): number => countFlag(name, raw(name) ?? fallback, min);
-  const prefix = raw('namespace-prefix') ?? 'cluster';
+  const count = (name: string, min = 1): number => countFlag(name, or(name), min);
+  const prefix = or('namespace-prefix');
   if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
     throw new UsageError(
       `--namespace-prefix: "${prefix}" must be a DNS label of at most 42 characters (namespaces are <prefix>-<five characters>)`,
     );
   }
   addressFlag('listen-address', listenAddress);
-  const requestTimeout = positive('http-request-timeout', '30s');
-  const headersTimeout = positive('http-headers-timeout', '10s');
+  const requestTimeout = positive('http-request-timeout');
+  const headersTimeout = positive('http-headers-timeout');
   if (headersTimeout > requestTimeout)
     throw new UsageError(
-      `--http-headers-timeout: ${raw('http-headers-timeout') ?? '10s'} is longer than --http-request-timeout (${raw('http-request-timeout') ?? '30s'}); make it shorter`,
+      `--http-headers-timeout: ${or('http-headers-timeout')} is longer than --http-request-timeout (${or('http-request-timeout')}); make it shorter`,
     );
-  addressFlag('probe-address', raw('probe-address') ?? '0.0.0.0:8081');
-  const groupsClaim = raw('oidc-groups-claim') ?? 'groups';
+  addressFlag('probe-address', or('probe-address'));
+  const groupsClaim = or('oidc-groups-claim');
   if (!groupsClaim.trim())
     throw new UsageError('--oidc-groups-claim: is empty; give the ID token claim that holds groups (default groups)');
   const extraScopes = (raw('oidc-extra-scopes') ?? '').split(/[\s,]+/).filter(Boolean);
   const badScope = extraScopes.find((x) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(x));
   if (badScope !== undefined) throw new UsageError(`--oidc-extra-scopes: "${badScope}" is not an OAuth scope (RFC 6749 3.3)`);
-  const bindPolicy = raw('default-bind-policy') ?? 'allow-all';
+  const bindPolicy = or('default-bind-policy');
   if (!(DEFAULT_BIND_POLICIES as readonly string[]).includes(bindPolicy))
     throw new UsageError(`--default-bind-policy: "${bindPolicy}" is not ${DEFAULT_BIND_POLICIES.join(' or ')}`);
-  const machineBind = switchFlag('machine-bind', raw('machine-bind') ?? 'false');
+  const machineBind = switchFlag('machine-bind', or('machine-bind'));
   const machineResource = raw('machine-bind-resource');
   if (machineResource !== undefined) {
     if (!machineBind) throw new UsageError('--machine-bind-resource: only with --machine-bind');
@@ -574,20 +577,20 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
       throw new UsageError(`--machine-bind-resource: "${machineResource}" has a fragment; a resource indicator may not (RFC 8707)`);
   }
 
-  const konnectorImage = raw('konnector-image') ?? 'ghcr.io/klutch-kit/konnector:v0.1.0';
+  const konnectorImage = or('konnector-image');
   if (!/^[^\s]+$/.test(konnectorImage)) throw new UsageError(`--konnector-image: "${konnectorImage}" is not an image reference`);
 
   return {
     controlPlaneMode: cp,
     listenAddress,
-    probeAddress: raw('probe-address') ?? '0.0.0.0:8081',
+    probeAddress: or('probe-address'),
     ...(tlsCert ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
     httpRequestTimeoutMs: requestTimeout,
     httpHeadersTimeoutMs: headersTimeout,
-    httpKeepAliveTimeoutMs: positive('http-keep-alive-timeout', '5s'),
-    httpMaxConnections: count('http-max-connections', '1000'),
-    loginRateLimit: count('login-rate-limit', '30', 0),
-    loginRateBurst: count('login-rate-burst', '20'),
+    httpKeepAliveTimeoutMs: positive('http-keep-alive-timeout'),
+    httpMaxConnections: count('http-max-connections'),
+    loginRateLimit: count('login-rate-limit', 0),
+    loginRateBurst: count('login-rate-burst'),
     oidcIssuerUrl: issuer?.href.replace(/\/$/, '') ?? '',
     oidcClientId: cp ? '' : required('oidc-issuer-client-id'),
     oidcClientSecret: cp ? '' : required('oidc-issuer-client-secret'),
@@ -602,7 +605,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     kubeconfig: raw('kubeconfig'),
     namespace: raw('namespace') ?? (env.POD_NAMESPACE || undefined),
     namespacePrefix: prefix,
-    prettyName: raw('pretty-name') ?? 'klutch-kit',
+    prettyName: or('pretty-name'),
     consumerScope: scope,
     clusterScopedIsolation: 'Prefixed',
     externalAddress: external?.href.replace(/\/$/, ''),
@@ -612,15 +615,15 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     tokenRefreshBeforeMs: refresh,
     exportRequestTimeoutMs: exportRequestTimeout,
     claimedAccess: claimed,
-    unboundConsumerTtlMs: positive('unbound-consumer-ttl', '1h'),
-    abandonedConsumerAfterMs: positive('abandoned-consumer-after', '720h'),
-    legacyTokenGraceMs: positive('legacy-token-grace', '10m'),
-    maxClustersPerSubject: count('max-clusters-per-subject', '20'),
-    maxServiceNamespaces: count('max-apiservicenamespaces', '100'),
-    maxExportRequests: count('max-export-requests', '50'),
+    unboundConsumerTtlMs: positive('unbound-consumer-ttl'),
+    abandonedConsumerAfterMs: positive('abandoned-consumer-after'),
+    legacyTokenGraceMs: positive('legacy-token-grace'),
+    maxClustersPerSubject: count('max-clusters-per-subject'),
+    maxServiceNamespaces: count('max-apiservicenamespaces'),
+    maxExportRequests: count('max-export-requests'),
     konnectorImage,
-    leaderElection: switchFlag('leader-election', raw('leader-election') ?? 'true'),
-    leaseName: raw('lease-name') ?? 'klutch-bind-backend',
+    leaderElection: switchFlag('leader-election', or('leader-election')),
+    leaseName: or('lease-name'),
     identity: raw('identity') ?? (env.POD_NAME || hostname),
     logLevel,
     mapped,
@@ -694,7 +697,7 @@ function klutchListenAddress(raw: Raw, mapped: MappedFlag[]): string {
   const address = raw('listen-address');
   const ip = raw('listen-ip');
   const port = raw('listen-port');
-  if (ip === undefined && port === undefined) return address ?? '0.0.0.0:8080';
+  if (ip === undefined && port === undefined) return address ?? flagDefault(BACKEND_FLAGS, 'listen-address');
   if (address !== undefined)
     throw new UsageError('--listen-ip/--listen-port and --listen-address: give --listen-address alone (it says both)');
   if (port !== undefined && (!/^\d+$/.test(port) || Number(port) > 65535))

@@ -8,6 +8,7 @@ import type { RateLimit } from '../controller';
 import {
   countFlag,
   durationFlag,
+  flagDefault,
   flagHelp,
   HELP_FLAG,
   logLevelFlag,
@@ -143,11 +144,7 @@ SIGTERM or SIGINT: stop syncing new changes, finish the ones in flight, release 
 `;
 
 /** The table's default of a flag whose default is a value (not a description such as "all namespaces"). */
-function tableDefault(name: string): string {
-  const d = KONNECTOR_FLAGS.flags.find((f) => f.name === name)?.default;
-  if (d === undefined) throw new Error(`no default for --${name} in KONNECTOR_FLAGS`);
-  return d;
-}
+const tableDefault = (name: string): string => flagDefault(KONNECTOR_FLAGS, name);
 
 /** `--kube-api-qps` and `--kube-api-burst`: no limit unless a qps is given. */
 function rateLimitFlags(qpsText: string | undefined, burstText: string | undefined): { rateLimit?: RateLimit } {

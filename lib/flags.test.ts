@@ -4,6 +4,7 @@ import {
   countFlag,
   durationFlag,
   envVariable,
+  flagDefault,
   flagHelp,
   logLevelFlag,
   parseFlags,
@@ -68,6 +69,13 @@ describe('parseFlags', () => {
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toContain('--token');
     expect((err as Error).cause).toBeInstanceOf(Error);
+  });
+});
+
+describe('flagDefault', () => {
+  it('is the default --help says, and a programming error for a flag without one', () => {
+    expect(flagDefault(TABLE, 'listen-address')).toBe('0.0.0.0:8080');
+    expect(() => flagDefault(TABLE, 'certs')).toThrow('no default for --certs in the flag table');
   });
 });
 

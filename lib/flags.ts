@@ -145,6 +145,16 @@ function goSyntax(table: FlagTable, argv: readonly string[]): { args: string[]; 
   return { args, switches };
 }
 
+/**
+ * The default `--help` says for a flag, for a parser to fall back to: the default is written once, in the table, so
+ * the help, the manual's check and what the process runs with cannot disagree. No default is a programming error.
+ */
+export function flagDefault(table: FlagTable, name: string): string {
+  const d = table.flags.find((f) => f.name === name)?.default;
+  if (d === undefined) throw new Error(`no default for --${name} in the flag table`);
+  return d;
+}
+
 /** A Go-style duration flag's value in milliseconds (`500ms`, `90s`, `2m30s`, `1h`); a UsageError names the flag. */
 export function durationFlag(flag: string, value: string): number {
   const ms = parseGoDuration(value);
