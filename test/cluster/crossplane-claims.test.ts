@@ -108,14 +108,19 @@ afterAll(async () => {
     const claims = [...examples.values(), ...extras];
     for (const claim of claims) await kube.request('DELETE', claimPath(claim)).catch(() => undefined);
     await kube.request('DELETE', `/api/v1/namespaces/${NS}`);
+    // Cluster-scoped leftovers too: composites, provider-kubernetes Objects and a9s MRs, by their claim's namespace.
+    const selector = `labelSelector=${encodeURIComponent(`crossplane.io/claim-namespace=${NS}`)}`;
+    const clusterScoped = [
+      ...[...plurals.values()].map(({ composite }) => `/apis/anynines.com/v1/${composite}`),
+      COMPOSED.Object!,
+      ...['ServiceInstance', 'ServiceBinding', 'Backup', 'Restore'].map((k) => COMPOSED[k]!),
+    ];
     await eventually(
-      `namespace ${NS} and the composites of its claims gone`,
+      `namespace ${NS} and what its claims composed gone`,
       async () => {
         if (await get(kube, `/api/v1/namespaces/${NS}`)) return undefined;
-        for (const { composite } of plurals.values()) {
-          const left = ((await get(kube, `/apis/anynines.com/v1/${composite}`))?.items as Obj[] | undefined) ?? [];
-          if (left.some((x) => x.spec?.claimRef?.namespace === NS)) return undefined;
-        }
+        for (const path of clusterScoped)
+          if (((await get(kube, `${path}?${selector}`))?.items as Obj[] | undefined)?.length) return undefined;
         return true;
       },
       150_000,
