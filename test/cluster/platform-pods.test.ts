@@ -20,9 +20,9 @@
  * that is the external address consumers' kubeconfigs name. The test process reaches the backend's Service through
  * node.forward, on the port its public URL names.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -34,7 +34,8 @@ import { apply, condition, CONFIGURATION_PACKAGE, CROSSPLANE_NAMESPACE } from '.
 import { applyAt, eventually, execIn, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
 import { exposeHostPort } from '../support/node/host-port';
 import type { AttachedNode } from '../support/node/attach';
-import { type Node, startNode } from '../support/node/node';
+import { type Node, processesInNetns, startNode } from '../support/node/node';
+import { cgroupProcs, MACHINE_PATHS, podOutput, runBusybox } from '../support/node/pod-checks';
 import { CROSSPLANE_IMAGE, DEPLOYABLE_IMAGES, ensureBaseImage, ensureDeployableImages } from '../support/node/platform-images';
 import { status } from '../support/node/registry';
 import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, kubectl } from '../support/platform/bind-bundle';
@@ -43,7 +44,7 @@ import { holdV1, type PodPlatform, podPlatform } from '../support/platform/pod-p
 import { listPods, podFailure, podTable } from '../support/platform/pods';
 import { mirrored } from '../support/platform/push';
 import { PROVIDER_ANYNINES_STAND_IN } from '../support/platform/platform-on-pods';
-import { tail } from '../support/processes';
+import { isAlive, tail } from '../support/processes';
 import { repoRoot } from '../support/root';
 import { crossplaneVersion } from '../tools/crossplane';
 import { kubeBinaryPath } from '../tools/kube';
@@ -67,6 +68,10 @@ let dist: string;
 let cps: ControlPlanes;
 let cpNode: AttachedNode;
 let appNode: Node;
+/** Set once the node checks at the end stopped the app cluster's node (afterAll stops it otherwise). */
+let appNodeStopped = false;
+/** The machine's default paths of containerd, the kubelet and CNI that exist before the app node starts. */
+let machinePathsBefore: string[];
 let cp: Kube;
 let app: Kube;
 let platform: PodPlatform;
@@ -99,6 +104,7 @@ beforeAll(async () => {
   cps = await appCluster;
   app = kubeFor(cps.clusters[APP]!);
   const images = await ensureDeployableImages(dist, log);
+  machinePathsBefore = MACHINE_PATHS.filter((p) => existsSync(p));
   appNode = await startNode(cps.clusters[APP]!, { name: 'platform-app-node', podCidr: '10.244.1.0/24', images: [images.konnector!], log });
   const example = (name: string) =>
     parse(readFileSync(join(dist, 'packages', 'dataservices', 'examples', `${name}.yaml`), 'utf8')) as WireObject;
@@ -134,7 +140,7 @@ afterAll(async () => {
   if (cp) log(`Pods of the control plane at the end:\n${podTable(await listPods(cp).catch(() => []))}`);
   if (app) log(`Pods of the app cluster at the end:\n${podTable(await listPods(app).catch(() => []))}`);
   for (const c of closers.reverse()) await c().catch(() => undefined);
-  await appNode?.stop();
+  if (!appNodeStopped) await appNode?.stop();
   await cps?.stop();
   await cpNode?.close();
   await cp?.request('DELETE', `/api/v1/namespaces/${IMAGES_NS}`);
@@ -753,6 +759,180 @@ describe('the backend at two replicas', () => {
     },
     STEP,
   );
+});
+
+/**
+ * The app cluster's node as a harness node (issue 18, test/support/node/; these were node.test.ts, which started a
+ * control plane and a node of its own for them): Ready with its address only in its own network namespace, a Pod of a
+ * locally built image with a readiness probe, a Service by ClusterIP and DNS name, the API server reaching the kubelet
+ * and the Pods, a Pod reaching the API server with its token, nothing left once the node is stopped, and the reaper
+ * after a killed runner. They touch only this file's app cluster, so the shared platform is let go first: the package
+ * move need not wait for them.
+ */
+describe("the app cluster's node", () => {
+  const NS = 'node-checks';
+  beforeAll(async () => {
+    // Nothing of this file acts on the shared platform from here: its konnector (which syncs this file's claims with
+    // the control plane) stops, its images namespace goes, then the package move may start.
+    await requireOk(
+      app,
+      'PATCH',
+      `/apis/apps/v1/namespaces/${KONNECTOR_NS}/deployments/konnector`,
+      { spec: { replicas: 0 } },
+      'application/merge-patch+json',
+    );
+    await eventually('no konnector Pod left in the app cluster', async () =>
+      (await listPods(app, KONNECTOR_NS, 'app=konnector')).length === 0 ? true : undefined,
+    );
+    await cp.request('DELETE', `/api/v1/namespaces/${IMAGES_NS}`);
+    release?.();
+    release = undefined;
+    await requireOk(app, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
+    // Pods need the namespace's ServiceAccount (ServiceAccount admission), which the controller-manager makes.
+    await eventually('the default ServiceAccount of the node checks namespace', () =>
+      getObject(app, `/api/v1/namespaces/${NS}/serviceaccounts/default`),
+    );
+  }, STEP);
+  const run = (name: string, script: string, phase: 'Running' | 'Succeeded', extra: WireObject = {}) =>
+    runBusybox(app, appNode, NS, name, script, phase, extra);
+
+  it('registers a Ready node whose address exists only inside its own network namespace', async () => {
+    const n = await getObject(app, `/api/v1/nodes/${appNode.name}`);
+    expect(n?.status?.conditions?.find((c: WireObject) => c.type === 'Ready')?.status).toBe('True');
+    expect(n?.status?.addresses).toContainEqual({ type: 'InternalIP', address: appNode.ip });
+    expect(n?.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\/1\.6\./);
+    expect(n?.status?.nodeInfo?.kubeletVersion).toBe('v1.34.1');
+    const hostAddresses = Object.values(networkInterfaces())
+      .flat()
+      .map((a) => a?.address);
+    expect(hostAddresses).not.toContain(appNode.ip);
+    expect(processesInNetns(appNode.netns).length).toBeGreaterThan(0);
+  });
+
+  it('runs a Pod of a locally built image, its readiness probe answered through the Pod network', async () => {
+    const pod = await run('web', 'echo "hello from $HOSTNAME" > /www/index.html && exec httpd -f -v -p 8080 -h /www', 'Running', {
+      readinessProbe: { httpGet: { path: '/index.html', port: 8080 }, periodSeconds: 1 },
+    });
+    expect(pod.status.podIP).toMatch(/^10\.244\.1\./);
+    expect(pod.spec.nodeName).toBe(appNode.name);
+  }, 120_000);
+
+  it('lets a second Pod reach the first through its Service ClusterIP and its DNS name', async () => {
+    const svc = await applyAt(app, `/api/v1/namespaces/${NS}/services/web`, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: NS },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+    });
+    const ip = svc.spec.clusterIP as string;
+    expect(ip).toMatch(/^10\.0\.0\./);
+    // The endpointslice controller and kube-proxy need a moment for a new Service: the client retries.
+    await run(
+      'client',
+      // busybox 1.35's `wget -T` crashes (SIGSEGV); its `timeout` bounds each try instead.
+      `for i in $(seq 1 30); do timeout 3 wget -q -O- http://${ip}/index.html && break; sleep 1; done; ` +
+        `for i in $(seq 1 30); do timeout 3 wget -q -O- http://web.${NS}.svc.cluster.local/index.html && break; sleep 1; done`,
+      'Succeeded',
+    );
+    expect(podOutput(appNode, NS, 'client').match(/hello from web/g)).toHaveLength(2);
+  }, 120_000);
+
+  it('lets the API server reach the kubelet and the Pods through its egress into the node: Pod logs, Pod and Service proxies, exec', async () => {
+    const logs = await app.request('GET', `/api/v1/namespaces/${NS}/pods/web/log`);
+    expect(logs.code, JSON.stringify(logs.body)).toBe(200);
+    expect(String(logs.body.message)).toContain('response:200');
+    for (const path of ['pods/web:8080/proxy/index.html', 'services/web:80/proxy/index.html']) {
+      const r = await app.request('GET', `/api/v1/namespaces/${NS}/${path}`);
+      expect(r.code, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
+      expect(String(r.body.message)).toBe('hello from web\n');
+    }
+    // exec: the API server upgrades the kubelet connection (a websocket to the client) through the same egress.
+    expect(await execIn(app, NS, 'web', 'main', ['cat', '/www/index.html'])).toBe('hello from web\n');
+  });
+
+  it('lets a Pod reach the API server through the kubernetes Service with its ServiceAccount token', async () => {
+    await applyAt(app, `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/read-pods`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'read-pods', namespace: NS },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+    });
+    await applyAt(app, `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/read-pods`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'read-pods', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-pods' },
+      subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: NS }],
+    });
+    // What in-cluster config reads: the Service's address from the environment, token, CA and namespace from the
+    // mounted ServiceAccount volume. (busybox's wget does not check certificates; the CA is compared below.)
+    const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+    const url = `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/api/v1/namespaces/$(cat ${sa}/namespace)/pods/incluster`;
+    // Section marks computed by the shell (`@@$((1))` prints `@@1`): the Pod's own JSON, printed first, holds the
+    // command's text, never its output.
+    await run(
+      'incluster',
+      `wget -q -O- --header "Authorization: Bearer $(cat ${sa}/token)" ${url}; echo; ` +
+        `echo "@@$((1))"; wget -q -O- ${url} 2>&1; echo "@@$((2))"; cat ${sa}/ca.crt`,
+      'Succeeded',
+    );
+    const [withToken, withoutToken, ca] = podOutput(appNode, NS, 'incluster').split(/^@@\d\n/m);
+    const self = JSON.parse(withToken!.slice(withToken!.indexOf('{'))) as WireObject;
+    expect([self.kind, self.metadata.name, self.metadata.namespace]).toEqual(['Pod', 'incluster', NS]);
+    expect(withoutToken).toContain('403 Forbidden');
+    expect(ca!.trim()).toBe(cps.clusters[APP]!.ca.trim());
+    const pod = await getObject(app, `/api/v1/namespaces/${NS}/pods/incluster`);
+    expect(pod?.spec?.serviceAccountName).toBe('default');
+  }, 120_000);
+
+  it('leaves no process, network namespace, mount or cgroup behind when stopped', async () => {
+    const { netns, procs, runDir, cgroupDirs } = appNode;
+    appNodeStopped = true;
+    await appNode.stop();
+    expect(procs.filter((p) => isAlive(p.pid)).map((p) => `${p.role} ${p.pid}`)).toEqual([]);
+    expect(processesInNetns(netns)).toEqual([]);
+    const mounts = readFileSync('/proc/mounts', 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(runDir));
+    expect(mounts).toEqual([]);
+    expect(cgroupDirs.filter((d) => existsSync(d))).toEqual([]);
+    expect(existsSync(join(runDir, 'containerd', 'root'))).toBe(false);
+    // Other engineers' and files' nodes run at the same time: the machine's default paths are compared, not its mounts.
+    expect(MACHINE_PATHS.filter((p) => existsSync(p))).toEqual(machinePathsBefore);
+  }, 120_000);
+
+  it('leaves nothing behind when the test runner is killed: its reaper sweeps the node, Pods included', async () => {
+    const runner = spawn(
+      process.execPath,
+      [join(repoRoot(), 'scripts', 'run-ts.mjs'), join(repoRoot(), 'test', 'cluster', 'fixtures', 'hold-node.ts'), kubeBinaryPath()],
+      { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      runner.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      runner.once('exit', (code) => reject(new Error(`the runner exited (${code}) before its node ran a Pod`)));
+    });
+    const held = JSON.parse(line) as { egressSocket: string; runDir: string; netns: string; cgroupDirs: string[]; pids: number[] };
+    // Processes in the cgroup tree: the node's own, containerd's shims and the Pod's (pause and sleep).
+    const inTree = () => held.cgroupDirs.flatMap((d) => (existsSync(d) ? cgroupProcs(d) : []));
+    expect(inTree().length).toBeGreaterThan(held.pids.length);
+    runner.kill('SIGKILL');
+    await eventually('the reaper to finish', async () => (existsSync(join(held.runDir, 'finished')) ? true : undefined), 60_000);
+    expect(readFileSync(join(held.runDir, 'finished'), 'utf8')).toContain('reaper');
+    expect(inTree()).toEqual([]);
+    expect(held.cgroupDirs.filter((d) => existsSync(d))).toEqual([]);
+    expect(processesInNetns(held.netns)).toEqual([]);
+    expect(
+      readFileSync('/proc/mounts', 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(held.runDir)),
+    ).toEqual([]);
+    expect(existsSync(join(held.runDir, 'containerd', 'root'))).toBe(false);
+    expect(existsSync(held.egressSocket)).toBe(false);
+  }, 240_000);
 });
 
 /**
