@@ -187,7 +187,22 @@ export async function startApiServer(
   o: { pods?: boolean } = {},
 ): Promise<{ proc: Proc; info: ClusterInfo }> {
   const node = o.pods ? await nodeAccess(c) : undefined;
+  // KLUTCH_KIT_AUDIT=1: every request's metadata (user agent, verb, resource) in <cluster>/audit.log, to see who keeps
+  // an API server busy (docs/testing.md). Off by default: it costs a write per request.
+  const audit = process.env.KLUTCH_KIT_AUDIT === '1';
+  if (audit)
+    writeFileSync(
+      join(c.pki, 'audit-policy.yaml'),
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  omitStages: [RequestReceived]\n',
+    );
   const proc = launchKube(binary, 'kube-apiserver', c.name, c.dir, [
+    ...(audit
+      ? [
+          `--audit-policy-file=${join(c.pki, 'audit-policy.yaml')}`,
+          `--audit-log-path=${join(c.dir, 'audit.log')}`,
+          '--audit-log-maxbackup=0',
+        ]
+      : []),
     `--etcd-servers=${etcd.url}`,
     `--etcd-prefix=/klutch-kit/${c.name}`,
     '--bind-address=127.0.0.1',
