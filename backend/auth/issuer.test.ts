@@ -47,3 +47,41 @@ describe('Issuer.fetch', () => {
     }
   });
 });
+
+describe('Issuer.fetch on a kept connection the provider closes', () => {
+  it('sends the request again on a new connection (a token request is a POST, which undici does not retry)', async () => {
+    const ca = await createCa('issuer test CA');
+    const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
+    const bodies: string[] = [];
+    let resets = 0;
+    // Answers a connection's first request; resets it on the second, as a keep-alive timeout closing it would.
+    const server = createServer({ cert: pair.cert, key: pair.key }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks).toString());
+        const socket = req.socket as typeof req.socket & { served?: number };
+        socket.served = (socket.served ?? 0) + 1;
+        if (socket.served > 1) return void (resets++, socket.destroy());
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(join(tmpdir(), 'issuer-test-'));
+    writeFileSync(join(dir, 'ca.crt'), ca.cert);
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const issuer = new Issuer({ issuerUrl: url, clientId: 'c', clientSecret: 's', callbackUrl: 'http://127.0.0.1/callback', caFile: join(dir, 'ca.crt'), log: pino({ level: 'silent' }) });
+    try {
+      const answers: unknown[] = [];
+      // One after the other: undici spreads them over new and kept connections, and every kept one is reset.
+      for (let i = 0; i < 6; i++) answers.push(await issuer.fetch(`${url}/token`, { method: 'POST', body: 'code=x' }).then((r) => r.json()));
+      expect(answers).toEqual(Array.from({ length: 6 }, () => ({ ok: true })));
+      expect(resets).toBeGreaterThan(0);
+      expect(bodies).toEqual(Array.from({ length: 6 + resets }, () => 'code=x'));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -60,6 +60,8 @@ export interface Identity {
 export const SCOPES = 'openid profile email';
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
+/** undici's error for a connection closed under a request (fetch's TypeError, the SocketError as its cause). */
+const socketClosed = (e: unknown) => (e as { cause?: { code?: string } } | undefined)?.cause?.code === 'UND_ERR_SOCKET';
 /** Connections to the OpenID provider at most (per origin); more requests at once wait for one. */
 export const ISSUER_CONNECTIONS = 8;
 
@@ -80,7 +82,20 @@ export class Issuer {
       connections: ISSUER_CONNECTIONS,
       ...(extra ? { connect: { secureContext: createSecureContext({ ca: [...rootCertificates, extra] }) } } : {}),
     });
-    this.fetch = (url, init) => undiciFetch(url, { ...(init as object), dispatcher }) as unknown as Promise<Response>;
+    const send = (url: string, init: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher }) as unknown as Promise<Response>;
+    // A kept connection the provider closed (its keep-alive timeout, late on a busy machine) just as a request went
+    // out fails with a socket error and no answer; undici sends only idempotent requests again, and the token request
+    // is a POST. It is sent again: each failure takes one dead connection out of the pool, so after at most one try per
+    // connection it goes out on a new one. Had the provider redeemed the code after all, it refuses the next try.
+    this.fetch = async (url, init) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await send(url, init);
+        } catch (e) {
+          if (!socketClosed(e) || attempt >= ISSUER_CONNECTIONS) throw e;
+        }
+      }
+    };
   }
 
   /** Whether discovery has succeeded; `reason()` says why not. */
