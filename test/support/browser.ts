@@ -112,7 +112,24 @@ export class Browser {
     const from = /^127\.\d+\.\d+\.\d+$/.test(routed?.host ?? url.hostname) ? { localAddress: this.localAddress } : {};
     const via = routed ? { host: routed.host, hostname: routed.host, port: routed.port, headers: { ...headers, Host: url.host } } : {};
     const identity = routed ? { checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentity(url.hostname, cert) } : {};
-    const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    const res = await this.send(url, headers, from, via, identity).catch((e: unknown) => {
+      // A kept-alive socket the server closed just as this request went out (its keep-alive timeout): a browser sends
+      // again on a new connection, as Node's docs advise; the server never saw the first one.
+      if (!(e instanceof StaleSocketError)) throw e;
+      return this.send(url, headers, from, via, identity);
+    });
+    for (const c of [res.headers['set-cookie'] ?? []].flat()) await this.jar.setCookie(c, url.href, { ignoreError: true });
+    return res;
+  }
+
+  private send(
+    url: URL,
+    headers: http.OutgoingHttpHeaders,
+    from: { localAddress?: string },
+    via: object,
+    identity: object,
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+    return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
       const onResponse = (r: http.IncomingMessage) => {
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
@@ -123,10 +140,19 @@ export class Browser {
         url.protocol === 'https:'
           ? https.get(url, { headers, ca: this.ca.length ? this.ca : undefined, timeout: 30_000, ...from, ...via, ...identity }, onResponse)
           : http.get(url, { headers, timeout: 30_000, ...from, ...via }, onResponse);
-      req.on('error', (e) => reject(new Error(`GET ${url.href}: ${e.message}`)));
+      let answered = false;
+      req.on('response', () => (answered = true));
+      req.on('error', (e: NodeJS.ErrnoException) =>
+        reject(
+          req.reusedSocket && !answered && e.code === 'ECONNRESET'
+            ? new StaleSocketError(`GET ${url.href}: ${e.message}`)
+            : new Error(`GET ${url.href}: ${e.message}`),
+        ),
+      );
       req.on('timeout', () => req.destroy(new Error('timeout after 30 s')));
     });
-    for (const c of [res.headers['set-cookie'] ?? []].flat()) await this.jar.setCookie(c, url.href, { ignoreError: true });
-    return res;
   }
 }
+
+/** A request reset on a reused keep-alive socket before any answer: safe to send again on a new connection. */
+class StaleSocketError extends Error {}
