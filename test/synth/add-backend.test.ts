@@ -45,6 +45,8 @@ describe('adding a backend', () => {
     const composition = readFileSync(join(pkg, 'apis', 'featureflags', 'composition-configmap.yaml'), 'utf8');
     const [xrd] = parseYaml(readFileSync(join(pkg, 'apis', 'featureflags', 'definition.yaml'), 'utf8')) as Obj[];
     expect(xrd?.spec.defaultCompositionRef).toEqual({ name: 'configmap-featureflags' });
+    // The plural the manual names (a kind ending in "s" gets none by default; "featureflagss" slipped through once).
+    expect([xrd?.spec.names.plural, xrd?.spec.claimNames.plural]).toEqual(['xfeatureflags', 'featureflags']);
     const [claim] = parseYaml(readFileSync(join(pkg, 'examples', 'featureflags-configmap.yaml'), 'utf8')) as Obj[];
 
     const composite = {
