@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
 import { loadCatalog } from '../../test/support/catalog';
-import { answer, compositeOf, demoInput, fatalMessages, requestOf } from '../../test/support/function';
+import { answer, claimLabels, compositeOf, demoComposites, demoInput, fatalMessages, requestOf } from '../../test/support/function';
 import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, WAITING_TTL } from './diagnostics';
 import { runFunction, TTL } from './fn';
 import { validateInput } from './validate-input';
@@ -31,18 +31,8 @@ const input = demoInput('store', { apiVersion: 'demo.example.org/v1', kind: 'Sto
 });
 const diagnostics = input.diagnostics!;
 const WHERE = '(composition demo-store)';
-const claimLabels = (name: string, namespace: string) => ({ 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace });
-const v1Store: Obj = {
-  apiVersion: 'example.org/v1',
-  kind: 'XStore',
-  metadata: { name: 'shop-abcde', labels: claimLabels('shop', 'team-a') },
-};
-// A tenant's labels on a namespaced composite: they must not point the function at another claim's or namespace's Pods.
-const v2Store: Obj = {
-  apiVersion: 'example.org/v1',
-  kind: 'Store',
-  metadata: { name: 'shop', namespace: 'team-a', labels: claimLabels('mall', 'victim') },
-};
+// A tenant's labels on the namespaced composite: they must not point the function at another claim's or namespace's Pods.
+const { v1: v1Store, v2: v2Store } = demoComposites('Store', claimLabels('mall', 'victim'));
 
 const UNBOUND = "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind.";
 function pod(name: string, o: { ns?: string; store?: string; message?: string; type?: string; deleting?: boolean } = {}): Obj {

@@ -1,6 +1,6 @@
 import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
-import { answer, demoInput, fatalMessages, requestOf } from '../../test/support/function';
+import { answer, claimLabels, demoComposites, demoInput, fatalMessages, requestOf } from '../../test/support/function';
 import { get } from './fieldpath';
 import { runFunction } from './fn';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
@@ -28,20 +28,8 @@ const input = demoInput('store', { apiVersion: 'demo.example.org/v1', kind: 'Sto
   },
 });
 const WHERE = '(composition demo-store)';
-const claimLabels = (name: string, namespace: string) => ({ 'crossplane.io/claim-name': name, 'crossplane.io/claim-namespace': namespace });
-
-/** The instance's composite: cluster-scoped with Crossplane's claim labels (v1), or namespaced (v2). */
-const v1Store: Obj = {
-  apiVersion: 'example.org/v1',
-  kind: 'XStore',
-  metadata: { name: 'shop-abcde', labels: claimLabels('shop', 'team-a') },
-};
-const v2Store: Obj = {
-  apiVersion: 'example.org/v1',
-  kind: 'Store',
-  // A tenant's labels on a namespaced composite: they must not widen what it sees.
-  metadata: { name: 'shop', namespace: 'team-a', labels: claimLabels('shop', 'victim') },
-};
+/** The instance's composite (v1), and the namespaced one (v2) with a tenant's labels that must not widen what it sees. */
+const { v1: v1Store, v2: v2Store } = demoComposites('Store', claimLabels('shop', 'victim'));
 
 function ticket(
   name: string,

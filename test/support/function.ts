@@ -85,6 +85,24 @@ export function demoInput(
   );
 }
 
+/** Crossplane's labels on a v1 composite naming its claim. */
+export const claimLabels = (name: string, namespace: string): Record<string, string> => ({
+  'crossplane.io/claim-name': name,
+  'crossplane.io/claim-namespace': namespace,
+});
+
+/**
+ * The composites of a demo backend's claim `shop` in namespace team-a (kind `X<kind>` in group example.org):
+ * cluster-scoped with Crossplane's claim labels (v1), and namespaced (v2) carrying `tenantLabels`, labels a tenant
+ * wrote on it, which must not widen what the function sees.
+ */
+export function demoComposites(kind: string, tenantLabels: Record<string, string>): { v1: Obj; v2: Obj } {
+  return {
+    v1: { apiVersion: 'example.org/v1', kind: `X${kind}`, metadata: { name: 'shop-abcde', labels: claimLabels('shop', 'team-a') } },
+    v2: { apiVersion: 'example.org/v1', kind, metadata: { name: 'shop', namespace: 'team-a', labels: tenantLabels } },
+  };
+}
+
 /**
  * Crossplane's answer to the function's requirement `name`: the objects it found (none: it found nothing), as extra
  * resources (`requirements.extraResources`) or, for `requirements.resources`, as required resources.
