@@ -48,6 +48,20 @@ export interface ControlPlaneOptions {
   readonly runDir?: string;
   /** Progress lines; default stderr. */
   readonly log?: (line: string) => void;
+  /**
+   * More arguments and environment per process role (`etcd`, `kube-apiserver`, `kube-controller-manager`), after
+   * the harness's own (a repeated flag's last value wins): for benches that measure what a flag costs
+   * (bench/control-plane-cost), not for suites.
+   */
+  readonly tuning?: Tuning;
+}
+
+/** Extra arguments and environment of each process role, for benches. */
+export type Tuning = Partial<Record<'etcd' | 'kube-apiserver' | 'kube-controller-manager', RoleTuning>>;
+
+export interface RoleTuning {
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** How to reach one cluster. Plain data, so it can cross from a vitest global setup to the test workers. */
@@ -80,9 +94,15 @@ export interface NodeAccess {
 export interface ControlPlanes {
   /** Logs of every process (`etcd.log`, `<cluster>/kube-apiserver.log`, ...) and the kubeconfigs. */
   readonly runDir: string;
+  /** The clusters that are ready: those started with the run, and each added one once it is up. */
   readonly clusters: Readonly<Record<string, ClusterInfo>>;
   /** Process ids of everything started so far (restarts included), for checks that nothing is left behind. */
   readonly pids: readonly number[];
+  /**
+   * Starts one more cluster (API server and controller manager) on the running etcd, with the same identities and
+   * options; resolves when it is ready. A name that is already up, or being added, gives that cluster.
+   */
+  addCluster(name: string): Promise<ClusterInfo>;
   /** Stops a cluster's API server (SIGTERM, or SIGKILL with `crash`); its clients get connection refused. */
   stopApiServer(cluster: string, o?: { crash?: boolean }): Promise<void>;
   /** Starts a stopped API server again, on the same port with the same credentials; resolves when it is ready. */
@@ -117,10 +137,10 @@ export interface Etcd {
 }
 
 /** Starts etcd (its data under `<runDir>/etcd-data`, thrown away at the end); resolves when `/health` says true. */
-export async function startEtcd(binary: string, runDir: string, track: Track = () => {}): Promise<Etcd> {
+export async function startEtcd(binary: string, runDir: string, track: Track = () => {}, tuning?: Tuning): Promise<Etcd> {
   const [client, peer] = await freePorts(2);
   const url = `http://127.0.0.1:${client}`;
-  const proc = launchKube(binary, 'etcd', 'etcd', runDir, [
+  const proc = launchKube(binary, 'etcd', 'etcd', runDir, tuning, [
     '--name=etcd',
     `--data-dir=${join(runDir, 'etcd-data')}`,
     `--listen-client-urls=${url}`,
@@ -184,7 +204,7 @@ export async function startApiServer(
   etcd: Etcd,
   c: ClusterCredentials,
   track: Track = () => {},
-  o: { pods?: boolean } = {},
+  o: { pods?: boolean; tuning?: Tuning } = {},
 ): Promise<{ proc: Proc; info: ClusterInfo }> {
   const node = o.pods ? await nodeAccess(c) : undefined;
   // KLUTCH_KIT_AUDIT=1: every request's metadata (user agent, verb, resource) in <cluster>/audit.log, to see who keeps
@@ -195,7 +215,7 @@ export async function startApiServer(
       join(c.pki, 'audit-policy.yaml'),
       'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  omitStages: [RequestReceived]\n',
     );
-  const proc = launchKube(binary, 'kube-apiserver', c.name, c.dir, [
+  const proc = launchKube(binary, 'kube-apiserver', c.name, c.dir, o.tuning, [
     ...(audit
       ? [
           `--audit-policy-file=${join(c.pki, 'audit-policy.yaml')}`,
@@ -254,7 +274,7 @@ export async function startControllerManager(
   c: ClusterCredentials,
   info: ClusterInfo,
   track: Track = () => {},
-  o: { pods?: boolean } = {},
+  o: { pods?: boolean; tuning?: Tuning } = {},
 ): Promise<Proc> {
   writeFileSync(join(c.pki, 'ca.crt'), info.ca);
   const controllers = [
@@ -286,7 +306,7 @@ export async function startControllerManager(
         ]
       : []),
   ];
-  const proc = launchKube(binary, 'kube-controller-manager', c.name, c.dir, [
+  const proc = launchKube(binary, 'kube-controller-manager', c.name, c.dir, o.tuning, [
     `--kubeconfig=${info.kubeconfig}`,
     `--controllers=${controllers.join(',')}`,
     `--service-account-private-key-file=${join(c.pki, 'sa.key')}`,
@@ -309,10 +329,7 @@ export async function startControllerManager(
 /** Starts one etcd and the named clusters; resolves when every API server is ready and its controllers run. */
 export async function startControlPlanes(o: ControlPlaneOptions): Promise<ControlPlanes> {
   const names = [...o.clusters];
-  for (const n of names) {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n))
-      throw new Error(`cluster name "${n}" is not a DNS label: use lower-case letters, digits and '-'`);
-  }
+  for (const n of names) checkClusterName(n);
   if (new Set(names).size !== names.length) throw new Error(`cluster names repeat: ${names.join(', ')}`);
   const identities = o.identities ?? [];
   for (const id of identities) {
@@ -330,32 +347,34 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
   mkdirSync(runDir, { recursive: true });
   writeFileSync(join(runDir, 'owner.pid'), String(process.pid));
 
-  const podOptions = { pods: o.pods };
+  const podOptions = { pods: o.pods, tuning: o.tuning };
   const all: Proc[] = [];
   const apiServers = new Map<string, Proc>();
   const controllerManagers: Proc[] = [];
+  const credentials = new Map<string, ClusterCredentials>();
+  const clusters: Record<string, ClusterInfo> = {};
+  /** Clusters being added after the start (addCluster), so a second call for the same name waits for the first. */
+  const adding = new Map<string, Promise<ClusterInfo>>();
   let etcd: Etcd | undefined;
+  let stopped = false;
   const started = Date.now();
+  const track: Track = (p) => all.push(p);
   const stop = async (): Promise<void> => {
+    stopped = true;
     // Controllers first, then API servers, then their storage: nothing logs errors about a peer already gone.
     await Promise.all(controllerManagers.map((p) => p.stop()));
     await Promise.all([...apiServers.values()].map((p) => p.stop(API_SERVER_GRACE_MS)));
     await etcd?.proc.stop();
-    for (const n of names) rmSync(join(runDir, n, 'pki'), { recursive: true, force: true });
+    for (const n of credentials.keys()) rmSync(join(runDir, n, 'pki'), { recursive: true, force: true });
     rmSync(join(runDir, 'etcd-data'), { recursive: true, force: true });
     writeFileSync(join(runDir, 'finished'), new Date().toISOString());
   };
-
-  try {
-    log(`starting etcd and ${names.length} cluster(s) (${names.join(', ')}); logs in ${runDir}`);
-    const track: Track = (p) => all.push(p);
-    etcd = await startEtcd(binary, runDir, track);
-    const ports = await freePorts(names.length);
-    const credentials = new Map(names.map((n, i) => [n, clusterCredentials(runDir, n, ports[i]!, identities)]));
-    const clusters: Record<string, ClusterInfo> = {};
-    // All API servers at once: they start in parallel and each waits for its own /readyz.
+  /** API servers of all `names` at once (each waits for its own /readyz), then their controller managers. */
+  const startClusters = async (batch: readonly string[]): Promise<void> => {
+    const ports = await freePorts(batch.length);
+    batch.forEach((n, i) => credentials.set(n, clusterCredentials(runDir, n, ports[i]!, identities)));
     const servers = await Promise.all(
-      names.map((n) =>
+      batch.map((n) =>
         startApiServer(
           binary,
           etcd!,
@@ -368,14 +387,13 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
         ).then((r) => ({ n, ...r })),
       ),
     );
-    for (const s of servers) clusters[s.n] = s.info;
     if (o.controllerManager !== false) {
       await Promise.all(
-        names.map((n) =>
+        servers.map((s) =>
           startControllerManager(
             binary,
-            credentials.get(n)!,
-            clusters[n]!,
+            credentials.get(s.n)!,
+            s.info,
             (p) => {
               track(p);
               controllerManagers.push(p);
@@ -385,61 +403,100 @@ export async function startControlPlanes(o: ControlPlaneOptions): Promise<Contro
         ),
       );
     }
+    // Listed once its controllers run: a cluster in `clusters` is ready.
+    for (const s of servers) clusters[s.n] = s.info;
+  };
+
+  try {
+    log(`starting etcd and ${names.length} cluster(s) (${names.join(', ')}); logs in ${runDir}`);
+    etcd = await startEtcd(binary, runDir, track, o.tuning);
+    await startClusters(names);
     log(
       `control planes ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${names.map((n) => `${n} ${clusters[n]!.server}`).join(', ')}`,
     );
-
-    const known = (cluster: string): ClusterCredentials => {
-      const c = credentials.get(cluster);
-      if (!c) throw new Error(`no cluster "${cluster}" in this run; it has ${names.join(', ')}`);
-      return c;
-    };
-    const stopApiServer = async (cluster: string, s: { crash?: boolean } = {}) => {
-      known(cluster);
-      const p = apiServers.get(cluster);
-      if (p) await (s.crash ? p.kill() : p.stop(API_SERVER_GRACE_MS));
-    };
-    const startAgain = async (cluster: string) => {
-      const c = known(cluster);
-      if (apiServers.get(cluster)?.exited() === undefined) throw new Error(`the API server of ${cluster} is running: stop it first`);
-      await startApiServer(
-        binary,
-        etcd!,
-        c,
-        (p) => {
-          all.push(p);
-          apiServers.set(cluster, p);
-        },
-        podOptions,
-      );
-    };
-    return {
-      runDir,
-      clusters,
-      get pids() {
-        return all.map((p) => p.pid);
-      },
-      stopApiServer,
-      startApiServer: startAgain,
-      restartApiServer: async (cluster, s) => {
-        await stopApiServer(cluster, s);
-        await startAgain(cluster);
-      },
-      stop,
-    };
   } catch (err) {
     await Promise.all(all.map((p) => p.stop()));
     await stop();
     throw err;
   }
+
+  const known = (cluster: string): ClusterCredentials => {
+    const c = credentials.get(cluster);
+    if (!c) throw new Error(`no cluster "${cluster}" in this run; it has ${[...credentials.keys()].join(', ')}`);
+    return c;
+  };
+  const stopApiServer = async (cluster: string, s: { crash?: boolean } = {}) => {
+    known(cluster);
+    const p = apiServers.get(cluster);
+    if (p) await (s.crash ? p.kill() : p.stop(API_SERVER_GRACE_MS));
+  };
+  const startAgain = async (cluster: string) => {
+    const c = known(cluster);
+    if (apiServers.get(cluster)?.exited() === undefined) throw new Error(`the API server of ${cluster} is running: stop it first`);
+    await startApiServer(
+      binary,
+      etcd!,
+      c,
+      (p) => {
+        all.push(p);
+        apiServers.set(cluster, p);
+      },
+      podOptions,
+    );
+  };
+  const addCluster = (name: string): Promise<ClusterInfo> => {
+    const ready = clusters[name];
+    if (ready) return Promise.resolve(ready);
+    let p = adding.get(name);
+    if (!p) {
+      p = (async () => {
+        checkClusterName(name);
+        if (stopped) throw new Error(`cannot add cluster ${name}: the control planes of ${runDir} are stopped`);
+        const t = Date.now();
+        await startClusters([name]);
+        log(`cluster ${name} added in ${((Date.now() - t) / 1000).toFixed(1)}s: ${clusters[name]!.server}`);
+        return clusters[name]!;
+      })();
+      adding.set(name, p);
+    }
+    return p;
+  };
+  return {
+    runDir,
+    clusters,
+    get pids() {
+      return all.map((p) => p.pid);
+    },
+    addCluster,
+    stopApiServer,
+    startApiServer: startAgain,
+    restartApiServer: async (cluster, s) => {
+      await stopApiServer(cluster, s);
+      await startAgain(cluster);
+    },
+    stop,
+  };
+}
+
+function checkClusterName(n: string): void {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n))
+    throw new Error(`cluster name "${n}" is not a DNS label: use lower-case letters, digits and '-'`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers.
 
 /** One mode of the multi-call binary, exiting by itself when its parent dies. */
-function launchKube(binary: string, role: string, owner: string, dir: string, args: string[]): Proc {
-  return launch({ command: binary, args: [role, ...args], role, owner, logDir: dir, env: { ...process.env, KUBE_EXIT_WITH_PARENT: '1' } });
+function launchKube(binary: string, role: keyof Tuning, owner: string, dir: string, tuning: Tuning | undefined, args: string[]): Proc {
+  const t = tuning?.[role];
+  return launch({
+    command: binary,
+    args: [role, ...args, ...(t?.args ?? [])],
+    role,
+    owner,
+    logDir: dir,
+    env: { ...process.env, ...t?.env, KUBE_EXIT_WITH_PARENT: '1' },
+  });
 }
 
 /** Deletes the state of finished or abandoned runs, keeping the logs of the newest few. */
