@@ -63,9 +63,10 @@ async function establish(kube: Awaited<ReturnType<typeof admin>>, crd: ReturnTyp
 
 describe('control planes', () => {
   it('serve Kubernetes v1.34.1 on every cluster and refuse unknown tokens', async () => {
-    const { clusters } = await controlPlanes();
-    expect(Object.keys(clusters).sort()).toEqual(['a', 'b']);
-    for (const c of Object.values(clusters)) {
+    const clusters = [await cluster('a'), await cluster('b')];
+    expect((await controlPlanes()).clusters, 'b is listed once it was asked for').toMatchObject({ a: clusters[0], b: clusters[1] });
+    expect(clusters[0]!.server).not.toBe(clusters[1]!.server);
+    for (const c of clusters) {
       const v = await kubeFor(c).request('GET', '/version');
       expect(v.body.gitVersion, `cluster ${c.name} /version`).toBe('v1.34.1');
       const anonymous = await kubeFor(c, 'admin', 'not-a-token').request('GET', '/api/v1/namespaces');
@@ -207,14 +208,21 @@ describe('control planes', () => {
 
 // Each test has control planes of its own; running them at once overlaps their start-up.
 describe.concurrent('teardown', () => {
-  it('restarts one API server on the same address (objects and credentials survive, the other cluster never notices); stop() ends every process', async ({
+  it('adds a cluster to a running etcd; restarts one API server on the same address (objects and credentials survive, the other cluster never notices); stop() ends every process', async ({
     expect,
   }) => {
     await controlPlanes();
-    const cp = await startControlPlanes({ clusters: ['p', 'q'], binary: kubeBinaryPath(), log: () => undefined });
-    expect(cp.pids.length, 'etcd, and an API server and a controller manager per cluster').toBe(5);
-    expect(cp.pids.every(alive)).toBe(true);
+    const cp = await startControlPlanes({ clusters: ['p'], binary: kubeBinaryPath(), identities: [{ name: 'dev' }], log: () => undefined });
+    expect(Object.keys(cp.clusters)).toEqual(['p']);
     try {
+      // What the slots' cluster b is started with when a file first asks for it (test/support/cluster.ts).
+      const [added, again] = await Promise.all([cp.addCluster('q'), cp.addCluster('q')]);
+      expect(again, 'asked twice at once, started once').toBe(added);
+      expect(Object.keys(cp.clusters).sort()).toEqual(['p', 'q']);
+      expect(Object.keys(added.tokens).sort(), 'the same identities').toEqual(['admin', 'dev']);
+      expect(cp.pids.length, 'etcd, and an API server and a controller manager per cluster').toBe(5);
+      expect(cp.pids.every(alive)).toBe(true);
+      await expect(cp.addCluster('Q'), 'a name that is no DNS label').rejects.toThrow('is not a DNS label');
       const p = kubeFor(cp.clusters.p!);
       const q = kubeFor(cp.clusters.q!);
       await p.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'kept' }, data: { k: 'v' } } });

@@ -1,6 +1,7 @@
 /**
- * Global setup of the `cluster` project: starts the shared control planes (two clusters, `a` and `b`) in the
- * background and hands the test workers a file where their addresses appear once they are ready.
+ * Global setup of the `cluster` project: starts the shared control planes (cluster `a` of each worker's slot) in the
+ * background and hands the test workers a file where their addresses appear once they are ready; cluster `b` of a
+ * slot starts when a worker asks for it on its lease (cluster.ts).
  *
  * It does not wait: vitest runs every project's global setup before any test, and the `unit` project (which runs
  * first, see sequence.groupOrder) must not wait for a Kubernetes build. Cluster suites wait in `controlPlanes()`.
@@ -15,7 +16,7 @@ import { ensureCoreDns } from '../tools/coredns';
 import { serveSlots } from './cluster-slots';
 import { POD_PLATFORM_FILES, serveSharedPlatform, V1_FILES } from './platform/shared-platform';
 import { type ControlPlanes, startControlPlanes } from './control-plane';
-import { CLUSTERS, IDENTITIES, runClusterName, type ControlPlaneState } from './cluster';
+import { CLUSTERS, EAGER_CLUSTERS, IDENTITIES, runClusterName, START_QUESTION, type ControlPlaneState } from './cluster';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -35,12 +36,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
     writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
     renameSync(`${stateFile}.tmp`, stateFile);
   };
-  // Clusters a and b for each worker, so files that run at the same time never share one (cluster.ts).
+  // Clusters a and b for each worker, so files that run at the same time never share one (cluster.ts); b on demand.
   const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
   const slotsPath = join(dir, 'slots.sock');
-  const slots = await serveSlots(slotsPath, workers);
+  let starting: Promise<ControlPlanes | undefined> | undefined;
+  const slots = await serveSlots(slotsPath, workers, async (slot, question) => {
+    const [what, name] = question.split(' ');
+    if (what !== START_QUESTION || !CLUSTERS.includes(name as never)) throw new Error(`unknown question "${question}"`);
+    const cp = await starting;
+    if (!cp) throw new Error('the control planes failed to start (see the state file)');
+    return JSON.stringify(await cp.addCluster(runClusterName(name!, String(slot))));
+  });
   project.provide('clusterSlots', slotsPath);
-  const names = Array.from({ length: workers }, (_, i) => CLUSTERS.map((n) => runClusterName(n, String(i + 1)))).flat();
+  const names = Array.from({ length: workers }, (_, i) => EAGER_CLUSTERS.map((n) => runClusterName(n, String(i + 1)))).flat();
   // The shared Pod platform (platform/shared-platform.ts): started now when the run includes a Pod suite, so it comes
   // up while the unit project runs; otherwise only if a suite asks for it.
   const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
@@ -55,7 +63,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   project.provide('podPlatform', { stateFile: join(dir, 'pod-platform.json'), socket: join(dir, 'pod-platform.sock') });
   if (files.some((f) => POD_PLATFORM_FILES.includes(f))) pods.start();
-  const starting: Promise<ControlPlanes | undefined> = startControlPlanes({ clusters: names, identities: IDENTITIES }).then(
+  starting = startControlPlanes({ clusters: names, identities: IDENTITIES }).then(
     (cp) => {
       write({ clusters: cp.clusters, runDir: cp.runDir });
       // The node suite's cluster DNS, built once Kubernetes is (a cold build of both at once only thrashes two
