@@ -29,6 +29,8 @@ const REFUSED_NS = 'cnpg-team-b';
 const OTHER_NS = 'cnpg-team-c';
 /** team-d's claim, for which no volume can bind. */
 const VOLUMELESS_NS = 'cnpg-team-d';
+/** team-e's claim, resized from one instance to three while the tests on team-a's run (resize() below). */
+const RESIZE_NS = 'cnpg-team-e';
 /** Its volumes (PersistentVolumes are cluster-wide; the sandbox's are `local-*`). */
 const VOLUMES = 'cnpg-suite';
 const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
@@ -38,6 +40,9 @@ let kube: Kube;
 let volumes: string;
 let release: (() => void) | undefined;
 let pvs: string[] = [];
+/** The resize and the other tenant's claim, started in beforeAll and awaited by the test that asserts them. */
+let resizing: Promise<void> | undefined;
+let otherTenantReady: Promise<void> | undefined;
 
 beforeAll(async () => {
   // The platform keeps the default package until this file is done (the package move waits for it).
@@ -47,15 +52,25 @@ beforeAll(async () => {
   kube = platform.control;
   node = platform.node;
   volumes = mkdtempSync(join(node.runDir, 'volumes-cnpg-'));
-  // One per instance of the replica plan the claim is resized to, and one for another tenant's claim.
-  // Reserved for the claims of this file: the sandbox makes claims on the same control plane at the same time.
-  const claims = [...['pg-1', 'pg-2', 'pg-3'].map((name) => ({ namespace: NS, name })), { namespace: OTHER_NS, name: 'pg-1' }];
+  // One for team-a's claim, one per instance of the replica plan team-e's claim is resized to, one for another
+  // tenant's claim. Reserved for the claims of this file: the sandbox makes claims on the same control plane.
+  const claims = [
+    { namespace: NS, name: 'pg-1' },
+    ...['pg-1', 'pg-2', 'pg-3'].map((name) => ({ namespace: RESIZE_NS, name })),
+    { namespace: OTHER_NS, name: 'pg-1' },
+  ];
   pvs = await localVolumes(kube, volumes, claims.length, '1Gi', VOLUMES, claims);
   await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
+  // The resize (CNPG joining two replicas, about two minutes) and the other tenant's claim run on claims of their own
+  // from here, beside the tests on team-a's claim, instead of after them: the package move waits for this file.
+  // Their failures are the plan-change test's (caught here so that an early one is not an unhandled rejection).
+  resizing = resize();
+  otherTenantReady = otherTenant.create();
+  for (const p of [resizing, otherTenantReady]) p.catch(() => undefined);
 }, 45 * 60_000);
 
 afterAll(async () => {
-  const namespaces = [NS, REFUSED_NS, OTHER_NS, VOLUMELESS_NS];
+  const namespaces = [NS, REFUSED_NS, OTHER_NS, VOLUMELESS_NS, RESIZE_NS];
   for (const ns of namespaces) await kube?.request('DELETE', `/api/v1/namespaces/${ns}`);
   // The package move counts every delete on the platform once this file lets go: what a failed test left behind
   // must be gone before then, not deleted in the middle of the move.
@@ -103,30 +118,42 @@ const SQL_READ = 'SELECT body FROM notes WHERE id = 1;';
  * from its a8s keys; `host` replaces the address, for the attack); returns psql's output lines. The Pod must
  * succeed, or with `fails` must fail.
  */
-async function psql(name: string, sql: string, o: { host?: string; fails?: boolean; secret?: string } = {}): Promise<string[]> {
+async function psql(
+  name: string,
+  sql: string,
+  o: { host?: string; fails?: boolean; secret?: string; ns?: string } = {},
+): Promise<string[]> {
   const { phase, out } = await runPsql(name, sql, o);
   expect(phase, `Pod ${name}: ${out.join('\n')}`).toBe(o.fails ? 'Failed' : 'Succeeded');
   return out;
 }
 
-/** `psql` without the verdict: the Pod's phase and psql's output lines (`secret`: another binding's, default app-creds). */
-async function runPsql(name: string, sql: string, o: { host?: string; secret?: string } = {}): Promise<{ phase: string; out: string[] }> {
+/**
+ * `psql` without the verdict: the Pod's phase and psql's output lines (`secret`: another binding's, default app-creds;
+ * `ns`: the namespace of the Pod and the Secret, default team-a's).
+ */
+async function runPsql(
+  name: string,
+  sql: string,
+  o: { host?: string; secret?: string; ns?: string } = {},
+): Promise<{ phase: string; out: string[] }> {
   const secret = o.secret ?? 'app-creds';
-  await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, psqlClientPod({ name, secret, sql, host: o.host }));
-  const pod = await until(`the client Pod ${name} done`, async () => {
-    const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/${name}`);
+  const ns = o.ns ?? NS;
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/pods`, psqlClientPod({ name, secret, sql, host: o.host }));
+  const pod = await until(`the client Pod ${ns}/${name} done`, async () => {
+    const p = await getObject(kube, `/api/v1/namespaces/${ns}/pods/${name}`);
     return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
   });
   // The client's request() hands a text body back as { message }.
-  const body = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods/${name}/log`)).body as WireObject | string;
+  const body = (await kube.request('GET', `/api/v1/namespaces/${ns}/pods/${name}/log`)).body as WireObject | string;
   const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
   return { phase: pod.status.phase as string, out: out.trim().split('\n') };
 }
 
 /** The CNPG Cluster of the claim once every instance is ready again. */
-async function healthy(): Promise<WireObject> {
-  return until(`the CNPG Cluster ${NS}/pg healthy`, async () => {
-    const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
+async function healthy(ns = NS): Promise<WireObject> {
+  return until(`the CNPG Cluster ${ns}/pg healthy`, async () => {
+    const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/pg`);
     return c?.status?.phase === 'Cluster in healthy state' && c.status.readyInstances === c.spec.instances ? c : undefined;
   });
 }
@@ -270,6 +297,13 @@ describe('per-binding users of a cnpg claim', () => {
 });
 
 describe('the lifecycle of a cnpg instance', () => {
+  it('a plan change adds instances, the claim reports progress until Ready again; a claim CNPG cannot set up fails with its reason', async () => {
+    // The resize and another tenant's claim (for the attack below) started in beforeAll and ran beside the tests above.
+    await Promise.all([resizing, refused(), volumeless(), otherTenantReady]);
+  }, 600_000);
+
+  // After the resize: CNPG's operator, deleted here, is what joins team-e's replicas (and under load a new operator can
+  // lose its lease and back off for minutes, seen at load 100).
   it('keeps its data when the PostgreSQL Pod and the operator Pod are deleted', async () => {
     const pods = async (ns: string, selector: string) =>
       ((await kube.request('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`)).body as WireObject)
@@ -296,11 +330,6 @@ describe('the lifecycle of a cnpg instance', () => {
     expect(await psql('app-client-after-restart', SQL_READ)).toEqual(['from the binding']);
   }, 600_000);
 
-  it('a plan change adds instances, the claim reports progress until Ready again; a claim CNPG cannot set up fails with its reason', async () => {
-    // Another tenant's claim comes up meanwhile, for the attack below.
-    await Promise.all([resize(), refused(), volumeless(), otherTenant.create()]);
-  }, 600_000);
-
   it("one binding's credentials do not open another tenant's database", async () => {
     // team-a's binding, pointed at team-c's PostgreSQL: the server answers (this is not a connection failure) and
     // refuses the login, since every claim is a Cluster of its own with its own generated password.
@@ -313,13 +342,19 @@ describe('the lifecycle of a cnpg instance', () => {
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app'));
     await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg'));
     await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', otherTenant.ns));
-    await until('the Cluster, its Pod and PVC and the binding Secret gone', async () => {
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app', RESIZE_NS));
+    await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', RESIZE_NS));
+    await until('the Clusters, their Pods and PVCs and the binding Secrets gone', async () => {
       const left = await Promise.all([
         getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`),
+        getObject(kube, `/api/v1/namespaces/${NS}/pods/pg-1`),
+        getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/pg-1`),
+        getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${RESIZE_NS}/clusters/pg`),
         ...['pg-1', 'pg-2', 'pg-3'].flatMap((n) => [
-          getObject(kube, `/api/v1/namespaces/${NS}/pods/${n}`),
-          getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/${n}`),
+          getObject(kube, `/api/v1/namespaces/${RESIZE_NS}/pods/${n}`),
+          getObject(kube, `/api/v1/namespaces/${RESIZE_NS}/persistentvolumeclaims/${n}`),
         ]),
+        getObject(kube, `/api/v1/namespaces/${RESIZE_NS}/secrets/app-creds`),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-cnpg-binding`),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`),
         getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${otherTenant.ns}/clusters/pg`),
@@ -330,20 +365,42 @@ describe('the lifecycle of a cnpg instance', () => {
 });
 
 /**
- * single-nano → replica-nano: the same Cluster gets three instances (two replicas join); the claim stops being Ready,
- * says what CNPG is doing, and is Ready again once every instance is; the row written before is still read.
+ * team-e's claim, single-nano → replica-nano: a row is written through its binding, then the same Cluster gets three
+ * instances (two replicas join); the claim stops being Ready, says what CNPG is doing, and is Ready again once every
+ * instance is; the row written before is still read. A claim of its own, started in beforeAll, so that the two
+ * minutes CNPG takes run beside team-a's tests.
  */
 async function resize(): Promise<void> {
+  const ns = RESIZE_NS;
+  await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+  await apply(kube, {
+    apiVersion: 'anynines.com/v1',
+    kind: 'PostgresqlInstance',
+    metadata: { name: 'pg', namespace: ns },
+    spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' } },
+  });
+  await apply(kube, {
+    apiVersion: 'anynines.com/v1',
+    kind: 'ServiceBinding',
+    metadata: { name: 'app', namespace: ns },
+    spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+  });
+  await until(`Secret ${ns}/app-creds with the a8s keys`, async () => {
+    const s = await getObject(kube, `/api/v1/namespaces/${ns}/secrets/app-creds`);
+    return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
+  });
+  expect(await psql('app-client', SQL_WRITE, { ns })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
+  expect((await healthy(ns)).spec.instances).toBe(1);
   await requireOk(
     kube,
     'PATCH',
-    claimPath('postgresqlinstances', 'pg'),
+    claimPath('postgresqlinstances', 'pg', ns),
     { spec: { plan: 'postgresql-replica-nano' } },
     'application/merge-patch+json',
   );
   const said = new Set<string>();
   const watch = async () => {
-    const c = await getObject(kube, claimPath('postgresqlinstances', 'pg'));
+    const c = await getObject(kube, claimPath('postgresqlinstances', 'pg', ns));
     const s = saying(c);
     if (s) said.add(s);
     return c;
@@ -351,11 +408,13 @@ async function resize(): Promise<void> {
   // Ready again means Ready for three instances: right after the patch the claim can be Ready for a moment from the
   // Cluster as it was (one of one) before the provider applied the new plan, seen on Crossplane on Pods. What it says
   // on the way is collected by every poll; that it said CNPG's progress is asserted below.
-  const claim = await until('the resized claim Ready again with three instances', async () => {
+  const started = Date.now();
+  const claim = await until(`the resized claim ${ns}/pg Ready again with three instances`, async () => {
     const c = await watch();
     return ready(c) && c?.status?.managed?.readyInstances === 3 ? c : undefined;
   });
-  const cluster = await healthy();
+  log(`cnpg: the resize to three instances took ${Math.round((Date.now() - started) / 1000)} s`);
+  const cluster = await healthy(ns);
   expect([cluster.spec.instances, cluster.status.readyInstances, claim.status.managed.readyInstances]).toEqual([3, 3, 3]);
   // CNPG's words while the replicas join ("Creating a new replica: Creating replica pg-2", "Waiting for the instances
   // to become active" and the like).
@@ -363,7 +422,7 @@ async function resize(): Promise<void> {
     [...said].filter((m) => /^Provisioning: cnpg postgresql: /.test(m)),
     `conditions seen: ${[...said].join(' | ')}`,
   ).not.toEqual([]);
-  expect(await psql('app-client-after-resize', SQL_READ)).toEqual(['from the binding']);
+  expect(await psql('app-client-after-resize', SQL_READ, { ns })).toEqual(['from the binding']);
 }
 
 /**
