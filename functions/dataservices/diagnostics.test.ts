@@ -150,6 +150,13 @@ describe('diagnostics through the function (the requirements loop)', () => {
     });
   });
 
+  it("before the backend says anything, the message is the Pod's alone", () => {
+    const silent = structuredClone(waitingObject);
+    delete silent.status.atProvider;
+    const r = runFunction(answer(requestOf(input, v1Store, { 'demo-store': silent }), DIAGNOSTICS_REQUIREMENT, [pod('worker-1')]));
+    expect(own(r)).toMatchObject({ reason: 'Unschedulable', message: `demo store: Pod worker-1 cannot be scheduled: ${UNBOUND}` });
+  });
+
   it('once the Pod is scheduled it goes back to the progress; once Ready it asks nothing and keeps the usual TTL', () => {
     const req = requestOf(input, v1Store, { 'demo-store': waitingObject });
     const scheduled = pod('worker-1');

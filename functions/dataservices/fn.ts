@@ -140,8 +140,9 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     }
     const said = waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT));
     if (said) {
-      const before = outcome.condition?.message ?? `${input.backend} ${input.service}`;
-      outcome = { ...outcome, condition: { status: 'False', reason: said.reason, message: `${before}; ${said.text}` } };
+      const before = outcome.condition?.message;
+      const message = before ? `${before}; ${said.text}` : `${input.backend} ${input.service}: ${said.text}`;
+      outcome = { ...outcome, condition: { status: 'False', reason: said.reason, message } };
     }
     // A Pod's change does not wake the composite: Crossplane looks again after the TTL.
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;

@@ -517,7 +517,7 @@ async function volumeless(): Promise<void> {
   const lag = Date.now() - (podSaid ?? Date.now());
   const condition = conditionOf(claim, 'DataServiceReady');
   expect(condition).toMatchObject({ status: 'False', reason: 'Unschedulable' });
-  expect(condition?.message).toMatch(/^cnpg postgresql: .*; Pod pg-1-initdb-\S+ cannot be scheduled: \d+\/\d+ nodes are available: /);
+  expect(condition?.message).toMatch(/^cnpg postgresql: (.*; )?Pod pg-1-initdb-\S+ cannot be scheduled: \d+\/\d+ nodes are available: /);
   expect(ready(claim)).toBe(false);
   // The volume claim is what no PersistentVolume can hold.
   const pvc = await getObject(kube, `/api/v1/namespaces/${ns}/persistentvolumeclaims/pg-1`);
