@@ -52,11 +52,14 @@ describe('keepAliveConfiguration', () => {
     const clientCa = await createCa('clients test client CA');
     const client = await clientCa.issue({ commonName: 'alice', usages: ['client'] });
     const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
-    const mtls = createServer({ cert: pair.cert, key: pair.key, ca: clientCa.cert, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-      const cn = (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN;
-      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }); // each request a new connection
-      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: String(cn) } }));
-    });
+    const mtls = createServer(
+      { cert: pair.cert, key: pair.key, ca: clientCa.cert, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        const cn = (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN;
+        res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }); // each request a new connection
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: String(cn) } }));
+      },
+    );
     await new Promise<void>((r) => mtls.listen(0, '127.0.0.1', r));
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     const configFor = (caPem: string) => {

@@ -34,9 +34,18 @@ describe('Issuer.fetch', () => {
     const dir = mkdtempSync(join(tmpdir(), 'issuer-test-'));
     writeFileSync(join(dir, 'ca.crt'), ca.cert);
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const issuer = new Issuer({ issuerUrl: url, clientId: 'c', clientSecret: 's', callbackUrl: 'http://127.0.0.1/callback', caFile: join(dir, 'ca.crt'), log: pino({ level: 'silent' }) });
+    const issuer = new Issuer({
+      issuerUrl: url,
+      clientId: 'c',
+      clientSecret: 's',
+      callbackUrl: 'http://127.0.0.1/callback',
+      caFile: join(dir, 'ca.crt'),
+      log: pino({ level: 'silent' }),
+    });
     try {
-      const codes = await Promise.all(Array.from({ length: 40 }, () => issuer.fetch(`${url}/token`, { method: 'POST' }).then((r) => r.status)));
+      const codes = await Promise.all(
+        Array.from({ length: 40 }, () => issuer.fetch(`${url}/token`, { method: 'POST' }).then((r) => r.status)),
+      );
       expect(codes).toEqual(Array.from({ length: 40 }, () => 200));
       expect(connections).toBeGreaterThan(0);
       expect(connections).toBeLessThanOrEqual(ISSUER_CONNECTIONS);
@@ -70,11 +79,19 @@ describe('Issuer.fetch on a kept connection the provider closes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'issuer-test-'));
     writeFileSync(join(dir, 'ca.crt'), ca.cert);
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const issuer = new Issuer({ issuerUrl: url, clientId: 'c', clientSecret: 's', callbackUrl: 'http://127.0.0.1/callback', caFile: join(dir, 'ca.crt'), log: pino({ level: 'silent' }) });
+    const issuer = new Issuer({
+      issuerUrl: url,
+      clientId: 'c',
+      clientSecret: 's',
+      callbackUrl: 'http://127.0.0.1/callback',
+      caFile: join(dir, 'ca.crt'),
+      log: pino({ level: 'silent' }),
+    });
     try {
       const answers: unknown[] = [];
       // One after the other: undici spreads them over new and kept connections, and every kept one is reset.
-      for (let i = 0; i < 6; i++) answers.push(await issuer.fetch(`${url}/token`, { method: 'POST', body: 'code=x' }).then((r) => r.json()));
+      for (let i = 0; i < 6; i++)
+        answers.push(await issuer.fetch(`${url}/token`, { method: 'POST', body: 'code=x' }).then((r) => r.json()));
       expect(answers).toEqual(Array.from({ length: 6 }, () => ({ ok: true })));
       expect(resets).toBeGreaterThan(0);
       expect(bodies).toEqual(Array.from({ length: 6 + resets }, () => 'code=x'));

@@ -111,29 +111,58 @@ try {
   );
   await measure('PATCH resourcequotas/status (merge)', (i) =>
     c.core.patchNamespacedResourceQuotaStatus(
-      { name: BINDER, namespace: ns(i), body: { status: { hard: quota(i).spec.hard, used: { 'count/apiservicenamespaces.kube-bind.io': '0', 'count/apiserviceexportrequests.kube-bind.io': '0' } } } },
+      {
+        name: BINDER,
+        namespace: ns(i),
+        body: {
+          status: {
+            hard: quota(i).spec.hard,
+            used: { 'count/apiservicenamespaces.kube-bind.io': '0', 'count/apiserviceexportrequests.kube-bind.io': '0' },
+          },
+        },
+      },
       MERGE_PATCH,
     ),
   );
   await measure('POST secrets', async (i) => {
-    const made = await c.core.createNamespacedSecret({ namespace: ns(i), body: { metadata: { name: 'kubeconfig', namespace: ns(i), labels }, type: 'Opaque' } });
+    const made = await c.core.createNamespacedSecret({
+      namespace: ns(i),
+      body: { metadata: { name: 'kubeconfig', namespace: ns(i), labels }, type: 'Opaque' },
+    });
     secretUid[i] = made.metadata!.uid!;
   });
   const token = (i: number) =>
     c.core.createNamespacedServiceAccountToken({
       name: BINDER,
       namespace: ns(i),
-      body: { spec: { audiences: [], expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: 'kubeconfig', uid: secretUid[i] } } },
+      body: {
+        spec: {
+          audiences: [],
+          expirationSeconds: 3600,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: 'kubeconfig', uid: secretUid[i] },
+        },
+      },
     });
   await measure('POST serviceaccounts/token (bound to the Secret)', token);
   await measure('PUT secrets (the kubeconfig, ~2 KiB)', async (i) => {
     const s = await c.core.readNamespacedSecret({ name: 'kubeconfig', namespace: ns(i) });
-    return c.core.replaceNamespacedSecret({ name: 'kubeconfig', namespace: ns(i), body: { ...s, data: { kubeconfig: Buffer.from('x'.repeat(1500)).toString('base64') } } });
+    return c.core.replaceNamespacedSecret({
+      name: 'kubeconfig',
+      namespace: ns(i),
+      body: { ...s, data: { kubeconfig: Buffer.from('x'.repeat(1500)).toString('base64') } },
+    });
   });
   // The PUT above includes its read: the read alone, to subtract.
   await measure('GET secrets (subtracted from the PUT)', (i) => c.core.readNamespacedSecret({ name: 'kubeconfig', namespace: ns(i) }));
   await measure('PATCH clusterbindings/status (merge: first conditions)', (i) =>
-    clusterBindings.patchStatus({ namespace: ns(i), name: CLUSTER_BINDING_NAME }, { conditions: [{ type: 'Ready', status: 'False', reason: 'FirstHeartbeatPending', message: 'x', lastTransitionTime: new Date().toISOString() }] }),
+    clusterBindings.patchStatus(
+      { namespace: ns(i), name: CLUSTER_BINDING_NAME },
+      {
+        conditions: [
+          { type: 'Ready', status: 'False', reason: 'FirstHeartbeatPending', message: 'x', lastTransitionTime: new Date().toISOString() },
+        ],
+      },
+    ),
   );
 
   // The client's path: client-node against a plain node:https request with the same token, CA and a keep-alive agent.
@@ -143,7 +172,15 @@ try {
       const data = body === undefined ? undefined : JSON.stringify(body);
       const req = https.request(
         `${cluster.server}${path}`,
-        { method, agent: a, headers: { authorization: `Bearer ${cluster.tokens.admin}`, accept: 'application/json', ...(data ? { 'content-type': 'application/json' } : {}) } },
+        {
+          method,
+          agent: a,
+          headers: {
+            authorization: `Bearer ${cluster.tokens.admin}`,
+            accept: 'application/json',
+            ...(data ? { 'content-type': 'application/json' } : {}),
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (ch: Buffer) => chunks.push(ch));
@@ -164,7 +201,9 @@ try {
   );
   await measure('client path: GET a Secret, kept connection (plain)', (i) => plain('GET', `/api/v1/namespaces/${ns(i)}/secrets/b`));
   const fresh = () => new https.Agent({ keepAlive: false, ca: cluster.ca, maxCachedSessions: 0 });
-  await measure('client path: GET a Secret, new TLS connection, full handshake', (i) => plain('GET', `/api/v1/namespaces/${ns(i)}/secrets/b`, undefined, fresh()));
+  await measure('client path: GET a Secret, new TLS connection, full handshake', (i) =>
+    plain('GET', `/api/v1/namespaces/${ns(i)}/secrets/b`, undefined, fresh()),
+  );
   const resuming = new https.Agent({ keepAlive: false, ca: cluster.ca });
   await plain('GET', '/version', undefined, resuming);
   await measure('client path: GET a Secret, new TLS connection, session resumed', (i) =>
@@ -183,6 +222,8 @@ try {
   await cp.stop();
 }
 
-console.log(`\nCPU per request, ${N} of each kind (${PARALLEL} in flight), control plane idle rate ${(idlePerMs * 1000).toFixed(0)} ms/s subtracted`);
+console.log(
+  `\nCPU per request, ${N} of each kind (${PARALLEL} in flight), control plane idle rate ${(idlePerMs * 1000).toFixed(0)} ms/s subtracted`,
+);
 console.log(`${'request'.padEnd(84)} ${'API server+etcd ms'.padStart(18)} ${'client ms'.padStart(10)}`);
 for (const k of costs) console.log(`${k.what.padEnd(84)} ${k.serverMs.toFixed(2).padStart(18)} ${k.clientMs.toFixed(2).padStart(10)}`);
