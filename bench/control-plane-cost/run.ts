@@ -37,6 +37,8 @@ const VARIANTS: Record<string, Tuning> = {
   'apiserver-identity-off': { 'kube-apiserver': { args: ['--feature-gates=APIServerIdentity=false'] } },
   'cache-inconsistency-off': { 'kube-apiserver': { args: ['--feature-gates=DetectCacheInconsistency=false'] } },
   'watch-cache-off': { 'kube-apiserver': { args: ['--watch-cache=false'] } },
+  // The harness's API servers run with GOGC=200 (control-plane.ts); this is what they cost without it.
+  'apiserver-gogc-100': { 'kube-apiserver': { env: { GOGC: '100' } } },
   'gogc-400': {
     etcd: { env: { GOGC: '400' } },
     'kube-apiserver': { env: { GOGC: '400' } },
