@@ -385,10 +385,15 @@ async function resize(): Promise<void> {
     metadata: { name: 'app', namespace: ns },
     spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
   });
-  await until(`Secret ${ns}/app-creds with the a8s keys`, async () => {
+  const creds = await until(`Secret ${ns}/app-creds with the a8s keys`, async () => {
     const s = await getObject(kube, `/api/v1/namespaces/${ns}/secrets/app-creds`);
     return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
   });
+  // The creds name the load balancer's address before kube-proxy forwards it (seen: "Network is unreachable").
+  const address = Buffer.from(creds.data.instance_service, 'base64').toString();
+  await until(`kube-proxy forwarding ${ns}'s load balancer address ${address}`, async () =>
+    node.exec('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes(address) ? true : undefined,
+  );
   expect(await psql('app-client', SQL_WRITE, { ns })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
   expect((await healthy(ns)).spec.instances).toBe(1);
   await requireOk(
