@@ -6,8 +6,9 @@ import { defineConfig } from 'vitest/config';
 //
 // Workers: vitest's default is one less than the cores, which is one on a 2-core CI machine, so every file would
 // run after the other. Unit files are CPU-bound: two at once. Cluster files mostly wait on API servers, leases,
-// token caches and provider polls, and the heavy ones start control planes of their own: three at once overlap
-// those waits; four oversubscribed the two cores (11 CPU-minutes for a run instead of 9, and a longer run).
+// token caches and provider polls. Four at once: since the Pod suites share one platform and the process-based
+// Crossplane suite is gone, a run uses about 12 CPU-minutes in 8 minutes with three workers (1.45 of 2 cores busy,
+// every worker waiting); four took 7m33s at the same CPU (stop 30). Before that, four oversubscribed the cores.
 export default defineConfig({
   test: {
     // The real tools (crank, kube-apiserver) are built once by the global setups; later tests only wait on processes.
@@ -37,7 +38,7 @@ export default defineConfig({
           globalSetup: ['test/support/cluster.setup.ts'],
           setupFiles: ['test/support/cluster.each.ts'],
           sequence: { groupOrder: 1 },
-          maxWorkers: 3,
+          maxWorkers: 4,
         },
       },
     ],
