@@ -168,19 +168,34 @@ const saying = (o: WireObject | undefined): string | undefined => {
   return c?.status === 'False' ? `${c.reason}: ${c.message}` : undefined;
 };
 
+/** A Klutch PostgresqlInstance `pg` on the cnpg backend in `ns`, as an app developer writes it. */
+const claimPg = (ns: string, plan: string, parameters?: Record<string, unknown>) =>
+  apply(kube, {
+    apiVersion: 'anynines.com/v1',
+    kind: 'PostgresqlInstance',
+    metadata: { name: 'pg', namespace: ns },
+    spec: { service: 'a9s-postgresql15', plan, ...(parameters ? { parameters } : {}), compositionRef: { name: 'cnpg-postgresql' } },
+  });
+
+/** A ServiceBinding `name` to the claim `pg` of `ns`. */
+const bindPg = (ns: string, name: string) =>
+  apply(kube, {
+    apiVersion: 'anynines.com/v1',
+    kind: 'ServiceBinding',
+    metadata: { name, namespace: ns },
+    spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+  });
+
+/** The binding's Secret `<name>-creds` of `ns` once it holds every a8s key. */
+const credsOf = (ns: string, name: string) =>
+  until(`Secret ${ns}/${name}-creds with the a8s keys`, async () => {
+    const s = await getObject(kube, `/api/v1/namespaces/${ns}/secrets/${name}-creds`);
+    return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
+  });
+
 describe('a PostgresqlInstance on cnpg-postgresql', () => {
   it('becomes a CloudNativePG Cluster whose PostgreSQL runs on the node; the claim shows its phase until Ready', async () => {
-    await apply(kube, {
-      apiVersion: 'anynines.com/v1',
-      kind: 'PostgresqlInstance',
-      metadata: { name: 'pg', namespace: NS },
-      spec: {
-        service: 'a9s-postgresql15',
-        plan: 'postgresql-single-nano',
-        parameters: { maxConnections: 50 },
-        compositionRef: { name: 'cnpg-postgresql' },
-      },
-    });
+    await claimPg(NS, 'postgresql-single-nano', { maxConnections: 50 });
     // What the developer reads on the claim meanwhile: CNPG's phase in status.managed, and in its conditions.
     const phases = new Set<string>();
     const said = new Set<string>();
@@ -225,16 +240,8 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
       node.exec('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes(LOAD_BALANCER_IP) ? true : undefined,
     );
 
-    await apply(kube, {
-      apiVersion: 'anynines.com/v1',
-      kind: 'ServiceBinding',
-      metadata: { name: 'app', namespace: NS },
-      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
-    });
-    const creds = await until(`Secret ${NS}/app-creds with the a8s keys`, async () => {
-      const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`);
-      return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
-    });
+    await bindPg(NS, 'app');
+    const creds = await credsOf(NS, 'app');
     const value = (k: string) => Buffer.from(creds.data[k], 'base64').toString();
     // The binding's own role (per-binding users), in the application database.
     expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'binding-app']);
@@ -251,17 +258,8 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
  */
 describe('per-binding users of a cnpg claim', () => {
   it("each binding logs in as its own role; deleting one drops it (its password refused), the other's still works", async () => {
-    await apply(kube, {
-      apiVersion: 'anynines.com/v1',
-      kind: 'ServiceBinding',
-      metadata: { name: 'app-2', namespace: NS },
-      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
-    });
-    const creds = (b: string) =>
-      until(`Secret ${NS}/${b}-creds with the a8s keys`, async () => {
-        const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/${b}-creds`);
-        return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
-      });
+    await bindPg(NS, 'app-2');
+    const creds = (b: string) => credsOf(NS, b);
     const created = Date.now();
     const [first, second] = [await creds('app'), await creds('app-2')];
     log(`cnpg: app-2-creds (its role able to log in) ${Date.now() - created} ms after the binding`);
@@ -373,22 +371,9 @@ describe('the lifecycle of a cnpg instance', () => {
 async function resize(): Promise<void> {
   const ns = RESIZE_NS;
   await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
-  await apply(kube, {
-    apiVersion: 'anynines.com/v1',
-    kind: 'PostgresqlInstance',
-    metadata: { name: 'pg', namespace: ns },
-    spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' } },
-  });
-  await apply(kube, {
-    apiVersion: 'anynines.com/v1',
-    kind: 'ServiceBinding',
-    metadata: { name: 'app', namespace: ns },
-    spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
-  });
-  const creds = await until(`Secret ${ns}/app-creds with the a8s keys`, async () => {
-    const s = await getObject(kube, `/api/v1/namespaces/${ns}/secrets/app-creds`);
-    return CNPG_BINDING_KEYS.every((k) => s?.data?.[k]) ? s : undefined;
-  });
+  await claimPg(ns, 'postgresql-single-nano');
+  await bindPg(ns, 'app');
+  const creds = await credsOf(ns, 'app');
   // The creds name the load balancer's address before kube-proxy forwards it (seen: "Network is unreachable").
   const address = Buffer.from(creds.data.instance_service, 'base64').toString();
   await until(`kube-proxy forwarding ${ns}'s load balancer address ${address}`, async () =>
@@ -447,12 +432,7 @@ async function refused(): Promise<void> {
     const q = await getObject(kube, `/api/v1/namespaces/${ns}/resourcequotas/no-load-balancers`);
     return q?.status?.hard ? true : undefined;
   });
-  await apply(kube, {
-    apiVersion: 'anynines.com/v1',
-    kind: 'PostgresqlInstance',
-    metadata: { name: 'pg', namespace: ns },
-    spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' } },
-  });
+  await claimPg(ns, 'postgresql-single-nano');
   const failed = 'Unable to create required cluster objects';
   const quota = /pg-external.*exceeded quota: no-load-balancers/;
   let cnpgGaveUp: number | undefined;
@@ -496,12 +476,7 @@ async function refused(): Promise<void> {
 async function volumeless(): Promise<void> {
   const ns = VOLUMELESS_NS;
   await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
-  await apply(kube, {
-    apiVersion: 'anynines.com/v1',
-    kind: 'PostgresqlInstance',
-    metadata: { name: 'pg', namespace: ns },
-    spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small', compositionRef: { name: 'cnpg-postgresql' } },
-  });
+  await claimPg(ns, 'postgresql-single-small');
   let podSaid: number | undefined;
   let pod: WireObject | undefined;
   const claim = await until(`the claim in ${ns} saying why its Pod cannot be scheduled`, async () => {
@@ -545,12 +520,7 @@ const otherTenant = {
   ns: OTHER_NS,
   async create(): Promise<void> {
     await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: this.ns } });
-    await apply(kube, {
-      apiVersion: 'anynines.com/v1',
-      kind: 'PostgresqlInstance',
-      metadata: { name: 'pg', namespace: this.ns },
-      spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' } },
-    });
+    await claimPg(this.ns, 'postgresql-single-nano');
     await until(`${this.ns}'s claim Ready`, async () =>
       ready(await getObject(kube, claimPath('postgresqlinstances', 'pg', this.ns))) ? true : undefined,
     );
