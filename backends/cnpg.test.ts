@@ -117,9 +117,9 @@ describe('cnpg ServiceBinding', () => {
       dependsOn: { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster', name: 'pg', namespace: 'team-a' },
     });
     expect(spec.writeConnectionSecretToRef).toEqual({ name: 'my-claim-creds', namespace: 'team-a' });
-    // First the gate (CNPG's record that it applied the role's password), then the a8s keys; a later entry wins.
+    // First the gate (CNPG's record that it applied the password Secret to the role), then the a8s keys; a later entry wins.
     expect(spec.connectionDetails.map((d: any) => [d.kind, d.name, d.fieldPath, d.toConnectionSecretKey])).toEqual([
-      ['Cluster', 'pg', 'status.managedRolesStatus.passwordStatus[binding-my-claim].transactionID', 'username'],
+      ['Cluster', 'pg', 'status.managedRolesStatus.passwordStatus[binding-my-claim].resourceVersion', 'username'],
       ...CNPG_BINDING_KEYS.map((k) => ['Secret', 'my-claim-cnpg-binding', `data.${k}`, k]),
     ]);
   });

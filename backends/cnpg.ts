@@ -297,9 +297,12 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
 /**
  * `<claim>-creds` only once they work. The instance lists the binding's role on its next reconcile (Crossplane's poll
  * of the instance composite: up to a minute), and CNPG then creates the role with the binding's password and writes
- * `status.managedRolesStatus.passwordStatus[<role>]`. The first connection detail reads that field of the instance's
- * Cluster: provider-kubernetes publishes nothing while one entry cannot be read, and the Secret's `username` listed
- * after it wins, so the claim's Secret appears with the a8s keys when the role can log in. A `dependsOn` reference to
+ * `status.managedRolesStatus.passwordStatus[<role>]`. The first connection detail reads that entry's `resourceVersion`
+ * (the version of the password Secret CNPG applied): provider-kubernetes publishes nothing while one entry cannot be
+ * read, and the Secret's `username` listed after it wins, so the claim's Secret appears with the a8s keys when the
+ * role can log in. Not its `transactionID`: when the role is listed before the binding's Secret exists, CNPG creates
+ * it without a password and records a transactionID with no resourceVersion; it sets the password on a later pass
+ * (a password that failed in CI, stop 30). A `dependsOn` reference to
  * the Cluster makes provider-kubernetes (`--enable-watches`, `spec.watch`) reconcile the Object as soon as CNPG
  * writes it, instead of after its error backoff.
  */
@@ -319,7 +322,7 @@ function roleGate(): FieldMapping[] {
       from: CLAIM_NAME,
       to: `${detail}.fieldPath`,
       required: true,
-      transforms: [{ type: 'format', format: `status.managedRolesStatus.passwordStatus[${CNPG_ROLE_FORMAT}].transactionID` }],
+      transforms: [{ type: 'format', format: `status.managedRolesStatus.passwordStatus[${CNPG_ROLE_FORMAT}].resourceVersion` }],
     },
     { to: `${detail}.toConnectionSecretKey`, value: 'username' },
     ...cluster(ref),

@@ -3,7 +3,7 @@
 // plain line `N passed, N failed` that CI reads. The tools the tests need (crank, the Kubernetes binaries) are built
 // by the vitest global setups, once, and cached.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,8 @@ try {
 } catch {
   failed += 1;
 }
+// KLUTCH_KIT_TEST_REPORT=<file>: keep vitest's JSON report (each file's start time and duration: what bounds the run).
+if (process.env.KLUTCH_KIT_TEST_REPORT && existsSync(report)) copyFileSync(report, process.env.KLUTCH_KIT_TEST_REPORT);
 rmSync(dir, { recursive: true, force: true });
 if (run.status !== 0 && failed === 0) failed = 1;
 console.log(`${passed} passed, ${failed} failed`);
