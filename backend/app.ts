@@ -83,7 +83,7 @@ async function retry(
       return;
     } catch (e) {
       state.problem = e instanceof Error ? e.message : String(e);
-      log.error({ step: name, err: state.problem, retryInMs: wait }, `${name} failed; retrying`);
+      log.error({ step: name, err: e, retryInMs: wait }, `${name} failed; retrying`);
       await sleep(wait, signal);
       wait = Math.min(wait * 2, 30_000);
     }
@@ -96,7 +96,7 @@ async function checkCrds(c: Clients): Promise<void> {
     try {
       await c.crds.readCustomResourceDefinition({ name: crdName(r) });
     } catch (e) {
-      if (!isNotFound(e)) throw new Error(`cannot read CRD ${crdName(r)}: ${messageOf(e)}`);
+      if (!isNotFound(e)) throw new Error(`cannot read CRD ${crdName(r)}: ${messageOf(e)}`, { cause: e });
       missing.push(crdName(r));
     }
   }

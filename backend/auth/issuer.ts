@@ -135,7 +135,7 @@ export class Issuer {
       } catch (e) {
         this.lastError = describe(e);
         this.o.log.warn(
-          { issuer: this.o.issuerUrl, err: this.lastError, retryInMs: wait },
+          { issuer: this.o.issuerUrl, err: e, retryInMs: wait },
           'cannot read the OpenID provider discovery document; retrying',
         );
         await sleep(wait, signal);

@@ -90,7 +90,7 @@ async function decide(
   ctx: Pick<ReconcileContext, 'log'>,
 ): Promise<Outcome> {
   const failed = (message: string, reason = 'NotExported'): Outcome => {
-    ctx.log.warn({ err: message }, 'export request failed');
+    ctx.log.warn({ reason, terminalMessage: message }, 'export request failed');
     return {
       status: {
         phase: 'Failed',

@@ -104,7 +104,7 @@ export async function handleCallback(req: IncomingMessage, res: ServerResponse, 
   } catch (e) {
     if (e instanceof LoginError) {
       const status = e.reason === 'issuer-unavailable' ? 503 : 401;
-      throw new HttpError(status, 'Login refused', `${e.message}. ${AGAIN}`, e.reason);
+      throw new HttpError(status, 'Login refused', `${e.message}. ${AGAIN}`, e.reason, { cause: e });
     }
     throw e;
   }

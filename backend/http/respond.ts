@@ -12,8 +12,9 @@ export class HttpError extends Error {
     message: string,
     /** Set for authentication failures: the `reason` label of klutch_backend_authentication_failures_total. */
     readonly authReason?: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

@@ -65,7 +65,7 @@ export function bindHandler(d: HttpDeps): (req: IncomingMessage, res: ServerResp
     Promise.resolve(route.handle(req, res, url, d)).catch((e: unknown) => {
       if (e instanceof HttpError) {
         if (e.authReason) d.metrics.authFailures.inc({ reason: e.authReason });
-        d.log.info({ route: url.pathname, status: e.status, reason: e.authReason, err: e.message }, 'refused');
+        d.log.info({ route: url.pathname, status: e.status, reason: e.authReason, detail: e.message }, 'refused');
         return fail(e);
       }
       if (url.pathname === '/bind') d.metrics.binds.inc({ result: 'error' });

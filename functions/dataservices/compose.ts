@@ -14,8 +14,8 @@ type Obj = Record<string, unknown>;
 export const CLAIM_NAME_LABEL = 'crossplane.io/claim-name';
 export const CLAIM_NAMESPACE_LABEL = 'crossplane.io/claim-namespace';
 export class ComposeError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'ComposeError';
   }
 }

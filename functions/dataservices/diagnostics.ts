@@ -58,7 +58,7 @@ export function diagnosticsSelector(d: Diagnostics, composite: Obj, where: strin
     try {
       value = applyTransforms(v, l.transforms);
     } catch (e) {
-      throw new ComposeError(`cannot set diagnostics.labels[${i}] (${l.from} → ${l.key}) ${where}: ${(e as Error).message}`);
+      throw new ComposeError(`cannot set diagnostics.labels[${i}] (${l.from} → ${l.key}) ${where}: ${(e as Error).message}`, { cause: e });
     }
     if (typeof value === 'object' && value !== null)
       throw new ComposeError(

@@ -32,8 +32,9 @@ export class GrpcError extends Error {
   constructor(
     readonly code: GrpcStatusCode,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

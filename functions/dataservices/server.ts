@@ -120,6 +120,7 @@ export function serverCredentials(o: Pick<FunctionServerOptions, 'insecure' | 't
   } catch (e) {
     throw new Error(
       `cannot load TLS certificates from ${o.tlsCertsDir}: ${(e as Error).message}; mount tls.key, tls.crt and ca.crt there, or pass --insecure for local development`,
+      { cause: e },
     );
   }
 }
@@ -131,7 +132,7 @@ export function runFunctionMethod(runner: FunctionRunner, logger: Logger): (requ
     try {
       req = decodeRequest(bytes);
     } catch (e) {
-      throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode RunFunctionRequest: ${(e as Error).message}`);
+      throw new GrpcError(GrpcStatus.INTERNAL, `cannot decode RunFunctionRequest: ${(e as Error).message}`, { cause: e });
     }
     return encodeResponse(await runner.RunFunction(req, logger));
   };
