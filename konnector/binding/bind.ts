@@ -80,13 +80,14 @@ export async function bind(
   );
   // Permission first: without it the konnector must not even create the CRD it could not manage afterwards.
   const wanted = exp && resourceOf(exp);
-  if (wanted) {
-    const missing = await d.missingAccess(
-      accessNeeded(
+  const checks = wanted
+    ? accessNeeded(
         wanted,
         claims.map((c) => c.resource),
-      ),
-    );
+      )
+    : [];
+  if (wanted) {
+    const missing = await d.missingAccess(checks);
     if (missing.length) {
       conds.push(forbidden(missing, wanted, d.controlPlaneMode));
       conds.push({ type: C.SchemaInSync, status: 'Unknown', reason: 'Forbidden', message: 'waiting for access to the API' }, ...provider);
@@ -103,6 +104,8 @@ export async function bind(
   const syncer = await d.runSyncer(key, { resource: crd.resource, statusSubresource: crd.statusSubresource, claims });
   const synced = syncer.hasSynced();
   const err = syncer.lastError();
+  // A failing watch may be a grant withdrawn: the next reconcile asks again and, if so, says what to apply.
+  if (err) d.forgetAccess(checks);
   conds.push(
     synced
       ? { type: C.InformersSynced, status: 'True', reason: 'InformersSynced' }

@@ -8,6 +8,7 @@ import type { V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-no
 import { byRef, Controller, objectKey, refKey, splitKey, type WatchInformer } from '../../controller';
 import { bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
 import { missingAccess } from '../../lib/app-cluster-access';
+import { AccessCache } from './access-cache';
 import { applyPatch } from '../kube/client';
 import { isForbidden, isNotFound, messageOf } from '../../lib/kube-errors';
 import type { ProviderConnection } from '../provider/connection';
@@ -74,6 +75,8 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
     await connections.release(key);
   };
 
+  // The answers to the access checks every reconcile asks, remembered while allowed (access-cache.ts).
+  const access = new AccessCache({ reviewer: rt.consumer.authz });
   let ctl: Controller | undefined;
   const deps: BindingDeps = {
     controlPlaneMode: rt.controlPlaneMode,
@@ -104,7 +107,8 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
       secretOf.set(key, `${secret.namespace}/${secret.name}`);
       return conn;
     },
-    missingAccess: (checks) => missingAccess(rt.consumer.authz, checks),
+    missingAccess: (checks) => missingAccess(access, checks),
+    forgetAccess: (checks) => access.forget(checks),
     applyCrd: async (crd) => {
       await rt.consumer.crds.patchCustomResourceDefinition(
         { name: crd.metadata.name, body: crd, fieldManager: SYNCER_FIELD_MANAGER, force: true },

@@ -13,6 +13,7 @@ import {
   type ClusterBinding,
   type Condition,
 } from '../../exports/bind-api';
+import { describeCheck } from '../../lib/app-cluster-access';
 import type { Obj } from '../kube/objects';
 import { crdOf } from '../schema/schema';
 import type { BindingDeps, BindingProvider, SyncerSpec } from './binding.deps';
@@ -108,6 +109,8 @@ interface WorldOptions {
   crd?: V1CustomResourceDefinition;
   missing?: string[];
   syncerSynced?: boolean;
+  /** The syncer's watch error. */
+  syncerError?: string;
   objects?: Obj[];
   heartbeat?: BindingProvider['heartbeat'];
   refused?: { reason: 'KubeconfigUnsafe'; message: string };
@@ -150,11 +153,12 @@ function world(o: WorldOptions = {}) {
       return conn;
     },
     missingAccess: async () => o.missing ?? [],
+    forgetAccess: (checks) => void writes.push(`forget ${checks.map(describeCheck).join(', ')}`),
     applyCrd: async (c) => void writes.push(`apply CRD ${c.metadata.name} owned by ${c.metadata.ownerReferences?.[0]?.uid}`),
     deleteCrd: async (name, uid) => void writes.push(`delete CRD ${name} uid ${uid}`),
     runSyncer: async (_key, spec) => {
       syncers.push(spec);
-      return { hasSynced: () => o.syncerSynced ?? true, lastError: () => undefined, consumerObjects: () => o.objects ?? [] };
+      return { hasSynced: () => o.syncerSynced ?? true, lastError: () => o.syncerError, consumerObjects: () => o.objects ?? [] };
     },
     deleteConsumerObject: async (r, obj) => void writes.push(`delete ${r.kind} ${obj.metadata.namespace}/${obj.metadata.name}`),
     release: async (key) => void writes.push(`release ${key}`),
@@ -208,6 +212,30 @@ describe('reconcileBinding: bound', () => {
     expect(w.cond('Ready')).toMatchObject({ status: 'True', reason: 'AllConditionsTrue' });
     expect(w.ready).toEqual([true]);
     expect(w.writes.filter((x) => x.startsWith('apply'))).toEqual([]);
+  });
+
+  it('asks its access checks again after a watch failed (the grant may be gone), and not while the watches work', async () => {
+    const failing = world({
+      binding: binding(),
+      secret: kubeconfigSecret(),
+      export: exportOf(),
+      crd: crd(),
+      syncerSynced: false,
+      syncerError: 'forbidden',
+    });
+    await failing.run();
+    expect(failing.cond('InformersSynced')).toMatchObject({ status: 'False', reason: 'WatchFailed', message: 'forbidden' });
+    expect(failing.writes.filter((x) => x.startsWith('forget'))).toEqual([
+      'forget get postgresqlinstances.anynines.com, list postgresqlinstances.anynines.com, watch postgresqlinstances.anynines.com, ' +
+        'patch postgresqlinstances.anynines.com, delete postgresqlinstances.anynines.com, ' +
+        'patch postgresqlinstances.anynines.com/status, update customresourcedefinitions.apiextensions.k8s.io (postgresqlinstances.anynines.com), ' +
+        'patch customresourcedefinitions.apiextensions.k8s.io (postgresqlinstances.anynines.com), ' +
+        'delete customresourcedefinitions.apiextensions.k8s.io (postgresqlinstances.anynines.com), ' +
+        'get secrets, list secrets, watch secrets, create secrets, update secrets, delete secrets',
+    ]);
+    const working = world({ binding: binding(), secret: kubeconfigSecret(), export: exportOf(), crd: crd() });
+    await working.run();
+    expect(working.writes.filter((x) => x.startsWith('forget'))).toEqual([]);
   });
 
   it('writes no status when the cached one says the same (as the API server hands it back, keys sorted)', async () => {
