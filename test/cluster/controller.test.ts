@@ -207,7 +207,9 @@ describe('leader election on a Lease', () => {
     const c = await cluster('a');
     const kube = kubeFor(c);
     const ns = await testNamespace(kube, 'lease');
-    // The doomed candidate uses a ServiceAccount token: deleting the account cuts it off, as a partition would.
+    // The doomed candidate uses a ServiceAccount token whose only grant is a RoleBinding: deleting the binding cuts
+    // it off at once (RBAC follows its informers within milliseconds; deleting the account instead waited out the
+    // API server's 10 s token cache).
     await kube.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'doomed' } } });
     await kube.rbac.createNamespacedRole({
       namespace: ns,
@@ -247,9 +249,14 @@ describe('leader election on a Lease', () => {
     const doomed = run('doomed', doomedKube.config);
     await eventually('doomed to lead', async () => (events.includes('doomed leads') ? true : undefined));
     const heir = run('heir', kube.config);
-    // The API server caches a token's authentication for up to 10 s: the cut takes effect within that.
-    await kube.core.deleteNamespacedServiceAccount({ namespace: ns, name: 'doomed' });
+    const cutAt = Date.now();
+    await kube.rbac.deleteNamespacedRoleBinding({ namespace: ns, name: 'doomed-leases' });
     await eventually('the heir to lead', async () => (events.includes('heir leads') ? true : undefined), 30_000);
+    // Renewals refused from the cut on: the doomed stops within its renew deadline, the heir leads once the lease
+    // it last renewed expired; neither waits for anything longer.
+    expect(Date.now() - cutAt, 'the heir leads within a lease and a renew deadline of the cut').toBeLessThan(
+      timing.leaseDurationMs + timing.renewDeadlineMs + 2 * timing.retryPeriodMs + 4_000,
+    );
     expect(events.indexOf('doomed stops'), 'the old leader stopped before the heir started').toBeGreaterThanOrEqual(0);
     expect(events.indexOf('doomed stops')).toBeLessThan(events.indexOf('heir leads'));
     doomed.ac.abort();
