@@ -1,7 +1,8 @@
 /**
  * The controller machinery shared by the bind backend and the konnector: informers over @kubernetes/client-node,
  * a keyed work queue with de-duplication and capped exponential backoff, terminal errors, Lease leader election,
- * probes and metrics, graceful shutdown. It imports nothing of ours but lib/ (the abortable waits).
+ * probes and metrics (lib/probes.ts, which the composition function serves too), graceful shutdown. It imports
+ * nothing of ours but lib/ (the abortable waits, the probe listener).
  */
 export { keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { TokenBucket, type RateLimit } from './rate-limit';
@@ -11,6 +12,6 @@ export { watchInformer, type InformerEvent, type InformerObject, type WatchInfor
 export { byRef, objectKey, refKey, splitKey, type ObjectRef } from './keys';
 export { LeaderElector, type LeaderElectorOptions } from './leader';
 export { controllerMetrics, type ControllerMetrics } from './metrics';
-export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from './probes';
+export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from '../lib/probes';
 export { WorkQueue, type WorkQueueOptions } from './queue';
 export { onShutdown, type Shutdown } from './shutdown';

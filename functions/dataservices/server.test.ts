@@ -133,8 +133,14 @@ describe('the bundled function', () => {
     }
   });
 
-  it('serves /healthz and counts runs in /metrics', async () => {
-    expect((await fetch(`http://127.0.0.1:${fp.metricsPort}/healthz`)).status).toBe(200);
+  it('serves /healthz, /readyz and counts runs in /metrics, on the probe listener of every process (lib/probes.ts)', async () => {
+    const get = async (path: string) => {
+      const r = await fetch(`http://127.0.0.1:${fp.metricsPort}${path}`);
+      return { code: r.status, body: await r.text() };
+    };
+    expect(await get('/healthz')).toEqual({ code: 200, body: 'ok\n' });
+    expect(await get('/readyz')).toEqual({ code: 200, body: 'ok\n' });
+    expect(await get('/nope')).toEqual({ code: 404, body: 'not found: use /healthz, /readyz or /metrics\n' });
     const metrics = await (await fetch(`http://127.0.0.1:${fp.metricsPort}/metrics`)).text();
     expect(metrics).toMatch(/klutch_function_run_function_total\{result="ok"\} [1-9]/);
     expect(metrics).toContain('klutch_function_run_function_duration_seconds_bucket');

@@ -8,9 +8,6 @@
  * certificate is an error unless `--insecure` is given.
  */
 import { readFileSync } from 'node:fs';
-import type { Server as HttpServer } from 'node:http';
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
   FunctionRunner,
@@ -26,10 +23,7 @@ import { decodeRequest, encodeResponse } from './codec';
 import { dataServicesFunction } from './fn';
 import { GrpcError, GrpcStatus, newGrpcServer } from './grpc-server';
 import { addressFlag, flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../../lib/flags';
-
-// node:http by require, not import: an ES module import of it reads every export, and Node 24's lazy WebSocket,
-// CloseEvent and MessageEvent then load undici (a 745 KB source kept in the heap: 2 MiB of the function's peak RSS).
-const { createServer } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+import { serveProbes, type Probes } from '../../lib/probes';
 
 export const DEFAULT_ADDRESS = '0.0.0.0:9443';
 export const DEFAULT_METRICS_ADDRESS = '0.0.0.0:8080';
@@ -212,37 +206,20 @@ export async function startFunctionServer(
   const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   logger.info({ address: target, port, tls: !o.insecure }, 'serving RunFunction');
 
-  let http: HttpServer | undefined;
-  let metricsPort: number | undefined;
+  // The listener the backend and the konnector serve their probes on (lib/probes.ts): /healthz, /readyz, /metrics.
+  let probes: Probes | undefined;
   if (o.metricsAddress) {
-    const m = addressFlag('metrics-address', o.metricsAddress);
-    http = createServer((req, res) => {
-      if (req.url === '/healthz') {
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-      } else if (req.url === '/metrics') {
-        registry.metrics().then(
-          (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
-          (e: Error) => res.writeHead(500).end(e.message),
-        );
-      } else {
-        res.writeHead(404).end();
-      }
-    });
-    const h = http;
-    await new Promise<void>((resolve, reject) => {
-      h.once('error', reject);
-      h.listen(m.port, m.host, () => resolve());
-    });
-    metricsPort = (h.address() as AddressInfo).port;
-    logger.info({ port: metricsPort }, 'serving /healthz and /metrics');
+    addressFlag('metrics-address', o.metricsAddress);
+    probes = await serveProbes({ address: o.metricsAddress, registry });
+    logger.info({ port: probes.port }, 'serving /healthz and /metrics');
   }
 
   return {
     port,
-    metricsPort,
+    metricsPort: probes?.port,
     async close(graceMs = 10_000) {
       await server.close(graceMs);
-      if (http) await new Promise<void>((resolve) => (http as HttpServer).close(() => resolve()));
+      await probes?.close();
     },
   };
 }

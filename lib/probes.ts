@@ -1,13 +1,18 @@
 /**
- * The probe and metrics endpoints every server and controller process serves on one HTTP listener:
- * `/healthz` (the process is alive and its loops run), `/readyz` (named checks: informers synced, issuer discovered,
- * ...; 503 with the failing names until all pass) and Prometheus `/metrics`.
+ * The probe and metrics endpoints every process we ship serves on one HTTP listener (the bind backend, the konnector
+ * and the composition function): `/healthz` (the process is alive and its loops run), `/readyz` (named checks:
+ * informers synced, issuer discovered, ...; 503 with the failing names until all pass) and Prometheus `/metrics`.
  */
-import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { parseAddress } from '../lib/address';
-import { messageOf } from '../lib/kube-errors';
+import { parseAddress } from './address';
+import { messageOf } from './kube-errors';
+
+// node:http by require, not import: an ES module import of it reads every export, and Node 24's lazy WebSocket,
+// CloseEvent and MessageEvent then load undici (about 2 MiB of heap; docs/decisions/function-performance.md).
+const { createServer } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 export { parseAddress };
 
