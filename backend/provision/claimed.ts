@@ -12,10 +12,9 @@
  * cover every object of the claimed resources in the namespace, still only there and read-only.
  */
 import type { V1PolicyRule } from '@kubernetes/client-node';
-import { Annotations, CLAIMED_ROLE, type PermissionClaim } from '../../exports/bind-api';
+import { Annotations, CLAIMED_ROLE, claimOfCredentials, type PermissionClaim } from '../../exports/bind-api';
 import type { ClaimedAccess } from '../options';
 
-export const CREDENTIALS_SUFFIX = '-creds';
 const READ = ['get', 'list', 'watch'];
 
 /** An exported resource of a consumer, with what its template claims. */
@@ -64,11 +63,9 @@ export function claimedRules(i: ClaimedInputs): V1PolicyRule[] {
     for (const n of names) bound.add(n);
   }
   const belongs = (o: ObjectMeta): boolean => {
-    const name = o.metadata?.name ?? '';
     if ((o.metadata?.ownerReferences ?? []).some((r) => byKind.get(`${groupOf(r.apiVersion)}/${r.kind}`)?.has(r.name))) return true;
-    return (
-      name.length > CREDENTIALS_SUFFIX.length && name.endsWith(CREDENTIALS_SUFFIX) && bound.has(name.slice(0, -CREDENTIALS_SUFFIX.length))
-    );
+    const claim = claimOfCredentials(o.metadata?.name ?? '');
+    return claim !== undefined && bound.has(claim);
   };
 
   interface Claimed {

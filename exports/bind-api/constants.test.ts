@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isReservedKey, withoutReservedKeys } from './constants';
+import { claimOfCredentials, isReservedKey, withoutReservedKeys } from './constants';
 
 describe('reserved label and annotation keys', () => {
   it.each([
@@ -29,4 +29,15 @@ describe('reserved label and annotation keys', () => {
     expect(withoutReservedKeys({ 'crossplane.io/claim-name': 'x' })).toBeUndefined();
     expect(withoutReservedKeys(undefined)).toBeUndefined();
   });
+});
+
+describe('claimOfCredentials', () => {
+  it.each([
+    ['pg-creds', 'pg'],
+    ['a-b-creds', 'a-b'],
+    ['-creds', undefined],
+    ['creds', undefined],
+    ['pg-credentials', undefined],
+    ['pg', undefined],
+  ])('%s -> %s', (name, claim) => expect(claimOfCredentials(name)).toBe(claim));
 });

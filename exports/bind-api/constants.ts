@@ -86,3 +86,16 @@ export function withoutReservedKeys(labels: Readonly<Record<string, string>> | u
   const out = Object.fromEntries(Object.entries(labels).filter(([k]) => !isReservedKey(k)));
   return Object.keys(out).length ? out : undefined;
 }
+
+/**
+ * What Klutch's Compositions name a claim's connection Secret (`writeConnectionSecretToRef`, in the claim's
+ * namespace): `<claim>-creds`. The backend grants the konnector read access to it and the konnector copies it down.
+ */
+export const CREDENTIALS_SUFFIX = '-creds';
+
+/** The claim a connection Secret named `<claim>-creds` belongs to; undefined for any other name. */
+export function claimOfCredentials(secretName: string): string | undefined {
+  return secretName.length > CREDENTIALS_SUFFIX.length && secretName.endsWith(CREDENTIALS_SUFFIX)
+    ? secretName.slice(0, -CREDENTIALS_SUFFIX.length)
+    : undefined;
+}

@@ -10,7 +10,7 @@
  * `klutch.anynines.com/resource-owner: <side>` as annotation (Klutch's marker) and label (what the konnector
  * watches). An object of the same name that is not such a copy is never overwritten or deleted.
  */
-import { Annotations, withoutReservedKeys, type ClaimOwner } from '../../../../exports/bind-api';
+import { Annotations, claimOfCredentials, withoutReservedKeys, type ClaimOwner } from '../../../../exports/bind-api';
 import { isDeleting, jsonEqual, ownerReference, type Obj } from '../../../kube/objects';
 import type { Result } from '../spec/spec.reconcile';
 
@@ -64,9 +64,6 @@ export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, n
   return undefined;
 }
 
-/** What Klutch's Compositions name a claim's connection Secret (`writeConnectionSecretToRef`, in the claim's namespace). */
-export const CREDENTIALS_SUFFIX = '-creds';
-
 /**
  * The bound object `source` belongs to: the one its ownerReference names (`uid` to check), or — for the connection
  * Secret Crossplane writes, which the composed resource owns rather than the claim — the claim `<name>` of a source
@@ -79,10 +76,8 @@ export function claimOwner(
 ): { readonly name: string; readonly uid?: string } | undefined {
   const ref = source.metadata?.ownerReferences?.find((r) => r.kind === kind && r.apiVersion === apiVersion);
   if (ref) return { name: ref.name, uid: ref.uid };
-  const name = source.metadata?.name ?? '';
-  return name.length > CREDENTIALS_SUFFIX.length && name.endsWith(CREDENTIALS_SUFFIX)
-    ? { name: name.slice(0, -CREDENTIALS_SUFFIX.length) }
-    : undefined;
+  const claim = claimOfCredentials(source.metadata?.name ?? '');
+  return claim === undefined ? undefined : { name: claim };
 }
 
 export const selects = (names: readonly string[], name: string): boolean =>
