@@ -36,8 +36,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
     renameSync(`${stateFile}.tmp`, stateFile);
   };
+  // The cluster files of this run (vitest's filters applied): how many workers can run, and whether a Pod suite is in.
+  const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
+  const files = (await project.globTestFiles(filters)).testFiles.map((f) => relative(project.config.root, f));
   // Clusters a and b for each worker, so files that run at the same time never share one (cluster.ts); b on demand.
-  const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
+  // No more workers run than files: a run of one file starts one `a`, not four (2.5 CPU-s each, then idle).
+  const workers = Math.max(1, Math.min(Number(project.config.maxWorkers) || 1, files.length));
   const slotsPath = join(dir, 'slots.sock');
   let starting: Promise<ControlPlanes | undefined> | undefined;
   const slots = await serveSlots(slotsPath, workers, async (slot, question) => {
@@ -51,8 +55,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const names = Array.from({ length: workers }, (_, i) => EAGER_CLUSTERS.map((n) => runClusterName(n, String(i + 1)))).flat();
   // The shared Pod platform (platform/shared-platform.ts): started now when the run includes a Pod suite, so it comes
   // up while the unit project runs; otherwise only if a suite asks for it.
-  const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
-  const files = (await project.globTestFiles(filters)).testFiles.map((f) => relative(project.config.root, f));
   const pods = await serveSharedPlatform({
     // Not inside `dir`, which goes at the end: the platform's logs stay when its start or a test on it failed.
     dir: mkdtempSync(join(tmpdir(), 'klutch-kit-pod-platform-')),
