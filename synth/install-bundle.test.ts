@@ -157,6 +157,32 @@ describe('dist/control-plane/kustomization.yaml', () => {
     for (const d of objs.filter((o) => o.kind === 'DeploymentRuntimeConfig')) expect(v(d).errors, d.metadata.name).toEqual([]);
   });
 
+  it('adds monitoring where an overlay asks for its Component: the rules, scrape targets and dashboard, beside the whole bundle', () => {
+    const overlay = join(dir, 'overlay-monitoring');
+    mkdirSync(overlay, { recursive: true });
+    writeFileSync(
+      join(overlay, 'kustomization.yaml'),
+      stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: ['../dist/control-plane'],
+        components: ['../dist/control-plane/monitoring'],
+      }),
+    );
+    const base = build(join(dir, 'dist', 'control-plane'));
+    const objs = build(overlay);
+    const added = objs.filter((o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name));
+    expect(added.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'ConfigMap/klutch-kit-dashboard',
+      'PodMonitor/klutch-kit-function-dataservices',
+      'PrometheusRule/klutch-kit',
+      'ServiceMonitor/klutch-bind-backend',
+    ]);
+    expect(objs).toHaveLength(base.length + added.length);
+    expect(one(objs, 'ServiceMonitor').metadata.namespace).toBe('klutch-bind-backend');
+    expect(one(objs, 'PodMonitor').metadata.namespace).toBe('crossplane-system');
+  });
+
   it('takes every documented knob from an overlay: settings, Secrets, image, replicas, a ProviderConfig URL', () => {
     const overlay = join(dir, 'overlay');
     mkdirSync(overlay, { recursive: true });

@@ -6,7 +6,8 @@
  * Knobs are kustomize's own: `images:` and `replicas:`; the backend's settings (issuer, client, URLs) as a
  * `configMapGenerator` an overlay merges into (the Pods roll, the name has the content's hash); the Secrets (OIDC
  * client secret, cookie keys, TLS) from the overlay's `secretGenerator` or made out of band under the names below.
- * Monitoring stays out: it needs the Prometheus Operator's CRDs (add `monitoring/` as a resource where it runs).
+ * Monitoring is optional: it needs the Prometheus Operator's CRDs, so it is a kustomize Component of its own
+ * (`monitoring/kustomization.yaml`) that an overlay adds with `components:` where the operator runs.
  */
 import { stringify } from 'yaml';
 
@@ -65,4 +66,19 @@ export function settingsEnv(settings: Readonly<Record<string, string>>): string 
     .sort()
     .map((k) => `${k}=${settings[k]}\n`)
     .join('');
+}
+
+const MONITORING_HEADER = `# The optional monitoring of the install bundle, written by \`npm run synth\`: PrometheusRule, ServiceMonitor and
+# PodMonitor need the Prometheus Operator's CRDs. Where it runs, add this folder to your overlay under components:
+# (see docs/install-bundle.md).
+`;
+
+/** The monitoring folder's kustomization.yaml: a Component over its YAML files, in name order. */
+export function monitoringComponent(files: readonly string[]): string {
+  const doc = {
+    apiVersion: 'kustomize.config.k8s.io/v1alpha1',
+    kind: 'Component',
+    resources: files.filter((f) => f.endsWith('.yaml')).sort(),
+  };
+  return MONITORING_HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
 }

@@ -26,7 +26,7 @@ import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor } from '
 import { checkUnique } from './catalog';
 import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
 import { FunctionRuntime } from '../functions/dataservices/deploy/function-runtime';
-import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, SETTINGS_FILE, settingsEnv } from './install-bundle';
+import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, monitoringComponent, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 import { ProviderConfigs, providerConfigRefs, ProviderKubernetes, referencedKinds } from './provider-configs';
 import { crdNamesIn, resourceNames } from './resource-names';
@@ -258,7 +258,7 @@ export function render(o: SynthOptions): Map<string, string> {
         })),
       }),
   );
-  // Monitoring for the Prometheus Operator (optional: apply it where the operator runs) and Grafana.
+  // Monitoring for the Prometheus Operator (optional: a kustomize Component an overlay adds where the operator runs) and Grafana.
   const backendNs = o.backend?.namespace ?? DEFAULT_BACKEND.namespace ?? 'klutch-bind-backend';
   emit(`${MONITORING_DIR}/prometheusrule-klutch-kit.yaml`, (c) => new KlutchAlerts(c, 'alerts', { namespace: backendNs }));
   emit(
@@ -274,6 +274,10 @@ export function render(o: SynthOptions): Map<string, string> {
   emit(
     `${APP_MONITORING_DIR}/podmonitor-konnector.yaml`,
     (c) => new KonnectorPodMonitor(c, 'konnector', { namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE }),
+  );
+  files.set(
+    `${MONITORING_DIR}/kustomization.yaml`,
+    monitoringComponent([...files.keys()].filter((f) => f.startsWith(`${MONITORING_DIR}/`)).map((f) => f.slice(MONITORING_DIR.length + 1))),
   );
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   const prefix = `${CONTROL_PLANE_DIR}/`;
