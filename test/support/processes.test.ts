@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { freePorts } from './processes';
+import { freePorts, runCommand } from './processes';
 
 describe('freePorts', () => {
   it('hands out distinct ports below the ephemeral range, which a listener can bind at once', async () => {
@@ -12,5 +12,24 @@ describe('freePorts', () => {
     const s = createServer();
     await new Promise<void>((resolve, reject) => (s.once('error', reject), s.listen(ports[0], '127.0.0.1', () => resolve())));
     await new Promise((r) => s.close(r));
+  });
+});
+
+describe('runCommand', () => {
+  it('gives the exit code, stdout alone and both streams together, while the event loop runs on', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    const r = await runCommand('sh', ['-c', 'echo out; echo err >&2; sleep 0.2; exit 3']);
+    clearInterval(timer);
+    expect([r.code, r.stdout, r.output.split('\n').sort().join(' ').trim()]).toEqual([3, 'out\n', 'err out']);
+    expect(ticks).toBeGreaterThan(5);
+  });
+
+  it('kills a command that outlives its timeout, and says why a command could not start', async () => {
+    const started = Date.now();
+    expect((await runCommand('sleep', ['5'], { timeoutMs: 100 })).code).toBe(-1);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const missing = await runCommand('/nonexistent/klutch-kit-command', []);
+    expect([missing.code, missing.output]).toEqual([-1, expect.stringContaining('ENOENT')]);
   });
 });

@@ -204,3 +204,38 @@ export function probe(url: string, bearer?: string): Promise<ProbeResponse> {
     req.on('error', reject).on('timeout', () => req.destroy(new Error('timeout')));
   });
 }
+
+export interface CommandResult {
+  /** Exit code, or -1 when it was killed or could not start. */
+  readonly code: number;
+  /** stdout and stderr, in the order they came. */
+  readonly output: string;
+  readonly stdout: string;
+}
+
+/**
+ * Runs a command to its end without blocking the event loop (what spawnSync does): the global setup runs the shared
+ * Pod platform's steps side by side, and its stand-ins and its socket answer meanwhile. `timeoutMs` kills it.
+ */
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  o: { readonly env?: NodeJS.ProcessEnv; readonly cwd?: string; readonly timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const out: Buffer[] = [];
+    const child = spawn(command, [...args], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env ?? process.env, cwd: o.cwd });
+    running.add(child);
+    const timer = o.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), o.timeoutMs) : undefined;
+    child.stdout.on('data', (c: Buffer) => (chunks.push(c), out.push(c)));
+    child.stderr.on('data', (c: Buffer) => chunks.push(c));
+    const end = (code: number, extra = '') => {
+      clearTimeout(timer);
+      running.delete(child);
+      resolve({ code, output: Buffer.concat(chunks).toString() + extra, stdout: Buffer.concat(out).toString() });
+    };
+    child.once('error', (e) => end(-1, e.message));
+    child.once('close', (code) => end(code ?? -1));
+  });
+}

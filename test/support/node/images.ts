@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from '../../tools/cache';
-import { ctr } from './containerd';
+import { runCommand } from '../processes';
 
 /** The sandbox image the kubelet 1.34 expects; containerd's `sandbox_image` names it. */
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -43,15 +43,27 @@ function run(what: string, command: string, args: readonly string[], cwd?: strin
  * work folder.
  */
 export function buildah(work: string, args: readonly string[]): string {
+  const c = buildahCommand(work, args);
+  return run('buildah', c.command, c.args, undefined, c.env);
+}
+
+/** buildah as above, without blocking the event loop (the platform's start pushes beside other work); its stdout. */
+export async function buildahAsync(work: string, args: readonly string[]): Promise<string> {
+  const c = buildahCommand(work, args);
+  const r = await runCommand(c.command, c.args, { env: c.env, timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`buildah failed: ${c.command} ${c.args.join(' ')}:\n${r.output}`);
+  return r.stdout.trim();
+}
+
+function buildahCommand(work: string, args: readonly string[]): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   const conf = join(work, 'containers.conf');
   if (!existsSync(conf)) {
     mkdirSync(join(work, 'cni'), { recursive: true });
     writeFileSync(conf, `[network]\nnetwork_backend = "cni"\nnetwork_config_dir = "${join(work, 'cni')}"\n`);
   }
-  return run(
-    'buildah',
-    'unshare',
-    [
+  return {
+    command: 'unshare',
+    args: [
       '--mount',
       '--propagation',
       'private',
@@ -68,9 +80,8 @@ export function buildah(work: string, args: readonly string[]): string {
       'vfs',
       ...args,
     ],
-    undefined,
-    { ...process.env, CONTAINERS_CONF: conf },
-  );
+    env: { ...process.env, CONTAINERS_CONF: conf },
+  };
 }
 
 /**
@@ -146,10 +157,13 @@ export function ensureBusyboxImage(log: (l: string) => void): string {
   );
 }
 
-/** Imports OCI archives into the node's containerd (CRI namespace) under the names they carry. */
-export function importImages(socket: string, archives: readonly string[]): void {
+/**
+ * Imports OCI archives into the node's containerd (CRI namespace) under the names they carry. Not spawnSync: two
+ * nodes start side by side (the sandbox's), and a blocked event loop would import their 100 MB each one after the other.
+ */
+export async function importImages(socket: string, archives: readonly string[]): Promise<void> {
   for (const a of archives) {
-    const r = ctr(socket, ['images', 'import', a]);
+    const r = await runCommand('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', a], { timeoutMs: 120_000 });
     if (r.code !== 0) throw new Error(`importing ${a} into the node's containerd (${socket}) failed:\n${r.output}`);
   }
 }

@@ -81,7 +81,7 @@ export interface Node {
   /** Runs a command inside the node's namespaces (iptables, busybox wget against node-local ports). */
   exec(command: string, args: readonly string[]): { code: number; output: string };
   /** Imports an OCI archive into the node's containerd. */
-  importImage(archive: string): void;
+  importImage(archive: string): Promise<void>;
   /**
    * Starts a long-running process inside the node's namespaces and cgroup (log `<runDir>/<role>.log`); `stop()` ends
    * it with the node's own processes.
@@ -162,7 +162,9 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
     const cniConf = join(runDir, 'cni', 'conf');
     writeCniConfig(cniConf, join(runDir, 'cni', 'ipam'), net);
     const containerd = await startContainerd(containerdDir, cniConf, cg, holder.pid, track);
-    importImages(containerd.socket, images);
+    // Imported while the kubelet and the rest start (no Pod runs before the node is returned).
+    const imported = importImages(containerd.socket, images);
+    imported.catch(() => undefined); // awaited below; a failure before then must not be unhandled
 
     const bridge = await bridgeApiServer(runDir, apiPort, net.nodeIp, cg, holder.pid, track, cluster.node?.egressSocket);
     closeBridge = bridge.close;
@@ -207,6 +209,7 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
         tail(scheduler.logPath, 200).includes('Attempting to acquire') ||
         tail(scheduler.logPath, 200).includes('Starting Kubernetes Scheduler'),
     );
+    await imported;
     log(`node ${name} Ready in ${((Date.now() - started) / 1000).toFixed(1)}s (address ${net.nodeIp} in its own network namespace)`);
 
     return {

@@ -42,12 +42,16 @@ export interface Registry {
  * Starts the registry inside `node`; resolves when `/v2/` answers over TLS through the forward. `seed` fills its
  * storage before it starts (a copy of another run's storage: see platform/registry-cache.ts).
  */
-export async function startRegistry(node: Node, log: (line: string) => void, seed?: (data: string) => void): Promise<Registry> {
+export async function startRegistry(
+  node: Node,
+  log: (line: string) => void,
+  seed?: (data: string) => Promise<void> | void,
+): Promise<Registry> {
   await ensureDebianPackages([REGISTRY_PACKAGE], log);
   const dir = join(node.runDir, 'registry');
   const data = join(dir, 'data');
   mkdirSync(data, { recursive: true });
-  seed?.(data);
+  await seed?.(data);
   const ca = await createCa('klutch-kit registry CA');
   const serving = await ca.issue({ commonName: 'registry', ips: [node.ip, '127.0.0.1'] });
   const certDir = join(dir, 'ca');

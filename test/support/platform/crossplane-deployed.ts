@@ -6,7 +6,6 @@
  * provider-kubernetes (their runtime configs and RBAC, what synth writes), and the Configuration by its public name. Crossplane pulls it from the registry, resolves its `dependsOn` and starts our
  * function and provider-kubernetes as the Pods it makes. Nothing is patched by the test, nothing is in a package cache.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { apply, CONFIGURATION_PACKAGE, condition, CROSSPLANE_NAMESPACE, establis
 import { getObject, type Kube, kubeFor, type WireObject } from '../kube';
 import type { Node } from '../node/node';
 import type { Registry } from '../node/registry';
+import { runCommand } from '../processes';
 import { podFailure } from './pods';
 
 /** The public registries our packages and their dependencies are named in; ImageConfigs rewrite them to the mirror. */
@@ -69,7 +69,8 @@ export async function helmInstallCrossplane(o: InstallCrossplaneOptions): Promis
   const version = crossplaneVersion('v2');
   const home = mkdtempSync(join(tmpdir(), 'klutch-kit-helm-'));
   try {
-    const r = spawnSync(
+    // Not spawnSync: the sandbox installs CloudNativePG and the bind backend meanwhile, in the same event loop.
+    const r = await runCommand(
       helm,
       [
         'install',
@@ -90,8 +91,7 @@ export async function helmInstallCrossplane(o: InstallCrossplaneOptions): Promis
       ],
       // helm keeps its cache, config and data under these; none of the machine's.
       {
-        encoding: 'utf8',
-        timeout: 120_000,
+        timeoutMs: 120_000,
         env: {
           ...process.env,
           HELM_CACHE_HOME: join(home, 'cache'),
@@ -100,8 +100,7 @@ export async function helmInstallCrossplane(o: InstallCrossplaneOptions): Promis
         },
       },
     );
-    if (r.status !== 0)
-      throw new Error(`helm install of Crossplane's chart ${chart} failed:\n${r.error?.message ?? ''}${r.stdout}${r.stderr}`);
+    if (r.code !== 0) throw new Error(`helm install of Crossplane's chart ${chart} failed:\n${r.output}`);
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

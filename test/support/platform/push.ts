@@ -13,15 +13,15 @@
  * Names keep the upstream path below the registry (`xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0` is
  * `<registry>/klutch-kit/function-dataservices:v0.1.0`), so one ImageConfig per upstream registry rewrites them.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureCrank } from '../../tools/crank';
 import { goModuleSource, wrapperModule } from '../../tools/go';
 import { PROVIDER_KUBERNETES_VERSION } from '../../tools/provider-kubernetes';
 import { ROOT } from '../catalog';
-import { buildah, imagesDir } from '../node/images';
+import { buildahAsync, imagesDir } from '../node/images';
 import type { Registry } from '../node/registry';
+import { runCommand } from '../processes';
 
 /** `<registry>/<path>` of a reference: its registry host replaced, its path and tag kept. */
 export function mirrored(registry: string, ref: string): string {
@@ -38,12 +38,12 @@ export function mirrored(registry: string, ref: string): string {
  * (name -> file) also get a docker-archive of the image, what `crossplane xpkg build --embed-runtime-image-tarball`
  * reads (its `--embed-runtime-image` asks a Docker daemon for the image).
  */
-export function pushImages(
+export async function pushImages(
   registry: Registry,
   archives: Readonly<Record<string, string>>,
   log: (line: string) => void,
   tarballs: Readonly<Record<string, string>> = {},
-): Record<string, string> {
+): Promise<Record<string, string>> {
   const started = Date.now();
   mkdirSync(imagesDir(), { recursive: true });
   const work = mkdtempSync(join(imagesDir(), 'push-'));
@@ -52,10 +52,8 @@ export function pushImages(
     const policy = join(work, 'policy.json');
     writeFileSync(policy, JSON.stringify({ default: [{ type: 'insecureAcceptAnything' }] }));
     for (const [ref, archive] of Object.entries(archives)) {
-      const id = buildah(work, ['pull', '--quiet', '--signature-policy', policy, `oci-archive:${archive}`])
-        .split('\n')
-        .pop()!;
-      buildah(work, [
+      const id = (await buildahAsync(work, ['pull', '--quiet', '--signature-policy', policy, `oci-archive:${archive}`])).split('\n').pop()!;
+      await buildahAsync(work, [
         'push',
         '--quiet',
         '--signature-policy',
@@ -68,7 +66,8 @@ export function pushImages(
         `docker://${mirrored(registry.hostFromTest, ref)}`,
       ]);
       pushed[ref] = mirrored(registry.host, ref);
-      if (tarballs[ref]) buildah(work, ['push', '--quiet', '--signature-policy', policy, id, `docker-archive:${tarballs[ref]}:${ref}`]);
+      if (tarballs[ref])
+        await buildahAsync(work, ['push', '--quiet', '--signature-policy', policy, id, `docker-archive:${tarballs[ref]}:${ref}`]);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -96,9 +95,10 @@ export async function pushPackages(registry: Registry, packages: readonly Packag
   const work = mkdtempSync(join(imagesDir(), 'xpkg-'));
   // crank pulls and pushes with go-containerregistry: the registry's CA as the only root, no docker config of the machine.
   const env = { ...process.env, SSL_CERT_FILE: registry.caFile, HOME: work, DOCKER_CONFIG: join(work, 'docker') };
-  const run = (what: string, args: string[]) => {
-    const r = spawnSync(crank, args, { encoding: 'utf8', env, timeout: 300_000 });
-    if (r.status !== 0) throw new Error(`${what} failed: crossplane ${args.join(' ')}\n${r.error?.message ?? ''}${r.stdout}${r.stderr}`);
+  // Not spawnSync: the sandbox installs CloudNativePG and the bind backend meanwhile, in the same event loop.
+  const run = async (what: string, args: string[]) => {
+    const r = await runCommand(crank, args, { env, timeoutMs: 300_000 });
+    if (r.code !== 0) throw new Error(`${what} failed: crossplane ${args.join(' ')}\n${r.output}`);
   };
   try {
     for (const p of packages) {
@@ -107,8 +107,8 @@ export async function pushPackages(registry: Registry, packages: readonly Packag
       args.push('--examples-root', p.examples ?? join(work, 'no-examples'));
       if (p.ignore?.length) args.push('--ignore', p.ignore.join(','));
       if (p.runtimeImage) args.push('--embed-runtime-image-tarball', p.runtimeImage);
-      run(`building the package ${p.ref}`, args);
-      run(`pushing the package ${p.ref}`, ['xpkg', 'push', '--package-files', file, mirrored(registry.hostFromTest, p.ref)]);
+      await run(`building the package ${p.ref}`, args);
+      await run(`pushing the package ${p.ref}`, ['xpkg', 'push', '--package-files', file, mirrored(registry.hostFromTest, p.ref)]);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

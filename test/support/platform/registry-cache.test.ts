@@ -49,14 +49,14 @@ describe('the registry content key', () => {
 });
 
 describe('the cached registry storage', () => {
-  it('is saved whole under its key, found again, and only the most recently used entries are kept', () => {
+  it('is saved whole under its key, found again, and only the most recently used entries are kept', async () => {
     const data = join(dir, 'data');
     mkdirSync(join(data, 'docker', 'registry', 'v2', 'blobs'), { recursive: true });
     writeFileSync(join(data, 'docker', 'registry', 'v2', 'blobs', 'layer'), 'bytes');
     expect(cachedRegistryStorage('k0')).toBeUndefined();
     const entry = (k: string) => join(process.env.KLUTCH_KIT_CACHE!, 'registry-storage', k);
     for (let i = 0; i < 4; i++) {
-      saveRegistryStorage(`k${i}`, data);
+      await saveRegistryStorage(`k${i}`, data);
       // Distinct use times, oldest first, whatever the file system's timestamp resolution.
       const t = new Date(Date.now() - (10 - i) * 60_000);
       utimesSync(entry(`k${i}`), t, t);
@@ -64,7 +64,7 @@ describe('the cached registry storage', () => {
     const found = cachedRegistryStorage('k0');
     expect(found).toBe(entry('k0'));
     expect(readFileSync(join(found!, 'docker', 'registry', 'v2', 'blobs', 'layer'), 'utf8')).toBe('bytes');
-    saveRegistryStorage('k4', data);
+    await saveRegistryStorage('k4', data);
     // k0 was used just now and k4 saved now; k1, the least recently used, goes.
     expect(readdirSync(join(process.env.KLUTCH_KIT_CACHE!, 'registry-storage')).sort()).toEqual(['k0', 'k2', 'k3', 'k4']);
   });

@@ -6,10 +6,10 @@
  * names), so a copy of it serves the same references in any run. A run whose inputs differ pushes and saves anew.
  */
 import { createHash } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { cacheRoot } from '../../tools/cache';
+import { runCommand } from '../processes';
 
 /** Entries kept: the default and the v2 package's platform, with room for a change in flight. */
 const KEEP = 4;
@@ -43,23 +43,26 @@ export function cachedRegistryStorage(key: string): string | undefined {
   return dir;
 }
 
-/** Copies `from` (a file tree) into `to`, keeping modes; `--reflink=auto` makes it a clone where the file system can. */
-export function copyTree(from: string, to: string): void {
+/**
+ * Copies `from` (a file tree) into `to`, keeping modes; `--reflink=auto` makes it a clone where the file system can.
+ * Not spawnSync: 170 MB take seconds, and the platform's start runs other steps meanwhile.
+ */
+export async function copyTree(from: string, to: string): Promise<void> {
   mkdirSync(to, { recursive: true });
-  const r = spawnSync('cp', ['-a', '--reflink=auto', `${from}/.`, to], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`copying the registry storage ${from} to ${to} failed: ${r.stderr || r.error?.message}`);
+  const r = await runCommand('cp', ['-a', '--reflink=auto', `${from}/.`, to]);
+  if (r.code !== 0) throw new Error(`copying the registry storage ${from} to ${to} failed: ${r.output}`);
 }
 
 /**
  * Saves a registry's storage under `key` (copied aside, then renamed into place, so a reader never sees half of it)
  * and prunes all but the most recently used entries.
  */
-export function saveRegistryStorage(key: string, data: string): void {
+export async function saveRegistryStorage(key: string, data: string): Promise<void> {
   const dir = join(cacheDir(), key);
   if (existsSync(dir)) return;
   const tmp = `${dir}.tmp-${process.pid}`;
   try {
-    copyTree(data, tmp);
+    await copyTree(data, tmp);
     renameSync(tmp, dir);
   } catch (e) {
     // Another run saved the same key first: its copy is as good as ours.
