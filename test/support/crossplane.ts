@@ -34,7 +34,7 @@ import { type CrossplaneLine, crossplaneSource, crossplaneVersion, ensureCrosspl
 import { ensureProviderKubernetes, providerKubernetesSource } from '../tools/provider-kubernetes';
 import { parseYaml, ROOT, runSynth, runSynthAsync } from './catalog';
 import type { ClusterInfo } from './control-plane';
-import { type Kube, kubeFor } from './kube';
+import { type Kube, kubeFor, resendUnsent } from './kube';
 import { createCa, writeTlsDir } from './pki';
 import { freePorts, launch, probe, type Proc, tail } from './processes';
 
@@ -661,13 +661,15 @@ export async function until<T>(proc: Proc, what: string, check: () => Promise<T 
  * serializer expects the typed models' property names and would drop wire names such as `x-kubernetes-int-or-string`.
  */
 export async function apply(kube: Kube, obj: Obj): Promise<void> {
-  await kube.objects.patch(
-    loadYaml<KubernetesObject>(JSON.stringify(obj)),
-    undefined,
-    undefined,
-    FIELD_MANAGER,
-    true,
-    PatchStrategy.ServerSideApply,
+  await resendUnsent(() =>
+    kube.objects.patch(
+      loadYaml<KubernetesObject>(JSON.stringify(obj)),
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      true,
+      PatchStrategy.ServerSideApply,
+    ),
   );
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventually, pollDelay } from './kube';
+import { eventually, pollDelay, resendUnsent } from './kube';
 
 describe('eventually', () => {
   it('polls every 200 ms at first, then a tenth of the time waited, at most once a second', () => {
@@ -12,5 +12,26 @@ describe('eventually', () => {
     await expect(eventually('a value that never comes', async () => undefined, 300)).rejects.toThrow(
       /^timed out after 0.3s waiting for a value that never comes$/,
     );
+  });
+});
+
+describe('resendUnsent', () => {
+  const unsent = () => new Error('Client network socket disconnected before secure TLS connection was established');
+
+  it('sends again while the connection closed before TLS was established, and gives the answer', async () => {
+    let calls = 0;
+    const answer = await resendUnsent(async () => {
+      if (++calls < 3) throw unsent();
+      return 'answered';
+    });
+    expect([answer, calls]).toEqual(['answered', 3]);
+  });
+
+  it('fails at once on any other error, and after the last try on that one', async () => {
+    let calls = 0;
+    await expect(resendUnsent(() => (calls++, Promise.reject(new Error('ECONNREFUSED'))))).rejects.toThrow('ECONNREFUSED');
+    expect(calls).toBe(1);
+    await expect(resendUnsent(() => (calls++, Promise.reject(unsent())), 2)).rejects.toThrow('before secure TLS');
+    expect(calls).toBe(3);
   });
 });

@@ -41,6 +41,22 @@ export function kubeFor(cluster: ClusterInfo, identity: string = ADMIN, bearer?:
   return kubeFromConfig(kubeconfigYaml(cluster.name, cluster.server, cluster.ca, bearer ? 'token' : identity, token));
 }
 
+/**
+ * Runs `send` again (at most `tries` times in all, a second apart) when the connection closed before TLS was
+ * established: the request was never sent, so even a POST is safe to repeat. Seen when an overloaded machine stalls
+ * the API server (its etcd) and it drops handshakes; one such error used to fail the shared Pod platform's start.
+ */
+export async function resendUnsent<T>(send: () => Promise<T>, tries = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await send();
+    } catch (e) {
+      if (i >= tries || !/before secure TLS connection was established/.test(String((e as Error)?.message))) throw e;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}
+
 /** A client from kubeconfig YAML. */
 export function kubeFromConfig(yaml: string): Kube {
   const config = new KubeConfig();
@@ -59,25 +75,28 @@ export function kubeFromConfig(yaml: string): Kube {
       await config.applyToHTTPSOptions(opts);
       const data = body === undefined ? undefined : JSON.stringify(body);
       if (data !== undefined) opts.headers = { ...opts.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(data) };
-      return new Promise<RawResponse>((resolve, reject) => {
-        const req = https.request(url, opts, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString();
-            let parsed: Record<string, unknown>;
-            try {
-              parsed = JSON.parse(text) as Record<string, unknown>;
-            } catch {
-              parsed = { message: text };
-            }
-            resolve({ code: res.statusCode ?? 0, body: parsed });
-          });
-        });
-        req.on('error', reject);
-        if (data !== undefined) req.write(data);
-        req.end();
-      });
+      return resendUnsent(
+        () =>
+          new Promise<RawResponse>((resolve, reject) => {
+            const req = https.request(url, opts, (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => {
+                const text = Buffer.concat(chunks).toString();
+                let parsed: Record<string, unknown>;
+                try {
+                  parsed = JSON.parse(text) as Record<string, unknown>;
+                } catch {
+                  parsed = { message: text };
+                }
+                resolve({ code: res.statusCode ?? 0, body: parsed });
+              });
+            });
+            req.on('error', reject);
+            if (data !== undefined) req.write(data);
+            req.end();
+          }),
+      );
     },
   };
 }
