@@ -25,4 +25,38 @@ describe('Steps', () => {
     await steps.settled();
     expect(finished).toBe(true);
   });
+
+  it('runs work ahead of its step: its lines appear under the step that joins it, and settled() waits for it', async () => {
+    let out = '';
+    const steps = new Steps((t) => (out += t));
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const ahead = steps.ahead(async (say) => {
+      say('said before its step');
+      await gate;
+      say('said after the join');
+      return 7;
+    });
+    await steps.run('first', async () => 1);
+    expect(out).not.toContain('said before its step');
+    let settled = false;
+    void steps.settled().then(() => (settled = true));
+    const joined = steps.run('second', () => ahead.join());
+    await new Promise((r) => setTimeout(r, 10));
+    expect(out).toMatch(/\[2\] second\n {4}said before its step\n$/);
+    expect(settled).toBe(false);
+    release();
+    expect(await joined).toBe(7);
+    expect(out).toMatch(/\[2\] second\n {4}said before its step\n {4}said after the join\n {4}✓ \d+\.\d s\n$/);
+    await steps.settled();
+    expect(settled).toBe(true);
+  });
+
+  it('keeps a failure of work ahead for its step, not as an unhandled rejection', async () => {
+    const steps = new Steps(() => undefined);
+    const ahead = steps.ahead(() => Promise.reject(new Error('ahead failed')));
+    await new Promise((r) => setTimeout(r, 10));
+    await steps.settled();
+    await expect(steps.run('its step', () => ahead.join())).rejects.toThrow('ahead failed');
+  });
 });

@@ -7,11 +7,19 @@ export interface StepTiming {
   readonly ms: number;
 }
 
+/** Work started before its step, because it needs less than the steps before it: its step joins it. */
+export interface Ahead<T> {
+  /** Inside its step: prints what the work said so far (and from then on as it says it) and waits for it. */
+  join(): Promise<T>;
+}
+
 export class Steps {
   readonly timings: StepTiming[] = [];
   private readonly started = Date.now();
   /** The running step's own promise: an interrupted step runs on until it returns. */
   private inFlight: Promise<unknown> = Promise.resolve();
+  /** Work started ahead of its step (`ahead`), each until it returns. */
+  private readonly aheads: Promise<unknown>[] = [];
 
   /** `signal` (Ctrl-C) ends the running step at once with an `Interrupted` error. */
   constructor(
@@ -43,6 +51,25 @@ export class Steps {
     }
   }
 
+  /**
+   * Starts `fn` now, beside the running step; its lines are held until the step that needs its result calls `join()`,
+   * so the output reads as if it ran there. settled() waits for it too.
+   */
+  ahead<T>(fn: (say: (line: string) => void) => Promise<T>): Ahead<T> {
+    const held: string[] = [];
+    let joined = false;
+    const p = fn((line) => (joined ? this.say(line) : held.push(line)));
+    const settled = p.catch(() => undefined); // awaited by join(); a failure before then must not be unhandled
+    this.aheads.push(settled);
+    return {
+      join: () => {
+        joined = true;
+        for (const line of held.splice(0)) this.say(line);
+        return p;
+      },
+    };
+  }
+
   private interruptible<T>(p: Promise<T>): Promise<T> {
     const signal = this.signal;
     if (!signal) return p;
@@ -56,11 +83,12 @@ export class Steps {
   }
 
   /**
-   * Resolves once the step that was running has returned or failed. After Ctrl-C its work goes on (a node half
-   * started, an image being built): what it starts is registered for stop() only when it returns.
+   * Resolves once the step that was running, and the work started ahead of its step, have returned or failed. After
+   * Ctrl-C their work goes on (a node half started, an image being built): what it starts is registered for stop()
+   * only when it returns.
    */
   settled(): Promise<void> {
-    return this.inFlight.then(() => undefined);
+    return Promise.all([this.inFlight, ...this.aheads]).then(() => undefined);
   }
 
   /** Seconds since the sandbox started. */

@@ -40,7 +40,7 @@ import { CROSSPLANE_IMAGE, DEPLOYABLE_IMAGES, ensureBaseImage, ensureDeployableI
 import { status } from '../support/node/registry';
 import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, kubectl } from '../support/platform/bind-bundle';
 import { DEPENDENCY_PACKAGES, deploymentAvailable } from '../support/platform/crossplane-deployed';
-import { holdV1, type PodPlatform, podPlatform } from '../support/platform/pod-platform';
+import { holdV1, type PodControlPlane, podControlPlane } from '../support/platform/pod-platform';
 import { listPods, podFailure, podTable } from '../support/platform/pods';
 import { mirrored } from '../support/platform/push';
 import { PROVIDER_ANYNINES_STAND_IN } from '../support/platform/platform-on-pods';
@@ -74,10 +74,19 @@ let appNodeStopped = false;
 let machinePathsBefore: string[];
 let cp: Kube;
 let app: Kube;
-let platform: PodPlatform;
+let platform: PodControlPlane;
 let idp: { issuer: string; ca: string; loginCookie(sub: string): { name: string; value: string } };
 let backendCa: string;
 let release: (() => void) | undefined;
+/** When the control plane was there for this file: from then on it holds the package move (logged when it lets go). */
+let since = 0;
+/** Lets the shared platform go (once), saying for how long this file held the default package. */
+const letGo = () => {
+  if (!release) return;
+  release();
+  release = undefined;
+  if (since) log(`platform-pods held the default package for ${((Date.now() - since) / 1000).toFixed(0)} s after the control plane was up`);
+};
 /** The consumer namespace on the control plane that the app cluster's claims land in (set by the first one). */
 let consumerNs: string | undefined;
 const closers: (() => Promise<void>)[] = [];
@@ -97,10 +106,13 @@ beforeAll(async () => {
   // The app cluster starts while the shared platform does.
   const appCluster = startControlPlanes({ clusters: [APP], binary: kubeBinaryPath(), pods: true });
   appCluster.catch(() => undefined); // awaited below
-  platform = await podPlatform();
+  // Its control plane is enough (this file brings its own app cluster): about a minute before the sandbox has bound its
+  // app cluster and made its claims, which the package move then waits that much less for.
+  platform = await podControlPlane();
+  since = Date.now();
   dist = platform.synthDir;
   cp = platform.control;
-  cpNode = platform.node.controlPlane;
+  cpNode = platform.node;
   cps = await appCluster;
   app = kubeFor(cps.clusters[APP]!);
   const images = await ensureDeployableImages(dist, log);
@@ -145,7 +157,7 @@ afterAll(async () => {
   await cpNode?.close();
   await cp?.request('DELETE', `/api/v1/namespaces/${IMAGES_NS}`);
   if (dir) rmSync(dir, { recursive: true, force: true });
-  release?.();
+  letGo();
 }, 120_000);
 
 const ready = (p: WireObject) => (p.status?.conditions ?? []).some((c: WireObject) => c.type === 'Ready' && c.status === 'True');
@@ -785,8 +797,7 @@ describe("the app cluster's node", () => {
       (await listPods(app, KONNECTOR_NS, 'app=konnector')).length === 0 ? true : undefined,
     );
     await cp.request('DELETE', `/api/v1/namespaces/${IMAGES_NS}`);
-    release?.();
-    release = undefined;
+    letGo();
     await requireOk(app, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
     // Pods need the namespace's ServiceAccount (ServiceAccount admission), which the controller-manager makes.
     await eventually('the default ServiceAccount of the node checks namespace', () =>

@@ -5,14 +5,15 @@
  * backend's Deployment has its replicas Ready. The sandbox and platform-pods.test.ts install it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { kubeBinaryPath } from '../../tools/kube';
 import { BACKEND_CLIENT, newKey } from '../bind-backend';
 import type { ClusterInfo } from '../control-plane';
-import { kubeFor } from '../kube';
+import { eventually, getObject, type Kube, kubeFor, type WireObject } from '../kube';
 import type { Node } from '../node/node';
+import { runCommand } from '../processes';
 import { deploymentAvailable } from './crossplane-deployed';
 
 export const BACKEND_NAMESPACE = 'klutch-bind-backend';
@@ -35,6 +36,8 @@ export interface BindBundleOptions {
   /** The backend's serving certificate and key (PEM). */
   readonly tls: { readonly cert: string; readonly key: string };
   readonly log: (line: string) => void;
+  /** Ends the wait for the kinds the bundle needs from elsewhere (the sandbox's start failed meanwhile). */
+  readonly signal?: AbortSignal;
 }
 
 /** `kubectl <args>` (the test/kube binary's kubectl mode, as an operator types it) against `cluster`. */
@@ -43,7 +46,58 @@ export function kubectl(cluster: ClusterInfo, args: readonly string[]): { code: 
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}${r.error?.message ?? ''}` };
 }
 
-/** Writes the overlay, applies it, and waits for the backend's Pods; a failure names the command or the Pods. */
+/** kubectl as above, without blocking the event loop (the sandbox installs the bundle beside other steps). */
+async function kubectlAsync(cluster: ClusterInfo, args: readonly string[]): Promise<{ code: number; out: string }> {
+  const r = await runCommand(kubeBinaryPath(), ['kubectl', `--kubeconfig=${cluster.kubeconfig}`, ...args], { timeoutMs: 180_000 });
+  return { code: r.code, out: r.output };
+}
+
+/**
+ * The kinds the bundle applies that neither Kubernetes nor the bundle's own CRDs define (`group/version Kind`):
+ * Crossplane's package kinds and the ProviderConfigs of the providers the Configuration brings.
+ */
+export function kindsFromElsewhere(dist: string): string[] {
+  const root = join(dist, 'control-plane');
+  const resources = (parse(readFileSync(join(root, 'kustomization.yaml'), 'utf8')) as { resources: string[] }).resources;
+  const docs = resources.flatMap((r) => parseAllDocuments(readFileSync(join(root, r), 'utf8')).map((d) => d.toJS() as WireObject | null));
+  const own = new Set(docs.filter((d) => d?.kind === 'CustomResourceDefinition').map((d) => d!.spec.group as string));
+  const builtIn = (group: string) => !group.includes('.') || group.endsWith('.k8s.io');
+  const kinds = new Set<string>();
+  for (const d of docs) {
+    if (!d?.apiVersion?.includes('/')) continue;
+    const group = (d.apiVersion as string).split('/')[0]!;
+    if (!builtIn(group) && !own.has(group)) kinds.add(`${d.apiVersion} ${d.kind}`);
+  }
+  return [...kinds].sort();
+}
+
+/** Waits until the API server serves every `group/version Kind` (discovery); `signal` ends the wait with an error. */
+async function served(kube: Kube, kinds: readonly string[], signal?: AbortSignal): Promise<void> {
+  const missing = async () => {
+    const out: string[] = [];
+    for (const k of kinds) {
+      const [apiVersion, kind] = k.split(' ');
+      const list = await getObject(kube, `/apis/${apiVersion}`);
+      if (!(list?.resources as WireObject[] | undefined)?.some((r) => r.kind === kind)) out.push(k);
+    }
+    return out;
+  };
+  let left: string[] = [...kinds];
+  await eventually(
+    `the API server to serve ${kinds.join(', ')}`,
+    async () => (signal?.aborted || (left = await missing()).length === 0 ? true : undefined),
+    300_000,
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}; still missing: ${left.join(', ')} (Crossplane and the Configuration install them)`, { cause: e });
+  });
+  if (signal?.aborted) throw new Error('the install bundle was not applied: the start was given up');
+}
+
+/**
+ * Writes the overlay, waits until the kinds it needs from Crossplane and the providers are served (an operator installs
+ * the bundle after the Configuration; the sandbox starts it beside the Configuration's install), applies it, and waits
+ * for the backend's Pods; a failure names the command or the Pods.
+ */
 export async function installBindBundle(o: BindBundleOptions): Promise<void> {
   const overlay = join(o.dir, 'overlay');
   mkdirSync(overlay, { recursive: true });
@@ -102,10 +156,11 @@ export async function installBindBundle(o: BindBundleOptions): Promise<void> {
   // The documented install: apply, wait for the bundle's CRDs, apply again (a kind a CRD of the same apply defines is
   // not known yet when kubectl maps the objects). --force-conflicts: objects the platform step applied already (the
   // Function, provider-kubernetes, the ProviderConfig) become kubectl's, with the same content.
-  const apply = () => kubectl(o.cluster, ['apply', '-k', overlay, '--server-side', '--force-conflicts']);
-  const first = apply();
+  await served(kubeFor(o.cluster), kindsFromElsewhere(o.dist), o.signal);
+  const apply = () => kubectlAsync(o.cluster, ['apply', '-k', overlay, '--server-side', '--force-conflicts']);
+  const first = await apply();
   if (first.code !== 0) {
-    const wait = kubectl(o.cluster, [
+    const wait = await kubectlAsync(o.cluster, [
       'wait',
       '--for=condition=Established',
       '--timeout=60s',
@@ -113,7 +168,7 @@ export async function installBindBundle(o: BindBundleOptions): Promise<void> {
       '-l',
       'app.kubernetes.io/part-of=klutch-kit',
     ]);
-    const second = wait.code === 0 ? apply() : wait;
+    const second = wait.code === 0 ? await apply() : wait;
     if (second.code !== 0) throw new Error(`kubectl apply -k ${overlay} failed:\n${first.out}\n${second.out}`);
   }
   o.log(`kubectl apply -k ${overlay} (the install bundle with the overlay's settings)`);

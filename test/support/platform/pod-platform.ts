@@ -71,19 +71,23 @@ export function podPlatform(): Promise<PodPlatform> {
   return platform;
 }
 
-/** The shared platform's control plane alone: ready before the app cluster is bound and the sandbox's claims made. */
-export interface PodControlPlane {
+/**
+ * The shared platform's control plane alone: ready before the app cluster is bound and the sandbox's claims made (about
+ * a minute sooner than the whole platform), with its registry, images, synth output, OpenID provider and backend.
+ */
+export interface PodControlPlane extends Pick<PodPlatformHandle, 'synthDir' | 'registry' | 'images' | 'login' | 'backendUrl'> {
   readonly control: Kube;
   readonly node: AttachedNode;
 }
 
-/** The control plane of the shared platform, as soon as it is installed (for suites that need no app cluster). */
+/** The control plane of the shared platform, as soon as it is installed (for suites that need no app cluster of it). */
 export function podControlPlane(): Promise<PodControlPlane> {
   controlPlane ??= (async () => {
     const { controlPlane: cp } = await stateOf<Extract<ControlPlaneState, { controlPlane: unknown }>>((where) =>
       controlPlaneStateFile(where.stateFile),
     );
-    return { control: kubeFromConfig(readFileSync(cp.kubeconfig, 'utf8')), node: attachNode(cp.node) };
+    const { kubeconfig, node, ...rest } = cp;
+    return { ...rest, control: kubeFromConfig(readFileSync(kubeconfig, 'utf8')), node: attachNode(node) };
   })();
   return controlPlane;
 }

@@ -12,7 +12,7 @@
 import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Sandbox } from '../../../sandbox/sandbox';
+import type { Sandbox, SandboxControlPlane } from '../../../sandbox/sandbox';
 import type { NodeHandle } from '../node/node';
 
 /** The suites that run on the shared platform; the global setup starts it at once when the run includes one. */
@@ -49,8 +49,7 @@ export interface PodPlatformHandle {
 export type PodPlatformState = { handle: PodPlatformHandle } | { error: string; dir: string; outputFile: string };
 
 /** The control plane alone, ready before the app cluster is bound and the sandbox's claims are made. */
-export type ControlPlaneState =
-  { controlPlane: { kubeconfig: string; node: NodeHandle } } | { error: string; dir: string; outputFile: string };
+export type ControlPlaneState = { controlPlane: SandboxControlPlane } | { error: string; dir: string; outputFile: string };
 
 /** Where the control plane's state appears, beside the platform's (`stateFile`). */
 export const controlPlaneStateFile = (stateFile: string): string => stateFile.replace(/(\.json)?$/, '.control-plane.json');
