@@ -43,12 +43,17 @@ let pvs: string[] = [];
 /** The resize and the other tenant's claim, started in beforeAll and awaited by the test that asserts them. */
 let resizing: Promise<void> | undefined;
 let otherTenantReady: Promise<void> | undefined;
+/** The deletion of team-e's and team-c's claims, started once they have shown what they are for. */
+let retiring: Promise<void> | undefined;
+/** When the control plane was there for this file: from then on it holds the package move (logged at the end). */
+let since = 0;
 
 beforeAll(async () => {
   // The platform keeps the default package until this file is done (the package move waits for it).
   release = await holdV1('test/cluster/cnpg.test.ts');
   // The control plane alone: this file starts while the sandbox still binds the app cluster and makes its claims.
   const platform = await podControlPlane();
+  since = Date.now();
   kube = platform.control;
   node = platform.node;
   volumes = mkdtempSync(join(node.runDir, 'volumes-cnpg-'));
@@ -82,9 +87,11 @@ afterAll(async () => {
       150_000,
     ).catch((e: Error) => log(`cnpg: ${e.message}`));
   }
+  release?.();
+  if (since) log(`cnpg held the default package for ${((Date.now() - since) / 1000).toFixed(0)} s after the control plane was up`);
+  // Not the package move's business: the volumes of this file go after it let go.
   for (const pv of pvs) await kube.request('DELETE', `/api/v1/persistentvolumes/${pv}`);
   if (volumes) rmSync(volumes, { recursive: true, force: true });
-  release?.();
 }, 240_000);
 
 /** What to read when a wait fails: the operator's and the kubelet's last lines, the Pods of the namespace. */
@@ -295,9 +302,28 @@ describe('per-binding users of a cnpg claim', () => {
 });
 
 describe('the lifecycle of a cnpg instance', () => {
+  // Before the plan change: team-c's claim is done with once this has run, and goes while the resize ends.
+  it("one binding's credentials do not open another tenant's database", async () => {
+    await otherTenantReady;
+    // team-a's binding, pointed at team-c's PostgreSQL: the server answers (this is not a connection failure) and
+    // refuses the login, since every claim is a Cluster of its own with its own generated password.
+    const host = await otherTenant.address();
+    const out = await psql('app-client-attack', SQL_READ, { host, fails: true });
+    expect(out.join('\n')).toMatch(/password authentication failed for user "binding-app"/);
+  }, 300_000);
+
   it('a plan change adds instances, the claim reports progress until Ready again; a claim CNPG cannot set up fails with its reason', async () => {
-    // The resize and another tenant's claim (for the attack below) started in beforeAll and ran beside the tests above.
+    // The resize and another tenant's claim (for the attack above) started in beforeAll and ran beside the tests above.
     await Promise.all([resizing, refused(), volumeless(), otherTenantReady]);
+    // team-e's and team-c's claims have shown what they are for: their deletion runs beside the restart test below
+    // (it needs no CloudNativePG operator: a Cluster has no finalizer, its Pods and volume claims go by their owner),
+    // and the last test checks that everything is gone. The package move waits for this file's end.
+    retiring = deleteClaims([
+      claimPath('servicebindings', 'app', RESIZE_NS),
+      claimPath('postgresqlinstances', 'pg', RESIZE_NS),
+      claimPath('postgresqlinstances', 'pg', otherTenant.ns),
+    ]);
+    retiring.catch(() => undefined); // awaited by the last test
   }, 600_000);
 
   // After the resize: CNPG's operator, deleted here, is what joins team-e's replicas (and under load a new operator can
@@ -328,20 +354,16 @@ describe('the lifecycle of a cnpg instance', () => {
     expect(await psql('app-client-after-restart', SQL_READ)).toEqual(['from the binding']);
   }, 600_000);
 
-  it("one binding's credentials do not open another tenant's database", async () => {
-    // team-a's binding, pointed at team-c's PostgreSQL: the server answers (this is not a connection failure) and
-    // refuses the login, since every claim is a Cluster of its own with its own generated password.
-    const host = await otherTenant.address();
-    const out = await psql('app-client-attack', SQL_READ, { host, fails: true });
-    expect(out.join('\n')).toMatch(/password authentication failed for user "binding-app"/);
-  }, 300_000);
-
   it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claims', async () => {
-    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app'));
-    await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg'));
-    await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', otherTenant.ns));
-    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app', RESIZE_NS));
-    await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', RESIZE_NS));
+    // team-e's and team-c's went after the plan change (here too, if that test failed before it got there).
+    await retiring;
+    await deleteClaims([
+      claimPath('servicebindings', 'app'),
+      claimPath('postgresqlinstances', 'pg'),
+      claimPath('postgresqlinstances', 'pg', otherTenant.ns),
+      claimPath('servicebindings', 'app', RESIZE_NS),
+      claimPath('postgresqlinstances', 'pg', RESIZE_NS),
+    ]);
     await until('the Clusters, their Pods and PVCs and the binding Secrets gone', async () => {
       const left = await Promise.all([
         getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`),
@@ -361,6 +383,14 @@ describe('the lifecycle of a cnpg instance', () => {
     });
   }, 600_000);
 });
+
+/** Deletes claims (their paths); one already gone is fine, any other refusal fails with the API server's answer. */
+async function deleteClaims(paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    const r = await kube.request('DELETE', path);
+    if (r.code >= 300 && r.code !== 404) throw new Error(`DELETE ${path}: ${r.code} ${JSON.stringify(r.body?.message ?? r.body)}`);
+  }
+}
 
 /**
  * team-e's claim, single-nano → replica-nano: a row is written through its binding, then the same Cluster gets three
