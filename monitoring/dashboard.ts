@@ -3,9 +3,24 @@
  * konnector (bindings Ready, sync latency and errors, heartbeats), the bind backend (binds, refusals), the composition
  * function (runs by result, latency) and who leads. Written by synth as JSON (import it) and as a ConfigMap labelled
  * for Grafana's dashboard sidecar. Every panel's query reads metrics our processes export (monitoring.test.ts).
+ *
+ * The model is typed by Grafana's own schema (@grafana/schema, the TypeScript Grafana generates from its dashboard and
+ * panel CUE schemas): the dashboard, each timeseries panel's options and field config, the variable. tsc (strict, in
+ * `npm test`) is the schema validator, so a field Grafana does not know or a required one left out fails the build.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import {
+  LegendDisplayMode,
+  SortOrder,
+  TooltipDisplayMode,
+  VariableHide,
+  type Dashboard,
+  type DataQuery,
+  type DataSourceRef,
+  type Panel as GrafanaPanel,
+} from '@grafana/schema';
+import type { Options as TimeSeriesOptions } from '@grafana/schema/dist/esm/raw/composable/timeseries/panelcfg/x/TimeSeriesPanelCfg_types.gen';
 
 export interface Panel {
   readonly title: string;
@@ -95,9 +110,18 @@ export const PANELS: readonly Panel[] = [
   },
 ];
 
+/** A Prometheus query of a panel (Grafana's prometheus data source: `expr` and its legend). */
+interface PrometheusQuery extends DataQuery {
+  readonly expr: string;
+  readonly legendFormat: string;
+}
+
+/** A timeseries panel: Grafana's panel, with the timeseries plugin's options and Prometheus queries. */
+type TimeSeriesPanel = GrafanaPanel<TimeSeriesOptions> & { options: TimeSeriesOptions; targets: PrometheusQuery[] };
+
 /** The dashboard JSON model (schemaVersion 39), panels two to a row, on a `datasource` variable of type prometheus. */
-export function dashboard(): Record<string, unknown> {
-  const ds = { type: 'prometheus', uid: '${datasource}' };
+export function dashboard(): Dashboard & { panels: TimeSeriesPanel[] } {
+  const ds: DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
   return {
     uid: 'klutch-kit',
     title: 'klutch-kit',
@@ -107,16 +131,19 @@ export function dashboard(): Record<string, unknown> {
     time: { from: 'now-6h', to: 'now' },
     refresh: '30s',
     templating: {
-      list: [{ name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', current: {}, hide: 0 }],
+      list: [{ name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', hide: VariableHide.dontHide }],
     },
-    panels: PANELS.map((p, i) => ({
+    panels: PANELS.map((p, i): TimeSeriesPanel => ({
       id: i + 1,
       type: 'timeseries',
       title: p.title,
       datasource: ds,
       gridPos: { h: 8, w: 12, x: (i % 2) * 12, y: Math.floor(i / 2) * 8 },
       fieldConfig: { defaults: { unit: p.unit }, overrides: [] },
-      options: { legend: { displayMode: 'list', placement: 'bottom' }, tooltip: { mode: 'multi' } },
+      options: {
+        legend: { showLegend: true, displayMode: LegendDisplayMode.List, placement: 'bottom', calcs: [] },
+        tooltip: { mode: TooltipDisplayMode.Multi, sort: SortOrder.None },
+      },
       targets: p.targets.map((t, j) => ({ refId: String.fromCharCode(65 + j), datasource: ds, expr: t.expr, legendFormat: t.legend })),
     })),
   };

@@ -10,6 +10,7 @@ import { render } from '../synth/synth';
 import { parse } from 'yaml';
 import { checkRules } from '../test/tools/promtool';
 import { ALERTS, KlutchAlerts } from './alerts';
+import type { Dashboard } from '@grafana/schema';
 import { dashboard, PANELS } from './dashboard';
 import { metricFamilies } from './promql';
 
@@ -78,6 +79,25 @@ describe('alerts and dashboard', () => {
     expect(() =>
       new PodMonitor({ metadata: { name: 'x' }, spec: { selector: {}, podMetricsEndpoints: [{ port: 8080 as never }] } }).validate(),
     ).toThrow(/port must be string/);
+  });
+
+  it("is held to Grafana's dashboard schema by tsc: what Grafana would not accept does not compile", () => {
+    // Each line below is one Grafana's schema refuses; were the schema types not checking, @ts-expect-error itself
+    // would fail the strict typecheck of npm test (test/repo/checks.test.ts).
+    const refused: Dashboard[] = [
+      // @ts-expect-error a variable's current option needs text and value (VariableOption)
+      { templating: { list: [{ name: 'datasource', type: 'datasource', current: {} }] } },
+      // @ts-expect-error a panel's position needs its height and width (GridPos)
+      { panels: [{ type: 'timeseries', gridPos: { x: 0, y: 0 } }] },
+      // @ts-expect-error no such dashboard field
+      { title: 'x', refreshInterval: '30s' },
+    ];
+    expect(refused).toHaveLength(3);
+    // What synth writes has what Grafana's timeseries panel requires of its options.
+    for (const p of dashboard().panels) {
+      expect(p.options.legend).toMatchObject({ showLegend: true, calcs: [] });
+      expect(p.options.tooltip).toMatchObject({ mode: 'multi', sort: 'none' });
+    }
   });
 
   it('lays the panels out two to a row, each on the datasource variable', () => {
