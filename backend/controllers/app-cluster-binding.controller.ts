@@ -6,8 +6,9 @@
  * others; likewise an unreachable app cluster delays only its own AppClusterBinding (workers in parallel, a timeout
  * on every call into an app cluster).
  */
+import { createHash } from 'node:crypto';
 import { AuthorizationV1Api, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
-import { Controller, objectKey, splitKey, watchInformer, type WatchInformer } from '../../controller';
+import { Controller, keepAliveClient, objectKey, splitKey, watchInformer, type WatchInformer } from '../../controller';
 import { untilAborted } from '../../lib/abort';
 import {
   Annotations,
@@ -20,6 +21,7 @@ import {
   type AppClusterBinding,
 } from '../../exports/bind-api';
 import { appClusterKubeConfig, type AppClusterKubeconfig } from '../../exports/bind-api/app-cluster-kubeconfig';
+import { AccessCache } from '../../lib/access-cache';
 import { missingAccess, type AccessCheck } from '../../lib/app-cluster-access';
 import { bindRefusals, recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
@@ -141,6 +143,7 @@ function deps(
   const ignoreNotFound = (e: unknown) => {
     if (!isNotFound(e)) throw e;
   };
+  const reviewers = appClusterReviewers();
   return {
     defaultBindPolicy: d.defaultBindPolicy,
     konnectorImage: d.konnectorImage ?? 'ghcr.io/klutch-kit/konnector:v0.1.0',
@@ -148,7 +151,7 @@ function deps(
     readSecret: async (namespace, name) =>
       c.core.readNamespacedSecret({ namespace, name }).catch((e: unknown) => (ignoreNotFound(e), undefined)),
     exportable: (group, resource) => findExportable(cachedExportables(d.serving), d.consumerScope, group, resource),
-    appAccess: (k, checks) => appAccess(k, checks),
+    appAccess: (k, checks) => appAccess(reviewers.of(k), checks),
     provision: async (identity, who) => {
       const consumer = await provision(identity, who);
       return consumer.namespace;
@@ -255,9 +258,33 @@ function deps(
   };
 }
 
+/** App clusters asked at once: the most recently used keep their client and answers. */
+const MAX_APP_CLUSTERS = 64;
+
+/**
+ * Per app-cluster kubeconfig (server, CA, credentials): one keep-alive client and its remembered answers
+ * (lib/access-cache.ts), instead of a new client, TLS connections and 30-odd reviews on every reconcile. A changed
+ * Secret is another key, so it is asked afresh.
+ */
+function appClusterReviewers(): { of(k: AppClusterKubeconfig): AccessCache } {
+  const byKey = new Map<string, AccessCache>();
+  return {
+    of: (k) => {
+      const key = createHash('sha256')
+        .update(JSON.stringify([k.server, k.ca, k.serverName, k.token, k.certData, k.keyData]))
+        .digest('hex');
+      let r = byKey.get(key);
+      byKey.delete(key); // re-inserted last: the map's order is the order of use
+      r ??= new AccessCache({ reviewer: keepAliveClient(appClusterKubeConfig(k), AuthorizationV1Api) });
+      byKey.set(key, r);
+      if (byKey.size > MAX_APP_CLUSTERS) byKey.delete(byKey.keys().next().value!);
+      return r;
+    },
+  };
+}
+
 /** SelfSubjectAccessReviews in the app cluster, each within APP_CLUSTER_TIMEOUT_MS. */
-async function appAccess(k: AppClusterKubeconfig, checks: readonly AccessCheck[]): Promise<AppAccess> {
-  const authz = appClusterKubeConfig(k).makeApiClient(AuthorizationV1Api);
+async function appAccess(authz: AccessCache, checks: readonly AccessCheck[]): Promise<AppAccess> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${APP_CLUSTER_TIMEOUT_MS / 1000}s`)), APP_CLUSTER_TIMEOUT_MS);
@@ -265,6 +292,7 @@ async function appAccess(k: AppClusterKubeconfig, checks: readonly AccessCheck[]
   try {
     return { missing: await Promise.race([missingAccess(authz, checks), timeout]) };
   } catch (e) {
+    authz.forget(checks); // a question still unanswered is asked anew next time, not awaited again
     const code = statusOf(e);
     if (code === 401)
       return {

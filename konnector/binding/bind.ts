@@ -104,8 +104,10 @@ export async function bind(
   const syncer = await d.runSyncer(key, { resource: crd.resource, statusSubresource: crd.statusSubresource, claims });
   const synced = syncer.hasSynced();
   const err = syncer.lastError();
-  // A failing watch may be a grant withdrawn: the next reconcile asks again and, if so, says what to apply.
-  if (err) d.forgetAccess(checks);
+  // A watch that failed after it had listed may be a grant withdrawn: the next reconcile asks again and, if so, says
+  // what to apply. Not while it has never listed: those errors are the set-up's (e.g. the provider's RBAC not yet
+  // there), and forgetting on each of them asked every check again once a second (seen in app-cluster-binding.test).
+  if (synced && err) d.forgetAccess(checks);
   conds.push(
     synced
       ? { type: C.InformersSynced, status: 'True', reason: 'InformersSynced' }

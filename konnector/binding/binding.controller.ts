@@ -8,7 +8,7 @@ import type { V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-no
 import { byRef, Controller, objectKey, refKey, splitKey, type WatchInformer } from '../../controller';
 import { bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
 import { missingAccess } from '../../lib/app-cluster-access';
-import { AccessCache } from './access-cache';
+import { AccessCache } from '../../lib/access-cache';
 import { applyPatch } from '../kube/client';
 import { isForbidden, isNotFound, messageOf } from '../../lib/kube-errors';
 import type { ProviderConnection } from '../provider/connection';
@@ -75,7 +75,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
     await connections.release(key);
   };
 
-  // The answers to the access checks every reconcile asks, remembered while allowed (access-cache.ts).
+  // The answers to the access checks every reconcile asks, remembered while allowed (lib/access-cache.ts).
   const access = new AccessCache({ reviewer: rt.consumer.authz });
   let ctl: Controller | undefined;
   const deps: BindingDeps = {

@@ -52,7 +52,7 @@ export interface BindingDeps {
   connect(key: string, source: ConnectionSource | undefined, secret: KubeconfigSecretRef): Promise<BindingProvider>;
   /** The checks the konnector fails in the app cluster (SelfSubjectAccessReviews), as "verb resource" phrases. */
   missingAccess(checks: readonly AccessCheck[]): Promise<string[]>;
-  /** Asks these checks again next time instead of trusting a remembered "allowed" (access-cache.ts). */
+  /** Asks these checks again next time instead of trusting a remembered "allowed" (lib/access-cache.ts). */
   forgetAccess(checks: readonly AccessCheck[]): void;
   /** Server-side applies a CRD. */
   applyCrd(crd: Obj): Promise<void>;

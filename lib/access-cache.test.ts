@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { missingAccess, type AccessCheck, type SelfSubjectReviewer } from '../../lib/app-cluster-access';
+import { missingAccess, type AccessCheck, type SelfSubjectReviewer } from './app-cluster-access';
 import { AccessCache } from './access-cache';
 
 const get: AccessCheck = { group: 'anynines.com', resource: 'postgresqlinstances', verb: 'get' };
@@ -52,14 +52,18 @@ describe('AccessCache', () => {
     expect(s.asked).toHaveLength(6);
   });
 
-  it('asks a denied check every time, so a grant is seen at once', async () => {
+  it('holds a denial only for deniedTtlMs, so a grant is seen by the next look 10 s later', async () => {
     const s = server(new Set());
-    const cache = new AccessCache({ reviewer: s.reviewer, now: () => 0 });
+    let now = 0;
+    const cache = new AccessCache({ reviewer: s.reviewer, deniedTtlMs: 5_000, now: () => now });
     expect(await missingAccess(cache, [get])).toEqual(['get postgresqlinstances.anynines.com']);
-    expect(await missingAccess(cache, [get])).toEqual(['get postgresqlinstances.anynines.com']);
+    now = 4_999;
+    expect(await missingAccess(cache, [get]), 'reconciles in between ask nothing').toEqual(['get postgresqlinstances.anynines.com']);
+    expect(s.asked).toHaveLength(1);
     s.granted.add('get postgresqlinstances');
+    now = 5_000;
     expect(await missingAccess(cache, [get])).toEqual([]);
-    expect(s.asked).toEqual(['get postgresqlinstances', 'get postgresqlinstances', 'get postgresqlinstances']);
+    expect(s.asked).toEqual(['get postgresqlinstances', 'get postgresqlinstances']);
     expect(cache.size).toBe(1);
   });
 
@@ -115,5 +119,8 @@ describe('AccessCache', () => {
 
   it('refuses a negative TTL, naming it', () => {
     expect(() => new AccessCache({ reviewer: server(new Set()).reviewer, ttlMs: -1 })).toThrow('ttlMs must be 0 or more, got -1');
+    expect(() => new AccessCache({ reviewer: server(new Set()).reviewer, deniedTtlMs: -1 })).toThrow(
+      'deniedTtlMs must be 0 or more, got -1',
+    );
   });
 });
