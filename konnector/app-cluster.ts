@@ -10,6 +10,7 @@ import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { watchInformer } from '../controller';
 import { appClusterKubeConfig, checkAppClusterKubeconfig } from '../exports/bind-api/app-cluster-kubeconfig';
+import { untilAborted } from '../lib/abort';
 
 export interface AppClusterSecret {
   readonly secretName: string;
@@ -58,10 +59,8 @@ export async function followAppCluster(o: FollowOptions, signal: AbortSignal): P
   o.state.problem = `waiting for Secret ${ns}/${name}`;
   try {
     while (!signal.aborted) {
-      const waiting = new Promise<void>((r) => {
-        wake = r;
-        signal.addEventListener('abort', () => r(), { once: true });
-      });
+      // The shared abortable wait: it removes its abort listener when woken (one was left per turn, without bound).
+      const waiting = untilAborted(new Promise<void>((r) => (wake = r)), signal);
       if (inf.hasSynced()) {
         const check = appClusterFrom(inf.get(name, ns), o.secret);
         if (!check.ok) {

@@ -31,4 +31,16 @@ describe('untilAborted', () => {
   it('passes a rejection through', async () => {
     await expect(untilAborted(Promise.reject(new Error('boom')), new AbortController().signal)).rejects.toThrow('boom');
   });
+  it('leaves no abort listener behind once the promise settles (a loop may wait on one signal without bound)', async () => {
+    const c = new AbortController();
+    let added = 0;
+    let removed = 0;
+    const add = c.signal.addEventListener.bind(c.signal);
+    const remove = c.signal.removeEventListener.bind(c.signal);
+    c.signal.addEventListener = (...a: Parameters<AbortSignal['addEventListener']>) => (added++, add(...a));
+    c.signal.removeEventListener = (...a: Parameters<AbortSignal['removeEventListener']>) => (removed++, remove(...a));
+    for (let i = 0; i < 100; i++) await untilAborted(Promise.resolve(i), c.signal);
+    expect(added).toBe(100);
+    expect(removed).toBe(100);
+  });
 });
