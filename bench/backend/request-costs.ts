@@ -21,6 +21,7 @@ import { startControlPlanes } from '../../test/support/control-plane';
 import { installBindCrds } from '../../test/support/bind-backend';
 import { kubeFor } from '../../test/support/kube';
 import { ensureKubeBinary } from '../../test/tools/kube';
+import { sleep } from '../../lib/abort';
 import { cpuSeconds } from '../measure';
 
 const N = Number(process.env.BENCH_N ?? 100);
@@ -36,7 +37,6 @@ const clientCpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `f(i)` for i < N, PARALLEL at a time. */
 async function pooled(f: (i: number) => Promise<unknown>): Promise<void> {

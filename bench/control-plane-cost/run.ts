@@ -24,6 +24,7 @@ import { kubeFor, type Kube } from '../../test/support/kube';
 import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../../test/support/xcrd';
 import { klutchXrds } from '../../test/parity/klutch';
 import { ensureKubeBinary } from '../../test/tools/kube';
+import { sleep } from '../../lib/abort';
 import { cpuSeconds, memMiB } from '../measure';
 
 const root = process.cwd();
@@ -70,12 +71,13 @@ for (const { xrd } of klutchXrds().values()) {
 const crds: Crd[] = xrds.flatMap((x) => crdsForXrd(x));
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
-const sleep = (s: number) => new Promise<void>((r) => setTimeout(r, s * 1000));
+/** Waits `s` seconds (the phases are in seconds). */
+const wait = (s: number) => sleep(s * 1000);
 async function until(what: string, done: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within 120 s`);
-    await sleep(0.1);
+    await wait(0.1);
   }
 }
 async function install(kube: Kube): Promise<void> {
@@ -140,12 +142,12 @@ async function once(tuning: Tuning): Promise<{ phases: Phase[]; rssMiB: Cpu }> {
       at = t;
     };
     const kube = kubeFor(cp.clusters.x!);
-    await phase('idle', () => sleep(IDLE_S));
-    await phase('install 1', () => install(kube).then(() => sleep(SETTLE_S)));
-    await phase('idle+CRDs', () => sleep(IDLE_S));
-    await phase('delete 1', () => remove(kube).then(() => sleep(SETTLE_S)));
-    await phase('install 2', () => install(kube).then(() => sleep(SETTLE_S)));
-    await phase('delete 2', () => remove(kube).then(() => sleep(SETTLE_S)));
+    await phase('idle', () => wait(IDLE_S));
+    await phase('install 1', () => install(kube).then(() => wait(SETTLE_S)));
+    await phase('idle+CRDs', () => wait(IDLE_S));
+    await phase('delete 1', () => remove(kube).then(() => wait(SETTLE_S)));
+    await phase('install 2', () => install(kube).then(() => wait(SETTLE_S)));
+    await phase('delete 2', () => remove(kube).then(() => wait(SETTLE_S)));
     const rssMiB = Object.fromEntries(ROLES.map((r) => [r, memMiB(pids[r])])) as Cpu;
     return { phases, rssMiB };
   } finally {
