@@ -67,6 +67,8 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
   const failures = new Map<string, number>();
   /** Refusals already counted and audited, per AppClusterBinding: two reconciles racing their status write count one. */
   const refusals = new Map<string, Set<string>>();
+  // Outlives a reconcile (deps are made per reconcile): the app clusters' clients and remembered answers.
+  const reviewers = appClusterReviewers();
   const c = new Controller({
     name: 'appclusterbindings',
     workers: 4,
@@ -76,7 +78,7 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
       const { namespace, name } = splitKey(key);
       const acb = acbs.get(name, namespace);
       if (!acb) return;
-      return reconcileAppClusterBinding(deps(d, provision, bindings, failures, refusals), acb);
+      return reconcileAppClusterBinding(deps(d, provision, bindings, failures, refusals, reviewers), acb);
     },
   });
   const owner = (o: KubernetesObject) => {
@@ -134,6 +136,7 @@ function deps(
   bindings: WatchInformer<Informed<APIServiceBinding>>,
   failures: Map<string, number>,
   refusals: Map<string, Set<string>>,
+  reviewers: AppClusterReviewers,
 ): AcbDeps {
   const c = d.clients;
   const acbs = bindObjects<AppClusterBinding>(c.custom, BindResources.appClusterBindings);
@@ -143,7 +146,6 @@ function deps(
   const ignoreNotFound = (e: unknown) => {
     if (!isNotFound(e)) throw e;
   };
-  const reviewers = appClusterReviewers();
   return {
     defaultBindPolicy: d.defaultBindPolicy,
     konnectorImage: d.konnectorImage ?? 'ghcr.io/klutch-kit/konnector:v0.1.0',
@@ -266,7 +268,11 @@ const MAX_APP_CLUSTERS = 64;
  * (lib/access-cache.ts), instead of a new client, TLS connections and 30-odd reviews on every reconcile. A changed
  * Secret is another key, so it is asked afresh.
  */
-function appClusterReviewers(): { of(k: AppClusterKubeconfig): AccessCache } {
+interface AppClusterReviewers {
+  of(k: AppClusterKubeconfig): AccessCache;
+}
+
+function appClusterReviewers(): AppClusterReviewers {
   const byKey = new Map<string, AccessCache>();
   return {
     of: (k) => {
