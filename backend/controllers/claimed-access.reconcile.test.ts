@@ -2,7 +2,7 @@ import type { V1Namespace, V1Role, V1RoleBinding } from '@kubernetes/client-node
 import { describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
 import { claimedRole, claimedRoleBinding } from '../provision/rbac';
-import type { ExportGrant, ObjectMeta } from '../provision/claimed';
+import type { ExportGrant, PartialObjectMetadata } from '../provision/claimed';
 import { reconcileClaimedAccess, RETRY_UNSYNCED_MS, type ClaimedAccessDeps } from './claimed-access.reconcile';
 
 const ref = { name: 'cluster-x-app' };
@@ -22,7 +22,7 @@ const grants: ExportGrant[] = [
     claims: [{ group: '', resource: 'secrets', version: 'v1' } as ExportGrant['claims'][number]],
   },
 ];
-const objects: Record<string, ObjectMeta[]> = {
+const objects: Record<string, PartialObjectMetadata[]> = {
   'postgresqlinstances.anynines.com': [{ metadata: { name: 'db' } }],
   'secrets.': [{ metadata: { name: 'db-creds' } }, { metadata: { name: 'unrelated' } }],
 };

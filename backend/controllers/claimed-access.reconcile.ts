@@ -9,7 +9,7 @@ import type { ObjectRef, ReconcileResult } from '../../controller';
 import { Annotations } from '../../exports/bind-api';
 import { Labels } from '../labels';
 import type { ClaimedAccess } from '../options';
-import { claimedResources, claimedRules, type ExportGrant, type ObjectMeta } from '../provision/claimed';
+import { claimedResources, claimedRules, type ExportGrant, type PartialObjectMetadata } from '../provision/claimed';
 import { claimedRole, claimedRoleBinding } from '../provision/rbac';
 
 export const RETRY_UNSYNCED_MS = 1000;
@@ -25,7 +25,7 @@ export interface ClaimedAccessDeps {
   /** Starts the metadata informer of a resource if needed; whether it has listed once. */
   objectsSynced(group: string, version: string, resource: string): boolean;
   /** Objects' metadata of `group`/`resource` in a namespace (cache). */
-  objects(group: string, resource: string, namespace: string): readonly ObjectMeta[];
+  objects(group: string, resource: string, namespace: string): readonly PartialObjectMetadata[];
   /** Role and RoleBinding `klutch-binder-claimed` of a namespace from the cache. */
   getRole(namespace: string): V1Role | undefined;
   getRoleBinding(namespace: string): V1RoleBinding | undefined;

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { CLAIMED_ROLE, type PermissionClaim } from '../../exports/bind-api';
-import { claimedRules, type ExportGrant, type ObjectMeta } from './claimed';
+import { claimedRules, type ExportGrant, type PartialObjectMetadata } from './claimed';
 
 const secrets: PermissionClaim = { group: '', resource: 'secrets', version: 'v1', selector: { names: ['*'], owner: 'Provider' } };
 const grant: ExportGrant = { group: 'anynines.com', resource: 'servicebindings', kind: 'ServiceBinding', claims: [secrets] };
-const obj = (name: string, extra: Partial<NonNullable<ObjectMeta['metadata']>> = {}): ObjectMeta => ({ metadata: { name, ...extra } });
+const obj = (name: string, extra: Partial<NonNullable<PartialObjectMetadata['metadata']>> = {}): PartialObjectMetadata => ({
+  metadata: { name, ...extra },
+});
 const roleRule = {
   apiGroups: ['rbac.authorization.k8s.io'],
   resources: ['roles'],
@@ -12,7 +14,7 @@ const roleRule = {
   verbs: ['get', 'list', 'watch'],
 };
 
-function rules(objects: Record<string, ObjectMeta[]>, grants = [grant], access: 'Object' | 'Namespace' = 'Object') {
+function rules(objects: Record<string, PartialObjectMetadata[]>, grants = [grant], access: 'Object' | 'Namespace' = 'Object') {
   return claimedRules({ grants, objects: (g, r) => objects[`${r}.${g}`] ?? [], access });
 }
 

@@ -27,8 +27,8 @@ export interface ExportGrant {
   readonly claims: readonly PermissionClaim[];
 }
 
-/** The metadata the computation reads (the backend's metadata-only informers hold this and little more). */
-export interface ObjectMeta {
+/** An object as the backend's metadata-only informers hold it (Kubernetes' PartialObjectMetadata): what the computation reads. */
+export interface PartialObjectMetadata {
   readonly metadata?: {
     readonly name?: string;
     readonly annotations?: Record<string, string>;
@@ -39,7 +39,7 @@ export interface ObjectMeta {
 export interface ClaimedInputs {
   readonly grants: readonly ExportGrant[];
   /** Objects of `group`/`resource` in the provider namespace. */
-  objects(group: string, resource: string): readonly ObjectMeta[];
+  objects(group: string, resource: string): readonly PartialObjectMetadata[];
   readonly access: ClaimedAccess;
 }
 
@@ -62,7 +62,7 @@ export function claimedRules(i: ClaimedInputs): V1PolicyRule[] {
     byKind.set(`${g.group}/${g.kind}`, new Set([...(byKind.get(`${g.group}/${g.kind}`) ?? []), ...names]));
     for (const n of names) bound.add(n);
   }
-  const belongs = (o: ObjectMeta): boolean => {
+  const belongs = (o: PartialObjectMetadata): boolean => {
     if ((o.metadata?.ownerReferences ?? []).some((r) => byKind.get(`${groupOf(r.apiVersion)}/${r.kind}`)?.has(r.name))) return true;
     const claim = claimOfCredentials(o.metadata?.name ?? '');
     return claim !== undefined && bound.has(claim);
