@@ -15,7 +15,7 @@
  *   objects (provision/claimed.ts), by name.
  */
 import type { V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernetes/client-node';
-import { BIND_GROUP, CLAIMED_ROLE } from '../../exports/bind-api';
+import { BIND_GROUP, CLAIMED_ROLE, type GroupResource } from '../../exports/bind-api';
 import { Labels, MANAGED_BY } from '../labels';
 
 export const BINDER = 'klutch-binder';
@@ -52,14 +52,8 @@ export function consumerRoleName(clusterNamespace: string): string {
   return `${BINDER}-${clusterNamespace}`;
 }
 
-/** A resource by group and plural. */
-export interface GroupResource {
-  readonly group: string;
-  readonly resource: string;
-}
-
 /** ClusterRole `klutch-binder-<cluster ns>`: every verb the konnector uses on the exported resources, only them. */
-export function consumerClusterRole(ns: V1Namespace, exported: readonly GroupResource[]): V1ClusterRole {
+export function consumerClusterRole(ns: V1Namespace, exported: readonly Required<GroupResource>[]): V1ClusterRole {
   const keys = [...new Set(exported.map((e) => `${e.resource}.${e.group}`))].sort();
   const rules: V1PolicyRule[] = keys.map((k) => {
     const dot = k.indexOf('.');
