@@ -51,9 +51,10 @@ export const crdName = (r: Pick<BindResource, 'group' | 'plural'>): string => `$
 export const bindPath = (r: Pick<BindResource, 'group' | 'version' | 'plural'>, namespace?: string): string =>
   `${r.group ? `/apis/${r.group}` : '/api'}/${r.version}${namespace ? `/namespaces/${namespace}` : ''}/${r.plural}`;
 
-/** Options that make a patch call a server-side apply, a merge patch. */
+/** Options that make a patch call a server-side apply, a merge patch, a JSON patch: the one set every side uses. */
 export const APPLY_PATCH = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+export const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** A namespaced bind object's name. */
 export interface BindRef {

@@ -2,15 +2,7 @@
  * API clients for one cluster, from one KubeConfig, on @kubernetes/client-node, with kept connections. What a caller
  * asks of their errors is lib/kube-errors.ts.
  */
-import {
-  ApiextensionsV1Api,
-  AuthorizationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { keepAliveConfiguration, type KeepAliveOptions } from '../../controller';
 
 export interface Clients {
@@ -33,9 +25,5 @@ export function clientsFor(kc: KubeConfig, o: KeepAliveOptions = {}): Clients {
   };
 }
 
-/** Request options for a server-side apply patch. */
-export const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-/** Request options for a JSON merge patch. */
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** Request options for a JSON patch. */
-export const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+/** The patch options, defined once in exports/bind-api (the backend uses the same). */
+export { APPLY_PATCH as applyPatch, JSON_PATCH as jsonPatch, MERGE_PATCH as mergePatch } from '../../exports/bind-api';
