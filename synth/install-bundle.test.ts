@@ -29,6 +29,14 @@ function build(folder: string): Obj[] {
   built.set(folder, parseYaml(r.stdout) as Obj[]);
   return built.get(folder)!;
 }
+/** An overlay folder `name` beside dist/ with this kustomization (and these other files); returns its path. */
+function overlayOf(name: string, kustomization: Record<string, unknown>, files: Record<string, string> = {}): string {
+  const overlay = join(dir, name);
+  mkdirSync(overlay, { recursive: true });
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(overlay, file), text);
+  writeFileSync(join(overlay, 'kustomization.yaml'), stringify(kustomization));
+  return overlay;
+}
 const one = (objs: Obj[], kind: string, name?: string): Obj => {
   const found = objs.filter((o) => o.kind === kind && (!name || o.metadata.name === name));
   expect(
@@ -158,17 +166,12 @@ describe('dist/control-plane/kustomization.yaml', () => {
   });
 
   it('adds monitoring where an overlay asks for its Component: the rules, scrape targets and dashboard, beside the whole bundle', () => {
-    const overlay = join(dir, 'overlay-monitoring');
-    mkdirSync(overlay, { recursive: true });
-    writeFileSync(
-      join(overlay, 'kustomization.yaml'),
-      stringify({
-        apiVersion: 'kustomize.config.k8s.io/v1beta1',
-        kind: 'Kustomization',
-        resources: ['../dist/control-plane'],
-        components: ['../dist/control-plane/monitoring'],
-      }),
-    );
+    const overlay = overlayOf('overlay-monitoring', {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: ['../dist/control-plane'],
+      components: ['../dist/control-plane/monitoring'],
+    });
     const base = build(join(dir, 'dist', 'control-plane'));
     const objs = build(overlay);
     const added = objs.filter((o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name));
@@ -184,13 +187,9 @@ describe('dist/control-plane/kustomization.yaml', () => {
   });
 
   it('takes every documented knob from an overlay: settings, Secrets, image, replicas, a ProviderConfig URL', () => {
-    const overlay = join(dir, 'overlay');
-    mkdirSync(overlay, { recursive: true });
-    writeFileSync(join(overlay, 'tls.crt'), 'CERT\n');
-    writeFileSync(join(overlay, 'tls.key'), 'KEY\n');
-    writeFileSync(
-      join(overlay, 'kustomization.yaml'),
-      stringify({
+    const overlay = overlayOf(
+      'overlay',
+      {
         apiVersion: 'kustomize.config.k8s.io/v1beta1',
         kind: 'Kustomization',
         resources: ['../dist/control-plane'],
@@ -218,7 +217,8 @@ describe('dist/control-plane/kustomization.yaml', () => {
             patch: stringify([{ op: 'replace', path: '/spec/url', value: 'https://pg-broker.acme.test' }]),
           },
         ],
-      }),
+      },
+      { 'tls.crt': 'CERT\n', 'tls.key': 'KEY\n' },
     );
     const objs = build(overlay);
     const settings = one(objs, 'ConfigMap');
@@ -259,17 +259,10 @@ describe('dist/control-plane/kustomization.yaml', () => {
   });
 
   it('fails an overlay whose knob names no object of the bundle (kustomize says which), so the check can fail', () => {
-    const overlay = join(dir, 'overlay-typo');
-    mkdirSync(overlay, { recursive: true });
-    writeFileSync(
-      join(overlay, 'kustomization.yaml'),
-      stringify({
-        resources: ['../dist/control-plane'],
-        configMapGenerator: [
-          { name: 'klutch-bind-backend-setings', namespace: 'klutch-bind-backend', behavior: 'merge', literals: ['A=b'] },
-        ],
-      }),
-    );
+    const overlay = overlayOf('overlay-typo', {
+      resources: ['../dist/control-plane'],
+      configMapGenerator: [{ name: 'klutch-bind-backend-setings', namespace: 'klutch-bind-backend', behavior: 'merge', literals: ['A=b'] }],
+    });
     expect(() => build(overlay)).toThrow(/klutch-bind-backend-setings/);
   });
 });
