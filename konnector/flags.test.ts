@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { durationFlag } from '../lib/flags';
-import { HELP, KONNECTOR_FLAGS, parseFlags, type KonnectorFlags } from './flags';
+import { HELP, KONNECTOR_FLAGS, parseKonnectorFlags, type KonnectorFlags } from './flags';
 import { manual, undocumentedFlags } from '../test/support/docs';
 import { describeKlutchFlags, type KlutchFlagCase } from '../test/support/klutch-flags';
 
-describe('parseFlags', () => {
+describe('parseKonnectorFlags', () => {
   it('defaults as Klutch: lease klutch-bind in $POD_NAMESPACE, identity $POD_NAME, probes on :8080', () => {
-    expect(parseFlags([], { POD_NAMESPACE: 'klutch-bind', POD_NAME: 'konnector-abc' })).toMatchObject({
+    expect(parseKonnectorFlags([], { POD_NAMESPACE: 'klutch-bind', POD_NAME: 'konnector-abc' })).toMatchObject({
       leaseName: 'klutch-bind',
       leaseNamespace: 'klutch-bind',
       identity: 'konnector-abc',
@@ -17,13 +17,13 @@ describe('parseFlags', () => {
       retryPeriodMs: 2_000,
       heartbeatIntervalMs: 150_000,
     });
-    expect(parseFlags([], {})).toMatchObject({ leaseNamespace: 'kube-system', identity: 'konnector' });
+    expect(parseKonnectorFlags([], {})).toMatchObject({ leaseNamespace: 'kube-system', identity: 'konnector' });
   });
 
   it('has no client-side rate limit unless --kube-api-qps asks for one; the burst defaults to twice the qps', () => {
-    expect((parseFlags([]) as { rateLimit?: unknown }).rateLimit).toBeUndefined();
-    expect(parseFlags(['--kube-api-qps=5'])).toMatchObject({ rateLimit: { qps: 5, burst: 10 } });
-    expect(parseFlags(['--kube-api-qps=0.5', '--kube-api-burst=3'])).toMatchObject({ rateLimit: { qps: 0.5, burst: 3 } });
+    expect((parseKonnectorFlags([]) as { rateLimit?: unknown }).rateLimit).toBeUndefined();
+    expect(parseKonnectorFlags(['--kube-api-qps=5'])).toMatchObject({ rateLimit: { qps: 5, burst: 10 } });
+    expect(parseKonnectorFlags(['--kube-api-qps=0.5', '--kube-api-burst=3'])).toMatchObject({ rateLimit: { qps: 0.5, burst: 3 } });
   });
 
   it.each([
@@ -36,7 +36,7 @@ describe('parseFlags', () => {
     [['--kube-api-burst=10'], '--kube-api-burst: only with --kube-api-qps above 0'],
     [['--kube-api-qps=5', '--kube-api-burst=0'], '--kube-api-burst: "0" is not a whole number of 1 or more'],
   ])('refuses %j naming the flag', (argv, message) => {
-    expect(() => parseFlags(argv)).toThrow(message);
+    expect(() => parseKonnectorFlags(argv)).toThrow(message);
   });
 
   it('documents every flag it accepts in --help', () => {
@@ -67,7 +67,7 @@ describe('parseFlags', () => {
       'version',
     ];
     for (const f of flags) expect(HELP, f).toContain(`--${f}`);
-    expect(parseFlags(['-h'])).toBe('help');
+    expect(parseKonnectorFlags(['-h'])).toBe('help');
   });
 
   it('documents every flag with its default in docs/konnector.md', () => {
@@ -126,10 +126,15 @@ const KLUTCH_KONNECTOR: Record<string, KlutchFlagCase<KonnectorFlags>> = {
 };
 
 describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)", () => {
-  describeKlutchFlags({ sectionPrefix: 'bind/pkg/konnector/', atLeast: 6, cases: KLUTCH_KONNECTOR, parse: (argv) => parseFlags(argv, {}) });
+  describeKlutchFlags({
+    sectionPrefix: 'bind/pkg/konnector/',
+    atLeast: 6,
+    cases: KLUTCH_KONNECTOR,
+    parse: (argv) => parseKonnectorFlags(argv, {}),
+  });
 
   it("runs Klutch's Deployment as it is: no arguments, POD_NAME and POD_NAMESPACE", () => {
-    expect(parseFlags([], { POD_NAME: 'konnector-7d9f-x2', POD_NAMESPACE: 'klutch-bind' })).toMatchObject({
+    expect(parseKonnectorFlags([], { POD_NAME: 'konnector-7d9f-x2', POD_NAMESPACE: 'klutch-bind' })).toMatchObject({
       kubeconfig: undefined,
       leaseName: 'klutch-bind',
       leaseNamespace: 'klutch-bind',
@@ -137,8 +142,8 @@ describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)"
       probeAddress: ':8080',
       mapped: [],
     });
-    expect(parseFlags(['--control-plane-mode=false'], {})).toMatchObject({ leaseName: 'klutch-bind' });
-    expect(parseFlags(['--control-plane-mode=false'], {})).not.toHaveProperty('controlPlane');
+    expect(parseKonnectorFlags(['--control-plane-mode=false'], {})).toMatchObject({ leaseName: 'klutch-bind' });
+    expect(parseKonnectorFlags(['--control-plane-mode=false'], {})).not.toHaveProperty('controlPlane');
   });
 
   it("runs the konnector Deployment of Klutch's AppClusterBinding controller as it is written", () => {
@@ -151,13 +156,13 @@ describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)"
       `--binding-root-namespace=${root}`,
       `--lease-namespace=${root}`,
     ];
-    expect(parseFlags(args, { POD_NAME: 'konnector-my-app-cluster-x' })).toMatchObject({
+    expect(parseKonnectorFlags(args, { POD_NAME: 'konnector-my-app-cluster-x' })).toMatchObject({
       bindingNamespace: root,
       leaseNamespace: root,
       controlPlane: { secretName: 'app-cluster-kubeconfig', secretNamespace: root, secretKey: 'kubeconfig' },
     });
-    expect(() => parseFlags([...args, '--binding-namespace=elsewhere'], {})).toThrow('give --binding-root-namespace alone');
-    expect(() => parseFlags(['--control-plane-mode', `--binding-root-namespace=${root}`], {})).toThrow(
+    expect(() => parseKonnectorFlags([...args, '--binding-namespace=elsewhere'], {})).toThrow('give --binding-root-namespace alone');
+    expect(() => parseKonnectorFlags(['--control-plane-mode', `--binding-root-namespace=${root}`], {})).toThrow(
       'needs --app-cluster-kubeconfig-secret-name',
     );
   });
@@ -169,7 +174,7 @@ describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)"
     [['--v=6'], 'trace'],
     [['--v', '0'], 'info'],
   ])("maps klog's %j to a log level, and says so", (args, level) => {
-    const f = parseFlags(args, {}) as KonnectorFlags;
+    const f = parseKonnectorFlags(args, {}) as KonnectorFlags;
     expect(f.logLevel).toBe(level);
     expect(f.mapped).toEqual([{ flag: expect.stringMatching(/^-v=\d$/), became: `--log-level=${level}`, prefer: '--log-level' }]);
   });
@@ -179,5 +184,5 @@ describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)"
     [['-v=loud'], '-v: "loud" is not a klog verbosity'],
     [['--log-level=loud'], '--log-level: "loud" is not fatal, error, warn, info, debug or trace'],
     [['--heartbeat-interval=500ms'], '--heartbeat-interval: "500ms" is less than 1s'],
-  ])('refuses %j', (args, message) => expect(() => parseFlags(args, {})).toThrow(message));
+  ])('refuses %j', (args, message) => expect(() => parseKonnectorFlags(args, {})).toThrow(message));
 });

@@ -12,7 +12,7 @@ import {
   flagHelp,
   HELP_FLAG,
   logLevelFlag,
-  parseFlags as parseFlagTable,
+  parseFlags,
   switchFlag,
   UsageError,
   type FlagTable,
@@ -168,12 +168,12 @@ export const CONTROL_PLANE_FLAGS = [
   'binding-root-namespace',
 ] as const;
 
-export function parseFlags(
+export function parseKonnectorFlags(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = {},
   hostname = 'konnector',
 ): KonnectorFlags | 'help' | 'version' {
-  const parsed = parseFlagTable(KONNECTOR_FLAGS, argv);
+  const parsed = parseFlags(KONNECTOR_FLAGS, argv);
   const values = Object.fromEntries(
     KONNECTOR_FLAGS.flags.map((f) => [f.name, f.boolean ? parsed.value(f.name) === 'true' : parsed.value(f.name)]),
   ) as Record<string, string | undefined> & Record<'control-plane-mode' | 'version', boolean>;

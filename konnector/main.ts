@@ -10,14 +10,14 @@ import { LeaderElector, onShutdown, serveProbes } from '../controller';
 import { followAppCluster } from './app-cluster';
 import { UsageError } from '../lib/flags';
 import { messageOf } from '../lib/kube-errors';
-import { HELP, parseFlags, type KonnectorFlags } from './flags';
+import { HELP, parseKonnectorFlags, type KonnectorFlags } from './flags';
 import { KonnectorRuntime } from './konnector';
 import { KONNECTOR_VERSION } from './version';
 
 async function main(): Promise<void> {
   let flags: KonnectorFlags | 'help' | 'version';
   try {
-    flags = parseFlags(process.argv.slice(2), process.env, hostname());
+    flags = parseKonnectorFlags(process.argv.slice(2), process.env, hostname());
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`konnector: ${e.message}\nRun with --help for the flags.\n`);
