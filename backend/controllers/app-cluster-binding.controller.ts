@@ -26,7 +26,7 @@ import { missingAccess, type AccessCheck } from '../../lib/app-cluster-access';
 import { bindRefusals, recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
 import { cachedExportables, cachedNamespaces, metadataOnly, type Informed } from '../informers';
-import { messageOf, APPLY, BindResources, FIELD_MANAGER, isConflict, isNotFound, MERGE_PATCH, statusOf } from '../kube';
+import { messageOf, APPLY_PATCH, BindResources, FIELD_MANAGER, isConflict, isNotFound, MERGE_PATCH, statusOf } from '../kube';
 import { findClusterNamespace } from '../provision/cluster-namespace';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { BINDER } from '../provision/rbac';
@@ -164,7 +164,7 @@ function deps(
         ?.data,
     ensureRoot: async (acb, app, provider) => {
       const ns = rootNamespace(acb);
-      await c.core.patchNamespace({ name: ns, body: rootNamespaceObject(acb), fieldManager: FIELD_MANAGER, force: true }, APPLY);
+      await c.core.patchNamespace({ name: ns, body: rootNamespaceObject(acb), fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
       await c.core.patchNamespacedServiceAccount(
         {
           name: BINDER,
@@ -173,15 +173,15 @@ function deps(
           fieldManager: FIELD_MANAGER,
           force: true,
         },
-        APPLY,
+        APPLY_PATCH,
       );
       await c.rbac.patchNamespacedRole(
         { name: BINDER, namespace: ns, body: konnectorRole(acb), fieldManager: FIELD_MANAGER, force: true },
-        APPLY,
+        APPLY_PATCH,
       );
       await c.rbac.patchNamespacedRoleBinding(
         { name: BINDER, namespace: ns, body: konnectorRoleBinding(acb), fieldManager: FIELD_MANAGER, force: true },
-        APPLY,
+        APPLY_PATCH,
       );
       await c.core.patchNamespacedSecret(
         {
@@ -191,7 +191,7 @@ function deps(
           fieldManager: FIELD_MANAGER,
           force: true,
         },
-        APPLY,
+        APPLY_PATCH,
       );
       // The provider kubeconfig: created once; afterwards the konnector's heartbeat keeps it current (token rotation),
       // and a copy that is older than the cluster namespace's is refreshed.
@@ -236,7 +236,7 @@ function deps(
     applyDeployment: async (dep) =>
       void (await c.apps.patchNamespacedDeployment(
         { name: dep.metadata!.name!, namespace: dep.metadata!.namespace!, body: dep, fieldManager: FIELD_MANAGER, force: true },
-        APPLY,
+        APPLY_PATCH,
       )),
     deleteDeployment: (ns, name) => c.apps.deleteNamespacedDeployment({ namespace: ns, name }).then(() => undefined, ignoreNotFound),
     deleteNamespace: (name) => c.core.deleteNamespace({ name }).then(() => undefined, ignoreNotFound),

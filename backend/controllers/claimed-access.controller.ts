@@ -4,7 +4,7 @@
  */
 import { byRef, Controller } from '../../controller';
 import { Annotations, CLAIMED_ROLE } from '../../exports/bind-api';
-import { APPLY, FIELD_MANAGER } from '../kube';
+import { APPLY_PATCH, FIELD_MANAGER } from '../kube';
 import { Labels } from '../labels';
 import { reconcileClaimedAccess, type ClaimedAccessDeps } from './claimed-access.reconcile';
 import { ours, type ControllerDeps } from './deps';
@@ -24,13 +24,13 @@ export function claimedAccessController(d: ControllerDeps): Controller {
     applyRole: async (body) => {
       await rbac.patchNamespacedRole(
         { name: CLAIMED_ROLE, namespace: body.metadata!.namespace!, body, fieldManager: FIELD_MANAGER, force: true },
-        APPLY,
+        APPLY_PATCH,
       );
     },
     applyRoleBinding: async (body) => {
       await rbac.patchNamespacedRoleBinding(
         { name: CLAIMED_ROLE, namespace: body.metadata!.namespace!, body, fieldManager: FIELD_MANAGER, force: true },
-        APPLY,
+        APPLY_PATCH,
       );
     },
   };

@@ -4,7 +4,7 @@
  */
 import { byRef, Controller } from '../../controller';
 import { Annotations } from '../../exports/bind-api';
-import { APPLY, FIELD_MANAGER, isNotFound } from '../kube';
+import { APPLY_PATCH, FIELD_MANAGER, isNotFound } from '../kube';
 import { Labels } from '../labels';
 import { reconcileConsumerRbac, type ConsumerRbacDeps } from './consumer-rbac.reconcile';
 import { ours, type ControllerDeps } from './deps';
@@ -19,10 +19,10 @@ export function consumerRbacController(d: ControllerDeps): Controller {
     getClusterRole: (name) => d.leader.clusterRoles.get(name),
     getClusterRoleBinding: (name) => d.leader.clusterRoleBindings.get(name),
     applyClusterRole: async (body) => {
-      await rbac.patchClusterRole({ name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true }, APPLY);
+      await rbac.patchClusterRole({ name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
     },
     applyClusterRoleBinding: async (body) => {
-      await rbac.patchClusterRoleBinding({ name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true }, APPLY);
+      await rbac.patchClusterRoleBinding({ name: body.metadata!.name!, body, fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
     },
     deleteClusterRoleBinding: (name) =>
       rbac.deleteClusterRoleBinding({ name }).then(

@@ -18,7 +18,7 @@ import {
   Kinds,
   type ClusterBinding,
 } from '../../exports/bind-api';
-import { APPLY, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
+import { APPLY_PATCH, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import { ensureClusterNamespace, type NamespaceCache } from './cluster-namespace';
 import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
@@ -48,7 +48,7 @@ export interface Consumer {
 
 /** Applies ClusterRole `klutch-binder` (Klutch's backend bootstraps it at start too). */
 export async function applyBinderClusterRole(c: Clients): Promise<V1ClusterRole> {
-  return c.rbac.patchClusterRole({ name: BINDER, body: binderClusterRole(), fieldManager: FIELD_MANAGER, force: true }, APPLY);
+  return c.rbac.patchClusterRole({ name: BINDER, body: binderClusterRole(), fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
 }
 
 /**
@@ -110,7 +110,7 @@ async function ensureQuota(c: Clients, namespace: string, q: NonNullable<Provisi
         spec: { hard },
       },
     },
-    APPLY,
+    APPLY_PATCH,
   );
   const status = applied.status;
   if (Object.keys(hard).every((k) => status?.hard?.[k] === hard[k] && status?.used?.[k] !== undefined)) return;

@@ -15,7 +15,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { BIND_API_VERSION, BindResources, bindObjects, CLUSTER_BINDING_NAME, Kinds, type ClusterBinding } from '../../exports/bind-api';
-import { APPLY, clientsFor, MERGE_PATCH } from '../../backend/kube';
+import { APPLY_PATCH, clientsFor, MERGE_PATCH } from '../../backend/kube';
 import { binderRoleBinding, BINDER } from '../../backend/provision/rbac';
 import { startControlPlanes } from '../../test/support/control-plane';
 import { installBindCrds } from '../../test/support/bind-backend';
@@ -106,8 +106,11 @@ try {
     metadata: { name: BINDER, namespace: ns(i), labels },
     spec: { hard: { 'count/apiservicenamespaces.kube-bind.io': '10', 'count/apiserviceexportrequests.kube-bind.io': '10' } },
   });
-  await measure('APPLY resourcequotas (server-side apply)', (i) =>
-    c.core.patchNamespacedResourceQuota({ name: BINDER, namespace: ns(i), fieldManager: 'bench', force: true, body: quota(i) }, APPLY),
+  await measure('APPLY_PATCH resourcequotas (server-side apply)', (i) =>
+    c.core.patchNamespacedResourceQuota(
+      { name: BINDER, namespace: ns(i), fieldManager: 'bench', force: true, body: quota(i) },
+      APPLY_PATCH,
+    ),
   );
   await measure('PATCH resourcequotas/status (merge)', (i) =>
     c.core.patchNamespacedResourceQuotaStatus(
