@@ -9,10 +9,10 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type RateLimit, watchInformer, type WatchInformer } from '../controller';
 import { sleep, untilAborted } from '../lib/abort';
-import { apiServiceBindingCrd, bindPath, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../exports/bind-api';
+import { apiServiceBindingCrd, APPLY_PATCH, bindPath, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../exports/bind-api';
 import { bindingController, type BindingController } from './binding/binding.controller';
 import { eventRecorder } from './events';
-import { applyPatch, clientsFor, type Clients } from './kube/client';
+import { clientsFor, type Clients } from './kube/client';
 import { isNotFound } from '../lib/kube-errors';
 import { jsonSubset } from './kube/objects';
 import { trimForCache } from './kube/trim';
@@ -182,7 +182,7 @@ export class KonnectorRuntime {
         if (!existing || !jsonSubset(crd.spec, existing.spec))
           await this.consumer.crds.patchCustomResourceDefinition(
             { name: crd.metadata.name, body: crd, fieldManager: SYNCER_FIELD_MANAGER, force: true },
-            applyPatch,
+            APPLY_PATCH,
           );
         for (let i = 0; i < 100 && !signal.aborted; i++) {
           if (crdEstablished(await this.consumer.crds.readCustomResourceDefinition({ name: crd.metadata.name }))) return;

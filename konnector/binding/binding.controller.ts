@@ -6,10 +6,9 @@
  */
 import type { V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
 import { byRef, Controller, objectKey, refKey, splitKey, type WatchInformer } from '../../controller';
-import { bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
+import { APPLY_PATCH, bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
 import { missingAccess } from '../../lib/app-cluster-access';
 import { AccessCache } from '../../lib/access-cache';
-import { applyPatch } from '../kube/client';
 import { isForbidden, isNotFound, messageOf } from '../../lib/kube-errors';
 import type { ProviderConnection } from '../provider/connection';
 import type { Connections } from '../provider/connections';
@@ -112,7 +111,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
     applyCrd: async (crd) => {
       await rt.consumer.crds.patchCustomResourceDefinition(
         { name: crd.metadata.name, body: crd, fieldManager: SYNCER_FIELD_MANAGER, force: true },
-        applyPatch,
+        APPLY_PATCH,
       );
     },
     deleteCrd: (name, uid) =>

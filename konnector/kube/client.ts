@@ -24,6 +24,3 @@ export function clientsFor(kc: KubeConfig, o: KeepAliveOptions = {}): Clients {
     authz: new AuthorizationV1Api(config),
   };
 }
-
-/** The patch options, defined once in exports/bind-api (the backend uses the same). */
-export { APPLY_PATCH as applyPatch, JSON_PATCH as jsonPatch, MERGE_PATCH as mergePatch } from '../../exports/bind-api';

@@ -5,8 +5,7 @@
  * connection, where the bindings' status reads it.
  */
 import { Controller } from '../../controller';
-import { bindObjects, CLUSTER_BINDING_NAME } from '../../exports/bind-api';
-import { mergePatch } from '../kube/client';
+import { bindObjects, CLUSTER_BINDING_NAME, MERGE_PATCH } from '../../exports/bind-api';
 import { isNotFound, messageOf } from '../../lib/kube-errors';
 import { BindResources, type Runtime } from '../runtime';
 import type { ProviderConnection } from './connection';
@@ -43,7 +42,7 @@ export function heartbeatController(conn: ProviderConnection, rt: Runtime): Cont
     writeConsumerKubeconfig: async (t: ConsumerKubeconfig, text: string) => {
       await rt.home.core.patchNamespacedSecret(
         { namespace: t.namespace, name: t.name, body: { data: { [t.key]: Buffer.from(text).toString('base64') } } },
-        mergePatch,
+        MERGE_PATCH,
       );
       conn.log.info({ secret: `${t.namespace}/${t.name}` }, "copied the provider's kubeconfig into the binding's Secret (rotation)");
     },

@@ -6,8 +6,8 @@
  * caught up: every claim has exactly one upstream twin, in its mapped namespace, with the same spec; no claim waits
  * behind a finalizer; no upstream copy is left without its claim.
  */
-import { Annotations } from '../../exports/bind-api';
-import { clientsFor, mergePatch } from '../../konnector/kube/client';
+import { Annotations, MERGE_PATCH } from '../../exports/bind-api';
+import { clientsFor } from '../../konnector/kube/client';
 import { messageOf, statusOf } from '../../lib/kube-errors';
 import { jsonSubset } from '../../konnector/kube/objects';
 import type { Kube } from './kube';
@@ -114,7 +114,7 @@ export function chaosWorkload(w: ChaosWorld, o: { concurrency?: number } = {}) {
             call((c) =>
               c.custom.patchNamespacedCustomObject(
                 { ...pgApi, namespace: ns(i), name: name(i), body: { spec: { parameters: { maxConnections } } } },
-                mergePatch,
+                MERGE_PATCH,
               ),
             ),
           [404],

@@ -4,8 +4,8 @@
  */
 import type { Logger } from 'pino';
 import { Controller, type WatchInformer } from '../../../controller';
-import { SYNCER_FIELD_MANAGER } from '../../../exports/bind-api';
-import { applyPatch, jsonPatch, type Clients } from '../../kube/client';
+import { APPLY_PATCH, JSON_PATCH, SYNCER_FIELD_MANAGER } from '../../../exports/bind-api';
+import type { Clients } from '../../kube/client';
 import { isConflict, isNotFound, messageOf } from '../../../lib/kube-errors';
 import type { Direction, Stopwatch } from '../../metrics';
 import type { Result } from './spec/spec.reconcile';
@@ -47,7 +47,7 @@ export function resourceClient(clients: Clients, r: ResourceRef) {
     async apply(o: Obj): Promise<Obj> {
       return (await clients.custom.patchNamespacedCustomObject(
         { ...base, namespace: o.metadata.namespace!, name: o.metadata.name, body: o, fieldManager: SYNCER_FIELD_MANAGER, force: true },
-        applyPatch,
+        APPLY_PATCH,
       )) as Obj;
     },
     /** Deletes the object with this uid; gone already, or replaced by another of the same name, is fine. */
@@ -60,7 +60,7 @@ export function resourceClient(clients: Clients, r: ResourceRef) {
     },
     async patch(namespace: string, name: string, ops: unknown[], status = false): Promise<Obj> {
       const call = status ? clients.custom.patchNamespacedCustomObjectStatus : clients.custom.patchNamespacedCustomObject;
-      return (await call.call(clients.custom, { ...base, namespace, name, body: ops }, jsonPatch)) as Obj;
+      return (await call.call(clients.custom, { ...base, namespace, name, body: ops }, JSON_PATCH)) as Obj;
     },
   };
 }
