@@ -4,6 +4,7 @@
  * other synth output by pushing it to the registry under a new tag and pointing the Configuration at it. The same
  * operations the process-based harness offers (Crossplane's stopCore/startCore/switchConfiguration), on Pods.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -48,6 +49,9 @@ export function crossplaneControls(o: {
   const deployment = `/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/crossplane`;
   const scale = (replicas: number) => requireOk(kube, 'PATCH', deployment, { spec: { replicas } }, 'application/merge-patch+json');
   let revision = 1;
+  // The same package asked for again (migrate's second call waits for the one it installed) is not pushed again: a new
+  // tag would make Crossplane resolve and install one more revision of identical content.
+  const pushed = new Map<string, string>();
   return {
     stopCore: async () => {
       await scale(0);
@@ -60,18 +64,25 @@ export function crossplaneControls(o: {
       await deploymentAvailable(kube, o.node, CROSSPLANE_NAMESPACE, 'crossplane', 'app=crossplane');
     },
     switchConfiguration: async (files, w) => {
-      const ref = `${CONFIGURATION_PACKAGE}-${++revision}`;
-      const root = mkdtempSync(join(tmpdir(), 'klutch-kit-configuration-'));
-      try {
-        for (const [path, text] of files) {
-          if (!path.startsWith(`${PACKAGE_DIR}/`) || path.startsWith(`${PACKAGE_DIR}/examples/`)) continue;
-          const to = join(root, path.slice(PACKAGE_DIR.length + 1));
-          mkdirSync(dirname(to), { recursive: true });
-          writeFileSync(to, text);
+      const packageFiles = [...files]
+        .filter(([path]) => path.startsWith(`${PACKAGE_DIR}/`) && !path.startsWith(`${PACKAGE_DIR}/examples/`))
+        .sort(([a], [b]) => (a < b ? -1 : 1));
+      const key = createHash('sha256').update(JSON.stringify(packageFiles)).digest('hex');
+      let ref = pushed.get(key);
+      if (!ref) {
+        ref = `${CONFIGURATION_PACKAGE}-${++revision}`;
+        const root = mkdtempSync(join(tmpdir(), 'klutch-kit-configuration-'));
+        try {
+          for (const [path, text] of packageFiles) {
+            const to = join(root, path.slice(PACKAGE_DIR.length + 1));
+            mkdirSync(dirname(to), { recursive: true });
+            writeFileSync(to, text);
+          }
+          await pushPackages(o.registry, [{ ref, root }], o.log);
+        } finally {
+          rmSync(root, { recursive: true, force: true });
         }
-        await pushPackages(o.registry, [{ ref, root }], o.log);
-      } finally {
-        rmSync(root, { recursive: true, force: true });
+        pushed.set(key, ref);
       }
       const bundle = [...files]
         .filter(([p]) => p === PROVIDER_KUBERNETES_BUNDLE || p.startsWith(PROVIDER_CONFIGS))
@@ -102,17 +113,20 @@ export function crossplaneControls(o: {
         .filter(([p]) => p.startsWith(`${PACKAGE_DIR}/apis/`) && p.endsWith('.yaml'))
         .map(([, t]) => parse(t) as WireObject)
         .filter((d) => d?.kind === 'CompositeResourceDefinition');
-      for (const xrd of xrds) {
-        await eventually(
-          `XRD ${xrd.metadata.name} Established`,
-          async () => {
-            const live = await getObject(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`);
-            const want = xrd.spec.claimNames ? ['Established', 'Offered'] : ['Established'];
-            return want.every((t) => condition(live, t) === 'True') ? true : undefined;
-          },
-          240_000,
-        );
-      }
+      // Crossplane establishes them side by side: waited for side by side.
+      await Promise.all(
+        xrds.map((xrd) =>
+          eventually(
+            `XRD ${xrd.metadata.name} Established`,
+            async () => {
+              const live = await getObject(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`);
+              const want = xrd.spec.claimNames ? ['Established', 'Offered'] : ['Established'];
+              return want.every((t) => condition(live, t) === 'True') ? true : undefined;
+            },
+            240_000,
+          ),
+        ),
+      );
       await packageHealthy(kube, o.node, 'configurations', CONFIGURATION_NAME);
     },
   };

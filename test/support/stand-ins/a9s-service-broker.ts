@@ -13,8 +13,8 @@ import { get, installCrds } from '../crossplane';
 import { ROOT } from '../catalog';
 import type { Kube } from '../kube';
 
-/** provider-anynines' managed resources (cluster-scoped, dataservices.anynines.com/v1), by kind. */
-const PLURALS: Readonly<Record<string, string>> = {
+/** provider-anynines' managed resources (cluster-scoped, dataservices.anynines.com/v1), by kind (their CRDs' plurals). */
+export const A9S_PLURALS: Readonly<Record<string, string>> = {
   ServiceInstance: 'serviceinstances',
   ServiceBinding: 'servicebindings',
   Backup: 'backups',
@@ -89,9 +89,9 @@ export class A9sServiceBrokerStandIn {
   }
 
   private async report(kind: string, name: string, atProvider: Record<string, unknown>, conditions: unknown[]): Promise<void> {
-    const plural = PLURALS[kind];
+    const plural = A9S_PLURALS[kind];
     if (!plural)
-      throw new Error(`a9s service broker stand-in: provider-anynines has no kind ${kind}; it has ${Object.keys(PLURALS).join(', ')}`);
+      throw new Error(`a9s service broker stand-in: provider-anynines has no kind ${kind}; it has ${Object.keys(A9S_PLURALS).join(', ')}`);
     const path = `/apis/dataservices.anynines.com/v1/${plural}/${name}`;
     if (!(await get(this.kube, path))) throw new Error(`a9s service broker stand-in: ${kind} ${name} does not exist; nothing to report on`);
     const r = await this.kube.request('PATCH', `${path}/status`, { status: { atProvider, conditions } }, PatchStrategy.MergePatch);
