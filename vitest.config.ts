@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { ChainFirstSequencer } from './test/support/sequencer';
 
 // Two projects: `unit` runs everything that needs no Kubernetes cluster and starts at once; `cluster` holds the
 // suites under test/cluster/, which share real control planes. The cluster setup starts them in the background
@@ -18,6 +19,8 @@ export default defineConfig({
     // modules, and importing it again per file cost more CPU than some suites. No suite mocks modules or keeps
     // global state across files (cluster.ts memoises only the worker's own clusters).
     isolate: false,
+    // The Pod platform's chain files first (test/support/sequencer.ts): they bound the run.
+    sequence: { sequencer: ChainFirstSequencer },
     projects: [
       {
         extends: true,

@@ -212,6 +212,11 @@ describe('exports follow their CRD', () => {
     expect((changed.spec as { versions: { additionalPrinterColumns?: unknown[] }[] }).versions[0]!.additionalPrinterColumns).toEqual([
       column,
     ]);
+    // The changed CRD re-initializes its storage in the API server; a CRD deleted meanwhile has its finalizer fail
+    // ("storage is (re)initializing") and retried on a backoff that outlasts the wait below (seen under load: 35 s).
+    await eventually('the changed CRD served again', async () =>
+      (await s.kube.request('GET', `/apis/${widgets.group}/v1/${widgets.plural}`)).code === 200 ? true : undefined,
+    );
     await s.kube.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
     await eventually(
       'the export to go with its CRD',
