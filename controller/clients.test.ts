@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Ca, createCa } from '../test/support/pki';
+import { type Ca, createCa } from '../harness/pki';
 import { keepAliveClient, keepAliveConfiguration } from './clients';
 
 /**

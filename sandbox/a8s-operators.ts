@@ -1,17 +1,17 @@
 /**
  * STAND-IN for the a8s operators, running on its own for the sandbox. The operators cannot run here (they start
- * database Pods, which need a kubelet and images); test/support/stand-ins/a8s-operators.ts writes only what they
+ * database Pods, which need a kubelet and images); harness/stand-ins/a8s-operators.ts writes only what they
  * would write, when told. This loop tells it, once a second, for what exists: every a8s `Postgresql` becomes Running,
  * every a8s `ServiceBinding` is implemented with credentials made up here (and written to the Secret the real
  * service-binding controller would write). Nothing else in the sandbox is played. Objects in a namespace labelled
  * `klutch-kit.test/stand-in: off` are left alone: a test plays the operators there itself
- * (test/support/stand-ins/stand-in-off.ts).
+ * (harness/stand-ins/stand-in-off.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { A8sOperatorsStandIn } from '../test/support/stand-ins/a8s-operators';
-import type { Kube } from '../test/support/kube';
-import { type RunningStandIn, standInLoop } from '../test/support/stand-ins/stand-in-loop';
-import { namespacesLeftAlone } from '../test/support/stand-ins/stand-in-off';
+import { A8sOperatorsStandIn } from '../harness/stand-ins/a8s-operators';
+import type { Kube } from '../harness/kube';
+import { type RunningStandIn, standInLoop } from '../harness/stand-ins/stand-in-loop';
+import { namespacesLeftAlone } from '../harness/stand-ins/stand-in-off';
 
 type Obj = { metadata: { name: string; namespace: string }; spec?: Record<string, any>; status?: Record<string, any> };
 

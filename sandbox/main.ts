@@ -4,7 +4,7 @@
  * the round trip (for scripts).
  */
 import { join, relative } from 'node:path';
-import { repoRoot } from '../test/support/root';
+import { repoRoot } from '../harness/root';
 import { HELP, parseSandboxFlags, type SandboxFlags } from './flags';
 import { startSandbox, type Sandbox } from './sandbox';
 import { seconds, Steps } from './steps';

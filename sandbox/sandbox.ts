@@ -10,39 +10,39 @@
  * queries the cnpg database with the credentials that came down.
  *
  * STAND-INS, each saying so in the output: the a8s operators (sandbox/a8s-operators.ts: their images cannot be had),
- * the load balancer controller (test/support/platform/load-balancer.ts: no cloud here) and provider-anynines (its
+ * the load balancer controller (harness/platform/load-balancer.ts: no cloud here) and provider-anynines (its
  * package's CRDs with a runtime that only waits: no a9s platform here). How the app cluster's Pods reach the control
  * plane's PostgreSQL: docs/decisions/cloudnative-pg.md, "Exposure".
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CrossplaneTarget } from '../apis/api';
-import { BACKEND_CLIENT } from '../test/support/bind-backend';
-import { Browser } from '../test/support/browser';
-import { parseYaml } from '../test/support/catalog';
-import { headlessLogin, startCli } from '../test/support/cli';
-import { startControlPlanes, type ControlPlanes } from '../test/support/control-plane';
-import { synthOutputAsync } from '../test/support/crossplane';
-import { eventually, getObject, kubeFor, type Kube, type WireObject } from '../test/support/kube';
-import { installCnpg, localVolumes } from '../test/support/node/cnpg';
-import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, psqlClientPod } from '../test/support/node/cnpg-images';
-import { exposeHostPort } from '../test/support/node/host-port';
-import { linkNodes } from '../test/support/node/link';
-import { type Node, type NodeHandle, startNode } from '../test/support/node/node';
-import { ensureDeployableImages } from '../test/support/node/platform-images';
-import { startOidcProvider, type OidcTestProvider } from '../test/support/oidc';
-import { createCa } from '../test/support/pki';
-import { BACKEND_NAMESPACE, installBindBundle } from '../test/support/platform/bind-bundle';
-import { crossplaneControls, type CrossplaneControls } from '../test/support/platform/crossplane-switch';
-import { deploymentAvailable } from '../test/support/platform/crossplane-deployed';
-import { listenAt } from '../test/support/platform/listen';
-import type { Registry } from '../test/support/node/registry';
-import { startLoadBalancerStandIn } from '../test/support/platform/load-balancer';
-import { listPods, podFailure, podLogTail, podTable } from '../test/support/platform/pods';
-import { startPlatformOnPods } from '../test/support/platform/platform-on-pods';
-import { freePorts } from '../test/support/processes';
-import { repoRoot } from '../test/support/root';
-import { crossplaneVersion } from '../test/tools/crossplane';
+import { BACKEND_CLIENT } from '../harness/bind-backend';
+import { Browser } from '../harness/browser';
+import { parseYaml } from '../harness/catalog';
+import { headlessLogin, startCli } from '../harness/cli';
+import { startControlPlanes, type ControlPlanes } from '../harness/control-plane';
+import { synthOutputAsync } from '../harness/crossplane';
+import { eventually, getObject, kubeFor, type Kube, type WireObject } from '../harness/kube';
+import { installCnpg, localVolumes } from '../harness/node/cnpg';
+import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, psqlClientPod } from '../harness/node/cnpg-images';
+import { exposeHostPort } from '../harness/node/host-port';
+import { linkNodes } from '../harness/node/link';
+import { type Node, type NodeHandle, startNode } from '../harness/node/node';
+import { ensureDeployableImages } from '../harness/node/platform-images';
+import { startOidcProvider, type OidcTestProvider } from '../harness/oidc';
+import { createCa } from '../harness/pki';
+import { BACKEND_NAMESPACE, installBindBundle } from '../harness/platform/bind-bundle';
+import { crossplaneControls, type CrossplaneControls } from '../harness/platform/crossplane-switch';
+import { deploymentAvailable } from '../harness/platform/crossplane-deployed';
+import { listenAt } from '../harness/platform/listen';
+import type { Registry } from '../harness/node/registry';
+import { startLoadBalancerStandIn } from '../harness/platform/load-balancer';
+import { listPods, podFailure, podLogTail, podTable } from '../harness/platform/pods';
+import { startPlatformOnPods } from '../harness/platform/platform-on-pods';
+import { freePorts } from '../harness/processes';
+import { repoRoot } from '../harness/root';
+import { crossplaneVersion } from '../harness/tools/crossplane';
 import { startA8sOperators } from './a8s-operators';
 import { Interrupted, Steps } from './steps';
 
@@ -99,7 +99,7 @@ export interface SandboxCrossplane extends CrossplaneControls {
 export interface Sandbox {
   /** Admin kubeconfig files of the two clusters. */
   readonly kubeconfigs: { readonly controlPlane: string; readonly app: string };
-  /** The nodes of the two clusters, as plain data (test/support/node/attach.ts uses them from another process). */
+  /** The nodes of the two clusters, as plain data (harness/node/attach.ts uses them from another process). */
   readonly nodes: { readonly controlPlane: NodeHandle; readonly app: NodeHandle };
   /** The synth output folder that was installed. */
   readonly synthDir: string;
@@ -349,7 +349,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
           NODE_EXTRA_CA_CERTS: join(o.dir, 'backend-ca.crt'),
           // This machine reaches the control plane's external address (the app node's bridge to it) at the same API
           // server on loopback; any other address is refused (host-routes.cjs).
-          NODE_OPTIONS: `--require ${join(repoRoot(), 'test', 'support', 'node', 'host-routes.cjs')}`,
+          NODE_OPTIONS: `--require ${join(repoRoot(), 'harness', 'node', 'host-routes.cjs')}`,
           KLUTCH_KIT_HOST_ROUTES: JSON.stringify(hostRoutes),
         },
         closeStdin: true,

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { loadCatalog } from '../test/support/catalog';
-import { crossplaneSource } from '../test/tools/crossplane';
+import { loadCatalog } from '../harness/catalog';
+import { crossplaneSource } from '../harness/tools/crossplane';
 import { AGGREGATE_TO_CROSSPLANE, CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
 import { resourceNames } from './resource-names';
 

@@ -1,6 +1,6 @@
 /**
  * The install bundle as an operator uses it, built by the real kustomize (`kubectl kustomize`, the same code as
- * `kubectl apply -k`, from the test/kube binary): the bundle alone, and an overlay that sets every documented knob.
+ * `kubectl apply -k`, from the harness/tools/kube binary): the bundle alone, and an overlay that sets every documented knob.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { loadCatalog, parseYaml } from '../test/support/catalog';
+import { loadCatalog, parseYaml } from '../harness/catalog';
 import { validatorFor } from '../test/support/openapi';
-import { goModuleSource, wrapperModule } from '../test/tools/go';
-import { ensureKubeBinary } from '../test/tools/kube';
+import { goModuleSource, wrapperModule } from '../harness/tools/go';
+import { ensureKubeBinary } from '../harness/tools/kube';
 import { synthesize } from './synth';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
@@ -122,7 +122,7 @@ describe('dist/control-plane/kustomization.yaml', () => {
       'v1',
     );
     const pk = goModuleSource(
-      wrapperModule('test/tools/provider-kubernetes'),
+      wrapperModule('harness/tools/provider-kubernetes'),
       'github.com/crossplane-contrib/provider-kubernetes',
       'v1.3.1',
     );
@@ -157,7 +157,7 @@ describe('dist/control-plane/kustomization.yaml', () => {
     // What an Object only copies from (the cnpg binding reads its instance's LoadBalancer Service): read, not write.
     const verbs = (resource: string) => rules.find((r) => r.resources.includes(resource))?.verbs;
     expect(verbs('services')).toEqual(['get', 'list', 'watch']);
-    const crossplane = goModuleSource(wrapperModule('test/tools/crank-v2'), 'github.com/crossplane/crossplane/v2', 'v2.2.1');
+    const crossplane = goModuleSource(wrapperModule('harness/tools/crank-v2'), 'github.com/crossplane/crossplane/v2', 'v2.2.1');
     const v = validatorFor(
       parseYaml(readFileSync(join(crossplane, 'cluster', 'crds', 'pkg.crossplane.io_deploymentruntimeconfigs.yaml'), 'utf8'))[0]!,
       'v1beta1',
@@ -249,7 +249,7 @@ describe('dist/control-plane/kustomization.yaml', () => {
     const config = one(objs, 'ClusterProviderConfig', 'kubernetes-provider');
     expect(config.apiVersion).toBe('kubernetes.m.crossplane.io/v1alpha1');
     const pk = goModuleSource(
-      wrapperModule('test/tools/provider-kubernetes'),
+      wrapperModule('harness/tools/provider-kubernetes'),
       'github.com/crossplane-contrib/provider-kubernetes',
       'v1.3.1',
     );

@@ -15,13 +15,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
-import { installBindCrds, installClaimApi, launchBackendBundle } from '../../test/support/bind-backend';
-import { parseYaml } from '../../test/support/catalog';
-import { kubeconfigYaml, startControlPlanes } from '../../test/support/control-plane';
-import { applyConstruct } from '../../test/support/konnector';
-import { kubeFor, requireOk, type Kube, type WireObject } from '../../test/support/kube';
-import { freePorts, probe, waitReady } from '../../test/support/processes';
-import { ensureKubeBinary } from '../../test/tools/kube';
+import { installBindCrds, installClaimApi, launchBackendBundle } from '../../harness/bind-backend';
+import { parseYaml } from '../../harness/catalog';
+import { kubeconfigYaml, startControlPlanes } from '../../harness/control-plane';
+import { applyConstruct } from '../../harness/konnector';
+import { kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
+import { freePorts, probe, waitReady } from '../../harness/processes';
+import { ensureKubeBinary } from '../../harness/tools/kube';
 import { cpuSeconds, memMiB as rssMiB, percentile as pct } from '../measure';
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 

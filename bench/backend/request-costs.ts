@@ -17,10 +17,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { BIND_API_VERSION, BindResources, bindObjects, CLUSTER_BINDING_NAME, Kinds, type ClusterBinding } from '../../exports/bind-api';
 import { APPLY_PATCH, clientsFor, MERGE_PATCH } from '../../backend/kube';
 import { binderRoleBinding, BINDER } from '../../backend/provision/rbac';
-import { startControlPlanes } from '../../test/support/control-plane';
-import { installBindCrds } from '../../test/support/bind-backend';
-import { kubeFor } from '../../test/support/kube';
-import { ensureKubeBinary } from '../../test/tools/kube';
+import { startControlPlanes } from '../../harness/control-plane';
+import { installBindCrds } from '../../harness/bind-backend';
+import { kubeFor } from '../../harness/kube';
+import { ensureKubeBinary } from '../../harness/tools/kube';
 import { sleep } from '../../lib/abort';
 import { cpuSeconds } from '../measure';
 

@@ -10,12 +10,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../test/support/control-plane';
-import { ensureKubeBinary, kubeBinaryPath } from '../../test/tools/kube';
+import { startControlPlanes } from '../../harness/control-plane';
+import { ensureKubeBinary, kubeBinaryPath } from '../../harness/tools/kube';
 import { memMiB as rssMiB } from '../measure';
 
 const root = process.cwd();
-if (!existsSync(join(root, 'test', 'kube', 'go.mod')))
+if (!existsSync(join(root, 'harness', 'tools', 'kube', 'go.mod')))
   throw new Error(`run from the repository root (npm run bench clusters), not ${root}`);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 

@@ -10,8 +10,8 @@
  */
 import { Writable } from 'node:stream';
 import { Exec, type V1Status } from '@kubernetes/client-node';
-import { eventually, getObject, requireOk, type Kube } from '../../test/support/kube';
-import { CNPG_POSTGRESQL_IMAGE, POSTGRESQL_BIN } from '../../test/support/node/cnpg-images';
+import { eventually, getObject, requireOk, type Kube } from '../../harness/kube';
+import { CNPG_POSTGRESQL_IMAGE, POSTGRESQL_BIN } from '../../harness/node/cnpg-images';
 
 const CONTAINER = 'client';
 /** Attempts are 0.1 s apart plus their own time; the loops give up after this many (the bench's deadline is shorter). */

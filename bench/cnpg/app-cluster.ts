@@ -19,9 +19,9 @@ import { join } from 'node:path';
 import type { CrossplaneTarget } from '../../apis/api';
 import { Interrupted, seconds, Steps } from '../../sandbox/steps';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox';
-import { parseYaml } from '../../test/support/catalog';
-import { getObject, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../test/support/kube';
-import { localVolumes } from '../../test/support/node/cnpg';
+import { parseYaml } from '../../harness/catalog';
+import { getObject, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/kube';
+import { localVolumes } from '../../harness/node/cnpg';
 import { type AppClient, type Creds, startAppClient } from './app-client';
 import { loadLine, row, sampleLoad, table, writeResult } from './report';
 

@@ -19,13 +19,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../test/support/control-plane';
-import { apply, startCrossplane } from '../../test/support/crossplane';
-import { eventually, getObject, kubeFor, requireOk, type WireObject } from '../../test/support/kube';
-import { installCnpg, localVolumes } from '../../test/support/node/cnpg';
-import { ensureCnpgOperatorImage, ensureCnpgPostgresImage } from '../../test/support/node/cnpg-images';
-import { startNode } from '../../test/support/node/node';
-import { kubeBinaryPath } from '../../test/tools/kube';
+import { startControlPlanes } from '../../harness/control-plane';
+import { apply, startCrossplane } from '../../harness/crossplane';
+import { eventually, getObject, kubeFor, requireOk, type WireObject } from '../../harness/kube';
+import { installCnpg, localVolumes } from '../../harness/node/cnpg';
+import { ensureCnpgOperatorImage, ensureCnpgPostgresImage } from '../../harness/node/cnpg-images';
+import { startNode } from '../../harness/node/node';
+import { kubeBinaryPath } from '../../harness/tools/kube';
 import { loadLine, row, sampleLoad, table, writeResult } from './report';
 
 const NS = 'bench';

@@ -1,6 +1,6 @@
 /**
  * bench/control-plane-cost: what one harness cluster (etcd, kube-apiserver, kube-controller-manager, as
- * test/support/control-plane.ts starts it) costs in CPU-seconds, per process, in fixed phases:
+ * harness/control-plane.ts starts it) costs in CPU-seconds, per process, in fixed phases:
  *
  *   start      from launch to ready
  *   idle       BENCH_IDLE_S (default 60) with nothing installed
@@ -18,12 +18,12 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseYaml, runSynth } from '../../test/support/catalog';
-import { startControlPlanes, type Tuning } from '../../test/support/control-plane';
-import { kubeFor, type Kube } from '../../test/support/kube';
-import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../../test/support/xcrd';
+import { parseYaml, runSynth } from '../../harness/catalog';
+import { startControlPlanes, type Tuning } from '../../harness/control-plane';
+import { kubeFor, type Kube } from '../../harness/kube';
+import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../../harness/xcrd';
 import { klutchXrds } from '../../test/parity/klutch';
-import { ensureKubeBinary } from '../../test/tools/kube';
+import { ensureKubeBinary } from '../../harness/tools/kube';
 import { sleep } from '../../lib/abort';
 import { cpuSeconds, memMiB } from '../measure';
 

@@ -1,5 +1,5 @@
 /**
- * bench/crossplane: the real Crossplane loop (test/support/crossplane.ts) — Crossplane core v1.20.11, our function and
+ * bench/crossplane: the real Crossplane loop (harness/crossplane.ts) — Crossplane core v1.20.11, our function and
  * provider-kubernetes v1.3.1 on a fresh test cluster — for BENCH_CLAIMS (default 50) a8s PostgresqlInstance claims
  * and as many a9s ones (100 claims), twice: one at a time (each created once the previous one's resource exists: what
  * a user sees) and as a burst (all back to back: what a migration or a busy platform sees).
@@ -21,20 +21,20 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Watch } from '@kubernetes/client-node';
-import { parseYaml } from '../../test/support/catalog';
-import { startControlPlanes } from '../../test/support/control-plane';
-import { apply, get, startCrossplane } from '../../test/support/crossplane';
-import { kubeFor } from '../../test/support/kube';
+import { parseYaml } from '../../harness/catalog';
+import { startControlPlanes } from '../../harness/control-plane';
+import { apply, get, startCrossplane } from '../../harness/crossplane';
+import { kubeFor } from '../../harness/kube';
 import { PROVIDER_KUBERNETES_ARGS } from '../../synth/provider-configs';
-import { A8sOperatorsStandIn } from '../../test/support/stand-ins/a8s-operators';
-import { A9sServiceBrokerStandIn } from '../../test/support/stand-ins/a9s-service-broker';
+import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
+import { A9sServiceBrokerStandIn } from '../../harness/stand-ins/a9s-service-broker';
 import { cpuSeconds, memMiB, percentile } from '../measure';
 
 /** Peak and current resident memory (MiB) and CPU seconds of a process. */
 const usage = (pid: number) => ({ peakMiB: memMiB(pid, 'VmHWM'), rssMiB: memMiB(pid), cpuS: cpuSeconds(pid) });
 
 const root = process.cwd();
-if (!existsSync(join(root, 'test', 'tools', 'crossplane', 'go.mod')))
+if (!existsSync(join(root, 'harness', 'tools', 'crossplane', 'go.mod')))
   throw new Error(`run from the repository root (npm run bench crossplane), not ${root}`);
 const N = Number(process.env.BENCH_CLAIMS ?? 50);
 const NS = 'bench';

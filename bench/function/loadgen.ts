@@ -5,8 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { cacheRoot } from '../../test/tools/cache';
-import { goBuild, wrapperHash, wrapperModule } from '../../test/tools/go';
+import { cacheRoot } from '../../harness/tools/cache';
+import { goBuild, wrapperHash, wrapperModule } from '../../harness/tools/go';
 
 const moduleDir = wrapperModule('bench/function/loadgen');
 

@@ -26,9 +26,9 @@ import { RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-types
 import type { Api } from '../../apis/api';
 import { bundle } from '../../scripts/bundle.mjs';
 import { bundleDeployable, deployable, FUNCTION_RUNTIME, replacements } from '../../synth/deployables';
-import { startFunctionProcess, type FunctionProcess } from '../../test/support/function-process';
-import { allParameters, compositeOf, inputOf, requestOf } from '../../test/support/function';
-import { ensureNodeRuntime } from '../../test/tools/node-runtime';
+import { startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/function-requests';
+import { ensureNodeRuntime } from '../../harness/tools/node-runtime';
 import { runFunction } from '../../functions/dataservices/fn';
 import postgresql from '../../apis/catalog/postgresql';
 import { cpuSeconds, memMiB, percentile as pct } from '../measure';

@@ -1,5 +1,5 @@
 /**
- * bench/node: the harness's node (test/support/node/) beside the process-based control plane it serves.
+ * bench/node: the harness's node (harness/node/) beside the process-based control plane it serves.
  *
  * Rows: from an empty node to Ready (containerd up, images imported, kubelet registered, kube-proxy synced, CoreDNS
  * answering), then BENCH_PODS Pods (default 5, busybox sleeping) from create to Running; and, over an idle window of
@@ -9,9 +9,9 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../test/support/control-plane';
-import { eventually, getObject, kubeFor, requireOk } from '../../test/support/kube';
-import { startNode } from '../../test/support/node/node';
+import { startControlPlanes } from '../../harness/control-plane';
+import { eventually, getObject, kubeFor, requireOk } from '../../harness/kube';
+import { startNode } from '../../harness/node/node';
 import { cpuSeconds as cpuS, memMiB as rssMiB } from '../measure';
 
 const root = process.cwd();

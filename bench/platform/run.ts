@@ -1,5 +1,5 @@
 /**
- * bench/platform: the platform as an operator deploys it (test/support/platform/) beside the process-based harness, in
+ * bench/platform: the platform as an operator deploys it (harness/platform/) beside the process-based harness, in
  * one run.
  *
  * Rows: from an empty node (a `pods` cluster's startNode) to every Pod of the platform Ready (registry, images and
@@ -12,13 +12,13 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../test/support/control-plane';
-import { startCrossplane, synthOutputAsync } from '../../test/support/crossplane';
-import { kubeFor } from '../../test/support/kube';
-import { type Node, startNode } from '../../test/support/node/node';
-import { ensureCrossplaneImages, ensureDeployableImages } from '../../test/support/node/platform-images';
-import { listPods } from '../../test/support/platform/pods';
-import { startPlatformOnPods } from '../../test/support/platform/platform-on-pods';
+import { startControlPlanes } from '../../harness/control-plane';
+import { startCrossplane, synthOutputAsync } from '../../harness/crossplane';
+import { kubeFor } from '../../harness/kube';
+import { type Node, startNode } from '../../harness/node/node';
+import { ensureCrossplaneImages, ensureDeployableImages } from '../../harness/node/platform-images';
+import { listPods } from '../../harness/platform/pods';
+import { startPlatformOnPods } from '../../harness/platform/platform-on-pods';
 import { cpuSeconds as cpuS, memMiB as rssMiB } from '../measure';
 
 const root = process.cwd();

@@ -17,12 +17,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Watch } from '@kubernetes/client-node';
 import { A8S_POSTGRESQL, A8S_POSTGRESQL_READY, KUBERNETES_PROVIDER_CONFIG } from '../../backends';
-import { startControlPlanes } from '../../test/support/control-plane';
-import { apply, configureProviderKubernetes, crossplanePki, get, startProviderKubernetes, type Track } from '../../test/support/crossplane';
-import { kubeFor, type Kube } from '../../test/support/kube';
-import type { Proc } from '../../test/support/processes';
-import { A8sOperatorsStandIn } from '../../test/support/stand-ins/a8s-operators';
-import { ensureProviderKubernetes, providerKubernetesSource } from '../../test/tools/provider-kubernetes';
+import { startControlPlanes } from '../../harness/control-plane';
+import { apply, configureProviderKubernetes, crossplanePki, get, startProviderKubernetes, type Track } from '../../harness/crossplane';
+import { kubeFor, type Kube } from '../../harness/kube';
+import type { Proc } from '../../harness/processes';
+import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
+import { ensureProviderKubernetes, providerKubernetesSource } from '../../harness/tools/provider-kubernetes';
 import { cpuSeconds, memMiB, percentile } from '../measure';
 
 type Obj = Record<string, any>;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { PLUGIN_VERSION } from '../version';
-import { ROOT } from '../../test/support/catalog';
+import { ROOT } from '../../harness/catalog';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { writeKrewPackage } from './krew';
 

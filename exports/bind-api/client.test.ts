@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa } from '../../test/support/pki';
+import { createCa } from '../../harness/pki';
 import { bindObjects, bindPath, BindResources, crdName } from './client';
 
 describe('BindResources', () => {

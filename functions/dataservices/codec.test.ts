@@ -5,8 +5,8 @@
 import { Ready, RunFunctionRequest, RunFunctionResponse, Severity, Status, Target } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../test/support/catalog';
-import { allParameters, compositeOf, inputOf, requestOf } from '../../test/support/function';
+import { loadCatalog } from '../../harness/catalog';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/function-requests';
 import { decodeRequest, encodeResponse } from './codec';
 import { runFunction } from './fn';
 

@@ -2,8 +2,8 @@ import { Status, type RunFunctionResponse } from '@crossplane-org/function-sdk-t
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
-import { loadCatalog } from '../../test/support/catalog';
-import { answer, claimLabels, compositeOf, demoComposites, demoInput, fatalMessages, requestOf } from '../../test/support/function';
+import { loadCatalog } from '../../harness/catalog';
+import { answer, claimLabels, compositeOf, demoComposites, demoInput, fatalMessages, requestOf } from '../../harness/function-requests';
 import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, WAITING_TTL } from './diagnostics';
 import { runFunction, TTL } from './fn';
 import { validateInput } from './validate-input';

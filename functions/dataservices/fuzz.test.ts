@@ -2,9 +2,9 @@
 import { RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../test/support/catalog';
+import { loadCatalog } from '../../harness/catalog';
 import { runFunction } from './fn';
-import { allParameters, compositeOf, inputOf, requestOf } from '../../test/support/function';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/function-requests';
 
 const apis: Api[] = await loadCatalog();
 

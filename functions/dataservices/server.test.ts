@@ -6,11 +6,11 @@ import * as grpc from '@grpc/grpc-js';
 import { FunctionRunnerServiceService, RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog, ROOT } from '../../test/support/catalog';
+import { loadCatalog, ROOT } from '../../harness/catalog';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { functionClient, startFunctionProcess, type FunctionProcess } from '../../test/support/function-process';
+import { functionClient, startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
 import { runFunction } from './fn';
-import { compositeOf, inputOf, requestOf } from '../../test/support/function';
+import { compositeOf, inputOf, requestOf } from '../../harness/function-requests';
 import { DEFAULT_TLS_CERTS_DIR, FUNCTION_FLAGS, HELP, parseServerArgs, serverCredentials } from './server';
 import { manual, undocumentedFlags } from '../../test/support/docs';
 

@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRing } from '../../backend/auth/keys';
 import { Sealer } from '../../backend/auth/sealer';
 import { Annotations } from '../../exports/bind-api';
-import { PG, startBackendSuite, type BackendSuite } from '../support/backend-suite';
-import { startBindBackend } from '../support/bind-backend';
-import { base62, bindFlow, browserFor, login } from '../support/bind-flow';
-import { Browser } from '../support/browser';
+import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
+import { startBindBackend } from '../../harness/bind-backend';
+import { base62, bindFlow, browserFor, login } from '../../harness/bind-flow';
+import { Browser } from '../../harness/browser';
 import { cluster } from '../support/cluster';
-import { kubeconfigYaml } from '../support/control-plane';
-import { eventually, kubeFor, requireOk } from '../support/kube';
+import { kubeconfigYaml } from '../../harness/control-plane';
+import { eventually, kubeFor, requireOk } from '../../harness/kube';
 
 let s: BackendSuite;
 beforeAll(async () => {

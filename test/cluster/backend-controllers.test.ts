@@ -8,11 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, ClusterBindingConditions, HealthyReasons, Kinds } from '../../exports/bind-api';
-import { startBackendSuite, PG, type BackendSuite } from '../support/backend-suite';
-import { waitEstablished } from '../support/bind-backend';
-import { bindFlow, type FlowResult } from '../support/bind-flow';
+import { startBackendSuite, PG, type BackendSuite } from '../../harness/backend-suite';
+import { waitEstablished } from '../../harness/bind-backend';
+import { bindFlow, type FlowResult } from '../../harness/bind-flow';
 import { admin, cluster } from '../support/cluster';
-import { applyAt, eventually, kubeFromConfig, type Kube } from '../support/kube';
+import { applyAt, eventually, kubeFromConfig, type Kube } from '../../harness/kube';
 
 /** How long export requests wait for their CRD in this suite (`--export-request-timeout`). */
 const CRD_WAIT_S = 12;

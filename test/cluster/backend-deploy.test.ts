@@ -20,16 +20,16 @@ import {
   startCallbackServer,
   type BindBackend,
   type CallbackServer,
-} from '../support/bind-backend';
-import { base62, browserFor, login } from '../support/bind-flow';
-import { loadCatalog, parseYaml } from '../support/catalog';
+} from '../../harness/bind-backend';
+import { base62, browserFor, login } from '../../harness/bind-flow';
+import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { controlPlanes } from '../support/cluster';
-import { kubeconfigYaml, startControlPlanes, type ControlPlanes } from '../support/control-plane';
-import { eventually, kubeFor, kubeFromConfig, type Kube } from '../support/kube';
-import { startOidcProvider, type OidcTestProvider } from '../support/oidc';
-import { freePorts, probe } from '../support/processes';
-import { kubeBinaryPath } from '../tools/kube';
-import { type Ca, createCa } from '../support/pki';
+import { kubeconfigYaml, startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
+import { eventually, kubeFor, kubeFromConfig, type Kube } from '../../harness/kube';
+import { startOidcProvider, type OidcTestProvider } from '../../harness/oidc';
+import { freePorts, probe } from '../../harness/processes';
+import { kubeBinaryPath } from '../../harness/tools/kube';
+import { type Ca, createCa } from '../../harness/pki';
 
 const NS = 'klutch-bind-backend';
 let cp: ControlPlanes;

@@ -2,7 +2,7 @@
  * Claim validation on a real API server (issue 4).
  *
  * Every synthesized XRD is turned into its composite and claim CRDs with Crossplane's own conversion (ported in
- * test/support/xcrd.ts), installed on a real kube-apiserver, and then every claim case of test/cases/<api>.cases.ts
+ * harness/xcrd.ts), installed on a real kube-apiserver, and then every claim case of test/cases/<api>.cases.ts
  * is sent to it: create cases as server-side dry runs with strict field validation, update cases as a JSON merge
  * patch on a stored claim. The API server evaluates the schema and the CEL rules for real.
  *
@@ -25,11 +25,11 @@ import type { JSONSchemaProps } from '../../lib/schema';
 import { render } from '../../synth/synth';
 import { loadCases } from '../cases';
 import type { ApiCases, CreateCase, UpdateCase } from '../cases/types';
-import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
+import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
 import { admin } from '../support/cluster';
-import { applyAt, type Kube } from '../support/kube';
+import { applyAt, type Kube } from '../../harness/kube';
 import { claimValidator } from '../support/openapi';
-import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../support/xcrd';
+import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../../harness/xcrd';
 import { DELTAS, type VerdictDelta } from '../parity/deltas';
 import { klutchXrds } from '../parity/klutch';
 

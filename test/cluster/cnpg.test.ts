@@ -14,14 +14,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_BINDING_KEYS } from '../../backends/cnpg';
-import { apply, CROSSPLANE_NAMESPACE } from '../support/crossplane';
-import { eventually, getObject, type Kube, requireOk, type WireObject } from '../support/kube';
-import type { AttachedNode } from '../support/node/attach';
-import { CNPG_NAMESPACE, localVolumes } from '../support/node/cnpg';
-import { psqlClientPod } from '../support/node/cnpg-images';
+import { apply, CROSSPLANE_NAMESPACE } from '../../harness/crossplane';
+import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/kube';
+import type { AttachedNode } from '../../harness/node/attach';
+import { CNPG_NAMESPACE, localVolumes } from '../../harness/node/cnpg';
+import { psqlClientPod } from '../../harness/node/cnpg-images';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
-import { podFailure } from '../support/platform/pods';
-import { tail } from '../support/processes';
+import { podFailure } from '../../harness/platform/pods';
+import { tail } from '../../harness/processes';
 
 /** The suite's namespaces on the shared control plane: team-a's claim, team-b's refused one, team-c's other tenant. */
 const NS = 'cnpg-team-a';

@@ -7,12 +7,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { kubeBinaryPath } from '../tools/kube';
-import { ROOT } from '../support/catalog';
+import { kubeBinaryPath } from '../../harness/tools/kube';
+import { ROOT } from '../../harness/catalog';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
-import { startControlPlanes } from '../support/control-plane';
-import { eventually, kubeFor } from '../support/kube';
-import { isAlive as alive } from '../support/processes';
+import { startControlPlanes } from '../../harness/control-plane';
+import { eventually, kubeFor } from '../../harness/kube';
+import { isAlive as alive } from '../../harness/processes';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 

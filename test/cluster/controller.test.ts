@@ -7,9 +7,9 @@ import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller, keepAliveClient, keepAliveConfiguration, LeaderElector, objectKey, splitKey, watchInformer } from '../../controller';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
-import { startControlPlanes, type ControlPlanes } from '../support/control-plane';
-import { eventually, kubeFor } from '../support/kube';
-import { kubeBinaryPath } from '../tools/kube';
+import { startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
+import { eventually, kubeFor } from '../../harness/kube';
+import { kubeBinaryPath } from '../../harness/tools/kube';
 
 function configMapInformer(kc: KubeConfig, namespace: string) {
   const core = kc.makeApiClient(CoreV1Api);

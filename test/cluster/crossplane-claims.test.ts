@@ -10,7 +10,7 @@
  * crossplane-v2-native.test.ts; cnpg: cnpg.test.ts; the package install from the registry: platform-pods.test.ts.)
  *
  * What cannot run here is played by the test through the stand-ins, which write only the status the real thing would:
- * the a8s operators (test/support/stand-ins/a8s-operators.ts; the sandbox's running one is turned off for this
+ * the a8s operators (harness/stand-ins/a8s-operators.ts; the sandbox's running one is turned off for this
  * namespace, stand-in-off.ts) and provider-anynines with its a9s service broker (a9s-service-broker.ts).
  *
  * The platform keeps the default package while this file runs (`holdV1`): the move of crossplane-v2-native waits for it,
@@ -19,14 +19,14 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../support/catalog';
-import { apply, condition, CROSSPLANE_NAMESPACE, get } from '../support/crossplane';
-import { eventually, type Kube, requireOk } from '../support/kube';
+import { loadCatalog, parseYaml } from '../../harness/catalog';
+import { apply, condition, CROSSPLANE_NAMESPACE, get } from '../../harness/crossplane';
+import { eventually, type Kube, requireOk } from '../../harness/kube';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
-import type { AttachedNode } from '../support/node/attach';
-import { A8sOperatorsStandIn } from '../support/stand-ins/a8s-operators';
-import { A9sServiceBrokerStandIn } from '../support/stand-ins/a9s-service-broker';
-import { STAND_IN_OFF } from '../support/stand-ins/stand-in-off';
+import type { AttachedNode } from '../../harness/node/attach';
+import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
+import { A9sServiceBrokerStandIn } from '../../harness/stand-ins/a9s-service-broker';
+import { STAND_IN_OFF } from '../../harness/stand-ins/stand-in-off';
 
 type Obj = Record<string, any>;
 

@@ -4,7 +4,7 @@
  * claim → composite → Object → a8s PostgreSQL → Ready → deleted (the PostgreSQL with it). Everything else runs on v2 core as operators run it,
  * on the shared Pod platform (crossplane-claims.test.ts, crossplane-v2-native.test.ts). A cluster of its own
  * (Crossplane installs cluster-wide CRDs and webhooks), with Crossplane, the function and provider-kubernetes as
- * processes (test/support/crossplane.ts): this suite is also where that harness shows a failing step and its stop().
+ * processes (harness/crossplane.ts): this suite is also where that harness shows a failing step and its stop().
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
+import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
 import { controlPlanes } from '../support/cluster';
-import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
+import { type ControlPlanes, startControlPlanes } from '../../harness/control-plane';
 import {
   apply,
   condition,
@@ -24,12 +24,12 @@ import {
   get,
   startCrossplane,
   startCrossplaneCore,
-} from '../support/crossplane';
-import { eventually, type Kube, kubeFor } from '../support/kube';
-import { isAlive } from '../support/processes';
-import { A8sOperatorsStandIn } from '../support/stand-ins/a8s-operators';
-import { crossplaneBinaryPath } from '../tools/crossplane';
-import { kubeBinaryPath } from '../tools/kube';
+} from '../../harness/crossplane';
+import { eventually, type Kube, kubeFor } from '../../harness/kube';
+import { isAlive } from '../../harness/processes';
+import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
+import { crossplaneBinaryPath } from '../../harness/tools/crossplane';
+import { kubeBinaryPath } from '../../harness/tools/kube';
 
 type Obj = Record<string, any>;
 

@@ -19,7 +19,7 @@
  *    back Ready and every ServiceBinding's `<claim>-creds` reaches the app cluster.
  *
  * What cannot run here is played: the a8s operators (the sandbox's stand-in marks PostgreSQLs Running and implements
- * ServiceBindings), provider-anynines with its a9s service broker (test/support/stand-ins/a9s-service-broker.ts,
+ * ServiceBindings), provider-anynines with its a9s service broker (harness/stand-ins/a9s-service-broker.ts,
  * told by the test). The sandbox runs on Pods (docs/decisions/sandbox-pods.md): Crossplane is a Deployment, so
  * "stop Crossplane" scales it to zero, and the v2 package is pushed to the run's registry under a new tag.
  */
@@ -27,10 +27,10 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { watchInformer, type WatchInformer } from '../../controller';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../support/catalog';
-import { eventually, getObject, requireOk, type Kube } from '../support/kube';
+import { loadCatalog, parseYaml } from '../../harness/catalog';
+import { eventually, getObject, requireOk, type Kube } from '../../harness/kube';
 import { type PodPlatform, podPlatform } from '../support/platform/pod-platform';
-import { A9S_PLURALS, A9sServiceBrokerStandIn } from '../support/stand-ins/a9s-service-broker';
+import { A9S_PLURALS, A9sServiceBrokerStandIn } from '../../harness/stand-ins/a9s-service-broker';
 
 type Obj = Record<string, any>;
 

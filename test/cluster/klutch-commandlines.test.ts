@@ -12,14 +12,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installBindCrds, launchBackendBundle } from '../support/bind-backend';
-import { parseYaml, ROOT } from '../support/catalog';
+import { installBindCrds, launchBackendBundle } from '../../harness/bind-backend';
+import { parseYaml, ROOT } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../support/control-plane';
-import { konnectorKubeconfig, launchKonnectorBundle } from '../support/konnector';
-import { eventually, getObject, kubeFor, requireOk, type Kube } from '../support/kube';
-import { startOidcProvider, type OidcTestProvider } from '../support/oidc';
-import { freePorts, probe, type Proc, waitReady } from '../support/processes';
+import type { ClusterInfo } from '../../harness/control-plane';
+import { konnectorKubeconfig, launchKonnectorBundle } from '../../harness/konnector';
+import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
+import { startOidcProvider, type OidcTestProvider } from '../../harness/oidc';
+import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'klutch-bind-deploy', 'example-backend');
 /**

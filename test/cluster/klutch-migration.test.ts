@@ -38,17 +38,17 @@ import {
 } from '../../exports/bind-api';
 import { Labels } from '../../backend/labels';
 import { render } from '../../synth/synth';
-import { PG, startBackendSuite, type BackendSuite } from '../support/backend-suite';
-import { waitEstablished } from '../support/bind-backend';
-import { bindFlow } from '../support/bind-flow';
-import { loadCatalog, parseYaml } from '../support/catalog';
+import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
+import { waitEstablished } from '../../harness/bind-backend';
+import { bindFlow } from '../../harness/bind-flow';
+import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../support/control-plane';
-import { createBinding, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
-import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../support/kube';
+import type { ClusterInfo } from '../../harness/control-plane';
+import { createBinding, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { releaseBindings } from '../support/bind-cleanup';
-import { installCrds } from '../support/provider-side';
-import { claimCrd, type Xrd } from '../support/xcrd';
+import { installCrds } from '../../harness/provider-side';
+import { claimCrd, type Xrd } from '../../harness/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);

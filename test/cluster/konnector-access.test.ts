@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
 import { admin, cluster, testNamespace } from '../support/cluster';
-import { installKonnector } from '../support/konnector';
-import { eventually, kubeFromConfig, requireOk, type Kube } from '../support/kube';
+import { installKonnector } from '../../harness/konnector';
+import { eventually, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
 
 const MARK = Annotations.resourceOwner;
 const ns = `ka-${Math.random().toString(36).slice(2, 8)}`; // the konnector's namespace

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { appCluster } from '../../cli/kube';
 import { installKonnector, konnectorManifests } from '../../cli/konnector-install';
 import { cluster } from '../support/cluster';
-import type { ClusterInfo } from '../support/control-plane';
-import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube } from '../support/kube';
-import { repoRoot } from '../support/root';
+import type { ClusterInfo } from '../../harness/control-plane';
+import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
+import { repoRoot } from '../../harness/root';
 
 const root = repoRoot();
 

@@ -7,14 +7,14 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../support/catalog';
+import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../support/control-plane';
-import { bindApp, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
-import { eventually, kubeFor, type Kube } from '../support/kube';
-import { probe } from '../support/processes';
-import { providerSide, type ProviderSide } from '../support/provider-side';
-import { claimCrd, type Xrd } from '../support/xcrd';
+import type { ClusterInfo } from '../../harness/control-plane';
+import { bindApp, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { eventually, kubeFor, type Kube } from '../../harness/kube';
+import { probe } from '../../harness/processes';
+import { providerSide, type ProviderSide } from '../../harness/provider-side';
+import { claimCrd, type Xrd } from '../../harness/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/search/definition.yaml')!)[0] as unknown as Xrd);

@@ -1,20 +1,20 @@
 /**
  * The konnector end to end on the shared clusters: `a` is the control plane (provider side made the way a backend
- * leaves it, test/support/provider-side.ts), `b` the app cluster, where the konnector runs as its bundled process
+ * leaves it, harness/provider-side.ts), `b` the app cluster, where the konnector runs as its bundled process
  * with the synthesized least-privilege RBAC (its own ServiceAccount token), serving the bindings of one namespace.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, SYNCER_FINALIZER, type AcceptablePermissionClaim, type PermissionClaim } from '../../exports/bind-api';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../support/catalog';
+import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../support/control-plane';
-import { bindApp, createBinding, grantApi, installKonnector, startKonnector, type KonnectorProcess } from '../support/konnector';
-import { eventually, getObject, kubeFor, requireOk, type Kube } from '../support/kube';
+import type { ClusterInfo } from '../../harness/control-plane';
+import { bindApp, createBinding, grantApi, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
-import { providerSide, type ProviderSide } from '../support/provider-side';
-import { claimCrd, type Crd, type Xrd } from '../support/xcrd';
+import { providerSide, type ProviderSide } from '../../harness/provider-side';
+import { claimCrd, type Crd, type Xrd } from '../../harness/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crdOf = (api: string): Crd =>

@@ -27,28 +27,28 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
-import { Browser } from '../support/browser';
-import { headlessLogin, startCli, type CliRun } from '../support/cli';
-import { type ControlPlanes, startControlPlanes } from '../support/control-plane';
-import { apply, condition, CONFIGURATION_PACKAGE, CROSSPLANE_NAMESPACE } from '../support/crossplane';
-import { applyAt, eventually, execIn, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../support/kube';
-import { exposeHostPort } from '../support/node/host-port';
-import type { AttachedNode } from '../support/node/attach';
-import { type Node, processesInNetns, startNode } from '../support/node/node';
-import { cgroupProcs, MACHINE_PATHS, podOutput, runBusybox } from '../support/node/pod-checks';
-import { CROSSPLANE_IMAGE, DEPLOYABLE_IMAGES, ensureBaseImage, ensureDeployableImages } from '../support/node/platform-images';
-import { status } from '../support/node/registry';
-import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, kubectl } from '../support/platform/bind-bundle';
-import { DEPENDENCY_PACKAGES, deploymentAvailable } from '../support/platform/crossplane-deployed';
+import { Browser } from '../../harness/browser';
+import { headlessLogin, startCli, type CliRun } from '../../harness/cli';
+import { type ControlPlanes, startControlPlanes } from '../../harness/control-plane';
+import { apply, condition, CONFIGURATION_PACKAGE, CROSSPLANE_NAMESPACE } from '../../harness/crossplane';
+import { applyAt, eventually, execIn, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../../harness/kube';
+import { exposeHostPort } from '../../harness/node/host-port';
+import type { AttachedNode } from '../../harness/node/attach';
+import { type Node, processesInNetns, startNode } from '../../harness/node/node';
+import { cgroupProcs, MACHINE_PATHS, podOutput, runBusybox } from '../../harness/node/pod-checks';
+import { CROSSPLANE_IMAGE, DEPLOYABLE_IMAGES, ensureBaseImage, ensureDeployableImages } from '../../harness/node/platform-images';
+import { status } from '../../harness/node/registry';
+import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, kubectl } from '../../harness/platform/bind-bundle';
+import { DEPENDENCY_PACKAGES, deploymentAvailable } from '../../harness/platform/crossplane-deployed';
 import { holdV1, type PodControlPlane, podControlPlane } from '../support/platform/pod-platform';
-import { listPods, podFailure, podTable } from '../support/platform/pods';
-import { mirrored } from '../support/platform/push';
-import { PROVIDER_ANYNINES_STAND_IN } from '../support/platform/platform-on-pods';
-import { isAlive, tail } from '../support/processes';
-import { repoRoot } from '../support/root';
-import { crossplaneVersion } from '../tools/crossplane';
-import { kubeBinaryPath } from '../tools/kube';
-import { NODE_VERSION } from '../tools/node-runtime';
+import { listPods, podFailure, podTable } from '../../harness/platform/pods';
+import { mirrored } from '../../harness/platform/push';
+import { PROVIDER_ANYNINES_STAND_IN } from '../../harness/platform/platform-on-pods';
+import { isAlive, tail } from '../../harness/processes';
+import { repoRoot } from '../../harness/root';
+import { crossplaneVersion } from '../../harness/tools/crossplane';
+import { kubeBinaryPath } from '../../harness/tools/kube';
+import { NODE_VERSION } from '../../harness/tools/node-runtime';
 
 const APP = 'platform-app';
 /** Where the images' own checks run on the control plane: a namespace enforcing Pod Security `restricted`. */
@@ -507,7 +507,7 @@ async function bind(extra: readonly string[] = []): Promise<CliRun> {
       NODE_EXTRA_CA_CERTS: join(dir, 'backend-ca.crt'),
       // The user's machine reaches the external address the provider kubeconfig names (the app node's bridge to the
       // control plane) at the same API server on loopback; any other address is refused (host-routes.cjs).
-      NODE_OPTIONS: `--require ${join(repoRoot(), 'test', 'support', 'node', 'host-routes.cjs')}`,
+      NODE_OPTIONS: `--require ${join(repoRoot(), 'harness', 'node', 'host-routes.cjs')}`,
       KLUTCH_KIT_HOST_ROUTES: JSON.stringify(hostRoutes),
     },
     closeStdin: true,
@@ -774,7 +774,7 @@ describe('the backend at two replicas', () => {
 });
 
 /**
- * The app cluster's node as a harness node (issue 18, test/support/node/; these were node.test.ts, which started a
+ * The app cluster's node as a harness node (issue 18, harness/node/; these were node.test.ts, which started a
  * control plane and a node of its own for them): Ready with its address only in its own network namespace, a Pod of a
  * locally built image with a readiness probe, a Service by ClusterIP and DNS name, the API server reaching the kubelet
  * and the Pods, a Pod reaching the API server with its token, nothing left once the node is stopped, and the reaper

@@ -6,9 +6,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../support/catalog';
+import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { admin, testNamespace } from '../support/cluster';
-import { requireOk, type Kube } from '../support/kube';
+import { requireOk, type Kube } from '../../harness/kube';
 
 type Obj = Record<string, any>;
 

@@ -8,8 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlanes } from '../support/cluster';
-import { eventually } from '../support/kube';
-import { parseYaml } from '../support/catalog';
+import { eventually } from '../../harness/kube';
+import { parseYaml } from '../../harness/catalog';
 import { leftOver, runSandbox, type SandboxRun } from '../support/sandbox-run';
 
 let run: SandboxRun | undefined;

@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIND_API_VERSION, Kinds } from '../../exports/bind-api';
-import { PG, SB, startBackendSuite, type BackendSuite } from '../support/backend-suite';
-import { waitEstablished } from '../support/bind-backend';
-import { bindFlow, login, type FlowResult } from '../support/bind-flow';
+import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
+import { waitEstablished } from '../../harness/bind-backend';
+import { bindFlow, login, type FlowResult } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
-import { applyAt, eventually, kubeFromConfig, requireOk, type Kube } from '../support/kube';
+import { applyAt, eventually, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
 const UNBOUND_TTL_S = 12;

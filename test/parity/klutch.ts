@@ -6,8 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { JSONSchemaProps } from '../../lib/schema';
-import { parseYaml, ROOT } from '../support/catalog';
-import { claimCrd, type Xrd } from '../support/xcrd';
+import { parseYaml, ROOT } from '../../harness/catalog';
+import { claimCrd, type Xrd } from '../../harness/xcrd';
 
 export const KLUTCH_DIR = join(ROOT, 'schemas', 'klutch-crossplane-api');
 

@@ -7,8 +7,8 @@
  * server and requires the same verdict. Every difference is a delta in test/parity/deltas.ts, checked both ways.
  */
 import { describe, expect, it } from 'vitest';
-import { loadCatalog, synthCatalog } from '../support/catalog';
-import type { Xrd } from '../support/xcrd';
+import { loadCatalog, synthCatalog } from '../../harness/catalog';
+import type { Xrd } from '../../harness/xcrd';
 import { ANY, DELTAS, type SchemaDelta, type XrdDelta } from './deltas';
 import { claimSchema, FACETS, flatten, klutchXrds } from './klutch';
 

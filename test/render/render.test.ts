@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Api, CrossplaneTarget } from '../../apis/api';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { startFunctionProcess, type FunctionProcess } from '../support/function-process';
+import { startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
 import { exampleClaim, PACKAGE_DIR, render } from '../../synth/synth';
-import { loadCatalog, parseYaml, ROOT } from '../support/catalog';
-import { compositeOf, uidOf } from '../support/function';
-import { crankRender, crankValidate, type CrankLine } from '../tools/crank';
+import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
+import { compositeOf, uidOf } from '../../harness/function-requests';
+import { crankRender, crankValidate, type CrankLine } from '../../harness/tools/crank';
 
 type Obj = Record<string, any>;
 // JSON documents: Go's YAML 1.1 reader would turn an unquoted `on` written by a YAML 1.2 writer into true.

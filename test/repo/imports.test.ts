@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/catalog';
+import { ROOT } from '../../harness/catalog';
 import { readme, section as docSection } from '../support/docs';
 
 /** One row of the layout table: the folders a folder may import (`anything` = no limit), the packages it never may. */

@@ -12,10 +12,10 @@ import { join, relative } from 'node:path';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import type {} from './platform/pod-platform';
-import { ensureCoreDns } from '../tools/coredns';
+import { ensureCoreDns } from '../../harness/tools/coredns';
 import { serveSlots } from './cluster-slots';
 import { POD_PLATFORM_FILES, serveSharedPlatform, V1_FILES } from './platform/shared-platform';
-import { type ControlPlanes, startControlPlanes } from './control-plane';
+import { type ControlPlanes, startControlPlanes } from '../../harness/control-plane';
 import { CLUSTERS, EAGER_CLUSTERS, IDENTITIES, runClusterName, START_QUESTION, type ControlPlaneState } from './cluster';
 
 declare module 'vitest' {

@@ -12,9 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { inject, onTestFinished } from 'vitest';
-import type { ClusterInfo, Identity } from './control-plane';
+import type { ClusterInfo, Identity } from '../../harness/control-plane';
 import { type Lease, leaseSlot } from './cluster-slots';
-import { type Kube, kubeFor } from './kube';
+import { type Kube, kubeFor } from '../../harness/kube';
 
 /** The clusters every run starts: two, so tests can check that they are apart (bind backend and konnector need two). */
 export const CLUSTERS = ['a', 'b'] as const;

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envVariable, type FlagTable } from '../../lib/flags';
-import { ROOT } from './catalog';
+import { ROOT } from '../../harness/catalog';
 
 /** README.md. */
 export function readme(): string {

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { repoRoot } from './root';
+import { repoRoot } from '../../harness/root';
 
 /** The flag names in the sections of flags.txt whose heading starts with `sectionPrefix` (a source path). */
 export function klutchFlags(sectionPrefix: string): string[] {

@@ -20,7 +20,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { JSONSchemaProps } from '../../lib/schema';
-import { claimCrd, compositeCrd, type Xrd } from './xcrd';
+import { claimCrd, compositeCrd, type Xrd } from '../../harness/xcrd';
 
 export interface ValidationResult {
   readonly valid: boolean;

@@ -6,7 +6,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from './catalog';
+import { ROOT } from '../../harness/catalog';
 
 export interface SandboxRun {
   readonly child: ChildProcess;

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './root';
+import { repoRoot } from '../../harness/root';
 import { CHAIN_FIRST } from './sequencer';
 
 describe('the chain-first sequencer', () => {

@@ -5,9 +5,9 @@
  */
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { ensureCrank, ensureValidateCache } from '../tools/crank';
-import { ensureKrew } from '../tools/krew';
-import { ensurePromtool } from '../tools/promtool';
+import { ensureCrank, ensureValidateCache } from '../../harness/tools/crank';
+import { ensureKrew } from '../../harness/tools/krew';
+import { ensurePromtool } from '../../harness/tools/promtool';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,12 +1,12 @@
 /**
- * Claims against the XRD schemas, offline: each XRD becomes the claim CRD Crossplane derives from it (test/support/
+ * Claims against the XRD schemas, offline: each XRD becomes the claim CRD Crossplane derives from it (harness/
  * xcrd.ts) and every example and case is checked with unknown fields as errors. Structure only; the CEL rules are
  * evaluated by crank (crank.test.ts) and by a real API server (test/cluster/claims.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { loadCases } from '../cases';
 import { claimValidator } from '../support/openapi';
-import { loadCatalog, synthCatalog } from '../support/catalog';
+import { loadCatalog, synthCatalog } from '../../harness/catalog';
 
 const out = await synthCatalog();
 const apis = await loadCatalog();

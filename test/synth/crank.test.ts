@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Api, CrossplaneTarget } from '../../apis/api';
-import { crank, crankValidate } from '../tools/crank';
+import { crank, crankValidate } from '../../harness/tools/crank';
 import { loadCases } from '../cases';
 import type { ApiCases, CreateCase } from '../cases/types';
-import { loadCatalog, ROOT, runSynth } from '../support/catalog';
+import { loadCatalog, ROOT, runSynth } from '../../harness/catalog';
 import { exampleClaim, render, toYaml } from '../../synth/synth';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-crank-'));

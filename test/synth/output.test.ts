@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseYaml, runSynth, synthCatalog } from '../support/catalog';
+import { parseYaml, runSynth, synthCatalog } from '../../harness/catalog';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-synth-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inputSchema, selectionSchema } from '../../recipe';
 import { validatorFor, type Validator } from '../support/openapi';
-import { parseYaml, ROOT, synthCatalog } from '../support/catalog';
-import { CRANK_VERSION } from '../tools/crank';
-import { goModuleSource, wrapperModule } from '../tools/go';
+import { parseYaml, ROOT, synthCatalog } from '../../harness/catalog';
+import { CRANK_VERSION } from '../../harness/tools/crank';
+import { goModuleSource, wrapperModule } from '../../harness/tools/go';
 
 /** Upstream CRDs by `<group>/<kind>`. */
 function upstreamCrds(): Map<string, Record<string, unknown>> {
@@ -87,7 +87,7 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
 
   it("writes the function's DeploymentRuntimeConfig so that Crossplane's CRD accepts it", () => {
     // schemas/crossplane has no DeploymentRuntimeConfig CRD: read it from the Crossplane module crank is built from.
-    const source = goModuleSource(wrapperModule('test/tools/crank'), 'github.com/crossplane/crossplane', CRANK_VERSION);
+    const source = goModuleSource(wrapperModule('harness/tools/crank'), 'github.com/crossplane/crossplane', CRANK_VERSION);
     const path = join(source, 'cluster', 'crds', 'pkg.crossplane.io_deploymentruntimeconfigs.yaml');
     const v = validatorFor(parseYaml(readFileSync(path, 'utf8'))[0] as Record<string, unknown>, 'v1beta1');
     // The function's, and provider-kubernetes' (the install bundle's).

@@ -10,9 +10,9 @@ import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { join, relative } from 'node:path';
 import { inject } from 'vitest';
-import { type Kube, kubeFromConfig } from '../kube';
-import { type AttachedNode, attachNode } from '../node/attach';
-import type { CrossplaneControls } from './crossplane-switch';
+import { type Kube, kubeFromConfig } from '../../../harness/kube';
+import { type AttachedNode, attachNode } from '../../../harness/node/attach';
+import type { CrossplaneControls } from '../../../harness/platform/crossplane-switch';
 import { type ControlPlaneState, controlPlaneStateFile, type PodPlatformHandle, type Request } from './shared-platform';
 
 declare module 'vitest' {

@@ -13,7 +13,7 @@ import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSyn
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Sandbox, SandboxControlPlane } from '../../../sandbox/sandbox';
-import type { NodeHandle } from '../node/node';
+import type { NodeHandle } from '../../../harness/node/node';
 
 /** The suites that run on the shared platform; the global setup starts it at once when the run includes one. */
 export const POD_PLATFORM_FILES = [
@@ -103,8 +103,8 @@ export async function serveSharedPlatform(o: {
       const [{ startSandbox }, { Steps }, { ensureCrossplane }, { ensureProviderKubernetes }] = await Promise.all([
         import('../../../sandbox/sandbox'),
         import('../../../sandbox/steps'),
-        import('../../tools/crossplane'),
-        import('../../tools/provider-kubernetes'),
+        import('../../../harness/tools/crossplane'),
+        import('../../../harness/tools/provider-kubernetes'),
       ]);
       await ensureCrossplane(undefined, 'v2');
       await ensureProviderKubernetes();

@@ -1,0 +1,245 @@
+/**
+ * The CloudNativePG backend's images, made by the project (docs/decisions/cloudnative-pg.md), as OCI archives in the
+ * cache keyed by their inputs, under the names the operator's manifest and the catalog use:
+ *
+ * - the operator, `ghcr.io/cloudnative-pg/cloudnative-pg:1.27.1`: the static `manager` of harness/tools/cloudnative-pg.ts
+ *   laid out as upstream's Dockerfile lays it out (`/operator/manager_amd64`, `/manager` linking to it, user 65532 on
+ *   distroless' static layout). CNPG starts it three ways: the controller, the `bootstrap` init container of every
+ *   instance Pod (which copies it into the Pod), and from that copy the instance manager running PostgreSQL;
+ * - PostgreSQL 15, `ghcr.io/cloudnative-pg/postgresql:15-bookworm`: Debian's postgresql-15 and postgresql-client-15
+ *   (the machine's Debian 12 packages, whose versions key the cache) with the shared libraries their programs load,
+ *   tzdata's zone files (Debian builds PostgreSQL with the system time zones), /bin/sh (busybox-static: PostgreSQL
+ *   runs `archive_command` through it), the C.UTF-8 locale and the user `postgres` (26), which CNPG runs the instance
+ *   as.
+ */
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readlinkSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { ensureDebianPackages } from '../tools/debian';
+import { CNPG_VERSION, ensureCnpgManager } from '../tools/cloudnative-pg';
+import { ensureArchive } from './images';
+import { keyedArchive } from './platform-images';
+
+export const CNPG_OPERATOR_IMAGE = `ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION.slice(1)}`;
+/** The image the catalog's cnpg offering names for PostgreSQL 15 (apis/catalog/postgresql.ts). */
+export const CNPG_POSTGRESQL_IMAGE = 'ghcr.io/cloudnative-pg/postgresql:15-bookworm';
+/** Where Debian puts PostgreSQL 15's programs; on the image's PATH. */
+export const POSTGRESQL_BIN = '/usr/lib/postgresql/15/bin';
+/** The uid and gid CNPG runs PostgreSQL as (its `postgresUID`/`postgresGID` defaults). */
+const POSTGRES_UID = 26;
+/** Bump when what the builders put into the images changes. */
+const LAYOUT = 2;
+
+const POSTGRESQL_PACKAGES = [
+  { name: 'postgresql-15', provides: `${POSTGRESQL_BIN}/postgres` },
+  { name: 'postgresql-client-15', provides: `${POSTGRESQL_BIN}/psql` },
+  { name: 'tzdata', provides: '/usr/share/zoneinfo/UTC' },
+  { name: 'busybox-static', provides: '/bin/busybox' },
+  { name: 'libc-bin', provides: '/usr/lib/locale/C.utf8/LC_CTYPE' },
+];
+
+function sh(what: string, command: string, args: readonly string[]): string {
+  const r = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`${what} failed: ${command} ${args.join(' ')}: ${r.error?.message ?? ''}${r.stderr}`);
+  return r.stdout;
+}
+
+const versions = (pkgs: readonly string[]) =>
+  sh('reading package versions', 'dpkg-query', ['-W', '-f', '${Package}=${Version}\n', ...new Set(pkgs)]).trim();
+
+/** The users and files every image here has: root, nobody, nonroot (65532), postgres (26), /tmp. */
+function baseLayout(root: string, what: string): void {
+  mkdirSync(join(root, 'etc'), { recursive: true });
+  writeFileSync(
+    join(root, 'etc', 'passwd'),
+    'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' +
+      `postgres:x:${POSTGRES_UID}:${POSTGRES_UID}:PostgreSQL:/var/lib/postgresql:/bin/sh\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n`,
+  );
+  writeFileSync(join(root, 'etc', 'group'), `root:x:0:\nnogroup:x:65534:\npostgres:x:${POSTGRES_UID}:\nnonroot:x:65532:\n`);
+  writeFileSync(
+    join(root, 'etc', 'os-release'),
+    `PRETTY_NAME="klutch-kit's local image (${what}, Debian 12 packages)"\nID=debian\nVERSION_ID="12"\n`,
+  );
+  for (const d of ['tmp', 'home/nonroot', 'var/lib/postgresql']) mkdirSync(join(root, d), { recursive: true });
+  chmodSync(join(root, 'tmp'), 0o1777);
+}
+
+/** The operator image (CNPG's own layout); progress to `log`. */
+export async function ensureCnpgOperatorImage(log: (line: string) => void): Promise<string> {
+  const manager = await ensureCnpgManager(log);
+  const key = createHash('sha256')
+    .update(`${CNPG_OPERATOR_IMAGE}\n${basename(dirname(manager))}\nlayout ${LAYOUT}\n`)
+    .digest('hex')
+    .slice(0, 12);
+  return ensureArchive(
+    keyedArchive('cnpg-operator', key),
+    CNPG_OPERATOR_IMAGE,
+    (root) => {
+      mkdirSync(join(root, 'operator'), { recursive: true });
+      copyFileSync(manager, join(root, 'operator', 'manager_amd64'));
+      chmodSync(join(root, 'operator', 'manager_amd64'), 0o755);
+      symlinkSync('operator/manager_amd64', join(root, 'manager'));
+      baseLayout(root, `CloudNativePG ${CNPG_VERSION}`);
+      const r = spawnSync('chroot', [root, '/manager', 'version'], { encoding: 'utf8' });
+      if (r.status !== 0 || !r.stdout.includes(CNPG_VERSION.slice(1)))
+        throw new Error(`/manager version does not run in the root of ${CNPG_OPERATOR_IMAGE} (${root}): ${r.stdout}${r.stderr}`);
+    },
+    ['--user', '65532:65532', '--workingdir', '/', '--entrypoint', '["/manager"]'],
+    log,
+  );
+}
+
+/** The shared libraries the programs load (`ldd` of each), as the paths they are found at. */
+function libraries(programs: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const p of programs) {
+    const r = spawnSync('ldd', [p], { encoding: 'utf8' });
+    for (const m of (r.stdout ?? '').matchAll(/(\/\S+) \(0x/g)) out.add(m[1]!);
+  }
+  return out;
+}
+
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isElf(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const b = Buffer.alloc(4);
+    return readSync(fd, b, 0, 4, 0) === 4 && b.toString('latin1') === '\x7fELF';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Copies `path` (a file or a link, with the folders above it) from the machine into `root`. */
+function copyIn(root: string, path: string): void {
+  // Debian 12 is merged-/usr: everything lands below /usr, and /lib, /lib64 link there.
+  const to = join(root, path.replace(/^\/(lib|lib64)\//, '/usr/$1/'));
+  if (present(to) || !existsSync(path)) return;
+  mkdirSync(dirname(to), { recursive: true });
+  const st = lstatSync(path);
+  if (st.isSymbolicLink()) symlinkSync(readlinkSync(path), to);
+  else if (st.isFile()) {
+    copyFileSync(path, to);
+    chmodSync(to, st.mode & 0o7777);
+  }
+}
+
+/** The PostgreSQL 15 image from Debian's packages; progress to `log`. */
+export async function ensureCnpgPostgresImage(log: (line: string) => void): Promise<string> {
+  await ensureDebianPackages(POSTGRESQL_PACKAGES, log);
+  const files = POSTGRESQL_PACKAGES.slice(0, 2)
+    .flatMap((p) => sh(`listing ${p.name}`, 'dpkg', ['-L', p.name]).split('\n'))
+    // Documentation, manuals and translations are not needed; llvmjit (JIT through LLVM, 100 MB of libraries) is
+    // left out: PostgreSQL runs without JIT when its provider cannot be loaded.
+    .filter((f) => f.startsWith('/usr/') && !/^\/usr\/share\/(doc|man|locale|lintian)\//.test(f) && !/llvmjit/.test(f))
+    .filter((f) => existsSync(f) && !lstatSync(f).isDirectory());
+  // The key: the packages' versions and those of what they depend on (the libraries their programs load).
+  const names = POSTGRESQL_PACKAGES.map((p) => p.name);
+  const depends = sh('reading dependencies', 'dpkg-query', ['-W', '-f', '${Depends},', ...names])
+    .split(/[,|]/)
+    .map((d) => d.trim().split(/[\s:(]/)[0] ?? '')
+    .filter((d) => /^[a-z0-9][a-z0-9.+-]+$/.test(d) && spawnSync('dpkg-query', ['-W', d]).status === 0);
+  const key = createHash('sha256')
+    .update(`${CNPG_POSTGRESQL_IMAGE}\n${versions([...names, ...depends])}\nlayout ${LAYOUT}\n`)
+    .digest('hex')
+    .slice(0, 12);
+  return ensureArchive(
+    keyedArchive('cnpg-postgresql-15', key),
+    CNPG_POSTGRESQL_IMAGE,
+    (root) => {
+      for (const f of files) copyIn(root, f);
+      for (const lib of libraries(files.filter((f) => /\/(bin|lib)\//.test(f) && lstatSync(f).isFile() && isElf(f)))) {
+        copyIn(root, lib);
+        copyIn(root, realpathSync(lib));
+      }
+      for (const d of ['lib', 'lib64'])
+        if (existsSync(join(root, 'usr', d)) && !existsSync(join(root, d))) symlinkSync(`usr/${d}`, join(root, d));
+      // initdb needs the locale LANG names: Debian's C.UTF-8 is a compiled locale of libc-bin, not built into glibc.
+      cpSync('/usr/lib/locale/C.utf8', join(root, 'usr', 'lib', 'locale', 'C.utf8'), { recursive: true });
+      cpSync('/usr/share/zoneinfo', join(root, 'usr', 'share', 'zoneinfo'), { recursive: true, verbatimSymlinks: true });
+      mkdirSync(join(root, 'bin'), { recursive: true });
+      copyFileSync('/bin/busybox', join(root, 'bin', 'busybox'));
+      chmodSync(join(root, 'bin', 'busybox'), 0o755);
+      symlinkSync('busybox', join(root, 'bin', 'sh'));
+      baseLayout(root, 'PostgreSQL 15');
+      const r = spawnSync('chroot', [root, `${POSTGRESQL_BIN}/postgres`, '--version'], { encoding: 'utf8' });
+      if (r.status !== 0 || !r.stdout.includes('PostgreSQL) 15'))
+        throw new Error(`postgres --version does not run in the root of ${CNPG_POSTGRESQL_IMAGE} (${root}): ${r.stdout}${r.stderr}`);
+    },
+    [
+      '--user',
+      `${POSTGRES_UID}:${POSTGRES_UID}`,
+      '--env',
+      `PATH=${POSTGRESQL_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+      '--env',
+      'LANG=C.UTF-8',
+      '--cmd',
+      JSON.stringify([`${POSTGRESQL_BIN}/postgres`, '--version']),
+    ],
+    log,
+  );
+}
+
+/**
+ * A Pod that runs `sql` with psql once, configured only by the Secret `secret` in the a8s binding keys (what an app
+ * developer's Pod would mount); `host` replaces the address it names (to aim a tenant's credentials elsewhere).
+ */
+export function psqlClientPod(o: {
+  readonly name: string;
+  readonly secret: string;
+  readonly sql: string;
+  readonly host?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}): Record<string, unknown> {
+  const env = (
+    [
+      ['PGHOST', 'instance_service'],
+      ['PGDATABASE', 'database'],
+      ['PGUSER', 'username'],
+      ['PGPASSWORD', 'password'],
+    ] as const
+  ).map(([name, key]) =>
+    name === 'PGHOST' && o.host ? { name, value: o.host } : { name, valueFrom: { secretKeyRef: { name: o.secret, key } } },
+  );
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: o.name, ...(o.labels ? { labels: o.labels } : {}) },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'psql',
+          image: CNPG_POSTGRESQL_IMAGE,
+          imagePullPolicy: 'Never',
+          command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', o.sql],
+          env,
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
+        },
+      ],
+    },
+  };
+}

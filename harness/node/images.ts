@@ -1,0 +1,169 @@
+/**
+ * Images the node needs, made locally without a registry: the pause image (a static C program) under the exact name
+ * containerd's `sandbox_image` uses, and a busybox image (Debian's busybox-static) for test Pods. Built once with
+ * buildah (`--storage-driver vfs`, storage in the cache, not the machine's) into OCI archives in the cache, and
+ * imported into each node's containerd.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheRoot } from '../tools/cache';
+import { runCommand } from '../processes';
+
+/** The sandbox image the kubelet 1.34 expects; containerd's `sandbox_image` names it. */
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+/** Busybox from Debian's busybox-static, every applet linked in /bin. */
+export const BUSYBOX_IMAGE = 'klutch-kit.test/busybox:1.35';
+
+const PAUSE_C = `#include <signal.h>
+#include <unistd.h>
+#include <stdlib.h>
+/* The pause container: holds the Pod's namespaces until it is told to stop. */
+static void stop(int sig) { (void)sig; exit(0); }
+int main(void) {
+  signal(SIGTERM, stop);
+  signal(SIGINT, stop);
+  for (;;) pause();
+}
+`;
+
+export const imagesDir = () => join(cacheRoot(), 'node-images');
+
+function run(what: string, command: string, args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv): string {
+  const r = spawnSync(command, args, { encoding: 'utf8', cwd, env, timeout: 300_000 });
+  if (r.status !== 0)
+    throw new Error(`${what} failed: ${command} ${args.join(' ')}:\n${r.error?.message ?? ''}${r.stdout ?? ''}${r.stderr ?? ''}`);
+  return r.stdout.trim();
+}
+
+/**
+ * buildah with its storage in the work folder (vfs: no overlay mounts on the machine). Two files buildah writes at
+ * fixed places stay off the machine too: its blob cache (/var/lib/containers/cache, for root) lands on a tmpfs over
+ * /var/lib in a mount namespace of its own, and its CNI folder (/etc/cni/net.d) is named in a containers.conf of the
+ * work folder.
+ */
+export function buildah(work: string, args: readonly string[]): string {
+  const c = buildahCommand(work, args);
+  return run('buildah', c.command, c.args, undefined, c.env);
+}
+
+/** buildah as above, without blocking the event loop (the platform's start pushes beside other work); its stdout. */
+export async function buildahAsync(work: string, args: readonly string[]): Promise<string> {
+  const c = buildahCommand(work, args);
+  const r = await runCommand(c.command, c.args, { env: c.env, timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`buildah failed: ${c.command} ${c.args.join(' ')}:\n${r.output}`);
+  return r.stdout.trim();
+}
+
+function buildahCommand(work: string, args: readonly string[]): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  const conf = join(work, 'containers.conf');
+  if (!existsSync(conf)) {
+    mkdirSync(join(work, 'cni'), { recursive: true });
+    writeFileSync(conf, `[network]\nnetwork_backend = "cni"\nnetwork_config_dir = "${join(work, 'cni')}"\n`);
+  }
+  return {
+    command: 'unshare',
+    args: [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      'sh',
+      '-c',
+      'mount -t tmpfs klutch-kit-buildah /var/lib && exec buildah "$@"',
+      'sh',
+      '--root',
+      join(work, 'storage'),
+      '--runroot',
+      join(work, 'run'),
+      '--storage-driver',
+      'vfs',
+      ...args,
+    ],
+    env: { ...process.env, CONTAINERS_CONF: conf },
+  };
+}
+
+/**
+ * An OCI archive of an image whose root file system is `rootfs`, named `name`; made once. `copies` are more
+ * `buildah copy` options and paths (`['--chown', '65532:65532', '<dir>', '/home/nonroot']`): `rootfs` is copied as root.
+ */
+export function ensureArchive(
+  file: string,
+  name: string,
+  rootfs: (dir: string) => void,
+  config: readonly string[],
+  log: (l: string) => void,
+  copies: readonly (readonly string[])[] = [],
+): string {
+  if (existsSync(file)) return file;
+  mkdirSync(imagesDir(), { recursive: true });
+  const work = mkdtempSync(join(imagesDir(), 'build-'));
+  try {
+    log(`building the image ${name} with buildah ...`);
+    const root = join(work, 'rootfs');
+    mkdirSync(root);
+    rootfs(root);
+    const c = buildah(work, ['from', 'scratch']);
+    try {
+      buildah(work, ['copy', c, `${root}/`, '/']);
+      for (const copy of copies) buildah(work, ['copy', ...copy.slice(0, -2), c, ...copy.slice(-2)]);
+      buildah(work, ['config', ...config, c]);
+      buildah(work, ['commit', '--format', 'oci', c, name]);
+    } finally {
+      buildah(work, ['rm', c]);
+    }
+    const tmp = `${file}.tmp-${process.pid}`;
+    buildah(work, ['push', name, `oci-archive:${tmp}:${name}`]);
+    renameSync(tmp, file);
+    return file;
+  } finally {
+    // vfs layers are plain folders: nothing is mounted, a plain rm removes the storage.
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export function ensurePauseImage(log: (l: string) => void): string {
+  return ensureArchive(
+    join(imagesDir(), 'pause-3.10.oci.tar'),
+    PAUSE_IMAGE,
+    (root) => {
+      const src = join(root, '..', 'pause.c');
+      writeFileSync(src, PAUSE_C);
+      run('compiling the pause program', 'gcc', ['-static', '-Os', '-o', join(root, 'pause'), src]);
+    },
+    ['--entrypoint', '["/pause"]'],
+    log,
+  );
+}
+
+export function ensureBusyboxImage(log: (l: string) => void): string {
+  return ensureArchive(
+    join(imagesDir(), 'busybox-1.35.oci.tar'),
+    BUSYBOX_IMAGE,
+    (root) => {
+      const bin = join(root, 'bin');
+      mkdirSync(bin);
+      run('copying busybox', 'cp', ['/bin/busybox', join(bin, 'busybox')]);
+      for (const applet of run('listing busybox applets', '/bin/busybox', ['--list']).split('\n')) {
+        if (applet && applet !== 'busybox') symlinkSync('busybox', join(bin, applet));
+      }
+      for (const d of ['tmp', 'etc', 'www']) mkdirSync(join(root, d));
+      writeFileSync(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
+      writeFileSync(join(root, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
+    },
+    ['--cmd', '["/bin/sh"]', '--env', 'PATH=/bin'],
+    log,
+  );
+}
+
+/**
+ * Imports OCI archives into the node's containerd (CRI namespace) under the names they carry. Not spawnSync: two
+ * nodes start side by side (the sandbox's), and a blocked event loop would import their 100 MB each one after the other.
+ */
+export async function importImages(socket: string, archives: readonly string[]): Promise<void> {
+  for (const a of archives) {
+    const r = await runCommand('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', a], { timeoutMs: 120_000 });
+    if (r.code !== 0) throw new Error(`importing ${a} into the node's containerd (${socket}) failed:\n${r.output}`);
+  }
+}

@@ -1,0 +1,325 @@
+/**
+ * The provider side of one bound app cluster, created exactly the way a bind backend leaves it (Klutch's objects and
+ * names, with a TokenRequest token instead of a legacy token Secret), so konnector suites can run before and without
+ * a backend. The bind backend's end-to-end tests replace this helper with the real thing.
+ *
+ * What it creates on the provider cluster:
+ * - the bind CRDs and the exported claim CRD (as Crossplane would have it);
+ * - ClusterRole `klutch-binder` (the backend's bootstrap role);
+ * - the consumer's cluster namespace (`generateName: cluster-`, annotation `example-backend.klutch.anynines.com/identity`);
+ * - ClusterBinding `cluster`; ServiceAccount `klutch-binder`; RoleBinding `klutch-binder` → ClusterRole `klutch-binder`;
+ * - ClusterRole `klutch-binder-<cluster ns>` (owned by the namespace): every verb on the exported resource and the
+ *   claimed resources;
+ * - a TokenRequest token for the ServiceAccount, bound to a holder Secret (deleting it revokes the token), and the
+ *   kubeconfig Secret `kubeconfig` (written by the backend's writer, `providerKubeconfigYaml`: cluster/context/user
+ *   `default`, namespace = cluster ns, CA inline);
+ * - APIServiceExport `<plural>.<group>` from the CRD (served versions, informerScope Namespaced, the claims).
+ * And it runs the backend's APIServiceNamespace controller: for each APIServiceNamespace a namespace
+ * `<cluster ns>-<name>` (annotation `klutch.anynines.com/api-service-namespace`), RoleBinding `klutch-binder` there →
+ * `klutch-binder-<cluster ns>`, then `status.namespace`; the namespace goes when the APIServiceNamespace does.
+ *
+ * Claimed resources (`claimedAccess`): `Namespace` (default) grants them namespace-wide in `klutch-binder-<cluster
+ * ns>`, as Klutch's backend does; `Object` grants them only by name, as our backend does: Role and RoleBinding
+ * `klutch-binder-claimed` in every provider namespace (the backend's own `claimedRules`), listing `<claim>-creds` of
+ * the bound objects the test tells it about (`shareClaimed`).
+ */
+import { randomBytes } from 'node:crypto';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { claimedRules } from '../backend/provision/claimed';
+import { binderClusterRole, claimedRole, claimedRoleBinding } from '../backend/provision/rbac';
+import { Controller, watchInformer } from '../controller';
+import {
+  Annotations,
+  BIND_API_VERSION,
+  BIND_GROUP,
+  bindApiCrds,
+  CLAIMED_ROLE,
+  CLUSTER_BINDING_NAME,
+  KUBECONFIG_SECRET_KEY,
+  Kinds,
+  providerKubeconfigYaml,
+  type APIServiceNamespace,
+  type PermissionClaim,
+} from '../exports/bind-api';
+import { jsonSubset } from '../konnector/kube/objects';
+import type { ClusterInfo } from './control-plane';
+import { eventually, kubeFor, type Kube } from './kube';
+import type { Crd } from './xcrd';
+
+export interface ProviderSideOptions {
+  readonly provider: ClusterInfo;
+  /** The claim CRD to export (installed on the provider if missing). */
+  readonly crd: Crd;
+  /** The export's permission claims (the template's). @default none */
+  readonly permissionClaims?: readonly PermissionClaim[];
+  /** `<sub>#<cluster id>` of the consumer. @default a random one */
+  readonly identity?: string;
+  /** Lifetime of the kubeconfig token. @default 3600 */
+  readonly tokenSeconds?: number;
+  /** How claimed resources are granted: namespace-wide (Klutch) or by name (our backend). @default Namespace */
+  readonly claimedAccess?: 'Namespace' | 'Object';
+}
+
+export interface ProviderSide {
+  /** The consumer's cluster namespace. */
+  readonly clusterNamespace: string;
+  /** `<plural>.<group>`: the name of the export, the binding and the CRD. */
+  readonly exportName: string;
+  /** The kubeconfig handed to the app cluster (what the backend's BindingResponse carries). */
+  kubeconfig(): string;
+  /** Issues a new token and writes it into the provider's `kubeconfig` Secret; returns a function that revokes the old one. */
+  rotate(): Promise<() => Promise<void>>;
+  /**
+   * With `claimedAccess: Object`: shares the `<name>-creds` objects of the bound object `name` in a provider namespace
+   * (as the backend does once it sees the bound object there), by adding them to Role `klutch-binder-claimed`.
+   */
+  shareClaimed(providerNamespace: string, name: string): Promise<void>;
+  /** Exports one more API to the same consumer (as a second `kubectl bind` would); returns its name. */
+  exportApi(crd: Crd, claims: readonly PermissionClaim[]): Promise<string>;
+  /** Admin client of the provider. */
+  readonly kube: Kube;
+  /** Stops the APIServiceNamespace controller and deletes what was created. */
+  remove(): Promise<void>;
+  /** Stops the APIServiceNamespace controller only. */
+  stop(): Promise<void>;
+}
+
+const rbac = 'rbac.authorization.k8s.io';
+const SA = 'klutch-binder';
+
+async function apply(kube: Kube, path: string, name: string, body: unknown): Promise<Record<string, unknown>> {
+  const r = await kube.request(
+    'PATCH',
+    `${path}/${name}?fieldManager=klutch-kit-test-backend&force=true`,
+    body,
+    'application/apply-patch+yaml',
+  );
+  if (r.code >= 300) throw new Error(`cannot apply ${path}/${name}: ${r.code} ${JSON.stringify(r.body.message)}`);
+  return r.body;
+}
+
+async function create(kube: Kube, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const r = await kube.request('POST', path, body);
+  if (r.code >= 300) throw new Error(`cannot create in ${path}: ${r.code} ${JSON.stringify(r.body.message)}`);
+  return r.body;
+}
+
+/** Applies CRDs and waits until they are served. */
+export async function installCrds(kube: Kube, crds: readonly Record<string, unknown>[]): Promise<void> {
+  for (const crd of crds) {
+    const name = (crd.metadata as { name: string }).name;
+    // Only when missing or different: any update of a CRD (a new field manager is one) makes the API server rebuild
+    // its storage, which fails requests of suites sharing the cluster with "apiserver is shutting down".
+    const existing = await kube.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    if (existing.code === 200 && jsonSubset(crd.spec, existing.body.spec)) continue;
+    await apply(kube, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', name, crd);
+  }
+  for (const crd of crds) {
+    const name = (crd.metadata as { name: string }).name;
+    await eventually(`CRD ${name} established`, async () => {
+      const r = await kube.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      const conds = ((r.body.status as { conditions?: { type: string; status: string }[] })?.conditions ?? []).filter(
+        (c) => c.status === 'True',
+      );
+      return conds.some((c) => c.type === 'Established') ? true : undefined;
+    });
+  }
+}
+
+export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide> {
+  const kube = kubeFor(o.provider);
+  await installCrds(kube, bindApiCrds());
+  const exportName = `${o.crd.spec.names.plural}.${o.crd.spec.group}`;
+  const claims = o.permissionClaims ?? [];
+
+  // The backend's own ClusterRole klutch-binder (backend/provision/rbac.ts), so the two never drift apart.
+  await apply(kube, `/apis/${rbac}/v1/clusterroles`, SA, binderClusterRole() as unknown as Record<string, unknown>);
+
+  const identity = o.identity ?? `user-${randomBytes(3).toString('hex')}#${randomBytes(3).toString('hex')}`;
+  const nsObj = await create(kube, '/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { generateName: 'cluster-', annotations: { [Annotations.identity]: identity } },
+  });
+  const ns = (nsObj.metadata as { name: string }).name;
+  const nsUid = (nsObj.metadata as { uid: string }).uid;
+
+  await create(kube, `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/clusterbindings`, {
+    apiVersion: BIND_API_VERSION,
+    kind: Kinds.ClusterBinding,
+    metadata: { name: CLUSTER_BINDING_NAME, namespace: ns },
+    spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: KUBECONFIG_SECRET_KEY }, providerPrettyName: 'klutch-kit test provider' },
+  });
+  await create(kube, `/api/v1/namespaces/${ns}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: SA, namespace: ns },
+  });
+  await create(kube, `/apis/${rbac}/v1/namespaces/${ns}/rolebindings`, {
+    apiVersion: `${rbac}/v1`,
+    kind: 'RoleBinding',
+    metadata: { name: SA, namespace: ns },
+    roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: SA },
+    subjects: [{ kind: 'ServiceAccount', name: SA, namespace: ns }],
+  });
+  const exportRole = `${SA}-${ns}`;
+  const roleRules: unknown[] = [];
+  const byName = o.claimedAccess === 'Object';
+  const exported: { group: string; resource: string; kind: string; claims: readonly PermissionClaim[] }[] = [];
+  /** Exports one more API to this consumer: the CRD, the export, and the rules of `klutch-binder-<cluster ns>`. */
+  const exportApi = async (crd: Crd, claims: readonly PermissionClaim[]): Promise<string> => {
+    await installCrds(kube, [crd as unknown as Record<string, unknown>]);
+    const { group, names } = crd.spec;
+    exported.push({ group, resource: names.plural, kind: names.kind, claims });
+    roleRules.push(
+      { apiGroups: [group], resources: [names.plural, `${names.plural}/status`], verbs: ['*'] },
+      ...(byName ? [] : claims.map((c) => ({ apiGroups: [c.group ?? ''], resources: [c.resource], verbs: ['*'] }))),
+    );
+    await apply(kube, `/apis/${rbac}/v1/clusterroles`, exportRole, {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: exportRole, ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: ns, uid: nsUid }] },
+      rules: roleRules,
+    });
+    const name = `${names.plural}.${group}`;
+    await create(kube, `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiserviceexports`, {
+      apiVersion: BIND_API_VERSION,
+      kind: Kinds.APIServiceExport,
+      metadata: { name, namespace: ns },
+      spec: {
+        group,
+        names: crd.spec.names,
+        scope: crd.spec.scope,
+        versions: crd.spec.versions.filter((v) => v.served),
+        informerScope: 'Namespaced',
+        ...(claims.length ? { permissionClaims: claims } : {}),
+      },
+    });
+    return name;
+  };
+
+  let current = '';
+  const issue = async (): Promise<{ kubeconfig: string; holder: string }> => {
+    const holder = `${SA}-token-${randomBytes(3).toString('hex')}`;
+    const h = await create(kube, `/api/v1/namespaces/${ns}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: holder, namespace: ns },
+    });
+    const tr = await create(kube, `/api/v1/namespaces/${ns}/serviceaccounts/${SA}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: {
+        expirationSeconds: o.tokenSeconds ?? 3600,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: holder, uid: (h.metadata as { uid: string }).uid },
+      },
+    });
+    const token = (tr.status as { token: string }).token;
+    // Klutch's shape, by the backend's writer: one cluster, context and user `default`; the context names the cluster ns.
+    const kubeconfig = providerKubeconfigYaml({ server: o.provider.server, ca: o.provider.ca }, ns, token);
+    await apply(kube, `/api/v1/namespaces/${ns}/secrets`, 'kubeconfig', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'kubeconfig', namespace: ns },
+      data: { [KUBECONFIG_SECRET_KEY]: Buffer.from(kubeconfig).toString('base64') },
+    });
+    current = kubeconfig;
+    return { kubeconfig, holder };
+  };
+  let holder = (await issue()).holder;
+
+  await exportApi(o.crd, claims);
+
+  /** Bound objects told about, per provider namespace; Role `klutch-binder-claimed` shares their `<name>-creds`. */
+  const shared = new Map<string, Set<string>>();
+  const applyClaimedRole = async (target: string): Promise<void> => {
+    const bound = [...(shared.get(target) ?? [])];
+    const rules = claimedRules({
+      access: 'Object',
+      grants: exported,
+      objects: (group, resource) =>
+        exported.some((e) => e.group === group && e.resource === resource)
+          ? bound.map((name) => ({ metadata: { name } }))
+          : bound.map((name) => ({ metadata: { name: `${name}-creds` } })),
+    });
+    await apply(kube, `/apis/${rbac}/v1/namespaces/${target}/roles`, CLAIMED_ROLE, claimedRole(target, ns, rules));
+    await apply(kube, `/apis/${rbac}/v1/namespaces/${target}/rolebindings`, CLAIMED_ROLE, claimedRoleBinding(target, ns));
+  };
+
+  // The backend's APIServiceNamespace controller, on the shared machinery.
+  const snPath = `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiservicenamespaces`;
+  const sns = watchInformer<KubernetesObject>({
+    kc: kube.config,
+    path: snPath,
+  });
+  const ctl = new Controller({
+    name: `test-backend-apiservicenamespaces/${ns}`,
+    reconcile: async (name) => {
+      const sn = sns.get(name, ns) as unknown as APIServiceNamespace | undefined;
+      const target = `${ns}-${name}`;
+      if (!sn || sn.metadata.deletionTimestamp) {
+        await kube.request('DELETE', `/api/v1/namespaces/${target}`);
+        return;
+      }
+      const got = await kube.request('GET', `/api/v1/namespaces/${target}`);
+      if (got.code === 404)
+        await create(kube, '/api/v1/namespaces', {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: target, annotations: { [Annotations.apiServiceNamespace]: `${ns}/${name}` } },
+        });
+      await apply(kube, `/apis/${rbac}/v1/namespaces/${target}/rolebindings`, SA, {
+        apiVersion: `${rbac}/v1`,
+        kind: 'RoleBinding',
+        metadata: { name: SA, namespace: target },
+        roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: exportRole },
+        subjects: [{ kind: 'ServiceAccount', name: SA, namespace: ns }],
+      });
+      if (byName) await applyClaimedRole(target);
+      if (sn.status?.namespace !== target) {
+        const r = await kube.request(
+          'PATCH',
+          `${snPath}/${name}/status`,
+          { status: { namespace: target } },
+          'application/merge-patch+json',
+        );
+        if (r.code >= 300)
+          throw new Error(`cannot set status.namespace of APIServiceNamespace ${ns}/${name}: ${JSON.stringify(r.body.message)}`);
+      }
+    },
+  });
+  ctl.watch(sns, (sn) => [sn.metadata!.name!]);
+  const ac = new AbortController();
+  await sns.start();
+  const running = ctl.run(ac.signal);
+  const stop = async () => {
+    ac.abort();
+    await running;
+    await sns.stop();
+  };
+
+  return {
+    clusterNamespace: ns,
+    exportName,
+    kube,
+    exportApi,
+    shareClaimed: async (target, name) => {
+      if (!byName) throw new Error('shareClaimed needs claimedAccess: Object');
+      shared.set(target, new Set([...(shared.get(target) ?? []), name]));
+      await applyClaimedRole(target);
+    },
+    kubeconfig: () => current,
+    rotate: async () => {
+      const old = holder;
+      holder = (await issue()).holder;
+      return async () => void (await kube.request('DELETE', `/api/v1/namespaces/${ns}/secrets/${old}`));
+    },
+    stop,
+    remove: async () => {
+      await stop();
+      const list = (await kube.request('GET', snPath)).body.items as APIServiceNamespace[] | undefined;
+      for (const sn of list ?? []) await kube.request('DELETE', `/api/v1/namespaces/${ns}-${sn.metadata.name}`);
+      await kube.request('DELETE', `/api/v1/namespaces/${ns}`);
+    },
+  };
+}

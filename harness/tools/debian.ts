@@ -1,0 +1,82 @@
+/**
+ * Debian packages the node of the harness needs (containerd, runc, CNI plugins, iptables, buildah, busybox-static),
+ * installed with apt-get when a file they provide is missing. The machines run as root on Debian 12, so the project
+ * installs them itself instead of asking each developer to; elsewhere it fails saying which packages to install.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/** A Debian package and a file that shows it is installed. */
+export interface DebianPackage {
+  readonly name: string;
+  readonly provides: string;
+}
+
+/** What a node of the harness runs or builds its images with (harness/node/). */
+export const NODE_PACKAGES: readonly DebianPackage[] = [
+  { name: 'containerd', provides: '/usr/bin/containerd-shim-runc-v2' },
+  // runc, not crun: crun 1.8 refuses the hybrid cgroups of these machines (docs/decisions/pod-node.md).
+  { name: 'runc', provides: '/usr/sbin/runc' },
+  { name: 'containernetworking-plugins', provides: '/usr/lib/cni/bridge' },
+  { name: 'iptables', provides: '/usr/sbin/iptables' },
+  { name: 'iproute2', provides: '/usr/sbin/ip' },
+  { name: 'buildah', provides: '/usr/bin/buildah' },
+  { name: 'busybox-static', provides: '/bin/busybox' },
+  { name: 'gcc', provides: '/usr/bin/gcc' },
+  { name: 'libc6-dev', provides: '/usr/lib/x86_64-linux-gnu/libc.a' },
+];
+
+/**
+ * Installs the packages of `wanted` whose file is missing (apt-get update first, then apt-get install), printing
+ * progress. Fails with the command to run by hand when apt-get is not there or the user is not root.
+ */
+export async function ensureDebianPackages(wanted: readonly DebianPackage[], log: (line: string) => void = stderrLog): Promise<void> {
+  const missing = wanted.filter((p) => !existsSync(p.provides));
+  if (missing.length === 0) return;
+  const names = missing.map((p) => p.name);
+  const byHand = `install them by hand (\`apt-get install ${names.join(' ')}\` on Debian 12) and run the tests again`;
+  if (spawnSync('apt-get', ['--version']).status !== 0) {
+    throw new Error(`the node needs the Debian packages ${names.join(', ')}, and this machine has no apt-get: ${byHand}`);
+  }
+  if (process.getuid?.() !== 0)
+    throw new Error(`the node needs the Debian packages ${names.join(', ')}; installing them needs root: ${byHand}`);
+  const started = Date.now();
+  log(`installing Debian packages ${names.join(', ')} (first run only) ...`);
+  // Another test process may be installing at the same time: wait for dpkg's lock instead of failing on it.
+  const lock = ['-o', 'DPkg::Lock::Timeout=600'];
+  await apt(['update', ...lock], log);
+  await apt(['install', '-y', '--no-install-recommends', ...lock, ...names], log);
+  const still = missing.filter((p) => !existsSync(p.provides));
+  if (still.length > 0) {
+    throw new Error(
+      `apt-get installed ${names.join(', ')} but ${still.map((p) => `${p.provides} (${p.name})`).join(', ')} is still missing`,
+    );
+  }
+  log(`installed ${names.join(', ')} in ${Math.round((Date.now() - started) / 1000)}s`);
+}
+
+function apt(args: string[], log: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // No prompt may wait for an answer nobody gives. (Debian's containerd ships only a systemd unit, and these
+    // machines run no systemd: installing it starts no daemon; the node runs its own.)
+    const p = spawn('apt-get', args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+    let output = '';
+    const onData = (d: Buffer) => {
+      output = (output + d.toString()).slice(-8000);
+      for (const line of d.toString().split('\n')) if (/^(Get|Setting up|Unpacking)/.test(line)) log(`apt-get: ${line.trim()}`);
+    };
+    p.stdout.on('data', onData);
+    p.stderr.on('data', onData);
+    p.on('error', (e) => reject(new Error(`apt-get ${args[0]} could not start: ${e.message}`)));
+    p.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`apt-get ${args.join(' ')} failed (exit ${code}):\n${output.slice(-3000)}`)),
+    );
+  });
+}
+
+function stderrLog(line: string): void {
+  process.stderr.write(`[klutch-kit] ${line}\n`);
+}
