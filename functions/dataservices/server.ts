@@ -63,7 +63,7 @@ export const FUNCTION_FLAGS: FlagTable = {
       name: 'metrics-address',
       arg: 'host:port',
       default: DEFAULT_METRICS_ADDRESS,
-      help: '/healthz and Prometheus /metrics (requests, errors, latency); empty: none',
+      help: '/healthz, /readyz and Prometheus /metrics (requests, errors, latency); empty: none',
     },
     { name: 'debug', short: 'd', boolean: true, default: 'false', help: 'debug logs (JSON, pino)' },
   ],
