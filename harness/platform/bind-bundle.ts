@@ -4,7 +4,6 @@
  * issuer, its CA, the public callback, the external address consumers' kubeconfigs name, TLS — then waits until the
  * backend's Deployment has its replicas Ready. The sandbox and platform-pods.test.ts install it.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -40,14 +39,11 @@ export interface BindBundleOptions {
   readonly signal?: AbortSignal;
 }
 
-/** `kubectl <args>` (the harness/tools/kube binary's kubectl mode, as an operator types it) against `cluster`. */
-export function kubectl(cluster: ClusterInfo, args: readonly string[]): { code: number; out: string } {
-  const r = spawnSync(kubeBinaryPath(), ['kubectl', `--kubeconfig=${cluster.kubeconfig}`, ...args], { encoding: 'utf8', timeout: 180_000 });
-  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}${r.error?.message ?? ''}` };
-}
-
-/** kubectl as above, without blocking the event loop (the sandbox installs the bundle beside other steps). */
-async function kubectlAsync(cluster: ClusterInfo, args: readonly string[]): Promise<{ code: number; out: string }> {
+/**
+ * `kubectl <args>` (the harness/tools/kube binary's kubectl mode, as an operator types it) against `cluster`, without
+ * blocking the event loop (the sandbox installs the bundle beside other steps).
+ */
+export async function kubectl(cluster: ClusterInfo, args: readonly string[]): Promise<{ code: number; out: string }> {
   const r = await runCommand(kubeBinaryPath(), ['kubectl', `--kubeconfig=${cluster.kubeconfig}`, ...args], { timeoutMs: 180_000 });
   return { code: r.code, out: r.output };
 }
@@ -157,10 +153,10 @@ export async function installBindBundle(o: BindBundleOptions): Promise<void> {
   // not known yet when kubectl maps the objects). --force-conflicts: objects the platform step applied already (the
   // Function, provider-kubernetes, the ProviderConfig) become kubectl's, with the same content.
   await served(kubeFor(o.cluster), kindsFromElsewhere(o.dist), o.signal);
-  const apply = () => kubectlAsync(o.cluster, ['apply', '-k', overlay, '--server-side', '--force-conflicts']);
+  const apply = () => kubectl(o.cluster, ['apply', '-k', overlay, '--server-side', '--force-conflicts']);
   const first = await apply();
   if (first.code !== 0) {
-    const wait = await kubectlAsync(o.cluster, [
+    const wait = await kubectl(o.cluster, [
       'wait',
       '--for=condition=Established',
       '--timeout=60s',

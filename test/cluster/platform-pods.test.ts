@@ -533,7 +533,12 @@ describe('the konnector as Pods in an app cluster', () => {
   it(
     'runs the shipped konnector YAML (dist/app-cluster/konnector/konnector.yaml) unchanged as Pods of its image: restricted, with its ServiceAccount token, probes Ready, one leads',
     async () => {
-      const r = kubectl(cps.clusters[APP]!, ['apply', '--server-side', '-f', join(dist, 'app-cluster', 'konnector', 'konnector.yaml')]);
+      const r = await kubectl(cps.clusters[APP]!, [
+        'apply',
+        '--server-side',
+        '-f',
+        join(dist, 'app-cluster', 'konnector', 'konnector.yaml'),
+      ]);
       expect(r.code, r.out).toBe(0);
       const d = await deploymentReady(app, appNode, KONNECTOR_NS, 'konnector', 2);
       deploymentUid = d.metadata.uid;
@@ -638,7 +643,7 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
       ]);
       expect(tagged.code, tagged.output).toBe(0);
       const before = await upstreamClaims();
-      const r = kubectl(cps.clusters[APP]!, ['-n', KONNECTOR_NS, 'set', 'image', 'deployment/konnector', `konnector=${next}`]);
+      const r = await kubectl(cps.clusters[APP]!, ['-n', KONNECTOR_NS, 'set', 'image', 'deployment/konnector', `konnector=${next}`]);
       expect(r.code, r.out).toBe(0);
       const d = await deploymentReady(app, appNode, KONNECTOR_NS, 'konnector', 2);
       expect(d.spec.template.spec.containers[0].image).toBe(next);
@@ -685,7 +690,7 @@ describe('the backend at two replicas', () => {
       // The leader's own address, past the Service: whether it still serves once the Service has forgotten it.
       const direct = await cpNode.forward(leader.status.podIP, 8080);
       // The konnector came from the shipped YAML: its access to the API bound now, as an operator applies it beside.
-      const access = kubectl(cps.clusters[APP]!, [
+      const access = await kubectl(cps.clusters[APP]!, [
         'apply',
         '--server-side',
         '-f',
