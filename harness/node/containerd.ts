@@ -82,8 +82,11 @@ export async function startContainerd(
   return { proc, socket };
 }
 
-/** Runs `ctr` against the node's containerd in the `k8s.io` namespace (the CRI's). */
+/** The arguments of `ctr` against the node's containerd in the `k8s.io` namespace (the CRI's). */
+export const ctrArgs = (socket: string, args: readonly string[]): string[] => ['--address', socket, '--namespace', 'k8s.io', ...args];
+
+/** Runs `ctr` against the node's containerd (ctrArgs). */
 export function ctr(socket: string, args: readonly string[]): { code: number; output: string } {
-  const r = spawnSync('ctr', ['--address', socket, '--namespace', 'k8s.io', ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync('ctr', ctrArgs(socket, args), { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status ?? -1, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, wr
 import { join } from 'node:path';
 import { cacheRoot } from '../tools/cache';
 import { runCommand } from '../processes';
+import { ctrArgs } from './containerd';
 
 /** The sandbox image the kubelet 1.34 expects; containerd's `sandbox_image` names it. */
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -163,7 +164,7 @@ export function ensureBusyboxImage(log: (l: string) => void): string {
  */
 export async function importImages(socket: string, archives: readonly string[]): Promise<void> {
   for (const a of archives) {
-    const r = await runCommand('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', a], { timeoutMs: 120_000 });
+    const r = await runCommand('ctr', ctrArgs(socket, ['images', 'import', a]), { timeoutMs: 120_000 });
     if (r.code !== 0) throw new Error(`importing ${a} into the node's containerd (${socket}) failed:\n${r.output}`);
   }
 }
