@@ -30,7 +30,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { ensureDebianPackages } from '../tools/debian';
+import { debianVersions, ensureDebianPackages } from '../tools/debian';
 import { CNPG_VERSION, ensureCnpgManager } from '../tools/cloudnative-pg';
 import { ensureArchive } from './images';
 import { keyedArchive } from './platform-images';
@@ -58,9 +58,6 @@ function sh(what: string, command: string, args: readonly string[]): string {
   if (r.status !== 0) throw new Error(`${what} failed: ${command} ${args.join(' ')}: ${r.error?.message ?? ''}${r.stderr}`);
   return r.stdout;
 }
-
-const versions = (pkgs: readonly string[]) =>
-  sh('reading package versions', 'dpkg-query', ['-W', '-f', '${Package}=${Version}\n', ...new Set(pkgs)]).trim();
 
 /** The users and files every image here has: root, nobody, nonroot (65532), postgres (26), /tmp. */
 function baseLayout(root: string, what: string): void {
@@ -161,11 +158,11 @@ export async function ensureCnpgPostgresImage(log: (line: string) => void): Prom
   const depends = sh('reading dependencies', 'dpkg-query', ['-W', '-f', '${Depends},', ...names])
     .split(/[,|]/)
     .map((d) => d.trim().split(/[\s:(]/)[0] ?? '')
-    .filter((d) => /^[a-z0-9][a-z0-9.+-]+$/.test(d) && spawnSync('dpkg-query', ['-W', d]).status === 0);
-  const key = createHash('sha256')
-    .update(`${CNPG_POSTGRESQL_IMAGE}\n${versions([...names, ...depends])}\nlayout ${LAYOUT}\n`)
-    .digest('hex')
-    .slice(0, 12);
+    .filter((d) => /^[a-z0-9][a-z0-9.+-]+$/.test(d));
+  // One dpkg-query for all: the dependencies dpkg knows no package of (virtual ones, alternatives not installed) are
+  // left out of its answer, as they were when each was asked on its own.
+  const versions = debianVersions([...names, ...depends]);
+  const key = createHash('sha256').update(`${CNPG_POSTGRESQL_IMAGE}\n${versions.lines}\nlayout ${LAYOUT}\n`).digest('hex').slice(0, 12);
   return ensureArchive(
     keyedArchive('cnpg-postgresql-15', key),
     CNPG_POSTGRESQL_IMAGE,

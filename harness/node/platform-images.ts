@@ -31,7 +31,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
 import { DEFAULT_KONNECTOR_IMAGE } from '../../konnector/deploy/konnector';
-import { ensureDebianPackages } from '../tools/debian';
+import { debianOwners, debianVersions, ensureDebianPackages } from '../tools/debian';
 import { crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
 import { ensureNodeRuntime, NODE_VERSION } from '../tools/node-runtime';
 import { ensureProviderKubernetes, PROVIDER_KUBERNETES_VERSION } from '../tools/provider-kubernetes';
@@ -57,18 +57,24 @@ function sh(what: string, command: string, args: readonly string[]): string {
 
 /** The shared libraries a program loads (`ldd`), each with the path it is found at and the Debian package holding it. */
 export function libraryClosure(program: string): { path: string; real: string; pkg: string }[] {
-  return [...sh(`listing the libraries of ${program}`, 'ldd', [program]).matchAll(/(\/\S+) \(0x/g)].map((m) => {
-    const path = m[1]!;
-    const real = realpathSync(path);
-    const owner = spawnSync('dpkg', ['-S', real], { encoding: 'utf8' });
-    const pkg = owner.status === 0 ? owner.stdout : sh(`finding the Debian package of ${path}`, 'dpkg', ['-S', path]);
-    return { path, real, pkg: pkg.split(':')[0]! };
+  const paths = [...sh(`listing the libraries of ${program}`, 'ldd', [program]).matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
+  const reals = paths.map((p) => realpathSync(p));
+  // dpkg names the file where the package put it, which is the real path or (merged-/usr: /lib/...) the linked one.
+  const byReal = debianOwners(reals);
+  const byPath = debianOwners(paths.filter((_, i) => !byReal.has(reals[i]!)));
+  return paths.map((path, i) => {
+    const real = reals[i]!;
+    const pkg = byReal.get(real) ?? byPath.get(path);
+    if (pkg === undefined) throw new Error(`finding the Debian package of ${path} failed: dpkg -S names no package owning it or ${real}`);
+    return { path, real, pkg };
   });
 }
 
 /** `pkg=version` of each, for the cache key. */
 function packageVersions(pkgs: readonly string[]): string {
-  return sh('reading package versions', 'dpkg-query', ['-W', '-f', '${Package}=${Version}\n', ...new Set(pkgs)]).trim();
+  const v = debianVersions(pkgs);
+  if (v.unknown.length > 0) throw new Error(`reading package versions failed: dpkg-query -W knows no package ${v.unknown.join(', ')}`);
+  return v.lines;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ensureDebianPackages, NODE_PACKAGES } from './debian';
+import { debianOwners, debianVersions, ensureDebianPackages, NODE_PACKAGES } from './debian';
 
 describe('Debian packages for the node', () => {
   it('does nothing when every package is there', async () => {
@@ -25,5 +25,23 @@ describe('Debian packages for the node', () => {
       expect.arrayContaining(['containerd', 'runc', 'containernetworking-plugins', 'iptables']),
     );
     expect(NODE_PACKAGES.map((p) => p.name)).not.toContain('crun');
+  });
+});
+
+describe("Debian's package database, asked once", () => {
+  it('gives the versions of the packages dpkg knows in one answer and names those it does not know', () => {
+    const v = debianVersions(['coreutils', 'klutch-kit-no-such-package', 'tar']);
+    expect(v.lines.split('\n')).toEqual([expect.stringMatching(/^coreutils=\S+$/), expect.stringMatching(/^tar=\S+$/)]);
+    expect(v.unknown).toEqual(['klutch-kit-no-such-package']);
+    // The same set in another order is the answer already had.
+    expect(debianVersions(['tar', 'klutch-kit-no-such-package', 'coreutils'])).toBe(v);
+  });
+
+  it('names the package owning each path, and leaves out a path no package owns', () => {
+    const owners = debianOwners(['/bin/ls', '/nonexistent/klutch-kit', '/bin/tar']);
+    expect([...owners]).toEqual([
+      ['/bin/ls', 'coreutils'],
+      ['/bin/tar', 'tar'],
+    ]);
   });
 });

@@ -77,6 +77,64 @@ function apt(args: string[], log: (line: string) => void): Promise<void> {
   });
 }
 
+/**
+ * Debian's package database as the images' cache keys ask it (harness/node/platform-images.ts, cnpg-images.ts): one
+ * dpkg call for many packages or paths, each answer kept for the life of the process. `dpkg -S` reads every package's
+ * file list, about 70 ms of CPU a call whatever the number of paths; asked per library and again per image, it was
+ * most of the 200 dpkg-query runs of a full `npm test` (docs/decisions/test-process-starts.md).
+ */
+const owners = new Map<string, string | undefined>();
+const versionLists = new Map<string, DebianVersions>();
+
+/**
+ * The package owning each of `paths` (`dpkg -S`, the first package dpkg names, without its architecture), in one dpkg
+ * call for the paths not asked before in this process. A path no package owns is not in the result.
+ */
+export function debianOwners(paths: readonly string[]): Map<string, string> {
+  const ask = [...new Set(paths)].filter((p) => !owners.has(p));
+  if (ask.length > 0) {
+    const r = spawnSync('dpkg', ['-S', ...ask], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    // 1: some path has no owner (each named on stderr); anything else is dpkg failing.
+    if (r.status !== 0 && r.status !== 1) throw new Error(`dpkg -S ${ask.join(' ')} failed: ${r.error?.message ?? ''}${r.stderr ?? ''}`);
+    const wanted = new Set(ask);
+    for (const line of r.stdout.split('\n')) {
+      const at = line.lastIndexOf(': /');
+      const path = line.slice(at + 2);
+      if (at < 0 || !wanted.has(path) || owners.get(path) !== undefined) continue;
+      owners.set(path, line.slice(0, at).split(':')[0]);
+    }
+    for (const p of ask) if (!owners.has(p)) owners.set(p, undefined);
+  }
+  const out = new Map<string, string>();
+  for (const p of paths) {
+    const owner = owners.get(p);
+    if (owner !== undefined) out.set(p, owner);
+  }
+  return out;
+}
+
+export interface DebianVersions {
+  /** `<package>=<version>` of each package dpkg knows, one a line in the database's order (`dpkg-query -W`). */
+  readonly lines: string;
+  /** The names dpkg knows no package of. */
+  readonly unknown: readonly string[];
+}
+
+/** The versions of `names` in one dpkg-query call, once per set of names in this process. */
+export function debianVersions(names: readonly string[]): DebianVersions {
+  const unique = [...new Set(names)];
+  const key = JSON.stringify([...unique].sort());
+  const known = versionLists.get(key);
+  if (known) return known;
+  const r = spawnSync('dpkg-query', ['-W', '-f', '${Package}=${Version}\n', ...unique], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const unknown = [...(r.stderr ?? '').matchAll(/no packages found matching (\S+)/g)].map((m) => m[1]!);
+  if (r.status !== 0 && !(r.status === 1 && unknown.length > 0))
+    throw new Error(`dpkg-query -W ${unique.join(' ')} failed: ${r.error?.message ?? ''}${r.stderr ?? ''}`);
+  const v: DebianVersions = { lines: r.stdout.trim(), unknown };
+  versionLists.set(key, v);
+  return v;
+}
+
 function stderrLog(line: string): void {
   process.stderr.write(`[klutch-kit] ${line}\n`);
 }
