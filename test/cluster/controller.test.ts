@@ -3,7 +3,7 @@
  * a controller reconciling from them, and leader election on a Lease (one leader; release on shutdown; a leader that
  * cannot renew stops leading and is replaced).
  */
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type RequestContext, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller, keepAliveClient, keepAliveConfiguration, LeaderElector, objectKey, splitKey, watchInformer } from '../../controller';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
@@ -163,6 +163,19 @@ describe('keep-alive clients', () => {
   });
 });
 
+/** A copy of `kc` that notes the method of every request made through it (client-node calls this once a request). */
+class MethodsSeen extends KubeConfig {
+  readonly methods: string[] = [];
+  constructor(kc: KubeConfig) {
+    super();
+    this.loadFromString(kc.exportConfig());
+  }
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    this.methods.push(context.getHttpMethod());
+    await super.applySecurityAuthentication(context);
+  }
+}
+
 describe('leader election on a Lease', () => {
   const timing = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 400 };
 
@@ -170,10 +183,13 @@ describe('leader election on a Lease', () => {
     const kube = await admin('a');
     const ns = await testNamespace(kube, 'lease');
     const leading = new Set<string>();
+    const kcs = new Map<string, MethodsSeen>();
     const candidate = (identity: string) => {
       const ac = new AbortController();
+      const kc = new MethodsSeen(kube.config);
+      kcs.set(identity, kc);
       const elector = new LeaderElector({
-        kc: kube.config,
+        kc,
         namespace: ns,
         name: 'klutch-test',
         identity,
@@ -188,8 +204,13 @@ describe('leader election on a Lease', () => {
     const one = candidate('one');
     await eventually('a leader', async () => (leading.size === 1 ? true : undefined));
     const two = candidate('two');
+    const seenBefore = kcs.get('one')!.methods.length;
     await new Promise((r) => setTimeout(r, 1500));
     expect([...leading], 'still exactly one leader').toEqual(['one']);
+    // The leader renews with one write each retry period, without reading the Lease first (client-go's fast path).
+    const renewals = kcs.get('one')!.methods.slice(seenBefore);
+    expect(renewals.length, `the leader's requests while it led: ${renewals.join(' ')}`).toBeGreaterThanOrEqual(2);
+    expect(new Set(renewals), `the leader's requests while it led: ${renewals.join(' ')}`).toEqual(new Set(['PUT']));
     const lease = await kube.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/klutch-test`);
     expect((lease.body.spec as { holderIdentity: string }).holderIdentity).toBe('one');
 
