@@ -26,6 +26,19 @@ describe('Steps', () => {
     expect(finished).toBe(true);
   });
 
+  it('starts no step after Ctrl-C: the next step throws Interrupted without running its work or printing its title', async () => {
+    let out = '';
+    const abort = new AbortController();
+    const steps = new Steps((t) => (out += t), abort.signal);
+    await steps.run('first', async () => 1);
+    abort.abort();
+    let started = false;
+    await expect(steps.run('second', async () => void (started = true))).rejects.toBeInstanceOf(Interrupted);
+    expect(started).toBe(false);
+    expect(out).not.toContain('[2] second');
+    await steps.settled();
+  });
+
   it('runs work ahead of its step: its lines appear under the step that joins it, and settled() waits for it', async () => {
     let out = '';
     const steps = new Steps((t) => (out += t));

@@ -34,6 +34,8 @@ export class Steps {
 
   /** Runs one step: prints its title, then `✓ <seconds>` when done or `✗` with the error when it fails. */
   async run<T>(title: string, fn: () => Promise<T>): Promise<T> {
+    // After Ctrl-C no step starts: it would start what the stop then waits for and ends (a node, 30 s and more).
+    if (this.signal?.aborted) throw new Interrupted();
     const n = this.timings.length + 1;
     this.write(`\n[${n}] ${title}\n`);
     const t = Date.now();
