@@ -164,7 +164,7 @@ export interface ClusterCredentials {
   readonly server: string;
   /** Logs and kubeconfigs. */
   readonly dir: string;
-  /** Keys, token file, serving certificate. */
+  /** Keys, token file, the serving certificate and its CA. */
   readonly pki: string;
   readonly tokens: Readonly<Record<string, string>>;
 }
@@ -207,6 +207,7 @@ export async function startApiServer(
   o: { pods?: boolean; tuning?: Tuning } = {},
 ): Promise<{ proc: Proc; info: ClusterInfo }> {
   const node = o.pods ? await nodeAccess(c) : undefined;
+  const ca = await servingCertificate(c);
   // KLUTCH_KIT_AUDIT=1: every request's metadata (user agent, verb, resource) in <cluster>/audit.log, to see who keeps
   // an API server busy (docs/testing.md). Off by default: it costs a write per request.
   const audit = process.env.KLUTCH_KIT_AUDIT === '1';
@@ -227,14 +228,15 @@ export async function startApiServer(
     `--etcd-prefix=/klutch-kit/${c.name}`,
     '--bind-address=127.0.0.1',
     `--secure-port=${c.port}`,
-    `--cert-dir=${c.pki}`,
+    `--tls-cert-file=${join(c.pki, 'serving.crt')}`,
+    `--tls-private-key-file=${join(c.pki, 'serving.key')}`,
     '--authorization-mode=RBAC',
     `--token-auth-file=${join(c.pki, 'tokens.csv')}`,
     // Each cluster its own issuer and key: a token of one is worthless on another.
     `--service-account-issuer=${c.server}`,
     `--service-account-key-file=${join(c.pki, 'sa.pub')}`,
     `--service-account-signing-key-file=${join(c.pki, 'sa.key')}`,
-    '--service-cluster-ip-range=10.0.0.0/24',
+    `--service-cluster-ip-range=${SERVICE_RANGE}`,
     ...(o.pods ? [] : ['--disable-admission-plugins=ServiceAccount']),
     '--endpoint-reconciler-type=none',
     '--enable-priority-and-fairness=false',
@@ -251,7 +253,6 @@ export async function startApiServer(
   ]);
   track(proc);
   await waitReady(proc, () => probe(`${c.server}/readyz`).then((r) => r.code === 200));
-  const ca = readFileSync(join(c.pki, 'apiserver.crt'), 'utf8');
   const kubeconfig = join(c.dir, 'admin.kubeconfig');
   if (!existsSync(kubeconfig)) {
     writeFileSync(kubeconfig, kubeconfigYaml(c.name, c.server, ca, ADMIN, c.tokens[ADMIN]!), { mode: 0o600 });
@@ -575,6 +576,39 @@ async function nodeAccess(c: ClusterCredentials): Promise<NodeAccess> {
     writeFileSync(caFile, ca.cert);
   }
   return { egressSocket, kubeletClientCa: readFileSync(caFile, 'utf8') };
+}
+
+const SERVICE_RANGE = '10.0.0.0/24';
+/** The Service IP of `kubernetes.default` in every harness cluster: the first of SERVICE_RANGE. */
+const KUBERNETES_SERVICE_IP = '10.0.0.1';
+
+/**
+ * The API server's serving certificate, ECDSA P-256, from a CA of the cluster's own (`serving-ca.crt`, what its
+ * clients trust: ClusterInfo.ca, the kubeconfigs, kube-root-ca.crt); made on the first start, reused by a restart.
+ * Without one, kube-apiserver makes itself an RSA-2048 certificate in --cert-dir, and every new client connection
+ * then costs it an RSA signature: 1.8 ms of its CPU against 0.2 for a request on a kept connection
+ * (bench/control-plane-handshakes, docs/decisions/test-control-plane-cost.md). The names are those kube-apiserver
+ * gives its own: loopback for the harness's clients, the Service IP and names for Pods (harness/node/).
+ */
+async function servingCertificate(c: ClusterCredentials): Promise<string> {
+  const caFile = join(c.pki, 'serving-ca.crt');
+  if (!existsSync(caFile)) {
+    // Loaded only here: a large import that the test workers, which only read ClusterInfo, do not need.
+    const { createCa } = await import('./pki');
+    // A year, as kube-apiserver's own: a sandbox (npm run sandbox) may run for days.
+    const ca = await createCa(`klutch-kit API server CA of ${c.name}`, 365);
+    const serving = await ca.issue({
+      commonName: 'kube-apiserver',
+      ips: ['127.0.0.1', KUBERNETES_SERVICE_IP],
+      dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+      validDays: 365,
+    });
+    writeFileSync(join(c.pki, 'serving.crt'), serving.cert);
+    writeFileSync(join(c.pki, 'serving.key'), serving.key, { mode: 0o600 });
+    // Last: its presence means the pair is complete.
+    writeFileSync(caFile, ca.cert);
+  }
+  return readFileSync(caFile, 'utf8');
 }
 
 function token(): string {

@@ -268,7 +268,7 @@ export function hostAddress(cidr: string, n: number): string {
 
 /**
  * The admin kubeconfig as seen inside the node: the bridge's address, and the API server's name in its certificate
- * (the self-signed serving certificate names `kubernetes.default.svc`, not the node's address).
+ * (the serving certificate names `kubernetes.default.svc`, not the node's address).
  */
 function nodeKubeconfig(cluster: ClusterInfo, server: string): string {
   return stringify({

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect, type PeerCertificate } from 'node:tls';
 import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { kubeBinaryPath } from '../../harness/tools/kube';
@@ -15,6 +16,18 @@ import { eventually, kubeFor } from '../../harness/kube';
 import { isAlive as alive } from '../../harness/processes';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+/** The certificate an API server presents, verified against `ca` (the connection fails if `ca` did not issue it). */
+function servingCertificate(server: string, ca: string): Promise<PeerCertificate> {
+  const { hostname, port } = new URL(server);
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: hostname, port: Number(port), ca }, () => {
+      resolve(s.getPeerCertificate());
+      s.end();
+    });
+    s.on('error', reject);
+  });
+}
 
 /** A small CRD with a status subresource and a CEL rule, named uniquely so reruns on a kept cluster never clash. */
 function widgetCrd(group: string) {
@@ -71,6 +84,25 @@ describe('control planes', () => {
       expect(v.body.gitVersion, `cluster ${c.name} /version`).toBe('v1.34.1');
       const anonymous = await kubeFor(c, 'admin', 'not-a-token').request('GET', '/api/v1/namespaces');
       expect(anonymous.code, 'an unknown token is refused').toBe(401);
+    }
+  });
+
+  it('serve an ECDSA certificate of their own CA, for loopback and the kubernetes Service, which Pods trust through kube-root-ca.crt', async () => {
+    const [a, b] = [await cluster('a'), await cluster('b')];
+    for (const [c, other] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const cert = await servingCertificate(c.server, c.ca);
+      expect(cert.asn1Curve, `${c.name}: P-256, not kube-apiserver's self-made RSA-2048 (a signature per handshake)`).toBe('prime256v1');
+      expect(cert.subjectaltname).toContain('IP Address:127.0.0.1');
+      expect(cert.subjectaltname, 'the Service IP and name Pods reach it by').toContain('IP Address:10.0.0.1');
+      expect(cert.subjectaltname).toContain('DNS:kubernetes.default.svc');
+      await expect(servingCertificate(c.server, other.ca), `${other.name}'s CA does not vouch for ${c.name}`).rejects.toThrow(
+        /unable to verify|self.signed|certificate/i,
+      );
+      const root = await kubeFor(c).request('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt');
+      expect((root.body.data as Record<string, string> | undefined)?.['ca.crt'], `${c.name}: kube-root-ca.crt`).toBe(c.ca);
     }
   });
 
