@@ -18,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { type CryptoKey, decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OidcServerConfig } from './oidc';
 
@@ -33,7 +33,10 @@ setInterval(() => {
 }, 500).unref();
 
 const signing = await generateKeyPair('RS256', { extractable: true });
-const forged = await generateKeyPair('RS256', { extractable: true });
+// The foreign key of a 'signature' fault, made when first needed: an RSA key costs about 0.2 s of CPU, and most
+// providers have no faulty user or client.
+let forged: Promise<CryptoKey> | undefined;
+const forgedKey = () => (forged ??= generateKeyPair('RS256').then((k) => k.privateKey));
 const privateJwk: JWK = { ...(await exportJWK(signing.privateKey)), kid: KID, alg: 'RS256', use: 'sig' };
 const users = new Map(config.users.map((u) => [u.sub, u]));
 const machines = new Map(config.clients.filter((c) => c.machine).map((c) => [c.clientId, c.machine!]));
@@ -191,7 +194,7 @@ provider.use(async (ctx, next) => {
   if (fault === 'audience') changed.aud = 'another-client';
   if (fault === 'expired') Object.assign(changed, { iat: now - 7200, exp: now - 3600 });
   if (fault === 'nonce') changed.nonce = 'not-the-nonce-that-was-sent';
-  const key = fault === 'signature' ? forged.privateKey : signing.privateKey;
+  const key = fault === 'signature' ? await forgedKey() : signing.privateKey;
   body.id_token = await new SignJWT(changed).setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' }).sign(key);
 });
 
@@ -208,7 +211,7 @@ provider.use(async (ctx, next) => {
   const changed = { ...claims };
   if (fault === 'issuer') changed.iss = 'https://issuer.invalid';
   if (fault === 'expired') Object.assign(changed, { iat: now - 7200, exp: now - 3600 });
-  const key = fault === 'signature' ? forged.privateKey : signing.privateKey;
+  const key = fault === 'signature' ? await forgedKey() : signing.privateKey;
   const typ = fault === 'type' ? 'JWT' : 'at+jwt';
   body.access_token = await new SignJWT(changed).setProtectedHeader({ alg: 'RS256', kid: KID, typ }).sign(key);
 });

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bundleProgram } from '../synth/deployables';
 import { type Ca, createCa } from './pki';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 import { repoRoot } from './root';
@@ -112,6 +113,19 @@ export interface OidcServerConfig {
   readonly resourceServers: readonly OidcResourceServer[];
 }
 
+/**
+ * The provider's program (harness/oidc-server.ts with oidc-provider and its packages inside), bundled once per process
+ * and reused across runs while its inputs are unchanged: a start is plain `node <file>`.
+ */
+let serverBundle: Promise<string> | undefined;
+function oidcServerBundle(): Promise<string> {
+  serverBundle ??= bundleProgram(repoRoot(), 'oidc-server', join('harness', 'oidc-server.ts')).catch((e: unknown) => {
+    serverBundle = undefined;
+    throw e;
+  });
+  return serverBundle;
+}
+
 /** Starts the provider; resolves once its discovery document is served. */
 export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestProvider> {
   if (o.users.length === 0) throw new Error('startOidcProvider: users is empty; give at least one test user');
@@ -150,7 +164,7 @@ export async function startOidcProvider(o: OidcStartOptions): Promise<OidcTestPr
   };
   const proc = launch({
     command: process.execPath,
-    args: [join(repoRoot(), 'scripts', 'run-ts.mjs'), join(repoRoot(), 'harness', 'oidc-server.ts')],
+    args: [await oidcServerBundle()],
     role: 'oidc-provider',
     owner: issuer,
     logDir: dir,

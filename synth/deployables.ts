@@ -68,6 +68,15 @@ export function replacements(root: string, d: Deployable): Record<string, string
   return Object.fromEntries(Object.entries(d.replace ?? {}).map(([pkg, file]) => [pkg, join(root, file)]));
 }
 
+/**
+ * Bundles a TypeScript program the tests start again and again (not shipped: the test OpenID provider) as a
+ * deployable is bundled, every package inside, and returns the cached file for plain `node`: no transpiling and no
+ * resolving of packages at each start (docs/decisions/test-process-starts.md).
+ */
+export async function bundleProgram(root: string, name: string, entry: string): Promise<string> {
+  return (await bundle({ name, entry: join(root, entry), selfContained: true })).file;
+}
+
 /** Bundles a deployable (reused while its inputs are unchanged) and returns the cached file. */
 export async function bundleDeployable(root: string, d: Deployable): Promise<string> {
   return (await bundle({ name: d.name, entry: join(root, d.entry), selfContained: true, replace: replacements(root, d) })).file;
