@@ -48,12 +48,41 @@ class KeepAliveAgent extends https.Agent {
   }
 }
 
+/** What of a request's HTTPS options decides its connection's TLS. */
+type TlsOptions = Pick<https.AgentOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
+
+/**
+ * One keep-alive agent for the TLS material of the HTTPS options it is handed (`KubeConfig.applyToHTTPSOptions`),
+ * made anew only when that material changes: for callers that send their own requests (harness/kube.ts `request`),
+ * since `applyToHTTPSOptions` puts a new agent, and so a new connection, into every request's options.
+ */
+export function keepAliveAgent(maxSockets = 32): (opts: TlsOptions) => https.Agent {
+  let agent: https.Agent | undefined;
+  let tlsKey = '';
+  return (opts) => {
+    const key = `${String(opts.ca)}|${String(opts.cert)}|${String(opts.key)}|${String(opts.rejectUnauthorized)}|${String(opts.servername)}`;
+    if (!agent || key !== tlsKey) {
+      agent?.destroy();
+      tlsKey = key;
+      agent = new KeepAliveAgent({
+        keepAlive: true,
+        maxSockets,
+        // One TLS context for all connections: given as ca/cert/key, Node parses them anew for every new socket,
+        // which a burst opens by the dozen (measured: about 1 ms of CPU each, docs/decisions/bind-flow-cost.md).
+        secureContext: tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
+        rejectUnauthorized: opts.rejectUnauthorized,
+        servername: opts.servername,
+      });
+    }
+    return agent;
+  };
+}
+
 /** A client-node Configuration for `kc`'s current cluster whose requests share one keep-alive connection pool. */
 export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {}): Configuration {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('the kubeconfig has no current cluster with a server');
-  let agent: https.Agent | undefined;
-  let tlsKey = '';
+  const agentFor = keepAliveAgent(o.maxSockets);
   const bucket = o.rateLimit ? new TokenBucket(o.rateLimit) : undefined;
   const auth: SecurityAuthentication = {
     getName: () => 'kubeconfig with a keep-alive agent',
@@ -63,21 +92,7 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
       await kc.applySecurityAuthentication(context);
       const opts: https.AgentOptions = {};
       await kc.applyToHTTPSOptions(opts as never);
-      const key = `${String(opts.ca)}|${String(opts.cert)}|${String(opts.key)}|${String(opts.rejectUnauthorized)}|${String(opts.servername)}`;
-      if (!agent || key !== tlsKey) {
-        agent?.destroy();
-        tlsKey = key;
-        agent = new KeepAliveAgent({
-          keepAlive: true,
-          maxSockets: o.maxSockets ?? 32,
-          // One TLS context for all connections: given as ca/cert/key, Node parses them anew for every new socket,
-          // which a burst opens by the dozen (measured: about 1 ms of CPU each, docs/decisions/bind-flow-cost.md).
-          secureContext: tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
-          rejectUnauthorized: opts.rejectUnauthorized,
-          servername: opts.servername,
-        });
-      }
-      context.setAgent(agent);
+      context.setAgent(agentFor(opts));
     },
   };
   return createConfiguration({ baseServer: new ServerConfiguration(server, {}), authMethods: { default: auth } });

@@ -4,7 +4,7 @@
  * probes and metrics (lib/probes.ts, which the composition function serves too), graceful shutdown. It imports
  * nothing of ours but lib/ (the abortable waits, the probe listener).
  */
-export { keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
+export { keepAliveAgent, keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { TokenBucket, type RateLimit } from './rate-limit';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
 export { causeOf, isTerminal, TerminalError } from './errors';

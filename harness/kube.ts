@@ -16,6 +16,7 @@ import {
   RbacAuthorizationV1Api,
   type V1Status,
 } from '@kubernetes/client-node';
+import { keepAliveAgent, keepAliveConfiguration } from '../controller';
 import { ADMIN, type ClusterInfo, kubeconfigYaml } from './control-plane';
 
 export interface RawResponse {
@@ -57,22 +58,37 @@ export async function resendUnsent<T>(send: () => Promise<T>, tries = 4): Promis
   }
 }
 
-/** A client from kubeconfig YAML. */
+/** KubernetesObjectApi on a given configuration, with the kubeconfig's namespace as `makeApiClient` gives it. */
+class KeptObjectApi extends KubernetesObjectApi {
+  constructor(configuration: ConstructorParameters<typeof KubernetesObjectApi>[0], kc: KubeConfig) {
+    super(configuration);
+    this.setDefaultNamespace(kc);
+  }
+}
+
+/**
+ * A client from kubeconfig YAML. All its calls share one pool of kept connections (controller/clients.ts): client-node
+ * would open a new TLS connection for every call, and each costs the API server a handshake.
+ */
 export function kubeFromConfig(yaml: string): Kube {
   const config = new KubeConfig();
   config.loadFromString(yaml);
   const server = config.getCurrentCluster()?.server;
   if (!server) throw new Error('the kubeconfig names no cluster server');
+  const kept = keepAliveConfiguration(config);
+  const objects = new KeptObjectApi(kept, config);
+  const agentFor = keepAliveAgent();
   return {
     config,
-    core: config.makeApiClient(CoreV1Api),
-    rbac: config.makeApiClient(RbacAuthorizationV1Api),
-    authn: config.makeApiClient(AuthenticationV1Api),
-    objects: KubernetesObjectApi.makeApiClient(config),
+    core: new CoreV1Api(kept),
+    rbac: new RbacAuthorizationV1Api(kept),
+    authn: new AuthenticationV1Api(kept),
+    objects,
     request: async (method, path, body, contentType = 'application/json') => {
       const url = new URL(new URL(server).pathname.replace(/\/$/, '') + path, server);
       const opts: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
       await config.applyToHTTPSOptions(opts);
+      opts.agent = agentFor(opts);
       const data = body === undefined ? undefined : JSON.stringify(body);
       if (data !== undefined) opts.headers = { ...opts.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(data) };
       return resendUnsent(
