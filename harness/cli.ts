@@ -44,9 +44,18 @@ export interface StartCliOptions {
   readonly closeStdin?: boolean;
 }
 
-/** The bundled plugin (the same file `npm run synth` writes to dist/kubectl-bind/). */
+/**
+ * The bundled plugin (the same file `npm run synth` writes to dist/kubectl-bind/), checked once per process: checking
+ * the cached bundle against its thousand-odd inputs costs about 16 ms of CPU, and a suite starts the plugin dozens of
+ * times.
+ */
+let plugin: Promise<string> | undefined;
 export function cliBundle(): Promise<string> {
-  return bundleDeployable(repoRoot(), deployable('kubectl-bind'));
+  plugin ??= bundleDeployable(repoRoot(), deployable('kubectl-bind')).catch((e: unknown) => {
+    plugin = undefined;
+    throw e;
+  });
+  return plugin;
 }
 
 /** Starts `kubectl-bind <args> --kubeconfig <file>`. No browser is opened: the environment names none. */
