@@ -605,13 +605,17 @@ export async function startCrossplane(cluster: ClusterInfo, o: CrossplaneOptions
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers.
 
+/** Whether setpriv was found: a prerequisite is checked once per process, not at every start. */
+let setpriv = false;
 function requireSetpriv(): void {
+  if (setpriv) return;
   const r = spawnSync('setpriv', ['--version'], { encoding: 'utf8' });
   if (r.error || r.status !== 0) {
     throw new Error(
       'setpriv (util-linux) is needed to start Crossplane and its providers so that they die with the test run; install util-linux',
     );
   }
+  setpriv = true;
 }
 
 /** A process that gets SIGTERM when the process that started it dies (a killed test run leaves nothing behind). */
