@@ -60,8 +60,12 @@ export function kubeletConfig(o: KubeletOptions): Record<string, unknown> {
     volumePluginDir: join(o.dir, 'volume-plugins'),
     serializeImagePulls: false,
     registerNode: true,
-    // Quick status for tests that wait on Ready and on Pods.
+    // Quick status for tests that wait on Ready and on Pods: a change of the node's status is sent within 2 s.
     nodeStatusUpdateFrequency: '2s',
+    // An unchanged status only every 5 minutes (the kubelet's default, its liveness is the node's Lease). Unset, it
+    // would follow the 2 s above: a whole Node written every 2 s per node, 0.4 PATCH/s on the Pod platform's API
+    // servers (docs/decisions/platform-api-load.md).
+    nodeStatusReportFrequency: '5m',
     syncFrequency: '5s',
   };
 }
