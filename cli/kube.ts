@@ -13,6 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
+import { keepAliveConfiguration } from '../controller';
 import { CliError, ExitCode } from './errors';
 import { providerKubeconfig } from './provider-kubeconfig';
 import { sleep } from '../lib/abort';
@@ -32,15 +33,26 @@ export interface Cluster {
 export function clusterOf(kc: KubeConfig, what: string): Cluster {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new CliError(`the kubeconfig of ${what} names no cluster server`, 'check the kubeconfig and its current context');
+  // One pool of kept connections for all of a run's calls: client-node would open a new one per call, each a TLS
+  // handshake for the API server (docs/decisions/test-control-plane-cost.md).
+  const kept = keepAliveConfiguration(kc);
   return {
     kc,
     server,
-    core: kc.makeApiClient(CoreV1Api),
-    custom: kc.makeApiClient(CustomObjectsApi),
-    crds: kc.makeApiClient(ApiextensionsV1Api),
-    coordination: kc.makeApiClient(CoordinationV1Api),
-    objects: KubernetesObjectApi.makeApiClient(kc),
+    core: new CoreV1Api(kept),
+    custom: new CustomObjectsApi(kept),
+    crds: new ApiextensionsV1Api(kept),
+    coordination: new CoordinationV1Api(kept),
+    objects: new KeptObjectApi(kept, kc),
   };
+}
+
+/** KubernetesObjectApi on a given configuration, with the kubeconfig's namespace as `makeApiClient` gives it. */
+class KeptObjectApi extends KubernetesObjectApi {
+  constructor(configuration: ConstructorParameters<typeof KubernetesObjectApi>[0], kc: KubeConfig) {
+    super(configuration);
+    this.setDefaultNamespace(kc);
+  }
 }
 
 /**
