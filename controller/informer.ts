@@ -17,6 +17,7 @@ import https from 'node:https';
 import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { messageOf } from '../lib/kube-errors';
+import { keepAliveAgent } from './clients';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 
@@ -162,6 +163,12 @@ function transformingWatch<T>(watch: Watch, transform: (obj: T) => T): Watch {
   });
 }
 
+/**
+ * The kept connections of each KubeConfig's lists: an informer lists at its start and after a failed watch, and a
+ * controller starts its informers together; without an agent of its own every list was a new TLS connection.
+ */
+const listAgents = new WeakMap<KubeConfig, ReturnType<typeof keepAliveAgent>>();
+
 /** A GET of a collection as wire JSON (what watch events carry), authenticated as `kc`'s current user. */
 export async function listWire<T extends InformerObject>(
   kc: KubeConfig,
@@ -175,6 +182,9 @@ export async function listWire<T extends InformerObject>(
   if (selectors.fieldSelector) url.searchParams.set('fieldSelector', selectors.fieldSelector);
   const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
   await kc.applyToHTTPSOptions(opts);
+  let agentFor = listAgents.get(kc);
+  if (!agentFor) listAgents.set(kc, (agentFor = keepAliveAgent(8)));
+  opts.agent = agentFor(opts);
   return new Promise((resolve, reject) => {
     const req = https.request(url, opts, (res) => {
       const chunks: Buffer[] = [];
