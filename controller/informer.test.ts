@@ -21,7 +21,11 @@ describe('listWire', () => {
       const kc = new KubeConfig();
       kc.loadFromOptions({
         clusters: [
-          { name: 'c', server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, caData: Buffer.from(ca.cert).toString('base64') },
+          {
+            name: 'c',
+            server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+            caData: Buffer.from(ca.cert).toString('base64'),
+          },
         ],
         users: [{ name: 'u', token: 't' }],
         contexts: [{ name: 'x', cluster: 'c', user: 'u' }],

@@ -102,12 +102,21 @@ for (const variant of chosen) {
   }
   const median: Row = {};
   for (const name of Object.keys(rows[0]!))
-    median[name] = Object.fromEntries(ROLES.map((r) => [r, percentile(rows.map((x) => x[name]![r]), 50)])) as Record<Role, number>;
+    median[name] = Object.fromEntries(
+      ROLES.map((r) => [
+        r,
+        percentile(
+          rows.map((x) => x[name]![r]),
+          50,
+        ),
+      ]),
+    ) as Record<Role, number>;
   results[variant] = { rows, median };
 }
 console.log(`\nmedian of ${RUNS} (N=${N}, idle ${IDLE_S}s), CPU-s per process (handshake: ms of CPU per new connection)`);
 console.log(`| variant | phase | ${ROLES.join(' | ')} |\n|---|---|---|---|---|`);
 for (const [variant, { median }] of Object.entries(results))
-  for (const [name, v] of Object.entries(median)) console.log(`| ${variant} | ${name} | ${ROLES.map((r) => v[r].toFixed(3)).join(' | ')} |`);
+  for (const [name, v] of Object.entries(median))
+    console.log(`| ${variant} | ${name} | ${ROLES.map((r) => v[r].toFixed(3)).join(' | ')} |`);
 mkdirSync(join('bench', 'results'), { recursive: true });
 writeFileSync(join('bench', 'results', 'control-plane-handshakes.json'), JSON.stringify({ N, IDLE_S, RUNS, results }, null, 2));
