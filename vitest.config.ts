@@ -22,7 +22,7 @@ export default defineConfig({
     // vitest's main process transforms every TypeScript module the workers import (rolldown, vite's plugins), for each
     // project, on every run. Kept on disk (node_modules/.experimental-vitest-cache, keyed by the file's content and the
     // config; wiped when package-lock changes), a warm run reads them back: the unit project's main process used
-    // 4.7-5.2 CPU-s, now 1.7-2.8 (docs/decisions/unit-run-cost.md). `npx vitest --clearCache` empties it.
+    // 4.1-5.2 CPU-s, now 1.6-2.8 (docs/decisions/unit-run-cost.md). `npx vitest --clearCache` empties it.
     experimental: { fsModuleCache: true },
     // The Pod platform's chain files first (test/support/sequencer.ts): they bound the run.
     sequence: { sequencer: ChainFirstSequencer },
