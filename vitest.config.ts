@@ -19,11 +19,8 @@ export default defineConfig({
     // modules, and importing it again per file cost more CPU than some suites. No suite mocks modules or keeps
     // global state across files (cluster.ts memoises only the worker's own clusters).
     isolate: false,
-    // vitest's main process transforms every TypeScript module the workers import (rolldown, vite's plugins), for each
-    // project, on every run. Kept on disk (node_modules/.experimental-vitest-cache, keyed by the file's content and the
-    // config; wiped when package-lock changes), a warm run reads them back: the unit project's main process used
-    // 4.1-5.2 CPU-s, now 1.6-2.8 (docs/decisions/unit-run-cost.md). `npx vitest --clearCache` empties it.
-    experimental: { fsModuleCache: true },
+    // No experimental.fsModuleCache: with it, vite keeps a module's code as a Buffer and its stack-trace mapping
+    // crashes the main process on the first error it maps (docs/decisions/unit-run-cost.md).
     // The Pod platform's chain files first (test/support/sequencer.ts): they bound the run.
     sequence: { sequencer: ChainFirstSequencer },
     projects: [
