@@ -1,8 +1,7 @@
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { kubeconfigYaml } from './control-plane';
 import { eventually, kubeFromConfig, pollDelay, resendUnsent } from './kube';
+import { startLoopbackApi } from './loopback-api';
 import { createCa } from './pki';
 
 describe('eventually', () => {
@@ -44,28 +43,21 @@ describe('kubeFromConfig', () => {
   it('sends its raw requests and its typed calls over kept connections, checked against the kubeconfig CA', async () => {
     // Each new connection costs the API server a TLS handshake (bench/control-plane-handshakes): claims.test made
     // 2,037 of them before, 32 after.
-    const ca = await createCa('kube client test CA');
-    const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
-    const server = createServer({ cert: pair.cert, key: pair.key }, (req, res) => {
+    const api = await startLoopbackApi('kube client test CA', (req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: req.headers.authorization } }));
     });
-    let connections = 0;
-    server.on('secureConnection', () => connections++);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const kube = kubeFromConfig(kubeconfigYaml('c', url, ca.cert, 'dev', 'tok'));
+      const kube = kubeFromConfig(kubeconfigYaml('c', api.url, api.ca.cert, 'dev', 'tok'));
       for (let i = 0; i < 5; i++) {
         expect((await kube.request('GET', '/api/v1/namespaces/x')).body).toMatchObject({ metadata: { name: 'Bearer tok' } });
         expect((await kube.core.readNamespace({ name: 'x' })).metadata?.name).toBe('Bearer tok');
       }
-      expect(connections, 'ten calls, one connection for the raw requests and one for the typed API').toBe(2);
-      const stranger = kubeFromConfig(kubeconfigYaml('c', url, (await createCa('another CA')).cert, 'dev', 'tok'));
+      expect(api.connections, 'ten calls, one connection for the raw requests and one for the typed API').toBe(2);
+      const stranger = kubeFromConfig(kubeconfigYaml('c', api.url, (await createCa('another CA')).cert, 'dev', 'tok'));
       await expect(stranger.request('GET', '/api/v1/namespaces/x')).rejects.toThrow(/self.signed|unable to verify|certificate/i);
     } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+      await api.close();
     }
   });
 });

@@ -1,9 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa } from '../../harness/pki';
+import { type LoopbackApi, startLoopbackApi } from '../../harness/loopback-api';
 import { bindObjects, bindPath, BindResources, crdName } from './client';
 
 describe('BindResources', () => {
@@ -38,7 +36,7 @@ describe('bindObjects', () => {
   type Obj = { apiVersion: string; kind: string; metadata: { name?: string; generateName?: string; namespace?: string } };
   const requests: string[] = [];
   const store = new Map<string, Obj>();
-  let server: Server;
+  let api: LoopbackApi;
   let custom: CustomObjectsApi;
   let generated = 0;
   const status = (res: ServerResponse, code: number, reason: string, message: string) => {
@@ -47,9 +45,7 @@ describe('bindObjects', () => {
   };
 
   beforeAll(async () => {
-    const ca = await createCa('bindObjects test CA');
-    const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
-    server = createServer({ cert: pair.cert, key: pair.key }, (req, res) => {
+    api = await startLoopbackApi('bindObjects test CA', (req, res) => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
@@ -72,26 +68,9 @@ describe('bindObjects', () => {
         res.end(JSON.stringify(created));
       });
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: 'c',
-          server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          caData: Buffer.from(ca.cert).toString('base64'),
-        },
-      ],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    custom = kc.makeApiClient(CustomObjectsApi);
+    custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  });
+  afterAll(() => api.close());
 
   const binding = (metadata: Obj['metadata']): Obj => ({ apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'APIServiceBinding', metadata });
 
