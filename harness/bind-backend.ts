@@ -16,6 +16,7 @@ import { repoRoot } from './root';
 import type { ClusterInfo } from './control-plane';
 import { applyAt, type Kube, kubeFor } from './kube';
 import type { OidcTestProvider } from './oidc';
+import { type BundleLaunch, launchBundle } from './bundle-process';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 import type { KeyPairPem } from './pki';
 import { claimCrd, type Xrd } from './xcrd';
@@ -152,25 +153,9 @@ export async function startBindBackend(o: BindBackendOptions): Promise<BindBacke
   return { url, probeUrl, namespace, keysFile, dir, proc, stop: () => stop(15_000) };
 }
 
-/**
- * The bundled backend with exactly `args` and `env` (nothing of the suite's added, not even process.env): a
- * Deployment's command line as a process. Not waited for; it may be meant to exit.
- */
-export async function launchBackendBundle(o: {
-  readonly args: readonly string[];
-  readonly env: NodeJS.ProcessEnv;
-  readonly logDir: string;
-  readonly role: string;
-}): Promise<Proc> {
-  const bundle = await bundleDeployable(repoRoot(), deployable('backend'));
-  return launch({
-    command: 'setpriv',
-    args: ['--pdeathsig', 'TERM', process.execPath, bundle, ...o.args],
-    role: o.role,
-    owner: o.role,
-    logDir: o.logDir,
-    env: o.env,
-  });
+/** The bundled backend as a Deployment runs it (harness/bundle-process.ts). */
+export function launchBackendBundle(o: BundleLaunch): Promise<Proc> {
+  return launchBundle('backend', o, 'TERM');
 }
 
 export interface CallbackServer {

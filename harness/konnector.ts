@@ -16,6 +16,7 @@ import { bundleDeployable, deployable } from '../synth/deployables';
 import { ROOT } from './catalog';
 import { kubeconfigYaml, type ClusterInfo } from './control-plane';
 import { kubeFor, type Kube } from './kube';
+import { type BundleLaunch, launchBundle } from './bundle-process';
 import { freePorts, launch, probe, waitReady, type Proc } from './processes';
 import type { ProviderSide } from './provider-side';
 
@@ -137,25 +138,9 @@ export interface StartKonnectorOptions {
   readonly nodeOptions?: string;
 }
 
-/**
- * The bundled konnector with exactly `args` and `env` (nothing of the suite's added, not even process.env): a
- * Deployment's command line as a process. Not waited for.
- */
-export async function launchKonnectorBundle(o: {
-  readonly args: readonly string[];
-  readonly env: NodeJS.ProcessEnv;
-  readonly logDir: string;
-  readonly role: string;
-}): Promise<Proc> {
-  const bundle = await bundleDeployable(ROOT, deployable('konnector'));
-  return launch({
-    command: 'setpriv',
-    args: ['--pdeathsig', 'KILL', process.execPath, bundle, ...o.args],
-    role: o.role,
-    owner: o.role,
-    logDir: o.logDir,
-    env: o.env,
-  });
+/** The bundled konnector as a Deployment runs it (harness/bundle-process.ts). */
+export function launchKonnectorBundle(o: BundleLaunch): Promise<Proc> {
+  return launchBundle('konnector', o, 'KILL');
 }
 
 /** Starts the bundled konnector (dist/konnector/konnector.mjs) and waits until /healthz answers. */
