@@ -212,13 +212,22 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
     await imported;
     log(`node ${name} Ready in ${((Date.now() - started) / 1000).toFixed(1)}s (address ${net.nodeIp} in its own network namespace)`);
 
-    return {
+    // What another process needs to reach this node (the shared Pod platform hands it to the test workers).
+    const handle: NodeHandle = {
       name,
       runDir,
       ip: net.nodeIp,
       dnsIp,
       netns: ns.netns,
       busyboxImage: BUSYBOX_IMAGE,
+      registryHostsDir: registryHostsDir(containerdDir),
+      holderPid: holder.pid,
+      connectSocket: bridge.connectSocket,
+      containerdSocket: containerd.socket,
+      kubeletLog: kubelet.logPath,
+    };
+    return {
+      ...handle,
       procs,
       cgroupDirs: cg.dirs,
       podLogs: (namespace, pod) => podLogDir(join(runDir, 'kubelet', 'pod-logs'), namespace, pod),
@@ -229,25 +238,12 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
         track(p);
         return p;
       },
-      registryHostsDir: registryHostsDir(containerdDir),
       forward: async (host, port) => {
         const f = await forwardIntoNode(runDir, bridge.connectSocket, host, port);
         track(f.proc);
         return f;
       },
-      handle: {
-        name,
-        runDir,
-        ip: net.nodeIp,
-        dnsIp,
-        netns: ns.netns,
-        busyboxImage: BUSYBOX_IMAGE,
-        registryHostsDir: registryHostsDir(containerdDir),
-        holderPid: holder.pid,
-        connectSocket: bridge.connectSocket,
-        containerdSocket: containerd.socket,
-        kubeletLog: kubelet.logPath,
-      },
+      handle,
       stop,
     };
   } catch (err) {
