@@ -11,10 +11,11 @@
  * provider and the API server (with etcd and the controller-manager).
  *
  * At 50 at once it also counts the API requests a flow makes: kube-apiserver's own `apiserver_request_total`, read
- * before the flows and again once the controllers' reactions have settled (the background rate of an idle minute
+ * before the flows and again once the controllers' reactions have settled (the background rate of five idle seconds
  * subtracted), so everything the flows cause is counted — the backend's requests, its controllers' and the
  * controller-manager's — and printed per flow beside the CPU, with the kinds of request behind it. The CPU window
- * ends at the same point.
+ * ends at the same point, and the idle CPU rate measured just before (with this bench's own reads of /metrics, a
+ * profiled 6 % of the API server's busy time in the window) is subtracted as the requests' is.
  *
  * `BENCH_BASELINE=<git revision>` also runs that revision's backend (its bundle built from `git archive`) on the same
  * control plane, alternating with this tree's for `BENCH_ROUNDS` rounds (default 2) of 50 at once, each backend
@@ -67,8 +68,11 @@ interface Row {
   readonly cpuMsPerFlow?: CpuPerFlow;
   /** API requests per flow, as kube-apiserver counted them. */
   readonly requestsPerFlow?: number;
+  /** The idle CPU rate subtracted from the window, in ms per second. */
+  readonly idleCpuMsPerS?: CpuPerFlow;
 }
 
+/** CPU milliseconds of the backend, the OpenID provider, and the control plane (API server, etcd, controller-manager). */
 interface CpuPerFlow {
   readonly backend: number;
   readonly provider: number;
@@ -125,12 +129,31 @@ const flowOf = (suite: BackendSuite) => (user: string) =>
     group: 'anynines.com',
   });
 
-/** Requests per second the control plane serves with no flows running (leases, the controller-manager). */
-async function backgroundRate(): Promise<number> {
-  const a = await apiRequests(cp.clusters.bench!, metricsAgent);
+/** CPU milliseconds used so far. */
+const cpuOf = (suite: BackendSuite): CpuPerFlow => ({
+  backend: cpuMs(suite.backend.proc.pid),
+  provider: cpuMs(suite.idp.proc.pid),
+  apiServer: cp.pids.reduce((sum, p) => sum + cpuMs(p), 0),
+});
+
+/**
+ * What the processes do with no flows running (leases, the controller-manager, the backend's renewals, and this
+ * bench's own reads of /metrics, one a second as `settle` makes them): requests and CPU milliseconds per second.
+ */
+async function background(suite: BackendSuite): Promise<{ requests: number; cpu: CpuPerFlow }> {
+  const a = total(await apiRequests(cp.clusters.bench!, metricsAgent));
+  const c = cpuOf(suite);
   const t = performance.now();
-  await new Promise((r) => setTimeout(r, 3000));
-  return ((total(await apiRequests(cp.clusters.bench!, metricsAgent)) - total(a)) / (performance.now() - t)) * 1000;
+  for (let i = 0; i < 5; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    await apiRequests(cp.clusters.bench!, metricsAgent);
+  }
+  const s = (performance.now() - t) / 1000;
+  const c2 = cpuOf(suite);
+  return {
+    requests: (total(await apiRequests(cp.clusters.bench!, metricsAgent)) - a) / s,
+    cpu: { backend: (c2.backend - c.backend) / s, provider: (c2.provider - c.provider) / s, apiServer: (c2.apiServer - c.apiServer) / s },
+  };
 }
 
 /** Waits until the flows' consequences have settled: no more than the background in a second (at most 20 s). */
@@ -148,31 +171,32 @@ async function settle(rate: number): Promise<void> {
 /** CONCURRENT flows at once on `suite`: latency, CPU and API requests per flow (until the controllers settled). */
 async function atOnce(suite: BackendSuite, what: string): Promise<{ row: Row; kinds: Map<string, number> }> {
   const users = Array.from({ length: CONCURRENT }, () => suite.user());
-  const pids = { backend: suite.backend.proc.pid, provider: suite.idp.proc.pid };
-  const cpu = () => ({
-    backend: cpuMs(pids.backend),
-    provider: cpuMs(pids.provider),
-    apiServer: cp.pids.reduce((sum, p) => sum + cpuMs(p), 0),
-  });
   // What the suite's start and warm-up caused settles first, or it would count as background.
   await settle(2);
-  const rate = await backgroundRate();
-  const before = cpu();
+  const idle = await background(suite);
+  const rate = idle.requests;
+  const before = cpuOf(suite);
   const requestsBefore = await apiRequests(cp.clusters.bench!, metricsAgent);
   const t = performance.now();
   const samples = await Promise.all(users.map((u) => timed(() => flowOf(suite)(u))));
   const wallMs = performance.now() - t;
   await settle(rate);
   const windowMs = performance.now() - t;
-  const after = cpu();
+  const after = cpuOf(suite);
   const kinds = minus(await apiRequests(cp.clusters.bench!, metricsAgent), requestsBefore);
-  const per = (k: keyof typeof before) => Math.round((after[k] - before[k]) / CONCURRENT);
+  // The idle rate is subtracted as the requests' is: what is left is what the flows caused.
+  const per = (k: keyof CpuPerFlow) => Math.round((after[k] - before[k] - (idle.cpu[k] * windowMs) / 1000) / CONCURRENT);
   const requests = (total(kinds) - (rate * windowMs) / 1000) / CONCURRENT;
   return {
     row: {
-      ...row(what, samples, wallMs, rssMiB(pids.backend)),
+      ...row(what, samples, wallMs, rssMiB(suite.backend.proc.pid)),
       cpuMsPerFlow: { backend: per('backend'), provider: per('provider'), apiServer: per('apiServer') },
       requestsPerFlow: Math.round(requests * 10) / 10,
+      idleCpuMsPerS: {
+        backend: Math.round(idle.cpu.backend),
+        provider: Math.round(idle.cpu.provider),
+        apiServer: Math.round(idle.cpu.apiServer),
+      },
     },
     kinds,
   };
@@ -287,6 +311,10 @@ const table = (list: readonly Row[]) => {
   }
 };
 table(rows);
+const idleRates = last.idleCpuMsPerS!;
+console.log(
+  `(CPU per flow: the window's CPU less the idle rate measured just before — backend ${idleRates.backend}, OIDC ${idleRates.provider}, API server ${idleRates.apiServer} ms/s, the last with this bench's reads of /metrics)`,
+);
 console.log(`\nAPI requests per flow at ${CONCURRENT} at once, by kind (kube-apiserver's count, background included):`);
 for (const [k, v] of [...lastKinds].sort((a, b) => b[1] - a[1])) {
   if (v / CONCURRENT >= 0.1) console.log(`  ${(v / CONCURRENT).toFixed(1).padStart(5)}  ${k}`);
