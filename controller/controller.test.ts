@@ -3,12 +3,13 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { Controller, type Reconcile } from './controller';
 import { TerminalError } from './errors';
+import { sleep } from '../lib/abort';
 
 const until = async (what: string, f: () => boolean, ms = 3000) => {
   const deadline = Date.now() + ms;
   while (!f()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+    await sleep(5);
   }
 };
 
@@ -65,7 +66,7 @@ describe('Controller', () => {
     });
     h.c.enqueue('x');
     await until('1 call', () => calls === 1);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     await h.stop();
     expect(calls).toBe(1);
     expect(await terminal(h.registry)).toBe(1);
@@ -81,7 +82,7 @@ describe('Controller', () => {
     });
     h.c.enqueue('x');
     await until('1 call', () => calls === 1);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     await h.stop();
     expect(calls).toBe(1);
     expect(await terminal(h.registry)).toBe(1);
@@ -111,12 +112,12 @@ describe('Controller', () => {
       max = Math.max(max, active);
       perKey.set(key, (perKey.get(key) ?? 0) + 1);
       if ((perKey.get(key) ?? 0) > 1) overlap = true;
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       perKey.set(key, (perKey.get(key) ?? 1) - 1);
       active--;
     }, 4);
     for (let i = 0; i < 20; i++) h.c.enqueue(`k${i % 4}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     for (let i = 0; i < 20; i++) h.c.enqueue(`k${i % 4}`);
     await until('idle', () => h.c.queue.length === 0 && h.c.queue.inFlight === 0, 5000);
     await h.stop();
@@ -127,7 +128,7 @@ describe('Controller', () => {
   it('on stop, finishes the reconcile in flight and starts no other', async () => {
     const finished: string[] = [];
     const h = harness(async (key) => {
-      await new Promise((r) => setTimeout(r, 80));
+      await sleep(80);
       finished.push(key);
     });
     h.c.enqueue('a');

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WorkQueue } from './queue';
-
-const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../lib/abort';
 
 describe('WorkQueue', () => {
   it('hands out a key once however often it was added while waiting', async () => {
@@ -26,7 +25,7 @@ describe('WorkQueue', () => {
     const second = q.get();
     let got: string | undefined;
     void second.then((k) => (got = k));
-    await tick();
+    await sleep(0);
     expect(got, 'a second worker waits').toBeUndefined();
     q.done(first as string);
     expect(await second).toBe('a');
@@ -81,7 +80,7 @@ describe('WorkQueue', () => {
     expect(q.delayed, 'delayed keys are dropped').toBe(0);
     let drained = false;
     const d = q.drain().then(() => (drained = true));
-    await tick();
+    await sleep(0);
     expect(drained, 'a and b are still in flight').toBe(false);
     q.done(a as string);
     q.done('b');
@@ -93,7 +92,7 @@ describe('WorkQueue', () => {
     const waits: [string, number][] = [];
     const q = new WorkQueue({ onGet: (k, ms) => waits.push([k, ms]) });
     q.add('a');
-    await tick(30);
+    await sleep(30);
     await q.get();
     expect(waits[0]?.[0]).toBe('a');
     expect(waits[0]?.[1]).toBeGreaterThanOrEqual(25);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TokenBucket } from './rate-limit';
+import { sleep } from '../lib/abort';
 
 /** Lets resolved promises run, but no timer. */
 const microtasks = async () => {
@@ -24,7 +25,7 @@ describe('TokenBucket', () => {
     const bucket = new TokenBucket({ qps: 100, burst: 2 });
     await bucket.take();
     await bucket.take();
-    await new Promise((r) => setTimeout(r, 100)); // ten tokens' worth of time: still only two
+    await sleep(100); // ten tokens' worth of time: still only two
     let through = 0;
     const start = performance.now();
     const all = Promise.all([1, 2, 3].map(() => bucket.take().then(() => through++)));

@@ -3,6 +3,8 @@
  * `qps` requests a second, with bursts of up to `burst`. Callers that find the bucket empty reserve the next token and
  * wait for it, so waiting callers go in the order they came and none waits longer than its place in line.
  */
+import { sleep } from '../lib/abort';
+
 export interface RateLimit {
   /** Requests per second on average. */
   readonly qps: number;
@@ -38,7 +40,7 @@ export class TokenBucket {
     this.tokens -= 1;
     if (this.tokens >= 0) return Promise.resolve();
     const waitMs = (-this.tokens / this.limit.qps) * 1000;
-    return new Promise((resolve) => setTimeout(resolve, waitMs));
+    return sleep(waitMs);
   }
 
   /** Takes a token if there is one and answers 0; else takes nothing and answers the ms until one is there (a server refuses). */

@@ -20,6 +20,7 @@ import { type BundleLaunch, launchBundle } from './bundle-process';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 import type { KeyPairPem } from './pki';
 import { claimCrd, type Xrd } from './xcrd';
+import { sleep } from '../lib/abort';
 
 export const BACKEND_CLIENT = { clientId: 'klutch-bind', clientSecret: 'klutch-bind-test-secret' } as const;
 
@@ -88,7 +89,7 @@ export async function waitEstablished(kube: Kube, names: readonly string[]): Pro
       const conds = (r.body.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} is not Established after 30s: ${JSON.stringify(r.body.status)}`);
-      await new Promise((res) => setTimeout(res, 100));
+      await sleep(100);
     }
   }
 }

@@ -37,6 +37,7 @@ import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor, pollDelay, resendUnsent } from './kube';
 import { createCa, writeTlsDir } from './pki';
 import { freePorts, launch, probe, type Proc, tail } from './processes';
+import { sleep } from '../lib/abort';
 
 type Obj = Record<string, any>;
 
@@ -658,7 +659,7 @@ export async function until<T>(proc: Proc, what: string, check: () => Promise<T 
           `${proc.role} of ${proc.owner} logs to ${proc.logPath}:\n${tail(proc.logPath)}`,
       );
     }
-    await new Promise((r) => setTimeout(r, pollDelay(Date.now() - started)));
+    await sleep(pollDelay(Date.now() - started));
   }
 }
 
@@ -710,7 +711,7 @@ export async function established(kube: Kube, name: string): Promise<void> {
   };
   while (!(await served())) {
     if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established and served after ${WAIT_MS / 1000}s`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

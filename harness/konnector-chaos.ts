@@ -11,6 +11,7 @@ import { clientsFor } from '../konnector/kube/client';
 import { messageOf, statusOf } from '../lib/kube-errors';
 import { jsonSubset } from '../konnector/kube/objects';
 import type { Kube } from './kube';
+import { sleep } from '../lib/abort';
 
 export interface ChaosWorld {
   readonly consumer: Kube;
@@ -30,7 +31,7 @@ async function retry(what: string, f: () => Promise<{ code: number; body: Record
     const r = await f().catch((e: Error) => ({ code: 0, body: { message: e.message } }));
     if ((r.code >= 200 && r.code < 300) || ok.includes(r.code)) return;
     if (i > 600) throw new Error(`${what}: ${r.code} ${JSON.stringify(r.body.message)}`);
-    await new Promise((res) => setTimeout(res, 100));
+    await sleep(100);
   }
 }
 
@@ -65,7 +66,7 @@ export function chaosWorkload(w: ChaosWorld, o: { concurrency?: number } = {}) {
     const workers = Array.from({ length: o.concurrency ?? 8 }, async () => {
       for (let i = ids.shift(); i !== undefined; i = ids.shift()) {
         const wait = perSecond ? t0 + ((i - from) * 1000) / perSecond - performance.now() : 0;
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        if (wait > 0) await sleep(wait);
         await f(i);
       }
     });

@@ -19,6 +19,7 @@ import { kubeFor, type Kube } from './kube';
 import { type BundleLaunch, launchBundle } from './bundle-process';
 import { freePorts, launch, probe, waitReady, type Proc } from './processes';
 import type { ProviderSide } from './provider-side';
+import { sleep } from '../lib/abort';
 
 /** Server-side applies the objects a construct renders. */
 export async function applyConstruct(kube: Kube, build: (scope: Construct) => void, skip: readonly string[] = []): Promise<void> {
@@ -99,7 +100,7 @@ export async function createBinding(
   // A client retries what the API server answers while it reloads a CRD (503) or is busy (429), as kubectl bind would.
   let b = { code: 0, body: {} as Record<string, unknown> };
   for (let i = 0; i < 50 && (b.code === 0 || b.code === 503 || b.code === 429); i++) {
-    if (i) await new Promise((r) => setTimeout(r, 200));
+    if (i) await sleep(200);
     b = await kube.request('POST', `/apis/klutch.anynines.com/v1alpha1/namespaces/${namespace}/apiservicebindings`, {
       apiVersion: BIND_API_VERSION,
       kind: Kinds.APIServiceBinding,

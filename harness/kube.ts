@@ -18,6 +18,7 @@ import {
 } from '@kubernetes/client-node';
 import { keepAliveAgent, keepAliveConfiguration } from '../controller';
 import { ADMIN, type ClusterInfo, kubeconfigYaml } from './control-plane';
+import { sleep } from '../lib/abort';
 
 export interface RawResponse {
   readonly code: number;
@@ -53,7 +54,7 @@ export async function resendUnsent<T>(send: () => Promise<T>, tries = 4): Promis
       return await send();
     } catch (e) {
       if (i >= tries || !/before secure TLS connection was established/.test(String((e as Error)?.message))) throw e;
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
     }
   }
 }
@@ -164,7 +165,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     }
     if (Date.now() > deadline)
       throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, pollDelay(Date.now() - started)));
+    await sleep(pollDelay(Date.now() - started));
   }
 }
 

@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { sleep } from '../lib/abort';
 
 /** A process of the harness. */
 export interface Proc {
@@ -138,7 +139,7 @@ export async function waitReady(p: Proc, ready: () => Promise<boolean>, timeoutM
     if (Date.now() > deadline) {
       throw new Error(`${p.role} of ${p.owner} was not ready after ${timeoutMs / 1000}s; its log is ${p.logPath}:\n${tail(p.logPath)}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Waiting that ends when a shutdown begins: every retry loop and every "until synced" wait of the backend, the
  * konnector, the controller machinery and kubectl-bind goes through these, so SIGTERM or Ctrl-C never waits on a
- * server that will not answer.
+ * server that will not answer. The harness, the tests and the benches wait with the same `sleep`: one way to wait.
  */
 
 /** Resolves after `ms`, or at once when `signal` aborts (never rejects). */

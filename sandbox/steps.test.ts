@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Interrupted, Steps } from './steps';
+import { sleep } from '../lib/abort';
 
 describe('Steps', () => {
   it('prints each step with its timing and keeps it', async () => {
@@ -16,7 +17,7 @@ describe('Steps', () => {
     const steps = new Steps(() => undefined, abort.signal);
     let finished = false;
     const running = steps.run('slow', async () => {
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       finished = true;
     });
     setTimeout(() => abort.abort(), 20);
@@ -55,7 +56,7 @@ describe('Steps', () => {
     let settled = false;
     void steps.settled().then(() => (settled = true));
     const joined = steps.run('second', () => ahead.join());
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(out).toMatch(/\[2\] second\n {4}said before its step\n$/);
     expect(settled).toBe(false);
     release();
@@ -68,7 +69,7 @@ describe('Steps', () => {
   it('keeps a failure of work ahead for its step, not as an unhandled rejection', async () => {
     const steps = new Steps(() => undefined);
     const ahead = steps.ahead(() => Promise.reject(new Error('ahead failed')));
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     await steps.settled();
     await expect(steps.run('its step', () => ahead.join())).rejects.toThrow('ahead failed');
   });

@@ -7,6 +7,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { type Key, KeyRing, parseKeys } from './keys';
 import { ReplayGuard } from './replay';
 import { Sealer } from './sealer';
+import { sleep } from '../../lib/abort';
 
 const key = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
 
@@ -28,7 +29,7 @@ describe('Sealer', () => {
     const flipped = token.slice(0, -3) + (token.endsWith('AAA') ? 'BBB' : 'AAA');
     await expect(s.open('session', flipped)).rejects.toMatchObject({ reason: 'invalid' });
     const short = await s.seal('session', { sub: 'x' }, 1000);
-    await new Promise((r) => setTimeout(r, 2100));
+    await sleep(2100);
     await expect(s.open('session', short)).rejects.toMatchObject({ reason: 'expired' });
     current = parseKeys(`${k2}\n${k1}\n`, 't'); // rotated: new key seals, old opens
     expect((await s.open('session', token)).sub).toBe('x');

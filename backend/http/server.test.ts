@@ -21,6 +21,7 @@ import { RateLimiter } from './rate-limit';
 import { SECURITY_HEADERS } from './respond';
 import { bindHandler, DEFAULT_LIMITS, listen } from './server';
 import { sessionCookieName, SESSION_TTL_MS, type Session } from './session';
+import { sleep } from '../../lib/abort';
 
 const template = {
   metadata: { name: 'pg', namespace: 't' },
@@ -301,7 +302,7 @@ describe('draining (the replica is terminating)', () => {
         net.connect(server.port, '127.0.0.1').once('error', (e: NodeJS.ErrnoException) => r(e.code ?? '')),
       );
       expect(refused).toBe('ECONNREFUSED');
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       expect(drained).toBe(false);
       release.open();
       const answered = await slow;

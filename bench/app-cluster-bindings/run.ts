@@ -23,6 +23,7 @@ import { kubeFor, requireOk, type Kube, type WireObject } from '../../harness/ku
 import { freePorts, probe, waitReady } from '../../harness/processes';
 import { ensureKubeBinary } from '../../harness/tools/kube';
 import { cpuSeconds, memMiB as rssMiB, percentile as pct } from '../measure';
+import { sleep } from '../../lib/abort';
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 const root = process.cwd();
@@ -118,7 +119,7 @@ try {
         );
         if (deployed && names.includes(name) && !done.has(name)) done.set(name, performance.now() - started.get(name)!);
       }
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     return { perCluster: [...done.values()], wallMs: performance.now() - t0, cpu: cpuMs(backend.pid) - cpu0, peak };
   }

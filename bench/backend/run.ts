@@ -38,6 +38,7 @@ import { startControlPlanes, type ClusterInfo } from '../../harness/control-plan
 import { ensureKubeBinary } from '../../harness/tools/kube';
 import { cpuSeconds, memMiB as rssMiB, percentile as pct } from '../measure';
 import { bundleAtRevision } from '../revision';
+import { sleep } from '../../lib/abort';
 const cpuMs = (pid: number) => cpuSeconds(pid) * 1000;
 
 const root = process.cwd();
@@ -145,7 +146,7 @@ async function background(suite: BackendSuite): Promise<{ requests: number; cpu:
   const c = cpuOf(suite);
   const t = performance.now();
   for (let i = 0; i < 5; i++) {
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     await apiRequests(cp.clusters.bench!, metricsAgent);
   }
   const s = (performance.now() - t) / 1000;
@@ -161,7 +162,7 @@ async function settle(rate: number): Promise<void> {
   let last = total(await apiRequests(cp.clusters.bench!, metricsAgent));
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     const now = total(await apiRequests(cp.clusters.bench!, metricsAgent));
     if (now - last <= rate + 2) return;
     last = now;

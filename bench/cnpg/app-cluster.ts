@@ -24,6 +24,7 @@ import { getObject, kubeFromConfig, requireOk, type Kube, type WireObject } from
 import { localVolumes } from '../../harness/node/cnpg';
 import { type AppClient, type Creds, startAppClient } from './app-client';
 import { loadLine, row, sampleLoad, table, writeResult } from './report';
+import { sleep } from '../../lib/abort';
 
 /** The namespace the sandbox binds in the app cluster (its claims live there). */
 const NS = 'default';
@@ -257,7 +258,7 @@ async function measure(name: string, c: Context): Promise<Sample> {
       if (upstream) at.controlPlane = now;
       if (cluster) at.cluster ??= now;
       if (cluster?.status?.phase === HEALTHY && cluster.status.readyInstances === cluster.spec.instances) at.healthy = now;
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await sleep(POLL_MS);
     }
     const timer = setTimeout(() => abort.abort(new Error('deadline')), Math.max(0, deadline - performance.now()));
     const p = await probe!.finally(() => clearTimeout(timer));

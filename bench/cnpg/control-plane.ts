@@ -27,6 +27,7 @@ import { ensureCnpgOperatorImage, ensureCnpgPostgresImage } from '../../harness/
 import { startNode } from '../../harness/node/node';
 import { kubeBinaryPath } from '../../harness/tools/kube';
 import { loadLine, row, sampleLoad, table, writeResult } from './report';
+import { sleep } from '../../lib/abort';
 
 const NS = 'bench';
 const HEALTHY = 'Cluster in healthy state';
@@ -120,7 +121,7 @@ export async function benchOnControlPlane(o: ControlPlaneOptions): Promise<void>
             }
             if (forward && (await accepting(forward.port))) acceptingAt = performance.now();
           }
-          await new Promise((r) => setTimeout(r, 100));
+          await sleep(100);
         }
       } finally {
         await forward?.close();

@@ -42,6 +42,7 @@ import { bundleDeployable, deployable } from '../../synth/deployables';
 import { ensureNodeRuntime } from '../../harness/tools/node-runtime';
 import { cpuSeconds, memMiB, percentile as pct } from '../measure';
 import { bundleAtRevision } from '../revision';
+import { sleep } from '../../lib/abort';
 
 const root = process.cwd();
 if (!existsSync(join(root, 'konnector', 'main.ts'))) throw new Error(`run from the repository root (npm run bench konnector), not ${root}`);
@@ -243,7 +244,7 @@ try {
   // 5,000 bound claims: memory.
   await w.create(W + 2 * N, TOTAL);
   await eventually(`${TOTAL} claims upstream`, async () => (upSeen.size >= TOTAL ? true : undefined), 900_000);
-  await new Promise((r) => setTimeout(r, 5000));
+  await sleep(5000);
   results.memory = { objects: TOTAL, rssMiB: memMiB(kpid(), 'VmRSS'), peakMiB: memMiB(kpid(), 'VmHWM') };
   log(`${TOTAL} claims bound: RSS ${memMiB(kpid(), 'VmRSS').toFixed(1)} MiB, peak ${memMiB(kpid(), 'VmHWM').toFixed(1)} MiB`);
   if (HEAP_DIR) {
@@ -256,7 +257,7 @@ try {
     );
     // Written once its size stops changing.
     let size = -1;
-    for (let now = 0; now !== size || size === 0; await new Promise((r) => setTimeout(r, 2000))) {
+    for (let now = 0; now !== size || size === 0; await sleep(2000)) {
       size = now;
       now = statSync(join(HEAP_DIR, file as string)).size;
     }

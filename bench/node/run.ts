@@ -13,6 +13,7 @@ import { startControlPlanes } from '../../harness/control-plane';
 import { eventually, getObject, kubeFor, requireOk } from '../../harness/kube';
 import { startNode } from '../../harness/node/node';
 import { cpuSeconds as cpuS, memMiB as rssMiB } from '../measure';
+import { sleep } from '../../lib/abort';
 
 const root = process.cwd();
 const pods = Number(process.env.BENCH_PODS ?? 5);
@@ -62,7 +63,7 @@ try {
   const groups = { node: () => nodePids(node.cgroupDirs), 'control plane': () => cp.pids, scheduler: () => [scheduler] };
   const before = Object.fromEntries(Object.entries(groups).map(([k, f]) => [k, f().reduce((s, p) => s + cpuS(p), 0)]));
   const started = performance.now();
-  await new Promise((r) => setTimeout(r, idleS * 1000));
+  await sleep(idleS * 1000);
   const elapsedS = (performance.now() - started) / 1000;
   const usage = Object.entries(groups).map(([k, f]) => {
     const list = f();

@@ -20,6 +20,7 @@ import { ensureCrossplaneImages, ensureDeployableImages } from '../../harness/no
 import { listPods } from '../../harness/platform/pods';
 import { startPlatformOnPods } from '../../harness/platform/platform-on-pods';
 import { cpuSeconds as cpuS, memMiB as rssMiB } from '../measure';
+import { sleep } from '../../lib/abort';
 
 const root = process.cwd();
 const idleS = Number(process.env.BENCH_IDLE_S ?? 30);
@@ -55,7 +56,7 @@ try {
     const ready = (p: (typeof pods)[number]) =>
       (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
     if (pods.length > 0 && pods.every(ready)) break;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
   const allReadyMs = performance.now() - t;
   const podCount = (await listPods(kube)).length;
@@ -73,7 +74,7 @@ try {
   };
   const before = Object.fromEntries(Object.entries(groups).map(([k, f]) => [k, f().reduce((s, p) => s + cpuS(p), 0)]));
   const started = performance.now();
-  await new Promise((r) => setTimeout(r, idleS * 1000));
+  await sleep(idleS * 1000);
   const elapsedS = (performance.now() - started) / 1000;
   const usage = Object.entries(groups).map(([what, f]) => {
     const list = f();

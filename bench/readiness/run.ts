@@ -24,6 +24,7 @@ import type { Proc } from '../../harness/processes';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
 import { ensureProviderKubernetes, providerKubernetesSource } from '../../harness/tools/provider-kubernetes';
 import { cpuSeconds, memMiB, percentile } from '../measure';
+import { sleep } from '../../lib/abort';
 
 type Obj = Record<string, any>;
 
@@ -115,7 +116,7 @@ async function until(ok: () => boolean | Promise<boolean>, what: string, timeout
   const deadline = performance.now() + timeoutMs;
   while (!(await ok())) {
     if (performance.now() > deadline) throw new Error(`bench: timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 
@@ -197,7 +198,7 @@ async function run(mode: Mode) {
     const [etcd, apiserver] = cp.pids;
     const cpu = () => ({ provider: cpuSeconds(provider.proc.pid), api: cpuSeconds(apiserver!) + cpuSeconds(etcd!) });
     const before = cpu();
-    await new Promise((r) => setTimeout(r, WINDOW_S * 1000));
+    await sleep(WINDOW_S * 1000);
     const after = cpu();
 
     const written = new Map<string, number>();

@@ -19,6 +19,7 @@ import type { Node } from '../node/node';
 import type { Registry } from '../node/registry';
 import { runCommand } from '../processes';
 import { podFailure } from './pods';
+import { sleep } from '../../lib/abort';
 
 /** The public registries our packages and their dependencies are named in; ImageConfigs rewrite them to the mirror. */
 export const PUBLIC_REGISTRIES = ['xpkg.crossplane.io/', 'xpkg.upbound.io/'] as const;
@@ -186,7 +187,7 @@ export async function packageHealthy(kube: Kube, node: Pick<Node, 'podLogs'>, pl
           (await podFailure(kube, node, CROSSPLANE_NAMESPACE, 'app=crossplane')),
       );
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }
 
@@ -205,6 +206,6 @@ export async function deploymentAvailable(
     if (Date.now() > deadline) {
       throw new Error(`Deployment ${ns}/${name} not Available after ${WAIT_MS / 1000}s\n${await podFailure(kube, node, ns, selector)}`);
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }

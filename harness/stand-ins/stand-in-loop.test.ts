@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { standInLoop } from './stand-in-loop';
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../../lib/abort';
 
 describe('standInLoop', () => {
   it('ticks until stopped, says each distinct error once, and says it again after a success', async () => {
@@ -17,10 +16,10 @@ describe('standInLoop', () => {
       (l) => said.push(l),
       { everyMs: 5 },
     );
-    while (ticks < errors.length + 2) await pause(5);
+    while (ticks < errors.length + 2) await sleep(5);
     await loop.stop();
     const after = ticks;
-    await pause(30);
+    await sleep(30);
     expect(ticks).toBe(after);
     expect(said).toEqual(['x stand-in: down (trying again)', 'x stand-in: gone (trying again)', 'x stand-in: down (trying again)']);
   });
@@ -32,7 +31,7 @@ describe('standInLoop', () => {
       () => undefined,
       { everyMs: 60_000 },
     );
-    await pause(10);
+    await sleep(10);
     const t = Date.now();
     await loop.stop();
     expect(Date.now() - t).toBeLessThan(1_000);
@@ -50,16 +49,16 @@ describe('standInLoop', () => {
       () => undefined,
       { everyMs: 60_000 },
     );
-    await pause(10);
+    await sleep(10);
     expect(ticks).toBe(1);
     loop.wake();
-    await pause(10);
+    await sleep(10);
     expect(ticks, 'woken: a second tick at once').toBe(2);
     // Two wakes while the second tick runs: one more tick after it, not two, and then the pause.
     loop.wake();
     loop.wake();
     release();
-    await pause(20);
+    await sleep(20);
     expect(ticks).toBe(3);
     await loop.stop();
   });
@@ -74,7 +73,7 @@ describe('standInLoop', () => {
       () => undefined,
       { everyMs: 60_000, retryMs: 5 },
     );
-    await pause(40);
+    await sleep(40);
     await loop.stop();
     expect(ticks).toBe(2);
   });

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { cacheRoot } from './cache';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from '../../lib/abort';
 
 /** Fails unless `go` is on PATH and at least `min` (e.g. "1.24"). */
 export function requireGo(min: string): void {
@@ -145,7 +146,7 @@ async function buildLock(out: string, label: string, log: (line: string) => void
     }
     if (!said) log(`waiting for another process (pid ${holder || '?'}) building ${label} ...`);
     said = true;
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
   }
 }
 

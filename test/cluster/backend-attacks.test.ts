@@ -18,6 +18,7 @@ import { Browser } from '../../harness/browser';
 import { cluster } from '../support/cluster';
 import { kubeconfigYaml } from '../../harness/control-plane';
 import { eventually, kubeFor, requireOk } from '../../harness/kube';
+import { sleep } from '../../lib/abort';
 
 let s: BackendSuite;
 beforeAll(async () => {
@@ -122,7 +123,7 @@ describe('state', () => {
     const state = await sealer.open<Record<string, unknown>>('state', cb.searchParams.get('state')!);
     const { exp: _exp, iat: _iat, aud: _aud, ...content } = state;
     cb.searchParams.set('state', await sealer.seal('state', content, 1000));
-    await new Promise((r) => setTimeout(r, 2100));
+    await sleep(2100);
     const before = await failures('state-expired');
     const page = await browser.get(cb.href);
     expect(page.status).toBe(400);

@@ -13,6 +13,7 @@ import { waitEstablished } from '../../harness/bind-backend';
 import { bindFlow, type FlowResult } from '../../harness/bind-flow';
 import { admin, cluster } from '../support/cluster';
 import { applyAt, eventually, kubeFromConfig, type Kube } from '../../harness/kube';
+import { sleep } from '../../lib/abort';
 
 /** How long export requests wait for their CRD in this suite (`--export-request-timeout`). */
 const CRD_WAIT_S = 12;
@@ -164,7 +165,7 @@ describe('TokenRequest kubeconfigs', () => {
       15_000,
     );
     expect(Date.now() - deleted).toBeLessThan(12_000);
-    await new Promise((r) => setTimeout(r, (REFRESH_AFTER_S + 2) * 1000));
+    await sleep((REFRESH_AFTER_S + 2) * 1000);
     expect((await s.kube.request('GET', `/api/v1/namespaces/${flow.namespace}/secrets/kubeconfig`)).code).toBe(404);
   });
 

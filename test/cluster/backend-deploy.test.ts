@@ -30,6 +30,7 @@ import { startOidcProvider, type OidcTestProvider } from '../../harness/oidc';
 import { freePorts, probe } from '../../harness/processes';
 import { kubeBinaryPath } from '../../harness/tools/kube';
 import { type Ca, createCa } from '../../harness/pki';
+import { sleep } from '../../lib/abort';
 
 const NS = 'klutch-bind-backend';
 let cp: ControlPlanes;
@@ -213,11 +214,11 @@ describe('two replicas', () => {
     const resources = `${r.url}/resources?s=${sid}`;
     expect((await browser.get(resources)).status).toBe(200);
     writeFileSync(r.keysFile, `${newKey()}\n${old}\n`);
-    await new Promise((res) => setTimeout(res, 1500)); // the backend re-reads the file at most once a second
+    await sleep(1500); // the backend re-reads the file at most once a second
     expect((await browser.get(resources)).status).toBe(200);
     const fresh = await login({ backend: r, idp: idp!, callback, user: 'carol' });
     writeFileSync(r.keysFile, `${readFileSync(r.keysFile, 'utf8').split('\n')[0]}\n`);
-    await new Promise((res) => setTimeout(res, 1500));
+    await sleep(1500);
     expect((await browser.get(resources)).status).toBe(401); // sealed with the removed key
     expect((await fresh.browser.get(`${r.url}/resources?s=${fresh.sid}`)).status).toBe(200);
   });

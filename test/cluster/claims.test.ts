@@ -32,6 +32,7 @@ import { claimValidator } from '../support/openapi';
 import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../../harness/xcrd';
 import { DELTAS, type VerdictDelta } from '../parity/deltas';
 import { klutchXrds } from '../parity/klutch';
+import { sleep } from '../../lib/abort';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Inputs: the synthesized XRDs, their example claims, and the cases.
@@ -252,7 +253,7 @@ async function installAll(crds: Crd[]): Promise<void> {
       if (refused) throw new Error(`CRD ${crd.metadata.name}: names not accepted: ${refused.message}`);
       if (Date.now() > deadline)
         throw new Error(`CRD ${crd.metadata.name} not Established after 60s: ${JSON.stringify(status?.conditions)}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 }

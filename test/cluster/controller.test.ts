@@ -10,6 +10,7 @@ import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster
 import { startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
 import { eventually, kubeFor } from '../../harness/kube';
 import { kubeBinaryPath } from '../../harness/tools/kube';
+import { sleep } from '../../lib/abort';
 
 function configMapInformer(kc: KubeConfig, namespace: string) {
   const core = kc.makeApiClient(CoreV1Api);
@@ -205,7 +206,7 @@ describe('leader election on a Lease', () => {
     await eventually('a leader', async () => (leading.size === 1 ? true : undefined));
     const two = candidate('two');
     const seenBefore = kcs.get('one')!.methods.length;
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     expect([...leading], 'still exactly one leader').toEqual(['one']);
     // The leader renews with one write each retry period, without reading the Lease first (client-go's fast path).
     const renewals = kcs.get('one')!.methods.slice(seenBefore);

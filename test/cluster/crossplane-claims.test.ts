@@ -27,6 +27,7 @@ import type { AttachedNode } from '../../harness/node/attach';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
 import { A9sServiceBrokerStandIn } from '../../harness/stand-ins/a9s-service-broker';
 import { STAND_IN_OFF } from '../../harness/stand-ins/stand-in-off';
+import { sleep } from '../../lib/abort';
 
 type Obj = Record<string, any>;
 
@@ -334,7 +335,7 @@ describe.concurrent("the backends' answers reach the claims", () => {
       condition(await get(kube, c.resourcePath), 'Synced') === 'True' ? true : undefined,
     );
     // Crossplane re-composes as soon as the Object changes (realtime compositions): a few seconds show what it reports.
-    for (const until = Date.now() + 5_000; Date.now() < until && !readyTooEarly; await new Promise((r) => setTimeout(r, 250))) {
+    for (const until = Date.now() + 5_000; Date.now() < until && !readyTooEarly; await sleep(250)) {
       const live = await get(kube, claimPath(pending));
       const early = ['Ready', 'DataServiceReady'].filter((t) => conditionOf(live, t)?.status === 'True');
       if (early.length) readyTooEarly = `${early.join(' and ')} True while the a8s cluster is not running`;

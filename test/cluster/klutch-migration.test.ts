@@ -49,6 +49,7 @@ import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, typ
 import { releaseBindings } from '../support/bind-cleanup';
 import { installCrds } from '../../harness/provider-side';
 import { claimCrd, type Xrd } from '../../harness/xcrd';
+import { sleep } from '../../lib/abort';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);
@@ -312,7 +313,7 @@ async function churn(tag: string, o: { creates: number; updates: string[]; delet
   }
   for (const step of steps) {
     await step();
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
   }
 }
 
@@ -395,7 +396,7 @@ describe("switching the konnector: Klutch's replaced by ours under a live sync",
 
   it('keeps every claim, twin and Secret while claims are created, updated and deleted during the switch', async () => {
     const started = (async () => {
-      await new Promise((r) => setTimeout(r, 500)); // some changes land before it runs
+      await sleep(500); // some changes land before it runs
       konnector = await startKonnector({
         kubeconfig: konnectorConfig,
         namespace: kns,

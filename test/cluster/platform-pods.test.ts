@@ -49,6 +49,7 @@ import { repoRoot } from '../../harness/root';
 import { crossplaneVersion } from '../../harness/tools/crossplane';
 import { kubeBinaryPath } from '../../harness/tools/kube';
 import { NODE_VERSION } from '../../harness/tools/node-runtime';
+import { sleep } from '../../lib/abort';
 
 const APP = 'platform-app';
 /** Where the images' own checks run on the control plane: a namespace enforcing Pod Security `restricted`. */
@@ -723,7 +724,7 @@ describe('the backend at two replicas', () => {
             `${publicUrl}/export`,
           );
           expect(late.status, late.body).toBe(200);
-          await new Promise((r) => setTimeout(r, 1_000));
+          await sleep(1_000);
         }
         await login(url, SB.resource);
         await done(run);
@@ -970,7 +971,7 @@ function requestStream(url: string, clients = 3, everyMs = 50): { stop(): Promis
       } catch (e) {
         failures.push(`${at}: ${(e as Error).message}`);
       }
-      await new Promise((r) => setTimeout(r, everyMs));
+      await sleep(everyMs);
     }
   };
   const running = Array.from({ length: clients }, client);

@@ -15,6 +15,7 @@ import { waitEstablished } from '../../harness/bind-backend';
 import { bindFlow, login, type FlowResult } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
 import { applyAt, eventually, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
+import { sleep } from '../../lib/abort';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
 const UNBOUND_TTL_S = 12;
@@ -182,7 +183,7 @@ describe('finding 1: a consumer cannot grant itself permissions through an expor
     await requireOk(s.kube, 'PATCH', path, claims, 'application/merge-patch+json');
     await requireOk(s.kube, 'POST', `/api/v1/namespaces/${target}/secrets`, secret('operator-secret', target));
     // Give the controllers time to (wrongly) follow the export, then look.
-    await new Promise((r) => setTimeout(r, 3000));
+    await sleep(3000);
     expect(await can(consumer, 'list', 'secrets', { namespace: target })).toBe(false);
     expect(await can(consumer, 'get', 'secrets', { namespace: target, name: 'operator-secret' })).toBe(false);
     expect((await consumer.request('GET', `/api/v1/namespaces/${target}/secrets/operator-secret`)).code).toBe(403);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Answer, leaseSlot, serveSlots, type SlotServer } from './cluster-slots';
+import { sleep } from '../../lib/abort';
 
 let server: SlotServer | undefined;
 let dir: string | undefined;
@@ -26,7 +27,7 @@ describe('cluster slots', () => {
     expect([first.slot, second.slot].sort()).toEqual([1, 2]);
     let third: number | undefined;
     const waiting = leaseSlot(path, 5000).then((l) => (third = l.slot));
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     expect(third).toBeUndefined();
     first.release();
     await waiting;
@@ -43,7 +44,7 @@ describe('cluster slots', () => {
     const path = await serve(2, async (slot, question) => {
       if (question === 'fail') throw new Error('no such\ncluster');
       // The slower answer is written last: answers are matched by id, not by order.
-      await new Promise((r) => setTimeout(r, question === 'slow' ? 100 : 0));
+      await sleep(question === 'slow' ? 100 : 0);
       return `${question} of slot ${slot}`;
     });
     const one = await leaseSlot(path, 5000);

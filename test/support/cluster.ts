@@ -15,6 +15,7 @@ import { inject, onTestFinished } from 'vitest';
 import type { ClusterInfo, Identity } from '../../harness/control-plane';
 import { type Lease, leaseSlot } from './cluster-slots';
 import { type Kube, kubeFor } from '../../harness/kube';
+import { sleep } from '../../lib/abort';
 
 /** The clusters every run starts: two, so tests can check that they are apart (bind backend and konnector need two). */
 export const CLUSTERS = ['a', 'b'] as const;
@@ -62,7 +63,7 @@ export function controlPlanes(): Promise<WorkerState> {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!existsSync(file)) {
       if (Date.now() > deadline) throw new Error(`the control planes did not start within ${START_TIMEOUT_MS / 60_000} minutes`);
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     const s = JSON.parse(readFileSync(file, 'utf8')) as ControlPlaneState;
     if ('error' in s) throw new Error(`the control planes failed to start:\n${s.error}`);

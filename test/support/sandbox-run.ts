@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../harness/catalog';
+import { sleep } from '../../lib/abort';
 
 export interface SandboxRun {
   readonly child: ChildProcess;
@@ -72,7 +73,7 @@ export function runSandbox(args: readonly string[]): SandboxRun {
       while (!out.includes(text)) {
         if (child.exitCode !== null) throw new Error(`the sandbox exited before it printed "${text}":\n${out}`);
         if (Date.now() > deadline) throw new Error(`the sandbox did not print "${text}" within ${timeoutMs / 1000}s:\n${out}`);
-        await new Promise((r) => setTimeout(r, 200));
+        await sleep(200);
       }
     },
   };
@@ -80,7 +81,7 @@ export function runSandbox(args: readonly string[]): SandboxRun {
 
 /** Processes of the run still alive a moment after it exited (the parent-death signals need that moment). */
 export async function leftOver(run: SandboxRun): Promise<number[]> {
-  await new Promise((r) => setTimeout(r, 1_000));
+  await sleep(1_000);
   return [...run.descendants].filter((pid) => existsSync(`/proc/${pid}`) && !/\) Z /.test(safeStat(pid)));
 }
 

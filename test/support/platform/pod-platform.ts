@@ -14,6 +14,7 @@ import { type Kube, kubeFromConfig } from '../../../harness/kube';
 import { type AttachedNode, attachNode } from '../../../harness/node/attach';
 import type { CrossplaneControls } from '../../../harness/platform/crossplane-switch';
 import { type ControlPlaneState, controlPlaneStateFile, type PodPlatformHandle, type Request } from './shared-platform';
+import { sleep } from '../../../lib/abort';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -104,7 +105,7 @@ async function stateOf<T extends object>(fileOf: (where: { stateFile: string }) 
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!existsSync(file)) {
     if (Date.now() > deadline) throw new Error(`the shared Pod platform did not start within ${START_TIMEOUT_MS / 60_000} minutes`);
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
   const state = JSON.parse(readFileSync(file, 'utf8')) as T | { error: string; dir: string; outputFile: string };
   if ('error' in state) {
