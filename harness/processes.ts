@@ -4,7 +4,7 @@
  * Kubernetes control planes (control-plane.ts) and by everything else the suites start (Crossplane, providers, the
  * bind backend, the konnector).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -239,4 +239,20 @@ export function runCommand(
     child.once('error', (e) => end(-1, e.message));
     child.once('close', (code) => end(code ?? -1));
   });
+}
+
+/**
+ * Runs a command to its end, blocking — for set-up steps nothing waits beside (an image's layout, a package's file
+ * list) — and answers its stdout; when it fails, the error names `what`, the command line and what it printed.
+ */
+export function runSync(
+  what: string,
+  command: string,
+  args: readonly string[],
+  o: { readonly env?: NodeJS.ProcessEnv; readonly cwd?: string; readonly timeoutMs?: number } = {},
+): string {
+  const r = spawnSync(command, args, { encoding: 'utf8', cwd: o.cwd, env: o.env, timeout: o.timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0)
+    throw new Error(`${what} failed: ${command} ${args.join(' ')}:\n${r.error?.message ?? ''}${r.stdout ?? ''}${r.stderr ?? ''}`);
+  return r.stdout;
 }

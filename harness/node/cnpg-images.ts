@@ -30,6 +30,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { runSync } from '../processes';
 import { debianVersions, ensureDebianPackages } from '../tools/debian';
 import { CNPG_VERSION, ensureCnpgManager } from '../tools/cloudnative-pg';
 import { ensureArchive } from './images';
@@ -52,12 +53,6 @@ const POSTGRESQL_PACKAGES = [
   { name: 'busybox-static', provides: '/bin/busybox' },
   { name: 'libc-bin', provides: '/usr/lib/locale/C.utf8/LC_CTYPE' },
 ];
-
-function sh(what: string, command: string, args: readonly string[]): string {
-  const r = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`${what} failed: ${command} ${args.join(' ')}: ${r.error?.message ?? ''}${r.stderr}`);
-  return r.stdout;
-}
 
 /** The users and files every image here has: root, nobody, nonroot (65532), postgres (26), /tmp. */
 function baseLayout(root: string, what: string): void {
@@ -148,14 +143,14 @@ function copyIn(root: string, path: string): void {
 export async function ensureCnpgPostgresImage(log: (line: string) => void): Promise<string> {
   await ensureDebianPackages(POSTGRESQL_PACKAGES, log);
   const files = POSTGRESQL_PACKAGES.slice(0, 2)
-    .flatMap((p) => sh(`listing ${p.name}`, 'dpkg', ['-L', p.name]).split('\n'))
+    .flatMap((p) => runSync(`listing ${p.name}`, 'dpkg', ['-L', p.name]).split('\n'))
     // Documentation, manuals and translations are not needed; llvmjit (JIT through LLVM, 100 MB of libraries) is
     // left out: PostgreSQL runs without JIT when its provider cannot be loaded.
     .filter((f) => f.startsWith('/usr/') && !/^\/usr\/share\/(doc|man|locale|lintian)\//.test(f) && !/llvmjit/.test(f))
     .filter((f) => existsSync(f) && !lstatSync(f).isDirectory());
   // The key: the packages' versions and those of what they depend on (the libraries their programs load).
   const names = POSTGRESQL_PACKAGES.map((p) => p.name);
-  const depends = sh('reading dependencies', 'dpkg-query', ['-W', '-f', '${Depends},', ...names])
+  const depends = runSync('reading dependencies', 'dpkg-query', ['-W', '-f', '${Depends},', ...names])
     .split(/[,|]/)
     .map((d) => d.trim().split(/[\s:(]/)[0] ?? '')
     .filter((d) => /^[a-z0-9][a-z0-9.+-]+$/.test(d));

@@ -4,11 +4,10 @@
  * buildah (`--storage-driver vfs`, storage in the cache, not the machine's) into OCI archives in the cache, and
  * imported into each node's containerd.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from '../tools/cache';
-import { runCommand } from '../processes';
+import { runCommand, runSync } from '../processes';
 import { ctrArgs } from './containerd';
 
 /** The sandbox image the kubelet 1.34 expects; containerd's `sandbox_image` names it. */
@@ -30,13 +29,6 @@ int main(void) {
 
 export const imagesDir = () => join(cacheRoot(), 'node-images');
 
-function run(what: string, command: string, args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv): string {
-  const r = spawnSync(command, args, { encoding: 'utf8', cwd, env, timeout: 300_000 });
-  if (r.status !== 0)
-    throw new Error(`${what} failed: ${command} ${args.join(' ')}:\n${r.error?.message ?? ''}${r.stdout ?? ''}${r.stderr ?? ''}`);
-  return r.stdout.trim();
-}
-
 /**
  * buildah with its storage in the work folder (vfs: no overlay mounts on the machine). Two files buildah writes at
  * fixed places stay off the machine too: its blob cache (/var/lib/containers/cache, for root) lands on a tmpfs over
@@ -45,7 +37,7 @@ function run(what: string, command: string, args: readonly string[], cwd?: strin
  */
 export function buildah(work: string, args: readonly string[]): string {
   const c = buildahCommand(work, args);
-  return run('buildah', c.command, c.args, undefined, c.env);
+  return runSync('buildah', c.command, c.args, { env: c.env, timeoutMs: 300_000 }).trim();
 }
 
 /** buildah as above, without blocking the event loop (the platform's start pushes beside other work); its stdout. */
@@ -131,7 +123,7 @@ export function ensurePauseImage(log: (l: string) => void): string {
     (root) => {
       const src = join(root, '..', 'pause.c');
       writeFileSync(src, PAUSE_C);
-      run('compiling the pause program', 'gcc', ['-static', '-Os', '-o', join(root, 'pause'), src]);
+      runSync('compiling the pause program', 'gcc', ['-static', '-Os', '-o', join(root, 'pause'), src]);
     },
     ['--entrypoint', '["/pause"]'],
     log,
@@ -145,8 +137,8 @@ export function ensureBusyboxImage(log: (l: string) => void): string {
     (root) => {
       const bin = join(root, 'bin');
       mkdirSync(bin);
-      run('copying busybox', 'cp', ['/bin/busybox', join(bin, 'busybox')]);
-      for (const applet of run('listing busybox applets', '/bin/busybox', ['--list']).split('\n')) {
+      runSync('copying busybox', 'cp', ['/bin/busybox', join(bin, 'busybox')]);
+      for (const applet of runSync('listing busybox applets', '/bin/busybox', ['--list']).trim().split('\n')) {
         if (applet && applet !== 'busybox') symlinkSync('busybox', join(bin, applet));
       }
       for (const d of ['tmp', 'etc', 'www']) mkdirSync(join(root, d));

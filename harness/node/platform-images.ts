@@ -29,6 +29,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { runSync } from '../processes';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
 import { DEFAULT_KONNECTOR_IMAGE } from '../../konnector/deploy/konnector';
 import { debianOwners, debianVersions, ensureDebianPackages } from '../tools/debian';
@@ -49,15 +50,9 @@ const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** Bump when what the builder puts into the base image changes: old archives are then not reused. */
 const BASE_LAYOUT = 2;
 
-function sh(what: string, command: string, args: readonly string[]): string {
-  const r = spawnSync(command, args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${what} failed: ${command} ${args.join(' ')}: ${r.error?.message ?? ''}${r.stderr}`);
-  return r.stdout;
-}
-
 /** The shared libraries a program loads (`ldd`), each with the path it is found at and the Debian package holding it. */
 export function libraryClosure(program: string): { path: string; real: string; pkg: string }[] {
-  const paths = [...sh(`listing the libraries of ${program}`, 'ldd', [program]).matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
+  const paths = [...runSync(`listing the libraries of ${program}`, 'ldd', [program]).matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
   const reals = paths.map((p) => realpathSync(p));
   // dpkg names the file where the package put it, which is the real path or (merged-/usr: /lib/...) the linked one.
   const byReal = debianOwners(reals);
