@@ -130,6 +130,13 @@ const flowOf = (suite: BackendSuite) => (user: string) =>
     group: 'anynines.com',
   });
 
+/** A figure for each of the three, computed alike. */
+const eachCpu = (f: (k: keyof CpuPerFlow) => number): CpuPerFlow => ({
+  backend: f('backend'),
+  provider: f('provider'),
+  apiServer: f('apiServer'),
+});
+
 /** CPU milliseconds used so far. */
 const cpuOf = (suite: BackendSuite): CpuPerFlow => ({
   backend: cpuMs(suite.backend.proc.pid),
@@ -153,7 +160,7 @@ async function background(suite: BackendSuite): Promise<{ requests: number; cpu:
   const c2 = cpuOf(suite);
   return {
     requests: (total(await apiRequests(cp.clusters.bench!, metricsAgent)) - a) / s,
-    cpu: { backend: (c2.backend - c.backend) / s, provider: (c2.provider - c.provider) / s, apiServer: (c2.apiServer - c.apiServer) / s },
+    cpu: eachCpu((k) => (c2[k] - c[k]) / s),
   };
 }
 
@@ -191,13 +198,9 @@ async function atOnce(suite: BackendSuite, what: string): Promise<{ row: Row; ki
   return {
     row: {
       ...row(what, samples, wallMs, rssMiB(suite.backend.proc.pid)),
-      cpuMsPerFlow: { backend: per('backend'), provider: per('provider'), apiServer: per('apiServer') },
+      cpuMsPerFlow: eachCpu(per),
       requestsPerFlow: Math.round(requests * 10) / 10,
-      idleCpuMsPerS: {
-        backend: Math.round(idle.cpu.backend),
-        provider: Math.round(idle.cpu.provider),
-        apiServer: Math.round(idle.cpu.apiServer),
-      },
+      idleCpuMsPerS: eachCpu((k) => Math.round(idle.cpu[k])),
     },
     kinds,
   };
