@@ -31,7 +31,8 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { runSync } from '../processes';
-import { debianVersions, ensureDebianPackages } from '../tools/debian';
+import { debianVersions } from '../tools/debian';
+import { ensurePrograms, IMAGE_PROGRAMS, program, PROGRAMS } from '../tools/programs';
 import { CNPG_VERSION, ensureCnpgManager } from '../tools/cloudnative-pg';
 import { ensureArchive } from './images';
 import { keyedArchive } from './platform-images';
@@ -46,13 +47,9 @@ const POSTGRES_UID = 26;
 /** Bump when what the builders put into the images changes. */
 const LAYOUT = 2;
 
-const POSTGRESQL_PACKAGES = [
-  { name: 'postgresql-15', provides: `${POSTGRESQL_BIN}/postgres` },
-  { name: 'postgresql-client-15', provides: `${POSTGRESQL_BIN}/psql` },
-  { name: 'tzdata', provides: '/usr/share/zoneinfo/UTC' },
-  { name: 'busybox-static', provides: '/bin/busybox' },
-  { name: 'libc-bin', provides: '/usr/lib/locale/C.utf8/LC_CTYPE' },
-];
+/** What the PostgreSQL image is made of; the first two are copied whole, the others in part. */
+const POSTGRESQL_PROGRAMS = ['postgres', 'psql', 'zoneinfo', 'busybox', ...IMAGE_PROGRAMS] as const;
+const POSTGRESQL_PACKAGES = [PROGRAMS.postgres.package, PROGRAMS.psql.package];
 
 /** The users and files every image here has: root, nobody, nonroot (65532), postgres (26), /tmp. */
 function baseLayout(root: string, what: string): void {
@@ -73,6 +70,7 @@ function baseLayout(root: string, what: string): void {
 
 /** The operator image (CNPG's own layout); progress to `log`. */
 export async function ensureCnpgOperatorImage(log: (line: string) => void): Promise<string> {
+  await ensurePrograms(IMAGE_PROGRAMS, log);
   const manager = await ensureCnpgManager(log);
   const key = createHash('sha256')
     .update(`${CNPG_OPERATOR_IMAGE}\n${basename(dirname(manager))}\nlayout ${LAYOUT}\n`)
@@ -141,15 +139,14 @@ function copyIn(root: string, path: string): void {
 
 /** The PostgreSQL 15 image from Debian's packages; progress to `log`. */
 export async function ensureCnpgPostgresImage(log: (line: string) => void): Promise<string> {
-  await ensureDebianPackages(POSTGRESQL_PACKAGES, log);
-  const files = POSTGRESQL_PACKAGES.slice(0, 2)
-    .flatMap((p) => runSync(`listing ${p.name}`, 'dpkg', ['-L', p.name]).split('\n'))
+  await ensurePrograms(POSTGRESQL_PROGRAMS, log);
+  const files = POSTGRESQL_PACKAGES.flatMap((p) => runSync(`listing ${p}`, 'dpkg', ['-L', p]).split('\n'))
     // Documentation, manuals and translations are not needed; llvmjit (JIT through LLVM, 100 MB of libraries) is
     // left out: PostgreSQL runs without JIT when its provider cannot be loaded.
     .filter((f) => f.startsWith('/usr/') && !/^\/usr\/share\/(doc|man|locale|lintian)\//.test(f) && !/llvmjit/.test(f))
     .filter((f) => existsSync(f) && !lstatSync(f).isDirectory());
   // The key: the packages' versions and those of what they depend on (the libraries their programs load).
-  const names = POSTGRESQL_PACKAGES.map((p) => p.name);
+  const names = [...POSTGRESQL_PACKAGES, PROGRAMS.zoneinfo.package, PROGRAMS.busybox.package, 'libc-bin'];
   const depends = runSync('reading dependencies', 'dpkg-query', ['-W', '-f', '${Depends},', ...names])
     .split(/[,|]/)
     .map((d) => d.trim().split(/[\s:(]/)[0] ?? '')
@@ -173,7 +170,7 @@ export async function ensureCnpgPostgresImage(log: (line: string) => void): Prom
       cpSync('/usr/lib/locale/C.utf8', join(root, 'usr', 'lib', 'locale', 'C.utf8'), { recursive: true });
       cpSync('/usr/share/zoneinfo', join(root, 'usr', 'share', 'zoneinfo'), { recursive: true, verbatimSymlinks: true });
       mkdirSync(join(root, 'bin'), { recursive: true });
-      copyFileSync('/bin/busybox', join(root, 'bin', 'busybox'));
+      copyFileSync(program('busybox'), join(root, 'bin', 'busybox'));
       chmodSync(join(root, 'bin', 'busybox'), 0o755);
       symlinkSync('busybox', join(root, 'bin', 'sh'));
       baseLayout(root, 'PostgreSQL 15');

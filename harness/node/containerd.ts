@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, type Proc, waitReady } from '../processes';
+import { program } from '../tools/programs';
 import type { NodeCgroup } from './cgroups';
 import { CNI_BIN_DIR } from './cni';
 import { PAUSE_IMAGE } from './images';
@@ -76,7 +77,12 @@ export async function startContainerd(
   const config = join(dir, 'config.toml');
   writeFileSync(config, containerdConfig(dir, cniConfDir));
   const socket = join(dir, 'containerd.sock');
-  const proc = launch({ ...inNode(cg, holderPid, 'containerd', ['--config', config]), role: 'containerd', owner: 'node', logDir: dir });
+  const proc = launch({
+    ...inNode(cg, holderPid, program('containerd'), ['--config', config]),
+    role: 'containerd',
+    owner: 'node',
+    logDir: dir,
+  });
   track(proc);
   await waitReady(proc, async () => existsSync(socket) && ctr(socket, ['version']).code === 0, 60_000);
   return { proc, socket };
@@ -87,6 +93,6 @@ export const ctrArgs = (socket: string, args: readonly string[]): string[] => ['
 
 /** Runs `ctr` against the node's containerd (ctrArgs). */
 export function ctr(socket: string, args: readonly string[]): { code: number; output: string } {
-  const r = spawnSync('ctr', ctrArgs(socket, args), { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(program('ctr'), ctrArgs(socket, args), { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status ?? -1, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }

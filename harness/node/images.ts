@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from '../tools/cache';
+import { program } from '../tools/programs';
 import { runCommand, runSync } from '../processes';
 import { ctrArgs } from './containerd';
 
@@ -63,7 +64,7 @@ function buildahCommand(work: string, args: readonly string[]): { command: strin
       '--',
       'sh',
       '-c',
-      'mount -t tmpfs klutch-kit-buildah /var/lib && exec buildah "$@"',
+      `mount -t tmpfs klutch-kit-buildah /var/lib && exec ${program('buildah')} "$@"`,
       'sh',
       '--root',
       join(work, 'storage'),
@@ -123,7 +124,8 @@ export function ensurePauseImage(log: (l: string) => void): string {
     (root) => {
       const src = join(root, '..', 'pause.c');
       writeFileSync(src, PAUSE_C);
-      runSync('compiling the pause program', 'gcc', ['-static', '-Os', '-o', join(root, 'pause'), src]);
+      program('libc.a');
+      runSync('compiling the pause program', program('gcc'), ['-static', '-Os', '-o', join(root, 'pause'), src]);
     },
     ['--entrypoint', '["/pause"]'],
     log,
@@ -137,8 +139,8 @@ export function ensureBusyboxImage(log: (l: string) => void): string {
     (root) => {
       const bin = join(root, 'bin');
       mkdirSync(bin);
-      runSync('copying busybox', 'cp', ['/bin/busybox', join(bin, 'busybox')]);
-      for (const applet of runSync('listing busybox applets', '/bin/busybox', ['--list']).trim().split('\n')) {
+      runSync('copying busybox', 'cp', [program('busybox'), join(bin, 'busybox')]);
+      for (const applet of runSync('listing busybox applets', program('busybox'), ['--list']).trim().split('\n')) {
         if (applet && applet !== 'busybox') symlinkSync('busybox', join(bin, applet));
       }
       for (const d of ['tmp', 'etc', 'www']) mkdirSync(join(root, d));
@@ -156,7 +158,7 @@ export function ensureBusyboxImage(log: (l: string) => void): string {
  */
 export async function importImages(socket: string, archives: readonly string[]): Promise<void> {
   for (const a of archives) {
-    const r = await runCommand('ctr', ctrArgs(socket, ['images', 'import', a]), { timeoutMs: 120_000 });
+    const r = await runCommand(program('ctr'), ctrArgs(socket, ['images', 'import', a]), { timeoutMs: 120_000 });
     if (r.code !== 0) throw new Error(`importing ${a} into the node's containerd (${socket}) failed:\n${r.output}`);
   }
 }

@@ -4,6 +4,7 @@
  * interfaces, and the cable ends with either namespace: a node's stop() leaves nothing of it behind.
  */
 import type { Node } from './node';
+import { program } from '../tools/programs';
 
 export interface NodeLink {
   /** `from`'s end of the cable and `to`'s, on a /30 of their own. */
@@ -37,12 +38,12 @@ export function linkNodes(from: Node, to: Node, o: LinkOptions): NodeLink {
   const fromIp = at(1);
   const toIp = at(2);
   // Made in `from`'s namespace, its peer moved into `to`'s (named by the holder's pid: nsenter enters net and mount only).
-  run(from, 'ip', ['link', 'add', LINK, 'type', 'veth', 'peer', 'name', LINK, 'netns', String(holder.pid)]);
-  run(from, 'ip', ['addr', 'add', `${fromIp}/30`, 'dev', LINK]);
-  run(from, 'ip', ['link', 'set', LINK, 'up']);
-  run(to, 'ip', ['addr', 'add', `${toIp}/30`, 'dev', LINK]);
-  run(to, 'ip', ['link', 'set', LINK, 'up']);
-  for (const r of o.routes) run(from, 'ip', ['route', 'add', r, 'via', toIp, 'dev', LINK]);
-  run(to, 'ip', ['route', 'add', o.fromPodCidr, 'via', fromIp, 'dev', LINK]);
+  run(from, program('ip'), ['link', 'add', LINK, 'type', 'veth', 'peer', 'name', LINK, 'netns', String(holder.pid)]);
+  run(from, program('ip'), ['addr', 'add', `${fromIp}/30`, 'dev', LINK]);
+  run(from, program('ip'), ['link', 'set', LINK, 'up']);
+  run(to, program('ip'), ['addr', 'add', `${toIp}/30`, 'dev', LINK]);
+  run(to, program('ip'), ['link', 'set', LINK, 'up']);
+  for (const r of o.routes) run(from, program('ip'), ['route', 'add', r, 'via', toIp, 'dev', LINK]);
+  run(to, program('ip'), ['route', 'add', o.fromPodCidr, 'via', fromIp, 'dev', LINK]);
   return { fromIp, toIp };
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeCgroup, sweepScript } from './cgroups';
 import { execInNode, type NodeNetwork, startNamespaces } from './netns';
+import { program } from '../tools/programs';
 
 const NET: NodeNetwork = { nodeIp: '10.244.0.1', podCidr: '10.244.0.0/24', serviceCidr: '10.0.0.0/24', bridge: 'kk0' };
 const runs: string[] = [];
@@ -24,9 +25,9 @@ describe("the node's namespaces", () => {
     const owner = spawn('sleep', ['300']);
     const ns = await startNamespaces(run, cg, NET, String(owner.pid));
 
-    expect(execInNode(ns.holder.pid, 'ip', ['-4', 'addr', 'show', 'kk0']).output).toContain('inet 10.244.0.1/24');
-    expect(execInNode(ns.holder.pid, 'ip', ['route', 'get', '10.0.0.10']).output).toContain('dev kk0 src 10.244.0.1');
-    expect(execInNode(ns.holder.pid, 'ip', ['route', 'get', '8.8.8.8']).output).toMatch(/unreachable/);
+    expect(execInNode(ns.holder.pid, program('ip'), ['-4', 'addr', 'show', 'kk0']).output).toContain('inet 10.244.0.1/24');
+    expect(execInNode(ns.holder.pid, program('ip'), ['route', 'get', '10.0.0.10']).output).toContain('dev kk0 src 10.244.0.1');
+    expect(execInNode(ns.holder.pid, program('ip'), ['route', 'get', '8.8.8.8']).output).toMatch(/unreachable/);
     expect(execInNode(ns.holder.pid, 'cat', ['/proc/sys/kernel/panic_on_oops']).output.trim()).toBe('1');
     expect(
       Object.values(networkInterfaces())

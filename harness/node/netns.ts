@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, type Proc, tail, waitReady } from '../processes';
+import { program } from '../tools/programs';
 import type { NodeCgroup } from './cgroups';
 import { shellQuote } from './cgroups';
 
@@ -59,6 +60,7 @@ export async function startNamespaces(runDir: string, cg: NodeCgroup, net: NodeN
     binds.push(`mount --bind ${shellQuote(file)} /proc/sys/${k}`);
   }
   const prefix = net.podCidr.split('/')[1];
+  const ip = program('ip');
   const setup = [
     'set -e',
     ...binds,
@@ -66,12 +68,12 @@ export async function startNamespaces(runDir: string, cg: NodeCgroup, net: NodeN
     'mount -t tmpfs -o mode=755 klutch-kit-node-log /var/log',
     // The kubelet's device-plugins folder and the CNI library's cache are fixed paths under /var/lib.
     'mount -t tmpfs -o mode=755 klutch-kit-node-lib /var/lib',
-    'ip link set lo up',
-    `ip link add ${net.bridge} type bridge`,
-    `ip addr add ${net.nodeIp}/${prefix} dev ${net.bridge}`,
-    `ip link set ${net.bridge} up`,
+    `${ip} link set lo up`,
+    `${ip} link add ${net.bridge} type bridge`,
+    `${ip} addr add ${net.nodeIp}/${prefix} dev ${net.bridge}`,
+    `${ip} link set ${net.bridge} up`,
     // A Service address has no interface: locally made packets need a route before kube-proxy's OUTPUT DNAT.
-    `ip route add ${net.serviceCidr} dev ${net.bridge} src ${net.nodeIp}`,
+    `${ip} route add ${net.serviceCidr} dev ${net.bridge} src ${net.nodeIp}`,
     'echo 1 > /proc/sys/net/ipv4/ip_forward',
     // Pod-to-Service-to-Pod on one bridge: bridged replies must pass iptables to be un-NATed (per namespace).
     'echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables',

@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { ensureCoreDns } from '../tools/coredns';
-import { ensureDebianPackages, NODE_PACKAGES } from '../tools/debian';
+import { ensurePrograms, NODE_PROGRAMS, program } from '../tools/programs';
 import { ensureKubeBinary } from '../tools/kube';
 import { ADMIN, type ClusterInfo } from '../control-plane';
 import { eventually, getObject, kubeFor } from '../kube';
@@ -120,7 +120,7 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
   const dnsIp = hostAddress(serviceCidr, 10);
   const apiPort = Number(new URL(cluster.server).port);
 
-  await ensureDebianPackages(NODE_PACKAGES, log);
+  await ensurePrograms(NODE_PROGRAMS, log);
   const binary = o.binary ?? (await ensureKubeBinary());
   const coredns = await ensureCoreDns(log);
   const images = [ensurePauseImage(log), ensureBusyboxImage(log), ...(o.images ?? [])];
@@ -201,8 +201,10 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
       const node = await getObject(kube, `/api/v1/nodes/${name}`);
       return (node?.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
     });
-    await waitReady(proxy, async () => exec('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes('default/kubernetes:https'));
-    await waitReady(dns, async () => exec('/bin/busybox', ['wget', '-q', '-O-', 'http://127.0.0.1:8181/ready']).code === 0);
+    await waitReady(proxy, async () =>
+      exec(program('iptables'), ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes('default/kubernetes:https'),
+    );
+    await waitReady(dns, async () => exec(program('busybox'), ['wget', '-q', '-O-', 'http://127.0.0.1:8181/ready']).code === 0);
     await waitReady(
       scheduler,
       async () =>

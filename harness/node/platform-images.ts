@@ -32,7 +32,8 @@ import { basename, dirname, join } from 'node:path';
 import { runSync } from '../processes';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
 import { DEFAULT_KONNECTOR_IMAGE } from '../../konnector/deploy/konnector';
-import { debianOwners, debianVersions, ensureDebianPackages } from '../tools/debian';
+import { debianOwners, debianVersions } from '../tools/debian';
+import { ensurePrograms, IMAGE_PROGRAMS, program, PROGRAMS } from '../tools/programs';
 import { crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
 import { ensureNodeRuntime, NODE_VERSION } from '../tools/node-runtime';
 import { ensureProviderKubernetes, PROVIDER_KUBERNETES_VERSION } from '../tools/provider-kubernetes';
@@ -46,7 +47,8 @@ export const DEPLOYABLE_IMAGES: Readonly<Record<string, string>> = {
   'kubectl-bind': 'klutch-kit.test/kubectl-bind:v0.1.0',
 };
 
-const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+/** Where the images carry the CA bundle: where Debian's ca-certificates puts it. */
+const CA_BUNDLE = PROGRAMS['ca-certificates.crt'].path;
 /** Bump when what the builder puts into the base image changes: old archives are then not reused. */
 const BASE_LAYOUT = 2;
 
@@ -106,7 +108,8 @@ function distrolessRoot(root: string, libs: ReturnType<typeof libraryClosure>, w
   }
   for (const d of ['lib', 'lib64', 'bin', 'sbin']) if (existsSync(join(root, 'usr', d))) symlinkSync(`usr/${d}`, join(root, d));
   mkdirSync(join(root, 'etc', 'ssl', 'certs'), { recursive: true });
-  copyFileSync(CA_BUNDLE, join(root, CA_BUNDLE));
+  const bundle = program('ca-certificates.crt');
+  copyFileSync(bundle, join(root, bundle));
   writeFileSync(
     join(root, 'etc', 'passwd'),
     `root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:${IMAGE_USER}:${IMAGE_USER}:nonroot:/home/nonroot:/sbin/nologin\n`,
@@ -122,7 +125,7 @@ function distrolessRoot(root: string, libs: ReturnType<typeof libraryClosure>, w
 
 /** The base image's OCI archive (made once per Node version and Debian library versions); progress to `log`. */
 export async function ensureBaseImage(log: (line: string) => void): Promise<string> {
-  await ensureDebianPackages([{ name: 'ca-certificates', provides: CA_BUNDLE }], log);
+  await ensurePrograms(IMAGE_PROGRAMS, log);
   const runtime = ensureNodeRuntime(log);
   const libs = libraryClosure(runtime.node);
   const inputs = `node ${NODE_VERSION}\n${packageVersions([...libs.map((l) => l.pkg), 'ca-certificates'])}\nlayout ${BASE_LAYOUT}\n`;
@@ -248,7 +251,7 @@ export const PROVIDER_KUBERNETES_IMAGE = `xpkg.crossplane.io/crossplane-contrib/
  * distroless layout as the base image (the builds link glibc: its libraries come along). OCI archives, cached.
  */
 export async function ensureCrossplaneImages(log: (line: string) => void): Promise<{ crossplane: string; providerKubernetes: string }> {
-  await ensureDebianPackages([{ name: 'ca-certificates', provides: CA_BUNDLE }], log);
+  await ensurePrograms(IMAGE_PROGRAMS, log);
   const crossplane = await ensureCrossplane(log, 'v2');
   const source = crossplaneSource('v2');
   const provider = await ensureProviderKubernetes(log);

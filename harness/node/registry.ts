@@ -10,13 +10,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { ensureDebianPackages } from '../tools/debian';
+import { ensurePrograms } from '../tools/programs';
 import { createCa } from '../pki';
 import { type Proc, waitReady } from '../processes';
 import type { Node } from './node';
 
-/** distribution 2.8.2 as Debian 12 packages it. */
-export const REGISTRY_PACKAGE = { name: 'docker-registry', provides: '/usr/bin/docker-registry' } as const;
 /** The registry's port on the node's address. */
 export const REGISTRY_PORT = 5000;
 
@@ -47,7 +45,8 @@ export async function startRegistry(
   log: (line: string) => void,
   seed?: (data: string) => Promise<void> | void,
 ): Promise<Registry> {
-  await ensureDebianPackages([REGISTRY_PACKAGE], log);
+  // distribution 2.8.2 as Debian 12 packages it.
+  const { 'docker-registry': registry } = await ensurePrograms(['docker-registry'], log);
   const dir = join(node.runDir, 'registry');
   const data = join(dir, 'data');
   mkdirSync(data, { recursive: true });
@@ -78,7 +77,7 @@ export async function startRegistry(
     join(hosts, 'hosts.toml'),
     `server = "https://${host}"\n\n[host."https://${host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "${caFile}"\n`,
   );
-  const proc = node.startProcess('registry', REGISTRY_PACKAGE.provides, ['serve', config]);
+  const proc = node.startProcess('registry', registry, ['serve', config]);
   const forward = await node.forward(node.ip, REGISTRY_PORT);
   const hostFromTest = `127.0.0.1:${forward.port}`;
   await waitReady(proc, async () => (await status(`https://${hostFromTest}/v2/`, ca.cert)) === 200, 30_000);

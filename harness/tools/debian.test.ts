@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { debianOwners, debianVersions, ensureDebianPackages, NODE_PACKAGES } from './debian';
+import { debianOwners, debianVersions, ensureDebianPackages } from './debian';
 
 describe('Debian packages for the node', () => {
   it('does nothing when every package is there', async () => {
@@ -18,13 +18,6 @@ describe('Debian packages for the node', () => {
     } finally {
       process.env.PATH = path;
     }
-  });
-
-  it('names runc, not crun, among what the node needs', () => {
-    expect(NODE_PACKAGES.map((p) => p.name)).toEqual(
-      expect.arrayContaining(['containerd', 'runc', 'containernetworking-plugins', 'iptables']),
-    );
-    expect(NODE_PACKAGES.map((p) => p.name)).not.toContain('crun');
   });
 });
 

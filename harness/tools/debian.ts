@@ -1,7 +1,8 @@
 /**
- * Debian packages the node of the harness needs (containerd, runc, CNI plugins, iptables, buildah, busybox-static),
- * installed with apt-get when a file they provide is missing. The machines run as root on Debian 12, so the project
- * installs them itself instead of asking each developer to; elsewhere it fails saying which packages to install.
+ * Debian packages, installed with apt-get when a file they provide is missing (which programs the harness takes from
+ * them: harness/tools/programs.ts), and Debian's package database as the images' cache keys read it. The machines run
+ * as root on Debian 12, so the project installs them itself instead of asking each developer to; elsewhere it fails
+ * saying which packages to install.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,20 +12,6 @@ export interface DebianPackage {
   readonly name: string;
   readonly provides: string;
 }
-
-/** What a node of the harness runs or builds its images with (harness/node/). */
-export const NODE_PACKAGES: readonly DebianPackage[] = [
-  { name: 'containerd', provides: '/usr/bin/containerd-shim-runc-v2' },
-  // runc, not crun: crun 1.8 refuses the hybrid cgroups of these machines (docs/decisions/pod-node.md).
-  { name: 'runc', provides: '/usr/sbin/runc' },
-  { name: 'containernetworking-plugins', provides: '/usr/lib/cni/bridge' },
-  { name: 'iptables', provides: '/usr/sbin/iptables' },
-  { name: 'iproute2', provides: '/usr/sbin/ip' },
-  { name: 'buildah', provides: '/usr/bin/buildah' },
-  { name: 'busybox-static', provides: '/bin/busybox' },
-  { name: 'gcc', provides: '/usr/bin/gcc' },
-  { name: 'libc6-dev', provides: '/usr/lib/x86_64-linux-gnu/libc.a' },
-];
 
 /**
  * Installs the packages of `wanted` whose file is missing (apt-get update first, then apt-get install), printing

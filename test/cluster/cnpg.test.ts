@@ -19,6 +19,7 @@ import { eventually, getObject, type Kube, requireOk, type WireObject } from '..
 import type { AttachedNode } from '../../harness/node/attach';
 import { CNPG_NAMESPACE, localVolumes } from '../../harness/node/cnpg';
 import { psqlClientPod } from '../../harness/node/cnpg-images';
+import { program } from '../../harness/tools/programs';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
 import { podFailure } from '../../harness/platform/pods';
 import { tail } from '../../harness/processes';
@@ -244,7 +245,7 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
 
     // kube-proxy forwards the address once it has seen it (the same rules a cloud's node gets for its load balancer).
     await until('kube-proxy forwarding the load balancer address', async () =>
-      node.exec('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes(LOAD_BALANCER_IP) ? true : undefined,
+      node.exec(program('iptables'), ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes(LOAD_BALANCER_IP) ? true : undefined,
     );
 
     await bindPg(NS, 'app');
@@ -407,7 +408,7 @@ async function resize(): Promise<void> {
   // The creds name the load balancer's address before kube-proxy forwards it (seen: "Network is unreachable").
   const address = Buffer.from(creds.data.instance_service, 'base64').toString();
   await until(`kube-proxy forwarding ${ns}'s load balancer address ${address}`, async () =>
-    node.exec('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes(address) ? true : undefined,
+    node.exec(program('iptables'), ['-t', 'nat', '-S', 'KUBE-SERVICES']).output.includes(address) ? true : undefined,
   );
   expect(await psql('app-client', SQL_WRITE, { ns })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
   expect((await healthy(ns)).spec.instances).toBe(1);

@@ -49,6 +49,7 @@ import { repoRoot } from '../../harness/root';
 import { crossplaneVersion } from '../../harness/tools/crossplane';
 import { kubeBinaryPath } from '../../harness/tools/kube';
 import { NODE_VERSION } from '../../harness/tools/node-runtime';
+import { program } from '../../harness/tools/programs';
 import { sleep } from '../../lib/abort';
 
 const APP = 'platform-app';
@@ -259,7 +260,7 @@ describe('Crossplane as deployed', () => {
     expect(events.items.map((e: WireObject) => e.message).join('\n')).toContain(
       `Successfully pulled image "${pod.spec.containers[0].image}"`,
     );
-    const images = cpNode.exec('ctr', [
+    const images = cpNode.exec(program('ctr'), [
       '--address',
       join(cpNode.runDir, 'containerd', 'containerd.sock'),
       '-n',
@@ -594,7 +595,7 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
         return running.some((p) => p.metadata.name === l?.spec?.holderIdentity) ? l : undefined;
       });
       // Its readiness answers from inside the Pod network, as the kubelet's probe does.
-      const readyz = appNode.exec('/bin/busybox', ['wget', '-q', '-O-', `http://${pod.status.podIP}:8080/readyz`]);
+      const readyz = appNode.exec(program('busybox'), ['wget', '-q', '-O-', `http://${pod.status.podIP}:8080/readyz`]);
       expect(readyz.code, readyz.output).toBe(0);
     },
     STEP,
@@ -632,7 +633,7 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
     'rolls out a new konnector image with no claim lost: the claims stay on both sides and a new one syncs',
     async () => {
       const next = DEPLOYABLE_IMAGES.konnector!.replace(/:[^:]+$/, ':v0.1.1-test');
-      const tagged = appNode.exec('ctr', [
+      const tagged = appNode.exec(program('ctr'), [
         '--address',
         join(appNode.runDir, 'containerd', 'containerd.sock'),
         '-n',
@@ -665,7 +666,7 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
       const apiPort = Number(new URL(cps.clusters[APP]!.server).port);
       // Pods reach the API server over the node's bridge interface; the kubelet (its status reports) over loopback.
       const rule = ['INPUT', '-i', 'kk0', '-p', 'tcp', '--dport', String(apiPort), '-j', 'REJECT', '--reject-with', 'tcp-reset'];
-      expect(appNode.exec('iptables', ['-I', ...rule]).code).toBe(0);
+      expect(appNode.exec(program('iptables'), ['-I', ...rule]).code).toBe(0);
       try {
         await eventually(
           'a konnector Pod not Ready while the API server is unreachable',
@@ -673,7 +674,7 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
           90_000,
         );
       } finally {
-        appNode.exec('iptables', ['-D', ...rule]);
+        appNode.exec(program('iptables'), ['-D', ...rule]);
       }
       await deploymentReady(app, appNode, KONNECTOR_NS, 'konnector', 2, 120_000);
       await claimSyncs('after-outage');
