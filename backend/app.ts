@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { LeaderElector, serveProbes, type Probes } from '../controller';
+import { LeaderElector, podNamespace, serveProbes, type Probes } from '../controller';
 import { AccessTokenVerifier } from './auth/access-token';
 import { Issuer } from './auth/issuer';
 import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
@@ -137,8 +137,9 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
       { flag: '--external-address', became: target.server },
       "no --external-address: consumers' kubeconfigs name the API server of this backend's own kubeconfig, as Klutch's backend does; set --external-address to the address app clusters reach",
     );
-  // The namespace a Pod runs in is its in-cluster context's (client-node reads the ServiceAccount's namespace file).
-  const namespace = o.namespace ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'klutch-bind');
+  // Where the Lease goes: the Pod's namespace; outside a Pod (Klutch's command line, which names none) the kubeconfig
+  // context's, else `default`, as kubectl resolves a context without one: a namespace every cluster has.
+  const namespace = o.namespace ?? podNamespace() ?? (kc.getContextObject(kc.getCurrentContext())?.namespace || 'default');
   // --control-plane-mode: controllers only (AppClusterBindings bind), no bind endpoints, OIDC or cookies.
   const web = !o.controlPlaneMode;
   const keys = web ? cookieKeys(o) : undefined;
@@ -252,6 +253,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
         identity: o.identity,
         log,
         registry,
+        namespaceFlag: '--namespace',
         onStartedLeading: async (signal) => {
           await informersStarted;
           await runControllers(controllerBase, signal);

@@ -64,7 +64,7 @@ export interface BackendOptions {
   /** Klutch's --cookie-signing-key and --cookie-encryption-key, decoded. */
   readonly klutchCookieKeys?: { readonly signing: Buffer; readonly encryption?: Buffer };
   readonly kubeconfig?: string;
-  /** Undefined: the namespace of the kubeconfig's context (a Pod's own), else klutch-bind (resolved at start). */
+  /** Undefined: the Pod's namespace, else the kubeconfig context's, else `default` (resolved at start). */
   readonly namespace?: string;
   readonly namespacePrefix: string;
   readonly prettyName: string;
@@ -275,7 +275,7 @@ export const FLAGS: readonly BackendFlag[] = [
     name: 'namespace',
     key: 'namespace',
     arg: 'name',
-    default: "$POD_NAMESPACE, else the kubeconfig context's (a Pod's own), else klutch-bind",
+    default: "$POD_NAMESPACE, else the Pod's (its ServiceAccount's namespace file), else the kubeconfig context's, else default",
     help: "the backend's own namespace: its leader-election Lease",
   },
   {

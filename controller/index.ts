@@ -10,7 +10,7 @@ export { Controller, type ControllerOptions, type Reconcile, type ReconcileConte
 export { causeOf, isTerminal, TerminalError } from './errors';
 export { watchInformer, type InformerEvent, type InformerObject, type WatchInformer, type WatchInformerOptions } from './informer';
 export { byRef, objectKey, refKey, splitKey, type ObjectRef } from './keys';
-export { LeaderElector, type LeaderElectorOptions } from './leader';
+export { diagnose, LeaderElector, type LeaderElectorOptions, podNamespace } from './leader';
 export { controllerMetrics, type ControllerMetrics } from './metrics';
 export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from '../lib/probes';
 export { WorkQueue, type WorkQueueOptions } from './queue';

@@ -11,13 +11,14 @@
  *
  * Written here because no well-kept npm package offers it; @kubernetes/client-node has the Lease API only.
  */
+import { readFileSync } from 'node:fs';
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { keepAliveClient } from './clients';
-import { leaderGauge } from './metrics';
+import { leaderCampaignMetrics, leaderGauge } from './metrics';
 import { sleep } from '../lib/abort';
-import { statusOf } from '../lib/kube-errors';
+import { messageOf, statusOf } from '../lib/kube-errors';
 
 export interface LeaderElectorOptions {
   readonly kc: KubeConfig;
@@ -39,8 +40,20 @@ export interface LeaderElectorOptions {
   /** Called whenever the observed leader changes (including to this candidate). */
   readonly onNewLeader?: (identity: string) => void;
   readonly log?: Logger;
-  /** Where `leader_election_master_status{name}` goes (1 while leading). @default none */
+  /** Where `leader_election_master_status{name}` and the campaign's metrics go (metrics.ts). @default none */
   readonly registry?: Registry;
+  /** The command-line flag that names the Lease's namespace, for the fix a failed campaign logs. @default '--lease-namespace' */
+  readonly namespaceFlag?: string;
+  /** How often a campaign that keeps failing for the same reason is logged again. @default 60_000 */
+  readonly problemLogIntervalMs?: number;
+}
+
+/** Why the Lease could not be read or written, and what the operator does about it: logged, and counted by `code`. */
+export interface CampaignProblem {
+  /** The HTTP status, or `unreachable` when the API server did not answer. */
+  readonly code: string;
+  readonly reason: string;
+  readonly fix: string;
 }
 
 export class LeaderElector {
@@ -54,6 +67,10 @@ export class LeaderElector {
   private written?: V1Lease;
   /** When the API server last answered a Lease request (any status); a probe reads it (`silentForMs`). */
   private answeredAt = Date.now();
+  /** When some replica was last seen leading (renewing the Lease), or when this candidate started: the leaderless gauge. */
+  private ledAt = Date.now();
+  /** The campaign's last problem and when it was logged: the same one again is logged at most every interval. */
+  private problem?: { key: string; loggedAt: number };
 
   constructor(o: LeaderElectorOptions) {
     const leaseDurationMs = o.leaseDurationMs ?? 15_000;
@@ -70,10 +87,38 @@ export class LeaderElector {
     this.api = keepAliveClient(o.kc, CoordinationV1Api);
     this.log = (o.log ?? pino({ level: 'silent' })).child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
     this.setGauge(0);
+    if (o.registry) leaderCampaignMetrics(o.registry).leaderless(o.name, () => this.leaderlessMs() / 1000);
   }
 
   private setGauge(v: number): void {
     if (this.o.registry) leaderGauge(this.o.registry).set({ name: this.o.name }, v);
+  }
+
+  /**
+   * How long, as this candidate sees it, no replica has led: 0 while the Lease's holder renews it within the lease
+   * duration, else the time since the last renewal it saw (or since it started, when it never saw one).
+   */
+  leaderlessMs(): number {
+    const o = this.observed;
+    if (this.leading || (o?.holder && Date.now() - o.at < this.o.leaseDurationMs)) return 0;
+    return Math.max(0, Date.now() - Math.max(this.ledAt, o?.holder ? o.at : 0));
+  }
+
+  /**
+   * A Lease request failed while campaigning or renewing: counted by status, and logged at warn with the Lease, the
+   * status, the reason and the fix — the first time, when the reason changes, and then at most every interval.
+   */
+  private campaignFailed(verb: 'create' | 'read' | 'update', e: unknown): void {
+    const p = diagnose(verb, e, { namespace: this.o.namespace, name: this.o.name, flag: this.o.namespaceFlag ?? '--lease-namespace' });
+    if (this.o.registry) leaderCampaignMetrics(this.o.registry).errors.inc({ name: this.o.name, code: p.code });
+    const key = `${verb} ${p.code} ${p.reason}`;
+    const every = this.o.problemLogIntervalMs ?? 60_000;
+    if (this.problem?.key === key && Date.now() - this.problem.loggedAt < every) return;
+    this.problem = { key, loggedAt: Date.now() };
+    this.log.warn(
+      { namespace: this.o.namespace, lease: this.o.name, verb, code: p.code, fix: p.fix, err: e },
+      `cannot ${verb} Lease ${this.o.namespace}/${this.o.name}: ${p.reason}; no controller runs on this replica until it can. ${p.fix}`,
+    );
   }
 
   /**
@@ -181,7 +226,7 @@ export class LeaderElector {
     } catch (e) {
       if (statusOf(e) !== undefined) this.answeredAt = Date.now();
       if (statusOf(e) !== 404) {
-        this.log.warn({ err: e }, 'cannot read the lease');
+        this.campaignFailed('read', e);
         return false;
       }
       try {
@@ -195,7 +240,9 @@ export class LeaderElector {
         this.see(this.o.identity, now.toISOString());
         return true;
       } catch (err) {
-        this.log.debug({ err }, 'cannot create the lease');
+        if (statusOf(err) !== undefined) this.answeredAt = Date.now();
+        // 409: another candidate created it first; the next attempt reads it.
+        if (statusOf(err) !== 409) this.campaignFailed('create', err);
         return false;
       }
     }
@@ -224,7 +271,9 @@ export class LeaderElector {
       this.see(this.o.identity, now.toISOString());
       return true;
     } catch (e) {
-      this.log.debug({ err: e }, 'cannot update the lease');
+      // 409: another candidate wrote it first, which is the election working.
+      if (statusOf(e) !== 409) this.campaignFailed('update', e);
+      else this.log.debug({ err: e }, 'cannot update the lease: another candidate wrote it first');
       return false;
     }
   }
@@ -248,6 +297,63 @@ export class LeaderElector {
   private see(holder: string, renewTime: string): void {
     const changedHolder = this.observed?.holder !== holder;
     this.observed = { holder, renewTime, at: Date.now() };
+    if (holder) this.ledAt = Date.now();
+    if (holder === this.o.identity && this.problem) {
+      this.problem = undefined;
+      this.log.info(`Lease ${this.o.namespace}/${this.o.name} written again`);
+    }
     if (changedHolder && holder) this.o.onNewLeader?.(holder);
+  }
+}
+
+/** What a failed Lease request means and how to fix it, named for the operator who reads the log. */
+export function diagnose(
+  verb: 'create' | 'read' | 'update',
+  e: unknown,
+  at: { readonly namespace: string; readonly name: string; readonly flag: string },
+): CampaignProblem {
+  const status = statusOf(e);
+  const message = messageOf(e);
+  const lease = `Lease ${at.namespace}/${at.name}`;
+  if (status === undefined) {
+    return {
+      code: 'unreachable',
+      reason: `the API server did not answer (${message})`,
+      fix: 'Check that this replica reaches the API server.',
+    };
+  }
+  const code = String(status);
+  if (status === 404 && verb === 'create') {
+    return {
+      code,
+      reason: `namespace ${at.namespace} does not exist (${message})`,
+      fix: `Create it (kubectl create namespace ${at.namespace}) or start with ${at.flag}=<a namespace that exists>.`,
+    };
+  }
+  if (status === 403) {
+    return {
+      code,
+      reason: `forbidden (${message})`,
+      fix: `Grant this replica's identity get, create and update on leases.coordination.k8s.io in namespace ${at.namespace} (a Role and RoleBinding there), or start with ${at.flag}=<a namespace where it may>.`,
+    };
+  }
+  if (status === 401)
+    return { code, reason: `unauthorized (${message})`, fix: "Renew this replica's credentials (its kubeconfig or ServiceAccount token)." };
+  return { code, reason: `the API server answered ${status} (${message})`, fix: `Check ${lease} and the API server's log.` };
+}
+
+/** Where a Pod's ServiceAccount namespace is mounted (every Pod with a token has it). */
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * The namespace this process's Pod runs in: `$POD_NAMESPACE` (the downward API), else its ServiceAccount's namespace
+ * file; undefined outside a Pod. Where a replica's Lease belongs by default.
+ */
+export function podNamespace(env: NodeJS.ProcessEnv = process.env, file = SERVICE_ACCOUNT_NAMESPACE_FILE): string | undefined {
+  if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -145,3 +145,40 @@ export function leaderGauge(registry: Registry): Gauge<'name'> {
   }
   return g;
 }
+
+export interface LeaderCampaignMetrics {
+  /** `klutch_leader_election_errors_total{name,code}`: Lease requests that failed, by HTTP status or `unreachable`. */
+  readonly errors: Counter<'name' | 'code'>;
+  /** Adds a Lease to `klutch_leader_election_leaderless_seconds{name}`, read from `seconds` at each scrape. */
+  leaderless(name: string, seconds: () => number): void;
+}
+
+const campaignMetrics = new WeakMap<Registry, LeaderCampaignMetrics>();
+
+/**
+ * What a campaign that cannot win shows: its failed Lease requests, and how long no replica has led as this one sees
+ * it (the KlutchNoLeader alert fires when that passes the lease duration on every replica).
+ */
+export function leaderCampaignMetrics(registry: Registry): LeaderCampaignMetrics {
+  const existing = campaignMetrics.get(registry);
+  if (existing) return existing;
+  const readers = new Map<string, () => number>();
+  const errors = new Counter({
+    name: 'klutch_leader_election_errors_total',
+    help: 'Lease requests of leader election that failed, by Lease name and HTTP status (unreachable: no answer)',
+    labelNames: ['name', 'code'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'klutch_leader_election_leaderless_seconds',
+    help: 'Seconds since this replica last saw a replica lead the named Lease (0 while one does): over the lease duration on every replica, nobody leads',
+    labelNames: ['name'],
+    registers: [registry],
+    collect() {
+      for (const [name, read] of readers) this.set({ name }, read());
+    },
+  });
+  const m: LeaderCampaignMetrics = { errors, leaderless: (name, seconds) => void readers.set(name, seconds) };
+  campaignMetrics.set(registry, m);
+  return m;
+}

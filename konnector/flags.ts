@@ -4,7 +4,7 @@
  * `--binding-root-namespace`) and ours; no flag of Klutch's is ignored. One table (`KONNECTOR_FLAGS`, lib/flags.ts)
  * writes `--help` and is checked against docs/konnector.md.
  */
-import type { RateLimit } from '../controller';
+import { podNamespace, type RateLimit } from '../controller';
 import {
   countFlag,
   durationFlag,
@@ -65,7 +65,12 @@ export const KONNECTOR_FLAGS: FlagTable = {
     },
     { name: 'leader-elect', arg: 'BOOL', default: 'true', help: 'elect a leader on a Lease; only the leader syncs' },
     { name: 'lease-name', arg: 'NAME', default: 'klutch-bind', help: 'the Lease' },
-    { name: 'lease-namespace', arg: 'NS', default: '$POD_NAMESPACE, else kube-system', help: 'where the Lease lives' },
+    {
+      name: 'lease-namespace',
+      arg: 'NS',
+      default: "$POD_NAMESPACE, else the Pod's (its ServiceAccount's namespace file), else kube-system",
+      help: 'where the Lease lives',
+    },
     { name: 'identity', arg: 'NAME', default: '$POD_NAME, else the host name', help: 'this replica in the election' },
     { name: 'lease-duration', arg: 'DURATION', default: '15s', help: "how long a lease lasts without renewal (client-go's)" },
     { name: 'renew-deadline', arg: 'DURATION', default: '10s', help: 'a leader that cannot renew within this stops leading' },
@@ -189,7 +194,7 @@ export function parseKonnectorFlags(
     bindingNamespace: controlPlane?.root ?? (values['binding-namespace'] || undefined),
     leaderElect: switchFlag('leader-elect', or('leader-elect')),
     leaseName: or('lease-name'),
-    leaseNamespace: values['lease-namespace'] ?? env.POD_NAMESPACE ?? 'kube-system',
+    leaseNamespace: values['lease-namespace'] ?? podNamespace(env) ?? 'kube-system',
     identity: values.identity ?? env.POD_NAME ?? hostname,
     leaseDurationMs: durationFlag('lease-duration', or('lease-duration')),
     renewDeadlineMs: durationFlag('renew-deadline', or('renew-deadline')),

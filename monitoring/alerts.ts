@@ -80,13 +80,27 @@ export const ALERTS: RuleGroup = {
       },
     },
     {
+      // Every replica says nobody has renewed the Lease for longer than its duration (15 s): nothing leads, so no
+      // controller runs. Its companion below says why, from the replicas' failed Lease requests.
       alert: 'KlutchNoLeader',
-      expr: 'max by (namespace, name) (leader_election_master_status{}) == 0',
-      for: '5m',
+      expr: 'min by (namespace, name) (klutch_leader_election_leaderless_seconds{}) > 15',
+      for: '1m',
       labels: { severity: 'critical' },
       annotations: {
-        summary: 'No replica leads Lease {{ $labels.namespace }}/{{ $labels.name }}',
-        description: 'Every replica stands by: no controller runs. Check that the replicas can reach the API server and update the Lease.',
+        summary: 'No replica has led Lease {{ $labels.name }} (replicas in {{ $labels.namespace }}) for over its lease duration',
+        description:
+          'Every replica stands by: no controller runs. The replicas log why at warn ("cannot create Lease ..."), with the fix; KlutchLeaseRequestsFailing names the HTTP status.',
+      },
+    },
+    {
+      alert: 'KlutchLeaseRequestsFailing',
+      expr: 'sum by (namespace, name, code) (increase(klutch_leader_election_errors_total{}[5m])) > 0',
+      for: '2m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'Lease {{ $labels.name }} requests fail with {{ $labels.code }} (replicas in {{ $labels.namespace }})',
+        description:
+          '404: the Lease namespace does not exist; 403: the replicas may not write Leases there; unreachable: no API server answers. The replicas log the Lease, the namespace and the fix at warn.',
       },
     },
   ],

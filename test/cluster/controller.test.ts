@@ -11,6 +11,8 @@ import { startControlPlanes, type ControlPlanes } from '../../harness/control-pl
 import { eventually, kubeFor } from '../../harness/kube';
 import { kubeBinaryPath } from '../../harness/tools/kube';
 import { sleep } from '../../lib/abort';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
 
 function configMapInformer(kc: KubeConfig, namespace: string) {
   const core = kc.makeApiClient(CoreV1Api);
@@ -284,6 +286,85 @@ describe('leader election on a Lease', () => {
     doomed.ac.abort();
     heir.ac.abort();
     await Promise.all([doomed.done, heir.done]);
+  });
+
+  it('a candidate whose Lease namespace is missing says why at warn, once a minute, counts it, and leads once it exists', async () => {
+    const c = await cluster('a');
+    const kube = kubeFor(c);
+    const ns = `lease-missing-${Date.now().toString(36)}`;
+    const lines: { level: number; msg: string; code?: string; fix?: string }[] = [];
+    const log = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const registry = new Registry();
+    const events: string[] = [];
+    const ac = new AbortController();
+    const done = new LeaderElector({
+      kc: kube.config,
+      namespace: ns,
+      name: 'klutch-test',
+      identity: 'lonely',
+      ...timing,
+      namespaceFlag: '--namespace',
+      log,
+      registry,
+      onStartedLeading: () => void events.push('leads'),
+    }).run(ac.signal);
+    // Several retry periods: the same problem is logged once, however often the candidate tries.
+    await sleep(timing.leaseDurationMs + 5 * timing.retryPeriodMs);
+    const warnings = lines.filter((l) => l.level === 40);
+    expect(warnings.map((w) => w.msg)).toEqual([
+      `cannot create Lease ${ns}/klutch-test: namespace ${ns} does not exist (namespaces "${ns}" not found); no controller runs on this replica until it can. Create it (kubectl create namespace ${ns}) or start with --namespace=<a namespace that exists>.`,
+    ]);
+    expect(warnings[0]).toMatchObject({ code: '404' });
+    const metrics = await registry.metrics();
+    expect(Number(/^klutch_leader_election_errors_total\{name="klutch-test",code="404"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(3);
+    expect(Number(/^klutch_leader_election_leaderless_seconds\{name="klutch-test"\} ([\d.]+)$/m.exec(metrics)?.[1])).toBeGreaterThan(
+      timing.leaseDurationMs / 1000,
+    );
+    expect(events).toEqual([]);
+
+    await kube.core.createNamespace({ body: { metadata: { name: ns } } });
+    try {
+      await eventually('the candidate to lead', async () => (events.includes('leads') ? true : undefined), 15_000);
+      expect(lines.map((l) => l.msg)).toContain(`Lease ${ns}/klutch-test written again`);
+      expect(/^klutch_leader_election_leaderless_seconds\{name="klutch-test"\} 0$/m.test(await registry.metrics())).toBe(true);
+    } finally {
+      ac.abort();
+      await done;
+      await kube.request('DELETE', `/api/v1/namespaces/${ns}`);
+    }
+  });
+
+  it('a candidate that may not write Leases says so at warn with the status and the fix', async () => {
+    const c = await cluster('a');
+    const kube = kubeFor(c);
+    const ns = await testNamespace(kube, 'lease');
+    await kube.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'unbound' } } });
+    const token = (
+      await kube.core.createNamespacedServiceAccountToken({ namespace: ns, name: 'unbound', body: { spec: { audiences: [] } } })
+    ).status!.token!;
+    const lines: { level: number; msg: string; code?: string }[] = [];
+    const ac = new AbortController();
+    const done = new LeaderElector({
+      kc: kubeFor(c, 'unbound', token).config,
+      namespace: ns,
+      name: 'klutch-test',
+      identity: 'unbound',
+      ...timing,
+      log: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) }),
+      onStartedLeading: () => undefined,
+    }).run(ac.signal);
+    try {
+      const warning = await eventually('a warning', async () => lines.find((l) => l.level === 40));
+      expect(warning).toMatchObject({ code: '403' });
+      expect(warning.msg).toMatch(
+        new RegExp(
+          `^cannot read Lease ${ns}/klutch-test: forbidden \\(.*system:serviceaccount:${ns}:unbound.*\\); no controller runs on this replica until it can\\. Grant this replica's identity get, create and update on leases\\.coordination\\.k8s\\.io in namespace ${ns}`,
+        ),
+      );
+    } finally {
+      ac.abort();
+      await done;
+    }
   });
 
   it('refuses timings that would let two leaders overlap', () => {

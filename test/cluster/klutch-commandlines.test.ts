@@ -20,6 +20,7 @@ import { konnectorKubeconfig, launchKonnectorBundle } from '../../harness/konnec
 import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
 import { startOidcProvider, type OidcTestProvider } from '../../harness/oidc';
 import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
+import { sleep } from '../../lib/abort';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'klutch-bind-deploy', 'example-backend');
 /**
@@ -112,7 +113,7 @@ function commandLine(m: Manifest, env: Record<string, string>, rewrite: (arg: st
 }
 
 /** A kubeconfig standing in for the in-cluster ServiceAccount: the cluster's admin, its context namespace the Pod's. */
-function inClusterKubeconfig(c: ClusterInfo, namespace: string, file: string): string {
+function inClusterKubeconfig(c: ClusterInfo, namespace: string | undefined, file: string): string {
   writeFileSync(
     file,
     stringify({
@@ -120,7 +121,7 @@ function inClusterKubeconfig(c: ClusterInfo, namespace: string, file: string): s
       kind: 'Config',
       clusters: [{ name: 'in-cluster', cluster: { server: c.server, 'certificate-authority-data': Buffer.from(c.ca).toString('base64') } }],
       users: [{ name: 'sa', user: { token: c.tokens.admin } }],
-      contexts: [{ name: 'in-cluster', context: { cluster: 'in-cluster', user: 'sa', namespace } }],
+      contexts: [{ name: 'in-cluster', context: { cluster: 'in-cluster', user: 'sa', ...(namespace ? { namespace } : {}) } }],
       'current-context': 'in-cluster',
     }),
     { mode: 0o600 },
@@ -150,6 +151,7 @@ async function namespace(kube: Kube, name: string): Promise<string> {
  * not run controllers over `cluster-*` namespaces other suites on the shared cluster may make. Serving needs no Lease.
  */
 async function holdLease(ns: string): Promise<void> {
+  await ka.request('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/klutch-bind-backend`);
   await requireOk(ka, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, {
     metadata: { name: 'klutch-bind-backend', namespace: ns },
     spec: { holderIdentity: 'another-replica', leaseDurationSeconds: 3600, renewTime: new Date().toISOString().replace('Z', '000Z') },
@@ -162,14 +164,16 @@ async function startExampleBackend(
   /** The port its --listen-address is pointed at (the one registered at the OpenID provider). */
   listen: number,
   fill: Record<string, string>,
+  /** Started outside a Pod: a kubeconfig whose context names no namespace, the Lease held in `default`. */
+  outsidePod = false,
 ): Promise<{ proc: Proc; url: string; probeUrl: string; args: string[]; log: () => string }> {
   const m = manifest(path);
   const [probePort] = (await freePorts(1)) as [number];
-  const role = `backend-${path.split('/')[0]}`;
+  const role = `backend-${path.split('/')[0]}${outsidePod ? '-outside-pod' : ''}`;
   const dir = join(logDir, role);
   mkdirSync(dir, { recursive: true });
-  const ns = await namespace(ka, `kcl-${id}-${path.split('/')[0]!.slice(0, 6)}`);
-  await holdLease(ns);
+  const ns = outsidePod ? undefined : await namespace(ka, `kcl-${id}-${path.split('/')[0]!.slice(0, 6)}`);
+  await holdLease(ns ?? 'default');
   // Volume mounts as folders: the Secrets the Deployment mounts, with the harness cluster's CA as kube-bind-ca.
   const mounts = new Map<string, string>();
   for (const v of m.container.volumeMounts ?? []) {
@@ -269,6 +273,38 @@ describe("Klutch's example-backend Deployments start our backend", () => {
     expect(log).toContain('prefer --cookie-keys-file from a mounted Secret');
     expect(log).toContain('no --external-address');
     expect(log).not.toContain(cookieKey);
+  });
+
+  it('insecure/ outside a Pod, as an operator migrating from Klutch starts it: the Lease goes to `default`, no warning', async () => {
+    // Klutch's backend elects no leader, so its command line names no Lease namespace; outside a Pod there is no
+    // Pod namespace either, and a namespace like klutch-bind need not exist (issue 42: the backend never led).
+    const [listen] = (await freePorts(1)) as [number];
+    const ex = await startExampleBackend(
+      'insecure/example-backend.yaml',
+      listen,
+      {
+        'oidc-config/oidc-issuer-url': idp.issuer,
+        'oidc-config/oidc-callback-url': `http://127.0.0.1:${listen}/callback`,
+        'cookie-config/signing-key': randomBytes(32).toString('base64'),
+      },
+      true,
+    );
+    try {
+      const campaign = await eventually('the campaign', async () =>
+        ex
+          .log()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { msg: string; lease?: string; level: number })
+          .find((l) => l.msg === 'campaigning for leadership'),
+      );
+      expect(campaign.lease).toBe('default/klutch-bind-backend');
+      // A few retry periods: it reads the Lease (held for another replica here) without a failure to report.
+      await sleep(6_000);
+      expect(ex.log()).not.toMatch(/cannot (create|read|update) Lease/);
+    } finally {
+      await ka.request('DELETE', '/apis/coordination.k8s.io/v1/namespaces/default/leases/klutch-bind-backend');
+    }
   });
 
   it('letsencrypt/: --oidc-authorize-url, --external-address/-ca-file/-server-name from a mounted Secret serve /export', async () => {
