@@ -5,6 +5,10 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundle } from './bundle.mjs';
+import { underNode24 } from './node-runtime.mjs';
+
+// The sandbox, the benches and the tools run on Node 24, as the tests and the images do.
+underNode24(import.meta.url);
 
 const [entry, ...args] = process.argv.slice(2);
 if (!entry) {

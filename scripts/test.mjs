@@ -7,6 +7,10 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { underNode24 } from './node-runtime.mjs';
+
+// The tests run on Node 24, as the images do, whatever Node started npm (the machines ship Node 20, past its end).
+underNode24(import.meta.url);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 if (!existsSync(join(root, 'node_modules', '.bin', 'vitest'))) {
