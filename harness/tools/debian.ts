@@ -6,6 +6,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheRoot } from './cache';
+import { fileLock } from './lock';
 
 /** A Debian package and a file that shows it is installed. */
 export interface DebianPackage {
@@ -13,14 +16,29 @@ export interface DebianPackage {
   readonly provides: string;
 }
 
+/** The lock every install of the harness takes (harness/tools/lock.ts). */
+export const APT_LOCK = () => join(cacheRoot(), 'apt-get.lock');
+
 /**
  * Installs the packages of `wanted` whose file is missing (apt-get update first, then apt-get install), printing
  * progress. Fails with the command to run by hand when apt-get is not there or the user is not root.
  */
 export async function ensureDebianPackages(wanted: readonly DebianPackage[], log: (line: string) => void = stderrLog): Promise<void> {
+  if (wanted.every((p) => existsSync(p.provides))) return;
+  // One install at a time, across processes and within one: apt-get refuses a second caller of its lists lock at
+  // once (two nodes starting side by side on a new machine failed so), and the second may find nothing left to do.
+  const release = await fileLock(APT_LOCK(), 'installing Debian packages', log);
+  try {
+    await install(wanted, log);
+  } finally {
+    release();
+  }
+}
+
+async function install(wanted: readonly DebianPackage[], log: (line: string) => void): Promise<void> {
   const missing = wanted.filter((p) => !existsSync(p.provides));
   if (missing.length === 0) return;
-  const names = missing.map((p) => p.name);
+  const names = [...new Set(missing.map((p) => p.name))];
   const byHand = `install them by hand (\`apt-get install ${names.join(' ')}\` on Debian 12) and run the tests again`;
   if (spawnSync('apt-get', ['--version']).status !== 0) {
     throw new Error(`the node needs the Debian packages ${names.join(', ')}, and this machine has no apt-get: ${byHand}`);

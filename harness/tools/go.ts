@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { cacheRoot } from './cache';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep } from '../../lib/abort';
+import { fileLock } from './lock';
 
 /** Fails unless `go` is on PATH and at least `min` (e.g. "1.24"). */
 export function requireGo(min: string): void {
@@ -111,51 +111,11 @@ export async function goBuild(o: GoBuildOptions): Promise<string> {
   if (existsSync(o.out)) return o.out;
   requireGo(o.minGo ?? '1.24');
   mkdirSync(dirname(o.out), { recursive: true });
-  const release = await buildLock(o.out, o.label, o.log ?? stderrLog);
+  const release = await fileLock(`${o.out}.lock`, `building ${o.label}`, o.log ?? stderrLog);
   try {
     return existsSync(o.out) ? o.out : await build(o);
   } finally {
     release();
-  }
-}
-
-/**
- * `<out>.lock`, a folder (made atomically) holding the builder's pid. Waits while a live process holds it; takes over
- * a lock whose holder is gone.
- */
-async function buildLock(out: string, label: string, log: (line: string) => void): Promise<() => void> {
-  const lock = `${out}.lock`;
-  let said = false;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      return () => rmSync(lock, { recursive: true, force: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    let holder = 0;
-    try {
-      holder = Number(readFileSync(join(lock, 'pid'), 'utf8') || 0);
-    } catch {
-      // Being made (no pid yet) or just released: look again.
-    }
-    if (holder && !alive(holder)) {
-      rmSync(lock, { recursive: true, force: true });
-      continue;
-    }
-    if (!said) log(`waiting for another process (pid ${holder || '?'}) building ${label} ...`);
-    said = true;
-    await sleep(1_000);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -9,7 +9,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { ensureDebianPackages } from './debian';
+import { APT_LOCK, ensureDebianPackages } from './debian';
+import { fileLockSync } from './lock';
 
 /** A program or file a Debian package provides. */
 export interface DebianFile {
@@ -95,15 +96,21 @@ export function program(name: ProgramName): string {
   if (existsSync(p.path)) return p.path;
   const byHand = `install it by hand (\`apt-get install ${p.package}\` on Debian 12) and run again`;
   if (process.getuid?.() !== 0) throw new Error(`${name} (${p.path}) is missing and installing its Debian package needs root: ${byHand}`);
-  stderrLog(`installing the Debian package ${p.package} for ${name} ...`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const lock = ['-o', 'DPkg::Lock::Timeout=600'];
-  for (const args of [
-    ['update', ...lock],
-    ['install', '-y', '--no-install-recommends', ...lock, p.package],
-  ]) {
-    const r = spawnSync('apt-get', args, { env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', timeout: 15 * 60_000 });
-    if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status ?? r.signal}) for ${name}: ${byHand}`);
+  const release = fileLockSync(APT_LOCK(), 'installing Debian packages', stderrLog);
+  try {
+    if (existsSync(p.path)) return p.path;
+    stderrLog(`installing the Debian package ${p.package} for ${name} ...`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    const lock = ['-o', 'DPkg::Lock::Timeout=600'];
+    for (const args of [
+      ['update', ...lock],
+      ['install', '-y', '--no-install-recommends', ...lock, p.package],
+    ]) {
+      const r = spawnSync('apt-get', args, { env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', timeout: 15 * 60_000 });
+      if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status ?? r.signal}) for ${name}: ${byHand}`);
+    }
+  } finally {
+    release();
   }
   if (!existsSync(p.path)) throw new Error(`apt-get installed ${p.package} but ${p.path} is still missing`);
   return p.path;
