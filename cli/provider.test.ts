@@ -56,8 +56,34 @@ describe('the BindingProvider', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    await expect(fetchProvider(`http://127.0.0.1:${port}/export`)).rejects.toMatchObject({
-      message: expect.stringMatching(new RegExp(`cannot reach the bind backend at http://127.0.0.1:${port}/export: .*ECONNREFUSED`)),
+    await expect(fetchProvider(`http://127.0.0.1:${port}/export`, { backoffMs: 10 })).rejects.toMatchObject({
+      message: expect.stringMatching(
+        new RegExp(`cannot reach the bind backend at http://127.0.0.1:${port}/export \\(4 tries\\): .*ECONNREFUSED`),
+      ),
     });
+  });
+
+  it('tries again while the backend cuts connections or its proxy answers 503, as a replica being replaced does', async () => {
+    let seen = 0;
+    // Two connections cut before an answer (a proxy whose upstream is gone), a 503, then the document.
+    const flaky = http.createServer((req, res) => {
+      seen++;
+      if (seen <= 2) req.socket.destroy();
+      else if (seen === 3) res.writeHead(503).end('no endpoints');
+      else res.writeHead(200, { 'Content-Type': 'application/json' }).end(klutch('v1.5.0'));
+    });
+    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/export`;
+    try {
+      expect((await fetchProvider(url, { backoffMs: 10 })).document.version).toBe('v1.5.0');
+      expect(seen).toBe(4);
+      // One try fewer and the 503 is what it reports: it gives up, naming the answer.
+      seen = 0;
+      await expect(fetchProvider(url, { backoffMs: 10, attempts: 3 })).rejects.toMatchObject({
+        message: expect.stringContaining('answered 503'),
+      });
+    } finally {
+      await new Promise<void>((r) => flaky.close(() => r()));
+    }
   });
 });

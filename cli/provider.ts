@@ -11,6 +11,7 @@ import {
 } from '../exports/bind-api';
 import { CliError } from './errors';
 import { messageOf } from '../lib/kube-errors';
+import { sleep } from '../lib/abort';
 import { compareVersions, parseVersion } from './semver';
 
 /** The oldest provider protocol Klutch's CLI speaks. */
@@ -24,17 +25,41 @@ export interface Provider {
   readonly machine?: Partial<ClientCredentialsMethod>;
 }
 
-/** Fetches and checks the BindingProvider at `url`. */
-export async function fetchProvider(url: string, fetcher: typeof fetch = fetch): Promise<Provider> {
-  let res: Response;
-  try {
-    res = await fetcher(url, { headers: { Accept: 'application/json' }, redirect: 'follow', signal: AbortSignal.timeout(30_000) });
-  } catch (e) {
-    const cause = (e as { cause?: unknown }).cause;
-    throw new CliError(
-      `cannot reach the bind backend at ${url}: ${messageOf(cause ?? e)}`,
-      'check the URL and that the backend is running; it is the backend’s /export address, e.g. kubectl bind https://bind.example.com/export',
-    );
+export interface FetchProviderOptions {
+  readonly fetcher?: typeof fetch;
+  /** Tries in all while the connection fails or a proxy answers 502-504. @default 4 */
+  readonly attempts?: number;
+  /** The wait before the second try, doubled before each next. @default 500 */
+  readonly backoffMs?: number;
+}
+
+/** What a backend behind a load balancer answers while its replicas restart: worth a second GET. */
+const PASSING = new Set([502, 503, 504]);
+
+/**
+ * Fetches and checks the BindingProvider at `url`. A GET is safe to repeat, so a connection that fails or is cut
+ * before TLS completes, or a 502-504 from a proxy, is tried again a few times (about 3.5 s in all by default), as a
+ * backend whose replica is being replaced answers a moment later.
+ */
+export async function fetchProvider(url: string, o: FetchProviderOptions = {}): Promise<Provider> {
+  const fetcher = o.fetcher ?? fetch;
+  const attempts = o.attempts ?? 4;
+  let res: Response | undefined;
+  for (let attempt = 1, wait = o.backoffMs ?? 500; ; attempt++, wait *= 2) {
+    try {
+      res = await fetcher(url, { headers: { Accept: 'application/json' }, redirect: 'follow', signal: AbortSignal.timeout(30_000) });
+      if (!PASSING.has(res.status) || attempt >= attempts) break;
+      await res.body?.cancel();
+    } catch (e) {
+      if (attempt >= attempts) {
+        const cause = (e as { cause?: unknown }).cause;
+        throw new CliError(
+          `cannot reach the bind backend at ${url} (${attempts} tries): ${messageOf(cause ?? e)}`,
+          'check the URL and that the backend is running; it is the backend’s /export address, e.g. kubectl bind https://bind.example.com/export',
+        );
+      }
+    }
+    await sleep(wait);
   }
   const text = await res.text();
   if (res.status !== 200) {
