@@ -35,4 +35,26 @@ describe('Browser', () => {
     // The second GET was reset on the kept socket and answered on a new one.
     expect({ connections: sockets.length, requests }).toEqual({ connections: 2, requests: 3 });
   });
+
+  it('loads the page again when a connection is cut before TLS completes, as a Service whose Pod goes cuts it', async () => {
+    const { createCa } = await import('./pki');
+    const { createServer: createTls } = await import('node:tls');
+    const ca = await createCa('browser test CA');
+    const cert = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
+    const tls = createTls({ key: cert.key, cert: cert.cert }, (s) => {
+      s.on('error', () => undefined);
+      s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+    });
+    let cut = 0;
+    // The first connection is cut before any TLS byte, as a forwarder whose upstream refused; the next go through.
+    server = createServer((s) => {
+      sockets.push(s);
+      if (cut++ < 1) return void s.destroy();
+      tls.emit('connection', s);
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/export`;
+    expect((await new Browser({ ca: [ca.cert] }).get(url)).body).toBe('ok');
+    expect(cut).toBe(2);
+  });
 });

@@ -6,6 +6,7 @@
  * Each browser is a client of its own, as on a network: it connects to loopback servers from an address of its own in
  * 127.0.0.0/8, so per-client limits (the backend's rate limit) count each browser apart.
  */
+import { sleep } from '../lib/abort';
 import { randomInt } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -112,11 +113,22 @@ export class Browser {
     const from = /^127\.\d+\.\d+\.\d+$/.test(routed?.host ?? url.hostname) ? { localAddress: this.localAddress } : {};
     const via = routed ? { host: routed.host, hostname: routed.host, port: routed.port, headers: { ...headers, Host: url.host } } : {};
     const identity = routed ? { checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentity(url.hostname, cert) } : {};
-    const res = await this.send(url, headers, from, via, identity).catch((e: unknown) => {
+    const send = () => this.send(url, headers, from, via, identity);
+    const res = await send().catch(async (e: unknown) => {
       // A kept-alive socket the server closed just as this request went out (its keep-alive timeout): a browser sends
       // again on a new connection, as Node's docs advise; the server never saw the first one.
-      if (!(e instanceof StaleSocketError)) throw e;
-      return this.send(url, headers, from, via, identity);
+      if (e instanceof StaleSocketError) return send();
+      // No connection, or one cut before TLS completed (a Service whose Pod is being replaced): the request never
+      // left, and a person would load the page again a moment later. Twice more, 1 s and 2 s apart.
+      for (let wait = 1_000; e instanceof UnsentError && wait <= 2_000; wait *= 2) {
+        await sleep(wait);
+        try {
+          return await send();
+        } catch (again) {
+          e = again;
+        }
+      }
+      throw e;
     });
     for (const c of [res.headers['set-cookie'] ?? []].flat()) await this.jar.setCookie(c, url.href, { ignoreError: true });
     return res;
@@ -141,12 +153,20 @@ export class Browser {
           ? https.get(url, { headers, ca: this.ca.length ? this.ca : undefined, timeout: 30_000, ...from, ...via, ...identity }, onResponse)
           : http.get(url, { headers, timeout: 30_000, ...from, ...via }, onResponse);
       let answered = false;
+      // Whether the request could have reached the server: a connection made, and over https, TLS completed.
+      let sent = false;
+      req.on('socket', (s) => {
+        if (req.reusedSocket) sent = true;
+        else s.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => (sent = true));
+      });
       req.on('response', () => (answered = true));
       req.on('error', (e: NodeJS.ErrnoException) =>
         reject(
           req.reusedSocket && !answered && e.code === 'ECONNRESET'
             ? new StaleSocketError(`GET ${url.href}: ${e.message}`)
-            : new Error(`GET ${url.href}: ${e.message}`),
+            : !sent
+              ? new UnsentError(`GET ${url.href}: ${e.message}`)
+              : new Error(`GET ${url.href}: ${e.message}`),
         ),
       );
       req.on('timeout', () => req.destroy(new Error('timeout after 30 s')));
@@ -156,3 +176,6 @@ export class Browser {
 
 /** A request reset on a reused keep-alive socket before any answer: safe to send again on a new connection. */
 class StaleSocketError extends Error {}
+
+/** A request whose connection failed before it could be sent (refused, or cut before TLS completed). */
+class UnsentError extends Error {}
