@@ -8,8 +8,9 @@ export interface BundleOptions {
   /** An entry written in code (TypeScript), resolved from `resolveDir`. */
   readonly source?: { readonly contents: string; readonly resolveDir: string };
   /**
-   * Bundle every package too, so the file runs with plain `node` and no node_modules (deployables). Otherwise
-   * packages stay external and the file runs from the cache inside node_modules (synth, benches).
+   * Bundle every package too (but esbuild), so the file runs with plain `node` and no node_modules (deployables), or
+   * loads faster than from hundreds of package modules (synth). Otherwise packages stay external and the file runs
+   * from the cache inside node_modules (benches).
    * @default false
    */
   readonly selfContained?: boolean;
@@ -25,7 +26,7 @@ export interface Bundle {
   /** The bundled ES module, in the cache; copy it, never edit it. */
   readonly file: string;
   readonly bytes: number;
-  /** Whether it was reused: every input esbuild reported last time is unchanged. */
+  /** Whether it was reused: the inputs esbuild reported last time are unchanged, as scripts/bundle.mjs checks them. */
   readonly cached: boolean;
 }
 

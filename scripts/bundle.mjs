@@ -3,18 +3,33 @@
 //
 // A bundle is cached in node_modules/.cache/klutch-kit/bundles/ (inside node_modules, so that bundles that keep their
 // packages external resolve them). The cache key is what esbuild itself reports as the bundle's inputs (its
-// metafile): a bundle is reused while every input file has the size, mtime or, failing those, the content it had, so
-// no list of source folders is kept by hand. Bundles unused for a day are pruned on every call.
+// metafile), so no list of source folders is kept by hand. A bundle is reused while every input of the repository has
+// the size, mtime or, failing those, the content it had, and the package files are covered by one stamp: npm's hidden
+// lockfile (node_modules/.package-lock.json), which npm rewrites whenever it changes node_modules. A deployable reads
+// a thousand package files and a hundred of ours: checking those hundred, not every file, is what a cache hit costs.
+// A package file edited by hand, not through npm, is not seen: delete node_modules/.cache/klutch-kit to rebuild.
+// Bundles unused for a day are pruned, once per process.
 //
 // Plain JavaScript on purpose: scripts/synth.mjs and scripts/run-ts.mjs need it before any TypeScript is compiled.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository: above this file, which also runs bundled into a cached bundle (synth's) in node_modules/.cache. */
+export const ROOT = repositoryOf(dirname(fileURLToPath(import.meta.url)));
 export const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'klutch-kit', 'bundles');
 const PRUNE_AFTER_MS = 86_400_000;
+const NODE_MODULES = `${sep}node_modules${sep}`;
+/** npm writes it on every install, update and removal (it is what npm itself trusts as the tree's state). */
+const PACKAGES_STAMP = '.package-lock.json';
+
+function repositoryOf(dir) {
+  for (let d = dir; ; d = dirname(d)) {
+    if (existsSync(join(d, 'scripts', 'bundle.mjs'))) return d;
+    if (dirname(d) === d) return join(dir, '..');
+  }
+}
 
 // Lets the CommonJS packages inside an ES module bundle `require` Node's built-ins.
 const REQUIRE_SHIM =
@@ -34,7 +49,7 @@ export async function bundle(o) {
   for (const [pkg, file] of Object.entries(replace))
     if (!existsSync(file)) throw new Error(`bundle ${o.name}: the replacement of ${pkg}, ${file}, does not exist`);
   const key = createHash('sha256')
-    .update(JSON.stringify({ entry, source: o.source, selfContained, ...(Object.keys(replace).length ? { replace } : {}), v: 2 }))
+    .update(JSON.stringify({ entry, source: o.source, selfContained, ...(Object.keys(replace).length ? { replace } : {}), v: 3 }))
     .digest('hex')
     .slice(0, 16);
   mkdirSync(CACHE_DIR, { recursive: true });
@@ -72,7 +87,8 @@ export async function bundle(o) {
       legalComments: 'none',
       ...(Object.keys(replace).length ? { alias: replace } : {}),
       logLevel: 'silent',
-      ...(selfContained ? { banner: { js: REQUIRE_SHIM } } : { packages: 'external' }),
+      // esbuild's API runs its binary and cannot be bundled: a bundle that bundles (synth's) imports it when it runs.
+      ...(selfContained ? { banner: { js: REQUIRE_SHIM }, external: ['esbuild'] } : { packages: 'external' }),
       // A program that ships: V8 keeps its whole source in memory, as UTF-16 when one character is not Latin-1 (a
       // dash in a dependency's comment): the konnector's 6 MB became 12 MiB of heap. Without comments and indentation
       // it is ASCII and half the size (7.5 MiB less RSS; docs/decisions/konnector-memory.md). Names stay as written.
@@ -88,13 +104,35 @@ export async function bundle(o) {
   }
   renameSync(tmp, file);
   // esbuild names inputs relative to its working directory; the source entry (named by `sourcefile`) is in the key.
-  const inputs = Object.keys(result.metafile.inputs)
+  const paths = Object.keys(result.metafile.inputs)
     .filter((p) => p !== sourcefile)
     .map((p) => resolve(p))
-    .sort()
-    .map((p) => ({ path: p, ...fingerprint(p) }));
-  writeFileSync(manifest, JSON.stringify({ inputs }));
+    .sort();
+  writeFileSync(manifest, JSON.stringify({ checks: checksOf(paths), inputs: paths.map((path) => ({ path })) }));
   return { file, bytes: statSync(file).size, cached: false };
+}
+
+/**
+ * The files whose fingerprints stand for the inputs: each of ours, and for the package files below a node_modules
+ * with npm's lockfile, that lockfile once.
+ */
+function checksOf(paths) {
+  const checks = new Set();
+  const stamped = new Map(); // node_modules folder → whether npm's lockfile is in it
+  for (const p of paths) {
+    const folder = packagesOf(p);
+    if (folder !== undefined && !stamped.has(folder)) stamped.set(folder, existsSync(join(folder, PACKAGES_STAMP)));
+    checks.add(folder !== undefined && stamped.get(folder) ? join(folder, PACKAGES_STAMP) : p);
+  }
+  return [...checks].sort().map((path) => ({ path, ...fingerprint(path) }));
+}
+
+/** The (outermost) node_modules folder a package file is installed in; undefined for a file of ours. */
+function packagesOf(path) {
+  // A checkout may itself sit below a node_modules: its own files are never package files.
+  if (path.startsWith(`${ROOT}${sep}`) && !path.startsWith(`${ROOT}${NODE_MODULES}`)) return undefined;
+  const i = path.indexOf(NODE_MODULES);
+  return i < 0 ? undefined : path.slice(0, i + NODE_MODULES.length);
 }
 
 /** Size and mtime, cheap to compare, and the content hash, for files touched without a change. */
@@ -103,29 +141,34 @@ function fingerprint(path) {
   return { size: st.size, mtimeMs: st.mtimeMs, sha256: createHash('sha256').update(readFileSync(path)).digest('hex') };
 }
 
-/** Whether every input the manifest lists is unchanged. */
+/** Whether every file the manifest checks is unchanged. */
 function fresh(manifest) {
-  let inputs;
+  let checks;
   try {
-    inputs = JSON.parse(readFileSync(manifest, 'utf8')).inputs;
+    checks = JSON.parse(readFileSync(manifest, 'utf8')).checks;
   } catch {
     return false;
   }
-  for (const i of inputs) {
+  if (!Array.isArray(checks)) return false;
+  for (const c of checks) {
     let st;
     try {
-      st = statSync(i.path);
+      st = statSync(c.path);
     } catch {
       return false;
     }
-    if (st.size !== i.size) return false;
-    if (st.mtimeMs !== i.mtimeMs && createHash('sha256').update(readFileSync(i.path)).digest('hex') !== i.sha256) return false;
+    if (st.size !== c.size) return false;
+    if (st.mtimeMs !== c.mtimeMs && createHash('sha256').update(readFileSync(c.path)).digest('hex') !== c.sha256) return false;
   }
   return true;
 }
 
+let pruned = false;
+
 /** Drops bundles whose manifest was not used for a day (other trees, older edits, test catalogs). */
 function prune() {
+  if (pruned) return;
+  pruned = true;
   const now = Date.now();
   for (const f of readdirSync(CACHE_DIR)) {
     if (!f.endsWith('.inputs.json')) continue;

@@ -10,6 +10,7 @@ import { writeDeployables } from './deployables';
 import { writeKrewPackage } from '../cli/deploy/krew';
 import type { PackageDependency } from './package-meta';
 import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
+import { YamlMemo } from './yaml-memo';
 
 export const USAGE = `Usage: npm run synth -- [options]
 
@@ -103,6 +104,9 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
     const loaded: CatalogModule[] = [];
     for (const [file, load] of modules) loaded.push([file, await load()]);
     const apis = catalogApis(loaded);
+    // What a run reuses from the last (the YAML of unchanged objects and CRDs, the krew archive of an unchanged bundle).
+    const cache = join(root, 'node_modules', '.cache', 'klutch-kit');
+    const yaml = new YamlMemo(join(cache, 'synth-yaml.json'));
     const result = synthesize({
       apis,
       outdir: args.out as string,
@@ -112,11 +116,18 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
       settings,
       onProgress: log,
       schemas: join(root, 'schemas'),
+      yaml,
     });
+    yaml.save();
     for (const { d, file } of await writeDeployables(root, args.out as string)) {
       log(`${file}: ${d.description}, one file for plain node (build its image with the Dockerfile beside it)`);
       if (d.name === 'kubectl-bind') {
-        const krew = await writeKrewPackage(args.out as string, { bundle: file, license: join(root, 'LICENSE'), uri: args['krew-uri'] });
+        const krew = await writeKrewPackage(args.out as string, {
+          bundle: file,
+          license: join(root, 'LICENSE'),
+          uri: args['krew-uri'],
+          cache: join(cache, 'krew'),
+        });
         log(`${krew.manifest}: the krew manifest of ${krew.archive} (sha256 ${krew.sha256})`);
       }
     }

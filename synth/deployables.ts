@@ -4,7 +4,7 @@
  * step (scripts/bundle.mjs). A part describes its own (`<part>/deploy/deployable.ts`, lib/deployable.ts); this list
  * assembles them.
  */
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { BACKEND_DEPLOYABLE } from '../backend/deploy/deployable';
 import { KUBECTL_BIND_DEPLOYABLE } from '../cli/deploy/deployable';
@@ -12,6 +12,7 @@ import { FUNCTION_DEPLOYABLE, FUNCTION_RUNTIME } from '../functions/dataservices
 import { KONNECTOR_DEPLOYABLE } from '../konnector/deploy/deployable';
 import type { Deployable } from '../lib/deployable';
 import { bundle } from '../scripts/bundle.mjs';
+import { copyIfChanged, writeIfChanged } from '../lib/files';
 
 export type { Deployable } from '../lib/deployable';
 
@@ -82,19 +83,21 @@ export async function bundleDeployable(root: string, d: Deployable): Promise<str
   return (await bundle({ name: d.name, entry: join(root, d.entry), selfContained: true, replace: replacements(root, d) })).file;
 }
 
-/** Writes `<out>/<name>/<name>.mjs` and its Dockerfile for every deployable; returns the written bundles. */
+/**
+ * Writes `<out>/<name>/<name>.mjs` and its Dockerfile for every deployable (each file only if it differs); returns the
+ * bundles.
+ */
 export async function writeDeployables(root: string, out: string, deployables = DEPLOYABLES): Promise<{ d: Deployable; file: string }[]> {
   const written = [];
   for (const d of deployables) {
     const cached = await bundleDeployable(root, d);
     const dir = join(out, d.name);
-    mkdirSync(dir, { recursive: true });
-    copyFileSync(cached, join(dir, `${d.name}.mjs`));
+    copyIfChanged(cached, join(dir, `${d.name}.mjs`));
     // A program: kubectl finds its plugin by the executable kubectl-bind on PATH (the bundle starts with `#!`).
     chmodSync(join(dir, `${d.name}.mjs`), 0o755);
-    writeFileSync(join(dir, 'Dockerfile'), dockerfile(d));
+    writeIfChanged(join(dir, 'Dockerfile'), dockerfile(d));
     if (d.entrypoints?.length) {
-      writeFileSync(join(dir, 'entrypoint'), entrypointScript(d));
+      writeIfChanged(join(dir, 'entrypoint'), entrypointScript(d));
       chmodSync(join(dir, 'entrypoint'), 0o755); // COPY keeps the mode: the image runs it by its shebang
     }
     written.push({ d, file: join(dir, `${d.name}.mjs`) });

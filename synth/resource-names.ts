@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 
 export interface KindRef {
   readonly apiVersion: string;
@@ -38,26 +38,29 @@ const BUILT_IN: Readonly<Record<string, string>> = {
 
 export const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 
-/** The names of every CustomResourceDefinition in the YAML files below `dir`. */
-export function crdNamesIn(dir: string): CrdNames[] {
+/**
+ * The names of every CustomResourceDefinition in the YAML files below `dir`. `parse` reads a CRD's head (synth's
+ * command line passes a memo of yaml's, synth/yaml-memo.ts).
+ */
+export function crdNamesIn(dir: string, parse: (text: string) => unknown = parseYaml): CrdNames[] {
   const out: CrdNames[] = [];
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...crdNamesIn(path));
+    if (statSync(path).isDirectory()) out.push(...crdNamesIn(path, parse));
     else if (/\.ya?ml$/.test(name))
       for (const doc of readFileSync(path, 'utf8').split(/^---$/m)) {
         if (!/^kind: CustomResourceDefinition\s*$/m.test(doc)) continue;
         // The names come before the versions, whose schemas are nearly all of a CRD's text: parse only that head
         // (the whole document when a CRD orders its keys otherwise).
         const head = doc.split(/^ {2}versions:/m)[0]!;
-        const names = namesOf(head) ?? namesOf(doc);
+        const names = namesOf(head, parse) ?? namesOf(doc, parse);
         if (names) out.push(names);
       }
   }
   return out;
 }
 
-function namesOf(text: string): CrdNames | undefined {
+function namesOf(text: string, parse: (text: string) => unknown): CrdNames | undefined {
   const o = parse(text) as { spec?: { group?: string; names?: { kind?: string; plural?: string } } } | null;
   const { group, names } = o?.spec ?? {};
   return group && names?.kind && names.plural ? { group, kind: names.kind, plural: names.plural } : undefined;

@@ -3,8 +3,7 @@
  * control-plane manifests. Everything is rendered in memory first, so a bad definition fails before any file is
  * touched and the previous output stays intact; the same input always gives the same bytes.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
@@ -25,11 +24,13 @@ import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
 import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor } from '../monitoring/scrape';
 import { checkUnique } from './catalog';
 import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
+import { replaceTree } from '../lib/files';
 import { FunctionRuntime } from '../functions/dataservices/deploy/function-runtime';
 import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, monitoringComponent, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 import { ProviderConfigs, providerConfigRefs, ProviderKubernetes, referencedKinds } from './provider-configs';
-import { crdNamesIn, resourceNames } from './resource-names';
+import { crdNamesIn, type CrdNames, resourceNames } from './resource-names';
+import type { SynthYaml } from './yaml-memo';
 
 export interface SynthOptions {
   readonly apis: readonly Api[];
@@ -58,6 +59,8 @@ export interface SynthOptions {
   readonly extraFiles?: Readonly<Record<string, string>>;
   /** Called with one line per output group. */
   readonly onProgress?: (line: string) => void;
+  /** How synth writes YAML and reads the CRDs; its command line passes a memo (synth/yaml-memo.ts). @default yaml's */
+  readonly yaml?: SynthYaml;
   /**
    * The folder of the CRDs the recipes' kinds come from, read for their RBAC resource names (only for kinds that are
    * not Kubernetes' own). @default `schemas/` of the working directory (the repository)
@@ -105,7 +108,7 @@ export interface SynthResult {
  * YAML 1.1, because Kubernetes and Crossplane read YAML with Go's 1.1 parsers, where an unquoted `on`, `off`, `yes` or
  * `no` is a boolean: written as 1.1, such strings are quoted. No line folding, no anchors.
  */
-const YAML_OPTIONS = { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false } as const;
+export const YAML_OPTIONS = { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false } as const;
 
 /** One YAML document per object; keys in cdk8s' stable order (apiVersion, kind, metadata, then sorted). */
 export function toYaml(objects: readonly unknown[]): string {
@@ -118,12 +121,16 @@ export function render(o: SynthOptions): Map<string, string> {
   const target = o.target ?? 'v1';
   const fn = functionPackage(o.functionPackage ?? DEFAULT_FUNCTION_PACKAGE);
   checkSettings(apis, o.settings ?? {});
+  const yaml = o.yaml?.toYaml ?? toYaml;
+  // Read once for both users, and only if a kind is not built in.
+  let crdNames: CrdNames[] | undefined;
+  const crds = (): CrdNames[] => (crdNames ??= crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas'), o.yaml?.parse));
   const files = new Map<string, string>();
   // One App per file: Chart.toJson() resolves dependencies across its whole App, which is quadratic in one shared App.
   const emit = (path: string, build: (scope: Construct) => void): void => {
     const chart = new Chart(new App(), path.replaceAll('/', '--'));
     build(chart);
-    files.set(path, toYaml(chart.toJson()));
+    files.set(path, yaml(chart.toJson()));
   };
 
   emit(
@@ -153,7 +160,7 @@ export function render(o: SynthOptions): Map<string, string> {
           (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, settings: o.settings }),
         );
       }
-      files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, toYaml([exampleClaim(api, backend, target)]));
+      files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, yaml([exampleClaim(api, backend, target)]));
     }
     emit(
       `${CONTROL_PLANE_DIR}/export-templates/${api.plural}.yaml`,
@@ -161,15 +168,15 @@ export function render(o: SynthOptions): Map<string, string> {
     );
   }
   const [fnMeta, ...fnCrds] = functionPackageObjects();
-  files.set(`${FUNCTION_PACKAGE_DIR}/crossplane.yaml`, toYaml([fnMeta]));
-  for (const crd of fnCrds) files.set(`${FUNCTION_PACKAGE_DIR}/input/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
+  files.set(`${FUNCTION_PACKAGE_DIR}/crossplane.yaml`, yaml([fnMeta]));
+  for (const crd of fnCrds) files.set(`${FUNCTION_PACKAGE_DIR}/input/${(crd.metadata as { name: string }).name}.yaml`, yaml([crd]));
   for (const crd of bindApiCrds()) {
-    files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, toYaml([crd]));
+    files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, yaml([crd]));
   }
   const runtime = new Chart(new App(), 'function');
   new FunctionRuntime(runtime, 'function', { fn });
   for (const obj of runtime.toJson() as { kind: string; metadata: { name: string } }[]) {
-    files.set(`${FUNCTION_RUNTIME_DIR}/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, toYaml([obj]));
+    files.set(`${FUNCTION_RUNTIME_DIR}/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, yaml([obj]));
   }
   const backend = new Chart(new App(), 'backend');
   // The install bundle's backend: per-installation settings from a ConfigMap kustomize generates, HTTPS in the Pod.
@@ -180,7 +187,7 @@ export function render(o: SynthOptions): Map<string, string> {
   };
   const bindBackend = new BindBackend(backend, 'backend', backendProps);
   for (const obj of backend.toJson() as { kind: string; metadata: { name: string } }[]) {
-    files.set(`${CONTROL_PLANE_DIR}/backend/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, toYaml([obj]));
+    files.set(`${CONTROL_PLANE_DIR}/backend/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, yaml([obj]));
   }
   files.set(`${CONTROL_PLANE_DIR}/${SETTINGS_FILE}`, settingsEnv(bindBackend.settings));
   // What the Compositions name on the provider side, and provider-kubernetes with the runtime Klutch gives it.
@@ -205,7 +212,7 @@ export function render(o: SynthOptions): Map<string, string> {
           ).values(),
         ],
         reads: apis.flatMap((a) => Object.values(a.backends)).flatMap(referencedKinds),
-        resourceOf: resourceNames(() => crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas')), 'provider-kubernetes'),
+        resourceOf: resourceNames(crds, 'provider-kubernetes'),
       }),
   );
   // What Crossplane core reads for the function (the recipes' diagnostics): a ClusterRole its own aggregates.
@@ -223,7 +230,7 @@ export function render(o: SynthOptions): Map<string, string> {
       (c) =>
         new CrossplaneReads(c, 'reads', {
           kinds: reads,
-          resourceOf: resourceNames(() => crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas')), 'crossplane-reads'),
+          resourceOf: resourceNames(crds, 'crossplane-reads'),
         }),
     );
   // What kubectl bind installs in an app cluster, and per API the access the konnector needs once it is bound.
@@ -323,7 +330,7 @@ export function exampleClaim(api: Api, backend: keyof Api['examples'], _target?:
   };
 }
 
-/** Renders and writes the output. */
+/** Renders and writes the output; a file that has its content already is left as it is. */
 export function synthesize(o: SynthOptions): SynthResult {
   const files = render(o);
   const roots = new Set(
@@ -334,12 +341,8 @@ export function synthesize(o: SynthOptions): SynthResult {
         .join('/'),
     ),
   );
-  for (const r of roots) rmSync(join(o.outdir, r), { recursive: true, force: true });
+  replaceTree(o.outdir, roots, files);
   const sorted = [...files.keys()].sort();
-  for (const path of sorted) {
-    mkdirSync(dirname(join(o.outdir, path)), { recursive: true });
-    writeFileSync(join(o.outdir, path), files.get(path) as string);
-  }
   for (const r of [...roots].sort()) {
     o.onProgress?.(`${join(o.outdir, r)}: ${sorted.filter((p) => p.startsWith(`${r}/`)).length} files`);
   }

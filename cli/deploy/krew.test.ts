@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -34,6 +34,31 @@ describe('the krew package of kubectl-bind', () => {
     expect(manifest).toContain(`sha256: ${a.sha256}`);
     expect(manifest).toContain('uri: https://example.test/kubectl-bind.tar.gz');
     expect(manifest).toContain(`version: ${PLUGIN_VERSION}`);
+  });
+
+  it('with a cache, archives the same contents once and a changed bundle again, the same bytes as without', async () => {
+    const cache = join(out, 'cache');
+    const small = join(out, 'small.mjs');
+    writeFileSync(small, '#!/usr/bin/env node\nconsole.log("one");\n');
+    const fresh = await writeKrewPackage(join(out, 'fresh'), { bundle: small, license });
+    const a = await writeKrewPackage(join(out, 'cached-a'), { bundle: small, license, cache });
+    expect(readFileSync(a.archive).equals(readFileSync(fresh.archive))).toBe(true);
+    expect(a.sha256).toBe(fresh.sha256);
+    const [kept] = readdirSync(cache);
+    const made = statSync(join(cache, kept!));
+    const b = await writeKrewPackage(join(out, 'cached-b'), { bundle: small, license, cache });
+    expect(b.sha256).toBe(a.sha256);
+    expect(readdirSync(cache)).toEqual([kept]);
+    expect(statSync(join(cache, kept!)).mtimeMs).toBe(made.mtimeMs);
+    // The bundle edited: archived again, as it would be without a cache, into the same output folder.
+    appendFileSync(small, 'console.log("two");\n');
+    const edited = await writeKrewPackage(join(out, 'cached-b'), { bundle: small, license, cache });
+    expect(edited.sha256).not.toBe(a.sha256);
+    expect(
+      readFileSync(edited.archive).equals(readFileSync((await writeKrewPackage(join(out, 'fresh-2'), { bundle: small, license })).archive)),
+    ).toBe(true);
+    expect(readFileSync(edited.manifest, 'utf8')).toContain(`sha256: ${edited.sha256}`);
+    expect(readdirSync(cache)).toHaveLength(2);
   });
 
   it("passes krew's manifest validation and installs with krew, offline; the installed kubectl-bind runs", async () => {

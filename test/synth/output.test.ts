@@ -96,9 +96,14 @@ describe('npm run synth', () => {
     mkdirSync(dirname(stale), { recursive: true });
     writeFileSync(stale, 'kind: Old\n');
     writeFileSync(join(out, 'notes.txt'), 'mine\n');
+    // Files synth writes, edited by hand: a run writes only what differs, and these differ.
+    const edited = ['control-plane/kustomization.yaml', 'kubectl-bind/kubectl-bind.mjs', 'kubectl-bind/krew/kubectl-bind.tar.gz'];
+    for (const f of edited) writeFileSync(join(out, f), 'edited by hand\n');
     expect(runSynth(['--out', out, '--quiet']).status).toBe(0);
     expect(existsSync(stale)).toBe(false);
     expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine\n');
+    for (const f of edited) expect(readFileSync(join(out, f)).equals(readFileSync(join(plainSynth().out, f))), f).toBe(true);
+    expect(listFiles(out).filter((f) => f !== 'notes.txt')).toEqual(listFiles(plainSynth().out));
   });
 
   it('rejects an unknown target with a message that names the option', () => {
