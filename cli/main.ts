@@ -7,6 +7,15 @@
 import { processIo } from './io';
 import { run } from './run';
 
+/** The oldest Node line still maintained: Node 20 ended in April 2026. */
+const MIN_NODE = 22;
+if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
+  process.stderr.write(
+    `kubectl-bind needs Node ${MIN_NODE} or later (Node 24, the active LTS, is what its image runs); this is Node ${process.versions.node}, past its end of life: install a maintained Node and run it again\n`,
+  );
+  process.exit(1);
+}
+
 const abort = new AbortController();
 process.once('SIGINT', () => {
   abort.abort();

@@ -81,7 +81,9 @@ export async function bundle(o) {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      // The oldest maintained Node line: the images run 24, the plugin runs where the user's Node is (cli/main.ts
+      // refuses an older one).
+      target: 'node22',
       outfile: tmp,
       metafile: true,
       legalComments: 'none',
