@@ -297,7 +297,7 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'consumerScope',
     arg: 'Namespaced|Cluster',
     default: 'Namespaced',
-    help: "where konnectors watch claims: Namespaced binds only namespaced CRDs and never grants a consumer anything cluster-wide (Klutch's lower-case namespaced and cluster are the same)",
+    help: "the informerScope of exports, where Klutch's konnector watches claims: Namespaced, the provider namespaces made for the consumer one by one (namespaced CRDs only), and nothing is granted cluster-wide; Cluster, one informer over all namespaces, for which a consumer may list and watch the exported resources everywhere — other consumers' claims included (SECURITY.md) — but writes them only in its own provider namespaces, as with Namespaced (Klutch's lower-case namespaced and cluster are the same)",
   },
   {
     name: 'cluster-scoped-isolation',

@@ -1,9 +1,12 @@
 /**
  * ClusterRole `klutch-binder-<cluster ns>` follows the consumer's exports and the templates (controllers/grants.ts):
- * every verb on the exported resources, nothing else (provision/rbac.ts). With consumer scope Cluster it is also
- * bound cluster-wide — the exported resources only, never a claimed one; with Namespaced a cluster-wide binding is
- * never made, and one left from a scope change (or by Klutch's backend, in a namespace adopted from it) is deleted.
- * The ref is a cluster namespace (`{ name }`).
+ * every verb on the exported resources, nothing else (provision/rbac.ts), bound only in the consumer's own provider
+ * namespaces (service-namespace.reconcile.ts). It is never bound cluster-wide: a ClusterRoleBinding of that name —
+ * made by an earlier version in Cluster scope, or by Klutch's backend in a namespace adopted from it — let one
+ * consumer create, change and delete every other consumer's claims, and is deleted in both scopes. With consumer
+ * scope Cluster the consumer gets instead ClusterRole and ClusterRoleBinding `klutch-binder-<cluster ns>:list-watch`
+ * (list and watch of the exported resources in every namespace, for Klutch's konnector's cluster-wide informer);
+ * with Namespaced that binding is deleted too. The ref is a cluster namespace (`{ name }`).
  *
  * The caches decide what is due, so a bind's own events cost no requests: each object is written only when the
  * cached one differs. A consumer without exports needs no ClusterRole (none grants exactly what an empty one does),
@@ -16,7 +19,13 @@ import { Annotations } from '../../exports/bind-api';
 import { BackendAnnotations } from '../labels';
 import type { ConsumerScope } from '../options';
 import type { ExportGrant } from '../provision/claimed';
-import { consumerClusterRole, consumerClusterRoleBinding, consumerRoleName } from '../provision/rbac';
+import {
+  consumerClusterRole,
+  consumerClusterRoleBinding,
+  consumerListWatchClusterRole,
+  consumerListWatchName,
+  consumerRoleName,
+} from '../provision/rbac';
 
 export interface ConsumerRbacDeps {
   readonly consumerScope: ConsumerScope;
@@ -68,13 +77,27 @@ export async function reconcileConsumerRbac(d: ConsumerRbacDeps, ref: ObjectRef)
   // Klutch's backend may have left a ClusterRole and ClusterRoleBinding of this name that the caches do not hold.
   const unseen = ns.metadata.annotations[BackendAnnotations.provisioned] !== 'true';
   const name = consumerRoleName(ref.name);
-  const role = consumerClusterRole(ns, d.grants(ref.name));
+  const grants = d.grants(ref.name);
+  const role = consumerClusterRole(ns, grants);
   const cachedRole = d.getClusterRole(name);
   if (cachedRole ? !sameClusterRole(cachedRole, role) : role.rules!.length > 0 || unseen) await d.applyClusterRole(role);
-  const cachedBinding = d.getClusterRoleBinding(name);
+  const listWatch = consumerListWatchName(ref.name);
+  const cachedBinding = d.getClusterRoleBinding(listWatch);
   if (d.consumerScope === 'Cluster') {
+    // Role before binding, and both before the wide binding goes: Klutch's konnector's informer never loses its list.
+    const reader = consumerListWatchClusterRole(ns, grants);
+    const cachedReader = d.getClusterRole(listWatch);
+    if (cachedReader ? !sameClusterRole(cachedReader, reader) : reader.rules!.length > 0) await d.applyClusterRole(reader);
     const binding = consumerClusterRoleBinding(ns);
+    // roleRef cannot change in place: a binding re-made by someone else to another role is replaced, not patched.
+    if (cachedBinding && (cachedBinding.roleRef.kind !== binding.roleRef.kind || cachedBinding.roleRef.name !== binding.roleRef.name))
+      await d.deleteClusterRoleBinding(listWatch);
     if (!cachedBinding || !sameClusterRoleBinding(cachedBinding, binding)) await d.applyClusterRoleBinding(binding);
-  } else if (cachedBinding || unseen) await d.deleteClusterRoleBinding(name);
+  } else if (cachedBinding) {
+    // Its ClusterRole stays: unbound it grants nothing (the backend may not delete ClusterRoles); the Namespace takes it.
+    await d.deleteClusterRoleBinding(listWatch);
+  }
+  // Every verb in every namespace: an earlier version's Cluster-scope binding, or Klutch's (which the cache may not hold).
+  if (d.getClusterRoleBinding(name) || unseen) await d.deleteClusterRoleBinding(name);
   return;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { binderClusterRole, consumerClusterRole } from './rbac';
+import { binderClusterRole, consumerClusterRole, consumerClusterRoleBinding, consumerListWatchClusterRole } from './rbac';
 
 describe('ClusterRole klutch-binder', () => {
   it('never lets a consumer write the spec of its exports or ClusterBinding, only their status', () => {
@@ -24,5 +24,21 @@ describe('ClusterRole klutch-binder-<cluster ns>', () => {
       'postgresqlinstances.anynines.com',
       'servicebindings.anynines.com',
     ]);
+  });
+});
+
+describe('ClusterRole and ClusterRoleBinding klutch-binder-<cluster ns>:list-watch (consumer scope Cluster)', () => {
+  const ns = { metadata: { name: 'cluster-x', uid: 'u' } };
+  it('reads the exported resources in every namespace (list, watch) and writes nothing', () => {
+    const role = consumerListWatchClusterRole(ns, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
+    expect(role.rules).toEqual([{ apiGroups: ['anynines.com'], resources: ['postgresqlinstances'], verbs: ['list', 'watch'] }]);
+  });
+
+  it('binds the list-watch role, never the role that writes, under a name no cluster namespace can take', () => {
+    const binding = consumerClusterRoleBinding(ns);
+    expect(binding.roleRef.name).toBe(consumerListWatchClusterRole(ns, []).metadata!.name);
+    expect(binding.roleRef.name).not.toBe(consumerClusterRole(ns, []).metadata!.name);
+    // A namespace name has no ':', so no klutch-binder-<namespace> is ever this one.
+    expect(binding.metadata!.name).toBe('klutch-binder-cluster-x:list-watch');
   });
 });

@@ -8,9 +8,15 @@
  *   exports and writing only their status (the konnector's heartbeat goes through the status subresource); reading
  *   its own namespace and the Secrets in it (the konnector copies the kubeconfig Secret from there).
  * - ClusterRole `klutch-binder-<cluster ns>` (owned by the cluster Namespace, so it goes with it): every verb on the
- *   exported resources, and nothing else. Bound by RoleBinding `klutch-binder` in each namespace made for an
- *   APIServiceNamespace; with consumer scope Cluster also by ClusterRoleBinding `klutch-binder-<cluster ns>`. Claimed
- *   resources are never granted cluster-wide.
+ *   exported resources, and nothing else. Bound only by RoleBinding `klutch-binder` in each namespace made for one of
+ *   the consumer's APIServiceNamespaces, so a consumer writes only in its own provider namespaces — never another
+ *   consumer's claims, whatever the consumer scope.
+ * - ClusterRole and ClusterRoleBinding `klutch-binder-<cluster ns>:list-watch` (consumer scope Cluster only, owned
+ *   by the cluster Namespace): list and watch of the exported resources in every namespace, because Klutch's
+ *   konnector runs one informer over all namespaces for an export with informerScope Cluster. RBAC cannot narrow a
+ *   cluster-wide list to some namespaces, so this reads other consumers' claims too (SECURITY.md, known limits); no
+ *   write, and no claimed resource, is ever granted cluster-wide. The `:` keeps the name apart from any
+ *   `klutch-binder-<namespace>` (a namespace name has none).
  * - Role `klutch-binder-claimed` (+ RoleBinding) in each namespace made for an APIServiceNamespace: the claimed
  *   objects (provision/claimed.ts), by name.
  */
@@ -20,6 +26,7 @@ import { Labels, MANAGED_BY } from '../labels';
 
 export const BINDER = 'klutch-binder';
 const CRUD = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+const LIST_WATCH = ['list', 'watch'];
 const labels = { [Labels.managedBy]: MANAGED_BY };
 
 /** ClusterRole `klutch-binder`. */
@@ -54,40 +61,51 @@ export function consumerRoleName(clusterNamespace: string): string {
 
 /** ClusterRole `klutch-binder-<cluster ns>`: every verb the konnector uses on the exported resources, only them. */
 export function consumerClusterRole(ns: V1Namespace, exported: readonly Required<GroupResource>[]): V1ClusterRole {
+  return ownedClusterRole(ns, consumerRoleName(ns.metadata!.name!), exported, CRUD);
+}
+
+/** The name of the cluster-wide list/watch ClusterRole and its ClusterRoleBinding (consumer scope Cluster). */
+export function consumerListWatchName(clusterNamespace: string): string {
+  return `${BINDER}-${clusterNamespace}:list-watch`;
+}
+
+/** ClusterRole `klutch-binder-<cluster ns>:list-watch`: list and watch of the exported resources, nothing else. */
+export function consumerListWatchClusterRole(ns: V1Namespace, exported: readonly Required<GroupResource>[]): V1ClusterRole {
+  return ownedClusterRole(ns, consumerListWatchName(ns.metadata!.name!), exported, LIST_WATCH);
+}
+
+/** ClusterRoleBinding `klutch-binder-<cluster ns>:list-watch` (consumer scope Cluster only), owned by the cluster Namespace. */
+export function consumerClusterRoleBinding(ns: V1Namespace): V1ClusterRoleBinding {
+  const name = consumerListWatchName(ns.metadata!.name!);
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { ...labels, [Labels.clusterNamespace]: ns.metadata!.name! }, ownerReferences: ownedBy(ns) },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name: BINDER, namespace: ns.metadata!.name! }],
+  };
+}
+
+const ownedBy = (ns: V1Namespace) => [
+  { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata!.name!, uid: ns.metadata!.uid!, blockOwnerDeletion: true },
+];
+
+function ownedClusterRole(
+  ns: V1Namespace,
+  name: string,
+  exported: readonly Required<GroupResource>[],
+  verbs: readonly string[],
+): V1ClusterRole {
   const keys = [...new Set(exported.map((e) => `${e.resource}.${e.group}`))].sort();
   const rules: V1PolicyRule[] = keys.map((k) => {
     const dot = k.indexOf('.');
-    return { apiGroups: [k.slice(dot + 1)], resources: [k.slice(0, dot)], verbs: CRUD };
+    return { apiGroups: [k.slice(dot + 1)], resources: [k.slice(0, dot)], verbs: [...verbs] };
   });
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
-    metadata: {
-      name: consumerRoleName(ns.metadata!.name!),
-      labels: { ...labels, [Labels.clusterNamespace]: ns.metadata!.name! },
-      ownerReferences: [
-        { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata!.name!, uid: ns.metadata!.uid!, blockOwnerDeletion: true },
-      ],
-    },
+    metadata: { name, labels: { ...labels, [Labels.clusterNamespace]: ns.metadata!.name! }, ownerReferences: ownedBy(ns) },
     rules,
-  };
-}
-
-/** ClusterRoleBinding `klutch-binder-<cluster ns>` (consumer scope Cluster only), owned by the cluster Namespace. */
-export function consumerClusterRoleBinding(ns: V1Namespace): V1ClusterRoleBinding {
-  const name = consumerRoleName(ns.metadata!.name!);
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: {
-      name,
-      labels: { ...labels, [Labels.clusterNamespace]: ns.metadata!.name! },
-      ownerReferences: [
-        { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata!.name!, uid: ns.metadata!.uid!, blockOwnerDeletion: true },
-      ],
-    },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-    subjects: [{ kind: 'ServiceAccount', name: BINDER, namespace: ns.metadata!.name! }],
   };
 }
 

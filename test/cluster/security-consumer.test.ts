@@ -2,9 +2,9 @@
  * Attacks of a bound consumer on its own boundaries (provider cluster `a`): everything runs with the kubeconfig the
  * BindingResponse hands out (ServiceAccount klutch-binder of the consumer's cluster namespace), as a konnector, or
  * anyone holding it, would. Each test fails without its fix: a consumer widening its grant through an export's
- * claims; Cluster scope granting claimed resources cluster-wide; claim rules reaching every Secret of a provider
- * namespace; a long-lived token in the URL; and objects without bound (clusters, APIServiceNamespaces, unbound
- * consumers left behind, abandoned ones keeping their credentials).
+ * claims; Cluster scope granting claimed resources cluster-wide, or writes to another consumer's claims; claim
+ * rules reaching every Secret of a provider namespace; a long-lived token in the URL; and objects without bound
+ * (clusters, APIServiceNamespaces, unbound consumers left behind, abandoned ones keeping their credentials).
  */
 import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
@@ -46,7 +46,7 @@ beforeAll(async () => {
         `--max-apiservicenamespaces=${MAX_SERVICE_NAMESPACES}`,
       ],
     }),
-    startBackendSuite(a, { users: 4, args: ['--consumer-scope=Cluster', `--abandoned-consumer-after=${ABANDONED_S}s`] }),
+    startBackendSuite(a, { users: 8, args: ['--consumer-scope=Cluster', `--abandoned-consumer-after=${ABANDONED_S}s`] }),
   ]);
   [unbound, abandoned, quota] = await Promise.all([
     bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG }),
@@ -144,6 +144,14 @@ async function serviceNamespace(consumer: Kube, ns: string, name: string): Promi
   });
 }
 
+const pgPath = (namespace: string, name?: string) => `/apis/${PG.group}/v1/namespaces/${namespace}/${PG.resource}${name ? `/${name}` : ''}`;
+const pgClaim = (name: string, plan: string) => ({
+  apiVersion: `${PG.group}/v1`,
+  kind: 'PostgresqlInstance',
+  metadata: { name },
+  spec: { service: 'a9s-postgresql17', plan, compositionRef: { name: 'a9s-postgresql' } },
+});
+
 const secret = (name: string, namespace: string) => ({
   apiVersion: 'v1',
   kind: 'Secret',
@@ -192,16 +200,17 @@ describe('finding 1: a consumer cannot grant itself permissions through an expor
   });
 });
 
-describe('finding 2: consumer scope Cluster binds only the exported resources cluster-wide', () => {
+describe('finding 2: consumer scope Cluster grants cluster-wide only list and watch of the exported resources', () => {
   it('never grants Secrets or ConfigMaps of other namespaces through the servicebindings claims', async () => {
     const [flow, other] = await Promise.all(
       [sc.user(), sc.user()].map((user) => bindFlow({ backend: sc.backend, idp: sc.idp, callback: sc.callback, user, ...SB })),
     );
     const consumer = kubeFromConfig(flow!.kubeconfig);
     await exportApi(consumer, flow!.namespace, SB.group, SB.resource);
-    await eventually('the exported resource cluster-wide', async () =>
-      (await can(consumer, 'create', SB.resource, { group: SB.group, namespace: 'default' })) ? true : undefined,
+    await eventually('the exported resource listed cluster-wide', async () =>
+      (await can(consumer, 'list', SB.resource, { group: SB.group })) ? true : undefined,
     );
+    expect(await can(consumer, 'create', SB.resource, { group: SB.group, namespace: 'default' })).toBe(false);
     for (const namespace of ['kube-system', sc.backend.namespace, other!.namespace, 'default']) {
       for (const resource of ['secrets', 'configmaps']) {
         for (const verb of ['get', 'list'])
@@ -209,6 +218,67 @@ describe('finding 2: consumer scope Cluster binds only the exported resources cl
       }
     }
     expect(await can(consumer, 'list', 'secrets')).toBe(false);
+  });
+
+  it("never lets one consumer create, change or delete another's claims; Klutch's cluster-wide informer still lists", async () => {
+    const [alice, bob] = await Promise.all(
+      [sc.user(), sc.user()].map((user) => bindFlow({ backend: sc.backend, idp: sc.idp, callback: sc.callback, user, ...PG })),
+    );
+    const a = kubeFromConfig(alice!.kubeconfig);
+    const b = kubeFromConfig(bob!.kubeconfig);
+    await Promise.all([exportApi(a, alice!.namespace, PG.group, PG.resource), exportApi(b, bob!.namespace, PG.group, PG.resource)]);
+    const [pa, pb] = await Promise.all([serviceNamespace(a, alice!.namespace, 'apps'), serviceNamespace(b, bob!.namespace, 'apps')]);
+    // Bob's konnector puts his claim up, with his token, into his provider namespace.
+    const bobs = await eventually("Bob's claim upstream", async () => {
+      const r = await b.request('POST', pgPath(pb!), pgClaim('db', 'postgresql-single-nano'));
+      if (r.code === 403) return undefined; // his ClusterRole is still on its way
+      if (r.code !== 201) throw new Error(`Bob's claim: ${r.code} ${JSON.stringify(r.body)}`);
+      return r.body as { metadata: { resourceVersion: string; uid: string } };
+    });
+
+    // The attack, as anyone holding Alice's kubeconfig would send it: Crossplane would delete Bob's database.
+    const attempts = {
+      delete: await a.request('DELETE', pgPath(pb!, 'db')),
+      'delete collection': await a.request('DELETE', pgPath(pb!)),
+      patch: await a.request('PATCH', pgPath(pb!, 'db'), { spec: { plan: 'postgresql-replicas-small' } }, 'application/merge-patch+json'),
+      update: await a.request('PUT', pgPath(pb!, 'db'), {
+        ...pgClaim('db', 'postgresql-replicas-small'),
+        metadata: { name: 'db', namespace: pb, resourceVersion: bobs.metadata.resourceVersion },
+      }),
+      create: await a.request('POST', pgPath(pb!), pgClaim('squatter', 'postgresql-single-nano')),
+    };
+    const codes = Object.fromEntries(Object.entries(attempts).map(([what, r]) => [what, r.code]));
+    expect(codes, JSON.stringify(Object.values(attempts).map((r) => r.body.message))).toEqual({
+      delete: 403,
+      'delete collection': 403,
+      patch: 403,
+      update: 403,
+      create: 403,
+    });
+    const after = await requireOk(sc.kube, 'GET', pgPath(pb!, 'db'));
+    expect(after.metadata).toMatchObject({ uid: bobs.metadata.uid, resourceVersion: bobs.metadata.resourceVersion });
+    expect(after.metadata.deletionTimestamp).toBeUndefined();
+    expect((after.spec as { plan: string }).plan).toBe('postgresql-single-nano');
+    expect((await sc.kube.request('GET', pgPath(pb!, 'squatter'))).code).toBe(404);
+
+    // What the API server says Alice's token may do in Bob's provider namespace, and anywhere but her own.
+    for (const verb of ['create', 'update', 'patch', 'delete', 'deletecollection', 'get']) {
+      expect(await can(a, verb, PG.resource, { group: PG.group, namespace: pb }), `${verb} in Bob's ${pb}`).toBe(false);
+      expect(await can(a, verb, PG.resource, { group: PG.group, namespace: 'default' }), `${verb} in default`).toBe(false);
+    }
+    // Her own provider namespace is hers: the konnector's writes there go through (so the 403s above are not a dead token).
+    await requireOk(a, 'POST', pgPath(pa!), pgClaim('mine', 'postgresql-single-nano'));
+    await requireOk(a, 'PATCH', pgPath(pa!, 'mine'), { metadata: { labels: { team: 'alice' } } }, 'application/merge-patch+json');
+    await requireOk(a, 'DELETE', pgPath(pa!, 'mine'));
+    // Klutch's konnector runs one informer over all namespaces for informerScope Cluster: list and watch everywhere
+    // stay, and so it sees Bob's claim (the read exposure SECURITY.md names).
+    const e = await requireOk(a, 'GET', `${BIND}/namespaces/${alice!.namespace}/apiserviceexports/${PG.resource}.${PG.group}`);
+    expect((e.spec as { informerScope: string }).informerScope).toBe('Cluster');
+    expect(await can(a, 'watch', PG.resource, { group: PG.group })).toBe(true);
+    const all = await requireOk(a, 'GET', `/apis/${PG.group}/v1/${PG.resource}`);
+    expect(
+      (all.items as { metadata: { namespace: string; name: string } }[]).map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+    ).toContain(`${pb}/db`);
   });
 });
 
