@@ -204,7 +204,6 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
       exportables: cachedExportables(serving),
       provision,
       defaultBindPolicy: o.defaultBindPolicy,
-      consumerScope: o.consumerScope,
       prettyName: o.prettyName,
       secureCookies: new URL(o.oidcCallbackUrl).protocol === 'https:',
       externalUrl: o.oidcCallbackUrl.replace(/\/callback$/, ''),

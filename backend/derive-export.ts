@@ -1,8 +1,8 @@
 /**
- * An APIServiceExport from the claim CRD and the template that offers it: the CRD's names, scope and served versions
- * (schema, subresources, printer columns) as the konnector needs them to make the same CRD on the app cluster, and
- * the template's permission claims. The source hash (annotation `klutch.anynines.com/source-spec-hash`) covers both,
- * so a changed CRD or template re-derives the export.
+ * An APIServiceExport from the (namespaced) claim CRD and the template that offers it: the CRD's names and served
+ * versions (schema, subresources, printer columns) as the konnector needs them to make the same CRD on the app
+ * cluster, and the template's permission claims. The source hash (annotation `klutch.anynines.com/source-spec-hash`)
+ * covers both, so a changed CRD or template re-derives the export. A cluster-scoped CRD is refused (exportable.ts).
  */
 import { createHash } from 'node:crypto';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
@@ -47,9 +47,9 @@ export function deriveExport(
   // Exactly one stored version on the consumer: the CRD's storage version if exported, else the first.
   const storage = versions.some((v) => v.storage) ? undefined : versions[0]!.name;
   versions = versions.map((v) => ({ ...v, storage: v.storage || v.name === storage }));
-  if (scope === 'Namespaced' && spec.scope !== 'Namespaced') {
+  if (spec.scope !== 'Namespaced') {
     throw new DeriveError(
-      `CRD ${crd.metadata?.name} is cluster-scoped; with consumer scope Namespaced only namespaced resources are exported`,
+      `CRD ${crd.metadata?.name} is cluster-scoped; only namespaced resources are exported (a consumer's writes to a cluster-scoped resource could not be held to its own objects); export a namespaced CRD, or drop APIServiceExportTemplate ${template.metadata.namespace}/${template.metadata.name}`,
     );
   }
   const exported: APIServiceExportVersion[] = versions.map((v) => {
@@ -83,11 +83,10 @@ export function deriveExport(
     spec: {
       group: spec.group,
       names,
-      scope: spec.scope as 'Cluster' | 'Namespaced',
+      scope: 'Namespaced',
       versions: exported,
       ...(claims.length ? { permissionClaims: claims } : {}),
-      informerScope: spec.scope === 'Cluster' ? 'Cluster' : scope,
-      ...(spec.scope === 'Cluster' ? { clusterScopedIsolation: 'Prefixed' as const } : {}),
+      informerScope: scope,
     },
   };
 }

@@ -1,11 +1,12 @@
 /**
- * What the backend may export: each CRD selected by an APIServiceExportTemplate (in any namespace). With consumer
- * scope Namespaced only namespaced CRDs qualify, since a cluster-scoped resource would need a cluster-wide grant.
- * Read through a source (the API server, or informer caches on a replica that has them).
+ * What the backend may export: each namespaced CRD selected by an APIServiceExportTemplate (in any namespace), in
+ * either consumer scope. A cluster-scoped resource is never offered: a consumer could write it only through a
+ * cluster-wide grant, which RBAC cannot hold to that consumer's own (prefixed) objects, so one tenant could change or
+ * delete another's (Klutch offers them with consumer scope Cluster; our konnector refuses them anyway). Read through a
+ * source (the API server, or informer caches on a replica that has them).
  */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { APIServiceExportTemplate } from '../exports/bind-api';
-import type { ConsumerScope } from './options';
 
 export interface ExportableSource {
   templates(): Promise<readonly APIServiceExportTemplate[]>;
@@ -23,7 +24,7 @@ export interface Exportable {
 const byName = (t: APIServiceExportTemplate) => `${t.metadata.namespace}/${t.metadata.name}`;
 
 /** Every exportable resource, one per group/resource (the first template by namespace/name wins), sorted. */
-export async function exportables(src: ExportableSource, scope: ConsumerScope): Promise<Exportable[]> {
+export async function exportables(src: ExportableSource): Promise<Exportable[]> {
   const seen = new Map<string, Exportable>();
   const templates = [...(await src.templates())].sort((a, b) => byName(a).localeCompare(byName(b)));
   for (const template of templates) {
@@ -31,25 +32,20 @@ export async function exportables(src: ExportableSource, scope: ConsumerScope): 
     const key = `${resource}.${group}`;
     if (seen.has(key)) continue;
     const crd = await src.crd(key);
-    if (!crd || (scope === 'Namespaced' && crd.spec.scope !== 'Namespaced')) continue;
+    if (!crd || crd.spec.scope !== 'Namespaced') continue;
     seen.set(key, { group, resource, kind: crd.spec.names.kind, template, crd });
   }
   return [...seen.values()].sort((a, b) => `${a.resource}.${a.group}`.localeCompare(`${b.resource}.${b.group}`));
 }
 
-/** The exportable of one group/resource, or undefined when no template exports it (or its CRD is missing). */
-export async function findExportable(
-  src: ExportableSource,
-  scope: ConsumerScope,
-  group: string,
-  resource: string,
-): Promise<Exportable | undefined> {
+/** The exportable of a group/resource, or undefined: no template exports it, its CRD is missing or cluster-scoped. */
+export async function findExportable(src: ExportableSource, group: string, resource: string): Promise<Exportable | undefined> {
   const templates = [...(await src.templates())]
     .filter((t) => (t.spec.APIServiceSelector.group ?? '') === group && t.spec.APIServiceSelector.resource === resource)
     .sort((a, b) => byName(a).localeCompare(byName(b)));
   const template = templates[0];
   if (!template) return undefined;
   const crd = await src.crd(`${resource}.${group}`);
-  if (!crd || (scope === 'Namespaced' && crd.spec.scope !== 'Namespaced')) return undefined;
+  if (!crd || crd.spec.scope !== 'Namespaced') return undefined;
   return { group, resource, kind: crd.spec.names.kind, template, crd };
 }

@@ -297,14 +297,14 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'consumerScope',
     arg: 'Namespaced|Cluster',
     default: 'Namespaced',
-    help: "the informerScope of exports, where Klutch's konnector watches claims: Namespaced, the provider namespaces made for the consumer one by one (namespaced CRDs only), and nothing is granted cluster-wide; Cluster, one informer over all namespaces, for which a consumer may list and watch the exported resources everywhere — other consumers' claims included (SECURITY.md) — but writes them only in its own provider namespaces, as with Namespaced (Klutch's lower-case namespaced and cluster are the same)",
+    help: "the informerScope of exports, where Klutch's konnector watches claims: Namespaced, the provider namespaces made for the consumer one by one, and nothing is granted cluster-wide; Cluster, one informer over all namespaces, for which a consumer may list and watch the exported resources everywhere — other consumers' claims included (SECURITY.md) — but writes them only in its own provider namespaces, as with Namespaced. Either way only namespaced CRDs are exported (Klutch's lower-case namespaced and cluster are the same)",
   },
   {
     name: 'cluster-scoped-isolation',
     key: 'clusterScopedIsolation',
     arg: 'Prefixed',
     default: 'Prefixed',
-    help: "how a consumer's cluster-scoped objects are isolated on the provider: Prefixed (<cluster namespace>-<name>), Klutch's default and the only one this backend does (prefixed accepted; Klutch's namespaced and none are refused)",
+    help: "Klutch's: how a consumer's cluster-scoped objects are isolated on the provider. This backend exports no cluster-scoped resource (RBAC cannot hold its writes to one consumer: SECURITY.md), so only Klutch's default Prefixed (<cluster namespace>-<name>) is accepted, and means nothing more (prefixed accepted; Klutch's namespaced and none are refused)",
   },
   {
     name: 'external-address',
@@ -513,7 +513,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const isolation = or('cluster-scoped-isolation');
   if (isolation.toLowerCase() !== 'prefixed') {
     throw new UsageError(
-      `--cluster-scoped-isolation: "${isolation}" is not supported: this backend isolates consumers' cluster-scoped objects only by prefix (Prefixed, Klutch's default); drop the flag or set it to prefixed`,
+      `--cluster-scoped-isolation: "${isolation}" is not supported: this backend exports no cluster-scoped resources, so it has nothing to isolate; drop the flag or set it to prefixed (Klutch's default)`,
     );
   }
   const tlsCert = raw('tls-cert-file');

@@ -152,7 +152,7 @@ function deps(
     failures,
     readSecret: async (namespace, name) =>
       c.core.readNamespacedSecret({ namespace, name }).catch((e: unknown) => (ignoreNotFound(e), undefined)),
-    exportable: (group, resource) => findExportable(cachedExportables(d.serving), d.consumerScope, group, resource),
+    exportable: (group, resource) => findExportable(cachedExportables(d.serving), group, resource),
     appAccess: (k, checks) => appAccess(reviewers.of(k), checks),
     provision: async (identity, who) => {
       const consumer = await provision(identity, who);

@@ -20,7 +20,7 @@ export function exportRequestsController(d: ControllerDeps): Controller {
     crdWaitMs: d.exportRequestTimeoutMs ?? CRD_WAIT_MS,
     getRequest: (ref) => d.leader.exportRequests.get(ref.name, ref.namespace),
     crdExists: (name) => d.serving.crds.get(name) !== undefined,
-    exportable: (group, resource) => findExportable(cachedExportables(d.serving), d.consumerScope, group, resource),
+    exportable: (group, resource) => findExportable(cachedExportables(d.serving), group, resource),
     mayRequest: (ns, e) => mayRequest(d.clients, ns, e, d.defaultBindPolicy),
     refused: (r) => recordRefusal(bindRefusals(d.registry), d.log, r),
     applyExport: async (e) => {

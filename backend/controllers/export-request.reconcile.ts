@@ -132,7 +132,7 @@ async function decide(
     const exportable = await d.exportable(group, res.resource);
     if (!exportable) {
       return failed(
-        `no APIServiceExportTemplate exports ${name}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; ask the provider which APIs it offers (/resources)`,
+        `no APIServiceExportTemplate exports ${name} as a namespaced resource; ask the provider which APIs it offers (/resources)`,
       );
     }
     // The consumer's kubeconfig can request any API: the same rule as /bind, for the identity that bound last.

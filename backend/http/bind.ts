@@ -50,13 +50,13 @@ async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
   const resource = r.q.get('resource');
   const group = r.q.get('group') ?? '';
   if (!resource) throw new HttpError(400, 'Missing parameter', 'resource is required: pick an API on the resources page');
-  const exportable = await findExportable(d.exportables, d.consumerScope, group, resource);
+  const exportable = await findExportable(d.exportables, group, resource);
   if (!exportable) {
     d.metrics.binds.inc({ result: 'refused' });
     throw new HttpError(
       404,
       'Not offered',
-      `No APIServiceExportTemplate of this provider exports ${resource}.${group}${d.consumerScope === 'Namespaced' ? ' as a namespaced resource' : ''}; ${r.path === 'browser' ? `pick one from /resources?s=${r.sid}` : 'GET /resources lists what you may bind'}.`,
+      `No APIServiceExportTemplate of this provider exports ${resource}.${group} as a namespaced resource; ${r.path === 'browser' ? `pick one from /resources?s=${r.sid}` : 'GET /resources lists what you may bind'}.`,
     );
   }
   const decision = mayBind(r.who, exportable.template, d.defaultBindPolicy);

@@ -8,7 +8,6 @@ import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { RecordedBinder } from '../authz/binder';
 import type { ExportableSource } from '../exportable';
 import type { BackendMetrics } from '../metrics';
-import type { ConsumerScope } from '../options';
 import type { Consumer } from '../provision/consumer';
 import type { RateLimiter } from './rate-limit';
 
@@ -25,7 +24,6 @@ export interface HttpDeps {
   readonly provision: (identity: string, who: RecordedBinder) => Promise<Consumer>;
   /** What applies to a template without a bind rule (--default-bind-policy). */
   readonly defaultBindPolicy: DefaultBindPolicy;
-  readonly consumerScope: ConsumerScope;
   readonly prettyName: string;
   /** Cookies get the Secure attribute and answers HSTS (browsers reach the backend over HTTPS). */
   readonly secureCookies: boolean;

@@ -16,7 +16,7 @@ export async function handleResources(req: IncomingMessage, res: ServerResponse,
   const token = bearerToken(req);
   if (token !== undefined) {
     const who = await machineIdentity(d, token);
-    const all = await exportables(d.exportables, d.consumerScope);
+    const all = await exportables(d.exportables);
     const items = all
       .filter((e) => mayBind(who, e.template, d.defaultBindPolicy).allowed)
       .map((e) => ({ group: e.group, resource: e.resource, kind: e.kind }));
@@ -25,7 +25,7 @@ export async function handleResources(req: IncomingMessage, res: ServerResponse,
   }
   const sid = checkId('s', url.searchParams.get('s'));
   const session = await readSession(req, d.sealer, sid);
-  const all = await exportables(d.exportables, d.consumerScope);
+  const all = await exportables(d.exportables);
   const identity = sessionIdentity(session);
   const list = all.filter((e) => mayBind(identity, e.template, d.defaultBindPolicy).allowed);
   const items = list.map((e) => {

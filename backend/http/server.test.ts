@@ -80,7 +80,6 @@ async function start(
         throw new Error('not reached');
       }),
     defaultBindPolicy: 'allow-all',
-    consumerScope: 'Namespaced',
     prettyName: 'test',
     secureCookies: o.secure ?? false,
     externalUrl: 'https://bind.example.com',

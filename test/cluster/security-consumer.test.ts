@@ -2,9 +2,10 @@
  * Attacks of a bound consumer on its own boundaries (provider cluster `a`): everything runs with the kubeconfig the
  * BindingResponse hands out (ServiceAccount klutch-binder of the consumer's cluster namespace), as a konnector, or
  * anyone holding it, would. Each test fails without its fix: a consumer widening its grant through an export's
- * claims; Cluster scope granting claimed resources cluster-wide, or writes to another consumer's claims; claim
- * rules reaching every Secret of a provider namespace; a long-lived token in the URL; and objects without bound
- * (clusters, APIServiceNamespaces, unbound consumers left behind, abandoned ones keeping their credentials).
+ * claims; Cluster scope granting claimed resources cluster-wide, or writes to another consumer's claims (or to a
+ * cluster-scoped API, which cannot be held to one consumer); claim rules reaching every Secret of a provider
+ * namespace; a long-lived token in the URL; and objects without bound (clusters, APIServiceNamespaces, unbound
+ * consumers left behind, abandoned ones keeping their credentials).
  */
 import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
@@ -34,6 +35,8 @@ let abandoned: FlowResult;
 let quota: FlowResult;
 /** A test API of this suite only, so deleting its template leaves no other template offering it. */
 let widgets: { group: string; plural: string };
+/** A cluster-scoped test API the Cluster backend's templates select (and that must not be offered). */
+let gadgets: { group: string; plural: string };
 
 beforeAll(async () => {
   const a = await cluster('a');
@@ -55,16 +58,38 @@ beforeAll(async () => {
   ]);
   // An export keeps it from being cleaned up as unbound.
   await exportApi(kubeFromConfig(quota.kubeconfig), quota.namespace, PG.group, PG.resource);
-  widgets = { group: `sc${randomBytes(3).toString('hex')}.klutch-kit.test`, plural: 'widgets' };
-  const name = `${widgets.plural}.${widgets.group}`;
-  await applyAt(s.kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, {
+  const id = randomBytes(3).toString('hex');
+  widgets = { group: `sc${id}.klutch-kit.test`, plural: 'widgets' };
+  gadgets = { group: `sc${id}.klutch-kit.test`, plural: 'gadgets' };
+  await Promise.all([
+    testApi(s, widgets, 'Widget', 'Namespaced', s.templateNamespace),
+    testApi(sc, gadgets, 'Gadget', 'Cluster', sc.templateNamespace),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  for (const api of [widgets, gadgets])
+    await s?.kube.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${api?.plural}.${api?.group}`);
+  await Promise.all([s?.stop(), sc?.stop()]);
+});
+
+/** A CRD of any shape and an export template selecting it, in `templateNamespace`. */
+async function testApi(
+  suite: BackendSuite,
+  api: { group: string; plural: string },
+  kind: string,
+  scope: 'Namespaced' | 'Cluster',
+  templateNamespace: string,
+): Promise<void> {
+  const name = `${api.plural}.${api.group}`;
+  await applyAt(suite.kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name },
     spec: {
-      group: widgets.group,
-      scope: 'Namespaced',
-      names: { kind: 'Widget', plural: widgets.plural, singular: 'widget', listKind: 'WidgetList' },
+      group: api.group,
+      scope,
+      names: { kind, plural: api.plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
       versions: [
         {
           name: 'v1',
@@ -75,23 +100,18 @@ beforeAll(async () => {
       ],
     },
   });
-  await waitEstablished(s.kube, [name]);
+  await waitEstablished(suite.kube, [name]);
   await applyAt(
-    s.kube,
-    `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${s.templateNamespace}/apiserviceexporttemplates/widgets`,
+    suite.kube,
+    `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${templateNamespace}/apiserviceexporttemplates/${api.plural}`,
     {
       apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
       kind: 'APIServiceExportTemplate',
-      metadata: { name: 'widgets', namespace: s.templateNamespace },
-      spec: { APIServiceSelector: { group: widgets.group, resource: widgets.plural } },
+      metadata: { name: api.plural, namespace: templateNamespace },
+      spec: { APIServiceSelector: { group: api.group, resource: api.plural } },
     },
   );
-}, 120_000);
-
-afterAll(async () => {
-  await s?.kube.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${widgets?.plural}.${widgets?.group}`);
-  await Promise.all([s?.stop(), sc?.stop()]);
-});
+}
 
 /** What the API server lets the kubeconfig's user do (a SelfSubjectAccessReview). */
 async function can(
@@ -279,6 +299,30 @@ describe('finding 2: consumer scope Cluster grants cluster-wide only list and wa
     expect(
       (all.items as { metadata: { namespace: string; name: string } }[]).map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
     ).toContain(`${pb}/db`);
+  });
+
+  it('offers no cluster-scoped API: its writes could not be held to one consumer', async () => {
+    const flow = await bindFlow({ backend: sc.backend, idp: sc.idp, callback: sc.callback, user: sc.user(), ...PG });
+    const consumer = kubeFromConfig(flow.kubeconfig);
+    const name = `${gadgets.plural}.${gadgets.group}`;
+    await requireOk(consumer, 'POST', `${BIND}/namespaces/${flow.namespace}/apiserviceexportrequests`, {
+      apiVersion: BIND_API_VERSION,
+      kind: Kinds.APIServiceExportRequest,
+      metadata: { name },
+      spec: { resources: [{ group: gadgets.group, resource: gadgets.plural }] },
+    });
+    const status = await eventually('the request to finish', async () => {
+      const r = await consumer.request('GET', `${BIND}/namespaces/${flow.namespace}/apiserviceexportrequests/${name}`);
+      const st = r.body.status as { phase?: string; terminalMessage?: string } | undefined;
+      return st?.phase === 'Failed' || st?.phase === 'Succeeded' ? st : undefined;
+    });
+    expect(status).toMatchObject({
+      phase: 'Failed',
+      terminalMessage: expect.stringContaining(`no APIServiceExportTemplate exports ${name} as a namespaced resource`),
+    });
+    expect((await consumer.request('GET', `${BIND}/namespaces/${flow.namespace}/apiserviceexports/${name}`)).code).toBe(404);
+    for (const verb of ['create', 'delete', 'update'])
+      expect(await can(consumer, verb, gadgets.plural, { group: gadgets.group }), `${verb} ${gadgets.plural}`).toBe(false);
   });
 });
 
