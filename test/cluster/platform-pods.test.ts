@@ -439,41 +439,45 @@ describe('images without Docker, pulled from the registry', () => {
     expect(version.trim()).toBe(`v${NODE_VERSION}`);
   }, 180_000);
 
-  it("runs Klutch's own konnector manifests with only the image replaced by ours: both replicas Ready on /healthz, one leads", async () => {
-    // test/fixtures/klutch-bind-deploy/konnector/: Klutch's Namespace, `*/*/*` ClusterRole and binding, ServiceAccount
-    // and Deployment (selector app: konnector, no arguments, POD_NAME/POD_NAMESPACE, readiness /healthz on 8080). On
-    // the control plane, pulled from the registry: the app cluster gets ours, whose selector differs (immutable).
-    const fixtures = join(repoRoot(), 'test', 'fixtures', 'klutch-bind-deploy', 'konnector');
-    const docs = readdirSync(fixtures)
-      .filter((f) => f.endsWith('.yaml'))
-      .sort()
-      .flatMap((f) => parseAllDocuments(readFileSync(join(fixtures, f), 'utf8')).map((d) => d.toJS() as WireObject));
-    const deployment = docs.find((d) => d.kind === 'Deployment')!;
-    expect(deployment.spec.template.spec.containers[0].image).toBe('IMAGE');
-    deployment.spec.template.spec.containers[0].image = platform.images[DEPLOYABLE_IMAGES.konnector!];
-    for (const d of docs) await apply(cp, d as never);
-    const path = `/apis/apps/v1/namespaces/${KONNECTOR_NS}/deployments/konnector`;
-    try {
-      await eventually(
-        "Klutch's konnector Deployment to have 2 ready replicas",
-        async () => {
-          const d = await getObject(cp, path);
-          return d?.status?.readyReplicas === 2 ? d : undefined;
-        },
-        180_000,
-      );
-      const lease = await eventually('a replica holding the Lease', async () => {
-        const l = await getObject(cp, `/apis/coordination.k8s.io/v1/namespaces/${KONNECTOR_NS}/leases/klutch-bind`);
-        return l?.spec?.holderIdentity ? l : undefined;
-      });
-      const pods = await listPods(cp, KONNECTOR_NS, 'app=konnector');
-      expect(pods.map((p) => p.metadata.name)).toContain(lease.spec.holderIdentity);
-    } finally {
-      await cp.request('DELETE', `/api/v1/namespaces/${KONNECTOR_NS}`);
-    }
-    // Its own wait for the replicas is 180 s, as the other steps' (STEP); the run's 60 s default cut it first on a new
-    // machine, where two replicas of a fresh image start in 26 and 46 s under the run's load (issue 43).
-  }, STEP);
+  it(
+    "runs Klutch's own konnector manifests with only the image replaced by ours: both replicas Ready on /healthz, one leads",
+    async () => {
+      // test/fixtures/klutch-bind-deploy/konnector/: Klutch's Namespace, `*/*/*` ClusterRole and binding, ServiceAccount
+      // and Deployment (selector app: konnector, no arguments, POD_NAME/POD_NAMESPACE, readiness /healthz on 8080). On
+      // the control plane, pulled from the registry: the app cluster gets ours, whose selector differs (immutable).
+      const fixtures = join(repoRoot(), 'test', 'fixtures', 'klutch-bind-deploy', 'konnector');
+      const docs = readdirSync(fixtures)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort()
+        .flatMap((f) => parseAllDocuments(readFileSync(join(fixtures, f), 'utf8')).map((d) => d.toJS() as WireObject));
+      const deployment = docs.find((d) => d.kind === 'Deployment')!;
+      expect(deployment.spec.template.spec.containers[0].image).toBe('IMAGE');
+      deployment.spec.template.spec.containers[0].image = platform.images[DEPLOYABLE_IMAGES.konnector!];
+      for (const d of docs) await apply(cp, d as never);
+      const path = `/apis/apps/v1/namespaces/${KONNECTOR_NS}/deployments/konnector`;
+      try {
+        await eventually(
+          "Klutch's konnector Deployment to have 2 ready replicas",
+          async () => {
+            const d = await getObject(cp, path);
+            return d?.status?.readyReplicas === 2 ? d : undefined;
+          },
+          180_000,
+        );
+        const lease = await eventually('a replica holding the Lease', async () => {
+          const l = await getObject(cp, `/apis/coordination.k8s.io/v1/namespaces/${KONNECTOR_NS}/leases/klutch-bind`);
+          return l?.spec?.holderIdentity ? l : undefined;
+        });
+        const pods = await listPods(cp, KONNECTOR_NS, 'app=konnector');
+        expect(pods.map((p) => p.metadata.name)).toContain(lease.spec.holderIdentity);
+      } finally {
+        await cp.request('DELETE', `/api/v1/namespaces/${KONNECTOR_NS}`);
+      }
+      // Its own wait for the replicas is 180 s, as the other steps' (STEP); the run's 60 s default cut it first on a new
+      // machine, where two replicas of a fresh image start in 26 and 46 s under the run's load (issue 43).
+    },
+    STEP,
+  );
 });
 
 describe('the install bundle on the control plane, the backend as Pods', () => {
