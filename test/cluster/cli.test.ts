@@ -294,7 +294,9 @@ describe('kubectl bind', () => {
           declined.answer('no');
         })(),
       ]);
-      expect(unreachable.stderr).toMatch(/^error: cannot reach the bind backend at http:\/\/127\.0\.0\.1:\d+\/export \(4 tries\): .*ECONNREFUSED/m);
+      expect(unreachable.stderr).toMatch(
+        /^error: cannot reach the bind backend at http:\/\/127\.0\.0\.1:\d+\/export \(4 tries\): .*ECONNREFUSED/m,
+      );
       expect(version.stderr).toContain('is version v0.2.0; kubectl bind needs v0.3.0 or later');
       expect(timeout.stderr).toContain('error: no login within 2s');
       expect(interrupted.stderr).toContain('error: interrupted while waiting for the login');
