@@ -58,7 +58,8 @@ function main(argv: readonly string[]): number {
   timed('npm run sandbox -- --short', () => {
     status = spawnSync('npm', ['run', '--silent', 'sandbox', '--', '--short', '--dir', dir], { stdio: 'inherit', env }).status ?? 1;
   });
-  const back = debianVersions(installed).unknown;
+  // Asked anew: debianVersions remembers its answers for the process, and the sandbox changed them.
+  const back = installed.filter((p) => spawnSync('dpkg-query', ['-W', p], { stdio: 'ignore' }).status !== 0);
   process.stdout.write(`${rows.map(([l, t]) => `${t.toFixed(1).padStart(8)}s  ${l}`).join('\n')}\n`);
   if (status !== 0) {
     log(`the sandbox failed (exit ${status}); its logs are in ${dir}`);
