@@ -66,7 +66,9 @@ function main(argv: readonly string[]): number {
     return 1;
   }
   if (back.length > 0) {
-    log(`the sandbox did not install ${back.join(', ')}: it does not run them (the tests may; drop one from programs.ts only if nothing does)`);
+    log(
+      `the sandbox did not install ${back.join(', ')}: it does not run them (the tests may; drop one from programs.ts only if nothing does)`,
+    );
   }
   log(`the sandbox reached its round trip from a machine without ${installed.join(', ') || 'any of them'}`);
   return 0;
