@@ -13,6 +13,7 @@ import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import type {} from './platform/pod-platform';
 import { ensureCoreDns } from '../../harness/tools/coredns';
+import { ensurePrograms, type ProgramName, PROGRAMS } from '../../harness/tools/programs';
 import { serveSlots } from './cluster-slots';
 import { POD_PLATFORM_FILES, serveSharedPlatform, V1_FILES } from './platform/shared-platform';
 import { type ControlPlanes, startControlPlanes } from '../../harness/control-plane';
@@ -42,6 +43,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Clusters a and b for each worker, so files that run at the same time never share one (cluster.ts); b on demand.
   // No more workers run than files: a run of one file starts one `a`, not four (2.5 CPU-s each, then idle).
   const workers = Math.max(1, Math.min(Number(project.config.maxWorkers) || 1, files.length));
+  // Every Debian package the cluster suites run, in one apt-get call before any cluster starts. Installed on demand
+  // instead, the first to be missing (Chromium on a machine that had it removed) unpacked 110 MB in the middle of the
+  // Pod suites: dpkg's fsyncs stalled etcd until API requests hit the handler timeout and a bind answered 500.
+  await ensurePrograms(Object.keys(PROGRAMS) as ProgramName[], (line) => process.stderr.write(`[klutch-kit] ${line}\n`));
   const slotsPath = join(dir, 'slots.sock');
   let starting: Promise<ControlPlanes | undefined> | undefined;
   const slots = await serveSlots(slotsPath, workers, async (slot, question) => {
