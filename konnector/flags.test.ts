@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { durationFlag } from '../lib/flags';
+import { tenantArgProblems, TENANT_KONNECTOR_ENV, TENANT_KONNECTOR_FLAGS } from '../lib/konnector-tuning';
+import { KONNECTOR_RUNTIME_ENV } from '../lib/konnector-runtime';
 import { HELP, KONNECTOR_FLAGS, parseKonnectorFlags, type KonnectorFlags } from './flags';
 import { manual, undocumentedFlags } from '../test/support/docs';
 import { describeKlutchFlags, type KlutchFlagCase } from '../test/support/klutch-flags';
@@ -185,4 +187,63 @@ describe("Klutch's konnector flags (test/fixtures/klutch-bind-deploy/flags.txt)"
     [['--log-level=loud'], '--log-level: "loud" is not fatal, error, warn, info, debug or trace'],
     [['--heartbeat-interval=500ms'], '--heartbeat-interval: "500ms" is less than 1s'],
   ])('refuses %j', (args, message) => expect(() => parseKonnectorFlags(args, {})).toThrow(message));
+});
+
+describe('what an AppClusterBinding may tune of its konnector (lib/konnector-tuning.ts)', () => {
+  const controlPlane = ['--control-plane-mode', '--app-cluster-kubeconfig-secret-name=s', '--binding-root-namespace=klutch-bind-r'];
+  /** One value each flag's check accepts, and one it refuses. */
+  const samples: Record<string, [string, string]> = {
+    workers: ['4', '0'],
+    connections: ['8', '-1'],
+    'kube-api-qps': ['2.5', 'fast'],
+    'kube-api-burst': ['10', '0'],
+    'heartbeat-interval': ['1m', '500ms'],
+    'lease-duration': ['30s', '0'],
+    'renew-deadline': ['20s', '1x'],
+    'retry-period': ['5s', ''],
+    'log-level': ['debug', 'loud'],
+    v: ['4', '-1'],
+  };
+
+  it('names only flags of KONNECTOR_FLAGS, each sampled here', () => {
+    const names = new Set(KONNECTOR_FLAGS.flags.map((f) => f.name));
+    expect(Object.keys(TENANT_KONNECTOR_FLAGS).filter((f) => !names.has(f))).toEqual([]);
+    expect(Object.keys(samples).sort()).toEqual(Object.keys(TENANT_KONNECTOR_FLAGS).sort());
+  });
+
+  it.each(Object.entries(samples))(
+    '--%s: what the backend accepts, the konnector parses; what it refuses, it does not pass',
+    (flag, [good, bad]) => {
+      const arg = (v: string) => (flag === 'v' ? `-v=${v}` : `--${flag}=${v}`);
+      const extra = flag === 'kube-api-burst' ? ['--kube-api-qps=5'] : [];
+      expect(tenantArgProblems([...extra, arg(good)])).toEqual([]);
+      expect(() => parseKonnectorFlags([...controlPlane, ...extra, arg(good)])).not.toThrow();
+      expect(tenantArgProblems([...extra, arg(bad)])).not.toEqual([]);
+    },
+  );
+
+  it('keeps the konnector on its own namespace, Secret, Lease, probe port and trust: none of those flags may be set', () => {
+    const fixed = KONNECTOR_FLAGS.flags.map((f) => f.name).filter((f) => !(f in TENANT_KONNECTOR_FLAGS));
+    expect(fixed.sort()).toEqual(
+      [
+        'kubeconfig',
+        'binding-namespace',
+        'leader-elect',
+        'lease-name',
+        'lease-namespace',
+        'identity',
+        'probe-address',
+        'control-plane-mode',
+        'app-cluster-kubeconfig-secret-name',
+        'app-cluster-kubeconfig-secret-namespace',
+        'app-cluster-kubeconfig-secret-key',
+        'binding-root-namespace',
+        'version',
+      ].sort(),
+    );
+  });
+
+  it('lets every runtime variable a konnector Deployment runs with be tuned, with the values it runs with', () => {
+    for (const [name, value] of Object.entries(KONNECTOR_RUNTIME_ENV)) expect(TENANT_KONNECTOR_ENV[name]?.(value), name).toBeUndefined();
+  });
 });

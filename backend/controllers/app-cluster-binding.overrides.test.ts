@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { ContainerOverrides } from '../../exports/bind-api/container';
+import { imageAllowed, imagePatternProblem, imageRepository, vetOverrides, type KonnectorImages } from './app-cluster-binding.overrides';
+
+const images: KonnectorImages = {
+  image: 'ghcr.io/klutch-kit/konnector:v0.1.0',
+  allowed: ['public.ecr.aws/w5n9a2g2/klutch/konnector:*', 'registry.example.com/konnector:v2'],
+};
+const problems = (o: ContainerOverrides): string[] => {
+  const v = vetOverrides(o, images);
+  return 'problems' in v ? v.problems : [];
+};
+
+describe('spec.konnector.overrides', () => {
+  it('takes what an operator of a konnector tunes: allowed image, pull policy, resources, vetted env and flags', () => {
+    const o: ContainerOverrides = {
+      name: 'ignored',
+      image: 'public.ecr.aws/w5n9a2g2/klutch/konnector:v1.4.0',
+      imagePullPolicy: 'IfNotPresent',
+      resources: { limits: { memory: '512Mi' } },
+      env: [
+        { name: 'NODE_OPTIONS', value: '--max-old-space-size=400 --max-semi-space-size=4' },
+        { name: 'MALLOC_ARENA_MAX', value: '2' },
+      ],
+      args: ['--workers=4', '--kube-api-qps=50', '--kube-api-burst=100', '-v=4', '--heartbeat-interval=1m'],
+    };
+    expect(vetOverrides(o, images)).toEqual({
+      image: o.image,
+      imagePullPolicy: 'IfNotPresent',
+      resources: o.resources,
+      env: o.env,
+      args: o.args,
+    });
+    expect(vetOverrides(undefined, images)).toEqual({ image: images.image, env: [], args: [] });
+    // Klutch's rule: an empty field is no override.
+    expect(vetOverrides({ command: [], lifecycle: {}, image: '' }, images)).toEqual({ image: images.image, env: [], args: [] });
+  });
+
+  it.each<[string, ContainerOverrides, string]>([
+    ['command', { command: ['/bin/sh', '-c', 'cat /var/run/secrets/*'] }, 'spec.konnector.overrides.command may not be set'],
+    ['envFrom', { envFrom: [{ secretRef: { name: 'app-cluster-kubeconfig' } }] }, 'spec.konnector.overrides.envFrom may not be set'],
+    ['lifecycle', { lifecycle: { postStart: { exec: { command: ['sh'] } } } }, 'spec.konnector.overrides.lifecycle may not be set'],
+    ['a probe', { livenessProbe: { exec: { command: ['sh'] } } }, 'spec.konnector.overrides.livenessProbe may not be set'],
+    ['securityContext', { securityContext: { runAsUser: 0 } }, 'spec.konnector.overrides.securityContext may not be set'],
+    ['volumeMounts', { volumeMounts: [{ name: 'x', mountPath: '/x' }] }, 'spec.konnector.overrides.volumeMounts may not be set'],
+    ['workingDir', { workingDir: '/tmp' }, 'spec.konnector.overrides.workingDir may not be set'],
+    [
+      'an image outside the list',
+      { image: 'evil.example.com/konnector:v1' },
+      'spec.konnector.overrides.image "evil.example.com/konnector:v1" is not an image the platform operator allows',
+    ],
+    [
+      'a look-alike repository',
+      { image: 'public.ecr.aws/w5n9a2g2/klutch/konnector-evil:v1' },
+      'is not an image the platform operator allows',
+    ],
+    ['another tag of an exact entry', { image: 'registry.example.com/konnector:v3' }, 'is not an image the platform operator allows'],
+    [
+      'NODE_OPTIONS loading code',
+      { env: [{ name: 'NODE_OPTIONS', value: '--require /tmp/x.js' }] },
+      'env[0] (NODE_OPTIONS) "--require /tmp/x.js" holds --require /tmp/x.js',
+    ],
+    ['TLS off', { env: [{ name: 'NODE_TLS_REJECT_UNAUTHORIZED', value: '0' }] }, 'env[0] (NODE_TLS_REJECT_UNAUTHORIZED) may not be set'],
+    ["the Pod's name", { env: [{ name: 'POD_NAME', value: 'forged' }] }, 'env[0] (POD_NAME) may not be set'],
+    [
+      'a variable from a Secret',
+      { env: [{ name: 'MALLOC_ARENA_MAX', valueFrom: { secretKeyRef: { name: 'kubeconfig', key: 'kubeconfig' } } }] },
+      'env[0] (MALLOC_ARENA_MAX) needs a plain value',
+    ],
+    ['another kubeconfig', { args: ['--kubeconfig=/tmp/k'] }, 'args[0] "--kubeconfig=/tmp/k" is not one of --workers=…'],
+    [
+      "another team's namespace",
+      { args: ['--binding-root-namespace=klutch-bind-victim'] },
+      'args[0] "--binding-root-namespace=klutch-bind-victim" is not one of',
+    ],
+    ['a value apart from its flag', { args: ['--workers', '4'] }, 'args[0] "--workers" is not one of'],
+    ['a bad value', { args: ['--workers=many'] }, 'args[0] "--workers=many": "many" is not a whole number'],
+    ['-v with --log-level', { args: ['-v=4', '--log-level=debug'] }, 'args: -v and --log-level: give one'],
+    ['a burst without a rate', { args: ['--kube-api-burst=10'] }, 'args: --kube-api-burst only with --kube-api-qps above 0'],
+  ])('refuses %s, naming the field and the fix', (_what, o, message) => {
+    const p = problems(o);
+    expect(p.join('\n')).toContain(message);
+    expect(p.every((x) => x.startsWith('spec.konnector.overrides.') && /remove|change|write|ask/.test(x))).toBe(true);
+  });
+
+  it('names every problem at once', () => {
+    expect(problems({ command: ['sh'], image: 'evil.example.com/x:1', args: ['--identity=x'] })).toHaveLength(3);
+  });
+});
+
+describe('konnector images', () => {
+  it.each([
+    ['ghcr.io/klutch-kit/konnector:v0.1.0', 'ghcr.io/klutch-kit/konnector'],
+    ['registry:5000/a/b:tag', 'registry:5000/a/b'],
+    ['registry:5000/a/b', 'registry:5000/a/b'],
+    [`a/b:v1@sha256:${'0'.repeat(64)}`, 'a/b'],
+    ['a/b@sha256:short', undefined],
+    ['A/B:v1', undefined],
+    ['a/b:-bad', undefined],
+  ])('%s is of repository %s', (image, repo) => expect(imageRepository(image)).toBe(repo));
+
+  it('allows --konnector-image, exact entries and any tag or digest of a <repository>:* entry', () => {
+    expect(imageAllowed(images.image, images)).toBe(true);
+    expect(imageAllowed('public.ecr.aws/w5n9a2g2/klutch/konnector:v1.5.0', images)).toBe(true);
+    expect(imageAllowed(`public.ecr.aws/w5n9a2g2/klutch/konnector@sha256:${'a'.repeat(64)}`, images)).toBe(true);
+    expect(imageAllowed('registry.example.com/konnector:v2', images)).toBe(true);
+    expect(imageAllowed('ghcr.io/klutch-kit/konnector:v0.2.0', images)).toBe(false);
+  });
+
+  it.each([
+    ['a/b:*', undefined],
+    ['a/b:v1', undefined],
+    ['a/b*', '"a/b*" is neither an image reference nor <repository>:*'],
+    ['*', '"*" is neither an image reference nor <repository>:*'],
+    ['a/b:v1:*', '"a/b:v1:*" is neither an image reference nor <repository>:*'],
+  ])('reads the allowlist entry %s', (p, problem) => expect(imagePatternProblem(p)).toBe(problem));
+});
