@@ -33,6 +33,8 @@ export interface AppClusterBindingSpec {
 
 export interface AppClusterBindingStatus {
   conditions?: Condition[];
+  /** Ours: the binding root namespace the controller chose, kept once chosen (Klutch derives it on every look). */
+  rootNamespace?: string;
 }
 
 export type AppClusterBinding = KubeObject<
@@ -57,7 +59,13 @@ export const appClusterBindingSchema = objectSchema({
     },
     { description: 'The app cluster and its APIs.', required: ['kubeconfigSecretRef'] },
   ),
-  status: s.object({ conditions: conditionsSchema }, { description: 'Observed state.' }),
+  status: s.object(
+    {
+      conditions: conditionsSchema,
+      rootNamespace: s.string({ description: 'The binding root namespace on the control plane, chosen once (klutch-kit).' }),
+    },
+    { description: 'Observed state.' },
+  ),
   rules: [{ rule: 'self.metadata.name == oldSelf.metadata.name', message: 'name is immutable' }],
 });
 

@@ -102,7 +102,14 @@ const cases: { kind: string; file: string; crd: () => Json; deltas: readonly Del
     kind: Kinds.AppClusterBinding,
     file: 'klutch.anynines.com_appclusterbindings.yaml',
     crd: appClusterBindingCrd,
-    deltas: [],
+    deltas: [
+      {
+        path: [...schemaRoot, 'properties', 'status', 'properties', 'rootNamespace'],
+        upstream: undefined,
+        ours: { type: 'string' },
+        why: 'the root namespace is chosen injectively once (not always klutch-bind-<namespace>-<name>) and kept in status',
+      },
+    ],
   },
   {
     kind: Kinds.APIServiceExportTemplate,

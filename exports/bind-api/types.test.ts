@@ -181,7 +181,7 @@ const appClusterBindingObject: AppClusterBinding = {
     konnector: { deploy: true, overrides: { image: 'konnector:v1', args: ['--v=2'] } },
     kubeconfigSecretRef: { name: 'app', namespace: 'default', key: 'kubeconfig' },
   },
-  status: { conditions },
+  status: { conditions, rootNamespace: 'klutch-bind-default-app' },
 };
 
 const templateObject: APIServiceExportTemplate = {
