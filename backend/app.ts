@@ -241,6 +241,8 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     legacyTokenGraceMs: o.legacyTokenGraceMs,
     provision,
     konnectorImage: o.konnectorImage,
+    konnectorAllowedImages: o.konnectorAllowedImages,
+    konnectorApiPorts: o.konnectorApiPorts,
     log,
     registry,
   };

@@ -223,6 +223,27 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
     expect(parse([...required, '--leader-election=false'])).toMatchObject({ leaderElection: false });
   });
 
+  it('reads the images an AppClusterBinding may name and the ports its root namespace opens; refuses malformed ones', () => {
+    expect(parse(required)).toMatchObject({ konnectorAllowedImages: [], konnectorApiPorts: [443, 6443] });
+    expect(
+      parse([
+        ...required,
+        '--konnector-allowed-images=public.ecr.aws/w5n9a2g2/klutch/konnector:*, registry.example.com/k:v1',
+        '--konnector-api-ports=443,8443,443',
+      ]),
+    ).toMatchObject({
+      konnectorAllowedImages: ['public.ecr.aws/w5n9a2g2/klutch/konnector:*', 'registry.example.com/k:v1'],
+      konnectorApiPorts: [443, 8443],
+    });
+    expect(() => parse([...required, '--konnector-allowed-images=*'])).toThrow(
+      '--konnector-allowed-images: "*" is neither an image reference nor <repository>:*',
+    );
+    expect(() => parse([...required, '--konnector-api-ports=443,http'])).toThrow('--konnector-api-ports: "http" is not a TCP port');
+    expect(() => parse([...required, '--konnector-image=not an image'])).toThrow(
+      '--konnector-image: "not an image" is not an image reference',
+    );
+  });
+
   it.each([
     [['-v', '2'], 'info'],
     [['-v=4'], 'debug'],

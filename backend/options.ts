@@ -7,6 +7,7 @@
  * and what to prefer, or refused with a message naming it and why. None is ignored.
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
+import { imagePatternProblem, imageRepository } from './controllers/app-cluster-binding.overrides';
 import {
   addressFlag,
   countFlag,
@@ -87,6 +88,10 @@ export interface BackendOptions {
   readonly maxExportRequests: number;
   /** The image of the control-plane konnectors the AppClusterBinding controller deploys. */
   readonly konnectorImage: string;
+  /** Images an AppClusterBinding's override may name besides konnectorImage: references, or `<repository>:*`. */
+  readonly konnectorAllowedImages: readonly string[];
+  /** TCP ports the NetworkPolicy of binding root namespaces lets konnectors reach (API servers). */
+  readonly konnectorApiPorts: readonly number[];
   readonly leaderElection: boolean;
   readonly leaseName: string;
   readonly identity: string;
@@ -433,7 +438,21 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'konnectorImage',
     arg: 'image',
     default: 'ghcr.io/klutch-kit/konnector:v0.1.0',
-    help: "the image of the konnector Deployments the AppClusterBinding controller writes (an AppClusterBinding's spec.konnector.overrides.image wins)",
+    help: "the image of the konnector Deployments the AppClusterBinding controller writes (an AppClusterBinding's spec.konnector.overrides.image may name one of --konnector-allowed-images instead)",
+  },
+  {
+    name: 'konnector-allowed-images',
+    key: 'konnectorAllowedImages',
+    arg: 'images',
+    default: 'none: only --konnector-image',
+    help: "the images an AppClusterBinding's spec.konnector.overrides.image may name besides --konnector-image, comma-separated: a reference, or <repository>:* for any tag or digest of it; any other is refused with a condition on the AppClusterBinding and runs nowhere",
+  },
+  {
+    name: 'konnector-api-ports',
+    key: 'konnectorApiPorts',
+    arg: 'ports',
+    default: '443,6443',
+    help: "TCP ports, comma-separated, that the NetworkPolicy of every binding root namespace lets konnectors reach (the app clusters' and the control plane's API servers; the port of --external-address is added); an AppClusterBinding whose app cluster listens on another is refused (AppClusterAccess PortNotAllowed)",
   },
 ];
 
@@ -578,7 +597,22 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   }
 
   const konnectorImage = or('konnector-image');
-  if (!/^[^\s]+$/.test(konnectorImage)) throw new UsageError(`--konnector-image: "${konnectorImage}" is not an image reference`);
+  if (imageRepository(konnectorImage) === undefined)
+    throw new UsageError(`--konnector-image: "${konnectorImage}" is not an image reference`);
+  const allowedImages = (raw('konnector-allowed-images') ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const p of allowedImages) {
+    const problem = imagePatternProblem(p);
+    if (problem) throw new UsageError(`--konnector-allowed-images: ${problem}`);
+  }
+  const apiPorts = or('konnector-api-ports')
+    .split(',')
+    .map((x) => x.trim());
+  const badPort = apiPorts.find((x) => !/^\d{1,5}$/.test(x) || Number(x) < 1 || Number(x) > 65535);
+  if (badPort !== undefined || !apiPorts.length)
+    throw new UsageError(`--konnector-api-ports: "${badPort ?? ''}" is not a TCP port (give ports such as 443,6443)`);
 
   return {
     controlPlaneMode: cp,
@@ -622,6 +656,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     maxServiceNamespaces: count('max-apiservicenamespaces'),
     maxExportRequests: count('max-export-requests'),
     konnectorImage,
+    konnectorAllowedImages: allowedImages,
+    konnectorApiPorts: [...new Set(apiPorts.map(Number))],
     leaderElection: switchFlag('leader-election', or('leader-election')),
     leaseName: or('lease-name'),
     identity: raw('identity') ?? (env.POD_NAME || hostname),

@@ -46,6 +46,10 @@ export interface ControllerDeps {
   readonly provision?: (identity: string, who: RecordedBinder) => Promise<Consumer>;
   /** The image of the konnector Deployments AppClusterBindings get (--konnector-image). */
   readonly konnectorImage?: string;
+  /** The images their overrides may name besides (--konnector-allowed-images). @default none */
+  readonly konnectorAllowedImages?: readonly string[];
+  /** The ports the root namespaces' NetworkPolicy opens to konnectors (--konnector-api-ports). @default 443, 6443 */
+  readonly konnectorApiPorts?: readonly number[];
   readonly log: Logger;
   readonly registry: Registry;
 }
