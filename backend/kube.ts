@@ -11,6 +11,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  NetworkingV1Api,
   RbacAuthorizationV1Api,
 } from '@kubernetes/client-node';
 
@@ -22,6 +23,8 @@ export interface Clients {
   readonly core: CoreV1Api;
   /** The AppClusterBinding controller's konnector Deployments. */
   readonly apps: AppsV1Api;
+  /** The NetworkPolicy of each binding root namespace. */
+  readonly networking: NetworkingV1Api;
   readonly rbac: RbacAuthorizationV1Api;
   readonly custom: CustomObjectsApi;
   readonly crds: ApiextensionsV1Api;
@@ -35,6 +38,7 @@ export function clientsFor(kc: KubeConfig): Clients {
     kc,
     core: new CoreV1Api(config),
     apps: new AppsV1Api(config),
+    networking: new NetworkingV1Api(config),
     rbac: new RbacAuthorizationV1Api(config),
     custom: new CustomObjectsApi(config),
     crds: new ApiextensionsV1Api(config),

@@ -229,7 +229,7 @@ function controlPlaneFlags(
   const name = str('app-cluster-kubeconfig-secret-name');
   if (!root)
     throw new UsageError(
-      '--control-plane-mode needs --binding-root-namespace: the namespace on the control plane holding the APIServiceBindings (klutch-bind-<namespace>-<name> of the AppClusterBinding)',
+      "--control-plane-mode needs --binding-root-namespace: the namespace on the control plane holding the APIServiceBindings (the AppClusterBinding's status.rootNamespace)",
     );
   if (!name)
     throw new UsageError(

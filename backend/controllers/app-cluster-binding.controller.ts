@@ -31,7 +31,6 @@ import { findClusterNamespace } from '../provision/cluster-namespace';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { BINDER } from '../provision/rbac';
 import {
-  AcbLabels,
   acbLabels,
   ACB_FINALIZER,
   APP_KUBECONFIG_SECRET,
@@ -39,9 +38,11 @@ import {
   konnectorRoleBinding,
   PROVIDER_KUBECONFIG_SECRET,
   rootNamespaceObject,
+  rootNetworkPolicy,
   rootSecret,
-  rootNamespace,
+  ROOT_NETWORK_POLICY,
 } from './app-cluster-binding.objects';
+import { AcbLabels, ownership } from './app-cluster-binding.root';
 import { reconcileAppClusterBinding, type AcbDeps, type AppAccess, type ExportState } from './app-cluster-binding.reconcile';
 import type { ControllerDeps } from './deps';
 
@@ -146,9 +147,12 @@ function deps(
   const ignoreNotFound = (e: unknown) => {
     if (!isNotFound(e)) throw e;
   };
+  // The control plane as konnectors reach it (the provider kubeconfig's server) is always among the ports.
+  const apiPorts = [...new Set([...(d.konnectorApiPorts ?? [443, 6443]), Number(new URL(d.target.server).port || 443)])];
   return {
     defaultBindPolicy: d.defaultBindPolicy,
-    konnectorImage: d.konnectorImage ?? 'ghcr.io/klutch-kit/konnector:v0.1.0',
+    images: { image: d.konnectorImage ?? 'ghcr.io/klutch-kit/konnector:v0.1.0', allowed: d.konnectorAllowedImages ?? [] },
+    apiPorts,
     failures,
     readSecret: async (namespace, name) =>
       c.core.readNamespacedSecret({ namespace, name }).catch((e: unknown) => (ignoreNotFound(e), undefined)),
@@ -162,9 +166,33 @@ function deps(
     providerKubeconfig: async (ns) =>
       (await c.core.readNamespacedSecret({ namespace: ns, name: KUBECONFIG_SECRET }).catch((e: unknown) => (ignoreNotFound(e), undefined)))
         ?.data,
-    ensureRoot: async (acb, app, provider) => {
-      const ns = rootNamespace(acb);
-      await c.core.patchNamespace({ name: ns, body: rootNamespaceObject(acb), fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
+    namespace: async (name) => {
+      const n = await c.core.readNamespace({ name }).catch((e: unknown) => (ignoreNotFound(e), undefined));
+      return n && { uid: n.metadata?.uid, labels: n.metadata?.labels ?? {} };
+    },
+    ensureRoot: async (acb, ns, app, provider) => {
+      // Created, never applied blind: a namespace that exists must be this AppClusterBinding's (a race with another
+      // reconcile choosing the same name is lost here, and reported on the next look).
+      const body = rootNamespaceObject(acb, ns);
+      const made = await c.core.createNamespace({ body }).then(
+        () => true,
+        (e: unknown) => {
+          if (!isConflict(e)) throw e;
+          return false;
+        },
+      );
+      if (!made) {
+        const held = ownership((await c.core.readNamespace({ name: ns })).metadata?.labels, acb);
+        if (held !== 'ours')
+          throw new Error(
+            `namespace ${ns} belongs to ${held.owner}, not to AppClusterBinding ${acb.metadata.namespace}/${acb.metadata.name}`,
+          );
+      }
+      await c.core.patchNamespace({ name: ns, body, fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
+      await c.networking.patchNamespacedNetworkPolicy(
+        { name: ROOT_NETWORK_POLICY, namespace: ns, body: rootNetworkPolicy(acb, ns, apiPorts), fieldManager: FIELD_MANAGER, force: true },
+        APPLY_PATCH,
+      );
       await c.core.patchNamespacedServiceAccount(
         {
           name: BINDER,
@@ -176,18 +204,18 @@ function deps(
         APPLY_PATCH,
       );
       await c.rbac.patchNamespacedRole(
-        { name: BINDER, namespace: ns, body: konnectorRole(acb), fieldManager: FIELD_MANAGER, force: true },
+        { name: BINDER, namespace: ns, body: konnectorRole(acb, ns), fieldManager: FIELD_MANAGER, force: true },
         APPLY_PATCH,
       );
       await c.rbac.patchNamespacedRoleBinding(
-        { name: BINDER, namespace: ns, body: konnectorRoleBinding(acb), fieldManager: FIELD_MANAGER, force: true },
+        { name: BINDER, namespace: ns, body: konnectorRoleBinding(acb, ns), fieldManager: FIELD_MANAGER, force: true },
         APPLY_PATCH,
       );
       await c.core.patchNamespacedSecret(
         {
           name: APP_KUBECONFIG_SECRET,
           namespace: ns,
-          body: rootSecret(acb, APP_KUBECONFIG_SECRET, app),
+          body: rootSecret(acb, ns, APP_KUBECONFIG_SECRET, app),
           fieldManager: FIELD_MANAGER,
           force: true,
         },
@@ -200,7 +228,7 @@ function deps(
         .catch((e: unknown) => (ignoreNotFound(e), undefined));
       if (!have) {
         await c.core
-          .createNamespacedSecret({ namespace: ns, body: rootSecret(acb, PROVIDER_KUBECONFIG_SECRET, provider) })
+          .createNamespacedSecret({ namespace: ns, body: rootSecret(acb, ns, PROVIDER_KUBECONFIG_SECRET, provider) })
           .catch((e: unknown) => {
             if (!isConflict(e)) throw e;
           });
@@ -238,8 +266,16 @@ function deps(
         { name: dep.metadata!.name!, namespace: dep.metadata!.namespace!, body: dep, fieldManager: FIELD_MANAGER, force: true },
         APPLY_PATCH,
       )),
-    deleteDeployment: (ns, name) => c.apps.deleteNamespacedDeployment({ namespace: ns, name }).then(() => undefined, ignoreNotFound),
-    deleteNamespace: (name) => c.core.deleteNamespace({ name }).then(() => undefined, ignoreNotFound),
+    deployment: async (namespace, name) => {
+      const dep = await c.apps.readNamespacedDeployment({ namespace, name }).catch((e: unknown) => (ignoreNotFound(e), undefined));
+      return dep && { uid: dep.metadata?.uid, labels: dep.metadata?.labels ?? {} };
+    },
+    deleteDeployment: (ns, name, uid) =>
+      c.apps
+        .deleteNamespacedDeployment({ namespace: ns, name, ...(uid ? { body: { preconditions: { uid } } } : {}) })
+        .then(() => undefined, ignoreNotFound),
+    deleteNamespace: (name, uid) =>
+      c.core.deleteNamespace({ name, ...(uid ? { body: { preconditions: { uid } } } : {}) }).then(() => undefined, ignoreNotFound),
     setFinalizer: async (acb, present) => {
       const rest = (acb.metadata.finalizers ?? []).filter((f) => f !== ACB_FINALIZER);
       // The resourceVersion makes it conditional: a finalizer list changed meanwhile is not overwritten.

@@ -1,11 +1,21 @@
 /**
  * What the AppClusterBinding controller writes, as plain objects (the backend bundle carries no construct library),
- * with Klutch's names: the binding root namespace `klutch-bind-<namespace>-<name>` on the control plane, the
- * ServiceAccount `klutch-binder` there with a Role for the control-plane konnector, the APIServiceBindings (labelled
- * `klutch.anynines.com/appclusterbinding-name|-namespace`), and the konnector Deployment `konnector-<name>` with
- * Klutch's arguments. Pods pass the `restricted` profile, which the root namespace enforces.
+ * with Klutch's names where they are safe: in the binding root namespace on the control plane (its name:
+ * app-cluster-binding.root.ts) the ServiceAccount `klutch-binder` with a Role for the control-plane konnector, the
+ * APIServiceBindings, a NetworkPolicy, and the konnector Deployment `konnector-<name>` with Klutch's arguments. All
+ * are labelled `klutch.anynines.com/appclusterbinding-name|-namespace` (Klutch's) and with the AppClusterBinding's
+ * uid (ours: whose they are). Pods pass the `restricted` profile, which the root namespace enforces.
  */
-import type { V1Container, V1Deployment, V1EnvVar, V1Namespace, V1Role, V1RoleBinding, V1Secret } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1Deployment,
+  V1Namespace,
+  V1NetworkPolicy,
+  V1NetworkPolicyPeer,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+} from '@kubernetes/client-node';
 import {
   BIND_API_VERSION,
   BIND_GROUP,
@@ -19,12 +29,8 @@ import {
 import { KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
 import { Labels, MANAGED_BY } from '../labels';
 import { BINDER } from '../provision/rbac';
-
-/** Klutch's labels on everything made for an AppClusterBinding. */
-export const AcbLabels = {
-  name: 'klutch.anynines.com/appclusterbinding-name',
-  namespace: 'klutch.anynines.com/appclusterbinding-namespace',
-} as const;
+import type { VettedOverrides } from './app-cluster-binding.overrides';
+import { AcbLabels } from './app-cluster-binding.root';
 
 /** On the AppClusterBinding while the controller owns objects for it: they go, in order, before it does. */
 export const ACB_FINALIZER = 'klutch-kit.anynines.com/appclusterbinding';
@@ -34,14 +40,6 @@ export const APP_KUBECONFIG_SECRET = 'app-cluster-kubeconfig';
 export const PROVIDER_KUBECONFIG_SECRET = 'kubeconfig';
 export const KONNECTOR_PROBE_PORT = 8080;
 const RUNTIME_USER = 65532;
-
-/** What every binding root namespace's name starts with (the backend's admission policy holds its writes there). */
-export const ROOT_NAMESPACE_PREFIX = 'klutch-bind-';
-
-/** `klutch-bind-<namespace>-<name>`, Klutch's binding root namespace (a DNS label: at most 63 characters). */
-export function rootNamespace(acb: Pick<AppClusterBinding, 'metadata'>): string {
-  return `${ROOT_NAMESPACE_PREFIX}${acb.metadata.namespace}-${acb.metadata.name}`;
-}
 
 export const konnectorName = (acb: Pick<AppClusterBinding, 'metadata'>): string => `konnector-${acb.metadata.name}`;
 
@@ -61,15 +59,20 @@ export const acbSubject = (acb: Pick<AppClusterBinding, 'metadata'>): string =>
 export const acbGroup = (namespace: string): string => `system:appclusterbindings:${namespace}`;
 
 export function acbLabels(acb: Pick<AppClusterBinding, 'metadata'>): Record<string, string> {
-  return { [AcbLabels.name]: acb.metadata.name!, [AcbLabels.namespace]: acb.metadata.namespace!, [Labels.managedBy]: MANAGED_BY };
+  return {
+    [AcbLabels.name]: acb.metadata.name!,
+    [AcbLabels.namespace]: acb.metadata.namespace!,
+    [AcbLabels.uid]: acb.metadata.uid!,
+    [Labels.managedBy]: MANAGED_BY,
+  };
 }
 
-export function rootNamespaceObject(acb: AppClusterBinding): V1Namespace {
+export function rootNamespaceObject(acb: AppClusterBinding, root: string): V1Namespace {
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
     metadata: {
-      name: rootNamespace(acb),
+      name: root,
       labels: {
         ...acbLabels(acb),
         'pod-security.kubernetes.io/enforce': 'restricted',
@@ -81,11 +84,11 @@ export function rootNamespaceObject(acb: AppClusterBinding): V1Namespace {
 }
 
 /** A Secret in the root namespace holding `data` (the app cluster's kubeconfig, or the provider's). */
-export function rootSecret(acb: AppClusterBinding, name: string, data: Record<string, string>): V1Secret {
+export function rootSecret(acb: AppClusterBinding, root: string, name: string, data: Record<string, string>): V1Secret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name, namespace: rootNamespace(acb), labels: acbLabels(acb) },
+    metadata: { name, namespace: root, labels: acbLabels(acb) },
     type: 'Opaque',
     data,
   };
@@ -95,11 +98,11 @@ export function rootSecret(acb: AppClusterBinding, name: string, data: Record<st
  * Role `klutch-binder` in the root namespace: what the control-plane konnector does there — its bindings and their
  * status, the kubeconfig Secrets they name (read, and the provider's updated on rotation), its Lease, its events.
  */
-export function konnectorRole(acb: AppClusterBinding): V1Role {
+export function konnectorRole(acb: AppClusterBinding, root: string): V1Role {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
-    metadata: { name: BINDER, namespace: rootNamespace(acb), labels: acbLabels(acb) },
+    metadata: { name: BINDER, namespace: root, labels: acbLabels(acb) },
     rules: [
       { apiGroups: [BIND_GROUP], resources: ['apiservicebindings'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
       { apiGroups: [BIND_GROUP], resources: ['apiservicebindings/status'], verbs: ['get', 'update', 'patch'] },
@@ -111,8 +114,7 @@ export function konnectorRole(acb: AppClusterBinding): V1Role {
   };
 }
 
-export function konnectorRoleBinding(acb: AppClusterBinding): V1RoleBinding {
-  const ns = rootNamespace(acb);
+export function konnectorRoleBinding(acb: AppClusterBinding, ns: string): V1RoleBinding {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'RoleBinding',
@@ -123,8 +125,7 @@ export function konnectorRoleBinding(acb: AppClusterBinding): V1RoleBinding {
 }
 
 /** The APIServiceBinding of one API in the root namespace, its claims accepted (the operator registered it). */
-export function rootBinding(acb: AppClusterBinding, name: string, claims: readonly PermissionClaim[]): APIServiceBinding {
-  const ns = rootNamespace(acb);
+export function rootBinding(acb: AppClusterBinding, ns: string, name: string, claims: readonly PermissionClaim[]): APIServiceBinding {
   const accepted: AcceptablePermissionClaim[] = claims.map((c) => ({ ...c, state: 'Accepted' }));
   return {
     apiVersion: BIND_API_VERSION,
@@ -138,8 +139,7 @@ export function rootBinding(acb: AppClusterBinding, name: string, claims: readon
 }
 
 /** The konnector's arguments, exactly Klutch's (plus the probe address, which our konnector takes). */
-export function konnectorArgs(acb: AppClusterBinding): string[] {
-  const ns = rootNamespace(acb);
+export function konnectorArgs(acb: AppClusterBinding, ns: string): string[] {
   return [
     '--control-plane-mode',
     `--app-cluster-kubeconfig-secret-name=${APP_KUBECONFIG_SECRET}`,
@@ -152,11 +152,11 @@ export function konnectorArgs(acb: AppClusterBinding): string[] {
 }
 
 /** The konnector container before overrides. */
-function baseContainer(acb: AppClusterBinding, image: string): V1Container {
+function baseContainer(acb: AppClusterBinding, root: string, image: string): V1Container {
   return {
     name: 'konnector',
     image,
-    args: konnectorArgs(acb),
+    args: konnectorArgs(acb, root),
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -180,40 +180,29 @@ function baseContainer(acb: AppClusterBinding, image: string): V1Container {
   };
 }
 
-const empty = (v: unknown): boolean =>
-  v === undefined ||
-  v === null ||
-  v === '' ||
-  (Array.isArray(v) && v.length === 0) ||
-  (typeof v === 'object' && Object.keys(v as object).length === 0);
-
 /**
- * `spec.konnector.overrides` merged into the container as Klutch does (empty fields ignored): args are appended to
- * Klutch's (which the konnector needs), env entries replace ours by name except POD_NAME and POD_NAMESPACE, the
- * name stays `konnector`, every other field replaces ours. The root namespace still enforces `restricted`.
+ * The container with the vetted overrides (app-cluster-binding.overrides.ts) merged as Klutch merges them: args are
+ * appended to Klutch's (which the konnector needs), env entries replace ours by name, image, imagePullPolicy and
+ * resources replace ours. The root namespace still enforces `restricted`.
  */
-export function konnectorContainer(acb: AppClusterBinding, image: string): V1Container {
-  const c = baseContainer(acb, image);
-  const o = acb.spec.konnector?.overrides ?? {};
-  const out: Record<string, unknown> = { ...c };
-  for (const [k, v] of Object.entries(o)) {
-    if (empty(v) || k === 'name') continue;
-    if (k === 'args') out.args = [...c.args!, ...(v as string[])];
-    else if (k === 'env') {
-      const theirs = (v as V1EnvVar[]).filter((e) => e.name !== 'POD_NAME' && e.name !== 'POD_NAMESPACE');
-      out.env = [...c.env!.filter((e) => !theirs.some((t) => t.name === e.name)), ...theirs];
-    } else out[k] = v;
-  }
-  return out as unknown as V1Container;
+export function konnectorContainer(acb: AppClusterBinding, root: string, o: VettedOverrides): V1Container {
+  const c = baseContainer(acb, root, o.image);
+  return {
+    ...c,
+    ...(o.imagePullPolicy ? { imagePullPolicy: o.imagePullPolicy } : {}),
+    ...(o.resources ? { resources: o.resources } : {}),
+    args: [...c.args!, ...o.args],
+    env: [...c.env!.filter((e) => !o.env.some((t) => t.name === e.name)), ...o.env],
+  };
 }
 
-export function konnectorDeployment(acb: AppClusterBinding, image: string): V1Deployment {
+export function konnectorDeployment(acb: AppClusterBinding, root: string, o: VettedOverrides): V1Deployment {
   const name = konnectorName(acb);
   const select = { app: name };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name, namespace: rootNamespace(acb), labels: { ...acbLabels(acb), 'app.kubernetes.io/name': 'konnector' } },
+    metadata: { name, namespace: root, labels: { ...acbLabels(acb), 'app.kubernetes.io/name': 'konnector' } },
     spec: {
       replicas: 1,
       selector: { matchLabels: select },
@@ -229,9 +218,43 @@ export function konnectorDeployment(acb: AppClusterBinding, image: string): V1De
             runAsGroup: RUNTIME_USER,
             seccompProfile: { type: 'RuntimeDefault' },
           },
-          containers: [konnectorContainer(acb, image)],
+          containers: [konnectorContainer(acb, root, o)],
         },
       },
+    },
+  };
+}
+
+/** The NetworkPolicy of every root namespace; one name, so the controller applies it in place. */
+export const ROOT_NETWORK_POLICY = 'klutch-bind-root';
+
+/**
+ * Default deny for every Pod of the root namespace, but DNS and TCP to `apiPorts` (the control plane's and the app
+ * cluster's API servers; by port, as the backend's own policy: addresses are known only at run time) out, and the
+ * probe port in (the kubelet's probes come from the node, whose address is not known here): no path to a tenant's
+ * database Service.
+ */
+export function rootNetworkPolicy(acb: AppClusterBinding, root: string, apiPorts: readonly number[]): V1NetworkPolicy {
+  const anywhere: V1NetworkPolicyPeer[] = [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }];
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: ROOT_NETWORK_POLICY, namespace: root, labels: acbLabels(acb) },
+    spec: {
+      podSelector: {},
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ ports: [{ protocol: 'TCP', port: KONNECTOR_PROBE_PORT }] }],
+      egress: [
+        // Cluster DNS runs as Pods or on the node (NodeLocal DNSCache): both kinds of peer.
+        {
+          to: [{ namespaceSelector: {} }, ...anywhere],
+          ports: [
+            { protocol: 'UDP', port: 53 },
+            { protocol: 'TCP', port: 53 },
+          ],
+        },
+        { to: anywhere, ports: [...new Set(apiPorts)].sort((a, b) => a - b).map((port) => ({ protocol: 'TCP', port })) },
+      ],
     },
   };
 }

@@ -3,8 +3,15 @@ import type { V1Deployment } from '@kubernetes/client-node';
 import type { APIServiceBinding, AppClusterBinding, AppClusterBindingStatus, Condition } from '../../exports/bind-api';
 import type { Refusal } from '../authz/refusals';
 import type { Exportable } from '../exportable';
-import { ACB_FINALIZER } from './app-cluster-binding.objects';
-import { reconcileAppClusterBinding, type AcbDeps, type AppAccess, type ExportState } from './app-cluster-binding.reconcile';
+import { ACB_FINALIZER, acbLabels } from './app-cluster-binding.objects';
+import {
+  reconcileAppClusterBinding,
+  type AcbDeps,
+  type AppAccess,
+  type ExportState,
+  type OwnedMeta,
+} from './app-cluster-binding.reconcile';
+import { hashedRootNamespace } from './app-cluster-binding.root';
 
 const KUBECONFIG = [
   'apiVersion: v1',
@@ -14,30 +21,48 @@ const KUBECONFIG = [
   'current-context: c',
 ].join('\n');
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const ROOT = 'klutch-bind-team-a-app1';
 const PG = 'postgresqlinstances.anynines.com';
+const UID = '1234-abcd';
 
 function acb(
-  o: { apis?: string[]; secretNamespace?: string; deleting?: boolean; conditions?: Condition[]; finalizer?: boolean } = {},
+  o: {
+    apis?: string[];
+    secretNamespace?: string;
+    deleting?: boolean;
+    conditions?: Condition[];
+    finalizer?: boolean;
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    rootNamespace?: string;
+    overrides?: NonNullable<AppClusterBinding['spec']['konnector']>['overrides'];
+  } = {},
 ): AppClusterBinding {
   return {
     apiVersion: 'klutch.anynines.com/v1alpha1',
     kind: 'AppClusterBinding',
     metadata: {
-      name: 'app1',
-      namespace: 'team-a',
-      uid: '1234-abcd',
+      name: o.name ?? 'app1',
+      namespace: o.namespace ?? 'team-a',
+      uid: o.uid ?? UID,
       ...(o.finalizer ? { finalizers: [ACB_FINALIZER] } : {}),
       ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
     spec: {
-      kubeconfigSecretRef: { namespace: o.secretNamespace ?? 'team-a', name: 'app1-kubeconfig', key: 'kubeconfig' },
+      kubeconfigSecretRef: { namespace: o.secretNamespace ?? o.namespace ?? 'team-a', name: 'app1-kubeconfig', key: 'kubeconfig' },
       apiExports: (o.apis ?? ['postgresqlinstances']).map((resource) => ({ group: 'anynines.com', resource })),
-      konnector: { deploy: true, overrides: { image: 'registry.example.com/konnector:v9', args: ['--workers=4'] } },
+      konnector: { deploy: true, overrides: o.overrides ?? { image: 'registry.example.com/konnector:v9', args: ['--workers=4'] } },
     },
-    ...(o.conditions ? { status: { conditions: o.conditions } } : {}),
+    ...(o.conditions || o.rootNamespace
+      ? {
+          status: { ...(o.conditions ? { conditions: o.conditions } : {}), ...(o.rootNamespace ? { rootNamespace: o.rootNamespace } : {}) },
+        }
+      : {}),
   };
 }
+
+/** team-a/app1 is ambiguous at the dash (team/a-app1 would make Klutch's name too): its root namespace is hashed. */
+const ROOT = hashedRootNamespace(acb());
 
 function exportable(resource: string, annotations: Record<string, string> = {}): Exportable {
   return {
@@ -62,15 +87,22 @@ function world(o: {
   exports?: Record<string, ExportState>;
   bindings?: APIServiceBinding[];
   exportNames?: string[];
+  /** Namespaces that exist, by name. */
+  namespaces?: Record<string, OwnedMeta>;
+  deployment?: OwnedMeta;
+  apiPorts?: number[];
 }) {
   const log: string[] = [];
+  const namespaces = new Map(Object.entries(o.namespaces ?? {}));
+  let writtenStatus: AppClusterBindingStatus | undefined;
   const refusals: Refusal[] = [];
   let status: AppClusterBindingStatus | undefined;
   let deployment: V1Deployment | undefined;
   const applied: APIServiceBinding[] = [];
   const d: AcbDeps = {
     defaultBindPolicy: 'allow-all',
-    konnectorImage: 'ghcr.io/klutch-kit/konnector:v0.1.0',
+    images: { image: 'ghcr.io/klutch-kit/konnector:v0.1.0', allowed: ['registry.example.com/konnector:*'] },
+    apiPorts: o.apiPorts ?? [443, 6443],
     failures: new Map(),
     readSecret: async (ns, name) =>
       o.secret === false ? undefined : { metadata: { name, namespace: ns }, data: { kubeconfig: b64(KUBECONFIG) } },
@@ -79,8 +111,12 @@ function world(o: {
     provision: async (identity, who) => (log.push(`provision ${identity} as ${who.subject} ${who.groups.join(',')}`), 'cluster-x'),
     findConsumer: async () => 'cluster-x',
     providerKubeconfig: async () => ({ kubeconfig: b64('provider') }),
-    ensureRoot: async (a) => void log.push(`root ${a.metadata.name}`),
-    bindings: () => o.bindings ?? [],
+    namespace: async (name) => namespaces.get(name),
+    ensureRoot: async (a, root) => {
+      namespaces.set(root, { uid: `ns-${root}`, labels: acbLabels(a) });
+      log.push(`root ${a.metadata.name} ${root}`);
+    },
+    bindings: (ns) => (o.bindings ?? []).filter((b) => b.metadata.namespace === ns),
     applyBinding: async (b) => (applied.push(b), void log.push(`apply binding ${b.metadata.name}`)),
     deleteBinding: async (ns, name) => void log.push(`delete binding ${ns}/${name}`),
     exportState: (_ns, name) => (o.exports ?? {})[name] ?? { state: 'none' },
@@ -88,10 +124,11 @@ function world(o: {
     requestExport: async (ns, g, r) => void log.push(`request ${ns} ${r}.${g}`),
     deleteExport: async (ns, name) => void log.push(`delete export ${ns}/${name}`),
     applyDeployment: async (dep) => ((deployment = dep), void log.push(`apply deployment ${dep.metadata!.name}`)),
-    deleteDeployment: async (ns, name) => void log.push(`delete deployment ${ns}/${name}`),
-    deleteNamespace: async (name) => void log.push(`delete namespace ${name}`),
+    deployment: async () => o.deployment,
+    deleteDeployment: async (ns, name, uid) => void log.push(`delete deployment ${ns}/${name}${uid ? ` uid ${uid}` : ''}`),
+    deleteNamespace: async (name, uid) => void log.push(`delete namespace ${name}${uid ? ` uid ${uid}` : ''}`),
     setFinalizer: async (_a, present) => void log.push(`finalizer ${present}`),
-    writeStatus: async (_a, s) => void (status = s),
+    writeStatus: async (_a, s) => void (status = writtenStatus = s),
     refused: (r) => void refusals.push(r),
   };
   return {
@@ -100,15 +137,17 @@ function world(o: {
     refusals,
     applied,
     deployment: () => deployment,
+    status: () => writtenStatus,
     cond: (type: string) => status?.conditions?.find((c) => c.type === type),
   };
 }
 
-const readyBinding = (name: string): APIServiceBinding => ({
+/** A Ready binding in `root`, labelled as `owner`'s (team-a/app1's by default). */
+const readyBinding = (name: string, root = ROOT, owner: AppClusterBinding = acb()): APIServiceBinding => ({
   apiVersion: 'klutch.anynines.com/v1alpha1',
   kind: 'APIServiceBinding',
-  metadata: { name, namespace: ROOT },
-  spec: { kubeconfigSecretRef: { name: 'kubeconfig', namespace: ROOT, key: 'kubeconfig' } },
+  metadata: { name, namespace: root, labels: acbLabels(owner) },
+  spec: { kubeconfigSecretRef: { name: 'kubeconfig', namespace: root, key: 'kubeconfig' } },
   status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
 });
 
@@ -122,7 +161,7 @@ describe('reconcileAppClusterBinding', () => {
     expect(w.log).toEqual([
       'finalizer true',
       'provision system:appclusterbinding:team-a:app1#1234abcd as system:appclusterbinding:team-a:app1 system:appclusterbindings:team-a',
-      'root app1',
+      `root app1 ${ROOT}`,
       'apply binding postgresqlinstances.anynines.com',
       'apply deployment konnector-app1',
     ]);
@@ -150,7 +189,9 @@ describe('reconcileAppClusterBinding', () => {
       '--workers=4',
     ]);
     expect(c.securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
-    for (const t of ['SecretValid', 'AppClusterAccess', PG, 'KonnectorDeployed', 'Ready']) expect(w.cond(t)?.status, t).toBe('True');
+    for (const t of ['SecretValid', 'AppClusterAccess', 'RootNamespace', PG, 'KonnectorDeployed', 'Ready'])
+      expect(w.cond(t)?.status, t).toBe('True');
+    expect(w.status()?.rootNamespace).toBe(ROOT);
     expect(r).toEqual({ requeueAfterMs: 60_000 });
   });
 
@@ -248,17 +289,125 @@ describe('reconcileAppClusterBinding', () => {
   });
 
   it('deletes in the order that strands nothing: bindings (and waits for the konnector), then konnector, consumer, root namespace, finalizer', async () => {
-    const w = world({ bindings: [readyBinding(PG)] });
+    const w = world({ bindings: [readyBinding(PG)], namespaces: { [ROOT]: { uid: 'ns-uid', labels: acbLabels(acb()) } } });
     expect(await reconcileAppClusterBinding(w.d, acb({ deleting: true, finalizer: true }))).toEqual({ requeueAfterMs: 2_000 });
     expect(w.log).toEqual([`delete binding ${ROOT}/${PG}`]);
     expect(w.cond('Ready')).toMatchObject({ status: 'False', reason: 'Deleting' });
-    const gone = world({ bindings: [] });
-    expect(await reconcileAppClusterBinding(gone.d, acb({ deleting: true, finalizer: true }))).toBeUndefined();
+    const gone = world({
+      bindings: [],
+      namespaces: { [ROOT]: { uid: 'ns-uid', labels: acbLabels(acb()) } },
+      deployment: { uid: 'dep-uid', labels: acbLabels(acb()) },
+    });
+    expect(await reconcileAppClusterBinding(gone.d, acb({ deleting: true, finalizer: true, rootNamespace: ROOT }))).toBeUndefined();
     expect(gone.log).toEqual([
-      `delete deployment ${ROOT}/konnector-app1`,
+      `delete deployment ${ROOT}/konnector-app1 uid dep-uid`,
       'delete namespace cluster-x',
-      `delete namespace ${ROOT}`,
+      `delete namespace ${ROOT} uid ns-uid`,
       'finalizer false',
     ]);
+  });
+
+  it("binds two AppClusterBindings whose Klutch names collide (team/a-prod, team-a/prod) into two namespaces; neither's deletion touches the other's", async () => {
+    const victim = acb({ namespace: 'team-a', name: 'prod', uid: 'victim-uid' });
+    const attacker = acb({ namespace: 'team', name: 'a-prod', uid: 'attacker-uid' });
+    const exports = { [PG]: { state: 'exported', claims: [] } as ExportState };
+    const v = world({ exports });
+    await reconcileAppClusterBinding(v.d, victim);
+    const a = world({ exports });
+    await reconcileAppClusterBinding(a.d, attacker);
+    const vRoot = v.status()!.rootNamespace!;
+    const aRoot = a.status()!.rootNamespace!;
+    expect(vRoot).not.toBe(aRoot);
+    expect([vRoot, aRoot]).not.toContain('klutch-bind-team-a-prod');
+    // The attacker's deletion, in a world where both namespaces and bindings exist: only its own go.
+    const both = world({
+      bindings: [readyBinding(PG, vRoot, victim), readyBinding(PG, aRoot, attacker)],
+      namespaces: { [vRoot]: { uid: 'v', labels: acbLabels(victim) }, [aRoot]: { uid: 'a', labels: acbLabels(attacker) } },
+    });
+    await reconcileAppClusterBinding(both.d, {
+      ...attacker,
+      metadata: { ...attacker.metadata, finalizers: [ACB_FINALIZER], deletionTimestamp: 'x' },
+    });
+    expect(both.log).toEqual([`delete binding ${aRoot}/${PG}`]);
+  });
+
+  it('refuses a root namespace another AppClusterBinding holds: a condition naming the owner and the fix, nothing written', async () => {
+    const other = acb({ namespace: 'team-b', name: 'x', uid: 'other-uid' });
+    const w = world({ namespaces: { [ROOT]: { uid: 'ns', labels: acbLabels(other) } } });
+    // As a hash collision would make it: the recorded root namespace is held by team-b/x.
+    await reconcileAppClusterBinding(w.d, acb({ rootNamespace: ROOT }));
+    expect(w.cond('RootNamespace')).toMatchObject({ status: 'False', reason: 'Taken' });
+    expect(w.cond('RootNamespace')!.message).toBe(
+      `the binding root namespace ${ROOT} belongs to AppClusterBinding team-b/x (uid other-uid), not to AppClusterBinding team-a/app1: nothing is written there; create this AppClusterBinding under another name (the root namespace is derived from its namespace and name), or delete the other one first`,
+    );
+    expect(w.cond('Ready')?.status).toBe('False');
+    expect(w.log).toEqual([]);
+    // A namespace nobody's AppClusterBinding made: the same, with its own fix.
+    const stray = world({ namespaces: { [ROOT]: { uid: 'ns', labels: {} } } });
+    await reconcileAppClusterBinding(stray.d, acb());
+    expect(stray.cond('RootNamespace')!.message).toContain(`delete namespace ${ROOT} if it is unused`);
+    expect(stray.log).toEqual([]);
+  });
+
+  it('keeps the recorded root namespace, ignores a recorded one that is not among its names, and prefers a free unambiguous Klutch name', async () => {
+    const team = (rootNamespace?: string) => acb({ namespace: 'team', name: 'app', ...(rootNamespace ? { rootNamespace } : {}) });
+    const fresh = world({});
+    await reconcileAppClusterBinding(fresh.d, team());
+    expect(fresh.status()?.rootNamespace).toBe('klutch-bind-team-app');
+    // Klutch's name was taken once, so the hashed one was recorded: it stays, though Klutch's is free now.
+    const hashed = hashedRootNamespace(team());
+    const kept = world({});
+    await reconcileAppClusterBinding(kept.d, team(hashed));
+    expect(kept.log).toContain(`root app ${hashed}`);
+    // A status naming another team's namespace chooses nothing.
+    const forged = world({});
+    await reconcileAppClusterBinding(forged.d, team('klutch-bind-other-victim'));
+    expect(forged.log).toContain('root app klutch-bind-team-app');
+    // Klutch's name held by a namespace not made for it: the hashed one.
+    const held = world({ namespaces: { 'klutch-bind-team-app': { uid: 'x', labels: {} } } });
+    await reconcileAppClusterBinding(held.d, team());
+    expect(held.status()?.rootNamespace).toBe(hashed);
+  });
+
+  it("adopts the root namespace an earlier version made for it under Klutch's ambiguous name, and labels its bindings with the uid", async () => {
+    const legacy = 'klutch-bind-team-a-app1';
+    const old = { [`klutch.anynines.com/appclusterbinding-name`]: 'app1', [`klutch.anynines.com/appclusterbinding-namespace`]: 'team-a' };
+    const binding = { ...readyBinding(PG, legacy), metadata: { name: PG, namespace: legacy, labels: old } };
+    const w = world({
+      namespaces: { [legacy]: { uid: 'ns', labels: old } },
+      bindings: [binding],
+      exports: { [PG]: { state: 'exported', claims: [] } },
+    });
+    await reconcileAppClusterBinding(w.d, acb());
+    expect(w.status()?.rootNamespace).toBe(legacy);
+    expect(w.applied[0]!.metadata.labels).toMatchObject({ 'klutch-kit.anynines.com/appclusterbinding-uid': UID });
+    // Another AppClusterBinding's legacy namespace is never adopted: team/a-app1 gets its hashed one.
+    const other = acb({ namespace: 'team', name: 'a-app1', uid: 'other' });
+    const o = world({ namespaces: { [legacy]: { uid: 'ns', labels: old } } });
+    await reconcileAppClusterBinding(o.d, other);
+    expect(o.status()?.rootNamespace).toBe(hashedRootNamespace(other));
+  });
+
+  it('refuses overrides beyond what the operator allows: a condition naming each field, no Deployment, and its old one deleted', async () => {
+    const w = world({ deployment: { uid: 'dep', labels: acbLabels(acb()) } });
+    await reconcileAppClusterBinding(w.d, acb({ overrides: { image: 'evil.example.com/x:1', command: ['/bin/sh'] } }));
+    expect(w.cond('KonnectorDeployed')).toMatchObject({ status: 'False', reason: 'OverridesRefused' });
+    expect(w.cond('KonnectorDeployed')!.message).toContain('spec.konnector.overrides.command may not be set');
+    expect(w.cond('KonnectorDeployed')!.message).toContain(
+      'spec.konnector.overrides.image "evil.example.com/x:1" is not an image the platform operator allows',
+    );
+    expect(w.log.filter((l) => l.includes('deployment'))).toEqual([`delete deployment ${ROOT}/konnector-app1 uid dep`]);
+    // Not another's Deployment, though.
+    const theirs = world({ deployment: { uid: 'dep', labels: acbLabels(acb({ uid: 'someone-else' })) } });
+    await reconcileAppClusterBinding(theirs.d, acb({ overrides: { command: ['/bin/sh'] } }));
+    expect(theirs.log.filter((l) => l.includes('deployment'))).toEqual([]);
+  });
+
+  it("refuses an app cluster whose API server port the root namespace's NetworkPolicy does not open, naming the flag", async () => {
+    const w = world({ apiPorts: [443] });
+    await reconcileAppClusterBinding(w.d, acb());
+    expect(w.cond('AppClusterAccess')).toMatchObject({ status: 'False', reason: 'PortNotAllowed' });
+    expect(w.cond('AppClusterAccess')!.message).toContain("add 6443 to the backend's --konnector-api-ports");
+    expect(w.log).toEqual([]);
   });
 });

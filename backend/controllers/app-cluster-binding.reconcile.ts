@@ -9,19 +9,22 @@
  *      lacks a permission is refused with the permissions named. Unreachable: reported, retried with backoff.
  *   3. The consumer, provisioned as an OIDC bind provisions one (provision/consumer.ts), its identity recorded on the
  *      ClusterBinding so export requests are judged by the same rule.
- *   4. The binding root namespace `klutch-bind-<namespace>-<name>`: ServiceAccount and Role `klutch-binder`, the app
- *      cluster's kubeconfig and the provider kubeconfig copied in.
+ *   4. RootNamespace (ours): the binding root namespace, named injectively and never one another AppClusterBinding
+ *      holds (app-cluster-binding.root.ts), kept in status.rootNamespace: ServiceAccount and Role `klutch-binder`, a
+ *      NetworkPolicy, the app cluster's kubeconfig and the provider kubeconfig copied in.
  *   5. Per API of spec.apiExports (condition `<resource>.<group>`): a template offers it; mayBind allows the
  *      AppClusterBinding's identity (refused: condition, metric, audit line); the app cluster allows it; the export
  *      (an APIServiceExportRequest, the same path as kubectl bind's); then its APIServiceBinding in the root namespace,
  *      whose Ready the konnector reports.
- *   6. KonnectorDeployed: Deployment `konnector-<name>` with Klutch's arguments (spec.konnector.deploy).
+ *   6. KonnectorDeployed: Deployment `konnector-<name>` with Klutch's arguments (spec.konnector.deploy) and the
+ *      overrides that pass app-cluster-binding.overrides.ts; refused ones deploy nothing.
  *   Ready: all of them.
  *
  * Unbinding strands nothing: an API dropped from apiExports loses its APIServiceBinding first (the konnector, still
  * running, deletes the app objects, their provider copies and the CRD, then lets the binding go), and only then its
  * export. Deleting the AppClusterBinding does the same for every API, then removes the konnector, the consumer and
- * the root namespace, and last its finalizer.
+ * the root namespace, and last its finalizer. Whatever it deletes carries its uid (or, made before the uid label, its
+ * namespace and name).
  */
 import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
 import {
@@ -49,15 +52,19 @@ import {
   ACB_FINALIZER,
   konnectorArgs,
   konnectorDeployment,
+  konnectorName,
   rootBinding,
-  rootNamespace,
 } from './app-cluster-binding.objects';
+import { vetOverrides, type KonnectorImages } from './app-cluster-binding.overrides';
+import { AcbLabels, chooseRoot, NOT_FOR_AN_ACB, owns, rootCandidates } from './app-cluster-binding.root';
 
 export const AcbConditions = {
   SecretValid: 'SecretValid',
   KonnectorDeployed: 'KonnectorDeployed',
   /** Ours: the app cluster is reachable with the kubeconfig, which may do what the konnector needs there. */
   AppClusterAccess: 'AppClusterAccess',
+  /** Ours: the binding root namespace is this AppClusterBinding's (not another's). */
+  RootNamespace: 'RootNamespace',
   Ready: READY_CONDITION,
 } as const;
 
@@ -70,9 +77,18 @@ export type ExportState =
 
 export type AppAccess = { readonly missing: readonly string[] } | { readonly unreachable: string };
 
+/** The metadata of an object the controller may delete: whose it is, and its uid (the delete's precondition). */
+export interface OwnedMeta {
+  readonly uid?: string;
+  readonly labels?: Record<string, string>;
+}
+
 export interface AcbDeps {
   readonly defaultBindPolicy: DefaultBindPolicy;
-  readonly konnectorImage: string;
+  /** --konnector-image and --konnector-allowed-images. */
+  readonly images: KonnectorImages;
+  /** The TCP ports the root namespaces' NetworkPolicy lets konnectors reach (--konnector-api-ports, --external-address's). */
+  readonly apiPorts: readonly number[];
   readSecret(namespace: string, name: string): Promise<V1Secret | undefined>;
   /** The template and CRD exporting an API, if any. */
   exportable(group: string, resource: string): Promise<Exportable | undefined>;
@@ -84,8 +100,18 @@ export interface AcbDeps {
   findConsumer(identity: string): Promise<string | undefined>;
   /** The provider kubeconfig Secret's data in the cluster namespace (written by provisioning). */
   providerKubeconfig(clusterNamespace: string): Promise<Record<string, string> | undefined>;
-  /** Namespace, ServiceAccount, Role and RoleBinding, and the two kubeconfig Secrets in the root namespace. */
-  ensureRoot(acb: AppClusterBinding, appKubeconfig: Record<string, string>, providerKubeconfig: Record<string, string>): Promise<void>;
+  /** A namespace's metadata, if it exists. */
+  namespace(name: string): Promise<OwnedMeta | undefined>;
+  /**
+   * Namespace (created, or refused when another's: a race lost), NetworkPolicy, ServiceAccount, Role and RoleBinding,
+   * and the two kubeconfig Secrets in the root namespace.
+   */
+  ensureRoot(
+    acb: AppClusterBinding,
+    root: string,
+    appKubeconfig: Record<string, string>,
+    providerKubeconfig: Record<string, string>,
+  ): Promise<void>;
   /** The labelled APIServiceBindings of the root namespace. */
   bindings(rootNamespace: string): readonly APIServiceBinding[];
   applyBinding(b: APIServiceBinding): Promise<void>;
@@ -96,8 +122,11 @@ export interface AcbDeps {
   requestExport(clusterNamespace: string, group: string, resource: string): Promise<void>;
   deleteExport(clusterNamespace: string, name: string): Promise<void>;
   applyDeployment(d: V1Deployment): Promise<void>;
-  deleteDeployment(namespace: string, name: string): Promise<void>;
-  deleteNamespace(name: string): Promise<void>;
+  deployment(namespace: string, name: string): Promise<OwnedMeta | undefined>;
+  /** Deletes it if it still has this uid. */
+  deleteDeployment(namespace: string, name: string, uid?: string): Promise<void>;
+  /** Deletes it if it still has this uid (given for a root namespace). */
+  deleteNamespace(name: string, uid?: string): Promise<void>;
   setFinalizer(acb: AppClusterBinding, present: boolean): Promise<void>;
   writeStatus(acb: AppClusterBinding, status: AppClusterBindingStatus): Promise<void>;
   refused(r: Refusal): void;
@@ -139,8 +168,9 @@ export async function reconcileAppClusterBinding(
   const key = `${acb.metadata.namespace}/${acb.metadata.name}`;
   if (acb.metadata.deletionTimestamp) return remove(d, acb);
   const conds: Input[] = [];
+  let chosen: string | undefined;
   const done = async (requeueAfterMs: number) => {
-    await commit(d, acb, conds, now);
+    await commit(d, acb, conds, now, chosen);
     return { requeueAfterMs };
   };
   const pendingRest = (why: string) => {
@@ -156,16 +186,17 @@ export async function reconcileAppClusterBinding(
     return done(CHECK_AGAIN_MS);
   }
   conds.push(ok(AcbConditions.SecretValid, 'SecretValid'));
-  const root = rootNamespace(acb);
-  if (root.length > 63) {
+  // The root namespace's NetworkPolicy lets the konnector reach only the operator's API ports.
+  const port = Number(new URL(secret.kubeconfig.server).port || 443);
+  if (!d.apiPorts.includes(port)) {
     conds.push(
       no(
-        AcbConditions.KonnectorDeployed,
-        'NameTooLong',
-        `the binding root namespace ${root} would be longer than 63 characters; use a shorter AppClusterBinding name or namespace`,
+        AcbConditions.AppClusterAccess,
+        'PortNotAllowed',
+        `the app cluster's API server ${secret.kubeconfig.server} (Secret ${acb.metadata.namespace}/${acb.spec.kubeconfigSecretRef.name}) listens on port ${port}, which the NetworkPolicy of binding root namespaces does not let the konnector reach (ports ${d.apiPorts.join(', ')}); ask the platform operator to add ${port} to the backend's --konnector-api-ports`,
       ),
     );
-    conds.push(unknown(AcbConditions.AppClusterAccess, 'Waiting', 'waiting for a usable name'));
+    conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', 'waiting for an app cluster port the konnector may reach'));
     return done(CHECK_AGAIN_MS);
   }
 
@@ -210,6 +241,19 @@ export async function reconcileAppClusterBinding(
   }
   conds.push(ok(AcbConditions.AppClusterAccess, 'Allowed', secret.kubeconfig.server));
 
+  // 4 first: a root namespace another AppClusterBinding holds stops everything, before a consumer is made for nothing.
+  const choice = await chooseRoot(acb, async (n) => {
+    const m = await d.namespace(n);
+    return m ? (m.labels ?? {}) : null;
+  });
+  if ('taken' in choice) {
+    conds.push(no(AcbConditions.RootNamespace, 'Taken', takenMessage(acb, choice.taken, choice.owner)));
+    conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', 'waiting for a root namespace of its own'));
+    return done(CHECK_AGAIN_MS);
+  }
+  const root = (chosen = choice.root);
+  conds.push(ok(AcbConditions.RootNamespace, 'Owned', `namespace ${root}`));
+
   // 3. The consumer, as an OIDC bind makes it; 4. the root namespace.
   const identity: BindIdentity = { subject: acbSubject(acb), groups: [acbGroup(acb.metadata.namespace!)] };
   if (!acb.metadata.finalizers?.includes(ACB_FINALIZER)) await d.setFinalizer(acb, true);
@@ -219,11 +263,11 @@ export async function reconcileAppClusterBinding(
     conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', `waiting for the kubeconfig Secret of cluster namespace ${clusterNs}`));
     return done(WAIT_MS);
   }
-  await d.ensureRoot(acb, secret.data, provider);
+  await d.ensureRoot(acb, root, secret.data, provider);
 
   // 5. The APIs.
   let requeue = CHECK_AGAIN_MS;
-  const bindings = new Map(d.bindings(root).map((b) => [b.metadata.name!, b]));
+  const bindings = new Map(ownBindings(d, acb, root).map((b) => [b.metadata.name!, b]));
   for (const a of apis) {
     const c = await apiCondition(
       d,
@@ -234,6 +278,7 @@ export async function reconcileAppClusterBinding(
       access.missing,
       checks.get(a.name)!,
       clusterNs,
+      root,
       bindings.get(a.name),
     );
     conds.push(c.condition);
@@ -251,16 +296,26 @@ export async function reconcileAppClusterBinding(
     await d.deleteExport(clusterNs, name);
   }
 
-  // 6. The konnector.
-  if (acb.spec.konnector?.deploy) {
-    await d.applyDeployment(konnectorDeployment(acb, d.konnectorImage));
-    conds.push(ok(AcbConditions.KonnectorDeployed, 'Deployed', `Deployment ${root}/konnector-${acb.metadata.name}`));
+  // 6. The konnector, with the overrides the operator allows; refused: none runs (not even one made before).
+  const vetted = vetOverrides(acb.spec.konnector?.overrides, d.images);
+  if (acb.spec.konnector?.deploy && 'problems' in vetted) {
+    await deleteOwnDeployment(d, acb, root);
+    conds.push(
+      no(
+        AcbConditions.KonnectorDeployed,
+        'OverridesRefused',
+        `no konnector runs for this app cluster until spec.konnector.overrides is fixed: ${vetted.problems.join('; ')}`,
+      ),
+    );
+  } else if (acb.spec.konnector?.deploy && !('problems' in vetted)) {
+    await d.applyDeployment(konnectorDeployment(acb, root, vetted));
+    conds.push(ok(AcbConditions.KonnectorDeployed, 'Deployed', `Deployment ${root}/${konnectorName(acb)}`));
   } else {
     conds.push(
       no(
         AcbConditions.KonnectorDeployed,
         'NotRequested',
-        `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${root} as ServiceAccount ${BINDER} with the flags ${konnectorArgs(acb).join(' ')} (docs/app-cluster-binding.md)`,
+        `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${root} as ServiceAccount ${BINDER} with the flags ${konnectorArgs(acb, root).join(' ')} (docs/app-cluster-binding.md)`,
         'Info',
       ),
     );
@@ -278,6 +333,7 @@ async function apiCondition(
   missing: readonly string[],
   checks: readonly AccessCheck[],
   clusterNs: string,
+  root: string,
   binding: APIServiceBinding | undefined,
 ): Promise<{ condition: Input; status: string; retryMs?: number }> {
   const out = (condition: Input, retryMs?: number) => ({ condition, status: condition.status, ...(retryMs ? { retryMs } : {}) });
@@ -323,8 +379,13 @@ async function apiCondition(
   if (exp.state === 'none') await d.requestExport(clusterNs, a.group, a.resource);
   if (exp.state !== 'exported')
     return out(unknown(a.name, 'Exporting', `waiting for the APIServiceExport in cluster namespace ${clusterNs}`));
-  const want = rootBinding(acb, a.name, exp.claims);
-  if (!binding || JSON.stringify(binding.spec.permissionClaims ?? []) !== JSON.stringify(want.spec.permissionClaims ?? []))
+  const want = rootBinding(acb, root, a.name, exp.claims);
+  // A binding made before the uid label gets it.
+  if (
+    !binding ||
+    binding.metadata.labels?.[AcbLabels.uid] !== acb.metadata.uid ||
+    JSON.stringify(binding.spec.permissionClaims ?? []) !== JSON.stringify(want.spec.permissionClaims ?? [])
+  )
     await d.applyBinding(want);
   const ready = binding?.status?.conditions?.find((c) => c.type === READY_CONDITION);
   if (ready?.status === 'True') return out(ok(a.name, 'Bound', `APIServiceBinding ${want.metadata.namespace}/${a.name} is Ready`));
@@ -340,13 +401,13 @@ async function apiCondition(
   );
 }
 
-/** Deletion, in the order that strands nothing (see the top of the file). */
+/** Deletion, in the order that strands nothing (see the top of the file), of its own objects only. */
 async function remove(d: AcbDeps, acb: AppClusterBinding): Promise<{ requeueAfterMs: number } | undefined> {
   if (!acb.metadata.finalizers?.includes(ACB_FINALIZER)) return undefined;
-  const root = rootNamespace(acb);
-  const left = d.bindings(root);
-  if (left.length) {
-    for (const b of left) if (!b.metadata.deletionTimestamp) await d.deleteBinding(root, b.metadata.name!);
+  const root = await ownRoot(d, acb);
+  const left = root ? ownBindings(d, acb, root.name) : [];
+  if (root && left.length) {
+    for (const b of left) if (!b.metadata.deletionTimestamp) await d.deleteBinding(root.name, b.metadata.name!);
     await commit(
       d,
       acb,
@@ -362,15 +423,43 @@ async function remove(d: AcbDeps, acb: AppClusterBinding): Promise<{ requeueAfte
     );
     return { requeueAfterMs: WAIT_MS };
   }
-  await d.deleteDeployment(root, `konnector-${acb.metadata.name}`);
+  if (root) await deleteOwnDeployment(d, acb, root.name);
   const clusterNs = await d.findConsumer(acbIdentity(acb));
   if (clusterNs) await d.deleteNamespace(clusterNs);
-  await d.deleteNamespace(root);
+  if (root) await d.deleteNamespace(root.name, root.uid);
   await d.setFinalizer(acb, false);
   return undefined;
 }
 
-async function commit(d: AcbDeps, acb: AppClusterBinding, inputs: Input[], now: Date): Promise<void> {
+/** The root namespace that is this AppClusterBinding's, if one of its names exists and carries its uid. */
+async function ownRoot(d: AcbDeps, acb: AppClusterBinding): Promise<{ name: string; uid?: string } | undefined> {
+  const c = rootCandidates(acb);
+  for (const name of new Set([acb.status?.rootNamespace, c.klutch, c.legacy, c.hashed])) {
+    if (!name || ![c.klutch, c.legacy, c.hashed].includes(name)) continue;
+    const m = await d.namespace(name);
+    if (m && owns(m.labels, acb)) return { name, ...(m.uid ? { uid: m.uid } : {}) };
+  }
+  return undefined;
+}
+
+/** The APIServiceBindings of the root namespace that are this AppClusterBinding's. */
+const ownBindings = (d: AcbDeps, acb: AppClusterBinding, root: string): readonly APIServiceBinding[] =>
+  d.bindings(root).filter((b) => owns(b.metadata.labels, acb));
+
+async function deleteOwnDeployment(d: AcbDeps, acb: AppClusterBinding, root: string): Promise<void> {
+  const m = await d.deployment(root, konnectorName(acb));
+  if (m && owns(m.labels, acb)) await d.deleteDeployment(root, konnectorName(acb), m.uid);
+}
+
+function takenMessage(acb: AppClusterBinding, taken: string, owner: string): string {
+  const fix =
+    owner === NOT_FOR_AN_ACB
+      ? `delete namespace ${taken} if it is unused, or create this AppClusterBinding under another name`
+      : 'create this AppClusterBinding under another name (the root namespace is derived from its namespace and name), or delete the other one first';
+  return `the binding root namespace ${taken} belongs to ${owner}, not to AppClusterBinding ${acb.metadata.namespace}/${acb.metadata.name}: nothing is written there; ${fix}`;
+}
+
+async function commit(d: AcbDeps, acb: AppClusterBinding, inputs: Input[], now: Date, rootNamespace?: string): Promise<void> {
   let conditions = acb.status?.conditions?.filter((c) => inputs.some((i) => i.type === c.type)) ?? [];
   for (const c of inputs) conditions = setCondition(conditions, c, now);
   if (!inputs.some((i) => i.type === READY_CONDITION)) {
@@ -390,7 +479,9 @@ async function commit(d: AcbDeps, acb: AppClusterBinding, inputs: Input[], now: 
       now,
     );
   }
-  if (!sameConditions(conditions, acb.status?.conditions)) await d.writeStatus(acb, { conditions });
+  const moved = rootNamespace !== undefined && rootNamespace !== acb.status?.rootNamespace;
+  if (moved || !sameConditions(conditions, acb.status?.conditions))
+    await d.writeStatus(acb, { conditions, ...(rootNamespace ? { rootNamespace } : {}) });
 }
 
 /** The kubeconfig Secret, checked: only in the AppClusterBinding's own namespace (see the decision note). */

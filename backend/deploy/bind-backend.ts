@@ -23,7 +23,7 @@ import {
 } from '../../lib/pod-security';
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
-import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.objects';
+import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.root';
 import { type ConsumerScope, envName } from '../options';
 import { BINDER as BINDER_SERVICE_ACCOUNT } from '../provision/rbac';
 
@@ -208,10 +208,12 @@ export class BindBackend extends Construct {
     role.allow(['get', 'create', 'update'], ...res('coordination.k8s.io', 'leases'));
     role.allow(['create', 'patch'], ...res('', 'events'));
     role.allow(['get', 'create', 'update', 'patch', 'delete'], ...res('apps', 'deployments'));
-    // Deployments, Leases and events anywhere would let a compromised backend run a Pod as any ServiceAccount (kube-system's
-    // included) or take over other controllers' Leases: an admission policy holds these writes of the backend to the
-    // binding root namespaces (`klutch-bind-<namespace>-<name>`, Deployments only as their `klutch-binder`) and, for
-    // its own Lease, its namespace.
+    // The root namespaces' NetworkPolicy; no delete: it goes with its namespace.
+    role.allow(['get', 'create', 'patch'], ...res('networking.k8s.io', 'networkpolicies'));
+    // Deployments, Leases, events and NetworkPolicies anywhere would let a compromised backend run a Pod as any
+    // ServiceAccount (kube-system's included), take over other controllers' Leases or open other namespaces' traffic:
+    // an admission policy holds these writes of the backend to the binding root namespaces (`klutch-bind-…`,
+    // Deployments only as their `klutch-binder`) and, for its own Lease and events, its namespace.
     const backendUser = `system:serviceaccount:${p.namespace}:klutch-bind-backend`;
     new ValidatingAdmissionPolicy(this, 'WritesInRootNamespaces', {
       name: 'klutch-bind-backend-root-namespaces',
@@ -220,12 +222,13 @@ export class BindBackend extends Construct {
         { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] },
         { apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['leases'] },
         { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
+        { apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['networkpolicies'] },
       ],
       matchConditions: [{ name: 'backend', expression: `request.userInfo.username == '${backendUser}'` }],
       validations: [
         {
-          expression: `request.namespace.startsWith('${ROOT_NAMESPACE_PREFIX}') || (request.namespace == '${p.namespace}' && request.resource.resource != 'deployments')`,
-          messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in binding root namespaces (${ROOT_NAMESPACE_PREFIX}<namespace>-<name>), not in ' + request.namespace`,
+          expression: `request.namespace.startsWith('${ROOT_NAMESPACE_PREFIX}') || (request.namespace == '${p.namespace}' && request.resource.resource in ['leases', 'events'])`,
+          messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in binding root namespaces (${ROOT_NAMESPACE_PREFIX}…), not in ' + request.namespace`,
           reason: 'Forbidden',
         },
         {

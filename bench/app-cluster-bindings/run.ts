@@ -75,6 +75,8 @@ try {
       `--external-address=${control.server}`,
       `--external-ca-file=${caFile}`,
       `--probe-address=127.0.0.1:${port}`,
+      // The root namespaces' NetworkPolicy opens only these; the app cluster listens on a loopback port.
+      `--konnector-api-ports=443,6443,${new URL(appCluster.server).port}`,
     ],
     env: { PATH: process.env.PATH },
     logDir: dir,
