@@ -9,13 +9,17 @@
  * the test runs the same konnector bundle as a process with exactly that Deployment's arguments and environment and a
  * token of its ServiceAccount (klutch-binder in the binding root namespace) — only --probe-address is moved to a free
  * loopback port, since :8080 is shared on this machine — as the sandbox does for the app-cluster konnector.
+ *
+ * Tenants attack each other here too (issue 34): an AppClusterBinding whose Klutch root namespace name collides with
+ * another's, and konnector overrides that would run another image or command on the control plane.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportTemplateManifest } from '../../exports/bind-api';
+import { Annotations, exportTemplateManifest } from '../../exports/bind-api';
+import { hashedRootNamespace, klutchRootNamespace } from '../../backend/controllers/app-cluster-binding.root';
 import { BindBackend } from '../../backend/deploy/bind-backend';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
 import { PG, SB } from '../../harness/backend-suite';
@@ -45,6 +49,10 @@ const prefix = `acb${id}`;
 const BACKEND_NS = 'klutch-bind-backend';
 const pgPath = (namespace: string, name = '') => `/apis/anynines.com/v1/namespaces/${namespace}/${PG.resource}${name ? `/${name}` : ''}`;
 const crdPath = (name: string) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+/** The root namespace of an AppClusterBinding here: every namespace of this file has a dash, so it is the hashed one. */
+const rootOf = (namespace: string, name: string) => hashedRootNamespace({ metadata: { namespace, name } });
+/** Where a colliding team keeps its AppClusterBindings: `<ops>-app`, so that its `<id>` makes Klutch's name of `<ops>/app-<id>`. */
+const rival = `${ops}-app`;
 
 let a: ClusterInfo;
 let b: ClusterInfo;
@@ -53,6 +61,8 @@ let kb: Kube;
 let logDir: string;
 let backend: Proc;
 let probeUrl: string;
+/** A loopback port nothing listens on, among the ports the root namespaces' NetworkPolicy opens (the unreachable app cluster). */
+let deadPort: number;
 const procs: Proc[] = [];
 /** The control-plane konnector of the first AppClusterBinding, as its Pod would run. */
 let konnector: Proc;
@@ -134,7 +144,7 @@ async function boundAgain(when: string): Promise<void> {
     );
   } catch (e) {
     const acbStatus = (await getObject(ka, ACBS(ops, name)))?.status;
-    const binding = (await getObject(ka, `${BIND}/namespaces/klutch-bind-${ops}-${name}/apiservicebindings/${PG_API}`))?.status;
+    const binding = (await getObject(ka, `${BIND}/namespaces/${rootOf(ops, name)}/apiservicebindings/${PG_API}`))?.status;
     throw new Error(
       `${(e as Error).message}\nAppClusterBinding status: ${JSON.stringify(acbStatus)}\nAPIServiceBinding status: ${JSON.stringify(binding)}`,
     );
@@ -206,7 +216,8 @@ beforeAll(async () => {
   const backendKubeconfig = join(logDir, 'backend.kubeconfig');
   writeFileSync(backendKubeconfig, await saKubeconfig(ka, a, BACKEND_NS, 'klutch-bind-backend'), { mode: 0o600 });
   // The backend as Klutch's control-plane-mode Deployment runs it, plus where it is and what consumers reach.
-  const [port] = await freePorts(1);
+  const [port, dead] = await freePorts(2);
+  deadPort = dead!;
   probeUrl = `http://127.0.0.1:${port}`;
   const caFile = join(logDir, 'control-plane-ca.crt');
   writeFileSync(caFile, a.ca);
@@ -221,6 +232,10 @@ beforeAll(async () => {
       `--external-address=${a.server}`,
       `--external-ca-file=${caFile}`,
       `--probe-address=127.0.0.1:${port}`,
+      // The app cluster's API server port (a loopback one here) and the dead one, and Klutch's konnector image, which
+      // its example names.
+      `--konnector-api-ports=443,6443,${new URL(b.server).port},${deadPort}`,
+      '--konnector-allowed-images=public.ecr.aws/w5n9a2g2/klutch/konnector:*',
     ],
     env: { PATH: process.env.PATH },
     logDir,
@@ -233,28 +248,44 @@ beforeAll(async () => {
 afterAll(async () => {
   // Whatever a failed test left: AppClusterBindings and bindings lose their finalizers, so the namespaces can go.
   if (ka) {
-    for (const ns of [ops, 'default']) {
+    for (const ns of [ops, rival, 'default']) {
       const list = ((await getObject(ka, ACBS(ns)))?.items ?? []) as O[];
-      for (const o of list.filter((x) => ns === ops || x.metadata.name === 'my-app-cluster')) {
+      for (const o of list.filter((x) => ns !== 'default' || x.metadata.name === 'my-app-cluster')) {
         await ka.request('PATCH', ACBS(ns, o.metadata.name), { metadata: { finalizers: null } }, 'application/merge-patch+json');
         await ka.request('DELETE', ACBS(ns, o.metadata.name));
       }
     }
   }
   await Promise.all(procs.map((p) => p.stop(10_000)));
-  if (ka) for (const ns of [ops, templates]) await ka.request('DELETE', `/api/v1/namespaces/${ns}`);
+  if (ka) for (const ns of [ops, rival, templates]) await ka.request('DELETE', `/api/v1/namespaces/${ns}`);
   if (kb) await kb.request('DELETE', `/api/v1/namespaces/${app}`);
 }, 120_000);
 
+/** The cluster namespace (consumer) of an AppClusterBinding, by the identity recorded on it. */
+async function clusterNamespaceOf(namespace: string, name: string): Promise<string> {
+  const id = `system:appclusterbinding:${namespace}:${name}#`;
+  const found = await eventually(`the consumer namespace of ${namespace}/${name}`, async () =>
+    (((await requireOk(ka, 'GET', '/api/v1/namespaces')).items ?? []) as O[]).find(
+      (n) => (n.metadata.annotations?.[Annotations.identity] as string | undefined)?.startsWith(id) && !n.metadata.deletionTimestamp,
+    ),
+  );
+  return found.metadata.name as string;
+}
+
 describe('AppClusterBinding', () => {
   const name = `app-${id}`;
-  const root = `klutch-bind-${ops}-${name}`;
+  /** Its root namespace, as its status records it. */
+  let root = '';
 
   it('binds an app cluster with the minimal kubeconfig: konnector on the control plane, claim up, status down; a forbidden API refused', async () => {
     await putSecret(ops, 'app-kubeconfig', await saKubeconfig(kb, b, 'klutch-control-plane', 'konnector'));
     await requireOk(ka, 'POST', ACBS(ops), acb(name, 'app-kubeconfig', [PG, SB, WIDGETS]));
+    root = await eventually(
+      'the root namespace recorded',
+      async () => (await getObject(ka, ACBS(ops, name)))?.status?.rootNamespace as string,
+    );
 
-    // Klutch's names: the root namespace, the Deployment with Klutch's arguments, the labelled bindings.
+    // Klutch's names: the Deployment with Klutch's arguments, the labelled bindings.
     const deployment = await eventually('the konnector Deployment', () =>
       getObject(ka, `/apis/apps/v1/namespaces/${root}/deployments/konnector-${name}`),
     );
@@ -313,11 +344,8 @@ describe('AppClusterBinding', () => {
     expect((await probe(`${url}/readyz`)).code).toBe(200);
 
     // A claim in the app cluster goes up to the control plane; its status comes down.
-    const clusterNs = (
-      await eventually('the consumer namespace', async () =>
-        (((await requireOk(ka, 'GET', '/api/v1/namespaces')).items ?? []) as O[]).find((n) => n.metadata.name.startsWith(`${prefix}-`)),
-      )
-    ).metadata.name as string;
+    const clusterNs = await clusterNamespaceOf(ops, name);
+    expect(clusterNs.startsWith(`${prefix}-`)).toBe(true);
     const claim = {
       apiVersion: 'anynines.com/v1',
       kind: 'PostgresqlInstance',
@@ -344,6 +372,46 @@ describe('AppClusterBinding', () => {
     );
   }, 240_000);
 
+  it("names its root namespace injectively (this one's Klutch name is ambiguous: it has dashes), labels it with its uid, fences it with a NetworkPolicy", async () => {
+    expect(root).toBe(rootOf(ops, name));
+    const mine = await requireOk(ka, 'GET', ACBS(ops, name));
+    expect((await requireOk(ka, 'GET', `/api/v1/namespaces/${root}`)).metadata.labels).toMatchObject({
+      'klutch-kit.anynines.com/appclusterbinding-uid': mine.metadata.uid,
+    });
+    for (const path of [
+      `${BIND}/namespaces/${root}/apiservicebindings/${PG_API}`,
+      `/apis/apps/v1/namespaces/${root}/deployments/konnector-${name}`,
+      `/api/v1/namespaces/${root}/secrets/kubeconfig`,
+      `/api/v1/namespaces/${root}/secrets/app-cluster-kubeconfig`,
+    ])
+      expect((await requireOk(ka, 'GET', path)).metadata.labels['klutch-kit.anynines.com/appclusterbinding-uid'], path).toBe(
+        mine.metadata.uid,
+      );
+    // Nothing in it but DNS and the API servers' ports goes out, nothing but the probes come in (the test's CNI does
+    // not enforce NetworkPolicies: the object is what is checked).
+    const policy = await requireOk(ka, 'GET', `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies/klutch-bind-root`);
+    const anywhere = [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }];
+    // --konnector-api-ports as given above, and --external-address's port.
+    const apiPorts = [...new Set([443, 6443, Number(new URL(b.server).port), deadPort, Number(new URL(a.server).port)])].sort(
+      (x, y) => x - y,
+    );
+    expect(policy.spec).toEqual({
+      podSelector: {},
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }] }],
+      egress: [
+        {
+          to: [{ namespaceSelector: {} }, ...anywhere],
+          ports: [
+            { protocol: 'UDP', port: 53 },
+            { protocol: 'TCP', port: 53 },
+          ],
+        },
+        { to: anywhere, ports: apiPorts.map((port) => ({ protocol: 'TCP', port })) },
+      ],
+    });
+  });
+
   it('removing an API from apiExports unbinds it: its binding, its CRD in the app cluster, then its export', async () => {
     const before = await requireOk(ka, 'GET', ACBS(ops, name));
     await eventually(
@@ -357,9 +425,7 @@ describe('AppClusterBinding', () => {
       (await getObject(ka, `${BIND}/namespaces/${root}/apiservicebindings/${SB_API}`)) ? undefined : true,
     );
     await eventually('its CRD gone from the app cluster', async () => ((await getObject(kb, crdPath(SB_API))) ? undefined : true));
-    const clusterNs = (
-      (((await requireOk(ka, 'GET', '/api/v1/namespaces')).items ?? []) as O[]).find((n) => n.metadata.name.startsWith(`${prefix}-`)) as O
-    ).metadata.name as string;
+    const clusterNs = await clusterNamespaceOf(ops, name);
     await eventually('its export gone', async () =>
       (await getObject(ka, `${BIND}/namespaces/${clusterNs}/apiserviceexports/${SB_API}`)) ? undefined : true,
     );
@@ -380,9 +446,7 @@ describe('AppClusterBinding', () => {
         : undefined,
     );
     // Still syncing, with the new credentials: a second claim goes up.
-    const clusterNs = (
-      (((await requireOk(ka, 'GET', '/api/v1/namespaces')).items ?? []) as O[]).find((n) => n.metadata.name.startsWith(`${prefix}-`)) as O
-    ).metadata.name as string;
+    const clusterNs = await clusterNamespaceOf(ops, name);
     const pns = (await requireOk(ka, 'GET', `${BIND}/namespaces/${clusterNs}/apiservicenamespaces/${app}`)).status.namespace as string;
     const first = await requireOk(kb, 'GET', pgPath(app, 'first'));
     await requireOk(kb, 'POST', pgPath(app), { ...first, metadata: { name: 'second', namespace: app }, status: undefined });
@@ -390,8 +454,129 @@ describe('AppClusterBinding', () => {
     await boundAgain('after the restart');
   }, 90_000);
 
+  it("attack: an AppClusterBinding whose Klutch root namespace collides with this one's, created and deleted, touches nothing of it", async () => {
+    // Another team: `<id>` in `<ops>-app` makes Klutch's klutch-bind-<ops>-app-<id>, this binding's Klutch name.
+    const attacker = id;
+    expect(klutchRootNamespace({ metadata: { namespace: rival, name: attacker } })).toBe(
+      klutchRootNamespace({ metadata: { namespace: ops, name } }),
+    );
+    const clusterNs = await clusterNamespaceOf(ops, name);
+    const pns = (await requireOk(ka, 'GET', `${BIND}/namespaces/${clusterNs}/apiservicenamespaces/${app}`)).status.namespace as string;
+    /** What of the victim's root namespace, bindings and claims must not change. */
+    const victim = async () => {
+      const get = (path: string) => getObject(ka, path);
+      const ns = await get(`/api/v1/namespaces/${root}`);
+      const binding = await get(`${BIND}/namespaces/${root}/apiservicebindings/${PG_API}`);
+      const deployment = await get(`/apis/apps/v1/namespaces/${root}/deployments/konnector-${name}`);
+      return {
+        namespace: ns && { uid: ns.metadata.uid, labels: ns.metadata.labels, deleting: Boolean(ns.metadata.deletionTimestamp) },
+        secrets: await Promise.all(
+          ['app-cluster-kubeconfig', 'kubeconfig'].map(async (n) => (await get(`/api/v1/namespaces/${root}/secrets/${n}`))?.data),
+        ),
+        binding: binding && {
+          uid: binding.metadata.uid,
+          labels: binding.metadata.labels,
+          spec: binding.spec,
+          deleting: Boolean(binding.metadata.deletionTimestamp),
+        },
+        deployment: deployment && { uid: deployment.metadata.uid, labels: deployment.metadata.labels },
+        claims: await Promise.all(
+          [
+            getObject(kb, pgPath(app, 'first')),
+            getObject(kb, pgPath(app, 'second')),
+            get(pgPath(pns, 'first')),
+            get(pgPath(pns, 'second')),
+          ].map(async (c) => (await c)?.metadata.uid as string | undefined),
+        ),
+      };
+    };
+    const before = await victim();
+    expect(before.claims.every(Boolean), 'the claims exist before').toBe(true);
+    expect(before.binding?.deleting).toBe(false);
+
+    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: rival } });
+    await putSecret(rival, 'app-kubeconfig', await saKubeconfig(kb, b, 'klutch-control-plane', 'konnector'));
+    const theirs = acb(attacker, 'app-kubeconfig', [PG]);
+    await requireOk(ka, 'POST', ACBS(rival), {
+      ...theirs,
+      metadata: { name: attacker, namespace: rival },
+      spec: { ...theirs.spec, kubeconfigSecretRef: { namespace: rival, name: 'app-kubeconfig', key: 'kubeconfig' } },
+    });
+    const provisioned = await eventually(
+      "the attacker's konnector Deployment written",
+      async () => {
+        const o = await getObject(ka, ACBS(rival, attacker));
+        return condition(o, 'KonnectorDeployed')?.status === 'True' ? o : undefined;
+      },
+      60_000,
+    ).catch(async (e: Error) => {
+      throw new Error(`${e.message}\nits status: ${JSON.stringify((await getObject(ka, ACBS(rival, attacker)))?.status)}`);
+    });
+    // Soft: with the boundary removed, what the deletion does below is the worse half of the story.
+    expect.soft(await victim(), "the victim's objects while the attacker exists").toEqual(before);
+
+    await requireOk(ka, 'DELETE', ACBS(rival, attacker));
+    await eventually('the attacker gone', async () => ((await getObject(ka, ACBS(rival, attacker))) ? undefined : true), 60_000);
+    expect(await victim(), "the victim's objects after the attacker was deleted").toEqual(before);
+    // It had a root namespace of its own.
+    expect(provisioned.status.rootNamespace).toBe(rootOf(rival, attacker));
+    expect(provisioned.status.rootNamespace).not.toBe(root);
+    await boundAgain('after a colliding AppClusterBinding came and went');
+    await ka.request('DELETE', `/api/v1/namespaces/${rival}`);
+  }, 120_000);
+
+  it("attack: konnector overrides outside the operator's allowlist (another image, a command) are refused with a condition; no Deployment runs them", async () => {
+    const evil = `evil-${id}`;
+    const evilRoot = rootOf(ops, evil);
+    const deploymentPath = `/apis/apps/v1/namespaces/${evilRoot}/deployments/konnector-${evil}`;
+    const konnectorCondition = async (want: (c: O) => boolean) =>
+      (await eventually('KonnectorDeployed judged', async () => {
+        const c = condition(await getObject(ka, ACBS(ops, evil)), 'KonnectorDeployed');
+        return c && want(c) ? c : undefined;
+      })) as O;
+    const withOverrides = (overrides: O) => ({
+      ...acb(evil, 'app-kubeconfig', [WIDGETS]),
+      spec: { ...acb(evil, 'app-kubeconfig', [WIDGETS]).spec, konnector: { deploy: true, overrides } },
+    });
+
+    // An image of the attacker's choosing.
+    await requireOk(ka, 'POST', ACBS(ops), withOverrides({ image: 'evil.example.com/konnector:v1' }));
+    const image = await konnectorCondition((c) => c.status !== 'Unknown');
+    expect(image.reason).toBe('OverridesRefused');
+    expect(image.message).toContain(
+      'spec.konnector.overrides.image "evil.example.com/konnector:v1" is not an image the platform operator allows',
+    );
+    expect(image.message).toContain('--konnector-allowed-images');
+    expect(await getObject(ka, deploymentPath)).toBeUndefined();
+
+    // Allowed tuning deploys; then a command is refused, and the Deployment that ran goes.
+    await requireOk(
+      ka,
+      'PATCH',
+      ACBS(ops, evil),
+      { spec: { konnector: { overrides: { image: null, args: ['--workers=2'] } } } },
+      'application/merge-patch+json',
+    );
+    await konnectorCondition((c) => c.status === 'True');
+    const tuned = await requireOk(ka, 'GET', deploymentPath);
+    expect(tuned.spec.template.spec.containers[0].args).toContain('--workers=2');
+    await requireOk(
+      ka,
+      'PATCH',
+      ACBS(ops, evil),
+      { spec: { konnector: { overrides: { command: ['/bin/sh', '-c', 'cat /var/run/secrets/kubernetes.io/serviceaccount/token'] } } } },
+      'application/merge-patch+json',
+    );
+    const command = await konnectorCondition((c) => c.status === 'False');
+    expect(command.reason).toBe('OverridesRefused');
+    expect(command.message).toContain('spec.konnector.overrides.command may not be set');
+    await eventually('the Deployment gone', async () => ((await getObject(ka, deploymentPath)) ? undefined : true));
+    await requireOk(ka, 'DELETE', ACBS(ops, evil));
+    await eventually('it is gone', async () => ((await getObject(ka, ACBS(ops, evil))) ? undefined : true), 60_000);
+  }, 120_000);
+
   it('reports an unreachable app cluster and retries it, and the other AppClusterBindings stay bound', async () => {
-    const [port] = await freePorts(1); // nothing listens there
+    const port = deadPort; // nothing listens there
     await putSecret(ops, 'gone-kubeconfig', kubeconfigYaml('gone', `https://127.0.0.1:${port}`, b.ca, 'someone', 'token'));
     const gone = `gone-${id}`;
     await requireOk(ka, 'POST', ACBS(ops), acb(gone, 'gone-kubeconfig', [PG]));
@@ -402,7 +587,7 @@ describe('AppClusterBinding', () => {
     expect(condition(o, 'AppClusterAccess')?.message).toContain(`cannot reach the app cluster https://127.0.0.1:${port}`);
     expect(condition(o, 'AppClusterAccess')?.message).toContain('retrying with backoff');
     expect(condition(o, 'Ready')?.status).toBe('False');
-    expect(await getObject(ka, `/api/v1/namespaces/klutch-bind-${ops}-${gone}`)).toBeUndefined();
+    expect(await getObject(ka, `/api/v1/namespaces/${rootOf(ops, gone)}`)).toBeUndefined();
     await boundAgain('while another is unreachable');
     await requireOk(ka, 'DELETE', ACBS(ops, gone));
     await eventually('the unreachable one deleted', async () => ((await getObject(ka, ACBS(ops, gone))) ? undefined : true));
@@ -423,15 +608,13 @@ describe('AppClusterBinding', () => {
     expect(c.message).toContain('create customresourcedefinitions.apiextensions.k8s.io');
     expect(c.message).toContain('dist/app-cluster/control-plane-konnector/clusterrole.yaml');
     expect(condition(o, 'Ready')?.status).toBe('False');
-    expect(await getObject(ka, `/api/v1/namespaces/klutch-bind-${ops}-${weak}`)).toBeUndefined();
+    expect(await getObject(ka, `/api/v1/namespaces/${rootOf(ops, weak)}`)).toBeUndefined();
     await requireOk(ka, 'DELETE', ACBS(ops, weak));
     await eventually('the refused AppClusterBinding gone', async () => ((await getObject(ka, ACBS(ops, weak))) ? undefined : true));
   }, 90_000);
 
   it('deleting it strands nothing: the claim goes in both clusters, then the CRD, the konnector, the consumer and the root namespace', async () => {
-    const clusterNs = (
-      (((await requireOk(ka, 'GET', '/api/v1/namespaces')).items ?? []) as O[]).find((n) => n.metadata.name.startsWith(`${prefix}-`)) as O
-    ).metadata.name as string;
+    const clusterNs = await clusterNamespaceOf(ops, name);
     const pns = (await requireOk(ka, 'GET', `${BIND}/namespaces/${clusterNs}/apiservicenamespaces/${app}`)).status.namespace as string;
     expect(await getObject(ka, pgPath(pns, 'first'))).toBeDefined();
     await requireOk(ka, 'DELETE', ACBS(ops, name));
@@ -462,7 +645,7 @@ describe('AppClusterBinding', () => {
     });
     expect(condition(refused, 'SecretValid')).toMatchObject({ reason: 'SecretNamespaceForbidden' });
     expect(condition(refused, 'SecretValid')?.message).toContain(`move the Secret into ${ops}`);
-    expect(await getObject(ka, `/api/v1/namespaces/klutch-bind-${ops}-${stolen}`)).toBeUndefined();
+    expect(await getObject(ka, `/api/v1/namespaces/${rootOf(ops, stolen)}`)).toBeUndefined();
 
     // An exec plugin would run in the backend's (and the konnector's) Pod on the control plane: refused, never run.
     const marker = join(logDir, `exec-ran-${id}`);
@@ -502,8 +685,11 @@ describe('AppClusterBinding', () => {
     expect(condition(o, 'SecretValid')?.status).toBe('True');
     expect(condition(o, 'postgresqls.database.example.com')).toMatchObject({ status: 'False', reason: 'NotExported' });
     expect(condition(o, 'redisinstances.cache.example.com')).toMatchObject({ status: 'False', reason: 'NotExported' });
+    // Its name has dashes, so its root namespace is the hashed one (Klutch's could be another's); its image is Klutch's
+    // konnector, which this backend's operator allows (--konnector-allowed-images).
+    expect(o.status.rootNamespace).toBe(rootOf('default', 'my-app-cluster'));
     const dep = await eventually('its konnector Deployment', () =>
-      getObject(ka, '/apis/apps/v1/namespaces/klutch-bind-default-my-app-cluster/deployments/konnector-my-app-cluster'),
+      getObject(ka, `/apis/apps/v1/namespaces/${rootOf('default', 'my-app-cluster')}/deployments/konnector-my-app-cluster`),
     );
     expect(dep.spec.template.spec.containers[0].image).toBe('public.ecr.aws/w5n9a2g2/klutch/konnector:v1.4.0');
     await requireOk(ka, 'DELETE', ACBS('default', 'my-app-cluster'));
@@ -511,7 +697,7 @@ describe('AppClusterBinding', () => {
     await ka.request('DELETE', '/api/v1/namespaces/default/secrets/app-cluster-kubeconfig');
   }, 90_000);
 
-  it("holds the backend's Deployments, Leases and events to binding root namespaces (its admission policy): no Pod as another ServiceAccount", async () => {
+  it("holds the backend's Deployments, Leases, events and NetworkPolicies to binding root namespaces (its admission policy): no Pod as another ServiceAccount", async () => {
     const token = (
       await requireOk(ka, 'POST', `/api/v1/namespaces/${BACKEND_NS}/serviceaccounts/klutch-bind-backend/token`, {
         apiVersion: 'authentication.k8s.io/v1',
@@ -534,6 +720,12 @@ describe('AppClusterBinding', () => {
       kind: 'Lease',
       metadata: { name: `attack-${id}`, namespace },
     });
+    const networkPolicy = (namespace: string) => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: `attack-${id}`, namespace },
+      spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [{}] },
+    });
     const root = `klutch-bind-${ops}-attack`;
     await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: root } });
     try {
@@ -545,6 +737,12 @@ describe('AppClusterBinding', () => {
           deployment(root, 'default'),
         ],
         ['a Lease in kube-system', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', lease('kube-system')],
+        // Another namespace's traffic opened (an allow-all policy beside its default-deny).
+        [
+          'a NetworkPolicy in kube-system',
+          '/apis/networking.k8s.io/v1/namespaces/kube-system/networkpolicies',
+          networkPolicy('kube-system'),
+        ],
       ];
       // The API server loads a new policy within a second or so: wait until the first refusal, then all must be refused.
       await eventually('the admission policy in force', async () => {
@@ -564,6 +762,10 @@ describe('AppClusterBinding', () => {
       expect((await asBackend.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${root}/leases?dryRun=All`, lease(root))).code).toBe(
         201,
       );
+      expect(
+        (await asBackend.request('POST', `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies?dryRun=All`, networkPolicy(root)))
+          .code,
+      ).toBe(201);
     } finally {
       await ka.request('DELETE', `/api/v1/namespaces/${root}`);
     }
