@@ -209,6 +209,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
       externalUrl: o.oidcCallbackUrl.replace(/\/callback$/, ''),
       ...(o.machineBind ? { machine: machineBind(o, issuer) } : {}),
       limiter: new RateLimiter({ perMinute: o.loginRateLimit, burst: o.loginRateBurst }),
+      trustedProxies: o.loginRateTrustedProxies,
       metrics,
       log,
     });

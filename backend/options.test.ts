@@ -223,6 +223,15 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
     expect(parse([...required, '--leader-election=false'])).toMatchObject({ leaderElection: false });
   });
 
+  it('reads the proxies whose X-Forwarded-For the login limit believes; none by default; refuses a malformed one', () => {
+    expect(parse(required).loginRateTrustedProxies.cidrs).toEqual([]);
+    const p = parse([...required, '--login-rate-trusted-proxies=10.0.0.0/8, fd00::/8']).loginRateTrustedProxies;
+    expect([p.has('10.2.3.4'), p.has('::ffff:10.2.3.4'), p.has('fd00::1'), p.has('192.0.2.1')]).toEqual([true, true, true, false]);
+    expect(() => parse([...required, '--login-rate-trusted-proxies=10.0.0.0/40'])).toThrow(
+      '--login-rate-trusted-proxies: "10.0.0.0/40" is not an IP address or network (give one such as 10.0.0.0/8 or fd00::/8)',
+    );
+  });
+
   it('reads the images an AppClusterBinding may name and the ports its root namespace opens; refuses malformed ones', () => {
     expect(parse(required)).toMatchObject({ konnectorAllowedImages: [], konnectorApiPorts: [443, 6443] });
     expect(

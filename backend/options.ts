@@ -8,6 +8,7 @@
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 import { imagePatternProblem, imageRepository } from './controllers/app-cluster-binding.overrides';
+import { TrustedProxies } from './http/rate-limit';
 import {
   addressFlag,
   countFlag,
@@ -45,6 +46,8 @@ export interface BackendOptions {
   readonly httpMaxConnections: number;
   readonly loginRateLimit: number;
   readonly loginRateBurst: number;
+  /** Proxies in front of the backend whose X-Forwarded-For names the client the login limit counts. */
+  readonly loginRateTrustedProxies: TrustedProxies;
   readonly oidcIssuerUrl: string;
   readonly oidcClientId: string;
   readonly oidcClientSecret: string;
@@ -170,7 +173,7 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'loginRateLimit',
     arg: 'per-minute',
     default: '30',
-    help: 'requests per minute one client address (an IPv6 /64) may make to /authorize, /callback and /bind after the burst; more are answered 429 with Retry-After (0: no limit). Behind a proxy every client has its address',
+    help: 'requests per minute one client address (an IPv6 /64) may make to /authorize, /callback and /bind after the burst; more are answered 429 with Retry-After (0: no limit). Behind a proxy every client has its address unless --login-rate-trusted-proxies names it',
   },
   {
     name: 'login-rate-burst',
@@ -178,6 +181,13 @@ export const FLAGS: readonly BackendFlag[] = [
     arg: 'n',
     default: '20',
     help: 'requests one client address may make to those endpoints at once',
+  },
+  {
+    name: 'login-rate-trusted-proxies',
+    key: 'loginRateTrustedProxies',
+    arg: 'cidrs',
+    default: 'none',
+    help: 'the load balancers or ingress proxies in front of the backend, comma-separated addresses or networks (10.0.0.0/8, fd00::/8): for a connection from one of them the login limit counts the client X-Forwarded-For names (the rightmost address no trusted proxy holds) instead of the proxy. Without it everyone behind a proxy shares one limit; never name addresses clients can connect from, or they choose their own',
   },
   {
     name: 'oidc-issuer-url',
@@ -607,6 +617,18 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     const problem = imagePatternProblem(p);
     if (problem) throw new UsageError(`--konnector-allowed-images: ${problem}`);
   }
+  let trustedProxies: TrustedProxies;
+  try {
+    const given = raw('login-rate-trusted-proxies') ?? 'none';
+    trustedProxies = new TrustedProxies(
+      (given === 'none' ? '' : given)
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    );
+  } catch (e) {
+    throw new UsageError(`--login-rate-trusted-proxies: ${(e as Error).message}`, { cause: e });
+  }
   const apiPorts = or('konnector-api-ports')
     .split(',')
     .map((x) => x.trim());
@@ -625,6 +647,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     httpMaxConnections: count('http-max-connections'),
     loginRateLimit: count('login-rate-limit', 0),
     loginRateBurst: count('login-rate-burst'),
+    loginRateTrustedProxies: trustedProxies,
     oidcIssuerUrl: issuer?.href.replace(/\/$/, '') ?? '',
     oidcClientId: cp ? '' : required('oidc-issuer-client-id'),
     oidcClientSecret: cp ? '' : required('oidc-issuer-client-secret'),

@@ -9,7 +9,7 @@ import type { RecordedBinder } from '../authz/binder';
 import type { ExportableSource } from '../exportable';
 import type { BackendMetrics } from '../metrics';
 import type { Consumer } from '../provision/consumer';
-import type { RateLimiter } from './rate-limit';
+import type { RateLimiter, TrustedProxies } from './rate-limit';
 
 export interface HttpDeps {
   readonly issuer: Pick<Issuer, 'authorizationUrl' | 'exchange' | 'ready' | 'reason'>;
@@ -45,6 +45,8 @@ export interface HttpDeps {
   };
   /** Limits /authorize, /callback and /bind per client. @default no limit */
   readonly limiter?: RateLimiter;
+  /** Proxies whose X-Forwarded-For names the client the limiter counts (--trusted-proxies). @default none */
+  readonly trustedProxies?: TrustedProxies;
   readonly metrics: BackendMetrics;
   readonly log: Logger;
   /** @default 10 minutes */

@@ -4,7 +4,7 @@
  * `perMinute` after a `burst`. Memory is bounded: at most `maxClients` buckets, full ones dropped first.
  */
 import type { IncomingMessage } from 'node:http';
-import { isIPv6 } from 'node:net';
+import { BlockList, isIP, isIPv6 } from 'node:net';
 import { TokenBucket } from '../../controller';
 
 export interface LoginRateLimit {
@@ -50,12 +50,9 @@ export class RateLimiter {
   }
 }
 
-/**
- * The client a request counts against: its peer address (an IPv4-mapped address as IPv4); IPv6 by its /64, which
- * one host usually holds whole. Behind a proxy this is the proxy: X-Forwarded-For is not trusted, anyone can send it.
- */
-export function clientKey(req: IncomingMessage): string {
-  const a = (req.socket.remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.)/, '');
+/** A client address as the limiter keys it: an IPv4-mapped address as IPv4; IPv6 by its /64, which one host usually holds whole. */
+function addressKey(address: string): string {
+  const a = address.replace(/^::ffff:(?=\d+\.)/, '');
   if (!isIPv6(a)) return a;
   const [head = '', tail = ''] = a.split('::');
   const h = head ? head.split(':') : [];
@@ -65,4 +62,48 @@ export function clientKey(req: IncomingMessage): string {
     .slice(0, 4)
     .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
+}
+
+/** The proxies in front of the backend (--trusted-proxies), whose X-Forwarded-For is believed. */
+export class TrustedProxies {
+  private readonly list = new BlockList();
+
+  /** `cidrs`: addresses or networks (`10.0.0.0/8`, `fd00::/8`); a bad one throws, naming it. */
+  constructor(readonly cidrs: readonly string[]) {
+    for (const c of cidrs) {
+      const [net = '', bits, extra] = c.split('/');
+      const family = isIP(net);
+      const max = family === 6 ? 128 : 32;
+      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+      if (!family || extra !== undefined || !(prefix >= 0 && prefix <= max))
+        throw new Error(`"${c}" is not an IP address or network (give one such as 10.0.0.0/8 or fd00::/8)`);
+      this.list.addSubnet(net, prefix, family === 6 ? 'ipv6' : 'ipv4');
+    }
+  }
+
+  has(address: string): boolean {
+    const a = address.replace(/^::ffff:(?=\d+\.)/, '');
+    const family = isIP(a);
+    return family !== 0 && this.list.check(a, family === 6 ? 'ipv6' : 'ipv4');
+  }
+}
+
+/**
+ * The client a request counts against: its peer address. Behind a proxy that is the proxy, and all its users would
+ * share one bucket; for a peer among `trusted`, the client is the rightmost X-Forwarded-For entry no trusted proxy
+ * holds. Each proxy appends the address it was reached from, so entries left of that one are the client's own words:
+ * a client cannot pick its bucket by sending the header, and one from an untrusted peer is never read.
+ */
+export function clientKey(req: IncomingMessage, trusted?: TrustedProxies): string {
+  let client = req.socket.remoteAddress ?? 'unknown';
+  if (trusted?.has(client)) {
+    const header = req.headers['x-forwarded-for'];
+    const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((h) => h.trim());
+    for (let i = hops.length - 1; i >= 0; i--) {
+      if (!isIP(hops[i]!)) break;
+      client = hops[i]!;
+      if (!trusted.has(client)) break;
+    }
+  }
+  return addressKey(client);
 }

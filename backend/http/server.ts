@@ -49,7 +49,7 @@ export function bindHandler(d: HttpDeps): (req: IncomingMessage, res: ServerResp
       return sendError(res, new HttpError(405, 'Method not allowed', `${url.pathname} answers ${allow.replace(', ', ' and ')} only.`));
     }
     if (route.limited && d.limiter) {
-      const waitMs = d.limiter.take(clientKey(req));
+      const waitMs = d.limiter.take(clientKey(req, d.trustedProxies));
       if (waitMs > 0) {
         const seconds = Math.ceil(waitMs / 1000);
         d.metrics.rateLimited.inc({ route: url.pathname });
