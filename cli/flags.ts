@@ -71,7 +71,7 @@ export const MACHINE_FLAGS: readonly Flag[] = [
     name: 'oidc-issuer',
     arg: 'url',
     optional: true,
-    help: 'the OpenID provider you expect: a backend naming another is refused before the secret is sent',
+    help: "the OpenID provider the client secret goes to (required unless it is on the backend's own origin): a backend naming another is refused before the secret is sent",
   },
 ];
 

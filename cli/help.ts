@@ -16,7 +16,7 @@ export const HELP: Record<string, string> = {
 
 Usage:
   kubectl bind <url> [flags]                       log in at a bind backend and bind the API you pick
-  kubectl bind <url> --client-id ID --client-secret-file FILE --api RESOURCE.GROUP [flags]
+  kubectl bind <url> --client-id ID --client-secret-file FILE --oidc-issuer URL --api RESOURCE.GROUP [flags]
                                                    the same for a machine identity (CI), without a browser
   kubectl bind apiservice -f <request.yaml> [flags]  bind with an export request you already have
   kubectl bind list [flags]                        the bindings of this cluster

@@ -35,26 +35,47 @@ describe('readClientSecret', () => {
 });
 
 describe('machineMethod', () => {
+  const url = 'https://bind.example/export';
+  const idp = 'https://idp.example';
+
   it('takes the backend’s method, and the pinned issuer with or without a trailing slash', () => {
-    expect(machineMethod('u', method)).toEqual({ ...method, resourcesURL: 'https://bind.example/resources' });
-    expect(machineMethod('u', method, 'https://idp.example/').issuerURL).toBe('https://idp.example');
-    expect(machineMethod('u', { ...method, issuerURL: 'http://127.0.0.1:5556', bindURL: 'http://localhost:8080/bind' }).bindURL).toBe(
-      'http://localhost:8080/bind',
-    );
+    expect(machineMethod(url, method, idp)).toEqual(method);
+    expect(machineMethod(url, method, 'https://idp.example/').issuerURL).toBe('https://idp.example');
+    // A provider on the backend's own origin needs no pin; plain http on loopback.
+    const local = {
+      ...method,
+      issuerURL: 'http://127.0.0.1:5556/idp',
+      resourcesURL: 'http://127.0.0.1:5556/resources',
+      bindURL: 'http://127.0.0.1:5556/bind',
+    };
+    expect(machineMethod('http://127.0.0.1:5556/export', local).bindURL).toBe('http://127.0.0.1:5556/bind');
   });
 
   it.each([
-    [undefined, undefined, /offers no machine binding \(its BindingProvider has no OAuth2ClientCredentials method\)/],
+    [undefined, idp, /offers no machine binding \(its BindingProvider has no OAuth2ClientCredentials method\)/],
     [
       method,
       'https://other.example',
       /names the OpenID provider https:\/\/idp\.example, not https:\/\/other\.example \(--oidc-issuer\); the client secret was not sent/,
     ],
+    // Unpinned, a backend's document cannot send the client secret to a provider of its choosing.
+    [
+      method,
+      undefined,
+      /names the OpenID provider https:\/\/idp\.example; the client secret goes to a provider only where you name it, and it was not sent/,
+    ],
     [{ ...method, issuerURL: 'http://idp.example' }, undefined, /issuerURL http:\/\/idp\.example\/: plain http/],
-    [{ ...method, bindURL: 'http://bind.example/bind' }, undefined, /bindURL .*plain http/],
-    [{ ...method, resourcesURL: 'file:///etc/passwd' }, undefined, /no valid resourcesURL/],
-    [{ ...method, resource: '' }, undefined, /names no resource/],
+    [{ ...method, bindURL: 'http://bind.example/bind' }, idp, /bindURL .*plain http/],
+    [{ ...method, resourcesURL: 'file:///etc/passwd' }, idp, /no valid resourcesURL/],
+    [{ ...method, resource: '' }, idp, /names no resource/],
+    // Nor send the access token to another host.
+    [
+      { ...method, bindURL: 'https://collector.example/bind' },
+      idp,
+      /names bindURL https:\/\/collector\.example\/bind on another host; the access token goes only to https:\/\/bind\.example/,
+    ],
+    [{ ...method, resourcesURL: 'https://bind.example:8443/resources' }, idp, /names resourcesURL .* on another host/],
   ])('refuses %j (pinned %s)', (m, pinned, message) => {
-    expect(() => machineMethod('https://bind.example/export', m, pinned)).toThrow(message);
+    expect(() => machineMethod(url, m, pinned)).toThrow(message);
   });
 });

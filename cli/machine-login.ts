@@ -74,18 +74,37 @@ export function machineMethod(url: string, m: Partial<ClientCredentialsMethod> |
       'ask the platform operator to start the backend with --machine-bind, or bind without --client-id in a browser',
     );
   const issuer = safeUrl('issuerURL', m.issuerURL);
+  const backend = new URL(url).origin;
   if (pinned !== undefined && issuer.href.replace(/\/$/, '') !== new URL(pinned).href.replace(/\/$/, ''))
     throw new CliError(
       `the bind backend at ${url} names the OpenID provider ${m.issuerURL}, not ${pinned} (--oidc-issuer); the client secret was not sent`,
       'check the URL of the bind backend, or --oidc-issuer',
     );
+  // The document is the backend's word: left to it, a backend at a mistyped or hostile URL would name a provider of its
+  // own and receive the client secret. The secret goes to another host only where the user named that host.
+  if (pinned === undefined && issuer.origin !== backend)
+    throw new CliError(
+      `the bind backend at ${url} names the OpenID provider ${m.issuerURL}; the client secret goes to a provider only where you name it, and it was not sent`,
+      `if that is your provider, run again with --oidc-issuer ${m.issuerURL}`,
+      ExitCode.Usage,
+    );
   if (typeof m.resource !== 'string' || !m.resource)
     throw new CliError(`the bind backend’s client-credentials method names no resource`, 'ask the platform operator');
+  // The access token goes only to the backend the user named, never to a host the document picks.
+  const sameOrigin = (field: string, v: unknown) => {
+    const u = safeUrl(field, v);
+    if (u.origin !== backend)
+      throw new CliError(
+        `the bind backend at ${url} names ${field} ${u.href} on another host; the access token goes only to ${backend}, and nothing was sent`,
+        'check the URL of the bind backend; if it is right, tell the platform operator that its /export document names another host',
+      );
+    return u.href;
+  };
   return {
     issuerURL: m.issuerURL as string,
     resource: m.resource,
-    resourcesURL: safeUrl('resourcesURL', m.resourcesURL).href,
-    bindURL: safeUrl('bindURL', m.bindURL).href,
+    resourcesURL: sameOrigin('resourcesURL', m.resourcesURL),
+    bindURL: sameOrigin('bindURL', m.bindURL),
   };
 }
 

@@ -319,6 +319,8 @@ describe('kubectl bind --client-id (a CI pipeline)', () => {
         ci.clientId,
         '--client-secret-env',
         'CI_CLIENT_SECRET',
+        '--oidc-issuer',
+        s.idp.issuer,
         '-f',
         file,
         '--accept-permission-claims',
@@ -436,7 +438,10 @@ describe('the backend checks machine tokens as strictly as ID tokens', () => {
     const before = await refusals();
     const file = join(logDir, 'intruder-secret');
     writeFileSync(file, intruder.clientSecret, { mode: 0o600 });
-    const r = await exited(await cli([url(), '--client-id', intruder.clientId, '--client-secret-file', file, '--api', W]), 1);
+    const r = await exited(
+      await cli([url(), '--client-id', intruder.clientId, '--client-secret-file', file, '--oidc-issuer', s.idp.issuer, '--api', W]),
+      1,
+    );
     expect(r.stderr).toContain(
       `error: the bind backend refused to bind ${W} for client ${intruder.clientId}: client ${intruder.clientId}: only`,
     );
