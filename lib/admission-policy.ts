@@ -30,11 +30,18 @@ export interface AdmissionValidation {
   readonly reason?: 'Unauthorized' | 'Forbidden' | 'Invalid' | 'RequestEntityTooLarge';
 }
 
+/** A named CEL expression the validations read as `variables.<name>`; evaluated only where one is read. */
+export interface AdmissionVariable {
+  readonly name: string;
+  readonly expression: string;
+}
+
 export interface ValidatingAdmissionPolicyProps {
   readonly name: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly resourceRules: readonly AdmissionResourceRule[];
   readonly matchConditions?: readonly AdmissionMatchCondition[];
+  readonly variables?: readonly AdmissionVariable[];
   readonly validations: readonly AdmissionValidation[];
   /** What the API server does when a CEL expression cannot be evaluated. @default Fail */
   readonly failurePolicy?: 'Fail' | 'Ignore';
@@ -56,6 +63,7 @@ export class ValidatingAdmissionPolicy extends Construct {
         failurePolicy: props.failurePolicy ?? 'Fail',
         matchConstraints: { resourceRules: props.resourceRules.map((r) => ({ ...r })) },
         ...(props.matchConditions?.length ? { matchConditions: props.matchConditions.map((c) => ({ ...c })) } : {}),
+        ...(props.variables?.length ? { variables: props.variables.map((v) => ({ ...v })) } : {}),
         validations: props.validations.map((v) => ({ ...v })),
       },
     });

@@ -33,7 +33,9 @@ describe('BindBackend', () => {
       'RoleBinding/klutch-bind-backend-leases',
       'Service/klutch-bind-backend',
       'ServiceAccount/klutch-bind-backend',
+      'ValidatingAdmissionPolicy/klutch-bind-backend-containment',
       'ValidatingAdmissionPolicy/klutch-bind-backend-root-namespaces',
+      'ValidatingAdmissionPolicyBinding/klutch-bind-backend-containment',
       'ValidatingAdmissionPolicyBinding/klutch-bind-backend-root-namespaces',
     ]);
   });

@@ -22,6 +22,7 @@ import {
   RUNTIME_USER,
 } from '../../lib/pod-security';
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
+import { ContainmentPolicy } from './containment-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.root';
 import { type ConsumerScope, envName } from '../options';
@@ -227,7 +228,8 @@ export class BindBackend extends Construct {
       matchConditions: [{ name: 'backend', expression: `request.userInfo.username == '${backendUser}'` }],
       validations: [
         {
-          expression: `request.namespace.startsWith('${ROOT_NAMESPACE_PREFIX}') || (request.namespace == '${p.namespace}' && request.resource.resource in ['leases', 'events'])`,
+          // Its own namespace begins with the prefix too (klutch-bind-backend): only its Lease and events there.
+          expression: `request.namespace == '${p.namespace}' ? request.resource.resource in ['leases', 'events'] : request.namespace.startsWith('${ROOT_NAMESPACE_PREFIX}')`,
           messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in binding root namespaces (${ROOT_NAMESPACE_PREFIX}…), not in ' + request.namespace`,
           reason: 'Forbidden',
         },
@@ -238,6 +240,8 @@ export class BindBackend extends Construct {
         },
       ],
     });
+    // Namespaces, Secrets and tokens cluster-wide (above) are bounded by admission to what the backend made or adopted.
+    new ContainmentPolicy(this, 'Containment', { namespace: p.namespace, serviceAccount: 'klutch-bind-backend', labels });
     role.allow(['get', 'list', 'watch'], ...res(TEMPLATE_GROUP, 'apiserviceexporttemplates'));
     role.allow(['get', 'list', 'watch'], ...res('apiextensions.k8s.io', 'customresourcedefinitions'));
     for (const g of [...p.exportedGroups].sort()) role.allow(CONSUMER_VERBS, ...res(g, '*'));

@@ -25,6 +25,7 @@ import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
 import { PG, SB } from '../../harness/backend-suite';
 import { installBindCrds, installClaimApi, launchBackendBundle, waitEstablished } from '../../harness/bind-backend';
 import { ROOT } from '../../harness/catalog';
+import { Labels, MANAGED_BY } from '../../backend/labels';
 import { cluster, controlPlanes } from '../support/cluster';
 import { kubeconfigYaml, type ClusterInfo } from '../../harness/control-plane';
 import { applyConstruct, launchKonnectorBundle } from '../../harness/konnector';
@@ -698,14 +699,7 @@ describe('AppClusterBinding', () => {
   }, 90_000);
 
   it("holds the backend's Deployments, Leases, events and NetworkPolicies to binding root namespaces (its admission policy): no Pod as another ServiceAccount", async () => {
-    const token = (
-      await requireOk(ka, 'POST', `/api/v1/namespaces/${BACKEND_NS}/serviceaccounts/klutch-bind-backend/token`, {
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenRequest',
-        spec: { expirationSeconds: 600 },
-      })
-    ).status.token as string;
-    const asBackend = kubeFor(a, undefined, token);
+    const asBackend = await backendKube();
     const deployment = (namespace: string, serviceAccountName: string) => ({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -727,10 +721,16 @@ describe('AppClusterBinding', () => {
       spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [{}] },
     });
     const root = `klutch-bind-${ops}-attack`;
-    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: root } });
+    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: root, labels: { [Labels.managedBy]: MANAGED_BY } } });
     try {
       const attempts: [string, string, unknown][] = [
         ['a Deployment in kube-system', '/apis/apps/v1/namespaces/kube-system/deployments', deployment('kube-system', 'default')],
+        // Its own namespace begins with klutch-bind- too.
+        [
+          "a Deployment in the backend's own namespace",
+          `/apis/apps/v1/namespaces/${BACKEND_NS}/deployments`,
+          deployment(BACKEND_NS, 'klutch-binder'),
+        ],
         [
           'a Deployment in a root namespace as another ServiceAccount',
           `/apis/apps/v1/namespaces/${root}/deployments`,
@@ -770,4 +770,94 @@ describe('AppClusterBinding', () => {
       await ka.request('DELETE', `/api/v1/namespaces/${root}`);
     }
   });
+
+  it('bounds every write of the backend to namespaces it made or adopted (its containment policy): no token of kube-system, no Pod Security label loosened', async () => {
+    const asBackend = await backendKube();
+    // Someone else's namespace, and one as the backend makes them (its label), each with a ServiceAccount.
+    const victim = `acbv-${id}`;
+    const mine = `acbm-${id}`;
+    const psa = 'pod-security.kubernetes.io/enforce';
+    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: victim, labels: { [psa]: 'restricted' } } });
+    await requireOk(ka, 'POST', '/api/v1/namespaces', {
+      metadata: { name: mine, labels: { [Labels.managedBy]: MANAGED_BY, [psa]: 'baseline' } },
+    });
+    await requireOk(ka, 'POST', `/api/v1/namespaces/${mine}/serviceaccounts`, { metadata: { name: 'klutch-binder' } });
+    await requireOk(ka, 'POST', `/api/v1/namespaces/${mine}/serviceaccounts`, { metadata: { name: 'other' } });
+    const tokenRequest = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } };
+    const secret = (namespace: string) => ({ metadata: { name: `attack-${id}`, namespace }, stringData: { x: 'y' } });
+    const patch = (labels: Record<string, string | null>) => ({ metadata: { labels } });
+    try {
+      const attempts: [string, string, string, unknown][] = [
+        // A token of a kube-system controller is cluster-admin without any Pod.
+        [
+          "a token of kube-system's default ServiceAccount",
+          'POST',
+          '/api/v1/namespaces/kube-system/serviceaccounts/default/token',
+          tokenRequest,
+        ],
+        [
+          'a token of another ServiceAccount of its own namespace',
+          'POST',
+          `/api/v1/namespaces/${mine}/serviceaccounts/other/token`,
+          tokenRequest,
+        ],
+        ['a Secret in kube-system', 'POST', '/api/v1/namespaces/kube-system/secrets?dryRun=All', secret('kube-system')],
+        ["a Secret in the backend's own namespace", 'POST', `/api/v1/namespaces/${BACKEND_NS}/secrets?dryRun=All`, secret(BACKEND_NS)],
+        [
+          "a label on someone else's namespace",
+          'PATCH',
+          `/api/v1/namespaces/${victim}?dryRun=All`,
+          patch({ [Labels.managedBy]: MANAGED_BY }),
+        ],
+        ["someone else's namespace deleted", 'DELETE', `/api/v1/namespaces/${victim}?dryRun=All`, undefined],
+        ['a namespace without its label', 'POST', '/api/v1/namespaces?dryRun=All', { metadata: { name: `acbx-${id}` } }],
+        ['Pod Security loosened on its own namespace', 'PATCH', `/api/v1/namespaces/${mine}?dryRun=All`, patch({ [psa]: 'privileged' })],
+        ['Pod Security removed from its own namespace', 'PATCH', `/api/v1/namespaces/${mine}?dryRun=All`, patch({ [psa]: null })],
+      ];
+      // The API server loads a new policy within a second or so: wait until the first refusal, then all must be refused.
+      await eventually('the containment policy in force', async () => {
+        const [, verb, path, body] = attempts[2]!;
+        return (await asBackend.request(verb, path, body, contentType(verb))).code === 403 ? true : undefined;
+      });
+      for (const [what, verb, path, body] of attempts) {
+        const r = await asBackend.request(verb, path, body, contentType(verb));
+        expect(r.code, `${what}: ${JSON.stringify(r.body)}`).toBe(403);
+        expect(String(r.body.message), what).toMatch(/the bind backend (writes|requests tokens|creates|never)/);
+      }
+      // What provisioning does is still allowed there: a Secret, klutch-binder's token, Pod Security made restricted.
+      const allowed: [string, string, string, unknown][] = [
+        ['a Secret in its namespace', 'POST', `/api/v1/namespaces/${mine}/secrets?dryRun=All`, secret(mine)],
+        ["klutch-binder's token", 'POST', `/api/v1/namespaces/${mine}/serviceaccounts/klutch-binder/token`, tokenRequest],
+        ['Pod Security made restricted', 'PATCH', `/api/v1/namespaces/${mine}?dryRun=All`, patch({ [psa]: 'restricted' })],
+        [
+          'a namespace with its label',
+          'POST',
+          '/api/v1/namespaces?dryRun=All',
+          { metadata: { name: `acbx-${id}`, labels: { [Labels.managedBy]: MANAGED_BY } } },
+        ],
+      ];
+      for (const [what, verb, path, body] of allowed) {
+        const r = await asBackend.request(verb, path, body, contentType(verb));
+        expect(r.code, `${what}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
+      }
+      expect((await getObject(ka, `/api/v1/namespaces/${victim}`))?.metadata?.labels?.[Labels.managedBy]).toBeUndefined();
+    } finally {
+      await ka.request('DELETE', `/api/v1/namespaces/${victim}`);
+      await ka.request('DELETE', `/api/v1/namespaces/${mine}`);
+    }
+  });
 });
+
+const contentType = (verb: string) => (verb === 'PATCH' ? 'application/merge-patch+json' : undefined);
+
+/** A client with a token of the backend's ServiceAccount, as its Pods have. */
+async function backendKube(): Promise<Kube> {
+  const token = (
+    await requireOk(ka, 'POST', `/api/v1/namespaces/${BACKEND_NS}/serviceaccounts/klutch-bind-backend/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 600 },
+    })
+  ).status.token as string;
+  return kubeFor(a, undefined, token);
+}

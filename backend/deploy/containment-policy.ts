@@ -1,0 +1,105 @@
+/**
+ * What a compromised backend cannot do, whatever its ClusterRole holds (issue 34, item 6). RBAC grants the backend
+ * Namespaces, Secrets and `serviceaccounts/token` cluster-wide, because it makes consumers' namespaces at run time and
+ * may grant consumers only what it holds itself. This admission policy bounds every write of the backend's
+ * ServiceAccount to the namespaces it made (labelled `app.kubernetes.io/managed-by: klutch-kit-backend`) or adopted
+ * from Klutch (carrying Klutch's identity or APIServiceNamespace annotation), never its own namespace but for its
+ * Leases and events:
+ *
+ * - a Namespace it creates carries its label; one it changes or deletes was already its own;
+ * - no Pod Security label of a Namespace is removed or loosened (only set to `restricted`, or `baseline` where none was);
+ * - every namespaced write lands in such a namespace (AppClusterBindings, which it updates where teams keep them, and
+ *   access reviews, which create nothing, excepted);
+ * - TokenRequests only for its consumers' ServiceAccount `klutch-binder`: no token of kube-system's controllers.
+ *
+ * What it can still do is in SECURITY.md ("A compromised backend").
+ */
+import { Construct } from 'constructs';
+import { Annotations, BIND_GROUP } from '../../exports/bind-api';
+import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
+import { Labels, MANAGED_BY } from '../labels';
+import { BINDER } from '../provision/rbac';
+
+export const CONTAINMENT_POLICY = 'klutch-bind-backend-containment';
+
+const PSA = 'pod-security.kubernetes.io/';
+
+/** CEL: whether the Namespace `x` (an expression) is one the backend made or adopted, and not `own`. */
+function ours(x: string, own: string): string {
+  return (
+    `${x}.metadata.name != '${own}' && (` +
+    `${x}.metadata.?labels[?'${Labels.managedBy}'].orValue('') == '${MANAGED_BY}' || ` +
+    `${x}.metadata.?annotations[?'${Annotations.identity}'].hasValue() || ` +
+    `${x}.metadata.?annotations[?'${Annotations.apiServiceNamespace}'].hasValue())`
+  );
+}
+
+export interface ContainmentPolicyProps {
+  /** The backend's namespace: its ServiceAccount's, where only its Leases and events may be written. */
+  readonly namespace: string;
+  /** The backend's ServiceAccount. */
+  readonly serviceAccount: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+export class ContainmentPolicy extends Construct {
+  constructor(scope: Construct, id: string, p: ContainmentPolicyProps) {
+    super(scope, id);
+    const own = p.namespace;
+    const levels = ['enforce', 'warn', 'audit'].map((l) => `'${PSA}${l}'`).join(', ');
+    new ValidatingAdmissionPolicy(this, 'Policy', {
+      name: CONTAINMENT_POLICY,
+      labels: p.labels,
+      resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['*/*'] }],
+      matchConditions: [{ name: 'backend', expression: `request.userInfo.username == 'system:serviceaccount:${own}:${p.serviceAccount}'` }],
+      // The request's fields that are empty are absent: read them through variables with their defaults.
+      variables: [
+        { name: 'ns', expression: `has(request.namespace) ? request.namespace : ''` },
+        { name: 'group', expression: `has(request.resource.group) ? request.resource.group : ''` },
+        { name: 'subresource', expression: `has(request.subResource) ? request.subResource : ''` },
+        { name: 'name', expression: `has(request.name) ? request.name : ''` },
+        { name: 'namespaceRequest', expression: `variables.group == '' && request.resource.resource == 'namespaces'` },
+        { name: 'inOurNamespace', expression: `namespaceObject != null && ${ours('namespaceObject', own)}` },
+        { name: 'oldNamespaceOurs', expression: ours('oldObject', own) },
+        { name: 'newLabels', expression: `object.metadata.?labels.orValue({})` },
+        { name: 'oldLabels', expression: `oldObject.metadata.?labels.orValue({})` },
+      ],
+      validations: [
+        {
+          expression:
+            `!variables.namespaceRequest || (request.operation == 'CREATE' ? ` +
+            `object.metadata.?labels[?'${Labels.managedBy}'].orValue('') == '${MANAGED_BY}' : variables.oldNamespaceOurs)`,
+          messageExpression:
+            `'the bind backend creates, changes and deletes only namespaces it made (labelled ${Labels.managedBy}=${MANAGED_BY}) or adopted from Klutch, not ' + ` +
+            `(request.operation == 'CREATE' ? 'one without its label' : 'namespace ' + oldObject.metadata.name)`,
+          reason: 'Forbidden',
+        },
+        {
+          // Every Pod Security label is kept, or set to restricted, or (where there was none) to baseline.
+          expression:
+            `!variables.namespaceRequest || request.operation != 'UPDATE' || ` +
+            `[variables.newLabels, variables.oldLabels].all(m, m.all(k, !k.startsWith('${PSA}') || ` +
+            `(k in variables.newLabels && k in variables.oldLabels && variables.newLabels[k] == variables.oldLabels[k]) || ` +
+            `(k in variables.newLabels && k in [${levels}] && (variables.newLabels[k] == 'restricted' || ` +
+            `(!(k in variables.oldLabels) && variables.newLabels[k] == 'baseline')))))`,
+          messageExpression: `'the bind backend never removes or loosens a Pod Security label (${PSA}…) of namespace ' + oldObject.metadata.name`,
+          reason: 'Forbidden',
+        },
+        {
+          expression:
+            `variables.ns == '' || variables.namespaceRequest || ` +
+            `variables.group in ['authorization.k8s.io', 'authentication.k8s.io'] || ` +
+            `(variables.group == '${BIND_GROUP}' && request.resource.resource == 'appclusterbindings') || ` +
+            `(variables.ns == '${own}' ? request.resource.resource in ['leases', 'events'] : variables.inOurNamespace)`,
+          messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in namespaces it made or adopted (and its Leases and events in ${own}), not in ' + variables.ns`,
+          reason: 'Forbidden',
+        },
+        {
+          expression: `request.resource.resource != 'serviceaccounts' || variables.subresource != 'token' || variables.name == '${BINDER}'`,
+          messageExpression: `'the bind backend requests tokens only for ServiceAccount ${BINDER}, not ' + variables.ns + '/' + variables.name`,
+          reason: 'Forbidden',
+        },
+      ],
+    });
+  }
+}
