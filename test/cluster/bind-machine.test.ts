@@ -338,7 +338,14 @@ describe('kubectl bind --client-id (a CI pipeline)', () => {
   });
 
   it('without --api or -f, lists what the client may bind and exits 2', async () => {
-    const r = await exited(await cli([url(), '--client-id', ci.clientId, '--client-secret-file', secretFile]), 2);
+    // Unpinned, the secret goes nowhere: the plugin names the provider to pin and exits 2 before any request to it.
+    const unpinned = await exited(await cli([url(), '--client-id', ci.clientId, '--client-secret-file', secretFile]), 2);
+    expect(unpinned.stderr).toContain('the client secret goes to a provider only where you name it, and it was not sent');
+    expect(unpinned.stderr).toContain(`if that is your provider, run again with --oidc-issuer ${s.idp.issuer}`);
+    const r = await exited(
+      await cli([url(), '--client-id', ci.clientId, '--client-secret-file', secretFile, '--oidc-issuer', s.idp.issuer]),
+      2,
+    );
     expect(r.stderr).toMatch(
       new RegExp(
         `error: name the APIs to bind: --api <resource>\\.<group> or -f <request\\.yaml>; client ${ci.clientId} may bind .*${W.replaceAll('.', '\\.')}`,
