@@ -2,8 +2,9 @@
  * `npm run bare-machine -- --yes`: the check that the README's commands work on a new machine (issue 33). It removes
  * every Debian package the harness installs (harness/tools/programs.ts) but the toolchain every machine of this kind
  * comes with, then runs `npm run sandbox -- --short` — the Pod platform's start and the round trip — and shows that it
- * installs what it needs, with the time of each part. `--cold-cache` also starts from an empty tool cache (every Go
- * tool and image built again: about 40 minutes on 2 cores).
+ * installs what it needs, with the time of each part. `--test` runs the README's test command (`npm test`) instead, which
+ * must install what its suites need and pass. `--cold-cache` also starts from an empty tool cache (every Go tool and
+ * image built again: about 70 minutes on 2 cores).
  *
  * It changes the machine (apt-get purge), so it asks for --yes; run it where nothing else needs those packages.
  */
@@ -22,9 +23,10 @@ const log = (line: string) => process.stderr.write(`[bare-machine] ${line}\n`);
 function main(argv: readonly string[]): number {
   if (argv.includes('-h') || argv.includes('--help') || !argv.includes('--yes')) {
     process.stdout.write(
-      'usage: npm run bare-machine -- --yes [--cold-cache]\n\n' +
+      'usage: npm run bare-machine -- --yes [--test] [--cold-cache]\n\n' +
         'Removes (apt-get purge) the Debian packages the harness installs, then runs `npm run sandbox -- --short` and prints\n' +
         'how long each part took. It changes this machine: --yes says you mean it.\n' +
+        "  --test        run `npm test` (the README's test command) instead of the sandbox\n" +
         '  --cold-cache  also start from an empty tool cache (KLUTCH_KIT_CACHE in a new folder): every Go tool and image is built\n',
     );
     return argv.includes('--yes') || argv.includes('-h') || argv.includes('--help') ? 0 : 2;
@@ -52,25 +54,28 @@ function main(argv: readonly string[]): number {
   }
   const env = { ...process.env };
   if (argv.includes('--cold-cache')) env.KLUTCH_KIT_CACHE = mkdtempSync(join(tmpdir(), 'klutch-kit-cold-cache-'));
+  const test = argv.includes('--test');
   const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-bare-sandbox-'));
-  log(`npm run sandbox -- --short --dir ${dir}${env.KLUTCH_KIT_CACHE ? ` (cache ${env.KLUTCH_KIT_CACHE})` : ''}`);
+  const what = test ? 'npm test' : 'the sandbox';
+  const command = test ? ['test'] : ['run', '--silent', 'sandbox', '--', '--short', '--dir', dir];
+  log(`npm ${command.join(' ')}${env.KLUTCH_KIT_CACHE ? ` (cache ${env.KLUTCH_KIT_CACHE})` : ''}`);
   let status = 0;
-  timed('npm run sandbox -- --short', () => {
-    status = spawnSync('npm', ['run', '--silent', 'sandbox', '--', '--short', '--dir', dir], { stdio: 'inherit', env }).status ?? 1;
+  timed(`npm ${command.join(' ')}`, () => {
+    status = spawnSync('npm', command, { stdio: 'inherit', env }).status ?? 1;
   });
   // Asked anew: debianVersions remembers its answers for the process, and the sandbox changed them.
   const back = installed.filter((p) => spawnSync('dpkg-query', ['-W', p], { stdio: 'ignore' }).status !== 0);
   process.stdout.write(`${rows.map(([l, t]) => `${t.toFixed(1).padStart(8)}s  ${l}`).join('\n')}\n`);
   if (status !== 0) {
-    log(`the sandbox failed (exit ${status}); its logs are in ${dir}`);
+    log(`${what} failed (exit ${status})${test ? '' : `; its logs are in ${dir}`}`);
     return 1;
   }
   if (back.length > 0) {
     log(
-      `the sandbox did not install ${back.join(', ')}: it does not run them (the tests may; drop one from programs.ts only if nothing does)`,
+      `${what} did not install ${back.join(', ')}: it does not run them (${test ? 'the sandbox' : 'the tests'} may; drop one from programs.ts only if nothing does)`,
     );
   }
-  log(`the sandbox reached its round trip from a machine without ${installed.join(', ') || 'any of them'}`);
+  log(`${test ? 'npm test passed' : 'the sandbox reached its round trip'} from a machine without ${installed.join(', ') || 'any of them'}`);
   return 0;
 }
 
