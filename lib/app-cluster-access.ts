@@ -27,18 +27,35 @@ const CRDS = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitio
 export const groupResourceName = (r: { group: string; resource: string }): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
 
 /**
- * For one bound API: its objects (read, finalizers, delete on unbind), their status, update and delete of its CRD
- * (by name), and read/write of the resources its claims copy down.
+ * The permission that puts its holder under the copies-only admission policy `policy` (konnector/deploy/access.ts
+ * `copiesOnly`): a verb of a resource no API serves, so it grants nothing; the policy matches every request whose
+ * user holds it (`authorizer…check`), whichever binding, user, group or ServiceAccount it came through — the policy
+ * follows the role, not one username. Its holder is also under the policy when it is not the ServiceAccount synth
+ * made.
  */
-export function boundApiChecks(api: BoundApi): AccessCheck[] {
+export function copiesOnlyCheck(policy: string): AccessCheck {
+  return { group: COPIES_ONLY_GROUP, resource: COPIES_ONLY_RESOURCE, verb: COPIES_ONLY_VERB, name: policy };
+}
+/** The ClusterRole (and its copies-only policy) an AppClusterBinding's kubeconfig is bound to in its app cluster. */
+export const APP_CLUSTER_ROLE = 'klutch-control-plane-konnector';
+export const COPIES_ONLY_GROUP = 'klutch-kit.anynines.com';
+export const COPIES_ONLY_RESOURCE = 'copies-only-policies';
+export const COPIES_ONLY_VERB = 'held-by';
+
+/**
+ * For one bound API: its objects (read, finalizers, delete on unbind), their status, update and delete of its CRD
+ * (by name), and read/write of the resources its claims copy down — with them, when `copiesOnly` names the admission
+ * policy that must hold those writes, the permission that puts the identity under it (copiesOnlyCheck).
+ */
+export function boundApiChecks(api: BoundApi, copiesOnly?: string): AccessCheck[] {
   const crd = { ...CRDS, name: groupResourceName(api) };
+  const claimed = [...new Set(api.claimed ?? [])];
   return [
     ...['get', 'list', 'watch', 'patch', 'delete'].map((verb) => ({ group: api.group, resource: api.resource, verb })),
     { group: api.group, resource: api.resource, verb: 'patch', subresource: 'status' },
     ...['update', 'patch', 'delete'].map((verb) => ({ ...crd, verb })),
-    ...[...new Set(api.claimed ?? [])].flatMap((c) =>
-      ['get', 'list', 'watch', 'create', 'update', 'delete'].map((verb) => ({ group: '', resource: c, verb })),
-    ),
+    ...claimed.flatMap((c) => ['get', 'list', 'watch', 'create', 'update', 'delete'].map((verb) => ({ group: '', resource: c, verb }))),
+    ...(claimed.length && copiesOnly ? [copiesOnlyCheck(copiesOnly)] : []),
   ];
 }
 

@@ -233,6 +233,17 @@ describe('reconcileAppClusterBinding', () => {
     expect(w.cond('Ready')?.status).toBe('False');
   });
 
+  it('refuses an API with claims while the kubeconfig is not under the copies-only policy (issue 34, item 7)', async () => {
+    const claiming = exportable('postgresqlinstances');
+    (claiming.template.spec as { permissionClaims?: unknown }).permissionClaims = [{ group: '', resource: 'secrets', version: 'v1' }];
+    const held = 'held-by copies-only-policies.klutch-kit.anynines.com (klutch-control-plane-konnector)';
+    const w = world({ templates: { postgresqlinstances: claiming }, access: { missing: [held] } });
+    await reconcileAppClusterBinding(w.d, acb());
+    expect(w.cond(PG)).toMatchObject({ status: 'False', reason: 'AppClusterForbidden' });
+    expect(w.cond(PG)!.message).toContain(`may not ${held}`);
+    expect(w.log).not.toContain(`request cluster-x ${PG}`);
+  });
+
   it('reports an unreachable app cluster and backs off: 5s, 10s, 20s, and starts over once it answers', async () => {
     const w = world({ access: { unreachable: 'connect ECONNREFUSED 10.0.0.1:6443' } });
     const waits = [];

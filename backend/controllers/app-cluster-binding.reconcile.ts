@@ -40,7 +40,13 @@ import {
   type PermissionClaim,
 } from '../../exports/bind-api';
 import { checkAppClusterKubeconfig, type AppClusterKubeconfig } from '../../exports/bind-api/app-cluster-kubeconfig';
-import { boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, describeCheck, type AccessCheck } from '../../lib/app-cluster-access';
+import {
+  APP_CLUSTER_ROLE,
+  boundApiChecks,
+  CONTROL_PLANE_KONNECTOR_BASE,
+  describeCheck,
+  type AccessCheck,
+} from '../../lib/app-cluster-access';
 import { apiName, mayBind, type BindIdentity, type DefaultBindPolicy } from '../authz/bind-policy';
 import type { Refusal } from '../authz/refusals';
 import type { Exportable } from '../exportable';
@@ -207,7 +213,11 @@ export async function reconcileAppClusterBinding(
   const checks = new Map<string, AccessCheck[]>(
     apis.map((a) => [
       a.name,
-      boundApiChecks({ group: a.group, resource: a.resource, claimed: claimedOf(found.get(a.name)?.template.spec.permissionClaims) }),
+      // With claims: also that the kubeconfig's user is under the copies-only policy (konnector/deploy/app-cluster-role.ts).
+      boundApiChecks(
+        { group: a.group, resource: a.resource, claimed: claimedOf(found.get(a.name)?.template.spec.permissionClaims) },
+        APP_CLUSTER_ROLE,
+      ),
     ]),
   );
   const access = await d.appAccess(secret.kubeconfig, [...CONTROL_PLANE_KONNECTOR_BASE, ...[...checks.values()].flat()]);

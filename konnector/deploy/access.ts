@@ -11,12 +11,15 @@
  * only objects that carry its mark (`klutch.anynines.com/resource-owner`, set by claims.reconcile.ts `copyOf`), the
  * old object too on update and delete, so it can never alter or delete an app's own Secret. Reads stay cluster-wide.
  * One exception, for migrating: a copy Klutch's konnector made (annotation `resource-owner: Provider`, no label) may
- * be updated into a marked copy, never deleted as it is.
+ * be updated into a marked copy, never deleted as it is. Nor may a copy be a Secret Kubernetes turns into a credential
+ * (a ServiceAccount token the token controller fills in, a bootstrap token): with cluster-wide reads, that would be
+ * any ServiceAccount's token — kube-system's, cluster-admin.
  */
 import { ClusterRole, ClusterRoleBinding, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { Annotations } from '../../exports/bind-api';
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
+import { COPIES_ONLY_GROUP, COPIES_ONLY_RESOURCE, copiesOnlyCheck } from '../../lib/app-cluster-access';
 
 export interface KonnectorApiAccessProps {
   /** API group of the bound resource, e.g. anynines.com. */
@@ -70,14 +73,34 @@ export class KonnectorApiAccess extends Construct {
       this.role.allow(['get', 'list', 'watch', 'create', 'update', 'delete'], endpoint({ apiGroup: '', resourceType: c }));
     const sa = ServiceAccount.fromServiceAccountName(this, 'ServiceAccount', 'konnector', { namespaceName: ns });
     new ClusterRoleBinding(this, 'Binding', { metadata: { name: this.role.name }, role: this.role }).addSubjects(sa);
-    if (claimed.length) this.policy = copiesOnly(this, this.role.name, ns, own, claimed);
+    if (claimed.length) {
+      const held = copiesOnlyCheck(this.role.name);
+      this.role.allow([held.verb], endpoint({ apiGroup: held.group, resourceType: held.resource, resourceName: held.name }));
+      this.policy = copiesOnly(this, this.role.name, ns, own, claimed);
+    }
   }
 }
 
 /**
- * The policy for the konnector of `ns`: outside `own` namespaces (where its Roles let it update kubeconfig Secrets),
- * it may create, update and delete a claimed Secret or ConfigMap only when the object — and on update and delete the
- * object as it was — carries COPY_MARK.
+ * Secret types Kubernetes turns into a credential by themselves: the token controller fills a ServiceAccount token
+ * into the first, and the API server takes the second (in kube-system) as a bootstrap token. Anything else a copy
+ * may be: copies keep the provider's type (Opaque, Crossplane's connection.crossplane.io/v1alpha1, kubernetes.io/tls,
+ * kubernetes.io/basic-auth, ...), which is data until a Pod uses it.
+ */
+export const CREDENTIAL_SECRET_TYPES = ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'] as const;
+/** The annotations that name the ServiceAccount a token Secret is for. */
+export const SERVICE_ACCOUNT_ANNOTATIONS = ['kubernetes.io/service-account.name', 'kubernetes.io/service-account.uid'] as const;
+/** A verb no role names: only `*` grants it (cluster-admin, system:masters), whose holders the policy leaves alone. */
+const UNRESTRICTED_VERB = 'unrestricted';
+
+/**
+ * The policy `name` for the konnector of `ns`, held by the ClusterRole of the same name: it applies to every user
+ * that holds that role's marker permission (lib/app-cluster-access.ts `copiesOnlyCheck`) — the ServiceAccount
+ * synth binds, or any user, group or ServiceAccount an operator binds to the role — and holds nothing else that `*`
+ * does not grant (an administrator who also holds the role is not held). Outside `own` namespaces (where its Roles
+ * let it update kubeconfig Secrets), such a user may create, update and delete a claimed Secret or ConfigMap only
+ * when the object — and on update and delete the object as it was — carries COPY_MARK, and a Secret only when it is
+ * no credential: neither of CREDENTIAL_SECRET_TYPES nor annotated with SERVICE_ACCOUNT_ANNOTATIONS.
  */
 export function copiesOnly(
   scope: Construct,
@@ -86,23 +109,30 @@ export function copiesOnly(
   own: readonly string[],
   claimed: readonly string[],
 ): ValidatingAdmissionPolicy {
-  const user = `system:serviceaccount:${ns}:konnector`;
   const marked = (o: string) => `has(${o}.metadata.labels) && '${COPY_MARK}' in ${o}.metadata.labels`;
   // A copy Klutch's konnector made carries the mark as an annotation only: it may be taken over (updated into a
   // marked copy, validation 1), never deleted as it is (docs/decisions/klutch-migration.md).
   const klutchCopy = (o: string) =>
     `request.operation == 'UPDATE' && has(${o}.metadata.annotations) && '${COPY_MARK}' in ${o}.metadata.annotations && ${o}.metadata.annotations['${COPY_MARK}'] == 'Provider'`;
-  // Inside one CEL string literal: no quotes in `what` or the namespace (a DNS label).
+  const check = (verb: string) =>
+    `authorizer.group('${COPIES_ONLY_GROUP}').resource('${COPIES_ONLY_RESOURCE}').name('${name}').check('${verb}').allowed()`;
+  const held = copiesOnlyCheck(name);
+  const list = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
+  const credential =
+    `(has(object.type) && object.type in ${list(CREDENTIAL_SECRET_TYPES)}) || ` +
+    `(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k in ${list(SERVICE_ACCOUNT_ANNOTATIONS)}))`;
+  // Inside one CEL string literal: no quotes in `what`, the namespace (a DNS label) or the policy name.
+  const who = `the konnector (ServiceAccount ${ns}/konnector, or whoever holds ClusterRole ${name})`;
   const refused = (what: string) =>
     `request.operation + ' of ' + request.resource.resource + ' ' + request.namespace + '/' + request.name + ' refused: ` +
-    `the konnector (ServiceAccount ${ns}/konnector) may create, update and delete only the copies it made, which carry ` +
-    `the label ${COPY_MARK}; ${what}'`;
+    `${who} may create, update and delete only the copies it made, which carry the label ${COPY_MARK}; ${what}'`;
   return new ValidatingAdmissionPolicy(scope, 'CopiesOnly', {
     name,
     resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [...claimed].sort() }],
     matchConditions: [
-      { name: 'konnector', expression: `request.userInfo.username == '${user}'` },
-      { name: 'outside-own-namespaces', expression: `!(request.namespace in [${own.map((n) => `'${n}'`).join(', ')}])` },
+      { name: 'outside-own-namespaces', expression: `!(request.namespace in ${list(own)})` },
+      // Whoever holds the role, however bound; not who holds everything anyway.
+      { name: 'holds-the-role', expression: `${check(held.verb)} && !${check(UNRESTRICTED_VERB)}` },
     ],
     validations: [
       {
@@ -115,6 +145,16 @@ export function copiesOnly(
         messageExpression: refused(
           'this one is not such a copy (objects of the app stay untouched: rename one if a claimed object needs its name)',
         ),
+        reason: 'Forbidden',
+      },
+      {
+        expression: `request.operation == 'DELETE' || request.resource.resource != 'secrets' || !(${credential})`,
+        messageExpression:
+          `request.operation + ' of Secret ' + request.namespace + '/' + request.name + ' refused: ${who} copies no ` +
+          `credentials of this cluster, and its type ' + (has(object.type) ? object.type : 'Opaque') + ' (field type; ` +
+          `refused: ${CREDENTIAL_SECRET_TYPES.join(', ')}) or an annotation ${SERVICE_ACCOUNT_ANNOTATIONS.join(' or ')} ` +
+          `would have Kubernetes fill in a token; a copy keeps the type of the provider Secret: share an Opaque Secret ` +
+          `without those annotations'`,
         reason: 'Forbidden',
       },
     ],

@@ -1,6 +1,6 @@
 import { App, Chart } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE } from '../../lib/app-cluster-access';
+import { APP_CLUSTER_ROLE, boundApiChecks, copiesOnlyCheck, CONTROL_PLANE_KONNECTOR_BASE } from '../../lib/app-cluster-access';
 import { AppClusterRole } from './app-cluster-role';
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string }; rules?: Rule[]; subjects?: unknown[] };
@@ -34,7 +34,7 @@ describe('AppClusterRole', () => {
   const role = objs.find((o) => o.kind === 'ClusterRole')!;
 
   it('grants every check the AppClusterBinding controller asks, and no wildcard', () => {
-    for (const c of [...CONTROL_PLANE_KONNECTOR_BASE, ...APIS.flatMap((a) => boundApiChecks(a))])
+    for (const c of [...CONTROL_PLANE_KONNECTOR_BASE, ...APIS.flatMap((a) => boundApiChecks(a, APP_CLUSTER_ROLE))])
       expect(allows(role.rules!, c), JSON.stringify(c)).toBe(true);
     for (const r of role.rules!) {
       expect(r.verbs).not.toContain('*');
@@ -76,6 +76,8 @@ describe('AppClusterRole', () => {
       { kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-control-plane', apiGroup: '' },
     ]);
     expect(objs.some((o) => o.kind === 'ValidatingAdmissionPolicy')).toBe(true);
+    // Its holders are under that policy, whoever they are: the role carries the permission the policy matches.
+    expect(allows(role.rules!, copiesOnlyCheck(APP_CLUSTER_ROLE))).toBe(true);
     expect(synth({ apis: [APIS[0]!] }).some((o) => o.kind === 'ValidatingAdmissionPolicy')).toBe(false);
   });
 

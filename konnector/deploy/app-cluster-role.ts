@@ -10,11 +10,14 @@
  * It makes a ServiceAccount `konnector` in `namespace` (default `klutch-control-plane`) bound to the ClusterRole;
  * the operator puts a token of it (`kubectl create token`, rotated by updating the Secret) or another identity bound
  * to the ClusterRole into the AppClusterBinding's kubeconfig Secret. With claimed Secrets/ConfigMaps comes the same
- * ValidatingAdmissionPolicy as the app-cluster konnector's: it may create, update and delete only its own copies.
+ * ValidatingAdmissionPolicy as the app-cluster konnector's: whoever holds the role may create, update and delete
+ * only its own copies, and never a Secret Kubernetes would fill a token into. The policy follows the role (a
+ * permission of it, lib/app-cluster-access.ts `copiesOnlyCheck`), not the ServiceAccount: the backend checks that the
+ * kubeconfig holds that permission, so the credential it stores on the control plane is always one the policy holds.
  */
 import { ClusterRole, ClusterRoleBinding, Namespace, ServiceAccount, type IApiEndpoint, type IApiResource } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
-import { boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, rulesFor, type BoundApi } from '../../lib/app-cluster-access';
+import { APP_CLUSTER_ROLE, boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, rulesFor, type BoundApi } from '../../lib/app-cluster-access';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../lib/pod-security';
 import { copiesOnly } from './access';
 
@@ -27,7 +30,7 @@ export interface AppClusterRoleProps {
   readonly createNamespace?: boolean;
 }
 
-export const APP_CLUSTER_ROLE = 'klutch-control-plane-konnector';
+export { APP_CLUSTER_ROLE };
 const endpoint = (r: IApiResource): IApiEndpoint => ({ asApiResource: () => r, asNonApiResource: () => undefined });
 
 export class AppClusterRole extends Construct {
@@ -45,7 +48,8 @@ export class AppClusterRole extends Construct {
       new Namespace(this, 'Namespace', { metadata: { name: ns, labels: { ...RESTRICTED_NAMESPACE_LABELS } } });
     this.serviceAccount = new ServiceAccount(this, 'ServiceAccount', { metadata: { name: 'konnector', namespace: ns } });
     this.role = new ClusterRole(this, 'ClusterRole', { metadata: { name: APP_CLUSTER_ROLE } });
-    const checks = [...CONTROL_PLANE_KONNECTOR_BASE, ...props.apis.flatMap((a) => boundApiChecks(a))];
+    // With claimed resources, the checks hold the permission that puts the role's holders under copiesOnly.
+    const checks = [...CONTROL_PLANE_KONNECTOR_BASE, ...props.apis.flatMap((a) => boundApiChecks(a, APP_CLUSTER_ROLE))];
     for (const r of rulesFor(checks))
       this.role.allow([...r.verbs], endpoint({ apiGroup: r.group, resourceType: r.resource, ...(r.name ? { resourceName: r.name } : {}) }));
     // The controller asks its SelfSubjectAccessReviews with this identity (every user may by default; said here too).

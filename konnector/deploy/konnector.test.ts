@@ -103,6 +103,8 @@ describe('KonnectorApiAccess', () => {
       'anynines.com/servicebindings/status: get,patch,update',
       'apiextensions.k8s.io/customresourcedefinitions(servicebindings.anynines.com): update,patch,delete',
       '/secrets: get,list,watch,create,update,delete',
+      // Grants nothing: it puts the role's holders under the copies-only policy of the same name.
+      'klutch-kit.anynines.com/copies-only-policies(klutch-bind-konnector-servicebindings.anynines.com): held-by',
     ]);
     const binding = of(objs, 'ClusterRoleBinding')[0] as O & { subjects: unknown[] };
     expect(binding.subjects).toEqual([expect.objectContaining({ kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-bind' })]);
@@ -124,10 +126,16 @@ describe('KonnectorApiAccess', () => {
     expect(policy.spec.matchConstraints.resourceRules).toEqual([
       { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['configmaps', 'secrets'] },
     ]);
+    // Whoever holds the role (its held-by permission), but not who holds every verb (cluster-admin).
+    const check = (verb: string) =>
+      `authorizer.group('klutch-kit.anynines.com').resource('copies-only-policies').name('${policy.metadata.name}').check('${verb}').allowed()`;
     expect(policy.spec.matchConditions.map((m: { expression: string }) => m.expression)).toEqual([
-      "request.userInfo.username == 'system:serviceaccount:kb:konnector'",
       "!(request.namespace in ['kb', 'kc'])",
+      `${check('held-by')} && !${check('unrestricted')}`,
     ]);
+    expect(policy.spec.validations[2].expression).toContain(
+      "object.type in ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token']",
+    );
     expect(of(objs, 'ValidatingAdmissionPolicyBinding')[0]!.spec).toEqual({
       policyName: policy.metadata.name,
       validationActions: ['Deny'],
