@@ -35,9 +35,20 @@ describe('BindBackend', () => {
       'ServiceAccount/klutch-bind-backend',
       'ValidatingAdmissionPolicy/klutch-bind-backend-containment',
       'ValidatingAdmissionPolicy/klutch-bind-backend-root-namespaces',
+      'ValidatingAdmissionPolicy/klutch-bind-consumer-secret-types',
       'ValidatingAdmissionPolicyBinding/klutch-bind-backend-containment',
       'ValidatingAdmissionPolicyBinding/klutch-bind-backend-root-namespaces',
+      'ValidatingAdmissionPolicyBinding/klutch-bind-consumer-secret-types',
     ]);
+  });
+
+  it('holds consumers (ServiceAccount klutch-binder of any namespace) to Opaque Secrets (issue 34, item 10)', () => {
+    const policy = synth().find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === 'klutch-bind-consumer-secret-types')!;
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['secrets'] },
+    ]);
+    expect(policy.spec.matchConditions[0].expression).toContain("request.userInfo.username.endsWith(':klutch-binder')");
+    expect(policy.spec.validations[0].expression).toBe("(has(object.type) ? object.type : 'Opaque') == 'Opaque'");
   });
 
   it('runs the backend with the flags of its props, the client secret from a Secret and the cookie keys mounted', () => {

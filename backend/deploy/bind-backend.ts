@@ -242,6 +242,7 @@ export class BindBackend extends Construct {
     });
     // Namespaces, Secrets and tokens cluster-wide (above) are bounded by admission to what the backend made or adopted.
     new ContainmentPolicy(this, 'Containment', { namespace: p.namespace, serviceAccount: 'klutch-bind-backend', labels });
+    new ConsumerSecretTypes(this, 'ConsumerSecretTypes', { labels });
     role.allow(['get', 'list', 'watch'], ...res(TEMPLATE_GROUP, 'apiserviceexporttemplates'));
     role.allow(['get', 'list', 'watch'], ...res('apiextensions.k8s.io', 'customresourcedefinitions'));
     for (const g of [...p.exportedGroups].sort()) role.allow(CONSUMER_VERBS, ...res(g, '*'));
@@ -364,6 +365,48 @@ export class BindBackend extends Construct {
       probePorts: [PROBE_PORT],
       monitoringNamespace: props.monitoringNamespace,
       apiPorts: egressPorts,
+    });
+  }
+}
+
+/** The name of the admission policy ConsumerSecretTypes ships. */
+export const CONSUMER_SECRET_TYPES_POLICY = 'klutch-bind-consumer-secret-types';
+
+/**
+ * Consumer-owned Secret claims (`selector.owner: Consumer`) let a consumer create Secrets in its provider namespaces
+ * and read back those marked `klutch.anynines.com/resource-owner: Consumer` (provision/claimed.ts). A Secret of type
+ * `kubernetes.io/service-account-token` naming a ServiceAccount there would be filled in by the token controller: a
+ * token of any ServiceAccount of the namespace (the data-service operator's Pods' too) in the consumer's hands. RBAC
+ * cannot look at a type, so this policy does: a consumer writes Secrets only of type Opaque — what Klutch's konnector
+ * copies up for an app, and every credential Secret of the claims. It holds the identity every consumer grant is
+ * bound to, ServiceAccount `klutch-binder` of a consumer's namespace (the backend puts back any other subject of its
+ * RoleBindings), whichever backend made it; one policy per control plane, the same from every backend.
+ */
+export class ConsumerSecretTypes extends Construct {
+  constructor(scope: Construct, id: string, props: { readonly labels?: Readonly<Record<string, string>> } = {}) {
+    super(scope, id);
+    const type = "(has(object.type) ? object.type : 'Opaque')";
+    new ValidatingAdmissionPolicy(this, 'Policy', {
+      name: CONSUMER_SECRET_TYPES_POLICY,
+      ...(props.labels ? { labels: props.labels } : {}),
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['secrets'] }],
+      matchConditions: [
+        {
+          name: 'consumer',
+          expression: `request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith(':${BINDER_SERVICE_ACCOUNT}')`,
+        },
+      ],
+      validations: [
+        {
+          expression: `${type} == 'Opaque'`,
+          messageExpression:
+            `request.operation + ' of Secret ' + request.namespace + '/' + request.name + ' refused: a consumer ` +
+            `(' + request.userInfo.username + ') writes Secrets on the control plane only of type Opaque, not ' + ${type} + ` +
+            `' (field type): Kubernetes fills credentials into some types, such as a ServiceAccount token; copy the ` +
+            `app Secret as type Opaque (the type cannot change: recreate it in the app cluster) or leave it out of the claim'`,
+          reason: 'Forbidden',
+        },
+      ],
     });
   }
 }

@@ -5,17 +5,20 @@
  * claims; Cluster scope granting claimed resources cluster-wide, or writes to another consumer's claims (or to a
  * cluster-scoped API, which cannot be held to one consumer); claim rules reaching every Secret of a provider
  * namespace; a long-lived token in the URL; and objects without bound (clusters, APIServiceNamespaces, unbound
- * consumers left behind, abandoned ones keeping their credentials).
+ * consumers left behind, abandoned ones keeping their credentials); a consumer-owned Secret claim minting a
+ * ServiceAccount token (issue 34, item 10).
  */
 import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIND_API_VERSION, Kinds } from '../../exports/bind-api';
+import { Annotations, BIND_API_VERSION, Kinds, type PermissionClaim } from '../../exports/bind-api';
+import { ConsumerSecretTypes, CONSUMER_SECRET_TYPES_POLICY } from '../../backend/deploy/bind-backend';
+import { applyConstruct } from '../../harness/konnector';
 import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
 import { waitEstablished } from '../../harness/bind-backend';
 import { bindFlow, login, type FlowResult } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
-import { applyAt, eventually, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
+import { applyAt, eventually, kubeFor, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
 import { sleep } from '../../lib/abort';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
@@ -35,6 +38,8 @@ let abandoned: FlowResult;
 let quota: FlowResult;
 /** A test API of this suite only, so deleting its template leaves no other template offering it. */
 let widgets: { group: string; plural: string };
+/** A test API whose template claims the consumer's Secrets (`owner: Consumer`), as Klutch's konnector copies them up. */
+let uploads: { group: string; plural: string };
 /** A cluster-scoped test API the Cluster backend's templates select (and that must not be offered). */
 let gadgets: { group: string; plural: string };
 
@@ -61,14 +66,22 @@ beforeAll(async () => {
   const id = randomBytes(3).toString('hex');
   widgets = { group: `sc${id}.klutch-kit.test`, plural: 'widgets' };
   gadgets = { group: `sc${id}.klutch-kit.test`, plural: 'gadgets' };
+  uploads = { group: `sc${id}.klutch-kit.test`, plural: 'uploads' };
   await Promise.all([
     testApi(s, widgets, 'Widget', 'Namespaced', s.templateNamespace),
     testApi(sc, gadgets, 'Gadget', 'Cluster', sc.templateNamespace),
+    testApi(s, uploads, 'Upload', 'Namespaced', s.templateNamespace, [
+      { group: '', resource: 'secrets', version: 'v1', selector: { owner: 'Consumer' } },
+    ]),
   ]);
+  // The admission policy BindBackend ships with the backend (the suites run the backend as a process, not its Deployment).
+  await applyConstruct(s.kube, (c) => new ConsumerSecretTypes(c, 'consumer-secret-types'));
 }, 120_000);
 
 afterAll(async () => {
-  for (const api of [widgets, gadgets])
+  for (const kind of ['validatingadmissionpolicybindings', 'validatingadmissionpolicies'])
+    await s?.kube.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${kind}/${CONSUMER_SECRET_TYPES_POLICY}`);
+  for (const api of [widgets, gadgets, uploads])
     await s?.kube.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${api?.plural}.${api?.group}`);
   await Promise.all([s?.stop(), sc?.stop()]);
 });
@@ -80,6 +93,7 @@ async function testApi(
   kind: string,
   scope: 'Namespaced' | 'Cluster',
   templateNamespace: string,
+  permissionClaims: readonly PermissionClaim[] = [],
 ): Promise<void> {
   const name = `${api.plural}.${api.group}`;
   await applyAt(suite.kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, {
@@ -108,7 +122,10 @@ async function testApi(
       apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
       kind: 'APIServiceExportTemplate',
       metadata: { name: api.plural, namespace: templateNamespace },
-      spec: { APIServiceSelector: { group: api.group, resource: api.plural } },
+      spec: {
+        APIServiceSelector: { group: api.group, resource: api.plural },
+        ...(permissionClaims.length ? { permissionClaims } : {}),
+      },
     },
   );
 }
@@ -361,6 +378,64 @@ describe('finding 6: claimed objects are shared one by one', () => {
       resources: ['secrets'],
       resourceNames: ['sb1-creds'],
     });
+  });
+});
+
+describe('issue 34, item 10: a consumer-owned Secret claim mints no ServiceAccount token', () => {
+  it('refuses a consumer a Secret of a type other than Opaque; an Opaque one it still writes and reads back', async () => {
+    const flow = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG });
+    const consumer = kubeFromConfig(flow.kubeconfig);
+    const target = await serviceNamespace(consumer, flow.namespace, 'apps');
+    await exportApi(consumer, flow.namespace, uploads.group, uploads.plural);
+    await eventually('the claim to let the consumer create Secrets', async () =>
+      (await can(consumer, 'create', 'secrets', { namespace: target })) ? true : undefined,
+    );
+    const up = (name: string, type: string, annotations: Record<string, string> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type,
+      metadata: { name, namespace: target, annotations: { [Annotations.resourceOwner]: 'Consumer', ...annotations } },
+      ...(type === 'Opaque' ? { stringData: { password: 'app' } } : {}),
+      ...(type === 'kubernetes.io/tls' ? { stringData: { 'tls.crt': 'c', 'tls.key': 'k' } } : {}),
+    });
+    const secrets = `/api/v1/namespaces/${target}/secrets`;
+    // What Klutch's konnector would copy up for an app, but a token Secret for a ServiceAccount of the provider
+    // namespace (`default` here; the data-service operator's Pods have theirs beside it).
+    const attack = await consumer.request(
+      'POST',
+      secrets,
+      up('minted', 'kubernetes.io/service-account-token', { 'kubernetes.io/service-account.name': 'default' }),
+    );
+    // An Opaque one, as the claim is meant for; once it is readable the backend has granted what it marks, and the
+    // token controller has long filled in a token Secret.
+    await requireOk(consumer, 'POST', secrets, up('app-creds', 'Opaque'));
+    await eventually('the Opaque copy to be readable', async () =>
+      (await consumer.request('GET', `${secrets}/app-creds`)).code === 200 ? true : undefined,
+    );
+    const minted = await consumer.request('GET', `${secrets}/minted`);
+    const token = (minted.body.data as Record<string, string> | undefined)?.token;
+    const whoami = async (t: string) =>
+      String(
+        (
+          (
+            await kubeFor(s.cluster, 'token', t).request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+              apiVersion: 'authentication.k8s.io/v1',
+              kind: 'SelfSubjectReview',
+            })
+          ).body.status as { userInfo?: { username?: string } } | undefined
+        )?.userInfo?.username,
+      );
+    expect(token ? `the consumer read a token of ${await whoami(Buffer.from(token, 'base64').toString())}` : minted.code).toBe(403);
+    expect(attack.code).toBe(403);
+    expect(String(attack.body.message)).toContain(
+      `ValidatingAdmissionPolicy '${CONSUMER_SECRET_TYPES_POLICY}' with binding '${CONSUMER_SECRET_TYPES_POLICY}' denied request`,
+    );
+    expect(String(attack.body.message)).toContain(
+      `CREATE of Secret ${target}/minted refused: a consumer (system:serviceaccount:${flow.namespace}:klutch-binder) writes Secrets on the control plane only of type Opaque, not kubernetes.io/service-account-token (field type)`,
+    );
+    expect(String(attack.body.message)).toContain('copy the app Secret as type Opaque');
+    // Any other type a controller might act on, too.
+    expect((await consumer.request('POST', secrets, up('tls', 'kubernetes.io/tls'))).code).toBe(403);
   });
 });
 
