@@ -177,7 +177,13 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
   });
   background.push(informersStarted);
   background.push(
-    retry('applying ClusterRole klutch-binder', stopping.signal, log, bootstrap, async () => void (await applyBinderClusterRole(clients))),
+    retry(
+      'applying ClusterRole klutch-binder',
+      stopping.signal,
+      log,
+      bootstrap,
+      async () => void (await applyBinderClusterRole(clients, o.claimedAccess)),
+    ),
   );
 
   const provision = (identity: string, who?: RecordedBinder) =>

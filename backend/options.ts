@@ -368,7 +368,7 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'claimedAccess',
     arg: 'Object|Namespace',
     default: 'Object',
-    help: "how consumers read claimed Secrets/ConfigMaps in their provider namespaces: Object grants get/list/watch on exactly the objects a claim shares (Role klutch-binder-claimed, by name); Namespace grants read on all of them there (for app clusters still running Klutch's konnector, which lists them namespace-wide), never cluster-wide",
+    help: "how consumers read claimed Secrets/ConfigMaps in their provider namespaces: Object grants get/list/watch on exactly the objects a claim shares (Role klutch-binder-claimed, by name); Namespace grants read on all of them there, and on every Secret of the consumer's cluster namespace, where Object grants only its kubeconfig Secret by name (for app clusters still running Klutch's konnector, which lists them namespace-wide), never cluster-wide",
   },
   {
     name: 'unbound-consumer-ttl',

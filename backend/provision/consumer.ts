@@ -20,6 +20,7 @@ import {
 } from '../../exports/bind-api';
 import { APPLY_PATCH, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
+import type { ClaimedAccess } from '../options';
 import { ensureClusterNamespace, type NamespaceCache } from './cluster-namespace';
 import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
 import { BINDER, binderClusterRole, binderRoleBinding } from './rbac';
@@ -46,9 +47,9 @@ export interface Consumer {
   readonly kubeconfig: string;
 }
 
-/** Applies ClusterRole `klutch-binder` (Klutch's backend bootstraps it at start too). */
-export async function applyBinderClusterRole(c: Clients): Promise<V1ClusterRole> {
-  return c.rbac.patchClusterRole({ name: BINDER, body: binderClusterRole(), fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
+/** Applies ClusterRole `klutch-binder` (Klutch's backend bootstraps it at start too); `access` is `--claimed-access`. */
+export async function applyBinderClusterRole(c: Clients, access?: ClaimedAccess): Promise<V1ClusterRole> {
+  return c.rbac.patchClusterRole({ name: BINDER, body: binderClusterRole(access), fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
 }
 
 /**

@@ -10,6 +10,12 @@ describe('ClusterRole klutch-binder', () => {
     expect(verbsOn('apiserviceexports/status').sort()).toEqual(['get', 'patch', 'update']);
     expect(verbsOn('clusterbindings/status').sort()).toEqual(['get', 'patch', 'update']);
   });
+
+  it("reads only the cluster namespace's kubeconfig Secret, by name; every Secret there for Klutch's konnector", () => {
+    const secrets = (access?: 'Object' | 'Namespace') => binderClusterRole(access).rules!.filter((r) => r.resources?.includes('secrets'));
+    expect(secrets()).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['kubeconfig'], verbs: ['get'] }]);
+    expect(secrets('Namespace')).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'watch', 'list'] }]);
+  });
 });
 
 describe('ClusterRole klutch-binder-<cluster ns>', () => {

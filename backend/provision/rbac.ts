@@ -6,7 +6,10 @@
  * - ClusterRole `klutch-binder` (the backend applies it at start), bound by RoleBinding `klutch-binder` in the
  *   consumer's cluster namespace only: export requests and APIServiceNamespaces; reading its ClusterBinding and
  *   exports and writing only their status (the konnector's heartbeat goes through the status subresource); reading
- *   its own namespace and the Secrets in it (the konnector copies the kubeconfig Secret from there).
+ *   its own namespace and, of its Secrets, only `kubeconfig` (the konnector gets it by name to copy rotated tokens):
+ *   an adopted consumer's legacy token Secret sits beside it, and any token of the consumer would read it
+ *   otherwise. `--claimed-access=Namespace` (Klutch's konnector runs an informer over the namespace's Secrets) keeps
+ *   the namespace-wide read; the ClusterRole is one per control plane, so backends sharing one must agree on it.
  * - ClusterRole `klutch-binder-<cluster ns>` (owned by the cluster Namespace, so it goes with it): every verb on the
  *   exported resources, and nothing else. Bound only by RoleBinding `klutch-binder` in each namespace made for one of
  *   the consumer's APIServiceNamespaces, so a consumer writes only in its own provider namespaces — never another
@@ -23,18 +26,26 @@
 import type { V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import { BIND_GROUP, CLAIMED_ROLE, type GroupResource } from '../../exports/bind-api';
 import { Labels, MANAGED_BY } from '../labels';
+import type { ClaimedAccess } from '../options';
 
 export const BINDER = 'klutch-binder';
 const CRUD = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 const LIST_WATCH = ['list', 'watch'];
 const labels = { [Labels.managedBy]: MANAGED_BY };
 
-/** ClusterRole `klutch-binder`. */
-export function binderClusterRole(): V1ClusterRole {
+/** The provider-side kubeconfig Secret of a cluster namespace (provision/kubeconfig.ts, which imports this file). */
+const KUBECONFIG = 'kubeconfig';
+
+/** ClusterRole `klutch-binder`; `access` is `--claimed-access`. */
+export function binderClusterRole(access: ClaimedAccess = 'Object'): V1ClusterRole {
+  const secrets: V1PolicyRule =
+    access === 'Namespace'
+      ? { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'watch', 'list'] }
+      : { apiGroups: [''], resources: ['secrets'], resourceNames: [KUBECONFIG], verbs: ['get'] };
   const rules: V1PolicyRule[] = [
     { apiGroups: [BIND_GROUP], resources: ['apiserviceexportrequests'], verbs: CRUD },
     { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'watch', 'list'] },
+    secrets,
     // Read only: a write to an export's spec or the ClusterBinding's spec would be the consumer granting itself.
     { apiGroups: [BIND_GROUP], resources: ['clusterbindings', 'apiserviceexports'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'update', 'patch'] },

@@ -36,11 +36,24 @@ function get(url: string, headers: Record<string, string>): Promise<{ status: nu
 }
 
 /** What the API server lets the kubeconfig's user do (a SelfSubjectAccessReview). */
-async function can(kube: Kube, verb: string, resource: string, o: { namespace?: string; group?: string } = {}): Promise<boolean> {
+async function can(
+  kube: Kube,
+  verb: string,
+  resource: string,
+  o: { namespace?: string; group?: string; name?: string } = {},
+): Promise<boolean> {
   const r = await kube.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SelfSubjectAccessReview',
-    spec: { resourceAttributes: { verb, resource, group: o.group ?? '', ...(o.namespace ? { namespace: o.namespace } : {}) } },
+    spec: {
+      resourceAttributes: {
+        verb,
+        resource,
+        group: o.group ?? '',
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        ...(o.name ? { name: o.name } : {}),
+      },
+    },
   });
   if (r.code !== 201) throw new Error(`access review: ${r.code} ${JSON.stringify(r.body)}`);
   return (r.body.status as { allowed: boolean }).allowed;
@@ -214,7 +227,9 @@ describe('what a consumer may do', () => {
       expect(await can(consumer, verb, 'clusterbindings', bind), `${verb} clusterbindings`).toBe(false);
       expect(await can(consumer, verb, 'apiserviceexports', bind), `${verb} apiserviceexports`).toBe(false);
     }
-    expect(await can(consumer, 'get', 'secrets', { namespace: ns })).toBe(true);
+    // Of its Secrets only the kubeconfig, by name (test/cluster/security-revocation.test.ts).
+    expect(await can(consumer, 'get', 'secrets', { namespace: ns, name: 'kubeconfig' })).toBe(true);
+    expect(await can(consumer, 'get', 'secrets', { namespace: ns })).toBe(false);
     expect(await can(consumer, 'create', 'secrets', { namespace: ns })).toBe(false);
     expect(await can(consumer, 'get', 'namespaces', { namespace: ns })).toBe(true);
 
