@@ -27,6 +27,11 @@ export const BackendAnnotations = {
   kubeconfigFor: `${P}/kubeconfig-for`,
   /** On a ClusterBinding: when the consumer last bound (RFC 3339); a bind counts as activity, like a heartbeat. */
   lastBind: `${P}/last-bind`,
+  /**
+   * On a ClusterBinding: `<heartbeat> <seen>`, a lastHeartbeatTime dated in the future and when the backend first saw
+   * it (RFC 3339 both). The consumer writes the heartbeat's time; such a one counts as sent when it was seen.
+   */
+  futureHeartbeat: `${P}/future-heartbeat`,
   /** On a ClusterBinding: when the consumer first had an export; without, it is cleaned up after --unbound-consumer-ttl. */
   firstExport: `${P}/first-export`,
   /**

@@ -2,6 +2,7 @@
 import { byRef, Controller, objectKey, refKey } from '../../controller';
 import { bindObjects, CLUSTER_BINDING_NAME, type Condition } from '../../exports/bind-api';
 import { BindResources, isNotFound } from '../kube';
+import { BackendAnnotations } from '../labels';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { ABANDONED_AFTER_MS, reconcileClusterBinding, type ClusterBindingDeps } from './cluster-binding.reconcile';
 import { ours, type ControllerDeps } from './deps';
@@ -23,6 +24,11 @@ export function clusterBindingsController(d: ControllerDeps): Controller {
         (e: unknown) => {
           if (!isNotFound(e)) throw e;
         },
+      ),
+    markFutureHeartbeat: (ref, value) =>
+      clusterBindings.patch(
+        { namespace: ref.namespace!, name: ref.name },
+        { metadata: { annotations: { [BackendAnnotations.futureHeartbeat]: value } } },
       ),
     writeConditions: async (ref, conditions) => {
       const before = d.leader.clusterBindings.get(ref.name, ref.namespace)?.metadata.resourceVersion;

@@ -36,6 +36,22 @@ describe('lastActivity', () => {
     expect(lastActivity(b({ lastHeartbeatTime: at(-50) }))).toBe(now - 50_000);
     expect(lastActivity(b({ lastHeartbeatTime: at(-50) }, at(-10)))).toBe(now - 10_000);
   });
+
+  it('clamps a heartbeat in the future to now; one beyond the drift counts from when it was first seen', () => {
+    const b = (lastHeartbeatTime: string, seen?: string) => ({
+      metadata: {
+        creationTimestamp: at(-100),
+        ...(seen ? { annotations: { 'klutch-kit.anynines.com/future-heartbeat': seen } } : {}),
+      },
+      status: { lastHeartbeatTime },
+    });
+    expect(lastActivity(b(at(5)), now)).toBe(now);
+    expect(lastActivity(b('9999-12-31T00:00:00Z'), now)).toBe(now);
+    expect(lastActivity(b('9999-12-31T00:00:00Z', `9999-12-31T00:00:00Z ${at(-60)}`), now)).toBe(now - 60_000);
+    // Recorded for another heartbeat, or unreadable: seen now.
+    expect(lastActivity(b('9999-12-31T00:00:00Z', `9999-12-30T00:00:00Z ${at(-60)}`), now)).toBe(now);
+    expect(lastActivity(b('9999-12-31T00:00:00Z', 'nonsense'), now)).toBe(now);
+  });
 });
 
 const DAY = 86_400_000;
@@ -66,6 +82,7 @@ function world(b: ClusterBinding | undefined, secret?: V1Secret) {
     getClusterBinding: () => b,
     getKubeconfigSecret: () => secret,
     deleteKubeconfigSecret: async (ns, uid) => void writes.push(`delete ${ns}/kubeconfig uid=${uid}`),
+    markFutureHeartbeat: async (r, value) => void writes.push(`annotate ${r.namespace}/${r.name} future-heartbeat=${value}`),
     writeConditions: async (r, conditions: Condition[]) =>
       void writes.push(`status ${r.namespace}/${r.name} ${conditions.map((c) => `${c.type}=${c.status}:${c.reason ?? ''}`).join(' ')}`),
   };
@@ -115,6 +132,31 @@ describe('reconcileClusterBinding', () => {
       'delete cluster-x/kubeconfig uid=s-1',
       'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
     ]);
+  });
+
+  it('counts a heartbeat dated in the future as sent when first seen: recorded, and abandoned a day after that', async () => {
+    const hb = '2999-01-01T00:00:00Z';
+    const status = { lastHeartbeatTime: hb, heartbeatInterval: '5m0s' };
+    const first = world(binding({ created: -3 * 86_400, status }));
+    expect(await reconcileClusterBinding(first.d, ref, ctx)).toEqual({ requeueAfterMs: DAY });
+    expect(first.writes[0]).toBe(`annotate cluster-x/cluster future-heartbeat=${hb} ${at(0)}`);
+    const seen = (s: number) => ({
+      ...binding({ created: -3 * 86_400, status }),
+      metadata: {
+        ...binding({ created: -3 * 86_400 }).metadata,
+        annotations: { 'klutch-kit.anynines.com/future-heartbeat': `${hb} ${at(s)}` },
+      },
+    });
+    const later = world(seen(-DAY / 1000 - 1), {
+      metadata: { name: 'kubeconfig', uid: 's-3', creationTimestamp: at(-3 * 86_400) as never },
+    });
+    await reconcileClusterBinding(later.d, ref, ctx);
+    expect(later.writes[0]).toBe('delete cluster-x/kubeconfig uid=s-3');
+    // Another heartbeat, also in the future, is a new sign of life.
+    const other = world({ ...seen(-DAY / 1000 - 1), status: { ...status, lastHeartbeatTime: '2999-01-02T00:00:00Z' } });
+    await reconcileClusterBinding(other.d, ref, ctx);
+    expect(other.writes[0]).toBe(`annotate cluster-x/cluster future-heartbeat=2999-01-02T00:00:00Z ${at(0)}`);
+    expect(other.writes.join()).not.toContain('CredentialsRevoked');
   });
 
   it('counts a kubeconfig Secret made anew as a bind: no revocation, and CredentialsRevoked goes', async () => {

@@ -7,7 +7,8 @@
  * Abandoned consumers lose their credentials: when neither a heartbeat nor a bind (annotation
  * `klutch-kit.anynines.com/last-bind`) happened for `--abandoned-consumer-after`, the kubeconfig Secret is deleted —
  * every token bound to it dies — and condition `CredentialsRevoked` says so and how to get back (bind again). No data
- * is deleted: the claims (databases) stay, and a new bind makes a new kubeconfig Secret.
+ * is deleted: the claims (databases) stay, and a new bind makes a new kubeconfig Secret. The consumer writes its
+ * heartbeat's time: one dated in the future counts as sent when the backend first saw it, never later.
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
@@ -38,6 +39,8 @@ export interface ClusterBindingDeps {
   getKubeconfigSecret(namespace: string): V1Secret | undefined;
   /** Deletes the kubeconfig Secret with this uid (gone already is fine). */
   deleteKubeconfigSecret(namespace: string, uid: string | undefined): Promise<void>;
+  /** Writes annotation `future-heartbeat` onto the ClusterBinding. */
+  markFutureHeartbeat(ref: ObjectRef, value: string): Promise<void>;
   /** The one status write of a reconcile. */
   writeConditions(ref: ObjectRef, conditions: Condition[]): Promise<void>;
   /**
@@ -108,6 +111,8 @@ export async function reconcileClusterBinding(
   const at = new Date(now);
   let conditions = setCondition(b.status?.conditions, healthy, at);
   conditions = setCondition(conditions, { ...healthy, type: READY_CONDITION }, at);
+  const future = heartbeatTime(b, now).record;
+  if (future !== undefined) await d.markFutureHeartbeat(ref, future);
   const secret = d.getKubeconfigSecret(ref.namespace);
   // A kubeconfig Secret made anew is a bind too (the ClusterBinding's annotation may reach us later than the Secret).
   const made = Date.parse((secret?.metadata?.creationTimestamp as unknown as string | undefined) ?? '');
@@ -115,14 +120,11 @@ export async function reconcileClusterBinding(
   const idle = now - last;
   let recheck = h.recheckInMs;
   if (idle > d.abandonedAfterMs) {
+    const since = new Date(last).toISOString();
     if (secret) {
       await d.deleteKubeconfigSecret(ref.namespace, secret.metadata?.uid);
-      ctx.log.warn(
-        { namespace: ref.namespace, lastActivity: new Date(last).toISOString() },
-        'revoked the credentials of an abandoned consumer',
-      );
+      ctx.log.warn({ namespace: ref.namespace, lastActivity: since }, 'revoked the credentials of an abandoned consumer');
     }
-    const since = new Date(last).toISOString();
     conditions = setCondition(
       conditions,
       {
@@ -144,12 +146,27 @@ export async function reconcileClusterBinding(
 
 /** The last sign of life of a consumer: its last heartbeat, its last bind, or the ClusterBinding's creation. */
 export function lastActivity(b: Pick<ClusterBinding, 'metadata' | 'status'>, now = Date.now()): number {
-  const times = [
-    b.status?.lastHeartbeatTime,
-    b.metadata.annotations?.[BackendAnnotations.lastBind],
-    b.metadata.creationTimestamp as unknown as string,
-  ]
+  const times = [b.metadata.annotations?.[BackendAnnotations.lastBind], b.metadata.creationTimestamp as unknown as string]
     .map((t) => (t ? Date.parse(t) : NaN))
+    .concat(heartbeatTime(b, now).at ?? NaN)
     .filter((t) => !Number.isNaN(t));
   return times.length ? Math.max(...times) : now;
+}
+
+/**
+ * When the last heartbeat counts as sent: its time, never later than `now`. The consumer writes that time, so one
+ * dated beyond the drift counts as sent when first seen (annotation `future-heartbeat`): else a single heartbeat
+ * dated in the year 9999 would keep the consumer from ever counting as abandoned. `record` is the annotation to
+ * write when it was not seen before.
+ */
+export function heartbeatTime(b: Pick<ClusterBinding, 'metadata' | 'status'>, now: number): { at?: number; record?: string } {
+  const hb = b.status?.lastHeartbeatTime;
+  const t = Date.parse(hb ?? '');
+  if (!hb || Number.isNaN(t)) return {};
+  if (t - now <= MAX_DRIFT_MS) return { at: Math.min(t, now) };
+  const seen = b.metadata.annotations?.[BackendAnnotations.futureHeartbeat] ?? '';
+  const space = seen.lastIndexOf(' ');
+  const seenAt = Date.parse(seen.slice(space + 1));
+  if (space > 0 && seen.slice(0, space) === hb && !Number.isNaN(seenAt)) return { at: Math.min(seenAt, now) };
+  return { at: now, record: `${hb} ${new Date(now).toISOString()}` };
 }
