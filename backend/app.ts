@@ -246,6 +246,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     unboundConsumerTtlMs: o.unboundConsumerTtlMs,
     abandonedConsumerAfterMs: o.abandonedConsumerAfterMs,
     legacyTokenGraceMs: o.legacyTokenGraceMs,
+    legacyTokenMaxAgeMs: o.legacyTokenMaxAgeMs,
     provision,
     konnectorImage: o.konnectorImage,
     konnectorAllowedImages: o.konnectorAllowedImages,

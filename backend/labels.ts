@@ -39,6 +39,8 @@ export const BackendAnnotations = {
    * token, so the adoption controller need not look for one.
    */
   provisioned: `${P}/provisioned`,
+  /** On a cluster namespace adopted from Klutch's backend: when (RFC 3339); its legacy token goes --legacy-token-max-age after. */
+  adopted: `${P}/adopted`,
 } as const;
 
 /**

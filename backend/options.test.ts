@@ -27,8 +27,13 @@ describe('parseOptions', () => {
       prettyName: 'env',
       tokenLifetimeMs: 3_600_000,
       tokenRefreshBeforeMs: 1_800_000,
+      legacyTokenMaxAgeMs: 168 * 3_600_000,
       leaderElection: true,
     });
+    expect(parseOptions([...required, '--legacy-token-max-age=10m'], { BACKEND_LEGACY_TOKEN_MAX_AGE: '1h' })).toMatchObject({
+      legacyTokenMaxAgeMs: 600_000,
+    });
+    expect(parseOptions(required, { BACKEND_LEGACY_TOKEN_MAX_AGE: '1h' })).toMatchObject({ legacyTokenMaxAgeMs: 3_600_000 });
     const flagWins = parseOptions([...required, '--pretty-name=flag'], { BACKEND_PRETTY_NAME: 'env' });
     expect(flagWins).toMatchObject({ prettyName: 'flag' });
     const fromEnv = parseOptions(
@@ -52,6 +57,10 @@ describe('parseOptions', () => {
     [['--http-max-connections=0'], '--http-max-connections: "0" is not a whole number of 1 or more'],
     [['--login-rate-limit=lots'], '--login-rate-limit: "lots" is not a whole number of 0 or more'],
     [['--listen-address=nonsense'], '--listen-address: "nonsense" is not host:port'],
+    [['--legacy-token-max-age=0s'], '--legacy-token-max-age: 0s must be more than 0'],
+    [['--legacy-token-max-age=a week'], '--legacy-token-max-age'],
+    [['--legacy-token-max-age=5m'], '--legacy-token-max-age: 5m is less than --legacy-token-grace (10m)'],
+    [['--legacy-token-grace=2h', '--legacy-token-max-age=1h'], '--legacy-token-max-age: 1h is less than --legacy-token-grace (2h)'],
     [['--nope'], "Unknown option '--nope'"],
   ])('refuses %j, naming the flag', (args, message) => {
     const argv = args.length === 0 ? [] : [...required.filter((r) => !args.some((a) => a.split('=')[0] === r.split('=')[0])), ...args];

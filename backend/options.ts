@@ -86,6 +86,7 @@ export interface BackendOptions {
   readonly unboundConsumerTtlMs: number;
   readonly abandonedConsumerAfterMs: number;
   readonly legacyTokenGraceMs: number;
+  readonly legacyTokenMaxAgeMs: number;
   readonly maxClustersPerSubject: number;
   readonly maxServiceNamespaces: number;
   readonly maxExportRequests: number;
@@ -382,7 +383,7 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'abandonedConsumerAfterMs',
     arg: 'duration',
     default: '720h',
-    help: 'a consumer without a konnector heartbeat for this long has its credentials revoked (its kubeconfig Secret is deleted; no data is): condition CredentialsRevoked on its ClusterBinding; kubectl bind again restores them',
+    help: "a consumer without a konnector heartbeat for this long has its credentials revoked (its kubeconfig Secret is deleted, and an adopted consumer's legacy token Secret; no data is): condition CredentialsRevoked on its ClusterBinding; kubectl bind again restores them",
   },
   {
     name: 'legacy-token-grace',
@@ -390,6 +391,13 @@ export const FLAGS: readonly BackendFlag[] = [
     arg: 'duration',
     default: '10m',
     help: "a consumer adopted from Klutch's backend keeps its legacy ServiceAccount token until its konnector heartbeats this long after the rotated token was written; then the legacy token Secret is deleted",
+  },
+  {
+    name: 'legacy-token-max-age',
+    key: 'legacyTokenMaxAgeMs',
+    arg: 'duration',
+    default: '168h',
+    help: "the legacy token Secret of a consumer adopted from Klutch's backend is deleted this long after the adoption at the latest, heartbeat or not (it never expires); not less than --legacy-token-grace",
   },
   {
     name: 'max-clusters-per-subject',
@@ -574,6 +582,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     return ms;
   };
   const count = (name: string, min = 1): number => countFlag(name, or(name), min);
+  const legacyGrace = positive('legacy-token-grace');
+  const legacyMaxAge = positive('legacy-token-max-age');
+  if (legacyMaxAge < legacyGrace)
+    throw new UsageError(
+      `--legacy-token-max-age: ${or('legacy-token-max-age')} is less than --legacy-token-grace (${or('legacy-token-grace')}): a live konnector could lose its legacy token before it has copied the rotated one`,
+    );
   const prefix = or('namespace-prefix');
   if (!/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(prefix)) {
     throw new UsageError(
@@ -674,7 +688,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     claimedAccess: claimed,
     unboundConsumerTtlMs: positive('unbound-consumer-ttl'),
     abandonedConsumerAfterMs: positive('abandoned-consumer-after'),
-    legacyTokenGraceMs: positive('legacy-token-grace'),
+    legacyTokenGraceMs: legacyGrace,
+    legacyTokenMaxAgeMs: legacyMaxAge,
     maxClustersPerSubject: count('max-clusters-per-subject'),
     maxServiceNamespaces: count('max-apiservicenamespaces'),
     maxExportRequests: count('max-export-requests'),

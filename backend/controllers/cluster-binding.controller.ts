@@ -3,6 +3,7 @@ import { byRef, Controller, objectKey, refKey } from '../../controller';
 import { bindObjects, CLUSTER_BINDING_NAME, type Condition } from '../../exports/bind-api';
 import { BindResources, isNotFound } from '../kube';
 import { BackendAnnotations } from '../labels';
+import { deleteLegacyTokens } from '../provision/klutch-adoption';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
 import { ABANDONED_AFTER_MS, reconcileClusterBinding, type ClusterBindingDeps } from './cluster-binding.reconcile';
 import { ours, type ControllerDeps } from './deps';
@@ -25,6 +26,11 @@ export function clusterBindingsController(d: ControllerDeps): Controller {
           if (!isNotFound(e)) throw e;
         },
       ),
+    // A namespace this backend made never held one: no list for it.
+    deleteLegacyTokens: async (namespace) =>
+      d.leader.namespaces.get(namespace)?.metadata?.annotations?.[BackendAnnotations.provisioned] === 'true'
+        ? []
+        : deleteLegacyTokens(d.clients, namespace),
     markFutureHeartbeat: (ref, value) =>
       clusterBindings.patch(
         { namespace: ref.namespace!, name: ref.name },

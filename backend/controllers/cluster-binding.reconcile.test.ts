@@ -74,7 +74,7 @@ function binding(o: { status?: ClusterBinding['status']; created?: number; lastB
 }
 
 /** Plain functions over one ClusterBinding and one Secret; `writes` records every write in order. */
-function world(b: ClusterBinding | undefined, secret?: V1Secret) {
+function world(b: ClusterBinding | undefined, secret?: V1Secret, legacy: string[] = []) {
   const writes: string[] = [];
   const d: ClusterBindingDeps = {
     abandonedAfterMs: DAY,
@@ -82,6 +82,7 @@ function world(b: ClusterBinding | undefined, secret?: V1Secret) {
     getClusterBinding: () => b,
     getKubeconfigSecret: () => secret,
     deleteKubeconfigSecret: async (ns, uid) => void writes.push(`delete ${ns}/kubeconfig uid=${uid}`),
+    deleteLegacyTokens: async (ns) => (legacy.length && writes.push(`delete ${ns}/${legacy.join(',')}`), legacy),
     markFutureHeartbeat: async (r, value) => void writes.push(`annotate ${r.namespace}/${r.name} future-heartbeat=${value}`),
     writeConditions: async (r, conditions: Condition[]) =>
       void writes.push(`status ${r.namespace}/${r.name} ${conditions.map((c) => `${c.type}=${c.status}:${c.reason ?? ''}`).join(' ')}`),
@@ -130,6 +131,15 @@ describe('reconcileClusterBinding', () => {
     await reconcileClusterBinding(w.d, ref, ctx);
     expect(w.writes).toEqual([
       'delete cluster-x/kubeconfig uid=s-1',
+      'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
+    ]);
+  });
+
+  it("revokes an abandoned adopted consumer's legacy token too, also when its kubeconfig Secret is gone already", async () => {
+    const w = world(binding({ created: -3 * 86_400 }), undefined, ['klutch-binder']);
+    await reconcileClusterBinding(w.d, ref, ctx);
+    expect(w.writes).toEqual([
+      'delete cluster-x/klutch-binder',
       'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
     ]);
   });

@@ -6,8 +6,9 @@
  *
  * Abandoned consumers lose their credentials: when neither a heartbeat nor a bind (annotation
  * `klutch-kit.anynines.com/last-bind`) happened for `--abandoned-consumer-after`, the kubeconfig Secret is deleted —
- * every token bound to it dies — and condition `CredentialsRevoked` says so and how to get back (bind again). No data
- * is deleted: the claims (databases) stay, and a new bind makes a new kubeconfig Secret. The consumer writes its
+ * every token bound to it dies — and so is the never-expiring legacy token Secret a consumer adopted from Klutch's
+ * backend may still have; condition `CredentialsRevoked` says so and how to get back (bind again). No data is
+ * deleted: the claims (databases) stay, and a new bind makes a new kubeconfig Secret. The consumer writes its
  * heartbeat's time: one dated in the future counts as sent when the backend first saw it, never later.
  */
 import type { V1Secret } from '@kubernetes/client-node';
@@ -39,6 +40,8 @@ export interface ClusterBindingDeps {
   getKubeconfigSecret(namespace: string): V1Secret | undefined;
   /** Deletes the kubeconfig Secret with this uid (gone already is fine). */
   deleteKubeconfigSecret(namespace: string, uid: string | undefined): Promise<void>;
+  /** Deletes the legacy token Secrets of an adopted Klutch consumer (none elsewhere); their names. */
+  deleteLegacyTokens(namespace: string): Promise<readonly string[]>;
   /** Writes annotation `future-heartbeat` onto the ClusterBinding. */
   markFutureHeartbeat(ref: ObjectRef, value: string): Promise<void>;
   /** The one status write of a reconcile. */
@@ -125,13 +128,20 @@ export async function reconcileClusterBinding(
       await d.deleteKubeconfigSecret(ref.namespace, secret.metadata?.uid);
       ctx.log.warn({ namespace: ref.namespace, lastActivity: since }, 'revoked the credentials of an abandoned consumer');
     }
+    // Never expiring, it would outlive every other credential (a Klutch consumer adopted and then abandoned).
+    const legacy = await d.deleteLegacyTokens(ref.namespace);
+    if (legacy.length)
+      ctx.log.warn(
+        { namespace: ref.namespace, lastActivity: since, secrets: legacy },
+        "revoked Klutch's legacy ServiceAccount token of an abandoned consumer",
+      );
     conditions = setCondition(
       conditions,
       {
         type: CREDENTIALS_REVOKED,
         status: 'True',
         reason: 'Abandoned',
-        message: `no konnector heartbeat or bind since ${since} (longer than the provider's --abandoned-consumer-after): the kubeconfig Secret was deleted, so this cluster's provider tokens no longer work. No data was deleted. Run kubectl bind again from the app cluster to get new credentials.`,
+        message: `no konnector heartbeat or bind since ${since} (longer than the provider's --abandoned-consumer-after): the kubeconfig Secret (and a legacy token Secret of Klutch's backend) was deleted, so this cluster's provider tokens no longer work. No data was deleted. Run kubectl bind again from the app cluster to get new credentials.`,
       },
       at,
     );

@@ -39,6 +39,8 @@ export interface ControllerDeps {
   readonly abandonedConsumerAfterMs?: number;
   /** An adopted Klutch consumer's legacy token goes after a heartbeat this long after its rotated token. @default 10m */
   readonly legacyTokenGraceMs?: number;
+  /** An adopted Klutch consumer's legacy token goes this long after the adoption, heartbeat or not. @default 168h */
+  readonly legacyTokenMaxAgeMs?: number;
   /**
    * Finds or makes a consumer, exactly as a bind through /bind does (provision/consumer.ts); the AppClusterBinding
    * controller provisions its app clusters with it. Without it that controller does not run.

@@ -20,7 +20,11 @@ function world(o: { klutch?: string[]; cached?: V1Namespace; legacy?: LegacyToke
     ),
     enqueue: (n) => void calls.push(`enqueue ${n}`),
     getNamespace: () => o.cached,
-    revokeLegacyToken: async (n) => (calls.push(`check ${n}`), o.legacy ?? { state: 'none' }),
+    revokeLegacyToken: async (n, adoptedAt) => (
+      calls.push(`check ${n} adopted ${new Date(adoptedAt).toISOString()}`),
+      o.legacy ?? { state: 'none' }
+    ),
+    markAdopted: async (n, at) => void calls.push(`mark ${n} adopted ${at}`),
     clean: new Set(),
   };
   return { d, calls };
@@ -36,15 +40,34 @@ describe('reconcileKlutchAdoption', () => {
   it('remembers a namespace without a legacy token, or whose token it revoked, so later heartbeats cost nothing', async () => {
     const none = world({ cached: ns('bk-a') });
     await reconcileKlutchAdoption(none.d, { name: 'bk-a' }, ctx);
-    const revoked = world({ cached: ns('bk-b'), legacy: { state: 'revoked', secrets: ['klutch-binder-token'] } });
+    const revoked = world({ cached: ns('bk-b'), legacy: { state: 'revoked', secrets: ['klutch-binder-token'], reason: 'heartbeat' } });
     await reconcileKlutchAdoption(revoked.d, { name: 'bk-b' }, ctx);
     expect([...none.d.clean, ...revoked.d.clean]).toEqual(['bk-a', 'bk-b']);
   });
 
-  it('keeps a legacy token until the grace has passed, and looks again then', async () => {
-    const w = world({ cached: ns('bk-a'), legacy: { state: 'kept', secrets: ['t'], reason: 'no heartbeat yet', after: now + 60_000 } });
+  const adopted = (at: string): V1Namespace => ({ metadata: { name: 'bk-a', annotations: { [BackendAnnotations.adopted]: at } } });
+
+  it('keeps a legacy token until the grace (or the maximum age after the adoption) has passed, and looks again then', async () => {
+    const kept = { state: 'kept', secrets: ['t'], reason: 'no heartbeat yet', after: now + 60_000 } as const;
+    const w = world({ cached: adopted('2026-01-01T11:00:00.000Z'), legacy: kept });
     expect(await reconcileKlutchAdoption(w.d, { name: 'bk-a' }, ctx)).toEqual({ requeueAfterMs: 61_000 });
+    expect(w.calls).toEqual(['check bk-a adopted 2026-01-01T11:00:00.000Z']);
     expect(w.d.clean.size).toBe(0);
+    // A deadline weeks away: looked at daily (setTimeout overflows beyond ~24 days).
+    const far = world({ cached: adopted('2026-01-01T11:00:00.000Z'), legacy: { ...kept, after: now + 30 * 86_400_000 } });
+    expect(await reconcileKlutchAdoption(far.d, { name: 'bk-a' }, ctx)).toEqual({ requeueAfterMs: 86_400_000 });
+  });
+
+  it('counts the maximum age from now for a namespace adopted before the time was recorded, and records it', async () => {
+    const w = world({ cached: ns('bk-a'), legacy: { state: 'kept', secrets: ['t'], reason: 'no heartbeat yet', after: now + 60_000 } });
+    await reconcileKlutchAdoption(w.d, { name: 'bk-a' }, ctx);
+    expect(w.calls).toEqual(['check bk-a adopted 2026-01-01T12:00:00.000Z', 'mark bk-a adopted 2026-01-01T12:00:00.000Z']);
+  });
+
+  it('remembers a namespace whose legacy token went at its maximum age', async () => {
+    const w = world({ cached: adopted('2025-12-01T00:00:00Z'), legacy: { state: 'revoked', secrets: ['t'], reason: 'maxAge' } });
+    expect(await reconcileKlutchAdoption(w.d, { name: 'bk-a' }, ctx)).toBeUndefined();
+    expect([...w.d.clean]).toEqual(['bk-a']);
   });
 
   it('asks nothing about a cluster namespace this backend made itself (never a legacy token in it), and remembers it', async () => {

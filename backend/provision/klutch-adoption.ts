@@ -10,7 +10,9 @@
  * Namespace (consumers may only `get` theirs), named `<--namespace-prefix>-…`, with the identity annotation; provider
  * namespaces only when their name is exactly `<cluster ns>-<name>` and their annotation names that cluster namespace.
  * The legacy token Secret is deleted (revoking the token) only after the konnector heartbeats `grace` after the
- * rotated token went out: it had the new token by then, so it keeps syncing through the switch.
+ * rotated token went out: it had the new token by then, so it keeps syncing through the switch. It never expires, so
+ * it goes `--legacy-token-max-age` after the adoption (annotation `klutch-kit.anynines.com/adopted`) whatever the
+ * heartbeats say, and with the kubeconfig Secret when the consumer is abandoned (cluster-binding.reconcile.ts).
  */
 import type { V1Namespace } from '@kubernetes/client-node';
 import { Annotations, bindObjects, CLUSTER_BINDING_NAME, type ClusterBinding } from '../../exports/bind-api';
@@ -79,17 +81,22 @@ export async function adoptClusterNamespace(c: Clients, ns: V1Namespace): Promis
       if (!isNotFound(e)) throw e;
       kubeconfigSecret = false;
     });
-  await labelNamespace(c, name, {
-    [Labels.identityHash]: identityHash(identity),
-    [Labels.subjectHash]: identityHash(subjectOf(identity)),
-    [Labels.managedBy]: MANAGED_BY,
-    ...PodSecurity.clusterNamespace,
-  });
+  await labelNamespace(
+    c,
+    name,
+    {
+      [Labels.identityHash]: identityHash(identity),
+      [Labels.subjectHash]: identityHash(subjectOf(identity)),
+      [Labels.managedBy]: MANAGED_BY,
+      ...PodSecurity.clusterNamespace,
+    },
+    { [BackendAnnotations.adopted]: new Date().toISOString() },
+  );
   return { namespace: name, identity, providerNamespaces, kubeconfigSecret };
 }
 
-function labelNamespace(c: Clients, name: string, labels: Record<string, string>) {
-  return c.core.patchNamespace({ name, body: { metadata: { labels } } }, MERGE_PATCH);
+function labelNamespace(c: Clients, name: string, labels: Record<string, string>, annotations?: Record<string, string>) {
+  return c.core.patchNamespace({ name, body: { metadata: { labels, ...(annotations ? { annotations } : {}) } } }, MERGE_PATCH);
 }
 
 /** The legacy token Secrets of ServiceAccount `klutch-binder` in a cluster namespace (Klutch's backend made one). */
@@ -98,19 +105,51 @@ export async function legacyTokenSecrets(c: Clients, namespace: string): Promise
   return list.items.filter((s) => s.metadata?.annotations?.[SA_NAME_ANNOTATION] === BINDER).map((s) => s.metadata!.name!);
 }
 
+/** Deletes the legacy token Secrets of a cluster namespace (gone already is fine); their names. */
+export async function deleteLegacyTokens(c: Clients, namespace: string): Promise<string[]> {
+  const secrets = await legacyTokenSecrets(c, namespace);
+  for (const name of secrets) {
+    await c.core.deleteNamespacedSecret({ name, namespace }).catch((e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    });
+  }
+  return secrets;
+}
+
 export type LegacyTokenState =
   | { readonly state: 'none' }
-  | { readonly state: 'revoked'; readonly secrets: readonly string[] }
+  /** After a heartbeat past the grace, or at the deadline (`--legacy-token-max-age`). */
+  | { readonly state: 'revoked'; readonly secrets: readonly string[]; readonly reason: 'heartbeat' | 'maxAge' }
   /** Kept until `after` (ms) has passed and a heartbeat came later than that. */
   | { readonly state: 'kept'; readonly secrets: readonly string[]; readonly reason: string; readonly after?: number };
 
+/** When the legacy tokens of an adopted cluster namespace go at the latest: `maxAgeMs` after `adoptedAt` (ms). */
+export interface LegacyTokenDeadline {
+  readonly adoptedAt: number;
+  readonly maxAgeMs: number;
+  readonly now: number;
+}
+
 /**
  * Revokes the legacy token of cluster namespace `namespace` (deletes its token Secrets) once the kubeconfig Secret
- * carries a rotated token issued at least `graceMs` before the ClusterBinding's last heartbeat.
+ * carries a rotated token issued at least `graceMs` before the ClusterBinding's last heartbeat, or, heartbeat or not,
+ * once the deadline has passed.
  */
-export async function revokeLegacyToken(c: Clients, namespace: string, graceMs: number): Promise<LegacyTokenState> {
+export async function revokeLegacyToken(
+  c: Clients,
+  namespace: string,
+  graceMs: number,
+  deadline: LegacyTokenDeadline,
+): Promise<LegacyTokenState> {
   const secrets = await legacyTokenSecrets(c, namespace);
   if (secrets.length === 0) return { state: 'none' };
+  const latest = deadline.adoptedAt + deadline.maxAgeMs;
+  if (deadline.now >= latest) return { state: 'revoked', secrets: await deleteLegacyTokens(c, namespace), reason: 'maxAge' };
+  const kept = await keptOrRevoked(c, namespace, secrets, graceMs);
+  return kept.state === 'kept' ? { ...kept, after: Math.min(kept.after ?? latest, latest) } : kept;
+}
+
+async function keptOrRevoked(c: Clients, namespace: string, secrets: string[], graceMs: number): Promise<LegacyTokenState> {
   const kubeconfig = await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace }).catch((e: unknown) => {
     if (isNotFound(e)) return undefined;
     throw e;
@@ -123,10 +162,5 @@ export async function revokeLegacyToken(c: Clients, namespace: string, graceMs: 
   if (Number.isNaN(heartbeat) || heartbeat < after) {
     return { state: 'kept', secrets, reason: 'no konnector heartbeat yet after the rotated token plus --legacy-token-grace', after };
   }
-  for (const name of secrets) {
-    await c.core.deleteNamespacedSecret({ name, namespace }).catch((e: unknown) => {
-      if (!isNotFound(e)) throw e;
-    });
-  }
-  return { state: 'revoked', secrets };
+  return { state: 'revoked', secrets: await deleteLegacyTokens(c, namespace), reason: 'heartbeat' };
 }
