@@ -8,7 +8,7 @@
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 import { imagePatternProblem, imageRepository } from './controllers/app-cluster-binding.overrides';
-import { TrustedProxies } from './http/rate-limit';
+import { TrustedProxies } from './http/trusted-proxies';
 import {
   addressFlag,
   countFlag,

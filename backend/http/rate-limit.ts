@@ -4,8 +4,11 @@
  * `perMinute` after a `burst`. Memory is bounded: at most `maxClients` buckets, full ones dropped first.
  */
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIP, isIPv6 } from 'node:net';
+import { isIP, isIPv6 } from 'node:net';
 import { TokenBucket } from '../../controller';
+import type { TrustedProxies } from './trusted-proxies';
+
+export { TrustedProxies } from './trusted-proxies';
 
 export interface LoginRateLimit {
   /** Tokens added per minute; 0 turns the limit off. */
@@ -62,30 +65,6 @@ function addressKey(address: string): string {
     .slice(0, 4)
     .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
-}
-
-/** The proxies in front of the backend (--trusted-proxies), whose X-Forwarded-For is believed. */
-export class TrustedProxies {
-  private readonly list = new BlockList();
-
-  /** `cidrs`: addresses or networks (`10.0.0.0/8`, `fd00::/8`); a bad one throws, naming it. */
-  constructor(readonly cidrs: readonly string[]) {
-    for (const c of cidrs) {
-      const [net = '', bits, extra] = c.split('/');
-      const family = isIP(net);
-      const max = family === 6 ? 128 : 32;
-      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
-      if (!family || extra !== undefined || !(prefix >= 0 && prefix <= max))
-        throw new Error(`"${c}" is not an IP address or network (give one such as 10.0.0.0/8 or fd00::/8)`);
-      this.list.addSubnet(net, prefix, family === 6 ? 'ipv6' : 'ipv4');
-    }
-  }
-
-  has(address: string): boolean {
-    const a = address.replace(/^::ffff:(?=\d+\.)/, '');
-    const family = isIP(a);
-    return family !== 0 && this.list.check(a, family === 6 ? 'ipv6' : 'ipv4');
-  }
 }
 
 /**
