@@ -232,6 +232,19 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
     expect(parse([...required, '--leader-election=false'])).toMatchObject({ leaderElection: false });
   });
 
+  it('reads the claims quota of provider namespaces; none by default; refuses what is not a ResourceQuota resource or quantity', () => {
+    expect(parse(required).claimQuota).toEqual({});
+    expect(
+      parse([...required, '--claim-quota=count/postgresqlinstances.anynines.com=5, services.loadbalancers=2,requests.storage=100Gi'])
+        .claimQuota,
+    ).toEqual({ 'count/postgresqlinstances.anynines.com': '5', 'services.loadbalancers': '2', 'requests.storage': '100Gi' });
+    expect(() => parse([...required, '--claim-quota=postgresqlinstances=5'])).toThrow(
+      '--claim-quota: "postgresqlinstances" is not a ResourceQuota resource (count/<plural>.<group> for claims',
+    );
+    expect(() => parse([...required, '--claim-quota=pods=lots'])).toThrow('--claim-quota: pods: "lots" is not a quantity (e.g. 5, 100Gi)');
+    expect(() => parse([...required, '--claim-quota=pods'])).toThrow('--claim-quota: "pods" is not resource=n');
+  });
+
   it('reads the proxies whose X-Forwarded-For the login limit believes; none by default; refuses a malformed one', () => {
     expect(parse(required).loginRateTrustedProxies.cidrs).toEqual([]);
     const p = parse([...required, '--login-rate-trusted-proxies=10.0.0.0/8, fd00::/8']).loginRateTrustedProxies;

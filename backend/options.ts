@@ -90,6 +90,8 @@ export interface BackendOptions {
   readonly maxClustersPerSubject: number;
   readonly maxServiceNamespaces: number;
   readonly maxExportRequests: number;
+  /** The ResourceQuota of every provider namespace (--claim-quota), by ResourceQuota resource name; empty: none. */
+  readonly claimQuota: Readonly<Record<string, string>>;
   /** The image of the control-plane konnectors the AppClusterBinding controller deploys. */
   readonly konnectorImage: string;
   /** Images an AppClusterBinding's override may name besides konnectorImage: references, or `<repository>:*`. */
@@ -421,6 +423,13 @@ export const FLAGS: readonly BackendFlag[] = [
     help: 'APIServiceExportRequests per cluster namespace at a time (a ResourceQuota there; finished ones are deleted after 10m)',
   },
   {
+    name: 'claim-quota',
+    key: 'claimQuota',
+    arg: 'resource=n,...',
+    default: 'none',
+    help: "what a consumer's claims may cost in each of its provider namespaces, a ResourceQuota there (klutch-claims): comma-separated ResourceQuota resources and limits, e.g. count/postgresqlinstances.anynines.com=5,services.loadbalancers=2,requests.storage=100Gi,persistentvolumeclaims=10. A claim beyond it is refused on the control plane, and the konnector names the refusal on the claim in the app cluster (event QuotaExceeded)",
+  },
+  {
     name: 'leader-election',
     key: 'leaderElection',
     boolean: true,
@@ -693,6 +702,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     maxClustersPerSubject: count('max-clusters-per-subject'),
     maxServiceNamespaces: count('max-apiservicenamespaces'),
     maxExportRequests: count('max-export-requests'),
+    claimQuota: parseClaimQuota(raw('claim-quota') ?? 'none'),
     konnectorImage,
     konnectorAllowedImages: allowedImages,
     konnectorApiPorts: [...new Set(apiPorts.map(Number))],
@@ -788,4 +798,31 @@ function klutchListenAddress(raw: Raw, mapped: MappedFlag[]): string {
 
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** A ResourceQuota resource name: `count/<resource>[.<group>]`, or one of the compute, storage and object names. */
+const QUOTA_RESOURCE =
+  /^(count\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?|(requests|limits)\.(cpu|memory|storage|ephemeral-storage)|[a-z0-9.-]+\.storageclass\.storage\.k8s\.io\/(requests\.storage|persistentvolumeclaims)|services(\.loadbalancers|\.nodeports)?|persistentvolumeclaims|pods|secrets|configmaps|cpu|memory)$/;
+/** A Kubernetes quantity (resource.Quantity's decimal and binary suffixes). */
+const QUANTITY = /^\d+(\.\d+)?([KMGTPE]i|[mkMGTPE])?$/;
+
+/** `--claim-quota`: `resource=n` pairs, each a ResourceQuota resource and a quantity; `none` for none. */
+export function parseClaimQuota(v: string): Record<string, string> {
+  if (v.trim() === 'none' || !v.trim()) return {};
+  const hard: Record<string, string> = {};
+  for (const pair of v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
+    const [k = '', n, extra] = pair.split('=').map((x) => x.trim());
+    if (n === undefined || extra !== undefined)
+      throw new UsageError(`--claim-quota: "${pair}" is not resource=n (e.g. count/postgresqlinstances.anynines.com=5)`);
+    if (!QUOTA_RESOURCE.test(k))
+      throw new UsageError(
+        `--claim-quota: "${k}" is not a ResourceQuota resource (count/<plural>.<group> for claims, services.loadbalancers, requests.storage, persistentvolumeclaims, ...)`,
+      );
+    if (!QUANTITY.test(n)) throw new UsageError(`--claim-quota: ${k}: "${n}" is not a quantity (e.g. 5, 100Gi)`);
+    hard[k] = n;
+  }
+  return hard;
 }

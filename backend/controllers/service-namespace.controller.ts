@@ -7,6 +7,7 @@ import { Annotations, bindObjects } from '../../exports/bind-api';
 import { BindResources, isConflict, isNotFound } from '../kube';
 import { ours, type ControllerDeps } from './deps';
 import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
+import { applyQuota, CLAIM_QUOTA } from '../provision/quota';
 
 export function serviceNamespacesController(d: ControllerDeps): Controller {
   const c = d.clients;
@@ -39,6 +40,10 @@ export function serviceNamespacesController(d: ControllerDeps): Controller {
           if (!isConflict(e)) throw e;
         },
       ),
+    applyClaimQuota: async (namespace, created) => {
+      if (!d.claimQuota || !Object.keys(d.claimQuota).length) return;
+      await applyQuota(c, namespace, CLAIM_QUOTA, d.claimQuota, created ? async () => '0' : undefined);
+    },
     writeStatus: (ref, namespace) => serviceNamespaces.patchStatus({ namespace: ref.namespace!, name: ref.name }, { namespace }),
   };
   const ctl = new Controller({

@@ -40,6 +40,7 @@ function world(o: { sn?: APIServiceNamespace; cached?: V1Namespace[]; live?: V1N
       void writes.push(
         `create rolebinding ${rb.metadata?.namespace}/${rb.metadata?.name} → ${rb.roleRef.name} for ${rb.subjects?.[0]?.namespace}/${rb.subjects?.[0]?.name}`,
       ),
+    applyClaimQuota: async (n, created) => void writes.push(`quota ${n}${created ? ' (new namespace)' : ''}`),
     writeStatus: async (r, n) => void writes.push(`status ${r.namespace}/${r.name} namespace=${n}`),
   };
   return { d, writes };
@@ -52,6 +53,8 @@ describe('reconcileServiceNamespace', () => {
     expect(w.writes).toEqual([
       'create namespace cluster-x-app for cluster-x/app pss=baseline',
       'create rolebinding cluster-x-app/klutch-binder → klutch-binder-cluster-x for cluster-x/klutch-binder',
+      // Made just now: the quota's first status counts nothing.
+      'quota cluster-x-app (new namespace)',
       'status cluster-x/app namespace=cluster-x-app',
     ]);
   });
@@ -59,7 +62,10 @@ describe('reconcileServiceNamespace', () => {
   it('writes no status that is already there', async () => {
     const w = world({ sn: sn({ status: 'cluster-x-app' }), cached: [ns('cluster-x-app', 'cluster-x/app')] });
     await reconcileServiceNamespace(w.d, ref, ctx);
-    expect(w.writes).toEqual(['create rolebinding cluster-x-app/klutch-binder → klutch-binder-cluster-x for cluster-x/klutch-binder']);
+    expect(w.writes).toEqual([
+      'create rolebinding cluster-x-app/klutch-binder → klutch-binder-cluster-x for cluster-x/klutch-binder',
+      'quota cluster-x-app',
+    ]);
   });
 
   it('leaves a namespace of the same name that is not its own, whether cached or found on create (terminal)', async () => {

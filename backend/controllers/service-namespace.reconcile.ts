@@ -29,6 +29,11 @@ export interface ServiceNamespaceDeps {
   deleteNamespace(name: string): Promise<void>;
   /** Creates a RoleBinding (one that exists already is fine). */
   createRoleBinding(rb: V1RoleBinding): Promise<void>;
+  /**
+   * Applies the claims' ResourceQuota (--claim-quota; nothing without it) in a provider namespace; `created`: this
+   * reconcile made the namespace, so nothing in it counts yet.
+   */
+  applyClaimQuota(namespace: string, created: boolean): Promise<void>;
   /** The one status write: status.namespace. */
   writeStatus(ref: ObjectRef, namespace: string): Promise<void>;
 }
@@ -77,6 +82,8 @@ export async function reconcileServiceNamespace(
   }
   if (existing?.metadata?.deletionTimestamp) return { requeueAfterMs: 1000 }; // still going from an earlier life
   await d.createRoleBinding(binderRoleBinding(target, clusterNs, consumerRoleName(clusterNs)));
+  // createNamespace answers undefined where it made the namespace just now.
+  await d.applyClaimQuota(target, !existing);
   if (sn.status?.namespace !== target) await d.writeStatus(ref, target);
   return;
 }

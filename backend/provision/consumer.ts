@@ -18,7 +18,8 @@ import {
   Kinds,
   type ClusterBinding,
 } from '../../exports/bind-api';
-import { APPLY_PATCH, BindResources, type Clients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
+import { APPLY_PATCH, BindResources, type Clients, FIELD_MANAGER, isConflict } from '../kube';
+import { applyQuota } from './quota';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import type { ClaimedAccess } from '../options';
 import { ensureClusterNamespace, type NamespaceCache } from './cluster-namespace';
@@ -86,44 +87,19 @@ export async function provisionConsumer(o: ProvisionOptions, identity: string, b
   return { namespace, kubeconfig: await bindingKubeconfig(c, namespace, o.target, k.secretUid) };
 }
 
-/**
- * ResourceQuota `klutch-binder` on the bind objects a consumer creates. The API server enforces a quota only once its
- * status counts the objects (until then it refuses every create: "status unknown for quota"), and kube-controller-
- * manager counts a custom resource only some time after it first sees the CRD: so the backend writes the first
- * status itself, from a count of the objects, as the quota controller would; the controller keeps it up to date.
- */
+/** ResourceQuota `klutch-binder` on the bind objects a consumer creates (quota.ts: the first status written here). */
 async function ensureQuota(c: Clients, namespace: string, q: NonNullable<ProvisionOptions['quota']>, empty: boolean): Promise<void> {
   const counted = [
     [BindResources.serviceNamespaces, q.serviceNamespaces],
     [BindResources.exportRequests, q.exportRequests],
   ] as const;
-  const hard = Object.fromEntries(counted.map(([r, n]) => [`count/${r.plural}.${r.group}`, String(n)]));
-  const applied = await c.core.patchNamespacedResourceQuota(
-    {
-      name: QUOTA,
-      namespace,
-      fieldManager: FIELD_MANAGER,
-      force: true,
-      body: {
-        apiVersion: 'v1',
-        kind: 'ResourceQuota',
-        metadata: { name: QUOTA, namespace, labels: { [Labels.managedBy]: MANAGED_BY } },
-        spec: { hard },
-      },
-    },
-    APPLY_PATCH,
-  );
-  const status = applied.status;
-  if (Object.keys(hard).every((k) => status?.hard?.[k] === hard[k] && status?.used?.[k] !== undefined)) return;
-  const used: Record<string, string> = Object.fromEntries(Object.keys(hard).map((k) => [k, '0']));
-  // In a namespace this bind just created there is nothing to count yet.
-  for (const [r] of empty ? [] : counted) {
-    used[`count/${r.plural}.${r.group}`] = String((await bindObjects(c.custom, r).list(namespace)).length);
-  }
-  await c.core.patchNamespacedResourceQuotaStatus(
-    { name: QUOTA, namespace, body: { status: { hard: { ...status?.hard, ...hard }, used: { ...status?.used, ...used } } } },
-    MERGE_PATCH,
-  );
+  const key = (r: (typeof counted)[number][0]) => `count/${r.plural}.${r.group}`;
+  const hard = Object.fromEntries(counted.map(([r, n]) => [key(r), String(n)]));
+  await applyQuota(c, namespace, QUOTA, hard, async (k) => {
+    // In a namespace this bind just created there is nothing to count yet.
+    const r = counted.find(([r]) => key(r) === k)![0];
+    return empty ? '0' : String((await bindObjects(c.custom, r).list(namespace)).length);
+  });
 }
 
 /** Whether `create` made the object (false: it existed). */

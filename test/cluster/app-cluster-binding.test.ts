@@ -237,6 +237,8 @@ beforeAll(async () => {
       // its example names.
       `--konnector-api-ports=443,6443,${new URL(b.server).port},${deadPort}`,
       '--konnector-allowed-images=public.ecr.aws/w5n9a2g2/klutch/konnector:*',
+      // Two PostgresqlInstances per provider namespace: the tests make 'first' and 'second'; a third is refused.
+      `--claim-quota=count/${PG_API}=2`,
     ],
     env: { PATH: process.env.PATH },
     logDir,
@@ -454,6 +456,32 @@ describe('AppClusterBinding', () => {
     await eventually('the second claim upstream', () => getObject(ka, pgPath(pns, 'second')));
     await boundAgain('after the restart');
   }, 90_000);
+
+  it('refuses a claim beyond the provider namespace quota (--claim-quota) and names the refusal on the claim in the app cluster', async () => {
+    const clusterNs = await clusterNamespaceOf(ops, name);
+    const pns = (await requireOk(ka, 'GET', `${BIND}/namespaces/${clusterNs}/apiservicenamespaces/${app}`)).status.namespace as string;
+    expect((await requireOk(ka, 'GET', `/api/v1/namespaces/${pns}/resourcequotas/klutch-claims`)).spec.hard).toEqual({
+      [`count/${PG_API}`]: '2',
+    });
+    const first = await requireOk(kb, 'GET', pgPath(app, 'first'));
+    await requireOk(kb, 'POST', pgPath(app), { ...first, metadata: { name: 'third', namespace: app }, status: undefined });
+    const event = await eventually('the QuotaExceeded event on the claim in the app cluster', async () => {
+      const events = await requireOk(
+        kb,
+        'GET',
+        `/api/v1/namespaces/${app}/events?fieldSelector=${encodeURIComponent('involvedObject.name=third,reason=QuotaExceeded')}`,
+      );
+      return (events.items as O[])[0];
+    });
+    expect(event.type).toBe('Warning');
+    expect(event.message).toContain(`the provider refused PostgresqlInstance ${app}/third`);
+    expect(event.message).toContain('exceeded quota: klutch-claims');
+    expect(await getObject(ka, pgPath(pns, 'third'))).toBeUndefined();
+    // Its deletion goes through: nothing of it exists upstream.
+    await requireOk(kb, 'DELETE', pgPath(app, 'third'));
+    await eventually('the refused claim gone', async () => ((await getObject(kb, pgPath(app, 'third'))) ? undefined : true));
+    expect(await getObject(ka, pgPath(pns, 'second'))).toBeDefined();
+  });
 
   it("attack: an AppClusterBinding whose Klutch root namespace collides with this one's, created and deleted, touches nothing of it", async () => {
     // Another team: `<id>` in `<ops>-app` makes Klutch's klutch-bind-<ops>-app-<id>, this binding's Klutch name.

@@ -8,6 +8,7 @@
  * not a cache that may lag), then release the finalizer — so a claim never disappears while its twin lives on.
  */
 import { Annotations, SYNCER_FINALIZER } from '../../../../exports/bind-api';
+import { isForbidden, messageOf } from '../../../../lib/kube-errors';
 import { hasFinalizer, isDeleting, type Obj } from '../../../kube/objects';
 import type { NamespaceMap } from '../../../names';
 import { needsApply, upstreamOf } from './upstream';
@@ -102,7 +103,18 @@ export async function reconcileSpec(deps: SpecDeps, namespace: string, name: str
   if (p && isDeleting(p)) return { requeueAfterMs: WAIT_MS }; // recreated once it is gone
   if (!p && deps.justApplied?.(desired)) return undefined; // its add event brings us back
   if (!p || needsApply(desired, p)) {
-    await deps.applyProvider(desired);
+    try {
+      await deps.applyProvider(desired);
+    } catch (e) {
+      // The provider's ResourceQuota on claims (--claim-quota): the app team sees it on its claim, not only in our log.
+      if (!isForbidden(e) || !/exceeded quota/.test(messageOf(e))) throw e;
+      deps.warn(
+        consumer,
+        'QuotaExceeded',
+        `the provider refused ${consumer.kind} ${consumer.metadata.namespace}/${consumer.metadata.name}: ${messageOf(e)}; delete one you no longer need or ask the platform operator for more`,
+      );
+      return { requeueAfterMs: WAIT_MS };
+    }
     deps.observe?.('applied', consumer);
   }
   return undefined;
