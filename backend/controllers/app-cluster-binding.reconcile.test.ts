@@ -225,6 +225,17 @@ describe('reconcileAppClusterBinding', () => {
     expect(w.log).toEqual([]);
   });
 
+  it('takes a cluster-admin kubeconfig, but says so on AppClusterAccess (issue 34, item 10); a minimal one is Allowed', async () => {
+    const admin = world({ access: { missing: [] } });
+    await reconcileAppClusterBinding(admin.d, acb());
+    expect(admin.cond('AppClusterAccess')).toMatchObject({ status: 'True', reason: 'ClusterAdmin' });
+    expect(admin.cond('AppClusterAccess')!.message).toContain('may do everything in the app cluster; it is stored on the control plane');
+    expect(admin.cond('AppClusterAccess')!.message).toContain('dist/app-cluster/control-plane-konnector/clusterrole.yaml');
+    const minimal = world({ access: { missing: ['* *.*'] } });
+    await reconcileAppClusterBinding(minimal.d, acb());
+    expect(minimal.cond('AppClusterAccess')).toMatchObject({ status: 'True', reason: 'Allowed' });
+  });
+
   it("refuses only the API whose permissions the app cluster's kubeconfig lacks", async () => {
     const w = world({ access: { missing: ['delete postgresqlinstances.anynines.com'] } });
     await reconcileAppClusterBinding(w.d, acb());

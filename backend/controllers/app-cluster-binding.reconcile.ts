@@ -220,7 +220,7 @@ export async function reconcileAppClusterBinding(
       ),
     ]),
   );
-  const access = await d.appAccess(secret.kubeconfig, [...CONTROL_PLANE_KONNECTOR_BASE, ...[...checks.values()].flat()]);
+  const access = await d.appAccess(secret.kubeconfig, [...CONTROL_PLANE_KONNECTOR_BASE, ...[...checks.values()].flat(), EVERYTHING]);
   if ('unreachable' in access) {
     const n = (d.failures.get(key) ?? 0) + 1;
     d.failures.set(key, n);
@@ -249,7 +249,18 @@ export async function reconcileAppClusterBinding(
     conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', 'waiting for access to the app cluster'));
     return done(CHECK_AGAIN_MS);
   }
-  conds.push(ok(AcbConditions.AppClusterAccess, 'Allowed', secret.kubeconfig.server));
+  // Taken, but said: a kubeconfig that may do everything is stored on the control plane, and the copies-only policy
+  // (konnector/deploy/access.ts) holds no user that may do everything.
+  const clusterAdmin = !access.missing.some((m) => sameCheck(m, EVERYTHING));
+  conds.push(
+    clusterAdmin
+      ? ok(
+          AcbConditions.AppClusterAccess,
+          'ClusterAdmin',
+          `${secret.kubeconfig.server}: the kubeconfig in Secret ${acb.metadata.namespace}/${acb.spec.kubeconfigSecretRef.name} may do everything in the app cluster; it is stored on the control plane, where whoever reads the binding root namespace's Secrets gets all of the app cluster, and the konnector's copies-only policy does not hold it. Bind a user of its own to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml instead`,
+        )
+      : ok(AcbConditions.AppClusterAccess, 'Allowed', secret.kubeconfig.server),
+  );
 
   // 4 first: a root namespace another AppClusterBinding holds stops everything, before a consumer is made for nothing.
   const choice = await chooseRoot(acb, async (n) => {
@@ -529,3 +540,6 @@ const claimedOf = (claims: readonly PermissionClaim[] | undefined): string[] =>
 
 /** Whether a missing-access description (describeCheck) names check `c`. */
 const sameCheck = (described: string, c: AccessCheck): boolean => described === describeCheck(c);
+
+/** Every verb on every resource: what only a cluster-admin kubeconfig may. */
+const EVERYTHING: AccessCheck = { group: '*', resource: '*', verb: '*' };

@@ -287,6 +287,8 @@ describe('AppClusterBinding', () => {
       'the root namespace recorded',
       async () => (await getObject(ka, ACBS(ops, name)))?.status?.rootNamespace as string,
     );
+    // Asked of the app cluster: the minimal kubeconfig may not do everything, so it is not flagged ClusterAdmin.
+    expect(condition(await getObject(ka, ACBS(ops, name)), 'AppClusterAccess')).toMatchObject({ status: 'True', reason: 'Allowed' });
 
     // Klutch's names: the Deployment with Klutch's arguments, the labelled bindings.
     const deployment = await eventually('the konnector Deployment', () =>
