@@ -9,7 +9,7 @@
  * the function generates once (`Recipe.generated`), plus fields provider-kubernetes copies
  * (`spec.references[].patchesFrom`) from the instance's application Secret and external Service, so `<claim>-creds`
  * gets `database`, `instance_service`, `password`, `username` through the recipe vocabulary the a8s binding uses. The
- * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as absent.
+ * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as revoked.
  */
 import type { FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
 import { kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
@@ -213,8 +213,9 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
 /**
  * The Cluster's `spec.managed.roles`: one role per cnpg binding of the claim, which can log in with the password of
  * the binding's Secret (`<binding>-cnpg-binding`, keys username and password as CNPG reads them) and is a member of
- * the application owner; a role whose binding is gone (or being deleted) stays listed with `ensure: absent`, so CNPG
- * drops it from PostgreSQL and the old password no longer connects (docs/decisions/cnpg-lifecycle.md).
+ * the application owner; a role whose binding is gone (or being deleted) stays listed as revoked (NOLOGIN, no
+ * password, in no group), so the old password no longer connects whatever the role owns
+ * (docs/decisions/cnpg-lifecycle.md).
  */
 function bindingRoles(target: 'v1' | 'v2'): RelatedList {
   return {
@@ -239,7 +240,9 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
         transforms: [{ type: 'format', format: `%s${CNPG_BINDING_SECRET_SUFFIX}` }],
       },
     ],
-    gone: { ensure: 'absent' },
+    // Revoked, not dropped: DROP ROLE fails while the role owns a table (CNPG then leaves it able to log in), NOLOGIN
+    // and no password work whatever it owns. The role stays, out of the owner's group, with what it made.
+    gone: { ensure: 'present', login: false, disablePassword: true, inRoles: [], comment: 'revoked: its ServiceBinding is gone' },
   };
 }
 

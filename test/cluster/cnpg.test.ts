@@ -260,12 +260,12 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
 
 /**
  * Per-binding users (issue 20 item 4; docs/decisions/cnpg-lifecycle.md): a second binding of the claim logs in as a
- * role of its own; deleting it makes PostgreSQL drop that role (CNPG `ensure: absent`), so its password is refused
- * while the first binding's still works. Another claim's database refusing this claim's binding is the lifecycle's
+ * role of its own; deleting it revokes that role (NOLOGIN, no password: a DROP would fail on the table it made), so
+ * its password is refused while the first binding's still works. Another claim's database refusing this claim's binding is the lifecycle's
  * attack test below. Reuses the suite's claim and its binding `app`.
  */
 describe('per-binding users of a cnpg claim', () => {
-  it("each binding logs in as its own role; deleting one drops it (its password refused), the other's still works", async () => {
+  it("each binding logs in as its own role; deleting one revokes it, even owning a table (its password refused), the other's still works", async () => {
     await bindPg(NS, 'app-2');
     const creds = (b: string) => credsOf(NS, b);
     const created = Date.now();
@@ -277,14 +277,18 @@ describe('per-binding users of a cnpg claim', () => {
     expect(decode(second, 'password')).not.toBe(decode(first, 'password'));
     // Kept to try once the binding is gone (its Secrets go with it).
     await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'app-2-kept' }, data: second.data });
-    expect(await psql('app-2-client', 'SELECT current_user;', { secret: 'app-2-creds' })).toEqual([user]);
+    // It makes a table of its own: PostgreSQL refuses to DROP a role that owns one (issue 34 item 4).
+    expect(await psql('app-2-client', 'CREATE TABLE app2_owned (x int); SELECT current_user;', { secret: 'app-2-creds' })).toEqual([
+      'CREATE TABLE',
+      user,
+    ]);
 
     const deleted = Date.now();
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app-2'));
-    await until(`the role ${user} listed absent in the Cluster`, async () => {
+    await until(`the role ${user} listed revoked in the Cluster`, async () => {
       const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
       const role = (c?.spec?.managed?.roles ?? []).find((r: WireObject) => r.name === user);
-      return role?.ensure === 'absent' ? true : undefined;
+      return role?.login === false ? true : undefined;
     });
     const absent = Date.now() - deleted;
     let attempt = 0;
@@ -298,7 +302,7 @@ describe('per-binding users of a cnpg claim', () => {
     ]);
     expect(refused).toMatch(new RegExp(`password authentication failed for user "${user}"`));
     expect(other).toEqual(['from the binding']);
-    log(`cnpg: binding app-2 deleted → role listed absent after ${absent} ms, its password refused after ${Date.now() - deleted} ms`);
+    log(`cnpg: binding app-2 deleted → role listed revoked after ${absent} ms, its password refused after ${Date.now() - deleted} ms`);
   }, 600_000);
 });
 

@@ -393,7 +393,7 @@ describe('crank render with the bundled function', () => {
    * gets a generated password that a later pass (its Object observed) keeps.
    */
   for (const target of TARGETS) {
-    it(`${target}: a cnpg instance lists a role per binding of its own namespace, a gone one absent; the binding's password is kept`, () => {
+    it(`${target}: a cnpg instance lists a role per binding of its own namespace, a gone one revoked; the binding's password is kept`, () => {
       const instance = cases.find((c) => c.id === `${target}-cnpg-postgresql`) as Case;
       const bindingCase = cases.find((c) => c.id === `${target}-cnpg-servicebinding`) as Case;
       // v2: a tenant's hostile labels on the namespaced instance must not widen whose bindings it sees.
@@ -453,16 +453,21 @@ describe('crank render with the bundled function', () => {
       const v = validate(target, `roles-${target}`, [{ ...cluster, metadata: { ...cluster.metadata } }]);
       expect(v.stdout, v.stdout + v.stderr).toContain('0 failure cases');
 
-      // app-2 is deleted: Crossplane no longer finds it; its role stays, absent. Then none at all: both absent.
+      // app-2 is deleted: Crossplane no longer finds it; its role stays, revoked (NOLOGIN). Then none at all: both.
       const observed = [{ ...composedIn(first), metadata: { ...composedIn(first).metadata, name: 'pg-object' } }];
       const second = rolesOf(run([mine[0] as Obj], observed, 'roles-gone'));
-      expect(second.map((r) => [r.name, r.ensure])).toEqual(
+      expect(second.map((r) => [r.name, r.login])).toEqual(
         [
-          [role(mine[0] as Obj), 'present'],
-          [role(mine[1] as Obj), 'absent'],
+          [role(mine[0] as Obj), true],
+          [role(mine[1] as Obj), false],
         ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
       );
-      expect(rolesOf(run([], observed, 'roles-none')).map((r) => r.ensure)).toEqual(['absent', 'absent']);
+      // CNPG's CRD takes the revoked entry as written.
+      const revoked = { ...composedIn(first).spec.forProvider.manifest };
+      revoked.spec = { ...revoked.spec, managed: { roles: second } };
+      const rv = validate(target, `roles-revoked-${target}`, [revoked]);
+      expect(rv.stdout, rv.stdout + rv.stderr).toContain('0 failure cases');
+      expect(rolesOf(run([], observed, 'roles-none')).map((r) => r.login)).toEqual([false, false]);
 
       // The binding: its own user and a generated password, kept once its Object is observed.
       const secretOf = (out: Obj[]) => composedIn(out).spec.forProvider.manifest;
