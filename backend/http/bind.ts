@@ -59,6 +59,19 @@ async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
       `No APIServiceExportTemplate of this provider exports ${resource}.${group} as a namespaced resource; ${r.path === 'browser' ? `pick one from /resources?s=${r.sid}` : 'GET /resources lists what you may bind'}.`,
     );
   }
+  // `system:` names are Kubernetes' and the platform's own: an AppClusterBinding binds as
+  // system:appclusterbinding:<namespace>:<name>, and a group system:masters means something to every cluster. An
+  // identity provider that issues one would let its user take an AppClusterBinding's consumer, or pass a bind rule.
+  const reserved = [r.who.subject, ...r.who.groups].find((n) => n.startsWith('system:'));
+  if (reserved !== undefined) {
+    d.metrics.binds.inc({ result: 'refused' });
+    throw new HttpError(
+      403,
+      'Login refused',
+      `${reserved === r.who.subject ? 'Your identity' : 'Your group'} "${reserved}" begins with "system:", which Kubernetes and this platform keep for themselves; ask the operator of your identity provider not to issue such names.`,
+      'reserved-name',
+    );
+  }
   const decision = mayBind(r.who, exportable.template, d.defaultBindPolicy);
   const api = apiName(exportable.template);
   const name = r.who.clientId !== undefined ? `client ${r.who.clientId}` : r.who.subject;

@@ -27,6 +27,9 @@ const dba = `dba-${id}`;
 const ops = `ops-${id}`;
 const alice = `alice-${id}`;
 const bob = `bob-${id}`;
+/** Issued by a careless identity provider: an AppClusterBinding's identity, and a Kubernetes group. */
+const impostor = `system:appclusterbinding:${ops}:app`;
+const eve = `eve-${id}`;
 /** Widgets: members of `dba` may bind. Gadgets: only `ops`, which nobody here is in. */
 const widgets = { resource: 'widgets', group } as const;
 const gadgets = { resource: 'gadgets', group } as const;
@@ -112,6 +115,8 @@ beforeAll(async () => {
     extraUsers: [
       { sub: alice, groups: [dba, `devs-${id}`] },
       { sub: bob, groups: [`devs-${id}`] },
+      { sub: impostor, groups: [`devs-${id}`] },
+      { sub: eve, groups: ['system:masters', dba] },
     ],
     args: ['--oidc-extra-scopes=groups'],
   });
@@ -182,6 +187,20 @@ describe('a user outside the allowed groups', () => {
       clusterId: cid,
     });
     expect(String(line.why)).toContain(`"${dba}"`);
+  });
+});
+
+describe('names Kubernetes and the platform keep (issue 34, item 10)', () => {
+  it.each([
+    ['a subject', impostor, `Your identity &quot;${impostor}&quot; begins with &quot;system:&quot;`],
+    ['a group', eve, 'Your group &quot;system:masters&quot; begins with &quot;system:&quot;'],
+  ])('refuses %s beginning with system: from the identity provider, making nothing', async (_, user, message) => {
+    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    // widgets: eve's other group, dba, would allow it.
+    const refused = await browser.get(`${s.backend.url}/bind?s=${sid}&resource=widgets&group=${group}`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain(message);
+    expect(await namespacesOf(user)).toEqual([]);
   });
 });
 
