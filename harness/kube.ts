@@ -188,3 +188,27 @@ export async function execIn(kube: Kube, ns: string, pod: string, container: str
     throw new Error(`${command.join(' ')} in ${ns}/${pod} (container ${container}) failed: ${JSON.stringify(status)}\n${out}`);
   return out;
 }
+
+/** What the API server lets the kubeconfig's user do (a SelfSubjectAccessReview). */
+export async function can(
+  kube: Kube,
+  verb: string,
+  resource: string,
+  o: { namespace?: string; group?: string; name?: string } = {},
+): Promise<boolean> {
+  const r = await kube.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectAccessReview',
+    spec: {
+      resourceAttributes: {
+        verb,
+        resource,
+        group: o.group ?? '',
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        ...(o.name ? { name: o.name } : {}),
+      },
+    },
+  });
+  if (r.code !== 201) throw new Error(`access review: ${r.code} ${JSON.stringify(r.body)}`);
+  return (r.body.status as { allowed: boolean }).allowed;
+}

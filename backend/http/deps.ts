@@ -9,7 +9,8 @@ import type { RecordedBinder } from '../authz/binder';
 import type { ExportableSource } from '../exportable';
 import type { BackendMetrics } from '../metrics';
 import type { Consumer } from '../provision/consumer';
-import type { RateLimiter, TrustedProxies } from './rate-limit';
+import type { RateLimiter } from './rate-limit';
+import type { TrustedProxies } from './trusted-proxies';
 
 export interface HttpDeps {
   readonly issuer: Pick<Issuer, 'authorizationUrl' | 'exchange' | 'ready' | 'reason'>;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { clientKey, RateLimiter, TrustedProxies } from './rate-limit';
+import { clientKey, RateLimiter } from './rate-limit';
+import { TrustedProxies } from './trusted-proxies';
 
 describe('RateLimiter', () => {
   it('grants a burst, then one token per 60/perMinute seconds, per client', () => {
@@ -63,8 +64,7 @@ describe('clientKey behind proxies (--login-rate-trusted-proxies)', () => {
     expect(clientKey(req('203.0.113.5', '198.51.100.4'))).toBe('203.0.113.5');
     // Through the proxy, what the client sent stands left of what the proxy appended.
     expect(clientKey(req('10.1.1.1', '198.51.100.99, 203.0.113.5'), proxies)).toBe('203.0.113.5');
-    // A client that names a trusted proxy as itself gets the next address left: still its own words only if the proxy
-    // appended nothing, which a proxy always does.
+    // Whatever the client wrote, the address the proxy appended (rightmost) is the one counted.
     expect(clientKey(req('10.1.1.1', 'junk, 203.0.113.5'), proxies)).toBe('203.0.113.5');
     // No header, or only garbage: the proxy itself.
     expect(clientKey(req('10.1.1.1'), proxies)).toBe('10.1.1.1');

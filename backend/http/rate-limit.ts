@@ -8,8 +8,6 @@ import { isIP, isIPv6 } from 'node:net';
 import { TokenBucket } from '../../controller';
 import type { TrustedProxies } from './trusted-proxies';
 
-export { TrustedProxies } from './trusted-proxies';
-
 export interface LoginRateLimit {
   /** Tokens added per minute; 0 turns the limit off. */
   readonly perMinute: number;

@@ -12,7 +12,7 @@ import type { BackendSuite } from '../../harness/backend-suite';
 import { PG, SB, startBackendSuite } from '../../harness/backend-suite';
 import { bindFlow } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
-import { eventually, kubeFromConfig, type Kube } from '../../harness/kube';
+import { can, eventually, type Kube, kubeFromConfig } from '../../harness/kube';
 
 let s: BackendSuite;
 beforeAll(async () => {
@@ -33,30 +33,6 @@ function get(url: string, headers: Record<string, string>): Promise<{ status: nu
       })
       .on('error', reject);
   });
-}
-
-/** What the API server lets the kubeconfig's user do (a SelfSubjectAccessReview). */
-async function can(
-  kube: Kube,
-  verb: string,
-  resource: string,
-  o: { namespace?: string; group?: string; name?: string } = {},
-): Promise<boolean> {
-  const r = await kube.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-    apiVersion: 'authorization.k8s.io/v1',
-    kind: 'SelfSubjectAccessReview',
-    spec: {
-      resourceAttributes: {
-        verb,
-        resource,
-        group: o.group ?? '',
-        ...(o.namespace ? { namespace: o.namespace } : {}),
-        ...(o.name ? { name: o.name } : {}),
-      },
-    },
-  });
-  if (r.code !== 201) throw new Error(`access review: ${r.code} ${JSON.stringify(r.body)}`);
-  return (r.body.status as { allowed: boolean }).allowed;
 }
 
 describe('GET /export', () => {

@@ -18,7 +18,7 @@ import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/back
 import { waitEstablished } from '../../harness/bind-backend';
 import { bindFlow, login, type FlowResult } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
-import { applyAt, eventually, kubeFor, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
+import { applyAt, can, eventually, type Kube, kubeFor, kubeFromConfig, requireOk } from '../../harness/kube';
 import { sleep } from '../../lib/abort';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
@@ -128,30 +128,6 @@ async function testApi(
       },
     },
   );
-}
-
-/** What the API server lets the kubeconfig's user do (a SelfSubjectAccessReview). */
-async function can(
-  kube: Kube,
-  verb: string,
-  resource: string,
-  o: { namespace?: string; group?: string; name?: string } = {},
-): Promise<boolean> {
-  const r = await kube.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-    apiVersion: 'authorization.k8s.io/v1',
-    kind: 'SelfSubjectAccessReview',
-    spec: {
-      resourceAttributes: {
-        verb,
-        resource,
-        group: o.group ?? '',
-        ...(o.namespace ? { namespace: o.namespace } : {}),
-        ...(o.name ? { name: o.name } : {}),
-      },
-    },
-  });
-  if (r.code !== 201) throw new Error(`access review: ${r.code} ${JSON.stringify(r.body)}`);
-  return (r.body.status as { allowed: boolean }).allowed;
 }
 
 /** Exports `resource.group` to the consumer (as kubectl bind's request) and waits for the export. */
