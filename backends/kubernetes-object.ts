@@ -5,7 +5,7 @@
  * may compose only namespaced resources: the a8s and cnpg objects (namespaced themselves) and provider-anynines'
  * managed resources (cluster-scoped) go inside one. `kubernetesObject()` is the one way a backend wraps an object.
  */
-import type { ConnectionSecret, FieldMapping, Recipe, StatusMapping, Wrapper } from '../recipe';
+import type { Companion, ConnectionSecret, FieldMapping, Recipe, StatusMapping, Wrapper } from '../recipe';
 
 /** provider-kubernetes' legacy Object, the version whose schema ships in schemas/provider-kubernetes (its storage version). */
 export const OBJECT_WRAPPER: Wrapper = {
@@ -88,5 +88,21 @@ export function kubernetesObject(p: KubernetesObjectProps): Recipe {
       providerConfig: { ...providerConfig, kind: CLUSTER_PROVIDER_CONFIG_KIND },
       ...(cs ? { connectionSecret: { ...cs, local: true } } : {}),
     },
+  };
+}
+
+/**
+ * A companion (recipe.ts `Companion`) holding one namespaced Kubernetes object beside the claim, in an Object as
+ * `kubernetesObject()` makes it; one for each target, to go into the recipe's `companions` and its `v2.companions`.
+ */
+export function kubernetesCompanion(
+  name: string,
+  p: Pick<KubernetesObjectProps, 'resource' | 'fields' | 'providerConfigName'>,
+): { readonly v1: Companion; readonly v2: Companion } {
+  const r = kubernetesObject(p);
+  const own = { name, resource: r.resource, fields: r.fields };
+  return {
+    v1: { ...own, wrapper: r.wrapper, providerConfig: r.providerConfig },
+    v2: { ...own, wrapper: r.v2?.wrapper, providerConfig: r.v2?.providerConfig ?? r.providerConfig },
   };
 }

@@ -6,7 +6,7 @@
  * input, so the function validates it against `inputSchema` (shipped as a CRD in the Function package) before use.
  */
 import { s, type Schema } from '../lib/schema';
-import { TRANSFORM_TYPES, type Backend, type FieldMapping, type Recipe } from './recipe';
+import { TRANSFORM_TYPES, type Backend, type Companion, type FieldMapping, type Recipe, type Wrapper } from './recipe';
 
 export const INPUT_GROUP = 'dataservices.fn.klutch.anynines.com';
 export const INPUT_VERSION = 'v1beta1';
@@ -52,14 +52,18 @@ export function inputFor(full: Recipe, o: InputForOptions): Input {
       }
       return { ...rest, value };
     });
+  const resolveWrapper = (w: Wrapper | undefined) => (w?.fields ? { wrapper: { ...w, fields: resolve(w.fields) } } : {});
   return {
     apiVersion: INPUT_API_VERSION,
     kind: INPUT_KIND,
     backend: o.backend,
     service: o.service,
     ...recipe,
-    ...(recipe.wrapper?.fields ? { wrapper: { ...recipe.wrapper, fields: resolve(recipe.wrapper.fields) } } : {}),
+    ...resolveWrapper(recipe.wrapper),
     fields: resolve(recipe.fields),
+    ...(recipe.companions
+      ? { companions: recipe.companions.map((c): Companion => ({ ...c, ...resolveWrapper(c.wrapper), fields: resolve(c.fields) })) }
+      : {}),
   };
 }
 
@@ -100,6 +104,20 @@ const providerConfig: Schema = s.object(
   { name: s.string({ minLength: 1 }), fromFieldPath: fieldPath, format: s.string(), kind: s.string({ minLength: 1 }) },
   { rules: [{ rule: 'has(self.name) != has(self.fromFieldPath)', message: 'set exactly one of name and fromFieldPath' }] },
 );
+const resource = s.object({ apiVersion: fieldPath, kind: s.string({ minLength: 1 }) }, { required: ['apiVersion', 'kind'] });
+const wrapper = s.object(
+  {
+    apiVersion: s.string({ minLength: 1 }),
+    kind: s.string({ minLength: 1 }),
+    manifestAt: fieldPath,
+    fields: fieldMappings,
+    clusterScoped: s.boolean(),
+    manifestProviderConfig: providerConfig,
+    adoptByClaimLabels: s.boolean(),
+  },
+  { required: ['apiVersion', 'kind', 'manifestAt'] },
+);
+const labels = s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }));
 
 /** The OpenAPI schema of `Input`, shipped as a CRD in the Function package and used by the function to validate. */
 export const inputSchema: Schema = s.object(
@@ -108,26 +126,15 @@ export const inputSchema: Schema = s.object(
     kind: s.string({ enum: [INPUT_KIND] }),
     backend: s.string({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }),
     service: s.string({ minLength: 1 }),
-    resource: s.object({ apiVersion: fieldPath, kind: s.string({ minLength: 1 }) }, { required: ['apiVersion', 'kind'] }),
-    wrapper: s.object(
-      {
-        apiVersion: s.string({ minLength: 1 }),
-        kind: s.string({ minLength: 1 }),
-        manifestAt: fieldPath,
-        fields: fieldMappings,
-        clusterScoped: s.boolean(),
-        manifestProviderConfig: providerConfig,
-        adoptByClaimLabels: s.boolean(),
-      },
-      { required: ['apiVersion', 'kind', 'manifestAt'] },
-    ),
+    resource,
+    wrapper,
     providerConfig,
     fields: fieldMappings,
     parametersTo: fieldPath,
     parameters: s.array(s.object({ from: fieldPath, to: fieldPath, transforms }, { required: ['from', 'to'] })),
     ignoredParameters: s.array(s.string()),
     planTable: s.object({ fromFieldPath: fieldPath, plans: s.map(s.map(anyValue)) }, { required: ['fromFieldPath', 'plans'] }),
-    labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] })),
+    labels,
     connectionSecret: s.object(
       {
         nameSuffix: s.string({ minLength: 1 }),
@@ -190,6 +197,21 @@ export const inputSchema: Schema = s.object(
         ),
       },
       { required: ['apiVersion', 'kind', 'labels', 'conditions'] },
+    ),
+    companions: s.array(
+      s.object(
+        {
+          name: s.string({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }),
+          resource,
+          wrapper,
+          providerConfig,
+          fields: fieldMappings,
+          labels,
+        },
+        { required: ['name', 'resource', 'providerConfig', 'fields'] },
+      ),
+      // A few at most: bounded, so the API server's estimate of the CEL rules' cost below stays within its budget.
+      { maxItems: 8 },
     ),
   },
   { required: ['apiVersion', 'kind', 'backend', 'service', 'resource', 'providerConfig', 'fields'] },

@@ -230,6 +230,22 @@ export interface Diagnostics {
   readonly conditions: readonly DiagnosticCondition[];
 }
 
+/**
+ * A resource composed beside the recipe's own, from the same composite: what the backend needs besides its main
+ * object and does not make itself (CloudNativePG makes no NetworkPolicy for a Cluster). It has fields and labels, no
+ * status, connection details or parameters: the claim reads those from the main resource. It is ready when its
+ * composed resource is, and the claim is Ready only when every companion is.
+ */
+export interface Companion {
+  /** Its name among the composite's resources, after the main one's (`cnpg-postgresql-network-policy`). */
+  readonly name: string;
+  readonly resource: { readonly apiVersion: string; readonly kind: string };
+  readonly wrapper?: Wrapper;
+  readonly providerConfig: ProviderConfigSelector;
+  readonly fields: readonly FieldMapping[];
+  readonly labels?: readonly LabelMapping[];
+}
+
 /** Everything the function needs to compose one resource of one backend for one API. */
 export interface Recipe {
   /** apiVersion and kind of the resource: the managed resource itself, or (with `wrapper`) the wrapped object. */
@@ -276,6 +292,8 @@ export interface Recipe {
   readonly related?: RelatedList;
   /** Objects whose conditions say why the resource waits (Diagnostics). */
   readonly diagnostics?: Diagnostics;
+  /** Further resources composed beside this one for the same claim (an instance's NetworkPolicy). */
+  readonly companions?: readonly Companion[];
   /**
    * The recipe on the `v2` target (Crossplane v2's namespaced composites, which may compose only namespaced
    * resources): the parts set here replace the recipe's own there, e.g. a namespaced wrapper and its ProviderConfig

@@ -208,6 +208,8 @@ export function render(o: SynthOptions): Map<string, string> {
               .flatMap((a) => Object.values(a.backends))
               // On v2 the a9s MRs are wrapped too (backends/a9s.ts: a namespaced Object holds each).
               .filter((r) => r.wrapper || (target === 'v2' && r.v2?.wrapper))
+              // Its companions (an instance's NetworkPolicy) are wrapped alike.
+              .flatMap((r) => [r, ...((target === 'v2' ? r.v2?.companions : undefined) ?? r.companions ?? [])])
               .map((r) => [`${r.resource.apiVersion}/${r.resource.kind}`, r.resource]),
           ).values(),
         ],

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { get, join, set } from './fieldpath';
-import type { FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
+import type { Companion, FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
 import { applyTransforms } from './transforms';
 
 type Obj = Record<string, unknown>;
@@ -31,6 +31,29 @@ export interface Composed {
 /** The desired-resources key of the composed resource. */
 export function composedResourceName(input: Pick<Input, 'backend' | 'service'>): string {
   return `${input.backend}-${input.service}`;
+}
+
+/** A companion's name among the composite's resources: after the main one's, so the two never collide. */
+export function companionResourceName(input: Pick<Input, 'backend' | 'service'>, c: Pick<Companion, 'name'>): string {
+  return `${composedResourceName(input)}-${c.name}`;
+}
+
+/**
+ * A companion as an input of its own: the envelope of the main one, its own resource, wrapper, provider config,
+ * fields and labels, and nothing else of the main recipe (no status, connection details, parameters or lists).
+ */
+export function companionInput(input: Input, c: Companion): Input {
+  return {
+    apiVersion: input.apiVersion,
+    kind: input.kind,
+    backend: input.backend,
+    service: input.service,
+    resource: c.resource,
+    ...(c.wrapper ? { wrapper: c.wrapper } : {}),
+    providerConfig: c.providerConfig,
+    fields: c.fields,
+    ...(c.labels ? { labels: c.labels } : {}),
+  };
 }
 
 /** The composition's name, for messages: the composite's compositionRef (v1 or v2 place), else `<backend>-<service>`. */
@@ -297,7 +320,8 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
       kind: 'Secret',
       name: secret,
       namespace: secretRef.namespace,
-      fieldPath: `data.${key}`,
+      // A key with a dot (`ca.crt`) is one map key, not a path: bracket it.
+      fieldPath: /^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) ? `data.${key}` : `data[${key}]`,
       toConnectionSecretKey: key,
     }));
     // After any the recipe's wrapper fields listed there (a backend's gate: provider-kubernetes publishes nothing

@@ -16,13 +16,22 @@ import {
   type RunFunctionResponse,
 } from '@crossplane-org/function-sdk-typescript';
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
-import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
+import {
+  companionInput,
+  companionResourceName,
+  type Composed,
+  ComposeError,
+  composedResourceName,
+  composeResource,
+  compositionName,
+} from './compose';
+import type { Input } from '../../recipe';
 import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, type DiagnosticsSelector, WAITING_TTL } from './diagnostics';
 import { get } from './fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
-import { CONDITION_TYPE, observeStatus } from './status';
+import { CONDITION_TYPE, observeStatus, type StatusOutcome } from './status';
 import { validateInput } from './validate-input';
 
 type Obj = Record<string, unknown>;
@@ -94,6 +103,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let adoption;
   let related;
   let asked;
+  let companions: { name: string; own: Input; composed: Composed; observed: Obj | undefined; ready: boolean }[];
   try {
     const seen = isObj(observed) ? observed : undefined;
     composed = composeResource(input, composite, seen);
@@ -118,15 +128,39 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       extraResources(req, RELATED_REQUIREMENT),
       `(composition ${comp})`,
     );
+    companions = (input.companions ?? []).map((c) => {
+      const name = companionResourceName(input, c);
+      const own = companionInput(input, c);
+      const seenC = req.observed?.resources?.[name]?.resource;
+      const seen = isObj(seenC) ? seenC : undefined;
+      return { name, own, composed: composeResource(own, composite, seen), observed: seen, ready: false };
+    });
   } catch (e) {
     if (e instanceof ComposeError) return fail(rsp, e.message);
     throw e;
   }
-  let outcome;
+  let outcome: StatusOutcome;
   try {
     outcome = observeStatus(input, isObj(observed) ? observed : undefined);
   } catch (e) {
     return fail(rsp, `cannot map the status of ${composed.name} (composition ${comp}): ${(e as Error).message}`);
+  }
+  // The claim is Ready when every companion is too (Crossplane's rule for the composite); one that cannot be applied
+  // (its Synced False) says why. The main resource's own readiness is its own.
+  const ownReady = outcome.ready;
+  for (const c of companions) {
+    const seen = observeStatus(c.own, c.observed);
+    c.ready = seen.ready;
+    if (seen.ready) continue;
+    // The main resource's own failure or progress speaks first; else the companion's, else that it waits for it.
+    const waits: StatusOutcome['condition'] = {
+      status: 'False',
+      reason: 'Provisioning',
+      message: `${input.backend} ${input.service}: waiting for its ${c.own.resource.kind}`,
+    };
+    const condition =
+      outcome.condition?.status === 'False' ? outcome.condition : seen.condition?.status === 'False' ? seen.condition : waits;
+    outcome = { ...outcome, ready: false, condition };
   }
   // Why it waits, where the backend does not say (diagnostics.ts): asked while observed, not Ready and not failing.
   let waiting: DiagnosticsSelector | undefined;
@@ -165,9 +199,17 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   const resource: Resource = {
     resource: composed.resource,
     connectionDetails: {},
-    ready: outcome.ready ? Ready.READY_TRUE : Ready.READY_FALSE,
+    ready: ownReady ? Ready.READY_TRUE : Ready.READY_FALSE,
   };
   desired.resources = { ...desired.resources, [composed.name]: resource };
+  for (const c of companions) {
+    const ready = c.observed && observeStatus(c.own, c.observed).ready;
+    desired.resources[c.name] = {
+      resource: c.composed.resource,
+      connectionDetails: {},
+      ready: ready ? Ready.READY_TRUE : Ready.READY_FALSE,
+    };
+  }
   // Only status of a desired composite is honoured: write a fresh partial composite (never the observed one),
   // keeping what earlier steps asked for.
   const before = isObj(desired.composite?.resource) ? (desired.composite?.resource as Obj) : {};
