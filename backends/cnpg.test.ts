@@ -7,10 +7,11 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../apis/api';
 import { DataService, planMatrix } from '../apis';
 import { composeResource } from '../functions/dataservices/compose';
-import { Severity } from '@crossplane-org/function-sdk-typescript';
+import { Ready, Severity, Status } from '@crossplane-org/function-sdk-typescript';
 import { runFunction } from '../functions/dataservices/fn';
 import { RELATED_REQUIREMENT } from '../functions/dataservices/related';
-import { compositeOf, inputOf, requestOf } from '../harness/function-requests';
+import { compositeOf, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
+import { inputFor, type Recipe } from '../recipe';
 import { loadCatalog } from '../harness/catalog';
 import type { CnpgOffering } from '../apis/dataservice';
 import { observeStatus } from '../functions/dataservices/status';
@@ -51,12 +52,25 @@ describe('cnpg PostgresqlInstance', () => {
               managed: {
                 services: {
                   additional: [
-                    { selectorType: 'rw', serviceTemplate: { metadata: { name: 'my-claim-external' }, spec: { type: 'LoadBalancer' } } },
+                    {
+                      selectorType: 'rw',
+                      serviceTemplate: {
+                        metadata: { name: 'my-claim-external' },
+                        // Only the catalog's source ranges, and the client's address kept for PostgreSQL and the NetworkPolicy.
+                        spec: {
+                          type: 'LoadBalancer',
+                          loadBalancerSourceRanges: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+                          externalTrafficPolicy: 'Local',
+                        },
+                      },
+                    },
                   ],
                 },
               },
               postgresql: {
                 parameters: { max_connections: '200', log_min_messages: 'DEBUG1', work_mem: '8MB', ssl_min_protocol_version: 'TLSv1.2' },
+                // TLS or nothing: before CNPG's default password rule.
+                pg_hba: ['hostnossl all all all reject'],
               },
             },
           },
@@ -121,7 +135,13 @@ describe('cnpg ServiceBinding', () => {
     expect(spec.connectionDetails.map((d: any) => [d.kind, d.name, d.fieldPath, d.toConnectionSecretKey])).toEqual([
       ['Cluster', 'pg', 'status.managedRolesStatus.passwordStatus[binding-my-claim].resourceVersion', 'username'],
       ...CNPG_BINDING_KEYS.map((k) => ['Secret', 'my-claim-cnpg-binding', `data.${k}`, k]),
+      ['Secret', 'my-claim-cnpg-binding', 'data[ca.crt]', 'ca.crt'],
     ]);
+    // The server CA beside Klutch's keys, copied from CNPG's `<cluster>-ca` (never its key).
+    expect(spec.references[3]).toEqual({
+      patchesFrom: { apiVersion: 'v1', kind: 'Secret', name: 'pg-ca', namespace: 'team-a', fieldPath: 'data[ca.crt]' },
+      toFieldPath: 'data[ca.crt]',
+    });
   });
 
   it('keeps the password it generated once: every later composition reads it back from the observed Object', () => {
@@ -216,6 +236,83 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
   });
 });
 
+describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster", () => {
+  const spec = { service: 'a9s-postgresql15', plan: 'postgresql-single-nano' };
+  const POLICY = 'cnpg-postgresql-network-policy';
+  const healthyCluster = {
+    status: {
+      atProvider: { manifest: { status: { phase: 'Cluster in healthy state', readyInstances: 1 } } },
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Available' },
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess' },
+      ],
+    },
+  };
+  const run = (observed: Record<string, Record<string, unknown>>, target: 'v1' | 'v2' = 'v1') => {
+    const input = inputFor(api('postgresql').backends.cnpg as Recipe, {
+      backend: 'cnpg',
+      service: 'postgresql',
+      settings: SETTINGS,
+      target,
+    });
+    const xr = compositeOf(api('postgresql'), 'cnpg', spec);
+    if (target === 'v2') xr.metadata = { name: 'my-claim', namespace: 'team-a', uid: 'u-1' };
+    const rsp = runFunction(requestOf(input, xr, observed));
+    expect(rsp.results.filter((r) => r.severity === Severity.SEVERITY_FATAL)).toEqual([]);
+    return rsp;
+  };
+
+  it("admits PostgreSQL's port only from the source ranges, the instance's own Pods, and the operator's status calls", () => {
+    for (const target of ['v1', 'v2'] as const) {
+      const object = run({}, target).desired?.resources[POLICY]?.resource as any;
+      expect([object.apiVersion, object.kind, object.spec.providerConfigRef]).toEqual(
+        target === 'v1'
+          ? ['kubernetes.crossplane.io/v1alpha2', 'Object', { name: 'kubernetes-provider' }]
+          : ['kubernetes.m.crossplane.io/v1alpha1', 'Object', { name: 'kubernetes-provider', kind: 'ClusterProviderConfig' }],
+      );
+      expect(object.spec.forProvider.manifest).toEqual({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'my-claim', namespace: 'team-a' },
+        spec: {
+          podSelector: { matchLabels: { 'cnpg.io/cluster': 'my-claim' } },
+          policyTypes: ['Ingress'],
+          ingress: [
+            {
+              from: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'].map((cidr) => ({ ipBlock: { cidr } })),
+              ports: [{ protocol: 'TCP', port: 5432 }],
+            },
+            { from: [{ podSelector: { matchLabels: { 'cnpg.io/cluster': 'my-claim' } } }] },
+            {
+              from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'cnpg-system' } } }],
+              ports: [{ protocol: 'TCP', port: 8000 }],
+            },
+          ],
+        },
+      });
+    }
+  });
+
+  it('the claim is Ready only once the NetworkPolicy is applied too; one that cannot be applied says why', () => {
+    const rsp = run({ 'cnpg-postgresql': healthyCluster });
+    // The Cluster is Ready on its own; the claim waits for its policy (Crossplane: every composed resource Ready).
+    expect(rsp.desired?.resources['cnpg-postgresql']?.ready).toBe(Ready.READY_TRUE);
+    expect(rsp.desired?.resources[POLICY]?.ready).toBe(Ready.READY_FALSE);
+    expect(rsp.conditions.map((c) => [c.status, c.reason, c.message])).toEqual([
+      [Status.STATUS_CONDITION_FALSE, 'Provisioning', 'cnpg postgresql: waiting for its NetworkPolicy'],
+    ]);
+    const refused = {
+      status: { conditions: [{ type: 'Synced', status: 'False', reason: 'ReconcileError', message: 'networkpolicies is forbidden' }] },
+    };
+    expect(run({ 'cnpg-postgresql': healthyCluster, [POLICY]: refused }).conditions.map((c) => [c.reason, c.message])).toEqual([
+      ['ReconcileError', 'cnpg postgresql: networkpolicies is forbidden'],
+    ]);
+    const applied = run({ 'cnpg-postgresql': healthyCluster, [POLICY]: healthyCluster });
+    expect(applied.desired?.resources[POLICY]?.ready).toBe(Ready.READY_TRUE);
+    expect(applied.conditions.map((c) => c.reason)).toEqual(['Available']);
+  });
+});
+
 describe('the status of a cnpg PostgresqlInstance', () => {
   // What provider-kubernetes' Object shows of the Cluster, as CNPG writes it (cluster_types.go phases).
   const observed = (status: Record<string, unknown>) => ({
@@ -264,6 +361,7 @@ describe('a cnpg offering', () => {
     images: { pg15: 'postgres:15' },
     sizes: { small: { storage: '1Gi', cpu: '1', memory: '1Gi' } },
     instances: { single: 1 },
+    sourceRanges: ['10.0.0.0/8'],
     ...o,
   });
   const build = (o: Partial<CnpgOffering>) =>
@@ -273,7 +371,19 @@ describe('a cnpg offering', () => {
     ['a size missing', { sizes: {} }, 'cnpg.sizes.small: is missing (plan "demo-single-small" uses it); add storage, cpu and memory'],
     ['a topology without instances', { instances: {} }, 'cnpg.instances.single: is missing'],
     ['a service without an image', { images: {} }, 'cnpg.images["pg15"]: is missing; add the PostgreSQL image CNPG runs for pg15'],
-  ])('fails at synth time on %s', (_name, o, message) => {
+    [
+      'no source ranges',
+      { sourceRanges: [] },
+      "cnpg.sourceRanges: is missing: the instances' LoadBalancer Service would admit any address",
+    ],
+    [
+      'a NodePort without source ranges',
+      { serviceType: 'NodePort', sourceRanges: [] },
+      "the instances' NodePort Service would admit any address",
+    ],
+    ['a source range that is no CIDR', { sourceRanges: ['10.0.0.0/8', '10.1.2.3'] }, 'cnpg.sourceRanges[1]: "10.1.2.3" is not a CIDR'],
+    ['a prefix too long', { sourceRanges: ['10.0.0.0/33'] }, 'cnpg.sourceRanges[0]: "10.0.0.0/33" is not a CIDR'],
+  ] as const)('fails at synth time on %s', (_name, o, message) => {
     expect(() => build(o)).toThrow(message);
   });
 

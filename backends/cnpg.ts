@@ -11,8 +11,9 @@
  * gets `database`, `instance_service`, `password`, `username` through the recipe vocabulary the a8s binding uses. The
  * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as revoked.
  */
+import { isIP } from 'node:net';
 import type { FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
-import { kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
+import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 export const CNPG = 'cnpg';
 
@@ -75,8 +76,23 @@ export const CNPG_EXTERNAL_SERVICE_SUFFIX = '-external';
 export const CNPG_APP_SECRET_SUFFIX = '-app';
 /** The Secret a binding's Object writes beside the claim, in the a8s keys, and publishes as `<claim>-creds`. */
 export const CNPG_BINDING_SECRET_SUFFIX = '-cnpg-binding';
-/** The keys of `<claim>-creds`, those of Klutch's a8s binding. */
+/** The keys of Klutch's a8s binding, which `<claim>-creds` has. */
 export const CNPG_BINDING_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
+/** The key of `<claim>-creds` beside Klutch's: the instance's server CA, so a client verifies what it connects to. */
+export const CNPG_CA_KEY = 'ca.crt';
+/** The Secret CNPG keeps the server CA in (`<cluster>-ca`: `ca.crt`, and its key, which is never copied). */
+export const CNPG_CA_SECRET_SUFFIX = '-ca';
+/** PostgreSQL's port, and the instance manager's status port, which the operator calls (CNPG's pkg/management/url). */
+export const CNPG_POSTGRESQL_PORT = 5432;
+export const CNPG_STATUS_PORT = 8000;
+/** The composed NetworkPolicy's name among the composite's resources (after `cnpg-postgresql`). */
+export const CNPG_NETWORK_POLICY = 'network-policy';
+/**
+ * Where CNPG's clients may connect from: TLS only. CNPG puts user rules after its own (local peer, the replicas'
+ * certificates) and before its default `host all all all scram-sha-256`, so this rejects any connection without
+ * TLS and leaves the password rule to connections with it.
+ */
+export const CNPG_PG_HBA = ['hostnossl all all all reject'] as const;
 
 /**
  * The binding composites an instance lists a role for (the servicebinding API of apis/catalog, on each target's
@@ -125,6 +141,24 @@ export interface CnpgOffering {
   readonly providerConfigName?: string;
   /** The Service type of the instance's external address (how app clusters reach it). @default LoadBalancer */
   readonly serviceType?: 'LoadBalancer' | 'NodePort';
+  /**
+   * The addresses (CIDRs) app clusters connect from. A LoadBalancer admits only these (`loadBalancerSourceRanges`),
+   * and each instance's NetworkPolicy admits PostgreSQL's port only from them. Required: an instance is never open to
+   * any address by default.
+   */
+  readonly sourceRanges: readonly string[];
+  /** Annotations of the external Service, e.g. a cloud's internal load balancer (`networking.gke.io/load-balancer-type: Internal`). */
+  readonly serviceAnnotations?: Readonly<Record<string, string>>;
+  /** The namespace of the CloudNativePG operator, whose Pods call each instance's status port. @default cnpg-system */
+  readonly operatorNamespace?: string;
+}
+
+/** Whether `cidr` is an IPv4 or IPv6 CIDR whose prefix fits the address. */
+function isCidr(cidr: string): boolean {
+  const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr);
+  if (!m) return false;
+  const family = isIP(m[1] as string);
+  return family !== 0 && Number(m[2]) <= (family === 4 ? 32 : 128);
 }
 
 /** Checks what only a CNPG offering has; `fail(field, problem, fix)` throws the definition's error. */
@@ -137,6 +171,16 @@ export function checkCnpgOffering(o: CnpgOffering, fail: (field: string, problem
   }
   for (const v of o.services) {
     if (!o.images[v]) fail(`cnpg.images["${v}"]`, 'is missing', `add the PostgreSQL image CNPG runs for ${v}`);
+  }
+  if (!o.sourceRanges?.length)
+    fail(
+      'cnpg.sourceRanges',
+      `is missing: the instances' ${o.serviceType ?? 'LoadBalancer'} Service would admit any address`,
+      'list the CIDRs your app clusters connect from (their nodes\' or NAT gateways\' addresses), e.g. ["10.0.0.0/8"]',
+    );
+  for (const [i, cidr] of o.sourceRanges.entries()) {
+    if (!isCidr(cidr))
+      fail(`cnpg.sourceRanges[${i}]`, `"${cidr}" is not a CIDR`, 'write an address and a prefix length, e.g. "10.0.0.0/8"');
   }
 }
 
@@ -166,8 +210,17 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
       // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`.
       { to: 'spec.bootstrap.initdb.database', value: CNPG_APP_OWNER },
       { to: 'spec.bootstrap.initdb.owner', value: CNPG_APP_OWNER },
+      { to: 'spec.postgresql.pg_hba', value: [...CNPG_PG_HBA] },
       { to: `${external}.selectorType`, value: 'rw' },
       { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },
+      ...((o.serviceType ?? 'LoadBalancer') === 'LoadBalancer'
+        ? [{ to: `${external}.serviceTemplate.spec.loadBalancerSourceRanges`, value: [...o.sourceRanges] }]
+        : []),
+      // The client's own address reaches PostgreSQL and the NetworkPolicy (a node's SNAT would hide it).
+      { to: `${external}.serviceTemplate.spec.externalTrafficPolicy`, value: 'Local' },
+      ...(o.serviceAnnotations && Object.keys(o.serviceAnnotations).length
+        ? [{ to: `${external}.serviceTemplate.metadata.annotations`, value: { ...o.serviceAnnotations } }]
+        : []),
       {
         from: CLAIM_NAME,
         to: `${external}.serviceTemplate.metadata.name`,
@@ -176,6 +229,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
       },
     ],
   });
+  const networkPolicy = instanceNetworkPolicy(o);
   return {
     ...instance,
     // The claim says what CNPG is doing, and fails with CNPG's reason when CNPG gives up.
@@ -184,7 +238,8 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     progressPaths: CNPG_PHASE_PATHS,
     diagnostics: CNPG_POD_DIAGNOSTICS,
     related: bindingRoles('v1'),
-    v2: { ...instance.v2, related: bindingRoles('v2') },
+    companions: [networkPolicy.v1],
+    v2: { ...instance.v2, related: bindingRoles('v2'), companions: [networkPolicy.v2] },
     parametersTo: 'spec.postgresql.parameters',
     parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
     ignoredParameters: p.ignoredParameters,
@@ -208,6 +263,37 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
       ),
     },
   };
+}
+
+/**
+ * The NetworkPolicy of an instance's Pods (CNPG labels each `cnpg.io/cluster=<claim>`, its Jobs' too; it makes no
+ * policy itself): PostgreSQL's port from the offering's source ranges, anything from the instance's own Pods
+ * (replication, the instance manager), the status port from the operator's namespace, nothing else — not the
+ * database Pods of another claim, another tenant's namespace or a root namespace's konnector.
+ */
+function instanceNetworkPolicy(o: CnpgOffering) {
+  const tcp = (port: number) => ({ protocol: 'TCP', port });
+  const selector = (at: string): FieldMapping => ({ from: CLAIM_NAME, to: `${at}.matchLabels[cnpg.io/cluster]`, required: true });
+  return kubernetesCompanion(CNPG_NETWORK_POLICY, {
+    resource: { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+    providerConfigName: o.providerConfigName,
+    fields: [
+      selector('spec.podSelector'),
+      { to: 'spec.policyTypes', value: ['Ingress'] },
+      {
+        to: 'spec.ingress[0]',
+        value: { from: o.sourceRanges.map((cidr) => ({ ipBlock: { cidr } })), ports: [tcp(CNPG_POSTGRESQL_PORT)] },
+      },
+      selector('spec.ingress[1].from[0].podSelector'),
+      {
+        to: 'spec.ingress[2]',
+        value: {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': o.operatorNamespace ?? 'cnpg-system' } } }],
+          ports: [tcp(CNPG_STATUS_PORT)],
+        },
+      },
+    ],
+  });
 }
 
 /**
@@ -271,7 +357,7 @@ function copyFrom(i: number, kind: 'Secret' | 'Service', suffix: string, fieldPa
  */
 export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): Recipe {
   const lb = 'status.loadBalancer.ingress[0].ip';
-  const fromSecret = { at: 'spec.connectionDetails', nameSuffix: CNPG_BINDING_SECRET_SUFFIX, keys: [...CNPG_BINDING_KEYS] };
+  const fromSecret = { at: 'spec.connectionDetails', nameSuffix: CNPG_BINDING_SECRET_SUFFIX, keys: [...CNPG_BINDING_KEYS, CNPG_CA_KEY] };
   const recipe = kubernetesObject({
     resource: { apiVersion: 'v1', kind: 'Secret' },
     providerConfigName: p.providerConfigName,
@@ -291,6 +377,7 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       ...copyFrom(0, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.dbname', 'data.database'),
       ...copyFrom(1, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.instance_service'),
       ...roleGate(),
+      ...copyFrom(3, 'Secret', CNPG_CA_SECRET_SUFFIX, `data[${CNPG_CA_KEY}]`, `data[${CNPG_CA_KEY}]`),
     ],
   });
   // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.

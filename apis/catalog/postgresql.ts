@@ -186,6 +186,8 @@ export default new DataService({
       big: { storage: '100Gi', cpu: '4', memory: '16Gi' },
     },
     instances: { single: 1, replica: 3 },
+    // Private networks only: an operator whose app clusters connect from elsewhere lists their egress ranges.
+    sourceRanges: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
   },
   parameters,
   fields: [

@@ -195,6 +195,8 @@ export async function ensureCnpgPostgresImage(log: (line: string) => void): Prom
 /**
  * A Pod that runs `sql` with psql once, configured only by the Secret `secret` in the a8s binding keys (what an app
  * developer's Pod would mount); `host` replaces the address it names (to aim a tenant's credentials elsewhere).
+ * `tls`: `verify-ca` checks the server against the Secret's `ca.crt` (mounted as a file, as libpq wants it);
+ * `disable` connects without TLS; default libpq's `prefer`.
  */
 export function psqlClientPod(o: {
   readonly name: string;
@@ -202,7 +204,19 @@ export function psqlClientPod(o: {
   readonly sql: string;
   readonly host?: string;
   readonly labels?: Readonly<Record<string, string>>;
+  readonly tls?: 'verify-ca' | 'disable';
 }): Record<string, unknown> {
+  const CA_DIR = '/etc/postgresql-ca';
+  const tlsEnv =
+    o.tls === 'verify-ca'
+      ? [
+          { name: 'PGSSLMODE', value: 'verify-ca' },
+          { name: 'PGSSLROOTCERT', value: `${CA_DIR}/ca.crt` },
+        ]
+      : o.tls === 'disable'
+        ? [{ name: 'PGSSLMODE', value: 'disable' }]
+        : [];
+  const ca = o.tls === 'verify-ca';
   const env = (
     [
       ['PGHOST', 'instance_service'],
@@ -225,10 +239,12 @@ export function psqlClientPod(o: {
           image: CNPG_POSTGRESQL_IMAGE,
           imagePullPolicy: 'Never',
           command: [`${POSTGRESQL_BIN}/psql`, '-v', 'ON_ERROR_STOP=1', '-tA', '-c', o.sql],
-          env,
+          env: [...env, ...tlsEnv],
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
+          ...(ca ? { volumeMounts: [{ name: 'ca', mountPath: CA_DIR, readOnly: true }] } : {}),
         },
       ],
+      ...(ca ? { volumes: [{ name: 'ca', secret: { secretName: o.secret, items: [{ key: 'ca.crt', path: 'ca.crt' }] } }] } : {}),
     },
   };
 }

@@ -129,7 +129,7 @@ const SQL_READ = 'SELECT body FROM notes WHERE id = 1;';
 async function psql(
   name: string,
   sql: string,
-  o: { host?: string; fails?: boolean; secret?: string; ns?: string } = {},
+  o: { host?: string; fails?: boolean; secret?: string; ns?: string; tls?: 'verify-ca' | 'disable' } = {},
 ): Promise<string[]> {
   const { phase, out } = await runPsql(name, sql, o);
   expect(phase, `Pod ${name}: ${out.join('\n')}`).toBe(o.fails ? 'Failed' : 'Succeeded');
@@ -143,11 +143,11 @@ async function psql(
 async function runPsql(
   name: string,
   sql: string,
-  o: { host?: string; secret?: string; ns?: string } = {},
+  o: { host?: string; secret?: string; ns?: string; tls?: 'verify-ca' | 'disable' } = {},
 ): Promise<{ phase: string; out: string[] }> {
   const secret = o.secret ?? 'app-creds';
   const ns = o.ns ?? NS;
-  await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/pods`, psqlClientPod({ name, secret, sql, host: o.host }));
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/pods`, psqlClientPod({ name, secret, sql, host: o.host, tls: o.tls }));
   const pod = await until(`the client Pod ${ns}/${name} done`, async () => {
     const p = await getObject(kube, `/api/v1/namespaces/${ns}/pods/${name}`);
     return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
@@ -240,6 +240,11 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
       return s?.status?.loadBalancer?.ingress?.[0]?.ip ? s : undefined;
     });
     expect(svc.spec.type).toBe('LoadBalancer');
+    // Open only to the offering's source ranges (kube-proxy drops other sources), the client's address kept.
+    expect([svc.spec.loadBalancerSourceRanges, svc.spec.externalTrafficPolicy]).toEqual([
+      ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+      'Local',
+    ]);
     const LOAD_BALANCER_IP = svc.status.loadBalancer.ingress[0].ip as string;
     expect(LOAD_BALANCER_IP).toMatch(/^10\.96\.200\.\d+$/);
 
@@ -254,8 +259,25 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
     // The binding's own role (per-binding users), in the application database.
     expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'binding-app']);
 
-    expect(await psql('app-client', SQL_WRITE)).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
+    // The server's CA beside Klutch's keys: the client checks whom it talks to.
+    expect(value('ca.crt')).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(await psql('app-client', SQL_WRITE, { tls: 'verify-ca' })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
   }, 600_000);
+
+  it('refuses a connection without TLS, and fences the instance with a NetworkPolicy that selects its Pods', async () => {
+    const { phase, out } = await runPsql('app-client-plain', SQL_READ, { tls: 'disable' });
+    expect([phase, out.join('\n')]).toEqual(['Failed', expect.stringContaining('no encryption')]);
+    // The policy is the backend's; whether traffic obeys it is the CNI's (this node's does not enforce policies), so
+    // the check is that it exists as composed and selects the instance's Pods.
+    const policy = await until(`NetworkPolicy ${NS}/pg`, () =>
+      getObject(kube, `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/pg`),
+    );
+    expect(policy.spec.podSelector).toEqual({ matchLabels: { 'cnpg.io/cluster': 'pg' } });
+    expect(policy.spec.ingress.map((r: WireObject) => r.ports?.map((p: WireObject) => p.port) ?? 'any')).toEqual([[5432], 'any', [8000]]);
+    const pods = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=cnpg.io/cluster%3Dpg,cnpg.io/podRole%3Dinstance`))
+      .body as WireObject;
+    expect(pods.items.length).toBeGreaterThan(0);
+  }, 300_000);
 });
 
 /**
