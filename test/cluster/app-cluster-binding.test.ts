@@ -660,7 +660,7 @@ describe('AppClusterBinding', () => {
     }
   }, 120_000);
 
-  it('refuses a kubeconfig Secret of another namespace, and a kubeconfig that would run a program: nothing copied, nothing run', async () => {
+  it('refuses a kubeconfig Secret of another namespace, one not of type Opaque, and a kubeconfig that would run a program: nothing copied, nothing run', async () => {
     // Whoever may create AppClusterBindings in `ops` must not make the backend use a Secret elsewhere.
     const other = `acbo-${id}`;
     await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: other } });
@@ -694,7 +694,29 @@ describe('AppClusterBinding', () => {
     expect(condition(unsafe, 'SecretValid')).toMatchObject({ reason: 'KubeconfigUnsafe' });
     expect(condition(unsafe, 'SecretValid')?.message).toContain('exec runs a program on the control plane');
     expect(existsSync(marker)).toBe(false);
-    for (const n of [stolen, runs]) await requireOk(ka, 'DELETE', ACBS(ops, n));
+
+    // A Secret not made for it, though kubeconfig-shaped (issue 34, item 10): a token Secret of the namespace with a
+    // working kubeconfig beside the token the token controller fills in. Only Opaque Secrets are read as kubeconfigs.
+    await requireOk(ka, 'POST', `/api/v1/namespaces/${ops}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'token-kubeconfig', namespace: ops, annotations: { 'kubernetes.io/service-account.name': 'default' } },
+      type: 'kubernetes.io/service-account-token',
+      data: { kubeconfig: Buffer.from(await saKubeconfig(kb, b, 'klutch-control-plane', 'konnector')).toString('base64') },
+    });
+    const typed = `typed-${id}`;
+    await requireOk(ka, 'POST', ACBS(ops), acb(typed, 'token-kubeconfig', [PG]));
+    const notOpaque = await eventually('SecretValid judged', async () => {
+      const x = await getObject(ka, ACBS(ops, typed));
+      return condition(x, 'SecretValid') ? x : undefined;
+    });
+    expect(condition(notOpaque, 'SecretValid')).toMatchObject({ status: 'False', reason: 'SecretTypeNotOpaque' });
+    expect(condition(notOpaque, 'SecretValid')?.message).toContain(
+      `Secret ${ops}/token-kubeconfig (spec.kubeconfigSecretRef.name "token-kubeconfig") is of type kubernetes.io/service-account-token`,
+    );
+    expect(await getObject(ka, `/api/v1/namespaces/${rootOf(ops, typed)}`)).toBeUndefined();
+    for (const n of [stolen, runs, typed]) await requireOk(ka, 'DELETE', ACBS(ops, n));
+    await ka.request('DELETE', `/api/v1/namespaces/${ops}/secrets/token-kubeconfig`);
     await ka.request('DELETE', `/api/v1/namespaces/${other}`);
   }, 60_000);
 
