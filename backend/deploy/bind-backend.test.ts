@@ -64,6 +64,12 @@ describe('BindBackend', () => {
     );
   });
 
+  it('lets the monitoring namespace scrape the root konnectors too (issue 34, item 10); none by default', () => {
+    const args = (p: BindBackendProps) => find(synth(p), 'Deployment').spec.template.spec.containers[0].args as string[];
+    expect(args(props).filter((a) => a.startsWith('--monitoring-namespace'))).toEqual([]);
+    expect(args({ ...props, monitoringNamespace: 'monitoring' })).toContain('--monitoring-namespace=monitoring');
+  });
+
   it('runs the backend with the flags of its props, the client secret from a Secret and the cookie keys mounted', () => {
     const d = find(
       synth({ ...props, replicas: 3, consumerScope: 'Cluster', tokenLifetime: '2h', namespacePrefix: 'tenant' }),

@@ -72,7 +72,10 @@ export interface BindBackendProps {
   readonly exportedGroups?: readonly string[];
   /** @default { cpu: 100m, memory: 128Mi } requests, { memory: 512Mi } limit */
   readonly resources?: kplus.ContainerResources;
-  /** The namespace whose Pods may scrape the probe port (/healthz, /readyz, /metrics). @default none (kubelet probes only) */
+  /**
+   * The namespace whose Pods may scrape the probe port (/healthz, /readyz, /metrics), the backend's and that of the
+   * konnectors it runs for AppClusterBindings (`--monitoring-namespace`). @default none (kubelet probes only)
+   */
   readonly monitoringNamespace?: string;
   /**
    * Who may bind an API whose APIServiceExportTemplate names nobody (`--default-bind-policy`, authz/bind-policy.ts).
@@ -322,6 +325,8 @@ export class BindBackend extends Construct {
         `--consumer-scope=${p.consumerScope}`,
         `--token-lifetime=${p.tokenLifetime}`,
         `--pretty-name=${p.prettyName}`,
+        // The root namespaces' konnectors are scraped from the same namespace as the backend (their NetworkPolicy).
+        ...(props.monitoringNamespace !== undefined ? [`--monitoring-namespace=${props.monitoringNamespace}`] : []),
       ],
       envVariables: {
         BACKEND_OIDC_ISSUER_CLIENT_SECRET: kplus.EnvValue.fromSecretValue({

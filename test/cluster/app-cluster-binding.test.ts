@@ -31,6 +31,7 @@ import { kubeconfigYaml, type ClusterInfo } from '../../harness/control-plane';
 import { applyConstruct, launchKonnectorBundle } from '../../harness/konnector';
 import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
+import { admitsIngress } from '../support/network-policy';
 import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
 
 type O = WireObject;
@@ -239,6 +240,8 @@ beforeAll(async () => {
       '--konnector-allowed-images=public.ecr.aws/w5n9a2g2/klutch/konnector:*',
       // Two PostgresqlInstances per provider namespace: the tests make 'first' and 'second'; a third is refused.
       `--claim-quota=count/${PG_API}=2`,
+      // Prometheus' namespace: the only one whose Pods reach a root konnector's probe port.
+      '--monitoring-namespace=monitoring',
     ],
     env: { PATH: process.env.PATH },
     logDir,
@@ -392,8 +395,8 @@ describe('AppClusterBinding', () => {
       expect((await requireOk(ka, 'GET', path)).metadata.labels['klutch-kit.anynines.com/appclusterbinding-uid'], path).toBe(
         mine.metadata.uid,
       );
-    // Nothing in it but DNS and the API servers' ports goes out, nothing but the probes come in (the test's CNI does
-    // not enforce NetworkPolicies: the object is what is checked).
+    // Nothing in it but DNS and the API servers' ports goes out, nothing but the monitoring namespace's scrapes come in
+    // (the test's CNI does not enforce NetworkPolicies: the object, as the API server keeps it, is what is checked).
     const policy = await requireOk(ka, 'GET', `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies/klutch-bind-root`);
     const anywhere = [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }];
     // --konnector-api-ports as given above, and --external-address's port.
@@ -403,7 +406,12 @@ describe('AppClusterBinding', () => {
     expect(policy.spec).toEqual({
       podSelector: {},
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }] }],
+      ingress: [
+        {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+          ports: [{ protocol: 'TCP', port: 8080 }],
+        },
+      ],
       egress: [
         {
           to: [{ namespaceSelector: {} }, ...anywhere],
@@ -414,6 +422,15 @@ describe('AppClusterBinding', () => {
         },
         { to: anywhere, ports: apiPorts.map((port) => ({ protocol: 'TCP', port })) },
       ],
+    });
+    // Issue 34, item 10: the konnector's probe and metrics listener, reached from another tenant's Pods before.
+    const konnectorPod = { namespace: root, labels: { app: `konnector-${name}` } };
+    const from = (namespace: string) => ({ namespace, namespaceLabels: { 'kubernetes.io/metadata.name': namespace }, ip: '10.0.0.7' });
+    const admitted = (namespace: string) => admitsIngress([policy], konnectorPod, from(namespace), 8080);
+    expect({ tenant: admitted(`${prefix}-x7k2p`), otherRoot: admitted(rootOf(ops, 'other')), monitoring: admitted('monitoring') }).toEqual({
+      tenant: false,
+      otherRoot: false,
+      monitoring: true,
     });
   });
 
