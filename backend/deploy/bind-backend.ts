@@ -92,8 +92,8 @@ export interface BindBackendProps {
   /**
    * A ConfigMap the settings an operator changes per installation come from (env twins of the flags, `settings`):
    * issuer URL, client ID, callback URL, external address and server name, the default bind policy. The install
-   * bundle generates it with
-   * kustomize, so an overlay changes them and the Pods roll. @default none: they are flags in the Deployment
+   * bundle generates it with kustomize, so an overlay changes them and the Pods roll. @default none: they are flags in
+   * the Deployment
    */
   readonly settingsConfigMap?: string;
   /**
