@@ -251,6 +251,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     konnectorImage: o.konnectorImage,
     konnectorAllowedImages: o.konnectorAllowedImages,
     konnectorApiPorts: o.konnectorApiPorts,
+    ...(o.monitoringNamespace !== undefined ? { monitoringNamespace: o.monitoringNamespace } : {}),
     claimQuota: o.claimQuota,
     log,
     registry,

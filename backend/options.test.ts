@@ -254,6 +254,15 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
     );
   });
 
+  it('reads the monitoring namespace root konnectors may be scraped from (none by default); refuses a non-name', () => {
+    expect(parse(required).monitoringNamespace).toBeUndefined();
+    expect(parse([...required, '--monitoring-namespace=monitoring']).monitoringNamespace).toBe('monitoring');
+    expect(parseOptions(required, { BACKEND_MONITORING_NAMESPACE: 'prom' })).toMatchObject({ monitoringNamespace: 'prom' });
+    expect(() => parse([...required, '--monitoring-namespace=Mon'])).toThrow(
+      '--monitoring-namespace: "Mon" is not a namespace name (a DNS label)',
+    );
+  });
+
   it('reads the images an AppClusterBinding may name and the ports its root namespace opens; refuses malformed ones', () => {
     expect(parse(required)).toMatchObject({ konnectorAllowedImages: [], konnectorApiPorts: [443, 6443] });
     expect(

@@ -98,6 +98,8 @@ export interface BackendOptions {
   readonly konnectorAllowedImages: readonly string[];
   /** TCP ports the NetworkPolicy of binding root namespaces lets konnectors reach (API servers). */
   readonly konnectorApiPorts: readonly number[];
+  /** The namespace whose Pods may scrape root konnectors' probe port; undefined: none (kubelet probes only). */
+  readonly monitoringNamespace?: string;
   readonly leaderElection: boolean;
   readonly leaseName: string;
   readonly identity: string;
@@ -481,6 +483,13 @@ export const FLAGS: readonly BackendFlag[] = [
     default: '443,6443',
     help: "TCP ports, comma-separated, that the NetworkPolicy of every binding root namespace lets konnectors reach (the app clusters' and the control plane's API servers; the port of --external-address is added); an AppClusterBinding whose app cluster listens on another is refused (AppClusterAccess PortNotAllowed)",
   },
+  {
+    name: 'monitoring-namespace',
+    key: 'monitoringNamespace',
+    arg: 'namespace',
+    optional: true,
+    help: "the namespace whose Pods (Prometheus) may scrape the konnectors' probe port (/metrics, 8080) in binding root namespaces; without it the NetworkPolicy of a root namespace admits nothing in (the kubelet's probes come from the node, which most CNIs let through regardless)",
+  },
 ];
 
 /** The backend's flag table: every flag also read from `BACKEND_<FLAG>`. */
@@ -658,6 +667,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const badPort = apiPorts.find((x) => !/^\d{1,5}$/.test(x) || Number(x) < 1 || Number(x) > 65535);
   if (badPort !== undefined || !apiPorts.length)
     throw new UsageError(`--konnector-api-ports: "${badPort ?? ''}" is not a TCP port (give ports such as 443,6443)`);
+  const monitoring = raw('monitoring-namespace');
+  if (monitoring !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(monitoring))
+    throw new UsageError(`--monitoring-namespace: "${monitoring}" is not a namespace name (a DNS label)`);
 
   return {
     controlPlaneMode: cp,
@@ -706,6 +718,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     konnectorImage,
     konnectorAllowedImages: allowedImages,
     konnectorApiPorts: [...new Set(apiPorts.map(Number))],
+    ...(monitoring !== undefined ? { monitoringNamespace: monitoring } : {}),
     leaderElection: switchFlag('leader-election', or('leader-election')),
     leaseName: or('lease-name'),
     identity: raw('identity') ?? (env.POD_NAME || hostname),

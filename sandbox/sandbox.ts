@@ -263,6 +263,8 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
         publicUrl: url,
         externalAddress: `https://${api.address}`,
         tls,
+        // The bundle's backend binds an API only for whom its template names: the sandbox's user, for every API.
+        bindAllowedSubjects: [user],
         log: say,
         signal: giveUp.signal,
       });

@@ -12,6 +12,8 @@ import { loadCatalog, parseYaml } from '../harness/catalog';
 import { validatorFor } from '../test/support/openapi';
 import { goModuleSource, wrapperModule } from '../harness/tools/go';
 import { ensureKubeBinary } from '../harness/tools/kube';
+import { BindAnnotations, mayBind, type BindIdentity } from '../backend/authz/bind-policy';
+import { parseOptions } from '../backend/options';
 import { synthesize } from './synth';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
@@ -79,6 +81,7 @@ describe('dist/control-plane/kustomization.yaml', () => {
     expect(settings.metadata).toMatchObject({ namespace: 'klutch-bind-backend' });
     expect(settings.metadata.name).toMatch(/^klutch-bind-backend-settings-[a-z0-9]{10}$/);
     expect(settings.data).toEqual({
+      BACKEND_DEFAULT_BIND_POLICY: 'deny-all',
       BACKEND_EXTERNAL_ADDRESS: 'https://kubernetes.example.com:6443',
       BACKEND_OIDC_CALLBACK_URL: 'https://bind.example.com/callback',
       BACKEND_OIDC_ISSUER_CLIENT_ID: 'klutch-bind',
@@ -241,6 +244,40 @@ describe('dist/control-plane/kustomization.yaml', () => {
     expect(one(objs, 'Secret', secret('klutch-bind-backend-tls')).type).toBe('kubernetes.io/tls');
     expect(one(objs, 'ProviderConfig', 'postgresql-service-broker').spec.url).toBe('https://pg-broker.acme.test');
     expect(one(objs, 'ProviderConfig', 'mariadb-service-broker').spec.url).toBe('https://mariadb-service-broker.example.com');
+  });
+
+  it('fails closed (issue 34, item 10): its backend lets nobody bind an API until the overlay grants it on the template', () => {
+    /** The policy the bundle's backend runs with (its args and settings, as the Pod gets them) applied to `who`. */
+    const decide = (objs: Obj[], who: BindIdentity) => {
+      const c = one(objs, 'Deployment').spec.template.spec.containers[0];
+      const env = { ...one(objs, 'ConfigMap').data, BACKEND_OIDC_ISSUER_CLIENT_SECRET: 's' };
+      const o = parseOptions(c.args, env);
+      if (o === 'help') throw new Error('the Deployment asks for --help');
+      return objs.filter((x) => x.kind === 'APIServiceExportTemplate').map((t) => mayBind(who, t as never, o.defaultBindPolicy));
+    };
+    const alice: BindIdentity = { subject: 'alice', groups: ['dba'] };
+    const shipped = decide(build(join(dir, 'dist', 'control-plane')), alice);
+    expect(shipped.length).toBeGreaterThan(5);
+    expect(shipped.filter((d) => d.allowed)).toEqual([]);
+    expect(shipped.every((d) => !d.allowed && d.reason === 'default-deny')).toBe(true);
+    // The documented grant: one patch over every template (or one per API, naming it).
+    const granted = overlayOf('grant', {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: ['../dist/control-plane'],
+      patches: [
+        {
+          target: { kind: 'APIServiceExportTemplate' },
+          patch: stringify({
+            apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
+            kind: 'APIServiceExportTemplate',
+            metadata: { name: 'any', annotations: { [BindAnnotations.allowedGroups]: 'dba' } },
+          }),
+        },
+      ],
+    });
+    expect(decide(build(granted), alice).every((d) => d.allowed)).toBe(true);
+    expect(decide(build(granted), { subject: 'mallory', groups: ['dev'] }).some((d) => d.allowed)).toBe(false);
   });
 
   it("on the v2 target names provider-kubernetes' cluster-scoped ClusterProviderConfig, valid against its CRD", async () => {

@@ -173,18 +173,23 @@ export function render(o: SynthOptions): Map<string, string> {
   for (const crd of bindApiCrds()) {
     files.set(`${CONTROL_PLANE_DIR}/crds/${(crd.metadata as { name: string }).name}.yaml`, yaml([crd]));
   }
-  const runtime = new Chart(new App(), 'function');
-  new FunctionRuntime(runtime, 'function', { fn });
-  for (const obj of runtime.toJson() as { kind: string; metadata: { name: string } }[]) {
-    files.set(`${FUNCTION_RUNTIME_DIR}/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, yaml([obj]));
-  }
-  const backend = new Chart(new App(), 'backend');
   // The install bundle's backend: per-installation settings from a ConfigMap kustomize generates, HTTPS in the Pod.
   const backendProps: BindBackendProps = {
     settingsConfigMap: BACKEND_SETTINGS,
     tlsSecret: BACKEND_TLS_SECRET,
     ...(o.backend ?? DEFAULT_BACKEND),
   };
+  const runtime = new Chart(new App(), 'function');
+  // One monitoring namespace for the control plane: the backend's, its root konnectors' and the function's scrapes.
+  new FunctionRuntime(runtime, 'function', {
+    fn,
+    namespace: CROSSPLANE_NAMESPACE,
+    ...(backendProps.monitoringNamespace !== undefined ? { monitoringNamespace: backendProps.monitoringNamespace } : {}),
+  });
+  for (const obj of runtime.toJson() as { kind: string; metadata: { name: string } }[]) {
+    files.set(`${FUNCTION_RUNTIME_DIR}/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, yaml([obj]));
+  }
+  const backend = new Chart(new App(), 'backend');
   const bindBackend = new BindBackend(backend, 'backend', backendProps);
   for (const obj of backend.toJson() as { kind: string; metadata: { name: string } }[]) {
     files.set(`${CONTROL_PLANE_DIR}/backend/${obj.kind.toLowerCase()}-${obj.metadata.name}.yaml`, yaml([obj]));

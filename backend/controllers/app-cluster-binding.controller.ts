@@ -190,7 +190,13 @@ function deps(
       }
       await c.core.patchNamespace({ name: ns, body, fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
       await c.networking.patchNamespacedNetworkPolicy(
-        { name: ROOT_NETWORK_POLICY, namespace: ns, body: rootNetworkPolicy(acb, ns, apiPorts), fieldManager: FIELD_MANAGER, force: true },
+        {
+          name: ROOT_NETWORK_POLICY,
+          namespace: ns,
+          body: rootNetworkPolicy(acb, ns, apiPorts, d.monitoringNamespace),
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        },
         APPLY_PATCH,
       );
       await c.core.patchNamespacedServiceAccount(

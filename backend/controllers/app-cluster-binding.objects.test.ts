@@ -5,6 +5,7 @@ import type { AppClusterBinding } from '../../exports/bind-api';
 import { Konnector } from '../../konnector/deploy/konnector';
 import { konnectorDeployment, rootNetworkPolicy } from './app-cluster-binding.objects';
 import { vetOverrides, type VettedOverrides } from './app-cluster-binding.overrides';
+import { admitsIngress } from '../../test/support/network-policy';
 
 function acb(env?: V1EnvVar[]): AppClusterBinding {
   return {
@@ -56,7 +57,7 @@ describe('the control-plane konnector Deployment of an AppClusterBinding', () =>
 });
 
 describe('the NetworkPolicy of a binding root namespace', () => {
-  it("denies every Pod's traffic but DNS and the API servers' ports out, and the probe port in", () => {
+  it("denies every Pod's traffic but DNS and the API servers' ports out, and nothing in without a monitoring namespace", () => {
     const p = rootNetworkPolicy(acb(), 'klutch-bind-root', [6443, 443, 6443, 31443]);
     expect(p.metadata).toMatchObject({ name: 'klutch-bind-root', namespace: 'klutch-bind-root' });
     expect(p.metadata!.labels).toMatchObject({ 'klutch-kit.anynines.com/appclusterbinding-uid': '1234-abcd' });
@@ -64,7 +65,6 @@ describe('the NetworkPolicy of a binding root namespace', () => {
     expect(p.spec).toEqual({
       podSelector: {},
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }] }],
       egress: [
         {
           to: [{ namespaceSelector: {} }, ...anywhere],
@@ -79,5 +79,34 @@ describe('the NetworkPolicy of a binding root namespace', () => {
         },
       ],
     });
+  });
+
+  it('admits the probe port only from the monitoring namespace', () => {
+    expect(rootNetworkPolicy(acb(), 'r', [443], 'monitoring').spec.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+        ports: [{ protocol: 'TCP', port: 8080 }],
+      },
+    ]);
+  });
+
+  // Issue 34, item 10: the konnector's probe/metrics listener was open to every Pod of every namespace.
+  const konnectorPod = { namespace: 'klutch-bind-r', labels: { app: 'konnector-app1' } };
+  const pod = (namespace: string, labels: Record<string, string> = {}) => ({
+    namespace,
+    namespaceLabels: { 'kubernetes.io/metadata.name': namespace },
+    labels,
+    ip: '10.244.1.7',
+  });
+  it.each([
+    ['a tenant database Pod', false, pod('cluster-x7k2p', { 'cnpg.io/cluster': 'pg' }), undefined],
+    ["another root namespace's konnector", false, pod('klutch-bind-other', { app: 'konnector-other' }), undefined],
+    ['a Pod of its own root namespace', false, pod('klutch-bind-r'), undefined],
+    ['Prometheus, with no monitoring namespace set', false, pod('monitoring', { app: 'prometheus' }), undefined],
+    ['Prometheus in the monitoring namespace', true, pod('monitoring', { app: 'prometheus' }), 'monitoring'],
+    ['a tenant Pod, with a monitoring namespace set', false, pod('cluster-x7k2p'), 'monitoring'],
+  ] as const)('attack: %s reaching port 8080 of a root konnector: admitted %s', (_who, admitted, source, monitoring) => {
+    const p = rootNetworkPolicy(acb(), 'klutch-bind-r', [443, 6443], monitoring);
+    expect(admitsIngress([p], konnectorPod, source, 8080)).toBe(admitted);
   });
 });

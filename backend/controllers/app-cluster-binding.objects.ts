@@ -11,7 +11,9 @@ import type {
   V1Deployment,
   V1Namespace,
   V1NetworkPolicy,
+  V1NetworkPolicyIngressRule,
   V1NetworkPolicyPeer,
+  V1NetworkPolicySpec,
   V1Role,
   V1RoleBinding,
   V1Secret,
@@ -228,14 +230,29 @@ export function konnectorDeployment(acb: AppClusterBinding, root: string, o: Vet
 /** The NetworkPolicy of every root namespace; one name, so the controller applies it in place. */
 export const ROOT_NETWORK_POLICY = 'klutch-bind-root';
 
+/** As it goes on the wire: client-node's type names `from` `_from`, but a patch body is sent as written. */
+export type WireNetworkPolicy = Omit<V1NetworkPolicy, 'spec'> & {
+  spec: Omit<V1NetworkPolicySpec, 'ingress'> & {
+    ingress?: (Omit<V1NetworkPolicyIngressRule, '_from'> & { from?: V1NetworkPolicyPeer[] })[];
+  };
+};
+
 /**
  * Default deny for every Pod of the root namespace, but DNS and TCP to `apiPorts` (the control plane's and the app
  * cluster's API servers; by port, as the backend's own policy: addresses are known only at run time) out, and the
- * probe port in (the kubelet's probes come from the node, whose address is not known here): no path to a tenant's
- * database Service.
+ * probe port in only from `monitoringNamespace` (--monitoring-namespace), as the backend's and the konnector's own
+ * deploy policies (lib/pod-security.ts): no path to a tenant's database Service, and no Pod of another namespace (a
+ * tenant's database, another root namespace's konnector) reaches the konnector's listener. The kubelet's probes need
+ * no rule: they come from the node, whose address is not known here, and most CNIs let host traffic through.
  */
-export function rootNetworkPolicy(acb: AppClusterBinding, root: string, apiPorts: readonly number[]): V1NetworkPolicy {
+export function rootNetworkPolicy(
+  acb: AppClusterBinding,
+  root: string,
+  apiPorts: readonly number[],
+  monitoringNamespace?: string,
+): WireNetworkPolicy {
   const anywhere: V1NetworkPolicyPeer[] = [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }];
+  const probes = [{ protocol: 'TCP', port: KONNECTOR_PROBE_PORT }];
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
@@ -243,7 +260,14 @@ export function rootNetworkPolicy(acb: AppClusterBinding, root: string, apiPorts
     spec: {
       podSelector: {},
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: KONNECTOR_PROBE_PORT }] }],
+      // Without a monitoring namespace no rule at all (applied, that removes the one an earlier version wrote).
+      ...(monitoringNamespace
+        ? {
+            ingress: [
+              { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': monitoringNamespace } } }], ports: probes },
+            ],
+          }
+        : {}),
       egress: [
         // Cluster DNS runs as Pods or on the node (NodeLocal DNSCache): both kinds of peer.
         {

@@ -82,6 +82,8 @@ function exportable(resource: string, annotations: Record<string, string> = {}):
 /** A world of plain functions; `log` records every write in order. */
 function world(o: {
   secret?: boolean;
+  /** The kubeconfig Secret's type. @default none (Opaque, as the API server defaults it) */
+  secretType?: string;
   access?: AppAccess;
   templates?: Record<string, Exportable>;
   exports?: Record<string, ExportState>;
@@ -93,6 +95,8 @@ function world(o: {
   apiPorts?: number[];
 }) {
   const log: string[] = [];
+  /** The Secrets read, in order. */
+  const reads: string[] = [];
   const namespaces = new Map(Object.entries(o.namespaces ?? {}));
   let writtenStatus: AppClusterBindingStatus | undefined;
   const refusals: Refusal[] = [];
@@ -104,8 +108,12 @@ function world(o: {
     images: { image: 'ghcr.io/klutch-kit/konnector:v0.1.0', allowed: ['registry.example.com/konnector:*'] },
     apiPorts: o.apiPorts ?? [443, 6443],
     failures: new Map(),
-    readSecret: async (ns, name) =>
-      o.secret === false ? undefined : { metadata: { name, namespace: ns }, data: { kubeconfig: b64(KUBECONFIG) } },
+    readSecret: async (ns, name) => {
+      reads.push(`${ns}/${name}`);
+      return o.secret === false
+        ? undefined
+        : { metadata: { name, namespace: ns }, ...(o.secretType ? { type: o.secretType } : {}), data: { kubeconfig: b64(KUBECONFIG) } };
+    },
     exportable: async (_g, r) => (o.templates ?? { postgresqlinstances: exportable('postgresqlinstances') })[r],
     appAccess: async () => o.access ?? { missing: [] },
     provision: async (identity, who) => (log.push(`provision ${identity} as ${who.subject} ${who.groups.join(',')}`), 'cluster-x'),
@@ -134,6 +142,7 @@ function world(o: {
   return {
     d,
     log,
+    reads,
     refusals,
     applied,
     deployment: () => deployment,
@@ -214,6 +223,29 @@ describe('reconcileAppClusterBinding', () => {
     expect(w.cond('SecretValid')!.message).toContain('move the Secret into team-a');
     expect(w.cond('Ready')?.status).toBe('False');
     expect(w.log).toEqual([]);
+  });
+
+  it.each([
+    ['kubernetes.io/service-account-token', 'a token Secret the token controller fills in'],
+    ['cluster.x-k8s.io/secret', "Cluster API's kubeconfig of a cluster it made"],
+    ['connection.crossplane.io/v1alpha1', 'a Crossplane connection Secret'],
+  ])('reads only the Secret it names, and refuses it unless Opaque: %s (%s; issue 34, item 10)', async (type) => {
+    const w = world({ secretType: type });
+    await reconcileAppClusterBinding(w.d, acb());
+    expect(w.cond('SecretValid')).toMatchObject({ status: 'False', reason: 'SecretTypeNotOpaque' });
+    expect(w.cond('SecretValid')!.message).toBe(
+      `Secret team-a/app1-kubeconfig (spec.kubeconfigSecretRef.name "app1-kubeconfig") is of type ${type}; the backend reads app cluster kubeconfigs only from Secrets of type Opaque: put the kubeconfig into a Secret of its own (kubectl create secret generic <name> -n team-a --from-file=kubeconfig=<file>) and name that one in spec.kubeconfigSecretRef.name`,
+    );
+    // Only the one it names is read, and nothing is written: no root namespace, no copy of its data, no konnector.
+    expect(w.reads).toEqual(['team-a/app1-kubeconfig']);
+    expect(w.log).toEqual([]);
+  });
+
+  it('takes an Opaque Secret, by the name it gives', async () => {
+    const w = world({ secretType: 'Opaque' });
+    await reconcileAppClusterBinding(w.d, acb());
+    expect(w.cond('SecretValid')).toMatchObject({ status: 'True' });
+    expect(w.reads).toEqual(['team-a/app1-kubeconfig']);
   });
 
   it('refuses a kubeconfig that may not do what the konnector needs, naming the missing permissions', async () => {

@@ -2,8 +2,9 @@
  * The AppClusterBinding reconcile: Klutch's steps, in Klutch's order, each against narrow dependencies (so the whole
  * reconcile is unit-tested with plain functions); the status is computed as one value and committed once at the end.
  *
- *   1. SecretValid: the kubeconfig Secret exists in the AppClusterBinding's own namespace and holds a usable kubeconfig
- *      (no exec, local files, proxy or TLS off: exports/bind-api/app-cluster-kubeconfig.ts). Nothing else until then.
+ *   1. SecretValid: the kubeconfig Secret exists in the AppClusterBinding's own namespace, read by the name it gives
+ *      (never listed), is of type Opaque and holds a usable kubeconfig (no exec, local files, proxy or TLS off:
+ *      exports/bind-api/app-cluster-kubeconfig.ts). Nothing else until then.
  *   2. AppClusterAccess (ours): the kubeconfig reaches the app cluster and may do what the konnector needs there
  *      (SelfSubjectAccessReviews of lib/app-cluster-access.ts): a kubeconfig need not be cluster-admin, and one that
  *      lacks a permission is refused with the permissions named. Unreachable: reported, retried with backoff.
@@ -525,6 +526,15 @@ async function validSecret(
       ok: false,
       reason: 'SecretNotFound',
       message: `${where} (spec.kubeconfigSecretRef) does not exist; create it with the app cluster's kubeconfig under key "${ref.key ?? KUBECONFIG_SECRET_KEY}"`,
+    };
+  // Only a Secret made to hold a kubeconfig: a token Secret (filled in by the token controller), Cluster API's or
+  // Crossplane's connection Secrets also carry kubeconfig-shaped keys, and naming one must not make it the konnector's.
+  const type = s.type || 'Opaque';
+  if (type !== 'Opaque')
+    return {
+      ok: false,
+      reason: 'SecretTypeNotOpaque',
+      message: `${where} (spec.kubeconfigSecretRef.name "${ref.name}") is of type ${type}; the backend reads app cluster kubeconfigs only from Secrets of type Opaque: put the kubeconfig into a Secret of its own (kubectl create secret generic <name> -n ${ns} --from-file=${ref.key ?? KUBECONFIG_SECRET_KEY}=<file>) and name that one in spec.kubeconfigSecretRef.name`,
     };
   const key = ref.key ?? KUBECONFIG_SECRET_KEY;
   const raw = s.data?.[key];

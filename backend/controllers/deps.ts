@@ -52,6 +52,8 @@ export interface ControllerDeps {
   readonly konnectorAllowedImages?: readonly string[];
   /** The ports the root namespaces' NetworkPolicy opens to konnectors (--konnector-api-ports). @default 443, 6443 */
   readonly konnectorApiPorts?: readonly number[];
+  /** Whose Pods may scrape the root konnectors' probe port (--monitoring-namespace). @default none */
+  readonly monitoringNamespace?: string;
   /** The ResourceQuota `klutch-claims` of every provider namespace (--claim-quota). @default none */
   readonly claimQuota?: Readonly<Record<string, string>>;
   readonly log: Logger;

@@ -51,6 +51,25 @@ describe('BindBackend', () => {
     expect(policy.spec.validations[0].expression).toBe("(has(object.type) ? object.type : 'Opaque') == 'Opaque'");
   });
 
+  it('fails closed: templates without a bind rule bind for nobody unless the operator says otherwise (issue 34, item 10)', () => {
+    const args = (p: BindBackendProps) => find(synth(p), 'Deployment').spec.template.spec.containers[0].args as string[];
+    expect(args(props).filter((a) => a.startsWith('--default-bind-policy'))).toEqual(['--default-bind-policy=deny-all']);
+    expect(args({ ...props, defaultBindPolicy: 'allow-all' })).toContain('--default-bind-policy=allow-all');
+    // With a settings ConfigMap it is one of the settings, so an overlay changes it.
+    const chart = new Chart(new App(), 'settings');
+    const b = new BindBackend(chart, 'backend', { ...props, settingsConfigMap: 'settings' });
+    expect(b.settings).toMatchObject({ BACKEND_DEFAULT_BIND_POLICY: 'deny-all' });
+    expect(() => synth({ ...props, defaultBindPolicy: 'deny' as never })).toThrow(
+      'BindBackend backend: defaultBindPolicy: "deny" is not allow-all or deny-all',
+    );
+  });
+
+  it('lets the monitoring namespace scrape the root konnectors too (issue 34, item 10); none by default', () => {
+    const args = (p: BindBackendProps) => find(synth(p), 'Deployment').spec.template.spec.containers[0].args as string[];
+    expect(args(props).filter((a) => a.startsWith('--monitoring-namespace'))).toEqual([]);
+    expect(args({ ...props, monitoringNamespace: 'monitoring' })).toContain('--monitoring-namespace=monitoring');
+  });
+
   it('runs the backend with the flags of its props, the client secret from a Secret and the cookie keys mounted', () => {
     const d = find(
       synth({ ...props, replicas: 3, consumerScope: 'Cluster', tokenLifetime: '2h', namespacePrefix: 'tenant' }),

@@ -22,6 +22,7 @@ import {
   RUNTIME_USER,
 } from '../../lib/pod-security';
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
+import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from '../authz/bind-policy';
 import { ContainmentPolicy } from './containment-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.root';
@@ -71,8 +72,18 @@ export interface BindBackendProps {
   readonly exportedGroups?: readonly string[];
   /** @default { cpu: 100m, memory: 128Mi } requests, { memory: 512Mi } limit */
   readonly resources?: kplus.ContainerResources;
-  /** The namespace whose Pods may scrape the probe port (/healthz, /readyz, /metrics). @default none (kubelet probes only) */
+  /**
+   * The namespace whose Pods may scrape the probe port (/healthz, /readyz, /metrics), the backend's and that of the
+   * konnectors it runs for AppClusterBindings (`--monitoring-namespace`). @default none (kubelet probes only)
+   */
   readonly monitoringNamespace?: string;
+  /**
+   * Who may bind an API whose APIServiceExportTemplate names nobody (`--default-bind-policy`, authz/bind-policy.ts).
+   * The binary keeps Klutch's `allow-all` so Klutch's own manifests run it unchanged; what we ship fails closed: the
+   * operator grants each API with annotation `klutch-kit.anynines.com/bind-allowed-groups` on its template.
+   * @default deny-all
+   */
+  readonly defaultBindPolicy?: DefaultBindPolicy;
   /**
    * TCP ports the backend may call: the API server and the OpenID provider.
    * @default 443, 6443 and the port of issuerUrl if it names one
@@ -80,8 +91,9 @@ export interface BindBackendProps {
   readonly egressPorts?: readonly number[];
   /**
    * A ConfigMap the settings an operator changes per installation come from (env twins of the flags, `settings`):
-   * issuer URL, client ID, callback URL, external address and server name. The install bundle generates it with
-   * kustomize, so an overlay changes them and the Pods roll. @default none: they are flags in the Deployment
+   * issuer URL, client ID, callback URL, external address and server name, the default bind policy. The install
+   * bundle generates it with kustomize, so an overlay changes them and the Pods roll. @default none: they are flags in
+   * the Deployment
    */
   readonly settingsConfigMap?: string;
   /**
@@ -134,6 +146,7 @@ export class BindBackend extends Construct {
       prettyName: props.prettyName ?? 'klutch-kit',
       exportedGroups: props.exportedGroups ?? ['anynines.com'],
       drainSeconds: (props.drain ?? Duration.seconds(10)).toMilliseconds() / 1000,
+      defaultBindPolicy: props.defaultBindPolicy ?? 'deny-all',
     };
     const fail = (field: string, problem: string): never => {
       throw new Error(`BindBackend ${id}: ${field}: ${problem}`);
@@ -153,6 +166,8 @@ export class BindBackend extends Construct {
       fail('drain', `${p.drainSeconds} s is not a whole number of seconds, 0 or more`);
     if (!/^(\d+h)?(\d+m)?(\d+s)?$/.test(p.tokenLifetime) || !p.tokenLifetime)
       fail('tokenLifetime', `"${p.tokenLifetime}" is not a duration such as 1h or 30m`);
+    if (!DEFAULT_BIND_POLICIES.includes(p.defaultBindPolicy))
+      fail('defaultBindPolicy', `"${p.defaultBindPolicy}" is not ${DEFAULT_BIND_POLICIES.join(' or ')}`);
     if (p.consumerScope !== 'Namespaced' && p.consumerScope !== 'Cluster')
       fail('consumerScope', `"${p.consumerScope}" is not Namespaced or Cluster`);
     if (props.monitoringNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(props.monitoringNamespace))
@@ -265,6 +280,8 @@ export class BindBackend extends Construct {
       ['oidc-callback-url', `${publicUrl}/callback`],
       ['external-address', props.externalAddress],
       ...(props.externalServerName ? [['external-server-name', props.externalServerName] as [string, string]] : []),
+      // A setting, not a fixed flag: an overlay that wants Klutch's behaviour sets BACKEND_DEFAULT_BIND_POLICY=allow-all.
+      ['default-bind-policy', p.defaultBindPolicy],
     ];
     this.settings = props.settingsConfigMap ? Object.fromEntries(perInstall.map(([flag, v]) => [envName(flag), v])) : {};
     this.deployment = new kplus.Deployment(this, 'Deployment', {
@@ -308,6 +325,8 @@ export class BindBackend extends Construct {
         `--consumer-scope=${p.consumerScope}`,
         `--token-lifetime=${p.tokenLifetime}`,
         `--pretty-name=${p.prettyName}`,
+        // The root namespaces' konnectors are scraped from the same namespace as the backend (their NetworkPolicy).
+        ...(props.monitoringNamespace !== undefined ? [`--monitoring-namespace=${props.monitoringNamespace}`] : []),
       ],
       envVariables: {
         BACKEND_OIDC_ISSUER_CLIENT_SECRET: kplus.EnvValue.fromSecretValue({

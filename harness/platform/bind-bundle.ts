@@ -7,6 +7,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
+import { BindAnnotations } from '../../backend/authz/bind-policy';
+import { TEMPLATE_API_VERSION } from '../../exports/bind-api';
 import { kubeBinaryPath } from '../tools/kube';
 import { BACKEND_CLIENT, newKey } from '../bind-backend';
 import type { ClusterInfo } from '../control-plane';
@@ -34,6 +36,11 @@ export interface BindBundleOptions {
   readonly externalAddress: string;
   /** The backend's serving certificate and key (PEM). */
   readonly tls: { readonly cert: string; readonly key: string };
+  /**
+   * OIDC subjects the overlay lets bind every API of the bundle: the bundle's backend binds nothing for a template
+   * without a rule (--default-bind-policy=deny-all), so the overlay grants them on the templates, as an operator does.
+   */
+  readonly bindAllowedSubjects: readonly string[];
   readonly log: (line: string) => void;
   /** Ends the wait for the kinds the bundle needs from elsewhere (the sandbox's start failed meanwhile). */
   readonly signal?: AbortSignal;
@@ -126,8 +133,17 @@ export async function installBindBundle(o: BindBundleOptions): Promise<void> {
         { name: 'cookie-keys', namespace: BACKEND_NAMESPACE, literals: [`keys=${newKey()}`] },
         { name: 'klutch-bind-backend-tls', namespace: BACKEND_NAMESPACE, type: 'kubernetes.io/tls', files: ['tls.crt', 'tls.key'] },
       ],
-      // The issuer's CA, which no public root signs here: the documented patch.
       patches: [
+        // Who may bind: the documented grant, one patch over every APIServiceExportTemplate of the bundle.
+        {
+          target: { kind: 'APIServiceExportTemplate' },
+          patch: stringify({
+            apiVersion: TEMPLATE_API_VERSION,
+            kind: 'APIServiceExportTemplate',
+            metadata: { name: 'every-template', annotations: { [BindAnnotations.allowedSubjects]: o.bindAllowedSubjects.join(',') } },
+          }),
+        },
+        // The issuer's CA, which no public root signs here: the documented patch.
         {
           target: { kind: 'Deployment', name: BACKEND_DEPLOYMENT },
           patch: stringify({

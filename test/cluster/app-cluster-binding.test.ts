@@ -31,6 +31,7 @@ import { kubeconfigYaml, type ClusterInfo } from '../../harness/control-plane';
 import { applyConstruct, launchKonnectorBundle } from '../../harness/konnector';
 import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
+import { admitsIngress } from '../support/network-policy';
 import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
 
 type O = WireObject;
@@ -239,6 +240,8 @@ beforeAll(async () => {
       '--konnector-allowed-images=public.ecr.aws/w5n9a2g2/klutch/konnector:*',
       // Two PostgresqlInstances per provider namespace: the tests make 'first' and 'second'; a third is refused.
       `--claim-quota=count/${PG_API}=2`,
+      // Prometheus' namespace: the only one whose Pods reach a root konnector's probe port.
+      '--monitoring-namespace=monitoring',
     ],
     env: { PATH: process.env.PATH },
     logDir,
@@ -392,8 +395,8 @@ describe('AppClusterBinding', () => {
       expect((await requireOk(ka, 'GET', path)).metadata.labels['klutch-kit.anynines.com/appclusterbinding-uid'], path).toBe(
         mine.metadata.uid,
       );
-    // Nothing in it but DNS and the API servers' ports goes out, nothing but the probes come in (the test's CNI does
-    // not enforce NetworkPolicies: the object is what is checked).
+    // Nothing in it but DNS and the API servers' ports goes out, nothing but the monitoring namespace's scrapes come in
+    // (the test's CNI does not enforce NetworkPolicies: the object, as the API server keeps it, is what is checked).
     const policy = await requireOk(ka, 'GET', `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies/klutch-bind-root`);
     const anywhere = [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }];
     // --konnector-api-ports as given above, and --external-address's port.
@@ -403,7 +406,12 @@ describe('AppClusterBinding', () => {
     expect(policy.spec).toEqual({
       podSelector: {},
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: 8080 }] }],
+      ingress: [
+        {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+          ports: [{ protocol: 'TCP', port: 8080 }],
+        },
+      ],
       egress: [
         {
           to: [{ namespaceSelector: {} }, ...anywhere],
@@ -414,6 +422,15 @@ describe('AppClusterBinding', () => {
         },
         { to: anywhere, ports: apiPorts.map((port) => ({ protocol: 'TCP', port })) },
       ],
+    });
+    // Issue 34, item 10: the konnector's probe and metrics listener, reached from another tenant's Pods before.
+    const konnectorPod = { namespace: root, labels: { app: `konnector-${name}` } };
+    const from = (namespace: string) => ({ namespace, namespaceLabels: { 'kubernetes.io/metadata.name': namespace }, ip: '10.0.0.7' });
+    const admitted = (namespace: string) => admitsIngress([policy], konnectorPod, from(namespace), 8080);
+    expect({ tenant: admitted(`${prefix}-x7k2p`), otherRoot: admitted(rootOf(ops, 'other')), monitoring: admitted('monitoring') }).toEqual({
+      tenant: false,
+      otherRoot: false,
+      monitoring: true,
     });
   });
 
@@ -660,7 +677,7 @@ describe('AppClusterBinding', () => {
     }
   }, 120_000);
 
-  it('refuses a kubeconfig Secret of another namespace, and a kubeconfig that would run a program: nothing copied, nothing run', async () => {
+  it('refuses a kubeconfig Secret of another namespace, one not of type Opaque, and a kubeconfig that would run a program: nothing copied, nothing run', async () => {
     // Whoever may create AppClusterBindings in `ops` must not make the backend use a Secret elsewhere.
     const other = `acbo-${id}`;
     await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: other } });
@@ -694,7 +711,29 @@ describe('AppClusterBinding', () => {
     expect(condition(unsafe, 'SecretValid')).toMatchObject({ reason: 'KubeconfigUnsafe' });
     expect(condition(unsafe, 'SecretValid')?.message).toContain('exec runs a program on the control plane');
     expect(existsSync(marker)).toBe(false);
-    for (const n of [stolen, runs]) await requireOk(ka, 'DELETE', ACBS(ops, n));
+
+    // A Secret not made for it, though kubeconfig-shaped (issue 34, item 10): a token Secret of the namespace with a
+    // working kubeconfig beside the token the token controller fills in. Only Opaque Secrets are read as kubeconfigs.
+    await requireOk(ka, 'POST', `/api/v1/namespaces/${ops}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'token-kubeconfig', namespace: ops, annotations: { 'kubernetes.io/service-account.name': 'default' } },
+      type: 'kubernetes.io/service-account-token',
+      data: { kubeconfig: Buffer.from(await saKubeconfig(kb, b, 'klutch-control-plane', 'konnector')).toString('base64') },
+    });
+    const typed = `typed-${id}`;
+    await requireOk(ka, 'POST', ACBS(ops), acb(typed, 'token-kubeconfig', [PG]));
+    const notOpaque = await eventually('SecretValid judged', async () => {
+      const x = await getObject(ka, ACBS(ops, typed));
+      return condition(x, 'SecretValid') ? x : undefined;
+    });
+    expect(condition(notOpaque, 'SecretValid')).toMatchObject({ status: 'False', reason: 'SecretTypeNotOpaque' });
+    expect(condition(notOpaque, 'SecretValid')?.message).toContain(
+      `Secret ${ops}/token-kubeconfig (spec.kubeconfigSecretRef.name "token-kubeconfig") is of type kubernetes.io/service-account-token`,
+    );
+    expect(await getObject(ka, `/api/v1/namespaces/${rootOf(ops, typed)}`)).toBeUndefined();
+    for (const n of [stolen, runs, typed]) await requireOk(ka, 'DELETE', ACBS(ops, n));
+    await ka.request('DELETE', `/api/v1/namespaces/${ops}/secrets/token-kubeconfig`);
     await ka.request('DELETE', `/api/v1/namespaces/${other}`);
   }, 60_000);
 

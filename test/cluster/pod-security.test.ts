@@ -89,9 +89,10 @@ describe('Pod Security restricted', () => {
       const r = await kube.request('POST', `${url}?dryRun=All&fieldValidation=Strict`, body);
       results.push(`${where}: ${r.code === 201 ? 'accepted' : `${r.code} ${r.body.message}`}`);
     }
-    // Namespaces klutch-bind-backend and klutch-bind, each with a default-deny and an allow policy, and the
-    // control-plane konnector's klutch-control-plane in the app cluster (dist/app-cluster/control-plane-konnector/).
-    expect(results).toHaveLength(7);
+    // Namespaces klutch-bind-backend and klutch-bind, each with a default-deny and an allow policy, the
+    // control-plane konnector's klutch-control-plane in the app cluster (dist/app-cluster/control-plane-konnector/),
+    // and the function's policy in crossplane-system (dist/control-plane/function/).
+    expect(results).toHaveLength(8);
     expect(results.filter((r) => !r.endsWith(': accepted'))).toEqual([]);
   });
 });

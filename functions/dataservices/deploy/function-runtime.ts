@@ -1,8 +1,9 @@
 /**
  * How Crossplane runs our function: a DeploymentRuntimeConfig whose Pod passes the Pod Security `restricted` profile
- * (Crossplane's default runtime sets a non-root user but no seccomp profile and keeps all capabilities), and the
- * Function object that installs our package with it. Apply both before the Configuration: its dependency on the
- * function is then already met by this Function, so Crossplane does not install one with the `default` runtime.
+ * (Crossplane's default runtime sets a non-root user but no seccomp profile and keeps all capabilities), the
+ * Function object that installs our package with it, and a NetworkPolicy fencing its Pods. Apply them before the
+ * Configuration: its dependency on the function is then already met by this Function, so Crossplane does not install
+ * one with the `default` runtime.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
@@ -11,6 +12,11 @@ import { Construct } from 'constructs';
 export const FUNCTION_USER = 65532;
 /** Crossplane's name for the function's container in the runtime Deployment. */
 export const RUNTIME_CONTAINER = 'package-runtime';
+/** The ports Crossplane gives a function's container (internal/controller/pkg/runtime: GRPCPort, MetricsPortNumber). */
+export const FUNCTION_GRPC_PORT = 9443;
+export const FUNCTION_METRICS_PORT = 8080;
+/** The labels of Crossplane core's Pods in its Helm chart (`app: {{ crossplane.name }}`): the function's only caller. */
+export const CROSSPLANE_CORE_PODS: Readonly<Record<string, string>> = { app: 'crossplane' };
 
 interface SeccompProfile {
   readonly type: 'RuntimeDefault' | 'Localhost';
@@ -66,15 +72,29 @@ export interface FunctionRuntimeProps {
    * functions/ may not import: its name and reference are all this construct reads).
    */
   readonly fn: { readonly name: string; readonly ref: string };
+  /** Where Crossplane runs, and with it the function's Pods. @default crossplane-system */
+  readonly namespace?: string;
+  /** Labels of Crossplane core's Pods there, which call the function. @default CROSSPLANE_CORE_PODS */
+  readonly crossplanePods?: Readonly<Record<string, string>>;
+  /** The namespace whose Pods may scrape the function's metrics port. @default none (kubelet probes only) */
+  readonly monitoringNamespace?: string;
 }
 
-/** DeploymentRuntimeConfig `<function name>` and Function `<function name>` using it. */
+/** DeploymentRuntimeConfig `<function name>`, Function `<function name>` using it, and NetworkPolicy `<function name>`. */
 export class FunctionRuntime extends Construct {
   readonly name: string;
 
   constructor(scope: Construct, id: string, props: FunctionRuntimeProps) {
     super(scope, id);
     this.name = props.fn.name;
+    const namespace = props.namespace ?? 'crossplane-system';
+    const crossplanePods = props.crossplanePods ?? CROSSPLANE_CORE_PODS;
+    const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+    if (props.monitoringNamespace !== undefined && !label.test(props.monitoringNamespace))
+      throw new Error(`FunctionRuntime ${id}: monitoringNamespace: "${props.monitoringNamespace}" is not a DNS label`);
+    if (!label.test(namespace)) throw new Error(`FunctionRuntime ${id}: namespace: "${namespace}" is not a DNS label`);
+    if (Object.keys(crossplanePods).length === 0)
+      throw new Error(`FunctionRuntime ${id}: crossplanePods: is empty, which would admit every Pod of ${namespace}`);
     new ApiObject(this, 'RuntimeConfig', {
       apiVersion: 'pkg.crossplane.io/v1beta1',
       kind: 'DeploymentRuntimeConfig',
@@ -89,6 +109,31 @@ export class FunctionRuntime extends Construct {
       spec: {
         package: props.fn.ref,
         runtimeConfigRef: { apiVersion: 'pkg.crossplane.io/v1beta1', kind: 'DeploymentRuntimeConfig', name: this.name },
+      },
+    });
+    // The function reads tenants' claims and never calls out (no API token, no client): its Pods take gRPC only from
+    // Crossplane core, metrics only from the monitoring namespace, and open no connection. The kubelet's probes come
+    // from the node, which most CNIs let through regardless of NetworkPolicy, so they need no rule.
+    const tcp = (port: number) => [{ protocol: 'TCP', port }];
+    new ApiObject(this, 'NetworkPolicy', {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: this.name, namespace },
+      spec: {
+        // Crossplane labels the Pods of a Function's revisions with its name (as the PodMonitor selects them).
+        podSelector: { matchLabels: { 'pkg.crossplane.io/function': this.name } },
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [
+          { from: [{ podSelector: { matchLabels: { ...crossplanePods } } }], ports: tcp(FUNCTION_GRPC_PORT) },
+          ...(props.monitoringNamespace
+            ? [
+                {
+                  from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': props.monitoringNamespace } } }],
+                  ports: tcp(FUNCTION_METRICS_PORT),
+                },
+              ]
+            : []),
+        ],
       },
     });
   }
