@@ -17,7 +17,15 @@ import {
 } from '@crossplane-org/function-sdk-typescript';
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { ComposeError, composedResourceName, composeResource, compositionName } from './compose';
-import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, type DiagnosticsSelector, WAITING_TTL } from './diagnostics';
+import {
+  diagnose,
+  DIAGNOSTICS_REQUIREMENT,
+  diagnosticsSelector,
+  type DiagnosticsSelector,
+  errorElsewhere,
+  ERRORS_FROM_REQUIREMENT,
+  WAITING_TTL,
+} from './diagnostics';
 import { get } from './fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
@@ -128,6 +136,26 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   } catch (e) {
     return fail(rsp, `cannot map the status of ${composed.name} (composition ${comp}): ${(e as Error).message}`);
   }
+  // An error the backend reports about the resource on another object (diagnostics.ts): asked on every run once
+  // observed, since the resource itself may look Ready. A failure of the resource's own wins.
+  let elsewhere: DiagnosticsSelector | undefined;
+  if (input.errorsFrom && isObj(observed)) {
+    let e;
+    try {
+      e = errorElsewhere(input.errorsFrom, composite, extraResources(req, ERRORS_FROM_REQUIREMENT), `(composition ${comp})`);
+    } catch (err) {
+      if (err instanceof ComposeError) return fail(rsp, err.message);
+      throw err;
+    }
+    elsewhere = e.selector;
+    const own = outcome.condition?.status === 'False' && outcome.condition.reason !== 'Provisioning';
+    if (e.said && !own) {
+      const message = `${input.backend} ${input.service}: ${e.said.text}`;
+      outcome = { ...outcome, ready: false, condition: { status: 'False', reason: e.said.reason, message } };
+    }
+    // The object's change does not wake the composite: while it fails, Crossplane looks again after the short TTL.
+    if (e.said && rsp.meta) rsp.meta.ttl = WAITING_TTL;
+  }
   // Why it waits, where the backend does not say (diagnostics.ts): asked while observed, not Ready and not failing.
   let waiting: DiagnosticsSelector | undefined;
   const progressing = !outcome.condition || outcome.condition.reason === 'Provisioning';
@@ -148,7 +176,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   }
 
-  if (adoption.requirement || related.requirement || asked || waiting) {
+  if (adoption.requirement || related.requirement || asked || waiting || elsewhere) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
@@ -156,6 +184,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(related.requirement ? { [RELATED_REQUIREMENT]: related.requirement } : {}),
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
         ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
+        ...(elsewhere ? { [ERRORS_FROM_REQUIREMENT]: elsewhere } : {}),
       },
       resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },
       schemas: r?.schemas ?? {},

@@ -40,9 +40,9 @@ describe('functionPackageObjects', () => {
   it('drops only the CEL rule Kubernetes cannot compile (it reads the untyped fields[].value)', () => {
     const rules = JSON.stringify(crd).match(/"rule":"[^"]*"/g) ?? [];
     expect(rules.some((r) => r.includes('self.value'))).toBe(false);
-    // 3 transform rules × (fields, wrapper.fields, parameters, labels, related.item, diagnostics.labels) + the one-of
-    // of providerConfig, of wrapper.manifestProviderConfig and of related.match.
-    expect(rules.length).toBe(21);
+    // 3 transform rules × (fields, wrapper.fields, parameters, labels, related.item, diagnostics.labels,
+    // errorsFrom.labels) + the one-of of providerConfig, of wrapper.manifestProviderConfig and of related.match.
+    expect(rules.length).toBe(24);
   });
 
   it('crank validates the meta object and every catalog composition input against the CRD', async () => {
