@@ -4,6 +4,7 @@ import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
 import { loadCatalog } from '../../harness/catalog';
 import { answer, claimLabels, compositeOf, demoComposites, demoInput, fatalMessages, requestOf } from '../../harness/function-requests';
+import { CNPG_INSTANCE_LABEL } from '../../backends/cnpg';
 import {
   diagnose,
   DIAGNOSTICS_REQUIREMENT,
@@ -375,4 +376,59 @@ describe('errorsFrom through the function (the requirements loop)', () => {
     const r = runFunction(answer(requestOf(tenantInput, v2Tenant, { 'demo-store': failing }), ERRORS_FROM_REQUIREMENT, refusing));
     expect(own(r)).toMatchObject({ reason: 'ReconcileError', message: 'demo store: forbidden' });
   });
+});
+
+describe('the cnpg binding recipe', () => {
+  const sb = apis.find((a) => a.name === 'servicebinding') as Api;
+  const spec = { instanceRef: 'pg', serviceInstanceType: 'postgresql' };
+  const secretObject: Obj = structuredClone(readyObject);
+  const cnpgCluster = (name: string, ns: string, errors?: Record<string, string[]>) => ({
+    apiVersion: 'postgresql.cnpg.io/v1',
+    kind: 'Cluster',
+    metadata: { name, namespace: ns, labels: { [CNPG_INSTANCE_LABEL]: name } },
+    status: { managedRolesStatus: { ...(errors ? { cannotReconcile: errors } : {}), byStatus: { reconciled: ['binding-app'] } } },
+  });
+  const CNPG_SAYS = 'could not perform update-membership on role binding-app: role "app" is a member of role "binding-app"';
+
+  it.each(['v1', 'v2'] as const)(
+    "%s: fails with RoleNotReconciled in CNPG's words while its instance's Cluster cannot reconcile its role, then recovers",
+    (target) => {
+      const input = inputFor(sb.backends.cnpg as Recipe, { backend: 'cnpg', service: 'servicebinding', target });
+      const composite =
+        target === 'v1'
+          ? compositeOf(sb, 'cnpg', spec, { name: 'app', namespace: 'team-a' })
+          : {
+              apiVersion: sb.apiVersion,
+              kind: sb.kind,
+              metadata: { name: 'app', namespace: 'team-a', labels: claimLabels('other', 'victim') },
+              spec,
+            };
+      const req = requestOf(input, composite, { 'cnpg-servicebinding': secretObject });
+      const first = runFunction(req);
+      expect(fatalMessages(first)).toEqual([]);
+      expect(first.requirements?.extraResources?.[ERRORS_FROM_REQUIREMENT]).toEqual({
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Cluster',
+        namespace: 'team-a',
+        matchLabels: { labels: { [CNPG_INSTANCE_LABEL]: 'pg' } },
+      });
+      // Another namespace's Cluster of the same name, another instance's Cluster, another binding's role: not this one's.
+      const theirs = [
+        cnpgCluster('pg', 'victim', { 'binding-app': ['victim'] }),
+        cnpgCluster('other', 'team-a', { 'binding-app': ['other'] }),
+        cnpgCluster('pg', 'team-a', { 'binding-app-2': ['another binding'] }),
+      ];
+      expect(own(runFunction(answer(req, ERRORS_FROM_REQUIREMENT, theirs)))).toMatchObject({ reason: 'Available' });
+      const failing = runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [cnpgCluster('pg', 'team-a', { 'binding-app': [CNPG_SAYS] })]));
+      expect(own(failing)).toMatchObject({
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: 'RoleNotReconciled',
+        message: `cnpg servicebinding: Cluster pg cannot reconcile role binding-app: ${CNPG_SAYS}`,
+      });
+      expect(own(runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [cnpgCluster('pg', 'team-a')])))).toMatchObject({
+        status: Status.STATUS_CONDITION_TRUE,
+        reason: 'Available',
+      });
+    },
+  );
 });
