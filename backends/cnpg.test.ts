@@ -15,7 +15,7 @@ import { inputFor, type Recipe } from '../recipe';
 import { loadCatalog } from '../harness/catalog';
 import type { CnpgOffering } from '../apis/dataservice';
 import { observeStatus } from '../functions/dataservices/status';
-import { CNPG_BINDING_COMPOSITE, CNPG_BINDING_KEYS, CNPG_CLUSTER_READY } from './cnpg';
+import { CNPG_BINDING_COMPOSITE, CNPG_BINDING_KEYS, CNPG_CLUSTER_READY, CNPG_INSTANCE_LABEL } from './cnpg';
 
 const apis: Api[] = await loadCatalog();
 const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
@@ -42,7 +42,7 @@ describe('cnpg PostgresqlInstance', () => {
           manifest: {
             apiVersion: 'postgresql.cnpg.io/v1',
             kind: 'Cluster',
-            metadata: { name: 'my-claim', namespace: 'team-a' },
+            metadata: { name: 'my-claim', namespace: 'team-a', labels: { [CNPG_INSTANCE_LABEL]: 'my-claim' } },
             spec: {
               instances: 3,
               imageName: 'ghcr.io/cloudnative-pg/postgresql:15-bookworm',
@@ -85,11 +85,12 @@ describe('cnpg PostgresqlInstance', () => {
         composeResource(inputOf(api('postgresql'), 'cnpg'), compositeOf(api('postgresql'), 'cnpg', { service: 'a9s-postgresql15', plan }))
           .resource as any
       ).spec.forProvider.manifest;
+    const mine = { name: 'my-claim', namespace: 'team-a', labels: { [CNPG_INSTANCE_LABEL]: 'my-claim' } };
     const nano = at('postgresql-single-nano');
     const small = at('postgresql-replica-small');
-    expect([nano.metadata, nano.spec.instances, nano.spec.storage.size]).toEqual([{ name: 'my-claim', namespace: 'team-a' }, 1, '1Gi']);
+    expect([nano.metadata, nano.spec.instances, nano.spec.storage.size]).toEqual([mine, 1, '1Gi']);
     expect([small.metadata, small.spec.instances, small.spec.storage.size, small.spec.resources.limits.memory]).toEqual([
-      { name: 'my-claim', namespace: 'team-a' },
+      mine,
       3,
       '10Gi',
       '2Gi',

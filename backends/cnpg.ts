@@ -70,6 +70,13 @@ export const CNPG_POD_DIAGNOSTICS = {
   conditions: [{ type: 'PodScheduled', status: 'False', says: 'cannot be scheduled' }],
 } as const;
 
+/**
+ * The label naming the instance (its claim's name) on its Cluster, which CNPG leaves without one: a binding finds its
+ * instance's Cluster by it (CNPG_ROLE_ERRORS), since Crossplane v1.20 fetches an extra resource by name only
+ * cluster-wide, not in a namespace.
+ */
+export const CNPG_INSTANCE_LABEL = 'klutch.anynines.com/instance';
+
 /** The suffix of the LoadBalancer Service each instance gets beside CNPG's own `-rw`/`-ro`/`-r` (ClusterIP) ones. */
 export const CNPG_EXTERNAL_SERVICE_SUFFIX = '-external';
 /** The Secret CNPG writes for the owner of the application database (`<cluster>-app`; keys username, password, dbname, ...). */
@@ -207,6 +214,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     status: CNPG_STATUS,
     fields: [
       { from: 'spec.service', to: 'spec.imageName', required: true, transforms: [{ type: 'map', map: o.images }] },
+      { from: CLAIM_NAME, to: `metadata.labels[${CNPG_INSTANCE_LABEL}]`, required: true },
       // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`.
       { to: 'spec.bootstrap.initdb.database', value: CNPG_APP_OWNER },
       { to: 'spec.bootstrap.initdb.owner', value: CNPG_APP_OWNER },
@@ -381,8 +389,31 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
     ],
   });
   // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.
-  return { ...recipe, generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }] };
+  return {
+    ...recipe,
+    generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }],
+    errorsFrom: CNPG_ROLE_ERRORS,
+  };
 }
+
+/**
+ * A role CNPG cannot reconcile fails the binding's claim in CNPG's words. CNPG's instance manager carries on past a
+ * PostgreSQL error it expects of a role (internal/management/controller/roles: a DROP of a role that owns objects, a
+ * role of `inRoles` that does not exist, a membership grant PostgreSQL refuses) and lists it in the Cluster's
+ * `status.managedRolesStatus.cannotReconcile[<role>]` instead; the binding's creds then never come (roleGate) or stop
+ * following its spec. The binding reads that entry of its instance's Cluster (by CNPG_INSTANCE_LABEL in its own
+ * namespace) and its claim says `DataServiceReady False RoleNotReconciled: cnpg servicebinding: Cluster pg cannot
+ * reconcile role binding-app: could not perform ...`, until CNPG clears the entry.
+ */
+export const CNPG_ROLE_ERRORS = {
+  apiVersion: CNPG_CLUSTER.apiVersion,
+  kind: CNPG_CLUSTER.kind,
+  labels: [{ key: CNPG_INSTANCE_LABEL, from: 'spec.instanceRef' }],
+  from: CLAIM_NAME,
+  at: `status.managedRolesStatus.cannotReconcile[${CNPG_ROLE_FORMAT}]`,
+  says: `cannot reconcile role ${CNPG_ROLE_FORMAT}`,
+  reason: 'RoleNotReconciled',
+} as const;
 
 /**
  * `<claim>-creds` only once they work. The instance lists the binding's role on its next reconcile (Crossplane's poll

@@ -157,6 +157,20 @@ export const inputSchema: Schema = s.object(
     failedStates: s.array(s.string({ minLength: 1 })),
     progressPaths: s.array(fieldPath),
     errorPaths: s.array(fieldPath),
+    errorsFrom: s.object(
+      {
+        apiVersion: s.string({ minLength: 1 }),
+        kind: s.string({ minLength: 1 }),
+        labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }), {
+          minItems: 1,
+        }),
+        from: fieldPath,
+        at: s.string({ minLength: 1 }),
+        says: s.string({ minLength: 1 }),
+        reason: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }),
+      },
+      { required: ['apiVersion', 'kind', 'labels', 'from', 'at', 'says', 'reason'] },
+    ),
     generated: s.array(
       s.object({ to: fieldPath, live: s.object({ from: fieldPath, base64: s.boolean() }, { required: ['from'] }) }, { required: ['to'] }),
     ),

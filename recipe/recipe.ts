@@ -246,6 +246,33 @@ export interface Companion {
   readonly labels?: readonly LabelMapping[];
 }
 
+/**
+ * An object the backend keeps outside the composed resource that reports an error about it at a field named after
+ * it: CloudNativePG lists the roles it cannot reconcile in the instance's Cluster,
+ * `status.managedRolesStatus.cannotReconcile[<role>]`, not on the binding. Once the composed resource is observed the
+ * function asks Crossplane, on every run, for the objects of `apiVersion`/`kind` carrying `labels` in the composite's
+ * namespace (v2: its own; v1: the claim's, from the label Crossplane wrote), keeps only those of that namespace whose
+ * labels match (as for `diagnostics`), and reads each at `at`. A non-empty value there (a string, or a list of them,
+ * as CNPG writes) is a failure: the resource is not Ready, DataServiceReady is False with `reason` and the message
+ * `<kind> <name> <says>: <the value>`; once the value is gone the resource says what it said before. Crossplane core
+ * must be allowed to read the kind (synth's aggregated ClusterRole says so). `at` and `says` are formats: `%s` is the
+ * value of the composite's field `from` (its trusted view).
+ */
+export interface ErrorsFrom {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** The labels the object carries, from the composite's trusted view (the instance's label = `spec.instanceRef`). */
+  readonly labels: readonly LabelMapping[];
+  /** The composite field `%s` stands for in `at` and `says` (the claim's name). */
+  readonly from: string;
+  /** The field path of the error in the object (`status.managedRolesStatus.cannotReconcile[binding-%s]`). */
+  readonly at: string;
+  /** How the error is introduced after the object's kind and name (`cannot reconcile role binding-%s`). */
+  readonly says: string;
+  /** DataServiceReady's reason while the error is there (`RoleNotReconciled`). */
+  readonly reason: string;
+}
+
 /** Everything the function needs to compose one resource of one backend for one API. */
 export interface Recipe {
   /** apiVersion and kind of the resource: the managed resource itself, or (with `wrapper`) the wrapped object. */
@@ -286,6 +313,8 @@ export interface Recipe {
    * composite with it as the message (the a8s operators' `status.error`).
    */
   readonly errorPaths?: readonly string[];
+  /** An object outside the composed resource where the backend reports an error about it (ErrorsFrom). */
+  readonly errorsFrom?: ErrorsFrom;
   /** Values generated once and kept (GeneratedValue). */
   readonly generated?: readonly GeneratedValue[];
   /** A list with one item per related composite (RelatedList). */

@@ -5,22 +5,25 @@ import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../harness/catalog';
 import { crossplaneSource } from '../harness/tools/crossplane';
 import { AGGREGATE_TO_CROSSPLANE, CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
-import { resourceNames } from './resource-names';
+import { crdNamesIn, resourceNames } from './resource-names';
 
 const apis = await loadCatalog();
 
 describe('CrossplaneReads', () => {
-  it("reads only what the recipes' diagnostics ask for: the Pods of a cnpg claim, get/list/watch, aggregated into Crossplane's role", () => {
+  it("reads only what the recipes' diagnostics and errorsFrom ask for: a cnpg claim's Pods and Cluster, get/list/watch, aggregated into Crossplane's role", () => {
     const kinds = apis.flatMap((a) => Object.values(a.backends)).flatMap(crossplaneReadKinds);
-    expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual(['v1/Pod']);
+    expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual(['v1/Pod', 'postgresql.cnpg.io/v1/Cluster']);
     const chart = Testing.chart();
-    new CrossplaneReads(chart, 'reads', { kinds, resourceOf: resourceNames(() => [], 'test') });
+    new CrossplaneReads(chart, 'reads', { kinds, resourceOf: resourceNames(() => crdNamesIn(join(process.cwd(), 'schemas')), 'test') });
     const [role, ...rest] = Testing.synth(chart);
     expect(rest).toEqual([]);
     expect(role).toMatchObject({
       kind: 'ClusterRole',
       metadata: { name: CROSSPLANE_READS_ROLE, labels: { [AGGREGATE_TO_CROSSPLANE]: 'true' } },
-      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }],
+      rules: [
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['postgresql.cnpg.io'], resources: ['clusters'], verbs: ['get', 'list', 'watch'] },
+      ],
     });
   });
 

@@ -1,6 +1,6 @@
 /**
- * What Crossplane core must be allowed to read for the function: the kinds the recipes' `diagnostics` ask for (a
- * cnpg claim's Pods). Crossplane fetches a function's extra resources with its own identity, through its cache (an
+ * What Crossplane core must be allowed to read for the function: the kinds the recipes' `diagnostics` and `errorsFrom`
+ * ask for (a cnpg claim's Pods, its Cluster). Crossplane fetches a function's extra resources with its own identity, through its cache (an
  * informer per kind, so `list` and `watch` beside `get`), and its Helm chart's ClusterRole aggregates every ClusterRole
  * labelled `rbac.crossplane.io/aggregate-to-crossplane: "true"` (v1.20 and v2 alike), so one such role extends it
  * without editing Crossplane's install. The kinds come from the recipes, never from a list here.
@@ -15,9 +15,11 @@ export const CROSSPLANE_READS_ROLE = 'klutch-kit-crossplane-reads';
 /** The label Crossplane's own ClusterRole aggregates by. */
 export const AGGREGATE_TO_CROSSPLANE = 'rbac.crossplane.io/aggregate-to-crossplane';
 
-/** The kinds a recipe has Crossplane read for it (its diagnostics, on either target). */
+/** The kinds a recipe has Crossplane read for it (its diagnostics and errorsFrom, on either target). */
 export function crossplaneReadKinds(recipe: Recipe): KindRef[] {
-  return [recipe.diagnostics, recipe.v2?.diagnostics].flatMap((d) => (d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : []));
+  return [recipe.diagnostics, recipe.v2?.diagnostics, recipe.errorsFrom, recipe.v2?.errorsFrom].flatMap((d) =>
+    d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : [],
+  );
 }
 
 export interface CrossplaneReadsProps {

@@ -1,10 +1,18 @@
-import { Status, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { Ready, Status, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
 import { loadCatalog } from '../../harness/catalog';
 import { answer, claimLabels, compositeOf, demoComposites, demoInput, fatalMessages, requestOf } from '../../harness/function-requests';
-import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, WAITING_TTL } from './diagnostics';
+import { CNPG_INSTANCE_LABEL } from '../../backends/cnpg';
+import {
+  diagnose,
+  DIAGNOSTICS_REQUIREMENT,
+  diagnosticsSelector,
+  errorElsewhere,
+  ERRORS_FROM_REQUIREMENT,
+  WAITING_TTL,
+} from './diagnostics';
 import { runFunction, TTL } from './fn';
 import { validateInput } from './validate-input';
 
@@ -233,6 +241,193 @@ describe('the cnpg instance recipe', () => {
       ).toMatchObject({
         reason: 'Unschedulable',
         message: `cnpg postgresql: Setting up primary: Creating primary instance pg-1; Pod pg-1-initdb-x7k2p cannot be scheduled: ${UNBOUND}`,
+      });
+    },
+  );
+});
+
+/** The same made-up backend, whose Store reports a problem of each of its tenants in a map of its status. */
+const tenantInput = demoInput('store', { apiVersion: 'demo.example.org/v1', kind: 'Tenant' }, 'kubernetes.crossplane.io/v1alpha2', {
+  errorsFrom: {
+    apiVersion: 'demo.example.org/v1',
+    kind: 'Store',
+    labels: [{ key: 'demo.example.org/store', from: 'spec.storeRef' }],
+    from: 'metadata.labels[crossplane.io/claim-name]',
+    at: 'status.tenantErrors[tenant-%s]',
+    says: 'cannot serve tenant-%s',
+    reason: 'TenantRefused',
+  },
+});
+const errorsFrom = tenantInput.errorsFrom!;
+const { v1: v1Tenant, v2: v2Tenant } = demoComposites('Tenant', claimLabels('mall', 'victim'));
+for (const xr of [v1Tenant, v2Tenant]) xr.spec = { ...(xr.spec as Obj), storeRef: 'shop' };
+/** The observed Object: Ready (its own object exists), as a binding's Secret is. */
+const readyObject: Obj = {
+  spec: { forProvider: { manifest: {} } },
+  status: {
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'Available' },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess' },
+    ],
+  },
+};
+function store(name: string, errors: Record<string, unknown>, o: { ns?: string; label?: string; deleting?: boolean } = {}): Obj {
+  return {
+    apiVersion: 'demo.example.org/v1',
+    kind: 'Store',
+    metadata: {
+      name,
+      namespace: o.ns ?? 'team-a',
+      labels: { 'demo.example.org/store': o.label ?? 'shop' },
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    status: { tenantErrors: errors },
+  };
+}
+const REFUSED = ['could not perform update-membership on role tenant-shop: role "owner" is a member of role "tenant-shop"'];
+
+describe('errorsFrom: an error another object reports about the resource', () => {
+  it('is part of the validated input; labels cannot be empty, the reason is a CamelCase word', () => {
+    expect(validateInput(tenantInput)).toMatchObject({ ok: true });
+    expect(validateInput({ ...tenantInput, errorsFrom: { ...errorsFrom, labels: [] } })).toMatchObject({
+      ok: false,
+      errors: [expect.stringContaining('errorsFrom.labels')],
+    });
+    expect(validateInput({ ...tenantInput, errorsFrom: { ...errorsFrom, reason: 'not a reason' } })).toMatchObject({ ok: false });
+    const { at: _at, ...noAt } = errorsFrom;
+    expect(validateInput({ ...tenantInput, errorsFrom: noAt })).toMatchObject({ ok: false, errors: ['errorsFrom.at: is required'] });
+  });
+
+  it("reads only its own namespace's object with its labels, not being deleted, at the path named after the claim", () => {
+    for (const xr of [v1Tenant, v2Tenant]) {
+      const hostile = [
+        store('a-theirs', { 'tenant-shop': ['victim namespace'] }, { ns: 'victim' }),
+        store('b-other', { 'tenant-shop': ['another store'] }, { label: 'other' }),
+        store('c-going', { 'tenant-shop': ['being deleted'] }, { deleting: true }),
+        { ...store('d-kind', { 'tenant-shop': ['another kind'] }), kind: 'Shop' },
+        store('e-other-tenant', { 'tenant-mall': ['another tenant'] }),
+      ];
+      const none = errorElsewhere(errorsFrom, xr, hostile, WHERE);
+      expect(none).toEqual({
+        selector: {
+          apiVersion: 'demo.example.org/v1',
+          kind: 'Store',
+          namespace: 'team-a',
+          matchLabels: { labels: { 'demo.example.org/store': 'shop' } },
+        },
+      });
+      expect(errorElsewhere(errorsFrom, xr, [...hostile, store('shop', { 'tenant-shop': [...REFUSED, ' '] })], WHERE).said).toEqual({
+        reason: 'TenantRefused',
+        text: `Store shop cannot serve tenant-shop: ${REFUSED[0]}`,
+      });
+      // A string is said as it is; an empty list or string says nothing.
+      expect(errorElsewhere(errorsFrom, xr, [store('shop', { 'tenant-shop': 'gone wrong' })], WHERE).said?.text).toBe(
+        'Store shop cannot serve tenant-shop: gone wrong',
+      );
+      expect(errorElsewhere(errorsFrom, xr, [store('shop', { 'tenant-shop': [] })], WHERE).said).toBeUndefined();
+      expect(errorElsewhere(errorsFrom, xr, [store('shop', { 'tenant-shop': '' })], WHERE).said).toBeUndefined();
+    }
+    // Without the field its labels come from, nothing is asked.
+    expect(errorElsewhere(errorsFrom, { ...v2Tenant, spec: {} }, [], WHERE)).toEqual({});
+  });
+});
+
+describe('errorsFrom through the function (the requirements loop)', () => {
+  it('asks once observed, even Ready; fails with the reason and the words of the object, short TTL; recovers when they go', () => {
+    expect(runFunction(requestOf(tenantInput, v1Tenant)).requirements?.extraResources?.[ERRORS_FROM_REQUIREMENT]).toBeUndefined();
+    const req = requestOf(tenantInput, v1Tenant, { 'demo-store': readyObject });
+    const first = runFunction(req);
+    expect(fatalMessages(first)).toEqual([]);
+    expect(first.requirements?.extraResources).toEqual({
+      [ERRORS_FROM_REQUIREMENT]: {
+        apiVersion: 'demo.example.org/v1',
+        kind: 'Store',
+        namespace: 'team-a',
+        matchLabels: { labels: { 'demo.example.org/store': 'shop' } },
+      },
+    });
+    expect(own(first)).toMatchObject({ status: Status.STATUS_CONDITION_TRUE, reason: 'Available' });
+    expect(first.meta?.ttl).toEqual(TTL);
+
+    const failing = runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [store('shop', { 'tenant-shop': REFUSED })]));
+    expect(failing.requirements).toEqual(first.requirements);
+    expect(own(failing)).toMatchObject({
+      status: Status.STATUS_CONDITION_FALSE,
+      reason: 'TenantRefused',
+      message: `demo store: Store shop cannot serve tenant-shop: ${REFUSED[0]}`,
+    });
+    expect(Object.values(failing.desired?.resources ?? {}).map((r) => r.ready)).toEqual([Ready.READY_FALSE]);
+    expect(failing.meta?.ttl).toEqual(WAITING_TTL);
+
+    const recovered = runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [store('shop', {})]));
+    expect(own(recovered)).toMatchObject({ status: Status.STATUS_CONDITION_TRUE, reason: 'Available' });
+    expect(Object.values(recovered.desired?.resources ?? {}).map((r) => r.ready)).toEqual([Ready.READY_TRUE]);
+    expect(recovered.meta?.ttl).toEqual(TTL);
+  });
+
+  it("fails a resource still in progress too; the resource's own failure wins", () => {
+    const refusing = [store('shop', { 'tenant-shop': REFUSED })];
+    const waiting = runFunction(
+      answer(requestOf(tenantInput, v2Tenant, { 'demo-store': waitingObject }), ERRORS_FROM_REQUIREMENT, refusing),
+    );
+    expect(own(waiting)).toMatchObject({ reason: 'TenantRefused' });
+    const failing = structuredClone(readyObject);
+    failing.status.conditions[1] = { type: 'Synced', status: 'False', reason: 'ReconcileError', message: 'forbidden' };
+    const r = runFunction(answer(requestOf(tenantInput, v2Tenant, { 'demo-store': failing }), ERRORS_FROM_REQUIREMENT, refusing));
+    expect(own(r)).toMatchObject({ reason: 'ReconcileError', message: 'demo store: forbidden' });
+  });
+});
+
+describe('the cnpg binding recipe', () => {
+  const sb = apis.find((a) => a.name === 'servicebinding') as Api;
+  const spec = { instanceRef: 'pg', serviceInstanceType: 'postgresql' };
+  const secretObject: Obj = structuredClone(readyObject);
+  const cnpgCluster = (name: string, ns: string, errors?: Record<string, string[]>) => ({
+    apiVersion: 'postgresql.cnpg.io/v1',
+    kind: 'Cluster',
+    metadata: { name, namespace: ns, labels: { [CNPG_INSTANCE_LABEL]: name } },
+    status: { managedRolesStatus: { ...(errors ? { cannotReconcile: errors } : {}), byStatus: { reconciled: ['binding-app'] } } },
+  });
+  const CNPG_SAYS = 'could not perform update-membership on role binding-app: role "app" is a member of role "binding-app"';
+
+  it.each(['v1', 'v2'] as const)(
+    "%s: fails with RoleNotReconciled in CNPG's words while its instance's Cluster cannot reconcile its role, then recovers",
+    (target) => {
+      const input = inputFor(sb.backends.cnpg as Recipe, { backend: 'cnpg', service: 'servicebinding', target });
+      const composite =
+        target === 'v1'
+          ? compositeOf(sb, 'cnpg', spec, { name: 'app', namespace: 'team-a' })
+          : {
+              apiVersion: sb.apiVersion,
+              kind: sb.kind,
+              metadata: { name: 'app', namespace: 'team-a', labels: claimLabels('other', 'victim') },
+              spec,
+            };
+      const req = requestOf(input, composite, { 'cnpg-servicebinding': secretObject });
+      const first = runFunction(req);
+      expect(fatalMessages(first)).toEqual([]);
+      expect(first.requirements?.extraResources?.[ERRORS_FROM_REQUIREMENT]).toEqual({
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Cluster',
+        namespace: 'team-a',
+        matchLabels: { labels: { [CNPG_INSTANCE_LABEL]: 'pg' } },
+      });
+      // Another namespace's Cluster of the same name, another instance's Cluster, another binding's role: not this one's.
+      const theirs = [
+        cnpgCluster('pg', 'victim', { 'binding-app': ['victim'] }),
+        cnpgCluster('other', 'team-a', { 'binding-app': ['other'] }),
+        cnpgCluster('pg', 'team-a', { 'binding-app-2': ['another binding'] }),
+      ];
+      expect(own(runFunction(answer(req, ERRORS_FROM_REQUIREMENT, theirs)))).toMatchObject({ reason: 'Available' });
+      const failing = runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [cnpgCluster('pg', 'team-a', { 'binding-app': [CNPG_SAYS] })]));
+      expect(own(failing)).toMatchObject({
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: 'RoleNotReconciled',
+        message: `cnpg servicebinding: Cluster pg cannot reconcile role binding-app: ${CNPG_SAYS}`,
+      });
+      expect(own(runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [cnpgCluster('pg', 'team-a')])))).toMatchObject({
+        status: Status.STATUS_CONDITION_TRUE,
+        reason: 'Available',
       });
     },
   );

@@ -10,10 +10,10 @@
  * object of the kind, so each object found is checked again for that namespace and every label before its words are
  * used: another claim's or namespace's Pod never speaks for this one.
  */
-import type { Diagnostics, Input } from '../../recipe';
+import type { Diagnostics, ErrorsFrom, Input } from '../../recipe';
 import { applyTransforms } from './transforms';
 import { claimRef, ComposeError, trustedComposite } from './compose';
-import { get } from './fieldpath';
+import { get, parse } from './fieldpath';
 
 type Obj = Record<string, unknown>;
 
@@ -46,7 +46,12 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * The selector: the kind, the composite's namespace (v2: its own; v1: its claim's) and the labels from its fields.
  * Undefined when the composite has no claim to speak for (a v1 composite made without a claim): nothing to ask.
  */
-export function diagnosticsSelector(d: Diagnostics, composite: Obj, where: string): DiagnosticsSelector | undefined {
+export function diagnosticsSelector(
+  d: Pick<Diagnostics, 'apiVersion' | 'kind' | 'labels'>,
+  composite: Obj,
+  where: string,
+  field = 'diagnostics',
+): DiagnosticsSelector | undefined {
   const trusted = trustedComposite(composite, where);
   const namespace = claimRef(trusted).namespace;
   if (!namespace) return undefined;
@@ -58,12 +63,10 @@ export function diagnosticsSelector(d: Diagnostics, composite: Obj, where: strin
     try {
       value = applyTransforms(v, l.transforms);
     } catch (e) {
-      throw new ComposeError(`cannot set diagnostics.labels[${i}] (${l.from} → ${l.key}) ${where}: ${(e as Error).message}`, { cause: e });
+      throw new ComposeError(`cannot set ${field}.labels[${i}] (${l.from} → ${l.key}) ${where}: ${(e as Error).message}`, { cause: e });
     }
     if (typeof value === 'object' && value !== null)
-      throw new ComposeError(
-        `cannot set diagnostics.labels[${i}] (${l.from} → ${l.key}) ${where}: composite field ${l.from} is not a scalar`,
-      );
+      throw new ComposeError(`cannot set ${field}.labels[${i}] (${l.from} → ${l.key}) ${where}: composite field ${l.from} is not a scalar`);
     labels[l.key] = String(value);
   }
   return { apiVersion: d.apiVersion, kind: d.kind, namespace, matchLabels: { labels } };
@@ -87,7 +90,19 @@ function sayingCondition(d: Diagnostics, o: Obj): { says: string; reason: string
  * every one of its labels and not being deleted; of those the first by name with a saying condition.
  */
 export function diagnose(d: Diagnostics, selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Said | undefined {
-  const ours = (found ?? []).filter(
+  for (const o of ours(selector, found)) {
+    const c = sayingCondition(d, o);
+    if (c) return { reason: c.reason || 'Waiting', text: `${d.kind} ${String(get(o, 'metadata.name'))} ${c.says}: ${c.message}` };
+  }
+  return undefined;
+}
+
+/**
+ * The objects found that may speak for the composite: of the selector's kind in its namespace, carrying every one of
+ * its labels and not being deleted; sorted by name.
+ */
+function ours(selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Obj[] {
+  const mine = (found ?? []).filter(
     (o) =>
       get(o, 'apiVersion') === selector.apiVersion &&
       get(o, 'kind') === selector.kind &&
@@ -95,15 +110,56 @@ export function diagnose(d: Diagnostics, selector: DiagnosticsSelector, found: r
       !get(o, 'metadata.deletionTimestamp') &&
       Object.entries(selector.matchLabels.labels).every(([k, v]) => get(o, `metadata.labels[${k}]`) === v),
   );
-  ours.sort((a, b) => String(get(a, 'metadata.name')).localeCompare(String(get(b, 'metadata.name'))));
-  for (const o of ours) {
-    const c = sayingCondition(d, o);
-    if (c) return { reason: c.reason || 'Waiting', text: `${d.kind} ${String(get(o, 'metadata.name'))} ${c.says}: ${c.message}` };
-  }
-  return undefined;
+  return mine.sort((a, b) => String(get(a, 'metadata.name')).localeCompare(String(get(b, 'metadata.name'))));
 }
 
 /** Whether to look at all: the recipe asks for it, and the resource is observed and not Ready. */
 export function wantsDiagnostics(input: Pick<Input, 'diagnostics'>, observed: unknown, ready: boolean): boolean {
   return Boolean(input.diagnostics) && isObj(observed) && !ready;
+}
+
+/** The key of the `errorsFrom` requirement in the response, and of what Crossplane found in the next request. */
+export const ERRORS_FROM_REQUIREMENT = 'errors-from';
+
+/** What `errorsFrom` asks Crossplane for, and the error found, if there is one. */
+export interface ErrorElsewhere {
+  readonly selector?: DiagnosticsSelector;
+  readonly said?: Said;
+}
+
+/** The error at `at` of an object: a non-empty string, or the non-empty strings of a list (CNPG's), joined. */
+function errorAt(o: Obj, at: string): string | undefined {
+  const v = get(o, at);
+  const said = (Array.isArray(v) ? v : [v])
+    .map((x) => (typeof x === 'string' ? x.trim() : x === undefined || x === null ? '' : JSON.stringify(x)))
+    .filter((x) => x !== '');
+  return said.length ? said.join('; ') : undefined;
+}
+
+/**
+ * The error an object outside the composed resource reports about it (`Recipe.errorsFrom`): the selector to ask
+ * Crossplane with (undefined when the composite has no namespace to look in or lacks a label's field), and, of the
+ * objects found that may speak for the composite (as for diagnostics: its namespace, every label, not being deleted),
+ * the first by name with a non-empty value at `at`. Throws ComposeError for a composite field that cannot be read.
+ */
+export function errorElsewhere(e: ErrorsFrom, composite: Obj, found: readonly Obj[] | undefined, where: string): ErrorElsewhere {
+  const selector = diagnosticsSelector(e, composite, where, 'errorsFrom');
+  if (!selector) return {};
+  const v = get(trustedComposite(composite, where), e.from);
+  if (v === undefined || v === null || v === '' || typeof v === 'object')
+    throw new ComposeError(`cannot read errorsFrom.from (${e.from}) ${where}: the composite has no scalar there`);
+  const fill = (format: string) => format.replaceAll('%s', String(v));
+  let at: string;
+  try {
+    at = fill(e.at);
+    parse(at);
+  } catch (err) {
+    throw new ComposeError(`cannot build errorsFrom.at ${where}: ${(err as Error).message}`, { cause: err });
+  }
+  for (const o of ours(selector, found)) {
+    const error = errorAt(o, at);
+    if (error)
+      return { selector, said: { reason: e.reason, text: `${e.kind} ${String(get(o, 'metadata.name'))} ${fill(e.says)}: ${error}` } };
+  }
+  return { selector };
 }

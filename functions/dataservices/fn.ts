@@ -26,7 +26,15 @@ import {
   compositionName,
 } from './compose';
 import type { Input } from '../../recipe';
-import { diagnose, DIAGNOSTICS_REQUIREMENT, diagnosticsSelector, type DiagnosticsSelector, WAITING_TTL } from './diagnostics';
+import {
+  diagnose,
+  DIAGNOSTICS_REQUIREMENT,
+  diagnosticsSelector,
+  type DiagnosticsSelector,
+  errorElsewhere,
+  ERRORS_FROM_REQUIREMENT,
+  WAITING_TTL,
+} from './diagnostics';
 import { get } from './fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
@@ -147,7 +155,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   }
   // The claim is Ready when every companion is too (Crossplane's rule for the composite); one that cannot be applied
   // (its Synced False) says why. The main resource's own readiness is its own.
-  const ownReady = outcome.ready;
+  let ownReady = outcome.ready;
   for (const c of companions) {
     const seen = observeStatus(c.own, c.observed);
     c.ready = seen.ready;
@@ -161,6 +169,28 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     const condition =
       outcome.condition?.status === 'False' ? outcome.condition : seen.condition?.status === 'False' ? seen.condition : waits;
     outcome = { ...outcome, ready: false, condition };
+  }
+  // An error the backend reports about the resource on another object (diagnostics.ts): asked on every run once
+  // observed, since the resource itself may look Ready. A failure of the resource's own wins.
+  let elsewhere: DiagnosticsSelector | undefined;
+  if (input.errorsFrom && isObj(observed)) {
+    let e;
+    try {
+      e = errorElsewhere(input.errorsFrom, composite, extraResources(req, ERRORS_FROM_REQUIREMENT), `(composition ${comp})`);
+    } catch (err) {
+      if (err instanceof ComposeError) return fail(rsp, err.message);
+      throw err;
+    }
+    elsewhere = e.selector;
+    const own = outcome.condition?.status === 'False' && outcome.condition.reason !== 'Provisioning';
+    if (e.said && !own) {
+      const message = `${input.backend} ${input.service}: ${e.said.text}`;
+      outcome = { ...outcome, ready: false, condition: { status: 'False', reason: e.said.reason, message } };
+    }
+    // The resource is not Ready while the backend reports an error about it (the composite is not either).
+    if (e.said) ownReady = false;
+    // The object's change does not wake the composite: while it fails, Crossplane looks again after the short TTL.
+    if (e.said && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   }
   // Why it waits, where the backend does not say (diagnostics.ts): asked while observed, not Ready and not failing.
   let waiting: DiagnosticsSelector | undefined;
@@ -182,7 +212,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   }
 
-  if (adoption.requirement || related.requirement || asked || waiting) {
+  if (adoption.requirement || related.requirement || asked || waiting || elsewhere) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
@@ -190,6 +220,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(related.requirement ? { [RELATED_REQUIREMENT]: related.requirement } : {}),
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
         ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
+        ...(elsewhere ? { [ERRORS_FROM_REQUIREMENT]: elsewhere } : {}),
       },
       resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },
       schemas: r?.schemas ?? {},

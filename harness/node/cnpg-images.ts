@@ -43,7 +43,7 @@ export const CNPG_POSTGRESQL_IMAGE = 'ghcr.io/cloudnative-pg/postgresql:15-bookw
 /** Where Debian puts PostgreSQL 15's programs; on the image's PATH. */
 export const POSTGRESQL_BIN = '/usr/lib/postgresql/15/bin';
 /** The uid and gid CNPG runs PostgreSQL as (its `postgresUID`/`postgresGID` defaults). */
-const POSTGRES_UID = 26;
+export const POSTGRES_UID = 26;
 /** Bump when what the builders put into the images changes. */
 const LAYOUT = 2;
 

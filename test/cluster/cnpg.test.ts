@@ -10,7 +10,8 @@
  * LoadBalancer fails with CNPG's reason within seconds of CNPG giving up; one tenant's binding credentials are refused
  * by another tenant's PostgreSQL; deleting the claims removes the Cluster, its Pods, PVCs and Secrets.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_BINDING_KEYS } from '../../backends/cnpg';
@@ -18,7 +19,7 @@ import { apply, CROSSPLANE_NAMESPACE } from '../../harness/crossplane';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { CNPG_NAMESPACE, localVolumes } from '../../harness/node/cnpg';
-import { psqlClientPod } from '../../harness/node/cnpg-images';
+import { POSTGRES_UID, POSTGRESQL_BIN, psqlClientPod } from '../../harness/node/cnpg-images';
 import { program } from '../../harness/tools/programs';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
 import { podFailure } from '../../harness/platform/pods';
@@ -325,6 +326,77 @@ describe('per-binding users of a cnpg claim', () => {
     expect(refused).toMatch(new RegExp(`password authentication failed for user "${user}"`));
     expect(other).toEqual(['from the binding']);
     log(`cnpg: binding app-2 deleted → role listed revoked after ${absent} ms, its password refused after ${Date.now() - deleted} ms`);
+  }, 600_000);
+});
+
+/**
+ * As the database's superuser, inside the PostgreSQL container of `<ns>/<pod>` (found on the node by the env CNPG
+ * gives it): what a DBA's psql would do, for a state the platform itself never makes.
+ */
+function superuserSql(sql: string, ns = NS, pod = 'pg-1'): string {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let env: string[];
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (!env.includes(`NAMESPACE=${ns}`) || !env.includes(`POD_NAME=${pod}`)) continue;
+    const socket = env.find((e) => e.startsWith('PGHOST='))?.slice('PGHOST='.length) ?? '/controller/run';
+    const args = [`--target=${pid}`, '--mount', '--net', '--ipc', '--uts', '--pid', `--setuid=${POSTGRES_UID}`, `--setgid=${POSTGRES_UID}`];
+    const psqlArgs = ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-h', socket, '-U', 'postgres', '-d', 'app', '-c', sql];
+    const r = spawnSync('nsenter', [...args, '--', `${POSTGRESQL_BIN}/psql`, ...psqlArgs], { encoding: 'utf8', timeout: 30_000 });
+    if (r.status !== 0) throw new Error(`psql as postgres in ${ns}/${pod} failed (${r.status}): ${r.stderr}${r.stdout}`);
+    return r.stdout.trim();
+  }
+  throw new Error(`no PostgreSQL process of ${ns}/${pod} on this machine`);
+}
+
+/**
+ * A role CNPG cannot reconcile fails the binding's claim in CNPG's words (issue 34 item 4): the role `binding-app-3`
+ * exists before its binding, made by a DBA and granted to `app`, so CNPG's `GRANT app TO "binding-app-3"` would be a
+ * membership loop, which PostgreSQL refuses and CNPG lists under the Cluster's `cannotReconcile`. Once the DBA undoes
+ * the grant, CNPG reconciles the role and the claim is Available again.
+ */
+describe('a binding whose role CNPG cannot reconcile', () => {
+  it("says RoleNotReconciled with the Cluster and CNPG's error on its claim, and recovers once the role can be reconciled", async () => {
+    const role = 'binding-app-3';
+    await healthy();
+    // With the comment the binding gives it: CNPG changes one thing of a role per pass (its options and password,
+    // then its comment, then its memberships), and a comment pass writes no status that would start the next.
+    const made = `CREATE ROLE "${role}" NOLOGIN; COMMENT ON ROLE "${role}" IS 'ServiceBinding app-3'; GRANT "${role}" TO app;`;
+    expect(superuserSql(`${made} SELECT 'made';`)).toBe('made');
+    const created = Date.now();
+    await bindPg(NS, 'app-3');
+    const failing = await until('the binding app-3 saying its role cannot be reconciled', async () => {
+      const c = conditionOf(await getObject(kube, claimPath('servicebindings', 'app-3')), 'DataServiceReady');
+      return c?.status === 'False' && c.reason === 'RoleNotReconciled' ? c : undefined;
+    });
+    const cluster = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
+    const cnpgSays = cluster?.status?.managedRolesStatus?.cannotReconcile?.[role];
+    expect(cnpgSays?.join(' '), JSON.stringify(cluster?.status?.managedRolesStatus)).toMatch(/is a member of role/);
+    expect(failing.message).toBe(`cnpg servicebinding: Cluster pg cannot reconcile role ${role}: ${cnpgSays.join('; ')}`);
+    expect(ready(await getObject(kube, claimPath('servicebindings', 'app-3')))).toBe(false);
+    log(`cnpg: binding app-3 said "${failing.message}" ${Date.now() - created} ms after it was made`);
+
+    // The DBA undoes the grant; any change of the Cluster makes CNPG's instance manager look at its roles again.
+    superuserSql(`REVOKE "${role}" FROM app;`);
+    const undone = Date.now();
+    await requireOk(
+      kube,
+      'PATCH',
+      `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`,
+      { metadata: { annotations: { 'klutch-kit.test/poke': String(undone) } } },
+      'application/merge-patch+json',
+    );
+    await until('the binding app-3 Available again', async () => {
+      const c = conditionOf(await getObject(kube, claimPath('servicebindings', 'app-3')), 'DataServiceReady');
+      return c?.status === 'True' ? c : undefined;
+    });
+    log(`cnpg: binding app-3 Available ${Date.now() - undone} ms after its role could be reconciled`);
+    expect(superuserSql(`SELECT pg_has_role('${role}', 'app', 'MEMBER');`)).toBe('t');
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app-3'));
   }, 600_000);
 });
 
