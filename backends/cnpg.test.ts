@@ -15,6 +15,7 @@ import { inputFor, type Recipe } from '../recipe';
 import { loadCatalog } from '../harness/catalog';
 import type { CnpgOffering } from '../apis/dataservice';
 import { observeStatus } from '../functions/dataservices/status';
+import { admitsIngress } from '../test/support/network-policy';
 import { CNPG_BINDING_COMPOSITE, CNPG_BINDING_KEYS, CNPG_CLUSTER_READY, CNPG_INSTANCE_LABEL } from './cnpg';
 
 const apis: Api[] = await loadCatalog();
@@ -384,8 +385,45 @@ describe('a cnpg offering', () => {
     ],
     ['a source range that is no CIDR', { sourceRanges: ['10.0.0.0/8', '10.1.2.3'] }, 'cnpg.sourceRanges[1]: "10.1.2.3" is not a CIDR'],
     ['a prefix too long', { sourceRanges: ['10.0.0.0/33'] }, 'cnpg.sourceRanges[0]: "10.0.0.0/33" is not a CIDR'],
+    ['a cluster network that is no CIDR', { clusterNetworks: ['pods'] }, 'cnpg.clusterNetworks[0]: "pods" is not a CIDR'],
+    [
+      'a source range inside the cluster network',
+      { sourceRanges: ['192.168.0.0/16', '10.244.1.0/24'], clusterNetworks: ['10.244.0.0/16'] },
+      'cnpg.clusterNetworks[0]: "10.244.0.0/16" contains sourceRanges[1] "10.244.1.0/24", which would then admit nothing',
+    ],
   ] as const)('fails at synth time on %s', (_name, o, message) => {
     expect(() => build(o)).toThrow(message);
+  });
+
+  it("attack: with clusterNetworks, no Pod of the control plane reaches another claim's PostgreSQL through a source range", () => {
+    const policyOf = (o: Partial<CnpgOffering>) => {
+      const recipe = build(o).api.backends.cnpg as Recipe;
+      const input = inputFor(recipe, { backend: 'cnpg', service: 'demo', settings: SETTINGS });
+      const xr = {
+        apiVersion: 'x/v1',
+        kind: 'XDemo',
+        metadata: { name: 'pg-x', labels: { ...claimLabels, 'crossplane.io/claim-name': 'pg' } },
+        spec: { service: 'pg15', plan: 'demo-single-small' },
+      };
+      const rsp = runFunction(requestOf(input, xr, {}));
+      expect(rsp.results.map((r) => r.message)).toEqual([]);
+      return (rsp.desired?.resources['cnpg-demo-network-policy']?.resource as any).spec.forProvider.manifest;
+    };
+    const instance = { namespace: 'team-a', labels: { 'cnpg.io/cluster': 'pg', 'cnpg.io/podRole': 'instance' } };
+    const ns = (name: string) => ({ namespace: name, namespaceLabels: { 'kubernetes.io/metadata.name': name } });
+    const otherTenant = { ...ns('team-b'), labels: { 'cnpg.io/cluster': 'pg' }, ip: '10.244.3.7' };
+    const konnector = { ...ns('klutch-bind-root-x'), labels: { app: 'konnector' }, ip: '10.244.0.9' };
+    const appCluster = { ip: '10.20.0.5' };
+    const operator = { ...ns('cnpg-system'), labels: { app: 'cnpg' }, ip: '10.244.0.4' };
+    const replica = { ...ns('team-a'), labels: { 'cnpg.io/cluster': 'pg' }, ip: '10.244.0.30' };
+    const fenced = [policyOf({ clusterNetworks: ['10.244.0.0/16'] })];
+    expect(fenced[0].spec.ingress[0].from[0]).toEqual({ ipBlock: { cidr: '10.0.0.0/8', except: ['10.244.0.0/16'] } });
+    expect([otherTenant, konnector].map((s) => admitsIngress(fenced, instance, s, 5432))).toEqual([false, false]);
+    expect([appCluster, replica].map((s) => admitsIngress(fenced, instance, s, 5432))).toEqual([true, true]);
+    expect([admitsIngress(fenced, instance, operator, 8000), admitsIngress(fenced, instance, operator, 5432)]).toEqual([true, false]);
+    // Without it, a CNI that matches ipBlock against Pod addresses lets them in (the limit SECURITY.md names).
+    const open = [policyOf({})];
+    expect([otherTenant, konnector].map((s) => admitsIngress(open, instance, s, 5432))).toEqual([true, true]);
   });
 
   it('a complete one composes as cnpg-<service>', () => {

@@ -11,7 +11,7 @@
  * gets `database`, `instance_service`, `password`, `username` through the recipe vocabulary the a8s binding uses. The
  * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as revoked.
  */
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import type { FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
@@ -158,6 +158,29 @@ export interface CnpgOffering {
   readonly serviceAnnotations?: Readonly<Record<string, string>>;
   /** The namespace of the CloudNativePG operator, whose Pods call each instance's status port. @default cnpg-system */
   readonly operatorNamespace?: string;
+  /**
+   * The control plane's own Pod (and node) networks, left out of every source range (`ipBlock.except`): CNIs that
+   * match `ipBlock` against Pod addresses too (Calico does) would otherwise admit every Pod of the control plane —
+   * another tenant's database, a root namespace's konnector — whose address falls in a range such as 10.0.0.0/8.
+   * Each must lie inside a source range or outside all of them. @default none
+   */
+  readonly clusterNetworks?: readonly string[];
+}
+
+/** The address family, network and prefix of a CIDR checked by isCidr. */
+function parseCidr(cidr: string): { family: 'ipv4' | 'ipv6'; net: string; prefix: number } {
+  const [net, prefix] = cidr.split('/') as [string, string];
+  return { family: isIP(net) === 6 ? 'ipv6' : 'ipv4', net, prefix: Number(prefix) };
+}
+
+/** Whether CIDR `inner` lies inside CIDR `outer` (same family, a longer or equal prefix, its network inside). */
+function within(inner: string, outer: string): boolean {
+  const i = parseCidr(inner);
+  const o = parseCidr(outer);
+  if (i.family !== o.family || i.prefix < o.prefix) return false;
+  const list = new BlockList();
+  list.addSubnet(o.net, o.prefix, o.family);
+  return list.check(i.net, i.family);
 }
 
 /** Whether `cidr` is an IPv4 or IPv6 CIDR whose prefix fits the address. */
@@ -188,6 +211,18 @@ export function checkCnpgOffering(o: CnpgOffering, fail: (field: string, problem
   for (const [i, cidr] of o.sourceRanges.entries()) {
     if (!isCidr(cidr))
       fail(`cnpg.sourceRanges[${i}]`, `"${cidr}" is not a CIDR`, 'write an address and a prefix length, e.g. "10.0.0.0/8"');
+  }
+  for (const [i, cidr] of (o.clusterNetworks ?? []).entries()) {
+    if (!isCidr(cidr))
+      fail(`cnpg.clusterNetworks[${i}]`, `"${cidr}" is not a CIDR`, 'write an address and a prefix length, e.g. "10.244.0.0/16"');
+    // A range inside the control plane's network would admit only its own Pods, which the except takes out again.
+    const j = o.sourceRanges.findIndex((r) => within(r, cidr));
+    if (j >= 0)
+      fail(
+        `cnpg.clusterNetworks[${i}]`,
+        `"${cidr}" contains sourceRanges[${j}] "${o.sourceRanges[j]}", which would then admit nothing`,
+        "list the app clusters' addresses outside the control plane's networks in sourceRanges",
+      );
   }
 }
 
@@ -273,6 +308,12 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
   };
 }
 
+/** A source range without the control plane's own networks inside it. */
+function ipBlock(cidr: string, clusterNetworks: readonly string[]): { cidr: string; except?: string[] } {
+  const except = clusterNetworks.filter((n) => within(n, cidr));
+  return except.length ? { cidr, except } : { cidr };
+}
+
 /**
  * The NetworkPolicy of an instance's Pods (CNPG labels each `cnpg.io/cluster=<claim>`, its Jobs' too; it makes no
  * policy itself): PostgreSQL's port from the offering's source ranges, anything from the instance's own Pods
@@ -290,7 +331,10 @@ function instanceNetworkPolicy(o: CnpgOffering) {
       { to: 'spec.policyTypes', value: ['Ingress'] },
       {
         to: 'spec.ingress[0]',
-        value: { from: o.sourceRanges.map((cidr) => ({ ipBlock: { cidr } })), ports: [tcp(CNPG_POSTGRESQL_PORT)] },
+        value: {
+          from: o.sourceRanges.map((cidr) => ({ ipBlock: ipBlock(cidr, o.clusterNetworks ?? []) })),
+          ports: [tcp(CNPG_POSTGRESQL_PORT)],
+        },
       },
       selector('spec.ingress[1].from[0].podSelector'),
       {
