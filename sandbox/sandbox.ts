@@ -548,14 +548,14 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
 
 /**
  * Runs `sql` with psql in a Pod of the app cluster whose only configuration is `secret` (host, database, user and
- * password from its a8s keys); returns psql's output lines. A failure names the Pod and its log.
+ * password from its a8s keys; the server checked against its `ca.crt`, sslmode=verify-ca); returns psql's output lines. A failure names the Pod and its log.
  */
 async function psqlPod(kube: Kube, node: Node, secret: string, sql: string): Promise<string[]> {
   const name = `psql-${Date.now().toString(36)}`;
   const r = await kube.request(
     'POST',
     `/api/v1/namespaces/${CLAIM_NAMESPACE}/pods`,
-    psqlClientPod({ name, secret, sql, labels: { 'app.kubernetes.io/name': 'sandbox-psql' } }),
+    psqlClientPod({ name, secret, sql, tls: 'verify-ca', labels: { 'app.kubernetes.io/name': 'sandbox-psql' } }),
   );
   if (r.code >= 300) throw new Error(`cannot create Pod ${CLAIM_NAMESPACE}/${name}: ${r.code} ${JSON.stringify(r.body?.message)}`);
   const pod: WireObject = await eventually(

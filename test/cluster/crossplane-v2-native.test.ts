@@ -311,7 +311,7 @@ describe('npm run sandbox on Pods, the default package (what sandbox/main.ts run
     expect(output).toMatch(/load balancer \(stand-in\): Service \S+\/demo-cnpg-external gets 10\.96\.200\.\d+/);
     expect(output).not.toMatch(/(a8s|load balancer) stand-in:/);
     expect(output).toMatch(
-      /Secret default\/demo-cnpg-binding-creds holds database, instance_service, password, username \(instance_service 10\.96\.200\.\d+\)/,
+      /Secret default\/demo-cnpg-binding-creds holds ca\.crt, database, instance_service, password, username \(instance_service 10\.96\.200\.\d+\)/,
     );
     // psql in a Pod of the app cluster, with only the creds Secret, answered by PostgreSQL on the control plane.
     expect(sandbox.query).toEqual(['CREATE TABLE', 'INSERT 0 1', 'hello from the app cluster']);
@@ -854,7 +854,8 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     const cluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${pg.metadata.name}`);
     expect(cluster.status.readyInstances).toBe(cluster.spec.instances);
     const secret = await timed('the cnpg example creds in the app cluster', () => credsInApp(sb, 180_000));
-    expect(Object.keys(secret.data).sort()).toEqual(['database', 'instance_service', 'password', 'username']);
+    // Klutch's a8s keys and the server's CA (backends/cnpg.ts CNPG_CA_KEY).
+    expect(Object.keys(secret.data).sort()).toEqual(['ca.crt', 'database', 'instance_service', 'password', 'username']);
     expect(Buffer.from(secret.data.instance_service, 'base64').toString()).toMatch(/^10\.96\.200\.\d+$/);
   }, 480_000);
 });
