@@ -118,6 +118,9 @@ const wrapper = s.object(
   { required: ['apiVersion', 'kind', 'manifestAt'] },
 );
 const labels = s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }));
+const generated = s.array(
+  s.object({ to: fieldPath, live: s.object({ from: fieldPath, base64: s.boolean() }, { required: ['from'] }) }, { required: ['to'] }),
+);
 
 /** The OpenAPI schema of `Input`, shipped as a CRD in the Function package and used by the function to validate. */
 export const inputSchema: Schema = s.object(
@@ -171,9 +174,7 @@ export const inputSchema: Schema = s.object(
       },
       { required: ['apiVersion', 'kind', 'labels', 'from', 'at', 'says', 'reason'] },
     ),
-    generated: s.array(
-      s.object({ to: fieldPath, live: s.object({ from: fieldPath, base64: s.boolean() }, { required: ['from'] }) }, { required: ['to'] }),
-    ),
+    generated,
     related: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),
@@ -221,6 +222,7 @@ export const inputSchema: Schema = s.object(
           providerConfig,
           fields: fieldMappings,
           labels,
+          generated: s.array(s.object({ to: fieldPath }, { required: ['to'] })),
         },
         { required: ['name', 'resource', 'providerConfig', 'fields'] },
       ),

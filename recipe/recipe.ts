@@ -244,6 +244,11 @@ export interface Companion {
   readonly providerConfig: ProviderConfigSelector;
   readonly fields: readonly FieldMapping[];
   readonly labels?: readonly LabelMapping[];
+  /**
+   * Values generated once and kept, as the recipe's own (a password the backend reads from a companion Secret); not
+   * read from a live object: a companion the v2 composite takes over from a v1 one gets a new value.
+   */
+  readonly generated?: readonly Pick<GeneratedValue, 'to'>[];
 }
 
 /**

@@ -40,7 +40,7 @@ export function companionResourceName(input: Pick<Input, 'backend' | 'service'>,
 
 /**
  * A companion as an input of its own: the envelope of the main one, its own resource, wrapper, provider config,
- * fields and labels, and nothing else of the main recipe (no status, connection details, parameters or lists).
+ * fields, labels and generated values, and nothing else of the main recipe (no status, connection details, parameters or lists).
  */
 export function companionInput(input: Input, c: Companion): Input {
   return {
@@ -53,6 +53,7 @@ export function companionInput(input: Input, c: Companion): Input {
     providerConfig: c.providerConfig,
     fields: c.fields,
     ...(c.labels ? { labels: c.labels } : {}),
+    ...(c.generated ? { generated: c.generated } : {}),
   };
 }
 

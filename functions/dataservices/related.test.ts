@@ -49,8 +49,8 @@ function ticket(
   };
 }
 
-function related(composite: Obj, found: Obj[] | undefined, observedGrants?: Obj[]): { grants: unknown; requirement: unknown } {
-  const target: Obj = {};
+function related(composite: Obj, found: Obj[] | undefined, observedGrants?: Obj[], own?: Obj[]): { grants: unknown; requirement: unknown } {
+  const target: Obj = own ? { spec: { grants: own } } : {};
   const { requirement } = composeRelated(
     input,
     target,
@@ -118,6 +118,20 @@ describe('a related list (Recipe.related)', () => {
     const before = [{ name: 'grant-uid-a', secret: 'a', state: 'present' }];
     expect(related(v1Store, undefined, before).grants).toEqual(before);
     expect(related(v1Store, undefined).grants).toBeUndefined();
+  });
+
+  it("the recipe's own items come first, whatever Crossplane answered, and are never a related one's or gone", () => {
+    const own = [{ name: 'platform', state: 'present' }];
+    const before = [...own, { name: 'grant-uid-a', secret: 'a', state: 'present' }];
+    expect(related(v1Store, undefined, undefined, own).grants).toEqual(own);
+    expect(related(v1Store, undefined, before, own).grants).toEqual(before);
+    expect(related(v1Store, [], before, own).grants).toEqual([...own, { name: 'grant-uid-a', state: 'absent' }]);
+    expect(related(v1Store, [ticket('b')], [], own).grants).toEqual([...own, { name: 'grant-uid-b', secret: 'b', state: 'present' }]);
+    // A related composite whose item would take the platform's key fails the composition rather than replace it.
+    const t = ticket('x');
+    t.metadata.uid = 'x';
+    const ownX = [{ name: 'grant-x', state: 'present' }];
+    expect(() => related(v1Store, [t], [], ownX)).toThrow('its name "grant-x" is the platform\'s own; rename it');
   });
 
   it('a matching composite whose item has no key is an error naming it', () => {

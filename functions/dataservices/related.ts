@@ -75,8 +75,15 @@ export function composeRelated(
   const requirement = relatedSelector(r, composite, where);
   const before = get(observedTarget, r.to);
   const previous = Array.isArray(before) ? before.filter(isObj) : [];
+  // Items the recipe's own fields put in the list come first and own their keys: never a related item, never gone.
+  const own = get(target, r.to);
+  const fixed = Array.isArray(own) ? own.filter(isObj) : [];
+  const reserved = new Set(fixed.map((o) => o[r.key]).filter((k): k is string => typeof k === 'string' && k !== ''));
+  const list = (items: readonly Obj[]) => {
+    if (fixed.length || items.length) set(target, r.to, [...fixed, ...items]);
+  };
   if (found === undefined) {
-    if (previous.length) set(target, r.to, structuredClone(previous));
+    list(previous.filter((o) => !reserved.has(o[r.key] as string)).map((o) => structuredClone(o)));
     return { requirement };
   }
   const trusted = trustedComposite(composite, where);
@@ -94,17 +101,17 @@ export function composeRelated(
     const key = item[r.key];
     if (typeof key !== 'string' || key === '')
       throw new ComposeError(`cannot list the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its item has no ${r.key}`);
+    if (reserved.has(key))
+      throw new ComposeError(
+        `cannot list the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its ${r.key} "${key}" is the platform's own; rename it`,
+      );
     items.set(key, item);
   }
   for (const old of previous) {
     const key = old[r.key];
-    if (typeof key === 'string' && key !== '' && !items.has(key)) items.set(key, { [r.key]: key, ...structuredClone(r.gone) });
+    if (typeof key === 'string' && key !== '' && !items.has(key) && !reserved.has(key))
+      items.set(key, { [r.key]: key, ...structuredClone(r.gone) });
   }
-  if (items.size)
-    set(
-      target,
-      r.to,
-      [...items.keys()].sort().map((k) => items.get(k) as Obj),
-    );
+  list([...items.keys()].sort().map((k) => items.get(k) as Obj));
   return { requirement };
 }
