@@ -16,11 +16,39 @@ import { loadCatalog } from '../harness/catalog';
 import type { CnpgOffering } from '../apis/dataservice';
 import { observeStatus } from '../functions/dataservices/status';
 import { admitsIngress } from '../test/support/network-policy';
-import { CNPG_BINDING_COMPOSITE, CNPG_BINDING_KEYS, CNPG_CLUSTER_READY, CNPG_INSTANCE_LABEL } from './cnpg';
+import {
+  CNPG_BINDING_COMPOSITE,
+  CNPG_BINDING_KEYS,
+  CNPG_CLUSTER_READY,
+  CNPG_INSTANCE_LABEL,
+  CNPG_REAPER_LABEL,
+  CNPG_REAPER_ROLE,
+  CNPG_REAPER_SQL,
+} from './cnpg';
 
 const apis: Api[] = await loadCatalog();
 const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
 const claimLabels = { 'crossplane.io/claim-name': 'my-claim', 'crossplane.io/claim-namespace': 'team-a' };
+/** The platform's role of every instance, which may end sessions and nothing more (CNPG_REAPER_ROLE). */
+const REAPER_ROLE = {
+  name: CNPG_REAPER_ROLE,
+  comment: 'klutch-kit: ends the sessions of revoked binding roles',
+  ensure: 'present',
+  login: true,
+  inRoles: ['pg_signal_backend'],
+  connectionLimit: 2,
+  passwordSecret: { name: 'my-claim-session-reaper' },
+};
+
+/** The function's response for a single-nano cnpg instance `my-claim` of team-a on `target`, with `observed` resources. */
+function runInstance(observed: Record<string, Record<string, unknown>> = {}, target: 'v1' | 'v2' = 'v1') {
+  const input = inputFor(api('postgresql').backends.cnpg as Recipe, { backend: 'cnpg', service: 'postgresql', settings: SETTINGS, target });
+  const xr = compositeOf(api('postgresql'), 'cnpg', { service: 'a9s-postgresql15', plan: 'postgresql-single-nano' });
+  if (target === 'v2') xr.metadata = { name: 'my-claim', namespace: 'team-a', uid: 'u-1' };
+  const rsp = runFunction(requestOf(input, xr, observed));
+  expect(rsp.results.filter((r) => r.severity === Severity.SEVERITY_FATAL)).toEqual([]);
+  return rsp;
+}
 
 describe('cnpg PostgresqlInstance', () => {
   it('is an Object wrapping a CNPG Cluster: instances, storage and resources from the plan, settings as strings', () => {
@@ -51,6 +79,8 @@ describe('cnpg PostgresqlInstance', () => {
               resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '250m', memory: '512Mi' } },
               bootstrap: { initdb: { database: 'app', owner: 'app' } },
               managed: {
+                // The platform's own role first, whose sessions reaper ends a revoked binding role's (bindings' roles after it).
+                roles: [REAPER_ROLE],
                 services: {
                   additional: [
                     {
@@ -196,6 +226,7 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     ];
     const composed = roles(found);
     expect(composed.spec.forProvider.manifest.spec.managed.roles).toEqual([
+      REAPER_ROLE,
       {
         name: 'binding-app',
         comment: 'ServiceBinding app',
@@ -212,12 +243,11 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     const b = bindingXr('app-2');
     const before = roles([a, b]);
     const after = roles([a], before).spec.forProvider.manifest.spec.managed.roles;
-    expect(after.map((r: any) => [r.name, r.login])).toEqual(
-      [
-        ['binding-app', true],
-        ['binding-app-2', false],
-      ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
-    );
+    expect(after.map((r: any) => [r.name, r.login])).toEqual([
+      [CNPG_REAPER_ROLE, true],
+      ['binding-app', true],
+      ['binding-app-2', false],
+    ]);
     expect(after.find((r: any) => r.login === false)).toEqual({
       name: 'binding-app-2',
       ensure: 'present',
@@ -239,8 +269,9 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
 });
 
 describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster", () => {
-  const spec = { service: 'a9s-postgresql15', plan: 'postgresql-single-nano' };
   const POLICY = 'cnpg-postgresql-network-policy';
+  const REAPER = 'cnpg-postgresql-session-reaper';
+  const REAPER_SECRET = 'cnpg-postgresql-session-reaper-secret';
   const healthyCluster = {
     status: {
       atProvider: { manifest: { status: { phase: 'Cluster in healthy state', readyInstances: 1 } } },
@@ -250,19 +281,7 @@ describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster
       ],
     },
   };
-  const run = (observed: Record<string, Record<string, unknown>>, target: 'v1' | 'v2' = 'v1') => {
-    const input = inputFor(api('postgresql').backends.cnpg as Recipe, {
-      backend: 'cnpg',
-      service: 'postgresql',
-      settings: SETTINGS,
-      target,
-    });
-    const xr = compositeOf(api('postgresql'), 'cnpg', spec);
-    if (target === 'v2') xr.metadata = { name: 'my-claim', namespace: 'team-a', uid: 'u-1' };
-    const rsp = runFunction(requestOf(input, xr, observed));
-    expect(rsp.results.filter((r) => r.severity === Severity.SEVERITY_FATAL)).toEqual([]);
-    return rsp;
-  };
+  const run = runInstance;
 
   it("admits PostgreSQL's port only from the source ranges, the instance's own Pods, and the operator's status calls", () => {
     for (const target of ['v1', 'v2'] as const) {
@@ -289,6 +308,11 @@ describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster
               from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'cnpg-system' } } }],
               ports: [{ protocol: 'TCP', port: 8000 }],
             },
+            // The instance's session reaper (same namespace), to PostgreSQL only.
+            {
+              from: [{ podSelector: { matchLabels: { [CNPG_REAPER_LABEL]: 'my-claim' } } }],
+              ports: [{ protocol: 'TCP', port: 5432 }],
+            },
           ],
         },
       });
@@ -296,7 +320,7 @@ describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster
   });
 
   it('the claim is Ready only once the NetworkPolicy is applied too; one that cannot be applied says why', () => {
-    const rsp = run({ 'cnpg-postgresql': healthyCluster });
+    const rsp = run({ 'cnpg-postgresql': healthyCluster, [REAPER]: healthyCluster, [REAPER_SECRET]: healthyCluster });
     // The Cluster is Ready on its own; the claim waits for its policy (Crossplane: every composed resource Ready).
     expect(rsp.desired?.resources['cnpg-postgresql']?.ready).toBe(Ready.READY_TRUE);
     expect(rsp.desired?.resources[POLICY]?.ready).toBe(Ready.READY_FALSE);
@@ -306,12 +330,80 @@ describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster
     const refused = {
       status: { conditions: [{ type: 'Synced', status: 'False', reason: 'ReconcileError', message: 'networkpolicies is forbidden' }] },
     };
-    expect(run({ 'cnpg-postgresql': healthyCluster, [POLICY]: refused }).conditions.map((c) => [c.reason, c.message])).toEqual([
-      ['ReconcileError', 'cnpg postgresql: networkpolicies is forbidden'],
-    ]);
-    const applied = run({ 'cnpg-postgresql': healthyCluster, [POLICY]: healthyCluster });
+    expect(
+      run({
+        'cnpg-postgresql': healthyCluster,
+        [POLICY]: refused,
+        [REAPER]: healthyCluster,
+        [REAPER_SECRET]: healthyCluster,
+      }).conditions.map((c) => [c.reason, c.message]),
+    ).toEqual([['ReconcileError', 'cnpg postgresql: networkpolicies is forbidden']]);
+    const applied = run({
+      'cnpg-postgresql': healthyCluster,
+      [POLICY]: healthyCluster,
+      [REAPER]: healthyCluster,
+      [REAPER_SECRET]: healthyCluster,
+    });
     expect(applied.desired?.resources[POLICY]?.ready).toBe(Ready.READY_TRUE);
     expect(applied.conditions.map((c) => c.reason)).toEqual(['Available']);
+  });
+});
+
+describe("a cnpg PostgresqlInstance's session reaper, composed beside its Cluster", () => {
+  const SECRET = 'cnpg-postgresql-session-reaper-secret';
+  const run = runInstance;
+  const manifest = (rsp: ReturnType<typeof runInstance>, name: string): any =>
+    (rsp.desired?.resources[name]?.resource as any).spec.forProvider.manifest;
+
+  it('its password: a basic-auth Secret the function generates once and keeps, on both targets', () => {
+    for (const target of ['v1', 'v2'] as const) {
+      const first = run({}, target);
+      const secret = manifest(first, SECRET);
+      expect(secret).toMatchObject({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'my-claim-session-reaper', namespace: 'team-a' },
+        type: 'kubernetes.io/basic-auth',
+        stringData: { username: CNPG_REAPER_ROLE },
+      });
+      expect(secret.stringData.password).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(manifest(run({}, target), SECRET).stringData.password).not.toBe(secret.stringData.password);
+      const kept = run({ [SECRET]: first.desired?.resources[SECRET]?.resource as Record<string, unknown> }, target);
+      expect(manifest(kept, SECRET).stringData.password).toBe(secret.stringData.password);
+    }
+  });
+
+  it('one Pod of the instance image, no token, non-root, read-only, reaching the primary over TLS verified by name', () => {
+    const d = manifest(run(), 'cnpg-postgresql-session-reaper');
+    expect([d.apiVersion, d.kind, d.metadata.name, d.spec.replicas, d.spec.strategy]).toEqual([
+      'apps/v1',
+      'Deployment',
+      'my-claim-session-reaper',
+      1,
+      { type: 'Recreate' },
+    ]);
+    const labels = { 'app.kubernetes.io/name': 'klutch-session-reaper', [CNPG_REAPER_LABEL]: 'my-claim' };
+    expect([d.spec.selector.matchLabels, d.spec.template.metadata.labels]).toEqual([labels, labels]);
+    const pod = d.spec.template.spec;
+    expect([pod.automountServiceAccountToken, pod.securityContext.runAsNonRoot]).toEqual([false, true]);
+    const [c] = pod.containers;
+    expect(c.image).toBe('ghcr.io/cloudnative-pg/postgresql:15-bookworm');
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      PGHOST: 'my-claim-rw',
+      PGPORT: '5432',
+      PGUSER: CNPG_REAPER_ROLE,
+      PGSSLMODE: 'verify-full',
+      PGSSLROOTCERT: '/etc/klutch/postgresql-ca/ca.crt',
+      REAPER_SQL: CNPG_REAPER_SQL,
+    });
+    // The password as a file read on every pass, never an env value; the CA's certificate, never its key.
+    expect(JSON.stringify(c.env)).not.toContain('password');
+    expect(pod.volumes).toEqual([
+      { name: 'password', secret: { secretName: 'my-claim-session-reaper', items: [{ key: 'password', path: 'password' }] } },
+      { name: 'ca', secret: { secretName: 'my-claim-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+    ]);
   });
 });
 
@@ -421,6 +513,11 @@ describe('a cnpg offering', () => {
     expect([otherTenant, konnector].map((s) => admitsIngress(fenced, instance, s, 5432))).toEqual([false, false]);
     expect([appCluster, replica].map((s) => admitsIngress(fenced, instance, s, 5432))).toEqual([true, true]);
     expect([admitsIngress(fenced, instance, operator, 8000), admitsIngress(fenced, instance, operator, 5432)]).toEqual([true, false]);
+    // The instance's session reaper reaches PostgreSQL and nothing else; a Pod of another namespace with its label does not.
+    const reaper = { ...ns('team-a'), labels: { [CNPG_REAPER_LABEL]: 'pg' }, ip: '10.244.0.31' };
+    const lookalike = { ...ns('team-b'), labels: { [CNPG_REAPER_LABEL]: 'pg' }, ip: '10.244.3.8' };
+    expect([5432, 8000].map((port) => admitsIngress(fenced, instance, reaper, port))).toEqual([true, false]);
+    expect(admitsIngress(fenced, instance, lookalike, 5432)).toBe(false);
     // Without it, a CNI that matches ipBlock against Pod addresses lets them in (the limit SECURITY.md names).
     const open = [policyOf({})];
     expect([otherTenant, konnector].map((s) => admitsIngress(open, instance, s, 5432))).toEqual([true, true]);

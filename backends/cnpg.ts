@@ -121,6 +121,34 @@ export const CNPG_ROLE_FORMAT = 'binding-%s';
 /** The application database and its owner, of which every binding's role is a member (its tables, its schema). */
 export const CNPG_APP_OWNER = 'app';
 
+/**
+ * What ends the sessions of a revoked binding role (docs/decisions/cnpg-lifecycle.md): PostgreSQL keeps a session
+ * open after its role loses LOGIN and its password, and CNPG's role reconciler ends none. Each instance has a role of
+ * the platform's own, a member of `pg_signal_backend` (it may end the sessions of any role but a superuser, nothing
+ * more), whose password the function generates into `<claim>-session-reaper`, and a Deployment beside the Cluster that
+ * every CNPG_REAPER_INTERVAL_S seconds connects over TLS (verify-full against the instance's CA) and ends the sessions
+ * of every `binding-*` role that may not log in. The name is not of CNPG_ROLE_FORMAT, so no binding can take it.
+ */
+export const CNPG_REAPER_ROLE = 'klutch-session-reaper';
+/** The Secret of its password (`<claim>-session-reaper`, basic-auth keys username and password, as CNPG reads them). */
+export const CNPG_REAPER_SECRET_SUFFIX = '-session-reaper';
+/** Seconds between two passes: a revoked role's sessions end within this of CNPG applying NOLOGIN. */
+export const CNPG_REAPER_INTERVAL_S = 10;
+/** The companions' names among the composite's resources (after `cnpg-postgresql`). */
+export const CNPG_REAPER = 'session-reaper';
+export const CNPG_REAPER_SECRET = 'session-reaper-secret';
+/** The label of the reaper's Pods, which the instance's NetworkPolicy admits to PostgreSQL's port. */
+export const CNPG_REAPER_LABEL = 'klutch.anynines.com/session-reaper';
+/**
+ * One pass: end each session of a revoked binding role, and say which. The sessions are chosen first (a materialized
+ * CTE): a filter beside `pg_terminate_backend` in one WHERE clause may be evaluated after it, and PostgreSQL refuses
+ * the whole statement once it is asked to end a superuser's session. `LIKE 'binding-%'` is CNPG_ROLE_FORMAT's prefix.
+ */
+export const CNPG_REAPER_SQL =
+  'WITH revoked AS MATERIALIZED (SELECT a.pid, r.rolname FROM pg_stat_activity a JOIN pg_roles r ON r.oid = a.usesysid ' +
+  "WHERE r.rolname LIKE 'binding-%' AND NOT r.rolcanlogin AND NOT r.rolsuper) " +
+  "SELECT format('ended session %s of revoked role %s', pid, rolname) FROM revoked WHERE pg_terminate_backend(pid)";
+
 /** Resources and storage per plan size. */
 export interface CnpgSize {
   readonly storage: string;
@@ -270,9 +298,11 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
         required: true,
         transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
       },
+      ...reaperRole(),
     ],
   });
   const networkPolicy = instanceNetworkPolicy(o);
+  const reaper = [reaperSecret(o), reaperDeployment(o)];
   return {
     ...instance,
     // The claim says what CNPG is doing, and fails with CNPG's reason when CNPG gives up.
@@ -281,8 +311,8 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     progressPaths: CNPG_PHASE_PATHS,
     diagnostics: CNPG_POD_DIAGNOSTICS,
     related: bindingRoles('v1'),
-    companions: [networkPolicy.v1],
-    v2: { ...instance.v2, related: bindingRoles('v2'), companions: [networkPolicy.v2] },
+    companions: [networkPolicy.v1, ...reaper.map((c) => c.v1)],
+    v2: { ...instance.v2, related: bindingRoles('v2'), companions: [networkPolicy.v2, ...reaper.map((c) => c.v2)] },
     parametersTo: 'spec.postgresql.parameters',
     parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
     ignoredParameters: p.ignoredParameters,
@@ -344,6 +374,135 @@ function instanceNetworkPolicy(o: CnpgOffering) {
           ports: [tcp(CNPG_STATUS_PORT)],
         },
       },
+      { from: CLAIM_NAME, to: `spec.ingress[3].from[0].podSelector.matchLabels[${CNPG_REAPER_LABEL}]`, required: true },
+      { to: 'spec.ingress[3].ports', value: [tcp(CNPG_POSTGRESQL_PORT)] },
+    ],
+  });
+}
+
+/** The reaper's role, first in the Cluster's `spec.managed.roles` (the bindings' roles follow: bindingRoles). */
+function reaperRole(): FieldMapping[] {
+  const at = 'spec.managed.roles[0]';
+  return [
+    { to: `${at}.name`, value: CNPG_REAPER_ROLE },
+    { to: `${at}.comment`, value: 'klutch-kit: ends the sessions of revoked binding roles' },
+    { to: `${at}.ensure`, value: 'present' },
+    { to: `${at}.login`, value: true },
+    { to: `${at}.inRoles`, value: ['pg_signal_backend'] },
+    // One pass at a time; a second for a pass that overlaps a restart.
+    { to: `${at}.connectionLimit`, value: 2 },
+    {
+      from: CLAIM_NAME,
+      to: `${at}.passwordSecret.name`,
+      required: true,
+      transforms: [{ type: 'format', format: `%s${CNPG_REAPER_SECRET_SUFFIX}` }],
+    },
+  ];
+}
+
+/** The reaper's password, generated once by the function and kept; read by CNPG (the role) and the reaper's Pod. */
+function reaperSecret(o: CnpgOffering) {
+  const c = kubernetesCompanion(CNPG_REAPER_SECRET, {
+    resource: { apiVersion: 'v1', kind: 'Secret' },
+    providerConfigName: o.providerConfigName,
+    fields: [
+      { from: CLAIM_NAME, to: 'metadata.name', required: true, transforms: [{ type: 'format', format: `%s${CNPG_REAPER_SECRET_SUFFIX}` }] },
+      { to: 'type', value: 'kubernetes.io/basic-auth' },
+      { to: 'stringData.username', value: CNPG_REAPER_ROLE },
+    ],
+  });
+  const generated = [{ to: 'stringData.password' }];
+  return { v1: { ...c.v1, generated }, v2: { ...c.v2, generated } };
+}
+
+/**
+ * The reaper: one Pod of the instance's own PostgreSQL image (it has psql; the offering's map of service versions),
+ * without a service account token, as the image's postgres user with nothing writable, that runs CNPG_REAPER_SQL
+ * every CNPG_REAPER_INTERVAL_S seconds against the instance's primary (`<claim>-rw`), reading the password file on
+ * each pass. Its failures are in its log; the claim's readiness is the database's, not the reaper's.
+ */
+function reaperDeployment(o: CnpgOffering) {
+  const SECRET_DIR = '/etc/klutch/session-reaper';
+  const CA_DIR = '/etc/klutch/postgresql-ca';
+  // psql of whichever PostgreSQL the image has (CNPG's images: /usr/lib/postgresql/<major>/bin); a TERM ends the sleep.
+  const script = [
+    "trap 'exit 0' TERM",
+    'for d in /usr/lib/postgresql/*/bin; do PATH="$d:$PATH"; done',
+    'while :; do',
+    `  PGPASSWORD="$(cat ${SECRET_DIR}/password)" psql -X -q -t -A -v ON_ERROR_STOP=1 -c "$REAPER_SQL" || echo "session reaper: the pass failed; next in ${CNPG_REAPER_INTERVAL_S} s" >&2`,
+    `  sleep ${CNPG_REAPER_INTERVAL_S} & wait $!`,
+    'done',
+  ].join('\n');
+  const labels = (at: string): FieldMapping[] => [
+    { to: `${at}[app.kubernetes.io/name]`, value: 'klutch-session-reaper' },
+    { from: CLAIM_NAME, to: `${at}[${CNPG_REAPER_LABEL}]`, required: true },
+  ];
+  const pod = 'spec.template.spec';
+  const container = `${pod}.containers[0]`;
+  return kubernetesCompanion(CNPG_REAPER, {
+    resource: { apiVersion: 'apps/v1', kind: 'Deployment' },
+    providerConfigName: o.providerConfigName,
+    fields: [
+      { from: CLAIM_NAME, to: 'metadata.name', required: true, transforms: [{ type: 'format', format: `%s${CNPG_REAPER_SECRET_SUFFIX}` }] },
+      ...labels('metadata.labels'),
+      { to: 'spec.replicas', value: 1 },
+      { to: 'spec.strategy.type', value: 'Recreate' },
+      ...labels('spec.selector.matchLabels'),
+      ...labels('spec.template.metadata.labels'),
+      { to: `${pod}.automountServiceAccountToken`, value: false },
+      { to: `${pod}.enableServiceLinks`, value: false },
+      {
+        to: `${pod}.securityContext`,
+        value: { runAsNonRoot: true, runAsUser: 26, runAsGroup: 26, seccompProfile: { type: 'RuntimeDefault' } },
+      },
+      { to: `${container}.name`, value: 'session-reaper' },
+      { from: 'spec.service', to: `${container}.image`, required: true, transforms: [{ type: 'map', map: o.images }] },
+      { to: `${container}.command`, value: ['/bin/sh', '-c', script] },
+      { to: `${container}.env[0].name`, value: 'PGHOST' },
+      { from: CLAIM_NAME, to: `${container}.env[0].value`, required: true, transforms: [{ type: 'format', format: '%s-rw' }] },
+      {
+        to: `${container}.env[1]`,
+        value: { name: 'PGPORT', value: String(CNPG_POSTGRESQL_PORT) },
+      },
+      ...Object.entries({
+        PGDATABASE: 'postgres',
+        PGUSER: CNPG_REAPER_ROLE,
+        PGAPPNAME: CNPG_REAPER_ROLE,
+        PGSSLMODE: 'verify-full',
+        PGSSLROOTCERT: `${CA_DIR}/${CNPG_CA_KEY}`,
+        PGCONNECT_TIMEOUT: '10',
+        REAPER_SQL: CNPG_REAPER_SQL,
+      }).map(([name, value], i): FieldMapping => ({ to: `${container}.env[${i + 2}]`, value: { name, value } })),
+      {
+        to: `${container}.securityContext`,
+        value: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+      },
+      // No CPU request: it sleeps, and a request would hold back a share of the node's CPU an instance may need.
+      { to: `${container}.resources`, value: { requests: { memory: '16Mi' }, limits: { memory: '64Mi' } } },
+      {
+        to: `${container}.volumeMounts`,
+        value: [
+          { name: 'password', mountPath: SECRET_DIR, readOnly: true },
+          { name: 'ca', mountPath: CA_DIR, readOnly: true },
+        ],
+      },
+      { to: `${pod}.volumes[0].name`, value: 'password' },
+      {
+        from: CLAIM_NAME,
+        to: `${pod}.volumes[0].secret.secretName`,
+        required: true,
+        transforms: [{ type: 'format', format: `%s${CNPG_REAPER_SECRET_SUFFIX}` }],
+      },
+      { to: `${pod}.volumes[0].secret.items`, value: [{ key: 'password', path: 'password' }] },
+      { to: `${pod}.volumes[1].name`, value: 'ca' },
+      // The CA's certificate only: the Secret holds its key too.
+      {
+        from: CLAIM_NAME,
+        to: `${pod}.volumes[1].secret.secretName`,
+        required: true,
+        transforms: [{ type: 'format', format: `%s${CNPG_CA_SECRET_SUFFIX}` }],
+      },
+      { to: `${pod}.volumes[1].secret.items`, value: [{ key: CNPG_CA_KEY, path: CNPG_CA_KEY }] },
     ],
   });
 }

@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CNPG_BINDING_KEYS } from '../../backends/cnpg';
+import { CNPG_BINDING_KEYS, CNPG_REAPER_LABEL } from '../../backends/cnpg';
 import { apply, CROSSPLANE_NAMESPACE } from '../../harness/crossplane';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';
@@ -153,10 +153,13 @@ async function runPsql(
     const p = await getObject(kube, `/api/v1/namespaces/${ns}/pods/${name}`);
     return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
   });
-  // The client's request() hands a text body back as { message }.
+  return { phase: pod.status.phase as string, out: (await podLog(ns, name)).trim().split('\n') };
+}
+
+/** The log of Pod `ns/name` (the client's request() hands a text body back as { message }). */
+async function podLog(ns: string, name: string): Promise<string> {
   const body = (await kube.request('GET', `/api/v1/namespaces/${ns}/pods/${name}/log`)).body as WireObject | string;
-  const out = typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
-  return { phase: pod.status.phase as string, out: out.trim().split('\n') };
+  return typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body));
 }
 
 /** The CNPG Cluster of the claim once every instance is ready again. */
@@ -268,13 +271,19 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
   it('refuses a connection without TLS, and fences the instance with a NetworkPolicy that selects its Pods', async () => {
     const { phase, out } = await runPsql('app-client-plain', SQL_READ, { tls: 'disable' });
     expect([phase, out.join('\n')]).toEqual(['Failed', expect.stringContaining('no encryption')]);
-    // The policy is the backend's; whether traffic obeys it is the CNI's (this node's does not enforce policies), so
-    // the check is that it exists as composed and selects the instance's Pods.
+    // The policy is the backend's (its last rule admits the session reaper to 5432); whether traffic obeys it is the
+    // CNI's (this node's does not enforce policies), so the check is that it exists as composed and selects the
+    // instance's Pods.
     const policy = await until(`NetworkPolicy ${NS}/pg`, () =>
       getObject(kube, `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/pg`),
     );
     expect(policy.spec.podSelector).toEqual({ matchLabels: { 'cnpg.io/cluster': 'pg' } });
-    expect(policy.spec.ingress.map((r: WireObject) => r.ports?.map((p: WireObject) => p.port) ?? 'any')).toEqual([[5432], 'any', [8000]]);
+    expect(policy.spec.ingress.map((r: WireObject) => r.ports?.map((p: WireObject) => p.port) ?? 'any')).toEqual([
+      [5432],
+      'any',
+      [8000],
+      [5432],
+    ]);
     const pods = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=cnpg.io/cluster%3Dpg,cnpg.io/podRole%3Dinstance`))
       .body as WireObject;
     expect(pods.items.length).toBeGreaterThan(0);
@@ -288,7 +297,7 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
  * attack test below. Reuses the suite's claim and its binding `app`.
  */
 describe('per-binding users of a cnpg claim', () => {
-  it("each binding logs in as its own role; deleting one revokes it, even owning a table (its password refused), the other's still works", async () => {
+  it("each binding logs in as its own role; deleting one revokes it, even owning a table (its password refused, its open session ended), the other's still works", async () => {
     await bindPg(NS, 'app-2');
     const creds = (b: string) => credsOf(NS, b);
     const created = Date.now();
@@ -305,6 +314,17 @@ describe('per-binding users of a cnpg claim', () => {
       'CREATE TABLE',
       user,
     ]);
+
+    // A session it keeps open, as an app's connection pool does: revoking the role ends it, not only new logins.
+    await requireOk(
+      kube,
+      'POST',
+      `/api/v1/namespaces/${NS}/pods`,
+      psqlClientPod({ name: 'app-2-session', secret: 'app-2-creds', sql: 'SELECT pg_sleep(900);', tls: 'verify-ca' }),
+    );
+    await until(`a session of ${user} open`, async () =>
+      Number(superuserSql(`SELECT count(*) FROM pg_stat_activity WHERE usename = '${user}'`)) > 0 ? true : undefined,
+    );
 
     const deleted = Date.now();
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app-2'));
@@ -327,7 +347,26 @@ describe('per-binding users of a cnpg claim', () => {
     // it applied first decides the words.
     expect(refused).toMatch(new RegExp(`password authentication failed for user "${user}"|role "${user}" is not permitted to log in`));
     expect(other).toEqual(['from the binding']);
-    log(`cnpg: binding app-2 deleted → role listed revoked after ${absent} ms, its password refused after ${Date.now() - deleted} ms`);
+    const refusedAfter = Date.now() - deleted;
+    // The open session is ended by the instance's reaper (backends/cnpg.ts CNPG_REAPER_ROLE), which says so.
+    const session = await until(`the open session of ${user} ended`, async () => {
+      const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/app-2-session`);
+      return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? (p?.status?.phase as string) : undefined;
+    });
+    const endedAfter = Date.now() - deleted;
+    expect([session, await podLog(NS, 'app-2-session')]).toEqual([
+      'Failed',
+      expect.stringContaining('terminating connection due to administrator command'),
+    ]);
+    const reapers = (
+      await requireOk(kube, 'GET', `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`${CNPG_REAPER_LABEL}=pg`)}`)
+    ).items;
+    expect(reapers).toHaveLength(1);
+    expect(await podLog(NS, reapers[0].metadata.name)).toMatch(new RegExp(`ended session \\d+ of revoked role ${user}`));
+    log(
+      `cnpg: binding app-2 deleted → role listed revoked after ${absent} ms, its password refused after ${refusedAfter} ms, ` +
+        `its open session ended after ${endedAfter} ms`,
+    );
   }, 600_000);
 });
 

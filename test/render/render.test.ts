@@ -18,6 +18,7 @@ import { exampleClaim, PACKAGE_DIR, render } from '../../synth/synth';
 import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
 import { compositeOf, uidOf } from '../../harness/function-requests';
 import { crankRender, crankValidate, type CrankLine } from '../../harness/tools/crank';
+import { CNPG_REAPER_ROLE } from '../../backends/cnpg';
 
 type Obj = Record<string, any>;
 // JSON documents: Go's YAML 1.1 reader would turn an unquoted `on` written by a YAML 1.2 writer into true.
@@ -152,9 +153,9 @@ describe('crank render with the bundled function', () => {
       for (const d of (rendered.get(c.id) ?? []).filter((x) => x.metadata?.annotations?.[RESOURCE_NAME])) {
         resources.push(d);
         const manifest = d.spec?.forProvider?.manifest;
-        // A built-in object inside an Object (the cnpg binding's Secret, an instance's NetworkPolicy) has no CRD to
+        // A built-in object inside an Object (the cnpg binding's Secret, an instance's NetworkPolicy and reaper) has no CRD to
         // check it against; the API server checks it in test/cluster/cnpg.test.ts.
-        const builtIn = manifest && (manifest.apiVersion === 'v1' || String(manifest.apiVersion).includes('.k8s.io/'));
+        const builtIn = manifest && (['v1', 'apps/v1'].includes(manifest.apiVersion) || String(manifest.apiVersion).includes('.k8s.io/'));
         if (d.kind === 'Object' && manifest && !builtIn)
           resources.push({ ...manifest, metadata: { ...manifest.metadata, name: manifest.metadata?.name ?? c.id } });
       }
@@ -441,7 +442,12 @@ describe('crank render with the bundled function', () => {
           dir: join(tmp, `${target}-${dir}`),
         }) as Obj[];
       const composedIn = (out: Obj[]) => out.find((d) => d.metadata?.annotations?.[RESOURCE_NAME]) as Obj;
-      const rolesOf = (out: Obj[]) => (composedIn(out).spec.forProvider.manifest.spec.managed?.roles ?? []) as Obj[];
+      // The bindings' roles, after the platform's own (backends/cnpg.ts CNPG_REAPER_ROLE), which is always first.
+      const rolesOf = (out: Obj[]) => {
+        const all = (composedIn(out).spec.forProvider.manifest.spec.managed?.roles ?? []) as Obj[];
+        expect(all[0]?.name).toBe(CNPG_REAPER_ROLE);
+        return all.slice(1);
+      };
       const role = (b: Obj) => `binding-${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}`;
 
       const first = run([...mine, ...theirs]);
