@@ -55,6 +55,8 @@ export const CNPG_FAILED_PHASES = [
   'Cluster cannot proceed to reconciliation due to an error while interacting with plugins',
   'Cluster has incomplete or invalid image catalog',
   'Cluster cannot execute instance online upgrade due to missing architecture binary',
+  // 1.30: a definition its admission check refuses (SetAdmissionError), the reason in phaseReason.
+  'Invalid cluster definition',
 ] as const;
 
 /**

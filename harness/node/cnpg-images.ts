@@ -2,7 +2,7 @@
  * The CloudNativePG backend's images, made by the project (docs/decisions/cloudnative-pg.md), as OCI archives in the
  * cache keyed by their inputs, under the names the operator's manifest and the catalog use:
  *
- * - the operator, `ghcr.io/cloudnative-pg/cloudnative-pg:1.27.1`: the static `manager` of harness/tools/cloudnative-pg.ts
+ * - the operator, `ghcr.io/cloudnative-pg/cloudnative-pg:1.30.0`: the static `manager` of harness/tools/cloudnative-pg.ts
  *   laid out as upstream's Dockerfile lays it out (`/operator/manager_amd64`, `/manager` linking to it, user 65532 on
  *   distroless' static layout). CNPG starts it three ways: the controller, the `bootstrap` init container of every
  *   instance Pod (which copies it into the Pod), and from that copy the instance manager running PostgreSQL;

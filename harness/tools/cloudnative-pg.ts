@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperHash, wrapperModule } from './go';
 
-export const CNPG_VERSION = 'v1.27.1';
+export const CNPG_VERSION = 'v1.30.0';
 export const CNPG_MODULE = 'github.com/cloudnative-pg/cloudnative-pg';
 
 const moduleDir = wrapperModule('harness/tools/cloudnative-pg');
@@ -26,7 +26,7 @@ export async function ensureCnpgManager(log?: (line: string) => void): Promise<s
     label: `CloudNativePG manager ${CNPG_VERSION}`,
     // What `manager version` prints and what the operator compares with the instance manager it injects.
     ldflags: `-X ${CNPG_MODULE}/pkg/versions.buildVersion=${CNPG_VERSION.slice(1)} -s -w`,
-    minGo: '1.25',
+    minGo: '1.26',
     // Static, as upstream releases it: CNPG copies this file into PostgreSQL images it did not build.
     env: { CGO_ENABLED: '0' },
     log,
