@@ -349,7 +349,7 @@ describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster
   });
 });
 
-describe("a cnpg PostgresqlInstance's session reaper, composed beside its Cluster", () => {
+describe("a cnpg PostgresqlInstance's session reaper, beside its Cluster", () => {
   const SECRET = 'cnpg-postgresql-session-reaper-secret';
   const run = runInstance;
   const manifest = (rsp: ReturnType<typeof runInstance>, name: string): any =>
@@ -373,8 +373,59 @@ describe("a cnpg PostgresqlInstance's session reaper, composed beside its Cluste
     }
   });
 
+  const REAPER = 'cnpg-postgresql-session-reaper';
+  /** The observed Cluster of an instance whose binding `gone` was deleted: its role revoked (bindingRoles' `gone`). */
+  const revoked = (target: 'v1' | 'v2') => ({
+    'cnpg-postgresql': {
+      ...(target === 'v2' ? { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1' } : {}),
+      spec: {
+        forProvider: {
+          manifest: {
+            spec: {
+              managed: {
+                roles: [REAPER_ROLE, { name: 'binding-gone', ensure: 'present', login: false, disablePassword: true, inRoles: [] }],
+              },
+            },
+          },
+        },
+      },
+    },
+  });
+
+  it("its Pod comes with the instance's first revoked binding role, and stays; the claim never waits for it", () => {
+    for (const target of ['v1', 'v2'] as const) {
+      // A new instance: its role and password, no Pod (nothing to end yet).
+      const fresh = run({}, target);
+      expect(fresh.desired?.resources[REAPER], target).toBeUndefined();
+      expect(manifest(fresh, 'cnpg-postgresql').spec.managed.roles[0], target).toEqual(REAPER_ROLE);
+      expect(manifest(fresh, SECRET).metadata.name, target).toBe('my-claim-session-reaper');
+      // A binding's role revoked: the Pod is composed.
+      const first = run(revoked(target), target);
+      expect(
+        manifest(first, 'cnpg-postgresql').spec.managed.roles.map((r: any) => [r.name, r.login]),
+        target,
+      ).toEqual([
+        [CNPG_REAPER_ROLE, true],
+        ['binding-gone', false],
+      ]);
+      expect(manifest(first, REAPER).kind, target).toBe('Deployment');
+      // Once observed it stays, whatever the list says.
+      const seen = first.desired?.resources[REAPER]?.resource as Record<string, unknown>;
+      expect(manifest(run({ [REAPER]: seen }, target), REAPER), target).toEqual(manifest(first, REAPER));
+    }
+    // The claim is Ready with its Cluster, policy and password applied and no reaper.
+    const healthy = {
+      status: {
+        atProvider: { manifest: { status: { phase: 'Cluster in healthy state', readyInstances: 1 } } },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }],
+      },
+    };
+    const ready = run({ 'cnpg-postgresql': healthy, 'cnpg-postgresql-network-policy': healthy, [SECRET]: healthy });
+    expect([ready.desired?.resources[REAPER], ready.conditions.map((c) => c.reason)]).toEqual([undefined, ['Available']]);
+  });
+
   it('one Pod of the instance image, no token, non-root, read-only, reaching the primary over TLS verified by name', () => {
-    const d = manifest(run(), 'cnpg-postgresql-session-reaper');
+    const d = manifest(run(revoked('v1')), REAPER);
     expect([d.apiVersion, d.kind, d.metadata.name, d.spec.replicas, d.spec.strategy]).toEqual([
       'apps/v1',
       'Deployment',

@@ -127,8 +127,8 @@ export const CNPG_APP_OWNER = 'app';
  * What ends the sessions of a revoked binding role (docs/decisions/cnpg-lifecycle.md): PostgreSQL keeps a session
  * open after its role loses LOGIN and its password, and CNPG's role reconciler ends none. Each instance has a role of
  * the platform's own, a member of `pg_signal_backend` (it may end the sessions of any role but a superuser, nothing
- * more), whose password the function generates into `<claim>-session-reaper`, and a Deployment beside the Cluster that
- * every CNPG_REAPER_INTERVAL_S seconds connects over TLS (verify-full against the instance's CA) and ends the sessions
+ * more), whose password the function generates into `<claim>-session-reaper`, and, from the instance's first revoked
+ * binding role on, a Deployment beside the Cluster that every CNPG_REAPER_INTERVAL_S seconds connects over TLS (verify-full against the instance's CA) and ends the sessions
  * of every `binding-*` role that may not log in. The name is not of CNPG_ROLE_FORMAT, so no binding can take it.
  */
 export const CNPG_REAPER_ROLE = 'klutch-session-reaper';
@@ -421,9 +421,18 @@ function reaperSecret(o: CnpgOffering) {
  * The reaper: one Pod of the instance's own PostgreSQL image (it has psql; the offering's map of service versions),
  * without a service account token, as the image's postgres user with nothing writable, that runs CNPG_REAPER_SQL
  * every CNPG_REAPER_INTERVAL_S seconds against the instance's primary (`<claim>-rw`), reading the password file on
- * each pass. Its failures are in its log; the claim's readiness is the database's, not the reaper's.
+ * each pass. Its failures are in its log; the claim's readiness is the database's, not the reaper's. It is composed
+ * from the first revoked binding role on (bindingRoles' `gone`, kept from then on): a new instance has no session to
+ * end, and a Pod beside each starting instance slowed the start of PostgreSQL on a busy node (docs/benchmarks.md).
  */
 function reaperDeployment(o: CnpgOffering) {
+  const c = reaperPod(o);
+  const when = { at: 'spec.managed.roles', has: { login: false } };
+  return { v1: { ...c.v1, when }, v2: { ...c.v2, when } };
+}
+
+/** The reaper's Deployment (reaperDeployment). */
+function reaperPod(o: CnpgOffering) {
   const SECRET_DIR = '/etc/klutch/session-reaper';
   const CA_DIR = '/etc/klutch/postgresql-ca';
   // psql of whichever PostgreSQL the image has (CNPG's images: /usr/lib/postgresql/<major>/bin); a TERM ends the sleep.

@@ -249,6 +249,21 @@ export interface Companion {
    * read from a live object: a companion the v2 composite takes over from a v1 one gets a new value.
    */
   readonly generated?: readonly Pick<GeneratedValue, 'to'>[];
+  /**
+   * Composed only from the first run whose main resource (as that run composes it, wrapped object and related list
+   * included) holds, in the list at `at`, an item with every value of `has`; kept from then on while Crossplane
+   * observes it, so a change of the list never deletes it. Without it the companion is always composed. The cnpg
+   * session reaper: its Pod exists from the first revoked binding role on, not beside every new instance.
+   */
+  readonly when?: CompanionWhen;
+}
+
+/** The condition of a companion's composition (Companion.when). */
+export interface CompanionWhen {
+  /** A list of the main resource, relative to the object the recipe's fields write (`spec.managed.roles`). */
+  readonly at: string;
+  /** The values one of its items must have (`{ login: false }`). */
+  readonly has: Readonly<Record<string, string | number | boolean>>;
 }
 
 /**

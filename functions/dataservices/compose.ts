@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { get, join, set } from './fieldpath';
-import type { Companion, FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
+import type { Companion, CompanionWhen, FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
 import { applyTransforms } from './transforms';
 
 type Obj = Record<string, unknown>;
@@ -55,6 +55,13 @@ export function companionInput(input: Input, c: Companion): Input {
     ...(c.labels ? { labels: c.labels } : {}),
     ...(c.generated ? { generated: c.generated } : {}),
   };
+}
+
+/** Whether the list at `when.at` of `target` has an item with every value of `when.has` (Companion.when). */
+export function listHas(target: unknown, when: CompanionWhen): boolean {
+  const list = get(target, when.at);
+  const wanted = Object.entries(when.has);
+  return Array.isArray(list) && list.some((item) => isObj(item) && wanted.every(([k, v]) => item[k] === v));
 }
 
 /** The composition's name, for messages: the composite's compositionRef (v1 or v2 place), else `<backend>-<service>`. */

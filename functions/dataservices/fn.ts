@@ -24,6 +24,7 @@ import {
   composedResourceName,
   composeResource,
   compositionName,
+  listHas,
 } from './compose';
 import type { Input } from '../../recipe';
 import {
@@ -136,12 +137,15 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       extraResources(req, RELATED_REQUIREMENT),
       `(composition ${comp})`,
     );
-    companions = (input.companions ?? []).map((c) => {
+    const main = (at ? get(composed.resource, at) : composed.resource) as Obj;
+    companions = (input.companions ?? []).flatMap((c) => {
       const name = companionResourceName(input, c);
-      const own = companionInput(input, c);
       const seenC = req.observed?.resources?.[name]?.resource;
       const seen = isObj(seenC) ? seenC : undefined;
-      return { name, own, composed: composeResource(own, composite, seen), observed: seen, ready: false };
+      // Not yet wanted (Companion.when): not composed, and not waited for.
+      if (c.when && !seen && !listHas(main, c.when)) return [];
+      const own = companionInput(input, c);
+      return [{ name, own, composed: composeResource(own, composite, seen), observed: seen, ready: false }];
     });
   } catch (e) {
     if (e instanceof ComposeError) return fail(rsp, e.message);
