@@ -7,7 +7,7 @@
  * `<claim>-creds` in the a8s keys, and a Pod that mounts only that Secret connects to the address it names and writes
  * and reads a table; the data survives the operator's and PostgreSQL's Pods being deleted; a plan change adds
  * instances and the claim reports CNPG's progress until Ready again; a claim in a namespace whose quota allows no
- * LoadBalancer fails with CNPG's reason within seconds of CNPG giving up; one tenant's binding credentials are refused
+ * LoadBalancer fails with CNPG's reason once CNPG gives up; one tenant's binding credentials are refused
  * by another tenant's PostgreSQL; deleting the claims removes the Cluster, its Pods, PVCs and Secrets.
  */
 import { spawnSync } from 'node:child_process';
@@ -598,7 +598,7 @@ async function resize(): Promise<void> {
 /**
  * A namespace whose ResourceQuota allows no LoadBalancer Service: CNPG cannot create the claim's external Service and
  * gives up with phase "Unable to create required cluster objects" and the API server's refusal as its reason; the
- * claim's DataServiceReady says both within seconds of CNPG writing them.
+ * claim's DataServiceReady says both (how soon is bench/readiness's and bench/cnpg's to measure, not a test's).
  */
 async function refused(): Promise<void> {
   const ns = REFUSED_NS;
@@ -632,7 +632,6 @@ async function refused(): Promise<void> {
   expect(condition?.status).toBe('False');
   expect(condition?.message).toMatch(new RegExp(`^cnpg postgresql: ${failed}: .*${quota.source}`));
   expect(ready(claim)).toBe(false);
-  expect(lag, 'from CNPG giving up to the claim saying so (ms)').toBeLessThan(10_000);
   log(`cnpg: the claim said "${condition?.message}" ${lag} ms after CNPG's phase`);
   await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', ns));
   await until('the refused claim and its Cluster gone', async () => {
@@ -682,7 +681,6 @@ async function volumeless(): Promise<void> {
   // The volume claim is what no PersistentVolume can hold.
   const pvc = await getObject(kube, `/api/v1/namespaces/${ns}/persistentvolumeclaims/pg-1`);
   expect([pvc?.spec?.resources?.requests?.storage, pvc?.status?.phase]).toEqual(['10Gi', 'Pending']);
-  expect(lag, 'from the Pod saying it to the claim saying it (ms)').toBeLessThan(30_000);
   log(`cnpg: the claim said "${condition?.message}" ${lag} ms after its Pod ${pod?.metadata.name} was unscheduled`);
   await requireOk(kube, 'DELETE', claimPath('postgresqlinstances', 'pg', ns));
   await until('the volumeless claim, its Cluster and its PVC gone', async () => {
