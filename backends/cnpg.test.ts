@@ -186,6 +186,21 @@ describe('cnpg ServiceBinding', () => {
     expect(other.spec.forProvider.manifest.stringData.password).not.toBe(first.spec.forProvider.manifest.stringData.password);
   });
 
+  it('a name of over 55 characters fails the claim, saying why: PostgreSQL would shorten its role', () => {
+    const run = (name: string) => runFunction(requestOf(inputOf(api('servicebinding'), 'cnpg'), bindingXr(name)));
+    const fatal = (name: string) =>
+      run(name)
+        .results.filter((r) => r.severity === Severity.SEVERITY_FATAL)
+        .map((r) => r.message);
+    expect(fatal('b'.repeat(55))).toEqual([]);
+    expect(fatal('b'.repeat(56))).toEqual([
+      expect.stringContaining(
+        `"binding-${'b'.repeat(56)}" is 64 bytes long, 63 at most: PostgreSQL keeps 63 bytes of a role name (binding-<name>); ` +
+          'give the ServiceBinding a name of 55 characters at most',
+      ),
+    ]);
+  });
+
   it('the XRD refuses a cnpg binding of another data service, and a cnpg Backup or Restore with the reason', () => {
     expect(JSON.stringify(api('servicebinding').rules('v1'))).toContain(
       'The cnpg-servicebinding composition binds postgresql instances only',
@@ -236,6 +251,17 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
         passwordSecret: { name: 'app-cnpg-binding' },
       },
     ]);
+  });
+
+  it("attack: a binding whose role name PostgreSQL would shorten is left out; the other bindings' roles are listed", () => {
+    // Listed, PostgreSQL would make the role under a shortened name and CNPG's sync of every role would stop at it:
+    // no later role of the instance made or revoked. Its own claim fails, saying why (cnpg ServiceBinding above).
+    const names = roles([
+      bindingXr('app'),
+      bindingXr('x'.repeat(56)),
+      bindingXr('y'.repeat(55)),
+    ]).spec.forProvider.manifest.spec.managed.roles.map((r: any) => r.name);
+    expect(names).toEqual([CNPG_REAPER_ROLE, 'binding-app', `binding-${'y'.repeat(55)}`]);
   });
 
   it('a binding that is gone leaves its role listed as revoked: NOLOGIN, no password, in no group (a DROP fails on what it owns)', () => {

@@ -120,6 +120,15 @@ export const CNPG_BINDING_COMPOSITE = {
  * binding's name may have 55 characters at most (docs/decisions/cnpg-lifecycle.md).
  */
 export const CNPG_ROLE_FORMAT = 'binding-%s';
+/**
+ * A longer role name fails the binding's claim, saying so, and stays out of the instance's role list: PostgreSQL
+ * would create the role under a shortened name, and CNPG's role sync would then stop at it for every role of the
+ * instance, revocations included.
+ */
+const ROLE_NAME_LIMIT = {
+  bytes: 63,
+  fix: 'PostgreSQL keeps 63 bytes of a role name (binding-<name>); give the ServiceBinding a name of 55 characters at most',
+};
 /** The application database and its owner, of which every binding's role is a member (its tables, its schema). */
 export const CNPG_APP_OWNER = 'app';
 
@@ -536,7 +545,13 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
     to: 'spec.managed.roles',
     key: 'name',
     item: [
-      { from: CLAIM_NAME, to: 'name', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
+      {
+        from: CLAIM_NAME,
+        to: 'name',
+        required: true,
+        transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }],
+        limit: ROLE_NAME_LIMIT,
+      },
       { from: CLAIM_NAME, to: 'comment', required: true, transforms: [{ type: 'format', format: 'ServiceBinding %s' }] },
       { to: 'ensure', value: 'present' },
       { to: 'login', value: true },
@@ -593,7 +608,13 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
         transforms: [{ type: 'format', format: `%s${CNPG_BINDING_SECRET_SUFFIX}` }],
       },
       { to: 'type', value: 'Opaque' },
-      { from: CLAIM_NAME, to: 'stringData.username', required: true, transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }] },
+      {
+        from: CLAIM_NAME,
+        to: 'stringData.username',
+        required: true,
+        transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }],
+        limit: ROLE_NAME_LIMIT,
+      },
     ],
     wrapperFields: [
       ...copyFrom(0, 'Secret', CNPG_APP_SECRET_SUFFIX, 'data.dbname', 'data.database'),

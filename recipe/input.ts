@@ -89,7 +89,15 @@ const anyValue = s.raw({ 'x-kubernetes-preserve-unknown-fields': true });
 const FROM_OR_VALUE = 'set exactly one of from and value';
 const fieldMappings = s.array(
   s.object(
-    { to: fieldPath, from: fieldPath, value: anyValue, transforms, default: anyValue, required: s.boolean() },
+    {
+      to: fieldPath,
+      from: fieldPath,
+      value: anyValue,
+      transforms,
+      default: anyValue,
+      required: s.boolean(),
+      limit: s.object({ bytes: s.integer({ minimum: 1 }), fix: s.string({ minLength: 1 }) }, { required: ['bytes', 'fix'] }),
+    },
     {
       required: ['to'],
       // The CEL rule gives the function's validator its message; the API server cannot compile it (`value` is

@@ -48,6 +48,12 @@ export interface FieldMapping {
   readonly default?: unknown;
   /** A composite without `from` set is an error (Fatal result) rather than a skipped field. */
   readonly required?: boolean;
+  /**
+   * The most UTF-8 bytes the value may have once transformed (PostgreSQL keeps 63 of a role's name): a longer one
+   * fails the composition (a Fatal result naming the field, the value's length and `fix`); in a related list's item,
+   * the item is left out and its own composite says why.
+   */
+  readonly limit?: { readonly bytes: number; readonly fix: string };
 }
 
 /** Moves one claim parameter to the key the backend expects. */

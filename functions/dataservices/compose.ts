@@ -20,6 +20,9 @@ export class ComposeError extends Error {
   }
 }
 
+/** A value longer than its field's limit (FieldMapping.limit): a related list leaves the item out. */
+export class OverLimitError extends ComposeError {}
+
 /** What the function composes: the resource, and warnings for the composite (ignored parameters). */
 export interface Composed {
   /** The key in desired resources, stable across runs (`a8s-postgresql`). */
@@ -157,6 +160,11 @@ export function applyField(target: Obj, f: FieldMapping, i: number, composite: O
       const raw = v;
       v = attempt(`transform ${thing}`, () => applyTransforms(raw, f.transforms));
     }
+  }
+  if (f.limit && typeof v === 'string') {
+    const bytes = new TextEncoder().encode(v).length;
+    if (bytes > f.limit.bytes)
+      throw new OverLimitError(`cannot set ${thing}: "${v}" is ${bytes} bytes long, ${f.limit.bytes} at most: ${f.limit.fix}`);
   }
   const value = structuredClone(v);
   attempt(`set ${thing}`, () => set(target, f.to, value));

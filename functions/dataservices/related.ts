@@ -8,7 +8,7 @@
  * object found, so neither a tenant's labels nor a lax fetcher widen it.
  */
 import type { Input, RelatedList } from '../../recipe';
-import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, trustedComposite } from './compose';
+import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, OverLimitError, trustedComposite } from './compose';
 import { get, set } from './fieldpath';
 
 type Obj = Record<string, unknown>;
@@ -97,7 +97,14 @@ export function composeRelated(
     });
     if (!matches) continue;
     const item: Obj = {};
-    r.item.forEach((f, i) => applyField(item, f, i, related, where, 'related.item'));
+    try {
+      r.item.forEach((f, i) => applyField(item, f, i, related, where, 'related.item'));
+    } catch (e) {
+      // A value over its limit (FieldMapping.limit): left out, as the related composite's own composition fails too,
+      // saying why; one tenant's object never stops the list of the others.
+      if (e instanceof OverLimitError) continue;
+      throw e;
+    }
     const key = item[r.key];
     if (typeof key !== 'string' || key === '')
       throw new ComposeError(`cannot list the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its item has no ${r.key}`);

@@ -326,6 +326,20 @@ describe('per-binding users of a cnpg claim', () => {
       Number(superuserSql(`SELECT count(*) FROM pg_stat_activity WHERE usename = '${user}'`)) > 0 ? true : undefined,
     );
 
+    // Attack: a binding whose role name PostgreSQL would shorten (63 bytes) is refused on its own claim and never
+    // reaches the Cluster, where CNPG's role sync would stop at it for every role of the instance, revocations included.
+    const long = `long-${'x'.repeat(51)}`;
+    await bindPg(NS, long);
+    const refusal = await until(`the binding ${long} refused`, async () => {
+      const c = conditionOf(await getObject(kube, claimPath('servicebindings', long)), 'Synced');
+      return c?.status === 'False' && String(c.message).includes('55 characters at most') ? String(c.message) : undefined;
+    });
+    expect(refusal).toContain(`"binding-${long}" is 64 bytes long, 63 at most`);
+    const listed = (await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`))?.spec?.managed?.roles ?? [];
+    expect(listed.map((r: WireObject) => r.name)).not.toContain(`binding-${long}`);
+    expect(superuserSql(`SELECT count(*) FROM pg_roles WHERE rolname LIKE 'binding-long-%';`)).toBe('0');
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', long));
+
     // No role revoked yet: the instance runs no reaper Pod (it comes with the first revoked role).
     const reapersOf = async (): Promise<WireObject[]> =>
       (await requireOk(kube, 'GET', `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`${CNPG_REAPER_LABEL}=pg`)}`)).items;
