@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { ChainFirstSequencer } from './test/support/sequencer';
+import { ChainFirstSequencer } from './test/support/sequencer.ts';
 
 // Two projects: `unit` runs everything that needs no Kubernetes cluster and starts at once; `cluster` holds the
 // suites under test/cluster/, which share real control planes. The cluster setup starts them in the background
