@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../apis/api';
 import { DataService, planMatrix } from '../apis';
 import { composeResource } from '../functions/dataservices/compose';
-import { Ready, Severity, Status } from '@crossplane-org/function-sdk-typescript';
+import { Ready, Severity, Status, Target } from '@crossplane-org/function-sdk-typescript';
 import { runFunction } from '../functions/dataservices/fn';
 import { RELATED_REQUIREMENT } from '../functions/dataservices/related';
 import { compositeOf, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
@@ -193,11 +193,20 @@ describe('cnpg ServiceBinding', () => {
         .results.filter((r) => r.severity === Severity.SEVERITY_FATAL)
         .map((r) => r.message);
     expect(fatal('b'.repeat(55))).toEqual([]);
-    expect(fatal('b'.repeat(56))).toEqual([
-      expect.stringContaining(
-        `"binding-${'b'.repeat(56)}" is 64 bytes long, 63 at most: PostgreSQL keeps 63 bytes of a role name (binding-<name>); ` +
-          'give the ServiceBinding a name of 55 characters at most',
-      ),
+    const says = expect.stringContaining(
+      `"binding-${'b'.repeat(56)}" is 64 bytes long, 63 at most: PostgreSQL keeps 63 bytes of a role name (binding-<name>); ` +
+        'give the ServiceBinding a name of 55 characters at most',
+    );
+    expect(fatal('b'.repeat(56))).toEqual([says]);
+    // The claim's own condition says it too: a Klutch claim shows only its composite's claim conditions.
+    expect(run('b'.repeat(56)).conditions).toEqual([
+      {
+        type: 'DataServiceReady',
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: 'CannotCompose',
+        message: says,
+        target: Target.TARGET_COMPOSITE_AND_CLAIM,
+      },
     ]);
   });
 

@@ -52,8 +52,20 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A Fatal result, which stops Crossplane's composition and marks the composite Synced False, and the same words as
+ * its DataServiceReady condition: a Klutch claim shows only its composite's claim conditions, so without it the app
+ * developer (and through the konnector, the app cluster) would never read why.
+ */
 function fail(rsp: RunFunctionResponse, message: string): RunFunctionResponse {
   rsp.results.push({ severity: Severity.SEVERITY_FATAL, message, reason: 'ComposeResources', target: Target.TARGET_COMPOSITE });
+  rsp.conditions.push({
+    type: CONDITION_TYPE,
+    status: Status.STATUS_CONDITION_FALSE,
+    reason: 'CannotCompose',
+    message,
+    target: Target.TARGET_COMPOSITE_AND_CLAIM,
+  });
   return rsp;
 }
 

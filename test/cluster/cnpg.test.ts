@@ -331,7 +331,7 @@ describe('per-binding users of a cnpg claim', () => {
     const long = `long-${'x'.repeat(51)}`;
     await bindPg(NS, long);
     const refusal = await until(`the binding ${long} refused`, async () => {
-      const c = conditionOf(await getObject(kube, claimPath('servicebindings', long)), 'Synced');
+      const c = conditionOf(await getObject(kube, claimPath('servicebindings', long)), 'DataServiceReady');
       return c?.status === 'False' && String(c.message).includes('55 characters at most') ? String(c.message) : undefined;
     });
     expect(refusal).toContain(`"binding-${long}" is 64 bytes long, 63 at most`);
