@@ -137,8 +137,8 @@ export const CNPG_APP_OWNER = 'app';
  * open after its role loses LOGIN and its password, and CNPG's role reconciler ends none. Each instance has a role of
  * the platform's own, a member of `pg_signal_backend` (it may end the sessions of any role but a superuser, nothing
  * more), whose password the function generates into `<claim>-session-reaper`, and, from the instance's first revoked
- * binding role on, a Deployment beside the Cluster that every CNPG_REAPER_INTERVAL_S seconds connects over TLS (verify-full against the instance's CA) and ends the sessions
- * of every `binding-*` role that may not log in. The name is not of CNPG_ROLE_FORMAT, so no binding can take it.
+ * binding role on, a Deployment beside the Cluster that every CNPG_REAPER_INTERVAL_S seconds connects over TLS
+ * (verify-full against the instance's CA) and ends the sessions of every `binding-*` role that may not log in. The name is not of CNPG_ROLE_FORMAT, so no binding can take it.
  */
 export const CNPG_REAPER_ROLE = 'klutch-session-reaper';
 /** The Secret of its password (`<claim>-session-reaper`, basic-auth keys username and password, as CNPG reads them). */
@@ -435,13 +435,13 @@ function reaperSecret(o: CnpgOffering) {
  * end, and a Pod beside each starting instance slowed the start of PostgreSQL on a busy node (docs/benchmarks.md).
  */
 function reaperDeployment(o: CnpgOffering) {
-  const c = reaperPod(o);
+  const c = reaperDeploymentFields(o);
   const when = { at: 'spec.managed.roles', has: { login: false } };
   return { v1: { ...c.v1, when }, v2: { ...c.v2, when } };
 }
 
-/** The reaper's Deployment (reaperDeployment). */
-function reaperPod(o: CnpgOffering) {
+/** The reaper's Deployment as a companion on each target, without its `when` (reaperDeployment). */
+function reaperDeploymentFields(o: CnpgOffering) {
   const SECRET_DIR = '/etc/klutch/session-reaper';
   const CA_DIR = '/etc/klutch/postgresql-ca';
   // psql of whichever PostgreSQL the image has (CNPG's images: /usr/lib/postgresql/<major>/bin); a TERM ends the sleep.

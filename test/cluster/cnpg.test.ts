@@ -335,10 +335,6 @@ describe('per-binding users of a cnpg claim', () => {
       return c?.status === 'False' && String(c.message).includes('55 characters at most') ? String(c.message) : undefined;
     });
     expect(refusal).toContain(`"binding-${long}" is 64 bytes long, 63 at most`);
-    const listed = (await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`))?.spec?.managed?.roles ?? [];
-    expect(listed.map((r: WireObject) => r.name)).not.toContain(`binding-${long}`);
-    expect(superuserSql(`SELECT count(*) FROM pg_roles WHERE rolname LIKE 'binding-long-%';`)).toBe('0');
-    await requireOk(kube, 'DELETE', claimPath('servicebindings', long));
 
     // No role revoked yet: the instance runs no reaper Pod (it comes with the first revoked role).
     const reapersOf = async (): Promise<WireObject[]> =>
@@ -353,6 +349,12 @@ describe('per-binding users of a cnpg claim', () => {
       return role?.login === false ? true : undefined;
     });
     const absent = Date.now() - deleted;
+    // The instance was composed again while the long binding existed (app-2's role revoked): it lists no role of it,
+    // and PostgreSQL has none. Deleted only now, so that this reads a list composed beside it.
+    const listed = (await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`))?.spec?.managed?.roles ?? [];
+    expect(listed.map((r: WireObject) => r.name)).not.toContain(`binding-${long}`);
+    expect(superuserSql(`SELECT count(*) FROM pg_roles WHERE rolname LIKE 'binding-long-%';`)).toBe('0');
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', long));
     let attempt = 0;
     // The first binding's user still reads its table meanwhile (one Pod each, side by side: the suite's time).
     const [refused, other] = await Promise.all([
