@@ -95,6 +95,8 @@ export interface GoBuildOptions {
   /** Shown in progress lines. */
   readonly label: string;
   readonly ldflags?: string;
+  /** Build tags, e.g. an upstream's tags that leave out parts the tool is not used for. */
+  readonly tags?: readonly string[];
   readonly minGo?: string;
   /** Extra environment of `go build`, e.g. `CGO_ENABLED: '0'` for a static binary copied into other images. */
   readonly env?: Readonly<Record<string, string>>;
@@ -124,6 +126,7 @@ async function build(o: GoBuildOptions): Promise<string> {
   // -v names each package as it is compiled: the count is the progress shown during a cold build.
   const args = ['build', '-v', '-trimpath', '-o', tmp];
   if (o.ldflags) args.push('-ldflags', o.ldflags);
+  if (o.tags?.length) args.push('-tags', o.tags.join(','));
   args.push(o.pkg);
   const log = o.log ?? stderrLog;
   const started = Date.now();
