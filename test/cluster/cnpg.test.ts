@@ -25,13 +25,16 @@ import { holdV1, podControlPlane } from '../support/platform/pod-platform';
 import { podFailure } from '../../harness/platform/pods';
 import { tail } from '../../harness/processes';
 
-/** The suite's namespaces on the shared control plane: team-a's claim, team-b's refused one, team-c's other tenant. */
+/** The suite's namespaces on the shared control plane: team-a's claim, team-b's refused one. */
 const NS = 'cnpg-team-a';
 const REFUSED_NS = 'cnpg-team-b';
-const OTHER_NS = 'cnpg-team-c';
 /** team-d's claim, for which no volume can bind. */
 const VOLUMELESS_NS = 'cnpg-team-d';
-/** team-e's claim, resized from one instance to three while the tests on team-a's run (resize() below). */
+/**
+ * team-e's claim, resized from one instance to three while the tests on team-a's run (resize() below); also the other
+ * tenant of the attack test: a PostgreSQL of its own, with a role of the same name as team-a's (its binding is `app`
+ * too) and its own generated password.
+ */
 const RESIZE_NS = 'cnpg-team-e';
 /** Its volumes (PersistentVolumes are cluster-wide; the sandbox's are `local-*`). */
 const VOLUMES = 'cnpg-suite';
@@ -42,10 +45,12 @@ let kube: Kube;
 let volumes: string;
 let release: (() => void) | undefined;
 let pvs: string[] = [];
-/** The resize and the other tenant's claim, started in beforeAll and awaited by the test that asserts them. */
+/** The resize, started in beforeAll and awaited by the test that asserts it. */
 let resizing: Promise<void> | undefined;
-let otherTenantReady: Promise<void> | undefined;
-/** The deletion of team-e's and team-c's claims, started once they have shown what they are for. */
+/** team-e's claim Ready with its first instance, before the resize (the attack test's other tenant). */
+let otherTenantUp: Promise<void> | undefined;
+let otherTenantIsUp: () => void = () => undefined;
+/** The deletion of team-e's claim, started once it has shown what it is for. */
 let retiring: Promise<void> | undefined;
 /** When the control plane was there for this file: from then on it holds the package move (logged at the end). */
 let since = 0;
@@ -59,25 +64,22 @@ beforeAll(async () => {
   kube = platform.control;
   node = platform.node;
   volumes = mkdtempSync(join(node.runDir, 'volumes-cnpg-'));
-  // One for team-a's claim, one per instance of the replica plan team-e's claim is resized to, one for another
-  // tenant's claim. Reserved for the claims of this file: the sandbox makes claims on the same control plane.
-  const claims = [
-    { namespace: NS, name: 'pg-1' },
-    ...['pg-1', 'pg-2', 'pg-3'].map((name) => ({ namespace: RESIZE_NS, name })),
-    { namespace: OTHER_NS, name: 'pg-1' },
-  ];
+  // One for team-a's claim, one per instance of the replica plan team-e's claim is resized to. Reserved for the
+  // claims of this file: the sandbox makes claims on the same control plane.
+  const claims = [{ namespace: NS, name: 'pg-1' }, ...['pg-1', 'pg-2', 'pg-3'].map((name) => ({ namespace: RESIZE_NS, name }))];
   pvs = await localVolumes(kube, volumes, claims.length, '1Gi', VOLUMES, claims);
   await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
-  // The resize (CNPG joining two replicas, about two minutes) and the other tenant's claim run on claims of their own
-  // from here, beside the tests on team-a's claim, instead of after them: the package move waits for this file.
-  // Their failures are the plan-change test's (caught here so that an early one is not an unhandled rejection).
-  resizing = resize();
-  otherTenantReady = otherTenant.create();
-  for (const p of [resizing, otherTenantReady]) p.catch(() => undefined);
+  // The resize (CNPG joining two replicas, about two minutes) runs on a claim of its own from here, beside the tests
+  // on team-a's claim, instead of after them: the package move waits for this file. Its failure is the plan-change
+  // test's (caught here so that an early one is not an unhandled rejection); the attack test waits for its first Ready
+  // or its failure.
+  otherTenantUp = new Promise<void>((resolve) => (otherTenantIsUp = resolve));
+  resizing = resize().finally(() => otherTenantIsUp());
+  resizing.catch(() => undefined);
 }, 45 * 60_000);
 
 afterAll(async () => {
-  const namespaces = [NS, REFUSED_NS, OTHER_NS, VOLUMELESS_NS, RESIZE_NS];
+  const namespaces = [NS, REFUSED_NS, VOLUMELESS_NS, RESIZE_NS];
   for (const ns of namespaces) await kube?.request('DELETE', `/api/v1/namespaces/${ns}`);
   // The package move counts every delete on the platform once this file lets go: what a failed test left behind
   // must be gone before then, not deleted in the middle of the move.
@@ -463,27 +465,23 @@ describe('a binding whose role CNPG cannot reconcile', () => {
 });
 
 describe('the lifecycle of a cnpg instance', () => {
-  // Before the plan change: team-c's claim is done with once this has run, and goes while the resize ends.
   it("one binding's credentials do not open another tenant's database", async () => {
-    await otherTenantReady;
-    // team-a's binding, pointed at team-c's PostgreSQL: the server answers (this is not a connection failure) and
-    // refuses the login, since every claim is a Cluster of its own with its own generated password.
-    const host = await otherTenant.address();
+    await otherTenantUp;
+    // team-a's binding, pointed at team-e's PostgreSQL (its primary, which the resize keeps): the server answers (this
+    // is not a connection failure) and refuses the login, although team-e's binding has a role of the same name, since
+    // every claim is a Cluster of its own and every binding's password is generated for it.
+    const host = await otherTenantAddress();
     const out = await psql('app-client-attack', SQL_READ, { host, fails: true });
     expect(out.join('\n')).toMatch(/password authentication failed for user "binding-app"/);
   }, 300_000);
 
   it('a plan change adds instances, the claim reports progress until Ready again; a claim CNPG cannot set up fails with its reason', async () => {
-    // The resize and another tenant's claim (for the attack above) started in beforeAll and ran beside the tests above.
-    await Promise.all([resizing, refused(), volumeless(), otherTenantReady]);
-    // team-e's and team-c's claims have shown what they are for: their deletion runs beside the restart test below
+    // The resize started in beforeAll and ran beside the tests above.
+    await Promise.all([resizing, refused(), volumeless()]);
+    // team-e's claim has shown what it is for: its deletion runs beside the restart test below
     // (it needs no CloudNativePG operator: a Cluster has no finalizer, its Pods and volume claims go by their owner),
     // and the last test checks that everything is gone. The package move waits for this file's end.
-    retiring = deleteClaims([
-      claimPath('servicebindings', 'app', RESIZE_NS),
-      claimPath('postgresqlinstances', 'pg', RESIZE_NS),
-      claimPath('postgresqlinstances', 'pg', otherTenant.ns),
-    ]);
+    retiring = deleteClaims([claimPath('servicebindings', 'app', RESIZE_NS), claimPath('postgresqlinstances', 'pg', RESIZE_NS)]);
     retiring.catch(() => undefined); // awaited by the last test
   }, 600_000);
 
@@ -516,12 +514,11 @@ describe('the lifecycle of a cnpg instance', () => {
   }, 600_000);
 
   it('deleting the claims removes the binding Secret, the Cluster, its Pods and its volume claims', async () => {
-    // team-e's and team-c's went after the plan change (here too, if that test failed before it got there).
+    // team-e's went after the plan change (here too, if that test failed before it got there).
     await retiring;
     await deleteClaims([
       claimPath('servicebindings', 'app'),
       claimPath('postgresqlinstances', 'pg'),
-      claimPath('postgresqlinstances', 'pg', otherTenant.ns),
       claimPath('servicebindings', 'app', RESIZE_NS),
       claimPath('postgresqlinstances', 'pg', RESIZE_NS),
     ]);
@@ -538,7 +535,6 @@ describe('the lifecycle of a cnpg instance', () => {
         getObject(kube, `/api/v1/namespaces/${RESIZE_NS}/secrets/app-creds`),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-cnpg-binding`),
         getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`),
-        getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${otherTenant.ns}/clusters/pg`),
       ]);
       return left.every((o) => o === undefined) ? true : undefined;
     });
@@ -572,6 +568,7 @@ async function resize(): Promise<void> {
   );
   expect(await psql('app-client', SQL_WRITE, { ns })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
   expect((await healthy(ns)).spec.instances).toBe(1);
+  otherTenantIsUp();
   await requireOk(
     kube,
     'PATCH',
@@ -711,20 +708,9 @@ async function volumeless(): Promise<void> {
   });
 }
 
-/** Another tenant's claim (namespace team-c), a PostgreSQL of its own with its own application user's password. */
-const otherTenant = {
-  ns: OTHER_NS,
-  async create(): Promise<void> {
-    await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: this.ns } });
-    await claimPg(this.ns, 'postgresql-single-nano');
-    await until(`${this.ns}'s claim Ready`, async () =>
-      ready(await getObject(kube, claimPath('postgresqlinstances', 'pg', this.ns))) ? true : undefined,
-    );
-  },
-  /** Its primary's in-cluster address (the `-rw` Service's ClusterIP), which team-a's Pods can reach. */
-  async address(): Promise<string> {
-    const svc = await getObject(kube, `/api/v1/namespaces/${this.ns}/services/pg-rw`);
-    expect(svc?.spec?.clusterIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
-    return svc!.spec.clusterIP as string;
-  },
-};
+/** team-e's primary's in-cluster address (its `-rw` Service's ClusterIP), which team-a's Pods can reach. */
+async function otherTenantAddress(): Promise<string> {
+  const svc = await getObject(kube, `/api/v1/namespaces/${RESIZE_NS}/services/pg-rw`);
+  expect(svc?.spec?.clusterIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  return svc!.spec.clusterIP as string;
+}
