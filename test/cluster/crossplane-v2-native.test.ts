@@ -487,6 +487,19 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
 
   it('after: the app cluster keeps names, specs and the creds Secrets; the a8s objects and a9s MRs are the same objects', async () => {
     const ns = sandbox.claims.providerNamespace;
+    // The konnector puts the v2 schema into the app cluster's CRDs after the move; until then the API server still
+    // returns the v1 claim CRD's defaulted machinery (seen once on a loaded machine: the CRD replaced 70 s after the
+    // composites were Ready). The comparisons below are of the moved API.
+    await waited(
+      "the app cluster's PostgresqlInstance CRD of the v2 schema (no claim machinery)",
+      async () => {
+        const crd = await getObject(app, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/postgresqlinstances.anynines.com');
+        const spec = (crd?.spec?.versions as Obj[] | undefined)?.find((v) => v.storage)?.schema?.openAPIV3Schema?.properties?.spec
+          ?.properties;
+        return spec && !CLAIM_MACHINERY.some((k) => k in spec) ? true : undefined;
+      },
+      180_000,
+    );
     const instance = await requireOk(app, 'GET', instancePath(NS));
     const binding = await requireOk(app, 'GET', bindingPath(NS));
     const creds = await requireOk(app, 'GET', credsPath(NS));
@@ -547,7 +560,7 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     const a9sClaim = await requireOk(app, 'GET', a9sInstancePath(NS));
     expect(a9sClaim.metadata.uid).toBe(before.a9sInstanceClaim!.metadata.uid);
     expect(a9sClaim.spec).toEqual(withoutClaimMachinery(before.a9sInstanceClaim!.spec));
-  });
+  }, 300_000);
 });
 
 // ---------------------------------------------------------------------------------------------------------------------
