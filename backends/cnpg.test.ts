@@ -146,7 +146,8 @@ describe('cnpg ServiceBinding', () => {
     expect(spec.forProvider.manifest).toEqual({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'my-claim-cnpg-binding', namespace: 'team-a' },
+      // CNPG's operator watches it (its reload label): CNPG applies the password however late the Secret comes.
+      metadata: { name: 'my-claim-cnpg-binding', namespace: 'team-a', labels: { 'cnpg.io/reload': 'true' } },
       type: 'Opaque',
       stringData: { username: 'binding-my-claim', password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
     });
@@ -390,14 +391,15 @@ describe("a cnpg PostgresqlInstance's session reaper, beside its Cluster", () =>
   const manifest = (rsp: ReturnType<typeof runInstance>, name: string): any =>
     (rsp.desired?.resources[name]?.resource as any).spec.forProvider.manifest;
 
-  it('its password: a basic-auth Secret the function generates once and keeps, on both targets', () => {
+  it('its password: a basic-auth Secret the function generates once and keeps, that CNPG watches, on both targets', () => {
     for (const target of ['v1', 'v2'] as const) {
       const first = run({}, target);
       const secret = manifest(first, SECRET);
       expect(secret).toMatchObject({
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: 'my-claim-session-reaper', namespace: 'team-a' },
+        // CNPG's operator watches it (its reload label), so the role follows it however late it comes.
+        metadata: { name: 'my-claim-session-reaper', namespace: 'team-a', labels: { 'cnpg.io/reload': 'true' } },
         type: 'kubernetes.io/basic-auth',
         stringData: { username: CNPG_REAPER_ROLE },
       });

@@ -85,6 +85,13 @@ export const CNPG_EXTERNAL_SERVICE_SUFFIX = '-external';
 export const CNPG_APP_SECRET_SUFFIX = '-app';
 /** The Secret a binding's Object writes beside the claim, in the a8s keys, and publishes as `<claim>-creds`. */
 export const CNPG_BINDING_SECRET_SUFFIX = '-cnpg-binding';
+/**
+ * The label that makes CNPG's operator watch a Secret it does not own (its `cnpg.io/reload`): on a role's password
+ * Secret, its creation or change writes the Cluster's status, and that makes the instance manager apply the role
+ * again. Without it, a role listed before its Secret existed (or before the operator let the instance read it) stayed
+ * in `cannotReconcile` until something else changed the Cluster: a binding's creds then came minutes late or never.
+ */
+export const CNPG_RELOAD_LABEL = 'cnpg.io/reload';
 /** The keys of Klutch's a8s binding, which `<claim>-creds` has. */
 export const CNPG_BINDING_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
 /** The key of `<claim>-creds` beside Klutch's: the instance's server CA, so a client verifies what it connects to. */
@@ -418,6 +425,7 @@ function reaperSecret(o: CnpgOffering) {
     providerConfigName: o.providerConfigName,
     fields: [
       { from: CLAIM_NAME, to: 'metadata.name', required: true, transforms: [{ type: 'format', format: `%s${CNPG_REAPER_SECRET_SUFFIX}` }] },
+      { to: `metadata.labels[${CNPG_RELOAD_LABEL}]`, value: 'true' },
       { to: 'type', value: 'kubernetes.io/basic-auth' },
       { to: 'stringData.username', value: CNPG_REAPER_ROLE },
     ],
@@ -607,6 +615,7 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
         required: true,
         transforms: [{ type: 'format', format: `%s${CNPG_BINDING_SECRET_SUFFIX}` }],
       },
+      { to: `metadata.labels[${CNPG_RELOAD_LABEL}]`, value: 'true' },
       { to: 'type', value: 'Opaque' },
       {
         from: CLAIM_NAME,
