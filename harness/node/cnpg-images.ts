@@ -23,6 +23,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readSync,
   readlinkSync,
   realpathSync,
@@ -45,14 +46,43 @@ export const POSTGRESQL_BIN = '/usr/lib/postgresql/15/bin';
 /** The uid and gid CNPG runs PostgreSQL as (its `postgresUID`/`postgresGID` defaults). */
 export const POSTGRES_UID = 26;
 /** Bump when what the builders put into the images changes. */
-const LAYOUT = 2;
+const LAYOUT = 3;
 
-/** What the PostgreSQL image is made of; the first two are copied whole, the others in part. */
-const POSTGRESQL_PROGRAMS = ['postgres', 'psql', 'zoneinfo', 'busybox', ...IMAGE_PROGRAMS] as const;
-const POSTGRESQL_PACKAGES = [PROGRAMS.postgres.package, PROGRAMS.psql.package];
+/** What the PostgreSQL image is made of; the first three are copied whole, the others in part. */
+const POSTGRESQL_PROGRAMS = ['postgres', 'psql', 'barman-cloud-backup', 'zoneinfo', 'busybox', ...IMAGE_PROGRAMS] as const;
+const BARMAN_PACKAGE: string = PROGRAMS['barman-cloud-backup'].package;
+
+/**
+ * Barman Cloud and the Python it runs on: the packages of its dependency closure that are Python (`python3*`,
+ * `libpython3*`), as upstream's image has them. The libraries their programs load come with `ldd` below; the rest of
+ * the closure is what installing packages needs (perl, debconf, dpkg), not running them.
+ */
+function barmanPackages(): string[] {
+  const seen = new Set<string>([BARMAN_PACKAGE]);
+  const queue = [BARMAN_PACKAGE];
+  while (queue.length > 0) {
+    const pkg = queue.pop()!;
+    const depends = runSync(`reading the dependencies of ${pkg}`, 'dpkg-query', ['-W', '-f', '${Depends},${Pre-Depends}', pkg])
+      .split(/[,|]/)
+      .map((d) => d.trim().split(/[\s:(]/)[0] ?? '')
+      .filter((d) => /^(lib)?python3[a-z0-9.+-]*$/.test(d) && !seen.has(d));
+    if (depends.length === 0) continue;
+    // Only installed ones (a version): an alternative not chosen (`a | b`) is known to dpkg but has none.
+    const installed = debianVersions(depends)
+      .lines.split('\n')
+      .map((l) => l.split('='))
+      .filter(([name, version]) => name && version)
+      .map(([name]) => name!);
+    for (const d of installed) {
+      seen.add(d);
+      queue.push(d);
+    }
+  }
+  return [...seen].sort();
+}
 
 /** The users and files every image here has: root, nobody, nonroot (65532), postgres (26), /tmp. */
-function baseLayout(root: string, what: string): void {
+export function baseLayout(root: string, what: string): void {
   mkdirSync(join(root, 'etc'), { recursive: true });
   writeFileSync(
     join(root, 'etc', 'passwd'),
@@ -140,13 +170,15 @@ function copyIn(root: string, path: string): void {
 /** The PostgreSQL 15 image from Debian's packages; progress to `log`. */
 export async function ensureCnpgPostgresImage(log: (line: string) => void): Promise<string> {
   await ensurePrograms(POSTGRESQL_PROGRAMS, log);
-  const files = POSTGRESQL_PACKAGES.flatMap((p) => runSync(`listing ${p}`, 'dpkg', ['-L', p]).split('\n'))
+  const packages = [PROGRAMS.postgres.package, PROGRAMS.psql.package, ...barmanPackages()];
+  const files = packages
+    .flatMap((p) => runSync(`listing ${p}`, 'dpkg', ['-L', p]).split('\n'))
     // Documentation, manuals and translations are not needed; llvmjit (JIT through LLVM, 100 MB of libraries) is
     // left out: PostgreSQL runs without JIT when its provider cannot be loaded.
     .filter((f) => f.startsWith('/usr/') && !/^\/usr\/share\/(doc|man|locale|lintian)\//.test(f) && !/llvmjit/.test(f))
     .filter((f) => existsSync(f) && !lstatSync(f).isDirectory());
   // The key: the packages' versions and those of what they depend on (the libraries their programs load).
-  const names = [...POSTGRESQL_PACKAGES, PROGRAMS.zoneinfo.package, PROGRAMS.busybox.package, 'libc-bin'];
+  const names = [...packages, PROGRAMS.zoneinfo.package, PROGRAMS.busybox.package, 'libc-bin'];
   const depends = runSync('reading dependencies', 'dpkg-query', ['-W', '-f', '${Depends},', ...names])
     .split(/[,|]/)
     .map((d) => d.trim().split(/[\s:(]/)[0] ?? '')
@@ -159,7 +191,17 @@ export async function ensureCnpgPostgresImage(log: (line: string) => void): Prom
     keyedArchive('cnpg-postgresql-15', key),
     CNPG_POSTGRESQL_IMAGE,
     (root) => {
-      for (const f of files) copyIn(root, f);
+      for (const f of files) {
+        copyIn(root, f);
+        // Debian compiles the Python modules when it installs them, so dpkg does not list the bytecode; without it
+        // every `barman-cloud-wal-archive` (one per WAL segment) would compile botocore again.
+        if (f.endsWith('.py')) {
+          const cache = join(dirname(f), '__pycache__');
+          const stem = `${basename(f, '.py')}.`;
+          if (existsSync(cache))
+            for (const c of readdirSync(cache)) if (c.startsWith(stem) && c.endsWith('.pyc')) copyIn(root, join(cache, c));
+        }
+      }
       for (const lib of libraries(files.filter((f) => /\/(bin|lib)\//.test(f) && lstatSync(f).isFile() && isElf(f)))) {
         copyIn(root, lib);
         copyIn(root, realpathSync(lib));
@@ -177,6 +219,14 @@ export async function ensureCnpgPostgresImage(log: (line: string) => void): Prom
       const r = spawnSync('chroot', [root, `${POSTGRESQL_BIN}/postgres`, '--version'], { encoding: 'utf8' });
       if (r.status !== 0 || !r.stdout.includes('PostgreSQL) 15'))
         throw new Error(`postgres --version does not run in the root of ${CNPG_POSTGRESQL_IMAGE} (${root}): ${r.stdout}${r.stderr}`);
+      // The Python of Barman Cloud, with boto3 (S3) and psycopg2 (the backup's PostgreSQL connection) importable.
+      const b = spawnSync('chroot', [root, '/usr/bin/python3', '-c', 'import barman.clients.cloud_walarchive, boto3, psycopg2'], {
+        encoding: 'utf8',
+      });
+      const v = spawnSync('chroot', [root, '/usr/bin/barman-cloud-wal-archive', '--version'], { encoding: 'utf8' });
+      if (b.status !== 0 || v.status !== 0)
+        throw new Error(`Barman Cloud does not run in the root of ${CNPG_POSTGRESQL_IMAGE} (${root}): ${b.stderr}${v.stdout}${v.stderr}`);
+      log(`${CNPG_POSTGRESQL_IMAGE}: ${v.stdout.trim()}`);
     },
     [
       '--user',

@@ -44,6 +44,8 @@ export const PROGRAMS = {
   postgres: { package: 'postgresql-15', path: '/usr/lib/postgresql/15/bin/postgres' },
   psql: { package: 'postgresql-client-15', path: '/usr/lib/postgresql/15/bin/psql' },
   zoneinfo: { package: 'tzdata', path: '/usr/share/zoneinfo/UTC' },
+  /** CloudNativePG's in-tree Barman Cloud runs these in the instance Pod: WAL archiving and base backups to S3. */
+  'barman-cloud-backup': { package: 'barman-cli-cloud', path: '/usr/bin/barman-cloud-backup' },
   // The browser steps of the bind flow (harness/browser.ts, Playwright).
   chromium: { package: 'chromium', path: '/usr/bin/chromium' },
 } as const satisfies Record<string, DebianFile>;
