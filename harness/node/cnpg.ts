@@ -53,8 +53,8 @@ export async function installCnpg(kube: Kube): Promise<void> {
 }
 
 /**
- * `count` hostPath PersistentVolumes of `size` in `dir` (a folder the node sees; owned by CNPG's postgres user, as a
- * local provisioner would make them), under the default StorageClass LOCAL_STORAGE_CLASS (WaitForFirstConsumer).
+ * `count` hostPath PersistentVolumes of `size` in `dir` (a folder the node sees; owned by `owner`, by default CNPG's
+ * postgres user, as a local provisioner would make them), under the default StorageClass LOCAL_STORAGE_CLASS (WaitForFirstConsumer).
  * `claims` reserves them, in order, for the volume claims named (a PV's claimRef): on a cluster others make claims on
  * too, a claim of theirs cannot take one, and its folder is not removed under someone else's database.
  */
@@ -65,6 +65,7 @@ export async function localVolumes(
   size: string,
   prefix = 'local',
   claims: readonly { readonly namespace: string; readonly name: string }[] = [],
+  owner = 26,
 ): Promise<string[]> {
   await apply(kube, {
     apiVersion: 'storage.k8s.io/v1',
@@ -79,7 +80,7 @@ export async function localVolumes(
     const name = `${prefix}-${i}`;
     const path = join(dir, name);
     mkdirSync(path, { recursive: true });
-    chownSync(path, 26, 26);
+    chownSync(path, owner, owner);
     await apply(kube, {
       apiVersion: 'v1',
       kind: 'PersistentVolume',

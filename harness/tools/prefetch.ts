@@ -14,6 +14,7 @@ import { ensureKrew } from './krew';
 import { ensureKubeBinary } from './kube';
 import { ensurePromtool } from './promtool';
 import { ensureProviderKubernetes } from './provider-kubernetes';
+import { ensureVersitygw } from './versitygw';
 import { ensurePrograms, type ProgramName, PROGRAMS } from './programs';
 
 const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
@@ -29,6 +30,7 @@ const STEPS: readonly (readonly [string, () => Promise<unknown>])[] = [
   ['helm', () => ensureHelm(log)],
   ['promtool', () => ensurePromtool(log)],
   ['krew', () => ensureKrew(log)],
+  ['versitygw (the object store)', () => ensureVersitygw(log)],
 ];
 
 async function main(argv: readonly string[]): Promise<void> {

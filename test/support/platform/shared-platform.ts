@@ -21,6 +21,7 @@ export const POD_PLATFORM_FILES = [
   'test/cluster/cnpg.test.ts',
   'test/cluster/platform-pods.test.ts',
   'test/cluster/crossplane-claims.test.ts',
+  'test/cluster/object-store.test.ts',
 ];
 /** Of those, the ones that use it with the default package and must be done before the package moves. */
 export const V1_FILES = ['test/cluster/cnpg.test.ts', 'test/cluster/platform-pods.test.ts', 'test/cluster/crossplane-claims.test.ts'];

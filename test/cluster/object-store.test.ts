@@ -1,0 +1,255 @@
+/**
+ * The platform's object store (issue 35, harness/platform/object-store.ts): the Versity S3 Gateway as a Pod on the
+ * shared Pod platform's control plane, with a user and a bucket per tenant. What backups will rely on: an S3 client
+ * with a tenant's keys writes and reads its bucket over TLS of the store's CA; the same client with another tenant's
+ * keys, with wrong keys or with none can neither read, list, write, delete nor re-grant that bucket, nor make one of
+ * its own; the objects and the users survive the store's Pod being replaced.
+ */
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutBucketAclCommand,
+  PutBucketPolicyCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply } from '../../harness/crossplane';
+import { eventually, getObject, type Kube, requireOk } from '../../harness/kube';
+import type { AttachedNode } from '../../harness/node/attach';
+import { localVolumes } from '../../harness/node/cnpg';
+import { CNPG_POSTGRESQL_IMAGE } from '../../harness/node/cnpg-images';
+import { deployObjectStore, type ObjectStore, storeClient, type TenantBucket } from '../../harness/platform/object-store';
+import { listPods, podLogTail } from '../../harness/platform/pods';
+import { podControlPlane } from '../support/platform/pod-platform';
+
+const NS = 'object-store-suite';
+/** team-a's PostgreSQL, backed up into team-a's bucket. */
+const PG_NS = 'object-store-team-a';
+const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
+
+let kube: Kube;
+let node: AttachedNode;
+let pvs: string[] = [];
+let store: ObjectStore;
+let teamA: TenantBucket;
+let teamB: TenantBucket;
+let a: S3Client;
+let b: S3Client;
+
+beforeAll(async () => {
+  const platform = await podControlPlane();
+  kube = platform.control;
+  node = platform.node;
+  const t = Date.now();
+  store = await deployObjectStore(kube, platform.node, { namespace: NS, log });
+  teamA = await store.addTenant('team-a-backups');
+  teamB = await store.addTenant('team-b-backups');
+  log(`object store: versitygw Ready with two tenants in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  a = storeClient(store, teamA);
+  b = storeClient(store, teamB);
+}, 15 * 60_000);
+
+afterAll(async () => {
+  await kube?.request('DELETE', `/api/v1/namespaces/${PG_NS}`);
+  await eventually(
+    `namespace ${PG_NS} gone`,
+    async () => ((await getObject(kube, `/api/v1/namespaces/${PG_NS}`)) ? undefined : true),
+    180_000,
+  );
+  for (const pv of pvs) await kube.request('DELETE', `/api/v1/persistentvolumes/${pv}`);
+  await store?.remove();
+}, 10 * 60_000);
+
+/** The S3 error's code (AccessDenied, SignatureDoesNotMatch, ...), or `ok` when the call succeeded. */
+async function outcome(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    return (e as Error).name;
+  }
+}
+
+async function text(client: S3Client, bucket: string, key: string): Promise<string> {
+  const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return (await r.Body?.transformToString()) ?? '';
+}
+
+describe('the object store', () => {
+  // The objects of these first tests lie under `app/`: Barman Cloud refuses to archive a cluster's WAL where the
+  // archive of its server name (`pg/`, the last test) is not empty, so that two clusters never write one archive.
+  it("serves S3 over TLS of its own CA: a tenant's keys write, list and read back objects in its bucket", async () => {
+    await a.send(new PutObjectCommand({ Bucket: teamA.bucket, Key: 'app/base/0001/data.tar', Body: 'team-a base backup' }));
+    await a.send(new PutObjectCommand({ Bucket: teamA.bucket, Key: 'app/wals/000000010000000000000001', Body: 'team-a wal' }));
+    const listed = await a.send(new ListObjectsV2Command({ Bucket: teamA.bucket, Prefix: 'app/' }));
+    expect((listed.Contents ?? []).map((o) => o.Key).sort()).toEqual(['app/base/0001/data.tar', 'app/wals/000000010000000000000001']);
+    expect(await text(a, teamA.bucket, 'app/base/0001/data.tar')).toBe('team-a base backup');
+    const buckets = await a.send(new ListBucketsCommand({}));
+    expect((buckets.Buckets ?? []).map((x) => x.Name)).toEqual([teamA.bucket]);
+    // A client that trusts only the machine's CAs does not talk to it.
+    const untrusting = storeClient({ endpointFromHost: store.endpointFromHost, ca: '' }, teamA);
+    await expect(untrusting.send(new ListBucketsCommand({}))).rejects.toThrow(/certificate|self.signed|issuer/i);
+  });
+
+  it("opens no tenant's bucket to another tenant's keys, to wrong keys or to none, and lets no tenant make or re-grant a bucket", async () => {
+    await b.send(new PutObjectCommand({ Bucket: teamB.bucket, Key: 'app/base/0001/data.tar', Body: 'team-b base backup' }));
+    const anonymous = storeClient(store);
+    const forged = storeClient(store, { ...teamA, secretAccessKey: teamB.secretAccessKey });
+    const attempts = {
+      'list A with B': outcome(b.send(new ListObjectsV2Command({ Bucket: teamA.bucket }))),
+      'read A with B': outcome(b.send(new GetObjectCommand({ Bucket: teamA.bucket, Key: 'app/base/0001/data.tar' }))),
+      'write A with B': outcome(b.send(new PutObjectCommand({ Bucket: teamA.bucket, Key: 'app/base/0001/data.tar', Body: 'evil' }))),
+      'delete in A with B': outcome(b.send(new DeleteObjectCommand({ Bucket: teamA.bucket, Key: 'app/base/0001/data.tar' }))),
+      'grant A to B with B': outcome(
+        b.send(new PutBucketAclCommand({ Bucket: teamA.bucket, GrantFullControl: `id=${teamB.accessKeyId}` })),
+      ),
+      'open A by policy with B': outcome(
+        b.send(
+          new PutBucketPolicyCommand({
+            Bucket: teamA.bucket,
+            Policy: JSON.stringify({
+              Version: '2012-10-17',
+              Statement: [{ Effect: 'Allow', Principal: '*', Action: 's3:*', Resource: [`arn:aws:s3:::${teamA.bucket}/*`] }],
+            }),
+          }),
+        ),
+      ),
+      'make a bucket with B': outcome(b.send(new CreateBucketCommand({ Bucket: 'team-b-more' }))),
+      'list A with no keys': outcome(anonymous.send(new ListObjectsV2Command({ Bucket: teamA.bucket }))),
+      'read A with no keys': outcome(anonymous.send(new GetObjectCommand({ Bucket: teamA.bucket, Key: 'app/base/0001/data.tar' }))),
+      "read A with A's key id and B's secret": outcome(
+        forged.send(new GetObjectCommand({ Bucket: teamA.bucket, Key: 'app/base/0001/data.tar' })),
+      ),
+    };
+    const results = Object.fromEntries(await Promise.all(Object.entries(attempts).map(async ([k, p]) => [k, await p] as const)));
+    for (const [what, result] of Object.entries(results)) expect(result, what).not.toBe('ok');
+    expect(results).toMatchObject({
+      'list A with B': 'AccessDenied',
+      'read A with B': 'AccessDenied',
+      'write A with B': 'AccessDenied',
+      'delete in A with B': 'AccessDenied',
+      'make a bucket with B': 'AccessDenied',
+      "read A with A's key id and B's secret": 'SignatureDoesNotMatch',
+    });
+    expect((await b.send(new ListBucketsCommand({}))).Buckets?.map((x) => x.Name)).toEqual([teamB.bucket]);
+    // Nothing of the attempts changed team-a's bucket.
+    expect(await text(a, teamA.bucket, 'app/base/0001/data.tar')).toBe('team-a base backup');
+    expect(await outcome(b.send(new ListObjectsV2Command({ Bucket: teamA.bucket })))).toBe('AccessDenied');
+  });
+
+  it('keeps the objects and the tenants when its Pod is replaced', async () => {
+    const [pod] = await listPods(kube, NS, 'app.kubernetes.io/name=versitygw');
+    const old = pod!.metadata.uid as string;
+    await kube.request('DELETE', `/api/v1/namespaces/${NS}/pods/${pod!.metadata.name}`);
+    await eventually(
+      'a new versitygw Pod Ready',
+      async () => {
+        const pods = await listPods(kube, NS, 'app.kubernetes.io/name=versitygw');
+        const ready = pods.filter(
+          (p) =>
+            p.metadata.uid !== old &&
+            (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True'),
+        );
+        return ready.length === 1 && pods.length === 1 ? true : undefined;
+      },
+      120_000,
+    );
+    // The Service's endpoints follow the new Pod; the forward goes to the Service's address.
+    const read = await eventually(
+      "team-a's object through the new Pod",
+      async () => text(a, teamA.bucket, 'app/wals/000000010000000000000001').catch(() => undefined),
+      60_000,
+    );
+    expect(read).toBe('team-a wal');
+    expect(await text(b, teamB.bucket, 'app/base/0001/data.tar')).toBe('team-b base backup');
+    expect(await outcome(b.send(new GetObjectCommand({ Bucket: teamA.bucket, Key: 'app/wals/000000010000000000000001' })))).toBe(
+      'AccessDenied',
+    );
+    expect(await getObject(kube, `/api/v1/namespaces/${NS}/persistentvolumeclaims/versitygw-data`)).toMatchObject({
+      status: { phase: 'Bound' },
+    });
+  });
+
+  it(
+    "lets CloudNativePG archive a cluster's WAL into its tenant's bucket and take a Backup there, which no other tenant reads",
+    async () => {
+      await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: PG_NS } });
+      pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 1, '1Gi', 'object-store-pg', [
+        { namespace: PG_NS, name: 'pg-1' },
+      ]);
+      await apply(kube, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'backup-store', namespace: PG_NS },
+        stringData: { ACCESS_KEY_ID: teamA.accessKeyId, ACCESS_SECRET_KEY: teamA.secretAccessKey, 'ca.crt': store.ca },
+      });
+      await apply(kube, {
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Cluster',
+        metadata: { name: 'pg', namespace: PG_NS },
+        spec: {
+          instances: 1,
+          imageName: CNPG_POSTGRESQL_IMAGE,
+          storage: { size: '1Gi' },
+          backup: {
+            barmanObjectStore: {
+              destinationPath: `s3://${teamA.bucket}/`,
+              endpointURL: store.endpoint,
+              endpointCA: { name: 'backup-store', key: 'ca.crt' },
+              s3Credentials: {
+                accessKeyId: { name: 'backup-store', key: 'ACCESS_KEY_ID' },
+                secretAccessKey: { name: 'backup-store', key: 'ACCESS_SECRET_KEY' },
+              },
+              wal: { compression: 'gzip' },
+            },
+          },
+        },
+      });
+      const t = Date.now();
+      const archiving = await eventually(
+        "the Cluster's ContinuousArchiving condition True",
+        async () => {
+          const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/clusters/pg`);
+          const cond = (c?.status?.conditions ?? []).find((x: { type: string }) => x.type === 'ContinuousArchiving');
+          return cond?.status === 'True' ? c : undefined;
+        },
+        300_000,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, PG_NS, 'pg-1', 40)}`);
+      });
+      log(`object store: the Cluster archived WAL ${((Date.now() - t) / 1000).toFixed(1)} s after it was made (${archiving.status.phase})`);
+      await apply(kube, {
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Backup',
+        metadata: { name: 'first', namespace: PG_NS },
+        spec: { cluster: { name: 'pg' }, method: 'barmanObjectStore' },
+      });
+      const started = Date.now();
+      const backup = await eventually(
+        'the Backup completed',
+        async () => {
+          const x = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/backups/first`);
+          if (x?.status?.phase === 'failed') throw new Error(`the Backup failed: ${JSON.stringify(x.status)}`);
+          return x?.status?.phase === 'completed' ? x : undefined;
+        },
+        300_000,
+      );
+      log(`object store: the Backup completed in ${((Date.now() - started) / 1000).toFixed(1)} s (${backup.status.backupId})`);
+      expect(backup.status).toMatchObject({ destinationPath: `s3://${teamA.bucket}/`, serverName: 'pg' });
+      const keys = (await a.send(new ListObjectsV2Command({ Bucket: teamA.bucket, Prefix: 'pg/' }))).Contents?.map((o) => o.Key) ?? [];
+      expect(keys).toContain(`pg/base/${backup.status.backupId}/backup.info`);
+      expect(keys.some((k) => k?.startsWith(`pg/base/${backup.status.backupId}/data.tar`))).toBe(true);
+      expect(keys.some((k) => /^pg\/wals\/0000000100000000\/[0-9A-F]{24}\.gz$/.test(k ?? ''))).toBe(true);
+      expect(
+        await outcome(b.send(new GetObjectCommand({ Bucket: teamA.bucket, Key: `pg/base/${backup.status.backupId}/backup.info` }))),
+      ).toBe('AccessDenied');
+    },
+    15 * 60_000,
+  );
+});
