@@ -6,6 +6,7 @@
 export * from '../backends';
 // Not through backends/index.ts, whose other exports are being reworked beside it; the same module either way.
 export * from '../backends/cnpg';
+export * from '../backends/cnpg-backup';
 export { s, type Schema, type ValidationRule } from '../lib/schema';
 export { Api, DefinitionError, type ApiProps, type PermissionClaim, type PrinterColumn } from './api';
 export { DataService, type A8sOffering, type A9sOffering, type DataServiceProps, type Parameter, type SpecField } from './dataservice';

@@ -13,6 +13,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import type { FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
+import { checkBackupStore, clusterBackupFields, scheduledBackup, type CnpgBackupStore } from './cnpg-backup';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 export const CNPG = 'cnpg';
@@ -211,6 +212,11 @@ export interface CnpgOffering {
    * Each must lie inside a source range or outside all of them. @default none
    */
   readonly clusterNetworks?: readonly string[];
+  /**
+   * The object store every instance archives its WAL to and keeps its base backups in, a bucket per tenant
+   * namespace (backends/cnpg-backup.ts). Unset: no instance is backed up, and a `Backup` claim fails saying so.
+   */
+  readonly backups?: CnpgBackupStore;
 }
 
 /** The address family, network and prefix of a CIDR checked by isCidr. */
@@ -258,6 +264,7 @@ export function checkCnpgOffering(o: CnpgOffering, fail: (field: string, problem
     if (!isCidr(cidr))
       fail(`cnpg.sourceRanges[${i}]`, `"${cidr}" is not a CIDR`, 'write an address and a prefix length, e.g. "10.0.0.0/8"');
   }
+  if (o.backups) checkBackupStore(o.backups, fail);
   for (const [i, cidr] of (o.clusterNetworks ?? []).entries()) {
     if (!isCidr(cidr))
       fail(`cnpg.clusterNetworks[${i}]`, `"${cidr}" is not a CIDR`, 'write an address and a prefix length, e.g. "10.244.0.0/16"');
@@ -317,10 +324,13 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
         transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
       },
       ...reaperRole(),
+      ...(o.backups ? clusterBackupFields(o.backups) : []),
     ],
   });
   const networkPolicy = instanceNetworkPolicy(o);
-  const reaper = [reaperSecret(o), reaperDeployment(o)];
+  // The backups' schedule goes with the Cluster (its owner reference); absent when the offering has no store.
+  const scheduled = o.backups ? scheduledBackup(o.backups, o.providerConfigName) : undefined;
+  const companions = [networkPolicy, reaperSecret(o), reaperDeployment(o), ...(scheduled ? [scheduled] : [])];
   return {
     ...instance,
     // The claim says what CNPG is doing, and fails with CNPG's reason when CNPG gives up.
@@ -329,8 +339,8 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     progressPaths: CNPG_PHASE_PATHS,
     diagnostics: CNPG_POD_DIAGNOSTICS,
     related: bindingRoles('v1'),
-    companions: [networkPolicy.v1, ...reaper.map((c) => c.v1)],
-    v2: { ...instance.v2, related: bindingRoles('v2'), companions: [networkPolicy.v2, ...reaper.map((c) => c.v2)] },
+    companions: companions.map((c) => c.v1),
+    v2: { ...instance.v2, related: bindingRoles('v2'), companions: companions.map((c) => c.v2) },
     parametersTo: 'spec.postgresql.parameters',
     parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
     ignoredParameters: p.ignoredParameters,
@@ -695,8 +705,8 @@ function roleGate(): FieldMapping[] {
 }
 
 /**
- * Why this platform refuses Backup and Restore on CNPG at admission: CNPG backs up only to an object store
- * (barman-cloud, S3/GCS/Azure) or to CSI volume snapshots, and the platform has neither (docs/decisions/cloudnative-pg.md).
+ * Why this platform refuses Restore on CNPG at admission: CNPG restores only by bootstrapping a new Cluster from a
+ * backup, which the cnpg backend does not compose yet (docs/decisions/cnpg-backups.md).
  */
-export const CNPG_NO_BACKUP_REASON =
-  'CloudNativePG backs up to an object store (barman-cloud) or to CSI volume snapshots, and this platform offers neither';
+export const CNPG_NO_RESTORE_REASON =
+  'CloudNativePG restores by bootstrapping a new cluster from a backup, which this platform does not offer yet';

@@ -1,15 +1,5 @@
-/** Backup of an instance: the a9s backup manager, or the a8s backup controller. */
-import {
-  a8sObject,
-  a9sResource,
-  Api,
-  INSTANCE_TYPES,
-  MANAGED_STATE_COLUMN,
-  postgresqlService,
-  s,
-  A8sReadiness,
-  CNPG_NO_BACKUP_REASON,
-} from '..';
+/** Backup of an instance: the a9s backup manager, the a8s backup controller, or CloudNativePG's Barman Cloud. */
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s, A8sReadiness, cnpgBackup } from '..';
 
 export default new Api({
   name: 'backup',
@@ -29,10 +19,9 @@ export default new Api({
       rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition backs up postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
-    // No cnpg backend: a claim naming its composition is refused with the reason instead of waiting for one forever.
     {
-      rule: `!${composedBy('cnpg')}`,
-      message: `The ${compositionName('cnpg')} composition does not exist: ${CNPG_NO_BACKUP_REASON}; use ${compositionName('a8s')} or ${compositionName('a9s')}`,
+      rule: `!${composedBy('cnpg')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('cnpg')} composition backs up postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
   ],
   defaultBackend: 'a8s',
@@ -50,10 +39,13 @@ export default new Api({
       conditions: 'own',
       readiness: A8sReadiness.fromObject(),
     }),
+    // A CNPG Backup of the instance's Cluster into its tenant's bucket (backends/cnpg-backup.ts).
+    cnpg: cnpgBackup(),
   },
   examples: {
     a9s: { instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },
     a8s: { instanceRef: 'example-postgresql-a8s', serviceInstanceType: 'postgresql' },
+    cnpg: { instanceRef: 'example-postgresql-cnpg', serviceInstanceType: 'postgresql' },
   },
   printerColumns: [MANAGED_STATE_COLUMN],
 });

@@ -8,7 +8,7 @@ import {
   postgresqlService,
   s,
   A8sReadiness,
-  CNPG_NO_BACKUP_REASON,
+  CNPG_NO_RESTORE_REASON,
 } from '..';
 
 export default new Api({
@@ -37,10 +37,10 @@ export default new Api({
       rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition restores postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
-    // No cnpg backend: a claim naming its composition is refused with the reason instead of waiting for one forever.
+    // No cnpg restore yet: a claim naming its composition is refused with the reason instead of waiting for one forever.
     {
       rule: `!${composedBy('cnpg')}`,
-      message: `The ${compositionName('cnpg')} composition does not exist: ${CNPG_NO_BACKUP_REASON}; use ${compositionName('a8s')} or ${compositionName('a9s')}`,
+      message: `The ${compositionName('cnpg')} composition does not exist: ${CNPG_NO_RESTORE_REASON}; use ${compositionName('a8s')} or ${compositionName('a9s')}`,
     },
   ],
   defaultBackend: 'a8s',

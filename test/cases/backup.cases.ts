@@ -22,11 +22,18 @@ export default operationCases('backup', {
     },
     {
       name: 'cnpg',
-      reason: 'CloudNativePG cannot back up or restore on this platform: refused with the reason (backends/cnpg.ts)',
+      reason: "CloudNativePG backs up a cnpg PostgresqlInstance to its tenant's bucket (backends/cnpg-backup.ts)",
       backend: 'cnpg',
       spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+      valid: true,
+    },
+    {
+      name: 'cnpg mongodb',
+      reason: 'the cnpg backend backs up PostgreSQL only',
+      backend: 'cnpg',
+      spec: { instanceRef: 'db', serviceInstanceType: 'mongodb' },
       valid: false,
-      error: 'The cnpg-backup composition does not exist: CloudNativePG backs up to an object store',
+      error: 'The cnpg-backup composition backs up postgresql instances only',
     },
   ],
 });

@@ -52,11 +52,11 @@ export default operationCases('restore', {
     },
     {
       name: 'cnpg',
-      reason: 'CloudNativePG cannot back up or restore on this platform: refused with the reason (backends/cnpg.ts)',
+      reason: 'CloudNativePG restores only into a new cluster, which the cnpg backend does not compose yet: refused with the reason',
       backend: 'cnpg',
       spec: { backupRef: 'b', instanceRef: 'pg', serviceInstanceType: 'postgresql' },
       valid: false,
-      error: 'The cnpg-restore composition does not exist: CloudNativePG backs up to an object store',
+      error: 'The cnpg-restore composition does not exist: CloudNativePG restores by bootstrapping a new cluster from a backup',
     },
   ],
 });

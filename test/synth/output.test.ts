@@ -61,10 +61,11 @@ describe('npm run synth', () => {
       'a9s-restore',
       'a9s-search',
       'a9s-servicebinding',
+      'cnpg-backup',
       'cnpg-postgresql',
       'cnpg-servicebinding',
     ]);
-    expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(17);
+    expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(18);
     const templates = listFiles(join(out, 'control-plane', 'export-templates'));
     expect(templates).toContain('keyvalueinstances.yaml');
     expect(templates).toHaveLength(11);

@@ -102,7 +102,7 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
     // v1: a Composition per API and backend, each with an Input; v2: one per API, with a Selection of the backends' Inputs.
     const v = target === 'v1' ? validatorFor(inputCrd, 'v1beta1') : validatorFor(selectionCrd, 'v1beta1');
     const compositions = objects.filter(({ obj }) => obj.kind === 'Composition');
-    expect(compositions).toHaveLength(target === 'v1' ? 17 : 11);
+    expect(compositions).toHaveLength(target === 'v1' ? 18 : 11);
     for (const { path, obj } of compositions) {
       const pipeline = (obj.spec as { pipeline: { input: Record<string, unknown> }[] }).pipeline;
       expect(pipeline, path).toHaveLength(1);

@@ -1,0 +1,171 @@
+/**
+ * The cnpg backend's backups as the function composes them: an offering with an object store gives every instance's
+ * Cluster WAL archiving into its tenant's bucket and a ScheduledBackup; a `Backup` claim on cnpg-backup becomes a
+ * CNPG Backup of its instance, whose phase and error reach the claim. The real store and CNPG taking such a backup:
+ * test/cluster/object-store.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Api } from '../apis/api';
+import { DataService, planMatrix } from '../apis';
+import type { CnpgOffering } from '../apis/dataservice';
+import { runFunction } from '../functions/dataservices/fn';
+import { observeStatus } from '../functions/dataservices/status';
+import { compositeOf, fatalMessages, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
+import { loadCatalog } from '../harness/catalog';
+import { inputFor, type Recipe } from '../recipe';
+import type { CnpgBackupStore } from './cnpg-backup';
+
+const apis: Api[] = await loadCatalog();
+const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
+
+const STORE: CnpgBackupStore = { endpointURL: 'https://versitygw.klutch-object-store.svc:7070' };
+
+const offering = (backups?: CnpgBackupStore): CnpgOffering => ({
+  services: ['pg15'],
+  plans: planMatrix({ prefix: 'demo', topologies: { single: ['small'] }, ssl: 'none' }),
+  images: { pg15: 'postgres:15' },
+  sizes: { small: { storage: '1Gi', cpu: '1', memory: '1Gi' } },
+  instances: { single: 1 },
+  sourceRanges: ['10.0.0.0/8'],
+  ...(backups ? { backups } : {}),
+});
+const build = (backups?: CnpgBackupStore) =>
+  new DataService({ name: 'demo', kind: 'DemoInstance', defaultBackend: 'cnpg', sizes: ['small'], cnpg: offering(backups) });
+
+/** The function's resources for instance `pg` of `namespace` (a v1 claim, or the v2 namespaced composite). */
+function compose(backups: CnpgBackupStore | undefined, namespace = 'team-a', target: 'v1' | 'v2' = 'v1') {
+  const input = inputFor(build(backups).api.backends.cnpg as Recipe, { backend: 'cnpg', service: 'demo', settings: SETTINGS, target });
+  const xr: Record<string, any> =
+    target === 'v1'
+      ? {
+          apiVersion: 'x/v1',
+          kind: 'XDemo',
+          metadata: { name: 'pg-x', labels: { 'crossplane.io/claim-name': 'pg', 'crossplane.io/claim-namespace': namespace } },
+          spec: { service: 'pg15', plan: 'demo-single-small' },
+        }
+      : {
+          apiVersion: 'x/v1',
+          kind: 'Demo',
+          metadata: { name: 'pg', namespace, uid: 'u-1' },
+          spec: { service: 'pg15', plan: 'demo-single-small' },
+        };
+  return runFunction(requestOf(input, xr, {}));
+}
+const manifest = (rsp: ReturnType<typeof compose>, name: string): any =>
+  (rsp.desired?.resources[name]?.resource as any)?.spec.forProvider.manifest;
+
+describe('a cnpg offering with an object store', () => {
+  it.each(['v1', 'v2'] as const)("archives each instance's WAL into its tenant's bucket with that tenant's keys (%s)", (target) => {
+    const rsp = compose(STORE, 'team-a', target);
+    expect(fatalMessages(rsp)).toEqual([]);
+    const secret = (key: string) => ({ name: 'klutch-backup-store', key });
+    expect(manifest(rsp, 'cnpg-demo').spec.backup).toEqual({
+      retentionPolicy: '7d',
+      barmanObjectStore: {
+        destinationPath: 's3://klutch-team-a/',
+        endpointURL: 'https://versitygw.klutch-object-store.svc:7070',
+        endpointCA: secret('ca.crt'),
+        s3Credentials: { accessKeyId: secret('ACCESS_KEY_ID'), secretAccessKey: secret('ACCESS_SECRET_KEY') },
+        wal: { compression: 'gzip' },
+        data: { compression: 'gzip' },
+      },
+    });
+    // Another tenant's instance of the same name writes to its own bucket, never to team-a's.
+    expect(manifest(compose(STORE, 'team-b', target), 'cnpg-demo').spec.backup.barmanObjectStore.destinationPath).toBe(
+      's3://klutch-team-b/',
+    );
+  });
+
+  it('takes a base backup when the instance is up and then on schedule, owned by the Cluster', () => {
+    const rsp = compose({ ...STORE, schedule: '0 30 2 * * *', retention: '4w', bucket: 'backups-%s.eu', privateCA: false });
+    expect(manifest(rsp, 'cnpg-demo-scheduled-backup')).toEqual({
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'ScheduledBackup',
+      metadata: { name: 'pg', namespace: 'team-a' },
+      spec: {
+        cluster: { name: 'pg' },
+        schedule: '0 30 2 * * *',
+        method: 'barmanObjectStore',
+        immediate: true,
+        backupOwnerReference: 'cluster',
+      },
+    });
+    const backup = manifest(rsp, 'cnpg-demo').spec.backup;
+    expect([backup.retentionPolicy, backup.barmanObjectStore.destinationPath, backup.barmanObjectStore.endpointCA]).toEqual([
+      '4w',
+      's3://backups-team-a.eu/',
+      undefined,
+    ]);
+    expect(manifest(compose({ ...STORE, schedule: false }), 'cnpg-demo-scheduled-backup')).toBeUndefined();
+  });
+
+  it('composes no backup and no schedule without a store', () => {
+    const rsp = compose(undefined);
+    expect(manifest(rsp, 'cnpg-demo').spec.backup).toBeUndefined();
+    expect(Object.keys(rsp.desired?.resources ?? {}).filter((k) => k.includes('backup'))).toEqual([]);
+  });
+
+  it("fails the claim, naming the fix, when the tenant's bucket name would be longer than S3 takes", () => {
+    const rsp = compose(STORE, 'n'.repeat(57));
+    expect(fatalMessages(rsp)).toEqual([
+      expect.stringMatching(/spec\.backup\.barmanObjectStore\.destinationPath.*S3 takes bucket names of 63 characters at most/),
+    ]);
+  });
+
+  it.each([
+    [
+      'an endpoint that is no URL',
+      { endpointURL: 's3.example.com' },
+      'cnpg.backups.endpointURL: "s3.example.com" is not the URL of an S3 endpoint',
+    ],
+    ['an endpoint with a path', { endpointURL: 'https://s3.example.com/bucket' }, 'write the scheme, host and port only'],
+    ['a bucket without the tenant', { bucket: 'backups' }, 'cnpg.backups.bucket: "backups" is not a bucket name with one %s'],
+    ['a bucket of capitals', { bucket: 'Backups-%s' }, 'use lower-case letters, digits, dots and dashes around one %s'],
+    ['a retention CNPG does not read', { retention: '7 days' }, 'cnpg.backups.retention: "7 days" is not a retention period'],
+    ['a five-field schedule', { schedule: '0 0 * * *' }, 'cnpg.backups.schedule: "0 0 * * *" is not a cron expression of six fields'],
+  ] as const)('fails at synth time on %s', (_name, b, message) => {
+    expect(() => build({ ...STORE, ...b })).toThrow(message);
+  });
+});
+
+describe('a cnpg Backup claim', () => {
+  const input = inputOf(api('backup'), 'cnpg');
+  const observed = (status: Record<string, unknown>) => ({
+    status: { atProvider: { manifest: { status } }, conditions: [{ type: 'Ready', status: 'False', reason: 'Unavailable' }] },
+  });
+
+  it("is a CNPG Backup of the instance's Cluster in the claim's namespace, by Barman Cloud", () => {
+    const xr = compositeOf(
+      api('backup'),
+      'cnpg',
+      { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+      { name: 'nightly', namespace: 'team-a' },
+    );
+    const rsp = runFunction(requestOf(input, xr, {}));
+    expect(fatalMessages(rsp)).toEqual([]);
+    const object = rsp.desired?.resources['cnpg-backup']?.resource as any;
+    expect(object.spec.forProvider.manifest).toEqual({
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Backup',
+      metadata: { name: 'nightly', namespace: 'team-a' },
+      spec: { cluster: { name: 'pg' }, method: 'barmanObjectStore' },
+    });
+    expect(object.spec.readiness.celQuery).toContain("object.status.phase == 'completed'");
+  });
+
+  it.each([
+    ['running', { phase: 'running' }, { status: 'False', reason: 'Provisioning', message: 'cnpg backup: running' }],
+    [
+      'an instance without backups',
+      { phase: 'failed', error: 'cannot proceed with the backup as the cluster has no backup section' },
+      { status: 'False', reason: 'ProvisioningFailed', message: expect.stringContaining('the cluster has no backup section') },
+    ],
+    [
+      'keys the store refuses',
+      { phase: 'failed', error: 'encountered an error while taking a backup: exit status 4 (AccessDenied)' },
+      { status: 'False', reason: 'ProvisioningFailed', message: expect.stringContaining('AccessDenied') },
+    ],
+  ])("%s: the claim's condition says it in CNPG's words", (_name, status, want) => {
+    expect(observeStatus(input, observed(status)).condition).toEqual(want);
+  });
+});

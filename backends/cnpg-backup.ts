@@ -1,0 +1,171 @@
+/**
+ * Backups of the cnpg backend (issue 35; docs/decisions/cnpg-backups.md): CloudNativePG's in-tree Barman Cloud
+ * archives each instance's WAL and stores its base backups in an S3 object store the operator names in the offering
+ * (`CnpgOffering.backups`). Each tenant namespace of the control plane has a bucket of its own and a Secret with keys
+ * that reach only that bucket (the platform's object store makes both per tenant: harness/platform/object-store.ts),
+ * so one tenant's instances never read or overwrite another's backups. A `Backup` claim on `cnpg-backup` becomes a
+ * CNPG `Backup` of its instance's Cluster, and the instance keeps a daily `ScheduledBackup` when the offering asks.
+ */
+import type { Companion, FieldMapping, Recipe } from '../recipe';
+import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
+
+/** The claim's name and namespace as the function reads them; a v2 composite is namespaced itself (no label). */
+const CLAIM_NAME = 'metadata.labels[crossplane.io/claim-name]';
+const CLAIM_NAMESPACE = 'metadata.labels[crossplane.io/claim-namespace]';
+
+/** CloudNativePG's Backup and ScheduledBackup (postgresql.cnpg.io/v1). */
+export const CNPG_BACKUP = { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Backup' } as const;
+export const CNPG_SCHEDULED_BACKUP = { apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup' } as const;
+
+/** The keys of a tenant's object-store Secret: CNPG's own names for S3 keys, and the store's CA. */
+export const BACKUP_STORE_KEYS = { accessKeyId: 'ACCESS_KEY_ID', secretAccessKey: 'ACCESS_SECRET_KEY', ca: 'ca.crt' } as const;
+
+/** Where an operator's object store is, and how backups are kept there. */
+export interface CnpgBackupStore {
+  /** The store's S3 endpoint, as the instance Pods reach it (`https://versitygw.klutch-object-store.svc:7070`). */
+  readonly endpointURL: string;
+  /**
+   * The bucket of an instance's backups, `%s` standing for the claim's namespace on the control plane (one bucket per
+   * tenant). Every instance's backups go below its own name there (Barman's server name). @default klutch-%s
+   */
+  readonly bucket?: string;
+  /**
+   * The Secret the platform keeps in each tenant namespace with that tenant's keys (`ACCESS_KEY_ID`,
+   * `ACCESS_SECRET_KEY`) and, when the store's certificate is of a private CA, `ca.crt`. @default klutch-backup-store
+   */
+  readonly secret?: string;
+  /** Whether the Secret has `ca.crt` to verify the store with (a private CA). @default true */
+  readonly privateCA?: boolean;
+  /** How long base backups and WAL are kept, CNPG's `retentionPolicy` (`7d`, `4w`, `3m`). @default 7d */
+  readonly retention?: string;
+  /**
+   * When each instance takes a base backup, a cron expression of six fields (seconds first, as CNPG reads it); the
+   * first is taken as soon as the instance is up. `false`: only on-demand `Backup` claims. @default daily at 00:00
+   */
+  readonly schedule?: string | false;
+}
+
+export const DEFAULT_BACKUP_BUCKET = 'klutch-%s';
+export const DEFAULT_BACKUP_SECRET = 'klutch-backup-store';
+export const DEFAULT_BACKUP_RETENTION = '7d';
+export const DEFAULT_BACKUP_SCHEDULE = '0 0 0 * * *';
+/** The ScheduledBackup's name among the composite's resources (after `cnpg-postgresql`). */
+export const CNPG_SCHEDULED_BACKUP_NAME = 'scheduled-backup';
+
+/** S3's rule for bucket names (a namespace, a DNS label, fits it wherever `%s` is). */
+const BUCKET = /^[a-z0-9][a-z0-9.-]*[a-z0-9]$/;
+/** CNPG's pattern for retentionPolicy (api/v1 BackupConfiguration). */
+const RETENTION = /^[1-9][0-9]*[dwm]$/;
+
+/** Checks the offering's `backups`; `fail(field, problem, fix)` throws the definition's error. */
+export function checkBackupStore(b: CnpgBackupStore, fail: (field: string, problem: string, fix: string) => never): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(b.endpointURL);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['https:', 'http:'].includes(url.protocol) || url.pathname !== '/' || url.search || url.username)
+    fail(
+      'cnpg.backups.endpointURL',
+      `"${b.endpointURL}" is not the URL of an S3 endpoint`,
+      'write the scheme, host and port only, e.g. "https://s3.example.com:443"',
+    );
+  const bucket = b.bucket ?? DEFAULT_BACKUP_BUCKET;
+  if (bucket.split('%s').length !== 2 || !BUCKET.test(bucket.replace('%s', 'ns')))
+    fail(
+      'cnpg.backups.bucket',
+      `"${bucket}" is not a bucket name with one %s for the tenant's namespace`,
+      'use lower-case letters, digits, dots and dashes around one %s, e.g. "klutch-%s"',
+    );
+  const retention = b.retention ?? DEFAULT_BACKUP_RETENTION;
+  if (!RETENTION.test(retention))
+    fail('cnpg.backups.retention', `"${retention}" is not a retention period`, 'write a number of days, weeks or months: "7d", "4w", "3m"');
+  const schedule = b.schedule ?? DEFAULT_BACKUP_SCHEDULE;
+  if (schedule !== false && schedule.trim().split(/\s+/).length !== 6)
+    fail(
+      'cnpg.backups.schedule',
+      `"${schedule}" is not a cron expression of six fields`,
+      'put the seconds first, as CloudNativePG reads it: "0 0 0 * * *" is daily at midnight',
+    );
+}
+
+/** `s3://<bucket>/` with the longest bucket name S3 takes (63). */
+const BUCKET_LIMIT = {
+  bytes: 's3://'.length + 63 + 1,
+  fix: "S3 takes bucket names of 63 characters at most: shorten the namespace or the offering's cnpg.backups.bucket",
+};
+
+/**
+ * The Cluster's `spec.backup`: WAL archived and base backups stored in the tenant's bucket, kept for the retention
+ * period. The bucket comes from the claim's namespace (a v2 composite's own, which the v1 claim label overrides).
+ */
+export function clusterBackupFields(b: CnpgBackupStore): FieldMapping[] {
+  const at = 'spec.backup.barmanObjectStore';
+  const secret = b.secret ?? DEFAULT_BACKUP_SECRET;
+  const destination = { type: 'format', format: `s3://${b.bucket ?? DEFAULT_BACKUP_BUCKET}/` } as const;
+  return [
+    { to: 'spec.backup.retentionPolicy', value: b.retention ?? DEFAULT_BACKUP_RETENTION },
+    { from: 'metadata.namespace', to: `${at}.destinationPath`, transforms: [destination], limit: BUCKET_LIMIT },
+    { from: CLAIM_NAMESPACE, to: `${at}.destinationPath`, transforms: [destination], limit: BUCKET_LIMIT },
+    { to: `${at}.endpointURL`, value: b.endpointURL },
+    ...((b.privateCA ?? true) ? [{ to: `${at}.endpointCA`, value: { name: secret, key: BACKUP_STORE_KEYS.ca } }] : []),
+    { to: `${at}.s3Credentials.accessKeyId`, value: { name: secret, key: BACKUP_STORE_KEYS.accessKeyId } },
+    { to: `${at}.s3Credentials.secretAccessKey`, value: { name: secret, key: BACKUP_STORE_KEYS.secretAccessKey } },
+    // Compressed in the Pod: fewer bytes to the store, at some CPU (bench/backup measures both).
+    { to: `${at}.wal.compression`, value: 'gzip' },
+    { to: `${at}.data.compression`, value: 'gzip' },
+  ];
+}
+
+/**
+ * The instance's ScheduledBackup (`<claim>`, owned by its Cluster so it goes with it): a base backup on the offering's
+ * schedule, the first as soon as the instance is up, so the recoverable window starts with the instance.
+ */
+export function scheduledBackup(b: CnpgBackupStore, providerConfigName?: string): { v1: Companion; v2: Companion } | undefined {
+  const schedule = b.schedule ?? DEFAULT_BACKUP_SCHEDULE;
+  if (schedule === false) return undefined;
+  return kubernetesCompanion(CNPG_SCHEDULED_BACKUP_NAME, {
+    resource: CNPG_SCHEDULED_BACKUP,
+    providerConfigName,
+    fields: [
+      { from: CLAIM_NAME, to: 'metadata.name', required: true },
+      { from: CLAIM_NAME, to: 'spec.cluster.name', required: true },
+      { to: 'spec.schedule', value: schedule },
+      { to: 'spec.method', value: 'barmanObjectStore' },
+      { to: 'spec.immediate', value: true },
+      { to: 'spec.backupOwnerReference', value: 'cluster' },
+    ],
+  });
+}
+
+/** Where the Object shows the Backup's phase and its error. */
+export const CNPG_BACKUP_PHASE = 'status.atProvider.manifest.status.phase';
+export const CNPG_BACKUP_ERROR = 'status.atProvider.manifest.status.error';
+
+/** A Backup is done when CNPG says `completed` (api/v1 BackupPhaseCompleted). */
+export const CNPG_BACKUP_READY = {
+  policy: 'DeriveFromCelQuery',
+  celQuery: "has(object.status) && has(object.status.phase) && object.status.phase == 'completed'",
+} as const;
+
+/**
+ * A `Backup` claim on cnpg: a CNPG Backup of the instance's Cluster (`spec.instanceRef`, in the claim's namespace: it
+ * cannot name another tenant's) to the offering's object store. The claim shows CNPG's phase while it runs, its
+ * status (backup id, start, stop, WAL range) in `status.managed`, and fails with CNPG's error: an instance without
+ * backups, a store it cannot reach or whose keys it is refused.
+ */
+export function cnpgBackup(p: { readonly providerConfigName?: string } = {}): Recipe {
+  const recipe = kubernetesObject({
+    resource: CNPG_BACKUP,
+    providerConfigName: p.providerConfigName,
+    readiness: CNPG_BACKUP_READY,
+    status: OBJECT_STATUS,
+    errorPaths: [CNPG_BACKUP_ERROR],
+    fields: [
+      { from: 'spec.instanceRef', to: 'spec.cluster.name', required: true },
+      { to: 'spec.method', value: 'barmanObjectStore' },
+    ],
+  });
+  return { ...recipe, failedStatePaths: [CNPG_BACKUP_PHASE], progressPaths: [CNPG_BACKUP_PHASE] };
+}
