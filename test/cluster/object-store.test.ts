@@ -3,7 +3,10 @@
  * shared Pod platform's control plane, with a user and a bucket per tenant. What backups will rely on: an S3 client
  * with a tenant's keys writes and reads its bucket over TLS of the store's CA; the same client with another tenant's
  * keys, with wrong keys or with none can neither read, list, write, delete nor re-grant that bucket, nor make one of
- * its own; the objects and the users survive the store's Pod being replaced.
+ * its own; the objects and the users survive the store's Pod being replaced. Then the cnpg backend's backups on it
+ * (backends/cnpg-backup.ts): a CloudNativePG Cluster with the backup section the backend composes archives its WAL
+ * into its tenant's bucket, and a `Backup` claim on `cnpg-backup`, through Crossplane and provider-kubernetes, ends
+ * Ready with CNPG's completed backup there, which the other tenant cannot read.
  */
 import {
   CreateBucketCommand,
@@ -19,7 +22,12 @@ import {
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply } from '../../harness/crossplane';
+import { DataService, planMatrix } from '../../apis';
+import { BACKUP_STORE_KEYS, DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';
+import { runFunction } from '../../functions/dataservices/fn';
+import { apply, condition } from '../../harness/crossplane';
+import { requestOf, SETTINGS } from '../../harness/function-requests';
+import { inputFor, type Recipe } from '../../recipe';
 import { eventually, getObject, type Kube, requireOk } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { localVolumes } from '../../harness/node/cnpg';
@@ -32,6 +40,38 @@ const NS = 'object-store-suite';
 /** team-a's PostgreSQL, backed up into team-a's bucket. */
 const PG_NS = 'object-store-team-a';
 const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
+
+/**
+ * The `spec.backup` of the Cluster the cnpg backend composes for an instance in `namespace` of an offering whose
+ * object store is at `endpointURL` (the function run on a one-plan offering; backends/cnpg-backup.test.ts has the rest).
+ */
+function composedBackupSection(endpointURL: string, namespace: string): Record<string, any> {
+  const offering = new DataService({
+    name: 'demo',
+    kind: 'DemoInstance',
+    defaultBackend: 'cnpg',
+    sizes: ['small'],
+    cnpg: {
+      services: ['pg15'],
+      plans: planMatrix({ prefix: 'demo', topologies: { single: ['small'] }, ssl: 'none' }),
+      images: { pg15: CNPG_POSTGRESQL_IMAGE },
+      sizes: { small: { storage: '1Gi', cpu: '1', memory: '1Gi' } },
+      instances: { single: 1 },
+      sourceRanges: ['10.0.0.0/8'],
+      backups: { endpointURL, schedule: false },
+    },
+  });
+  const input = inputFor(offering.api.backends.cnpg as Recipe, { backend: 'cnpg', service: 'demo', settings: SETTINGS });
+  const labels = { 'crossplane.io/claim-name': 'pg', 'crossplane.io/claim-namespace': namespace };
+  const xr = {
+    apiVersion: 'x/v1',
+    kind: 'XDemo',
+    metadata: { name: 'pg-x', labels },
+    spec: { service: 'pg15', plan: 'demo-single-small' },
+  };
+  const rsp = runFunction(requestOf(input, xr, {}));
+  return (rsp.desired?.resources['cnpg-demo']?.resource as any).spec.forProvider.manifest.spec.backup;
+}
 
 let kube: Kube;
 let node: AttachedNode;
@@ -48,7 +88,8 @@ beforeAll(async () => {
   node = platform.node;
   const t = Date.now();
   store = await deployObjectStore(kube, platform.node, { namespace: NS, log });
-  teamA = await store.addTenant('team-a-backups');
+  // The bucket the cnpg backend names for PG_NS (backends/cnpg-backup.ts, `klutch-%s` of the claim's namespace).
+  teamA = await store.addTenant(`klutch-${PG_NS}`);
   teamB = await store.addTenant('team-b-backups');
   log(`object store: versitygw Ready with two tenants in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   a = storeClient(store, teamA);
@@ -183,33 +224,25 @@ describe('the object store', () => {
       pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 1, '1Gi', 'object-store-pg', [
         { namespace: PG_NS, name: 'pg-1' },
       ]);
+      // The tenant's Secret as the platform keeps it in each tenant namespace, and the Cluster's backup section as the
+      // cnpg backend composes it for an offering whose store is this one.
       await apply(kube, {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: 'backup-store', namespace: PG_NS },
-        stringData: { ACCESS_KEY_ID: teamA.accessKeyId, ACCESS_SECRET_KEY: teamA.secretAccessKey, 'ca.crt': store.ca },
+        metadata: { name: DEFAULT_BACKUP_SECRET, namespace: PG_NS },
+        stringData: {
+          [BACKUP_STORE_KEYS.accessKeyId]: teamA.accessKeyId,
+          [BACKUP_STORE_KEYS.secretAccessKey]: teamA.secretAccessKey,
+          [BACKUP_STORE_KEYS.ca]: store.ca,
+        },
       });
+      const section = composedBackupSection(store.endpoint, PG_NS);
+      expect(section.barmanObjectStore.destinationPath).toBe(`s3://${teamA.bucket}/`);
       await apply(kube, {
         apiVersion: 'postgresql.cnpg.io/v1',
         kind: 'Cluster',
         metadata: { name: 'pg', namespace: PG_NS },
-        spec: {
-          instances: 1,
-          imageName: CNPG_POSTGRESQL_IMAGE,
-          storage: { size: '1Gi' },
-          backup: {
-            barmanObjectStore: {
-              destinationPath: `s3://${teamA.bucket}/`,
-              endpointURL: store.endpoint,
-              endpointCA: { name: 'backup-store', key: 'ca.crt' },
-              s3Credentials: {
-                accessKeyId: { name: 'backup-store', key: 'ACCESS_KEY_ID' },
-                secretAccessKey: { name: 'backup-store', key: 'ACCESS_SECRET_KEY' },
-              },
-              wal: { compression: 'gzip' },
-            },
-          },
-        },
+        spec: { instances: 1, imageName: CNPG_POSTGRESQL_IMAGE, storage: { size: '1Gi' }, backup: section },
       });
       const t = Date.now();
       const archiving = await eventually(
@@ -224,23 +257,26 @@ describe('the object store', () => {
         throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, PG_NS, 'pg-1', 40)}`);
       });
       log(`object store: the Cluster archived WAL ${((Date.now() - t) / 1000).toFixed(1)} s after it was made (${archiving.status.phase})`);
+      // A Backup claim on cnpg-backup, through Crossplane and provider-kubernetes to CNPG's Backup.
       await apply(kube, {
-        apiVersion: 'postgresql.cnpg.io/v1',
+        apiVersion: 'anynines.com/v1',
         kind: 'Backup',
         metadata: { name: 'first', namespace: PG_NS },
-        spec: { cluster: { name: 'pg' }, method: 'barmanObjectStore' },
+        spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
       });
       const started = Date.now();
-      const backup = await eventually(
-        'the Backup completed',
+      const claim = await eventually(
+        'the Backup claim Ready',
         async () => {
-          const x = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/backups/first`);
-          if (x?.status?.phase === 'failed') throw new Error(`the Backup failed: ${JSON.stringify(x.status)}`);
-          return x?.status?.phase === 'completed' ? x : undefined;
+          const x = await getObject(kube, `/apis/anynines.com/v1/namespaces/${PG_NS}/backups/first`);
+          if (x?.status?.managed?.phase === 'failed') throw new Error(`the Backup failed: ${JSON.stringify(x.status)}`);
+          return condition(x, 'Ready') === 'True' ? x : undefined;
         },
         300_000,
       );
-      log(`object store: the Backup completed in ${((Date.now() - started) / 1000).toFixed(1)} s (${backup.status.backupId})`);
+      log(`object store: the Backup claim was Ready ${((Date.now() - started) / 1000).toFixed(1)} s after it was made`);
+      const backup = { status: claim.status.managed as Record<string, any> };
+      expect(backup.status.phase).toBe('completed');
       expect(backup.status).toMatchObject({ destinationPath: `s3://${teamA.bucket}/`, serverName: 'pg' });
       const keys = (await a.send(new ListObjectsV2Command({ Bucket: teamA.bucket, Prefix: 'pg/' }))).Contents?.map((o) => o.Key) ?? [];
       expect(keys).toContain(`pg/base/${backup.status.backupId}/backup.info`);
