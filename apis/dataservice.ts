@@ -41,6 +41,26 @@ export interface SpecField {
   readonly defaults?: Partial<Record<Backend, unknown>>;
 }
 
+/** `restoreFrom` of a cnpg instance whose offering has an object store (backends/cnpg-backup.ts clusterRecoveryFields). */
+const RESTORE_FROM_SCHEMA = s
+  .object(
+    {
+      instance: s.string({
+        description:
+          "The instance claim in this namespace whose backups to restore from; a deleted one's backups are kept for the retention period.",
+        minLength: 1,
+        maxLength: 63,
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      }),
+      pointInTime: s.string({
+        description: "Recover to this moment (RFC 3339, e.g. 2026-12-03T04:00:00Z); default: the end of the source's archived WAL.",
+        format: 'date-time',
+      }),
+    },
+    { required: ['instance'], description: 'Make this instance a copy of another instance as of its backups (point-in-time recovery).' },
+  )
+  .immutable('restoreFrom cannot be changed: create a new instance to restore into');
+
 interface Offering {
   /** Service versions (the `service` enum values) this backend offers. */
   readonly services: readonly string[];
@@ -238,6 +258,8 @@ export class DataService {
         }),
         parameters: s.object(params, { description: 'Configuration of the service instance.' }),
         ...Object.fromEntries((p.fields ?? []).map((f) => [f.name, f.schema])),
+        // A cnpg offering with an object store restores new instances from an instance's backups (cnpg-backups.md).
+        ...(p.cnpg?.backups ? { restoreFrom: RESTORE_FROM_SCHEMA } : {}),
       },
       { required: ['service', 'plan'] },
     );
@@ -300,6 +322,19 @@ export class DataService {
         rule: `!has(self.parameters) || !has(self.parameters.${q.name}) || ${composition} in ${celList(offered)}`,
         message: `The parameter ${q.name} is only offered by the ${offered.join(', ')} composition`,
       });
+    }
+    if (this.props.cnpg?.backups) {
+      const cnpg = compositionName('cnpg');
+      rules.push(
+        {
+          rule: `!has(self.restoreFrom) || ${composition} == ${celString(cnpg)}`,
+          message: `restoreFrom is only offered by the ${cnpg} composition`,
+        },
+        {
+          rule: 'has(self.restoreFrom) == has(oldSelf.restoreFrom)',
+          message: 'restoreFrom is set when an instance is made and cannot be added or removed: create a new instance to restore into',
+        },
+      );
     }
     for (const q of this.props.parameters ?? []) {
       if (!q.topologies) continue;

@@ -11,8 +11,12 @@ import type { CnpgOffering } from '../apis/dataservice';
 import { runFunction } from '../functions/dataservices/fn';
 import { observeStatus } from '../functions/dataservices/status';
 import { compositeOf, fatalMessages, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
-import { loadCatalog } from '../harness/catalog';
+import { loadCatalog, ROOT } from '../harness/catalog';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inputFor, type Recipe } from '../recipe';
+import { parseYaml } from '../harness/catalog';
+import { validatorFor } from '../test/support/openapi';
 import type { CnpgBackupStore } from './cnpg-backup';
 
 const apis: Api[] = await loadCatalog();
@@ -32,8 +36,22 @@ const offering = (backups?: CnpgBackupStore): CnpgOffering => ({
 const build = (backups?: CnpgBackupStore) =>
   new DataService({ name: 'demo', kind: 'DemoInstance', defaultBackend: 'cnpg', sizes: ['small'], cnpg: offering(backups) });
 
+/** CloudNativePG's Cluster CRD (schemas/cloudnative-pg), which every composed Cluster must satisfy. */
+const clusterCrd = validatorFor(
+  parseYaml(readFileSync(join(ROOT, 'schemas', 'cloudnative-pg', 'postgresql.cnpg.io_clusters.yaml'), 'utf8'))[0] as Record<
+    string,
+    unknown
+  >,
+  'v1',
+);
+
 /** The function's resources for instance `pg` of `namespace` (a v1 claim, or the v2 namespaced composite). */
-function compose(backups: CnpgBackupStore | undefined, namespace = 'team-a', target: 'v1' | 'v2' = 'v1') {
+function compose(
+  backups: CnpgBackupStore | undefined,
+  namespace = 'team-a',
+  target: 'v1' | 'v2' = 'v1',
+  more: Record<string, unknown> = {},
+) {
   const input = inputFor(build(backups).api.backends.cnpg as Recipe, { backend: 'cnpg', service: 'demo', settings: SETTINGS, target });
   const xr: Record<string, any> =
     target === 'v1'
@@ -41,13 +59,13 @@ function compose(backups: CnpgBackupStore | undefined, namespace = 'team-a', tar
           apiVersion: 'x/v1',
           kind: 'XDemo',
           metadata: { name: 'pg-x', labels: { 'crossplane.io/claim-name': 'pg', 'crossplane.io/claim-namespace': namespace } },
-          spec: { service: 'pg15', plan: 'demo-single-small' },
+          spec: { service: 'pg15', plan: 'demo-single-small', ...more },
         }
       : {
           apiVersion: 'x/v1',
           kind: 'Demo',
           metadata: { name: 'pg', namespace, uid: 'u-1' },
-          spec: { service: 'pg15', plan: 'demo-single-small' },
+          spec: { service: 'pg15', plan: 'demo-single-small', ...more },
         };
   return runFunction(requestOf(input, xr, {}));
 }
@@ -125,6 +143,62 @@ describe('a cnpg offering with an object store', () => {
     ['a five-field schedule', { schedule: '0 0 * * *' }, 'cnpg.backups.schedule: "0 0 * * *" is not a cron expression of six fields'],
   ] as const)('fails at synth time on %s', (_name, b, message) => {
     expect(() => build({ ...STORE, ...b })).toThrow(message);
+  });
+});
+
+describe('a cnpg instance restored from backups (restoreFrom)', () => {
+  const restored = (restoreFrom: Record<string, unknown>, target: 'v1' | 'v2' = 'v1') => {
+    const rsp = compose(STORE, 'team-a', target, { restoreFrom });
+    expect(fatalMessages(rsp)).toEqual([]);
+    return manifest(rsp, 'cnpg-demo');
+  };
+
+  it.each(['v1', 'v2'] as const)(
+    "recovers from the source instance's archive in the tenant's bucket up to the point in time, as CNPG's CRD accepts (%s)",
+    (target) => {
+      const cluster = restored({ instance: 'orders', pointInTime: '2026-12-03T04:00:00Z' }, target);
+      const secret = (key: string) => ({ name: 'klutch-backup-store', key });
+      expect(cluster.spec.bootstrap).toEqual({
+        recovery: { source: 'origin', database: 'app', owner: 'app', recoveryTarget: { targetTime: '2026-12-03T04:00:00Z' } },
+      });
+      expect(cluster.spec.externalClusters).toEqual([
+        {
+          name: 'origin',
+          barmanObjectStore: {
+            serverName: 'orders',
+            destinationPath: 's3://klutch-team-a/',
+            endpointURL: STORE.endpointURL,
+            endpointCA: secret('ca.crt'),
+            s3Credentials: { accessKeyId: secret('ACCESS_KEY_ID'), secretAccessKey: secret('ACCESS_SECRET_KEY') },
+          },
+        },
+      ]);
+      // Its own WAL goes to its own place in the same bucket (Barman's server name is the Cluster's: pg).
+      expect(cluster.spec.backup.barmanObjectStore.destinationPath).toBe('s3://klutch-team-a/');
+      expect(cluster.spec.backup.barmanObjectStore.serverName).toBeUndefined();
+      expect(clusterCrd(cluster).errors).toEqual([]);
+    },
+  );
+
+  it("recovers to the end of the source's WAL without a point in time; a new instance bootstraps by initdb", () => {
+    expect(restored({ instance: 'orders' }).spec.bootstrap).toEqual({ recovery: { source: 'origin', database: 'app', owner: 'app' } });
+    const fresh = manifest(compose(STORE), 'cnpg-demo');
+    expect([fresh.spec.bootstrap, fresh.spec.externalClusters]).toEqual([{ initdb: { database: 'app', owner: 'app' } }, undefined]);
+    expect(clusterCrd(fresh).errors).toEqual([]);
+  });
+
+  it('is a field of the XRD only with a store, immutable, refused by other compositions and not added later', () => {
+    const field = (backups?: CnpgBackupStore) => (build(backups).api.spec.toJSON().properties as any).restoreFrom;
+    expect(field(undefined)).toBeUndefined();
+    expect(field(STORE)).toMatchObject({
+      required: ['instance'],
+      properties: { pointInTime: { format: 'date-time' } },
+      'x-kubernetes-validations': [{ rule: 'self == oldSelf' }],
+    });
+    const withStore = JSON.stringify(build(STORE).api.rules('v1'));
+    expect(withStore).toContain('restoreFrom is only offered by the cnpg-demo composition');
+    expect(withStore).toContain('has(self.restoreFrom) == has(oldSelf.restoreFrom)');
+    expect(JSON.stringify(build(undefined).api.rules('v1'))).not.toContain('restoreFrom');
   });
 });
 

@@ -9,6 +9,9 @@
 import type { Companion, FieldMapping, Recipe } from '../recipe';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
+/** The application database and its owner (backends/cnpg.ts CNPG_APP_OWNER; not imported: cnpg.ts imports this). */
+const CNPG_APP_DATABASE = 'app';
+
 /** The claim's name and namespace as the function reads them; a v2 composite is namespaced itself (no label). */
 const CLAIM_NAME = 'metadata.labels[crossplane.io/claim-name]';
 const CLAIM_NAMESPACE = 'metadata.labels[crossplane.io/claim-namespace]';
@@ -97,24 +100,59 @@ const BUCKET_LIMIT = {
 };
 
 /**
- * The Cluster's `spec.backup`: WAL archived and base backups stored in the tenant's bucket, kept for the retention
- * period. The bucket comes from the claim's namespace (a v2 composite's own, which the v1 claim label overrides).
+ * The tenant's bucket, endpoint and keys at `at` (a `barmanObjectStore`), each field only when `ifSet` is set when
+ * given. The bucket comes from the claim's namespace (a v2 composite's own, which the v1 claim label overrides).
  */
-export function clusterBackupFields(b: CnpgBackupStore): FieldMapping[] {
-  const at = 'spec.backup.barmanObjectStore';
+function storeFields(b: CnpgBackupStore, at: string, ifSet?: string): FieldMapping[] {
   const secret = b.secret ?? DEFAULT_BACKUP_SECRET;
   const destination = { type: 'format', format: `s3://${b.bucket ?? DEFAULT_BACKUP_BUCKET}/` } as const;
-  return [
-    { to: 'spec.backup.retentionPolicy', value: b.retention ?? DEFAULT_BACKUP_RETENTION },
+  const fields: FieldMapping[] = [
     { from: 'metadata.namespace', to: `${at}.destinationPath`, transforms: [destination], limit: BUCKET_LIMIT },
     { from: CLAIM_NAMESPACE, to: `${at}.destinationPath`, transforms: [destination], limit: BUCKET_LIMIT },
     { to: `${at}.endpointURL`, value: b.endpointURL },
     ...((b.privateCA ?? true) ? [{ to: `${at}.endpointCA`, value: { name: secret, key: BACKUP_STORE_KEYS.ca } }] : []),
     { to: `${at}.s3Credentials.accessKeyId`, value: { name: secret, key: BACKUP_STORE_KEYS.accessKeyId } },
     { to: `${at}.s3Credentials.secretAccessKey`, value: { name: secret, key: BACKUP_STORE_KEYS.secretAccessKey } },
-    // Compressed in the Pod: fewer bytes to the store, at some CPU (bench/backup measures both).
+  ];
+  return ifSet ? fields.map((f) => ({ ...f, ifSet })) : fields;
+}
+
+/** The Cluster's `spec.backup`: WAL archived and base backups stored in the tenant's bucket for the retention period. */
+export function clusterBackupFields(b: CnpgBackupStore): FieldMapping[] {
+  const at = 'spec.backup.barmanObjectStore';
+  return [
+    { to: 'spec.backup.retentionPolicy', value: b.retention ?? DEFAULT_BACKUP_RETENTION },
+    ...storeFields(b, at),
+    // Compressed in the Pod: fewer bytes over the network and in the bucket, for some CPU.
     { to: `${at}.wal.compression`, value: 'gzip' },
     { to: `${at}.data.compression`, value: 'gzip' },
+  ];
+}
+
+/** The claim field that makes an instance a restore of another's backups (apis/dataservice.ts gives its schema). */
+export const RESTORE_FROM = 'spec.restoreFrom';
+/** The name of the source in the Cluster's `externalClusters` (CNPG recovers from an external cluster's archive). */
+export const CNPG_RESTORE_SOURCE = 'origin';
+
+/**
+ * A new instance that recovers from another instance's backups in the tenant's bucket (`restoreFrom.instance`: its
+ * Barman server name, which the source keeps after its claim is deleted, for the retention period), up to
+ * `restoreFrom.pointInTime` or else the end of the archived WAL: CNPG's `bootstrap.recovery` from an external
+ * cluster, with the application database and owner named as `initdb` names them, so bindings work the same. The
+ * instance's own archive is under its own name; the source's is only read.
+ */
+export function clusterRecoveryFields(b: CnpgBackupStore): FieldMapping[] {
+  const recovery = 'spec.bootstrap.recovery';
+  const source = 'spec.externalClusters[0]';
+  const ifSet = RESTORE_FROM;
+  return [
+    { to: `${recovery}.source`, value: CNPG_RESTORE_SOURCE, ifSet },
+    { to: `${recovery}.database`, value: CNPG_APP_DATABASE, ifSet },
+    { to: `${recovery}.owner`, value: CNPG_APP_DATABASE, ifSet },
+    { from: `${RESTORE_FROM}.pointInTime`, to: `${recovery}.recoveryTarget.targetTime` },
+    { to: `${source}.name`, value: CNPG_RESTORE_SOURCE, ifSet },
+    { from: `${RESTORE_FROM}.instance`, to: `${source}.barmanObjectStore.serverName` },
+    ...storeFields(b, `${source}.barmanObjectStore`, ifSet),
   ];
 }
 

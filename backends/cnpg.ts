@@ -13,7 +13,14 @@
  */
 import { BlockList, isIP } from 'node:net';
 import type { FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
-import { checkBackupStore, clusterBackupFields, scheduledBackup, type CnpgBackupStore } from './cnpg-backup';
+import {
+  checkBackupStore,
+  clusterBackupFields,
+  clusterRecoveryFields,
+  RESTORE_FROM,
+  scheduledBackup,
+  type CnpgBackupStore,
+} from './cnpg-backup';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 export const CNPG = 'cnpg';
@@ -303,9 +310,10 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     fields: [
       { from: 'spec.service', to: 'spec.imageName', required: true, transforms: [{ type: 'map', map: o.images }] },
       { from: CLAIM_NAME, to: `metadata.labels[${CNPG_INSTANCE_LABEL}]`, required: true },
-      // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`.
-      { to: 'spec.bootstrap.initdb.database', value: CNPG_APP_OWNER },
-      { to: 'spec.bootstrap.initdb.owner', value: CNPG_APP_OWNER },
+      // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`. An instance
+      // restored from backups (`restoreFrom`, offerings with a store) bootstraps by recovery instead.
+      { to: 'spec.bootstrap.initdb.database', value: CNPG_APP_OWNER, ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
+      { to: 'spec.bootstrap.initdb.owner', value: CNPG_APP_OWNER, ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
       { to: 'spec.postgresql.pg_hba', value: [...CNPG_PG_HBA] },
       { to: `${external}.selectorType`, value: 'rw' },
       { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },
@@ -324,7 +332,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
         transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
       },
       ...reaperRole(),
-      ...(o.backups ? clusterBackupFields(o.backups) : []),
+      ...(o.backups ? [...clusterBackupFields(o.backups), ...clusterRecoveryFields(o.backups)] : []),
     ],
   });
   const networkPolicy = instanceNetworkPolicy(o);

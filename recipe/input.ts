@@ -97,6 +97,8 @@ const fieldMappings = s.array(
       default: anyValue,
       required: s.boolean(),
       limit: s.object({ bytes: s.integer({ minimum: 1 }), fix: s.string({ minLength: 1 }) }, { required: ['bytes', 'fix'] }),
+      ifSet: fieldPath,
+      ifUnset: fieldPath,
     },
     {
       required: ['to'],

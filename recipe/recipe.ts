@@ -54,6 +54,13 @@ export interface FieldMapping {
    * the item is left out and its own composite says why.
    */
   readonly limit?: { readonly bytes: number; readonly fix: string };
+  /**
+   * Set only when this composite field is set (anything but null), or only when it is not: one of two exclusive shapes
+   * of the composed resource (a cnpg instance bootstraps by `initdb`, or by `recovery` when the claim has
+   * `restoreFrom`).
+   */
+  readonly ifSet?: string;
+  readonly ifUnset?: string;
 }
 
 /** Moves one claim parameter to the key the backend expects. */

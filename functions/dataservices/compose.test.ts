@@ -406,6 +406,24 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
     expect(() => composeResource(input, xr)).toThrow('connectionSecret.byWrapped needs a wrapper');
   });
 
+  it('a field with ifSet is set only when that composite field is, one with ifUnset only when it is not', () => {
+    const input = {
+      ...inputOf(pg, 'a9s'),
+      fields: [
+        { to: 'spec.forProvider.bootstrap.initdb', value: true, ifUnset: 'spec.restoreFrom' },
+        { to: 'spec.forProvider.bootstrap.recovery', value: true, ifSet: 'spec.restoreFrom' },
+        { from: 'spec.restoreFrom.instance', to: 'spec.forProvider.source', ifSet: 'spec.restoreFrom' },
+      ],
+    };
+    const bootstrap = (more: Record<string, unknown>) => {
+      const got = composeResource(input, compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small', ...more }));
+      return [get(got.resource, 'spec.forProvider.bootstrap'), get(got.resource, 'spec.forProvider.source')];
+    };
+    expect(bootstrap({})).toEqual([{ initdb: true }, undefined]);
+    expect(bootstrap({ restoreFrom: null })).toEqual([{ initdb: true }, undefined]);
+    expect(bootstrap({ restoreFrom: { instance: 'orders' } })).toEqual([{ recovery: true }, 'orders']);
+  });
+
   it('a providerConfig from a field path with a format', () => {
     const input = { ...inputOf(pg, 'a9s'), providerConfig: { fromFieldPath: 'spec.service', format: '%s-broker' } };
     const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });

@@ -146,6 +146,8 @@ function providerConfigName(pc: ProviderConfigSelector, composite: Obj, where: s
 /** Sets one field mapping on `target`, reading `from` in `composite` (list: where it sits in the input, for messages). */
 export function applyField(target: Obj, f: FieldMapping, i: number, composite: Obj, where: string, list = 'fields'): void {
   const thing = `${list}[${i}] (${f.from ? `${f.from} → ` : ''}${f.to}) ${where}`;
+  const isSet = (path: string) => attempt(`read ${thing}`, () => get(composite, path)) != null;
+  if ((f.ifSet !== undefined && !isSet(f.ifSet)) || (f.ifUnset !== undefined && isSet(f.ifUnset))) return;
   let v: unknown;
   if (f.from === undefined) {
     v = f.value;
