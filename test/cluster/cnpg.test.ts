@@ -10,8 +10,7 @@
  * LoadBalancer fails with CNPG's reason once CNPG gives up; one tenant's binding credentials are refused
  * by another tenant's PostgreSQL; deleting the claims removes the Cluster, its Pods, PVCs and Secrets.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_BINDING_KEYS, CNPG_REAPER_LABEL } from '../../backends/cnpg';
@@ -19,7 +18,8 @@ import { apply, CROSSPLANE_NAMESPACE } from '../../harness/crossplane';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { CNPG_NAMESPACE, localVolumes } from '../../harness/node/cnpg';
-import { POSTGRES_UID, POSTGRESQL_BIN, psqlClientPod } from '../../harness/node/cnpg-images';
+import { psqlClientPod } from '../../harness/node/cnpg-images';
+import { asSuperuser } from '../../harness/node/cnpg-sql';
 import { program } from '../../harness/tools/programs';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
 import { podFailure } from '../../harness/platform/pods';
@@ -391,28 +391,9 @@ describe('per-binding users of a cnpg claim', () => {
   }, 600_000);
 });
 
-/**
- * As the database's superuser, inside the PostgreSQL container of `<ns>/<pod>` (found on the node by the env CNPG
- * gives it): what a DBA's psql would do, for a state the platform itself never makes.
- */
+/** As the database's superuser in `<ns>/<pod>` (harness/node/cnpg-sql.ts), the suite's namespace by default. */
 function superuserSql(sql: string, ns = NS, pod = 'pg-1'): string {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let env: string[];
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (!env.includes(`NAMESPACE=${ns}`) || !env.includes(`POD_NAME=${pod}`)) continue;
-    const socket = env.find((e) => e.startsWith('PGHOST='))?.slice('PGHOST='.length) ?? '/controller/run';
-    const args = [`--target=${pid}`, '--mount', '--net', '--ipc', '--uts', '--pid', `--setuid=${POSTGRES_UID}`, `--setgid=${POSTGRES_UID}`];
-    const psqlArgs = ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-h', socket, '-U', 'postgres', '-d', 'app', '-c', sql];
-    const r = spawnSync('nsenter', [...args, '--', `${POSTGRESQL_BIN}/psql`, ...psqlArgs], { encoding: 'utf8', timeout: 30_000 });
-    if (r.status !== 0) throw new Error(`psql as postgres in ${ns}/${pod} failed (${r.status}): ${r.stderr}${r.stdout}`);
-    return r.stdout.trim();
-  }
-  throw new Error(`no PostgreSQL process of ${ns}/${pod} on this machine`);
+  return asSuperuser(sql, ns, pod);
 }
 
 /**

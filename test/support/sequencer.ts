@@ -8,9 +8,13 @@
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** In this order, before every other file of their project: the three holders, then the file that moves. */
+/**
+ * In this order, before every other file of their project: the holders, the longest first (the object store's runs
+ * two PostgreSQL clusters and a restore), then the file that moves.
+ */
 export const CHAIN_FIRST = [
   'test/cluster/cnpg.test.ts',
+  'test/cluster/object-store.test.ts',
   'test/cluster/platform-pods.test.ts',
   'test/cluster/crossplane-claims.test.ts',
   'test/cluster/crossplane-v2-native.test.ts',
