@@ -258,6 +258,10 @@ export class DataService {
         }),
         parameters: s.object(params, { description: 'Configuration of the service instance.' }),
         ...Object.fromEntries((p.fields ?? []).map((f) => [f.name, f.schema])),
+        // Read only in the app cluster, by the konnector access file's admission policy (docs/backups.md).
+        deletionProtection: s.boolean({
+          description: 'Refuse deletion of this instance while true (default false); set it to false to delete the instance.',
+        }),
         // A cnpg offering with an object store restores new instances from an instance's backups (cnpg-backups.md).
         ...(p.cnpg?.backups ? { restoreFrom: RESTORE_FROM_SCHEMA } : {}),
       },

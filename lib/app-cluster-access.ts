@@ -19,6 +19,8 @@ export interface BoundApi {
   readonly group: string;
   readonly resource: string;
   readonly claimed?: readonly string[];
+  /** An instance API: its protected objects cannot be deleted (konnector/deploy/access.ts `deletionProtection`). */
+  readonly deletionProtection?: boolean;
 }
 
 const CRDS = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' } as const;

@@ -253,6 +253,8 @@ export function render(o: SynthOptions): Map<string, string> {
           group: api.group,
           resource: api.plural,
           claimed,
+          // Instances: a protected one cannot be deleted in the app cluster (docs/backups.md).
+          deletionProtection: hasDeletionProtection(api),
           namespace: o.konnector?.namespace,
           kubeconfigNamespaces: o.konnector?.kubeconfigNamespaces,
         }),
@@ -269,6 +271,7 @@ export function render(o: SynthOptions): Map<string, string> {
           claimed: api.permissionClaims
             .filter((pc) => !pc.group && (pc.resource === 'secrets' || pc.resource === 'configmaps') && pc.owner !== 'Consumer')
             .map((pc) => pc.resource),
+          deletionProtection: hasDeletionProtection(api),
         })),
       }),
   );
@@ -311,6 +314,11 @@ export function render(o: SynthOptions): Map<string, string> {
 }
 
 /** Fails on a setting no recipe reads (a typo would otherwise leave the default in place silently). */
+/** Whether claims of `api` have `spec.deletionProtection` (the instance APIs): their app clusters get its policy. */
+function hasDeletionProtection(api: Api): boolean {
+  return 'deletionProtection' in (api.spec.toJSON().properties ?? {});
+}
+
 function checkSettings(apis: readonly Api[], settings: Readonly<Record<string, unknown>>): void {
   const known = new Set(
     apis.flatMap((a) => Object.values(a.backends).flatMap((r) => r.fields.flatMap((f) => (f.setting ? [f.setting] : [])))),

@@ -35,6 +35,11 @@ export interface KonnectorApiAccessProps {
    * its own namespace, the admission policy does not apply there. @default none
    */
   readonly kubeconfigNamespaces?: readonly string[];
+  /**
+   * The bound resource has `spec.deletionProtection` (an instance): a ValidatingAdmissionPolicy refuses anyone's
+   * DELETE of an object whose field is true, the konnector's too, until it is set to false. @default false
+   */
+  readonly deletionProtection?: boolean;
 }
 
 const endpoint = (r: IApiResource): IApiEndpoint => ({ asApiResource: () => r, asNonApiResource: () => undefined });
@@ -46,6 +51,8 @@ export class KonnectorApiAccess extends Construct {
   readonly role: ClusterRole;
   /** With claimed resources: the policy that keeps the konnector's writes to its own copies. */
   readonly policy?: ValidatingAdmissionPolicy;
+  /** With `deletionProtection`: the policy that refuses the deletion of a protected object. */
+  readonly protection?: ValidatingAdmissionPolicy;
 
   constructor(scope: Construct, id: string, props: KonnectorApiAccessProps) {
     super(scope, id);
@@ -78,7 +85,36 @@ export class KonnectorApiAccess extends Construct {
       this.role.allow([held.verb], endpoint({ apiGroup: held.group, resourceType: held.resource, resourceName: held.name }));
       this.policy = copiesOnly(this, this.role.name, ns, own, claimed);
     }
+    if (props.deletionProtection) this.protection = deletionProtection(this, `${this.role.name}-deletion-protection`, props);
   }
+}
+
+/** The field an app developer sets to keep an instance from being deleted, and clears to delete it. */
+export const DELETION_PROTECTION_FIELD = 'spec.deletionProtection';
+
+/**
+ * The policy `name`: a DELETE of the bound resource whose object has `spec.deletionProtection: true` is refused for
+ * every user (a `kubectl delete`, a namespace's deletion, the konnector when its binding goes), with a message that
+ * names the object, the field and what to do. The claim on the control plane and its database stay.
+ */
+export function deletionProtection(
+  scope: Construct,
+  name: string,
+  props: { readonly group: string; readonly resource: string },
+): ValidatingAdmissionPolicy {
+  return new ValidatingAdmissionPolicy(scope, `DeletionProtection-${props.resource}.${props.group}`, {
+    name,
+    resourceRules: [{ apiGroups: [props.group], apiVersions: ['*'], operations: ['DELETE'], resources: [props.resource] }],
+    validations: [
+      {
+        expression: '!has(oldObject.spec) || !has(oldObject.spec.deletionProtection) || oldObject.spec.deletionProtection != true',
+        messageExpression:
+          `oldObject.kind + ' ' + oldObject.metadata.namespace + '/' + oldObject.metadata.name + ' is protected from ` +
+          `deletion (${DELETION_PROTECTION_FIELD}: true): set ${DELETION_PROTECTION_FIELD} to false, then delete it'`,
+        reason: 'Forbidden',
+      },
+    ],
+  });
 }
 
 /**

@@ -19,7 +19,7 @@ import { ClusterRole, ClusterRoleBinding, Namespace, ServiceAccount, type IApiEn
 import { Construct } from 'constructs';
 import { APP_CLUSTER_ROLE, boundApiChecks, CONTROL_PLANE_KONNECTOR_BASE, rulesFor, type BoundApi } from '../../lib/app-cluster-access';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../lib/pod-security';
-import { copiesOnly } from './access';
+import { copiesOnly, deletionProtection } from './access';
 
 export interface AppClusterRoleProps {
   /** The APIs AppClusterBindings may bind into the app cluster (group, plural, claimed core resources). */
@@ -59,5 +59,8 @@ export class AppClusterRole extends Construct {
     );
     const claimed = [...new Set(props.apis.flatMap((a) => a.claimed ?? []))].sort();
     if (claimed.length) copiesOnly(this, APP_CLUSTER_ROLE, ns, [], claimed);
+    // As the konnector's access files do (KonnectorApiAccess): a protected instance is not deleted, by anyone.
+    for (const a of props.apis.filter((x) => x.deletionProtection))
+      deletionProtection(this, `${APP_CLUSTER_ROLE}-${a.resource}.${a.group}-deletion-protection`, a);
   }
 }

@@ -144,6 +144,19 @@ describe('KonnectorApiAccess', () => {
     const none = synth((c) => new KonnectorApiAccess(c, 'a', { group: 'anynines.com', resource: 'backups' }));
     expect(none.map((o) => o.kind)).toEqual(['ClusterRole', 'ClusterRoleBinding']);
   });
+
+  it("ships for an instance API a policy that refuses the DELETE of a protected object, anyone's", () => {
+    const objs = synth(
+      (c) => new KonnectorApiAccess(c, 'a', { group: 'anynines.com', resource: 'postgresqlinstances', deletionProtection: true }),
+    );
+    const policy = of(objs, 'ValidatingAdmissionPolicy')[0]!;
+    expect(policy.metadata.name).toBe('klutch-bind-konnector-postgresqlinstances.anynines.com-deletion-protection');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: ['anynines.com'], apiVersions: ['*'], operations: ['DELETE'], resources: ['postgresqlinstances'] },
+    ]);
+    expect(policy.spec.matchConditions).toBeUndefined();
+    expect(of(objs, 'ValidatingAdmissionPolicyBinding')[0]!.spec.validationActions).toEqual(['Deny']);
+  });
 });
 
 describe('Pod security of the konnector', () => {

@@ -5,13 +5,15 @@
  * an app's own Secret or ConfigMap can be neither updated nor deleted nor relabelled; a marked copy can. Attacks
  * (issue 34, item 7): the credential cannot mint a ServiceAccount token (a marked Secret of that type in kube-system,
  * which the token controller would fill in and the cluster-wide read would hand over: cluster-admin), and the policy
- * holds whoever is bound to the konnector's ClusterRole, not only its ServiceAccount.
+ * holds whoever is bound to the konnector's ClusterRole, not only its ServiceAccount. And an instance API's access file
+ * keeps a protected instance (`spec.deletionProtection: true`) from being deleted by anyone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
 import { admin, cluster, testNamespace } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
-import { installKonnector } from '../../harness/konnector';
+import { applyConstruct, installKonnector } from '../../harness/konnector';
+import { KonnectorApiAccess } from '../../konnector/deploy/access';
 import { eventually, kubeFor, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
 
 const MARK = Annotations.resourceOwner;
@@ -224,5 +226,85 @@ describe('attack: the konnector credential mints no token (issue 34, item 7)', (
     // Cluster-admin holds the role's permission too (every verb), but is not held: the admin still writes app objects.
     o.data.k = 'djM=';
     expect(outcome(await kb.request('PUT', path('secrets', 'app-own'), o))).toBe('ok');
+  });
+});
+
+/**
+ * Deletion protection (issue 35): the access file of an instance API carries a policy that refuses anyone's DELETE of
+ * an object with `spec.deletionProtection: true` — an app developer's, the konnector's — naming the field to clear.
+ * On a resource of this file's own, so no other suite's claims meet the policy.
+ */
+describe('deletion protection of an instance in the app cluster', () => {
+  const GROUP = 'protection.test.klutch.io';
+  const PLURAL = 'things';
+  const POLICY = `${ns}-konnector-${PLURAL}.${GROUP}-deletion-protection`;
+  const things = (name = '') => `/apis/${GROUP}/v1/namespaces/${app}/${PLURAL}${name ? `/${name}` : ''}`;
+  const thing = (name: string, deletionProtection?: boolean) => ({
+    apiVersion: `${GROUP}/v1`,
+    kind: 'Thing',
+    metadata: { name, namespace: app },
+    spec: deletionProtection === undefined ? {} : { deletionProtection },
+  });
+
+  beforeAll(async () => {
+    await requireOk(kb, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${PLURAL}.${GROUP}` },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: { kind: 'Thing', plural: PLURAL, singular: 'thing', listKind: 'ThingList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', properties: { deletionProtection: { type: 'boolean' } } } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    await applyConstruct(
+      kb,
+      (c) => new KonnectorApiAccess(c, 'protect', { group: GROUP, resource: PLURAL, namespace: ns, deletionProtection: true }),
+    );
+  });
+
+  afterAll(async () => {
+    await kb?.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${PLURAL}.${GROUP}`);
+    for (const kind of ['validatingadmissionpolicybindings', 'validatingadmissionpolicies'])
+      await kb?.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${kind}/${POLICY}`);
+    for (const kind of ['clusterrolebindings', 'clusterroles'])
+      await kb?.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/${kind}/${ns}-konnector-${PLURAL}.${GROUP}`);
+  });
+
+  it('refuses deleting a protected instance, the konnector too, naming the field; deletes it once the field is false', async () => {
+    app = await testNamespace(kb, 'app');
+    await eventually('the Thing CRD served', async () => ((await kb.request('GET', things())).code === 200 ? true : undefined));
+    await requireOk(kb, 'POST', things(), thing('orders', true));
+    await requireOk(kb, 'POST', things(), thing('scratch'));
+    const refused =
+      `Thing ${app}/orders is protected from deletion (spec.deletionProtection: true): ` +
+      'set spec.deletionProtection to false, then delete it';
+    // In force once the API server has loaded the policy (dry runs are judged too, and delete nothing).
+    await eventually('the policy in force', async () =>
+      outcome(await kb.request('DELETE', `${things('orders')}?dryRun=All`)).includes(refused) ? true : undefined,
+    );
+    expect(outcome(await kb.request('DELETE', things('orders')))).toBe(
+      `403 ${PLURAL}.${GROUP} "orders" is forbidden: ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: ${refused}`,
+    );
+    expect(outcome(await konnector.request('DELETE', things('orders')))).toContain(refused);
+    // Still there after both refusals.
+    expect((await kb.request('GET', things('orders'))).code).toBe(200);
+    // An unprotected instance goes at once; a protected one once its field is cleared.
+    expect(outcome(await kb.request('DELETE', things('scratch')))).toBe('ok');
+    await requireOk(kb, 'PATCH', things('orders'), { spec: { deletionProtection: false } }, 'application/merge-patch+json');
+    expect(outcome(await kb.request('DELETE', things('orders')))).toBe('ok');
   });
 });

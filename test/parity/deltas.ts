@@ -89,6 +89,17 @@ export const DELTAS: readonly Delta[] = [
     ours: ANY,
     why: 'as spec.service: Klutch lists the plans in a CEL rule per composition, ours in an enum plus a rule per composition',
   },
+  {
+    kind: 'schema',
+    apis: ['postgresql', 'mariadb', 'messaging', 'mongodb', 'prometheus', 'search', 'logme2', 'keyvalue'],
+    path: 'spec.deletionProtection',
+    facet: 'present',
+    klutch: false,
+    ours: true,
+    why:
+      'an optional boolean Klutch has not: while true, the admission policy of the konnector access file refuses the ' +
+      "instance's deletion in the app cluster (docs/backups.md); no composition reads it, and claims without it are unchanged",
+  },
   // ---- verdict: claims judged otherwise -----------------------------------------------------------------------------
   {
     kind: 'verdict',
