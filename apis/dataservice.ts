@@ -12,6 +12,12 @@ import { MANAGED_STATE_COLUMN } from './operations';
 import { celList, celString, planTransitionRules, type Plan, type Topology } from './plans';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
 
+/** An instance's backups in `kubectl get`: the last base backup and the start of the recoverable window. */
+const BACKUP_COLUMNS = [
+  { name: 'LastBackup', type: 'string', jsonPath: '.status.managed.lastSuccessfulBackup' },
+  { name: 'RecoverableFrom', type: 'string', jsonPath: '.status.managed.firstRecoverabilityPoint' },
+] as const;
+
 /** The backends a DataService offers itself on (other backends are composed through `Api` recipes). */
 export type Backend = 'a9s' | 'a8s' | 'cnpg';
 const OWN_BACKENDS: readonly Backend[] = ['a9s', 'a8s', 'cnpg'];
@@ -130,7 +136,8 @@ export class DataService {
         ...(props.cnpg ? { cnpg: this.cnpgRecipe(props.cnpg) } : {}),
       },
       examples: Object.fromEntries(this.backends.map((b) => [b, this.example(b)])),
-      printerColumns: [MANAGED_STATE_COLUMN],
+      // With backups on cnpg, where CloudNativePG puts them in the Cluster's status (status.managed of the claim).
+      printerColumns: [MANAGED_STATE_COLUMN, ...(props.cnpg?.backups ? BACKUP_COLUMNS : [])],
       defaultCompositeDeletePolicy: 'Foreground',
     });
   }

@@ -36,14 +36,11 @@ const offering = (backups?: CnpgBackupStore): CnpgOffering => ({
 const build = (backups?: CnpgBackupStore) =>
   new DataService({ name: 'demo', kind: 'DemoInstance', defaultBackend: 'cnpg', sizes: ['small'], cnpg: offering(backups) });
 
+const clusterCrdSchema = parseYaml(
+  readFileSync(join(ROOT, 'schemas', 'cloudnative-pg', 'postgresql.cnpg.io_clusters.yaml'), 'utf8'),
+)[0] as any;
 /** CloudNativePG's Cluster CRD (schemas/cloudnative-pg), which every composed Cluster must satisfy. */
-const clusterCrd = validatorFor(
-  parseYaml(readFileSync(join(ROOT, 'schemas', 'cloudnative-pg', 'postgresql.cnpg.io_clusters.yaml'), 'utf8'))[0] as Record<
-    string,
-    unknown
-  >,
-  'v1',
-);
+const clusterCrd = validatorFor(clusterCrdSchema, 'v1');
 
 /** The function's resources for instance `pg` of `namespace` (a v1 claim, or the v2 namespaced composite). */
 function compose(
@@ -115,6 +112,19 @@ describe('a cnpg offering with an object store', () => {
       undefined,
     ]);
     expect(manifest(compose({ ...STORE, schedule: false }), 'cnpg-demo-scheduled-backup')).toBeUndefined();
+  });
+
+  it('shows the last backup and the start of the recoverable window in `kubectl get`, from the Cluster status the claim holds', () => {
+    const columns = (backups?: CnpgBackupStore) => build(backups).api.printerColumns.map((c) => `${c.name} ${c.jsonPath}`);
+    expect(columns(STORE)).toEqual([
+      'ManagedResource .status.managed.state',
+      'LastBackup .status.managed.lastSuccessfulBackup',
+      'RecoverableFrom .status.managed.firstRecoverabilityPoint',
+    ]);
+    expect(columns(undefined)).toEqual(['ManagedResource .status.managed.state']);
+    // CloudNativePG's Cluster status has both fields (status.managed is the Cluster's status).
+    const status = clusterCrdSchema.spec.versions[0].schema.openAPIV3Schema.properties.status.properties;
+    expect(Object.keys(status)).toEqual(expect.arrayContaining(['lastSuccessfulBackup', 'firstRecoverabilityPoint']));
   });
 
   it('composes no backup and no schedule without a store', () => {
@@ -232,14 +242,40 @@ describe('a cnpg Backup claim', () => {
     [
       'an instance without backups',
       { phase: 'failed', error: 'cannot proceed with the backup as the cluster has no backup section' },
-      { status: 'False', reason: 'ProvisioningFailed', message: expect.stringContaining('the cluster has no backup section') },
+      {
+        status: 'False',
+        reason: 'ProvisioningFailed',
+        message: expect.stringMatching(
+          /^cnpg backup: cannot proceed .* no backup section; this instance's offering keeps no backups: the platform operator gives/,
+        ),
+      },
     ],
     [
       'keys the store refuses',
       { phase: 'failed', error: 'encountered an error while taking a backup: exit status 4 (AccessDenied)' },
-      { status: 'False', reason: 'ProvisioningFailed', message: expect.stringContaining('AccessDenied') },
+      {
+        status: 'False',
+        reason: 'ProvisioningFailed',
+        message: expect.stringMatching(
+          /\(AccessDenied\); the object store refused the tenant's keys: .* Secret klutch-backup-store .* new Backup claim$/,
+        ),
+      },
     ],
-  ])("%s: the claim's condition says it in CNPG's words", (_name, status, want) => {
+    [
+      'a store it cannot reach',
+      { phase: 'failed', error: 'barman-cloud-backup: EndpointConnectionError: Could not connect to the endpoint URL' },
+      {
+        status: 'False',
+        reason: 'ProvisioningFailed',
+        message: expect.stringContaining('; the object store could not be reached or verified'),
+      },
+    ],
+    [
+      'something else',
+      { phase: 'failed', error: 'the instance is fenced' },
+      { status: 'False', reason: 'ProvisioningFailed', message: 'cnpg backup: the instance is fenced' },
+    ],
+  ])("%s: the claim's condition says it in CNPG's words, and what to do where that is known", (_name, status, want) => {
     expect(observeStatus(input, observed(status)).condition).toEqual(want);
   });
 });

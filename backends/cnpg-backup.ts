@@ -6,7 +6,7 @@
  * so one tenant's instances never read or overwrite another's backups. A `Backup` claim on `cnpg-backup` becomes a
  * CNPG `Backup` of its instance's Cluster, and the instance keeps a daily `ScheduledBackup` when the offering asks.
  */
-import type { Companion, FieldMapping, Recipe } from '../recipe';
+import type { Companion, ErrorAdvice, FieldMapping, Recipe } from '../recipe';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 /** The application database and its owner (backends/cnpg.ts CNPG_APP_OWNER; not imported: cnpg.ts imports this). */
@@ -188,6 +188,34 @@ export const CNPG_BACKUP_READY = {
 } as const;
 
 /**
+ * What to do about CloudNativePG's and Barman Cloud's failures of a backup, by their words (CNPG's backup
+ * controller; barman-cloud-backup's output, which names the store's S3 error code or the connection that failed).
+ */
+export const CNPG_BACKUP_ADVICE: readonly ErrorAdvice[] = [
+  {
+    match: 'has no backup section',
+    advice:
+      "this instance's offering keeps no backups: the platform operator gives the cnpg offering an object store (its backups); until then only instances of offerings that have one can be backed up",
+  },
+  {
+    match: 'SignatureDoesNotMatch|InvalidAccessKeyId|AccessDenied|Forbidden|\\b403\\b',
+    advice:
+      "the object store refused the tenant's keys: the platform operator checks Secret klutch-backup-store in the instance's namespace on the control plane (the bind backend makes it again within 10 minutes), then create a new Backup claim",
+  },
+  {
+    match:
+      'could not connect|EndpointConnectionError|connection refused|timed? ?out|name or service not known|no route to host|certificate',
+    advice:
+      'the object store could not be reached or verified: the platform operator checks that it runs, that the instance reaches its endpoint and that the CA in klutch-backup-store issued its certificate; then create a new Backup claim',
+  },
+  {
+    match: 'secrets? "[^"]*" not found',
+    advice:
+      "the instance's namespace has no object-store Secret yet: the platform operator gives the bind backend the store (--backup-store-endpoint), which makes it",
+  },
+];
+
+/**
  * A `Backup` claim on cnpg: a CNPG Backup of the instance's Cluster (`spec.instanceRef`, in the claim's namespace: it
  * cannot name another tenant's) to the offering's object store. The claim shows CNPG's phase while it runs, its
  * status (backup id, start, stop, WAL range) in `status.managed`, and fails with CNPG's error: an instance without
@@ -205,5 +233,5 @@ export function cnpgBackup(p: { readonly providerConfigName?: string } = {}): Re
       { to: 'spec.method', value: 'barmanObjectStore' },
     ],
   });
-  return { ...recipe, failedStatePaths: [CNPG_BACKUP_PHASE], progressPaths: [CNPG_BACKUP_PHASE] };
+  return { ...recipe, failedStatePaths: [CNPG_BACKUP_PHASE], progressPaths: [CNPG_BACKUP_PHASE], errorAdvice: CNPG_BACKUP_ADVICE };
 }

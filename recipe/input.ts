@@ -170,6 +170,9 @@ export const inputSchema: Schema = s.object(
     failedStates: s.array(s.string({ minLength: 1 })),
     progressPaths: s.array(fieldPath),
     errorPaths: s.array(fieldPath),
+    errorAdvice: s.array(
+      s.object({ match: s.string({ minLength: 1 }), advice: s.string({ minLength: 1 }) }, { required: ['match', 'advice'] }),
+    ),
     errorsFrom: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),

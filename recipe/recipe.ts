@@ -291,6 +291,12 @@ export interface CompanionWhen {
  * must be allowed to read the kind (synth's aggregated ClusterRole says so). `at` and `says` are formats: `%s` is the
  * value of the composite's field `from` (its trusted view).
  */
+/** Advice for failures whose message `match` (a case-insensitive regular expression, RE2 and JavaScript alike) finds. */
+export interface ErrorAdvice {
+  readonly match: string;
+  readonly advice: string;
+}
+
 export interface ErrorsFrom {
   readonly apiVersion: string;
   readonly kind: string;
@@ -346,6 +352,11 @@ export interface Recipe {
    * composite with it as the message (the a8s operators' `status.error`).
    */
   readonly errorPaths?: readonly string[];
+  /**
+   * What the app developer (or whom they ask) can do about a failure, by what the backend's message says: the first
+   * rule whose `match` finds the message adds its `advice` to the claim's condition. The backend's words stay first.
+   */
+  readonly errorAdvice?: readonly ErrorAdvice[];
   /** An object outside the composed resource where the backend reports an error about it (ErrorsFrom). */
   readonly errorsFrom?: ErrorsFrom;
   /** Values generated once and kept (GeneratedValue). */

@@ -55,6 +55,12 @@ export function progress(observed: unknown, paths: readonly string[]): string | 
   return said.length ? said.map((v) => v.trim()).join(': ') : undefined;
 }
 
+/** `message` with the advice of the first of the recipe's `errorAdvice` rules that finds it. */
+export function advised(message: string, rules: Input['errorAdvice']): string {
+  const rule = rules?.find((r) => new RegExp(r.match, 'i').test(message));
+  return rule ? `${message}; ${rule.advice}` : message;
+}
+
 /** The error the backend reports at one of the recipe's `errorPaths` (a non-empty string), else undefined. */
 export function reportedError(observed: unknown, paths: readonly string[]): string | undefined {
   for (const p of paths) {
@@ -66,7 +72,10 @@ export function reportedError(observed: unknown, paths: readonly string[]): stri
 
 /** The status of the composite from the observed composed resource (undefined when not observed yet). */
 export function observeStatus(
-  input: Pick<Input, 'status' | 'failedStatePaths' | 'failedStates' | 'progressPaths' | 'errorPaths' | 'backend' | 'service'>,
+  input: Pick<
+    Input,
+    'status' | 'failedStatePaths' | 'failedStates' | 'progressPaths' | 'errorPaths' | 'errorAdvice' | 'backend' | 'service'
+  >,
   observed: Obj | undefined,
 ): StatusOutcome {
   const status: Obj = {};
@@ -98,13 +107,18 @@ export function observeStatus(
   }
   const error = reportedError(observed, input.errorPaths ?? []);
   if (error !== undefined) {
-    return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${error}` } };
+    const message = advised(`${what}: ${error}`, input.errorAdvice);
+    return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message } };
   }
   const failed = failedState(observed, input.failedStatePaths ?? [], input.failedStates ?? []);
   const doing = progress(observed, input.progressPaths ?? []);
   if (failed !== undefined) {
     const message = readyC?.status === 'False' && readyC.message ? readyC.message : (doing ?? `the backend reports state "${failed}"`);
-    return { composite: status, ready, condition: { status: 'False', reason: 'ProvisioningFailed', message: `${what}: ${message}` } };
+    return {
+      composite: status,
+      ready,
+      condition: { status: 'False', reason: 'ProvisioningFailed', message: advised(`${what}: ${message}`, input.errorAdvice) },
+    };
   }
   if (readyC?.status === 'False' && !PROGRESS.has(readyC.reason ?? '') && readyC.message) {
     return {
