@@ -14,7 +14,8 @@ import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
 import { ReplayGuard } from './auth/replay';
 import { Sealer } from './auth/sealer';
 import type { RecordedBinder } from './authz/binder';
-import { runControllers } from './controllers';
+import { storeAdmin } from './backup-store/versitygw';
+import { type ControllerDeps, runControllers } from './controllers';
 import type { HttpDeps } from './http/deps';
 import { RateLimiter } from './http/rate-limit';
 import { bindHandler, listen, type ListeningServer } from './http/server';
@@ -22,7 +23,7 @@ import { cachedExportables, cachedNamespaces, servingInformers, startAll, stopAl
 import { messageOf, BindResources, type Clients, clientsFor, crdName, isNotFound } from './kube';
 import { backendMetrics } from './metrics';
 import { addressFlag } from '../lib/flags';
-import { type BackendOptions } from './options';
+import { type BackendOptions, type BackupStoreOptions } from './options';
 import { applyBinderClusterRole, provisionConsumer } from './provision/consumer';
 import type { KubeconfigTarget } from './provision/kubeconfig';
 import { sleep } from '../lib/abort';
@@ -253,6 +254,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     konnectorApiPorts: o.konnectorApiPorts,
     ...(o.monitoringNamespace !== undefined ? { monitoringNamespace: o.monitoringNamespace } : {}),
     claimQuota: o.claimQuota,
+    ...(o.backupStore ? { backupStore: backupStore(o.backupStore) } : {}),
     log,
     registry,
   };
@@ -301,5 +303,14 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
       await stopAll(serving);
       await probes.close();
     },
+  };
+}
+
+/** The store's admin client and what each tenant gets, from --backup-store-*. */
+function backupStore(o: BackupStoreOptions): NonNullable<ControllerDeps['backupStore']> {
+  const ca = o.caFile !== undefined ? readFileSync(o.caFile, 'utf8') : undefined;
+  return {
+    admin: storeAdmin({ endpoint: o.endpoint, accessKeyId: o.adminAccessKey, secretAccessKey: o.adminSecretKey, ...(ca ? { ca } : {}) }),
+    settings: { bucket: o.bucket, secret: o.secret, ...(ca !== undefined ? { ca } : {}) },
   };
 }

@@ -263,6 +263,39 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
     );
   });
 
+  it('reads the backup store: none by default, its admin keys from the environment, and refuses what it cannot use', () => {
+    expect(parse(required).backupStore).toBeUndefined();
+    const env = { BACKEND_BACKUP_STORE_ADMIN_ACCESS_KEY: 'ROOT', BACKEND_BACKUP_STORE_ADMIN_SECRET_KEY: 'secret' };
+    expect(
+      parseOptions([...required, '--backup-store-endpoint=https://versitygw.store.svc:7070', '--backup-store-ca-file=/ca'], env),
+    ).toMatchObject({
+      backupStore: {
+        endpoint: 'https://versitygw.store.svc:7070',
+        adminAccessKey: 'ROOT',
+        adminSecretKey: 'secret',
+        caFile: '/ca',
+        bucket: 'klutch-%s',
+        secret: 'klutch-backup-store',
+      },
+    });
+    const store = '--backup-store-endpoint=https://s3.example.com';
+    expect(() => parseOptions([...required, store], {})).toThrow(
+      '--backup-store-admin-access-key (or BACKEND_BACKUP_STORE_ADMIN_ACCESS_KEY) is required with --backup-store-endpoint',
+    );
+    expect(() => parseOptions([...required, '--backup-store-ca-file=/ca'], {})).toThrow(
+      '--backup-store-ca-file: given without --backup-store-endpoint',
+    );
+    expect(() => parseOptions([...required, '--backup-store-endpoint=https://s3.example.com/bucket'], env)).toThrow(
+      "is not the URL of the store's S3 port",
+    );
+    expect(() => parseOptions([...required, store, '--backup-store-bucket=backups'], env)).toThrow(
+      '--backup-store-bucket: "backups" is not a bucket name with one %s',
+    );
+    expect(() => parseOptions([...required, store, '--backup-store-secret=Store'], env)).toThrow(
+      '--backup-store-secret: "Store" is not a Secret name',
+    );
+  });
+
   it('reads the images an AppClusterBinding may name and the ports its root namespace opens; refuses malformed ones', () => {
     expect(parse(required)).toMatchObject({ konnectorAllowedImages: [], konnectorApiPorts: [443, 6443] });
     expect(

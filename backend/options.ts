@@ -100,12 +100,25 @@ export interface BackendOptions {
   readonly konnectorApiPorts: readonly number[];
   /** The namespace whose Pods may scrape root konnectors' probe port; undefined: none (kubelet probes only). */
   readonly monitoringNamespace?: string;
+  /** The object store every provider namespace gets a backup tenant in (--backup-store-*); undefined: none. */
+  readonly backupStore?: BackupStoreOptions;
   readonly leaderElection: boolean;
   readonly leaseName: string;
   readonly identity: string;
   readonly logLevel: string;
   /** Klutch flags given in Klutch's form, and what they became. */
   readonly mapped: readonly MappedFlag[];
+}
+
+/** The platform's object store (versitygw's admin API) and what each provider namespace gets there. */
+export interface BackupStoreOptions {
+  readonly endpoint: string;
+  readonly adminAccessKey: string;
+  readonly adminSecretKey: string;
+  readonly caFile?: string;
+  /** With one `%s` for the provider namespace. */
+  readonly bucket: string;
+  readonly secret: string;
 }
 
 interface BackendFlag extends Flag {
@@ -490,6 +503,42 @@ export const FLAGS: readonly BackendFlag[] = [
     optional: true,
     help: "the namespace whose Pods (Prometheus) may scrape the konnectors' probe port (/metrics, 8080) in binding root namespaces; without it the NetworkPolicy of a root namespace admits nothing in (the kubelet's probes come from the node, which most CNIs let through regardless)",
   },
+  {
+    name: 'backup-store-endpoint',
+    arg: 'url',
+    optional: true,
+    help: "the platform's object store (the Versity S3 Gateway's S3 port, where its admin API answers): every provider namespace gets a backup tenant there, a user of its own and the bucket of --backup-store-bucket, and Secret --backup-store-secret with its keys, which the cnpg backend's backups read (docs/backups.md); without it no namespace gets one",
+  },
+  {
+    name: 'backup-store-admin-access-key',
+    arg: 'key',
+    optional: true,
+    help: "the store's admin (root) access key; required with --backup-store-endpoint (prefer the environment variable, from a Secret)",
+  },
+  {
+    name: 'backup-store-admin-secret-key',
+    arg: 'secret',
+    optional: true,
+    help: "the store's admin (root) secret key; required with --backup-store-endpoint (prefer the environment variable, from a Secret)",
+  },
+  {
+    name: 'backup-store-ca-file',
+    arg: 'file',
+    optional: true,
+    help: "PEM of the CA that issued the store's certificate: trusted for the admin API and put into every tenant Secret as ca.crt; none: the system's CAs",
+  },
+  {
+    name: 'backup-store-bucket',
+    arg: 'pattern',
+    default: 'klutch-%s',
+    help: "each provider namespace's bucket, %s standing for the namespace: the cnpg offering's backups.bucket must be the same",
+  },
+  {
+    name: 'backup-store-secret',
+    arg: 'name',
+    default: 'klutch-backup-store',
+    help: "the Secret each provider namespace gets (ACCESS_KEY_ID, ACCESS_SECRET_KEY, ca.crt): the cnpg offering's backups.secret must be the same",
+  },
 ];
 
 /** The backend's flag table: every flag also read from `BACKEND_<FLAG>`. */
@@ -671,6 +720,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   if (monitoring !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(monitoring))
     throw new UsageError(`--monitoring-namespace: "${monitoring}" is not a namespace name (a DNS label)`);
 
+  const backupStore = parseBackupStore(raw, or);
+
   return {
     controlPlaneMode: cp,
     listenAddress,
@@ -719,6 +770,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     konnectorAllowedImages: allowedImages,
     konnectorApiPorts: [...new Set(apiPorts.map(Number))],
     ...(monitoring !== undefined ? { monitoringNamespace: monitoring } : {}),
+    ...(backupStore ? { backupStore } : {}),
     leaderElection: switchFlag('leader-election', or('leader-election')),
     leaseName: or('lease-name'),
     identity: raw('identity') ?? (env.POD_NAME || hostname),
@@ -728,6 +780,45 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
 }
 
 type Raw = (name: string) => string | undefined;
+
+/** `--backup-store-*`: all or nothing, the endpoint an https URL of host and port, the bucket a pattern with one %s. */
+function parseBackupStore(raw: Raw, or: (name: string) => string): BackupStoreOptions | undefined {
+  const endpoint = raw('backup-store-endpoint');
+  const given = ['backup-store-admin-access-key', 'backup-store-admin-secret-key', 'backup-store-ca-file'].filter(
+    (f) => raw(f) !== undefined,
+  );
+  if (endpoint === undefined) {
+    if (given.length) throw new UsageError(`--${given[0]}: given without --backup-store-endpoint; name the store or leave it out`);
+    return undefined;
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['https:', 'http:'].includes(url.protocol) || url.pathname !== '/' || url.search || url.username)
+    throw new UsageError(
+      `--backup-store-endpoint: "${endpoint}" is not the URL of the store's S3 port; write the scheme, host and port only, e.g. https://versitygw.klutch-object-store.svc:7070`,
+    );
+  for (const f of ['backup-store-admin-access-key', 'backup-store-admin-secret-key'])
+    if (!raw(f)) throw new UsageError(`--${f} (or ${envName(f)}) is required with --backup-store-endpoint`);
+  const bucket = or('backup-store-bucket');
+  if (bucket.split('%s').length !== 2 || !/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(bucket.replace('%s', 'ns')))
+    throw new UsageError(`--backup-store-bucket: "${bucket}" is not a bucket name with one %s for the namespace (e.g. klutch-%s)`);
+  const secret = or('backup-store-secret');
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(secret))
+    throw new UsageError(`--backup-store-secret: "${secret}" is not a Secret name (lower-case letters, digits, "-" and ".")`);
+  const caFile = raw('backup-store-ca-file');
+  return {
+    endpoint: url.origin,
+    adminAccessKey: raw('backup-store-admin-access-key') as string,
+    adminSecretKey: raw('backup-store-admin-secret-key') as string,
+    ...(caFile !== undefined ? { caFile } : {}),
+    bucket,
+    secret,
+  };
+}
 
 /** Klutch's flags this backend cannot honour: refused by name, never ignored. */
 function refuseUnsupported(raw: Raw): void {

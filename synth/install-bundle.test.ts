@@ -14,6 +14,7 @@ import { goModuleSource, wrapperModule } from '../harness/tools/go';
 import { ensureKubeBinary } from '../harness/tools/kube';
 import { BindAnnotations, mayBind, type BindIdentity } from '../backend/authz/bind-policy';
 import { parseOptions } from '../backend/options';
+import { BACKUP_STORE_CA_FILE } from '../backend/deploy/bind-backend';
 import { synthesize } from './synth';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
@@ -244,6 +245,88 @@ describe('dist/control-plane/kustomization.yaml', () => {
     expect(one(objs, 'Secret', secret('klutch-bind-backend-tls')).type).toBe('kubernetes.io/tls');
     expect(one(objs, 'ProviderConfig', 'postgresql-service-broker').spec.url).toBe('https://pg-broker.acme.test');
     expect(one(objs, 'ProviderConfig', 'mariadb-service-broker').spec.url).toBe('https://mariadb-service-broker.example.com');
+  });
+
+  it('takes the object store of backups from an overlay as docs/backups.md shows it: its address, root keys, CA and egress', () => {
+    const overlay = overlayOf(
+      'overlay-backup-store',
+      {
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: ['../dist/control-plane'],
+        configMapGenerator: [
+          {
+            name: 'klutch-bind-backend-settings',
+            namespace: 'klutch-bind-backend',
+            behavior: 'merge',
+            literals: [
+              'BACKEND_BACKUP_STORE_ENDPOINT=https://versitygw.klutch-object-store.svc:7070',
+              'BACKEND_BACKUP_STORE_CA_FILE=/etc/klutch-bind/backup-store-ca/ca.crt',
+            ],
+          },
+          { name: 'klutch-backup-store-ca', namespace: 'klutch-bind-backend', files: ['ca.crt=store-ca.crt'] },
+        ],
+        secretGenerator: [
+          { name: 'klutch-backup-store-admin', namespace: 'klutch-bind-backend', literals: ['access-key=ROOT', 'secret-key=s3cret'] },
+        ],
+        patches: [
+          {
+            target: { kind: 'NetworkPolicy', name: 'klutch-bind-backend' },
+            patch: stringify([
+              {
+                op: 'add',
+                path: '/spec/egress/-',
+                value: {
+                  to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'klutch-object-store' } } }],
+                  ports: [{ port: 7070, protocol: 'TCP' }],
+                },
+              },
+            ]),
+          },
+        ],
+      },
+      { 'store-ca.crt': 'STORE CA\n' },
+    );
+    const objs = build(overlay);
+    const generated = (kind: string, prefix: string) =>
+      objs.find((o) => o.kind === kind && o.metadata.name.startsWith(`${prefix}-`))!.metadata.name as string;
+    const pod = one(objs, 'Deployment').spec.template.spec;
+    const env = Object.fromEntries(pod.containers[0].env.map((e: any) => [e.name, e.valueFrom?.secretKeyRef]));
+    expect(env.BACKEND_BACKUP_STORE_ADMIN_ACCESS_KEY).toEqual({
+      name: generated('Secret', 'klutch-backup-store-admin'),
+      key: 'access-key',
+      optional: true,
+    });
+    expect(env.BACKEND_BACKUP_STORE_ADMIN_SECRET_KEY).toEqual({
+      name: generated('Secret', 'klutch-backup-store-admin'),
+      key: 'secret-key',
+      optional: true,
+    });
+    const ca = pod.volumes.find((v: any) => v.name === 'backup-store-ca').configMap;
+    expect(ca).toMatchObject({ name: generated('ConfigMap', 'klutch-backup-store-ca'), optional: true });
+    const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === 'backup-store-ca');
+    expect(`${mount.mountPath}/${ca.items[0].path}`).toBe(BACKUP_STORE_CA_FILE);
+    // The backend takes what the Pod gets: its settings and the keys from the Secret.
+    const settings = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('klutch-bind-backend-settings-'))!.data;
+    const o = parseOptions([`--cookie-keys-file=/k`], {
+      ...settings,
+      BACKEND_OIDC_ISSUER_CLIENT_SECRET: 's',
+      BACKEND_BACKUP_STORE_ADMIN_ACCESS_KEY: 'ROOT',
+      BACKEND_BACKUP_STORE_ADMIN_SECRET_KEY: 's3cret',
+    });
+    expect(o).toMatchObject({
+      backupStore: {
+        endpoint: 'https://versitygw.klutch-object-store.svc:7070',
+        caFile: BACKUP_STORE_CA_FILE,
+        bucket: 'klutch-%s',
+        secret: 'klutch-backup-store',
+      },
+    });
+    const egress = one(objs, 'NetworkPolicy', 'klutch-bind-backend').spec.egress.at(-1);
+    expect(egress.ports).toEqual([{ port: 7070, protocol: 'TCP' }]);
+    // Without the overlay's knobs the Pod starts the same, and makes no tenants.
+    const bare = one(build(join(dir, 'dist', 'control-plane')), 'Deployment').spec.template.spec;
+    expect(bare.volumes.find((v: any) => v.name === 'backup-store-ca').configMap.optional).toBe(true);
   });
 
   it('fails closed (issue 34, item 10): its backend lets nobody bind an API until the overlay grants it on the template', () => {

@@ -10,6 +10,8 @@ import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
 import type { Clients } from '../kube';
 import type { ClaimedAccess, ConsumerScope } from '../options';
+import type { BackupStoreSettings } from '../backup-store/tenant';
+import type { StoreAdmin } from '../backup-store/versitygw';
 import type { Consumer } from '../provision/consumer';
 import type { KubeconfigTarget, TokenPolicy } from '../provision/kubeconfig';
 
@@ -56,6 +58,8 @@ export interface ControllerDeps {
   readonly monitoringNamespace?: string;
   /** The ResourceQuota `klutch-claims` of every provider namespace (--claim-quota). @default none */
   readonly claimQuota?: Readonly<Record<string, string>>;
+  /** The object store each provider namespace gets a backup tenant in (--backup-store-*). @default none */
+  readonly backupStore?: { readonly admin: StoreAdmin; readonly settings: BackupStoreSettings };
   readonly log: Logger;
   readonly registry: Registry;
 }

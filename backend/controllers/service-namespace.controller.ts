@@ -4,10 +4,12 @@
  */
 import { byRef, Controller, objectKey } from '../../controller';
 import { Annotations, bindObjects } from '../../exports/bind-api';
-import { BindResources, isConflict, isNotFound } from '../kube';
+import { BindResources, isConflict, isNotFound, MERGE_PATCH } from '../kube';
 import { ours, type ControllerDeps } from './deps';
+import type { BackupTenantDeps } from '../backup-store/tenant';
 import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
 import { applyQuota, CLAIM_QUOTA } from '../provision/quota';
+import { ensureBackupTenant, TENANT_ANNOTATION } from '../backup-store/tenant';
 
 export function serviceNamespacesController(d: ControllerDeps): Controller {
   const c = d.clients;
@@ -44,6 +46,7 @@ export function serviceNamespacesController(d: ControllerDeps): Controller {
       if (!d.claimQuota || !Object.keys(d.claimQuota).length) return;
       await applyQuota(c, namespace, CLAIM_QUOTA, d.claimQuota, created ? async () => '0' : undefined);
     },
+    ...(d.backupStore ? { ensureBackupTenant: (ns) => ensureBackupTenant(backupTenantDeps(d, d.backupStore!), ns) } : {}),
     writeStatus: (ref, namespace) => serviceNamespaces.patchStatus({ namespace: ref.namespace!, name: ref.name }, { namespace }),
   };
   const ctl = new Controller({
@@ -59,4 +62,30 @@ export function serviceNamespacesController(d: ControllerDeps): Controller {
     return owner ? [owner] : [];
   });
   return ctl;
+}
+
+/** The tenant's Secret written whole (replacing one of its name, whoever made it) and the namespace annotated. */
+function backupTenantDeps(d: ControllerDeps, store: NonNullable<ControllerDeps['backupStore']>): BackupTenantDeps {
+  const c = d.clients;
+  return {
+    ...store,
+    readSecret: (namespace, name) =>
+      c.core.readNamespacedSecret({ namespace, name }).catch((e: unknown) => {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }),
+    writeSecret: async (body) => {
+      const ref = { namespace: body.metadata!.namespace!, name: body.metadata!.name! };
+      try {
+        await c.core.createNamespacedSecret({ namespace: ref.namespace, body });
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        await c.core.replaceNamespacedSecret({ ...ref, body });
+      }
+    },
+    readAnnotation: async (name) => (await c.core.readNamespace({ name })).metadata?.annotations?.[TENANT_ANNOTATION],
+    annotate: async (namespace, access) => {
+      await c.core.patchNamespace({ name: namespace, body: { metadata: { annotations: { [TENANT_ANNOTATION]: access } } } }, MERGE_PATCH);
+    },
+  };
 }

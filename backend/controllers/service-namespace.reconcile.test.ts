@@ -2,7 +2,7 @@ import type { V1Namespace } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Annotations, type APIServiceNamespace } from '../../exports/bind-api';
-import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
+import { BACKUP_TENANT_RECHECK_MS, reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
 
 const ref = { namespace: 'cluster-x', name: 'app' };
 const ctx = { log: pino({ level: 'silent' }) };
@@ -66,6 +66,20 @@ describe('reconcileServiceNamespace', () => {
       'create rolebinding cluster-x-app/klutch-binder → klutch-binder-cluster-x for cluster-x/klutch-binder',
       'quota cluster-x-app',
     ]);
+  });
+
+  it('makes the namespace a backup tenant once it is read back, last, and looks at it again every 10 minutes', async () => {
+    const tenant = (w: ReturnType<typeof world>): ServiceNamespaceDeps => ({
+      ...w.d,
+      ensureBackupTenant: async (n) => (w.writes.push(`backup tenant ${n.metadata?.name}`), 'made'),
+    });
+    const fresh = world({ sn: sn() });
+    expect(await reconcileServiceNamespace(tenant(fresh), ref, ctx)).toBeUndefined();
+    expect(fresh.writes.some((x) => x.startsWith('backup tenant'))).toBe(false);
+    const made = world({ sn: sn({ status: 'cluster-x-app' }), cached: [ns('cluster-x-app', 'cluster-x/app')] });
+    expect(await reconcileServiceNamespace(tenant(made), ref, ctx)).toEqual({ requeueAfterMs: BACKUP_TENANT_RECHECK_MS });
+    expect(made.writes.at(-1)).toBe('backup tenant cluster-x-app');
+    expect(BACKUP_TENANT_RECHECK_MS).toBe(600_000);
   });
 
   it('leaves a namespace of the same name that is not its own, whether cached or found on create (terminal)', async () => {

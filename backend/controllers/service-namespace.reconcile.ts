@@ -34,9 +34,17 @@ export interface ServiceNamespaceDeps {
    * reconcile made the namespace, so nothing in it counts yet.
    */
   applyClaimQuota(namespace: string, created: boolean): Promise<void>;
+  /**
+   * Makes the namespace a backup tenant of the platform's object store (backup-store/tenant.ts); none without
+   * --backup-store-endpoint.
+   */
+  ensureBackupTenant?(ns: V1Namespace): Promise<'ready' | 'made'>;
   /** The one status write: status.namespace. */
   writeStatus(ref: ObjectRef, namespace: string): Promise<void>;
 }
+
+/** How often a provider namespace's backup tenant is looked at again (its Secret). */
+export const BACKUP_TENANT_RECHECK_MS = 10 * 60_000;
 
 export function serviceNamespaceName(clusterNamespace: string, name: string): string {
   return `${clusterNamespace}-${name}`;
@@ -85,5 +93,10 @@ export async function reconcileServiceNamespace(
   // createNamespace answers undefined where it made the namespace just now.
   await d.applyClaimQuota(target, !existing);
   if (sn.status?.namespace !== target) await d.writeStatus(ref, target);
-  return;
+  // A namespace made just now is not read back: its watch event brings the next reconcile, with its uid.
+  if (!existing || !d.ensureBackupTenant) return;
+  if ((await d.ensureBackupTenant(existing)) === 'made')
+    ctx.log.info({ namespace: target }, "made the namespace's backup tenant in the object store");
+  // Its Secret is not watched: a deleted or overwritten one is made again at the next look.
+  return { requeueAfterMs: BACKUP_TENANT_RECHECK_MS };
 }

@@ -102,6 +102,14 @@ export interface BindBackendProps {
    */
   readonly tlsSecret?: string;
   /**
+   * Where the platform's object store's admin keys and CA come from, for the backup tenants the backend makes in
+   * each provider namespace (`--backup-store-*`, docs/backups.md). Both are optional in the Pod: nothing is made until
+   * `BACKEND_BACKUP_STORE_ENDPOINT` is set (a flag or, with `settingsConfigMap`, a setting), and the CA is read only
+   * where `BACKEND_BACKUP_STORE_CA_FILE` names `BACKUP_STORE_CA_FILE`. @default Secret `klutch-backup-store-admin`
+   * (keys `access-key`, `secret-key`), ConfigMap `klutch-backup-store-ca` (key `ca.crt`)
+   */
+  readonly backupStore?: { readonly adminSecret?: string; readonly caConfigMap?: string };
+  /**
    * How long a terminating replica goes on serving before it is sent SIGTERM (a preStop `sleep` of the kubelet): the
    * time the endpoints controller and kube-proxy (or a load balancer) take to stop sending it new connections. Whole
    * seconds; 0 leaves the preStop out. @default 10 s
@@ -117,6 +125,9 @@ const PROBE_PORT = 8081;
 const KEYS_DIR = '/etc/klutch-bind/cookie-keys';
 const CA_DIR = '/etc/klutch-bind/external-ca';
 const TLS_DIR = '/etc/klutch-bind/tls';
+const BACKUP_STORE_CA_DIR = '/etc/klutch-bind/backup-store-ca';
+/** Where the store's CA is in the Pod when its ConfigMap exists: what `--backup-store-ca-file` names. */
+export const BACKUP_STORE_CA_FILE = `${BACKUP_STORE_CA_DIR}/ca.crt`;
 /** After SIGTERM the server finishes its requests in flight, which --http-request-timeout (30 s) bounds, and exits. */
 const SHUTDOWN_SECONDS = 35;
 export class BindBackend extends Construct {
@@ -309,6 +320,13 @@ export class BindBackend extends Construct {
         items: { [p.externalCa.key]: { path: 'ca.crt' } },
       },
     );
+    const storeAdmin = kplus.Secret.fromSecretName(this, 'BackupStoreAdmin', props.backupStore?.adminSecret ?? 'klutch-backup-store-admin');
+    const storeCa = kplus.Volume.fromConfigMap(
+      this,
+      'BackupStoreCa',
+      kplus.ConfigMap.fromConfigMapName(this, 'BackupStoreCaConfigMap', props.backupStore?.caConfigMap ?? 'klutch-backup-store-ca'),
+      { name: 'backup-store-ca', optional: true, items: { 'ca.crt': { path: 'ca.crt' } } },
+    );
     const container = this.deployment.addContainer({
       name: 'backend',
       image: p.image,
@@ -333,6 +351,15 @@ export class BindBackend extends Construct {
           secret: kplus.Secret.fromSecretName(this, 'OidcClientSecret', p.clientSecret.name),
           key: p.clientSecret.key,
         }),
+        // The object store's admin keys, where the operator made their Secret (docs/backups.md).
+        ...Object.fromEntries(
+          (
+            [
+              ['BACKEND_BACKUP_STORE_ADMIN_ACCESS_KEY', 'access-key'],
+              ['BACKEND_BACKUP_STORE_ADMIN_SECRET_KEY', 'secret-key'],
+            ] as const
+          ).map(([name, key]) => [name, kplus.EnvValue.fromSecretValue({ secret: storeAdmin, key }, { optional: true })]),
+        ),
         POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
         POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
       },
@@ -359,6 +386,7 @@ export class BindBackend extends Construct {
     }
     container.mount(KEYS_DIR, keys, { readOnly: true });
     container.mount(CA_DIR, ca, { readOnly: true });
+    container.mount(BACKUP_STORE_CA_DIR, storeCa, { readOnly: true });
     if (props.settingsConfigMap) {
       container.env.copyFrom(kplus.Env.fromConfigMap(kplus.ConfigMap.fromConfigMapName(this, 'Settings', props.settingsConfigMap)));
     }

@@ -2,15 +2,16 @@
  * The platform's S3-compatible object store (issue 35, docs/decisions/object-store.md): the Versity S3 Gateway
  * (harness/tools/versitygw.ts) as a Pod on the control plane's node, its `posix` backend and internal IAM on a
  * volume, TLS of a CA of its own, root credentials made for this platform. Each tenant gets a user of the role `user`
- * and a bucket that user owns, made through the gateway's admin API with the upstream binary: versitygw lets a `user`
- * reach only the buckets it owns and create none, so one tenant's keys open no other tenant's backups.
+ * and a bucket that user owns, made through the gateway's admin API (backend/backup-store/versitygw.ts, the bind
+ * backend's client of it): versitygw lets a `user` reach only the buckets it owns and create none, so one tenant's
+ * keys open no other tenant's backups.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { basename, dirname, join } from 'node:path';
+import { storeAdmin } from '../../backend/backup-store/versitygw';
 import { apply } from '../crossplane';
 import { eventually, getObject, type Kube, requireOk } from '../kube';
 import type { AttachedNode } from '../node/attach';
@@ -77,6 +78,8 @@ export interface ObjectStore {
   /** A file holding `ca`, for clients that read the CA from a file. */
   readonly caFile: string;
   readonly namespace: string;
+  /** The admin API's address from this process and the root keys it is signed with. */
+  readonly admin: { readonly endpoint: string; readonly accessKeyId: string; readonly secretAccessKey: string };
   /** A user of the role `user` and a bucket it owns, named `name` (a bucket name: 3-63 of a-z, 0-9, `-`). */
   addTenant(name: string): Promise<TenantBucket>;
   /** Ends the forward; the Pods stay until `remove()`. */
@@ -112,7 +115,7 @@ export async function deployObjectStore(
   o: { readonly namespace?: string; readonly log: (line: string) => void },
 ): Promise<ObjectStore> {
   const ns = o.namespace ?? OBJECT_STORE_NAMESPACE;
-  const [image, binary] = await Promise.all([ensureObjectStoreImage(o.log), ensureVersitygw(o.log)]);
+  const image = await ensureObjectStoreImage(o.log);
   await node.importImage(image);
   const service = `${NAME}.${ns}.svc`;
   const ca = await createCa('klutch-kit object store CA', 7);
@@ -229,16 +232,8 @@ export async function deployObjectStore(
     60_000,
   );
 
-  // The admin API answers on the S3 port, signed with the root keys; the upstream client trusts the store's CA.
-  const admin = (args: readonly string[]): string => {
-    const r = spawnSync(binary, ['admin', '--er', endpointFromHost, ...args], {
-      encoding: 'utf8',
-      env: { ...process.env, ADMIN_ACCESS_KEY: root.access, ADMIN_SECRET_KEY: root.secret, SSL_CERT_FILE: caFile },
-    });
-    if (r.error) throw r.error;
-    if (r.status !== 0) throw new Error(`versitygw admin ${args[0]} failed (${r.status}): ${r.stdout}${r.stderr}`);
-    return r.stdout;
-  };
+  // The admin API answers on the S3 port, signed with the root keys: the client the bind backend makes tenants with.
+  const admin = storeAdmin({ endpoint: endpointFromHost, accessKeyId: root.access, secretAccessKey: root.secret, ca: ca.cert });
   return {
     endpoint: `https://${service}:${PORT}`,
     endpointFromHost,
@@ -249,12 +244,17 @@ export async function deployObjectStore(
       if (!BUCKET_NAME.test(name))
         throw new Error(`tenant "${name}": a bucket name is 3-63 of a-z, 0-9 and "-", starting and ending with a letter or digit`);
       const k = keys();
-      admin(['create-user', '--access', k.access, '--secret', k.secret, '--role', 'user']);
-      admin(['create-bucket', '--owner', k.access, '--bucket', name]);
+      if ((await admin.createUser(k.access, k.secret)) !== 'created') throw new Error(`tenant "${name}": its new access key exists`);
+      if ((await admin.createBucket(name, k.access)) !== 'created') throw new Error(`tenant "${name}": the bucket exists`);
       return { bucket: name, accessKeyId: k.access, secretAccessKey: k.secret };
     },
-    close: () => forward.close(),
+    admin: { endpoint: endpointFromHost, accessKeyId: root.access, secretAccessKey: root.secret },
+    close: async () => {
+      await admin.close();
+      await forward.close();
+    },
     remove: async () => {
+      await admin.close();
       await forward.close();
       await kube.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
       await eventually(

@@ -1,7 +1,7 @@
 /**
  * The Versity S3 Gateway (versitygw), built from the Go module into the cache: the S3-compatible object store the
  * platform keeps backups in (harness/platform/object-store.ts, docs/decisions/object-store.md). One static binary is
- * the server (its `posix` backend and internal IAM) and the admin client that makes each tenant's user and bucket.
+ * the server (its `posix` backend and internal IAM); tenants are made through its admin API by backend/backup-store/.
  */
 import { join } from 'node:path';
 import { cacheRoot } from './cache';

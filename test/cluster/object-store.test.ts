@@ -1,6 +1,7 @@
 /**
  * The platform's object store (issue 35, harness/platform/object-store.ts): the Versity S3 Gateway as a Pod on the
- * shared Pod platform's control plane, with a user and a bucket per tenant. What backups will rely on: an S3 client
+ * shared Pod platform's control plane, with a user and a bucket per tenant, which the bind backend makes for each
+ * provider namespace (backend/backup-store/, its `--backup-store-*` flags). What backups will rely on: an S3 client
  * with a tenant's keys writes and reads its bucket over TLS of the store's CA; the same client with another tenant's
  * keys, with wrong keys or with none can neither read, list, write, delete nor re-grant that bucket, nor make one of
  * its own; the objects and the users survive the store's Pod being replaced. Then the cnpg backend's backups on it
@@ -38,10 +39,21 @@ import { CNPG_POSTGRESQL_IMAGE } from '../../harness/node/cnpg-images';
 import { deployObjectStore, type ObjectStore, storeClient, type TenantBucket } from '../../harness/platform/object-store';
 import { listPods, podLogTail } from '../../harness/platform/pods';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
+import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
+import { serviceNamespaceName } from '../../backend/controllers/service-namespace.reconcile';
+import { BIND_API_VERSION, Kinds } from '../../exports/bind-api';
+import { launchBackendBundle } from '../../harness/bind-backend';
+import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
 
 const NS = 'object-store-suite';
-/** team-a's PostgreSQL, backed up into team-a's bucket. */
-const PG_NS = 'object-store-team-a';
+/** A bind backend of this file's own makes backup tenants for its provider namespaces (its prefix: no other's). */
+const PREFIX = 'obs';
+const BACKEND_NS = 'obs-backend';
+/** A consumer's cluster namespace, as a bind makes it, and its APIServiceNamespace `a`. */
+const CLUSTER_NS = 'obs-team';
+/** team-a's provider namespace (`<cluster ns>-<name>`): its PostgreSQL, backed up into its bucket. */
+const PG_NS = serviceNamespaceName(CLUSTER_NS, 'a');
+const SERVICE_NAMESPACE = `/apis/${BIND_API_VERSION}/namespaces/${CLUSTER_NS}/apiservicenamespaces/a`;
 const log = (line: string) => process.stderr.write(`[klutch-kit] ${line}\n`);
 
 /**
@@ -81,6 +93,7 @@ let kube: Kube;
 let node: AttachedNode;
 let pvs: string[] = [];
 let release: (() => void) | undefined;
+let backend: Proc | undefined;
 let store: ObjectStore;
 let teamA: TenantBucket;
 let teamB: TenantBucket;
@@ -95,13 +108,72 @@ beforeAll(async () => {
   node = platform.node;
   const t = Date.now();
   store = await deployObjectStore(kube, platform.node, { namespace: NS, log });
-  // The bucket the cnpg backend names for PG_NS (backends/cnpg-backup.ts, `klutch-%s` of the claim's namespace).
-  teamA = await store.addTenant(`klutch-${PG_NS}`);
   teamB = await store.addTenant('team-b-backups');
-  log(`object store: versitygw Ready with two tenants in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  log(`object store: versitygw Ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  backend = await startTenantBackend(platform.kubeconfig);
+  // team-a's provider namespace as a bind makes it: the backend makes its tenant, its bucket the one the cnpg backend
+  // names for it (backends/cnpg-backup.ts, `klutch-%s` of the claim's namespace).
+  await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: CLUSTER_NS } });
+  await requireOk(kube, 'POST', `/apis/${BIND_API_VERSION}/namespaces/${CLUSTER_NS}/apiservicenamespaces`, {
+    apiVersion: BIND_API_VERSION,
+    kind: Kinds.APIServiceNamespace,
+    metadata: { name: 'a' },
+    spec: {},
+  });
+  teamA = await tenantOf(PG_NS);
+  log(`object store: the backend made ${PG_NS}'s tenant ${((Date.now() - t) / 1000).toFixed(1)} s after the store was asked for`);
   a = storeClient(store, teamA);
   b = storeClient(store, teamB);
 }, 15 * 60_000);
+
+/** The bind backend as its Deployment runs it in control-plane mode, with the store's admin keys from the environment. */
+async function startTenantBackend(kubeconfig: string): Promise<Proc> {
+  const logDir = mkdtempSync(join(node.runDir, 'backend-backup-tenants-'));
+  const [port] = await freePorts(1);
+  const proc = await launchBackendBundle({
+    args: [
+      '--control-plane-mode',
+      `--namespace-prefix=${PREFIX}`,
+      `--namespace=${BACKEND_NS}`,
+      `--kubeconfig=${kubeconfig}`,
+      '--leader-election=false',
+      `--probe-address=127.0.0.1:${port}`,
+      `--backup-store-endpoint=${store.endpointFromHost}`,
+      `--backup-store-ca-file=${store.caFile}`,
+    ],
+    env: {
+      PATH: process.env.PATH,
+      BACKEND_BACKUP_STORE_ADMIN_ACCESS_KEY: store.admin.accessKeyId,
+      BACKEND_BACKUP_STORE_ADMIN_SECRET_KEY: store.admin.secretAccessKey,
+    },
+    logDir,
+    role: 'backend-backup-tenants',
+  });
+  await waitReady(proc, () => probe(`http://127.0.0.1:${port}/readyz`).then((r) => r.code === 200), 60_000);
+  return proc;
+}
+
+/** The keys of the tenant Secret the backend keeps in `ns`, once it is there (and its namespace marked done). */
+async function tenantOf(ns: string, not?: TenantBucket): Promise<TenantBucket> {
+  return eventually(
+    `the backend's backup tenant Secret in ${ns}`,
+    async () => {
+      const n = await getObject(kube, `/api/v1/namespaces/${ns}`);
+      const s = await getObject(kube, `/api/v1/namespaces/${ns}/secrets/${DEFAULT_BACKUP_SECRET}`);
+      if (!n?.metadata?.annotations?.[TENANT_ANNOTATION] || !s?.data) return undefined;
+      const read = (k: string) => Buffer.from(s.data[k] ?? '', 'base64').toString();
+      const keys = {
+        bucket: `klutch-${ns}`,
+        accessKeyId: read(BACKUP_STORE_KEYS.accessKeyId),
+        secretAccessKey: read(BACKUP_STORE_KEYS.secretAccessKey),
+      };
+      expect(n.metadata.annotations[TENANT_ANNOTATION]).toBe(keys.accessKeyId);
+      expect(read(BACKUP_STORE_KEYS.ca)).toBe(store.ca);
+      return not && keys.secretAccessKey === not.secretAccessKey ? undefined : keys;
+    },
+    120_000,
+  );
+}
 
 /**
  * Deletes the file's only claim and waits until it is gone, then lets the package move go on: what follows needs no
@@ -117,10 +189,16 @@ async function dropClaim(): Promise<void> {
 
 afterAll(async () => {
   try {
+    // The backend first: it would make the provider namespace again while its APIServiceNamespace is there.
+    await backend?.stop(15_000);
     if (!kube) return;
     // The claim first (if a test failed before it went), so Crossplane removes what it composed before the namespace.
     if (release) await dropClaim();
-    await kube.request('DELETE', `/api/v1/namespaces/${PG_NS}`);
+    // The Clusters before their namespace: the namespace controller deletes Pods first and then looks again only after
+    // their grace period, which CloudNativePG sets to half an hour (its stopDelay).
+    await kube.request('DELETE', `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/clusters`);
+    await eventually(`the Pods of ${PG_NS} gone`, async () => ((await listPods(kube, PG_NS, '')).length ? undefined : true), 180_000);
+    for (const ns of [PG_NS, CLUSTER_NS, BACKEND_NS]) await kube.request('DELETE', `/api/v1/namespaces/${ns}`);
     await eventually(
       `namespace ${PG_NS} gone`,
       async () => ((await getObject(kube, `/api/v1/namespaces/${PG_NS}`)) ? undefined : true),
@@ -264,25 +342,60 @@ describe('the object store', () => {
     });
   });
 
+  it("gets each provider namespace's tenant from the bind backend, which takes no keys from a Secret someone else wrote there", async () => {
+    // What a consumer who may write Secrets in its provider namespace could try: the tenant Secret rewritten with
+    // another tenant's access key and a secret of its choosing, hoping the backend sets that secret on that user.
+    const forged = { ...teamB, secretAccessKey: 'chosen-by-the-attacker-0123456789abcdefgh' };
+    await requireOk(kube, 'PUT', `/api/v1/namespaces/${PG_NS}/secrets/${DEFAULT_BACKUP_SECRET}`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: DEFAULT_BACKUP_SECRET, namespace: PG_NS, labels: { 'app.kubernetes.io/managed-by': 'klutch-kit-backend' } },
+      stringData: { [BACKUP_STORE_KEYS.accessKeyId]: forged.accessKeyId, [BACKUP_STORE_KEYS.secretAccessKey]: forged.secretAccessKey },
+    });
+    // The backend's next look at the namespace (it looks again every 10 minutes; a change of its APIServiceNamespace now).
+    const marked = async () => (await getObject(kube, `/api/v1/namespaces/${PG_NS}`))?.metadata?.annotations?.[TENANT_ANNOTATION];
+    const before = await marked();
+    await requireOk(
+      kube,
+      'PATCH',
+      SERVICE_NAMESPACE,
+      { metadata: { annotations: { 'obs.test/poke': String(Date.now()) } } },
+      'application/merge-patch+json',
+    );
+    // Done when the Secret is no longer the forged one, or (a backend that took the forged keys) the mark changed.
+    await eventually(
+      'the backend looking at the forged Secret',
+      async () => {
+        const s = await getObject(kube, `/api/v1/namespaces/${PG_NS}/secrets/${DEFAULT_BACKUP_SECRET}`);
+        const secret = Buffer.from(s?.data?.[BACKUP_STORE_KEYS.secretAccessKey] ?? '', 'base64').toString();
+        return secret !== forged.secretAccessKey || (await marked()) !== before ? true : undefined;
+      },
+      60_000,
+    );
+    expect(await outcome(b.send(new ListObjectsV2Command({ Bucket: teamB.bucket }))), "team-b's keys after the forged Secret").toBe('ok');
+    const renewed = await tenantOf(PG_NS, teamA);
+    expect(renewed.accessKeyId).toBe(teamA.accessKeyId);
+    expect(renewed.secretAccessKey).not.toBe(forged.secretAccessKey);
+    // team-b's user was not touched: its keys still work and the chosen secret opens nothing.
+    expect(await text(b, teamB.bucket, 'app/base/0001/data.tar')).toBe('team-b base backup');
+    expect(await outcome(storeClient(store, forged).send(new ListObjectsV2Command({ Bucket: teamB.bucket })))).toBe(
+      'SignatureDoesNotMatch',
+    );
+    // team-a's keys were made anew (the old secret is refused) and open its objects, which stayed.
+    expect(await outcome(a.send(new ListObjectsV2Command({ Bucket: teamA.bucket })))).toBe('SignatureDoesNotMatch');
+    teamA = renewed;
+    a = storeClient(store, teamA);
+    expect(await text(a, teamA.bucket, 'app/wals/000000010000000000000001')).toBe('team-a wal');
+  }, 180_000);
+
   it(
     "lets CloudNativePG archive a cluster's WAL into its tenant's bucket and take a Backup there, which no other tenant reads",
     async () => {
-      await requireOk(kube, 'POST', '/api/v1/namespaces', { metadata: { name: PG_NS } });
       pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 1, '1Gi', 'object-store-pg', [
         { namespace: PG_NS, name: 'pg-1' },
       ]);
-      // The tenant's Secret as the platform keeps it in each tenant namespace, and the Cluster's backup section as the
-      // cnpg backend composes it for an offering whose store is this one.
-      await apply(kube, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: DEFAULT_BACKUP_SECRET, namespace: PG_NS },
-        stringData: {
-          [BACKUP_STORE_KEYS.accessKeyId]: teamA.accessKeyId,
-          [BACKUP_STORE_KEYS.secretAccessKey]: teamA.secretAccessKey,
-          [BACKUP_STORE_KEYS.ca]: store.ca,
-        },
-      });
+      // The tenant's Secret is the backend's (beforeAll); the Cluster's backup section as the cnpg backend composes it
+      // for an offering whose store is this one.
       const section = composedCluster(store.endpoint, PG_NS, 'pg').backup;
       expect(section.barmanObjectStore.destinationPath).toBe(`s3://${teamA.bucket}/`);
       await applyCnpg({

@@ -78,6 +78,8 @@ export function podPlatform(): Promise<PodPlatform> {
  */
 export interface PodControlPlane extends Pick<PodPlatformHandle, 'synthDir' | 'registry' | 'images' | 'login' | 'backendUrl'> {
   readonly control: Kube;
+  /** The admin's kubeconfig of the control plane (for a process of a suite's own). */
+  readonly kubeconfig: string;
   readonly node: AttachedNode;
 }
 
@@ -88,7 +90,7 @@ export function podControlPlane(): Promise<PodControlPlane> {
       controlPlaneStateFile(where.stateFile),
     );
     const { kubeconfig, node, ...rest } = cp;
-    return { ...rest, control: kubeFromConfig(readFileSync(kubeconfig, 'utf8')), node: attachNode(node) };
+    return { ...rest, kubeconfig, control: kubeFromConfig(readFileSync(kubeconfig, 'utf8')), node: attachNode(node) };
   })();
   return controlPlane;
 }
