@@ -33,6 +33,7 @@ import { ensureDeployableImages } from '../harness/node/platform-images';
 import { startOidcProvider, type OidcTestProvider } from '../harness/oidc';
 import { createCa } from '../harness/pki';
 import { BACKEND_NAMESPACE, installBindBundle } from '../harness/platform/bind-bundle';
+import { deployObjectStore } from '../harness/platform/object-store';
 import { crossplaneControls, type CrossplaneControls } from '../harness/platform/crossplane-switch';
 import { deploymentAvailable } from '../harness/platform/crossplane-deployed';
 import { listenAt } from '../harness/platform/listen';
@@ -231,6 +232,11 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       say(`STAND-IN for a load balancer controller: LoadBalancer Services get addresses of ${LOAD_BALANCER_POOL}`);
     });
     const backendInstall = steps.ahead(async (say) => {
+      // The platform's object store first (seconds; the bundle waits for Crossplane's kinds anyway): the backend makes
+      // each provider namespace's backup tenant there (docs/backups.md).
+      const store = await deployObjectStore(kc, cpNode, { log: say });
+      cleanups.push(() => store.close());
+      say(`object store (the Versity S3 Gateway) at ${store.endpoint}: a bucket and keys per provider namespace, for cnpg backups`);
       const [idpPort, publicPort] = (await freePorts(2)) as [number, number];
       const url = `https://127.0.0.1:${publicPort}`;
       // The provider runs on the host; its issuer is the control plane node's address, bridged there.
@@ -265,6 +271,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
         tls,
         // The bundle's backend binds an API only for whom its template names: the sandbox's user, for every API.
         bindAllowedSubjects: [user],
+        backupStore: { endpoint: store.endpoint, ca: store.ca, admin: store.admin },
         log: say,
         signal: giveUp.signal,
       });

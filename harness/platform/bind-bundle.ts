@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { BindAnnotations } from '../../backend/authz/bind-policy';
+import { BACKUP_STORE_CA_FILE } from '../../backend/deploy/bind-backend';
 import { TEMPLATE_API_VERSION } from '../../exports/bind-api';
 import { kubeBinaryPath } from '../tools/kube';
 import { BACKEND_CLIENT, newKey } from '../bind-backend';
@@ -41,6 +42,16 @@ export interface BindBundleOptions {
    * without a rule (--default-bind-policy=deny-all), so the overlay grants them on the templates, as an operator does.
    */
   readonly bindAllowedSubjects: readonly string[];
+  /**
+   * The platform's object store, set as docs/backups.md shows: the backend then makes every provider namespace a
+   * backup tenant there. @default none
+   */
+  readonly backupStore?: {
+    /** As the backend's Pods reach it (the Service's DNS name). */
+    readonly endpoint: string;
+    readonly ca: string;
+    readonly admin: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  };
   readonly log: (line: string) => void;
   /** Ends the wait for the kinds the bundle needs from elsewhere (the sandbox's start failed meanwhile). */
   readonly signal?: AbortSignal;
@@ -107,6 +118,8 @@ export async function installBindBundle(o: BindBundleOptions): Promise<void> {
   writeFileSync(join(overlay, 'tls.crt'), o.tls.cert);
   writeFileSync(join(overlay, 'tls.key'), o.tls.key, { mode: 0o600 });
   writeFileSync(join(overlay, 'oidc-ca.crt'), o.issuerCa);
+  const store = o.backupStore;
+  if (store) writeFileSync(join(overlay, 'backup-store-ca.crt'), store.ca);
   writeFileSync(
     join(overlay, 'kustomization.yaml'),
     stringify({
@@ -124,16 +137,51 @@ export async function installBindBundle(o: BindBundleOptions): Promise<void> {
             `BACKEND_EXTERNAL_ADDRESS=${o.externalAddress}`,
             'BACKEND_EXTERNAL_SERVER_NAME=kubernetes.default.svc',
             'BACKEND_OIDC_CA_FILE=/etc/klutch-bind/oidc-ca/ca.crt',
+            ...(store ? [`BACKEND_BACKUP_STORE_ENDPOINT=${store.endpoint}`, `BACKEND_BACKUP_STORE_CA_FILE=${BACKUP_STORE_CA_FILE}`] : []),
           ],
         },
         { name: 'oidc-ca', namespace: BACKEND_NAMESPACE, files: ['ca.crt=oidc-ca.crt'] },
+        ...(store ? [{ name: 'klutch-backup-store-ca', namespace: BACKEND_NAMESPACE, files: ['ca.crt=backup-store-ca.crt'] }] : []),
       ],
       secretGenerator: [
         { name: 'oidc-client', namespace: BACKEND_NAMESPACE, literals: [`client-secret=${BACKEND_CLIENT.clientSecret}`] },
         { name: 'cookie-keys', namespace: BACKEND_NAMESPACE, literals: [`keys=${newKey()}`] },
         { name: 'klutch-bind-backend-tls', namespace: BACKEND_NAMESPACE, type: 'kubernetes.io/tls', files: ['tls.crt', 'tls.key'] },
+        ...(store
+          ? [
+              {
+                name: 'klutch-backup-store-admin',
+                namespace: BACKEND_NAMESPACE,
+                literals: [`access-key=${store.admin.accessKeyId}`, `secret-key=${store.admin.secretAccessKey}`],
+              },
+            ]
+          : []),
       ],
       patches: [
+        // The backend's egress to the store's port (docs/backups.md).
+        ...(store
+          ? [
+              {
+                target: { kind: 'NetworkPolicy', name: BACKEND_DEPLOYMENT },
+                patch: stringify([
+                  {
+                    op: 'add',
+                    path: '/spec/egress/-',
+                    value: {
+                      to: [
+                        {
+                          namespaceSelector: {
+                            matchLabels: { 'kubernetes.io/metadata.name': new URL(store.endpoint).hostname.split('.')[1] },
+                          },
+                        },
+                      ],
+                      ports: [{ port: Number(new URL(store.endpoint).port || 443), protocol: 'TCP' }],
+                    },
+                  },
+                ]),
+              },
+            ]
+          : []),
         // Who may bind: the documented grant, one patch over every APIServiceExportTemplate of the bundle.
         {
           target: { kind: 'APIServiceExportTemplate' },

@@ -30,6 +30,8 @@ import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { eventually, getObject, requireOk, type Kube } from '../../harness/kube';
 import { type PodPlatform, podPlatform } from '../support/platform/pod-platform';
+import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
+import { DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';
 import { A9S_PLURALS, A9sServiceBrokerStandIn } from '../../harness/stand-ins/a9s-service-broker';
 
 type Obj = Record<string, any>;
@@ -308,6 +310,8 @@ describe('npm run sandbox on Pods, the default package (what sandbox/main.ts run
     );
     // The stand-ins say what they are.
     expect(output).toContain('a8s PostgreSQL operator (stand-in): Postgresql');
+    expect(output).toMatch(/object store \(the Versity S3 Gateway\) at https:\/\/versitygw\.klutch-object-store\.svc:7070/);
+    expect(output).toMatch(/object store \(the Versity S3 Gateway\) at https:\/\/versitygw\.klutch-object-store\.svc:7070/);
     expect(output).toMatch(/load balancer \(stand-in\): Service \S+\/demo-cnpg-external gets 10\.96\.200\.\d+/);
     expect(output).not.toMatch(/(a8s|load balancer) stand-in:/);
     expect(output).toMatch(
@@ -379,6 +383,16 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     expect(cnpg, 'the sandbox made a cnpg PostgresqlInstance on the v1 package').toBeDefined();
     before.cnpgCluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${cnpg!.instance}`);
     before.cnpgCreds = await requireOk(app, 'GET', `/api/v1/namespaces/${NS}/secrets/${cnpg!.binding}-creds`);
+    // The backend's Pods, given the object store by the bundle's knobs (docs/backups.md), made the provider namespace
+    // its backup tenant: the Secret the cnpg backend's backups read, its key id the one the namespace is marked with.
+    const tenant = await eventually(
+      `the backup tenant Secret ${DEFAULT_BACKUP_SECRET} in ${ns}`,
+      () => getObject(control, `/api/v1/namespaces/${ns}/secrets/${DEFAULT_BACKUP_SECRET}`),
+      60_000,
+    );
+    expect(Object.keys(tenant.data).sort()).toEqual(['ACCESS_KEY_ID', 'ACCESS_SECRET_KEY', 'ca.crt']);
+    const marked = (await requireOk(control, 'GET', `/api/v1/namespaces/${ns}`)).metadata.annotations?.[TENANT_ANNOTATION];
+    expect(marked).toBe(Buffer.from(tenant.data.ACCESS_KEY_ID, 'base64').toString());
   });
 
   it(
