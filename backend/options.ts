@@ -25,6 +25,7 @@ import {
   type FlagTable,
   type MappedFlag,
 } from '../lib/flags';
+import { releaseImage } from '../lib/version';
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
@@ -479,7 +480,7 @@ export const FLAGS: readonly BackendFlag[] = [
     name: 'konnector-image',
     key: 'konnectorImage',
     arg: 'image',
-    default: 'ghcr.io/klutch-kit/konnector:v0.1.0',
+    default: releaseImage('konnector'),
     help: "the image of the konnector Deployments the AppClusterBinding controller writes (an AppClusterBinding's spec.konnector.overrides.image may name one of --konnector-allowed-images instead)",
   },
   {

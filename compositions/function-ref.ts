@@ -1,8 +1,9 @@
 /** The composition function every Composition calls, by package reference. */
 import { Names } from '../lib/names';
+import { releasePackage } from '../lib/version';
 
 /** Our function's package, as pushed by `crossplane xpkg push` (see README). */
-export const DEFAULT_FUNCTION_PACKAGE = 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0';
+export const DEFAULT_FUNCTION_PACKAGE = releasePackage('function-dataservices');
 
 export interface FunctionPackage {
   /** Full reference with registry and tag or digest. */
@@ -11,7 +12,7 @@ export interface FunctionPackage {
   readonly name: string;
   /** The reference without tag or digest, for `dependsOn`. */
   readonly repository: string;
-  /** The tag (`v0.1.0`), for the `dependsOn` version constraint; empty for a digest reference. */
+  /** The tag (`v1.2.3`), for the `dependsOn` version constraint; empty for a digest reference. */
   readonly tag: string;
 }
 

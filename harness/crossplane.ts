@@ -38,6 +38,7 @@ import { type Kube, kubeFor, pollDelay, resendUnsent } from './kube';
 import { createCa, writeTlsDir } from './pki';
 import { freePorts, launch, probe, type Proc, tail } from './processes';
 import { sleep } from '../lib/abort';
+import { releasePackage } from '../lib/version';
 
 type Obj = Record<string, any>;
 
@@ -46,7 +47,7 @@ export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 /** The ProviderConfig our a8s Compositions name. */
 export const KUBERNETES_PROVIDER_CONFIG = 'kubernetes-provider';
 /** The Configuration's package reference and object name (the reference only has to be unique in the cache). */
-export const CONFIGURATION_PACKAGE = 'xpkg.crossplane.io/klutch-kit/anynines-dataservices:v0.1.0';
+export const CONFIGURATION_PACKAGE = releasePackage('anynines-dataservices');
 export const CONFIGURATION_NAME = 'anynines-dataservices';
 const FIELD_MANAGER = 'klutch-kit-crossplane-setup';
 const PROVIDER_KUBECONFIG_SECRET = 'provider-kubernetes-kubeconfig';
@@ -776,7 +777,7 @@ function yamlDir(dir: string): Obj[] {
  * Puts a package where Crossplane's package cache looks for `packagePullPolicy: Never`, the gzipped YAML stream an
  * image's package.yaml holds (meta first), and returns the reference to install it by.
  * - v1.20 looks the reference up as it is: `xpkg.BuildPath(cacheDir, ref, ".gz")`, which replaces the last extension
- *   of the reference (`...:v0.1.0` → `...:v0.1.gz`).
+ *   of the reference (`...:v1.2.3` → `...:v1.2.gz`).
  * - v2 first resolves a tag to a digest with a HEAD to the registry, even with `Never` (internal/xpkg/client.go), so
  *   the reference is `<source>@sha256:<digest of the stream>`, and the cache key is `FriendlyID(source, digest)`.
  */

@@ -11,6 +11,7 @@ import { writeKrewPackage } from '../cli/deploy/krew';
 import type { PackageDependency } from './package-meta';
 import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
 import { YamlMemo } from './yaml-memo';
+import { DEFAULT_FUNCTION_PACKAGE } from '../compositions/function-ref';
 
 export const USAGE = `Usage: npm run synth -- [options]
 
@@ -20,7 +21,7 @@ Options:
   --out <dir>                output folder (default: dist)
   --crossplane <v1|v2>       v1: XRDs with claims, Klutch-compatible (default); v2: namespaced v2 XRDs, no claims
   --function-package <ref>   the composition function's package reference
-                             (default: xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0)
+                             (default: ${DEFAULT_FUNCTION_PACKAGE})
   --provider-anynines <package>@<constraint>
                              provider the a9s Compositions need
                              (default: xpkg.upbound.io/anynines/provider-anynines@>=v1.5.0)

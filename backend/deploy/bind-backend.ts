@@ -28,6 +28,7 @@ import { selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.root';
 import { type ConsumerScope, envName } from '../options';
 import { BINDER as BINDER_SERVICE_ACCOUNT } from '../provision/rbac';
+import { releaseImage } from '../../lib/version';
 
 /** A key of a Secret the backend reads. */
 export interface SecretKeyRef {
@@ -36,7 +37,7 @@ export interface SecretKeyRef {
 }
 
 export interface BindBackendProps {
-  /** The backend's image (`docker build dist/backend`). @default ghcr.io/klutch-kit/bind-backend:v0.1.0 */
+  /** The backend's image (`docker build dist/backend`). @default ghcr.io/klutch-kit/bind-backend:<release> */
   readonly image?: string;
   /** Replicas; the HTTP side is stateless and the controllers run on the Lease holder. @default 2 */
   readonly replicas?: number;
@@ -118,7 +119,7 @@ export interface BindBackendProps {
 }
 
 /** The image the Deployment names unless `image` is given. */
-export const DEFAULT_BACKEND_IMAGE = 'ghcr.io/klutch-kit/bind-backend:v0.1.0';
+export const DEFAULT_BACKEND_IMAGE = releaseImage('bind-backend');
 const CONSUMER_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 const BIND_PORT = 8080;
 const PROBE_PORT = 8081;

@@ -38,13 +38,14 @@ import { crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/
 import { ensureNodeRuntime, NODE_VERSION } from '../tools/node-runtime';
 import { ensureProviderKubernetes, PROVIDER_KUBERNETES_VERSION } from '../tools/provider-kubernetes';
 import { buildah, ensureArchive, imagesDir } from './images';
+import { releaseImage, VERSION } from '../../lib/version';
 
 /** The reference each deployable's image gets: the one its Deployment names, else a test-local tag. */
 export const DEPLOYABLE_IMAGES: Readonly<Record<string, string>> = {
   konnector: DEFAULT_KONNECTOR_IMAGE,
-  backend: 'ghcr.io/klutch-kit/bind-backend:v0.1.0',
-  function: 'klutch-kit.test/function:v0.1.0',
-  'kubectl-bind': 'klutch-kit.test/kubectl-bind:v0.1.0',
+  backend: releaseImage('bind-backend'),
+  function: `klutch-kit.test/function:${VERSION}`,
+  'kubectl-bind': `klutch-kit.test/kubectl-bind:${VERSION}`,
 };
 
 /** Where the images carry the CA bundle: where Debian's ca-certificates puts it. */

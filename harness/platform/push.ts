@@ -10,8 +10,8 @@
  *   provider-anynines (its CRDs from schemas/provider-anynines, the pause image as runtime: no a9s platform exists
  *   here, the a9s service broker stand-in writes its resources' status).
  *
- * Names keep the upstream path below the registry (`xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0` is
- * `<registry>/klutch-kit/function-dataservices:v0.1.0`), so one ImageConfig per upstream registry rewrites them.
+ * Names keep the upstream path below the registry (`xpkg.crossplane.io/klutch-kit/function-dataservices:v1.2.3` is
+ * `<registry>/klutch-kit/function-dataservices:v1.2.3`), so one ImageConfig per upstream registry rewrites them.
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -12,6 +12,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperModule } from './go';
 import { CROSSPLANE_LINES, type CrossplaneLine } from './crossplane-lines';
+import { releasePackage } from '../../lib/version';
 
 export type CrankLine = CrossplaneLine;
 
@@ -134,7 +135,7 @@ export function crankRender(bin: string, o: RenderOptions): Record<string, unkno
         'render.crossplane.io/runtime-development-target': `dns:///127.0.0.1:${o.functionPort}`,
       },
     },
-    spec: { package: 'xpkg.crossplane.io/klutch-kit/function-dataservices:v0.1.0' },
+    spec: { package: releasePackage('function-dataservices') },
   };
   const args = [
     'render',

@@ -35,8 +35,9 @@ import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
 import { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
+import { releaseImage } from '../../lib/version';
 
-export const DEFAULT_KONNECTOR_IMAGE = 'ghcr.io/klutch-kit/konnector:v0.1.0';
+export const DEFAULT_KONNECTOR_IMAGE = releaseImage('konnector');
 export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
 export const KONNECTOR_NAME = 'konnector';
 /** The konnector's node settings, one definition for every Deployment of it (lib/konnector-runtime.ts). */
@@ -44,7 +45,7 @@ export { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV };
 const PROBE_PORT = 8080;
 
 export interface KonnectorProps {
-  /** The konnector image (dist/konnector/Dockerfile). @default ghcr.io/klutch-kit/konnector:v0.1.0 */
+  /** The konnector image (dist/konnector/Dockerfile). @default ghcr.io/klutch-kit/konnector:<release> */
   readonly image?: string;
   /** Replicas; one leads, the others stand by. @default 2 */
   readonly replicas?: number;

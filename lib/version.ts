@@ -1,0 +1,20 @@
+/**
+ * The release this tree is (issue 37): the one place its version is written. package.json's version is the same, and
+ * every image tag, package tag, default reference and `version` output is made from it here; test/repo/version.test.ts
+ * fails on the version written anywhere else in shipped code.
+ */
+export const VERSION = 'v0.1.0';
+
+/** Where a release's images and Crossplane packages are published unless an operator says otherwise. */
+export const RELEASE_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
+export const RELEASE_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';
+
+/** `ghcr.io/klutch-kit/<name>:<version>`: the image of a deployable of this release. */
+export function releaseImage(name: string): string {
+  return `${RELEASE_IMAGE_REGISTRY}/${name}:${VERSION}`;
+}
+
+/** `xpkg.crossplane.io/klutch-kit/<name>:<version>`: a Crossplane package of this release. */
+export function releasePackage(name: string): string {
+  return `${RELEASE_PACKAGE_REGISTRY}/${name}:${VERSION}`;
+}
