@@ -6,10 +6,9 @@ import { byRef, Controller, objectKey } from '../../controller';
 import { Annotations, bindObjects } from '../../exports/bind-api';
 import { BindResources, isConflict, isNotFound, MERGE_PATCH } from '../kube';
 import { ours, type ControllerDeps } from './deps';
-import type { BackupTenantDeps } from '../backup-store/tenant';
 import { reconcileServiceNamespace, type ServiceNamespaceDeps } from './service-namespace.reconcile';
 import { applyQuota, CLAIM_QUOTA } from '../provision/quota';
-import { ensureBackupTenant, TENANT_ANNOTATION } from '../backup-store/tenant';
+import { type BackupTenantDeps, ensureBackupTenant, TENANT_ANNOTATION } from '../backup-store/tenant';
 
 export function serviceNamespacesController(d: ControllerDeps): Controller {
   const c = d.clients;
