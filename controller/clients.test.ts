@@ -2,6 +2,7 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackApi, startLoopbackApi } from '../harness/loopback-api';
 import { createCa } from '../harness/pki';
+import { sleep } from '../lib/abort';
 import { keepAliveClient, keepAliveConfiguration } from './clients';
 
 /**
@@ -54,6 +55,32 @@ describe('keepAliveConfiguration', () => {
       await expect(configFor(clientCa.cert).readNamespace({ name: 'x' })).rejects.toThrow(/self.signed|unable to verify|certificate/i);
     } finally {
       await mtls.close();
+    }
+  });
+
+  it('closes an idle connection before the server drops it, so a request is never written to a closing one', async () => {
+    // As kube-apiserver does at 90 s idle, this server drops a connection that sat idle 300 ms: and the request that
+    // arrives on it just then gets no answer ("socket hang up", as CI saw). The client closes its idle ones at 150 ms.
+    const idleSince = new WeakMap<object, number>();
+    const dropping = await startLoopbackApi('clients test CA', (req, res) => {
+      const since = idleSince.get(req.socket);
+      if (since !== undefined && Date.now() - since >= 300) return req.socket.destroy();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }));
+      res.on('finish', () => idleSince.set(req.socket, Date.now()));
+    });
+    try {
+      const dkc = dropping.kubeConfig();
+      const core = keepAliveClient(dkc, CoreV1Api, keepAliveConfiguration(dkc, { idleMs: 150 }));
+      await core.readNamespace({ name: 'x' });
+      await sleep(20); // the agent takes a freed socket back one macrotask late (KeepAliveAgent)
+      await core.readNamespace({ name: 'x' }); // soon after: the kept connection serves it
+      expect(dropping.connections).toBe(1);
+      await sleep(400);
+      await expect(core.readNamespace({ name: 'x' })).resolves.toMatchObject({ metadata: { name: 'x' } });
+      expect(dropping.connections).toBe(2);
+    } finally {
+      await dropping.close();
     }
   });
 });

@@ -20,6 +20,8 @@ import { type RateLimit, TokenBucket } from './rate-limit';
 export interface KeepAliveOptions {
   /** Concurrent connections to the API server. @default 32 */
   readonly maxSockets?: number;
+  /** How long a connection may sit idle in the pool before the client closes it. @default IDLE_SOCKET_MS */
+  readonly idleMs?: number;
   /**
    * A client-side rate limit for this configuration's requests (one bucket per configuration, as client-go). Informers
    * list and watch through the KubeConfig itself and are not counted.
@@ -48,6 +50,13 @@ class KeepAliveAgent extends https.Agent {
   }
 }
 
+/**
+ * kube-apiserver closes a connection idle for 90 s (k8s.io/apiserver secure_serving.go). A request written on such a
+ * connection as the server closes it fails with "socket hang up" though the server never saw it; closing idle
+ * connections on our side well before then keeps the pool free of connections the server is about to drop.
+ */
+export const IDLE_SOCKET_MS = 30_000;
+
 /** What of a request's HTTPS options decides its connection's TLS. */
 type TlsOptions = Pick<https.AgentOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 
@@ -56,7 +65,7 @@ type TlsOptions = Pick<https.AgentOptions, 'ca' | 'cert' | 'key' | 'rejectUnauth
  * made anew only when that material changes: for callers that send their own requests (harness/kube.ts `request`),
  * since `applyToHTTPSOptions` puts a new agent, and so a new connection, into every request's options.
  */
-export function keepAliveAgent(maxSockets = 32): (opts: TlsOptions) => https.Agent {
+export function keepAliveAgent(maxSockets = 32, idleMs = IDLE_SOCKET_MS): (opts: TlsOptions) => https.Agent {
   let agent: https.Agent | undefined;
   let tlsKey = '';
   return (opts) => {
@@ -67,6 +76,9 @@ export function keepAliveAgent(maxSockets = 32): (opts: TlsOptions) => https.Age
       agent = new KeepAliveAgent({
         keepAlive: true,
         maxSockets,
+        // A pooled socket times out after this long idle and the agent destroys it. A socket in use only makes its
+        // request emit 'timeout', which nothing here listens to: long reads are not cut.
+        timeout: idleMs,
         // One TLS context for all connections: given as ca/cert/key, Node parses them anew for every new socket,
         // which a burst opens by the dozen (measured: about 1 ms of CPU each, docs/decisions/bind-flow-cost.md).
         secureContext: tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
@@ -82,7 +94,7 @@ export function keepAliveAgent(maxSockets = 32): (opts: TlsOptions) => https.Age
 export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {}): Configuration {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('the kubeconfig has no current cluster with a server');
-  const agentFor = keepAliveAgent(o.maxSockets);
+  const agentFor = keepAliveAgent(o.maxSockets, o.idleMs);
   const bucket = o.rateLimit ? new TokenBucket(o.rateLimit) : undefined;
   const auth: SecurityAuthentication = {
     getName: () => 'kubeconfig with a keep-alive agent',
