@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { onShutdown } from '../controller';
 import { startBackend } from './app';
 import { UsageError } from '../lib/flags';
+import { VERSION } from '../lib/version';
 import { parseOptions, usage } from './options';
 
 async function main(): Promise<number> {
@@ -19,6 +20,10 @@ async function main(): Promise<number> {
   }
   if (options === 'help') {
     console.log(usage());
+    return 0;
+  }
+  if (options === 'version') {
+    console.log(VERSION);
     return 0;
   }
   const log = pino({ level: options.logLevel });

@@ -19,7 +19,7 @@ describe('parseOptions', () => {
       POD_NAME: 'pod-1',
       BACKEND_CONSUMER_SCOPE: 'Cluster',
       BACKEND_PRETTY_NAME: 'env',
-    }) as Exclude<ReturnType<typeof parseOptions>, 'help'>;
+    }) as Exclude<ReturnType<typeof parseOptions>, 'help' | 'version'>;
     expect(o).toMatchObject({
       namespace: 'ns',
       identity: 'pod-1',
@@ -90,6 +90,13 @@ describe('parseOptions', () => {
       expect(text).toContain(envName(f.name));
     }
     expect(parseOptions(['--help'], {})).toBe('help');
+  });
+
+  it('answers --version with the release, before any required flag is asked for', () => {
+    expect(parseOptions(['--version'], {})).toBe('version');
+    expect(usage()).toContain('--version');
+    // Not from the environment: BACKEND_VERSION is no flag's variable, and a Pod's env must not turn the server off.
+    expect(() => parseOptions([], { BACKEND_VERSION: 'true' })).toThrow(/--oidc-issuer-url/);
   });
 });
 

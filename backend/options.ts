@@ -21,6 +21,7 @@ import {
   parseFlags,
   switchFlag,
   UsageError,
+  VERSION_FLAG,
   type Flag,
   type FlagTable,
   type MappedFlag,
@@ -559,13 +560,19 @@ export function usage(): string {
     'Flags (each also read from its environment variable; the flag wins):',
     flagHelp(BACKEND_FLAGS),
     HELP_FLAG,
+    VERSION_FLAG,
   ].join('\n');
 }
 
 /** Parses `argv` and `env` into options; throws UsageError naming the flag and its variable. */
-export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {}, hostname = 'backend'): BackendOptions | 'help' {
-  const flags = parseFlags(BACKEND_FLAGS, argv, env);
+export function parseOptions(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  hostname = 'backend',
+): BackendOptions | 'help' | 'version' {
+  const flags = parseFlags(BACKEND_FLAGS, argv, env, { version: true });
   if (flags.help) return 'help';
+  if (flags.version) return 'version';
   const raw = (name: string): string | undefined => flags.value(name);
   // A flag's value, else the default --help says (BACKEND_FLAGS): written once.
   const or = (name: string): string => raw(name) ?? flagDefault(BACKEND_FLAGS, name);

@@ -48,6 +48,8 @@ export function envVariable(table: FlagTable, flag: Flag | string): string | und
 export interface ParsedFlags {
   /** `-h` or `--help` was given. */
   readonly help: boolean;
+  /** `--version` was given (only where the parser was asked to take it). */
+  readonly version: boolean;
   readonly positionals: readonly string[];
   /** A flag's value, else its environment variable's (empty counts as unset); a boolean as `true`/`false`. */
   value(name: string): string | undefined;
@@ -62,7 +64,7 @@ export function parseFlags(
   table: FlagTable,
   argv: readonly string[],
   env: NodeJS.ProcessEnv = {},
-  o: { readonly positionals?: boolean } = {},
+  o: { readonly positionals?: boolean; readonly version?: boolean } = {},
 ): ParsedFlags {
   const byName = new Map(table.flags.map((f) => [f.name, f]));
   const { args, switches } = goSyntax(table, argv);
@@ -82,6 +84,7 @@ export function parseFlags(
           ]),
         ),
         help: { type: 'boolean', short: 'h' },
+        ...(o.version ? { version: { type: 'boolean' as const } } : {}),
       },
       allowPositionals: o.positionals ?? false,
       strict: true,
@@ -96,6 +99,7 @@ export function parseFlags(
   };
   return {
     help: values.help === true,
+    version: o.version === true && values.version === true,
     positionals: parsed.positionals,
     value(name) {
       if (!byName.has(name)) throw new Error(`no flag --${name} in the table`);
@@ -224,3 +228,5 @@ export function flagHelp(table: FlagTable | readonly Flag[]): string {
 
 /** The flag table's own help line. */
 export const HELP_FLAG = '  -h, --help\n      this help';
+/** The help line of `--version`, for a process whose parser takes it (`parseFlags(..., { version: true })`). */
+export const VERSION_FLAG = '      --version\n      print the release this is and exit';

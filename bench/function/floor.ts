@@ -8,7 +8,7 @@ import { TTL } from '../../functions/dataservices/fn';
 import { parseServerArgs, startFunctionServer } from '../../functions/dataservices/server';
 
 const opts = parseServerArgs(process.argv.slice(2), process.env);
-if (opts === 'help') throw new Error('the floor takes the function server flags');
+if (typeof opts === 'string') throw new Error('the floor takes the function server flags');
 await startFunctionServer(opts, pino({ level: 'info' }), {
   async RunFunction(req: RunFunctionRequest): Promise<RunFunctionResponse> {
     return {

@@ -44,6 +44,11 @@ describe('parseServerArgs', () => {
     expect(HELP).toContain('env TLS_SERVER_CERTS_DIR');
   });
 
+  it('answers --version', () => {
+    expect(parseServerArgs(['--version'])).toBe('version');
+    expect(HELP).toContain('--version');
+  });
+
   it('documents every flag with its variable and default in docs/function.md', () => {
     expect(undocumentedFlags(manual('function'), FUNCTION_FLAGS)).toEqual([]);
   });

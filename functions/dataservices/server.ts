@@ -22,7 +22,8 @@ import { authorities, clientCertificateCheck } from './client-certificate';
 import { decodeRequest, encodeResponse } from './codec';
 import { dataServicesFunction } from './fn';
 import { GrpcError, GrpcStatus, newGrpcServer } from './grpc-server';
-import { addressFlag, flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../../lib/flags';
+import { addressFlag, flagHelp, HELP_FLAG, parseFlags, UsageError, VERSION_FLAG, type FlagTable } from '../../lib/flags';
+import { VERSION } from '../../lib/version';
 import { serveProbes, type Probes } from '../../lib/probes';
 
 export const DEFAULT_ADDRESS = '0.0.0.0:9443';
@@ -76,12 +77,14 @@ The klutch-kit composition function (function-dataservices): composes every data
 Flags:
 ${flagHelp(FUNCTION_FLAGS)}
 ${HELP_FLAG}
+${VERSION_FLAG}
 `;
 
 /** Parses the flags; `env` supplies TLS_SERVER_CERTS_DIR. Throws UsageError on unknown flags. */
-export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): FunctionServerOptions | 'help' {
-  const f = parseFlags(FUNCTION_FLAGS, argv, env);
+export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): FunctionServerOptions | 'help' | 'version' {
+  const f = parseFlags(FUNCTION_FLAGS, argv, env, { version: true });
   if (f.help) return 'help';
+  if (f.version) return 'version';
   return {
     address: f.value('address') ?? DEFAULT_ADDRESS,
     insecure: f.value('insecure') === 'true',
@@ -226,7 +229,7 @@ export async function startFunctionServer(
 
 /** The process entrypoint: parse flags, serve, shut down cleanly on SIGTERM/SIGINT. Exit code 2 on bad flags. */
 export async function main(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  let opts: FunctionServerOptions | 'help';
+  let opts: FunctionServerOptions | 'help' | 'version';
   try {
     opts = parseServerArgs(argv, env);
   } catch (e) {
@@ -235,6 +238,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
     process.exit(2);
   }
   if (opts === 'help') return void process.stdout.write(HELP);
+  if (opts === 'version') return void process.stdout.write(`${VERSION}\n`);
   const logger = pino({ level: opts.debug ? 'debug' : 'info', base: { function: 'dataservices' } });
   let running: RunningFunctionServer;
   try {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseYaml, runSynth, synthCatalog } from '../../harness/catalog';
+import { VERSION } from '../../lib/version';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-synth-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -225,6 +226,12 @@ describe('Pod security of what synth ships', () => {
     const r = spawnSync(process.execPath, [local, '--help'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('--cookie-signing-key');
+    // Every server says which release it is, as the konnector and the plugin do (lib/version.ts).
+    for (const bundle of [join(backend, 'backend.mjs'), join(out, 'function', 'function.mjs')]) {
+      const v = spawnSync(process.execPath, [bundle, '--version'], { encoding: 'utf8' });
+      expect(v.status, `${bundle}: ${v.stderr}`).toBe(0);
+      expect(v.stdout, bundle).toBe(`${VERSION}\n`);
+    }
   });
 
   it('selects every Deployment by app.kubernetes.io labels, the same whichever tool writes it', async () => {
