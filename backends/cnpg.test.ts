@@ -13,6 +13,7 @@ import { RELATED_REQUIREMENT } from '../functions/dataservices/related';
 import { compositeOf, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
 import { inputFor, type Recipe } from '../recipe';
 import { loadCatalog } from '../harness/catalog';
+import { CNPG_SCHEDULED_BACKUP_NAME } from './cnpg-backup';
 import type { CnpgOffering } from '../apis/dataservice';
 import { observeStatus } from '../functions/dataservices/status';
 import { admitsIngress } from '../test/support/network-policy';
@@ -27,6 +28,8 @@ import {
 } from './cnpg';
 
 const apis: Api[] = await loadCatalog();
+/** The instance's ScheduledBackup among its resources: the example offering has backups. */
+const SCHEDULED_BACKUP = `cnpg-postgresql-${CNPG_SCHEDULED_BACKUP_NAME}`;
 const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
 const claimLabels = { 'crossplane.io/claim-name': 'my-claim', 'crossplane.io/claim-namespace': 'team-a' };
 /** The platform's role of every instance, which may end sessions and nothing more (CNPG_REAPER_ROLE). */
@@ -77,6 +80,21 @@ describe('cnpg PostgresqlInstance', () => {
               imageName: 'ghcr.io/cloudnative-pg/postgresql:15-bookworm',
               storage: { size: '1Gi' },
               resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '250m', memory: '512Mi' } },
+              // The example offering backs up to the sandbox's object store (apis/catalog/postgresql.ts).
+              backup: {
+                barmanObjectStore: {
+                  destinationPath: 's3://klutch-team-a/',
+                  endpointURL: 'https://versitygw.klutch-object-store.svc:7070',
+                  endpointCA: { name: 'klutch-backup-store', key: 'ca.crt' },
+                  s3Credentials: {
+                    accessKeyId: { name: 'klutch-backup-store', key: 'ACCESS_KEY_ID' },
+                    secretAccessKey: { name: 'klutch-backup-store', key: 'ACCESS_SECRET_KEY' },
+                  },
+                  wal: { compression: 'gzip' },
+                  data: { compression: 'gzip' },
+                },
+                retentionPolicy: '7d',
+              },
               bootstrap: { initdb: { database: 'app', owner: 'app' } },
               managed: {
                 // The platform's own role first, whose sessions reaper ends a revoked binding role's (bindings' roles after it).
@@ -378,6 +396,7 @@ describe("a cnpg PostgresqlInstance's NetworkPolicy, composed beside its Cluster
       [POLICY]: healthyCluster,
       [REAPER]: healthyCluster,
       [REAPER_SECRET]: healthyCluster,
+      [SCHEDULED_BACKUP]: healthyCluster,
     });
     expect(applied.desired?.resources[POLICY]?.ready).toBe(Ready.READY_TRUE);
     expect(applied.conditions.map((c) => c.reason)).toEqual(['Available']);
@@ -456,7 +475,12 @@ describe("a cnpg PostgresqlInstance's session reaper, beside its Cluster", () =>
         conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }],
       },
     };
-    const ready = run({ 'cnpg-postgresql': healthy, 'cnpg-postgresql-network-policy': healthy, [SECRET]: healthy });
+    const ready = run({
+      'cnpg-postgresql': healthy,
+      'cnpg-postgresql-network-policy': healthy,
+      [SECRET]: healthy,
+      [SCHEDULED_BACKUP]: healthy,
+    });
     expect([ready.desired?.resources[REAPER], ready.conditions.map((c) => c.reason)]).toEqual([undefined, ['Available']]);
   });
 

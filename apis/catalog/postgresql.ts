@@ -188,6 +188,9 @@ export default new DataService({
     instances: { single: 1, replica: 3 },
     // Private networks only: an operator whose app clusters connect from elsewhere lists their egress ranges.
     sourceRanges: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+    // The object store the sandbox runs (docs/backups.md): WAL archived continuously, a backup daily, kept 7 days.
+    // An operator names theirs; a control plane without one leaves archiving failing (ContinuousArchiving says why).
+    backups: { endpointURL: 'https://versitygw.klutch-object-store.svc:7070' },
   },
   parameters,
   fields: [

@@ -1,15 +1,15 @@
 /**
  * The platform's object store (issue 35, harness/platform/object-store.ts): the Versity S3 Gateway as a Pod on the
  * shared Pod platform's control plane, with a user and a bucket per tenant, which the bind backend makes for each
- * provider namespace (backend/backup-store/, its `--backup-store-*` flags). What backups will rely on: an S3 client
- * with a tenant's keys writes and reads its bucket over TLS of the store's CA; the same client with another tenant's
- * keys, with wrong keys or with none can neither read, list, write, delete nor re-grant that bucket, nor make one of
- * its own; the objects and the users survive the store's Pod being replaced. Then the cnpg backend's backups on it
- * (backends/cnpg-backup.ts): a CloudNativePG Cluster with the backup section the backend composes archives its WAL
- * into its tenant's bucket, and a `Backup` claim on `cnpg-backup`, through Crossplane and provider-kubernetes, ends
- * Ready with CNPG's completed backup there, which the other tenant cannot read; once that instance is deleted, a new
- * instance composed with `restoreFrom` it and a point in time T recovers from its kept backups exactly the rows
- * written before T.
+ * provider namespace (backend/backup-store/, its `--backup-store-*` flags). What backups rely on: an S3 client with a
+ * tenant's keys writes and reads its bucket over TLS of the store's CA; the same client with another tenant's keys,
+ * with wrong keys or with none can neither read, list, write, delete nor re-grant that bucket, nor make one of its
+ * own; the objects and the users survive the store's Pod being replaced (a store of this file's own, and a backend of
+ * its own that makes its tenants). Then backups as an app team takes them, in the app cluster of the shared platform,
+ * through the konnector, Crossplane and the cnpg backend (backends/cnpg-backup.ts) to CloudNativePG and the store the
+ * sandbox runs: an instance claim archives its WAL from the start; a `Backup` claim ends Ready there with CNPG's
+ * completed backup; once the instance claim is deleted, a new one with `restoreFrom` it and a point in time T
+ * recovers from its kept backups exactly the rows written before T.
  */
 import {
   CreateBucketCommand,
@@ -32,11 +32,16 @@ import type { AttachedNode } from '../../harness/node/attach';
 import { localVolumes } from '../../harness/node/cnpg';
 import { asSuperuser } from '../../harness/node/cnpg-sql';
 import { sleep } from '../../lib/abort';
-import { CNPG_POSTGRESQL_IMAGE } from '../../harness/node/cnpg-images';
-import { deployObjectStore, type ObjectStore, storeClient, type TenantBucket } from '../../harness/platform/object-store';
+import {
+  deployObjectStore,
+  OBJECT_STORE_NAMESPACE,
+  type ObjectStore,
+  storeClient,
+  type TenantBucket,
+} from '../../harness/platform/object-store';
 import { listPods, podLogTail } from '../../harness/platform/pods';
-import { holdV1, podControlPlane } from '../support/platform/pod-platform';
-import { composedCluster } from '../support/cnpg-backup';
+import { holdV1, podControlPlane, podPlatform } from '../support/platform/pod-platform';
+import postgresql from '../../apis/catalog/postgresql';
 import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
 import { serviceNamespaceName } from '../../backend/controllers/service-namespace.reconcile';
 import { BIND_API_VERSION, Kinds } from '../../exports/bind-api';
@@ -140,62 +145,20 @@ async function tenantOf(ns: string, not?: TenantBucket): Promise<TenantBucket> {
   );
 }
 
-/**
- * Deletes the file's only claim and waits until it is gone, then lets the package move go on: what follows needs no
- * claim. Deleting the Backup claim deletes CNPG's Backup object, not the backup in the bucket.
- */
-async function dropClaim(): Promise<void> {
-  const claim = `/apis/anynines.com/v1/namespaces/${PG_NS}/backups/first`;
-  await kube.request('DELETE', claim);
-  await eventually(`Backup claim ${PG_NS}/first gone`, async () => ((await getObject(kube, claim)) ? undefined : true), 180_000);
-  release?.();
-  release = undefined;
-}
-
 afterAll(async () => {
   try {
     // The backend first: it would make the provider namespace again while its APIServiceNamespace is there.
     await backend?.stop(15_000);
     if (!kube) return;
-    // The claim first (if a test failed before it went), so Crossplane removes what it composed before the namespace.
-    if (release) await dropClaim();
-    // The Clusters before their namespace: the namespace controller deletes Pods first and then looks again only after
-    // their grace period, which CloudNativePG sets to half an hour (its stopDelay).
-    await kube.request('DELETE', `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/clusters`);
-    await eventually(`the Pods of ${PG_NS} gone`, async () => ((await listPods(kube, PG_NS, '')).length ? undefined : true), 180_000);
+    // The claims first (if a test failed before it dropped them), so that Crossplane removes what it composed.
+    if (release) await dropClaims();
     for (const ns of [PG_NS, CLUSTER_NS, BACKEND_NS]) await kube.request('DELETE', `/api/v1/namespaces/${ns}`);
-    await eventually(
-      `namespace ${PG_NS} gone`,
-      async () => ((await getObject(kube, `/api/v1/namespaces/${PG_NS}`)) ? undefined : true),
-      300_000,
-    );
     for (const pv of pvs) await kube.request('DELETE', `/api/v1/persistentvolumes/${pv}`);
     await store?.remove();
   } finally {
     release?.();
   }
 }, 10 * 60_000);
-
-/**
- * Applies a CNPG object, again while CNPG's admission webhook cannot be called: cnpg.test.ts deletes the operator's
- * Pod (the webhook's server) while this file runs, and a new one takes a while to serve.
- */
-async function applyCnpg(obj: Record<string, any>): Promise<void> {
-  await eventually(
-    `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} admitted by CloudNativePG's webhook`,
-    async () => {
-      try {
-        await apply(kube, obj);
-        return true;
-      } catch (e) {
-        // The message quotes the API server's JSON body: the webhook's name stands behind escaped quotes.
-        if (/failed calling webhook[^a-z]+[a-z]+\.cnpg\.io/.test(String((e as Error).message))) return undefined;
-        throw e;
-      }
-    },
-    180_000,
-  );
-}
 
 /** The S3 error's code (AccessDenied, SignatureDoesNotMatch, ...), or `ok` when the call succeeded. */
 async function outcome(p: Promise<unknown>): Promise<string> {
@@ -210,6 +173,87 @@ async function outcome(p: Promise<unknown>): Promise<string> {
 async function text(client: S3Client, bucket: string, key: string): Promise<string> {
   const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   return (await r.Body?.transformToString()) ?? '';
+}
+
+/** The app team's claims, in the shared platform's app cluster (the sandbox's namespace there). */
+const APP_NS = 'default';
+const INSTANCE = 'obs-orders';
+const RESTORED = 'obs-orders-restored';
+const BACKUP = 'obs-orders-first';
+let app: Kube;
+/** Where the app cluster's claims of APP_NS are on the control plane: a backup tenant of the sandbox's store. */
+let providerNs: string;
+
+/** The cnpg offering's object store in the catalog the platform runs. */
+const catalogStore = (): string | undefined => postgresql.props.cnpg?.backups?.endpointURL;
+
+const appPath = (plural: string, name: string) => `/apis/anynines.com/v1/namespaces/${APP_NS}/${plural}/${name}`;
+
+const instanceClaim = (name: string, more: Record<string, unknown> = {}) => ({
+  apiVersion: 'anynines.com/v1',
+  kind: 'PostgresqlInstance',
+  metadata: { name, namespace: APP_NS },
+  spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' }, ...more },
+});
+
+/** As `kubectl create` in the app cluster; a CRD the konnector just installed may answer 404 or 503 for a moment. */
+async function createInApp(plural: string, obj: Record<string, any>): Promise<void> {
+  const r = await eventually(
+    `${obj.kind} ${APP_NS}/${obj.metadata.name} created in the app cluster`,
+    async () => {
+      const res = await app.request('POST', `/apis/anynines.com/v1/namespaces/${APP_NS}/${plural}`, obj);
+      return [404, 429, 503].includes(res.code) ? undefined : res;
+    },
+    60_000,
+  );
+  if (r.code >= 300) throw new Error(`cannot create ${obj.kind} ${obj.metadata.name}: ${r.code} ${JSON.stringify(r.body.message)}`);
+}
+
+/** The claim once Ready in the app cluster, where the konnector brings its status; `check` may fail it sooner. */
+async function readyInApp(plural: string, name: string, check?: (x: any) => void, timeoutMs = 300_000): Promise<any> {
+  return eventually(
+    `${plural} ${APP_NS}/${name} Ready in the app cluster`,
+    async () => {
+      const x = await getObject(app, appPath(plural, name));
+      check?.(x);
+      return condition(x, 'Ready') === 'True' ? x : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+async function deleteInApp(plural: string, name: string): Promise<void> {
+  const r = await app.request('DELETE', appPath(plural, name));
+  if (r.code >= 300 && r.code !== 404) throw new Error(`cannot delete ${plural} ${name}: ${r.code} ${JSON.stringify(r.body.message)}`);
+}
+
+/** SQL as the superuser in an instance's Pod on the control plane. */
+const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod);
+
+/**
+ * Deletes the file's claims in the app cluster and waits until their copies and CNPG Clusters are gone from the
+ * control plane, then lets the package move go on. Deleting a Backup claim deletes CloudNativePG's Backup object,
+ * not the backup in the bucket.
+ */
+async function dropClaims(): Promise<void> {
+  if (app && providerNs) {
+    await deleteInApp('backups', BACKUP);
+    for (const name of [INSTANCE, RESTORED]) await deleteInApp('postgresqlinstances', name);
+    const gone = [
+      `/apis/anynines.com/v1/namespaces/${providerNs}/backups/${BACKUP}`,
+      ...[INSTANCE, RESTORED].flatMap((name) => [
+        `/apis/anynines.com/v1/namespaces/${providerNs}/postgresqlinstances/${name}`,
+        `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${name}`,
+      ]),
+    ];
+    await eventually(
+      `the file's claims and Clusters gone from ${providerNs}`,
+      async () => ((await Promise.all(gone.map((p) => getObject(kube, p)))).every((x) => !x) ? true : undefined),
+      300_000,
+    );
+  }
+  release?.();
+  release = undefined;
 }
 
 describe('the object store', () => {
@@ -354,72 +398,64 @@ describe('the object store', () => {
   }, 180_000);
 
   it(
-    "lets CloudNativePG archive a cluster's WAL into its tenant's bucket and take a Backup there, which no other tenant reads",
+    "backs up an instance made in the app cluster: a Backup claim made with it Completed there with CNPG's backup, its WAL archived all along",
     async () => {
-      pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 1, '1Gi', 'object-store-pg', [
-        { namespace: PG_NS, name: 'pg-1' },
+      const platform = await podPlatform();
+      app = platform.app;
+      providerNs = platform.claims.providerNamespace;
+      // The offering's store is the one the sandbox runs, and the backend made the provider namespace its tenant.
+      expect(catalogStore()).toBe(`https://versitygw.${OBJECT_STORE_NAMESPACE}.svc:7070`);
+      pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 2, '1Gi', 'object-store-pg', [
+        { namespace: providerNs, name: `${INSTANCE}-1` },
+        { namespace: providerNs, name: `${RESTORED}-1` },
       ]);
-      // The tenant's Secret is the backend's (beforeAll); the Cluster's backup section as the cnpg backend composes it
-      // for an offering whose store is this one.
-      const section = composedCluster(store.endpoint, PG_NS, 'pg').backup;
-      expect(section.barmanObjectStore.destinationPath).toBe(`s3://${teamA.bucket}/`);
-      await applyCnpg({
-        apiVersion: 'postgresql.cnpg.io/v1',
-        kind: 'Cluster',
-        metadata: { name: 'pg', namespace: PG_NS },
-        spec: { instances: 1, imageName: CNPG_POSTGRESQL_IMAGE, storage: { size: '1Gi' }, backup: section },
-      });
       const t = Date.now();
-      const archiving = await eventually(
-        "the Cluster's ContinuousArchiving condition True",
-        async () => {
-          const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/clusters/pg`);
-          const cond = (c?.status?.conditions ?? []).find((x: { type: string }) => x.type === 'ContinuousArchiving');
-          return cond?.status === 'True' ? c : undefined;
-        },
-        300_000,
-      ).catch((e: Error) => {
-        throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, PG_NS, 'pg-1', 40)}`);
-      });
-      log(`object store: the Cluster archived WAL ${((Date.now() - t) / 1000).toFixed(1)} s after it was made (${archiving.status.phase})`);
-      asSuperuser('CREATE TABLE orders (n int PRIMARY KEY); INSERT INTO orders VALUES (1), (2), (3)', PG_NS, 'pg-1');
-      // A Backup claim on cnpg-backup, through Crossplane and provider-kubernetes to CNPG's Backup.
-      await apply(kube, {
+      await Promise.all([createInApp('postgresqlinstances', instanceClaim(INSTANCE)), platform.bind('backups')]);
+      // The Backup claim at once, as a team would before a migration: CloudNativePG takes it once the instance is up,
+      // after the instance's first backup (its ScheduledBackup's), and the claim says it is pending meanwhile.
+      await createInApp('backups', {
         apiVersion: 'anynines.com/v1',
         kind: 'Backup',
-        metadata: { name: 'first', namespace: PG_NS },
-        spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
+        metadata: { name: BACKUP, namespace: APP_NS },
+        spec: { instanceRef: INSTANCE, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
       });
-      const started = Date.now();
-      const claim = await eventually(
-        'the Backup claim Ready',
-        async () => {
-          const x = await getObject(kube, `/apis/anynines.com/v1/namespaces/${PG_NS}/backups/first`);
+      await readyInApp('postgresqlinstances', INSTANCE);
+      log(`object store: ${INSTANCE} Ready in the app cluster ${((Date.now() - t) / 1000).toFixed(1)} s after it was made there`);
+      sql('CREATE TABLE orders (n int PRIMARY KEY); INSERT INTO orders VALUES (1), (2), (3)');
+      const claim = await readyInApp(
+        'backups',
+        BACKUP,
+        (x) => {
           if (x?.status?.managed?.phase === 'failed') throw new Error(`the Backup failed: ${JSON.stringify(x.status)}`);
-          return condition(x, 'Ready') === 'True' ? x : undefined;
         },
-        300_000,
+        600_000,
       );
-      log(`object store: the Backup claim was Ready ${((Date.now() - started) / 1000).toFixed(1)} s after it was made`);
-      const backup = { status: claim.status.managed as Record<string, any> };
-      expect(backup.status.phase).toBe('completed');
-      expect(backup.status).toMatchObject({ destinationPath: `s3://${teamA.bucket}/`, serverName: 'pg' });
-      const keys = (await a.send(new ListObjectsV2Command({ Bucket: teamA.bucket, Prefix: 'pg/' }))).Contents?.map((o) => o.Key) ?? [];
-      expect(keys).toContain(`pg/base/${backup.status.backupId}/backup.info`);
-      expect(keys.some((k) => k?.startsWith(`pg/base/${backup.status.backupId}/data.tar`))).toBe(true);
-      expect(keys.some((k) => /^pg\/wals\/0000000100000000\/[0-9A-F]{24}\.gz$/.test(k ?? ''))).toBe(true);
-      expect(
-        await outcome(b.send(new GetObjectCommand({ Bucket: teamA.bucket, Key: `pg/base/${backup.status.backupId}/backup.info` }))),
-      ).toBe('AccessDenied');
-      await dropClaim();
+      log(
+        `object store: the Backup claim was Ready in the app cluster ${((Date.now() - t) / 1000).toFixed(1)} s after it and the instance were made there`,
+      );
+      // What CloudNativePG reports, as the app developer reads it.
+      const backup = claim.status.managed as Record<string, any>;
+      expect(backup).toMatchObject({ phase: 'completed', destinationPath: `s3://klutch-${providerNs}/`, serverName: INSTANCE });
+      expect(backup.backupId).toMatch(/^\d{8}T\d{6}$/);
+      expect(Date.parse(backup.stoppedAt)).toBeGreaterThanOrEqual(Date.parse(backup.startedAt));
+      // A base backup ends once its last WAL segment is archived: the instance archives continuously.
+      const cluster = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${INSTANCE}`);
+      const archiving = (cluster?.status?.conditions ?? []).find((x: { type: string }) => x.type === 'ContinuousArchiving');
+      expect(archiving, JSON.stringify(cluster?.status?.conditions)).toMatchObject({ status: 'True' });
+      // The instance claim shows its last backup (printer column LastBackup).
+      await eventually(
+        `${INSTANCE}'s last backup in the app cluster`,
+        async () =>
+          (await getObject(app, appPath('postgresqlinstances', INSTANCE)))?.status?.managed?.lastSuccessfulBackup ? true : undefined,
+        120_000,
+      );
     },
     15 * 60_000,
   );
 
   it(
-    'restores a new instance to a point in time from the backups of one that was deleted: the rows written before it and none after',
+    'restores into a new claim, to a point in time, from the backups of an instance deleted in the app cluster: the rows written before it and none after',
     async () => {
-      const sql = (q: string, pod = 'pg-1') => asSuperuser(q, PG_NS, pod);
       sql('INSERT INTO orders VALUES (4), (5)');
       await sleep(1500);
       // T: a whole second after rows 4 and 5 and before rows 6 and 7, as the app team would note it.
@@ -433,49 +469,25 @@ describe('the object store', () => {
         async () => (sql('SELECT last_archived_wal FROM pg_stat_archiver') >= segment ? true : undefined),
         120_000,
       );
-      // The instance is deleted (what its claim's delete does to its Cluster): its backups stay in the bucket.
-      await kube.request('DELETE', `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/clusters/pg`);
+      // Deleted by its app team (it is not protected): its Cluster goes, its backups stay in the bucket.
+      await deleteInApp('postgresqlinstances', INSTANCE);
       await eventually(
-        'the deleted instance gone',
-        async () => ((await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/clusters/pg`)) ? undefined : true),
-        120_000,
+        `the Cluster ${providerNs}/${INSTANCE} gone`,
+        async () =>
+          (await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${INSTANCE}`)) ? undefined : true,
+        180_000,
       );
-      const kept = (await a.send(new ListObjectsV2Command({ Bucket: teamA.bucket, Prefix: 'pg/' }))).Contents ?? [];
-      expect(kept.some((o) => o.Key?.startsWith('pg/base/')) && kept.some((o) => o.Key?.startsWith('pg/wals/'))).toBe(true);
-      pvs.push(
-        ...(await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 1, '1Gi', 'object-store-restored', [
-          { namespace: PG_NS, name: 'pg-restored-1' },
-        ])),
-      );
-      const composed = composedCluster(store.endpoint, PG_NS, 'pg-restored', { restoreFrom: { instance: 'pg', pointInTime: t } });
-      expect(composed.bootstrap.recovery.recoveryTarget).toEqual({ targetTime: t });
       const started = Date.now();
-      await applyCnpg({
-        apiVersion: 'postgresql.cnpg.io/v1',
-        kind: 'Cluster',
-        metadata: { name: 'pg-restored', namespace: PG_NS },
-        spec: {
-          instances: 1,
-          imageName: CNPG_POSTGRESQL_IMAGE,
-          storage: { size: '1Gi' },
-          bootstrap: composed.bootstrap,
-          externalClusters: composed.externalClusters,
-          backup: composed.backup,
-        },
+      await createInApp('postgresqlinstances', instanceClaim(RESTORED, { restoreFrom: { instance: INSTANCE, pointInTime: t } }));
+      await readyInApp('postgresqlinstances', RESTORED, undefined, 600_000).catch((e: Error) => {
+        throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, providerNs, `${RESTORED}-1`, 40)}`);
       });
-      await eventually(
-        'the restored Cluster healthy',
-        async () => {
-          const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${PG_NS}/clusters/pg-restored`);
-          return c?.status?.phase === 'Cluster in healthy state' ? c : undefined;
-        },
-        600_000,
-      ).catch((e: Error) => {
-        throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, PG_NS, 'pg-restored-1', 40)}`);
-      });
-      log(`object store: a new instance restored to ${t} was healthy ${((Date.now() - started) / 1000).toFixed(1)} s after it was made`);
+      log(
+        `object store: ${RESTORED}, restored to ${t}, was Ready in the app cluster ${((Date.now() - started) / 1000).toFixed(1)} s after it was made there`,
+      );
       // Rows 6 and 7 were committed (and archived) after T: a restore that brought them back would be wrong.
-      expect(sql("SELECT string_agg(n::text, ',' ORDER BY n) FROM orders", 'pg-restored-1')).toBe('1,2,3,4,5');
+      expect(sql("SELECT string_agg(n::text, ',' ORDER BY n) FROM orders", `${RESTORED}-1`)).toBe('1,2,3,4,5');
+      await dropClaims();
     },
     15 * 60_000,
   );

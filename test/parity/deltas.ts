@@ -100,6 +100,17 @@ export const DELTAS: readonly Delta[] = [
       'an optional boolean Klutch has not: while true, the admission policy of the konnector access file refuses the ' +
       "instance's deletion in the app cluster (docs/backups.md); no composition reads it, and claims without it are unchanged",
   },
+  ...['spec.restoreFrom', 'spec.restoreFrom.instance', 'spec.restoreFrom.pointInTime'].map((path) => ({
+    kind: 'schema' as const,
+    apis: ['postgresql'],
+    path,
+    facet: 'present' as const,
+    klutch: false,
+    ours: true,
+    why:
+      "optional, and only where a cnpg offering has backups (the example catalog names the sandbox's object store): a " +
+      "new instance recovered from another's backups to a point in time (docs/backups.md); claims without it are unchanged",
+  })),
   // ---- verdict: claims judged otherwise -----------------------------------------------------------------------------
   {
     kind: 'verdict',
@@ -209,10 +220,24 @@ export const DELTAS: readonly Delta[] = [
   // ---- xrd: the rest of the XRD --------------------------------------------------------------------------------------
   {
     kind: 'xrd',
-    apis: ['postgresql', 'servicebinding', 'backup', 'restore'],
+    apis: ['servicebinding', 'backup', 'restore'],
     field: 'printerColumns',
     klutch: [],
     ours: ['ManagedResource string .status.managed.state'],
     why: "every claim shows its backend's state in `kubectl get`, as Klutch's other XRDs do; a column never changes what is accepted",
+  },
+  {
+    kind: 'xrd',
+    apis: ['postgresql'],
+    field: 'printerColumns',
+    klutch: [],
+    ours: [
+      'ManagedResource string .status.managed.state',
+      'LastBackup string .status.managed.lastSuccessfulBackup',
+      'RecoverableFrom string .status.managed.firstRecoverabilityPoint',
+    ],
+    why:
+      "the backend's state, as every claim; and, where a cnpg offering has backups, the last backup and the start of the " +
+      "recoverable window (CloudNativePG's, in status.managed); a column never changes what is accepted",
   },
 ];

@@ -1,6 +1,6 @@
 /**
- * The Cluster the cnpg backend composes for an instance of an offering with an object store: what the object-store
- * suite and bench/backup run, composed by the function itself rather than written again.
+ * The Cluster the cnpg backend composes for an instance of an offering with an object store: what bench/backup runs
+ * (on a store of its own, outside the catalog), composed by the function itself rather than written again.
  */
 import { DataService, planMatrix } from '../../apis';
 import { runFunction } from '../../functions/dataservices/fn';
