@@ -66,6 +66,16 @@ const onCnpg = (parameters: Record<string, unknown>) => ({
   spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-small', parameters },
 });
 
+/** A cnpg instance restored from another's backups (the example offering has an object store). */
+const RESTORED = {
+  backend: 'cnpg' as const,
+  spec: {
+    service: 'a9s-postgresql15',
+    plan: 'postgresql-single-nano',
+    restoreFrom: { instance: 'orders', pointInTime: '2026-12-03T04:00:00Z' },
+  },
+};
+
 /** Klutch's bounds (CEL rules there, minimum here), each broken once. */
 const boundCases: CreateCase[] = [
   ['idleInTransactionSessionTimeout', -1, 'a9s'],
@@ -221,6 +231,21 @@ export default {
       error: 'The cnpg-postgresql composition offers the services a9s-postgresql15',
     },
     {
+      name: 'cnpg, restored from another instance to a point in time',
+      reason: "the example cnpg offering has an object store: a new instance recovers from another's backups",
+      backend: 'cnpg',
+      spec: { ...RESTORED.spec },
+      valid: true,
+    },
+    {
+      name: 'a8s, restoreFrom',
+      reason: 'only the cnpg composition restores from backups into a new instance',
+      backend: 'a8s',
+      spec: { service: 'a9s-postgresql13', plan: 'postgresql-single-nano', restoreFrom: { instance: 'orders' } },
+      valid: false,
+      error: 'restoreFrom is only offered by the cnpg-postgresql composition',
+    },
+    {
       name: 'cnpg, an ssl plan',
       reason: 'the cnpg offering has the a8s plans, none with ssl',
       backend: 'cnpg',
@@ -339,16 +364,50 @@ export default {
       error: 'sharedBuffers',
     },
   ],
-  update: transitionCases({
-    service: 'a9s-postgresql13',
-    otherService: 'a9s-postgresql15',
-    backend: 'a9s',
-    small: 'postgresql-single-small',
-    big: 'postgresql-single-big',
-    multi: 'postgresql-replica-small',
-    singleAsBig: 'postgresql-single-big',
-    otherSsl: 'postgresql-single-small-ssl',
-    smaller: 'postgresql-single-nano',
-    variant: 'postgresql-single-small-bionic',
-  }),
+  update: [
+    ...transitionCases({
+      service: 'a9s-postgresql13',
+      otherService: 'a9s-postgresql15',
+      backend: 'a9s',
+      small: 'postgresql-single-small',
+      big: 'postgresql-single-big',
+      multi: 'postgresql-replica-small',
+      singleAsBig: 'postgresql-single-big',
+      otherSsl: 'postgresql-single-small-ssl',
+      smaller: 'postgresql-single-nano',
+      variant: 'postgresql-single-small-bionic',
+    }),
+    {
+      name: 'cnpg, a restored instance changed otherwise',
+      reason: 'restoreFrom stays as it was made: the rest of the claim may change',
+      ...RESTORED,
+      patch: { deletionProtection: true },
+      valid: true,
+    },
+    {
+      name: 'cnpg, restoreFrom pointed elsewhere',
+      reason: 'an instance recovers once, when it is made: restoreFrom cannot change',
+      ...RESTORED,
+      patch: { restoreFrom: { pointInTime: '2026-12-03T05:00:00Z' } },
+      valid: false,
+      error: 'restoreFrom cannot be changed: create a new instance to restore into',
+    },
+    {
+      name: 'cnpg, restoreFrom added later',
+      reason: 'restoring over a running instance is not what restoreFrom does: it is set when an instance is made',
+      backend: 'cnpg',
+      spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano' },
+      patch: { restoreFrom: { instance: 'orders' } },
+      valid: false,
+      error: 'restoreFrom is set when an instance is made and cannot be added or removed',
+    },
+    {
+      name: 'cnpg, restoreFrom removed',
+      reason: 'restoreFrom is set when an instance is made and stays',
+      ...RESTORED,
+      patch: { restoreFrom: null },
+      valid: false,
+      error: 'restoreFrom is set when an instance is made and cannot be added or removed',
+    },
+  ],
 } satisfies ApiCases;
