@@ -87,13 +87,8 @@ async function count(kube: Kube, what: string, path: string): Promise<Counted> {
 const offered = new Map<string, string>();
 /** The API bound once the platform is on the v2 package; the others are bound before the move. */
 const BOUND_ON_V2 = 'mariadbinstances';
-/** `kubectl bind` of each API, once (the sandbox bound the first two). */
-const bindings = new Map<string, Promise<void>>(['postgresqlinstances', 'servicebindings'].map((p) => [p, Promise.resolve()]));
-function bindOnce(plural: string): Promise<void> {
-  let b = bindings.get(plural);
-  if (!b) bindings.set(plural, (b = timed(`kubectl bind ${plural}`, () => sandbox.bind(plural))));
-  return b;
-}
+/** `kubectl bind` of an API: the shared platform binds each once per run (the sandbox the first two). */
+const bindOnce = (plural: string): Promise<void> => timed(`kubectl bind ${plural}`, () => sandbox.bind(plural));
 /** The `--crossplane v2` synth output the platform moves to. */
 let v2Files: ReadonlyMap<string, string>;
 

@@ -183,6 +183,8 @@ const BACKUP = 'obs-orders-first';
 let app: Kube;
 /** Where the app cluster's claims of APP_NS are on the control plane: a backup tenant of the sandbox's store. */
 let providerNs: string;
+/** When the PITR test's instance claim was made (by the backup test, to come up beside it). */
+let instanceMade = 0;
 
 /** The cnpg offering's object store in the catalog the platform runs. */
 const catalogStore = (): string | undefined => postgresql.props.cnpg?.backups?.endpointURL;
@@ -398,30 +400,29 @@ describe('the object store', () => {
   }, 180_000);
 
   it(
-    "backs up an instance made in the app cluster: a Backup claim made with it Completed there with CNPG's backup, its WAL archived all along",
+    "backs up the sandbox's instance from the app cluster: a Backup claim there Completed with CNPG's backup, its WAL archived all along",
     async () => {
       const platform = await podPlatform();
       app = platform.app;
       providerNs = platform.claims.providerNamespace;
+      const source = platform.claims.cnpg?.instance;
+      if (!source) throw new Error('the sandbox made no cnpg instance: the package has no cnpg example');
       // The offering's store is the one the sandbox runs, and the backend made the provider namespace its tenant.
       expect(catalogStore()).toBe(`https://versitygw.${OBJECT_STORE_NAMESPACE}.svc:7070`);
       pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 2, '1Gi', 'object-store-pg', [
         { namespace: providerNs, name: `${INSTANCE}-1` },
         { namespace: providerNs, name: `${RESTORED}-1` },
       ]);
-      const t = Date.now();
+      // The next test's instance starts now: it comes up (and takes its first backup) while this one's backup runs.
+      instanceMade = Date.now();
       await Promise.all([createInApp('postgresqlinstances', instanceClaim(INSTANCE)), platform.bind('backups')]);
-      // The Backup claim at once, as a team would before a migration: CloudNativePG takes it once the instance is up,
-      // after the instance's first backup (its ScheduledBackup's), and the claim says it is pending meanwhile.
+      const t = Date.now();
       await createInApp('backups', {
         apiVersion: 'anynines.com/v1',
         kind: 'Backup',
         metadata: { name: BACKUP, namespace: APP_NS },
-        spec: { instanceRef: INSTANCE, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
+        spec: { instanceRef: source, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
       });
-      await readyInApp('postgresqlinstances', INSTANCE);
-      log(`object store: ${INSTANCE} Ready in the app cluster ${((Date.now() - t) / 1000).toFixed(1)} s after it was made there`);
-      sql('CREATE TABLE orders (n int PRIMARY KEY); INSERT INTO orders VALUES (1), (2), (3)');
       const claim = await readyInApp(
         'backups',
         BACKUP,
@@ -431,22 +432,22 @@ describe('the object store', () => {
         600_000,
       );
       log(
-        `object store: the Backup claim was Ready in the app cluster ${((Date.now() - t) / 1000).toFixed(1)} s after it and the instance were made there`,
+        `object store: the Backup claim of ${source} was Ready in the app cluster ${((Date.now() - t) / 1000).toFixed(1)} s after it was made there`,
       );
       // What CloudNativePG reports, as the app developer reads it.
       const backup = claim.status.managed as Record<string, any>;
-      expect(backup).toMatchObject({ phase: 'completed', destinationPath: `s3://klutch-${providerNs}/`, serverName: INSTANCE });
+      expect(backup).toMatchObject({ phase: 'completed', destinationPath: `s3://klutch-${providerNs}/`, serverName: source });
       expect(backup.backupId).toMatch(/^\d{8}T\d{6}$/);
       expect(Date.parse(backup.stoppedAt)).toBeGreaterThanOrEqual(Date.parse(backup.startedAt));
       // A base backup ends once its last WAL segment is archived: the instance archives continuously.
-      const cluster = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${INSTANCE}`);
+      const cluster = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${source}`);
       const archiving = (cluster?.status?.conditions ?? []).find((x: { type: string }) => x.type === 'ContinuousArchiving');
       expect(archiving, JSON.stringify(cluster?.status?.conditions)).toMatchObject({ status: 'True' });
       // The instance claim shows its last backup (printer column LastBackup).
       await eventually(
-        `${INSTANCE}'s last backup in the app cluster`,
+        `${source}'s last backup in the app cluster`,
         async () =>
-          (await getObject(app, appPath('postgresqlinstances', INSTANCE)))?.status?.managed?.lastSuccessfulBackup ? true : undefined,
+          (await getObject(app, appPath('postgresqlinstances', source)))?.status?.managed?.lastSuccessfulBackup ? true : undefined,
         120_000,
       );
     },
@@ -456,6 +457,19 @@ describe('the object store', () => {
   it(
     'restores into a new claim, to a point in time, from the backups of an instance deleted in the app cluster: the rows written before it and none after',
     async () => {
+      await readyInApp('postgresqlinstances', INSTANCE);
+      log(
+        `object store: ${INSTANCE} Ready in the app cluster ${((Date.now() - instanceMade) / 1000).toFixed(1)} s after it was made there`,
+      );
+      sql('CREATE TABLE orders (n int PRIMARY KEY); INSERT INTO orders VALUES (1), (2), (3)');
+      // Its first backup, taken as soon as it is up (its ScheduledBackup): the base T is recovered from.
+      await eventually(
+        `${INSTANCE}'s first backup, in the app cluster`,
+        async () =>
+          (await getObject(app, appPath('postgresqlinstances', INSTANCE)))?.status?.managed?.lastSuccessfulBackup ? true : undefined,
+        600_000,
+      );
+      log(`object store: ${INSTANCE}'s first backup done ${((Date.now() - instanceMade) / 1000).toFixed(1)} s after it was made`);
       sql('INSERT INTO orders VALUES (4), (5)');
       await sleep(1500);
       // T: a whole second after rows 4 and 5 and before rows 6 and 7, as the app team would note it.
