@@ -240,7 +240,8 @@ export async function startApiServer(
     ...(o.pods ? [] : ['--disable-admission-plugins=ServiceAccount']),
     '--endpoint-reconciler-type=none',
     '--enable-priority-and-fairness=false',
-    '--profiling=false',
+    // KLUTCH_KIT_PROFILING=1: /debug/pprof (go tool pprof of a CPU profile: where the API server spends a run's CPU).
+    `--profiling=${process.env.KLUTCH_KIT_PROFILING === '1'}`,
     ...(node
       ? [
           `--egress-selector-config-file=${join(c.pki, 'egress.yaml')}`,
