@@ -7,9 +7,9 @@
  * own; the objects and the users survive the store's Pod being replaced (a store of this file's own, and a backend of
  * its own that makes its tenants). Then backups as an app team takes them, in the app cluster of the shared platform,
  * through the konnector, Crossplane and the cnpg backend (backends/cnpg-backup.ts) to CloudNativePG and the store the
- * sandbox runs: an instance claim archives its WAL from the start; a `Backup` claim ends Ready there with CNPG's
- * completed backup; once the instance claim is deleted, a new one with `restoreFrom` it and a point in time T
- * recovers from its kept backups exactly the rows written before T.
+ * sandbox runs: a `Backup` claim of the sandbox's instance ends Ready there with CNPG's completed backup, its WAL
+ * archived all along; beside it a new instance claim takes its first backup, and once it is deleted, a new one with
+ * `restoreFrom` it and a point in time T recovers from its kept backups exactly the rows written before T.
  */
 import {
   CreateBucketCommand,
@@ -179,6 +179,7 @@ async function text(client: S3Client, bucket: string, key: string): Promise<stri
 const APP_NS = 'default';
 const INSTANCE = 'obs-orders';
 const RESTORED = 'obs-orders-restored';
+/** The Backup claim: of the sandbox's cnpg instance, not of INSTANCE. */
 const BACKUP = 'obs-orders-first';
 let app: Kube;
 /** Where the app cluster's claims of APP_NS are on the control plane: a backup tenant of the sandbox's store. */
