@@ -12,8 +12,13 @@ import { MANAGED_STATE_COLUMN } from './operations';
 import { celList, celString, planTransitionRules, type Plan, type Topology } from './plans';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
 
-/** An instance's backups in `kubectl get`: the last base backup and the start of the recoverable window. */
+/**
+ * An instance's backups in `kubectl get`: whether its WAL archiving works (CloudNativePG's ContinuousArchiving
+ * condition: no backup is scheduled until it does, and its message says why not), the last base backup and the start
+ * of the recoverable window.
+ */
 const BACKUP_COLUMNS = [
+  { name: 'Archiving', type: 'string', jsonPath: '.status.managed.conditions[?(@.type=="ContinuousArchiving")].status' },
   { name: 'LastBackup', type: 'string', jsonPath: '.status.managed.lastSuccessfulBackup' },
   { name: 'RecoverableFrom', type: 'string', jsonPath: '.status.managed.firstRecoverabilityPoint' },
 ] as const;

@@ -9,6 +9,7 @@ import type { Api } from '../apis/api';
 import { DataService, planMatrix } from '../apis';
 import type { CnpgOffering } from '../apis/dataservice';
 import { runFunction } from '../functions/dataservices/fn';
+import { Ready, Status } from '@crossplane-org/function-sdk-typescript';
 import { observeStatus } from '../functions/dataservices/status';
 import { compositeOf, fatalMessages, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
 import { loadCatalog, ROOT } from '../harness/catalog';
@@ -18,6 +19,7 @@ import { inputFor, type Recipe } from '../recipe';
 import { parseYaml } from '../harness/catalog';
 import { validatorFor } from '../test/support/openapi';
 import type { CnpgBackupStore } from './cnpg-backup';
+import { CNPG_SUPERUSER_SETTINGS } from './cnpg';
 
 const apis: Api[] = await loadCatalog();
 const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
@@ -42,12 +44,40 @@ const clusterCrdSchema = parseYaml(
 /** CloudNativePG's Cluster CRD (schemas/cloudnative-pg), which every composed Cluster must satisfy. */
 const clusterCrd = validatorFor(clusterCrdSchema, 'v1');
 
-/** The function's resources for instance `pg` of `namespace` (a v1 claim, or the v2 namespaced composite). */
+/** The Object of a Ready Cluster as Crossplane observed it, CNPG's ContinuousArchiving condition `archiving`. */
+const clusterObserved = (archiving: 'True' | 'False') => ({
+  status: {
+    conditions: [
+      { type: 'Ready', status: 'True' },
+      { type: 'Synced', status: 'True' },
+    ],
+    atProvider: {
+      manifest: {
+        status: {
+          phase: 'Cluster in healthy state',
+          conditions: [
+            {
+              type: 'ContinuousArchiving',
+              status: archiving,
+              reason: archiving === 'True' ? 'ContinuousArchivingSuccess' : 'ContinuousArchivingFailing',
+            },
+          ],
+        },
+      },
+    },
+  },
+});
+
+/**
+ * The function's resources for instance `pg` of `namespace` (a v1 claim, or the v2 namespaced composite), its Cluster
+ * observed with working WAL archiving unless `observed` says otherwise.
+ */
 function compose(
   backups: CnpgBackupStore | undefined,
   namespace = 'team-a',
   target: 'v1' | 'v2' = 'v1',
   more: Record<string, unknown> = {},
+  observed: Record<string, Record<string, unknown>> = { 'cnpg-demo': clusterObserved('True') },
 ) {
   const input = inputFor(build(backups).api.backends.cnpg as Recipe, { backend: 'cnpg', service: 'demo', settings: SETTINGS, target });
   const xr: Record<string, any> =
@@ -64,7 +94,7 @@ function compose(
           metadata: { name: 'pg', namespace, uid: 'u-1' },
           spec: { service: 'pg15', plan: 'demo-single-small', ...more },
         };
-  return runFunction(requestOf(input, xr, {}));
+  return runFunction(requestOf(input, xr, observed));
 }
 const manifest = (rsp: ReturnType<typeof compose>, name: string): any =>
   (rsp.desired?.resources[name]?.resource as any)?.spec.forProvider.manifest;
@@ -114,10 +144,52 @@ describe('a cnpg offering with an object store', () => {
     expect(manifest(compose({ ...STORE, schedule: false }), 'cnpg-demo-scheduled-backup')).toBeUndefined();
   });
 
+  it.each(['v1', 'v2'] as const)(
+    'schedules backups only once CNPG says WAL archiving works, and the claim does not wait for the schedule (%s)',
+    (target) => {
+      // The instance's other resources applied and Ready, so that the claim's condition is the schedule's doing.
+      const applied = {
+        status: {
+          conditions: [
+            { type: 'Ready', status: 'True' },
+            { type: 'Synced', status: 'True' },
+          ],
+        },
+      };
+      const others = Object.fromEntries(
+        ['network-policy', 'session-reaper', 'session-reaper-secret'].map((n) => [`cnpg-demo-${n}`, applied]),
+      );
+      const at = (observed: Record<string, Record<string, unknown>>) => compose(STORE, 'team-a', target, {}, { ...others, ...observed });
+      const ready = (rsp: ReturnType<typeof compose>) => rsp.conditions.map((c) => [c.status, c.reason]);
+      // CNPG starts a backup of a Cluster whose archiving does not work by waiting for it, holding every other
+      // Cluster's backups meanwhile: no schedule while the Cluster is new or its archiving fails, the claim Ready.
+      expect(compose(STORE, 'team-a', target, {}, {}).desired?.resources['cnpg-demo-scheduled-backup']).toBeUndefined();
+      const failingArchive = at({ 'cnpg-demo': clusterObserved('False') });
+      expect(failingArchive.desired?.resources['cnpg-demo-scheduled-backup']).toBeUndefined();
+      expect(ready(failingArchive)).toEqual([[Status.STATUS_CONDITION_TRUE, 'Available']]);
+      // Archiving works: the schedule is composed, and the claim stays Ready while Crossplane creates it.
+      const first = at({ 'cnpg-demo': clusterObserved('True') });
+      expect(manifest(first, 'cnpg-demo-scheduled-backup')).toMatchObject({ kind: 'ScheduledBackup', spec: { immediate: true } });
+      expect(first.desired?.resources['cnpg-demo-scheduled-backup']?.ready).toBe(Ready.READY_TRUE);
+      expect(ready(first)).toEqual([[Status.STATUS_CONDITION_TRUE, 'Available']]);
+      // Once there, it stays when archiving fails later (the Cluster's condition changing deletes no schedule), and
+      // its failure to apply is the claim's.
+      const kept = at({ 'cnpg-demo': clusterObserved('False'), 'cnpg-demo-scheduled-backup': applied });
+      expect(manifest(kept, 'cnpg-demo-scheduled-backup')).toMatchObject({ kind: 'ScheduledBackup' });
+      const refused = {
+        status: { conditions: [{ type: 'Synced', status: 'False', reason: 'ReconcileError', message: 'scheduledbackups is forbidden' }] },
+      };
+      const failing = at({ 'cnpg-demo': clusterObserved('True'), 'cnpg-demo-scheduled-backup': refused });
+      expect(failing.desired?.resources['cnpg-demo-scheduled-backup']?.ready).toBe(Ready.READY_FALSE);
+      expect(failing.conditions.map((c) => c.message)).toEqual(['cnpg demo: scheduledbackups is forbidden']);
+    },
+  );
+
   it('shows the last backup and the start of the recoverable window in `kubectl get`, from the Cluster status the claim holds', () => {
     const columns = (backups?: CnpgBackupStore) => build(backups).api.printerColumns.map((c) => `${c.name} ${c.jsonPath}`);
     expect(columns(STORE)).toEqual([
       'ManagedResource .status.managed.state',
+      'Archiving .status.managed.conditions[?(@.type=="ContinuousArchiving")].status',
       'LastBackup .status.managed.lastSuccessfulBackup',
       'RecoverableFrom .status.managed.firstRecoverabilityPoint',
     ]);
@@ -193,7 +265,10 @@ describe('a cnpg instance restored from backups (restoreFrom)', () => {
   it("recovers to the end of the source's WAL without a point in time; a new instance bootstraps by initdb", () => {
     expect(restored({ instance: 'orders' }).spec.bootstrap).toEqual({ recovery: { source: 'origin', database: 'app', owner: 'app' } });
     const fresh = manifest(compose(STORE), 'cnpg-demo');
-    expect([fresh.spec.bootstrap, fresh.spec.externalClusters]).toEqual([{ initdb: { database: 'app', owner: 'app' } }, undefined]);
+    expect([fresh.spec.bootstrap, fresh.spec.externalClusters]).toEqual([
+      { initdb: { database: 'app', owner: 'app', postInitSQL: [...CNPG_SUPERUSER_SETTINGS] } },
+      undefined,
+    ]);
     expect(clusterCrd(fresh).errors).toEqual([]);
   });
 

@@ -156,14 +156,24 @@ export function clusterRecoveryFields(b: CnpgBackupStore): FieldMapping[] {
   ];
 }
 
+/** The Cluster's `ContinuousArchiving` condition True, as the Object that wraps it observed it. */
+export const ARCHIVING_WORKS = {
+  at: 'status.atProvider.manifest.status.conditions',
+  has: { type: 'ContinuousArchiving', status: 'True' },
+  observed: true,
+} as const;
+
 /**
  * The instance's ScheduledBackup (`<claim>`, owned by its Cluster so it goes with it): a base backup on the offering's
- * schedule, the first as soon as the instance is up, so the recoverable window starts with the instance.
+ * schedule, the first at once, so the recoverable window starts with the instance. Composed once CNPG reports the
+ * Cluster's WAL archiving working: CNPG starts a backup of a Cluster whose archiving does not work yet by waiting up
+ * to ten minutes for it in the instance, and its backup controller runs one reconcile at a time, so every other
+ * tenant's backup waits as long (docs/decisions/cnpg-backups.md).
  */
 export function scheduledBackup(b: CnpgBackupStore, providerConfigName?: string): { v1: Companion; v2: Companion } | undefined {
   const schedule = b.schedule ?? DEFAULT_BACKUP_SCHEDULE;
   if (schedule === false) return undefined;
-  return kubernetesCompanion(CNPG_SCHEDULED_BACKUP_NAME, {
+  const companion = kubernetesCompanion(CNPG_SCHEDULED_BACKUP_NAME, {
     resource: CNPG_SCHEDULED_BACKUP,
     providerConfigName,
     fields: [
@@ -175,6 +185,7 @@ export function scheduledBackup(b: CnpgBackupStore, providerConfigName?: string)
       { to: 'spec.backupOwnerReference', value: 'cluster' },
     ],
   });
+  return { v1: { ...companion.v1, when: ARCHIVING_WORKS }, v2: { ...companion.v2, when: ARCHIVING_WORKS } };
 }
 
 /** Where the Object shows the Backup's phase and its error. */

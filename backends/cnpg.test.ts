@@ -25,6 +25,7 @@ import {
   CNPG_REAPER_LABEL,
   CNPG_REAPER_ROLE,
   CNPG_REAPER_SQL,
+  CNPG_SUPERUSER_SETTINGS,
 } from './cnpg';
 
 const apis: Api[] = await loadCatalog();
@@ -95,7 +96,7 @@ describe('cnpg PostgresqlInstance', () => {
                 },
                 retentionPolicy: '7d',
               },
-              bootstrap: { initdb: { database: 'app', owner: 'app' } },
+              bootstrap: { initdb: { database: 'app', owner: 'app', postInitSQL: [...CNPG_SUPERUSER_SETTINGS] } },
               managed: {
                 // The platform's own role first, whose sessions reaper ends a revoked binding role's (bindings' roles after it).
                 roles: [REAPER_ROLE],

@@ -148,6 +148,17 @@ const ROLE_NAME_LIMIT = {
 export const CNPG_APP_OWNER = 'app';
 
 /**
+ * The platform's sessions are not the app's: the claim's `statementTimeout` and `idleInTransactionSessionTimeout` are
+ * server-wide settings, and Barman's `pg_backup_stop`, which waits for the last WAL segment to be archived, outlasts
+ * a short one, so every base backup failed ("canceling statement due to statement timeout"). The superuser CNPG and
+ * Barman log in as is exempt, set once by `initdb` (a restored instance has its source's).
+ */
+export const CNPG_SUPERUSER_SETTINGS = [
+  'ALTER ROLE postgres SET statement_timeout = 0',
+  'ALTER ROLE postgres SET idle_in_transaction_session_timeout = 0',
+] as const;
+
+/**
  * What ends the sessions of a revoked binding role (docs/decisions/cnpg-lifecycle.md): PostgreSQL keeps a session
  * open after its role loses LOGIN and its password, and CNPG's role reconciler ends none. Each instance has a role of
  * the platform's own, a member of `pg_signal_backend` (it may end the sessions of any role but a superuser, nothing
@@ -314,6 +325,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
       // restored from backups (`restoreFrom`, offerings with a store) bootstraps by recovery instead.
       { to: 'spec.bootstrap.initdb.database', value: CNPG_APP_OWNER, ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
       { to: 'spec.bootstrap.initdb.owner', value: CNPG_APP_OWNER, ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
+      { to: 'spec.bootstrap.initdb.postInitSQL', value: [...CNPG_SUPERUSER_SETTINGS], ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
       { to: 'spec.postgresql.pg_hba', value: [...CNPG_PG_HBA] },
       { to: `${external}.selectorType`, value: 'rw' },
       { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },

@@ -134,6 +134,34 @@ export async function requireOk(kube: Kube, method: string, path: string, body?:
   return r.body as WireObject;
 }
 
+/** What an API server answers for a while after a CRD is installed, before it serves the new kind. */
+const NOT_SERVED_YET = [404, 429, 503];
+
+/**
+ * Creates `obj` in its namespace as `kubectl create` does (a claim in an app cluster, whose CRD the konnector may just
+ * have installed). 404, 429 and 503 are waited out for a minute; any other refusal fails at once with the API server's
+ * message, except 409 when `existing` is 'ok' (an object left by an interrupted run).
+ */
+export async function createWhenServed(
+  kube: Kube,
+  plural: string,
+  obj: WireObject,
+  o: { readonly existing?: 'ok' | 'refused' } = {},
+): Promise<void> {
+  const where = `${obj.apiVersion.includes('/') ? '/apis' : '/api'}/${obj.apiVersion}/namespaces/${obj.metadata.namespace}/${plural}`;
+  const what = `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`;
+  const r = await eventually(
+    `${what} to be created`,
+    async () => {
+      const res = await kube.request('POST', where, obj);
+      return NOT_SERVED_YET.includes(res.code) ? undefined : res;
+    },
+    60_000,
+  );
+  if (r.code < 300 || (r.code === 409 && o.existing === 'ok')) return;
+  throw new Error(`cannot create ${what}: ${r.code} ${JSON.stringify(r.body.message)}`);
+}
+
 /**
  * Server-side apply of `body` at `path` (the object's own URL), forcing our field manager: suites that share a cluster
  * may apply the same object. The error names the path and the API server's answer.

@@ -236,7 +236,7 @@ export const inputSchema: Schema = s.object(
           fields: fieldMappings,
           labels,
           generated: s.array(s.object({ to: fieldPath }, { required: ['to'] })),
-          when: s.object({ at: fieldPath, has: s.map(anyValue) }, { required: ['at', 'has'] }),
+          when: s.object({ at: fieldPath, has: s.map(anyValue), observed: s.boolean() }, { required: ['at', 'has'] }),
         },
         { required: ['name', 'resource', 'providerConfig', 'fields'] },
       ),

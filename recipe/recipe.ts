@@ -273,10 +273,20 @@ export interface Companion {
 
 /** The condition of a companion's composition (Companion.when). */
 export interface CompanionWhen {
-  /** A list of the main resource, relative to the object the recipe's fields write (`spec.managed.roles`). */
+  /**
+   * A list of the main resource, relative to the object the recipe's fields write (`spec.managed.roles`); with
+   * `observed`, a path in the composed resource as Crossplane observed it, wrapper included
+   * (`status.atProvider.manifest.status.conditions`).
+   */
   readonly at: string;
   /** The values one of its items must have (`{ login: false }`). */
   readonly has: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * Wait for the backend to report a state of the main resource, not for this run's composition of it: the cnpg
+   * ScheduledBackup waits for the Cluster's `ContinuousArchiving` True. Such a companion comes after the instance is
+   * up, so its own readiness does not hold the claim's: only its failure shows there. @default false
+   */
+  readonly observed?: boolean;
 }
 
 /**

@@ -23,7 +23,7 @@ import { parseYaml } from '../harness/catalog';
 import { headlessLogin, startCli } from '../harness/cli';
 import { startControlPlanes, type ControlPlanes } from '../harness/control-plane';
 import { synthOutputAsync } from '../harness/crossplane';
-import { eventually, getObject, kubeFor, type Kube, type WireObject } from '../harness/kube';
+import { createWhenServed, eventually, getObject, kubeFor, type Kube, type WireObject } from '../harness/kube';
 import { installCnpg, localVolumes } from '../harness/node/cnpg';
 import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, psqlClientPod } from '../harness/node/cnpg-images';
 import { exposeHostPort } from '../harness/node/host-port';
@@ -415,7 +415,8 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
         for (const i of instances) {
           const pg = example(i.example);
           if (!pg) throw new Error(`the synth output has no example ${i.example}`);
-          await create(ka, 'postgresqlinstances', { ...pg, metadata: { name: i.name, namespace: CLAIM_NAMESPACE } });
+          // A claim an interrupted run left is taken as it is (409).
+          await createWhenServed(ka, 'postgresqlinstances', { ...pg, metadata: { name: i.name, namespace: CLAIM_NAMESPACE } }, EXISTING);
         }
         const ns = await until(
           'the bind backend to assign a control-plane namespace',
@@ -480,11 +481,16 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
         for (const b of bindings) {
           const sb = example(b.example);
           if (!sb) throw new Error(`the synth output has no example ${b.example}`);
-          await create(ka, 'servicebindings', {
-            ...sb,
-            metadata: { name: b.name, namespace: CLAIM_NAMESPACE },
-            spec: { ...sb.spec, instanceRef: b.instance },
-          });
+          await createWhenServed(
+            ka,
+            'servicebindings',
+            {
+              ...sb,
+              metadata: { name: b.name, namespace: CLAIM_NAMESPACE },
+              spec: { ...sb.spec, instanceRef: b.instance },
+            },
+            EXISTING,
+          );
         }
         for (const b of bindings) {
           const secret = await until(
@@ -593,21 +599,7 @@ function prepareDir(dir: string): void {
   writeFileSync(join(dir, MARKER), 'made by npm run sandbox; emptied by the next run\n');
 }
 
-const claimPath = (plural: string, namespace: string, name: string) => `/apis/anynines.com/v1/namespaces/${namespace}/${plural}/${name}`;
+/** A claim an interrupted run left is taken as it is. */
+const EXISTING = { existing: 'ok' } as const;
 
-/**
- * Creates a claim as `kubectl create` would. A CRD the konnector just installed may answer 404 or 503 for a moment:
- * that is waited out; any other refusal fails at once with the API server's message.
- */
-async function create(kube: Kube, plural: string, obj: Obj): Promise<void> {
-  const what = `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`;
-  const r = await eventually(
-    `${what} to be created`,
-    async () => {
-      const res = await kube.request('POST', `/apis/${obj.apiVersion}/namespaces/${obj.metadata.namespace}/${plural}`, obj);
-      return [404, 429, 503].includes(res.code) ? undefined : res;
-    },
-    60_000,
-  );
-  if (r.code >= 300 && r.code !== 409) throw new Error(`cannot create ${what}: ${r.code} ${JSON.stringify(r.body.message)}`);
-}
+const claimPath = (plural: string, namespace: string, name: string) => `/apis/anynines.com/v1/namespaces/${namespace}/${plural}/${name}`;

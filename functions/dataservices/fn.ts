@@ -26,7 +26,7 @@ import {
   compositionName,
   listHas,
 } from './compose';
-import type { Input } from '../../recipe';
+import type { Companion, Input } from '../../recipe';
 import {
   diagnose,
   DIAGNOSTICS_REQUIREMENT,
@@ -124,7 +124,14 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let adoption;
   let related;
   let asked;
-  let companions: { name: string; own: Input; composed: Composed; observed: Obj | undefined; ready: boolean }[];
+  let companions: {
+    name: string;
+    own: Input;
+    composed: Composed;
+    observed: Obj | undefined;
+    ready: boolean;
+    when: Companion['when'];
+  }[];
   try {
     const seen = isObj(observed) ? observed : undefined;
     composed = composeResource(input, composite, seen);
@@ -155,9 +162,9 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       const seenC = req.observed?.resources?.[name]?.resource;
       const seen = isObj(seenC) ? seenC : undefined;
       // Not yet wanted (Companion.when): not composed, and not waited for.
-      if (c.when && !seen && !listHas(main, c.when)) return [];
+      if (c.when && !seen && !listHas(c.when.observed ? observed : main, c.when)) return [];
       const own = companionInput(input, c);
-      return [{ name, own, composed: composeResource(own, composite, seen), observed: seen, ready: false }];
+      return [{ name, own, composed: composeResource(own, composite, seen), observed: seen, ready: false, when: c.when }];
     });
   } catch (e) {
     if (e instanceof ComposeError) return fail(rsp, e.message);
@@ -174,8 +181,9 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let ownReady = outcome.ready;
   for (const c of companions) {
     const seen = observeStatus(c.own, c.observed);
-    c.ready = seen.ready;
-    if (seen.ready) continue;
+    // One that waited for the backend's state (CompanionWhen.observed) holds the claim only by failing.
+    c.ready = seen.ready || (c.when?.observed === true && seen.condition?.status !== 'False');
+    if (c.ready) continue;
     // The main resource's own failure or progress speaks first; else the companion's, else that it waits for it.
     const waits: StatusOutcome['condition'] = {
       status: 'False',
@@ -250,11 +258,10 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   };
   desired.resources = { ...desired.resources, [composed.name]: resource };
   for (const c of companions) {
-    const ready = c.observed && observeStatus(c.own, c.observed).ready;
     desired.resources[c.name] = {
       resource: c.composed.resource,
       connectionDetails: {},
-      ready: ready ? Ready.READY_TRUE : Ready.READY_FALSE,
+      ready: c.ready ? Ready.READY_TRUE : Ready.READY_FALSE,
     };
   }
   // Only status of a desired composite is honoured: write a fresh partial composite (never the observed one),

@@ -28,7 +28,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { watchInformer, type WatchInformer } from '../../controller';
 import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
-import { eventually, getObject, requireOk, type Kube } from '../../harness/kube';
+import { createWhenServed, eventually, getObject, requireOk, type Kube } from '../../harness/kube';
 import { type PodPlatform, podPlatform } from '../support/platform/pod-platform';
 import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
 import { DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';
@@ -127,17 +127,7 @@ beforeAll(async () => {
     ['postgresqlinstances', fromExample('postgresql-a9s', (o) => (o.metadata.name = A9S_INSTANCE))],
     ['servicebindings', fromExample('servicebinding-a9s', (o) => ((o.metadata.name = A9S_BINDING), (o.spec.instanceRef = A9S_INSTANCE)))],
   ];
-  for (const [plural, claim] of claims)
-    await eventually(
-      `${claim.kind} ${claim.metadata.name} to be created in the app cluster`,
-      async () => {
-        const r = await app.request('POST', `/apis/anynines.com/v1/namespaces/${NS}/${plural}`, claim);
-        if (r.code >= 300 && ![404, 429, 503].includes(r.code))
-          throw new Error(`cannot create ${claim.kind} ${claim.metadata.name}: ${r.code} ${JSON.stringify(r.body.message)}`);
-        return r.code < 300 ? true : undefined;
-      },
-      60_000,
-    );
+  for (const [plural, claim] of claims) await createWhenServed(app, plural, { ...claim, metadata: { ...claim.metadata, namespace: NS } });
 }, 45 * 60_000);
 
 afterAll(async () => {
@@ -601,17 +591,7 @@ function example(name: string): Obj {
 const path = (o: Obj, ns = o.metadata.namespace as string) => `/apis/${o.apiVersion}/namespaces/${ns}/${pluralOf(o)}/${o.metadata.name}`;
 
 /** Creates an object in the app cluster as kubectl create would (a CRD the konnector just made may answer 404 a moment). */
-async function createInApp(obj: Obj): Promise<void> {
-  const r = await eventually(
-    `${obj.kind} ${obj.metadata.name} to be created in the app cluster`,
-    async () => {
-      const res = await app.request('POST', `/apis/${obj.apiVersion}/namespaces/${obj.metadata.namespace}/${pluralOf(obj)}`, obj);
-      return [404, 429, 503].includes(res.code) ? undefined : res;
-    },
-    60_000,
-  );
-  if (r.code >= 300) throw new Error(`cannot create ${obj.kind} ${obj.metadata.name}: ${r.code} ${JSON.stringify(r.body.message)}`);
-}
+const createInApp = (obj: Obj): Promise<void> => createWhenServed(app, pluralOf(obj), obj);
 
 /**
  * How long a wait for one of the examples may take: all of them (about twenty) are made at once, beside the other

@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKUP_STORE_KEYS, DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';
 import { apply, condition } from '../../harness/crossplane';
-import { eventually, getObject, type Kube, requireOk } from '../../harness/kube';
+import { createWhenServed, eventually, getObject, type Kube, requireOk } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { localVolumes } from '../../harness/node/cnpg';
 import { asSuperuser } from '../../harness/node/cnpg-sql';
@@ -199,18 +199,8 @@ const instanceClaim = (name: string, more: Record<string, unknown> = {}) => ({
   spec: { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', compositionRef: { name: 'cnpg-postgresql' }, ...more },
 });
 
-/** As `kubectl create` in the app cluster; a CRD the konnector just installed may answer 404 or 503 for a moment. */
-async function createInApp(plural: string, obj: Record<string, any>): Promise<void> {
-  const r = await eventually(
-    `${obj.kind} ${APP_NS}/${obj.metadata.name} created in the app cluster`,
-    async () => {
-      const res = await app.request('POST', `/apis/anynines.com/v1/namespaces/${APP_NS}/${plural}`, obj);
-      return [404, 429, 503].includes(res.code) ? undefined : res;
-    },
-    60_000,
-  );
-  if (r.code >= 300) throw new Error(`cannot create ${obj.kind} ${obj.metadata.name}: ${r.code} ${JSON.stringify(r.body.message)}`);
-}
+/** As `kubectl create` in the app cluster, once it serves the kind. */
+const createInApp = (plural: string, obj: Record<string, any>) => createWhenServed(app, plural, obj);
 
 /** The claim once Ready in the app cluster, where the konnector brings its status; `check` may fail it sooner. */
 async function readyInApp(plural: string, name: string, check?: (x: any) => void, timeoutMs = 300_000): Promise<any> {
@@ -416,7 +406,10 @@ describe('the object store', () => {
       ]);
       // The next test's instance starts now: it comes up (and takes its first backup) while this one's backup runs.
       instanceMade = Date.now();
-      await Promise.all([createInApp('postgresqlinstances', instanceClaim(INSTANCE)), platform.bind('backups')]);
+      // A statement timeout an app team may well set, server-wide: Barman's pg_backup_stop, which waits for the last
+      // WAL segment to be archived, takes longer, and must not be cut short by it.
+      const parameters = { statementTimeout: 1000 };
+      await Promise.all([createInApp('postgresqlinstances', instanceClaim(INSTANCE, { parameters })), platform.bind('backups')]);
       const t = Date.now();
       await createInApp('backups', {
         apiVersion: 'anynines.com/v1',
@@ -463,13 +456,19 @@ describe('the object store', () => {
         `object store: ${INSTANCE} Ready in the app cluster ${((Date.now() - instanceMade) / 1000).toFixed(1)} s after it was made there`,
       );
       sql('CREATE TABLE orders (n int PRIMARY KEY); INSERT INTO orders VALUES (1), (2), (3)');
-      // Its first backup, taken as soon as it is up (its ScheduledBackup): the base T is recovered from.
-      await eventually(
+      // Its first backup, taken as soon as its WAL archiving works (its ScheduledBackup): the base T is recovered from.
+      const first = await eventually(
         `${INSTANCE}'s first backup, in the app cluster`,
-        async () =>
-          (await getObject(app, appPath('postgresqlinstances', INSTANCE)))?.status?.managed?.lastSuccessfulBackup ? true : undefined,
+        async () => {
+          const backups = await requireOk(kube, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/backups`);
+          const failed = (backups.items as any[]).filter((b) => b.spec?.cluster?.name === INSTANCE && b.status?.phase === 'failed');
+          if (failed.length) return { failed: failed.map((b) => b.status) };
+          const x = await getObject(app, appPath('postgresqlinstances', INSTANCE));
+          return x?.status?.managed?.lastSuccessfulBackup ? { failed: [] } : undefined;
+        },
         600_000,
       );
+      expect(first.failed, `${INSTANCE}'s backups failed`).toEqual([]);
       log(`object store: ${INSTANCE}'s first backup done ${((Date.now() - instanceMade) / 1000).toFixed(1)} s after it was made`);
       sql('INSERT INTO orders VALUES (4), (5)');
       await sleep(1500);

@@ -233,11 +233,12 @@ export const DELTAS: readonly Delta[] = [
     klutch: [],
     ours: [
       'ManagedResource string .status.managed.state',
+      'Archiving string .status.managed.conditions[?(@.type=="ContinuousArchiving")].status',
       'LastBackup string .status.managed.lastSuccessfulBackup',
       'RecoverableFrom string .status.managed.firstRecoverabilityPoint',
     ],
     why:
-      "the backend's state, as every claim; and, where a cnpg offering has backups, the last backup and the start of the " +
+      "the backend's state, as every claim; and, where a cnpg offering has backups, whether WAL archiving works, the last backup and the start of the " +
       "recoverable window (CloudNativePG's, in status.managed); a column never changes what is accepted",
   },
 ];
