@@ -18,6 +18,19 @@ export interface ConfigurationMetaProps {
   readonly providerKubernetes: PackageDependency;
 }
 
+/** The project's license (package.json, LICENSE), as the package metadata names it. */
+export const LICENSE = 'Apache-2.0';
+
+/**
+ * The function versions the Configuration takes: from its own tag up to the next major, whose request or input may
+ * differ; any version for a digest reference (no tag to start from).
+ */
+export function functionRange(tag: string): string {
+  const major = /^v(\d+)\.\d+\.\d+/.exec(tag)?.[1];
+  if (major === undefined) return tag ? `>=${tag}` : '>=v0.0.0';
+  return `>=${tag} <v${Number(major) + 1}.0.0`;
+}
+
 export class ConfigurationMeta extends Construct {
   constructor(scope: Construct, id: string, props: ConfigurationMetaProps) {
     super(scope, id);
@@ -26,6 +39,7 @@ export class ConfigurationMeta extends Construct {
         name: props.name,
         annotations: {
           'meta.crossplane.io/maintainer': 'klutch-kit',
+          'meta.crossplane.io/license': LICENSE,
           'meta.crossplane.io/description':
             'Data-service APIs (PostgreSQL, MariaDB, RabbitMQ, MongoDB, OpenSearch, Prometheus, LogMe, Valkey) for the a9s and a8s backends.',
         },
@@ -37,7 +51,7 @@ export class ConfigurationMeta extends Construct {
         dependsOn: [
           { provider: props.providerAnynines.package, version: props.providerAnynines.version },
           { provider: props.providerKubernetes.package, version: props.providerKubernetes.version },
-          { function: props.fn.repository, version: props.fn.tag ? `>=${props.fn.tag}` : '>=v0.0.0' },
+          { function: props.fn.repository, version: functionRange(props.fn.tag) },
         ],
       },
     });

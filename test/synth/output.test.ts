@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseYaml, runSynth, synthCatalog } from '../../harness/catalog';
+import { parseYaml, ROOT, runSynth, synthCatalog } from '../../harness/catalog';
 import { VERSION } from '../../lib/version';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-synth-'));
@@ -137,6 +137,22 @@ describe('provider dependencies', () => {
       { provider: 'registry.example.com/a9s/provider-anynines', version: '>=v1.7.0' },
       { provider: 'registry.example.com/pk', version: 'v0.19.0' },
     ]);
+  });
+
+  it('bounds every dependency below its next major by default, and names the license', () => {
+    const out = join(tmp, 'bounded');
+    const r = runSynth(['--out', out, '--quiet', '--function-package', 'registry.example.com/fn/function-dataservices:v1.4.2']);
+    expect(r.stderr).toBe('');
+    const meta = parseYaml(readFileSync(join(out, 'packages', 'dataservices', 'crossplane.yaml'), 'utf8'))[0] as {
+      metadata: { annotations: Record<string, string> };
+      spec: { dependsOn: { provider?: string; function?: string; version: string }[] };
+    };
+    // A new major may drop a kind the Compositions compose: Crossplane must not pick it on a fresh control plane.
+    expect(meta.spec.dependsOn.map((d) => d.version)).toEqual(['>=v1.5.0 <v2.0.0', '>=v0.18.0 <v2.0.0', '>=v1.4.2 <v2.0.0']);
+    expect(meta.metadata.annotations['meta.crossplane.io/license']).toBe('Apache-2.0');
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).license).toBe(
+      meta.metadata.annotations['meta.crossplane.io/license'],
+    );
   });
 
   it('puts --setting values into every a9s instance and refuses a setting no recipe reads', () => {
@@ -314,7 +330,7 @@ describe('the v2 target', () => {
     });
     // The a8s compositions compose provider-kubernetes' namespaced Object, which v1.0.0 introduced.
     const meta = out.get('packages/dataservices/crossplane.yaml')?.[0] as { spec: { dependsOn: { provider?: string; version: string }[] } };
-    expect(meta.spec.dependsOn.find((d) => d.provider?.endsWith('/provider-kubernetes'))?.version).toBe('>=v1.0.0');
+    expect(meta.spec.dependsOn.find((d) => d.provider?.endsWith('/provider-kubernetes'))?.version).toBe('>=v1.0.0 <v2.0.0');
   });
 
   it('keeps the v1 target Klutch-compatible by default', async () => {
