@@ -37,6 +37,14 @@ describe('the command line', () => {
     });
   });
 
+  it("takes kubectl's --dry-run=client and --dry-run=none", () => {
+    expect(parseCommand(['https://x/export', '--dry-run=client', '-o', 'json'])).toMatchObject({ flags: { dryRun: true, output: 'json' } });
+    expect(parseCommand(['apiservice', '-f', 'r.yaml', '--remote-kubeconfig', 'k', '--dry-run=client'])).toMatchObject({
+      flags: { dryRun: true },
+    });
+    expect(parseCommand(['https://x/export', '--dry-run=none'])).toMatchObject({ flags: { dryRun: false } });
+  });
+
   it('--help everywhere; no argument is the help with a usage exit', () => {
     for (const argv of [['--help'], ['apiservice', '-h'], ['list', '--help'], ['remove', '--help'], ['help', 'remove']])
       expect(parseCommand(argv)).toMatchObject({ command: 'help', ok: true });
@@ -45,7 +53,8 @@ describe('the command line', () => {
 
   it.each([
     [['https://x/export', '--bogus'], "Unknown option '--bogus'"],
-    [['bogus'], '"bogus" is neither a command (apiservice, list, remove) nor an http(s) URL'],
+    [['bogus'], '"bogus" is neither a command (apiservice, list, remove, version, help) nor an http(s) URL'],
+    [['https://x/export', '--dry-run=server'], '--dry-run=server: the plugin renders what it would create on the client'],
     [['https://x/export', '--timeout', '10 minutes'], '--timeout: "10 minutes" is not a duration'],
     [['https://x/export', '-o', 'yaml'], '--output goes with --dry-run'],
     [['apiservice', '-f', 'r.yaml'], 'give the provider kubeconfig'],

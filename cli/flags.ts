@@ -177,11 +177,25 @@ export interface RemoveFlags extends ClusterFlags {
 
 type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: readonly string[] };
 
+/**
+ * kubectl's spelling of a dry run: `--dry-run=client` is this plugin's `--dry-run` (it renders on the client);
+ * `--dry-run=server` asks for what the plugin cannot do, and `--dry-run=none` for no dry run.
+ */
+function kubectlDryRun(command: string, argv: readonly string[]): string[] {
+  return argv.flatMap((a) => {
+    const m = /^--dry-run=(client|server|none)$/.exec(a);
+    if (!m) return [a];
+    if (m[1] === 'server')
+      throw usageError('--dry-run=server: the plugin renders what it would create on the client; give --dry-run=client', command);
+    return m[1] === 'client' ? ['--dry-run'] : [];
+  });
+}
+
 /** A command's flags by its table: booleans as true/undefined, strings, and the lists of repeatable flags. */
 function parse(command: keyof typeof COMMAND_FLAGS, argv: readonly string[]): Parsed {
   const table = COMMAND_FLAGS[command];
   try {
-    const f = parseFlags(table, argv, {}, { positionals: true });
+    const f = parseFlags(table, kubectlDryRun(command, argv), {}, { positionals: true });
     const values: Parsed['values'] = Object.fromEntries(
       table.flags.map((x) => [
         x.name,
@@ -295,7 +309,10 @@ export function parseCommand(argv: readonly string[]): Command {
   if (positionals.length > 1) throw usageError(`one URL, not ${positionals.length} arguments: ${positionals.join(' ')}`, '');
   const url = positionals[0]!;
   if (!/^https?:\/\//.test(url))
-    throw usageError(`"${url}" is neither a command (${COMMANDS.join(', ')}) nor an http(s) URL of a bind backend`, '');
+    throw usageError(
+      `"${url}" is neither a command (${[...COMMANDS, 'version', 'help'].join(', ')}) nor an http(s) URL of a bind backend`,
+      '',
+    );
   return {
     command: 'bind',
     flags: {
