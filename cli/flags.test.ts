@@ -19,7 +19,9 @@ describe('the command line', () => {
       command: 'apiservice',
       flags: { file: 'r.yaml', remoteKubeconfigName: 'kubeconfig-abc' },
     });
-    expect(parseCommand(['list', '-A'])).toMatchObject({ command: 'list', flags: { allNamespaces: true } });
+    expect(parseCommand(['list', '-A'])).toMatchObject({ command: 'list', flags: { allNamespaces: true, noHeaders: false } });
+    expect(parseCommand(['list', '-o', 'name'])).toMatchObject({ command: 'list', flags: { output: 'name' } });
+    expect(parseCommand(['list', '--no-headers'])).toMatchObject({ command: 'list', flags: { noHeaders: true } });
     expect(parseCommand(['remove', 'pgs.anynines.com', '-y', '-n', 'x'])).toMatchObject({
       command: 'remove',
       flags: { binding: 'pgs.anynines.com', yes: true, namespace: 'x' },
@@ -59,6 +61,8 @@ describe('the command line', () => {
     [['https://x/export', '-o', 'yaml'], '--output goes with --dry-run'],
     [['apiservice', '-f', 'r.yaml'], 'give the provider kubeconfig'],
     [['remove'], 'name exactly one binding'],
+    [['list', '-o', 'wide'], '--output: "wide" is not yaml or json'],
+    [['list', '-o', 'name', '--no-headers'], '--no-headers goes with the table'],
   ])('%j is a usage error: %s', (argv, message) => {
     expect(() => parseCommand(argv)).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringContaining(message) }));
   });

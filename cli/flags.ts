@@ -101,7 +101,14 @@ export const APISERVICE_FLAGS: readonly Flag[] = [
 
 export const LIST_FLAGS: readonly Flag[] = [
   { name: 'all-namespaces', short: 'A', boolean: true, help: 'bindings of every namespace' },
-  { name: 'output', short: 'o', arg: 'yaml|json', optional: true, help: 'print the bindings themselves (one List document)' },
+  {
+    name: 'output',
+    short: 'o',
+    arg: 'yaml|json|name',
+    optional: true,
+    help: 'print the bindings themselves (one List document), or their names as kubectl does (apiservicebinding.<group>/<name>)',
+  },
+  { name: 'no-headers', boolean: true, help: 'print the table without its header line' },
 ];
 
 export const REMOVE_FLAGS: readonly Flag[] = [
@@ -166,7 +173,8 @@ export interface ApiServiceFlags extends BindFlags {
 
 export interface ListFlags extends ClusterFlags {
   readonly allNamespaces: boolean;
-  readonly output?: 'yaml' | 'json';
+  readonly output?: 'yaml' | 'json' | 'name';
+  readonly noHeaders: boolean;
 }
 
 export interface RemoveFlags extends ClusterFlags {
@@ -249,7 +257,7 @@ function bind(command: string, v: Parsed['values']): BindFlags {
 
 export type Command =
   | { readonly command: 'help'; readonly topic: string; readonly ok: boolean }
-  | { readonly command: 'version' }
+  | { readonly command: 'version'; readonly output?: 'yaml' | 'json' }
   | { readonly command: 'bind'; readonly flags: LoginFlags }
   | { readonly command: 'apiservice'; readonly flags: ApiServiceFlags }
   | { readonly command: 'list'; readonly flags: ListFlags }
@@ -261,8 +269,14 @@ export function parseCommand(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === 'help') return { command: 'help', topic: rest[0] ?? '', ok: true };
   if (first === 'version' || first === '--version') {
-    if (rest.length) throw usageError(`unexpected argument "${rest[0]}"`, 'version');
-    return { command: 'version' };
+    // As `kubectl version -o json`: -o|--output yaml|json, nothing else.
+    const [flag, value, ...more] = rest;
+    const inline = /^(?:-o|--output)=(.*)$/.exec(flag ?? '');
+    if (!rest.length) return { command: 'version' };
+    if (inline && !value) return { command: 'version', output: output('version', inline[1]) };
+    if ((flag === '-o' || flag === '--output') && value !== undefined && !more.length)
+      return { command: 'version', output: output('version', value) };
+    throw usageError(`unexpected argument "${rest[0]}": kubectl bind version takes only -o yaml|json`, 'version');
   }
   if (first === 'apiservice') {
     const { values: v, positionals } = parse(first, rest);
@@ -290,8 +304,17 @@ export function parseCommand(argv: readonly string[]): Command {
     const { values: v, positionals } = parse(first, rest);
     if (v.help) return { command: 'help', topic: first, ok: true };
     if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}"`, first);
-    const o = output(first, v.output);
-    return { command: 'list', flags: { ...cluster(v), allNamespaces: v['all-namespaces'] === true, ...(o ? { output: o } : {}) } };
+    const o = v.output === 'name' ? 'name' : output(first, v.output);
+    if (o && v['no-headers']) throw usageError('--no-headers goes with the table, not with -o', first);
+    return {
+      command: 'list',
+      flags: {
+        ...cluster(v),
+        allNamespaces: v['all-namespaces'] === true,
+        noHeaders: v['no-headers'] === true,
+        ...(o ? { output: o } : {}),
+      },
+    };
   }
   if (first === 'remove') {
     const { values: v, positionals } = parse(first, rest);

@@ -21,7 +21,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         return c.ok ? ExitCode.Ok : ExitCode.Usage;
       }
       case 'version':
-        io.stdout.write(versionText());
+        io.stdout.write(versionText(c.output));
         return ExitCode.Ok;
       case 'bind':
         return await bindCommand(c.flags, io);

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { KONNECTOR_VERSION } from '../konnector/version';
 import type { Io } from './io';
 import { run } from './run';
@@ -28,7 +29,24 @@ describe('kubectl bind version', () => {
     );
   });
 
-  it('takes no argument', async () => {
-    expect(await run(['version', 'x'], memoryIo())).toBe(2);
+  it.each([
+    [['version', '-o', 'json'], JSON.parse],
+    [['version', '--output=yaml'], (s: string) => parse(s)],
+  ])('%j prints one document a script reads, as kubectl version -o does', async (argv, read) => {
+    const io = memoryIo();
+    expect(await run(argv, io)).toBe(0);
+    expect(read(io.out())).toEqual({
+      pluginVersion: KONNECTOR_VERSION,
+      konnectorImage: `ghcr.io/klutch-kit/konnector:${KONNECTOR_VERSION}`,
+    });
+  });
+
+  it('takes no other argument', async () => {
+    for (const argv of [
+      ['version', 'x'],
+      ['version', '-o', 'wide'],
+      ['version', '-o', 'json', 'x'],
+    ])
+      expect(await run(argv, memoryIo()), argv.join(' ')).toBe(2);
   });
 });

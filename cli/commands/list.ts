@@ -1,6 +1,6 @@
 /** `kubectl bind list`: the APIServiceBindings, whether they are Ready, and how many objects each API holds here. */
 import { stringify } from 'yaml';
-import type { APIServiceBinding } from '../../exports/bind-api';
+import { type APIServiceBinding, BIND_GROUP } from '../../exports/bind-api';
 import { bindingsOf, readyOf } from '../binding';
 import { boundObjects } from '../bound-objects';
 import { CliError, ExitCode } from '../errors';
@@ -30,6 +30,9 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
   const list = { apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } };
   if (flags.output === 'json') return (void io.stdout.write(`${JSON.stringify(list, null, 4)}\n`), 0);
   if (flags.output === 'yaml') return (void io.stdout.write(stringify(list)), 0);
+  // As `kubectl get -o name`: <resource>.<group>/<name>, one a line.
+  if (flags.output === 'name')
+    return (void io.stdout.write(items.map((b) => `apiservicebinding.${BIND_GROUP}/${b.metadata.name}\n`).join('')), 0);
   if (!items.length) {
     io.stderr.write(
       `No APIServiceBindings ${flags.allNamespaces ? 'in this cluster' : `in namespace ${flags.namespace}`}; bind one with kubectl bind <url>.\n`,
@@ -52,8 +55,8 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
       ];
     }),
   );
-  io.stdout.write(
-    table([...(flags.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'PROVIDER', 'READY', 'OBJECTS', 'SECRET', 'AGE', 'MESSAGE'], rows),
-  );
+  const headers = [...(flags.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'PROVIDER', 'READY', 'OBJECTS', 'SECRET', 'AGE', 'MESSAGE'];
+  const out = table(headers, rows);
+  io.stdout.write(flags.noHeaders ? out.slice(out.indexOf('\n') + 1) : out);
   return 0;
 }

@@ -200,6 +200,14 @@ describe('kubectl bind', () => {
     expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+SECRET\s+AGE/m);
     expect(list.stdout).toMatch(new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+.*True\\s+1 PostgresqlInstance\\s+kubeconfig-`, 'm'));
     expect(list.stdout).toMatch(new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+.*True\\s+0 ServiceBinding\\s+kubeconfig-`, 'm'));
+    // As kubectl: names only, and the table without its header.
+    const names = await exited(await cli(['list', '-o', 'name']), 0);
+    expect(names.stdout.split('\n').filter(Boolean).sort()).toEqual(
+      [PG_BINDING, SB_BINDING].map((b) => `apiservicebinding.klutch.anynines.com/${b}`).sort(),
+    );
+    const bare = await exited(await cli(['list', '--no-headers']), 0);
+    expect(bare.stdout).not.toMatch(/^NAME\s/m);
+    expect(bare.stdout.split('\n').filter(Boolean)).toHaveLength(2);
     // As kubectl: one List document in either format.
     for (const format of ['yaml', 'json']) {
       const out = await exited(await cli(['list', '-o', format]), 0);
