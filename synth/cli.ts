@@ -24,11 +24,11 @@ Options:
                              (default: ${DEFAULT_FUNCTION_PACKAGE})
   --provider-anynines <package>@<constraint>
                              provider the a9s Compositions need
-                             (default: xpkg.upbound.io/anynines/provider-anynines@">=v1.5.0 <v2.0.0")
+                             (default: xpkg.upbound.io/anynines/provider-anynines@">=v1.5.0, <v2.0.0")
   --provider-kubernetes <package>@<constraint>
                              provider the a8s Compositions need
-                             (default: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@">=v0.18.0 <v2.0.0";
-                             with --crossplane v2 @">=v1.0.0 <v2.0.0", for its namespaced Object)
+                             (default: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes@">=v0.18.0, <v2.0.0";
+                             with --crossplane v2 @">=v1.0.0, <v2.0.0", for its namespaced Object)
   --setting <name>=<value>   a platform setting the backends read; repeat for several:
                                a9s.organizationGuid, a9s.spaceGuid  the Cloud Foundry org and space
                                                                     of every a9s instance

@@ -28,7 +28,7 @@ export const LICENSE = 'Apache-2.0';
 export function functionRange(tag: string): string {
   const major = /^v(\d+)\.\d+\.\d+/.exec(tag)?.[1];
   if (major === undefined) return tag ? `>=${tag}` : '>=v0.0.0';
-  return `>=${tag} <v${Number(major) + 1}.0.0`;
+  return `>=${tag}, <v${Number(major) + 1}.0.0`;
 }
 
 export class ConfigurationMeta extends Construct {

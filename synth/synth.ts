@@ -70,18 +70,19 @@ export interface SynthOptions {
 
 /**
  * The providers the Configuration depends on, each up to its next major: a new major may drop a kind the
- * Compositions compose, and Crossplane would otherwise install it on a fresh control plane.
+ * Compositions compose, and Crossplane would otherwise install it on a fresh control plane. The bounds are joined by
+ * a comma: Crossplane v1.20 and v2.2 read constraints with Masterminds semver v1, which refuses a space between them.
  */
 export const DEFAULT_PROVIDER_ANYNINES: PackageDependency = {
   package: 'xpkg.upbound.io/anynines/provider-anynines',
-  version: '>=v1.5.0 <v2.0.0',
+  version: '>=v1.5.0, <v2.0.0',
 };
 export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = {
   package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes',
-  version: '>=v0.18.0 <v2.0.0',
+  version: '>=v0.18.0, <v2.0.0',
 };
 /** The v2 target's: its compositions compose the namespaced `kubernetes.m.crossplane.io` Object, new in v1.0.0. */
-export const DEFAULT_PROVIDER_KUBERNETES_V2: PackageDependency = { ...DEFAULT_PROVIDER_KUBERNETES, version: '>=v1.0.0 <v2.0.0' };
+export const DEFAULT_PROVIDER_KUBERNETES_V2: PackageDependency = { ...DEFAULT_PROVIDER_KUBERNETES, version: '>=v1.0.0, <v2.0.0' };
 
 /** Example addresses: replace them (synthesize({ backend })) with your issuer, backend URL and API server. */
 export const DEFAULT_BACKEND: BindBackendProps = {

@@ -148,7 +148,7 @@ describe('provider dependencies', () => {
       spec: { dependsOn: { provider?: string; function?: string; version: string }[] };
     };
     // A new major may drop a kind the Compositions compose: Crossplane must not pick it on a fresh control plane.
-    expect(meta.spec.dependsOn.map((d) => d.version)).toEqual(['>=v1.5.0 <v2.0.0', '>=v0.18.0 <v2.0.0', '>=v1.4.2 <v2.0.0']);
+    expect(meta.spec.dependsOn.map((d) => d.version)).toEqual(['>=v1.5.0, <v2.0.0', '>=v0.18.0, <v2.0.0', '>=v1.4.2, <v2.0.0']);
     expect(meta.metadata.annotations['meta.crossplane.io/license']).toBe('Apache-2.0');
     expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).license).toBe(
       meta.metadata.annotations['meta.crossplane.io/license'],
@@ -330,7 +330,7 @@ describe('the v2 target', () => {
     });
     // The a8s compositions compose provider-kubernetes' namespaced Object, which v1.0.0 introduced.
     const meta = out.get('packages/dataservices/crossplane.yaml')?.[0] as { spec: { dependsOn: { provider?: string; version: string }[] } };
-    expect(meta.spec.dependsOn.find((d) => d.provider?.endsWith('/provider-kubernetes'))?.version).toBe('>=v1.0.0 <v2.0.0');
+    expect(meta.spec.dependsOn.find((d) => d.provider?.endsWith('/provider-kubernetes'))?.version).toBe('>=v1.0.0, <v2.0.0');
   });
 
   it('keeps the v1 target Klutch-compatible by default', async () => {
