@@ -11,7 +11,7 @@ import type { CnpgOffering } from '../apis/dataservice';
 import { runFunction } from '../functions/dataservices/fn';
 import { Ready, Status } from '@crossplane-org/function-sdk-typescript';
 import { observeStatus } from '../functions/dataservices/status';
-import { compositeOf, fatalMessages, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
+import { answer, compositeOf, fatalMessages, inputOf, requestOf, SETTINGS } from '../harness/function-requests';
 import { loadCatalog, ROOT } from '../harness/catalog';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +19,9 @@ import { inputFor, type Recipe } from '../recipe';
 import { parseYaml } from '../harness/catalog';
 import { validatorFor } from '../test/support/openapi';
 import type { CnpgBackupStore } from './cnpg-backup';
-import { CNPG_SUPERUSER_SETTINGS } from './cnpg';
+import { CNPG_INSTANCE_LABEL, CNPG_SUPERUSER_SETTINGS } from './cnpg';
+import { INSTANCE_LABEL } from './cnpg-backup';
+import { WAITS_FOR_REQUIREMENT } from '../functions/dataservices/diagnostics';
 
 const apis: Api[] = await loadCatalog();
 const api = (name: string): Api => apis.find((a) => a.name === name) as Api;
@@ -185,6 +187,10 @@ describe('a cnpg offering with an object store', () => {
     },
   );
 
+  it("names the instance's label as the cnpg backend writes it on the Cluster", () => {
+    expect(INSTANCE_LABEL).toBe(CNPG_INSTANCE_LABEL);
+  });
+
   it('shows the last backup and the start of the recoverable window in `kubectl get`, from the Cluster status the claim holds', () => {
     const columns = (backups?: CnpgBackupStore) => build(backups).api.printerColumns.map((c) => `${c.name} ${c.jsonPath}`);
     expect(columns(STORE)).toEqual([
@@ -287,8 +293,75 @@ describe('a cnpg instance restored from backups (restoreFrom)', () => {
   });
 });
 
+/** Instance `name`'s Cluster in `namespace` as Crossplane finds it, CNPG's ContinuousArchiving condition `archiving`. */
+const cluster = (namespace: string, name: string, archiving?: 'True' | 'False', message = '') => ({
+  apiVersion: 'postgresql.cnpg.io/v1',
+  kind: 'Cluster',
+  metadata: { name, namespace, labels: { [INSTANCE_LABEL]: name } },
+  status: { conditions: archiving ? [{ type: 'ContinuousArchiving', status: archiving, message }] : [] },
+});
+
 describe('a cnpg Backup claim', () => {
   const input = inputOf(api('backup'), 'cnpg');
+
+  it.each(['v1', 'v2'] as const)(
+    "waits for its instance's WAL archiving before CNPG's Backup is made, saying why on the claim (%s)",
+    (target) => {
+      const own = inputFor(api('backup').backends.cnpg as Recipe, { backend: 'cnpg', service: 'backup', settings: SETTINGS, target });
+      const xr =
+        target === 'v1'
+          ? compositeOf(
+              api('backup'),
+              'cnpg',
+              { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+              { name: 'nightly', namespace: 'team-a' },
+            )
+          : {
+              apiVersion: 'anynines.com/v1',
+              kind: 'Backup',
+              metadata: { name: 'nightly', namespace: 'team-a', uid: 'u-1' },
+              spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+            };
+      const run = (found?: Record<string, unknown>[], observed: Record<string, Record<string, unknown>> = {}) => {
+        const req = requestOf(own, xr, observed);
+        return runFunction(found ? answer(req, WAITS_FOR_REQUIREMENT, found) : req);
+      };
+      const said = (rsp: ReturnType<typeof run>) => rsp.conditions.map((c) => [c.status, c.reason, c.message]);
+      // First asked for: the instance's Cluster, by its label, in the claim's namespace only.
+      const first = run();
+      expect(first.desired?.resources).toEqual({});
+      expect(first.desired?.composite?.ready).toBe(Ready.READY_FALSE);
+      expect(first.requirements?.extraResources?.[WAITS_FOR_REQUIREMENT]).toMatchObject({
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Cluster',
+        namespace: 'team-a',
+        matchLabels: { labels: { [INSTANCE_LABEL]: 'pg' } },
+      });
+      // CNPG says archiving fails: no Backup, and the claim says why in CNPG's words.
+      const failing = run([cluster('team-a', 'pg', 'False', 'unexpected failure invoking barman-cloud-wal-archive: exit status 4')]);
+      expect(failing.desired?.resources).toEqual({});
+      expect(said(failing)).toEqual([
+        [
+          Status.STATUS_CONDITION_FALSE,
+          'Provisioning',
+          'cnpg backup: waiting for Cluster pg to archive its WAL: ContinuousArchiving False, unexpected failure invoking barman-cloud-wal-archive: exit status 4',
+        ],
+      ]);
+      // No Cluster of that instance, or only another namespace's (a lax fetcher): still waiting.
+      expect(said(run([]))[0]?.[2]).toBe('cnpg backup: waiting for Cluster pg to archive its WAL: there is no Cluster pg');
+      expect(run([cluster('team-b', 'pg', 'True')]).desired?.resources).toEqual({});
+      // Archiving works: the Backup is made, with the same requirement so that Crossplane's requirements settle.
+      const made = run([cluster('team-a', 'pg', 'True')]);
+      expect(Object.keys(made.desired?.resources ?? {})).toEqual(['cnpg-backup']);
+      expect(made.requirements?.extraResources?.[WAITS_FOR_REQUIREMENT]).toEqual(
+        first.requirements?.extraResources?.[WAITS_FOR_REQUIREMENT],
+      );
+      // Once made, it stays whatever the Cluster says later, and nothing more is asked.
+      const later = run(undefined, { 'cnpg-backup': made.desired?.resources['cnpg-backup']?.resource as Record<string, unknown> });
+      expect(Object.keys(later.desired?.resources ?? {})).toEqual(['cnpg-backup']);
+      expect(later.requirements?.extraResources?.[WAITS_FOR_REQUIREMENT]).toBeUndefined();
+    },
+  );
   const observed = (status: Record<string, unknown>) => ({
     status: { atProvider: { manifest: { status } }, conditions: [{ type: 'Ready', status: 'False', reason: 'Unavailable' }] },
   });
@@ -300,7 +373,7 @@ describe('a cnpg Backup claim', () => {
       { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
       { name: 'nightly', namespace: 'team-a' },
     );
-    const rsp = runFunction(requestOf(input, xr, {}));
+    const rsp = runFunction(answer(requestOf(input, xr, {}), WAITS_FOR_REQUIREMENT, [cluster('team-a', 'pg', 'True')]));
     expect(fatalMessages(rsp)).toEqual([]);
     const object = rsp.desired?.resources['cnpg-backup']?.resource as any;
     expect(object.spec.forProvider.manifest).toEqual({

@@ -11,6 +11,8 @@ import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernet
 
 /** The application database and its owner (backends/cnpg.ts CNPG_APP_OWNER; not imported: cnpg.ts imports this). */
 const CNPG_APP_DATABASE = 'app';
+/** The label naming the instance on its Cluster (backends/cnpg.ts CNPG_INSTANCE_LABEL; not imported, as above). */
+export const INSTANCE_LABEL = 'klutch.anynines.com/instance';
 
 /** The claim's name and namespace as the function reads them; a v2 composite is namespaced itself (no label). */
 const CLAIM_NAME = 'metadata.labels[crossplane.io/claim-name]';
@@ -227,6 +229,18 @@ export const CNPG_BACKUP_ADVICE: readonly ErrorAdvice[] = [
 ];
 
 /**
+ * CNPG's Backup waits for its instance's Cluster to archive: CloudNativePG would start it by waiting for archiving in
+ * its only backup worker, up to ten minutes, holding every other tenant's backups (docs/decisions/cnpg-backups.md).
+ */
+export const ARCHIVING_INSTANCE = {
+  apiVersion: 'postgresql.cnpg.io/v1',
+  kind: 'Cluster',
+  labels: [{ key: INSTANCE_LABEL, from: 'spec.instanceRef' }],
+  condition: 'ContinuousArchiving',
+  says: 'archive its WAL',
+} as const;
+
+/**
  * A `Backup` claim on cnpg: a CNPG Backup of the instance's Cluster (`spec.instanceRef`, in the claim's namespace: it
  * cannot name another tenant's) to the offering's object store. The claim shows CNPG's phase while it runs, its
  * status (backup id, start, stop, WAL range) in `status.managed`, and fails with CNPG's error: an instance without
@@ -244,5 +258,11 @@ export function cnpgBackup(p: { readonly providerConfigName?: string } = {}): Re
       { to: 'spec.method', value: 'barmanObjectStore' },
     ],
   });
-  return { ...recipe, failedStatePaths: [CNPG_BACKUP_PHASE], progressPaths: [CNPG_BACKUP_PHASE], errorAdvice: CNPG_BACKUP_ADVICE };
+  return {
+    ...recipe,
+    failedStatePaths: [CNPG_BACKUP_PHASE],
+    progressPaths: [CNPG_BACKUP_PHASE],
+    errorAdvice: CNPG_BACKUP_ADVICE,
+    waitsFor: ARCHIVING_INSTANCE,
+  };
 }

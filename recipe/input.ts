@@ -187,6 +187,18 @@ export const inputSchema: Schema = s.object(
       },
       { required: ['apiVersion', 'kind', 'labels', 'from', 'at', 'says', 'reason'] },
     ),
+    waitsFor: s.object(
+      {
+        apiVersion: s.string({ minLength: 1 }),
+        kind: s.string({ minLength: 1 }),
+        labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }), {
+          minItems: 1,
+        }),
+        condition: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }),
+        says: s.string({ minLength: 1 }),
+      },
+      { required: ['apiVersion', 'kind', 'labels', 'condition', 'says'] },
+    ),
     generated,
     related: s.object(
       {

@@ -322,6 +322,26 @@ export interface ErrorsFrom {
   readonly reason: string;
 }
 
+/**
+ * An object the resource must not be composed before: the backend would act on it too early. CloudNativePG starts a
+ * backup of a Cluster whose WAL archiving does not work yet by waiting for it, up to ten minutes, in its only backup
+ * worker, so every other tenant's backups wait as long: a `Backup` claim's CNPG Backup waits for its instance's Cluster
+ * to report `ContinuousArchiving` True. Until the composed resource is first observed the function asks Crossplane for
+ * objects of `apiVersion`/`kind` with `labels` in the composite's namespace (as `errorsFrom`), composes nothing while
+ * none of them has condition `condition` True, and says so on the claim (`Provisioning`, with the object's own
+ * condition message when it has one); from then on it no longer asks, so a later change never removes the resource.
+ */
+export interface WaitsFor {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** The labels the object carries, from the composite's trusted view (the instance's label = `spec.instanceRef`). */
+  readonly labels: readonly LabelMapping[];
+  /** The condition type that must be True (`ContinuousArchiving`). */
+  readonly condition: string;
+  /** What it waits for, after `waiting for <kind> <name> to` (`archive its WAL`). */
+  readonly says: string;
+}
+
 /** Everything the function needs to compose one resource of one backend for one API. */
 export interface Recipe {
   /** apiVersion and kind of the resource: the managed resource itself, or (with `wrapper`) the wrapped object. */
@@ -369,6 +389,8 @@ export interface Recipe {
   readonly errorAdvice?: readonly ErrorAdvice[];
   /** An object outside the composed resource where the backend reports an error about it (ErrorsFrom). */
   readonly errorsFrom?: ErrorsFrom;
+  /** An object the resource waits for before it is composed (WaitsFor). */
+  readonly waitsFor?: WaitsFor;
   /** Values generated once and kept (GeneratedValue). */
   readonly generated?: readonly GeneratedValue[];
   /** A list with one item per related composite (RelatedList). */

@@ -10,7 +10,7 @@
  * object of the kind, so each object found is checked again for that namespace and every label before its words are
  * used: another claim's or namespace's Pod never speaks for this one.
  */
-import type { Diagnostics, ErrorsFrom, Input } from '../../recipe';
+import type { Diagnostics, ErrorsFrom, Input, WaitsFor } from '../../recipe';
 import { applyTransforms } from './transforms';
 import { claimRef, ComposeError, trustedComposite } from './compose';
 import { get, parse } from './fieldpath';
@@ -162,4 +162,42 @@ export function errorElsewhere(e: ErrorsFrom, composite: Obj, found: readonly Ob
       return { selector, said: { reason: e.reason, text: `${e.kind} ${String(get(o, 'metadata.name'))} ${fill(e.says)}: ${error}` } };
   }
   return { selector };
+}
+
+/** The key of the `waitsFor` requirement in the response, and of what Crossplane found in the next request. */
+export const WAITS_FOR_REQUIREMENT = 'waits-for';
+
+/** Whether the resource may be composed (`Recipe.waitsFor`), the selector to ask, and why it waits. */
+export interface Gate {
+  readonly open: boolean;
+  readonly selector?: DiagnosticsSelector;
+  readonly text?: string;
+}
+
+/**
+ * The gate of a resource not composed yet: open once an object of the selector (checked again for its namespace and
+ * labels, as for `diagnostics`) has the condition True; closed until Crossplane has answered. A composite with no claim
+ * to speak for (a v1 composite made without one) has nothing to wait for.
+ */
+export function gate(w: WaitsFor, composite: Obj, found: readonly Obj[] | undefined, where: string): Gate {
+  const selector = diagnosticsSelector(w, composite, where, 'waitsFor');
+  if (!selector) return { open: true };
+  const name = Object.values(selector.matchLabels.labels).join('/');
+  const objects = ours(selector, found);
+  if (objects.some((o) => conditionOf(o, w.condition)?.status === 'True')) return { open: true, selector };
+  const c = objects.map((o) => conditionOf(o, w.condition)).find((x) => typeof x?.message === 'string' && x.message.trim());
+  const why =
+    found === undefined
+      ? ''
+      : !objects.length
+        ? `: there is no ${w.kind} ${name}`
+        : c
+          ? `: ${w.condition} ${String(c.status)}, ${String(c.message).trim()}`
+          : '';
+  return { open: false, selector, text: `waiting for ${w.kind} ${name} to ${w.says}${why}` };
+}
+
+function conditionOf(o: Obj, type: string): Obj | undefined {
+  const conditions = get(o, 'status.conditions');
+  return Array.isArray(conditions) ? (conditions.find((x) => isObj(x) && x.type === type) as Obj | undefined) : undefined;
 }

@@ -34,7 +34,10 @@ import {
   type DiagnosticsSelector,
   errorElsewhere,
   ERRORS_FROM_REQUIREMENT,
+  gate,
+  type Gate,
   WAITING_TTL,
+  WAITS_FOR_REQUIREMENT,
 } from './diagnostics';
 import { get } from './fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
@@ -64,6 +67,35 @@ function fail(rsp: RunFunctionResponse, message: string): RunFunctionResponse {
     status: Status.STATUS_CONDITION_FALSE,
     reason: 'CannotCompose',
     message,
+    target: Target.TARGET_COMPOSITE_AND_CLAIM,
+  });
+  return rsp;
+}
+
+/**
+ * The response while the resource waits for another object (Recipe.waitsFor): nothing composed, the composite not
+ * Ready, the claim saying what it waits for; Crossplane asked for the object again and looks again after the short TTL
+ * (the object's change does not wake the composite).
+ */
+function waitForGate(rsp: RunFunctionResponse, input: Input, g: Gate): RunFunctionResponse {
+  const r = rsp.requirements;
+  rsp.requirements = {
+    extraResources: { ...(r?.extraResources ?? {}), ...(g.selector ? { [WAITS_FOR_REQUIREMENT]: g.selector } : {}) },
+    resources: r?.resources ?? {},
+    schemas: r?.schemas ?? {},
+  };
+  if (rsp.meta) rsp.meta.ttl = WAITING_TTL;
+  const desired = rsp.desired as NonNullable<RunFunctionResponse['desired']>;
+  desired.composite = {
+    resource: isObj(desired.composite?.resource) ? desired.composite.resource : {},
+    connectionDetails: desired.composite?.connectionDetails ?? {},
+    ready: Ready.READY_FALSE,
+  };
+  rsp.conditions.push({
+    type: CONDITION_TYPE,
+    status: Status.STATUS_CONDITION_FALSE,
+    reason: 'Provisioning',
+    message: `${input.backend} ${input.service}: ${g.text ?? 'waiting'}`,
     target: Target.TARGET_COMPOSITE_AND_CLAIM,
   });
   return rsp;
@@ -120,6 +152,17 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   if (!isObj(composite)) return fail(rsp, `cannot get the observed composite resource (composition ${comp}): the request has none`);
 
   const observed = req.observed?.resources?.[composedResourceName(input)]?.resource;
+  // Not composed before the object it waits for is ready (Recipe.waitsFor); asked only until first observed.
+  let gated: Gate | undefined;
+  if (input.waitsFor && !isObj(observed)) {
+    try {
+      gated = gate(input.waitsFor, composite, extraResources(req, WAITS_FOR_REQUIREMENT), `(composition ${comp})`);
+    } catch (e) {
+      if (e instanceof ComposeError) return fail(rsp, e.message);
+      throw e;
+    }
+    if (!gated.open) return waitForGate(rsp, input, gated);
+  }
   let composed;
   let adoption;
   let related;
@@ -236,7 +279,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   }
 
-  if (adoption.requirement || related.requirement || asked || waiting || elsewhere) {
+  if (adoption.requirement || related.requirement || asked || waiting || elsewhere || gated?.selector) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
@@ -245,6 +288,8 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
         ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
         ...(elsewhere ? { [ERRORS_FROM_REQUIREMENT]: elsewhere } : {}),
+        // Asked as long as before, so that Crossplane's requirements settle in the run that composes.
+        ...(gated?.selector ? { [WAITS_FOR_REQUIREMENT]: gated.selector } : {}),
       },
       resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },
       schemas: r?.schemas ?? {},
