@@ -26,7 +26,22 @@ import {
   type FlagTable,
   type MappedFlag,
 } from '../lib/flags';
+import { parseGoDuration } from '../lib/duration';
 import { releaseImage } from '../lib/version';
+
+/** The shortest ServiceAccount token Kubernetes issues (`expirationSeconds` of a TokenRequest: 600). */
+export const MIN_TOKEN_LIFETIME_MS = 600_000;
+
+/**
+ * What is wrong with a `--token-lifetime` value, or undefined: the one rule the backend and its construct
+ * (backend/deploy/bind-backend.ts) both apply, so that synth never writes a value the backend refuses at start.
+ */
+export function tokenLifetimeProblem(value: string): string | undefined {
+  const ms = parseGoDuration(value);
+  if (ms === undefined) return `"${value}" is not a duration such as 1h, 90m or 1h30m`;
+  if (ms < MIN_TOKEN_LIFETIME_MS) return `"${value}" is less than 10m, the shortest token Kubernetes issues`;
+  return undefined;
+}
 
 export type ConsumerScope = 'Namespaced' | 'Cluster';
 /** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
@@ -637,7 +652,7 @@ export function parseOptions(
   if (!scope || (scopeRaw !== scope && scopeRaw !== scope.toLowerCase()))
     throw new UsageError(`--consumer-scope: "${scopeRaw}" is not Namespaced or Cluster (or Klutch's namespaced, cluster)`);
   const lifetime = durationFlag('token-lifetime', or('token-lifetime'));
-  if (lifetime < 600_000)
+  if (lifetime < MIN_TOKEN_LIFETIME_MS)
     throw new UsageError(`--token-lifetime: ${raw('token-lifetime')} is less than 10m, the shortest token Kubernetes issues`);
   const refreshRaw = raw('token-refresh-before');
   const refresh = refreshRaw ? durationFlag('token-refresh-before', refreshRaw) : lifetime / 2;

@@ -1,5 +1,6 @@
 import { App, Chart, Duration, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
+import { parseOptions } from '../options';
 import { BindBackend, type BindBackendProps } from './bind-backend';
 
 const props: BindBackendProps = {
@@ -196,11 +197,29 @@ describe('BindBackend', () => {
     [{ publicUrl: 'https://bind.example.com/x' }, 'must have no path'],
     [{ issuerUrl: 'issuer' }, 'issuerUrl: "issuer" must be an https URL'],
     [{ tokenLifetime: 'forever' }, 'tokenLifetime: "forever" is not a duration'],
+    // The backend refuses a token shorter than Kubernetes issues: so does the construct, never writing one.
+    [{ tokenLifetime: '5s' }, 'tokenLifetime: "5s" is less than 10m'],
     [{ clientId: '' }, 'clientId: is empty'],
     [{ monitoringNamespace: 'Mon' }, 'monitoringNamespace: "Mon" is not a DNS label'],
     [{ egressPorts: [] }, 'egressPorts: is empty'],
     [{ egressPorts: [0] }, 'egressPorts: 0 is not a TCP port'],
   ])('refuses %j, naming the field', (bad, message) => {
     expect(() => new BindBackend(new Chart(new App(), 'c'), 'backend', { ...props, ...bad } as BindBackendProps)).toThrow(message);
+  });
+
+  it('takes every token lifetime the backend takes, as Go writes durations (1.5h, 90m)', () => {
+    for (const tokenLifetime of ['1.5h', '90m', '1h30m', '10m']) {
+      const objects = synth({ ...props, tokenLifetime });
+      expect(JSON.stringify(objects), tokenLifetime).toContain(`--token-lifetime=${tokenLifetime}`);
+      const required = [
+        '--oidc-issuer-url=https://issuer.example.com',
+        '--oidc-issuer-client-id=klutch-bind',
+        '--oidc-issuer-client-secret=s',
+        '--oidc-callback-url=https://bind.example.com/callback',
+        '--cookie-keys-file=/keys',
+        '--external-address=https://api.example.com:6443',
+      ];
+      expect(() => parseOptions([...required, `--token-lifetime=${tokenLifetime}`], {}), tokenLifetime).not.toThrow();
+    }
   });
 });

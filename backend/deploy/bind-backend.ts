@@ -26,7 +26,7 @@ import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from '../authz/bind-pol
 import { ContainmentPolicy } from './containment-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.root';
-import { type ConsumerScope, envName } from '../options';
+import { type ConsumerScope, envName, tokenLifetimeProblem } from '../options';
 import { BINDER as BINDER_SERVICE_ACCOUNT } from '../provision/rbac';
 import { releaseImage } from '../../lib/version';
 
@@ -176,8 +176,8 @@ export class BindBackend extends Construct {
     if (!props.clientId) fail('clientId', 'is empty');
     if (!Number.isInteger(p.drainSeconds) || p.drainSeconds < 0)
       fail('drain', `${p.drainSeconds} s is not a whole number of seconds, 0 or more`);
-    if (!/^(\d+h)?(\d+m)?(\d+s)?$/.test(p.tokenLifetime) || !p.tokenLifetime)
-      fail('tokenLifetime', `"${p.tokenLifetime}" is not a duration such as 1h or 30m`);
+    const lifetime = tokenLifetimeProblem(p.tokenLifetime);
+    if (lifetime) fail('tokenLifetime', lifetime);
     if (!DEFAULT_BIND_POLICIES.includes(p.defaultBindPolicy))
       fail('defaultBindPolicy', `"${p.defaultBindPolicy}" is not ${DEFAULT_BIND_POLICIES.join(' or ')}`);
     if (p.consumerScope !== 'Namespaced' && p.consumerScope !== 'Cluster')
