@@ -21,6 +21,7 @@ import { storeKubeconfig } from '../kubeconfig-secret';
 import { providerKubeconfig } from '../provider-kubeconfig';
 import { awaitBindingsServed, installKonnector, konnectorManifests, type Grant } from '../konnector-install';
 import { answerClaims } from '../permission-claims';
+import { konnectorTrouble } from '../konnector-pods';
 import { table } from '../table';
 
 export interface BindContext {
@@ -110,9 +111,12 @@ export async function bindApiServices(c: BindContext): Promise<number> {
     }
     io.stdout.write(`\n${summary(c, results)}`);
     const late = results.filter((r) => flags.waitMs > 0 && !r.ready);
+    // A binding without status: most often a konnector Pod that cannot start; say which and why.
+    const silent = late.some((r) => !readyOf(r.binding)?.message) && !flags.skipKonnector;
+    const trouble = silent ? await konnectorTrouble(c.app.core, flags.namespace).catch(() => undefined) : undefined;
     if (late.length)
       throw new TimeoutError(
-        `${late.map((r) => r.name).join(', ')} not Ready after ${formatDuration(flags.waitMs)}: ${late.map((r) => readyOf(r.binding)?.message ?? 'the konnector has not reported').join('; ')}`,
+        `${late.map((r) => r.name).join(', ')} not Ready after ${formatDuration(flags.waitMs)}: ${late.map((r) => readyOf(r.binding)?.message ?? trouble ?? 'the konnector has not reported').join('; ')}`,
         `the binding exists; check the konnector (kubectl -n ${flags.namespace} get deploy ${'konnector'}) and follow it with kubectl bind list`,
       );
     return 0;
