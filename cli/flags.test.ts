@@ -39,6 +39,16 @@ describe('the command line', () => {
     });
   });
 
+  it('takes the konnector image from KUBECTL_BIND_KONNECTOR_IMAGE, the flag first, and reads no other variable', () => {
+    const env = { KUBECTL_BIND_KONNECTOR_IMAGE: 'mirror.example.com/konnector:v0.1.0', KUBECTL_BIND_NAMESPACE: 'elsewhere' };
+    expect(parseCommand(['https://x/export'], env)).toMatchObject({
+      flags: { konnectorImage: 'mirror.example.com/konnector:v0.1.0', namespace: 'klutch-bind' },
+    });
+    expect(parseCommand(['https://x/export', '--konnector-image', 'other.example.com/k:v1'], env)).toMatchObject({
+      flags: { konnectorImage: 'other.example.com/k:v1' },
+    });
+  });
+
   it("takes kubectl's --dry-run=client and --dry-run=none", () => {
     expect(parseCommand(['https://x/export', '--dry-run=client', '-o', 'json'])).toMatchObject({ flags: { dryRun: true, output: 'json' } });
     expect(parseCommand(['apiservice', '-f', 'r.yaml', '--remote-kubeconfig', 'k', '--dry-run=client'])).toMatchObject({

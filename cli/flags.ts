@@ -23,7 +23,13 @@ export const CLUSTER_FLAGS: readonly Flag[] = [
 /** How to bind: `kubectl bind <url>` and `apiservice`. */
 export const BIND_FLAGS: readonly Flag[] = [
   { name: 'skip-konnector', boolean: true, help: 'do not install or upgrade the konnector (nor grant it access)' },
-  { name: 'konnector-image', arg: 'image', default: DEFAULT_KONNECTOR_IMAGE, help: 'the konnector image to install' },
+  {
+    name: 'konnector-image',
+    arg: 'image',
+    default: DEFAULT_KONNECTOR_IMAGE,
+    env: 'KUBECTL_BIND_KONNECTOR_IMAGE',
+    help: "the konnector image to install (a mirror's, for every bind of a team: set the variable)",
+  },
   { name: 'downgrade-konnector', boolean: true, help: "replace a newer konnector with this kubectl-bind's" },
   { name: 'accept-permission-claims', boolean: true, help: 'accept every permission claim without asking (for scripts)' },
   { name: 'dry-run', short: 'd', boolean: true, help: 'print what would be created, create nothing' },
@@ -200,10 +206,11 @@ function kubectlDryRun(command: string, argv: readonly string[]): string[] {
 }
 
 /** A command's flags by its table: booleans as true/undefined, strings, and the lists of repeatable flags. */
-function parse(command: keyof typeof COMMAND_FLAGS, argv: readonly string[]): Parsed {
+function parse(command: keyof typeof COMMAND_FLAGS, argv: readonly string[], env: NodeJS.ProcessEnv): Parsed {
   const table = COMMAND_FLAGS[command];
   try {
-    const f = parseFlags(table, kubectlDryRun(command, argv), {}, { positionals: true });
+    // Only flags that name a variable read one (the tables have no prefix): the konnector image.
+    const f = parseFlags(table, kubectlDryRun(command, argv), env, { positionals: true });
     const values: Parsed['values'] = Object.fromEntries(
       table.flags.map((x) => [
         x.name,
@@ -265,7 +272,7 @@ export type Command =
 
 export const COMMANDS = ['apiservice', 'list', 'remove'] as const;
 
-export function parseCommand(argv: readonly string[]): Command {
+export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Command {
   const [first, ...rest] = argv;
   if (first === 'help') return { command: 'help', topic: rest[0] ?? '', ok: true };
   if (first === 'version' || first === '--version') {
@@ -279,7 +286,7 @@ export function parseCommand(argv: readonly string[]): Command {
     throw usageError(`unexpected argument "${rest[0]}": kubectl bind version takes only -o yaml|json`, 'version');
   }
   if (first === 'apiservice') {
-    const { values: v, positionals } = parse(first, rest);
+    const { values: v, positionals } = parse(first, rest, env);
     if (v.help) return { command: 'help', topic: first, ok: true };
     if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}"`, first);
     if (typeof v.file !== 'string') throw usageError('-f <request.yaml> is required', first);
@@ -301,7 +308,7 @@ export function parseCommand(argv: readonly string[]): Command {
     };
   }
   if (first === 'list') {
-    const { values: v, positionals } = parse(first, rest);
+    const { values: v, positionals } = parse(first, rest, env);
     if (v.help) return { command: 'help', topic: first, ok: true };
     if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}"`, first);
     const o = v.output === 'name' ? 'name' : output(first, v.output);
@@ -317,7 +324,7 @@ export function parseCommand(argv: readonly string[]): Command {
     };
   }
   if (first === 'remove') {
-    const { values: v, positionals } = parse(first, rest);
+    const { values: v, positionals } = parse(first, rest, env);
     if (v.help) return { command: 'help', topic: first, ok: true };
     if (positionals.length !== 1) throw usageError('name exactly one binding: kubectl bind remove <resource>.<group>', first);
     return {
@@ -326,7 +333,7 @@ export function parseCommand(argv: readonly string[]): Command {
     };
   }
   refuseLiteralSecret(argv);
-  const { values: v, positionals } = parse('', argv);
+  const { values: v, positionals } = parse('', argv, env);
   if (v.help) return { command: 'help', topic: '', ok: true };
   if (positionals.length === 0) return { command: 'help', topic: '', ok: false };
   if (positionals.length > 1) throw usageError(`one URL, not ${positionals.length} arguments: ${positionals.join(' ')}`, '');

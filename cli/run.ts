@@ -12,7 +12,7 @@ import { versionText } from './version';
 
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
-    const c = parseCommand(argv);
+    const c = parseCommand(argv, io.env);
     switch (c.command) {
       case 'help': {
         const text = HELP[c.topic];
