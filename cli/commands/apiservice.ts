@@ -209,7 +209,19 @@ export function readRequests(file: string, stdin: string | undefined): ExportReq
       cause: e,
     });
   }
-  const docs = parseAllDocuments(text)
+  const parsed = parseAllDocuments(text);
+  // The parser's own words and place, as kubectl reports a file it cannot read (no half-read document bound).
+  for (const d of Array.isArray(parsed) ? parsed : [])
+    for (const e of d.errors) {
+      const at = e.linePos?.[0];
+      throw new CliError(
+        `${file}${at ? `:${at.line}:${at.col}` : ''}: not YAML: ${e.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`,
+        'fix the file, or pass the request the bind backend handed out as it is',
+        ExitCode.Usage,
+        { cause: e },
+      );
+    }
+  const docs = (Array.isArray(parsed) ? parsed : [])
     .map((d) => d.toJS() as ExportRequestDocument | null)
     .filter((d): d is ExportRequestDocument => d !== null);
   if (!docs.length) throw new CliError(`${file} holds no APIServiceExportRequest`, 'pass the request the bind backend handed out');
