@@ -37,7 +37,8 @@ export interface RunningBackend {
 
 /** The CRDs the backend cannot work without, and how to install them. */
 const REQUIRED = Object.values(BindResources);
-const INSTALL_HINT = 'install the bind CRDs: kubectl apply -f dist/control-plane/crds/ (written by npm run synth)';
+/** Server-side, as docs/install-bundle.md says: the CRDs are larger than the annotation a client-side apply keeps. */
+const INSTALL_HINT = 'install the bind CRDs: kubectl apply --server-side -f dist/control-plane/crds/ (written by npm run synth)';
 
 export function kubeConfigFor(o: Pick<BackendOptions, 'kubeconfig'>): KubeConfig {
   const kc = new KubeConfig();

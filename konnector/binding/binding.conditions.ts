@@ -35,7 +35,8 @@ export function forbidden(missing: readonly string[], r: ResourceRef, controlPla
     reason: 'Forbidden',
     message: controlPlaneMode
       ? `the app cluster's kubeconfig may not ${missing.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (the AppClusterRole construct), see docs/app-cluster-binding.md`
-      : `the konnector may not ${missing.join(', ')} in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/${r.resource}.yaml (the KonnectorApiAccess construct), see docs/konnector.md`,
+      : // Read in the app cluster, by whoever binds there: no file of the platform's build, but what they can run.
+        `the konnector may not ${missing.join(', ')} in this cluster; grant it access to ${r.resource}.${r.group}: run kubectl bind with the bind backend's URL again (it grants the konnector each API it binds), or ask this cluster's administrator to`,
   };
 }
 

@@ -304,7 +304,7 @@ describe('reconcileBinding: bound', () => {
     expect(await w.run()).toEqual({ requeueAfterMs: 10_000 });
     expect(w.cond('InformersSynced')).toMatchObject({ status: 'False', reason: 'Forbidden' });
     expect(w.cond('InformersSynced')?.message).toBe(
-      'the konnector may not list postgresqlinstances.anynines.com in this cluster; grant access to this API: kubectl apply -f dist/app-cluster/konnector/access/postgresqlinstances.yaml (the KonnectorApiAccess construct), see docs/konnector.md',
+      "the konnector may not list postgresqlinstances.anynines.com in this cluster; grant it access to postgresqlinstances.anynines.com: run kubectl bind with the bind backend's URL again (it grants the konnector each API it binds), or ask this cluster's administrator to",
     );
     expect(w.writes.some((x) => x.startsWith('apply'))).toBe(false);
     const cp = world({ binding: binding(), secret: kubeconfigSecret(), export: exportOf(), missing: ['list x'], controlPlaneMode: true });
