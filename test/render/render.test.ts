@@ -84,14 +84,37 @@ function a9sObserved(c: Case, atProvider: Obj, conditions: Obj[]): Obj {
   return c.target === 'v1' ? mr : { atProvider: { manifest: { status: mr } }, conditions };
 }
 
-function renderCase(c: Case, observed?: Obj[]): Obj[] {
+/**
+ * The object a case's recipe waits for (Recipe.waitsFor), ready: the cnpg Backup's instance Cluster archiving. It sits
+ * where the claim is (v1: the claim's namespace; v2: the composite's own) with the labels from the composite's fields.
+ */
+function waitedFor(c: Case): Obj[] {
+  const recipe = c.api.backends[c.backend as Backend] as Recipe;
+  const w = (c.target === 'v2' ? recipe.v2?.waitsFor : undefined) ?? recipe.waitsFor;
+  if (!w) return [];
+  const meta = c.composite.metadata as { namespace?: string; labels?: Record<string, string> };
+  const namespace = meta.namespace ?? meta.labels?.['crossplane.io/claim-namespace'];
+  const spec = c.composite.spec as Obj;
+  const labels = Object.fromEntries(w.labels.map((l) => [l.key, String(spec[l.from.replace(/^spec\./, '')])]));
+  return [
+    {
+      apiVersion: w.apiVersion,
+      kind: w.kind,
+      metadata: { name: Object.values(labels).join('-'), namespace, labels },
+      status: { conditions: [{ type: w.condition, status: 'True' }] },
+    },
+  ];
+}
+
+function renderCase(c: Case, observed?: Obj[], extraResources: Obj[] = waitedFor(c)): Obj[] {
   return crankRender(bin(c.target), {
     composite: c.composite,
     composition: c.composition,
     functionPort: fp.port,
     observed,
     xrd: c.xrd,
-    dir: join(tmp, `${c.id}${observed ? '-observed' : ''}`),
+    ...(extraResources.length ? { extraResources } : {}),
+    dir: join(tmp, `${c.id}${observed ? '-observed' : ''}${extraResources.length ? '' : '-waiting'}`),
   }) as Obj[];
 }
 
@@ -153,6 +176,23 @@ describe('crank render with the bundled function', () => {
       if (composed.length !== 1 + companions.length) problems.push(`${c.id}: ${composed.length} composed resources`);
     }
     expect(problems).toEqual([]);
+  });
+
+  it("composes a cnpg Backup only once its instance's Cluster archives, and says why it waits before", () => {
+    const backups = cases.filter((c) => c.backend === 'cnpg' && c.api.name === 'backup');
+    expect(backups.map((c) => c.target)).toEqual([...TARGETS]);
+    for (const c of backups) {
+      // Crossplane's loop as crank runs it: the function asks for the Cluster and none archives (none is there).
+      const out = renderCase(c, undefined, []);
+      expect(
+        out.filter((d) => d.metadata?.annotations?.[RESOURCE_NAME]),
+        c.id,
+      ).toEqual([]);
+      const xr = out.find((d) => d.kind === c.composite.kind) as Obj;
+      const said = ((xr?.status?.conditions ?? []) as Obj[]).find((x) => x.type === 'DataServiceReady');
+      expect(said, c.id).toMatchObject({ status: 'False', reason: 'Provisioning' });
+      expect(String(said?.message), c.id).toMatch(/^cnpg backup: waiting for Cluster \S+ to archive its WAL: there is no Cluster/);
+    }
   });
 
   /** The composed resources of a target's cases, and the a8s objects inside their Objects. */
