@@ -71,7 +71,7 @@ describe('the command line', () => {
     [['https://x/export', '-o', 'yaml'], '--output goes with --dry-run'],
     [['apiservice', '-f', 'r.yaml'], 'give the provider kubeconfig'],
     [['remove'], 'name exactly one binding'],
-    [['list', '-o', 'wide'], '--output: "wide" is not yaml or json'],
+    [['list', '-o', 'wide'], '--output: "wide" is not yaml, json or name'],
     [['list', '-o', 'name', '--no-headers'], '--no-headers goes with the table'],
   ])('%j is a usage error: %s', (argv, message) => {
     expect(() => parseCommand(argv)).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringContaining(message) }));

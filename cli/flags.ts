@@ -311,6 +311,8 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {
     const { values: v, positionals } = parse(first, rest, env);
     if (v.help) return { command: 'help', topic: first, ok: true };
     if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}"`, first);
+    if (typeof v.output === 'string' && !['yaml', 'json', 'name'].includes(v.output))
+      throw usageError(`--output: "${v.output}" is not yaml, json or name`, first);
     const o = v.output === 'name' ? 'name' : output(first, v.output);
     if (o && v['no-headers']) throw usageError('--no-headers goes with the table, not with -o', first);
     return {
