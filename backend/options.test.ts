@@ -2,15 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { BACKEND_FLAGS, envName, FLAGS, parseOptions, usage, type BackendOptions } from './options';
 import { describeKlutchFlags, type KlutchFlagCase } from '../test/support/klutch-flags';
 import { manual, undocumentedFlags } from '../test/support/docs';
+import { REQUIRED_BACKEND_FLAGS } from '../test/support/backend-flags';
 
-const required = [
-  '--oidc-issuer-url=https://issuer.example.com',
-  '--oidc-issuer-client-id=klutch-bind',
-  '--oidc-issuer-client-secret=s',
-  '--oidc-callback-url=https://bind.example.com/callback',
-  '--cookie-keys-file=/keys',
-  '--external-address=https://api.example.com:6443',
-];
+const required = REQUIRED_BACKEND_FLAGS;
 
 describe('parseOptions', () => {
   it('applies defaults, and the environment twin of each flag (the flag wins)', () => {

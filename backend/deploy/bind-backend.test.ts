@@ -1,5 +1,6 @@
 import { App, Chart, Duration, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
+import { REQUIRED_BACKEND_FLAGS } from '../../test/support/backend-flags';
 import { parseOptions } from '../options';
 import { BindBackend, type BindBackendProps } from './bind-backend';
 
@@ -211,15 +212,7 @@ describe('BindBackend', () => {
     for (const tokenLifetime of ['1.5h', '90m', '1h30m', '10m']) {
       const objects = synth({ ...props, tokenLifetime });
       expect(JSON.stringify(objects), tokenLifetime).toContain(`--token-lifetime=${tokenLifetime}`);
-      const required = [
-        '--oidc-issuer-url=https://issuer.example.com',
-        '--oidc-issuer-client-id=klutch-bind',
-        '--oidc-issuer-client-secret=s',
-        '--oidc-callback-url=https://bind.example.com/callback',
-        '--cookie-keys-file=/keys',
-        '--external-address=https://api.example.com:6443',
-      ];
-      expect(() => parseOptions([...required, `--token-lifetime=${tokenLifetime}`], {}), tokenLifetime).not.toThrow();
+      expect(() => parseOptions([...REQUIRED_BACKEND_FLAGS, `--token-lifetime=${tokenLifetime}`], {}), tokenLifetime).not.toThrow();
     }
   });
 });
