@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../apis/api';
-import { DataService, planMatrix } from '../apis';
+import { DataService, planMatrix, s } from '../apis';
 import type { CnpgOffering } from '../apis/dataservice';
 import { runFunction } from '../functions/dataservices/fn';
 import { Ready, Status } from '@crossplane-org/function-sdk-typescript';
@@ -38,7 +38,14 @@ const offering = (backups?: CnpgBackupStore): CnpgOffering => ({
   ...(backups ? { backups } : {}),
 });
 const build = (backups?: CnpgBackupStore) =>
-  new DataService({ name: 'demo', kind: 'DemoInstance', defaultBackend: 'cnpg', sizes: ['small'], cnpg: offering(backups) });
+  new DataService({
+    name: 'demo',
+    kind: 'DemoInstance',
+    defaultBackend: 'cnpg',
+    sizes: ['small'],
+    cnpg: offering(backups),
+    parameters: [{ name: 'archiveTimeout', schema: s.integer({ description: 'Seconds.' }), keys: { cnpg: 'archive_timeout' } }],
+  });
 
 const clusterCrdSchema = parseYaml(
   readFileSync(join(ROOT, 'schemas', 'cloudnative-pg', 'postgresql.cnpg.io_clusters.yaml'), 'utf8'),
@@ -117,6 +124,9 @@ describe('a cnpg offering with an object store', () => {
         data: { compression: 'gzip' },
       },
     });
+    // A segment switched every minute when anything was written: at most a minute of commits outside the bucket, and
+    // a new instance archives (and takes its first backup) a minute after it starts, not CNPG's five.
+    expect(manifest(rsp, 'cnpg-demo').spec.postgresql.parameters).toMatchObject({ archive_timeout: '60' });
     // Another tenant's instance of the same name writes to its own bucket, never to team-a's.
     expect(manifest(compose(STORE, 'team-b', target), 'cnpg-demo').spec.backup.barmanObjectStore.destinationPath).toBe(
       's3://klutch-team-b/',
@@ -144,6 +154,14 @@ describe('a cnpg offering with an object store', () => {
       undefined,
     ]);
     expect(manifest(compose({ ...STORE, schedule: false }), 'cnpg-demo-scheduled-backup')).toBeUndefined();
+  });
+
+  it("switches WAL segments after the offering's archiveTimeout, or the claim's own", () => {
+    const timeout = (rsp: ReturnType<typeof compose>) => manifest(rsp, 'cnpg-demo').spec.postgresql.parameters.archive_timeout;
+    expect(timeout(compose({ ...STORE, archiveTimeout: 300 }))).toBe('300');
+    expect(timeout(compose({ ...STORE, archiveTimeout: 300 }, 'team-a', 'v1', { parameters: { archiveTimeout: 30 } }))).toBe('30');
+    // Without a store nothing is archived, and CNPG's own default stays.
+    expect(manifest(compose(undefined), 'cnpg-demo').spec.postgresql?.parameters?.archive_timeout).toBeUndefined();
   });
 
   it.each(['v1', 'v2'] as const)(
@@ -229,6 +247,8 @@ describe('a cnpg offering with an object store', () => {
     ['a bucket of capitals', { bucket: 'Backups-%s' }, 'use lower-case letters, digits, dots and dashes around one %s'],
     ['a retention CNPG does not read', { retention: '7 days' }, 'cnpg.backups.retention: "7 days" is not a retention period'],
     ['a five-field schedule', { schedule: '0 0 * * *' }, 'cnpg.backups.schedule: "0 0 * * *" is not a cron expression of six fields'],
+    ['an archive timeout of zero', { archiveTimeout: 0 }, 'cnpg.backups.archiveTimeout: 0 is not a number of seconds from 1 to 86400'],
+    ['an archive timeout in minutes', { archiveTimeout: 1.5 }, 'write whole seconds'],
   ] as const)('fails at synth time on %s', (_name, b, message) => {
     expect(() => build({ ...STORE, ...b })).toThrow(message);
   });

@@ -48,12 +48,24 @@ export interface CnpgBackupStore {
    * first is taken as soon as the instance is up. `false`: only on-demand `Backup` claims. @default daily at 00:00
    */
   readonly schedule?: string | false;
+  /**
+   * Seconds after which an instance that wrote anything switches to a new WAL segment, so it is archived (PostgreSQL's
+   * `archive_timeout`): at most this much committed data is outside the archive, and a new instance's archiving —
+   * which its first backup waits for — works this long after it starts. A claim's `archiveTimeout` overrides it.
+   * A forced segment is 16 MB before compression (a few kB of it when idle). @default 60 (CNPG's own is 300)
+   */
+  readonly archiveTimeout?: number;
 }
 
 export const DEFAULT_BACKUP_BUCKET = 'klutch-%s';
 export const DEFAULT_BACKUP_SECRET = 'klutch-backup-store';
 export const DEFAULT_BACKUP_RETENTION = '7d';
 export const DEFAULT_BACKUP_SCHEDULE = '0 0 0 * * *';
+/** PostgreSQL's setting (and the key of the claim's `archiveTimeout` parameter on cnpg: apis/catalog/postgresql.ts). */
+const ARCHIVE_TIMEOUT = 'archive_timeout';
+
+/** PostgreSQL's advice: "a minute or so" (its docs on archive_timeout); CNPG's 5 minutes hold a new instance's backups. */
+export const DEFAULT_ARCHIVE_TIMEOUT = 60;
 /** The ScheduledBackup's name among the composite's resources (after `cnpg-postgresql`). */
 export const CNPG_SCHEDULED_BACKUP_NAME = 'scheduled-backup';
 
@@ -86,6 +98,13 @@ export function checkBackupStore(b: CnpgBackupStore, fail: (field: string, probl
   const retention = b.retention ?? DEFAULT_BACKUP_RETENTION;
   if (!RETENTION.test(retention))
     fail('cnpg.backups.retention', `"${retention}" is not a retention period`, 'write a number of days, weeks or months: "7d", "4w", "3m"');
+  const archiveTimeout = b.archiveTimeout ?? DEFAULT_ARCHIVE_TIMEOUT;
+  if (!Number.isInteger(archiveTimeout) || archiveTimeout < 1 || archiveTimeout > 86_400)
+    fail(
+      'cnpg.backups.archiveTimeout',
+      `${archiveTimeout} is not a number of seconds from 1 to 86400`,
+      'write whole seconds; PostgreSQL advises a minute or so (60): shorter fills the bucket with near-empty segments',
+    );
   const schedule = b.schedule ?? DEFAULT_BACKUP_SCHEDULE;
   if (schedule !== false && schedule.trim().split(/\s+/).length !== 6)
     fail(
@@ -128,6 +147,8 @@ export function clusterBackupFields(b: CnpgBackupStore): FieldMapping[] {
     // Compressed in the Pod: fewer bytes over the network and in the bucket, for some CPU.
     { to: `${at}.wal.compression`, value: 'gzip' },
     { to: `${at}.data.compression`, value: 'gzip' },
+    // A string, as CNPG takes settings; seconds when unitless. The claim's parameters are applied after the fields.
+    { to: `spec.postgresql.parameters.${ARCHIVE_TIMEOUT}`, value: String(b.archiveTimeout ?? DEFAULT_ARCHIVE_TIMEOUT) },
   ];
 }
 

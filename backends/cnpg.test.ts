@@ -118,7 +118,14 @@ describe('cnpg PostgresqlInstance', () => {
                 },
               },
               postgresql: {
-                parameters: { max_connections: '200', log_min_messages: 'DEBUG1', work_mem: '8MB', ssl_min_protocol_version: 'TLSv1.2' },
+                parameters: {
+                  // The catalog's offering archives into the sandbox's store: a segment a minute (cnpg-backup.ts).
+                  archive_timeout: '60',
+                  max_connections: '200',
+                  log_min_messages: 'DEBUG1',
+                  work_mem: '8MB',
+                  ssl_min_protocol_version: 'TLSv1.2',
+                },
                 // TLS or nothing: before CNPG's default password rule.
                 pg_hba: ['hostnossl all all all reject'],
               },
