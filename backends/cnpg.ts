@@ -687,6 +687,13 @@ export const CNPG_ROLE_ERRORS = {
   at: `status.managedRolesStatus.cannotReconcile[${CNPG_ROLE_FORMAT}]`,
   says: `cannot reconcile role ${CNPG_ROLE_FORMAT}`,
   reason: 'RoleNotReconciled',
+  // The pass that clears cannotReconcile is not the one that grants the memberships: until CNPG lists the role
+  // reconciled, the creds may log in and still lack the instance owner's grants.
+  pending: {
+    at: 'status.managedRolesStatus.byStatus[pending-reconciliation]',
+    item: CNPG_ROLE_FORMAT,
+    says: `has yet to reconcile role ${CNPG_ROLE_FORMAT}`,
+  },
 } as const;
 
 /**

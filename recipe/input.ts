@@ -184,6 +184,10 @@ export const inputSchema: Schema = s.object(
         at: s.string({ minLength: 1 }),
         says: s.string({ minLength: 1 }),
         reason: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }),
+        pending: s.object(
+          { at: s.string({ minLength: 1 }), item: s.string({ minLength: 1 }), says: s.string({ minLength: 1 }) },
+          { required: ['at', 'item', 'says'] },
+        ),
       },
       { required: ['apiVersion', 'kind', 'labels', 'from', 'at', 'says', 'reason'] },
     ),

@@ -320,6 +320,13 @@ export interface ErrorsFrom {
   readonly says: string;
   /** DataServiceReady's reason while the error is there (`RoleNotReconciled`). */
   readonly reason: string;
+  /**
+   * Where the object lists what the backend has yet to act on, when it does: while the list at `at` names `item`, the
+   * resource is not Ready and DataServiceReady is False, reason `Provisioning`, `<kind> <name> <says>`. CNPG changes one
+   * thing of a role per pass and lists it in `byStatus[pending-reconciliation]` until the last (its memberships come
+   * after its password), so creds that log in are not yet creds that reach the app's tables. Formats, as above.
+   */
+  readonly pending?: { readonly at: string; readonly item: string; readonly says: string };
 }
 
 /**

@@ -382,11 +382,16 @@ describe('the cnpg binding recipe', () => {
   const sb = apis.find((a) => a.name === 'servicebinding') as Api;
   const spec = { instanceRef: 'pg', serviceInstanceType: 'postgresql' };
   const secretObject: Obj = structuredClone(readyObject);
-  const cnpgCluster = (name: string, ns: string, errors?: Record<string, string[]>) => ({
+  const cnpgCluster = (
+    name: string,
+    ns: string,
+    errors?: Record<string, string[]>,
+    byStatus: Record<string, string[]> = { reconciled: ['binding-app'] },
+  ) => ({
     apiVersion: 'postgresql.cnpg.io/v1',
     kind: 'Cluster',
     metadata: { name, namespace: ns, labels: { [CNPG_INSTANCE_LABEL]: name } },
-    status: { managedRolesStatus: { ...(errors ? { cannotReconcile: errors } : {}), byStatus: { reconciled: ['binding-app'] } } },
+    status: { managedRolesStatus: { ...(errors ? { cannotReconcile: errors } : {}), byStatus } },
   });
   const CNPG_SAYS = 'could not perform update-membership on role binding-app: role "app" is a member of role "binding-app"';
 
@@ -425,6 +430,22 @@ describe('the cnpg binding recipe', () => {
         reason: 'RoleNotReconciled',
         message: `cnpg servicebinding: Cluster pg cannot reconcile role binding-app: ${CNPG_SAYS}`,
       });
+      // CNPG cleared the error but has yet to grant the role's memberships (its next pass): not Ready, and says so.
+      const pending = { 'pending-reconciliation': ['binding-app'], reconciled: ['app'] };
+      const granting = runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [cnpgCluster('pg', 'team-a', undefined, pending)]));
+      expect(own(granting)).toMatchObject({
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: 'Provisioning',
+        message: 'cnpg servicebinding: Cluster pg has yet to reconcile role binding-app',
+      });
+      expect(Object.values(granting.desired?.resources ?? {}).map((r) => r.ready)).toEqual([Ready.READY_FALSE]);
+      expect(granting.meta?.ttl).toEqual(WAITING_TTL);
+      // Another binding's role pending, or another namespace's: this one is Available.
+      const others = [
+        cnpgCluster('pg', 'team-a', undefined, { 'pending-reconciliation': ['binding-app-2'], reconciled: ['binding-app'] }),
+        cnpgCluster('pg', 'victim', undefined, pending),
+      ];
+      expect(own(runFunction(answer(req, ERRORS_FROM_REQUIREMENT, others)))).toMatchObject({ reason: 'Available' });
       expect(own(runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [cnpgCluster('pg', 'team-a')])))).toMatchObject({
         status: Status.STATUS_CONDITION_TRUE,
         reason: 'Available',

@@ -149,17 +149,31 @@ export function errorElsewhere(e: ErrorsFrom, composite: Obj, found: readonly Ob
   if (v === undefined || v === null || v === '' || typeof v === 'object')
     throw new ComposeError(`cannot read errorsFrom.from (${e.from}) ${where}: the composite has no scalar there`);
   const fill = (format: string) => format.replaceAll('%s', String(v));
-  let at: string;
-  try {
-    at = fill(e.at);
-    parse(at);
-  } catch (err) {
-    throw new ComposeError(`cannot build errorsFrom.at ${where}: ${(err as Error).message}`, { cause: err });
-  }
-  for (const o of ours(selector, found)) {
+  const path = (field: string, format: string) => {
+    try {
+      const at = fill(format);
+      parse(at);
+      return at;
+    } catch (err) {
+      throw new ComposeError(`cannot build errorsFrom.${field} ${where}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const at = path('at', e.at);
+  const pendingAt = e.pending && path('pending.at', e.pending.at);
+  const objects = ours(selector, found);
+  for (const o of objects) {
     const error = errorAt(o, at);
     if (error)
       return { selector, said: { reason: e.reason, text: `${e.kind} ${String(get(o, 'metadata.name'))} ${fill(e.says)}: ${error}` } };
+  }
+  if (e.pending && pendingAt) {
+    const item = fill(e.pending.item);
+    const o = objects.find((x) => {
+      const listed = get(x, pendingAt);
+      return Array.isArray(listed) && listed.includes(item);
+    });
+    if (o)
+      return { selector, said: { reason: 'Provisioning', text: `${e.kind} ${String(get(o, 'metadata.name'))} ${fill(e.pending.says)}` } };
   }
   return { selector };
 }
