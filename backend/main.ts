@@ -4,10 +4,12 @@ import { pino } from 'pino';
 import { onShutdown } from '../controller';
 import { startBackend } from './app';
 import { UsageError } from '../lib/flags';
+import { setUserAgent } from '../lib/user-agent';
 import { VERSION } from '../lib/version';
 import { parseOptions, usage } from './options';
 
 async function main(): Promise<number> {
+  setUserAgent('klutch-bind-backend');
   let options;
   try {
     options = parseOptions(process.argv.slice(2), process.env, hostname());

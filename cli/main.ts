@@ -6,6 +6,7 @@
  */
 import { processIo } from './io';
 import { run } from './run';
+import { setUserAgent } from '../lib/user-agent';
 
 /** The oldest Node line still maintained: Node 20 ended in April 2026. */
 const MIN_NODE = 22;
@@ -16,6 +17,7 @@ if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
   process.exit(1);
 }
 
+setUserAgent('kubectl-bind');
 const abort = new AbortController();
 process.once('SIGINT', () => {
   abort.abort();

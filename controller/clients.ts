@@ -15,6 +15,7 @@ import {
   type SecurityAuthentication,
   ServerConfiguration,
 } from '@kubernetes/client-node';
+import { userAgent } from '../lib/user-agent';
 import { type RateLimit, TokenBucket } from './rate-limit';
 
 export interface KeepAliveOptions {
@@ -102,6 +103,7 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
       // Every request of the configuration passes here first: the one place to wait for the rate limit.
       await bucket?.take();
       await kc.applySecurityAuthentication(context);
+      context.setHeaderParam('User-Agent', userAgent());
       const opts: https.AgentOptions = {};
       await kc.applyToHTTPSOptions(opts as never);
       context.setAgent(agentFor(opts));
@@ -113,4 +115,20 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
 /** An API client (`CoreV1Api`, ...) on a keep-alive configuration: `keepAliveClient(kc, CoreV1Api)`. */
 export function keepAliveClient<T>(kc: KubeConfig, api: new (config: Configuration) => T, config = keepAliveConfiguration(kc)): T {
   return new api(config);
+}
+
+/**
+ * `kc` as client-node's Watch reads it, its requests carrying this process's User-Agent (the Watch sends what
+ * `applyToFetchOptions` returns, and nothing else of ours passes there).
+ */
+export function watchConfig(kc: KubeConfig): KubeConfig {
+  return new Proxy(kc, {
+    get(target, key) {
+      if (key === 'applyToFetchOptions')
+        return (opts: https.RequestOptions) =>
+          target.applyToFetchOptions({ ...opts, headers: { ...opts.headers, 'User-Agent': userAgent() } });
+      const v: unknown = Reflect.get(target, key, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

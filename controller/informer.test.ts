@@ -1,6 +1,16 @@
+import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { startLoopbackApi } from '../harness/loopback-api';
-import { listWire } from './informer';
+import { sleep } from '../lib/abort';
+import { setUserAgent } from '../lib/user-agent';
+import { VERSION } from '../lib/version';
+import { keepAliveClient } from './clients';
+import { listWire, watchInformer } from './informer';
+
+/** Waits up to 5 s for `ok` to hold. */
+async function eventually(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !ok(); i++) await sleep(50);
+}
 
 describe('listWire', () => {
   it("lists as the kubeconfig's user over kept connections, and names the path and status of a refusal", async () => {
@@ -20,6 +30,34 @@ describe('listWire', () => {
       expect(api.connections, 'ten lists, kept connections').toBeLessThanOrEqual(2);
       await expect(listWire(kc, '/api/v1/secrets')).rejects.toMatchObject({ message: 'list /api/v1/secrets: 403 no', code: 403 });
     } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('the User-Agent', () => {
+  it("names this process on every request to the API server: an API client's, an informer's list and its watch", async () => {
+    setUserAgent('klutch-test');
+    const seen: string[] = [];
+    const api = await startLoopbackApi('user agent test CA', (req, res) => {
+      seen.push(`${req.url?.includes('watch=true') ? 'watch' : 'get'} ${req.headers['user-agent']}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // A watch gets one event and stays open until the informer stops.
+      if (req.url?.includes('watch=true'))
+        return void res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'y', resourceVersion: '8' } } })}\n`);
+      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [] }));
+    });
+    const kc = api.kubeConfig();
+    const informer = watchInformer({ kc, path: '/api/v1/configmaps' });
+    try {
+      await keepAliveClient(kc, CoreV1Api).listConfigMapForAllNamespaces();
+      await informer.start();
+      await informer.synced;
+      await eventually(() => seen.some((s) => s.startsWith('watch')));
+      const agent = `klutch-test/${VERSION} (${process.platform}/${process.arch}) node/${process.version}`;
+      expect(new Set(seen)).toEqual(new Set([`get ${agent}`, `watch ${agent}`]));
+    } finally {
+      await informer.stop();
       await api.close();
     }
   });

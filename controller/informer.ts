@@ -17,7 +17,8 @@ import https from 'node:https';
 import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { messageOf } from '../lib/kube-errors';
-import { keepAliveAgent } from './clients';
+import { keepAliveAgent, watchConfig } from './clients';
+import { userAgent } from '../lib/user-agent';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 
@@ -74,7 +75,7 @@ export function watchInformer<T extends InformerObject>(o: WatchInformerOptions<
   };
   const lw = new ListWatch<KubernetesObject>(
     o.path,
-    t ? transformingWatch(new Watch(o.kc), t) : new Watch(o.kc),
+    t ? transformingWatch(new Watch(watchConfig(o.kc)), t) : new Watch(watchConfig(o.kc)),
     list as () => Promise<KubernetesListObject<KubernetesObject>>,
     false,
     o.labelSelector,
@@ -180,7 +181,7 @@ export async function listWire<T extends InformerObject>(
   const url = new URL(new URL(server).pathname.replace(/\/$/, '') + path, server);
   if (selectors.labelSelector) url.searchParams.set('labelSelector', selectors.labelSelector);
   if (selectors.fieldSelector) url.searchParams.set('fieldSelector', selectors.fieldSelector);
-  const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
+  const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json', 'User-Agent': userAgent() } };
   await kc.applyToHTTPSOptions(opts);
   let agentFor = listAgents.get(kc);
   if (!agentFor) listAgents.set(kc, (agentFor = keepAliveAgent(8)));

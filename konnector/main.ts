@@ -13,8 +13,10 @@ import { messageOf } from '../lib/kube-errors';
 import { HELP, parseKonnectorFlags, type KonnectorFlags } from './flags';
 import { KonnectorRuntime } from './konnector';
 import { KONNECTOR_VERSION } from './version';
+import { setUserAgent } from '../lib/user-agent';
 
 async function main(): Promise<void> {
+  setUserAgent('klutch-konnector');
   let flags: KonnectorFlags | 'help' | 'version';
   try {
     flags = parseKonnectorFlags(process.argv.slice(2), process.env, hostname());
