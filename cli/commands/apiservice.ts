@@ -83,7 +83,7 @@ export async function bindApiServices(c: BindContext): Promise<number> {
     const grants = bound.map((b) => grantFor(b.exp.spec.group, b.exp.spec.names.plural, b.claims));
     if (flags.skipKonnector) {
       say(
-        `Skipped the konnector (--skip-konnector). Ours needs access to each bound API: ${grants.map((g) => `dist/app-cluster/konnector/access/${g.resource}.yaml`).join(', ')}.`,
+        `Skipped the konnector (--skip-konnector). The konnector serving this cluster needs access to ${grants.map((g) => `${g.resource}.${g.group}`).join(', ')}: the same command with --dry-run=client prints the ClusterRoles and bindings that grant it.`,
       );
     } else {
       const r = await installKonnector(c.app, {
@@ -179,17 +179,17 @@ function dryRun(c: BindContext): number {
       );
     }
   }
-  if (!flags.skipKonnector)
-    objects.splice(
-      1,
-      0,
-      ...konnectorManifests({
-        namespace: flags.namespace,
-        grants,
-        konnector: true,
-        ...(flags.konnectorImage ? { image: flags.konnectorImage } : {}),
-      }),
-    );
+  // Without the konnector, its access to each API still: what whoever runs one must grant it.
+  objects.splice(
+    1,
+    0,
+    ...konnectorManifests({
+      namespace: flags.namespace,
+      grants,
+      konnector: !flags.skipKonnector,
+      ...(flags.konnectorImage ? { image: flags.konnectorImage } : {}),
+    }),
+  );
   const note = flags.acceptPermissionClaims
     ? ''
     : '# permission claims show as Rejected: kubectl bind asks about each (or --accept-permission-claims accepts them)\n';

@@ -5,6 +5,7 @@
 import { APIServiceBindingConditions as C, type ConditionInput } from '../../exports/bind-api';
 import type { ProviderConnection } from '../provider/connection';
 import type { ResourceRef } from '../kube/objects';
+import { APP_CLUSTER_ROLE } from '../../lib/app-cluster-access';
 
 /** Whether the provider's kubeconfig was copied at the last heartbeat, or refused (not in the bind API's list: ours). */
 export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
@@ -34,7 +35,8 @@ export function forbidden(missing: readonly string[], r: ResourceRef, controlPla
     status: 'False',
     reason: 'Forbidden',
     message: controlPlaneMode
-      ? `the app cluster's kubeconfig may not ${missing.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (the AppClusterRole construct), see docs/app-cluster-binding.md`
+      ? // Read in the app cluster too, whose administrator made that kubeconfig: names the ClusterRole, not a file.
+        `the kubeconfig the platform holds for this cluster (its AppClusterBinding) may not ${missing.join(', ')}; bind its user to ClusterRole ${APP_CLUSTER_ROLE}, which the platform operator provides with the release (it covers every API of the catalog), or ask them`
       : // Read in the app cluster, by whoever binds there: no file of the platform's build, but what they can run.
         `the konnector may not ${missing.join(', ')} in this cluster; grant it access to ${r.resource}.${r.group}: run kubectl bind with the bind backend's URL again (it grants the konnector each API it binds), or ask this cluster's administrator to`,
   };

@@ -309,7 +309,10 @@ describe('reconcileBinding: bound', () => {
     expect(w.writes.some((x) => x.startsWith('apply'))).toBe(false);
     const cp = world({ binding: binding(), secret: kubeconfigSecret(), export: exportOf(), missing: ['list x'], controlPlaneMode: true });
     await cp.run();
-    expect(cp.cond('InformersSynced')?.message).toContain('the AppClusterRole construct');
+    // Read in the app cluster too: the ClusterRole by its name there, and whom to ask.
+    expect(cp.cond('InformersSynced')?.message).toBe(
+      'the kubeconfig the platform holds for this cluster (its AppClusterBinding) may not list x; bind its user to ClusterRole klutch-control-plane-konnector, which the platform operator provides with the release (it covers every API of the catalog), or ask them',
+    );
   });
 
   it('says the export is missing, and what to run', async () => {

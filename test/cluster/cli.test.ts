@@ -259,6 +259,17 @@ describe('kubectl bind', () => {
       expect(objects.find((o) => o.kind === 'APIServiceBinding')!.spec.kubeconfigSecretRef.name).toBe(secret);
       expect(dry.stderr).toMatch(/Dry run: none of these \d+ objects was created/);
     }
+    // Without the konnector: the access whoever runs one must grant it, and no konnector.
+    const skipped = await exited(
+      await cli(['apiservice', '-f', file, '--remote-kubeconfig-name', secret!, '--dry-run', '--skip-konnector']),
+      0,
+    );
+    const kinds = skipped.stdout
+      .split(/^---$/m)
+      .map((d) => (parse(d) as O | null)?.kind)
+      .filter(Boolean);
+    expect(kinds).toEqual(expect.arrayContaining(['APIServiceExportRequest', 'ClusterRole', 'ClusterRoleBinding', 'APIServiceBinding']));
+    expect(kinds).not.toContain('Deployment');
     expect(await requests()).toBe(before);
     expect(await getObject(kb, `${BIND}/namespaces/${ns}/apiservicebindings/${PG_BINDING}`)).toBeUndefined();
 
