@@ -12,7 +12,7 @@
  * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as revoked.
  */
 import { BlockList, isIP } from 'node:net';
-import type { FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
+import type { ErrorAdvice, FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
 import {
   checkBackupStore,
   clusterBackupFields,
@@ -78,7 +78,23 @@ export const CNPG_POD_DIAGNOSTICS = {
   kind: 'Pod',
   labels: [{ key: 'cnpg.io/cluster', from: CLAIM_NAME }],
   conditions: [{ type: 'PodScheduled', status: 'False', says: 'cannot be scheduled' }],
+  // A Job's Pod that failed (initdb, a recovery): CNPG retries the Job for minutes before its phase says so.
+  failed: { says: 'failed' },
 } as const;
+
+/**
+ * What to do when an instance cannot be made, by CNPG's words or its failed Pod's name. A restore (`restoreFrom`) runs
+ * as the Job `<instance>-1-full-recovery`, which fails when the point in time lies outside the source's recoverable
+ * window or the source has no backups there (`barman-cloud-backup-list` finds no base backup before the target); CNPG
+ * retries it for about ten minutes, then says "Instance creation failed for the following jobs: <name>".
+ */
+export const CNPG_INSTANCE_ADVICE: readonly ErrorAdvice[] = [
+  {
+    match: '-full-recovery',
+    advice:
+      "the restore from spec.restoreFrom failed: restoreFrom.pointInTime must lie between the end of the source instance's first completed backup and its last archived WAL (the source's claim shows its backups while it exists), and restoreFrom.instance must name an instance of this namespace whose offering keeps backups; delete this claim and create it again with a point inside that window, or without pointInTime for the newest state",
+  },
+];
 
 /**
  * The label naming the instance (its claim's name) on its Cluster, which CNPG leaves without one: a binding finds its
@@ -358,6 +374,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     failedStates: CNPG_FAILED_PHASES,
     progressPaths: CNPG_PHASE_PATHS,
     diagnostics: CNPG_POD_DIAGNOSTICS,
+    errorAdvice: CNPG_INSTANCE_ADVICE,
     related: bindingRoles('v1'),
     companions: companions.map((c) => c.v1),
     v2: { ...instance.v2, related: bindingRoles('v2'), companions: companions.map((c) => c.v2) },

@@ -239,6 +239,7 @@ export const inputSchema: Schema = s.object(
           ),
           { minItems: 1 },
         ),
+        failed: s.object({ says: s.string({ minLength: 1 }) }, { required: ['says'] }),
       },
       { required: ['apiVersion', 'kind', 'labels', 'conditions'] },
     ),

@@ -241,6 +241,12 @@ export interface Diagnostics {
   readonly labels: readonly LabelMapping[];
   /** The conditions that say why, in order of preference. */
   readonly conditions: readonly DiagnosticCondition[];
+  /**
+   * Pods only: a Pod that failed (phase `Failed`, as a Job's Pod does when its container exits non-zero) says so before
+   * any condition: `<kind> <name> <says>: container <c> exited with <code> (<reason>)`, reason `PodFailed`. A failed
+   * Pod's conditions carry no message, so the conditions above never speak for it. The recipe's `errorAdvice` applies.
+   */
+  readonly failed?: { readonly says: string };
 }
 
 /**

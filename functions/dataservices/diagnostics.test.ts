@@ -244,6 +244,51 @@ describe('the cnpg instance recipe', () => {
       });
     },
   );
+
+  it.each(['v1', 'v2'] as const)(
+    '%s: says that its recovery Pod failed and what to check, before CNPG gives up on the Job minutes later',
+    (target) => {
+      const input = inputFor(pg.backends.cnpg as Recipe, { backend: 'cnpg', service: 'postgresql', target });
+      const restoring = { ...spec, restoreFrom: { instance: 'orders', pointInTime: '2020-01-01T00:00:00Z' } };
+      const composite =
+        target === 'v1'
+          ? compositeOf(pg, 'cnpg', restoring, { name: 'pg', namespace: 'team-d' })
+          : { apiVersion: pg.apiVersion, kind: pg.kind, metadata: { name: 'pg', namespace: 'team-d' }, spec: restoring };
+      const req = requestOf(input, composite, { 'cnpg-postgresql': cluster });
+      // A failed recovery Pod (restartPolicy Never): no message on its conditions, its container's exit in its status.
+      const failedPod = (name: string, ns = 'team-d', exitCode = 1) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: ns, labels: { 'cnpg.io/cluster': 'pg', 'cnpg.io/jobRole': 'full-recovery' } },
+        status: {
+          phase: 'Failed',
+          conditions: [{ type: 'Ready', status: 'False', reason: 'PodFailed' }],
+          containerStatuses: [{ name: 'full-recovery', state: { terminated: { exitCode, reason: 'Error' } } }],
+        },
+      });
+      const said = own(runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, [failedPod('pg-1-full-recovery-q2x9z')])));
+      expect(said).toMatchObject({ status: Status.STATUS_CONDITION_FALSE, reason: 'PodFailed' });
+      expect(said?.message).toMatch(
+        /^cnpg postgresql: Setting up primary: Creating primary instance pg-1; Pod pg-1-full-recovery-q2x9z failed: container full-recovery exited with 1 \(Error\); the restore from spec\.restoreFrom failed: restoreFrom\.pointInTime must lie between /,
+      );
+      // Another namespace's failed Pod of a Cluster of the same name says nothing here.
+      expect(own(runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, [failedPod('pg-1-full-recovery-aaaaa', 'victim')])))?.message).toBe(
+        'cnpg postgresql: Setting up primary: Creating primary instance pg-1',
+      );
+      // CNPG's verdict once it gives up on the Job: the claim fails with CNPG's words and the same advice.
+      const unrecoverable = structuredClone(cluster) as any;
+      unrecoverable.status.atProvider.manifest.status = {
+        phase: 'Cluster is unrecoverable and needs manual intervention',
+        phaseReason:
+          'Instance creation failed for the following jobs: pg-1-full-recovery. Check the job logs to investigate the cause of the failure.',
+      };
+      const failed = own(runFunction(requestOf(input, composite, { 'cnpg-postgresql': unrecoverable })));
+      expect(failed).toMatchObject({ status: Status.STATUS_CONDITION_FALSE, reason: 'ProvisioningFailed' });
+      expect(failed?.message).toContain(
+        'pg-1-full-recovery. Check the job logs to investigate the cause of the failure.; the restore from spec.restoreFrom failed',
+      );
+    },
+  );
 });
 
 /** The same made-up backend, whose Store reports a problem of each of its tenants in a map of its status. */

@@ -85,12 +85,31 @@ function sayingCondition(d: Diagnostics, o: Obj): { says: string; reason: string
   return undefined;
 }
 
+/** How a failed Pod's containers ended: `container full-recovery exited with 1 (Error)`, the failed ones only. */
+function exits(o: Obj): string {
+  const statuses = get(o, 'status.containerStatuses');
+  const ended = (Array.isArray(statuses) ? statuses : [])
+    .filter(isObj)
+    .map((c) => ({ name: c.name, t: get(c, 'state.terminated') }))
+    .filter((c): c is { name: unknown; t: Obj } => isObj(c.t) && c.t.exitCode !== 0);
+  return ended.length
+    ? ended
+        .map((c) => `container ${String(c.name)} exited with ${String(c.t.exitCode)}${c.t.reason ? ` (${String(c.t.reason)})` : ''}`)
+        .join(', ')
+    : 'no container status';
+}
+
 /**
  * What the objects found say, if one of them does: only objects of the selector's kind in its namespace, carrying
- * every one of its labels and not being deleted; of those the first by name with a saying condition.
+ * every one of its labels and not being deleted; of those the first by name that failed (`failed`) or, else, with a
+ * saying condition.
  */
 export function diagnose(d: Diagnostics, selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Said | undefined {
-  for (const o of ours(selector, found)) {
+  const objects = ours(selector, found);
+  const failed = d.failed && objects.find((o) => get(o, 'status.phase') === 'Failed');
+  if (d.failed && failed)
+    return { reason: 'PodFailed', text: `${d.kind} ${String(get(failed, 'metadata.name'))} ${d.failed.says}: ${exits(failed)}` };
+  for (const o of objects) {
     const c = sayingCondition(d, o);
     if (c) return { reason: c.reason || 'Waiting', text: `${d.kind} ${String(get(o, 'metadata.name'))} ${c.says}: ${c.message}` };
   }

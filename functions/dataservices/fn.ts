@@ -43,7 +43,7 @@ import { get } from './fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
-import { CONDITION_TYPE, observeStatus, type StatusOutcome } from './status';
+import { advised, CONDITION_TYPE, observeStatus, type StatusOutcome } from './status';
 import { validateInput } from './validate-input';
 
 type Obj = Record<string, unknown>;
@@ -273,7 +273,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     if (said) {
       const before = outcome.condition?.message;
       const message = before ? `${before}; ${said.text}` : `${input.backend} ${input.service}: ${said.text}`;
-      outcome = { ...outcome, condition: { status: 'False', reason: said.reason, message } };
+      outcome = { ...outcome, condition: { status: 'False', reason: said.reason, message: advised(message, input.errorAdvice) } };
     }
     // A Pod's change does not wake the composite: Crossplane looks again after the TTL.
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;

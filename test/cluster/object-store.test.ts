@@ -179,6 +179,8 @@ async function text(client: S3Client, bucket: string, key: string): Promise<stri
 const APP_NS = 'default';
 const INSTANCE = 'obs-orders';
 const RESTORED = 'obs-orders-restored';
+/** A restore to a point before the source's first backup: outside its recoverable window. */
+const TOO_EARLY = 'obs-orders-too-early';
 /** The Backup claim: of the sandbox's cnpg instance, not of INSTANCE. */
 const BACKUP = 'obs-orders-first';
 let app: Kube;
@@ -231,10 +233,10 @@ const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod
 async function dropClaims(): Promise<void> {
   if (app && providerNs) {
     await deleteInApp('backups', BACKUP);
-    for (const name of [INSTANCE, RESTORED]) await deleteInApp('postgresqlinstances', name);
+    for (const name of [INSTANCE, RESTORED, TOO_EARLY]) await deleteInApp('postgresqlinstances', name);
     const gone = [
       `/apis/anynines.com/v1/namespaces/${providerNs}/backups/${BACKUP}`,
-      ...[INSTANCE, RESTORED].flatMap((name) => [
+      ...[INSTANCE, RESTORED, TOO_EARLY].flatMap((name) => [
         `/apis/anynines.com/v1/namespaces/${providerNs}/postgresqlinstances/${name}`,
         `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${name}`,
       ]),
@@ -400,9 +402,10 @@ describe('the object store', () => {
       if (!source) throw new Error('the sandbox made no cnpg instance: the package has no cnpg example');
       // The offering's store is the one the sandbox runs, and the backend made the provider namespace its tenant.
       expect(catalogStore()).toBe(`https://versitygw.${OBJECT_STORE_NAMESPACE}.svc:7070`);
-      pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 2, '1Gi', 'object-store-pg', [
+      pvs = await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-object-store-')), 3, '1Gi', 'object-store-pg', [
         { namespace: providerNs, name: `${INSTANCE}-1` },
         { namespace: providerNs, name: `${RESTORED}-1` },
+        { namespace: providerNs, name: `${TOO_EARLY}-1` },
       ]);
       // The next test's instance starts now: it comes up (and takes its first backup) while this one's backup runs.
       instanceMade = Date.now();
@@ -492,7 +495,14 @@ describe('the object store', () => {
         180_000,
       );
       const started = Date.now();
-      await createInApp('postgresqlinstances', instanceClaim(RESTORED, { restoreFrom: { instance: INSTANCE, pointInTime: t } }));
+      // Beside it, a restore to a moment before the source's first backup: nothing to recover from.
+      await Promise.all([
+        createInApp('postgresqlinstances', instanceClaim(RESTORED, { restoreFrom: { instance: INSTANCE, pointInTime: t } })),
+        createInApp(
+          'postgresqlinstances',
+          instanceClaim(TOO_EARLY, { restoreFrom: { instance: INSTANCE, pointInTime: '2020-01-01T00:00:00Z' } }),
+        ),
+      ]);
       await readyInApp('postgresqlinstances', RESTORED, undefined, 600_000).catch((e: Error) => {
         throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, providerNs, `${RESTORED}-1`, 40)}`);
       });
@@ -501,6 +511,21 @@ describe('the object store', () => {
       );
       // Rows 6 and 7 were committed (and archived) after T: a restore that brought them back would be wrong.
       expect(sql("SELECT string_agg(n::text, ',' ORDER BY n) FROM orders", `${RESTORED}-1`)).toBe('1,2,3,4,5');
+      // The app developer reads in the app cluster that the recovery failed and what to do, long before CloudNativePG
+      // gives up on the Job (about ten minutes of retries).
+      const said = await eventually(
+        `${TOO_EARLY} saying its recovery failed, in the app cluster`,
+        async () => {
+          const c = ((await getObject(app, appPath('postgresqlinstances', TOO_EARLY)))?.status?.conditions ?? []).find(
+            (x: { type: string }) => x.type === 'DataServiceReady',
+          );
+          return c?.reason === 'PodFailed' ? c : undefined;
+        },
+        180_000,
+      );
+      expect(said.status).toBe('False');
+      expect(said.message).toMatch(new RegExp(`Pod ${TOO_EARLY}-1-full-recovery-\\w+ failed: container full-recovery exited with 1`));
+      expect(said.message).toContain('restoreFrom.pointInTime must lie between');
       await dropClaims();
     },
     15 * 60_000,
