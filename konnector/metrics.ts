@@ -13,7 +13,7 @@ export interface KonnectorMetrics {
   readonly connections: Gauge;
   readonly heartbeats: Counter<'result'>;
   /** 1 while an APIServiceBinding is Ready, 0 while it is not; gone with the binding. */
-  readonly bindingReady: Gauge<'namespace' | 'binding'>;
+  readonly bindingReady: Gauge<'binding_namespace' | 'binding'>;
 }
 
 export function konnectorMetrics(registry: Registry): KonnectorMetrics {
@@ -41,7 +41,8 @@ export function konnectorMetrics(registry: Registry): KonnectorMetrics {
     bindingReady: new Gauge({
       name: 'klutch_konnector_binding_ready',
       help: 'Whether an APIServiceBinding is Ready (1) or not (0), by its namespace and name.',
-      labelNames: ['namespace', 'binding'],
+      // Not `namespace`: Prometheus sets that target label to the konnector Pod's and renames ours exported_namespace.
+      labelNames: ['binding_namespace', 'binding'],
       registers: [registry],
     }),
   };

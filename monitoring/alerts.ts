@@ -25,13 +25,13 @@ export const ALERTS: RuleGroup = {
   rules: [
     {
       alert: 'KlutchBindingNotReady',
-      expr: 'max by (namespace, binding) (klutch_konnector_binding_ready{}) == 0',
+      expr: 'max by (binding_namespace, binding) (klutch_konnector_binding_ready{}) == 0',
       for: '15m',
       labels: { severity: 'warning' },
       annotations: {
-        summary: 'APIServiceBinding {{ $labels.namespace }}/{{ $labels.binding }} is not Ready',
+        summary: 'APIServiceBinding {{ $labels.binding_namespace }}/{{ $labels.binding }} is not Ready',
         description:
-          'The konnector reports the binding not Ready for 15 minutes: its claims do not sync. `kubectl get apiservicebinding -n {{ $labels.namespace }} {{ $labels.binding }} -o yaml` names the failing condition.',
+          'The konnector reports the binding not Ready for 15 minutes: its claims do not sync. `kubectl get apiservicebinding -n {{ $labels.binding_namespace }} {{ $labels.binding }} -o yaml` names the failing condition.',
       },
     },
     {

@@ -8,7 +8,7 @@ import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/p
 import { loadCatalog } from '../harness/catalog';
 import { render } from '../synth/synth';
 import { parse } from 'yaml';
-import { checkRules } from '../harness/tools/promtool';
+import { checkRules, testRules } from '../harness/tools/promtool';
 import { ALERTS, KlutchAlerts } from './alerts';
 import type { Dashboard } from '@grafana/schema';
 import { dashboard, PANELS } from './dashboard';
@@ -58,6 +58,62 @@ describe('alerts and dashboard', () => {
     );
     const p = checkRules(promtool, panels);
     expect(p.status, p.output).toBe(0);
+  });
+
+  it("fires KlutchBindingNotReady for the binding's namespace, not the konnector Pod's, as Prometheus stores the scrape", () => {
+    const promtool = inject('promtool');
+    const alerts = join(dir, 'alerts-for-tests.yaml');
+    writeFileSync(alerts, stringify({ groups: [ALERTS] }));
+    // What a scrape of the konnector Pod stores: Prometheus's target labels (namespace, pod, job) beside the metric's
+    // own; with the old `namespace` label the target's would have overwritten it (exported_namespace).
+    const target = 'job="konnector",namespace="klutch-bind",pod="konnector-7d9f8-abcde"';
+    const tests = join(dir, 'alerts-test.yaml');
+    writeFileSync(
+      tests,
+      stringify({
+        rule_files: [alerts],
+        evaluation_interval: '1m',
+        tests: [
+          {
+            interval: '1m',
+            input_series: [
+              {
+                series: `klutch_konnector_binding_ready{${target},binding_namespace="team-a",binding="postgresqlinstances.anynines.com"}`,
+                values: '0x30',
+              },
+              {
+                series: `klutch_konnector_binding_ready{${target},binding_namespace="team-b",binding="postgresqlinstances.anynines.com"}`,
+                values: '1x30',
+              },
+              // Not Ready for ten minutes, then Ready: never for the alert's 15 minutes.
+              {
+                series: `klutch_konnector_binding_ready{${target},binding_namespace="team-c",binding="servicebindings.anynines.com"}`,
+                values: '0x10 1x20',
+              },
+            ],
+            alert_rule_test: [
+              { eval_time: '14m', alertname: 'KlutchBindingNotReady', exp_alerts: [] },
+              {
+                eval_time: '20m',
+                alertname: 'KlutchBindingNotReady',
+                exp_alerts: [
+                  {
+                    exp_labels: { severity: 'warning', binding_namespace: 'team-a', binding: 'postgresqlinstances.anynines.com' },
+                    exp_annotations: {
+                      summary: 'APIServiceBinding team-a/postgresqlinstances.anynines.com is not Ready',
+                      description:
+                        'The konnector reports the binding not Ready for 15 minutes: its claims do not sync. `kubectl get apiservicebinding -n team-a postgresqlinstances.anynines.com -o yaml` names the failing condition.',
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const r = testRules(promtool, tests);
+    expect(r.status, r.output).toBe(0);
   });
 
   it('refuses a broken expression (promtool is really checking)', () => {

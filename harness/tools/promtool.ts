@@ -36,3 +36,13 @@ export function checkRules(promtool: string, file: string): { status: number; ou
   if (r.error) throw r.error;
   return { status: r.status ?? 1, output: `${r.stdout}${r.stderr}` };
 }
+
+/**
+ * `promtool test rules <file>`: Prometheus's own rule engine evaluates the alerts over the file's input series and
+ * compares what fires (labels and annotations, templates expanded) with the file's expectations; status 0 when all hold.
+ */
+export function testRules(promtool: string, file: string): { status: number; output: string } {
+  const r = spawnSync(promtool, ['test', 'rules', file], { encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return { status: r.status ?? 1, output: `${r.stdout}${r.stderr}` };
+}

@@ -157,7 +157,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
       }
     },
     setReady: (ref, ready) => {
-      const labels = { namespace: ref.namespace!, binding: ref.name };
+      const labels = { binding_namespace: ref.namespace!, binding: ref.name };
       if (ready === undefined) rt.metrics.bindingReady.remove(labels);
       else rt.metrics.bindingReady.set(labels, ready ? 1 : 0);
     },
