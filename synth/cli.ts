@@ -11,6 +11,7 @@ import { writeKrewPackage } from '../cli/deploy/krew';
 import type { PackageDependency } from './package-meta';
 import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
 import { YamlMemo } from './yaml-memo';
+import { labelProblem } from '../lib/labels';
 import { DEFAULT_FUNCTION_PACKAGE } from '../compositions/function-ref';
 
 export const USAGE = `Usage: npm run synth -- [options]
@@ -33,6 +34,10 @@ Options:
                                a9s.organizationGuid, a9s.spaceGuid  the Cloud Foundry org and space
                                                                     of every a9s instance
                              (default: the pair Klutch hard-codes; set your platform's)
+  --monitoring-label <key>=<value>
+                             a label on the PrometheusRule, ServiceMonitor and PodMonitors, as the Prometheus
+                             Operator's selectors want it (kube-prometheus-stack: release=<its release name>);
+                             repeat for several (default: none)
   --krew-uri <url>           where kubectl-bind/krew/kubectl-bind.tar.gz will be downloaded from; written into
                              the krew manifest kubectl-bind/krew/bind.yaml
                              (default: the project's release URL for this version)
@@ -60,6 +65,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
         'provider-anynines': { type: 'string' },
         'provider-kubernetes': { type: 'string' },
         setting: { type: 'string', multiple: true },
+        'monitoring-label': { type: 'string', multiple: true },
         catalog: { type: 'string' },
         'krew-uri': { type: 'string' },
         quiet: { type: 'boolean', default: false },
@@ -94,8 +100,10 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
     return 2;
   }
   let settings: Record<string, string>;
+  let monitoringLabels: Record<string, string>;
   try {
     settings = parseSettings(args.setting ?? []);
+    monitoringLabels = parseLabels('--monitoring-label', args['monitoring-label'] ?? []);
   } catch (e) {
     console.error(`synth: ${(e as Error).message}`);
     return 2;
@@ -115,6 +123,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
       functionPackage: args['function-package'],
       ...providers,
       settings,
+      monitoringLabels,
       onProgress: log,
       schemas: join(root, 'schemas'),
       yaml,
@@ -150,6 +159,21 @@ function dependency(option: string, value: string | undefined, fallback: Package
     throw new Error(`${option} must be <package>@<version constraint>, e.g. ${fallback.package}@${fallback.version}; got "${value}"`);
   }
   return { package: pkg, version };
+}
+
+/** `<option> key=value` options, each key once, each a label the API server takes. */
+export function parseLabels(option: string, values: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    if (eq <= 0) throw new Error(`${option} must be <key>=<value>, e.g. release=kube-prometheus-stack; got "${v}"`);
+    const [key, value] = [v.slice(0, eq), v.slice(eq + 1)];
+    const problem = labelProblem(key, value);
+    if (problem) throw new Error(`${option} ${v}: ${problem}`);
+    if (key in out) throw new Error(`${option} ${key} is given twice; give it once`);
+    out[key] = value;
+  }
+  return out;
 }
 
 /** `--setting name=value` options, each name once, names as the backends spell them (`a9s.spaceGuid`). */

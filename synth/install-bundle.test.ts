@@ -17,7 +17,12 @@ import { parseOptions } from '../backend/options';
 import { BACKUP_STORE_CA_FILE } from '../backend/deploy/bind-backend';
 import { synthesize } from './synth';
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [k: string]: any;
+};
 
 let dir: string;
 let kube: string;
@@ -188,6 +193,25 @@ describe('dist/control-plane/kustomization.yaml', () => {
     expect(objs).toHaveLength(base.length + added.length);
     expect(one(objs, 'ServiceMonitor').metadata.namespace).toBe('klutch-bind-backend');
     expect(one(objs, 'PodMonitor').metadata.namespace).toBe('crossplane-system');
+  });
+
+  it("labels the rules and scrape targets for kube-prometheus-stack's selectors with the documented patch, and nothing else", () => {
+    // docs/monitoring.md, "On kube-prometheus-stack": the same patch, as an operator copies it.
+    const overlay = overlayOf('overlay-monitoring-release', {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: ['../dist/control-plane'],
+      components: ['../dist/control-plane/monitoring'],
+      patches: [
+        {
+          target: { group: 'monitoring.coreos.com' },
+          patch: '- op: add\n  path: /metadata/labels\n  value:\n    release: kube-prometheus-stack\n',
+        },
+      ],
+    });
+    const objs = build(overlay);
+    const labelled = objs.filter((o) => o.metadata.labels?.release === 'kube-prometheus-stack');
+    expect(labelled.map((o) => o.kind).sort()).toEqual(['PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
   });
 
   it('takes every documented knob from an overlay: settings, Secrets, image, replicas, a ProviderConfig URL', () => {

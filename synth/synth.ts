@@ -57,6 +57,11 @@ export interface SynthOptions {
   readonly backend?: BindBackendProps;
   /** Extra files (path below outdir → content), e.g. the function package, rendered by the caller. */
   readonly extraFiles?: Readonly<Record<string, string>>;
+  /**
+   * Labels on the PrometheusRule, ServiceMonitor and PodMonitors, which the Prometheus Operator's selectors match
+   * (kube-prometheus-stack selects `release: <its release>`). @default none
+   */
+  readonly monitoringLabels?: Readonly<Record<string, string>>;
   /** Called with one line per output group. */
   readonly onProgress?: (line: string) => void;
   /** How synth writes YAML and reads the CRDs; its command line passes a memo (synth/yaml-memo.ts). @default yaml's */
@@ -285,20 +290,21 @@ export function render(o: SynthOptions): Map<string, string> {
   );
   // Monitoring for the Prometheus Operator (optional: a kustomize Component an overlay adds where the operator runs) and Grafana.
   const backendNs = o.backend?.namespace ?? DEFAULT_BACKEND.namespace ?? 'klutch-bind-backend';
-  emit(`${MONITORING_DIR}/prometheusrule-klutch-kit.yaml`, (c) => new KlutchAlerts(c, 'alerts', { namespace: backendNs }));
+  const labels = o.monitoringLabels && Object.keys(o.monitoringLabels).length ? { labels: o.monitoringLabels } : {};
+  emit(`${MONITORING_DIR}/prometheusrule-klutch-kit.yaml`, (c) => new KlutchAlerts(c, 'alerts', { namespace: backendNs, ...labels }));
   emit(
     `${MONITORING_DIR}/servicemonitor-klutch-bind-backend.yaml`,
-    (c) => new BackendServiceMonitor(c, 'backend', { namespace: backendNs }),
+    (c) => new BackendServiceMonitor(c, 'backend', { namespace: backendNs, ...labels }),
   );
   emit(
     `${MONITORING_DIR}/podmonitor-${fn.name}.yaml`,
-    (c) => new FunctionPodMonitor(c, 'function', { namespace: CROSSPLANE_NAMESPACE, functionName: fn.name }),
+    (c) => new FunctionPodMonitor(c, 'function', { namespace: CROSSPLANE_NAMESPACE, functionName: fn.name, ...labels }),
   );
   emit(`${MONITORING_DIR}/configmap-klutch-kit-dashboard.yaml`, (c) => new KlutchDashboard(c, 'dashboard', { namespace: backendNs }));
   files.set(`${MONITORING_DIR}/klutch-kit-dashboard.json`, `${JSON.stringify(dashboard(), null, 2)}\n`);
   emit(
     `${APP_MONITORING_DIR}/podmonitor-konnector.yaml`,
-    (c) => new KonnectorPodMonitor(c, 'konnector', { namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE }),
+    (c) => new KonnectorPodMonitor(c, 'konnector', { namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE, ...labels }),
   );
   files.set(
     `${MONITORING_DIR}/kustomization.yaml`,

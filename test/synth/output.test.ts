@@ -181,6 +181,36 @@ describe('provider dependencies', () => {
     expect(bad.stderr).toContain('--setting must be <backend>.<name>=<value>');
   });
 
+  it("labels the PrometheusRule, ServiceMonitor and PodMonitors for the Prometheus Operator's selectors (--monitoring-label)", () => {
+    const out = join(tmp, 'monitoring-labels');
+    const r = runSynth([
+      '--out',
+      out,
+      '--quiet',
+      '--monitoring-label',
+      'release=kube-prometheus-stack',
+      '--monitoring-label',
+      'team=platform',
+    ]);
+    expect(r.stderr).toBe('');
+    const monitors = [
+      ...readdirSync(join(out, 'control-plane', 'monitoring')).map((f) => join(out, 'control-plane', 'monitoring', f)),
+      ...readdirSync(join(out, 'app-cluster', 'monitoring')).map((f) => join(out, 'app-cluster', 'monitoring', f)),
+    ].filter((f) => /\/(prometheusrule|servicemonitor|podmonitor)-[^/]+\.yaml$/.test(f));
+    expect(monitors.length, 'the rule, the backend ServiceMonitor, the function and konnector PodMonitors').toBe(4);
+    for (const f of monitors)
+      expect((parseYaml(readFileSync(f, 'utf8'))[0] as { metadata: { labels?: unknown } }).metadata.labels, f).toEqual({
+        release: 'kube-prometheus-stack',
+        team: 'platform',
+      });
+    const bad = runSynth(['--out', join(tmp, 'bad-label'), '--monitoring-label', 'release=not ok']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('synth: --monitoring-label release=not ok: label value "not ok" must be empty or at most 63 letters');
+    expect(runSynth(['--out', join(tmp, 'bad-label'), '--monitoring-label', 'release']).stderr).toContain(
+      '--monitoring-label must be <key>=<value>, e.g. release=kube-prometheus-stack; got "release"',
+    );
+  });
+
   it('rejects a provider without a version constraint, naming the option and the form', () => {
     const r = runSynth([
       '--out',
