@@ -38,6 +38,9 @@ Options:
                              a label on the PrometheusRule, ServiceMonitor and PodMonitors, as the Prometheus
                              Operator's selectors want it (kube-prometheus-stack: release=<its release name>);
                              repeat for several (default: none)
+  --monitoring-namespace <ns>
+                             Prometheus' namespace, to which the monitoring NetworkPolicies open the metrics ports
+                             (default: monitoring)
   --krew-uri <url>           where kubectl-bind/krew/kubectl-bind.tar.gz will be downloaded from; written into
                              the krew manifest kubectl-bind/krew/bind.yaml
                              (default: the project's release URL for this version)
@@ -66,6 +69,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
         'provider-kubernetes': { type: 'string' },
         setting: { type: 'string', multiple: true },
         'monitoring-label': { type: 'string', multiple: true },
+        'monitoring-namespace': { type: 'string' },
         catalog: { type: 'string' },
         'krew-uri': { type: 'string' },
         quiet: { type: 'boolean', default: false },
@@ -104,6 +108,9 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
   try {
     settings = parseSettings(args.setting ?? []);
     monitoringLabels = parseLabels('--monitoring-label', args['monitoring-label'] ?? []);
+    const ns = args['monitoring-namespace'];
+    if (ns !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns))
+      throw new Error(`--monitoring-namespace "${ns}" is not a namespace name (a DNS label: lower-case letters, digits and "-")`);
   } catch (e) {
     console.error(`synth: ${(e as Error).message}`);
     return 2;
@@ -124,6 +131,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
       ...providers,
       settings,
       monitoringLabels,
+      ...(args['monitoring-namespace'] !== undefined ? { monitoringNamespace: args['monitoring-namespace'] } : {}),
       onProgress: log,
       schemas: join(root, 'schemas'),
       yaml,

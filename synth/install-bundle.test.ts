@@ -16,6 +16,11 @@ import { BindAnnotations, mayBind, type BindIdentity } from '../backend/authz/bi
 import { parseOptions } from '../backend/options';
 import { BACKUP_STORE_CA_FILE } from '../backend/deploy/bind-backend';
 import { synthesize } from './synth';
+import { admitsIngress, type Source } from '../test/support/network-policy';
+import { selectorLabels } from '../lib/workload';
+import { BACKEND_PROBE_PORT } from '../backend/deploy/bind-backend';
+import { KONNECTOR_PROBE_PORT } from '../konnector/deploy/konnector';
+import { FUNCTION_METRICS_PORT } from '../functions/dataservices/deploy/function-runtime';
 
 type Obj = {
   apiVersion: string;
@@ -186,6 +191,8 @@ describe('dist/control-plane/kustomization.yaml', () => {
     const added = objs.filter((o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name));
     expect(added.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
       'ConfigMap/klutch-kit-dashboard',
+      'NetworkPolicy/scrape-klutch-bind-backend',
+      'NetworkPolicy/scrape-klutch-kit-function-dataservices',
       'PodMonitor/klutch-kit-function-dataservices',
       'PrometheusRule/klutch-kit',
       'ServiceMonitor/klutch-bind-backend',
@@ -193,6 +200,49 @@ describe('dist/control-plane/kustomization.yaml', () => {
     expect(objs).toHaveLength(base.length + added.length);
     expect(one(objs, 'ServiceMonitor').metadata.namespace).toBe('klutch-bind-backend');
     expect(one(objs, 'PodMonitor').metadata.namespace).toBe('crossplane-system');
+  });
+
+  it("lets Prometheus' namespace, and no other, reach the metrics ports its monitors scrape, where the CNI enforces policies", () => {
+    const withComponent = build(
+      overlayOf('overlay-monitoring-scrape', {
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: ['../dist/control-plane'],
+        components: ['../dist/control-plane/monitoring'],
+      }),
+    );
+    const policies = (objs: Obj[]) => objs.filter((o) => o.kind === 'NetworkPolicy') as never[];
+    const prometheus = (namespace: string): Source => ({
+      namespace,
+      namespaceLabels: { 'kubernetes.io/metadata.name': namespace },
+      labels: { 'app.kubernetes.io/name': 'prometheus' },
+      ip: '10.0.3.7',
+    });
+    const backend = { namespace: 'klutch-bind-backend', labels: selectorLabels('klutch-bind-backend') };
+    const fn = { namespace: 'crossplane-system', labels: { 'pkg.crossplane.io/function': 'klutch-kit-function-dataservices' } };
+    for (const [target, port] of [
+      [backend, BACKEND_PROBE_PORT],
+      [fn, FUNCTION_METRICS_PORT],
+    ] as const) {
+      expect(admitsIngress(policies(withComponent), target, prometheus('monitoring'), port), target.namespace).toBe(true);
+      expect(admitsIngress(policies(withComponent), target, prometheus('team-a'), port), target.namespace).toBe(false);
+      // The bundle alone keeps the port shut: the Component is what opens it.
+      expect(admitsIngress(policies(build(join(dir, 'dist', 'control-plane'))), target, prometheus('monitoring'), port)).toBe(false);
+    }
+    // In the app cluster: the konnector's policies and the one beside its PodMonitor.
+    const konnector = { namespace: 'klutch-bind', labels: selectorLabels('konnector') };
+    const appPolicies = (withScrape: boolean) =>
+      policies([
+        ...(parseYaml(readFileSync(join(dir, 'dist', 'app-cluster', 'konnector', 'konnector.yaml'), 'utf8')) as Obj[]),
+        ...(withScrape
+          ? (parseYaml(
+              readFileSync(join(dir, 'dist', 'app-cluster', 'monitoring', 'networkpolicy-scrape-konnector.yaml'), 'utf8'),
+            ) as Obj[])
+          : []),
+      ]);
+    expect(admitsIngress(appPolicies(true), konnector, prometheus('monitoring'), KONNECTOR_PROBE_PORT)).toBe(true);
+    expect(admitsIngress(appPolicies(true), konnector, prometheus('team-a'), KONNECTOR_PROBE_PORT)).toBe(false);
+    expect(admitsIngress(appPolicies(false), konnector, prometheus('monitoring'), KONNECTOR_PROBE_PORT)).toBe(false);
   });
 
   it("labels the rules and scrape targets for kube-prometheus-stack's selectors with the documented patch, and nothing else", () => {

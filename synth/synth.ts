@@ -9,7 +9,7 @@ import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
-import { BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
+import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
 import { DataServiceComposition } from '../compositions/composition';
 import { SelectionComposition } from '../compositions/selection';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
@@ -18,14 +18,15 @@ import { ExportTemplate } from '../exports/export-template';
 import { functionPackageObjects } from '../functions/dataservices/package';
 import { KonnectorApiAccess } from '../konnector/deploy/access';
 import { AppClusterRole } from '../konnector/deploy/app-cluster-role';
-import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, type KonnectorProps } from '../konnector/deploy/konnector';
+import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_PROBE_PORT, type KonnectorProps } from '../konnector/deploy/konnector';
 import { KlutchAlerts } from '../monitoring/alerts';
 import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
-import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor } from '../monitoring/scrape';
+import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor, ScrapeAccess } from '../monitoring/scrape';
 import { checkUnique } from './catalog';
 import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
 import { replaceTree } from '../lib/files';
-import { FunctionRuntime } from '../functions/dataservices/deploy/function-runtime';
+import { selectorLabels } from '../lib/workload';
+import { FUNCTION_METRICS_PORT, FunctionRuntime } from '../functions/dataservices/deploy/function-runtime';
 import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, monitoringComponent, SETTINGS_FILE, settingsEnv } from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 import { ProviderConfigs, providerConfigRefs, ProviderKubernetes, referencedKinds } from './provider-configs';
@@ -62,6 +63,11 @@ export interface SynthOptions {
    * (kube-prometheus-stack selects `release: <its release>`). @default none
    */
   readonly monitoringLabels?: Readonly<Record<string, string>>;
+  /**
+   * Prometheus' namespace: the monitoring Component (and app-cluster/monitoring/) opens the metrics ports to it with a
+   * NetworkPolicy each, which a CNI that enforces policies needs for the monitors to scrape. @default monitoring
+   */
+  readonly monitoringNamespace?: string;
   /** Called with one line per output group. */
   readonly onProgress?: (line: string) => void;
   /** How synth writes YAML and reads the CRDs; its command line passes a memo (synth/yaml-memo.ts). @default yaml's */
@@ -109,6 +115,8 @@ export const FUNCTION_RUNTIME_DIR = 'control-plane/function';
 export const MONITORING_DIR = 'control-plane/monitoring';
 /** The konnector's PodMonitor. */
 export const APP_MONITORING_DIR = 'app-cluster/monitoring';
+/** Where kube-prometheus-stack's guide installs Prometheus. */
+export const DEFAULT_MONITORING_NAMESPACE = 'monitoring';
 /** Where Crossplane runs (its Function Pods); the default of its Helm chart. */
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 
@@ -299,6 +307,41 @@ export function render(o: SynthOptions): Map<string, string> {
   emit(
     `${MONITORING_DIR}/podmonitor-${fn.name}.yaml`,
     (c) => new FunctionPodMonitor(c, 'function', { namespace: CROSSPLANE_NAMESPACE, functionName: fn.name, ...labels }),
+  );
+  // The metrics ports, open to Prometheus' namespace: the Pods' own policies admit it only when their props name it.
+  const prometheus = o.monitoringNamespace ?? DEFAULT_MONITORING_NAMESPACE;
+  emit(
+    `${MONITORING_DIR}/networkpolicy-scrape-klutch-bind-backend.yaml`,
+    (c) =>
+      new ScrapeAccess(c, 'backend-scrape', {
+        namespace: backendNs,
+        name: 'klutch-bind-backend',
+        pods: selectorLabels('klutch-bind-backend'),
+        port: BACKEND_PROBE_PORT,
+        monitoringNamespace: prometheus,
+      }),
+  );
+  emit(
+    `${MONITORING_DIR}/networkpolicy-scrape-${fn.name}.yaml`,
+    (c) =>
+      new ScrapeAccess(c, 'function-scrape', {
+        namespace: CROSSPLANE_NAMESPACE,
+        name: fn.name,
+        pods: { 'pkg.crossplane.io/function': fn.name },
+        port: FUNCTION_METRICS_PORT,
+        monitoringNamespace: prometheus,
+      }),
+  );
+  emit(
+    `${APP_MONITORING_DIR}/networkpolicy-scrape-konnector.yaml`,
+    (c) =>
+      new ScrapeAccess(c, 'konnector-scrape', {
+        namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE,
+        name: 'konnector',
+        pods: selectorLabels('konnector'),
+        port: KONNECTOR_PROBE_PORT,
+        monitoringNamespace: prometheus,
+      }),
   );
   emit(`${MONITORING_DIR}/configmap-klutch-kit-dashboard.yaml`, (c) => new KlutchDashboard(c, 'dashboard', { namespace: backendNs }));
   files.set(`${MONITORING_DIR}/klutch-kit-dashboard.json`, `${JSON.stringify(dashboard(), null, 2)}\n`);

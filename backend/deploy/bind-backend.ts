@@ -122,7 +122,9 @@ export interface BindBackendProps {
 export const DEFAULT_BACKEND_IMAGE = releaseImage('bind-backend');
 const CONSUMER_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 const BIND_PORT = 8080;
-const PROBE_PORT = 8081;
+/** The probe port, which serves /metrics too (the Service names it `metrics`). */
+export const BACKEND_PROBE_PORT = 8081;
+const PROBE_PORT = BACKEND_PROBE_PORT;
 const KEYS_DIR = '/etc/klutch-bind/cookie-keys';
 const CA_DIR = '/etc/klutch-bind/external-ca';
 const TLS_DIR = '/etc/klutch-bind/tls';

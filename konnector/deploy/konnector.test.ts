@@ -84,6 +84,7 @@ describe('synth', () => {
       'app-cluster/konnector/konnector.yaml',
       ...apis.map((a) => `app-cluster/konnector/access/${a.plural}.yaml`),
       'app-cluster/control-plane-konnector/clusterrole.yaml',
+      'app-cluster/monitoring/networkpolicy-scrape-konnector.yaml',
       'app-cluster/monitoring/podmonitor-konnector.yaml',
     ]);
   }, 60_000);

@@ -42,7 +42,9 @@ export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
 export const KONNECTOR_NAME = 'konnector';
 /** The konnector's node settings, one definition for every Deployment of it (lib/konnector-runtime.ts). */
 export { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV };
-const PROBE_PORT = 8080;
+/** The probe port, which serves /metrics too. */
+export const KONNECTOR_PROBE_PORT = 8080;
+const PROBE_PORT = KONNECTOR_PROBE_PORT;
 
 export interface KonnectorProps {
   /** The konnector image (dist/konnector/Dockerfile). @default ghcr.io/klutch-kit/konnector:<release> */

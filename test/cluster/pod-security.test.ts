@@ -91,8 +91,9 @@ describe('Pod Security restricted', () => {
     }
     // Namespaces klutch-bind-backend and klutch-bind, each with a default-deny and an allow policy, the
     // control-plane konnector's klutch-control-plane in the app cluster (dist/app-cluster/control-plane-konnector/),
-    // and the function's policy in crossplane-system (dist/control-plane/function/).
-    expect(results).toHaveLength(8);
+    // the function's policy in crossplane-system (dist/control-plane/function/), and the monitoring Components' scrape
+    // policies of the backend, the function and the konnector.
+    expect(results).toHaveLength(11);
     expect(results.filter((r) => !r.endsWith(': accepted'))).toEqual([]);
   });
 });

@@ -191,6 +191,8 @@ describe('provider dependencies', () => {
       'release=kube-prometheus-stack',
       '--monitoring-label',
       'team=platform',
+      '--monitoring-namespace',
+      'prometheus',
     ]);
     expect(r.stderr).toBe('');
     const monitors = [
@@ -203,6 +205,12 @@ describe('provider dependencies', () => {
         release: 'kube-prometheus-stack',
         team: 'platform',
       });
+    // The scrape policies open the metrics ports to that namespace.
+    const scrape = parseYaml(readFileSync(join(out, 'app-cluster', 'monitoring', 'networkpolicy-scrape-konnector.yaml'), 'utf8'))[0] as any;
+    expect(scrape.spec.ingress[0].from[0].namespaceSelector.matchLabels).toEqual({ 'kubernetes.io/metadata.name': 'prometheus' });
+    expect(runSynth(['--out', join(tmp, 'bad-label'), '--monitoring-namespace', 'Prometheus']).stderr).toContain(
+      'synth: --monitoring-namespace "Prometheus" is not a namespace name',
+    );
     const bad = runSynth(['--out', join(tmp, 'bad-label'), '--monitoring-label', 'release=not ok']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('synth: --monitoring-label release=not ok: label value "not ok" must be empty or at most 63 letters');
