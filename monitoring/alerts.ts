@@ -83,6 +83,7 @@ export const ALERTS: RuleGroup = {
       // Every replica says nobody has renewed the Lease for longer than its duration (15 s): nothing leads, so no
       // controller runs. Its companion below says why, from the replicas' failed Lease requests.
       alert: 'KlutchNoLeader',
+      // (KlutchBindBackendDown, below, covers the case where no replica is left to say so.)
       expr: 'min by (namespace, name) (klutch_leader_election_leaderless_seconds{}) > 15',
       for: '1m',
       labels: { severity: 'critical' },
@@ -101,6 +102,19 @@ export const ALERTS: RuleGroup = {
         summary: 'Lease {{ $labels.name }} requests fail with {{ $labels.code }} (replicas in {{ $labels.namespace }})',
         description:
           '404: the Lease namespace does not exist; 403: the replicas may not write Leases there; unreachable: no API server answers. The replicas log the Lease, the namespace and the fix at warn.',
+      },
+    },
+    {
+      // Every other alert reads what a running replica exports: with every replica gone (or none scraped) they all go
+      // quiet. Prometheus' own `up` of the ServiceMonitor's job (the Service's name) says so.
+      alert: 'KlutchBindBackendDown',
+      expr: 'absent(up{job="klutch-bind-backend"} == 1)',
+      for: '5m',
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'No bind backend replica has been scraped up for 5 minutes',
+        description:
+          'Binds, token rotations and the control-plane konnectors stop without the backend. `kubectl get pods -l app.kubernetes.io/name=klutch-bind-backend -A` shows whether its Pods run; if they do, the ServiceMonitor klutch-bind-backend or the NetworkPolicy scrape-klutch-bind-backend keeps Prometheus from them.',
       },
     },
   ],
