@@ -156,9 +156,15 @@ describe('a cnpg offering with an object store', () => {
     expect(manifest(compose({ ...STORE, schedule: false }), 'cnpg-demo-scheduled-backup')).toBeUndefined();
   });
 
-  it("switches WAL segments after the offering's archiveTimeout, or the claim's own", () => {
+  it("switches WAL segments after the offering's archiveTimeout, or the claim's own; checkpoints at once when asked", () => {
     const timeout = (rsp: ReturnType<typeof compose>) => manifest(rsp, 'cnpg-demo').spec.postgresql.parameters.archive_timeout;
     expect(timeout(compose({ ...STORE, archiveTimeout: 300 }))).toBe('300');
+    // A spread checkpoint unless the offering asks for an immediate one (CNPG's default).
+    const data = (b: CnpgBackupStore) => manifest(compose(b), 'cnpg-demo').spec.backup.barmanObjectStore.data;
+    expect([data(STORE), data({ ...STORE, immediateCheckpoint: true })]).toEqual([
+      { compression: 'gzip' },
+      { compression: 'gzip', immediateCheckpoint: true },
+    ]);
     expect(timeout(compose({ ...STORE, archiveTimeout: 300 }, 'team-a', 'v1', { parameters: { archiveTimeout: 30 } }))).toBe('30');
     // Without a store nothing is archived, and CNPG's own default stays.
     expect(manifest(compose(undefined), 'cnpg-demo').spec.postgresql?.parameters?.archive_timeout).toBeUndefined();

@@ -92,7 +92,7 @@ describe('cnpg PostgresqlInstance', () => {
                     secretAccessKey: { name: 'klutch-backup-store', key: 'ACCESS_SECRET_KEY' },
                   },
                   wal: { compression: 'gzip' },
-                  data: { compression: 'gzip' },
+                  data: { compression: 'gzip', immediateCheckpoint: true },
                 },
                 retentionPolicy: '7d',
               },

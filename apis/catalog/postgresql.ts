@@ -190,7 +190,8 @@ export default new DataService({
     sourceRanges: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
     // The object store the sandbox runs (docs/backups.md): WAL archived continuously, a backup daily, kept 7 days.
     // An operator names theirs; a control plane without one leaves archiving failing (ContinuousArchiving says why).
-    backups: { endpointURL: 'https://versitygw.klutch-object-store.svc:7070' },
+    // Small instances: a backup (an app team's Backup claim too) starts at once rather than after a spread checkpoint.
+    backups: { endpointURL: 'https://versitygw.klutch-object-store.svc:7070', immediateCheckpoint: true },
   },
   parameters,
   fields: [
