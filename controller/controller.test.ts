@@ -152,6 +152,27 @@ describe('Controller', () => {
     expect(text).toContain('controller_runtime_reconcile_total{controller="test",result="success"} 1');
     expect(text).toContain('controller_runtime_max_concurrent_reconciles{controller="test"} 1');
     expect(text).toContain('controller_runtime_active_workers{controller="test"} 0');
+    expect(text).toContain('workqueue_unfinished_work_seconds{controller="test",name="test"} 0');
+    expect(text).toContain('workqueue_longest_running_processor_seconds{controller="test",name="test"} 0');
+  });
+
+  it("shows a reconcile that does not return in client-go's stuck-worker gauges while it runs", async () => {
+    let release = () => undefined as void;
+    const h = harness(() => new Promise<undefined>((r) => (release = () => r(undefined))), 2);
+    h.c.enqueue('stuck');
+    await until('in flight', () => h.c.queue.inFlight === 1);
+    await sleep(120);
+    const value = (text: string, family: string) =>
+      Number(new RegExp(`^${family}\\{controller="test",name="test"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    const during = await h.registry.metrics();
+    expect(value(during, 'workqueue_longest_running_processor_seconds')).toBeGreaterThanOrEqual(0.1);
+    expect(value(during, 'workqueue_unfinished_work_seconds')).toBeGreaterThanOrEqual(0.1);
+    release();
+    await until('done', () => h.c.queue.inFlight === 0);
+    await h.stop();
+    const after = await h.registry.metrics();
+    expect(value(after, 'workqueue_longest_running_processor_seconds')).toBe(0);
+    expect(value(after, 'workqueue_unfinished_work_seconds')).toBe(0);
   });
 
   it('refuses bad options, naming them', () => {

@@ -10,7 +10,7 @@ import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { isTerminal } from './errors';
 import type { InformerEvent, InformerObject, WatchInformer } from './informer';
-import { controllerMetrics, registerQueueDepth, type ControllerMetrics, type ReconcileOutcome } from './metrics';
+import { controllerMetrics, registerQueue, type ControllerMetrics, type ReconcileOutcome } from './metrics';
 import { WorkQueue } from './queue';
 
 export interface ReconcileContext {
@@ -50,6 +50,8 @@ export class Controller {
   /** client-go names a queue; ours is the controller's. */
   private readonly queueLabels: { controller: string; name: string };
   private readonly unwatch: (() => void)[] = [];
+  /** When each reconcile in flight started (performance.now), by key: the queue hands out a key once at a time. */
+  private readonly started = new Map<string, number>();
   private running = false;
 
   constructor(o: ControllerOptions) {
@@ -71,7 +73,13 @@ export class Controller {
     });
     this.metrics.maxConcurrent.set({ controller: o.name }, this.workers);
     this.metrics.activeWorkers.set({ controller: o.name }, 0);
-    registerQueueDepth(registry, o.name, () => this.queue.length);
+    registerQueue(registry, o.name, {
+      depth: () => this.queue.length,
+      working: () => {
+        const now = performance.now();
+        return [...this.started.values()].map((t) => (now - t) / 1000);
+      },
+    });
   }
 
   /** Enqueues the keys `map` returns for every add, update and delete of the informer's objects. */
@@ -139,6 +147,7 @@ export class Controller {
   private async reconcileOne(key: string, signal: AbortSignal): Promise<void> {
     const log = this.log.child({ key });
     const started = performance.now();
+    this.started.set(key, started);
     const labels = { controller: this.name };
     const count = (result: ReconcileOutcome) => this.metrics.reconciles.inc({ ...labels, result });
     this.metrics.activeWorkers.inc(labels);
@@ -166,6 +175,7 @@ export class Controller {
       }
     } finally {
       const seconds = (performance.now() - started) / 1000;
+      this.started.delete(key);
       this.metrics.activeWorkers.dec(labels);
       this.metrics.reconcileSeconds.observe(labels, seconds);
       this.metrics.workSeconds.observe(this.queueLabels, seconds);

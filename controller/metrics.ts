@@ -28,8 +28,16 @@ export interface ControllerMetrics {
 }
 
 const byRegistry = new WeakMap<Registry, ControllerMetrics>();
-/** Depth readers per registry, read when the registry is scraped. */
-const depthReaders = new WeakMap<Registry, Map<string, () => number>>();
+/** What a controller's queue reports when the registry is scraped. */
+export interface QueueReader {
+  /** Keys waiting. */
+  depth(): number;
+  /** Seconds each reconcile in flight has run so far. */
+  working(): readonly number[];
+}
+
+/** Queue readers per registry, by controller, read when the registry is scraped. */
+const queueReaders = new WeakMap<Registry, Map<string, QueueReader>>();
 
 /** controller-runtime's reconcile-time buckets. */
 const RECONCILE_BUCKETS = [
@@ -42,8 +50,12 @@ const QUEUE_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10];
 export function controllerMetrics(registry: Registry): ControllerMetrics {
   const existing = byRegistry.get(registry);
   if (existing) return existing;
-  const readers = new Map<string, () => number>();
-  depthReaders.set(registry, readers);
+  const readers = new Map<string, QueueReader>();
+  queueReaders.set(registry, readers);
+  /** Sets `gauge` per controller to `value` of its queue. */
+  const perQueue = (gauge: Gauge<'controller' | 'name'>, value: (q: QueueReader) => number) => {
+    for (const [controller, q] of readers) gauge.set({ controller, name: controller }, value(q));
+  };
   const registers = [registry];
   const m: ControllerMetrics = {
     reconciles: new Counter({
@@ -115,18 +127,38 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
       labelNames: ['controller', 'name'],
       registers,
       collect() {
-        for (const [controller, read] of readers) this.set({ controller, name: controller }, read());
+        perQueue(this, (q) => q.depth());
       },
     }),
   };
+  // client-go's stuck-worker gauges: a reconcile that never returns shows here long before any histogram, which
+  // observes only what finished.
+  new Gauge({
+    name: 'workqueue_unfinished_work_seconds',
+    help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+    labelNames: ['controller', 'name'],
+    registers,
+    collect() {
+      perQueue(this, (q) => q.working().reduce((a, b) => a + b, 0));
+    },
+  });
+  new Gauge({
+    name: 'workqueue_longest_running_processor_seconds',
+    help: 'How many seconds has the longest running processor for workqueue been running.',
+    labelNames: ['controller', 'name'],
+    registers,
+    collect() {
+      perQueue(this, (q) => Math.max(0, ...q.working()));
+    },
+  });
   byRegistry.set(registry, m);
   return m;
 }
 
-/** Reports the depth of a controller's queue when the registry is scraped. */
-export function registerQueueDepth(registry: Registry, controller: string, read: () => number): void {
+/** Reports a controller's queue (its depth, its reconciles in flight) when the registry is scraped. */
+export function registerQueue(registry: Registry, controller: string, q: QueueReader): void {
   controllerMetrics(registry);
-  depthReaders.get(registry)?.set(controller, read);
+  queueReaders.get(registry)?.set(controller, q);
 }
 
 const leaderGauges = new WeakMap<Registry, Gauge<'name'>>();
