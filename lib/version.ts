@@ -5,6 +5,14 @@
  */
 export const VERSION = 'v0.1.0';
 
+/** The project's source repository, where each release is tagged and its archives are published. */
+export const RELEASE_SOURCE = 'https://github.com/klutch-kit/klutch-kit';
+
+/** A file of this release's source, at an anchor if given: a manual page as an operator reads it online. */
+export function releaseDoc(path: string, anchor?: string): string {
+  return `${RELEASE_SOURCE}/blob/${VERSION}/${path}${anchor ? `#${anchor}` : ''}`;
+}
+
 /** Where a release's images and Crossplane packages are published unless an operator says otherwise. */
 export const RELEASE_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
 export const RELEASE_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';

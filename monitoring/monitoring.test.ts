@@ -1,15 +1,16 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { stringify } from 'yaml';
 import { describe, expect, inject, it } from 'vitest';
 import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
-import { loadCatalog } from '../harness/catalog';
+import { loadCatalog, ROOT } from '../harness/catalog';
+import { releaseDoc } from '../lib/version';
 import { render } from '../synth/synth';
 import { parse } from 'yaml';
 import { checkRules, testRules } from '../harness/tools/promtool';
-import { ALERTS, KlutchAlerts } from './alerts';
+import { APP_CLUSTER_ALERTS, CONTROL_PLANE_ALERTS, KlutchAlerts, runbookUrl, type RuleGroup } from './alerts';
 import type { Dashboard } from '@grafana/schema';
 import { dashboard, PANELS } from './dashboard';
 import { metricFamilies } from './promql';
@@ -18,8 +19,9 @@ const dir = mkdtempSync(join(tmpdir(), 'klutch-monitoring-'));
 const OUR_FAMILIES = /^(klutch_|controller_runtime_|workqueue_|leader_election_)/;
 /** Prometheus' own series of each target: whether its last scrape worked. */
 const PROMETHEUS_FAMILIES = ['up'];
+const GROUPS = [CONTROL_PLANE_ALERTS, APP_CLUSTER_ALERTS];
 const exprs = [
-  ...ALERTS.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })),
+  ...GROUPS.flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert} (${g.name})`, expr: r.expr }))),
   ...PANELS.flatMap((p) => p.targets.map((t) => ({ where: `panel "${p.title}"`, expr: t.expr }))),
 ];
 
@@ -27,9 +29,13 @@ const exprs = [
  * `promtool test rules` of the shipped alerts: one test case (`input_series`, `alert_rule_test`) evaluated by
  * Prometheus' rule engine every minute; the output names what fired instead of what was expected.
  */
-function testAlerts(name: string, test: { input_series: unknown[]; alert_rule_test: unknown[] }): { status: number; output: string } {
+function testAlerts(
+  group: RuleGroup,
+  name: string,
+  test: { input_series: unknown[]; alert_rule_test: unknown[] },
+): { status: number; output: string } {
   const alerts = join(dir, `${name}-alerts.yaml`);
-  writeFileSync(alerts, stringify({ groups: [ALERTS] }));
+  writeFileSync(alerts, stringify({ groups: [group] }));
   const tests = join(dir, `${name}-test.yaml`);
   writeFileSync(tests, stringify({ rule_files: [alerts], evaluation_interval: '1m', tests: [{ interval: '1m', ...test }] }));
   return testRules(inject('promtool'), tests);
@@ -51,18 +57,21 @@ describe('alerts and dashboard', () => {
     for (const f of families.filter((x) => !PROMETHEUS_FAMILIES.includes(x))) expect(f).toMatch(OUR_FAMILIES);
   });
 
-  it('loads in promtool as Prometheus would load it: the PrometheusRule groups, and every dashboard query', () => {
-    const promtool = inject('promtool');
+  it.each(GROUPS)('loads the $name PrometheusRule in promtool as Prometheus would load it', (group) => {
     const chart = new Chart(new App(), 'alerts');
-    new KlutchAlerts(chart, 'alerts', { namespace: 'monitoring' });
-    const [rule] = chart.toJson() as { kind: string; spec: { groups: unknown[] } }[];
+    new KlutchAlerts(chart, 'alerts', { namespace: 'monitoring', group });
+    const [rule] = chart.toJson() as { kind: string; metadata: { name: string }; spec: { groups: unknown[] } }[];
     expect(rule?.kind).toBe('PrometheusRule');
-    const alerts = join(dir, 'alerts.yaml');
+    expect(rule?.metadata.name).toBe(group.name);
+    const alerts = join(dir, `${group.name}.yaml`);
     writeFileSync(alerts, stringify({ groups: rule!.spec.groups }));
-    const a = checkRules(promtool, alerts);
+    const a = checkRules(inject('promtool'), alerts);
     expect(a.status, a.output).toBe(0);
-    expect(a.output).toContain(`SUCCESS: ${ALERTS.rules.length} rules found`);
+    expect(a.output).toContain(`SUCCESS: ${group.rules.length} rules found`);
+  });
 
+  it('loads every dashboard query in promtool', () => {
+    const promtool = inject('promtool');
     // A dashboard query is parsed the same way as a recording rule's expression.
     const queries = (dashboard().panels as { targets: { expr: string }[] }[]).flatMap((p) => p.targets.map((t) => t.expr));
     const panels = join(dir, 'panels.yaml');
@@ -78,7 +87,7 @@ describe('alerts and dashboard', () => {
     // What a scrape of the konnector Pod stores: Prometheus's target labels (namespace, pod, job) beside the metric's
     // own; with the old `namespace` label the target's would have overwritten it (exported_namespace).
     const target = 'job="konnector",namespace="klutch-bind",pod="konnector-7d9f8-abcde"';
-    const r = testAlerts('binding-not-ready', {
+    const r = testAlerts(APP_CLUSTER_ALERTS, 'binding-not-ready', {
       input_series: [
         {
           series: `klutch_konnector_binding_ready{${target},binding_namespace="team-a",binding="postgresqlinstances.anynines.com"}`,
@@ -103,6 +112,7 @@ describe('alerts and dashboard', () => {
             {
               exp_labels: { severity: 'warning', binding_namespace: 'team-a', binding: 'postgresqlinstances.anynines.com' },
               exp_annotations: {
+                runbook_url: runbookUrl('KlutchBindingNotReady'),
                 summary: 'APIServiceBinding team-a/postgresqlinstances.anynines.com is not Ready',
                 description:
                   'The konnector reports the binding not Ready for 15 minutes: its claims do not sync. `kubectl get apiservicebinding -n team-a postgresqlinstances.anynines.com -o yaml` names the failing condition.',
@@ -117,7 +127,7 @@ describe('alerts and dashboard', () => {
 
   it('fires KlutchBindBackendDown once no backend replica is scraped up for 5 minutes, and not while one is', () => {
     const up = (pod: string) => `up{job="klutch-bind-backend",namespace="klutch-bind-backend",pod="${pod}"}`;
-    const r = testAlerts('backend-down', {
+    const r = testAlerts(CONTROL_PLANE_ALERTS, 'backend-down', {
       // Two replicas; one goes at minute 5 (the other still up), the other at minute 10.
       input_series: [
         { series: up('a'), values: '1x5 0x25' },
@@ -133,8 +143,9 @@ describe('alerts and dashboard', () => {
             {
               exp_labels: { severity: 'critical' },
               exp_annotations: {
+                runbook_url: runbookUrl('KlutchBindBackendDown'),
                 summary: 'No bind backend replica has been scraped up for 5 minutes',
-                description: ALERTS.rules.find((r) => r.alert === 'KlutchBindBackendDown')!.annotations.description,
+                description: CONTROL_PLANE_ALERTS.rules.find((r) => r.alert === 'KlutchBindBackendDown')!.annotations.description,
               },
             },
           ],
@@ -142,6 +153,66 @@ describe('alerts and dashboard', () => {
       ],
     });
     expect(r.status, r.output).toBe(0);
+  });
+
+  it('fires KlutchClusterBindingUnhealthy on the control plane for a consumer whose konnector went quiet, from the leading replica only', () => {
+    const healthy = (pod: string, ns: string, reason: string) =>
+      `klutch_cluster_binding_healthy{job="klutch-bind-backend",namespace="klutch-bind-backend",pod="${pod}",cluster_namespace="${ns}",reason="${reason}"}`;
+    const r = testAlerts(CONTROL_PLANE_ALERTS, 'cluster-binding', {
+      input_series: [
+        // team-a heartbeats until minute 10, then its verdict is HeartbeatTimeout (leader: pod a).
+        { series: healthy('a', 'klutch-bind-a', ''), values: '1x10 _x20' },
+        { series: healthy('a', 'klutch-bind-a', 'HeartbeatTimeout'), values: '_x10 0x20' },
+        // team-b stays healthy; the lead moves from a to b at minute 15 (a drops its series).
+        { series: healthy('a', 'klutch-bind-b', ''), values: '1x15 _x15' },
+        { series: healthy('b', 'klutch-bind-b', ''), values: '_x15 1x15' },
+        // team-c was abandoned: its credentials are revoked, which is no news.
+        { series: healthy('a', 'klutch-bind-c', 'CredentialsRevoked'), values: '0x30' },
+      ],
+      alert_rule_test: [
+        { eval_time: '13m', alertname: 'KlutchClusterBindingUnhealthy', exp_alerts: [] },
+        {
+          eval_time: '20m',
+          alertname: 'KlutchClusterBindingUnhealthy',
+          exp_alerts: [
+            {
+              exp_labels: { severity: 'warning', cluster_namespace: 'klutch-bind-a', reason: 'HeartbeatTimeout' },
+              exp_annotations: {
+                runbook_url: runbookUrl('KlutchClusterBindingUnhealthy'),
+                summary: 'The konnector of cluster namespace klutch-bind-a does not heartbeat in time (HeartbeatTimeout)',
+                description: CONTROL_PLANE_ALERTS.rules
+                  .find((r) => r.alert === 'KlutchClusterBindingUnhealthy')!
+                  .annotations.description.replaceAll('{{ $labels.cluster_namespace }}', 'klutch-bind-a'),
+              },
+            },
+          ],
+        },
+      ],
+    });
+    expect(r.status, r.output).toBe(0);
+  });
+
+  it('ships the konnector alerts to the app clusters, where the konnector is scraped, and none of them to the control plane', () => {
+    const konnector = (g: RuleGroup) => g.rules.filter((r) => metricFamilies(r.expr).some((f) => f.startsWith('klutch_konnector_')));
+    expect(konnector(APP_CLUSTER_ALERTS).map((r) => r.alert)).toEqual([
+      'KlutchBindingNotReady',
+      'KlutchKonnectorHeartbeatStale',
+      'KlutchKonnectorSyncErrors',
+    ]);
+    expect(konnector(CONTROL_PLANE_ALERTS)).toEqual([]);
+  });
+
+  it("links every alert to its runbook, a section of this release's docs/runbooks.md, and that page has no other", () => {
+    const headings = [...readFileSync(join(ROOT, 'docs', 'runbooks.md'), 'utf8').matchAll(/^## (\S+)$/gm)].map((m) => m[1]!);
+    const alerts = [...new Set(GROUPS.flatMap((g) => g.rules.map((r) => r.alert)))];
+    expect(headings.sort()).toEqual([...alerts].sort());
+    for (const g of GROUPS)
+      for (const r of g.rules) {
+        expect(r.annotations.runbook_url, r.alert).toBe(`${releaseDoc('docs/runbooks.md')}#${r.alert.toLowerCase()}`);
+        expect(r.annotations.runbook_url).toMatch(
+          /^https:\/\/github\.com\/klutch-kit\/klutch-kit\/blob\/v\d+\.\d+\.\d+\/docs\/runbooks\.md#klutch/,
+        );
+      }
   });
 
   it('refuses a broken expression (promtool is really checking)', () => {
@@ -157,7 +228,13 @@ describe('alerts and dashboard', () => {
       .filter(([path]) => path.endsWith('.yaml') && path.includes('/monitoring/'))
       .map(([path, yaml]) => ({ path, obj: parse(yaml) as { apiVersion: string; kind: keyof typeof models } }))
       .filter(({ obj }) => obj.apiVersion === 'monitoring.coreos.com/v1');
-    expect(objects.map(({ obj }) => obj.kind).sort()).toEqual(['PodMonitor', 'PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
+    expect(objects.map(({ obj }) => obj.kind).sort()).toEqual([
+      'PodMonitor',
+      'PodMonitor',
+      'PrometheusRule',
+      'PrometheusRule',
+      'ServiceMonitor',
+    ]);
     for (const { path, obj } of objects) expect(() => new models[obj.kind](obj as never).validate(), path).not.toThrow();
     // The models really check: a port number where the schema wants a port name is refused.
     expect(() =>

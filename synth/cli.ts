@@ -35,7 +35,7 @@ Options:
                                                                     of every a9s instance
                              (default: the pair Klutch hard-codes; set your platform's)
   --monitoring-label <key>=<value>
-                             a label on the PrometheusRule, ServiceMonitor and PodMonitors, as the Prometheus
+                             a label on the PrometheusRules, ServiceMonitor and PodMonitors, as the Prometheus
                              Operator's selectors want it (kube-prometheus-stack: release=<its release name>);
                              repeat for several (default: none)
   --monitoring-namespace <ns>

@@ -19,7 +19,7 @@ import { functionPackageObjects } from '../functions/dataservices/package';
 import { KonnectorApiAccess } from '../konnector/deploy/access';
 import { AppClusterRole } from '../konnector/deploy/app-cluster-role';
 import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_PROBE_PORT, type KonnectorProps } from '../konnector/deploy/konnector';
-import { KlutchAlerts } from '../monitoring/alerts';
+import { APP_CLUSTER_ALERTS, CONTROL_PLANE_ALERTS, KlutchAlerts } from '../monitoring/alerts';
 import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
 import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor, ScrapeAccess } from '../monitoring/scrape';
 import { checkUnique } from './catalog';
@@ -299,7 +299,10 @@ export function render(o: SynthOptions): Map<string, string> {
   // Monitoring for the Prometheus Operator (optional: a kustomize Component an overlay adds where the operator runs) and Grafana.
   const backendNs = o.backend?.namespace ?? DEFAULT_BACKEND.namespace ?? 'klutch-bind-backend';
   const labels = o.monitoringLabels && Object.keys(o.monitoringLabels).length ? { labels: o.monitoringLabels } : {};
-  emit(`${MONITORING_DIR}/prometheusrule-klutch-kit.yaml`, (c) => new KlutchAlerts(c, 'alerts', { namespace: backendNs, ...labels }));
+  emit(
+    `${MONITORING_DIR}/prometheusrule-${CONTROL_PLANE_ALERTS.name}.yaml`,
+    (c) => new KlutchAlerts(c, 'alerts', { namespace: backendNs, group: CONTROL_PLANE_ALERTS, ...labels }),
+  );
   emit(
     `${MONITORING_DIR}/servicemonitor-klutch-bind-backend.yaml`,
     (c) => new BackendServiceMonitor(c, 'backend', { namespace: backendNs, ...labels }),
@@ -348,6 +351,15 @@ export function render(o: SynthOptions): Map<string, string> {
   emit(
     `${APP_MONITORING_DIR}/podmonitor-konnector.yaml`,
     (c) => new KonnectorPodMonitor(c, 'konnector', { namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE, ...labels }),
+  );
+  emit(
+    `${APP_MONITORING_DIR}/prometheusrule-${APP_CLUSTER_ALERTS.name}.yaml`,
+    (c) =>
+      new KlutchAlerts(c, 'alerts', {
+        namespace: o.konnector?.namespace ?? DEFAULT_KONNECTOR_NAMESPACE,
+        group: APP_CLUSTER_ALERTS,
+        ...labels,
+      }),
   );
   files.set(
     `${MONITORING_DIR}/kustomization.yaml`,

@@ -4,9 +4,10 @@ import { runAppClusterBindings } from './app-cluster-binding.controller';
 import { leaderInformers, ObjectInformers, startAll, stopAll } from '../informers';
 import { claimedAccessController } from './claimed-access.controller';
 import { clusterBindingsController } from './cluster-binding.controller';
+import { clusterBindingHealth } from './cluster-binding.metrics';
 import { consumerLifecycleController } from './consumer-lifecycle.controller';
 import { consumerRbacController } from './consumer-rbac.controller';
-import type { ControllerDeps } from './deps';
+import { ours, type ControllerDeps } from './deps';
 import { exportRequestsController } from './export-request.controller';
 import { exportsController } from './export.controller';
 import { klutchAdoptionController } from './klutch-adoption.controller';
@@ -31,9 +32,11 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'obje
     kubeconfigRotationController(d),
     klutchAdoptionController(d),
   ];
+  const health = clusterBindingHealth(base.registry);
   try {
     await startAll(leader, signal);
     if (signal.aborted) return;
+    health.observe(() => leader.clusterBindings.list().filter((b) => ours(d, b.metadata.namespace)));
     base.log.info({ controllers: controllers.map((c) => c.name) }, 'leading: controllers running');
     await Promise.all([
       ...controllers.map((c) => c.run(signal)),
@@ -47,6 +50,8 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'obje
         : []),
     ]);
   } finally {
+    // Not leading: no verdicts (the next leader exports them).
+    health.observe(undefined);
     await objects.stop();
     await stopAll(leader);
   }

@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { copyIfChanged, sha256File, writeIfChanged } from '../../lib/files';
+import { RELEASE_SOURCE } from '../../lib/version';
 import { PLUGIN_VERSION } from '../version';
 
 /** Where synth puts the package, below the output folder. */
@@ -32,7 +33,7 @@ export const KREW_DIR = 'kubectl-bind/krew';
 export const KREW_ARCHIVE = 'kubectl-bind.tar.gz';
 /** krew names the plugin by what follows `kubectl`: `kubectl bind`. */
 export const KREW_PLUGIN = 'bind';
-export const DEFAULT_KREW_URI = `https://github.com/klutch-kit/klutch-kit/releases/download/${PLUGIN_VERSION}/${KREW_ARCHIVE}`;
+export const DEFAULT_KREW_URI = `${RELEASE_SOURCE}/releases/download/${PLUGIN_VERSION}/${KREW_ARCHIVE}`;
 
 /**
  * Runs the bundle with the `node` on PATH. krew links `kubectl-bind` into its bin folder: resolve the link to find
@@ -67,7 +68,7 @@ export function krewManifest(sha256: string, uri: string = DEFAULT_KREW_URI): Re
     metadata: { name: KREW_PLUGIN },
     spec: {
       version: PLUGIN_VERSION,
-      homepage: 'https://github.com/klutch-kit/klutch-kit',
+      homepage: RELEASE_SOURCE,
       shortDescription: 'Bind data-service APIs of a Klutch control plane',
       description:
         'Binds APIs exported by a Klutch-style control plane (PostgresqlInstance, ServiceBinding, ...) into this\n' +

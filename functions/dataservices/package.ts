@@ -5,6 +5,7 @@
 import { Function as FunctionMeta } from '../../imports/meta.pkg.crossplane.io';
 import { crdManifest } from '../../lib/crd-manifest';
 import { s, type JSONSchemaProps } from '../../lib/schema';
+import { RELEASE_SOURCE } from '../../lib/version';
 import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema, SELECTION_KIND, selectionSchema } from '../../recipe';
 
 export interface FunctionPackageOptions {
@@ -66,7 +67,7 @@ export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<s
         name: o.name ?? 'function-dataservices',
         annotations: {
           'meta.crossplane.io/maintainer': 'klutch-kit',
-          'meta.crossplane.io/source': 'github.com/klutch-kit/klutch-kit',
+          'meta.crossplane.io/source': RELEASE_SOURCE.replace(/^https:\/\//, ''),
           'meta.crossplane.io/description': 'Composes Klutch data services (a9s and a8s backends) from a recipe in the step input.',
         },
       },

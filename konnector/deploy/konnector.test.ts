@@ -86,6 +86,7 @@ describe('synth', () => {
       'app-cluster/control-plane-konnector/clusterrole.yaml',
       'app-cluster/monitoring/networkpolicy-scrape-konnector.yaml',
       'app-cluster/monitoring/podmonitor-konnector.yaml',
+      'app-cluster/monitoring/prometheusrule-klutch-konnector.yaml',
     ]);
   }, 60_000);
 });

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ALERTS } from '../../monitoring/alerts';
+import { APP_CLUSTER_ALERTS, CONTROL_PLANE_ALERTS, type RuleGroup } from '../../monitoring/alerts';
 import { PANELS } from '../../monitoring/dashboard';
 import { metricFamilies } from '../../monitoring/promql';
 import { bundleDeployable, deployable } from '../../synth/deployables';
@@ -43,9 +43,13 @@ const families = (exposition: string) => new Set([...exposition.matchAll(/^# TYP
 
 /** What Prometheus records of each target itself (`up`), which no process of ours exports. */
 const PROMETHEUS_FAMILIES = new Set(['up']);
-const used = [
-  ...new Set([...ALERTS.rules.map((r) => r.expr), ...PANELS.flatMap((p) => p.targets.map((t) => t.expr))].flatMap(metricFamilies)),
-].filter((f) => !PROMETHEUS_FAMILIES.has(f));
+const familiesOf = (exprs: readonly string[]) => [...new Set(exprs.flatMap(metricFamilies))].filter((f) => !PROMETHEUS_FAMILIES.has(f));
+const rules = (g: RuleGroup) => g.rules.map((r) => r.expr);
+const used = familiesOf([
+  ...rules(CONTROL_PLANE_ALERTS),
+  ...rules(APP_CLUSTER_ALERTS),
+  ...PANELS.flatMap((p) => p.targets.map((t) => t.expr)),
+]);
 const SHARED = ['controller_runtime_reconcile_total', 'workqueue_depth', 'leader_election_master_status'];
 
 async function scrape(): Promise<(readonly [string, Set<string>])[]> {
@@ -78,4 +82,15 @@ it('exports every metric family the alerts and the dashboard read, from the back
   expect(missing, `read by an alert or panel but exported by none of ${scraped.map(([w]) => w).join(', ')}`).toEqual([]);
   // The backend and konnector share the controller machinery, under controller-runtime's names.
   for (const [who, have] of scraped.filter(([w]) => w !== 'function')) for (const f of SHARED) expect(have, `${who}: ${f}`).toContain(f);
+  // Each PrometheusRule reads only what is scraped where it is installed: the control plane's from the backend and
+  // the function, the app clusters' from the konnector.
+  const from = (who: readonly string[]) => scraped.filter(([w]) => who.includes(w)).map(([, have]) => have);
+  for (const [group, who] of [
+    [CONTROL_PLANE_ALERTS, ['backend', 'function']],
+    [APP_CLUSTER_ALERTS, ['konnector']],
+  ] as const) {
+    const there = from(who);
+    const elsewhere = familiesOf(rules(group)).filter((f) => !there.some((have) => have.has(f)));
+    expect(elsewhere, `PrometheusRule ${group.name} reads families ${who.join(' and ')} do not export`).toEqual([]);
+  }
 });

@@ -181,7 +181,7 @@ describe('provider dependencies', () => {
     expect(bad.stderr).toContain('--setting must be <backend>.<name>=<value>');
   });
 
-  it("labels the PrometheusRule, ServiceMonitor and PodMonitors for the Prometheus Operator's selectors (--monitoring-label)", () => {
+  it("labels the PrometheusRules, ServiceMonitor and PodMonitors for the Prometheus Operator's selectors (--monitoring-label)", () => {
     const out = join(tmp, 'monitoring-labels');
     const r = runSynth([
       '--out',
@@ -199,7 +199,7 @@ describe('provider dependencies', () => {
       ...readdirSync(join(out, 'control-plane', 'monitoring')).map((f) => join(out, 'control-plane', 'monitoring', f)),
       ...readdirSync(join(out, 'app-cluster', 'monitoring')).map((f) => join(out, 'app-cluster', 'monitoring', f)),
     ].filter((f) => /\/(prometheusrule|servicemonitor|podmonitor)-[^/]+\.yaml$/.test(f));
-    expect(monitors.length, 'the rule, the backend ServiceMonitor, the function and konnector PodMonitors').toBe(4);
+    expect(monitors.length, 'both rules, the backend ServiceMonitor, the function and konnector PodMonitors').toBe(5);
     for (const f of monitors)
       expect((parseYaml(readFileSync(f, 'utf8'))[0] as { metadata: { labels?: unknown } }).metadata.labels, f).toEqual({
         release: 'kube-prometheus-stack',
