@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { LeaderElector, podNamespace, serveProbes, type Probes } from '../controller';
+import { eventRecorder, LeaderElector, podNamespace, serveProbes, type Probes } from '../controller';
 import { AccessTokenVerifier } from './auth/access-token';
 import { Issuer } from './auth/issuer';
 import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
@@ -258,6 +258,7 @@ export async function startBackend(o: BackendOptions, log: Logger = pino({ level
     ...(o.backupStore ? { backupStore: backupStore(o.backupStore) } : {}),
     log,
     registry,
+    warn: eventRecorder({ core: clients.core, log, component: 'klutch-bind-backend' }),
   };
   const leading = o.leaderElection
     ? new LeaderElector({

@@ -7,11 +7,10 @@
 import type { KubeConfig, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { type RateLimit, watchInformer, type WatchInformer } from '../controller';
+import { eventRecorder, type RateLimit, watchInformer, type WatchInformer } from '../controller';
 import { sleep, untilAborted } from '../lib/abort';
 import { apiServiceBindingCrd, APPLY_PATCH, bindPath, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../exports/bind-api';
 import { bindingController, type BindingController } from './binding/binding.controller';
-import { eventRecorder } from './events';
 import { clientsFor, type Clients } from './kube/client';
 import { isNotFound } from '../lib/kube-errors';
 import { jsonSubset } from './kube/objects';

@@ -5,8 +5,7 @@
 import type { V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { KeepAliveOptions, WatchInformer } from '../controller';
-import type { Warn } from './events';
+import type { KeepAliveOptions, Warn, WatchInformer } from '../controller';
 import type { Clients } from './kube/client';
 import type { KonnectorMetrics } from './metrics';
 

@@ -17,6 +17,7 @@ export function clusterBindingsController(d: ControllerDeps): Controller {
   const written = new Map<string, { resourceVersion: string | undefined; said: string }>();
   const deps: ClusterBindingDeps = {
     abandonedAfterMs: d.abandonedConsumerAfterMs ?? ABANDONED_AFTER_MS,
+    warn: d.warn,
     getClusterBinding: (ref) => d.leader.clusterBindings.get(ref.name, ref.namespace),
     getKubeconfigSecret: (ns) => d.leader.kubeconfigs.get(KUBECONFIG_SECRET, ns),
     deleteKubeconfigSecret: (namespace, uid) =>

@@ -84,6 +84,7 @@ function world(b: ClusterBinding | undefined, secret?: V1Secret, legacy: string[
     deleteKubeconfigSecret: async (ns, uid) => void writes.push(`delete ${ns}/kubeconfig uid=${uid}`),
     deleteLegacyTokens: async (ns) => (legacy.length && writes.push(`delete ${ns}/${legacy.join(',')}`), legacy),
     markFutureHeartbeat: async (r, value) => void writes.push(`annotate ${r.namespace}/${r.name} future-heartbeat=${value}`),
+    warn: (o, reason) => void writes.push(`event ${o.apiVersion} ${o.kind} ${o.metadata.namespace}/${o.metadata.name} ${reason}`),
     writeConditions: async (r, conditions: Condition[]) =>
       void writes.push(`status ${r.namespace}/${r.name} ${conditions.map((c) => `${c.type}=${c.status}:${c.reason ?? ''}`).join(' ')}`),
   };
@@ -131,6 +132,15 @@ describe('reconcileClusterBinding', () => {
     await reconcileClusterBinding(w.d, ref, ctx);
     expect(w.writes).toEqual([
       'delete cluster-x/kubeconfig uid=s-1',
+      'event klutch.anynines.com/v1alpha1 ClusterBinding cluster-x/cluster CredentialsRevoked',
+      'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
+    ]);
+  });
+
+  it('says a revocation once, as a Warning Event: a consumer with nothing left to revoke gets none', async () => {
+    const w = world(binding({ created: -3 * 86_400 }));
+    await reconcileClusterBinding(w.d, ref, ctx);
+    expect(w.writes).toEqual([
       'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
     ]);
   });
@@ -140,6 +150,7 @@ describe('reconcileClusterBinding', () => {
     await reconcileClusterBinding(w.d, ref, ctx);
     expect(w.writes).toEqual([
       'delete cluster-x/klutch-binder',
+      'event klutch.anynines.com/v1alpha1 ClusterBinding cluster-x/cluster CredentialsRevoked',
       'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
     ]);
   });

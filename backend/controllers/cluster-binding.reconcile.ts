@@ -12,10 +12,12 @@
  * heartbeat's time: one dated in the future counts as sent when the backend first saw it, never later.
  */
 import type { V1Secret } from '@kubernetes/client-node';
-import type { ObjectRef, ReconcileContext, ReconcileResult } from '../../controller';
+import type { ObjectRef, ReconcileContext, ReconcileResult, Warn } from '../../controller';
 import {
+  BIND_API_VERSION,
   ClusterBindingConditions,
   HealthyReasons,
+  Kinds,
   READY_CONDITION,
   sameConditions,
   setCondition,
@@ -42,6 +44,8 @@ export interface ClusterBindingDeps {
   deleteKubeconfigSecret(namespace: string, uid: string | undefined): Promise<void>;
   /** Deletes the legacy token Secrets of an adopted Klutch consumer (none elsewhere); their names. */
   deleteLegacyTokens(namespace: string): Promise<readonly string[]>;
+  /** A Warning Event on the ClusterBinding, for the provider's operator: credentials revoked. @default none */
+  readonly warn?: Warn;
   /** Writes annotation `future-heartbeat` onto the ClusterBinding. */
   markFutureHeartbeat(ref: ObjectRef, value: string): Promise<void>;
   /** The one status write of a reconcile. */
@@ -135,16 +139,11 @@ export async function reconcileClusterBinding(
         { namespace: ref.namespace, lastActivity: since, secrets: legacy },
         "revoked Klutch's legacy ServiceAccount token of an abandoned consumer",
       );
-    conditions = setCondition(
-      conditions,
-      {
-        type: CREDENTIALS_REVOKED,
-        status: 'True',
-        reason: 'Abandoned',
-        message: `no konnector heartbeat or bind since ${since} (longer than the provider's --abandoned-consumer-after): the kubeconfig Secret (and a legacy token Secret of Klutch's backend) was deleted, so this cluster's provider tokens no longer work. No data was deleted. Run kubectl bind again from the app cluster to get new credentials.`,
-      },
-      at,
-    );
+    const message = `no konnector heartbeat or bind since ${since} (longer than the provider's --abandoned-consumer-after): the kubeconfig Secret (and a legacy token Secret of Klutch's backend) was deleted, so this cluster's provider tokens no longer work. No data was deleted. Run kubectl bind again from the app cluster to get new credentials.`;
+    conditions = setCondition(conditions, { type: CREDENTIALS_REVOKED, status: 'True', reason: 'Abandoned', message }, at);
+    // Once, when something was revoked: later reconciles of the abandoned consumer find nothing left to revoke.
+    if (secret || legacy.length)
+      d.warn?.({ apiVersion: BIND_API_VERSION, kind: Kinds.ClusterBinding, metadata: b.metadata }, CREDENTIALS_REVOKED, message);
   } else {
     conditions = conditions.filter((c) => c.type !== CREDENTIALS_REVOKED);
     recheck = Math.min(recheck ?? Infinity, d.abandonedAfterMs - idle + 1000);

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Warn } from '../../controller';
 import type { RecordedBinder } from '../authz/binder';
 import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
@@ -62,6 +63,8 @@ export interface ControllerDeps {
   readonly backupStore?: { readonly admin: StoreAdmin; readonly settings: BackupStoreSettings };
   readonly log: Logger;
   readonly registry: Registry;
+  /** Warning Events on the objects the controllers refuse or act against (controller/events.ts). @default none */
+  readonly warn?: Warn;
 }
 
 /** Whether `namespace` (a cluster namespace, or a provider namespace made for one) is this backend's. */

@@ -23,6 +23,7 @@ export function exportRequestsController(d: ControllerDeps): Controller {
     exportable: (group, resource) => findExportable(cachedExportables(d.serving), group, resource),
     mayRequest: (ns, e) => mayRequest(d.clients, ns, e, d.defaultBindPolicy),
     refused: (r) => recordRefusal(bindRefusals(d.registry), d.log, r),
+    warn: d.warn,
     applyExport: async (e) => {
       const namespace = e.metadata.namespace!;
       try {

@@ -36,6 +36,7 @@ function request(o: { age?: number; status?: APIServiceExportRequest['status'] }
 function world(o: { req?: APIServiceExportRequest; crd?: V1CustomResourceDefinition | null; offered?: boolean; decision?: BindDecision }) {
   const writes: string[] = [];
   const refusals: string[] = [];
+  const events: string[] = [];
   const theCrd = o.crd === null ? undefined : (o.crd ?? crd());
   const d: ExportRequestDeps = {
     consumerScope: 'Namespaced',
@@ -51,6 +52,7 @@ function world(o: { req?: APIServiceExportRequest; crd?: V1CustomResourceDefinit
       api: 'postgresqlinstances.anynines.com',
     }),
     refused: (r) => void refusals.push(`${r.path} ${r.api} ${r.reason}`),
+    warn: (o, reason, message) => void events.push(`${o.kind} ${o.metadata.namespace}/${o.metadata.name} ${reason}: ${message}`),
     applyExport: async (e) =>
       void writes.push(`apply ${e.metadata.namespace}/${e.metadata.name} v=${e.spec.versions.map((v) => v.name).join(',')}`),
     deleteRequest: async (r) => void writes.push(`delete ${r.namespace}/${r.name}`),
@@ -59,7 +61,7 @@ function world(o: { req?: APIServiceExportRequest; crd?: V1CustomResourceDefinit
         `status ${s.phase} ${s.conditions?.map((c) => `${c.type}=${c.status}:${c.reason ?? ''}`).join(' ')}${s.terminalMessage ? ` "${s.terminalMessage}"` : ''}`,
       ),
   };
-  return { d, writes, refusals };
+  return { d, writes, refusals, events };
 }
 
 describe('reconcileExportRequest', () => {
@@ -92,6 +94,10 @@ describe('reconcileExportRequest', () => {
       'status Failed ExportsReady=False:Forbidden "alice: only group dba may bind it, and bind it with kubectl bind"',
     ]);
     expect(refused.refusals).toEqual(['export-request postgresqlinstances.anynines.com not-allowed']);
+    // The provider's operator reads the same on the request (kubectl describe, kubectl get events).
+    expect(refused.events).toEqual([
+      `APIServiceExportRequest ${ref.namespace}/${ref.name} Forbidden: alice: only group dba may bind it, and bind it with kubectl bind`,
+    ]);
   });
 
   it('fails a CRD that serves nothing the template asks for', async () => {

@@ -6,10 +6,12 @@
  * then the request Succeeds. The reconcile decides one outcome — the status and when to look again — and commits it
  * in one status write at the end. Finished requests are deleted after ten minutes, as Klutch does.
  */
-import { causeOf, type ObjectRef, type ReconcileContext, type ReconcileResult } from '../../controller';
+import { causeOf, type ObjectRef, type ReconcileContext, type ReconcileResult, type Warn } from '../../controller';
 import {
   APIServiceExportRequestConditions,
+  BIND_API_VERSION,
   CRD_NOT_FOUND_REASON,
+  Kinds,
   sameConditions,
   setCondition,
   type APIServiceExport,
@@ -42,6 +44,8 @@ export interface ExportRequestDeps {
   mayRequest(clusterNamespace: string, e: Exportable): Promise<{ decision: BindDecision; binder: RecordedBinder; api: string }>;
   /** Counts and audits a refusal. */
   refused(r: Refusal): void;
+  /** A Warning Event on the request, where `kubectl describe` shows the provider's operator why it failed. @default none */
+  readonly warn?: Warn;
   /** Server-side apply of a derived export. */
   applyExport(e: APIServiceExport): Promise<void>;
   /** Deletes a finished request (gone already is fine). */
@@ -90,7 +94,9 @@ async function decide(
   ctx: Pick<ReconcileContext, 'log'>,
 ): Promise<Outcome> {
   const failed = (message: string, reason = 'NotExported'): Outcome => {
-    ctx.log.warn({ reason, terminalMessage: message }, 'export request failed');
+    // The Event's recorder logs it too.
+    if (d.warn) d.warn({ apiVersion: BIND_API_VERSION, kind: Kinds.APIServiceExportRequest, metadata: req.metadata }, reason, message);
+    else ctx.log.warn({ reason, terminalMessage: message }, 'export request failed');
     return {
       status: {
         phase: 'Failed',

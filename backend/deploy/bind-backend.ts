@@ -240,10 +240,12 @@ export class BindBackend extends Construct {
     role.allow(['get', 'create', 'update', 'patch', 'delete'], ...res('apps', 'deployments'));
     // The root namespaces' NetworkPolicy; no delete: it goes with its namespace.
     role.allow(['get', 'create', 'patch'], ...res('networking.k8s.io', 'networkpolicies'));
-    // Deployments, Leases, events and NetworkPolicies anywhere would let a compromised backend run a Pod as any
+    // Deployments, Leases and NetworkPolicies anywhere would let a compromised backend run a Pod as any
     // ServiceAccount (kube-system's included), take over other controllers' Leases or open other namespaces' traffic:
     // an admission policy holds these writes of the backend to the binding root namespaces (`klutch-bind-…`,
-    // Deployments only as their `klutch-binder`) and, for its own Lease and events, its namespace.
+    // Deployments only as their `klutch-binder`) and, for its own Lease, its namespace. Its Warning Events go on the
+    // objects it refuses or acts against (an export request, a ClusterBinding), in the consumers' namespaces: the
+    // containment policy holds them, as every other namespaced write, to namespaces it made and its own.
     const backendUser = `system:serviceaccount:${p.namespace}:klutch-bind-backend`;
     new ValidatingAdmissionPolicy(this, 'WritesInRootNamespaces', {
       name: 'klutch-bind-backend-root-namespaces',
@@ -251,14 +253,13 @@ export class BindBackend extends Construct {
       resourceRules: [
         { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] },
         { apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['leases'] },
-        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
         { apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['networkpolicies'] },
       ],
       matchConditions: [{ name: 'backend', expression: `request.userInfo.username == '${backendUser}'` }],
       validations: [
         {
-          // Its own namespace begins with the prefix too (klutch-bind-backend): only its Lease and events there.
-          expression: `request.namespace == '${p.namespace}' ? request.resource.resource in ['leases', 'events'] : request.namespace.startsWith('${ROOT_NAMESPACE_PREFIX}')`,
+          // Its own namespace begins with the prefix too (klutch-bind-backend): only its Lease there.
+          expression: `request.namespace == '${p.namespace}' ? request.resource.resource == 'leases' : request.namespace.startsWith('${ROOT_NAMESPACE_PREFIX}')`,
           messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in binding root namespaces (${ROOT_NAMESPACE_PREFIX}…), not in ' + request.namespace`,
           reason: 'Forbidden',
         },

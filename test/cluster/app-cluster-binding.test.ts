@@ -767,7 +767,7 @@ describe('AppClusterBinding', () => {
     await ka.request('DELETE', '/api/v1/namespaces/default/secrets/app-cluster-kubeconfig');
   }, 90_000);
 
-  it("holds the backend's Deployments, Leases, events and NetworkPolicies to binding root namespaces (its admission policy): no Pod as another ServiceAccount", async () => {
+  it("holds the backend's Deployments, Leases and NetworkPolicies to binding root namespaces, its events to its namespaces (its admission policies): no Pod as another ServiceAccount", async () => {
     const asBackend = await backendKube();
     const deployment = (namespace: string, serviceAccountName: string) => ({
       apiVersion: 'apps/v1',
@@ -789,8 +789,20 @@ describe('AppClusterBinding', () => {
       metadata: { name: `attack-${id}`, namespace },
       spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [{}] },
     });
+    const event = (namespace: string) => ({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `attack-${id}`, namespace },
+      involvedObject: { kind: 'Pod', name: 'x', namespace },
+      reason: 'Forged',
+      message: 'a warning the backend never meant',
+      type: 'Warning',
+    });
     const root = `klutch-bind-${ops}-attack`;
-    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: root, labels: { [Labels.managedBy]: MANAGED_BY } } });
+    // A consumer's cluster namespace, as the backend makes them (`<--namespace-prefix>-…`, not a root namespace).
+    const consumerNs = `cluster-${ops}-attack`;
+    for (const name of [root, consumerNs])
+      await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name, labels: { [Labels.managedBy]: MANAGED_BY } } });
     try {
       const attempts: [string, string, unknown][] = [
         ['a Deployment in kube-system', '/apis/apps/v1/namespaces/kube-system/deployments', deployment('kube-system', 'default')],
@@ -806,6 +818,8 @@ describe('AppClusterBinding', () => {
           deployment(root, 'default'),
         ],
         ['a Lease in kube-system', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', lease('kube-system')],
+        // Warnings forged into another team's namespace.
+        ['an Event in kube-system', '/api/v1/namespaces/kube-system/events', event('kube-system')],
         // Another namespace's traffic opened (an allow-all policy beside its default-deny).
         [
           'a NetworkPolicy in kube-system',
@@ -835,7 +849,13 @@ describe('AppClusterBinding', () => {
         (await asBackend.request('POST', `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies?dryRun=All`, networkPolicy(root)))
           .code,
       ).toBe(201);
+      // Its Warning Events, in a namespace it made (a consumer's) and in its own.
+      for (const ns of [consumerNs, root, BACKEND_NS]) {
+        const r = await asBackend.request('POST', `/api/v1/namespaces/${ns}/events?dryRun=All`, event(ns));
+        expect(r.code, `an Event in ${ns}: ${String(r.body.message)}`).toBe(201);
+      }
     } finally {
+      await ka.request('DELETE', `/api/v1/namespaces/${consumerNs}`);
       await ka.request('DELETE', `/api/v1/namespaces/${root}`);
     }
   });

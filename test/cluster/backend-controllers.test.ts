@@ -291,5 +291,13 @@ describe('an export request for a CRD that does not exist', () => {
     );
     expect(Date.now() - waiting.createdAt).toBeGreaterThan(CRD_WAIT_S * 1000 - 2_000);
     expect(failed.terminalMessage).toContain(`CRD gadgets.${widgets.group} does not exist`);
+    // The provider's operator reads why on the request itself (kubectl describe), as a Warning Event of the backend.
+    const selector = encodeURIComponent(`involvedObject.kind=APIServiceExportRequest,involvedObject.name=${waiting.name}`);
+    const event = await eventually('the Warning Event on the request', async () => {
+      const r = await s.kube.request('GET', `/api/v1/namespaces/${waiting.flow.namespace}/events?fieldSelector=${selector}`);
+      return (r.body.items as { type: string; reason: string; message: string; source?: { component?: string } }[] | undefined)?.[0];
+    });
+    expect(event).toMatchObject({ type: 'Warning', reason: 'CRDNotFound', source: { component: 'klutch-bind-backend' } });
+    expect(event.message).toBe(failed.terminalMessage);
   }, 90_000);
 });
