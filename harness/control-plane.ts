@@ -305,6 +305,9 @@ export async function startControllerManager(
           // A ResourceQuota is enforced only once this controller has written its status (a namespace whose quota
           // allows no LoadBalancer: the cnpg claim that fails with the operator's reason, test/cluster/cnpg.test.ts).
           'resourcequota-controller',
+          // PodDisruptionBudgets get their status (disruptionsAllowed), which evictions read: the install bundle's
+          // production Component (test/cluster/platform-pods.test.ts).
+          'disruption-controller',
         ]
       : []),
   ];

@@ -68,7 +68,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('dist/control-plane/kustomization.yaml', () => {
-  it('builds on its own: every file synth wrote there except monitoring, and the settings ConfigMap the Deployment reads', () => {
+  it('builds on its own: every file synth wrote there except monitoring and production, and the settings ConfigMap the Deployment reads', () => {
     const objs = build(join(dir, 'dist', 'control-plane'));
     const kinds = new Set(objs.map((o) => `${o.apiVersion}/${o.kind}`));
     for (const k of [
@@ -88,6 +88,7 @@ describe('dist/control-plane/kustomization.yaml', () => {
       expect(kinds, k).toContain(k);
     }
     expect(objs.some((o) => /monitoring\.coreos\.com/.test(o.apiVersion))).toBe(false);
+    expect(objs.some((o) => o.kind === 'PodDisruptionBudget')).toBe(false);
     const settings = one(objs, 'ConfigMap');
     expect(settings.metadata).toMatchObject({ namespace: 'klutch-bind-backend' });
     expect(settings.metadata.name).toMatch(/^klutch-bind-backend-settings-[a-z0-9]{10}$/);
@@ -200,6 +201,38 @@ describe('dist/control-plane/kustomization.yaml', () => {
     expect(objs).toHaveLength(base.length + added.length);
     expect(one(objs, 'ServiceMonitor').metadata.namespace).toBe('klutch-bind-backend');
     expect(one(objs, 'PodMonitor').metadata.namespace).toBe('crossplane-system');
+  });
+
+  it("adds production settings where an overlay asks for its Component: the backend's disruption budget over its own Pods, spread over nodes and zones", () => {
+    const overlay = overlayOf('overlay-production', {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: ['../dist/control-plane'],
+      components: ['../dist/control-plane/production'],
+    });
+    const base = build(join(dir, 'dist', 'control-plane'));
+    const objs = build(overlay);
+    const added = objs.filter((o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name));
+    expect(added.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      'PodDisruptionBudget/klutch-bind-backend/klutch-bind-backend',
+    ]);
+    const deployment = one(objs, 'Deployment', 'klutch-bind-backend') as any;
+    const podLabels = deployment.spec.template.metadata.labels as Record<string, string>;
+    const selects = (s: { matchLabels: Record<string, string> }) => Object.entries(s.matchLabels).every(([k, v]) => podLabels[k] === v);
+    // The budget and both spread constraints select exactly the backend's Pods (a selector that matched none would do nothing).
+    const budget = added[0] as any;
+    expect(budget.spec).toMatchObject({ maxUnavailable: 1 });
+    expect(selects(budget.spec.selector)).toBe(true);
+    const spread = deployment.spec.template.spec.topologySpreadConstraints as any[];
+    expect(spread.map((c) => `${c.topologyKey} ${c.whenUnsatisfiable}`)).toEqual([
+      'kubernetes.io/hostname ScheduleAnyway',
+      'topology.kubernetes.io/zone ScheduleAnyway',
+    ]);
+    for (const c of spread) expect(selects(c.labelSelector)).toBe(true);
+    // Nothing else of the bundle changes.
+    const without = (o: Obj) =>
+      JSON.stringify(o.kind === 'Deployment' && o.metadata.name === 'klutch-bind-backend' ? { ...o, spec: null } : o);
+    expect(objs.filter((o) => !added.includes(o)).map(without)).toEqual(base.map(without));
   });
 
   it("lets Prometheus' namespace, and no other, reach the metrics ports its monitors scrape, where the CNI enforces policies", () => {

@@ -10,6 +10,7 @@
  * (`monitoring/kustomization.yaml`) that an overlay adds with `components:` where the operator runs.
  */
 import { stringify } from 'yaml';
+import { selectorLabels } from '../lib/workload';
 
 /** The ConfigMap the backend's per-installation settings come from (BindBackendProps.settingsConfigMap). */
 export const BACKEND_SETTINGS = 'klutch-bind-backend-settings';
@@ -72,6 +73,42 @@ const MONITORING_HEADER = `# The optional monitoring of the install bundle, writ
 # PodMonitor need the Prometheus Operator's CRDs. Where it runs, add this folder to your overlay under components:
 # (see docs/install-bundle.md).
 `;
+
+const PRODUCTION_HEADER = `# The optional production settings of the install bundle, written by \`npm run synth\`: the backend's
+# PodDisruptionBudget and its replicas spread over nodes and zones. Add this folder to your overlay under components:
+# (see docs/install-bundle.md).
+`;
+
+/**
+ * The production folder's kustomization.yaml: a Component over its YAML files and a patch of the backend Deployment
+ * that spreads its Pods over nodes and zones. `ScheduleAnyway`: a cluster with one node or zone still runs them all.
+ */
+export function productionComponent(files: readonly string[], backend: { readonly namespace: string; readonly name: string }): string {
+  const spread = (topologyKey: string) => ({
+    maxSkew: 1,
+    topologyKey,
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: selectorLabels(backend.name) },
+  });
+  const doc = {
+    apiVersion: 'kustomize.config.k8s.io/v1alpha1',
+    kind: 'Component',
+    resources: files.filter((f) => f.endsWith('.yaml')).sort(),
+    patches: [
+      {
+        target: { kind: 'Deployment', namespace: backend.namespace, name: backend.name },
+        patch: stringify([
+          {
+            op: 'add',
+            path: '/spec/template/spec/topologySpreadConstraints',
+            value: [spread('kubernetes.io/hostname'), spread('topology.kubernetes.io/zone')],
+          },
+        ]),
+      },
+    ],
+  };
+  return PRODUCTION_HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
+}
 
 /** The monitoring folder's kustomization.yaml: a Component over its YAML files, in name order. */
 export function monitoringComponent(files: readonly string[]): string {

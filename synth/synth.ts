@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
+import { BackendDisruptionBudget } from '../backend/deploy/disruption-budget';
 import { DataServiceComposition } from '../compositions/composition';
 import { SelectionComposition } from '../compositions/selection';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
@@ -27,7 +28,15 @@ import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './c
 import { replaceTree } from '../lib/files';
 import { selectorLabels } from '../lib/workload';
 import { FUNCTION_METRICS_PORT, FunctionRuntime } from '../functions/dataservices/deploy/function-runtime';
-import { BACKEND_SETTINGS, BACKEND_TLS_SECRET, kustomization, monitoringComponent, SETTINGS_FILE, settingsEnv } from './install-bundle';
+import {
+  BACKEND_SETTINGS,
+  BACKEND_TLS_SECRET,
+  kustomization,
+  monitoringComponent,
+  productionComponent,
+  SETTINGS_FILE,
+  settingsEnv,
+} from './install-bundle';
 import { ConfigurationMeta, type PackageDependency } from './package-meta';
 import { ProviderConfigs, providerConfigRefs, ProviderKubernetes, referencedKinds } from './provider-configs';
 import { crdNamesIn, type CrdNames, resourceNames } from './resource-names';
@@ -115,6 +124,8 @@ export const FUNCTION_RUNTIME_DIR = 'control-plane/function';
 export const MONITORING_DIR = 'control-plane/monitoring';
 /** The konnector's PodMonitor. */
 export const APP_MONITORING_DIR = 'app-cluster/monitoring';
+/** The backend's PodDisruptionBudget and spread, a kustomize Component an overlay adds for production. */
+export const PRODUCTION_DIR = 'control-plane/production';
 /** Where kube-prometheus-stack's guide installs Prometheus. */
 export const DEFAULT_MONITORING_NAMESPACE = 'monitoring';
 /** Where Crossplane runs (its Function Pods); the default of its Helm chart. */
@@ -365,13 +376,23 @@ export function render(o: SynthOptions): Map<string, string> {
     `${MONITORING_DIR}/kustomization.yaml`,
     monitoringComponent([...files.keys()].filter((f) => f.startsWith(`${MONITORING_DIR}/`)).map((f) => f.slice(MONITORING_DIR.length + 1))),
   );
+  // Production settings (optional, a Component as monitoring): the backend's disruption budget and spread.
+  const backendRef = { namespace: bindBackend.namespace.name, name: bindBackend.deployment.name };
+  emit(`${PRODUCTION_DIR}/poddisruptionbudget-${backendRef.name}.yaml`, (c) => new BackendDisruptionBudget(c, 'budget', backendRef));
+  files.set(
+    `${PRODUCTION_DIR}/kustomization.yaml`,
+    productionComponent(
+      [...files.keys()].filter((f) => f.startsWith(`${PRODUCTION_DIR}/`)).map((f) => f.slice(PRODUCTION_DIR.length + 1)),
+      backendRef,
+    ),
+  );
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   const prefix = `${CONTROL_PLANE_DIR}/`;
   files.set(
     `${CONTROL_PLANE_DIR}/kustomization.yaml`,
     kustomization({
       files: [...files.keys()]
-        .filter((f) => f.startsWith(prefix) && !f.startsWith(`${MONITORING_DIR}/`))
+        .filter((f) => f.startsWith(prefix) && !f.startsWith(`${MONITORING_DIR}/`) && !f.startsWith(`${PRODUCTION_DIR}/`))
         .map((f) => f.slice(prefix.length)),
       backendNamespace: bindBackend.namespace.name,
       backendDeployment: bindBackend.deployment.name,

@@ -126,6 +126,8 @@ export async function installBindBundle(o: BindBundleOptions): Promise<void> {
       apiVersion: 'kustomize.config.k8s.io/v1beta1',
       kind: 'Kustomization',
       resources: [relative(overlay, join(o.dist, 'control-plane'))],
+      // The production settings an operator adds (docs/install-bundle.md): the backend's disruption budget and spread.
+      components: [relative(overlay, join(o.dist, 'control-plane', 'production'))],
       configMapGenerator: [
         {
           name: 'klutch-bind-backend-settings',

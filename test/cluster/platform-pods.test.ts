@@ -494,6 +494,28 @@ describe('the install bundle on the control plane, the backend as Pods', () => {
     STEP,
   );
 
+  it('runs it with the production Component: its disruption budget counts both Pods, so a drain evicts one at a time', async () => {
+    const d = await deploymentReady(cp, cpNode, BACKEND_NAMESPACE, BACKEND_DEPLOYMENT, 2);
+    expect(d.spec.template.spec.topologySpreadConstraints.map((c: { topologyKey: string }) => c.topologyKey)).toEqual([
+      'kubernetes.io/hostname',
+      'topology.kubernetes.io/zone',
+    ]);
+    // The disruption controller's view, which the API server reads on every eviction.
+    const budget = await eventually('the disruption budget to count both Pods', async () => {
+      const b = await getObject(cp, `/apis/policy/v1/namespaces/${BACKEND_NAMESPACE}/poddisruptionbudgets/${BACKEND_DEPLOYMENT}`);
+      return b?.status?.currentHealthy === 2 ? b : undefined;
+    });
+    expect(budget.status).toMatchObject({ expectedPods: 2, currentHealthy: 2, desiredHealthy: 1, disruptionsAllowed: 1 });
+    // An eviction (as a drain asks, dry run: the platform keeps both) is admitted while the other Pod serves.
+    const [pod] = await listPods(cp, BACKEND_NAMESPACE, 'app.kubernetes.io/name=klutch-bind-backend');
+    const evicted = await cp.request('POST', `/api/v1/namespaces/${BACKEND_NAMESPACE}/pods/${pod!.metadata.name}/eviction?dryRun=All`, {
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: pod!.metadata.name, namespace: BACKEND_NAMESPACE },
+    });
+    expect(evicted.code, JSON.stringify(evicted.body)).toBe(201);
+  });
+
   it('answers through its Service on the public URL: /export names the authorize URL of its public address', async () => {
     // kube-proxy programs the Service's rules after the endpoints turn ready, a moment after the Pods do: until then the
     // connection through the bridge is dropped, as on any cluster. Wait for the first answer, then judge it.

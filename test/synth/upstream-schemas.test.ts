@@ -73,6 +73,9 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
         // No prometheus-operator module with its CRDs is served here: monitoring/monitoring.test.ts checks these
         // objects with the operator's schemas (@kubernetes-models/prometheus-operator) and their rules with promtool.
         !path.startsWith('control-plane/monitoring/') &&
+        // The production Component (a PodDisruptionBudget and a kustomize Component) is built by the real kustomize in
+        // synth/install-bundle.test.ts and applied to a real API server by the sandbox (test/cluster/platform-pods.test.ts).
+        !path.startsWith('control-plane/production/') &&
         // The install bundle's kustomization is built by the real kustomize, provider-kubernetes' RBAC and the v2
         // ClusterProviderConfig (provider-kubernetes v1.3.1's CRD) are checked in synth/install-bundle.test.ts.
         path !== 'control-plane/kustomization.yaml' &&

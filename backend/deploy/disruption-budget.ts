@@ -1,0 +1,28 @@
+/**
+ * The backend's PodDisruptionBudget, for the optional production Component (synth's `control-plane/production/`): a
+ * node drain or cluster upgrade evicts its replicas one at a time, so one always serves binds and holds (or takes
+ * over) the Lease. cdk8s-plus has no PodDisruptionBudget construct; its fields are policy/v1's.
+ */
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { selectorLabels } from '../../lib/workload';
+
+export interface DisruptionBudgetProps {
+  readonly namespace: string;
+  /** The Deployment whose Pods it covers (they carry `selectorLabels(name)`). */
+  readonly name: string;
+}
+
+export class BackendDisruptionBudget extends Construct {
+  constructor(scope: Construct, id: string, p: DisruptionBudgetProps) {
+    super(scope, id);
+    new ApiObject(this, 'Budget', {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: p.name, namespace: p.namespace },
+      // maxUnavailable, not minAvailable: it still lets a drain proceed when an overlay sets replicas to 1 (a
+      // minAvailable of 1 would then block every drain), and scales with more replicas.
+      spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(p.name) } },
+    });
+  }
+}
