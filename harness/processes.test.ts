@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePorts, runCommand } from './processes';
 
@@ -17,12 +19,13 @@ describe('freePorts', () => {
 
 describe('runCommand', () => {
   it('gives the exit code, stdout alone and both streams together, while the event loop runs on', async () => {
-    let ticks = 0;
-    const timer = setInterval(() => ticks++, 10);
-    const r = await runCommand('sh', ['-c', 'echo out; echo err >&2; sleep 0.2; exit 3']);
-    clearInterval(timer);
+    // The command ends only once a timer of this process has run while it waits: were runCommand to block the event
+    // loop, it would never end (the test's timeout). No wall-clock bound: under a full run's load ticks come late.
+    const flag = join(mkdtempSync(join(tmpdir(), 'klutch-kit-run-')), 'ticked');
+    const timer = setTimeout(() => writeFileSync(flag, ''), 20);
+    const r = await runCommand('sh', ['-c', `echo out; echo err >&2; while [ ! -e ${flag} ]; do sleep 0.01; done; exit 3`]);
+    clearTimeout(timer);
     expect([r.code, r.stdout, r.output.split('\n').sort().join(' ').trim()]).toEqual([3, 'out\n', 'err out']);
-    expect(ticks).toBeGreaterThan(5);
   });
 
   it('kills a command that outlives its timeout, and says why a command could not start', async () => {
