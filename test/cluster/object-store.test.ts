@@ -227,8 +227,9 @@ const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod
 
 /**
  * Deletes the file's claims in the app cluster and waits until their copies and CNPG Clusters are gone from the
- * control plane, then lets the package move go on. Deleting a Backup claim deletes CloudNativePG's Backup object,
- * not the backup in the bucket.
+ * control plane and the claims from the app cluster (the konnector lets them go last), then lets the package move go
+ * on: the move counts every claim of the shared app cluster deleted while it runs. Deleting a Backup claim deletes
+ * CloudNativePG's Backup object, not the backup in the bucket.
  */
 async function dropClaims(): Promise<void> {
   if (app && providerNs) {
@@ -245,6 +246,12 @@ async function dropClaims(): Promise<void> {
       `the file's claims and Clusters gone from ${providerNs}`,
       async () => ((await Promise.all(gone.map((p) => getObject(kube, p)))).every((x) => !x) ? true : undefined),
       300_000,
+    );
+    const claims = [appPath('backups', BACKUP), ...[INSTANCE, RESTORED, TOO_EARLY].map((n) => appPath('postgresqlinstances', n))];
+    await eventually(
+      `the file's claims gone from the app cluster`,
+      async () => ((await Promise.all(claims.map((p) => getObject(app, p)))).every((x) => !x) ? true : undefined),
+      120_000,
     );
   }
   release?.();
