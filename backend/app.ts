@@ -27,6 +27,7 @@ import { type BackendOptions, type BackupStoreOptions } from './options';
 import { applyBinderClusterRole, provisionConsumer } from './provision/consumer';
 import type { KubeconfigTarget } from './provision/kubeconfig';
 import { sleep } from '../lib/abort';
+import { releaseDoc } from '../lib/version';
 
 export interface RunningBackend {
   readonly port: number;
@@ -38,7 +39,7 @@ export interface RunningBackend {
 /** The CRDs the backend cannot work without, and how to install them. */
 const REQUIRED = Object.values(BindResources);
 /** Server-side, as docs/install-bundle.md says: the CRDs are larger than the annotation a client-side apply keeps. */
-const INSTALL_HINT = 'install the bind CRDs: kubectl apply --server-side -f dist/control-plane/crds/ (written by npm run synth)';
+const INSTALL_HINT = `install the bind CRDs, the install bundle's crds/: kubectl apply --server-side -k <the bundle or your overlay> (${releaseDoc('docs/install-bundle.md', 'install')})`;
 
 export function kubeConfigFor(o: Pick<BackendOptions, 'kubeconfig'>): KubeConfig {
   const kc = new KubeConfig();

@@ -27,7 +27,9 @@ import {
   type MappedFlag,
 } from '../lib/flags';
 import { parseGoDuration } from '../lib/duration';
-import { releaseImage } from '../lib/version';
+import { releaseDoc, releaseImage } from '../lib/version';
+
+const SECURITY = releaseDoc('SECURITY.md');
 
 /** The shortest ServiceAccount token Kubernetes issues (`expirationSeconds` of a TokenRequest: 600). */
 export const MIN_TOKEN_LIFETIME_MS = 600_000;
@@ -347,14 +349,14 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'consumerScope',
     arg: 'Namespaced|Cluster',
     default: 'Namespaced',
-    help: "the informerScope of exports, where Klutch's konnector watches claims: Namespaced, the provider namespaces made for the consumer one by one, and nothing is granted cluster-wide; Cluster, one informer over all namespaces, for which a consumer may list and watch the exported resources everywhere — other consumers' claims included (SECURITY.md) — but writes them only in its own provider namespaces, as with Namespaced. Either way only namespaced CRDs are exported (Klutch's lower-case namespaced and cluster are the same)",
+    help: `the informerScope of exports, where Klutch's konnector watches claims: Namespaced, the provider namespaces made for the consumer one by one, and nothing is granted cluster-wide; Cluster, one informer over all namespaces, for which a consumer may list and watch the exported resources everywhere — other consumers' claims included (${SECURITY}) — but writes them only in its own provider namespaces, as with Namespaced. Either way only namespaced CRDs are exported (Klutch's lower-case namespaced and cluster are the same)`,
   },
   {
     name: 'cluster-scoped-isolation',
     key: 'clusterScopedIsolation',
     arg: 'Prefixed',
     default: 'Prefixed',
-    help: "Klutch's: how a consumer's cluster-scoped objects are isolated on the provider. This backend exports no cluster-scoped resource (RBAC cannot hold its writes to one consumer: SECURITY.md), so only Klutch's default Prefixed (<cluster namespace>-<name>) is accepted, and means nothing more (prefixed accepted; Klutch's namespaced and none are refused)",
+    help: `Klutch's: how a consumer's cluster-scoped objects are isolated on the provider. This backend exports no cluster-scoped resource (RBAC cannot hold its writes to one consumer: ${SECURITY}), so only Klutch's default Prefixed (<cluster namespace>-<name>) is accepted, and means nothing more (prefixed accepted; Klutch's namespaced and none are refused)`,
   },
   {
     name: 'external-address',
@@ -524,7 +526,7 @@ export const FLAGS: readonly BackendFlag[] = [
     name: 'backup-store-endpoint',
     arg: 'url',
     optional: true,
-    help: "the platform's object store (the Versity S3 Gateway's S3 port, where its admin API answers): every provider namespace gets a backup tenant there, a user of its own and the bucket of --backup-store-bucket, and Secret --backup-store-secret with its keys, which the cnpg backend's backups read (docs/backups.md); without it no namespace gets one",
+    help: `the platform's object store (the Versity S3 Gateway's S3 port, where its admin API answers): every provider namespace gets a backup tenant there, a user of its own and the bucket of --backup-store-bucket, and Secret --backup-store-secret with its keys, which the cnpg backend's backups read (${releaseDoc('docs/backups.md')}); without it no namespace gets one`,
   },
   {
     name: 'backup-store-admin-access-key',

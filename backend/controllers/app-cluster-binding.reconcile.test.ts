@@ -12,6 +12,7 @@ import {
   type OwnedMeta,
 } from './app-cluster-binding.reconcile';
 import { hashedRootNamespace } from './app-cluster-binding.root';
+import { releaseDoc } from '../../lib/version';
 
 const KUBECONFIG = [
   'apiVersion: v1',
@@ -212,7 +213,7 @@ describe('reconcileAppClusterBinding', () => {
     expect(w.log.filter((l) => l.startsWith('apply deployment'))).toEqual([]);
     expect(w.cond('KonnectorDeployed')).toMatchObject({ status: 'False', reason: 'NotRequested', severity: 'Info' });
     expect(w.cond('KonnectorDeployed')?.message).toBe(
-      `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${ROOT} as ServiceAccount klutch-binder with the flags --control-plane-mode --app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig --app-cluster-kubeconfig-secret-namespace=${ROOT} --app-cluster-kubeconfig-secret-key=kubeconfig --binding-root-namespace=${ROOT} --lease-namespace=$(POD_NAMESPACE) --probe-address=:8080 (docs/app-cluster-binding.md)`,
+      `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${ROOT} as ServiceAccount klutch-binder with the flags --control-plane-mode --app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig --app-cluster-kubeconfig-secret-namespace=${ROOT} --app-cluster-kubeconfig-secret-key=kubeconfig --binding-root-namespace=${ROOT} --lease-namespace=$(POD_NAMESPACE) --probe-address=:8080 (${releaseDoc('docs/app-cluster-binding.md')})`,
     );
   });
 
@@ -253,7 +254,9 @@ describe('reconcileAppClusterBinding', () => {
     await reconcileAppClusterBinding(w.d, acb());
     expect(w.cond('AppClusterAccess')).toMatchObject({ status: 'False', reason: 'Forbidden' });
     expect(w.cond('AppClusterAccess')!.message).toContain('may not create customresourcedefinitions.apiextensions.k8s.io');
-    expect(w.cond('AppClusterAccess')!.message).toContain('dist/app-cluster/control-plane-konnector/clusterrole.yaml');
+    expect(w.cond('AppClusterAccess')!.message).toContain(
+      `ClusterRole klutch-control-plane-konnector (${releaseDoc('docs/app-cluster-binding.md')})`,
+    );
     expect(w.log).toEqual([]);
   });
 
@@ -262,7 +265,9 @@ describe('reconcileAppClusterBinding', () => {
     await reconcileAppClusterBinding(admin.d, acb());
     expect(admin.cond('AppClusterAccess')).toMatchObject({ status: 'True', reason: 'ClusterAdmin' });
     expect(admin.cond('AppClusterAccess')!.message).toContain('may do everything in the app cluster; it is stored on the control plane');
-    expect(admin.cond('AppClusterAccess')!.message).toContain('dist/app-cluster/control-plane-konnector/clusterrole.yaml');
+    expect(admin.cond('AppClusterAccess')!.message).toContain(
+      `ClusterRole klutch-control-plane-konnector (${releaseDoc('docs/app-cluster-binding.md')})`,
+    );
     const minimal = world({ access: { missing: ['* *.*'] } });
     await reconcileAppClusterBinding(minimal.d, acb());
     expect(minimal.cond('AppClusterAccess')).toMatchObject({ status: 'True', reason: 'Allowed' });

@@ -64,6 +64,10 @@ import {
 } from './app-cluster-binding.objects';
 import { vetOverrides, type KonnectorImages } from './app-cluster-binding.overrides';
 import { AcbLabels, chooseRoot, NOT_FOR_AN_ACB, owns, rootCandidates } from './app-cluster-binding.root';
+import { releaseDoc } from '../../lib/version';
+
+/** Where an operator reads how to give the app cluster's kubeconfig that ClusterRole (the release's app-cluster/control-plane-konnector/clusterrole.yaml). */
+const APP_CLUSTER_ROLE_DOC = releaseDoc('docs/app-cluster-binding.md');
 
 export const AcbConditions = {
   SecretValid: 'SecretValid',
@@ -244,7 +248,7 @@ export async function reconcileAppClusterBinding(
       no(
         AcbConditions.AppClusterAccess,
         'Forbidden',
-        `the kubeconfig in Secret ${acb.metadata.namespace}/${acb.spec.kubeconfigSecretRef.name} may not ${baseMissing.join(', ')} in the app cluster; bind its user there to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml (it need not be cluster-admin)`,
+        `the kubeconfig in Secret ${acb.metadata.namespace}/${acb.spec.kubeconfigSecretRef.name} may not ${baseMissing.join(', ')} in the app cluster; bind its user there to ClusterRole ${APP_CLUSTER_ROLE} (${APP_CLUSTER_ROLE_DOC}) (it need not be cluster-admin)`,
       ),
     );
     conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', 'waiting for access to the app cluster'));
@@ -258,7 +262,7 @@ export async function reconcileAppClusterBinding(
       ? ok(
           AcbConditions.AppClusterAccess,
           'ClusterAdmin',
-          `${secret.kubeconfig.server}: the kubeconfig in Secret ${acb.metadata.namespace}/${acb.spec.kubeconfigSecretRef.name} may do everything in the app cluster; it is stored on the control plane, where whoever reads the binding root namespace's Secrets gets all of the app cluster, and the konnector's copies-only policy does not hold it. Bind a user of its own to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml instead`,
+          `${secret.kubeconfig.server}: the kubeconfig in Secret ${acb.metadata.namespace}/${acb.spec.kubeconfigSecretRef.name} may do everything in the app cluster; it is stored on the control plane, where whoever reads the binding root namespace's Secrets gets all of the app cluster, and the konnector's copies-only policy does not hold it. Bind a user of its own to ClusterRole ${APP_CLUSTER_ROLE} (${APP_CLUSTER_ROLE_DOC}) instead`,
         )
       : ok(AcbConditions.AppClusterAccess, 'Allowed', secret.kubeconfig.server),
   );
@@ -337,7 +341,7 @@ export async function reconcileAppClusterBinding(
       no(
         AcbConditions.KonnectorDeployed,
         'NotRequested',
-        `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${root} as ServiceAccount ${BINDER} with the flags ${konnectorArgs(acb, root).join(' ')} (docs/app-cluster-binding.md)`,
+        `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${root} as ServiceAccount ${BINDER} with the flags ${konnectorArgs(acb, root).join(' ')} (${releaseDoc('docs/app-cluster-binding.md')})`,
         'Info',
       ),
     );
@@ -392,7 +396,7 @@ async function apiCondition(
       no(
         a.name,
         'AppClusterForbidden',
-        `the app cluster's kubeconfig may not ${lacking.join(', ')}; bind its user to the ClusterRole of dist/app-cluster/control-plane-konnector/clusterrole.yaml, which covers every API of the catalog`,
+        `the app cluster's kubeconfig may not ${lacking.join(', ')}; bind its user to ClusterRole ${APP_CLUSTER_ROLE} (${APP_CLUSTER_ROLE_DOC}), which covers every API of the catalog`,
       ),
       CHECK_AGAIN_MS,
     );

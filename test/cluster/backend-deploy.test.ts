@@ -145,7 +145,9 @@ describe('the synthesized backend on a real API server', () => {
     expect(notReady.code).toBe(503);
     expect(notReady.body).toContain(`[-]issuer failed: the OpenID provider https://127.0.0.1:${idpPort} is not reachable yet`);
     expect(notReady.body).toContain('[-]crds failed: missing CRDs apiserviceexports.klutch.anynines.com');
-    expect(notReady.body).toContain('install the bind CRDs: kubectl apply --server-side -f dist/control-plane/crds/');
+    expect(notReady.body).toContain(
+      "install the bind CRDs, the install bundle's crds/: kubectl apply --server-side -k <the bundle or your overlay> (https://",
+    );
     const log = readFileSync(replicas[0]!.proc.logPath, 'utf8');
     expect(log).toContain('cannot read the OpenID provider discovery document; retrying');
     expect(replicas.every((r) => r.proc.exited() === undefined)).toBe(true);
