@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { newLogger } from '../lib/log';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { eventRecorder, LeaderElector, podNamespace, serveProbes, type Probes } from '../controller';
 import { AccessTokenVerifier } from './auth/access-token';
@@ -131,7 +132,7 @@ function machineBind(o: BackendOptions, issuer: Issuer): NonNullable<HttpDeps['m
   };
 }
 
-export async function startBackend(o: BackendOptions, log: Logger = pino({ level: o.logLevel })): Promise<RunningBackend> {
+export async function startBackend(o: BackendOptions, log: Logger = newLogger({ level: o.logLevel })): Promise<RunningBackend> {
   const kc = kubeConfigFor(o);
   const clients = clientsFor(kc);
   const target = kubeconfigTarget(o, kc);

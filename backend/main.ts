@@ -1,6 +1,6 @@
 /** The backend's process entry: what dist/backend/backend.mjs runs (synth/deployables.ts bundles it). */
 import { hostname } from 'node:os';
-import { pino } from 'pino';
+import { newLogger } from '../lib/log';
 import { onShutdown } from '../controller';
 import { startBackend } from './app';
 import { UsageError } from '../lib/flags';
@@ -28,7 +28,7 @@ async function main(): Promise<number> {
     console.log(VERSION);
     return 0;
   }
-  const log = pino({ level: options.logLevel });
+  const log = newLogger({ level: options.logLevel });
   for (const m of options.mapped) log.warn(m, `${m.flag} (Klutch's form) became ${m.became}; prefer ${m.prefer}`);
   const shutdown = onShutdown((name) => log.info({ signal: name }, 'shutting down: finishing requests and reconciles in flight'));
   let backend;

@@ -206,4 +206,35 @@ describe('Controller logs', () => {
     expect(err.stack).toContain('controller.test.ts');
     expect(JSON.stringify(err)).toContain('connection refused');
   });
+
+  it("gives each reconcile's lines, the reconciler's own too, one reconcileID of their own", async () => {
+    const lines: Record<string, any>[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const c = new Controller({
+      name: 'traced',
+      reconcile: async (key, ctx) => {
+        ctx.log.info('reconciling');
+        if (key === 'a') throw new TerminalError('cannot apply Widget a');
+        return undefined;
+      },
+      registry: new Registry(),
+      log,
+    });
+    const ac = new AbortController();
+    const running = c.run(ac.signal);
+    c.enqueue('a');
+    c.enqueue('b');
+    await until(
+      'both reconciled',
+      () => lines.filter((l) => l.msg === 'reconciling').length === 2 && lines.some((l) => l.msg?.startsWith('reconcile failed')),
+    );
+    ac.abort();
+    await running;
+    const of = (key: string) => lines.filter((l) => l.key === key);
+    expect(of('a').map((l) => l.msg)).toEqual(['reconciling', expect.stringMatching(/^reconcile failed/)]);
+    const ids = new Set(of('a').map((l) => l.reconcileID));
+    expect([...ids]).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    expect(of('b').map((l) => l.reconcileID)).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    expect(ids.has(of('b')[0]!.reconcileID)).toBe(false);
+  });
 });

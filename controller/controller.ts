@@ -6,6 +6,7 @@
  *
  * Written once for the bind backend and the konnector (kube-bind copies this loop into every controller).
  */
+import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { isTerminal } from './errors';
@@ -145,7 +146,8 @@ export class Controller {
 
   /** One reconcile of `key` and what follows from its outcome. */
   private async reconcileOne(key: string, signal: AbortSignal): Promise<void> {
-    const log = this.log.child({ key });
+    // controller-runtime's field: every line of one reconcile, the reconciler's own too, shares it.
+    const log = this.log.child({ key, reconcileID: randomUUID() });
     const started = performance.now();
     this.started.set(key, started);
     const labels = { controller: this.name };

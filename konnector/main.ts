@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { pino } from 'pino';
+import { newLogger } from '../lib/log';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LeaderElector, onShutdown, serveProbes } from '../controller';
 import { followAppCluster } from './app-cluster';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   if (flags === 'help') return void process.stdout.write(HELP);
   if (flags === 'version') return void process.stdout.write(`${KONNECTOR_VERSION}\n`);
   const f = flags;
-  const log = pino({ level: f.logLevel, base: { component: 'konnector', identity: f.identity } });
+  const log = newLogger({ level: f.logLevel, base: { component: 'konnector', identity: f.identity } });
   for (const m of f.mapped) log.warn(m, `${m.flag} (Klutch's form) became ${m.became}; prefer ${m.prefer}`);
   const kc = new KubeConfig();
   try {

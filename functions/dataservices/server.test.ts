@@ -151,8 +151,11 @@ describe('the bundled function', () => {
     expect(metrics).toContain('klutch_function_run_function_duration_seconds_bucket');
   });
 
-  it('logs JSON and exits 0 on SIGTERM', async () => {
-    expect(fp.logs.some((l) => l.msg === 'serving RunFunction' && typeof l.level === 'number')).toBe(true);
+  it('logs JSON (the level a word, the time ISO 8601) and exits 0 on SIGTERM', async () => {
+    expect(fp.logs.find((l) => l.msg === 'serving RunFunction')).toMatchObject({
+      level: 'info',
+      time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+    });
     expect(await fp.stop()).toBe(0);
   });
 });

@@ -16,7 +16,8 @@ import {
   type FunctionHandler,
   type RunFunctionRequest,
 } from '@crossplane-org/function-sdk-typescript';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { newLogger } from '../../lib/log';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { authorities, clientCertificateCheck } from './client-certificate';
 import { decodeRequest, encodeResponse } from './codec';
@@ -192,7 +193,7 @@ export interface RunningFunctionServer {
  */
 export async function startFunctionServer(
   o: FunctionServerOptions,
-  logger: Logger = pino({ level: o.debug ? 'debug' : 'info' }),
+  logger: Logger = newLogger({ level: o.debug ? 'debug' : 'info' }),
   fn: FunctionHandler = dataServicesFunction,
 ): Promise<RunningFunctionServer> {
   const tls = serverCredentials(o);
@@ -239,7 +240,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
   }
   if (opts === 'help') return void process.stdout.write(HELP);
   if (opts === 'version') return void process.stdout.write(`${VERSION}\n`);
-  const logger = pino({ level: opts.debug ? 'debug' : 'info', base: { function: 'dataservices' } });
+  const logger = newLogger({ level: opts.debug ? 'debug' : 'info', base: { function: 'dataservices' } });
   let running: RunningFunctionServer;
   try {
     running = await startFunctionServer(opts, logger);

@@ -177,7 +177,7 @@ describe('a user outside the allowed groups', () => {
       auditLines().find((l) => l.event === 'bind-refused' && l.subject === bob),
     );
     expect(line).toMatchObject({
-      level: 40,
+      level: 'warn',
       path: 'browser',
       api: `widgets.${group}`,
       template: `${s.templateNamespace}/widgets`,

@@ -295,7 +295,7 @@ describe("Klutch's example-backend Deployments start our backend", () => {
           .log()
           .split('\n')
           .filter(Boolean)
-          .map((l) => JSON.parse(l) as { msg: string; lease?: string; level: number })
+          .map((l) => JSON.parse(l) as { msg: string; lease?: string; level: string })
           .find((l) => l.msg === 'campaigning for leadership'),
       );
       expect(campaign.lease).toBe('default/klutch-bind-backend');
