@@ -222,6 +222,8 @@ describe('dist/control-plane/kustomization.yaml', () => {
     // The budget and both spread constraints select exactly the backend's Pods (a selector that matched none would do nothing).
     const budget = added[0] as any;
     expect(budget.spec).toMatchObject({ maxUnavailable: 1 });
+    // Labelled as the base's objects are (`kubectl get pdb -l app.kubernetes.io/part-of=klutch-kit` finds it).
+    expect(budget.metadata.labels).toMatchObject({ 'app.kubernetes.io/part-of': 'klutch-kit' });
     expect(selects(budget.spec.selector)).toBe(true);
     const spread = deployment.spec.template.spec.topologySpreadConstraints as any[];
     expect(spread.map((c) => `${c.topologyKey} ${c.whenUnsatisfiable}`)).toEqual([

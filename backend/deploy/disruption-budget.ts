@@ -19,7 +19,8 @@ export class BackendDisruptionBudget extends Construct {
     new ApiObject(this, 'Budget', {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
-      metadata: { name: p.name, namespace: p.namespace },
+      // Labelled here: a Component's objects are outside the base kustomization's `labels` transformer.
+      metadata: { name: p.name, namespace: p.namespace, labels: selectorLabels(p.name) },
       // maxUnavailable, not minAvailable: it still lets a drain proceed when an overlay sets replicas to 1 (a
       // minAvailable of 1 would then block every drain), and scales with more replicas.
       spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(p.name) } },
