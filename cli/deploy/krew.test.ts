@@ -70,6 +70,8 @@ describe('the krew package of kubectl-bind', () => {
     expect(v.output).toContain('structural validation OK');
     const i = offline(krew, ['install', '--manifest', p.manifest, '--archive', p.archive], root);
     expect(i.status, i.output).toBe(0);
+    // The Node the plugin runs on (cli/main.ts refuses an older one), not one it would refuse.
+    expect(i.output).toContain('kubectl bind needs Node.js 22 or later on PATH');
     const run = spawnSync(join(root, 'bin', 'kubectl-bind'), ['version'], { encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);

@@ -27,6 +27,7 @@ import { stringify } from 'yaml';
 import { copyIfChanged, sha256File, writeIfChanged } from '../../lib/files';
 import { RELEASE_SOURCE } from '../../lib/version';
 import { PLUGIN_VERSION } from '../version';
+import { MIN_NODE } from '../node-floor';
 
 /** Where synth puts the package, below the output folder. */
 export const KREW_DIR = 'kubectl-bind/krew';
@@ -40,9 +41,9 @@ export const DEFAULT_KREW_URI = `${RELEASE_SOURCE}/releases/download/${PLUGIN_VE
  * the bundle beside the launcher.
  */
 export const LAUNCHER = `#!/bin/sh
-# kubectl-bind, installed by krew: runs the one-file bundle beside this launcher with Node.js 20 or later.
+# kubectl-bind, installed by krew: runs the one-file bundle beside this launcher with Node.js ${MIN_NODE} or later.
 here=$(dirname "$(readlink -f "$0")")
-command -v node >/dev/null 2>&1 || { echo "kubectl-bind needs Node.js 20 or later on PATH (https://nodejs.org)" >&2; exit 1; }
+command -v node >/dev/null 2>&1 || { echo "kubectl-bind needs Node.js ${MIN_NODE} or later on PATH (https://nodejs.org)" >&2; exit 1; }
 exec node "$here/kubectl-bind.mjs" "$@"
 `;
 
@@ -74,7 +75,7 @@ export function krewManifest(sha256: string, uri: string = DEFAULT_KREW_URI): Re
         'Binds APIs exported by a Klutch-style control plane (PostgresqlInstance, ServiceBinding, ...) into this\n' +
         'cluster: logs in over OIDC (or as a machine identity), installs the konnector and creates the\n' +
         'APIServiceBinding. Compatible with Klutch backends.\n',
-      caveats: 'kubectl bind needs Node.js 20 or later on PATH.\n',
+      caveats: `kubectl bind needs Node.js ${MIN_NODE} or later on PATH.\n`,
       platforms: [
         {
           selector: { matchExpressions: [{ key: 'os', operator: 'In', values: ['linux', 'darwin'] }] },
