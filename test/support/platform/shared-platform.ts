@@ -148,6 +148,12 @@ export async function serveSharedPlatform(o: {
         // A start the run's end interrupted has nothing to tell.
         keepLogs ||= !interrupt.signal.aborted;
         const failed = { error: e instanceof Error ? (e.stack ?? e.message) : String(e), dir: o.dir, outputFile };
+        // Said where a reader of the run looks first: a file that got the control plane early (podControlPlane) fails
+        // on what the platform's stop does to it, not on why the platform stopped.
+        if (keepLogs) {
+          appendFileSync(outputFile, `\nsandbox: ${failed.error}\n`);
+          o.log(`the shared Pod platform failed to start: ${e instanceof Error ? e.message : String(e)} (${outputFile})`);
+        }
         if (!existsSync(cpFile)) writeTo(cpFile, failed);
         write(failed);
         throw e;
