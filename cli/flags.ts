@@ -265,16 +265,21 @@ function bind(command: string, v: Parsed['values']): BindFlags {
 export type Command =
   | { readonly command: 'help'; readonly topic: string; readonly ok: boolean }
   | { readonly command: 'version'; readonly output?: 'yaml' | 'json' }
+  /** `__complete <words>`: what kubectl_complete-bind asks for (cli/completion.ts). */
+  | { readonly command: 'complete'; readonly words: readonly string[] }
   | { readonly command: 'bind'; readonly flags: LoginFlags }
   | { readonly command: 'apiservice'; readonly flags: ApiServiceFlags }
   | { readonly command: 'list'; readonly flags: ListFlags }
   | { readonly command: 'remove'; readonly flags: RemoveFlags };
 
 export const COMMANDS = ['apiservice', 'list', 'remove'] as const;
+/** The hidden command kubectl_complete-bind runs (Cobra's name for it): cli/completion.ts answers it. */
+export const COMPLETE_COMMAND = '__complete';
 
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Command {
   const [first, ...rest] = argv;
   if (first === 'help') return { command: 'help', topic: rest[0] ?? '', ok: true };
+  if (first === COMPLETE_COMMAND) return { command: 'complete', words: rest };
   if (first === 'version' || first === '--version') {
     // As `kubectl version -o json`: -o|--output yaml|json, nothing else.
     const [flag, value, ...more] = rest;

@@ -25,6 +25,9 @@ Usage:
 
 <url> is the bind backend's /export address, e.g. https://bind.example.com/export.
 
+Shell completion (kubectl 1.26+): put on PATH an executable kubectl_complete-bind that runs
+  kubectl-bind __complete "$@"
+
 Flags:
 ${flagHelp([...CLUSTER_FLAGS, ...BIND_FLAGS, ...LOGIN_FLAGS])}
 ${HELP_FLAG}; \`kubectl bind <command> --help\` for a command's

@@ -3,6 +3,7 @@ import { apiServiceCommand } from './commands/apiservice';
 import { bindCommand } from './commands/bind';
 import { listCommand } from './commands/list';
 import { removeCommand } from './commands/remove';
+import { complete } from './completion';
 import { CliError, ExitCode } from './errors';
 import { messageOf } from '../lib/kube-errors';
 import { parseCommand } from './flags';
@@ -22,6 +23,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       }
       case 'version':
         io.stdout.write(versionText(c.output));
+        return ExitCode.Ok;
+      case 'complete':
+        io.stdout.write(complete(c.words));
         return ExitCode.Ok;
       case 'bind':
         return await bindCommand(c.flags, io);

@@ -6,7 +6,9 @@
  * installed the konnector, the test starts the bundled konnector as a process with a token of the ServiceAccount that
  * install created — standing in for the Deployment's Pod, with the same flags. Sync in depth is konnector.test.ts's; credentials on the real Crossplane loop, sandbox.test.ts's.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -16,7 +18,9 @@ import { bindingResponse, exportTemplateManifest, responseRedirect } from '../..
 import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
 import { waitEstablished } from '../../harness/bind-backend';
 import { Browser } from '../../harness/browser';
-import { headlessLogin, startCli, type CliRun } from '../../harness/cli';
+import { cliBundle, headlessLogin, startCli, type CliRun } from '../../harness/cli';
+import { kubeBinaryPath } from '../../harness/tools/kube';
+import { COMPLETE_SCRIPT } from '../../cli/completion';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../../harness/konnector';
@@ -379,5 +383,38 @@ describe('kubectl bind', () => {
     } finally {
       evil.close();
     }
+  });
+});
+
+describe('kubectl bind completion', () => {
+  it("completes through kubectl's own plugin completion: commands, flags and their values, files where a file goes", async () => {
+    // As a user sets it up (docs/kubectl-bind.md): kubectl-bind and kubectl_complete-bind on PATH, then
+    // `kubectl __complete`, which every shell's kubectl completion script runs.
+    const bin = mkdtempSync(join(tmpdir(), 'klutch-completion-'));
+    writeFileSync(join(bin, 'kubectl-bind'), `#!/bin/sh\nexec "${process.execPath}" "${await cliBundle()}" "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(bin, 'kubectl_complete-bind'), COMPLETE_SCRIPT, { mode: 0o755 });
+    const kubectl = (...words: string[]) => {
+      const r = spawnSync(kubeBinaryPath(), ['kubectl', '__complete', 'bind', ...words], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.split('\n').filter(Boolean);
+    };
+    expect(kubectl('')).toEqual([
+      'apiservice\tbind with an export request you already have',
+      'list\tthe bindings of this cluster',
+      "remove\tunbind: deletes the API's objects here and on the provider",
+      "version\tthe plugin's version",
+      "help\ta command's help",
+      ':4',
+    ]);
+    expect(kubectl('li')).toEqual(['list\tthe bindings of this cluster', ':4']);
+    expect(kubectl('list', '--no')).toEqual([expect.stringMatching(/^--no-headers\t/), ':4']);
+    expect(kubectl('list', '-o', '')).toEqual(['yaml', 'json', 'name', ':4']);
+    expect(kubectl('apiservice', '--output=j')).toEqual(['--output=json', ':4']);
+    // -f takes a file: the shell completes file names (directive 0).
+    expect(kubectl('apiservice', '-f', '')).toEqual([':0']);
+    expect(kubectl('remove', 'postgresqlinstances.anynines.com', '--y')).toEqual([expect.stringMatching(/^--yes\t/), ':4']);
   });
 });
