@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackApi, startLoopbackApi } from '../harness/loopback-api';
 import { createCa } from '../harness/pki';
 import { sleep } from '../lib/abort';
+import { Registry } from 'prom-client';
 import { keepAliveClient, keepAliveConfiguration } from './clients';
+import { controllerMetrics } from './metrics';
 
 /**
  * An API server stand-in on loopback TLS whose namespace list is a chunked response (as kube-apiserver sends any body
@@ -82,5 +84,32 @@ describe('keepAliveConfiguration', () => {
     } finally {
       await dropping.close();
     }
+  });
+});
+
+describe('rest_client_requests_total', () => {
+  it("counts each request by status code, method and host as client-go does, '<error>' where no response came", async () => {
+    const counted = await startLoopbackApi('rest client metric test CA', (req, res) => {
+      if (req.url?.startsWith('/api/v1/namespaces/gone')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'NamespaceList', metadata: {}, items: [] }));
+    });
+    const ckc = counted.kubeConfig();
+    const host = new URL(ckc.getCurrentCluster()!.server).host;
+    const registry = new Registry();
+    controllerMetrics(registry);
+    const core = keepAliveClient(ckc, CoreV1Api);
+    await core.listNamespace();
+    await core.listNamespace();
+    await expect(core.readNamespace({ name: 'gone' })).rejects.toThrow();
+    await counted.close();
+    await expect(core.listNamespace()).rejects.toThrow();
+    const values = (await registry.getSingleMetric('rest_client_requests_total')!.get()).values
+      .filter((v) => v.labels.host === host)
+      .map((v) => `${v.labels.method} ${v.labels.code} ${v.value}`);
+    expect(values.sort()).toEqual(['GET 200 2', 'GET 404 1', 'GET <error> 1']);
   });
 });

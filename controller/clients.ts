@@ -14,8 +14,10 @@ import {
   type RequestContext,
   type SecurityAuthentication,
   ServerConfiguration,
+  wrapHttpLibrary,
 } from '@kubernetes/client-node';
 import { userAgent } from '../lib/user-agent';
+import { restClientRequests } from './metrics';
 import { type RateLimit, TokenBucket } from './rate-limit';
 
 export interface KeepAliveOptions {
@@ -109,7 +111,24 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
       context.setAgent(agentFor(opts));
     },
   };
-  return createConfiguration({ baseServer: new ServerConfiguration(server, {}), authMethods: { default: auth } });
+  const baseServer = new ServerConfiguration(server, {});
+  const fetched = createConfiguration({ baseServer, authMethods: { default: auth } }).httpApi;
+  const host = new URL(server).host;
+  // client-go's rest_client_requests_total: each request's outcome, counted where the response (or its failure) arrives.
+  const httpApi = wrapHttpLibrary({
+    async send(request) {
+      const method = request.getHttpMethod();
+      try {
+        const response = await fetched.send(request).toPromise();
+        restClientRequests.inc({ code: String(response.httpStatusCode), host, method });
+        return response;
+      } catch (e) {
+        restClientRequests.inc({ code: '<error>', host, method });
+        throw e;
+      }
+    },
+  });
+  return createConfiguration({ baseServer, authMethods: { default: auth }, httpApi });
 }
 
 /** An API client (`CoreV1Api`, ...) on a keep-alive configuration: `keepAliveClient(kc, CoreV1Api)`. */

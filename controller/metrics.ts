@@ -47,9 +47,22 @@ const RECONCILE_BUCKETS = [
 /** client-go's workqueue buckets (1 ns × 10^i up to 10 s, in seconds). */
 const QUEUE_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10];
 
+/**
+ * client-go's `rest_client_requests_total{code,host,method}`: the requests of this process's API clients
+ * (controller/clients.ts) by status code, `<error>` where no response came. One per process, as its clients are;
+ * every registry with controllers reports it. Watches, long requests of client-node's own, are not counted.
+ */
+export const restClientRequests = new Counter({
+  name: 'rest_client_requests_total',
+  help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+  labelNames: ['code', 'host', 'method'] as const,
+  registers: [],
+});
+
 export function controllerMetrics(registry: Registry): ControllerMetrics {
   const existing = byRegistry.get(registry);
   if (existing) return existing;
+  registry.registerMetric(restClientRequests);
   const readers = new Map<string, QueueReader>();
   queueReaders.set(registry, readers);
   /** Sets `gauge` per controller to `value` of its queue. */
