@@ -15,10 +15,12 @@ import {
   SortOrder,
   TooltipDisplayMode,
   VariableHide,
+  VariableRefresh,
   type Dashboard,
   type DataQuery,
   type DataSourceRef,
   type Panel as GrafanaPanel,
+  type VariableModel,
 } from '@grafana/schema';
 import type { Options as TimeSeriesOptions } from '@grafana/schema/dist/esm/raw/composable/timeseries/panelcfg/x/TimeSeriesPanelCfg_types.gen';
 
@@ -119,7 +121,33 @@ interface PrometheusQuery extends DataQuery {
 /** A timeseries panel: Grafana's panel, with the timeseries plugin's options and Prometheus queries. */
 type TimeSeriesPanel = GrafanaPanel<TimeSeriesOptions> & { options: TimeSeriesOptions; targets: PrometheusQuery[] };
 
-/** The dashboard JSON model (schemaVersion 39), panels two to a row, on a `datasource` variable of type prometheus. */
+/**
+ * What every query selects (PANELS write `{}` where it goes): the series of the clusters and namespaces picked. A
+ * Prometheus of one cluster has no `cluster` label, which `=~".*"` (All) still matches.
+ */
+const SCOPE = '{cluster=~"$cluster", namespace=~"$namespace"}';
+
+/** A variable of a label's values, several or All (`.*`) at once, refreshed with the time range. */
+function labelVariable(name: string, label: string, query: string, datasource: DataSourceRef): VariableModel {
+  return {
+    name,
+    label,
+    type: 'query',
+    datasource,
+    query,
+    refresh: VariableRefresh.onTimeRangeChanged,
+    includeAll: true,
+    allValue: '.*',
+    multi: true,
+    current: { text: 'All', value: '$__all' },
+    hide: VariableHide.dontHide,
+  };
+}
+
+/**
+ * The dashboard JSON model (schemaVersion 39), panels two to a row, on a `datasource` variable of type prometheus and
+ * `cluster` and `namespace` variables every query selects by.
+ */
 export function dashboard(): Dashboard & { panels: TimeSeriesPanel[] } {
   const ds: DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
   return {
@@ -131,7 +159,11 @@ export function dashboard(): Dashboard & { panels: TimeSeriesPanel[] } {
     time: { from: 'now-6h', to: 'now' },
     refresh: '30s',
     templating: {
-      list: [{ name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', hide: VariableHide.dontHide }],
+      list: [
+        { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', hide: VariableHide.dontHide },
+        labelVariable('cluster', 'Cluster', 'label_values(up, cluster)', ds),
+        labelVariable('namespace', 'Namespace', 'label_values(up{cluster=~"$cluster"}, namespace)', ds),
+      ],
     },
     panels: PANELS.map((p, i): TimeSeriesPanel => ({
       id: i + 1,
@@ -144,7 +176,12 @@ export function dashboard(): Dashboard & { panels: TimeSeriesPanel[] } {
         legend: { showLegend: true, displayMode: LegendDisplayMode.List, placement: 'bottom', calcs: [] },
         tooltip: { mode: TooltipDisplayMode.Multi, sort: SortOrder.None },
       },
-      targets: p.targets.map((t, j) => ({ refId: String.fromCharCode(65 + j), datasource: ds, expr: t.expr, legendFormat: t.legend })),
+      targets: p.targets.map((t, j) => ({
+        refId: String.fromCharCode(65 + j),
+        datasource: ds,
+        expr: t.expr.replaceAll('{}', SCOPE),
+        legendFormat: t.legend,
+      })),
     })),
   };
 }

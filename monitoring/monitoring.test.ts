@@ -83,6 +83,51 @@ describe('alerts and dashboard', () => {
     expect(p.status, p.output).toBe(0);
   });
 
+  it('selects in every query the clusters and namespaces picked in its variables, as Prometheus evaluates it', () => {
+    const d = dashboard();
+    expect(d.templating?.list?.map((v) => `${v.name} ${v.type}`)).toEqual(['datasource datasource', 'cluster query', 'namespace query']);
+    const queries = (d.panels as { targets: { expr: string }[] }[]).flatMap((p) => p.targets.map((t) => t.expr));
+    for (const q of queries) {
+      // Every selector of the query carries both matchers: a panel that left one out would mix namespaces.
+      expect(q.match(/\{/g)?.length, q).toBe(q.match(/\{cluster=~"\$cluster", namespace=~"\$namespace"\}/g)?.length);
+    }
+    // Grafana's substitution of two namespaces picked (a regex alternation) and All clusters, evaluated by promtool.
+    const picked = queries
+      .find((q) => q.startsWith('sum by (pod, name) (workqueue_depth'))!
+      .replaceAll('$cluster', '.*')
+      .replaceAll('$namespace', '(klutch-bind-backend|team-a)');
+    const tests = join(dir, 'dashboard-scope-test.yaml');
+    writeFileSync(
+      tests,
+      stringify({
+        rule_files: [],
+        evaluation_interval: '1m',
+        tests: [
+          {
+            interval: '1m',
+            input_series: [
+              { series: 'workqueue_depth{namespace="klutch-bind-backend",pod="b-1",name="export"}', values: '3x5' },
+              { series: 'workqueue_depth{namespace="team-a",pod="k-1",name="bindings"}', values: '1x5' },
+              { series: 'workqueue_depth{namespace="team-b",pod="k-2",name="bindings"}', values: '7x5' },
+            ],
+            promql_expr_test: [
+              {
+                expr: picked,
+                eval_time: '2m',
+                exp_samples: [
+                  { labels: '{pod="b-1",name="export"}', value: 3 },
+                  { labels: '{pod="k-1",name="bindings"}', value: 1 },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const r = testRules(inject('promtool'), tests);
+    expect(r.status, r.output).toBe(0);
+  });
+
   it("fires KlutchBindingNotReady for the binding's namespace, not the konnector Pod's, as Prometheus stores the scrape", () => {
     // What a scrape of the konnector Pod stores: Prometheus's target labels (namespace, pod, job) beside the metric's
     // own; with the old `namespace` label the target's would have overwritten it (exported_namespace).
