@@ -33,6 +33,7 @@ import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type Wir
 import { removeLeftoverCrd } from '../support/bind-cleanup';
 import { admitsIngress } from '../support/network-policy';
 import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
+import { releaseDoc } from '../../lib/version';
 
 type O = WireObject;
 const id = randomBytes(3).toString('hex');
@@ -654,7 +655,9 @@ describe('AppClusterBinding', () => {
     expect(c.reason).toBe('Forbidden');
     expect(c.message).toContain('may not get namespaces, list namespaces, watch namespaces');
     expect(c.message).toContain('create customresourcedefinitions.apiextensions.k8s.io');
-    expect(c.message).toContain('dist/app-cluster/control-plane-konnector/clusterrole.yaml');
+    expect(c.message).toContain(
+      `bind its user there to ClusterRole klutch-control-plane-konnector (${releaseDoc('docs/app-cluster-binding.md')})`,
+    );
     expect(condition(o, 'Ready')?.status).toBe('False');
     expect(await getObject(ka, `/api/v1/namespaces/${rootOf(ops, weak)}`)).toBeUndefined();
     await requireOk(ka, 'DELETE', ACBS(ops, weak));
