@@ -2,15 +2,18 @@
  * Shell completion, as kubectl asks a plugin for it: on `kubectl bind <TAB>`, kubectl (1.26 and later) runs
  * `kubectl_complete-bind` from PATH with the words after `bind`, the last being the word under the cursor (maybe
  * empty), and reads Cobra's `__complete` protocol back: one candidate per line (`value<TAB>description`), then
- * `:<directive>`. That program is two lines that run `kubectl-bind __complete "$@"` (COMPLETE_SCRIPT); kubectl's own
+ * `:<directive>`. That program is two lines that run `kubectl-bind __complete "$@"` (completeScript); kubectl's own
  * completion (`kubectl completion bash|zsh|fish|powershell`) does the rest, for every shell it supports.
  */
 import type { Flag } from '../lib/flags';
 import { COMMAND_FLAGS, COMMANDS, COMPLETE_COMMAND } from './flags';
 
-/** What the user puts on PATH as `kubectl_complete-bind` (docs/kubectl-bind.md). */
-export const COMPLETE_SCRIPT = `#!/bin/sh
-exec kubectl-bind ${COMPLETE_COMMAND} "$@"
+/**
+ * What the user puts on PATH as `kubectl_complete-<name>` for the executable `kubectl-<name>` (docs/kubectl-bind.md):
+ * `kubectl_complete-bind`, or `kubectl_complete-klutch_bind` for the second name.
+ */
+export const completeScript = (executable = 'kubectl-bind'): string => `#!/bin/sh
+exec ${executable} ${COMPLETE_COMMAND} "$@"
 `;
 
 /** Cobra's ShellCompDirective values. */

@@ -25,8 +25,10 @@ Usage:
 
 <url> is the bind backend's /export address, e.g. https://bind.example.com/export.
 
+Also installed as kubectl klutch-bind (krew: klutch-bind), beside kube-bind's kubectl bind.
 Shell completion (kubectl 1.26+): put on PATH an executable kubectl_complete-bind that runs
   kubectl-bind __complete "$@"
+(kubectl_complete-klutch_bind running kubectl-klutch_bind __complete "$@" for the second name).
 
 Flags:
 ${flagHelp([...CLUSTER_FLAGS, ...BIND_FLAGS, ...LOGIN_FLAGS])}

@@ -42,7 +42,7 @@ Options:
                              Prometheus' namespace, to which the monitoring NetworkPolicies open the metrics ports
                              (default: monitoring)
   --krew-uri <url>           where kubectl-bind/krew/kubectl-bind.tar.gz will be downloaded from; written into
-                             the krew manifest kubectl-bind/krew/bind.yaml
+                             the krew manifests kubectl-bind/krew/bind.yaml and klutch-bind.yaml
                              (default: the project's release URL for this version)
   --catalog <dir>            folder of data-service modules (default: apis/catalog)
   --quiet                    print nothing but errors
@@ -146,7 +146,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
           uri: args['krew-uri'],
           cache: join(cache, 'krew'),
         });
-        log(`${krew.manifest}: the krew manifest of ${krew.archive} (sha256 ${krew.sha256})`);
+        log(`${krew.manifest}, ${krew.secondManifest}: the krew manifests of ${krew.archive} (sha256 ${krew.sha256})`);
       }
     }
     log(`synthesized ${apis.length} APIs into ${result.files.length} files in ${Math.round(performance.now() - started)} ms`);

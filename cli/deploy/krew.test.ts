@@ -14,6 +14,7 @@ const license = join(ROOT, 'LICENSE');
 
 beforeAll(async () => {
   bundle = await bundleDeployable(ROOT, deployable('kubectl-bind'));
+  writeFileSync(join(out, 'other.mjs'), 'console.log("the other bind");\n');
 }, 120_000);
 
 /** Runs a krew tool with no network at all (a network namespace of its own, only loopback) and a KREW_ROOT of its own. */
@@ -75,6 +76,25 @@ describe('the krew package of kubectl-bind', () => {
     const run = spawnSync(join(root, 'bin', 'kubectl-bind'), ['version'], { encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);
+  });
+
+  it('installs the same archive as klutch-bind beside another `bind`: kubectl klutch-bind runs it', async () => {
+    const { krew, validate } = inject('krew');
+    const p = await writeKrewPackage(join(out, 'second'), { bundle, license });
+    const root = mkdtempSync(join(tmpdir(), 'klutch-krew-root-'));
+    const v = offline(validate, ['-manifest', p.secondManifest, '-skip-install'], root);
+    expect(v.status, v.output).toBe(0);
+    // Another project's `bind` (kube-bind's, from its own index) is installed first and keeps its name.
+    const other = await writeKrewPackage(join(out, 'other'), { bundle: join(out, 'other.mjs'), license });
+    const i1 = offline(krew, ['install', '--manifest', other.manifest, '--archive', other.archive], root);
+    expect(i1.status, i1.output).toBe(0);
+    const i2 = offline(krew, ['install', '--manifest', p.secondManifest, '--archive', p.archive], root);
+    expect(i2.status, i2.output).toBe(0);
+    expect(i2.output).toContain('kubectl klutch-bind needs Node.js 22 or later on PATH');
+    const ours = spawnSync(join(root, 'bin', 'kubectl-klutch_bind'), ['version'], { encoding: 'utf8' });
+    expect(ours.status, ours.stderr).toBe(0);
+    expect(ours.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);
+    expect(spawnSync(join(root, 'bin', 'kubectl-bind'), ['version'], { encoding: 'utf8' }).stdout).toBe('the other bind\n');
   });
 
   it('is refused by krew when the archive is not the one the manifest names', async () => {

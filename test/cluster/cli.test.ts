@@ -20,7 +20,7 @@ import { waitEstablished } from '../../harness/bind-backend';
 import { Browser } from '../../harness/browser';
 import { cliBundle, headlessLogin, startCli, type CliRun } from '../../harness/cli';
 import { kubeBinaryPath } from '../../harness/tools/kube';
-import { COMPLETE_SCRIPT } from '../../cli/completion';
+import { completeScript } from '../../cli/completion';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../../harness/konnector';
@@ -392,7 +392,7 @@ describe('kubectl bind completion', () => {
     // `kubectl __complete`, which every shell's kubectl completion script runs.
     const bin = mkdtempSync(join(tmpdir(), 'klutch-completion-'));
     writeFileSync(join(bin, 'kubectl-bind'), `#!/bin/sh\nexec "${process.execPath}" "${await cliBundle()}" "$@"\n`, { mode: 0o755 });
-    writeFileSync(join(bin, 'kubectl_complete-bind'), COMPLETE_SCRIPT, { mode: 0o755 });
+    writeFileSync(join(bin, 'kubectl_complete-bind'), completeScript(), { mode: 0o755 });
     const kubectl = (...words: string[]) => {
       const r = spawnSync(kubeBinaryPath(), ['kubectl', '__complete', 'bind', ...words], {
         encoding: 'utf8',
