@@ -39,6 +39,15 @@ describe('the command line', () => {
     });
   });
 
+  it('takes the pull secret from KUBECTL_BIND_KONNECTOR_IMAGE_PULL_SECRET, the flag first', () => {
+    const env = { KUBECTL_BIND_KONNECTOR_IMAGE_PULL_SECRET: 'team-mirror' };
+    expect(parseCommand(['https://x/export'], env)).toMatchObject({ flags: { konnectorImagePullSecret: 'team-mirror' } });
+    expect(parseCommand(['https://x/export', '--konnector-image-pull-secret=other'], env)).toMatchObject({
+      flags: { konnectorImagePullSecret: 'other' },
+    });
+    expect(parseCommand(['https://x/export'])).not.toHaveProperty('flags.konnectorImagePullSecret');
+  });
+
   it('takes the konnector image from KUBECTL_BIND_KONNECTOR_IMAGE, the flag first, and reads no other variable', () => {
     const env = { KUBECTL_BIND_KONNECTOR_IMAGE: 'mirror.example.com/konnector:v0.1.0', KUBECTL_BIND_NAMESPACE: 'elsewhere' };
     expect(parseCommand(['https://x/export'], env)).toMatchObject({

@@ -30,6 +30,13 @@ export const BIND_FLAGS: readonly Flag[] = [
     env: 'KUBECTL_BIND_KONNECTOR_IMAGE',
     help: "the konnector image to install (a mirror's, for every bind of a team: set the variable)",
   },
+  {
+    name: 'konnector-image-pull-secret',
+    arg: 'name',
+    optional: true,
+    env: 'KUBECTL_BIND_KONNECTOR_IMAGE_PULL_SECRET',
+    help: 'a dockerconfigjson Secret in the konnector namespace to pull its image with (a private mirror); kept when a later bind leaves it out',
+  },
   { name: 'downgrade-konnector', boolean: true, help: "replace a newer konnector with this kubectl-bind's" },
   { name: 'accept-permission-claims', boolean: true, help: 'accept every permission claim without asking (for scripts)' },
   { name: 'dry-run', short: 'd', boolean: true, help: 'print what would be created, create nothing' },
@@ -139,6 +146,7 @@ export interface ClusterFlags {
 export interface BindFlags extends ClusterFlags {
   readonly skipKonnector: boolean;
   readonly konnectorImage?: string;
+  readonly konnectorImagePullSecret?: string;
   readonly downgradeKonnector: boolean;
   readonly acceptPermissionClaims: boolean;
   readonly dryRun: boolean;
@@ -253,6 +261,7 @@ function bind(command: string, v: Parsed['values']): BindFlags {
     ...cluster(v),
     skipKonnector: v['skip-konnector'] === true,
     ...(typeof v['konnector-image'] === 'string' ? { konnectorImage: v['konnector-image'] } : {}),
+    ...(typeof v['konnector-image-pull-secret'] === 'string' ? { konnectorImagePullSecret: v['konnector-image-pull-secret'] } : {}),
     downgradeKonnector: v['downgrade-konnector'] === true,
     acceptPermissionClaims: v['accept-permission-claims'] === true,
     dryRun: v['dry-run'] === true,

@@ -20,4 +20,14 @@ describe('konnectorManifests', () => {
     expect(own.length).toBeGreaterThan(0);
     expect(own.every((p) => (p as { spec?: { podSelector?: { matchLabels?: object } } }).spec?.podSelector?.matchLabels)).toBe(true);
   });
+
+  it("pulls the konnector's image with the Secret given, and with none by default", () => {
+    const pulled = (ms: ReturnType<typeof konnectorManifests>) =>
+      (ms.find((m) => m.kind === 'Deployment') as { spec: { template: { spec: { imagePullSecrets?: unknown } } } }).spec.template.spec
+        .imagePullSecrets;
+    expect(pulled(konnectorManifests({ namespace: 'team-a', grants, konnector: true, imagePullSecret: 'team-mirror' }))).toEqual([
+      { name: 'team-mirror' },
+    ]);
+    expect(pulled(konnectorManifests({ namespace: 'team-a', grants, konnector: true }))).toBeUndefined();
+  });
 });

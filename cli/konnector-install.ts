@@ -25,6 +25,8 @@ export interface KonnectorInstallOptions {
   readonly namespace: string;
   /** `--konnector-image`. @default the construct's image */
   readonly image?: string;
+  /** `--konnector-image-pull-secret`. @default the one the running Deployment pulls with, if any */
+  readonly imagePullSecret?: string;
   /** APIs to grant access to. */
   readonly grants: readonly Grant[];
 }
@@ -43,6 +45,7 @@ export function konnectorManifests(o: KonnectorInstallOptions & { readonly konne
       namespace: o.namespace,
       createNamespace: o.namespace === DEFAULT_KONNECTOR_NAMESPACE,
       ...(o.image ? { image: o.image } : {}),
+      ...(o.imagePullSecret ? { imagePullSecret: o.imagePullSecret } : {}),
       apis: o.grants,
       ...(o.namespace !== DEFAULT_KONNECTOR_NAMESPACE ? { args: [`--binding-namespace=${o.namespace}`] } : {}),
     });
@@ -78,7 +81,12 @@ export async function installKonnector(app: Cluster, o: KonnectorInstallOptions 
   const have = imageVersion(currentImage);
   const want = imageVersion(wanted);
   const newer = !o.image && !o.downgrade && have && want && compareVersions(have, want) > 0;
-  const manifests = konnectorManifests({ ...o, konnector: !newer });
+  // A bind that leaves the pull secret out keeps the one the konnector pulls with: applying without it would drop it
+  // (the field is ours), and the next Pod could no longer pull from the team's private mirror.
+  const pulledWith = (current as { spec?: { template?: { spec?: { imagePullSecrets?: { name?: string }[] } } } } | undefined)?.spec
+    ?.template?.spec?.imagePullSecrets?.[0]?.name;
+  const imagePullSecret = o.imagePullSecret ?? pulledWith;
+  const manifests = konnectorManifests({ ...o, ...(imagePullSecret ? { imagePullSecret } : {}), konnector: !newer });
   // spec.selector is immutable: a konnector Deployment that selects its Pods otherwise (Klutch's `app: konnector`, or
   // an older klutch-kit's construct-path label) is deleted and made anew. Its Pods go in the background; the Lease
   // keeps one leader while old and new overlap, and the claims stay where they are.

@@ -91,6 +91,7 @@ export async function bindApiServices(c: BindContext): Promise<number> {
         grants,
         downgrade: flags.downgradeKonnector,
         ...(flags.konnectorImage ? { image: flags.konnectorImage } : {}),
+        ...(flags.konnectorImagePullSecret ? { imagePullSecret: flags.konnectorImagePullSecret } : {}),
       });
       say(
         r.konnector === 'kept newer'
@@ -188,6 +189,7 @@ function dryRun(c: BindContext): number {
       grants,
       konnector: !flags.skipKonnector,
       ...(flags.konnectorImage ? { image: flags.konnectorImage } : {}),
+      ...(flags.konnectorImagePullSecret ? { imagePullSecret: flags.konnectorImagePullSecret } : {}),
     }),
   );
   const note = flags.acceptPermissionClaims

@@ -23,6 +23,7 @@ import {
   Probe,
   Role,
   RoleBinding,
+  Secret,
   ServiceAccount,
   type IApiEndpoint,
   type IApiResource,
@@ -49,6 +50,11 @@ const PROBE_PORT = KONNECTOR_PROBE_PORT;
 export interface KonnectorProps {
   /** The konnector image (dist/konnector/Dockerfile). @default ghcr.io/klutch-kit/konnector:<release> */
   readonly image?: string;
+  /**
+   * A Secret of type `kubernetes.io/dockerconfigjson` in the konnector's namespace that the kubelet pulls the image
+   * with (a private registry or mirror). @default none
+   */
+  readonly imagePullSecret?: string;
   /** Replicas; one leads, the others stand by. @default 2 */
   readonly replicas?: number;
   /** Namespace of the konnector, its Lease and the kubeconfig Secrets. @default klutch-bind */
@@ -132,6 +138,7 @@ export class Konnector extends Construct {
       select: false,
       replicas,
       serviceAccount: this.serviceAccount,
+      ...(props.imagePullSecret ? { dockerRegistryAuth: Secret.fromSecretName(this, 'ImagePullSecret', props.imagePullSecret) } : {}),
       // It watches and writes the app cluster's API: it needs its token.
       automountServiceAccountToken: true,
       securityContext: { ensureNonRoot: true, user: RUNTIME_USER, group: RUNTIME_USER },

@@ -125,7 +125,8 @@ afterAll(async () => {
 
 describe('kubectl bind', () => {
   it('binds an API end to end: login, Secret, export request, konnector, binding Ready, a first claim up and its status down', async () => {
-    const run = await cli([url(), '--accept-permission-claims', '--wait=30s']);
+    // The team pulls the konnector from a private mirror (the Secret need not exist for the Deployment to be admitted).
+    const run = await cli([url(), '--accept-permission-claims', '--wait=30s', '--konnector-image-pull-secret=team-mirror']);
     await headlessLogin(await run.loginUrl(), { idp: s.idp, user, resource: PG.resource });
     await run.printed(`Konnector installed in namespace ${ns}`);
     // The Deployment's Pod, as a process: the ServiceAccount and RBAC are the ones the plugin just applied.
@@ -165,6 +166,7 @@ describe('kubectl bind', () => {
     expect(cb.status).toMatchObject({ konnectorVersion: 'v0.1.0', heartbeatInterval: '4s' });
     const deployment = await requireOk(kb, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/konnector`);
     expect(deployment.spec.template.spec.containers[0].args).toContain(`--binding-namespace=${ns}`);
+    expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: 'team-mirror' }]);
 
     // The first claim, as the plugin's example shows it, created in b: up to the provider, its status back.
     const example = parse(/<<'EOF'\n([\s\S]*?)\n\s*EOF/.exec(r.stdout)![1]!.replace(/^ {2}/gm, '')) as O;
@@ -199,6 +201,9 @@ describe('kubectl bind', () => {
       new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+ServiceBinding .*True\\s+secrets: Accepted, configmaps: Accepted$`, 'm'),
     );
     expect(await kubeconfigSecrets()).toHaveLength(1);
+    // Bound without --konnector-image-pull-secret: the konnector still pulls with the Secret the first bind gave it.
+    const deployment = await requireOk(kb, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/konnector`);
+    expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: 'team-mirror' }]);
 
     const list = await exited(await cli(['list']), 0);
     expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+SECRET\s+AGE/m);
