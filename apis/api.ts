@@ -31,7 +31,7 @@ export interface RuleContext {
 }
 
 /** A resource (other than the claim's own secret) that the bind backend syncs to the app cluster with the claim. */
-export interface PermissionClaim {
+export interface ApiPermissionClaim {
   readonly group: string;
   readonly resource: string;
   readonly version: string;
@@ -72,7 +72,7 @@ export interface ApiProps {
   /** @default Background (Crossplane's default) */
   readonly defaultCompositeDeletePolicy?: 'Background' | 'Foreground';
   /** Resources synced along with the claim by the bind backend. */
-  readonly permissionClaims?: readonly PermissionClaim[];
+  readonly permissionClaims?: readonly ApiPermissionClaim[];
 }
 
 /** An error in a definition: names the API, the field and the fix. */
@@ -97,7 +97,7 @@ export class Api {
   readonly examples: Partial<Record<Backend, Record<string, unknown>>>;
   readonly printerColumns: readonly PrinterColumn[];
   readonly defaultCompositeDeletePolicy: 'Background' | 'Foreground';
-  readonly permissionClaims: readonly PermissionClaim[];
+  readonly permissionClaims: readonly ApiPermissionClaim[];
   private readonly ruleFn: (ctx: RuleContext) => readonly ValidationRule[];
 
   constructor(props: ApiProps) {

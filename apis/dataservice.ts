@@ -4,8 +4,8 @@
  * backend, the export template and the example claims. A definition is checked when it is built: a mistake fails
  * at synth time with the service, the field and the fix.
  */
-import { a8sInstance, a9sInstance, checkA8sOffering, type A8sOffering as BackendA8sOffering } from '../backends';
-import { checkCnpgOffering, cnpgInstance, type CnpgOffering as BackendCnpgOffering } from '../backends/cnpg';
+import { a8sInstance, a9sInstance, checkA8sOffering, type BackendA8sOffering } from '../backends';
+import { checkCnpgOffering, cnpgInstance, type BackendCnpgOffering } from '../backends/cnpg';
 import type { FieldMapping, ParameterMapping, Recipe, Transform } from '../recipe';
 import { Api, DefinitionError } from './api';
 import { MANAGED_STATE_COLUMN } from './operations';
@@ -24,8 +24,8 @@ const BACKUP_COLUMNS = [
 ] as const;
 
 /** The backends a DataService offers itself on (other backends are composed through `Api` recipes). */
-export type Backend = 'a9s' | 'a8s' | 'cnpg';
-const OWN_BACKENDS: readonly Backend[] = ['a9s', 'a8s', 'cnpg'];
+export type OwnBackend = 'a9s' | 'a8s' | 'cnpg';
+const OWN_BACKENDS: readonly OwnBackend[] = ['a9s', 'a8s', 'cnpg'];
 
 /** The key a backend expects for a parameter: a path below its parameters, optionally lower-casing the value. */
 export type ParameterKey = string | { readonly key: string; readonly lowercase?: boolean };
@@ -35,9 +35,9 @@ export interface Parameter {
   readonly name: string;
   readonly schema: Schema;
   /** The key per backend that offers the parameter. Every offered backend needs one. */
-  readonly keys: Partial<Record<Backend, ParameterKey>>;
+  readonly keys: Partial<Record<OwnBackend, ParameterKey>>;
   /** Backends that offer the parameter. @default every backend of the service */
-  readonly backends?: readonly Backend[];
+  readonly backends?: readonly OwnBackend[];
   /** Only plans of these topologies accept the parameter (enforced by CEL). @default any */
   readonly topologies?: readonly Topology[];
 }
@@ -47,9 +47,9 @@ export interface SpecField {
   readonly name: string;
   readonly schema: Schema;
   /** Where the value goes per backend (path in the composed resource). Backends without one ignore the field. */
-  readonly to: Partial<Record<Backend, string>>;
+  readonly to: Partial<Record<OwnBackend, string>>;
   /** What a backend gets when the claim leaves the field out. @default nothing is set */
-  readonly defaults?: Partial<Record<Backend, unknown>>;
+  readonly defaults?: Partial<Record<OwnBackend, unknown>>;
 }
 
 /** `restoreFrom` of a cnpg instance whose offering has an object store (backends/cnpg-backup.ts clusterRecoveryFields). */
@@ -102,7 +102,7 @@ export interface DataServiceProps {
   /** @default the kind's English plural, lower-cased (Names.plural); required for a kind ending in `s` */
   readonly plural?: string;
   readonly description?: string;
-  readonly defaultBackend: Backend;
+  readonly defaultBackend: OwnBackend;
   /** Plan sizes, smallest first: moving to an earlier size is downsizing, which is refused. */
   readonly sizes: readonly string[];
   readonly a9s?: A9sOffering;
@@ -147,11 +147,11 @@ export class DataService {
     });
   }
 
-  get backends(): Backend[] {
+  get backends(): OwnBackend[] {
     return OWN_BACKENDS.filter((b) => this.props[b]);
   }
 
-  private offering(b: Backend): Offering {
+  private offering(b: OwnBackend): Offering {
     const o = this.props[b];
     if (!o) throw new Error(`no ${b} offering`);
     return o;
@@ -218,7 +218,8 @@ export class DataService {
       if (names.has(f.name)) this.fail(`fields["${f.name}"]`, 'is defined twice or shadows a built-in field', 'rename it');
       names.add(f.name);
       for (const b of Object.keys(f.to))
-        if (!this.props[b as Backend]) this.fail(`fields["${f.name}"].to.${b}`, 'names a backend the service does not offer', 'remove it');
+        if (!this.props[b as OwnBackend])
+          this.fail(`fields["${f.name}"].to.${b}`, 'names a backend the service does not offer', 'remove it');
     }
     const params = new Set<string>();
     for (const q of p.parameters ?? []) {
@@ -289,7 +290,7 @@ export class DataService {
   }
 
   /** Rules that read several spec fields or the composition: backend-specific services and plans, plan limits. */
-  private specRules(composition: string, compositionName: (b: Backend) => string): ValidationRule[] {
+  private specRules(composition: string, compositionName: (b: OwnBackend) => string): ValidationRule[] {
     const rules: ValidationRule[] = [];
     const all = this.allServices();
     const allPlans = this.allPlans().map((x) => x.name);
@@ -365,7 +366,7 @@ export class DataService {
     return rules;
   }
 
-  private parameterMappings(b: Backend): { parameters: ParameterMapping[]; ignoredParameters: string[] } {
+  private parameterMappings(b: OwnBackend): { parameters: ParameterMapping[]; ignoredParameters: string[] } {
     const parameters: ParameterMapping[] = [];
     const ignoredParameters: string[] = [];
     for (const q of this.props.parameters ?? []) {
@@ -381,7 +382,7 @@ export class DataService {
     return { parameters, ignoredParameters };
   }
 
-  private extraFields(b: Backend): FieldMapping[] {
+  private extraFields(b: OwnBackend): FieldMapping[] {
     return (this.props.fields ?? []).flatMap((f) =>
       f.to[b]
         ? [{ from: `spec.${f.name}`, to: f.to[b] as string, ...(f.defaults?.[b] !== undefined ? { default: f.defaults[b] } : {}) }]
@@ -406,7 +407,7 @@ export class DataService {
   }
 
   /** An example claim spec for a backend: its first service and plan, and the example parameters it offers. */
-  private example(b: Backend): Record<string, unknown> {
+  private example(b: OwnBackend): Record<string, unknown> {
     const o = this.offering(b);
     const plan = o.plans.find((x) => !x.services) ?? (o.plans[0] as Plan);
     const service =

@@ -21,7 +21,7 @@ import type { HttpDeps } from './http/deps';
 import { RateLimiter } from './http/rate-limit';
 import { bindHandler, listen, type ListeningServer } from './http/server';
 import { cachedExportables, cachedNamespaces, servingInformers, startAll, stopAll } from './informers';
-import { messageOf, BindResources, type Clients, clientsFor, crdName, isNotFound } from './kube';
+import { messageOf, BindResources, type BackendClients, backendClients, crdName, isNotFound } from './kube';
 import { backendMetrics } from './metrics';
 import { addressFlag } from '../lib/flags';
 import { type BackendOptions, type BackupStoreOptions } from './options';
@@ -94,7 +94,7 @@ async function retry(
   }
 }
 
-async function checkCrds(c: Clients): Promise<void> {
+async function checkCrds(c: BackendClients): Promise<void> {
   const missing: string[] = [];
   for (const r of REQUIRED) {
     try {
@@ -134,7 +134,7 @@ function machineBind(o: BackendOptions, issuer: Issuer): NonNullable<HttpDeps['m
 
 export async function startBackend(o: BackendOptions, log: Logger = newLogger({ level: o.logLevel })): Promise<RunningBackend> {
   const kc = kubeConfigFor(o);
-  const clients = clientsFor(kc);
+  const clients = backendClients(kc);
   const target = kubeconfigTarget(o, kc);
   if (!o.externalAddress)
     log.warn(

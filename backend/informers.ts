@@ -29,7 +29,7 @@ import {
 } from '../exports/bind-api';
 import type { ExportableSource } from './exportable';
 import type { NamespaceCache } from './provision/cluster-namespace';
-import { BindResources, type Clients } from './kube';
+import { BindResources, type BackendClients } from './kube';
 import { Labels, MANAGED_BY } from './labels';
 
 /** A bind object as an informer holds it (client-node's KubernetesObject, with our wire types). */
@@ -48,7 +48,7 @@ export interface Watched {
 export type InformersOf<Objects> = { readonly [K in keyof Objects]: WatchInformer<Objects[K] & KubernetesObject> };
 
 /** The informers of a table (name → what it watches), made but not started. */
-function informersOf<Objects>(c: Clients, log: Logger, table: { readonly [K in keyof Objects]: Watched }): InformersOf<Objects> {
+function informersOf<Objects>(c: BackendClients, log: Logger, table: { readonly [K in keyof Objects]: Watched }): InformersOf<Objects> {
   return Object.fromEntries(
     Object.entries<Watched>(table).map(([name, w]) => [
       name,
@@ -90,7 +90,7 @@ export const SERVING_WATCHED: { readonly [K in keyof ServingObjects]: Watched } 
   },
 };
 
-export function servingInformers(c: Clients, log: Logger): ServingInformers {
+export function servingInformers(c: BackendClients, log: Logger): ServingInformers {
   return informersOf<ServingObjects>(c, log, SERVING_WATCHED);
 }
 
@@ -142,7 +142,7 @@ export const LEADER_WATCHED: { readonly [K in keyof LeaderObjects]: Watched } = 
   claimedRoleBindings: { path: `${RBAC}/rolebindings`, fieldSelector: claimed },
 };
 
-export function leaderInformers(c: Clients, log: Logger): LeaderInformers {
+export function leaderInformers(c: BackendClients, log: Logger): LeaderInformers {
   return informersOf<LeaderObjects>(c, log, LEADER_WATCHED);
 }
 
@@ -178,7 +178,7 @@ export class ObjectInformers {
   private stopped = false;
 
   constructor(
-    private readonly c: Clients,
+    private readonly c: BackendClients,
     private readonly log: Logger,
   ) {}
 

@@ -18,7 +18,7 @@ import {
 /** The field manager of everything the backend applies. */
 export const FIELD_MANAGER = 'klutch-kit-backend';
 
-export interface Clients {
+export interface BackendClients {
   readonly kc: KubeConfig;
   readonly core: CoreV1Api;
   /** The AppClusterBinding controller's konnector Deployments. */
@@ -32,7 +32,7 @@ export interface Clients {
 }
 
 /** The backend's clients, sharing one keep-alive connection pool (controller/clients.ts). */
-export function clientsFor(kc: KubeConfig): Clients {
+export function backendClients(kc: KubeConfig): BackendClients {
   const config = keepAliveConfiguration(kc);
   return {
     kc,

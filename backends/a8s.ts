@@ -144,7 +144,7 @@ export interface A8sPlan {
 }
 
 /** What an a8s offering of a plan-based service adds to the services and plans every backend has. */
-export interface A8sOffering {
+export interface BackendA8sOffering {
   readonly services: readonly string[];
   readonly plans: readonly A8sPlan[];
   /** @default kubernetes-provider */
@@ -162,7 +162,7 @@ export interface A8sOffering {
 }
 
 /** Checks what only an a8s offering has; `fail(field, problem, fix)` throws the definition's error. */
-export function checkA8sOffering(o: A8sOffering, fail: (field: string, problem: string, fix: string) => never): void {
+export function checkA8sOffering(o: BackendA8sOffering, fail: (field: string, problem: string, fix: string) => never): void {
   for (const plan of o.plans) {
     if (!o.sizes[plan.size])
       fail(`a8s.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add volumeSize, cpu and memory for it');
@@ -182,7 +182,7 @@ export function checkA8sOffering(o: A8sOffering, fail: (field: string, problem: 
 }
 
 export interface A8sInstanceProps {
-  readonly offering: A8sOffering;
+  readonly offering: BackendA8sOffering;
   readonly parameters: readonly ParameterMapping[];
   readonly ignoredParameters: readonly string[];
   readonly extraFields?: readonly FieldMapping[];

@@ -216,7 +216,7 @@ export interface CnpgPlan {
 }
 
 /** What a CloudNativePG offering of PostgreSQL adds to the services and plans every backend has. */
-export interface CnpgOffering {
+export interface BackendCnpgOffering {
   readonly services: readonly string[];
   readonly plans: readonly CnpgPlan[];
   /** The PostgreSQL image per service version (`a9s-postgresql15` → an image with PostgreSQL 15 for CNPG). */
@@ -278,7 +278,7 @@ function isCidr(cidr: string): boolean {
 }
 
 /** Checks what only a CNPG offering has; `fail(field, problem, fix)` throws the definition's error. */
-export function checkCnpgOffering(o: CnpgOffering, fail: (field: string, problem: string, fix: string) => never): void {
+export function checkCnpgOffering(o: BackendCnpgOffering, fail: (field: string, problem: string, fix: string) => never): void {
   for (const plan of o.plans) {
     if (!o.sizes[plan.size])
       fail(`cnpg.sizes.${plan.size}`, `is missing (plan "${plan.name}" uses it)`, 'add storage, cpu and memory for it');
@@ -314,7 +314,7 @@ export function checkCnpgOffering(o: CnpgOffering, fail: (field: string, problem
 }
 
 export interface CnpgInstanceProps {
-  readonly offering: CnpgOffering;
+  readonly offering: BackendCnpgOffering;
   /** Claim parameter → PostgreSQL setting name (`maxConnections` → `max_connections`). */
   readonly parameters: readonly ParameterMapping[];
   readonly ignoredParameters: readonly string[];
@@ -415,7 +415,7 @@ function ipBlock(cidr: string, clusterNetworks: readonly string[]): { cidr: stri
  * (replication, the instance manager), the status port from the operator's namespace, nothing else — not the
  * database Pods of another claim, another tenant's namespace or a root namespace's konnector.
  */
-function instanceNetworkPolicy(o: CnpgOffering) {
+function instanceNetworkPolicy(o: BackendCnpgOffering) {
   const tcp = (port: number) => ({ protocol: 'TCP', port });
   const selector = (at: string): FieldMapping => ({ from: CLAIM_NAME, to: `${at}.matchLabels[cnpg.io/cluster]`, required: true });
   return kubernetesCompanion(CNPG_NETWORK_POLICY, {
@@ -466,7 +466,7 @@ function reaperRole(): FieldMapping[] {
 }
 
 /** The reaper's password, generated once by the function and kept; read by CNPG (the role) and the reaper's Pod. */
-function reaperSecret(o: CnpgOffering) {
+function reaperSecret(o: BackendCnpgOffering) {
   const c = kubernetesCompanion(CNPG_REAPER_SECRET, {
     resource: { apiVersion: 'v1', kind: 'Secret' },
     providerConfigName: o.providerConfigName,
@@ -489,14 +489,14 @@ function reaperSecret(o: CnpgOffering) {
  * from the first revoked binding role on (bindingRoles' `gone`, kept from then on): a new instance has no session to
  * end, and a Pod beside each starting instance slowed the start of PostgreSQL on a busy node (docs/benchmarks.md).
  */
-function reaperDeployment(o: CnpgOffering) {
+function reaperDeployment(o: BackendCnpgOffering) {
   const c = reaperDeploymentFields(o);
   const when = { at: 'spec.managed.roles', has: { login: false } };
   return { v1: { ...c.v1, when }, v2: { ...c.v2, when } };
 }
 
 /** The reaper's Deployment as a companion on each target, without its `when` (reaperDeployment). */
-function reaperDeploymentFields(o: CnpgOffering) {
+function reaperDeploymentFields(o: BackendCnpgOffering) {
   const SECRET_DIR = '/etc/klutch/session-reaper';
   const CA_DIR = '/etc/klutch/postgresql-ca';
   // psql of whichever PostgreSQL the image has (CNPG's images: /usr/lib/postgresql/<major>/bin); a TERM ends the sleep.

@@ -36,7 +36,7 @@ function sample(s: Schema | undefined, name: string): unknown {
 }
 
 /** A claim of the export's kind named `name`, in `namespace`. */
-export function exampleClaim(exp: APIServiceExport, name: string, namespace: string): string {
+export function exampleClaimYaml(exp: APIServiceExport, name: string, namespace: string): string {
   const version = exp.spec.versions.find((v) => v.served && v.storage) ?? exp.spec.versions.find((v) => v.served);
   const schema = version?.schema.openAPIV3Schema as Schema | undefined;
   const spec = sample(schema?.properties?.spec ?? { type: 'object' }, 'spec');

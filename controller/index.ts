@@ -11,7 +11,7 @@ export { causeOf, isTerminal, TerminalError } from './errors';
 export { eventRecorder, type EventRecorderOptions, type EventSubject, type Warn } from './events';
 export { watchInformer, type InformerEvent, type InformerObject, type WatchInformer, type WatchInformerOptions } from './informer';
 export { byRef, objectKey, refKey, splitKey, type ObjectRef } from './keys';
-export { diagnose, LeaderElector, type LeaderElectorOptions, podNamespace } from './leader';
+export { diagnoseLease, LeaderElector, type LeaderElectorOptions, podNamespace } from './leader';
 export { controllerMetrics, type ControllerMetrics } from './metrics';
 export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from '../lib/probes';
 export { WorkQueue, type WorkQueueOptions } from './queue';

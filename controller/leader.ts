@@ -109,7 +109,7 @@ export class LeaderElector {
    * status, the reason and the fix — the first time, when the reason changes, and then at most every interval.
    */
   private campaignFailed(verb: 'create' | 'read' | 'update', e: unknown): void {
-    const p = diagnose(verb, e, { namespace: this.o.namespace, name: this.o.name, flag: this.o.namespaceFlag ?? '--lease-namespace' });
+    const p = diagnoseLease(verb, e, { namespace: this.o.namespace, name: this.o.name, flag: this.o.namespaceFlag ?? '--lease-namespace' });
     if (this.o.registry) leaderCampaignMetrics(this.o.registry).errors.inc({ name: this.o.name, code: p.code });
     const key = `${verb} ${p.code} ${p.reason}`;
     const every = this.o.problemLogIntervalMs ?? 60_000;
@@ -307,7 +307,7 @@ export class LeaderElector {
 }
 
 /** What a failed Lease request means and how to fix it, named for the operator who reads the log. */
-export function diagnose(
+export function diagnoseLease(
   verb: 'create' | 'read' | 'update',
   e: unknown,
   at: { readonly namespace: string; readonly name: string; readonly flag: string },

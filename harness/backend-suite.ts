@@ -14,10 +14,10 @@ import {
   installBindCrds,
   installClaimApi,
   startBindBackend,
-  startCallbackServer,
-  type BindBackend,
+  startLoopbackCallback,
+  type RunningBindBackend,
   type BindBackendOptions,
-  type CallbackServer,
+  type LoopbackCallback,
 } from './bind-backend';
 import type { ClusterInfo } from './control-plane';
 import { type Kube, kubeFor } from './kube';
@@ -40,8 +40,8 @@ export interface BackendSuite {
   readonly cluster: ClusterInfo;
   readonly kube: Kube;
   readonly idp: OidcTestProvider;
-  readonly backend: BindBackend;
-  readonly callback: CallbackServer;
+  readonly backend: RunningBindBackend;
+  readonly callback: LoopbackCallback;
   /** PEM of the CA of the backend's serving certificate, with `tls`. */
   readonly ca?: string;
   /** Where the export template lives. */
@@ -101,8 +101,8 @@ export async function startBackendSuite(
     ...(o.loginForm ? { loginForm: true } : {}),
     ...(o.resourceServers ? { resourceServers: o.resourceServers } : {}),
   });
-  const callback = await startCallbackServer();
-  let backend: BindBackend;
+  const callback = await startLoopbackCallback();
+  let backend: RunningBindBackend;
   try {
     backend = await startBindBackend({
       cluster,

@@ -19,7 +19,7 @@ import type { OidcTestProvider } from './oidc';
 import { type BundleLaunch, launchBundle } from './bundle-process';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 import type { KeyPairPem } from './pki';
-import { claimCrd, type Xrd } from './xcrd';
+import { claimCrd, type XrdObject } from './xcrd';
 import { sleep } from '../lib/abort';
 
 export const BACKEND_CLIENT = { clientId: 'klutch-bind', clientSecret: 'klutch-bind-test-secret' } as const;
@@ -49,7 +49,7 @@ export interface BindBackendOptions {
   readonly nodeArgs?: readonly string[];
 }
 
-export interface BindBackend {
+export interface RunningBindBackend {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
   readonly probeUrl: string;
@@ -95,7 +95,7 @@ export async function waitEstablished(kube: Kube, names: readonly string[]): Pro
 }
 
 /** Starts the bundled backend; resolves once /readyz answers 200 (unless told not to wait). */
-export async function startBindBackend(o: BindBackendOptions): Promise<BindBackend> {
+export async function startBindBackend(o: BindBackendOptions): Promise<RunningBindBackend> {
   // Beside the cluster's logs (kept for reading a failure, pruned with the run); its key files go when it stops.
   const dir = o.dir ?? mkdtempSync(join(dirname(o.cluster.kubeconfig), 'backend-'));
   const [port, probePort] = (o.port ? [o.port, (await freePorts(1))[0]!] : await freePorts(2)) as [number, number];
@@ -159,7 +159,7 @@ export function launchBackendBundle(o: BundleLaunch): Promise<Proc> {
   return launchBundle('backend', o, 'TERM');
 }
 
-export interface CallbackServer {
+export interface LoopbackCallback {
   /** `http://127.0.0.1:<port>/callback` */
   readonly url: string;
   readonly port: number;
@@ -169,7 +169,7 @@ export interface CallbackServer {
 }
 
 /** A loopback callback like kubectl bind's: takes `?response=`, answers with an "authenticated" page. */
-export async function startCallbackServer(): Promise<CallbackServer> {
+export async function startLoopbackCallback(): Promise<LoopbackCallback> {
   const responses: string[] = [];
   const server = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -206,7 +206,7 @@ export async function installClaimApi(
   let crd: Record<string, unknown> | undefined;
   for (const [path, objects] of files) {
     if (!/^packages\/dataservices\/apis\/[^/]+\/definition\.yaml$/.test(path)) continue;
-    const xrd = objects[0] as unknown as Xrd;
+    const xrd = objects[0] as unknown as XrdObject;
     if (xrd.spec.claimNames?.plural === plural) crd = claimCrd(xrd) as unknown as Record<string, unknown>;
   }
   const template = files.get(`control-plane/export-templates/${plural}.yaml`)?.[0];

@@ -6,14 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { parse } from 'yaml';
 import { decodeResponseParam, type BindingResponse } from '../exports/bind-api';
-import type { BindBackend, CallbackServer } from './bind-backend';
+import type { RunningBindBackend, LoopbackCallback } from './bind-backend';
 import { Browser, type BrowserRoute, type Page } from './browser';
 import type { OidcTestProvider } from './oidc';
 
 export interface FlowOptions {
-  readonly backend: Pick<BindBackend, 'url'>;
+  readonly backend: Pick<RunningBindBackend, 'url'>;
   readonly idp: Pick<OidcTestProvider, 'issuer' | 'ca' | 'loginCookie'>;
-  readonly callback: CallbackServer;
+  readonly callback: LoopbackCallback;
   /** Who logs in at the provider. */
   readonly user: string;
   /** @default a new browser (cookie jar) */
@@ -41,7 +41,7 @@ export interface FlowResult {
   readonly namespace: string;
 }
 
-export function base62(n: number): string {
+export function randomBase62(n: number): string {
   const a = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
   return Array.from(randomBytes(n), (b) => a[b % 62]).join('');
 }
@@ -60,19 +60,19 @@ export async function browserFor(
 }
 
 /** Logs in: /authorize → provider → /callback → /resources. Returns the /resources page (whatever its status). */
-export async function login(
+export async function browserLogin(
   o: Omit<FlowOptions, 'resource' | 'group'>,
 ): Promise<{ browser: Browser; sid: string; cid: string; page: Page }> {
   const browser = o.browser ?? (await browserFor(o.idp, o.user));
-  const sid = o.sid ?? base62(6);
-  const cid = o.cid ?? base62(6);
+  const sid = o.sid ?? randomBase62(6);
+  const cid = o.cid ?? randomBase62(6);
   const page = await browser.get(`${o.backend.url}/authorize?u=${encodeURIComponent(o.callback.url)}&s=${sid}&c=${cid}`);
   return { browser, sid, cid, page };
 }
 
 /** The whole flow; throws naming the step and its page when one fails. */
 export async function bindFlow(o: FlowOptions): Promise<FlowResult> {
-  const { browser, sid, cid, page: resources } = await login(o);
+  const { browser, sid, cid, page: resources } = await browserLogin(o);
   if (resources.status !== 200 || !new URL(resources.url).pathname.endsWith('/resources')) {
     throw new Error(`login did not reach /resources: ${resources.status} at ${resources.url}: ${resources.body.slice(0, 500)}`);
   }

@@ -22,7 +22,7 @@ import { ensureKubeBinary } from './tools/kube';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 
 /** A user of every cluster, authenticated by a static bearer token. RBAC grants it nothing until a test binds a role. */
-export interface Identity {
+export interface TokenUser {
   readonly name: string;
   readonly groups?: readonly string[];
 }
@@ -31,7 +31,7 @@ export interface ControlPlaneOptions {
   /** Cluster names (DNS labels); each gets its own kube-apiserver on a free port. */
   readonly clusters: readonly string[];
   /** Extra static-token users on every cluster, besides the admin (`klutch-kit:admin` in `system:masters`). */
-  readonly identities?: readonly Identity[];
+  readonly identities?: readonly TokenUser[];
   /** Start a kube-controller-manager per cluster (default true). */
   readonly controllerManager?: boolean;
   /**
@@ -173,7 +173,7 @@ export interface ClusterCredentials {
  * Writes a cluster's credentials: its own service-account key pair (so a token of one cluster is worthless on
  * another) and a static token per identity, the admin in `system:masters`.
  */
-export function clusterCredentials(runDir: string, name: string, port: number, identities: readonly Identity[]): ClusterCredentials {
+export function clusterCredentials(runDir: string, name: string, port: number, identities: readonly TokenUser[]): ClusterCredentials {
   const dir = join(runDir, name);
   const pki = join(dir, 'pki');
   mkdirSync(pki, { recursive: true });
@@ -256,10 +256,10 @@ export async function startApiServer(
   await waitReady(proc, () => probe(`${c.server}/readyz`).then((r) => r.code === 200));
   const kubeconfig = join(c.dir, 'admin.kubeconfig');
   if (!existsSync(kubeconfig)) {
-    writeFileSync(kubeconfig, kubeconfigYaml(c.name, c.server, ca, ADMIN, c.tokens[ADMIN]!), { mode: 0o600 });
+    writeFileSync(kubeconfig, bearerKubeconfigYaml(c.name, c.server, ca, ADMIN, c.tokens[ADMIN]!), { mode: 0o600 });
     for (const [id, t] of Object.entries(c.tokens)) {
       if (id !== ADMIN)
-        writeFileSync(join(c.dir, `${id.replace(/[^a-z0-9.-]/g, '-')}.kubeconfig`), kubeconfigYaml(c.name, c.server, ca, id, t), {
+        writeFileSync(join(c.dir, `${id.replace(/[^a-z0-9.-]/g, '-')}.kubeconfig`), bearerKubeconfigYaml(c.name, c.server, ca, id, t), {
           mode: 0o600,
         });
     }
@@ -620,7 +620,7 @@ function token(): string {
 }
 
 /** A kubeconfig for one cluster and one token user. */
-export function kubeconfigYaml(cluster: string, server: string, ca: string, user: string, bearer: string): string {
+export function bearerKubeconfigYaml(cluster: string, server: string, ca: string, user: string, bearer: string): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',

@@ -26,14 +26,15 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { dirname, extname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { type KubernetesObject, loadYaml, PatchStrategy } from '@kubernetes/client-node';
+import { KUBERNETES_PROVIDER_CONFIG } from '../backends/kubernetes-object';
 import { DEFAULT_FUNCTION_PACKAGE } from '../compositions/function-ref';
 import { bundleDeployable, deployable } from '../synth/deployables';
 import { PROVIDER_KUBERNETES_ARGS } from '../synth/provider-configs';
-import { FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../synth/synth';
+import { CROSSPLANE_NAMESPACE, FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../synth/synth';
 import { type CrossplaneLine, crossplaneSource, crossplaneVersion, ensureCrossplane } from './tools/crossplane';
 import { ensureProviderKubernetes, providerKubernetesSource } from './tools/provider-kubernetes';
 import { parseYaml, ROOT, runSynth, runSynthAsync } from './catalog';
-import type { ClusterInfo } from './control-plane';
+import type { ClusterInfo, Track } from './control-plane';
 import { type Kube, kubeFor, pollDelay, resendUnsent } from './kube';
 import { createCa, writeTlsDir } from './pki';
 import { freePorts, launch, probe, type Proc, tail } from './processes';
@@ -42,10 +43,6 @@ import { releasePackage } from '../lib/version';
 
 type Obj = Record<string, any>;
 
-/** Where Crossplane keeps package TLS Secrets and XR connection secrets. */
-export const CROSSPLANE_NAMESPACE = 'crossplane-system';
-/** The ProviderConfig our a8s Compositions name. */
-export const KUBERNETES_PROVIDER_CONFIG = 'kubernetes-provider';
 /** The Configuration's package reference and object name (the reference only has to be unique in the cache). */
 export const CONFIGURATION_PACKAGE = releasePackage('anynines-dataservices');
 export const CONFIGURATION_NAME = 'anynines-dataservices';
@@ -144,9 +141,6 @@ export interface Crossplane {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // The steps.
-
-/** Called with each process as soon as it is launched, so a caller can stop it even if the step then fails. */
-export type Track = (p: Proc) => void;
 
 /** One test CA and the certificates Crossplane, the function and the webhooks need (harness/pki.ts). */
 export async function crossplanePki(dir: string): Promise<CrossplanePki> {
@@ -385,7 +379,7 @@ export async function installFunction(
     spec: { package: ref, packagePullPolicy: 'Never' },
   });
   const revision = await until(o.crossplane, `the active FunctionRevision of Function ${o.name}`, async () => {
-    const list = await get(kube, `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=pkg.crossplane.io/package=${o.name}`);
+    const list = await getIfExists(kube, `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=pkg.crossplane.io/package=${o.name}`);
     return (list?.items as Obj[] | undefined)?.find((r) => r.spec?.desiredState === 'Active')?.metadata.name as string | undefined;
   });
   const path = `/apis/pkg.crossplane.io/v1/functionrevisions/${revision}`;
@@ -398,7 +392,7 @@ export async function installFunction(
   await healthy(kube, `/apis/pkg.crossplane.io/v1/functions/${o.name}`, `Function ${o.name}`, o.crossplane);
   // A status update of the revision reconciler that raced the patch fails on its stale resourceVersion; check anyway.
   await until(o.crossplane, `status.endpoint ${o.endpoint} on FunctionRevision ${revision}`, async () =>
-    (await get(kube, path))?.status?.endpoint === o.endpoint ? true : undefined,
+    (await getIfExists(kube, path))?.status?.endpoint === o.endpoint ? true : undefined,
   );
 }
 
@@ -411,7 +405,7 @@ export async function installFunction(
  */
 async function externalRuntimeV2(kube: Kube, path: string, endpoint: string, tlsSecret: string, crossplane: Proc): Promise<void> {
   await until(crossplane, `the external runtime status on ${path}`, async () => {
-    const rev = await get(kube, path);
+    const rev = await getIfExists(kube, path);
     if (!rev) return undefined;
     const conditions = ((rev.status?.conditions ?? []) as Obj[]).filter((c) => c.type !== 'RuntimeHealthy');
     conditions.push({
@@ -461,7 +455,7 @@ export async function installConfiguration(
   await Promise.all(
     xrds.map((xrd) =>
       until(o.crossplane, `XRD ${xrd.metadata.name} to be Established and Offered`, async () => {
-        const live = await get(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`);
+        const live = await getIfExists(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrd.metadata.name}`);
         const want = xrd.spec.claimNames ? ['Established', 'Offered'] : ['Established'];
         return want.every((t) => condition(live, t) === 'True') ? true : undefined;
       }),
@@ -682,7 +676,7 @@ export async function apply(kube: Kube, obj: Obj): Promise<void> {
 }
 
 /** A GET; undefined when the object does not exist. */
-export async function get(kube: Kube, path: string): Promise<Obj | undefined> {
+export async function getIfExists(kube: Kube, path: string): Promise<Obj | undefined> {
   const r = await kube.request('GET', path);
   if (r.code === 404) return undefined;
   if (r.code !== 200) throw new Error(`GET ${path}: ${r.code} ${JSON.stringify(r.body.message ?? r.body)}`);
@@ -702,10 +696,10 @@ export async function established(kube: Kube, name: string): Promise<void> {
   const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
   const deadline = Date.now() + WAIT_MS;
   const served = async (): Promise<boolean> => {
-    const crd = await get(kube, path);
+    const crd = await getIfExists(kube, path);
     if (condition(crd, 'Established') !== 'True') return false;
     for (const v of (crd!.spec.versions as Obj[]).filter((x) => x.served)) {
-      const list = await get(kube, `/apis/${crd!.spec.group}/${v.name}`);
+      const list = await getIfExists(kube, `/apis/${crd!.spec.group}/${v.name}`);
       if (!(list?.resources as Obj[] | undefined)?.some((r) => r.name === crd!.spec.names.plural)) return false;
     }
     return true;
@@ -719,7 +713,7 @@ export async function established(kube: Kube, name: string): Promise<void> {
 async function healthy(kube: Kube, path: string, what: string, crossplane: Proc): Promise<void> {
   let seen: Obj | undefined;
   await until(crossplane, `${what} to be Installed and Healthy`, async () => {
-    seen = await get(kube, path);
+    seen = await getIfExists(kube, path);
     return condition(seen, 'Installed') === 'True' && condition(seen, 'Healthy') === 'True' ? true : undefined;
   }).catch((err: Error) => {
     err.message = `${err.message}\n${what} conditions: ${JSON.stringify(seen?.status?.conditions ?? [])}`;
@@ -758,7 +752,7 @@ function readOutput(dir: string): Map<string, string> {
 }
 
 /** Applies every CRD of a folder (upstream files, their `status` dropped) and resolves when all are Established. */
-export async function installCrds(kube: Kube, dir: string): Promise<void> {
+export async function installCrdDir(kube: Kube, dir: string): Promise<void> {
   const crds = yamlDir(dir).map(({ status: _, ...crd }) => crd);
   await Promise.all(crds.map((crd) => apply(kube, crd)));
   await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));

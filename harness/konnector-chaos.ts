@@ -7,7 +7,7 @@
  * behind a finalizer; no upstream copy is left without its claim.
  */
 import { Annotations, MERGE_PATCH } from '../exports/bind-api';
-import { clientsFor } from '../konnector/kube/client';
+import { kubeClients } from '../konnector/kube/client';
 import { messageOf, statusOf } from '../lib/kube-errors';
 import { jsonSubset } from '../konnector/kube/objects';
 import type { Kube } from './kube';
@@ -37,8 +37,8 @@ async function retry(what: string, f: () => Promise<{ code: number; body: Record
 
 /** One call as `{ code, body }`, over keep-alive connections (a new TLS handshake per call would make the client the bottleneck). */
 function caller(kube: Kube) {
-  const c = clientsFor(kube.config, { maxSockets: 64 });
-  return async (f: (c: ReturnType<typeof clientsFor>) => Promise<unknown>) => {
+  const c = kubeClients(kube.config, { maxSockets: 64 });
+  return async (f: (c: ReturnType<typeof kubeClients>) => Promise<unknown>) => {
     try {
       await f(c);
       return { code: 200, body: {} };

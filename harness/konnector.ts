@@ -14,7 +14,7 @@ import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/d
 import { Konnector, KONNECTOR_RUNTIME_ENV } from '../konnector/deploy/konnector';
 import { bundleDeployable, deployable } from '../synth/deployables';
 import { ROOT } from './catalog';
-import { kubeconfigYaml, type ClusterInfo } from './control-plane';
+import { bearerKubeconfigYaml, type ClusterInfo } from './control-plane';
 import { kubeFor, type Kube } from './kube';
 import { type BundleLaunch, launchBundle } from './bundle-process';
 import { freePorts, launch, probe, waitReady, type Proc } from './processes';
@@ -35,7 +35,7 @@ export async function applyConstruct(kube: Kube, build: (scope: Construct) => vo
  * Installs the konnector's Namespace, ServiceAccount and RBAC (not its Deployment: the test clusters run no Pods) in
  * `namespace` of the app cluster, with access to `apis`; returns a kubeconfig of its ServiceAccount (TokenRequest).
  */
-export async function installKonnector(
+export async function installKonnectorAccess(
   app: ClusterInfo,
   namespace: string,
   apis: readonly Omit<KonnectorApiAccessProps, 'namespace'>[],
@@ -55,7 +55,7 @@ export async function konnectorKubeconfig(app: ClusterInfo, namespace: string, e
     spec: { expirationSeconds },
   });
   if (r.code >= 300) throw new Error(`cannot get a token of ServiceAccount ${namespace}/konnector: ${JSON.stringify(r.body.message)}`);
-  return kubeconfigYaml(
+  return bearerKubeconfigYaml(
     app.name,
     app.server,
     app.ca,

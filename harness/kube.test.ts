@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kubeconfigYaml } from './control-plane';
+import { bearerKubeconfigYaml } from './control-plane';
 import { eventually, kubeFromConfig, pollDelay, resendUnsent } from './kube';
 import { startLoopbackApi } from './loopback-api';
 import { createCa } from './pki';
@@ -48,13 +48,13 @@ describe('kubeFromConfig', () => {
       res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: req.headers.authorization } }));
     });
     try {
-      const kube = kubeFromConfig(kubeconfigYaml('c', api.url, api.ca.cert, 'dev', 'tok'));
+      const kube = kubeFromConfig(bearerKubeconfigYaml('c', api.url, api.ca.cert, 'dev', 'tok'));
       for (let i = 0; i < 5; i++) {
         expect((await kube.request('GET', '/api/v1/namespaces/x')).body).toMatchObject({ metadata: { name: 'Bearer tok' } });
         expect((await kube.core.readNamespace({ name: 'x' })).metadata?.name).toBe('Bearer tok');
       }
       expect(api.connections, 'ten calls, one connection for the raw requests and one for the typed API').toBe(2);
-      const stranger = kubeFromConfig(kubeconfigYaml('c', api.url, (await createCa('another CA')).cert, 'dev', 'tok'));
+      const stranger = kubeFromConfig(bearerKubeconfigYaml('c', api.url, (await createCa('another CA')).cert, 'dev', 'tok'));
       await expect(stranger.request('GET', '/api/v1/namespaces/x')).rejects.toThrow(/self.signed|unable to verify|certificate/i);
     } finally {
       await api.close();

@@ -17,7 +17,7 @@ import {
   type V1Status,
 } from '@kubernetes/client-node';
 import { keepAliveAgent, keepAliveConfiguration } from '../controller';
-import { ADMIN, type ClusterInfo, kubeconfigYaml } from './control-plane';
+import { ADMIN, type ClusterInfo, bearerKubeconfigYaml } from './control-plane';
 import { sleep } from '../lib/abort';
 
 export interface RawResponse {
@@ -40,7 +40,7 @@ export function kubeFor(cluster: ClusterInfo, identity: string = ADMIN, bearer?:
   const token = bearer ?? cluster.tokens[identity];
   if (token === undefined)
     throw new Error(`cluster ${cluster.name} has no identity "${identity}"; it has ${Object.keys(cluster.tokens).join(', ')}`);
-  return kubeFromConfig(kubeconfigYaml(cluster.name, cluster.server, cluster.ca, bearer ? 'token' : identity, token));
+  return kubeFromConfig(bearerKubeconfigYaml(cluster.name, cluster.server, cluster.ca, bearer ? 'token' : identity, token));
 }
 
 /**

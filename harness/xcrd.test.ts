@@ -16,7 +16,7 @@ import {
   validateClaimNames,
   type Crd,
   type JSONSchemaProps,
-  type Xrd,
+  type XrdObject,
 } from './xcrd';
 
 const name = 'coolcomposites.example.org';
@@ -55,7 +55,7 @@ const schema = () => ({
   description: 'What the resource is for.',
 });
 
-function xrd(openAPIV3Schema: unknown | null, spec: Partial<Xrd['spec']> = {}): Xrd {
+function xrd(openAPIV3Schema: unknown | null, spec: Partial<XrdObject['spec']> = {}): XrdObject {
   return {
     apiVersion: 'apiextensions.crossplane.io/v1',
     kind: 'CompositeResourceDefinition',
@@ -340,10 +340,10 @@ describe('compositeCrd (ForCompositeResource), crd_test.go TestForCompositeResou
 
 describe('validateClaimNames, crd_test.go TestValidateClaimNames', () => {
   const spec = (c: object, n: object) =>
-    ({ metadata: { name: 'x' }, spec: { group, versions: [], claimNames: c, names: n } }) as unknown as Xrd;
+    ({ metadata: { name: 'x' }, spec: { group, versions: [], claimNames: c, names: n } }) as unknown as XrdObject;
   const a = { kind: 'a', listKind: 'a', singular: 'a', plural: 'a' };
   it.each([
-    ['MissingClaimNames', { metadata: { name: 'x' }, spec: { group, names, versions: [] } } as Xrd, 'missing names'],
+    ['MissingClaimNames', { metadata: { name: 'x' }, spec: { group, names, versions: [] } } as XrdObject, 'missing names'],
     ['KindConflict', spec(a, { kind: 'a', listKind: 'b', singular: 'b', plural: 'b' }), '"a" conflicts with composite resource name'],
     ['ListKindConflict', spec(a, { kind: 'b', listKind: 'a', singular: 'b', plural: 'b' }), '"a" conflicts with composite resource name'],
     ['SingularConflict', spec(a, { kind: 'b', listKind: 'b', singular: 'a', plural: 'b' }), '"a" conflicts with composite resource name'],
@@ -496,7 +496,7 @@ describe('setCrdMetadata, crd_test.go TestSetCrdMetadata', () => {
     metadata: { name: 'test' },
     spec: { group, names, scope: 'Cluster', versions: [] },
   });
-  const x = (meta: Partial<Xrd['metadata']>, specMeta?: Xrd['spec']['metadata']): Xrd => ({
+  const x = (meta: Partial<XrdObject['metadata']>, specMeta?: XrdObject['spec']['metadata']): XrdObject => ({
     metadata: { name: 'test', ...meta },
     spec: { group, names, versions: [], ...(specMeta ? { metadata: specMeta } : {}) },
   });

@@ -40,7 +40,7 @@ function q(s: string): string {
 // ---------------------------------------------------------------------------------------------------------------------
 // Types (plain objects, the JSON shape of the Go types)
 
-export interface CrdNames {
+export interface CrdSpecNames {
   plural: string;
   singular?: string;
   shortNames?: string[];
@@ -49,7 +49,7 @@ export interface CrdNames {
   categories?: string[];
 }
 
-export interface PrinterColumn {
+export interface CrdColumn {
   name: string;
   type: string;
   format?: string;
@@ -65,18 +65,18 @@ export interface XrdVersion {
   deprecated?: boolean;
   deprecationWarning?: string;
   schema?: { openAPIV3Schema?: unknown };
-  additionalPrinterColumns?: PrinterColumn[];
+  additionalPrinterColumns?: CrdColumn[];
 }
 
 /** apiextensions.crossplane.io/v1 CompositeResourceDefinition, as far as the conversion reads it. */
-export interface Xrd {
+export interface XrdObject {
   apiVersion?: string;
   kind?: string;
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string>; [k: string]: unknown };
   spec: {
     group: string;
-    names: CrdNames;
-    claimNames?: CrdNames;
+    names: CrdSpecNames;
+    claimNames?: CrdSpecNames;
     versions: XrdVersion[];
     conversion?: Record<string, unknown>;
     metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -86,7 +86,7 @@ export interface Xrd {
   };
 }
 
-export interface CrdVersion {
+export interface CrdVersionObject {
   name: string;
   served: boolean;
   storage: boolean;
@@ -94,7 +94,7 @@ export interface CrdVersion {
   deprecationWarning?: string;
   schema: { openAPIV3Schema: JSONSchemaProps };
   subresources: { status: Record<string, never> };
-  additionalPrinterColumns?: PrinterColumn[];
+  additionalPrinterColumns?: CrdColumn[];
 }
 
 /** apiextensions.k8s.io/v1 CustomResourceDefinition. */
@@ -104,9 +104,9 @@ export interface Crd {
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     group: string;
-    names: CrdNames;
+    names: CrdSpecNames;
     scope: 'Cluster' | 'Namespaced';
-    versions: CrdVersion[];
+    versions: CrdVersionObject[];
     conversion?: Record<string, unknown>;
   };
 }
@@ -244,7 +244,7 @@ export function compositeResourceStatusProps(): Record<string, JSONSchemaProps> 
   };
 }
 
-export function compositeResourcePrinterColumns(): PrinterColumn[] {
+export function compositeResourcePrinterColumns(): CrdColumn[] {
   return [
     { name: 'SYNCED', type: 'string', jsonPath: ".status.conditions[?(@.type=='Synced')].status" },
     { name: 'READY', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
@@ -254,7 +254,7 @@ export function compositeResourcePrinterColumns(): PrinterColumn[] {
   ];
 }
 
-export function compositeResourceClaimPrinterColumns(): PrinterColumn[] {
+export function compositeResourceClaimPrinterColumns(): CrdColumn[] {
   return [
     { name: 'SYNCED', type: 'string', jsonPath: ".status.conditions[?(@.type=='Synced')].status" },
     { name: 'READY', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
@@ -267,7 +267,7 @@ export function compositeResourceClaimPrinterColumns(): PrinterColumn[] {
 // crd.go
 
 /** ForCompositeResource: the CRD of the XRD's composite resource. */
-export function compositeCrd(xrdIn: Xrd | Record<string, unknown>, opts: ConvertOptions = {}): Crd {
+export function compositeCrd(xrdIn: XrdObject | Record<string, unknown>, opts: ConvertOptions = {}): Crd {
   const xrd = prepare(xrdIn, opts);
   const names = crdNames(xrd.spec.names);
   const crd = newCrd(xrd.metadata.name, xrd, 'Cluster', names);
@@ -287,7 +287,7 @@ export function compositeCrd(xrdIn: Xrd | Record<string, unknown>, opts: Convert
 }
 
 /** ForCompositeResourceClaim: the CRD of the XRD's claim; fails when the XRD has no claim names or they conflict. */
-export function claimCrd(xrdIn: Xrd | Record<string, unknown>, opts: ConvertOptions = {}): Crd {
+export function claimCrd(xrdIn: XrdObject | Record<string, unknown>, opts: ConvertOptions = {}): Crd {
   const xrd = prepare(xrdIn, opts);
   const err = validateClaimNames(xrd);
   if (err) throw new Error(`${errInvalidClaimNames}: ${err}`);
@@ -309,13 +309,13 @@ export function claimCrd(xrdIn: Xrd | Record<string, unknown>, opts: ConvertOpti
 }
 
 /** The composite CRD and, when the XRD offers a claim, the claim CRD. */
-export function crdsForXrd(xrd: Xrd | Record<string, unknown>, opts: ConvertOptions = {}): Crd[] {
-  const x = xrd as Xrd;
+export function crdsForXrd(xrd: XrdObject | Record<string, unknown>, opts: ConvertOptions = {}): Crd[] {
+  const x = xrd as XrdObject;
   return x.spec?.claimNames ? [compositeCrd(xrd, opts), claimCrd(xrd, opts)] : [compositeCrd(xrd, opts)];
 }
 
 /** validateClaimNames: the reason the claim names are missing or conflict with the composite's, or undefined. */
-export function validateClaimNames(xrd: Xrd): string | undefined {
+export function validateClaimNames(xrd: XrdObject): string | undefined {
   const c = xrd.spec.claimNames;
   const n = xrd.spec.names;
   if (!c) return errMissingClaimNames;
@@ -332,8 +332,8 @@ export function isEstablished(status: { conditions?: readonly { type: string; st
   return false;
 }
 
-function prepare(xrdIn: Xrd | Record<string, unknown>, opts: ConvertOptions): Xrd {
-  const xrd = structuredClone(xrdIn) as Xrd;
+function prepare(xrdIn: XrdObject | Record<string, unknown>, opts: ConvertOptions): XrdObject {
+  const xrd = structuredClone(xrdIn) as XrdObject;
   if (!xrd || typeof xrd !== 'object' || !xrd.spec || typeof xrd.spec !== 'object')
     throw new Error('not a CompositeResourceDefinition: no spec');
   if (!xrd.metadata?.name) throw new Error('not a CompositeResourceDefinition: no metadata.name');
@@ -344,7 +344,7 @@ function prepare(xrdIn: Xrd | Record<string, unknown>, opts: ConvertOptions): Xr
   return xrd;
 }
 
-function newCrd(name: string, xrd: Xrd, scope: 'Cluster' | 'Namespaced', names: CrdNames): Crd {
+function newCrd(name: string, xrd: XrdObject, scope: 'Cluster' | 'Namespaced', names: CrdSpecNames): Crd {
   const crd: Crd = {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -357,7 +357,7 @@ function newCrd(name: string, xrd: Xrd, scope: 'Cluster' | 'Namespaced', names: 
 }
 
 /** setCrdMetadata: the XRD's labels plus spec.metadata.labels; annotations only from spec.metadata. */
-export function setCrdMetadata(crd: Crd, xrd: Xrd): Crd {
+export function setCrdMetadata(crd: Crd, xrd: XrdObject): Crd {
   let labels = xrd.metadata.labels ? { ...xrd.metadata.labels } : undefined;
   const m = xrd.spec.metadata;
   if (m?.labels) labels = { ...(labels ?? {}), ...m.labels };
@@ -366,8 +366,8 @@ export function setCrdMetadata(crd: Crd, xrd: Xrd): Crd {
   return crd;
 }
 
-function crdNames(n: CrdNames): CrdNames {
-  const out: CrdNames = { plural: n.plural, kind: n.kind };
+function crdNames(n: CrdSpecNames): CrdSpecNames {
+  const out: CrdSpecNames = { plural: n.plural, kind: n.kind };
   if (n.singular) out.singular = n.singular;
   if (n.shortNames?.length) out.shortNames = [...n.shortNames];
   if (n.listKind) out.listKind = n.listKind;
@@ -375,23 +375,23 @@ function crdNames(n: CrdNames): CrdNames {
   return out;
 }
 
-function printerColumn(c: PrinterColumn): PrinterColumn {
-  const out: PrinterColumn = { name: c.name, type: c.type, jsonPath: c.jsonPath };
+function printerColumn(c: CrdColumn): CrdColumn {
+  const out: CrdColumn = { name: c.name, type: c.type, jsonPath: c.jsonPath };
   if (c.format) out.format = c.format;
   if (c.description) out.description = c.description;
   if (c.priority) out.priority = c.priority;
   return out;
 }
 
-function specOf(v: CrdVersion): JSONSchemaProps {
+function specOf(v: CrdVersionObject): JSONSchemaProps {
   return v.schema.openAPIV3Schema.properties!.spec!;
 }
 
-function genCrdVersion(vr: XrdVersion, maxNameLength: number, what: string, xrdName: string): CrdVersion {
+function genCrdVersion(vr: XrdVersion, maxNameLength: number, what: string, xrdName: string): CrdVersionObject {
   const fail = (msg: string): never => {
     throw new Error(`${errFmtGenCrd(what, xrdName)}: ${msg}`);
   };
-  const crdv: CrdVersion = {
+  const crdv: CrdVersionObject = {
     name: vr.name,
     served: Boolean(vr.served),
     storage: Boolean(vr.referenceable),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { durationFlag } from '../lib/flags';
 import { tenantArgProblems, TENANT_KONNECTOR_ENV, TENANT_KONNECTOR_FLAGS } from '../lib/konnector-tuning';
 import { KONNECTOR_RUNTIME_ENV } from '../lib/konnector-runtime';
-import { HELP, KONNECTOR_FLAGS, parseKonnectorFlags, type KonnectorFlags } from './flags';
+import { KONNECTOR_HELP, KONNECTOR_FLAGS, parseKonnectorFlags, type KonnectorFlags } from './flags';
 import { manual, undocumentedFlags } from '../test/support/docs';
 import { describeKlutchFlags, type KlutchFlagCase } from '../test/support/klutch-flags';
 
@@ -68,7 +68,7 @@ describe('parseKonnectorFlags', () => {
       'help',
       'version',
     ];
-    for (const f of flags) expect(HELP, f).toContain(`--${f}`);
+    for (const f of flags) expect(KONNECTOR_HELP, f).toContain(`--${f}`);
     expect(parseKonnectorFlags(['-h'])).toBe('help');
   });
 

@@ -5,6 +5,7 @@
  * writes `--help` and is checked against docs/konnector.md.
  */
 import { podNamespace, type RateLimit } from '../controller';
+import { KONNECTOR_PROBE_PORT } from '../lib/konnector-runtime';
 import {
   countFlag,
   durationFlag,
@@ -78,7 +79,7 @@ export const KONNECTOR_FLAGS: FlagTable = {
     {
       name: 'probe-address',
       arg: 'HOST:PORT',
-      default: ':8080',
+      default: `:${KONNECTOR_PROBE_PORT}`,
       help: '/healthz, /readyz (informers listed; with leader election, the API server answered within --renew-deadline) and Prometheus /metrics',
     },
     { name: 'workers', arg: 'N', default: '16', help: 'objects synced at once per direction and API' },
@@ -133,7 +134,7 @@ export const KONNECTOR_FLAGS: FlagTable = {
   ],
 };
 
-export const HELP = `konnector: syncs bound APIs between an app cluster and a Klutch-style control plane.
+export const KONNECTOR_HELP = `konnector: syncs bound APIs between an app cluster and a Klutch-style control plane.
 
 Claims go up (spec), status and claimed Secrets/ConfigMaps come down, per APIServiceBinding
 (klutch.anynines.com/v1alpha1). Runs as a Deployment in the app cluster; only the leader syncs.

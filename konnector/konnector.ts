@@ -11,7 +11,7 @@ import { eventRecorder, type RateLimit, watchInformer, type WatchInformer } from
 import { sleep, untilAborted } from '../lib/abort';
 import { apiServiceBindingCrd, APPLY_PATCH, bindPath, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../exports/bind-api';
 import { bindingController, type BindingController } from './binding/binding.controller';
-import { clientsFor, type Clients } from './kube/client';
+import { kubeClients, type KubeClients } from './kube/client';
 import { isNotFound } from '../lib/kube-errors';
 import { jsonSubset } from './kube/objects';
 import { trimForCache } from './kube/trim';
@@ -48,8 +48,8 @@ export interface KonnectorOptions {
 const metricsByRegistry = new WeakMap<Registry, KonnectorMetrics>();
 
 export class KonnectorRuntime {
-  private readonly consumer: Clients;
-  private readonly home: Clients;
+  private readonly consumer: KubeClients;
+  private readonly home: KubeClients;
   private readonly bindings: WatchInformer<APIServiceBinding>;
   private readonly crds: WatchInformer<V1CustomResourceDefinition>;
   private readonly namespaces: WatchInformer<V1Namespace>;
@@ -58,8 +58,8 @@ export class KonnectorRuntime {
 
   constructor(private readonly o: KonnectorOptions) {
     this.log = o.log;
-    this.consumer = clientsFor(o.kc, { maxSockets: o.connections, ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}) });
-    this.home = o.home ? clientsFor(o.home) : this.consumer;
+    this.consumer = kubeClients(o.kc, { maxSockets: o.connections, ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}) });
+    this.home = o.home ? kubeClients(o.home) : this.consumer;
     const ns = o.bindingNamespace;
     const b = BindResources.bindings;
     this.bindings = watchInformer<APIServiceBinding>({

@@ -10,7 +10,7 @@ import { LeaderElector, onShutdown, serveProbes } from '../controller';
 import { followAppCluster } from './app-cluster';
 import { UsageError } from '../lib/flags';
 import { messageOf } from '../lib/kube-errors';
-import { HELP, parseKonnectorFlags, type KonnectorFlags } from './flags';
+import { KONNECTOR_HELP, parseKonnectorFlags, type KonnectorFlags } from './flags';
 import { KonnectorRuntime } from './konnector';
 import { KONNECTOR_VERSION } from './version';
 import { setUserAgent } from '../lib/user-agent';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     process.stderr.write(`konnector: ${e.message}\nRun with --help for the flags.\n`);
     process.exit(2);
   }
-  if (flags === 'help') return void process.stdout.write(HELP);
+  if (flags === 'help') return void process.stdout.write(KONNECTOR_HELP);
   if (flags === 'version') return void process.stdout.write(`${KONNECTOR_VERSION}\n`);
   const f = flags;
   const log = newLogger({ level: f.logLevel, base: { component: 'konnector', identity: f.identity } });

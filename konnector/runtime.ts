@@ -6,17 +6,17 @@ import type { V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KeepAliveOptions, Warn, WatchInformer } from '../controller';
-import type { Clients } from './kube/client';
+import type { KubeClients } from './kube/client';
 import type { KonnectorMetrics } from './metrics';
 
 export interface Runtime {
   /** The app cluster. */
-  readonly consumer: Clients;
+  readonly consumer: KubeClients;
   /**
    * Where the APIServiceBindings and their kubeconfig Secrets live: the app cluster, or in control-plane mode the
    * control plane (the binding root namespace).
    */
-  readonly home: Clients;
+  readonly home: KubeClients;
   /** Running on the control plane for an AppClusterBinding (`--control-plane-mode`): messages name that setup's fixes. */
   readonly controlPlaneMode: boolean;
   readonly log: Logger;

@@ -17,3 +17,6 @@ export const KONNECTOR_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-s
  * (docs/decisions/konnector-memory.md).
  */
 export const KONNECTOR_RUNTIME_ENV: Readonly<Record<string, string>> = { NODE_OPTIONS: KONNECTOR_NODE_OPTIONS, MALLOC_ARENA_MAX: '1' };
+
+/** The port of the konnector's probes and metrics (its `--probe-address` default), named in its probes and policies. */
+export const KONNECTOR_PROBE_PORT = 8080;

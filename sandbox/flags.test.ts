@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HELP, parseSandboxFlags, SANDBOX_FLAGS } from './flags';
+import { SANDBOX_HELP, parseSandboxFlags, SANDBOX_FLAGS } from './flags';
 import { readme, section, undocumentedFlags } from '../test/support/docs';
 
 describe('npm run sandbox flags', () => {
@@ -23,7 +23,7 @@ describe('npm run sandbox flags', () => {
 
   it('has --help, and the README documents every option with its default', () => {
     expect(parseSandboxFlags(['-h'])).toBe('help');
-    for (const f of SANDBOX_FLAGS.flags) expect(HELP).toContain(`--${f.name}`);
+    for (const f of SANDBOX_FLAGS.flags) expect(SANDBOX_HELP).toContain(`--${f.name}`);
     expect(undocumentedFlags(section(readme(), '## Try it', 'README.md'), SANDBOX_FLAGS)).toEqual([]);
   });
 });

@@ -26,7 +26,7 @@ export const SANDBOX_FLAGS: FlagTable = {
   ],
 };
 
-export const HELP = `npm run sandbox [-- options]
+export const SANDBOX_HELP = `npm run sandbox [-- options]
 
 Starts two Kubernetes clusters ("${CONTROL_PLANE}" and "${APP}"), each with a node that runs Pods; on the control
 plane a registry, Crossplane from its Helm chart with our packages, the install bundle (the bind backend as Pods) and

@@ -5,7 +5,7 @@
  */
 import { join, relative } from 'node:path';
 import { repoRoot } from '../harness/root';
-import { HELP, parseSandboxFlags, type SandboxFlags } from './flags';
+import { SANDBOX_HELP, parseSandboxFlags, type SandboxFlags } from './flags';
 import { startSandbox, type Sandbox } from './sandbox';
 import { seconds, Steps } from './steps';
 
@@ -13,12 +13,12 @@ let values: SandboxFlags;
 try {
   const parsed = parseSandboxFlags(process.argv.slice(2));
   if (parsed === 'help') {
-    process.stdout.write(HELP);
+    process.stdout.write(SANDBOX_HELP);
     process.exit(0);
   }
   values = parsed;
 } catch (e) {
-  process.stderr.write(`sandbox: ${(e as Error).message}\n\n${HELP}`);
+  process.stderr.write(`sandbox: ${(e as Error).message}\n\n${SANDBOX_HELP}`);
   process.exit(2);
 }
 

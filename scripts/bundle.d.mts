@@ -30,6 +30,6 @@ export interface Bundle {
   readonly cached: boolean;
 }
 
-export const ROOT: string;
+export const REPOSITORY_ROOT: string;
 export const CACHE_DIR: string;
 export function bundle(o: BundleOptions): Promise<Bundle>;

@@ -17,8 +17,8 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository: above this file, which also runs bundled into a cached bundle (synth's) in node_modules/.cache. */
-export const ROOT = repositoryOf(dirname(fileURLToPath(import.meta.url)));
-export const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'klutch-kit', 'bundles');
+export const REPOSITORY_ROOT = repositoryOf(dirname(fileURLToPath(import.meta.url)));
+export const CACHE_DIR = join(REPOSITORY_ROOT, 'node_modules', '.cache', 'klutch-kit', 'bundles');
 const PRUNE_AFTER_MS = 86_400_000;
 const NODE_MODULES = `${sep}node_modules${sep}`;
 /** npm writes it on every install, update and removal (it is what npm itself trusts as the tree's state). */
@@ -132,7 +132,7 @@ function checksOf(paths) {
 /** The (outermost) node_modules folder a package file is installed in; undefined for a file of ours. */
 function packagesOf(path) {
   // A checkout may itself sit below a node_modules: its own files are never package files.
-  if (path.startsWith(`${ROOT}${sep}`) && !path.startsWith(`${ROOT}${NODE_MODULES}`)) return undefined;
+  if (path.startsWith(`${REPOSITORY_ROOT}${sep}`) && !path.startsWith(`${REPOSITORY_ROOT}${NODE_MODULES}`)) return undefined;
   const i = path.indexOf(NODE_MODULES);
   return i < 0 ? undefined : path.slice(0, i + NODE_MODULES.length);
 }

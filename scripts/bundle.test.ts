@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundle, CACHE_DIR, ROOT } from './bundle.mjs';
+import { bundle, CACHE_DIR, REPOSITORY_ROOT } from './bundle.mjs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-bundle-cache-'));
 const made: string[] = [];
@@ -81,7 +81,10 @@ describe('the bundle cache', () => {
 
   it('bundled into another bundle (as synth bundles it), still caches in the repository', async () => {
     const entry = join(mkdtempSync(join(tmp, 'root-')), 'main.ts');
-    writeFileSync(entry, `import { CACHE_DIR } from ${JSON.stringify(join(ROOT, 'scripts', 'bundle.mjs'))};\nconsole.log(CACHE_DIR);\n`);
+    writeFileSync(
+      entry,
+      `import { CACHE_DIR } from ${JSON.stringify(join(REPOSITORY_ROOT, 'scripts', 'bundle.mjs'))};\nconsole.log(CACHE_DIR);\n`,
+    );
     const b = await bundle({ name: 'bundle-cache-test', entry });
     made.push(b.file);
     expect(b.file.startsWith(`${CACHE_DIR}/`)).toBe(true);

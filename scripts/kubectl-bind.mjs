@@ -4,11 +4,11 @@
 // deployable `kubectl-bind` that `npm run synth` writes to dist/kubectl-bind/) and runs it.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundle, ROOT } from './bundle.mjs';
+import { bundle, REPOSITORY_ROOT } from './bundle.mjs';
 
 let out;
 try {
-  out = await bundle({ name: 'kubectl-bind', entry: join(ROOT, 'cli', 'main.ts'), selfContained: true });
+  out = await bundle({ name: 'kubectl-bind', entry: join(REPOSITORY_ROOT, 'cli', 'main.ts'), selfContained: true });
 } catch (e) {
   console.error(`kubectl-bind: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);

@@ -8,11 +8,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import module from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundle, ROOT } from './bundle.mjs';
+import { bundle, REPOSITORY_ROOT } from './bundle.mjs';
 
 const argv = process.argv.slice(2);
 const i = argv.indexOf('--catalog');
-const catalog = resolve(i >= 0 && argv[i + 1] ? argv[i + 1] : join(ROOT, 'apis', 'catalog'));
+const catalog = resolve(i >= 0 && argv[i + 1] ? argv[i + 1] : join(REPOSITORY_ROOT, 'apis', 'catalog'));
 if (!existsSync(catalog)) {
   console.error(`synth: catalog folder ${catalog} does not exist; pass --catalog <dir> or create apis/catalog/`);
   process.exit(2);
@@ -22,24 +22,24 @@ const files = readdirSync(catalog)
   .sort();
 // Each module is loaded lazily (a dynamic import that esbuild still bundles), so main() can report its errors.
 const contents = [
-  `import { main } from ${JSON.stringify(join(ROOT, 'synth', 'cli.ts'))};`,
+  `import { main } from ${JSON.stringify(join(REPOSITORY_ROOT, 'synth', 'cli.ts'))};`,
   `const modules = [${files.map((f) => `[${JSON.stringify(f)}, () => import(${JSON.stringify(join(catalog, f))})]`).join(', ')}];`,
-  `process.exitCode = await main(modules, process.argv.slice(2), ${JSON.stringify(ROOT)});`,
+  `process.exitCode = await main(modules, process.argv.slice(2), ${JSON.stringify(REPOSITORY_ROOT)});`,
 ].join('\n');
 
 let out;
 try {
   out = await bundle({
     name: 'synth',
-    source: { contents, resolveDir: ROOT },
+    source: { contents, resolveDir: REPOSITORY_ROOT },
     // Packages inside too: one file loads in a third of the time the construct libraries' hundreds of modules took.
     selfContained: true,
-    replace: { '@kubernetes/client-node': join(ROOT, 'synth', 'client-node-unused.ts') },
+    replace: { '@kubernetes/client-node': join(REPOSITORY_ROOT, 'synth', 'client-node-unused.ts') },
   });
 } catch (e) {
   console.error(`synth: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
 }
 // Node 22.1 and later keep V8's compiled code of the bundle between runs (a tenth of a run on Node 24); Node 20 has not.
-module.enableCompileCache?.(join(ROOT, 'node_modules', '.cache', 'klutch-kit', 'compile'));
+module.enableCompileCache?.(join(REPOSITORY_ROOT, 'node_modules', '.cache', 'klutch-kit', 'compile'));
 await import(pathToFileURL(out.file).href);

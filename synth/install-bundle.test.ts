@@ -19,7 +19,7 @@ import { synthesize } from './synth';
 import { admitsIngress, type Source } from '../test/support/network-policy';
 import { selectorLabels } from '../lib/workload';
 import { BACKEND_PROBE_PORT } from '../backend/deploy/bind-backend';
-import { KONNECTOR_PROBE_PORT } from '../konnector/deploy/konnector';
+import { KONNECTOR_PROBE_PORT } from '../lib/konnector-runtime';
 import { FUNCTION_METRICS_PORT } from '../functions/dataservices/deploy/function-runtime';
 
 type Obj = {

@@ -19,7 +19,8 @@ import { ExportTemplate } from '../exports/export-template';
 import { functionPackageObjects } from '../functions/dataservices/package';
 import { KonnectorApiAccess } from '../konnector/deploy/access';
 import { AppClusterRole } from '../konnector/deploy/app-cluster-role';
-import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_PROBE_PORT, type KonnectorProps } from '../konnector/deploy/konnector';
+import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, type KonnectorProps } from '../konnector/deploy/konnector';
+import { KONNECTOR_PROBE_PORT } from '../lib/konnector-runtime';
 import { APP_CLUSTER_ALERTS, CONTROL_PLANE_ALERTS, KlutchAlerts } from '../monitoring/alerts';
 import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
 import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor, ScrapeAccess } from '../monitoring/scrape';
@@ -128,7 +129,7 @@ export const APP_MONITORING_DIR = 'app-cluster/monitoring';
 export const PRODUCTION_DIR = 'control-plane/production';
 /** Where kube-prometheus-stack's guide installs Prometheus. */
 export const DEFAULT_MONITORING_NAMESPACE = 'monitoring';
-/** Where Crossplane runs (its Function Pods); the default of its Helm chart. */
+/** Where Crossplane runs (its Function Pods) and keeps package TLS Secrets; the default of its Helm chart. */
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 
 export interface SynthResult {

@@ -7,7 +7,7 @@
  * existed) stands for an identity without groups.
  */
 import { type Exportable } from '../exportable';
-import { messageOf, BindResources, type Clients } from '../kube';
+import { messageOf, BindResources, type BackendClients } from '../kube';
 import { bindObjects, CLUSTER_BINDING_NAME, type ClusterBinding } from '../../exports/bind-api';
 import { apiName, mayBind, type BindDecision, type BindIdentity, type DefaultBindPolicy } from './bind-policy';
 
@@ -26,7 +26,7 @@ export function binderRecord(who: RecordedBinder): string {
 }
 
 /** The binder recorded on the ClusterBinding of `namespace`, read from the API server (an informer may lag the bind). */
-export async function recordedBinder(clients: Clients, namespace: string): Promise<RecordedBinder> {
+export async function recordedBinder(clients: BackendClients, namespace: string): Promise<RecordedBinder> {
   let cb: ClusterBinding | undefined;
   try {
     cb = await bindObjects<ClusterBinding>(clients.custom, BindResources.clusterBindings).get({ namespace, name: CLUSTER_BINDING_NAME });
@@ -51,7 +51,7 @@ export async function recordedBinder(clients: Clients, namespace: string): Promi
 
 /** mayBind for an APIServiceExportRequest in cluster namespace `namespace`: the recorded binder's identity. */
 export async function mayRequest(
-  clients: Clients,
+  clients: BackendClients,
   namespace: string,
   exportable: Exportable,
   defaultPolicy: DefaultBindPolicy,

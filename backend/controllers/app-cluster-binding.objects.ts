@@ -28,7 +28,7 @@ import {
   type AppClusterBinding,
   type PermissionClaim,
 } from '../../exports/bind-api';
-import { KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
+import { KONNECTOR_PROBE_PORT, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
 import { Labels, MANAGED_BY } from '../labels';
 import { BINDER } from '../provision/rbac';
 import type { VettedOverrides } from './app-cluster-binding.overrides';
@@ -40,7 +40,6 @@ export const ACB_FINALIZER = 'klutch-kit.anynines.com/appclusterbinding';
 export const APP_KUBECONFIG_SECRET = 'app-cluster-kubeconfig';
 /** The provider kubeconfig (the consumer's, as an OIDC bind hands it out) in the root namespace; bindings name it. */
 export const PROVIDER_KUBECONFIG_SECRET = 'kubeconfig';
-export const KONNECTOR_PROBE_PORT = 8080;
 const RUNTIME_USER = 65532;
 
 export const konnectorName = (acb: Pick<AppClusterBinding, 'metadata'>): string => `konnector-${acb.metadata.name}`;

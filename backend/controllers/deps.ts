@@ -9,7 +9,7 @@ import type { Warn } from '../../controller';
 import type { RecordedBinder } from '../authz/binder';
 import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
-import type { Clients } from '../kube';
+import type { BackendClients } from '../kube';
 import type { ClaimedAccess, ConsumerScope } from '../options';
 import type { BackupStoreSettings } from '../backup-store/tenant';
 import type { StoreAdmin } from '../backup-store/versitygw';
@@ -17,7 +17,7 @@ import type { Consumer } from '../provision/consumer';
 import type { KubeconfigTarget, TokenPolicy } from '../provision/kubeconfig';
 
 export interface ControllerDeps {
-  readonly clients: Clients;
+  readonly clients: BackendClients;
   readonly serving: ServingInformers;
   readonly leader: LeaderInformers;
   /** Metadata-only informers of the exported and claimed resources (claimed access). */

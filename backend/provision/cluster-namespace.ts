@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Namespace } from '@kubernetes/client-node';
 import { Annotations } from '../../exports/bind-api';
-import { type Clients, isConflict, isNotFound } from '../kube';
+import { type BackendClients, isConflict, isNotFound } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY, PodSecurity } from '../labels';
 import { identityHash, subjectOf } from './identity';
 import { adoptClusterNamespace, isKlutchClusterNamespace } from './klutch-adoption';
@@ -33,7 +33,7 @@ export interface NamespaceCache {
 }
 
 export interface ClusterNamespaceOptions {
-  readonly clients: Clients;
+  readonly clients: BackendClients;
   readonly cache: NamespaceCache;
   /** Namespaces are `<prefix>-<five characters>`. */
   readonly prefix: string;

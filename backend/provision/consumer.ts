@@ -18,7 +18,7 @@ import {
   Kinds,
   type ClusterBinding,
 } from '../../exports/bind-api';
-import { APPLY_PATCH, BindResources, type Clients, FIELD_MANAGER, isConflict } from '../kube';
+import { APPLY_PATCH, BindResources, type BackendClients, FIELD_MANAGER, isConflict } from '../kube';
 import { applyQuota } from './quota';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import type { ClaimedAccess } from '../options';
@@ -27,7 +27,7 @@ import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type Kubeconfig
 import { BINDER, binderClusterRole, binderRoleBinding } from './rbac';
 
 export interface ProvisionOptions {
-  readonly clients: Clients;
+  readonly clients: BackendClients;
   /** The serving informers' namespaces: where a consumer's cluster namespace is found. */
   readonly namespaces: NamespaceCache;
   readonly prefix: string;
@@ -49,7 +49,7 @@ export interface Consumer {
 }
 
 /** Applies ClusterRole `klutch-binder` (Klutch's backend bootstraps it at start too); `access` is `--claimed-access`. */
-export async function applyBinderClusterRole(c: Clients, access?: ClaimedAccess): Promise<V1ClusterRole> {
+export async function applyBinderClusterRole(c: BackendClients, access?: ClaimedAccess): Promise<V1ClusterRole> {
   return c.rbac.patchClusterRole({ name: BINDER, body: binderClusterRole(access), fieldManager: FIELD_MANAGER, force: true }, APPLY_PATCH);
 }
 
@@ -88,7 +88,7 @@ export async function provisionConsumer(o: ProvisionOptions, identity: string, b
 }
 
 /** ResourceQuota `klutch-binder` on the bind objects a consumer creates (quota.ts: the first status written here). */
-async function ensureQuota(c: Clients, namespace: string, q: NonNullable<ProvisionOptions['quota']>, empty: boolean): Promise<void> {
+async function ensureQuota(c: BackendClients, namespace: string, q: NonNullable<ProvisionOptions['quota']>, empty: boolean): Promise<void> {
   const counted = [
     [BindResources.serviceNamespaces, q.serviceNamespaces],
     [BindResources.exportRequests, q.exportRequests],

@@ -16,7 +16,7 @@
  */
 import type { V1Namespace } from '@kubernetes/client-node';
 import { Annotations, bindObjects, CLUSTER_BINDING_NAME, type ClusterBinding } from '../../exports/bind-api';
-import { BindResources, type Clients, isNotFound, MERGE_PATCH } from '../kube';
+import { BindResources, type BackendClients, isNotFound, MERGE_PATCH } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY, PodSecurity } from '../labels';
 import { identityHash, subjectOf } from './identity';
 import { KUBECONFIG_SECRET } from './kubeconfig';
@@ -35,7 +35,7 @@ export function isKlutchClusterNamespace(ns: V1Namespace, prefix: string): boole
 }
 
 /** Klutch's cluster namespaces not adopted yet (one list: those without our identity label). */
-export async function klutchClusterNamespaces(c: Clients, prefix: string): Promise<V1Namespace[]> {
+export async function klutchClusterNamespaces(c: BackendClients, prefix: string): Promise<V1Namespace[]> {
   const list = await c.core.listNamespace({ labelSelector: `!${Labels.identityHash}` });
   return list.items.filter((ns) => isKlutchClusterNamespace(ns, prefix));
 }
@@ -52,7 +52,7 @@ export interface Adopted {
  * Labels Klutch's cluster namespace `ns` and what belongs to it as this backend labels its own. Idempotent; the
  * cluster namespace is labelled last, so an adoption cut short is found again by `klutchClusterNamespaces`.
  */
-export async function adoptClusterNamespace(c: Clients, ns: V1Namespace): Promise<Adopted> {
+export async function adoptClusterNamespace(c: BackendClients, ns: V1Namespace): Promise<Adopted> {
   const name = ns.metadata!.name!;
   const identity = ns.metadata!.annotations![Annotations.identity]!;
   const providerNamespaces: string[] = [];
@@ -95,18 +95,18 @@ export async function adoptClusterNamespace(c: Clients, ns: V1Namespace): Promis
   return { namespace: name, identity, providerNamespaces, kubeconfigSecret };
 }
 
-function labelNamespace(c: Clients, name: string, labels: Record<string, string>, annotations?: Record<string, string>) {
+function labelNamespace(c: BackendClients, name: string, labels: Record<string, string>, annotations?: Record<string, string>) {
   return c.core.patchNamespace({ name, body: { metadata: { labels, ...(annotations ? { annotations } : {}) } } }, MERGE_PATCH);
 }
 
 /** The legacy token Secrets of ServiceAccount `klutch-binder` in a cluster namespace (Klutch's backend made one). */
-export async function legacyTokenSecrets(c: Clients, namespace: string): Promise<string[]> {
+export async function legacyTokenSecrets(c: BackendClients, namespace: string): Promise<string[]> {
   const list = await c.core.listNamespacedSecret({ namespace, fieldSelector: `type=${LEGACY_TOKEN_TYPE}` });
   return list.items.filter((s) => s.metadata?.annotations?.[SA_NAME_ANNOTATION] === BINDER).map((s) => s.metadata!.name!);
 }
 
 /** Deletes the legacy token Secrets of a cluster namespace (gone already is fine); their names. */
-export async function deleteLegacyTokens(c: Clients, namespace: string): Promise<string[]> {
+export async function deleteLegacyTokens(c: BackendClients, namespace: string): Promise<string[]> {
   const secrets = await legacyTokenSecrets(c, namespace);
   for (const name of secrets) {
     await c.core.deleteNamespacedSecret({ name, namespace }).catch((e: unknown) => {
@@ -136,7 +136,7 @@ export interface LegacyTokenDeadline {
  * once the deadline has passed.
  */
 export async function revokeLegacyToken(
-  c: Clients,
+  c: BackendClients,
   namespace: string,
   graceMs: number,
   deadline: LegacyTokenDeadline,
@@ -149,7 +149,7 @@ export async function revokeLegacyToken(
   return kept.state === 'kept' ? { ...kept, after: Math.min(kept.after ?? latest, latest) } : kept;
 }
 
-async function keptOrRevoked(c: Clients, namespace: string, secrets: string[], graceMs: number): Promise<LegacyTokenState> {
+async function keptOrRevoked(c: BackendClients, namespace: string, secrets: string[], graceMs: number): Promise<LegacyTokenState> {
   const kubeconfig = await c.core.readNamespacedSecret({ name: KUBECONFIG_SECRET, namespace }).catch((e: unknown) => {
     if (isNotFound(e)) return undefined;
     throw e;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { KUBECONFIG_SECRET_KEY, providerKubeconfigYaml } from '../../exports/bind-api';
-import { type Clients, isConflict, isNotFound } from '../kube';
+import { type BackendClients, isConflict, isNotFound } from '../kube';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import { BINDER } from './rbac';
 
@@ -67,7 +67,7 @@ export interface Kubeconfig {
  * and it is read as usual.
  */
 export async function ensureKubeconfig(
-  c: Clients,
+  c: BackendClients,
   namespace: string,
   t: KubeconfigTarget,
   policy: TokenPolicy,
@@ -75,14 +75,14 @@ export async function ensureKubeconfig(
 ): Promise<Kubeconfig>;
 /** With `create: false` (the rotation), a missing Secret stays missing and the result is undefined. */
 export async function ensureKubeconfig(
-  c: Clients,
+  c: BackendClients,
   namespace: string,
   t: KubeconfigTarget,
   policy: TokenPolicy,
   o: { create: false },
 ): Promise<Kubeconfig | undefined>;
 export async function ensureKubeconfig(
-  c: Clients,
+  c: BackendClients,
   namespace: string,
   t: KubeconfigTarget,
   policy: TokenPolicy,
@@ -153,13 +153,13 @@ export const BINDING_TOKEN_SECONDS = 600;
  * others. The konnector replaces it at once with the Secret's (its heartbeat copies the provider-side Secret when it
  * starts).
  */
-export async function bindingKubeconfig(c: Clients, namespace: string, t: KubeconfigTarget, secretUid: string): Promise<string> {
+export async function bindingKubeconfig(c: BackendClients, namespace: string, t: KubeconfigTarget, secretUid: string): Promise<string> {
   const tr = await binderToken(c, namespace, secretUid, BINDING_TOKEN_SECONDS);
   return kubeconfigYaml(t, namespace, tr.status!.token);
 }
 
 /** A TokenRequest token of `klutch-binder` bound to the `kubeconfig` Secret: deleting the Secret revokes it. */
-function binderToken(c: Clients, namespace: string, secretUid: string, seconds: number) {
+function binderToken(c: BackendClients, namespace: string, secretUid: string, seconds: number) {
   return c.core.createNamespacedServiceAccountToken({
     name: BINDER,
     namespace,

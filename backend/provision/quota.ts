@@ -7,7 +7,7 @@
  * first sees the CRD: so where the backend can count (a namespace it just made holds nothing), it writes the first
  * status itself, as the quota controller would; the controller keeps it up to date.
  */
-import { APPLY_PATCH, type Clients, FIELD_MANAGER, MERGE_PATCH } from '../kube';
+import { APPLY_PATCH, type BackendClients, FIELD_MANAGER, MERGE_PATCH } from '../kube';
 import { Labels, MANAGED_BY } from '../labels';
 
 /** The ResourceQuota of each provider namespace (--claim-quota). */
@@ -18,7 +18,7 @@ export const CLAIM_QUOTA = 'klutch-claims';
  * is given, writes the first status with what `count` says of each key.
  */
 export async function applyQuota(
-  c: Clients,
+  c: BackendClients,
   namespace: string,
   name: string,
   hard: Readonly<Record<string, string>>,

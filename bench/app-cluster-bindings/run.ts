@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
 import { installBindCrds, installClaimApi, launchBackendBundle } from '../../harness/bind-backend';
 import { parseYaml } from '../../harness/catalog';
-import { kubeconfigYaml, startControlPlanes } from '../../harness/control-plane';
+import { bearerKubeconfigYaml, startControlPlanes } from '../../harness/control-plane';
 import { applyConstruct } from '../../harness/konnector';
 import { kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { freePorts, probe, waitReady } from '../../harness/processes';
@@ -58,7 +58,7 @@ try {
     kind: 'TokenRequest',
     spec: { expirationSeconds: 7200 },
   });
-  const kubeconfig = kubeconfigYaml('app', appCluster.server, appCluster.ca, 'konnector', token.status.token as string);
+  const kubeconfig = bearerKubeconfigYaml('app', appCluster.server, appCluster.ca, 'konnector', token.status.token as string);
 
   const dir = join(cp.runDir, 'bench');
   mkdirSync(dir, { recursive: true });

@@ -15,7 +15,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { BIND_API_VERSION, BindResources, bindObjects, CLUSTER_BINDING_NAME, Kinds, type ClusterBinding } from '../../exports/bind-api';
-import { APPLY_PATCH, clientsFor, MERGE_PATCH } from '../../backend/kube';
+import { APPLY_PATCH, backendClients, MERGE_PATCH } from '../../backend/kube';
 import { binderRoleBinding, BINDER } from '../../backend/provision/rbac';
 import { startControlPlanes } from '../../harness/control-plane';
 import { installBindCrds } from '../../harness/bind-backend';
@@ -31,7 +31,7 @@ const cp = await startControlPlanes({ clusters: ['costs'], binary: await ensureK
 const cluster = cp.clusters.costs!;
 const kc = new KubeConfig();
 kc.loadFromFile(cluster.kubeconfig);
-const c = clientsFor(kc);
+const c = backendClients(kc);
 const serverCpuMs = () => cp.pids.reduce((s, p) => s + cpuSeconds(p) * 1000, 0);
 const clientCpuMs = () => {
   const u = process.cpuUsage();

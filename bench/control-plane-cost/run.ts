@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseYaml, runSynth } from '../../harness/catalog';
 import { startControlPlanes, type Tuning } from '../../harness/control-plane';
 import { kubeFor, type Kube } from '../../harness/kube';
-import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../../harness/xcrd';
+import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../harness/xcrd';
 import { klutchXrds } from '../../test/parity/klutch';
 import { ensureKubeBinary } from '../../harness/tools/kube';
 import { sleep } from '../../lib/abort';
@@ -58,8 +58,8 @@ const dist = mkdtempSync(join(tmpdir(), 'klutch-kit-bench-cp-'));
 const synth = runSynth(['--quiet', '--out', dist]);
 if (synth.status !== 0) throw new Error(`npm run synth failed:\n${synth.stderr}`);
 const apisDir = join(dist, 'packages', 'dataservices', 'apis');
-const xrds: Xrd[] = readdirSync(apisDir).map(
-  (a) => parseYaml(readFileSync(join(apisDir, a, 'definition.yaml'), 'utf8'))[0] as unknown as Xrd,
+const xrds: XrdObject[] = readdirSync(apisDir).map(
+  (a) => parseYaml(readFileSync(join(apisDir, a, 'definition.yaml'), 'utf8'))[0] as unknown as XrdObject,
 );
 rmSync(dist, { recursive: true, force: true });
 for (const { xrd } of klutchXrds().values()) {

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { Watch } from '@kubernetes/client-node';
 import { parseYaml } from '../../harness/catalog';
 import { startControlPlanes } from '../../harness/control-plane';
-import { apply, get, startCrossplane } from '../../harness/crossplane';
+import { apply, getIfExists, startCrossplane } from '../../harness/crossplane';
 import { kubeFor } from '../../harness/kube';
 import { PROVIDER_KUBERNETES_ARGS } from '../../synth/provider-configs';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
@@ -165,8 +165,8 @@ try {
   await seen.postgresql
     .until(() => seen.postgresql.at.has('warmup-a8s-0'), 'the warm-up a8s claim', 60_000)
     .catch(async (err: Error) => {
-      const claim = await get(kube, `/apis/anynines.com/v1/namespaces/${NS}/postgresqlinstances/warmup-a8s-0`);
-      const objects = ((await get(kube, '/apis/kubernetes.crossplane.io/v1alpha2/objects'))?.items ?? []) as Obj[];
+      const claim = await getIfExists(kube, `/apis/anynines.com/v1/namespaces/${NS}/postgresqlinstances/warmup-a8s-0`);
+      const objects = ((await getIfExists(kube, '/apis/kubernetes.crossplane.io/v1alpha2/objects'))?.items ?? []) as Obj[];
       err.message += `\nclaim status: ${JSON.stringify(claim?.status)}\nObjects: ${JSON.stringify(objects.map((o) => o.status))}\nlogs: ${xp.runDir}`;
       throw err;
     });
@@ -233,7 +233,7 @@ try {
   const a9sGoneMs = await gone(seen.composite, [...names(a9s), ...names(oneA9s), 'warmup-a9s-0'], 'every a9s composite to be deleted');
   const a8sGoneMs = await gone(seen.composite, allA8s, 'every a8s composite to be deleted');
   const objectsGoneMs = await gone(seen.object, allA8s, 'every Object to be deleted');
-  const leftPg = ((await get(kube, `/apis/postgresql.anynines.com/v1beta3/namespaces/${NS}/postgresqls`))?.items ?? []).length;
+  const leftPg = ((await getIfExists(kube, `/apis/postgresql.anynines.com/v1beta3/namespaces/${NS}/postgresqls`))?.items ?? []).length;
   stopping = true;
   for (const a of aborts.values()) a.abort();
 

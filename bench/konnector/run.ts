@@ -32,11 +32,11 @@ import type { Api } from '../../apis/api';
 import { render } from '../../synth/synth';
 import { parseYaml } from '../../harness/catalog';
 import { startControlPlanes } from '../../harness/control-plane';
-import { bindApp, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/konnector-chaos';
 import { eventually, kubeFor } from '../../harness/kube';
 import { providerSide } from '../../harness/provider-side';
-import { claimCrd, type Xrd } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../harness/xcrd';
 import { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV } from '../../konnector/deploy/konnector';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { ensureNodeRuntime } from '../../harness/tools/node-runtime';
@@ -61,7 +61,7 @@ const HEAP_DIR = process.env.BENCH_HEAP_SNAPSHOT ? resolve(process.env.BENCH_HEA
 
 const pg: Api = 'api' in postgresql ? (postgresql as { api: Api }).api : (postgresql as unknown as Api);
 const files = render({ apis: [pg], outdir: 'unused' });
-const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);
+const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as XrdObject);
 
 const log = (s: string) => process.stderr.write(`[bench/konnector] ${s}\n`);
 
@@ -118,7 +118,7 @@ try {
     300_000,
   );
 
-  const kubeconfig = await installKonnector(cp.clusters.c!, NS, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
+  const kubeconfig = await installKonnectorAccess(cp.clusters.c!, NS, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
   const logDir = join(cp.runDir, 'konnector');
   mkdirSync(logDir, { recursive: true });
   const start = async () =>

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { Watch } from '@kubernetes/client-node';
 import { A8S_POSTGRESQL, A8S_POSTGRESQL_READY, KUBERNETES_PROVIDER_CONFIG } from '../../backends';
 import { startControlPlanes } from '../../harness/control-plane';
-import { apply, configureProviderKubernetes, crossplanePki, get, startProviderKubernetes, type Track } from '../../harness/crossplane';
+import { apply, configureProviderKubernetes, crossplanePki, getIfExists, startProviderKubernetes } from '../../harness/crossplane';
+import type { Track } from '../../harness/control-plane';
 import { kubeFor, type Kube } from '../../harness/kube';
 import type { Proc } from '../../harness/processes';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
@@ -179,7 +180,7 @@ async function run(mode: Mode) {
     );
     const pgs = `/apis/postgresql.anynines.com/v1beta3/namespaces/${NS}/postgresqls`;
     // A new kind's watch cache answers 429 for a moment: counted as none yet.
-    const count = async () => ((await get(kube, pgs).catch(() => undefined))?.items?.length ?? 0) as number;
+    const count = async () => ((await getIfExists(kube, pgs).catch(() => undefined))?.items?.length ?? 0) as number;
     await until(async () => (await count()) === N, `${N} Postgresqls created by provider-kubernetes`, 900_000);
     const createdS = (performance.now() - t0) / 1000;
     console.log(`  ${N} Objects and their Postgresqls in ${createdS.toFixed(1)} s`);

@@ -9,7 +9,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { AcceptablePermissionClaim, APIServiceExport, ExportRequestDocument, PermissionClaim } from '../../exports/bind-api';
 import { bindObjects, BindResources, KUBECONFIG_SECRET_KEY, Kinds } from '../../exports/bind-api';
 import { applyBinding, awaitReady, bindingObject, readyOf } from '../binding';
-import { exampleClaim } from '../claim-example';
+import { exampleClaimYaml } from '../claim-example';
 import { formatDuration } from '../duration';
 import { CliError, ExitCode, TimeoutError } from '../errors';
 import { messageOf } from '../../lib/kube-errors';
@@ -145,7 +145,7 @@ function summary(
   ]);
   const first = results[0]!;
   const plural = first.exp.spec.names.plural;
-  const example = exampleClaim(first.exp, `my-${first.exp.spec.names.singular ?? first.exp.spec.names.kind.toLowerCase()}`, 'default')
+  const example = exampleClaimYaml(first.exp, `my-${first.exp.spec.names.singular ?? first.exp.spec.names.kind.toLowerCase()}`, 'default')
     .trimEnd()
     .split('\n')
     .map((l) => `  ${l}`)

@@ -11,7 +11,7 @@ import { bundleDeployable, deployable } from '../../synth/deployables';
 import { functionClient, startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
 import { runFunction } from './fn';
 import { compositeOf, inputOf, requestOf } from '../../harness/function-requests';
-import { DEFAULT_TLS_CERTS_DIR, FUNCTION_FLAGS, HELP, parseServerArgs, serverCredentials } from './server';
+import { DEFAULT_TLS_CERTS_DIR, FUNCTION_FLAGS, FUNCTION_HELP, parseServerArgs, serverCredentials } from './server';
 import { manual, undocumentedFlags } from '../../test/support/docs';
 
 describe('parseServerArgs', () => {
@@ -40,13 +40,13 @@ describe('parseServerArgs', () => {
 
   it('answers --help with every flag and the variable it reads', () => {
     expect(parseServerArgs(['--help'])).toBe('help');
-    for (const f of FUNCTION_FLAGS.flags) expect(HELP).toContain(`--${f.name}`);
-    expect(HELP).toContain('env TLS_SERVER_CERTS_DIR');
+    for (const f of FUNCTION_FLAGS.flags) expect(FUNCTION_HELP).toContain(`--${f.name}`);
+    expect(FUNCTION_HELP).toContain('env TLS_SERVER_CERTS_DIR');
   });
 
   it('answers --version', () => {
     expect(parseServerArgs(['--version'])).toBe('version');
-    expect(HELP).toContain('--version');
+    expect(FUNCTION_HELP).toContain('--version');
   });
 
   it('documents every flag with its variable and default in docs/function.md', () => {

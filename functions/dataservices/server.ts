@@ -71,7 +71,7 @@ export const FUNCTION_FLAGS: FlagTable = {
   ],
 };
 
-export const HELP = `Usage: node function.mjs [flags]
+export const FUNCTION_HELP = `Usage: node function.mjs [flags]
 
 The klutch-kit composition function (function-dataservices): composes every data service from the recipe in its input.
 
@@ -235,10 +235,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
     opts = parseServerArgs(argv, env);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`function-dataservices: ${e.message}\n\n${HELP}`);
+    process.stderr.write(`function-dataservices: ${e.message}\n\n${FUNCTION_HELP}`);
     process.exit(2);
   }
-  if (opts === 'help') return void process.stdout.write(HELP);
+  if (opts === 'help') return void process.stdout.write(FUNCTION_HELP);
   if (opts === 'version') return void process.stdout.write(`${VERSION}\n`);
   const logger = newLogger({ level: opts.debug ? 'debug' : 'info', base: { function: 'dataservices' } });
   let running: RunningFunctionServer;

@@ -9,7 +9,6 @@ import { launch, type Proc, waitReady } from '../processes';
 import { program } from '../tools/programs';
 import type { NodeCgroup } from './cgroups';
 import { CNI_BIN_DIR } from './cni';
-import { PAUSE_IMAGE } from './images';
 import { inNode } from './netns';
 
 export interface Containerd {
@@ -87,6 +86,9 @@ export async function startContainerd(
   await waitReady(proc, async () => existsSync(socket) && ctr(socket, ['version']).code === 0, 60_000);
   return { proc, socket };
 }
+
+/** The sandbox image the kubelet 1.34 expects (containerd's `sandbox_image`); images.ts builds it. */
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
 
 /** The arguments of `ctr` against the node's containerd in the `k8s.io` namespace (the CRI's). */
 export const ctrArgs = (socket: string, args: readonly string[]): string[] => ['--address', socket, '--namespace', 'k8s.io', ...args];

@@ -9,10 +9,7 @@ import { join } from 'node:path';
 import { cacheRoot } from '../tools/cache';
 import { program } from '../tools/programs';
 import { runCommand, runSync } from '../processes';
-import { ctrArgs } from './containerd';
-
-/** The sandbox image the kubelet 1.34 expects; containerd's `sandbox_image` names it. */
-export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+import { ctrArgs, PAUSE_IMAGE } from './containerd';
 /** Busybox from Debian's busybox-static, every applet linked in /bin. */
 export const BUSYBOX_IMAGE = 'klutch-kit.test/busybox:1.35';
 

@@ -13,7 +13,9 @@ import { parseAllDocuments } from 'yaml';
 import { crossplaneSource, crossplaneVersion } from '../tools/crossplane';
 import { ensureHelm } from '../tools/helm';
 import type { ClusterInfo } from '../control-plane';
-import { apply, CONFIGURATION_PACKAGE, condition, CROSSPLANE_NAMESPACE, established, KUBERNETES_PROVIDER_CONFIG } from '../crossplane';
+import { KUBERNETES_PROVIDER_CONFIG } from '../../backends/kubernetes-object';
+import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
+import { apply, CONFIGURATION_PACKAGE, condition, established } from '../crossplane';
 import { getObject, type Kube, kubeFor, type WireObject } from '../kube';
 import type { Node } from '../node/node';
 import type { Registry } from '../node/registry';
@@ -23,7 +25,7 @@ import { sleep } from '../../lib/abort';
 
 /** The public registries our packages and their dependencies are named in; ImageConfigs rewrite them to the mirror. */
 export const PUBLIC_REGISTRIES = ['xpkg.crossplane.io/', 'xpkg.upbound.io/'] as const;
-export const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes';
+export const PROVIDER_KUBERNETES_REPOSITORY = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes';
 /**
  * The package objects of the Configuration's `dependsOn`, named after the repository path as the dependency resolver
  * names them (the install bundle's Function and Provider use the same names; provider-anynines the resolver makes).

@@ -12,7 +12,8 @@ import { ensureCrank } from '../tools/crank';
 import { PROVIDER_KUBERNETES_VERSION } from '../tools/provider-kubernetes';
 import type { ClusterInfo } from '../control-plane';
 import { CONFIGURATION_PACKAGE } from '../crossplane';
-import { ensurePauseImage, PAUSE_IMAGE } from '../node/images';
+import { PAUSE_IMAGE } from '../node/containerd';
+import { ensurePauseImage } from '../node/images';
 import type { Node } from '../node/node';
 import {
   CROSSPLANE_IMAGE,
@@ -27,7 +28,7 @@ import {
   type CrossplaneOnPods,
   helmInstallCrossplane,
   installConfigurationFromRegistry,
-  PROVIDER_KUBERNETES_PACKAGE,
+  PROVIDER_KUBERNETES_REPOSITORY,
 } from './crossplane-deployed';
 import { mirrored, type PackageToPush, providerAnyninesStandInRoot, providerKubernetesPackageRoot, pushImages, pushPackages } from './push';
 import { cachedRegistryStorage, copyTree, registryContentKey, saveRegistryStorage } from './registry-cache';
@@ -82,7 +83,7 @@ export async function startPlatformOnPods(
   const packages: (PackageToPush & { readonly embeds?: string })[] = [
     { ref: DEFAULT_FUNCTION_PACKAGE, root: join(dist, 'packages', 'function-dataservices'), embeds: DEPLOYABLE_IMAGES.function! },
     {
-      ref: `${PROVIDER_KUBERNETES_PACKAGE}:${PROVIDER_KUBERNETES_VERSION}`,
+      ref: `${PROVIDER_KUBERNETES_REPOSITORY}:${PROVIDER_KUBERNETES_VERSION}`,
       root: providerKubernetesPackageRoot(),
       embeds: PROVIDER_KUBERNETES_IMAGE,
     },

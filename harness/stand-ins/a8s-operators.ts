@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { apply, get, installCrds } from '../crossplane';
+import { apply, getIfExists, installCrdDir } from '../crossplane';
 import { ROOT } from '../catalog';
 import type { Kube } from '../kube';
 
@@ -28,7 +28,7 @@ export class A8sOperatorsStandIn {
 
   /** The a8s CRDs (schemas/a8s), as installing the operators would. */
   async installCrds(): Promise<void> {
-    await installCrds(this.kube, join(ROOT, 'schemas', 'a8s'));
+    await installCrdDir(this.kube, join(ROOT, 'schemas', 'a8s'));
   }
 
   /** The PostgreSQL operator: the cluster runs with all its replicas. */
@@ -74,7 +74,7 @@ export class A8sOperatorsStandIn {
   }
 
   private async existing(path: string): Promise<Record<string, any>> {
-    const obj = await get(this.kube, path);
+    const obj = await getIfExists(this.kube, path);
     if (!obj) throw new Error(`a8s operators stand-in: ${path} does not exist; nothing for the operator to act on`);
     return obj;
   }

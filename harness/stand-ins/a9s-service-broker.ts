@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { get, installCrds } from '../crossplane';
+import { getIfExists, installCrdDir } from '../crossplane';
 import { ROOT } from '../catalog';
 import type { Kube } from '../kube';
 
@@ -26,7 +26,7 @@ export class A9sServiceBrokerStandIn {
 
   /** provider-anynines' CRDs (schemas/provider-anynines), as installing the provider would. */
   async installCrds(): Promise<void> {
-    await installCrds(this.kube, join(ROOT, 'schemas', 'provider-anynines'));
+    await installCrdDir(this.kube, join(ROOT, 'schemas', 'provider-anynines'));
   }
 
   /** The broker finished the operation: the resource is ready. */
@@ -44,7 +44,7 @@ export class A9sServiceBrokerStandIn {
    */
   async bound(name: string, credentials: Readonly<Record<string, string>>): Promise<void> {
     const path = `/apis/dataservices.anynines.com/v1/servicebindings/${name}`;
-    const mr = await get(this.kube, path);
+    const mr = await getIfExists(this.kube, path);
     if (!mr) throw new Error(`a9s service broker stand-in: ServiceBinding ${name} does not exist; nothing to bind`);
     const ref = mr.spec?.writeConnectionSecretToRef as { name?: string; namespace?: string } | undefined;
     if (!ref?.name || !ref.namespace)
@@ -93,7 +93,8 @@ export class A9sServiceBrokerStandIn {
     if (!plural)
       throw new Error(`a9s service broker stand-in: provider-anynines has no kind ${kind}; it has ${Object.keys(A9S_PLURALS).join(', ')}`);
     const path = `/apis/dataservices.anynines.com/v1/${plural}/${name}`;
-    if (!(await get(this.kube, path))) throw new Error(`a9s service broker stand-in: ${kind} ${name} does not exist; nothing to report on`);
+    if (!(await getIfExists(this.kube, path)))
+      throw new Error(`a9s service broker stand-in: ${kind} ${name} does not exist; nothing to report on`);
     const r = await this.kube.request('PATCH', `${path}/status`, { status: { atProvider, conditions } }, PatchStrategy.MergePatch);
     if (r.code !== 200)
       throw new Error(

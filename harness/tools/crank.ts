@@ -24,10 +24,9 @@ export const crankVersion = (line: CrankLine = 'v1'): string => LINES[line].vers
 export const CRANK_VERSION = crankVersion('v1');
 /** The image `crank beta validate` adds to its dependencies; we seed its cache so it never downloads it. */
 export const crossplaneImage = (line: CrankLine = 'v1'): string => `xpkg.crossplane.io/crossplane/crossplane:${crankVersion(line)}`;
-export const CROSSPLANE_IMAGE = crossplaneImage('v1');
 
 /** The Go module source of a line's Crossplane (its CRDs under cluster/crds), downloaded if needed. */
-export function crossplaneSource(line: CrankLine = 'v1'): string {
+export function crankSource(line: CrankLine = 'v1'): string {
   const l = LINES[line];
   return goModuleSource(wrapperModule(l.crankWrapper), l.module, l.version);
 }
@@ -52,7 +51,7 @@ export function ensureValidateCache(line: CrankLine = 'v1'): string {
   const dir = join(cacheRoot(), `crank-${crankVersion(line)}`, 'validate-cache');
   const pkg = join(dir, crossplaneImage(line).replaceAll(':', '@'), 'package.yaml');
   if (existsSync(pkg)) return dir;
-  const crds = join(crossplaneSource(line), 'cluster', 'crds');
+  const crds = join(crankSource(line), 'cluster', 'crds');
   const docs = readdirSync(crds)
     .filter((f) => f.endsWith('.yaml'))
     .sort()

@@ -18,7 +18,7 @@ import type { ConnectionSource } from '../provider/connections';
 import type { ExportSyncer } from '../provider/export/syncer';
 
 /** What the reconcile reads of a provider connection. */
-export type BindingProvider = Pick<
+export type BindingConnection = Pick<
   ProviderConnection,
   'server' | 'namespace' | 'hasSynced' | 'lastError' | 'clusterBinding' | 'heartbeat' | 'refusedRotations'
 > & { readonly exports: Pick<ProviderConnection['exports'], 'get'> };
@@ -44,12 +44,12 @@ export interface BindingDeps {
   /** The binding's kubeconfig Secret (cached, else read; its namespace is watched from now on); 'forbidden': may not. */
   readKubeconfigSecret(ref: KubeconfigSecretRef): Promise<V1Secret | undefined | 'forbidden'>;
   /** The provider connection the binding holds, if any. */
-  connectionOf(key: string): BindingProvider | undefined;
+  connectionOf(key: string): BindingConnection | undefined;
   /**
    * Opens (or rotates, or, without `source`, keeps) the binding's provider connection, whose heartbeat keeps `secret`
    * current from now on.
    */
-  connect(key: string, source: ConnectionSource | undefined, secret: KubeconfigSecretRef): Promise<BindingProvider>;
+  connect(key: string, source: ConnectionSource | undefined, secret: KubeconfigSecretRef): Promise<BindingConnection>;
   /** The checks the konnector fails in the app cluster (SelfSubjectAccessReviews), as "verb resource" phrases. */
   missingAccess(checks: readonly AccessCheck[]): Promise<string[]>;
   /** Asks these checks again next time instead of trusting a remembered "allowed" (lib/access-cache.ts). */

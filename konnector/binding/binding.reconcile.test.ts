@@ -16,7 +16,7 @@ import {
 import { describeCheck } from '../../lib/app-cluster-access';
 import type { Obj } from '../kube/objects';
 import { crdOf } from '../schema/schema';
-import type { BindingDeps, BindingProvider, SyncerSpec } from './binding.deps';
+import type { BindingDeps, BindingConnection, SyncerSpec } from './binding.deps';
 import { reconcileBinding } from './binding.reconcile';
 
 const NAME = 'postgresqlinstances.anynines.com';
@@ -112,7 +112,7 @@ interface WorldOptions {
   /** The syncer's watch error. */
   syncerError?: string;
   objects?: Obj[];
-  heartbeat?: BindingProvider['heartbeat'];
+  heartbeat?: BindingConnection['heartbeat'];
   refused?: { reason: 'KubeconfigUnsafe'; message: string };
   controlPlaneMode?: boolean;
 }
@@ -129,7 +129,7 @@ function world(o: WorldOptions = {}) {
     metadata: { name: CLUSTER_BINDING_NAME, namespace: 'cluster-x' },
     spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'Provider X' },
   };
-  const conn: BindingProvider = {
+  const conn: BindingConnection = {
     server: 'https://provider.example',
     namespace: 'cluster-x',
     hasSynced: () => o.synced ?? true,

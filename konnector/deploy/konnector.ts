@@ -33,7 +33,7 @@ import { Construct } from 'constructs';
 import { apiServiceBindingCrd, BIND_GROUP } from '../../exports/bind-api';
 import { BindResources } from '../runtime';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
-import { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
+import { KONNECTOR_NODE_OPTIONS, KONNECTOR_PROBE_PORT, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
 import { releaseImage } from '../../lib/version';
@@ -44,7 +44,6 @@ export const KONNECTOR_NAME = 'konnector';
 /** The konnector's node settings, one definition for every Deployment of it (lib/konnector-runtime.ts). */
 export { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV };
 /** The probe port, which serves /metrics too. */
-export const KONNECTOR_PROBE_PORT = 8080;
 const PROBE_PORT = KONNECTOR_PROBE_PORT;
 
 export interface KonnectorProps {

@@ -5,7 +5,7 @@
 import { ApiextensionsV1Api, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { keepAliveConfiguration, type KeepAliveOptions } from '../../controller';
 
-export interface Clients {
+export interface KubeClients {
   readonly kc: KubeConfig;
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
@@ -14,7 +14,7 @@ export interface Clients {
 }
 
 /** Clients that share one keep-alive connection pool and follow credential changes in `kc` (controller/clients.ts). */
-export function clientsFor(kc: KubeConfig, o: KeepAliveOptions = {}): Clients {
+export function kubeClients(kc: KubeConfig, o: KeepAliveOptions = {}): KubeClients {
   const config = keepAliveConfiguration(kc, o);
   return {
     kc,

@@ -16,7 +16,7 @@ import {
   type ClusterBinding,
   type ProviderEndpoint,
 } from '../../exports/bind-api';
-import { clientsFor, type Clients } from '../kube/client';
+import { kubeClients, type KubeClients } from '../kube/client';
 import { namespaceMap, type NamespaceMap } from '../names';
 import { BindResources, type Runtime } from '../runtime';
 import { kubeConfigOf, type Connection, type ConnectionSource } from './connections';
@@ -26,7 +26,7 @@ import { namespaceDeletionController } from './namespacedeletion.controller';
 
 export class ProviderConnection implements Connection {
   readonly kc: KubeConfig;
-  readonly clients: Clients;
+  readonly clients: KubeClients;
   /** The consumer's cluster namespace on the provider. */
   readonly namespace: string;
   readonly server: string;
@@ -58,7 +58,7 @@ export class ProviderConnection implements Connection {
   ) {
     this.kc = kubeConfigOf(source);
     this.endpoint = endpointOf(source);
-    this.clients = clientsFor(this.kc, rt.clientOptions);
+    this.clients = kubeClients(this.kc, rt.clientOptions);
     this.namespace = source.namespace;
     this.server = source.server;
     this.log = rt.log.child({ provider: source.server, clusterNamespace: source.namespace });

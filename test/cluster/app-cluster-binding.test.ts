@@ -27,7 +27,7 @@ import { installBindCrds, installClaimApi, launchBackendBundle, waitEstablished 
 import { ROOT } from '../../harness/catalog';
 import { Labels, MANAGED_BY } from '../../backend/labels';
 import { cluster, controlPlanes } from '../support/cluster';
-import { kubeconfigYaml, type ClusterInfo } from '../../harness/control-plane';
+import { bearerKubeconfigYaml, type ClusterInfo } from '../../harness/control-plane';
 import { applyConstruct, launchKonnectorBundle } from '../../harness/konnector';
 import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
@@ -79,7 +79,7 @@ async function saKubeconfig(kube: Kube, c: ClusterInfo, namespace: string, name:
     kind: 'TokenRequest',
     spec: { expirationSeconds: 7200 },
   });
-  return kubeconfigYaml(c.name, c.server, c.ca, `system:serviceaccount:${namespace}:${name}`, r.status.token as string);
+  return bearerKubeconfigYaml(c.name, c.server, c.ca, `system:serviceaccount:${namespace}:${name}`, r.status.token as string);
 }
 
 async function putSecret(namespace: string, name: string, kubeconfig: string): Promise<void> {
@@ -626,7 +626,7 @@ describe('AppClusterBinding', () => {
 
   it('reports an unreachable app cluster and retries it, and the other AppClusterBindings stay bound', async () => {
     const port = deadPort; // nothing listens there
-    await putSecret(ops, 'gone-kubeconfig', kubeconfigYaml('gone', `https://127.0.0.1:${port}`, b.ca, 'someone', 'token'));
+    await putSecret(ops, 'gone-kubeconfig', bearerKubeconfigYaml('gone', `https://127.0.0.1:${port}`, b.ca, 'someone', 'token'));
     const gone = `gone-${id}`;
     await requireOk(ka, 'POST', ACBS(ops), acb(gone, 'gone-kubeconfig', [PG]));
     const o = await eventually('Unreachable reported', async () => {
@@ -700,7 +700,7 @@ describe('AppClusterBinding', () => {
 
     // An exec plugin would run in the backend's (and the konnector's) Pod on the control plane: refused, never run.
     const marker = join(logDir, `exec-ran-${id}`);
-    const doc = parse(kubeconfigYaml('app', b.server, b.ca, 'op', 'unused')) as O;
+    const doc = parse(bearerKubeconfigYaml('app', b.server, b.ca, 'op', 'unused')) as O;
     doc.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/sh', args: ['-c', `touch ${marker}`] } };
     const exec = stringify(doc);
     expect(exec).toContain('exec:');

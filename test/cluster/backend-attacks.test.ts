@@ -13,10 +13,10 @@ import { Sealer } from '../../backend/auth/sealer';
 import { Annotations } from '../../exports/bind-api';
 import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
 import { startBindBackend } from '../../harness/bind-backend';
-import { base62, bindFlow, browserFor, login } from '../../harness/bind-flow';
+import { randomBase62, bindFlow, browserFor, browserLogin } from '../../harness/bind-flow';
 import { Browser } from '../../harness/browser';
 import { cluster } from '../support/cluster';
-import { kubeconfigYaml } from '../../harness/control-plane';
+import { bearerKubeconfigYaml } from '../../harness/control-plane';
 import { eventually, kubeFor, requireOk } from '../../harness/kube';
 import { sleep } from '../../lib/abort';
 
@@ -43,8 +43,8 @@ async function failures(reason: string): Promise<number> {
 /** The authorize URL of a new flow, and the browser that started it (holding its flow cookie). */
 async function startFlow(user: string) {
   const browser = await browserFor(s.idp, user);
-  const sid = base62(6);
-  const start = await browser.get(`${s.backend.url}/authorize?u=${encodeURIComponent(s.callback.url)}&s=${sid}&c=${base62(6)}`, {
+  const sid = randomBase62(6);
+  const start = await browser.get(`${s.backend.url}/authorize?u=${encodeURIComponent(s.callback.url)}&s=${sid}&c=${randomBase62(6)}`, {
     follow: false,
   });
   expect(start.status).toBe(302);
@@ -90,7 +90,7 @@ describe('ID tokens are verified before anything is created', () => {
     ['nonce', 'wrong nonce', /nonce/],
   ])('refuses an ID token with a %s fault (%s)', async (fault, _what, message) => {
     const before = await failures(`id-token-${fault}`);
-    const { page } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user: `mallory-${fault}` });
+    const { page } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user: `mallory-${fault}` });
     expect(page.status).toBe(401);
     expect(new URL(page.url).pathname).toBe('/callback');
     expect(page.body).toContain('Login refused');
@@ -237,7 +237,7 @@ describe('the session cookie', () => {
 
   it('refuses a tampered cookie, and a cookie of another session id', async () => {
     const user = s.user();
-    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    const { browser, sid } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user });
     const cookie = (await browser.cookies(`${s.backend.url}/`)).find((c) => c.name === `klutch-bind-${sid}`)!;
     const tampered = new Browser();
     const v = cookie.value;
@@ -256,7 +256,7 @@ describe('the session cookie', () => {
 describe('/bind', () => {
   it('refuses a resource no template exports, creating nothing', async () => {
     const user = s.user();
-    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    const { browser, sid } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user });
     for (const [resource, group] of [
       ['secrets', ''],
       ['customresourcedefinitions', 'apiextensions.k8s.io'],
@@ -280,7 +280,7 @@ describe('/bind', () => {
 describe('HTTP', () => {
   it('sends the security headers with every answer of every endpoint', async () => {
     const browser = await browserFor(s.idp, s.user());
-    const sid = base62(6);
+    const sid = randomBase62(6);
     const authorize = await browser.get(`${s.backend.url}/authorize?u=${encodeURIComponent(s.callback.url)}&s=${sid}&c=abc123`, {
       follow: false,
     });
@@ -320,7 +320,7 @@ describe('HTTP', () => {
 
   it('answers HEAD /bind 405 and creates nothing for the identity (a HEAD has no side effect)', async () => {
     const user = s.user();
-    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    const { browser, sid } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user });
     const before = s.callback.responses.length;
     const head = await send('HEAD', `${s.backend.url}/bind?s=${sid}&resource=${PG.resource}&group=${PG.group}`, { from: browser });
     expect(head.status).toBe(405);
@@ -350,8 +350,8 @@ describe('HTTP', () => {
     const spread = await Promise.all(
       Array.from({ length: 100 }, (_, i) => {
         const junk = new URL(real.href);
-        junk.searchParams.set('code', base62(20));
-        if (i % 2) junk.searchParams.set('state', base62(40 + (i % 50)));
+        junk.searchParams.set('code', randomBase62(20));
+        if (i % 2) junk.searchParams.set('state', randomBase62(40 + (i % 50)));
         return new Browser().get(junk.href);
       }),
     );
@@ -360,7 +360,8 @@ describe('HTTP', () => {
     const limitedBefore = await rateLimited('/callback');
     const attacker = new Browser();
     const answers = [];
-    for (let i = 0; i < 200; i++) answers.push(await attacker.get(`${s.backend.url}/callback?code=${base62(20)}&state=${base62(60)}`));
+    for (let i = 0; i < 200; i++)
+      answers.push(await attacker.get(`${s.backend.url}/callback?code=${randomBase62(20)}&state=${randomBase62(60)}`));
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((c) => c !== 400 && c !== 429)).toEqual([]);
     expect(statuses.filter((c) => c === 400).length).toBeLessThanOrEqual(30); // the burst (20) and what refilled meanwhile
@@ -370,7 +371,7 @@ describe('HTTP', () => {
     expect(await rateLimited('/callback')).toBe(limitedBefore + statuses.filter((c) => c === 429).length);
     expect(await s.idp.tokenRequests()).toBe(tokensBefore);
     // Another client still logs in meanwhile.
-    const { page } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user() });
+    const { page } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user() });
     expect(page.status).toBe(200);
   });
 
@@ -392,7 +393,7 @@ describe('HTTP', () => {
     });
     const token = (tr.status as { token: string }).token;
     const kubeconfig = join(s.backend.dir, `${sa}.kubeconfig`);
-    writeFileSync(kubeconfig, kubeconfigYaml(s.cluster.name, s.cluster.server, s.cluster.ca, sa, token), { mode: 0o600 });
+    writeFileSync(kubeconfig, bearerKubeconfigYaml(s.cluster.name, s.cluster.server, s.cluster.ca, sa, token), { mode: 0o600 });
     const cut = await startBindBackend({ cluster: s.cluster, idp: s.idp, kubeconfig, args: [`--namespace-prefix=${s.prefix}`] });
     try {
       await requireOk(s.kube, 'DELETE', crb);
@@ -403,9 +404,9 @@ describe('HTTP', () => {
       });
       // A session sealed with that backend's key, as its /callback would have set it.
       const user = s.user();
-      const sid = base62(6);
+      const sid = randomBase62(6);
       const sealer = new Sealer(() => new KeyRing(cut.keysFile).current());
-      const session = { iss: s.idp.issuer, sub: user, sid, cid: base62(6), redirectURL: s.callback.url };
+      const session = { iss: s.idp.issuer, sub: user, sid, cid: randomBase62(6), redirectURL: s.callback.url };
       const browser = new Browser();
       await browser.setCookie(`klutch-bind-${sid}`, await sealer.seal('session', session, 600_000), cut.url);
       const page = await browser.get(`${cut.url}/bind?s=${sid}&resource=${PG.resource}&group=${PG.group}`);

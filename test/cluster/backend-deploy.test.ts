@@ -17,14 +17,14 @@ import {
   installClaimApi,
   newKey,
   startBindBackend,
-  startCallbackServer,
-  type BindBackend,
-  type CallbackServer,
+  startLoopbackCallback,
+  type RunningBindBackend,
+  type LoopbackCallback,
 } from '../../harness/bind-backend';
-import { base62, browserFor, login } from '../../harness/bind-flow';
+import { randomBase62, browserFor, browserLogin } from '../../harness/bind-flow';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { controlPlanes } from '../support/cluster';
-import { kubeconfigYaml, startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
+import { bearerKubeconfigYaml, startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
 import { eventually, kubeFor, kubeFromConfig, type Kube } from '../../harness/kube';
 import { startOidcProvider, type OidcTestProvider } from '../../harness/oidc';
 import { freePorts, probe } from '../../harness/processes';
@@ -37,10 +37,10 @@ let cp: ControlPlanes;
 let kube: Kube;
 let idp: OidcTestProvider | undefined;
 let idpPort: number;
-let callback: CallbackServer;
+let callback: LoopbackCallback;
 /** The Service in front of the replicas. */
 let service: LoadBalancer;
-const replicas: BindBackend[] = [];
+const replicas: RunningBindBackend[] = [];
 let backendKubeconfig: string;
 let dir: string;
 let idpCa: Ca;
@@ -50,7 +50,7 @@ beforeAll(async () => {
   cp = await startControlPlanes({ clusters: ['bkd'], binary: kubeBinaryPath(), log: () => undefined });
   kube = kubeFor(cp.clusters.bkd!);
   dir = cp.runDir;
-  callback = await startCallbackServer();
+  callback = await startLoopbackCallback();
 }, 120_000);
 
 afterAll(async () => {
@@ -76,7 +76,7 @@ async function manifests(): Promise<Record<string, unknown>[]> {
   return [...files].filter(([p]) => p.startsWith('control-plane/backend/') && p.endsWith('.yaml')).flatMap(([, text]) => parseYaml(text));
 }
 
-const ready = async (r: BindBackend) => probe(`${r.probeUrl}/readyz`);
+const ready = async (r: RunningBindBackend) => probe(`${r.probeUrl}/readyz`);
 
 describe('the synthesized backend on a real API server', () => {
   it('applies: Namespace, RBAC, Deployment, Service, NetworkPolicies and the admission policies are accepted as written', async () => {
@@ -117,7 +117,7 @@ describe('the synthesized backend on a real API server', () => {
     });
     const c = cp.clusters.bkd!;
     backendKubeconfig = `${dir}/backend-sa.kubeconfig`;
-    writeFileSync(backendKubeconfig, kubeconfigYaml('bkd', c.server, c.ca, 'backend', tr.status!.token));
+    writeFileSync(backendKubeconfig, bearerKubeconfigYaml('bkd', c.server, c.ca, 'backend', tr.status!.token));
     const [port, port2, servicePort] = (await freePorts(3)) as [number, number, number];
     service = await startLoadBalancer(() => replicas.filter((r) => r.proc.exited() === undefined).map((r) => r.url), servicePort);
     idpPort = (await freePorts(1))[0]!;
@@ -178,7 +178,7 @@ describe('two replicas', () => {
 
   it('serve one login across both (stateless HTTP) and bind with the synthesized RBAC; the leader exports', async () => {
     // Every request through the Service, which alternates between the replicas: each step lands on another one.
-    const flow = await login({ backend: service, idp: idp!, callback, user: 'alice' });
+    const flow = await browserLogin({ backend: service, idp: idp!, callback, user: 'alice' });
     expect(flow.page.status).toBe(200);
     const bound = await flow.browser.get(`${service.url}/bind?s=${flow.sid}&resource=postgresqlinstances&group=anynines.com`);
     expect(bound.status).toBe(200);
@@ -213,13 +213,13 @@ describe('two replicas', () => {
   it('rotate cookie keys while running: a new first key seals, the old still opens until it is removed', async () => {
     const r = replicas[0]!;
     const old = readFileSync(r.keysFile, 'utf8').trim();
-    const { browser, sid } = await login({ backend: r, idp: idp!, callback, user: 'carol' });
+    const { browser, sid } = await browserLogin({ backend: r, idp: idp!, callback, user: 'carol' });
     const resources = `${r.url}/resources?s=${sid}`;
     expect((await browser.get(resources)).status).toBe(200);
     writeFileSync(r.keysFile, `${newKey()}\n${old}\n`);
     await sleep(1500); // the backend re-reads the file at most once a second
     expect((await browser.get(resources)).status).toBe(200);
-    const fresh = await login({ backend: r, idp: idp!, callback, user: 'carol' });
+    const fresh = await browserLogin({ backend: r, idp: idp!, callback, user: 'carol' });
     writeFileSync(r.keysFile, `${readFileSync(r.keysFile, 'utf8').split('\n')[0]}\n`);
     await sleep(1500);
     expect((await browser.get(resources)).status).toBe(401); // sealed with the removed key

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { base62, bindFlow, browserFor } from '../../harness/bind-flow';
+import { randomBase62, bindFlow, browserFor } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
 
 let s: BackendSuite;
@@ -21,9 +21,12 @@ describe('over HTTPS', () => {
     const user = s.user();
     const browser = await browserFor(s.idp, user, [s.ca!]);
     // The flow cookie, as /authorize sets it.
-    const start = await browser.get(`${s.backend.url}/authorize?u=${encodeURIComponent(s.callback.url)}&s=${base62(6)}&c=${base62(6)}`, {
-      follow: false,
-    });
+    const start = await browser.get(
+      `${s.backend.url}/authorize?u=${encodeURIComponent(s.callback.url)}&s=${randomBase62(6)}&c=${randomBase62(6)}`,
+      {
+        follow: false,
+      },
+    );
     const setCookie = [start.headers['set-cookie'] ?? []].flat();
     expect(setCookie).toHaveLength(1);
     expect(setCookie[0]).toMatch(/^klutch-bind-flow-\w+=[^;]+; Max-Age=600; Path=\/callback; HttpOnly; Secure; SameSite=Lax$/);

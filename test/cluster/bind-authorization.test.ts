@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, Kinds } from '../../exports/bind-api';
 import { startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
 import { waitEstablished } from '../../harness/bind-backend';
-import { bindFlow, login, type FlowResult } from '../../harness/bind-flow';
+import { bindFlow, browserLogin, type FlowResult } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
 import { applyAt, eventually, getObject, kubeFromConfig, type Kube } from '../../harness/kube';
 
@@ -151,7 +151,7 @@ describe('a member of an allowed group', () => {
 
 describe('a user outside the allowed groups', () => {
   it('does not see the API, gets a 403 naming the API and the group, has nothing made, and is counted and audited', async () => {
-    const { browser, sid, cid, page } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user: bob });
+    const { browser, sid, cid, page } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user: bob });
     expect(page.status).toBe(200);
     expect(page.body).toContain(`Logged in as <strong>${bob}</strong>`);
     expect(page.body).not.toContain('class="bind widgets"');
@@ -195,7 +195,7 @@ describe('names Kubernetes and the platform keep (issue 34, item 10)', () => {
     ['a subject', impostor, `Your identity &quot;${impostor}&quot; begins with &quot;system:&quot;`],
     ['a group', eve, 'Your group &quot;system:masters&quot; begins with &quot;system:&quot;'],
   ])('refuses %s beginning with system: from the identity provider, making nothing', async (_, user, message) => {
-    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    const { browser, sid } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user });
     // widgets: eve's other group, dba, would allow it.
     const refused = await browser.get(`${s.backend.url}/bind?s=${sid}&resource=widgets&group=${group}`);
     expect(refused.status).toBe(403);

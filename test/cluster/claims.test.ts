@@ -29,7 +29,7 @@ import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
 import { admin } from '../support/cluster';
 import { applyAt, type Kube } from '../../harness/kube';
 import { claimValidator } from '../support/openapi';
-import { crdsForXrd, isEstablished, type Crd, type Xrd } from '../../harness/xcrd';
+import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../harness/xcrd';
 import { DELTAS, type VerdictDelta } from '../parity/deltas';
 import { klutchXrds } from '../parity/klutch';
 import { sleep } from '../../lib/abort';
@@ -39,18 +39,18 @@ import { sleep } from '../../lib/abort';
 
 const apis = await loadCatalog();
 const files = render({ apis, outdir: 'unused', target: 'v1' });
-const xrds = new Map<string, Xrd>();
+const xrds = new Map<string, XrdObject>();
 const examples = new Map<string, Record<string, unknown>[]>();
 for (const [path, text] of files) {
   const xrdPath = /^packages\/dataservices\/apis\/([^/]+)\/definition\.yaml$/.exec(path);
-  if (xrdPath) xrds.set(xrdPath[1]!, parseYaml(text)[0] as unknown as Xrd);
+  if (xrdPath) xrds.set(xrdPath[1]!, parseYaml(text)[0] as unknown as XrdObject);
   const example = /^packages\/dataservices\/examples\/(.+)-(a9s|a8s)\.yaml$/.exec(path);
   if (example) examples.set(example[1]!, [...(examples.get(example[1]!) ?? []), ...parseYaml(text)]);
 }
 
 /** Klutch's XRDs under a group of their own, so that they can be installed beside ours. */
 const KLUTCH_GROUP = 'klutch-v1-5-0.parity.test';
-const klutch = new Map<string, Xrd>();
+const klutch = new Map<string, XrdObject>();
 for (const [api, { xrd }] of klutchXrds()) {
   const copy = structuredClone(xrd);
   copy.spec.group = KLUTCH_GROUP;
@@ -104,7 +104,7 @@ interface TrackedRule {
 }
 
 /** Every CEL rule under `spec` of an XRD's schemas (status cannot be written by a claim create or spec patch). */
-function rulesOf(xrdName: string, xrd: Xrd): { rules: TrackedRule[]; skipped: string[] } {
+function rulesOf(xrdName: string, xrd: XrdObject): { rules: TrackedRule[]; skipped: string[] } {
   const rules: TrackedRule[] = [];
   const skipped: string[] = [];
   const walk = (s: JSONSchemaProps | undefined, path: string[]): void => {
@@ -265,7 +265,7 @@ interface ClaimTarget {
   readonly kind: string;
 }
 
-function claimTarget(xrd: Xrd): ClaimTarget {
+function claimTarget(xrd: XrdObject): ClaimTarget {
   const version = xrd.spec.versions.find((v) => v.referenceable) ?? xrd.spec.versions[0]!;
   return { group: xrd.spec.group, version: version.name, plural: xrd.spec.claimNames!.plural, kind: xrd.spec.claimNames!.kind };
 }

@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
-import { apply, condition, CROSSPLANE_NAMESPACE, get } from '../../harness/crossplane';
+import { apply, condition, getIfExists } from '../../harness/crossplane';
+import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, type Kube, requireOk } from '../../harness/kube';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
 import type { AttachedNode } from '../../harness/node/attach';
@@ -119,9 +120,9 @@ afterAll(async () => {
     await eventually(
       `namespace ${NS} and what its claims composed gone`,
       async () => {
-        if (await get(kube, `/api/v1/namespaces/${NS}`)) return undefined;
+        if (await getIfExists(kube, `/api/v1/namespaces/${NS}`)) return undefined;
         for (const path of clusterScoped)
-          if (((await get(kube, `${path}?${selector}`))?.items as Obj[] | undefined)?.length) return undefined;
+          if (((await getIfExists(kube, `${path}?${selector}`))?.items as Obj[] | undefined)?.length) return undefined;
         return true;
       },
       150_000,
@@ -189,19 +190,19 @@ async function composed(claim: Obj, timeoutMs = 60_000): Promise<Composed> {
   return eventually(
     `claim ${claim.kind} ${claim.metadata.name} to be composed`,
     async () => {
-      const live = await get(kube, claimPath(claim));
+      const live = await getIfExists(kube, claimPath(claim));
       const ref = live?.spec?.resourceRef;
       if (!ref) return undefined;
-      const composite = await get(kube, `/apis/${ref.apiVersion}/${plurals.get(claim.kind)!.composite}/${ref.name}`);
+      const composite = await getIfExists(kube, `/apis/${ref.apiVersion}/${plurals.get(claim.kind)!.composite}/${ref.name}`);
       const rref = (composite?.spec?.resourceRefs as Obj[] | undefined)?.[0];
       if (!rref?.name) return undefined;
       const resourcePath = `${COMPOSED[rref.kind]}/${rref.name}`;
-      const resource = await get(kube, resourcePath);
+      const resource = await getIfExists(kube, resourcePath);
       if (!resource) return undefined;
       if (rref.kind !== 'Object') return { claim: live!, composite: composite!, resource, resourcePath };
       const m = resource.spec.forProvider.manifest;
       const wrappedPath = `/apis/${A8S[m.kind]!.replace('%ns', m.metadata.namespace)}/${m.metadata.name}`;
-      const wrapped = await get(kube, wrappedPath);
+      const wrapped = await getIfExists(kube, wrappedPath);
       return wrapped ? { claim: live!, composite: composite!, resource, resourcePath, wrapped, wrappedPath } : undefined;
     },
     timeoutMs,
@@ -215,7 +216,7 @@ async function claimState(claim: Obj, what: string, ok: (c: Obj) => boolean, tim
     return await eventually(
       `claim ${claim.metadata.name}: ${what}`,
       async () => {
-        seen = await get(kube, claimPath(claim));
+        seen = await getIfExists(kube, claimPath(claim));
         return seen && ok(seen) ? seen : undefined;
       },
       timeoutMs,
@@ -243,14 +244,14 @@ describe("Crossplane's Usage webhook, served by its Pod behind its Service", () 
       spec: { of: { apiVersion: 'v1', kind: 'ConfigMap', resourceRef: { name: 'protected-by-usage' } }, reason: 'a test protects it' },
     });
     await eventually('the Usage controller to mark the ConfigMap in use', async () =>
-      (await get(kube, cm))?.metadata.labels?.['crossplane.io/in-use'] === 'true' ? true : undefined,
+      (await getIfExists(kube, cm))?.metadata.labels?.['crossplane.io/in-use'] === 'true' ? true : undefined,
     );
     const r = await kube.request('DELETE', cm);
     expect(r.code).toBe(409);
     expect(String(r.body.message)).toMatch(
       /admission webhook "nousages\.protection\.crossplane\.io" denied the request: This resource is in-use by 1 usage\(s\).*"a test protects it"/,
     );
-    expect(await get(kube, cm)).toBeDefined();
+    expect(await getIfExists(kube, cm)).toBeDefined();
     expect((await kube.request('DELETE', usage)).code).toBeLessThan(300);
     await eventually('the ConfigMap to be deletable', async () => ((await kube.request('DELETE', cm)).code < 300 ? true : undefined));
   });
@@ -260,12 +261,12 @@ describe('the default package: every example claim, composed by Crossplane throu
   it('every a8s and a9s example claim gets its composite and its backend resource, labelled with its claim', async () => {
     // Every XRD of the package offers its claim and every Composition is there, as synth wrote them.
     await eventually('the 11 XRDs of the default package Established and Offered', async () => {
-      const xrds = ((await get(kube, '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions'))?.items as Obj[]) ?? [];
+      const xrds = ((await getIfExists(kube, '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions'))?.items as Obj[]) ?? [];
       return xrds.filter((x) => condition(x, 'Established') === 'True' && condition(x, 'Offered') === 'True').length === 11
         ? true
         : undefined;
     });
-    expect(((await get(kube, '/apis/apiextensions.crossplane.io/v1/compositions'))!.items as Obj[]).length).toBe(compositions);
+    expect(((await getIfExists(kube, '/apis/apiextensions.crossplane.io/v1/compositions'))!.items as Obj[]).length).toBe(compositions);
     expect(examples.size).toBe(15);
     await Promise.all([...examples.values()].map((claim) => apply(kube, claim)));
     const problems: string[] = [];
@@ -332,11 +333,11 @@ describe.concurrent("the backends' answers reach the claims", () => {
     await Promise.all(['example-servicebinding-a8s', 'example-backup-a8s', 'example-restore-a8s'].map((n) => composed(example(n))));
     await composed(failing);
     await eventually(`provider-kubernetes to sync Object ${c.resource.metadata.name}`, async () =>
-      condition(await get(kube, c.resourcePath), 'Synced') === 'True' ? true : undefined,
+      condition(await getIfExists(kube, c.resourcePath), 'Synced') === 'True' ? true : undefined,
     );
     // Crossplane re-composes as soon as the Object changes (realtime compositions): a few seconds show what it reports.
     for (const until = Date.now() + 5_000; Date.now() < until && !readyTooEarly; await sleep(250)) {
-      const live = await get(kube, claimPath(pending));
+      const live = await getIfExists(kube, claimPath(pending));
       const early = ['Ready', 'DataServiceReady'].filter((t) => conditionOf(live, t)?.status === 'True');
       if (early.length) readyTooEarly = `${early.join(' and ')} True while the a8s cluster is not running`;
     }
@@ -395,7 +396,7 @@ describe.concurrent("the backends' answers reach the claims", () => {
     expect(conditionOf(failed, 'Ready')?.status).not.toBe('True');
     expect(failed.status.managed.error).toBe(FAILURE);
     // The sandbox's running stand-in left it alone (the namespace is labelled off): still as the test reported it.
-    const pg = await get(kube, `/apis/postgresql.anynines.com/v1beta3/namespaces/${NS}/postgresqls/failing-postgresql-a8s`);
+    const pg = await getIfExists(kube, `/apis/postgresql.anynines.com/v1beta3/namespaces/${NS}/postgresqls/failing-postgresql-a8s`);
     expect(pg?.status?.clusterStatus).toBe('NotRunning');
   });
 
@@ -444,14 +445,14 @@ describe('changes to a claim', () => {
       await apply(kube, claim);
     }
     await eventually('the a8s Postgresql to be resized and reconfigured', async () => {
-      const pg = await get(kube, `/apis/postgresql.anynines.com/v1beta3/namespaces/${NS}/postgresqls/example-postgresql-a8s`);
+      const pg = await getIfExists(kube, `/apis/postgresql.anynines.com/v1beta3/namespaces/${NS}/postgresqls/example-postgresql-a8s`);
       return pg?.spec.volumeSize === '10Gi' && pg.spec.resources.requests.memory === '2Gi' && pg.spec.parameters.maxConnections === 300
         ? true
         : undefined;
     });
     const c = await composed(example('example-postgresql-a9s'));
     await eventually('the a9s ServiceInstance to have the new plan and parameter', async () => {
-      const si = await get(kube, c.resourcePath);
+      const si = await getIfExists(kube, c.resourcePath);
       return si?.spec.forProvider.planName === 'postgresql-single-small' && si.spec.forProvider.parameters.max_connections === 300
         ? true
         : undefined;
@@ -480,7 +481,7 @@ describe('deletion', () => {
     await eventually(
       'every composite, composed resource and a8s object to be gone',
       async () => {
-        left = (await Promise.all(paths.map(async (p) => ((await get(kube, p)) ? [p] : [])))).flat();
+        left = (await Promise.all(paths.map(async (p) => ((await getIfExists(kube, p)) ? [p] : [])))).flat();
         return left.length === 0 ? true : undefined;
       },
       90_000,

@@ -21,7 +21,7 @@ import {
   CONFIGURATION_NAME,
   type Crossplane,
   crossplanePki,
-  get,
+  getIfExists,
   startCrossplane,
   startCrossplaneCore,
 } from '../../harness/crossplane';
@@ -69,13 +69,16 @@ beforeEach(({ onTestFailed }) => {
 describe('Crossplane v1.20 core', () => {
   it('installs our Function (its input CRD owned by the revision) and Configuration through its package manager', async () => {
     expect(xp.release).toBe('v1.20.11');
-    const fn = await get(kube, `/apis/pkg.crossplane.io/v1/functions/${xp.functionName}`);
+    const fn = await getIfExists(kube, `/apis/pkg.crossplane.io/v1/functions/${xp.functionName}`);
     expect([condition(fn, 'Installed'), condition(fn, 'Healthy')]).toEqual(['True', 'True']);
-    const input = await get(kube, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/inputs.dataservices.fn.klutch.anynines.com');
+    const input = await getIfExists(
+      kube,
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/inputs.dataservices.fn.klutch.anynines.com',
+    );
     expect(input?.metadata.ownerReferences?.map((o: Obj) => o.kind)).toContain('FunctionRevision');
-    const conf = await get(kube, `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`);
+    const conf = await getIfExists(kube, `/apis/pkg.crossplane.io/v1/configurations/${CONFIGURATION_NAME}`);
     expect([condition(conf, 'Installed'), condition(conf, 'Healthy')]).toEqual(['True', 'True']);
-    const xrds = (await get(kube, '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions'))!.items as Obj[];
+    const xrds = (await getIfExists(kube, '/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions'))!.items as Obj[];
     expect(xrds.filter((x) => condition(x, 'Established') === 'True' && condition(x, 'Offered') === 'True').length).toBe(11);
   });
 
@@ -108,20 +111,22 @@ describe('Crossplane v1.20 core', () => {
   it('an a8s claim: composite, Object, a8s PostgreSQL, Ready once the operator reports it running; deleted, it deletes the PostgreSQL', async () => {
     await apply(kube, claim);
     const composite = await eventually('the claim to be bound to its composite', async () => {
-      const ref = (await get(kube, CLAIM))?.spec?.resourceRef;
+      const ref = (await getIfExists(kube, CLAIM))?.spec?.resourceRef;
       return ref ? `/apis/anynines.com/v1/xpostgresqlinstances/${ref.name}` : undefined;
     });
     const object = await eventually('the composite to compose an Object', async () => {
-      const ref = ((await get(kube, composite))?.spec?.resourceRefs as Obj[] | undefined)?.[0];
+      const ref = ((await getIfExists(kube, composite))?.spec?.resourceRefs as Obj[] | undefined)?.[0];
       return ref?.name ? `/apis/kubernetes.crossplane.io/v1alpha2/objects/${ref.name}` : undefined;
     });
-    await eventually('provider-kubernetes to create the a8s PostgreSQL', async () => ((await get(kube, POSTGRESQL)) ? true : undefined));
-    expect(condition(await get(kube, CLAIM), 'Ready')).not.toBe('True');
+    await eventually('provider-kubernetes to create the a8s PostgreSQL', async () =>
+      (await getIfExists(kube, POSTGRESQL)) ? true : undefined,
+    );
+    expect(condition(await getIfExists(kube, CLAIM), 'Ready')).not.toBe('True');
     await a8s.postgresqlRunning('default', 'example-postgresql-a8s');
     // provider-kubernetes re-reads an Object that is not Ready every 30 s (hard-coded).
     await eventually(
       'the claim to be Ready',
-      async () => (condition(await get(kube, CLAIM), 'Ready') === 'True' ? true : undefined),
+      async () => (condition(await getIfExists(kube, CLAIM), 'Ready') === 'True' ? true : undefined),
       45_000,
     );
 
@@ -132,7 +137,7 @@ describe('Crossplane v1.20 core', () => {
     await eventually(
       'the a8s PostgreSQL to be gone, the composite and its Object being deleted',
       async () => {
-        const [c, o, pg] = await Promise.all([composite, object, POSTGRESQL].map((p) => get(kube, p)));
+        const [c, o, pg] = await Promise.all([composite, object, POSTGRESQL].map((p) => getIfExists(kube, p)));
         return !pg && (!c || c.metadata.deletionTimestamp) && (!o || o.metadata.deletionTimestamp) ? true : undefined;
       },
       60_000,

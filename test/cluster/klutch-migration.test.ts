@@ -44,15 +44,15 @@ import { bindFlow } from '../../harness/bind-flow';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
-import { createBinding, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { createBinding, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { releaseBindings } from '../support/bind-cleanup';
 import { installCrds } from '../../harness/provider-side';
-import { claimCrd, type Xrd } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../harness/xcrd';
 import { sleep } from '../../lib/abort';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
-const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);
+const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as XrdObject);
 const EXPORT = 'postgresqlinstances.anynines.com';
 const CLAIMS: PermissionClaim[] = [
   { group: '', resource: 'secrets', version: 'v1', selector: { owner: 'Provider' } },
@@ -381,7 +381,7 @@ describe("switching the konnector: Klutch's replaced by ours under a live sync",
     creds = Object.fromEntries(
       await Promise.all(['k0', 'k1', 'k2'].map(async (n) => [n, (await getObject(kb, secretPath(app, `${n}-creds`)))!.metadata.uid])),
     );
-    konnectorConfig = await installKonnector(b, kns, [
+    konnectorConfig = await installKonnectorAccess(b, kns, [
       { group: 'anynines.com', resource: 'postgresqlinstances', claimed: ['secrets', 'configmaps'] },
     ]);
     const role = await getObject(kb, `${RBAC}/clusterroles/${kns}-konnector`);

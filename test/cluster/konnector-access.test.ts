@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
 import { admin, cluster, testNamespace } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
-import { applyConstruct, installKonnector } from '../../harness/konnector';
+import { applyConstruct, installKonnectorAccess } from '../../harness/konnector';
 import { KonnectorApiAccess } from '../../konnector/deploy/access';
 import { eventually, kubeFor, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
 
@@ -45,7 +45,7 @@ beforeAll(async () => {
   cb = await cluster('b');
   kb = await admin('b');
   konnector = kubeFromConfig(
-    await installKonnector(cb, ns, [{ group: 'anynines.com', resource: 'postgresqlinstances', claimed: ['secrets', 'configmaps'] }]),
+    await installKonnectorAccess(cb, ns, [{ group: 'anynines.com', resource: 'postgresqlinstances', claimed: ['secrets', 'configmaps'] }]),
   );
 }, 60_000);
 

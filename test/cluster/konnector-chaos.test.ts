@@ -13,14 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
-import { bindApp, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { eventually, kubeFor, type Kube } from '../../harness/kube';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
 import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/konnector-chaos';
-import { claimCrd, type Xrd } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../harness/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
-const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as Xrd);
+const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as XrdObject);
 const NS = 'klutch-bind';
 const LEASE = ['--lease-duration=4s', '--renew-deadline=3s', '--retry-period=1s', '--heartbeat-interval=5s'];
 
@@ -55,7 +55,7 @@ beforeAll(async () => {
   kp = kubeFor(cp.clusters.p!);
   kc = kubeFor(cp.clusters.c!);
   provider = await providerSide({ provider: cp.clusters.p!, crd });
-  kubeconfig = await installKonnector(cp.clusters.c!, NS, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
+  kubeconfig = await installKonnectorAccess(cp.clusters.c!, NS, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
   await Promise.all(['k1', 'k2'].map(start));
   await bindApp(cp.clusters.c!, NS, provider, provider.exportName);
 }, 300_000);

@@ -10,14 +10,14 @@ import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
-import { bindApp, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { eventually, kubeFor, type Kube } from '../../harness/kube';
 import { probe } from '../../harness/processes';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
-import { claimCrd, type Xrd } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../harness/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
-const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/search/definition.yaml')!)[0] as unknown as Xrd);
+const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/search/definition.yaml')!)[0] as unknown as XrdObject);
 const ns = `kp-${Math.random().toString(36).slice(2, 8)}`;
 const spec = { service: 'a9s-search2', plan: 'search-single-nano-ssl', compositionRef: { name: 'a9s-search' } };
 const lease = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/klutch-bind`;
@@ -50,7 +50,7 @@ beforeAll(async () => {
   ka = kubeFor(a);
   kb = kubeFor(b);
   provider = await providerSide({ provider: a, crd });
-  const kubeconfig = await installKonnector(b, ns, [{ group: 'anynines.com', resource: 'searchinstances' }]);
+  const kubeconfig = await installKonnectorAccess(b, ns, [{ group: 'anynines.com', resource: 'searchinstances' }]);
   const logDir = join((await controlPlanes()).runDir, 'konnector', ns);
   for (const identity of ['r1', 'r2']) replicas.set(identity, await startKonnector({ kubeconfig, namespace: ns, logDir, identity }));
   await bindApp(b, ns, provider, provider.exportName);

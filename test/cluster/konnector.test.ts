@@ -10,15 +10,15 @@ import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
-import { bindApp, createBinding, grantApi, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { bindApp, createBinding, grantApi, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
-import { claimCrd, type Crd, type Xrd } from '../../harness/xcrd';
+import { claimCrd, type Crd, type XrdObject } from '../../harness/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crdOf = (api: string): Crd =>
-  claimCrd(parseYaml(files.get(`packages/dataservices/apis/${api}/definition.yaml`)!)[0] as unknown as Xrd);
+  claimCrd(parseYaml(files.get(`packages/dataservices/apis/${api}/definition.yaml`)!)[0] as unknown as XrdObject);
 const CLAIMS: PermissionClaim[] = [
   { group: '', resource: 'secrets', version: 'v1', selector: { owner: 'Provider' } },
   { group: '', resource: 'configmaps', version: 'v1', selector: { owner: 'Provider' } },
@@ -55,7 +55,7 @@ beforeAll(async () => {
   // An earlier suite of this worker may have left the API's CRD in b, owned by its binding (test/support/bind-cleanup.ts).
   await removeLeftoverCrd(kb, 'postgresqlinstances.anynines.com');
   provider = await providerSide({ provider: a, crd: crdOf('postgresql'), permissionClaims: CLAIMS });
-  const kubeconfig = await installKonnector(b, ns, [
+  const kubeconfig = await installKonnectorAccess(b, ns, [
     { group: 'anynines.com', resource: 'postgresqlinstances', claimed: ['secrets', 'configmaps'] },
   ]);
   await requireOk(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });

@@ -14,7 +14,7 @@ import { startBackendSuite, type BackendSuite } from '../../harness/backend-suit
 import { ROOT } from '../../harness/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
 import { startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
-import { installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { eventually, kubeFor } from '../../harness/kube';
 import { probe } from '../../harness/processes';
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
   const logDir = join((await controlPlanes()).runDir, 'monitoring', ns);
   [backend, konnector, fn] = await Promise.all([
     startBackendSuite(a, { users: 1 }),
-    installKonnector(b, ns, []).then((kubeconfig) => startKonnector({ kubeconfig, namespace: ns, logDir, identity: 'r1' })),
+    installKonnectorAccess(b, ns, []).then((kubeconfig) => startKonnector({ kubeconfig, namespace: ns, logDir, identity: 'r1' })),
     bundleDeployable(ROOT, deployable('function')).then((bundle) => startFunctionProcess(bundle)),
   ]);
 }, 120_000);

@@ -16,7 +16,7 @@ import { ConsumerSecretTypes, CONSUMER_SECRET_TYPES_POLICY } from '../../backend
 import { applyConstruct } from '../../harness/konnector';
 import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
 import { waitEstablished } from '../../harness/bind-backend';
-import { bindFlow, login, type FlowResult } from '../../harness/bind-flow';
+import { bindFlow, browserLogin, type FlowResult } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
 import { applyAt, can, eventually, type Kube, kubeFor, kubeFromConfig, requireOk } from '../../harness/kube';
 import { sleep } from '../../lib/abort';
@@ -461,7 +461,7 @@ describe('finding 11: objects are bounded', () => {
     const flows = [];
     for (let i = 0; i < MAX_CLUSTERS; i++)
       flows.push(await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user, ...PG }));
-    const { browser, sid } = await login({ backend: s.backend, idp: s.idp, callback: s.callback, user });
+    const { browser, sid } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user });
     const page = await browser.get(`${s.backend.url}/bind?s=${sid}&resource=${PG.resource}&group=${PG.group}`);
     expect(page.status).toBe(403);
     expect(page.body).toContain('--max-clusters-per-subject');

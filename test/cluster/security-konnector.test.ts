@@ -20,7 +20,7 @@ import {
 } from '../../exports/bind-api';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/control-plane';
-import { bindApp, createBinding, grantApi, installKonnector, startKonnector, type KonnectorProcess } from '../../harness/konnector';
+import { bindApp, createBinding, grantApi, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
 import type { Crd } from '../../harness/xcrd';
@@ -102,7 +102,7 @@ beforeAll(async () => {
   ka = kubeFor(a);
   kb = kubeFor(b);
   provider = await providerSide({ provider: a, crd: widgets, permissionClaims: CLAIMS, claimedAccess: 'Object' });
-  const kubeconfig = await installKonnector(b, ns, [{ group, resource: 'widgets', claimed: ['secrets'] }]);
+  const kubeconfig = await installKonnectorAccess(b, ns, [{ group, resource: 'widgets', claimed: ['secrets'] }]);
   await requireOk(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app } });
   logDir = join((await controlPlanes()).runDir, 'konnector', ns);
   konnector = await startKonnector({ kubeconfig, namespace: ns, logDir, args: ['--heartbeat-interval=1s'] });

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { JSONSchemaProps } from '../../lib/schema';
 import { parseYaml, ROOT } from '../../harness/catalog';
-import { claimCrd, type Xrd } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../harness/xcrd';
 
 export const KLUTCH_DIR = join(ROOT, 'schemas', 'klutch-crossplane-api');
 
@@ -26,12 +26,12 @@ export function apiNameOf(claimKind: string): string {
 }
 
 /** Klutch's XRDs by our API name, with the file each came from. */
-export function klutchXrds(): Map<string, { xrd: Xrd; file: string }> {
-  const out = new Map<string, { xrd: Xrd; file: string }>();
+export function klutchXrds(): Map<string, { xrd: XrdObject; file: string }> {
+  const out = new Map<string, { xrd: XrdObject; file: string }>();
   for (const f of yamlFiles(KLUTCH_DIR)) {
     for (const doc of parseYaml(readFileSync(f, 'utf8'))) {
       if (doc.kind !== 'CompositeResourceDefinition') continue;
-      const xrd = doc as unknown as Xrd;
+      const xrd = doc as unknown as XrdObject;
       out.set(apiNameOf(xrd.spec.claimNames?.kind ?? xrd.spec.names.kind), { xrd, file: relative(ROOT, f) });
     }
   }
@@ -74,8 +74,8 @@ export function klutchCompositions(): Map<string, KlutchComposition> {
 }
 
 /** The claim CRD's `openAPIV3Schema` that Crossplane derives from an XRD (unknown keywords such as Klutch's `supported` dropped). */
-export function claimSchema(xrd: Xrd | Obj): JSONSchemaProps {
-  const crd = claimCrd(xrd as Xrd);
+export function claimSchema(xrd: XrdObject | Obj): JSONSchemaProps {
+  const crd = claimCrd(xrd as XrdObject);
   return crd.spec.versions[0]!.schema!.openAPIV3Schema as JSONSchemaProps;
 }
 

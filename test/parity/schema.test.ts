@@ -8,14 +8,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadCatalog, synthCatalog } from '../../harness/catalog';
-import type { Xrd } from '../../harness/xcrd';
+import type { XrdObject } from '../../harness/xcrd';
 import { ANY, DELTAS, type SchemaDelta, type XrdDelta } from './deltas';
 import { claimSchema, FACETS, flatten, klutchXrds } from './klutch';
 
 const apis = await loadCatalog();
 const out = await synthCatalog('v1');
 const klutch = klutchXrds();
-const ours = new Map(apis.map((a) => [a.name, out.get(`packages/dataservices/apis/${a.name}/definition.yaml`)?.[0] as unknown as Xrd]));
+const ours = new Map(
+  apis.map((a) => [a.name, out.get(`packages/dataservices/apis/${a.name}/definition.yaml`)?.[0] as unknown as XrdObject]),
+);
 
 interface Difference {
   readonly api: string;
@@ -46,8 +48,8 @@ function schemaDifferences(api: string): Difference[] {
 }
 
 /** The XRD fields a claim's user meets besides the schema: names, default composition, delete policy, printer columns. */
-function xrdFacts(xrd: Xrd): Record<string, unknown> {
-  const spec = xrd.spec as Xrd['spec'] & { defaultCompositionRef?: { name: string }; defaultCompositeDeletePolicy?: string };
+function xrdFacts(xrd: XrdObject): Record<string, unknown> {
+  const spec = xrd.spec as XrdObject['spec'] & { defaultCompositionRef?: { name: string }; defaultCompositeDeletePolicy?: string };
   const v = spec.versions[0]!;
   return {
     group: spec.group,

@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../harness/catalog';
 import { readme, section as docSection } from '../support/docs';
+import { NOT_SHIPPED, shippedSources } from '../support/sources';
 
 /** One row of the layout table: the folders a folder may import (`anything` = no limit), the packages it never may. */
 interface Row {
@@ -34,20 +35,6 @@ function layout(text: string): Map<string, Row> {
   return rows;
 }
 
-const SKIP = new Set(['node_modules', 'dist', '.git', 'bench', 'test', 'coverage']);
-
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) {
-      // Dot-folders hold tool state and run output (.git, .sandbox with its synth output), not sources.
-      if (!SKIP.has(name) && name !== 'testdata' && !name.startsWith('.')) out.push(...sources(path));
-    } else if (/\.(ts|mts|mjs)$/.test(name) && !/\.test\.ts$|\.d\.mts$/.test(name)) out.push(path);
-  }
-  return out;
-}
-
 interface Import {
   readonly from: string;
   /** The folder a relative import reaches, or the package of a bare one. */
@@ -60,7 +47,7 @@ interface Import {
 /** Every import of every shipped source file below `root` that leaves its folder: other folders and packages. */
 function imports(root: string): Import[] {
   const out: Import[] = [];
-  for (const file of sources(root)) {
+  for (const file of shippedSources(root)) {
     const rel = relative(root, file);
     if (!rel.includes('/')) continue; // vitest.config.ts and other root files
     const from = rel.split('/')[0] as string;
@@ -94,8 +81,8 @@ describe('folder imports', () => {
   const table = layout(readme());
 
   it('every top-level source folder has a row in the README layout table', () => {
-    const folders = readdirSync(ROOT).filter((d) => statSync(join(ROOT, d)).isDirectory() && !d.startsWith('.') && !SKIP.has(d));
-    const shipped = folders.filter((d) => sources(join(ROOT, d)).length > 0);
+    const folders = readdirSync(ROOT).filter((d) => statSync(join(ROOT, d)).isDirectory() && !d.startsWith('.') && !NOT_SHIPPED.has(d));
+    const shipped = folders.filter((d) => shippedSources(join(ROOT, d)).length > 0);
     expect(shipped.filter((d) => !table.has(d))).toEqual([]);
   });
 

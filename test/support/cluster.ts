@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { inject, onTestFinished } from 'vitest';
-import type { ClusterInfo, Identity } from '../../harness/control-plane';
+import type { ClusterInfo, TokenUser } from '../../harness/control-plane';
 import { type Lease, leaseSlot } from './cluster-slots';
 import { type Kube, kubeFor } from '../../harness/kube';
 import { sleep } from '../../lib/abort';
@@ -26,7 +26,7 @@ export const EAGER_CLUSTERS: readonly ClusterName[] = ['a'];
 export const START_QUESTION = 'cluster';
 
 /** Static-token users on every cluster. RBAC grants them nothing: a test binds what it needs in its own namespace. */
-export const IDENTITIES: readonly Identity[] = [
+export const IDENTITIES: readonly TokenUser[] = [
   { name: 'developer', groups: ['klutch-kit:developers'] },
   { name: 'operator', groups: ['klutch-kit:operators'] },
 ];

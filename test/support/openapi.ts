@@ -20,7 +20,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { JSONSchemaProps } from '../../lib/schema';
-import { claimCrd, compositeCrd, type Xrd } from '../../harness/xcrd';
+import { claimCrd, compositeCrd, type XrdObject } from '../../harness/xcrd';
 
 export interface ValidationResult {
   readonly valid: boolean;
@@ -81,12 +81,12 @@ export function schemaValidator(schema: JSONSchemaProps, opts: SchemaValidatorOp
 }
 
 /** The validator of the claim CRD Crossplane derives from the XRD (see xcrd.ts). */
-export function claimValidator(xrd: Xrd | Record<string, unknown>, version?: string): Validator {
+export function claimValidator(xrd: XrdObject | Record<string, unknown>, version?: string): Validator {
   return validatorFor(claimCrd(xrd), version);
 }
 
 /** The validator of the composite CRD Crossplane derives from the XRD (see xcrd.ts). */
-export function compositeValidator(xrd: Xrd | Record<string, unknown>, version?: string): Validator {
+export function compositeValidator(xrd: XrdObject | Record<string, unknown>, version?: string): Validator {
   return validatorFor(compositeCrd(xrd), version);
 }
 

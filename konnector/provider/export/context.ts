@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { Controller, type WatchInformer } from '../../../controller';
 import { APPLY_PATCH, JSON_PATCH, SYNCER_FIELD_MANAGER } from '../../../exports/bind-api';
-import type { Clients } from '../../kube/client';
+import type { KubeClients } from '../../kube/client';
 import { isConflict, isNotFound, messageOf } from '../../../lib/kube-errors';
 import type { Direction, Stopwatch } from '../../metrics';
 import type { Result } from './spec/spec.reconcile';
@@ -33,7 +33,7 @@ export const consumerObj = (x: ExportContext, namespace: string, name: string): 
 export const providerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined => x.provider.get(namespace, name);
 
 /** Typed calls for the resource on one side. */
-export function resourceClient(clients: Clients, r: ResourceRef) {
+export function resourceClient(clients: KubeClients, r: ResourceRef) {
   const base = { group: r.group, version: r.version, plural: r.resource };
   return {
     async read(namespace: string, name: string): Promise<Obj | undefined> {
