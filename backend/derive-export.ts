@@ -15,7 +15,7 @@ import {
   type APIServiceExportVersion,
 } from '../exports/bind-api';
 import { wireClaim } from '../exports/bind-api';
-import type { ConsumerScope } from './options';
+import type { ConsumerScope } from './consumer-access';
 
 /** The CRD as wire JSON (the informers cache wire JSON, with its `x-kubernetes-*` keys). */
 type WireVersion = Record<string, unknown> & { name: string; served: boolean; storage: boolean };

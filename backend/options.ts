@@ -7,6 +7,7 @@
  * and what to prefer, or refused with a message naming it and why. None is ignored.
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
+import type { ClaimedAccess, ConsumerScope } from './consumer-access';
 import { imagePatternProblem, imageRepository } from './controllers/app-cluster-binding.overrides';
 import { TrustedProxies } from './http/trusted-proxies';
 import {
@@ -26,6 +27,7 @@ import {
   type FlagTable,
   type MappedFlag,
 } from '../lib/flags';
+import { isLoopbackHost } from '../lib/address';
 import { parseGoDuration } from '../lib/duration';
 import { releaseDoc, releaseImage } from '../lib/version';
 
@@ -44,10 +46,6 @@ export function tokenLifetimeProblem(value: string): string | undefined {
   if (ms < MIN_TOKEN_LIFETIME_MS) return `"${value}" is less than 10m, the shortest token Kubernetes issues`;
   return undefined;
 }
-
-export type ConsumerScope = 'Namespaced' | 'Cluster';
-/** How a consumer reads claimed objects in its provider namespaces: by name (Role klutch-binder-claimed), or all of them. */
-export type ClaimedAccess = 'Object' | 'Namespace';
 
 export interface BackendOptions {
   /**
@@ -923,10 +921,6 @@ function klutchListenAddress(raw: Raw, mapped: MappedFlag[]): string {
     prefer: '--listen-address',
   });
   return made;
-}
-
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** A ResourceQuota resource name: `count/<resource>[.<group>]`, or one of the compute, storage and object names. */

@@ -9,7 +9,7 @@ import { createSecureContext, rootCertificates } from 'node:tls';
 import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { isLoopbackHost } from '../options';
+import { isLoopbackHost } from '../../lib/address';
 import { sleep } from '../../lib/abort';
 
 export interface IssuerOptions {

@@ -8,7 +8,7 @@ import type { V1Namespace, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernet
 import type { ObjectRef, ReconcileResult } from '../../controller';
 import { Annotations } from '../../exports/bind-api';
 import { Labels } from '../labels';
-import type { ClaimedAccess } from '../options';
+import type { ClaimedAccess } from '../consumer-access';
 import { claimedResources, claimedRules, type ExportGrant, type PartialObjectMetadata } from '../provision/claimed';
 import { claimedRole, claimedRoleBinding } from '../provision/rbac';
 

@@ -2,7 +2,7 @@ import type { V1ClusterRole, V1ClusterRoleBinding, V1Namespace } from '@kubernet
 import { describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
 import { BackendAnnotations } from '../labels';
-import type { ConsumerScope } from '../options';
+import type { ConsumerScope } from '../consumer-access';
 import type { ExportGrant } from '../provision/claimed';
 import { consumerClusterRole, consumerClusterRoleBinding, consumerListWatchClusterRole } from '../provision/rbac';
 import { reconcileConsumerRbac, type ConsumerRbacDeps } from './consumer-rbac.reconcile';

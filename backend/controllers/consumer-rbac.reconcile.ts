@@ -17,7 +17,7 @@ import type { V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1PolicyRule } f
 import type { ObjectRef, ReconcileResult } from '../../controller';
 import { Annotations } from '../../exports/bind-api';
 import { BackendAnnotations } from '../labels';
-import type { ConsumerScope } from '../options';
+import type { ConsumerScope } from '../consumer-access';
 import type { ExportGrant } from '../provision/claimed';
 import {
   consumerClusterRole,

@@ -10,7 +10,7 @@ import type { RecordedBinder } from '../authz/binder';
 import type { DefaultBindPolicy } from '../authz/bind-policy';
 import type { LeaderInformers, ObjectInformers, ServingInformers } from '../informers';
 import type { BackendClients } from '../kube';
-import type { ClaimedAccess, ConsumerScope } from '../options';
+import type { ClaimedAccess, ConsumerScope } from '../consumer-access';
 import type { BackupStoreSettings } from '../backup-store/tenant';
 import type { StoreAdmin } from '../backup-store/versitygw';
 import type { Consumer } from '../provision/consumer';

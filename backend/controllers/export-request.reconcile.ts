@@ -23,7 +23,7 @@ import type { BindDecision } from '../authz/bind-policy';
 import type { Refusal } from '../authz/refusals';
 import { DeriveError, deriveExport } from '../derive-export';
 import type { Exportable } from '../exportable';
-import type { ConsumerScope } from '../options';
+import type { ConsumerScope } from '../consumer-access';
 
 /** Klutch's wait for a request's CRD; `--export-request-timeout` sets ours. */
 export const CRD_WAIT_MS = 60_000;

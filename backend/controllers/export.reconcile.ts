@@ -10,7 +10,7 @@ import { causeOf, type ObjectRef, type ReconcileContext, type ReconcileResult } 
 import { Annotations, type APIServiceExport } from '../../exports/bind-api';
 import { DeriveError, deriveExport } from '../derive-export';
 import type { Exportable } from '../exportable';
-import type { ConsumerScope } from '../options';
+import type { ConsumerScope } from '../consumer-access';
 
 export interface ExportDeps {
   readonly consumerScope: ConsumerScope;

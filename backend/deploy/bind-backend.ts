@@ -26,7 +26,8 @@ import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from '../authz/bind-pol
 import { ContainmentPolicy } from './containment-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.root';
-import { type ConsumerScope, envName, tokenLifetimeProblem } from '../options';
+import type { ConsumerScope } from '../consumer-access';
+import { envName, tokenLifetimeProblem } from '../options';
 import { BINDER as BINDER_SERVICE_ACCOUNT } from '../provision/rbac';
 import { releaseImage } from '../../lib/version';
 

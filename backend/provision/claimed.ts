@@ -13,7 +13,7 @@
  */
 import type { V1PolicyRule } from '@kubernetes/client-node';
 import { Annotations, CLAIMED_ROLE, claimOfCredentials, type PermissionClaim } from '../../exports/bind-api';
-import type { ClaimedAccess } from '../options';
+import type { ClaimedAccess } from '../consumer-access';
 
 const READ = ['get', 'list', 'watch'];
 

@@ -21,7 +21,7 @@ import {
 import { APPLY_PATCH, BindResources, type BackendClients, FIELD_MANAGER, isConflict } from '../kube';
 import { applyQuota } from './quota';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
-import type { ClaimedAccess } from '../options';
+import type { ClaimedAccess } from '../consumer-access';
 import { ensureClusterNamespace, type NamespaceCache } from './cluster-namespace';
 import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
 import { BINDER, binderClusterRole, binderRoleBinding } from './rbac';

@@ -26,7 +26,7 @@
 import type { V1ClusterRole, V1ClusterRoleBinding, V1Namespace, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import { BIND_GROUP, CLAIMED_ROLE, type GroupResource } from '../../exports/bind-api';
 import { Labels, MANAGED_BY } from '../labels';
-import type { ClaimedAccess } from '../options';
+import type { ClaimedAccess } from '../consumer-access';
 
 export const BINDER = 'klutch-binder';
 const CRUD = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
