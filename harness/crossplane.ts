@@ -35,7 +35,7 @@ import { type CrossplaneLine, crossplaneSource, crossplaneVersion, ensureCrosspl
 import { ensureProviderKubernetes, providerKubernetesSource } from './tools/provider-kubernetes';
 import { parseYaml, ROOT, runSynth, runSynthAsync } from './catalog';
 import type { ClusterInfo, Track } from './control-plane';
-import { type Kube, kubeFor, pollDelay, resendUnsent } from './kube';
+import { apply, condition, established, getIfExists, installCrds, type Kube, kubeFor, pollDelay } from './kube';
 import { createCa, writeTlsDir } from './pki';
 import { freePorts, launch, probe, type Proc, tail } from './processes';
 import { sleep } from '../lib/abort';
@@ -46,7 +46,6 @@ type Obj = Record<string, any>;
 /** The Configuration's package reference and object name (the reference only has to be unique in the cache). */
 export const CONFIGURATION_PACKAGE = releasePackage('anynines-dataservices');
 export const CONFIGURATION_NAME = 'anynines-dataservices';
-const FIELD_MANAGER = 'klutch-kit-crossplane-setup';
 const PROVIDER_KUBECONFIG_SECRET = 'provider-kubernetes-kubeconfig';
 const WAIT_MS = 120_000;
 
@@ -658,58 +657,6 @@ export async function until<T>(proc: Proc, what: string, check: () => Promise<T 
   }
 }
 
-/**
- * Server-side apply as the setup's field manager. The object goes through the client's own deserializer first: its
- * serializer expects the typed models' property names and would drop wire names such as `x-kubernetes-int-or-string`.
- */
-export async function apply(kube: Kube, obj: Obj): Promise<void> {
-  await resendUnsent(() =>
-    kube.objects.patch(
-      loadYaml<KubernetesObject>(JSON.stringify(obj)),
-      undefined,
-      undefined,
-      FIELD_MANAGER,
-      true,
-      PatchStrategy.ServerSideApply,
-    ),
-  );
-}
-
-/** A GET; undefined when the object does not exist. */
-export async function getIfExists(kube: Kube, path: string): Promise<Obj | undefined> {
-  const r = await kube.request('GET', path);
-  if (r.code === 404) return undefined;
-  if (r.code !== 200) throw new Error(`GET ${path}: ${r.code} ${JSON.stringify(r.body.message ?? r.body)}`);
-  return r.body as Obj;
-}
-
-/** The status of a condition of an object (`True`, `False`, `Unknown`), else undefined. */
-export function condition(obj: Obj | undefined, type: string): string | undefined {
-  return (obj?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type)?.status;
-}
-
-/**
- * Resolves when the CRD `name` is Established and discovery lists it in every served version: discovery lags behind
- * Established a little, and a client resolving the kind in between is told the kind does not exist.
- */
-export async function established(kube: Kube, name: string): Promise<void> {
-  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
-  const deadline = Date.now() + WAIT_MS;
-  const served = async (): Promise<boolean> => {
-    const crd = await getIfExists(kube, path);
-    if (condition(crd, 'Established') !== 'True') return false;
-    for (const v of (crd!.spec.versions as Obj[]).filter((x) => x.served)) {
-      const list = await getIfExists(kube, `/apis/${crd!.spec.group}/${v.name}`);
-      if (!(list?.resources as Obj[] | undefined)?.some((r) => r.name === crd!.spec.names.plural)) return false;
-    }
-    return true;
-  };
-  while (!(await served())) {
-    if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established and served after ${WAIT_MS / 1000}s`);
-    await sleep(100);
-  }
-}
-
 async function healthy(kube: Kube, path: string, what: string, crossplane: Proc): Promise<void> {
   let seen: Obj | undefined;
   await until(crossplane, `${what} to be Installed and Healthy`, async () => {
@@ -751,11 +698,12 @@ function readOutput(dir: string): Map<string, string> {
   return files;
 }
 
-/** Applies every CRD of a folder (upstream files, their `status` dropped) and resolves when all are Established. */
+/** Installs every CRD of a folder (upstream files, their `status` dropped) as installCrds does. */
 export async function installCrdDir(kube: Kube, dir: string): Promise<void> {
-  const crds = yamlDir(dir).map(({ status: _, ...crd }) => crd);
-  await Promise.all(crds.map((crd) => apply(kube, crd)));
-  await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));
+  await installCrds(
+    kube,
+    yamlDir(dir).map(({ status: _, ...crd }) => crd),
+  );
 }
 
 /** Every YAML document of a folder's `*.yaml` files, in file order. */

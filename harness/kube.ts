@@ -14,10 +14,14 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   RbacAuthorizationV1Api,
+  type KubernetesObject,
+  loadYaml,
+  PatchStrategy,
   type V1Status,
 } from '@kubernetes/client-node';
 import { keepAliveAgent, keepAliveConfiguration } from '../controller';
 import { ADMIN, type ClusterInfo, bearerKubeconfigYaml } from './control-plane';
+import { jsonSubset } from '../konnector/kube/objects';
 import { sleep } from '../lib/abort';
 
 export interface RawResponse {
@@ -170,6 +174,78 @@ export async function applyAt(kube: Kube, path: string, body: unknown, fieldMana
   const r = await kube.request('PATCH', `${path}?fieldManager=${fieldManager}&force=true`, body, 'application/apply-patch+yaml');
   if (r.code >= 300) throw new Error(`cannot apply ${path}: ${r.code} ${JSON.stringify(r.body.message ?? r.body)}`);
   return r.body as WireObject;
+}
+
+/** The field manager of the harness's setup steps (Crossplane, its packages, the stand-ins' CRDs). */
+export const SETUP_FIELD_MANAGER = 'klutch-kit-crossplane-setup';
+/** How long a CRD may take to be Established and served. */
+const CRD_WAIT_MS = 120_000;
+
+/**
+ * Server-side apply of a whole object (its URL from its kind), as `fieldManager`. The object goes through the client's own deserializer first: its
+ * serializer expects the typed models' property names and would drop wire names such as `x-kubernetes-int-or-string`.
+ */
+export async function apply(kube: Kube, obj: WireObject, fieldManager = SETUP_FIELD_MANAGER): Promise<void> {
+  await resendUnsent(() =>
+    kube.objects.patch(
+      loadYaml<KubernetesObject>(JSON.stringify(obj)),
+      undefined,
+      undefined,
+      fieldManager,
+      true,
+      PatchStrategy.ServerSideApply,
+    ),
+  );
+}
+
+/** A GET; undefined when the object does not exist, an error naming any other refusal (getObject hides it). */
+export async function getIfExists(kube: Kube, path: string): Promise<WireObject | undefined> {
+  const r = await kube.request('GET', path);
+  if (r.code === 404) return undefined;
+  if (r.code !== 200) throw new Error(`GET ${path}: ${r.code} ${JSON.stringify(r.body.message ?? r.body)}`);
+  return r.body as WireObject;
+}
+
+/** The status of a condition of an object (`True`, `False`, `Unknown`), else undefined. */
+export function condition(obj: WireObject | undefined, type: string): string | undefined {
+  return (obj?.status?.conditions as WireObject[] | undefined)?.find((c) => c.type === type)?.status;
+}
+
+/**
+ * Resolves when the CRD `name` is Established and discovery lists it in every served version: discovery lags behind
+ * Established a little, and a client resolving the kind in between is told the kind does not exist.
+ */
+export async function established(kube: Kube, name: string, timeoutMs = CRD_WAIT_MS): Promise<void> {
+  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+  const deadline = Date.now() + timeoutMs;
+  const served = async (): Promise<boolean> => {
+    const crd = await getIfExists(kube, path);
+    if (condition(crd, 'Established') !== 'True') return false;
+    for (const v of (crd!.spec.versions as WireObject[]).filter((x) => x.served)) {
+      const list = await getIfExists(kube, `/apis/${crd!.spec.group}/${v.name}`);
+      if (!(list?.resources as WireObject[] | undefined)?.some((r) => r.name === crd!.spec.names.plural)) return false;
+    }
+    return true;
+  };
+  while (!(await served())) {
+    if (Date.now() > deadline) throw new Error(`CRD ${name} was not Established and served after ${timeoutMs / 1000}s`);
+    await sleep(100);
+  }
+}
+
+/**
+ * Applies CRDs and resolves when each is Established and served (`established`). Only a CRD missing or different is
+ * applied: any update of a CRD (a new field manager is one) makes the API server rebuild its storage, which fails
+ * requests of suites sharing the cluster with "apiserver is shutting down".
+ */
+export async function installCrds(kube: Kube, crds: readonly WireObject[]): Promise<void> {
+  for (const crd of crds) {
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    const existing = await getObject(kube, path);
+    if (existing && jsonSubset(crd.spec, existing.spec)) continue;
+    await applyAt(kube, path, crd);
+  }
+  await Promise.all(crds.map((crd) => established(kube, crd.metadata.name)));
 }
 
 /**

@@ -41,9 +41,8 @@ import {
   type APIServiceNamespace,
   type PermissionClaim,
 } from '../exports/bind-api';
-import { jsonSubset } from '../konnector/kube/objects';
 import type { ClusterInfo } from './control-plane';
-import { eventually, kubeFor, type Kube } from './kube';
+import { applyAt, eventually, installCrds, kubeFor, type Kube, requireOk } from './kube';
 import type { Crd } from './xcrd';
 
 export interface ProviderSideOptions {
@@ -87,44 +86,9 @@ export interface ProviderSide {
 const rbac = 'rbac.authorization.k8s.io';
 const SA = 'klutch-binder';
 
-async function apply(kube: Kube, path: string, name: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await kube.request(
-    'PATCH',
-    `${path}/${name}?fieldManager=klutch-kit-test-backend&force=true`,
-    body,
-    'application/apply-patch+yaml',
-  );
-  if (r.code >= 300) throw new Error(`cannot apply ${path}/${name}: ${r.code} ${JSON.stringify(r.body.message)}`);
-  return r.body;
-}
-
-async function create(kube: Kube, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await kube.request('POST', path, body);
-  if (r.code >= 300) throw new Error(`cannot create in ${path}: ${r.code} ${JSON.stringify(r.body.message)}`);
-  return r.body;
-}
-
-/** Applies CRDs and waits until they are served. */
-export async function installCrds(kube: Kube, crds: readonly Record<string, unknown>[]): Promise<void> {
-  for (const crd of crds) {
-    const name = (crd.metadata as { name: string }).name;
-    // Only when missing or different: any update of a CRD (a new field manager is one) makes the API server rebuild
-    // its storage, which fails requests of suites sharing the cluster with "apiserver is shutting down".
-    const existing = await kube.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-    if (existing.code === 200 && jsonSubset(crd.spec, existing.body.spec)) continue;
-    await apply(kube, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', name, crd);
-  }
-  for (const crd of crds) {
-    const name = (crd.metadata as { name: string }).name;
-    await eventually(`CRD ${name} established`, async () => {
-      const r = await kube.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-      const conds = ((r.body.status as { conditions?: { type: string; status: string }[] })?.conditions ?? []).filter(
-        (c) => c.status === 'True',
-      );
-      return conds.some((c) => c.type === 'Established') ? true : undefined;
-    });
-  }
-}
+/** Server-side apply as the provider side's field manager (the backend's objects it stands in for). */
+const apply = (kube: Kube, path: string, name: string, body: unknown) => applyAt(kube, `${path}/${name}`, body, 'klutch-kit-test-backend');
+const create = (kube: Kube, path: string, body: unknown) => requireOk(kube, 'POST', path, body);
 
 export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide> {
   const kube = kubeFor(o.provider);

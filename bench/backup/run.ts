@@ -19,7 +19,7 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { apply } from '../../harness/crossplane';
+import { apply } from '../../harness/kube';
 import { startControlPlanes } from '../../harness/control-plane';
 import { eventually, getObject, kubeFor, requireOk } from '../../harness/kube';
 import { installCnpg, localVolumes } from '../../harness/node/cnpg';

@@ -9,7 +9,7 @@ import { chownSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { cnpgSource } from '../tools/cloudnative-pg';
-import { apply, established } from '../crossplane';
+import { apply, established } from '../kube';
 import { eventually, getObject, type Kube, type WireObject } from '../kube';
 import { repoRoot } from '../root';
 

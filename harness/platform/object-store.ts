@@ -12,7 +12,7 @@ import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSy
 import { Agent } from 'node:https';
 import { basename, dirname, join } from 'node:path';
 import { storeAdmin } from '../../backend/backup-store/versitygw';
-import { apply } from '../crossplane';
+import { apply } from '../kube';
 import { eventually, getObject, type Kube, requireOk } from '../kube';
 import type { AttachedNode } from '../node/attach';
 import { status } from '../node/registry';

@@ -7,7 +7,8 @@
  */
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { apply, getIfExists, installCrdDir } from '../crossplane';
+import { installCrdDir } from '../crossplane';
+import { apply, getIfExists } from '../kube';
 import { ROOT } from '../catalog';
 import type { Kube } from '../kube';
 

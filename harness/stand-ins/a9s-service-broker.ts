@@ -9,7 +9,8 @@
  */
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { getIfExists, installCrdDir } from '../crossplane';
+import { installCrdDir } from '../crossplane';
+import { getIfExists } from '../kube';
 import { ROOT } from '../catalog';
 import type { Kube } from '../kube';
 

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_BINDING_KEYS, CNPG_REAPER_LABEL } from '../../backends/cnpg';
-import { apply } from '../../harness/crossplane';
+import { apply } from '../../harness/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
-import { apply, condition, getIfExists } from '../../harness/crossplane';
+import { apply, condition, getIfExists } from '../../harness/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, type Kube, requireOk } from '../../harness/kube';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';

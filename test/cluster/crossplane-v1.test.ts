@@ -15,16 +15,8 @@ import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
 import { controlPlanes } from '../support/cluster';
 import { type ControlPlanes, startControlPlanes } from '../../harness/control-plane';
-import {
-  apply,
-  condition,
-  CONFIGURATION_NAME,
-  type Crossplane,
-  crossplanePki,
-  getIfExists,
-  startCrossplane,
-  startCrossplaneCore,
-} from '../../harness/crossplane';
+import { CONFIGURATION_NAME, type Crossplane, crossplanePki, startCrossplane, startCrossplaneCore } from '../../harness/crossplane';
+import { apply, condition, getIfExists } from '../../harness/kube';
 import { eventually, type Kube, kubeFor } from '../../harness/kube';
 import { isAlive } from '../../harness/processes';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';

@@ -47,7 +47,7 @@ import type { ClusterInfo } from '../../harness/control-plane';
 import { createBinding, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { releaseBindings } from '../support/bind-cleanup';
-import { installCrds } from '../../harness/provider-side';
+import { installCrds } from '../../harness/kube';
 import { claimCrd, type XrdObject } from '../../harness/xcrd';
 import { sleep } from '../../lib/abort';
 
