@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { newLogger } from '../lib/log';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { eventRecorder, LeaderElector, podNamespace, serveProbes, type Probes } from '../controller';
+import { backoffDelay, eventRecorder, LeaderElector, podNamespace, serveProbes, type Probes } from '../controller';
 import { AccessTokenVerifier } from './auth/access-token';
 import { Issuer } from './auth/issuer';
 import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
@@ -79,17 +79,16 @@ async function retry(
   state: { problem?: string },
   step: () => Promise<void>,
 ): Promise<void> {
-  let wait = 500;
-  while (!signal.aborted) {
+  for (let failures = 0; !signal.aborted; failures++) {
     try {
       await step();
       state.problem = undefined;
       return;
     } catch (e) {
       state.problem = e instanceof Error ? e.message : String(e);
+      const wait = backoffDelay(failures, { baseMs: 500, maxMs: 30_000 });
       log.error({ step: name, err: e, retryInMs: wait }, `${name} failed; retrying`);
       await sleep(wait, signal);
-      wait = Math.min(wait * 2, 30_000);
     }
   }
 }

@@ -16,8 +16,7 @@ import type {
   V1Secret,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { watchInformer, type WatchInformer } from '../controller';
-import { untilAborted } from '../lib/abort';
+import { startInformers, stopInformers, watchInformer, type WatchInformer } from '../controller';
 import {
   bindPath,
   CLAIMED_ROLE,
@@ -210,16 +209,11 @@ export class ObjectInformers {
   }
 }
 
-/**
- * Starts informers and resolves when all have listed once, or when `signal` aborts: a list that keeps failing (the
- * backend's RBAC cut, its CRDs gone) must not hold a shutdown.
- */
+/** Starts a table's informers and resolves when all have listed once, or when `signal` aborts (controller/runner.ts). */
 export async function startAll(informers: ServingInformers | LeaderInformers, signal?: AbortSignal): Promise<void> {
-  const all = Object.values(informers) as WatchInformer<KubernetesObject>[];
-  await Promise.all(all.map((i) => i.start()));
-  await untilAborted(Promise.all(all.map((i) => i.synced)), signal);
+  await startInformers(Object.values(informers) as WatchInformer<KubernetesObject>[], signal);
 }
 
 export async function stopAll(informers: ServingInformers | LeaderInformers): Promise<void> {
-  await Promise.all((Object.values(informers) as WatchInformer<KubernetesObject>[]).map((i) => i.stop()));
+  await stopInformers(Object.values(informers) as WatchInformer<KubernetesObject>[]);
 }

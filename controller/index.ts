@@ -6,6 +6,7 @@
  */
 export { keepAliveAgent, keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { TokenBucket, type RateLimit } from './rate-limit';
+export { backoffDelay, type Backoff } from './backoff';
 export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
 export { causeOf, isTerminal, TerminalError } from './errors';
 export { eventRecorder, type EventRecorderOptions, type EventSubject, type Warn } from './events';
@@ -15,4 +16,5 @@ export { diagnoseLease, LeaderElector, type LeaderElectorOptions, podNamespace }
 export { controllerMetrics, type ControllerMetrics } from './metrics';
 export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from '../lib/probes';
 export { WorkQueue, type WorkQueueOptions } from './queue';
+export { runWithInformers, startInformers, stopInformers, type Runnable, type RunnerInformer, type RunnerOptions } from './runner';
 export { onShutdown, type Shutdown } from './shutdown';

@@ -17,6 +17,7 @@ import https from 'node:https';
 import { type KubeConfig, type KubernetesListObject, type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { messageOf } from '../lib/kube-errors';
+import { backoffDelay } from './backoff';
 import { keepAliveAgent, watchConfig } from './clients';
 import { userAgent } from '../lib/user-agent';
 
@@ -114,7 +115,7 @@ export function watchInformer<T extends InformerObject>(o: WatchInformerOptions<
   lw.on('error', (err: unknown) => {
     if (stopped) return;
     error = messageOf(err) || 'watch failed';
-    const delay = Math.min(maxDelay, minDelay * 2 ** Math.min(failures, 20));
+    const delay = backoffDelay(failures, { baseMs: minDelay, maxMs: maxDelay });
     failures++;
     o.log?.warn({ path: o.path, err, retryInMs: delay }, 'watch failed; restarting');
     clearTimeout(restartTimer);

@@ -1,4 +1,5 @@
 /** Work-queue keys: `<namespace>/<name>` for namespaced objects, `<name>` for cluster-scoped ones (client-go's form). */
+import type { ReconcileResult } from './controller';
 import { TerminalError } from './errors';
 
 export interface ObjectRef {
@@ -27,8 +28,8 @@ export function splitKey(key: string): ObjectRef {
  * parse strings. A key that is not one (a bug in a watch's mapping) fails the reconcile as terminal.
  */
 export function byRef<Ctx>(
-  reconcile: (ref: ObjectRef, ctx: Ctx) => Promise<{ readonly requeueAfterMs?: number } | undefined | void>,
-): (key: string, ctx: Ctx) => Promise<{ readonly requeueAfterMs?: number } | undefined | void> {
+  reconcile: (ref: ObjectRef, ctx: Ctx) => Promise<ReconcileResult>,
+): (key: string, ctx: Ctx) => Promise<ReconcileResult> {
   return async (key, ctx) => {
     let ref: ObjectRef;
     try {

@@ -8,6 +8,7 @@
  *
  * Memory is bounded by the number of distinct keys, never by the number of events.
  */
+import { backoffDelay } from './backoff';
 
 export interface WorkQueueOptions {
   /** First retry delay after a failure. @default 50 */
@@ -102,7 +103,7 @@ export class WorkQueue {
 
   /** The delay the `n`-th consecutive failure (from 0) waits. */
   backoff(n: number): number {
-    return Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(n, 30));
+    return backoffDelay(n, { baseMs: this.baseDelayMs, maxMs: this.maxDelayMs });
   }
 
   /** How often `key` failed in a row. */

@@ -7,8 +7,8 @@
 import type { KubeConfig, V1CustomResourceDefinition, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { eventRecorder, type RateLimit, watchInformer, type WatchInformer } from '../controller';
-import { sleep, untilAborted } from '../lib/abort';
+import { backoffDelay, eventRecorder, type RateLimit, runWithInformers, watchInformer, type WatchInformer } from '../controller';
+import { sleep } from '../lib/abort';
 import { apiServiceBindingCrd, APPLY_PATCH, bindPath, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../exports/bind-api';
 import { bindingController, type BindingController } from './binding/binding.controller';
 import { kubeClients, type KubeClients } from './kube/client';
@@ -133,17 +133,25 @@ export class KonnectorRuntime {
     });
     const { controller: ctl, stopAll } = bc;
 
-    const informers = [this.bindings, this.crds, this.namespaces];
-    for (const i of informers) void i.start();
-    await untilAborted(Promise.all(informers.map((i) => i.synced)), signal);
-    this.log.info({ bindingNamespace: o.bindingNamespace ?? '(all)', controlPlaneMode: o.home !== undefined }, 'konnector running');
     try {
-      if (!signal.aborted) await ctl.run(signal);
+      await runWithInformers(
+        {
+          informers: [this.bindings, this.crds, this.namespaces],
+          controllers: [ctl],
+          onSynced: () =>
+            this.log.info({ bindingNamespace: o.bindingNamespace ?? '(all)', controlPlaneMode: o.home !== undefined }, 'konnector running'),
+          // The syncers and connections live on the bindings' caches; the kubeconfig Secrets' informers are started on
+          // demand (watchSecrets), so they are stopped here, beside the ones the runner started.
+          beforeStop: async () => {
+            await stopAll();
+            await connections.stopAll();
+            await Promise.all([...this.secrets.values()].map((i) => i.stop()));
+            this.secrets.clear();
+          },
+        },
+        signal,
+      );
     } finally {
-      await stopAll();
-      await connections.stopAll();
-      await Promise.all([...informers, ...this.secrets.values()].map((i) => i.stop()));
-      this.secrets.clear();
       this.log.info('konnector stopped');
     }
   }
@@ -190,7 +198,7 @@ export class KonnectorRuntime {
       } catch (e) {
         this.log.error({ err: e, crd: crd.metadata.name, attempt }, 'cannot install the APIServiceBinding CRD; retrying');
       }
-      await sleep(Math.min(10_000, 500 * 2 ** attempt), signal);
+      await sleep(backoffDelay(attempt, { baseMs: 500, maxMs: 10_000 }), signal);
     }
   }
 }

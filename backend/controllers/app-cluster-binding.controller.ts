@@ -8,8 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AuthorizationV1Api, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
-import { Controller, keepAliveClient, objectKey, splitKey, watchInformer, type WatchInformer } from '../../controller';
-import { untilAborted } from '../../lib/abort';
+import { Controller, keepAliveClient, objectKey, runWithInformers, splitKey, watchInformer, type WatchInformer } from '../../controller';
 import {
   Annotations,
   BIND_API_VERSION,
@@ -123,13 +122,7 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
       .map((a) => objectKey(a)),
   );
   const informers = [acbs, bindings, secrets] as WatchInformer<KubernetesObject>[];
-  try {
-    await Promise.all(informers.map((i) => i.start()));
-    await untilAborted(Promise.all(informers.map((i) => i.synced)), signal);
-    if (!signal.aborted) await c.run(signal);
-  } finally {
-    await Promise.all(informers.map((i) => i.stop()));
-  }
+  await runWithInformers({ informers, controllers: [c] }, signal);
 }
 
 function deps(

@@ -28,6 +28,7 @@
  * namespace and name).
  */
 import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
+import { backoffDelay, type ReconcileResult } from '../../controller';
 import {
   KUBECONFIG_SECRET_KEY,
   READY_CONDITION,
@@ -148,7 +149,7 @@ export interface AcbDeps {
 const CHECK_AGAIN_MS = 60_000;
 const WAIT_MS = 2_000;
 /** Backoff for an unreachable app cluster: 5 s doubling to 5 min. */
-export const unreachableBackoffMs = (failures: number): number => Math.min(300_000, 5_000 * 2 ** Math.max(0, failures - 1));
+export const unreachableBackoffMs = (failures: number): number => backoffDelay(failures - 1, { baseMs: 5_000, maxMs: 300_000 });
 
 type Input = ConditionInput;
 const ok = (type: string, reason: string, message?: string): Input => ({ type, status: 'True', reason, ...(message ? { message } : {}) });
@@ -171,11 +172,7 @@ export function wantedApis(acb: AppClusterBinding): { group: string; resource: s
   return [...seen.values()];
 }
 
-export async function reconcileAppClusterBinding(
-  d: AcbDeps,
-  acb: AppClusterBinding,
-  now = new Date(),
-): Promise<{ requeueAfterMs: number } | undefined> {
+export async function reconcileAppClusterBinding(d: AcbDeps, acb: AppClusterBinding, now = new Date()): Promise<ReconcileResult> {
   const key = `${acb.metadata.namespace}/${acb.metadata.name}`;
   if (acb.metadata.deletionTimestamp) return remove(d, acb);
   const conds: Input[] = [];
@@ -428,7 +425,7 @@ async function apiCondition(
 }
 
 /** Deletion, in the order that strands nothing (see the top of the file), of its own objects only. */
-async function remove(d: AcbDeps, acb: AppClusterBinding): Promise<{ requeueAfterMs: number } | undefined> {
+async function remove(d: AcbDeps, acb: AppClusterBinding): Promise<ReconcileResult> {
   if (!acb.metadata.finalizers?.includes(ACB_FINALIZER)) return undefined;
   const root = await ownRoot(d, acb);
   const left = root ? ownBindings(d, acb, root.name) : [];

@@ -1,7 +1,7 @@
 /** The leader's controllers, run together on the leader's informers until leadership (or the process) ends. */
-import type { Controller } from '../../controller';
+import { runWithInformers, type Controller } from '../../controller';
 import { runAppClusterBindings } from './app-cluster-binding.controller';
-import { leaderInformers, ObjectInformers, startAll, stopAll } from '../informers';
+import { leaderInformers, ObjectInformers } from '../informers';
 import { claimedAccessController } from './claimed-access.controller';
 import { clusterBindingsController } from './cluster-binding.controller';
 import { clusterBindingHealth } from './cluster-binding.metrics';
@@ -33,26 +33,33 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'obje
     klutchAdoptionController(d),
   ];
   const health = clusterBindingHealth(base.registry);
-  try {
-    await startAll(leader, signal);
-    if (signal.aborted) return;
-    health.observe(() => leader.clusterBindings.list().filter((b) => ours(d, b.metadata.namespace)));
-    base.log.info({ controllers: controllers.map((c) => c.name) }, 'leading: controllers running');
-    await Promise.all([
-      ...controllers.map((c) => c.run(signal)),
-      ...(d.provision
-        ? [
-            // Its informers are its own: without the AppClusterBinding CRD (or RBAC for it) only it waits.
-            runAppClusterBindings(d, signal).catch((e: unknown) =>
-              base.log.error({ err: e }, 'the AppClusterBinding controller stopped with an error'),
-            ),
-          ]
-        : []),
-    ]);
-  } finally {
-    // Not leading: no verdicts (the next leader exports them).
-    health.observe(undefined);
-    await objects.stop();
-    await stopAll(leader);
-  }
+  await runWithInformers(
+    {
+      informers: Object.values(leader),
+      controllers: [
+        ...controllers,
+        ...(d.provision
+          ? [
+              {
+                // Its informers are its own: without the AppClusterBinding CRD (or RBAC for it) only it waits.
+                run: (s: AbortSignal) =>
+                  runAppClusterBindings(d, s).catch((e: unknown) =>
+                    base.log.error({ err: e }, 'the AppClusterBinding controller stopped with an error'),
+                  ),
+              },
+            ]
+          : []),
+      ],
+      onSynced: () => {
+        health.observe(() => leader.clusterBindings.list().filter((b) => ours(d, b.metadata.namespace)));
+        base.log.info({ controllers: controllers.map((c) => c.name) }, 'leading: controllers running');
+      },
+      beforeStop: async () => {
+        // Not leading: no verdicts (the next leader exports them).
+        health.observe(undefined);
+        await objects.stop();
+      },
+    },
+    signal,
+  );
 }

@@ -7,7 +7,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { watchInformer, type Controller, type WatchInformer } from '../../controller';
+import { runWithInformers, watchInformer, type Controller, type WatchInformer } from '../../controller';
 import {
   bindPath,
   CLUSTER_BINDING_NAME,
@@ -84,17 +84,16 @@ export class ProviderConnection implements Connection {
     this.nsCtl = namespaceDeletionController(this, rt);
   }
 
-  /** Starts informers and controllers; returns at once (see `synced`). */
+  /** Starts informers and controllers; returns at once (see `hasSynced`). */
   start(): void {
-    const informers = [this.clusterBindings, this.exports, this.serviceNamespaces];
-    for (const i of informers) void i.start();
-    this.running = Promise.all([
-      Promise.all(informers.map((i) => i.synced)).then(() => {
-        if (this.abort.signal.aborted) return;
-        this.heartbeatCtl.enqueue(HEARTBEAT_KEY);
-        return Promise.all([this.heartbeatCtl.run(this.abort.signal), this.nsCtl.run(this.abort.signal)]);
-      }),
-    ]);
+    this.running = runWithInformers(
+      {
+        informers: [this.clusterBindings, this.exports, this.serviceNamespaces],
+        controllers: [this.heartbeatCtl, this.nsCtl],
+        onSynced: () => this.heartbeatCtl.enqueue(HEARTBEAT_KEY),
+      },
+      this.abort.signal,
+    );
     this.rt.metrics.connections.inc();
     this.log.info('provider connection started');
   }
@@ -125,8 +124,7 @@ export class ProviderConnection implements Connection {
   async stop(): Promise<void> {
     if (this.abort.signal.aborted) return;
     this.abort.abort();
-    await this.running;
-    await Promise.all([this.clusterBindings, this.exports, this.serviceNamespaces].map((i) => i.stop()));
+    await this.running; // the controllers drained, then the informers stopped
     this.rt.metrics.connections.dec();
     this.log.info('provider connection stopped');
   }

@@ -3,12 +3,11 @@
  * provider informers over its copies (one per assigned provider namespace), and typed clients for both sides.
  */
 import type { Logger } from 'pino';
-import { Controller, type WatchInformer } from '../../../controller';
+import { Controller, type ReconcileResult, type WatchInformer } from '../../../controller';
 import { APPLY_PATCH, JSON_PATCH, SYNCER_FIELD_MANAGER } from '../../../exports/bind-api';
 import type { KubeClients } from '../../kube/client';
 import { isConflict, isNotFound, messageOf } from '../../../lib/kube-errors';
 import type { Direction, Stopwatch } from '../../metrics';
-import type { Result } from './spec/spec.reconcile';
 import type { NamespacedInformers } from '../../kube/namespaced-informers';
 import { apiVersionOf, type Obj, type ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
@@ -82,7 +81,7 @@ export function syncController(
     readonly name: string;
     readonly direction: Direction;
     readonly failure: (key: string) => string;
-    readonly reconcile: (namespace: string, name: string, key: string) => Promise<Result>;
+    readonly reconcile: (namespace: string, name: string, key: string) => Promise<ReconcileResult>;
   },
   watch: Stopwatch,
 ): Controller {

@@ -4,7 +4,7 @@
  * may use the resource; stopped when the binding goes (after its objects are gone, see binding.reconcile.ts).
  */
 import type { Logger } from 'pino';
-import { watchInformer, type Controller } from '../../../controller';
+import { runWithInformers, watchInformer, type Controller } from '../../../controller';
 import type { AcceptablePermissionClaim, APIServiceNamespace } from '../../../exports/bind-api';
 import { NamespacedInformers } from '../../kube/namespaced-informers';
 import { trimForCache } from '../../kube/trim';
@@ -72,11 +72,11 @@ export class ExportSyncer {
     conn.serviceNamespaces.on('add', assign);
     conn.serviceNamespaces.on('update', assign);
     for (const sn of conn.serviceNamespaces.list()) assign(sn);
-    void this.x.consumer.start();
-    for (const c of this.claims) void c.targets.start();
     // Controllers start once the app-cluster side has listed: before that, a missing object is not known missing.
-    this.running = Promise.all([this.x.consumer.synced, ...this.claims.map((c) => c.targets.synced)]).then(() =>
-      this.abort.signal.aborted ? undefined : Promise.all(this.controllers.map((c) => c.run(this.abort.signal))),
+    // The provider side's informers are made per namespace as they are assigned, and started by `ensure`.
+    this.running = runWithInformers(
+      { informers: [this.x.consumer, ...this.claims.map((c) => c.targets)], controllers: this.controllers },
+      this.abort.signal,
     );
     this.cleanup = () => {
       conn.serviceNamespaces.off('add', assign);
@@ -111,12 +111,8 @@ export class ExportSyncer {
     if (this.abort.signal.aborted) return;
     this.abort.abort();
     this.cleanup();
-    await this.running;
-    await Promise.all([
-      this.x.consumer.stop(),
-      this.x.provider.stop(),
-      ...this.claims.flatMap((c) => [c.targets.stop(), c.sources.stop()]),
-    ]);
+    await this.running; // the controllers drained, then the app-cluster side's informers stopped
+    await Promise.all([this.x.provider.stop(), ...this.claims.map((c) => c.sources.stop())]);
     this.log.info('syncer stopped');
   }
 }

@@ -10,9 +10,9 @@
  * `klutch.anynines.com/resource-owner: <side>` as annotation (Klutch's marker) and label (what the konnector
  * watches). An object of the same name that is not such a copy is never overwritten or deleted.
  */
+import type { ReconcileResult } from '../../../../controller';
 import { Annotations, claimOfCredentials, withoutReservedKeys, type ClaimOwner } from '../../../../exports/bind-api';
 import { isDeleting, jsonEqual, ownerReference, type Obj } from '../../../kube/objects';
-import type { Result } from '../spec/spec.reconcile';
 
 export interface ClaimDeps {
   /** Where the objects come from. */
@@ -39,7 +39,7 @@ export interface ClaimDeps {
 /** Fields of a Secret or ConfigMap that are its content. */
 const CONTENT = ['data', 'binaryData', 'stringData', 'type', 'immutable'] as const;
 
-export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, name: string): Promise<Result> {
+export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, name: string): Promise<ReconcileResult> {
   const targetNamespace = deps.targetNamespace(sourceNamespace);
   if (targetNamespace === undefined) return undefined;
   const source = deps.getSource(sourceNamespace, name);

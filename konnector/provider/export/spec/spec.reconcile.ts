@@ -7,14 +7,12 @@
  * klutch.anynines.com, force). Deletion: delete the copy upstream, wait until it is gone (confirmed by a live read,
  * not a cache that may lag), then release the finalizer — so a claim never disappears while its twin lives on.
  */
+import type { ReconcileResult } from '../../../../controller';
 import { Annotations, SYNCER_FINALIZER } from '../../../../exports/bind-api';
 import { isForbidden, messageOf } from '../../../../lib/kube-errors';
 import { hasFinalizer, isDeleting, type Obj } from '../../../kube/objects';
 import type { NamespaceMap } from '../../../names';
 import { needsApply, upstreamOf } from './upstream';
-
-/** What a reconcile asks of the queue: nothing (done) or another look later. */
-export type Result = { readonly requeueAfterMs: number } | undefined;
 
 export interface SpecDeps {
   /** The consumer object from the cache; undefined when it is gone. */
@@ -46,7 +44,7 @@ export interface SpecDeps {
 /** A safety net for waits whose end normally arrives as an event. */
 export const WAIT_MS = 30_000;
 
-export async function reconcileSpec(deps: SpecDeps, namespace: string, name: string): Promise<Result> {
+export async function reconcileSpec(deps: SpecDeps, namespace: string, name: string): Promise<ReconcileResult> {
   let consumer = deps.getConsumer(namespace, name);
   if (!consumer) return undefined; // gone: the status syncer deletes a copy left behind
   const mapped = deps.namespaces.providerNamespace(namespace);

@@ -3,10 +3,10 @@
  * copy whose consumer object is gone (deleted while the konnector was down, or its finalizer removed by hand), once
  * the consumer cluster itself confirms it is gone — a lagging cache never deletes anything upstream.
  */
+import type { ReconcileResult } from '../../../../controller';
 import { Annotations } from '../../../../exports/bind-api';
 import { isDeleting, jsonEqual, type Obj } from '../../../kube/objects';
 import type { NamespaceMap } from '../../../names';
-import type { Result } from '../spec/spec.reconcile';
 
 export interface StatusDeps {
   getProvider(namespace: string, name: string): Obj | undefined;
@@ -20,7 +20,7 @@ export interface StatusDeps {
   observe?(what: 'status' | 'orphan', provider: Obj): void;
 }
 
-export async function reconcileStatus(deps: StatusDeps, providerNamespace: string, name: string): Promise<Result> {
+export async function reconcileStatus(deps: StatusDeps, providerNamespace: string, name: string): Promise<ReconcileResult> {
   const p = deps.getProvider(providerNamespace, name);
   if (!p || p.metadata.annotations?.[Annotations.bound] !== 'true') return undefined; // gone, or not a copy of ours
   const consumerNamespace = deps.namespaces.consumerNamespace(providerNamespace);
