@@ -10,6 +10,7 @@ import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { isLoopbackHost } from '../../lib/address';
+import { backoffDelay } from '../../controller';
 import { sleep } from '../../lib/abort';
 
 export interface IssuerOptions {
@@ -58,8 +59,8 @@ export interface Identity {
 }
 
 export const SCOPES = 'openid profile email';
-const RETRY_MIN_MS = 500;
-const RETRY_MAX_MS = 30_000;
+/** Discovery retries: half a second, doubling, at most 30 s. */
+const RETRY = { baseMs: 500, maxMs: 30_000 };
 /** undici's error for a connection closed under a request (fetch's TypeError, the SocketError as its cause). */
 const socketClosed = (e: unknown) => (e as { cause?: { code?: string } } | undefined)?.cause?.code === 'UND_ERR_SOCKET';
 /** Connections to the OpenID provider at most (per origin); more requests at once wait for one. */
@@ -115,8 +116,7 @@ export class Issuer {
 
   /** Reads the discovery document, retrying with capped exponential backoff until it succeeds or `signal` aborts. */
   async discover(signal: AbortSignal): Promise<void> {
-    let wait = RETRY_MIN_MS;
-    while (!signal.aborted) {
+    for (let failures = 0; !signal.aborted; failures++) {
       try {
         const url = new URL(this.o.issuerUrl);
         const config = await oidc.discovery(url, this.o.clientId, this.o.clientSecret, oidc.ClientSecretBasic(this.o.clientSecret), {
@@ -134,12 +134,12 @@ export class Issuer {
         return;
       } catch (e) {
         this.lastError = describe(e);
+        const wait = backoffDelay(failures, RETRY);
         this.o.log.warn(
           { issuer: this.o.issuerUrl, err: e, retryInMs: wait },
           'cannot read the OpenID provider discovery document; retrying',
         );
         await sleep(wait, signal);
-        wait = Math.min(wait * 2, RETRY_MAX_MS);
       }
     }
   }
