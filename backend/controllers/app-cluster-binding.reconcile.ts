@@ -292,18 +292,15 @@ export async function reconcileAppClusterBinding(d: AcbDeps, acb: AppClusterBind
   let requeue = CHECK_AGAIN_MS;
   const bindings = new Map(ownBindings(d, acb, root).map((b) => [b.metadata.name!, b]));
   for (const a of apis) {
-    const c = await apiCondition(
-      d,
-      acb,
-      a,
-      found.get(a.name),
+    const c = await apiCondition(d, acb, a, {
+      exportable: found.get(a.name),
       identity,
-      access.missing,
-      checks.get(a.name)!,
+      missing: access.missing,
+      checks: checks.get(a.name)!,
       clusterNs,
       root,
-      bindings.get(a.name),
-    );
+      binding: bindings.get(a.name),
+    });
     conds.push(c.condition);
     if (c.status !== 'True') requeue = Math.min(requeue, c.retryMs ?? WAIT_MS * 5);
   }
@@ -346,19 +343,29 @@ export async function reconcileAppClusterBinding(d: AcbDeps, acb: AppClusterBind
   return done(requeue);
 }
 
+/** What the condition of one API is judged from. */
+interface ApiConditionInputs {
+  /** The API's template and CRD, when it is exported at all. */
+  readonly exportable: Exportable | undefined;
+  readonly identity: BindIdentity;
+  /** What the app cluster's kubeconfig may not do (its access review), and what this API needs of it. */
+  readonly missing: readonly string[];
+  readonly checks: readonly AccessCheck[];
+  /** The consumer's cluster namespace on the control plane, and the binding root namespace. */
+  readonly clusterNs: string;
+  readonly root: string;
+  /** The API's APIServiceBinding in the root namespace, if made. */
+  readonly binding: APIServiceBinding | undefined;
+}
+
 /** The condition of one API, and whether to look again soon. */
 async function apiCondition(
   d: AcbDeps,
   acb: AppClusterBinding,
   a: { group: string; resource: string; name: string },
-  exportable: Exportable | undefined,
-  identity: BindIdentity,
-  missing: readonly string[],
-  checks: readonly AccessCheck[],
-  clusterNs: string,
-  root: string,
-  binding: APIServiceBinding | undefined,
+  o: ApiConditionInputs,
 ): Promise<{ condition: Input; status: string; retryMs?: number }> {
+  const { exportable, identity, missing, checks, clusterNs, root, binding } = o;
   const out = (condition: Input, retryMs?: number) => ({ condition, status: condition.status, ...(retryMs ? { retryMs } : {}) });
   if (!exportable)
     return out(
