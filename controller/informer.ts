@@ -49,6 +49,8 @@ export interface WatchInformerOptions<T extends InformerObject> {
    * may change the object in place. Deletions pass through it too, so the handlers see one shape.
    */
   readonly transform?: (obj: T) => T;
+  /** Told of every failed list or watch (before the informer retries), for owners that act on the kind of failure. */
+  readonly onError?: (err: unknown) => void;
 }
 
 export interface WatchInformer<T extends InformerObject> {
@@ -118,6 +120,7 @@ export function watchInformer<T extends InformerObject>(o: WatchInformerOptions<
     const delay = backoffDelay(failures, { baseMs: minDelay, maxMs: maxDelay });
     failures++;
     o.log?.warn({ path: o.path, err, retryInMs: delay }, 'watch failed; restarting');
+    o.onError?.(err);
     clearTimeout(restartTimer);
     restartTimer = setTimeout(() => {
       if (!stopped) void attempt();

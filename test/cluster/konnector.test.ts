@@ -318,6 +318,52 @@ describe('schema changes', () => {
   });
 });
 
+describe('claimed access that changes', () => {
+  it('reads claimed Secrets namespace-wide once the provider grants it, after a first review that said no', async () => {
+    // A provider namespace whose Secrets the consumer may not list yet, as when the API server's authorizer lags
+    // the RoleBinding it was just given: the konnector falls back to the Role that shares by name, which is not there.
+    const role = `/apis/rbac.authorization.k8s.io/v1/clusterroles/klutch-binder-${provider.clusterNamespace}`;
+    const rules: O[] = (await getObject(ka, role))!.rules;
+    const merge = 'application/merge-patch+json';
+    await requireOk(ka, 'PATCH', role, { rules: rules.filter((r) => !r.resources.includes('secrets')) }, merge);
+    const late = `late-${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      await requireOk(kb, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: late } });
+      const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
+      await requireOk(kb, 'POST', pg(late), {
+        apiVersion: 'anynines.com/v1',
+        kind: 'PostgresqlInstance',
+        metadata: { name: 'db', namespace: late },
+        spec,
+      });
+      const pns = await mapped(late);
+      const up = await eventually('the claim upstream', () => getObject(ka, pg(pns, 'db')));
+      await eventually('the binding names the refused read', async () => {
+        const c = condition(await getObject(kb, binding(provider.exportName)), 'InformersSynced');
+        return c?.status === 'False' && /klutch-binder-claimed/.test(c.message) ? true : undefined;
+      });
+      await requireOk(ka, 'PATCH', role, { rules }, merge);
+      const owner = { apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', name: 'db', uid: up!.metadata.uid };
+      await requireOk(ka, 'POST', `/api/v1/namespaces/${pns}/secrets`, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'db-creds', namespace: pns, ownerReferences: [owner] },
+        data: { password: Buffer.from('late').toString('base64') },
+      });
+      const down = await eventually('db-creds in the late namespace', () => getObject(kb, `/api/v1/namespaces/${late}/secrets/db-creds`));
+      expect(Buffer.from(down!.data.password, 'base64').toString()).toBe('late');
+      await eventually('the binding synced again', async () =>
+        condition(await getObject(kb, binding(provider.exportName)), 'InformersSynced')?.status === 'True' ? true : undefined,
+      );
+    } finally {
+      await requireOk(ka, 'PATCH', role, { rules }, merge);
+      await kb.request('DELETE', pg(late, 'db'));
+      await eventually('the late claim gone', async () => ((await getObject(kb, pg(late, 'db'))) ? undefined : true));
+      await kb.request('DELETE', `/api/v1/namespaces/${late}`);
+    }
+  }, 90_000);
+});
+
 describe('deleting a binding', () => {
   it('deletes its claims upstream first, then its CRD, and strands nothing behind a finalizer', async () => {
     const spec = { service: 'a9s-postgresql17', plan: 'postgresql-single-nano', compositionRef: { name: 'a9s-postgresql' } };
