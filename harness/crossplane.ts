@@ -1,6 +1,6 @@
 /**
  * The real Crossplane control-plane loop on a harness cluster, without Docker or a kubelet: Crossplane core
- * (`--package-runtime=External`; v2.2.1 or v1.20.11, `version` picks), our composition function (`node <bundle>` with
+ * (`--package-runtime=External`; v2.4.0 or v1.20.11, `version` picks), our composition function (`node <bundle>` with
  * mTLS on loopback) and provider-kubernetes v1.3.1, all out of cluster as processes of the test run. The recipe and
  * why each piece is the way it is: docs/decisions/crossplane-e2e.md.
  *
@@ -51,7 +51,7 @@ const WAIT_MS = 120_000;
 
 export interface CrossplaneOptions {
   /**
-   * Which Crossplane core runs: `v2` (v2.2.1, the main target: the default package's claims are LegacyCluster XRDs
+   * Which Crossplane core runs: `v2` (v2.4.0, the main target: the default package's claims are LegacyCluster XRDs
    * there) or `v1` (v1.20.11, the last 1.x line). @default 'v1' (the sandbox and the bench)
    */
   readonly version?: CrossplaneLine;
@@ -104,7 +104,7 @@ export interface CrossplanePki {
 
 export interface Crossplane {
   readonly runDir: string;
-  /** The Crossplane line that runs, and its release (`v2.2.1`, `v1.20.11`). */
+  /** The Crossplane line that runs, and its release (`v2.4.0`, `v1.20.11`). */
   readonly version: CrossplaneLine;
   readonly release: string;
   /** Crossplane core's process (a new one after `startCore`). */

@@ -91,7 +91,7 @@ export interface SandboxControlPlane extends Pick<Sandbox, 'synthDir' | 'registr
 
 /** Crossplane as the sandbox runs it (a Deployment from its Helm chart), with what an operator does to it. */
 export interface SandboxCrossplane extends CrossplaneControls {
-  /** Crossplane core's release (`v2.2.1`). */
+  /** Crossplane core's release (`v2.4.0`). */
   readonly release: string;
   /** The synth output that was installed. */
   readonly files: ReadonlyMap<string, string>;

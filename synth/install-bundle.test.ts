@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { loadCatalog, parseYaml } from '../harness/catalog';
 import { validatorFor } from '../test/support/openapi';
 import { goModuleSource, wrapperModule } from '../harness/tools/go';
+import { crossplaneSource } from '../harness/tools/crossplane';
 import { ensureKubeBinary } from '../harness/tools/kube';
 import { BindAnnotations, mayBind, type BindIdentity } from '../backend/authz/bind-policy';
 import { parseOptions } from '../backend/options';
@@ -172,7 +173,7 @@ describe('dist/control-plane/kustomization.yaml', () => {
     // What an Object only copies from (the cnpg binding reads its instance's LoadBalancer Service): read, not write.
     const verbs = (resource: string) => rules.find((r) => r.resources.includes(resource))?.verbs;
     expect(verbs('services')).toEqual(['get', 'list', 'watch']);
-    const crossplane = goModuleSource(wrapperModule('harness/tools/crank-v2'), 'github.com/crossplane/crossplane/v2', 'v2.2.1');
+    const crossplane = crossplaneSource('v2');
     const v = validatorFor(
       parseYaml(readFileSync(join(crossplane, 'cluster', 'crds', 'pkg.crossplane.io_deploymentruntimeconfigs.yaml'), 'utf8'))[0]!,
       'v1beta1',

@@ -1,5 +1,5 @@
 /**
- * Crossplane as operators deploy it (issue 18 item 4; docs/decisions/crossplane-deployed.md): core v2.2.1 installed
+ * Crossplane as operators deploy it (issue 18 item 4; docs/decisions/crossplane-deployed.md): core v2.4.0 installed
  * with `helm install` of its own chart (cluster/charts/crossplane of the Go module), its image from the run's
  * registry, the registry's CA through the chart's `registryCaBundleConfig`. Then what a platform team with a private
  * registry applies: ImageConfigs that rewrite the public package registries to it, the install bundle's Function and

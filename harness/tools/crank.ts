@@ -2,8 +2,8 @@
  * The real Crossplane CLI (`crank`), built from Go modules into the cache, and helpers to run it offline.
  *
  * Two lines, chosen per suite: `v1` (v1.20.11, the last 1.x line; the default package's claims and XRDs) and `v2`
- * (v2.2.1, the newest github.com/crossplane/crossplane/v2 the module proxy serves; the `--crossplane v2` output's
- * namespaced XRs). `render` (Development runtime) and `beta validate` are the same commands in both.
+ * (v2.2.1, the last github.com/crossplane/crossplane/v2 with the CLI in it, harness/tools/crossplane-lines.ts; the
+ * `--crossplane v2` output's namespaced XRs). `render` (Development runtime) and `beta validate` are the same commands in both.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ export type CrankLine = CrossplaneLine;
 const LINES = CROSSPLANE_LINES;
 
 /** The crank version of a line. */
-export const crankVersion = (line: CrankLine = 'v1'): string => LINES[line].version;
+export const crankVersion = (line: CrankLine = 'v1'): string => LINES[line].crankVersion;
 /** The v1 crank version (the line most suites use). */
 export const CRANK_VERSION = crankVersion('v1');
 /** The image `crank beta validate` adds to its dependencies; we seed its cache so it never downloads it. */
@@ -28,7 +28,7 @@ export const crossplaneImage = (line: CrankLine = 'v1'): string => `xpkg.crosspl
 /** The Go module source of a line's Crossplane (its CRDs under cluster/crds), downloaded if needed. */
 export function crankSource(line: CrankLine = 'v1'): string {
   const l = LINES[line];
-  return goModuleSource(wrapperModule(l.crankWrapper), l.module, l.version);
+  return goModuleSource(wrapperModule(l.crankWrapper), l.module, l.crankVersion);
 }
 
 /** Path of the crank binary of a line, building it first if needed. */
@@ -37,9 +37,9 @@ export async function ensureCrank(line: CrankLine = 'v1'): Promise<string> {
   return goBuild({
     moduleDir: wrapperModule(l.crankWrapper),
     pkg: `${l.module}/cmd/crank`,
-    out: join(cacheRoot(), `crank-${l.version}`, 'crank'),
-    label: `crank ${l.version}`,
-    ldflags: `-X ${l.module}/internal/version.version=${l.version}`,
+    out: join(cacheRoot(), `crank-${l.crankVersion}`, 'crank'),
+    label: `crank ${l.crankVersion}`,
+    ldflags: `-X ${l.module}/internal/version.version=${l.crankVersion}`,
   });
 }
 

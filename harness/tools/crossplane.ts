@@ -2,10 +2,9 @@
  * Crossplane core (`crossplane core start`), built from Go modules into the cache, for the end-to-end suites that run
  * the real control-plane loop (harness/crossplane.ts).
  *
- * Two lines, chosen per suite, the same releases as crank's (harness/tools/crank.ts):
- * - `v2`: v2.2.1 (`github.com/crossplane/crossplane/v2`), the main target. Built from crank v2's wrapper module
- *   (harness/tools/crank-v2/), whose tools.go imports both commands: `go mod tidy` only added robfig/cron, so one module
- *   pins both binaries and the second build reuses the first's compiled packages.
+ * Two lines, chosen per suite (harness/tools/crossplane-lines.ts):
+ * - `v2`: v2.4.0 (`github.com/crossplane/crossplane/v2`), the main target, from its own wrapper module
+ *   (harness/tools/crossplane-v2/; crank v2 stays at v2.2.1, harness/tools/crossplane-lines.ts says why).
  * - `v1`: v1.20.11, the last 1.x line. Its wrapper (harness/tools/crossplane/) started as a copy of crank v1's
  *   go.mod/go.sum and only gained what cmd/crossplane adds (sigstore and its friends).
  */
@@ -43,7 +42,7 @@ export async function ensureCrossplane(log?: (line: string) => void, line: Cross
     label: `Crossplane ${l.version} (crossplane core)`,
     // Without the stamp the version is "", and every package with a `crossplane.version` constraint (ours has
     // ">=v1.17.1") fails xpkg.PackageCrossplaneCompatible: its revision never turns healthy.
-    ldflags: `-X ${l.module}/internal/version.version=${l.version} -s -w`,
+    ldflags: `-X ${l.coreVersionVariable}=${l.version} -s -w`,
     log,
   });
   if (!built) checkVersion(bin, ['--version'], l.version);

@@ -1,5 +1,5 @@
 /**
- * Klutch's claims on Crossplane v2.2.1 as operators run it (issues 12, 18 and 19): the default (`v1`,
+ * Klutch's claims on Crossplane v2.4.0 as operators run it (issues 12, 18 and 19): the default (`v1`,
  * Klutch-compatible) package on the run's shared Pod platform (test/support/platform/shared-platform.ts: Crossplane
  * from its Helm chart, our function and provider-kubernetes as the Pods it made, the package pulled from the run's
  * registry), its control plane only (`podControlPlane()`), in a namespace of this file's own. What no other suite
