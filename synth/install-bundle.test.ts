@@ -17,6 +17,7 @@ import { BindAnnotations, mayBind, type BindIdentity } from '../backend/authz/bi
 import { parseOptions } from '../backend/options';
 import { BACKUP_STORE_CA_FILE } from '../backend/deploy/bind-backend';
 import { synthesize } from './synth';
+import { REGISTRY_PULL_SECRET } from './install-bundle';
 import { admitsIngress, type Source } from '../test/support/network-policy';
 import { selectorLabels } from '../lib/workload';
 import { BACKEND_PROBE_PORT } from '../backend/deploy/bind-backend';
@@ -236,6 +237,37 @@ describe('dist/control-plane/kustomization.yaml', () => {
     const without = (o: Obj) =>
       JSON.stringify(o.kind === 'Deployment' && o.metadata.name === 'klutch-bind-backend' ? { ...o, spec: null } : o);
     expect(objs.filter((o) => !added.includes(o)).map(without)).toEqual(base.map(without));
+  });
+
+  it("pulls from a private registry where an overlay asks for its Component: the backend's Pods, and Crossplane the function's and provider-kubernetes' packages and images", () => {
+    const overlay = overlayOf('overlay-private-registry', {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: ['../dist/control-plane'],
+      components: ['../dist/control-plane/private-registry', '../dist/control-plane/production'],
+    });
+    const base = build(join(dir, 'dist', 'control-plane'));
+    const objs = build(overlay);
+    const pullSecrets = [{ name: REGISTRY_PULL_SECRET }];
+    const deployment = one(objs, 'Deployment', 'klutch-bind-backend') as any;
+    expect(deployment.spec.template.spec.imagePullSecrets).toEqual(pullSecrets);
+    // The production Component's patch of the same Deployment still holds beside it.
+    expect(deployment.spec.template.spec.topologySpreadConstraints).toHaveLength(2);
+    const packages = objs.filter((o) => o.apiVersion.startsWith('pkg.crossplane.io/') && ['Function', 'Provider'].includes(o.kind));
+    expect(packages.map((o) => o.kind).sort()).toEqual(['Function', 'Provider']);
+    // As both Crossplane lines' CRDs define the field (a misspelt one would be pruned, and nothing pulled with it).
+    for (const line of ['v1', 'v2'] as const)
+      for (const o of packages) {
+        const crd = parseYaml(
+          readFileSync(join(crossplaneSource(line), 'cluster', 'crds', `pkg.crossplane.io_${o.kind.toLowerCase()}s.yaml`), 'utf8'),
+        )[0]!;
+        expect(validatorFor(crd, 'v1')(o).errors, `${line} ${o.kind}`).toEqual([]);
+        expect((o as any).spec.packagePullSecrets, o.kind).toEqual(pullSecrets);
+      }
+    // Nothing else of the bundle changes (the budget aside).
+    const patched = (o: Obj) => o.kind === 'Deployment' || packages.some((p) => p.kind === o.kind && p.metadata.name === o.metadata.name);
+    const without = (o: Obj) => JSON.stringify(patched(o) ? { ...o, spec: null } : o);
+    expect(objs.filter((o) => o.kind !== 'PodDisruptionBudget').map(without)).toEqual(base.map(without));
   });
 
   it("lets Prometheus' namespace, and no other, reach the metrics ports its monitors scrape, where the CNI enforces policies", () => {

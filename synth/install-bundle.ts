@@ -110,6 +110,40 @@ export function productionComponent(files: readonly string[], backend: { readonl
   return PRODUCTION_HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
 }
 
+const PRIVATE_REGISTRY_HEADER = `# The optional private registry of the install bundle, written by \`npm run synth\`: every image and package the
+# bundle pulls is pulled with the docker-registry Secret klutch-registry, which you create in klutch-bind-backend
+# (the backend's image) and crossplane-system (the function's and provider-kubernetes' packages and images). Add this
+# folder to your overlay under components: (see docs/install-bundle.md).
+`;
+
+/** The Secret the private-registry Component pulls with (type kubernetes.io/dockerconfigjson), in each namespace. */
+export const REGISTRY_PULL_SECRET = 'klutch-registry';
+
+/**
+ * The private-registry folder's kustomization.yaml: a Component that only patches. The backend Deployment's Pods pull
+ * with `imagePullSecrets`; Crossplane pulls a Function's or Provider's package, and its runtime Deployment's image,
+ * with the package's `packagePullSecrets` (Crossplane's runtime copies them into the Deployment it makes).
+ */
+export function privateRegistryComponent(backend: { readonly namespace: string; readonly name: string }): string {
+  const pullSecrets = [{ name: REGISTRY_PULL_SECRET }];
+  const add = (path: string) => stringify([{ op: 'add', path, value: pullSecrets }]);
+  const doc = {
+    apiVersion: 'kustomize.config.k8s.io/v1alpha1',
+    kind: 'Component',
+    patches: [
+      {
+        target: { kind: 'Deployment', namespace: backend.namespace, name: backend.name },
+        patch: add('/spec/template/spec/imagePullSecrets'),
+      },
+      ...['Function', 'Provider'].map((kind) => ({
+        target: { group: 'pkg.crossplane.io', kind },
+        patch: add('/spec/packagePullSecrets'),
+      })),
+    ],
+  };
+  return PRIVATE_REGISTRY_HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
+}
+
 /** The monitoring folder's kustomization.yaml: a Component over its YAML files, in name order. */
 export function monitoringComponent(files: readonly string[]): string {
   const doc = {

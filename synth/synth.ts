@@ -34,6 +34,7 @@ import {
   BACKEND_TLS_SECRET,
   kustomization,
   monitoringComponent,
+  privateRegistryComponent,
   productionComponent,
   SETTINGS_FILE,
   settingsEnv,
@@ -127,6 +128,8 @@ export const MONITORING_DIR = 'control-plane/monitoring';
 export const APP_MONITORING_DIR = 'app-cluster/monitoring';
 /** The backend's PodDisruptionBudget and spread, a kustomize Component an overlay adds for production. */
 export const PRODUCTION_DIR = 'control-plane/production';
+/** The optional private registry's Component (synth/install-bundle.ts privateRegistryComponent). */
+export const PRIVATE_REGISTRY_DIR = 'control-plane/private-registry';
 /** Where kube-prometheus-stack's guide installs Prometheus. */
 export const DEFAULT_MONITORING_NAMESPACE = 'monitoring';
 /** Where Crossplane runs (its Function Pods) and keeps package TLS Secrets; the default of its Helm chart. */
@@ -387,13 +390,19 @@ export function render(o: SynthOptions): Map<string, string> {
       backendRef,
     ),
   );
+  // Pulling from a private registry (optional, a Component that only patches): the pull Secret on every puller.
+  files.set(`${PRIVATE_REGISTRY_DIR}/kustomization.yaml`, privateRegistryComponent(backendRef));
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
   const prefix = `${CONTROL_PLANE_DIR}/`;
   files.set(
     `${CONTROL_PLANE_DIR}/kustomization.yaml`,
     kustomization({
       files: [...files.keys()]
-        .filter((f) => f.startsWith(prefix) && !f.startsWith(`${MONITORING_DIR}/`) && !f.startsWith(`${PRODUCTION_DIR}/`))
+        .filter(
+          (f) =>
+            f.startsWith(prefix) &&
+            ![MONITORING_DIR, PRODUCTION_DIR, PRIVATE_REGISTRY_DIR].some((component) => f.startsWith(`${component}/`)),
+        )
         .map((f) => f.slice(prefix.length)),
       backendNamespace: bindBackend.namespace.name,
       backendDeployment: bindBackend.deployment.name,
