@@ -276,6 +276,7 @@ describe('alerts and dashboard', () => {
     expect(objects.map(({ obj }) => obj.kind).sort()).toEqual([
       'PodMonitor',
       'PodMonitor',
+      'PodMonitor',
       'PrometheusRule',
       'PrometheusRule',
       'ServiceMonitor',

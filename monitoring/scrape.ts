@@ -1,7 +1,8 @@
 /**
  * Scrape targets for the Prometheus Operator: a ServiceMonitor for the bind backend (its Service's `metrics` port), a
- * PodMonitor for the konnector (its `probes` port, in the app cluster) and one for the composition function (the Pods
- * Crossplane runs for the Function, port `metrics`). Field names as in monitoring.coreos.com/v1.
+ * PodMonitor for the konnector (its `probes` port, in the app cluster), one for the konnectors the backend runs on the
+ * control plane for AppClusterBindings, and one for the composition function (the Pods Crossplane runs for the
+ * Function, port `metrics`). Field names as in monitoring.coreos.com/v1.
  */
 import { ApiObject } from 'cdk8s';
 import { Namespaces, NetworkPolicy, NetworkPolicyPort, NetworkPolicyTrafficDefault, Pods } from 'cdk8s-plus-33';
@@ -16,6 +17,14 @@ export interface ScrapeProps {
   readonly interval?: string;
 }
 
+/** What a monitor selects beyond its Pods' (or Service's) labels, in its own namespace by default. */
+interface MonitorScope {
+  readonly matchExpressions?: readonly { key: string; operator: 'Exists' }[];
+  /** `any: true`: Pods of every namespace. */
+  readonly namespaceSelector?: { readonly any: true };
+  readonly relabelings?: readonly { sourceLabels: string[]; targetLabel: string }[];
+}
+
 /** One ServiceMonitor or PodMonitor: what it selects and the named port whose /metrics it scrapes. */
 class Monitor extends Construct {
   constructor(
@@ -26,15 +35,25 @@ class Monitor extends Construct {
     matchLabels: Readonly<Record<string, string>>,
     port: string,
     p: ScrapeProps,
+    s: MonitorScope = {},
   ) {
     super(scope, id);
-    const endpoint = { port, path: '/metrics', interval: p.interval ?? '30s' };
+    const endpoint = {
+      port,
+      path: '/metrics',
+      interval: p.interval ?? '30s',
+      ...(s.relabelings ? { relabelings: s.relabelings.map((r) => ({ ...r })) } : {}),
+    };
     new ApiObject(this, kind, {
       apiVersion: 'monitoring.coreos.com/v1',
       kind,
       metadata: { name, namespace: p.namespace, ...(p.labels ? { labels: { ...p.labels } } : {}) },
       spec: {
-        selector: { matchLabels: { ...matchLabels } },
+        selector: {
+          matchLabels: { ...matchLabels },
+          ...(s.matchExpressions ? { matchExpressions: s.matchExpressions.map((e) => ({ ...e })) } : {}),
+        },
+        ...(s.namespaceSelector ? { namespaceSelector: { ...s.namespaceSelector } } : {}),
         ...(kind === 'ServiceMonitor' ? { endpoints: [endpoint] } : { podMetricsEndpoints: [endpoint] }),
       },
     });
@@ -52,6 +71,37 @@ export class BackendServiceMonitor extends Monitor {
 export class KonnectorPodMonitor extends Monitor {
   constructor(scope: Construct, id: string, p: ScrapeProps) {
     super(scope, id, 'PodMonitor', 'konnector', selectorLabels('konnector'), 'probes', p);
+  }
+}
+
+/** Prometheus' name of a Pod label in relabelings (`a.b/c-d` → `__meta_kubernetes_pod_label_a_b_c_d`). */
+export const podLabelMeta = (label: string): string => `__meta_kubernetes_pod_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+
+export interface BindingKonnectorsProps extends ScrapeProps {
+  /** The labels every konnector Pod the backend runs for an AppClusterBinding carries, with their values. */
+  readonly podLabels: Readonly<Record<string, string>>;
+  /** The Pod labels naming the AppClusterBinding (its name, its namespace) and the one only those Pods carry (its uid). */
+  readonly bindingName: string;
+  readonly bindingNamespace: string;
+  readonly bindingUid: string;
+}
+
+/**
+ * PodMonitor `klutch-bind-konnectors`: the konnectors the backend runs on the control plane for AppClusterBindings,
+ * in binding root namespaces it makes as bindings come (so every namespace, narrowed by the backend's labels), on
+ * their `probes` port; each series says which AppClusterBinding it is of (labels `appclusterbinding`,
+ * `appclusterbinding_namespace`), since its `namespace` is the root namespace's.
+ */
+export class BindingKonnectorsPodMonitor extends Monitor {
+  constructor(scope: Construct, id: string, p: BindingKonnectorsProps) {
+    super(scope, id, 'PodMonitor', 'klutch-bind-konnectors', p.podLabels, 'probes', p, {
+      matchExpressions: [{ key: p.bindingUid, operator: 'Exists' }],
+      namespaceSelector: { any: true },
+      relabelings: [
+        { sourceLabels: [podLabelMeta(p.bindingName)], targetLabel: 'appclusterbinding' },
+        { sourceLabels: [podLabelMeta(p.bindingNamespace)], targetLabel: 'appclusterbinding_namespace' },
+      ],
+    });
   }
 }
 

@@ -18,6 +18,10 @@ import { parseOptions } from '../backend/options';
 import { BACKUP_STORE_CA_FILE } from '../backend/deploy/bind-backend';
 import { synthesize } from './synth';
 import { REGISTRY_PULL_SECRET } from './install-bundle';
+import { podLabelMeta } from '../monitoring/scrape';
+import { konnectorDeployment } from '../backend/controllers/app-cluster-binding.objects';
+import { AcbLabels } from '../backend/controllers/app-cluster-binding.root';
+import type { AppClusterBinding } from '../exports/bind-api';
 import { admitsIngress, type Source } from '../test/support/network-policy';
 import { selectorLabels } from '../lib/workload';
 import { BACKEND_PROBE_PORT } from '../backend/deploy/bind-backend';
@@ -192,17 +196,52 @@ describe('dist/control-plane/kustomization.yaml', () => {
     const base = build(join(dir, 'dist', 'control-plane'));
     const objs = build(overlay);
     const added = objs.filter((o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name));
-    expect(added.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+    const settingsOf = (list: Obj[]) =>
+      list.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('klutch-bind-backend-settings'));
+    expect(
+      added
+        .filter((o) => o !== settingsOf(objs))
+        .map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort(),
+    ).toEqual([
       'ConfigMap/klutch-kit-dashboard',
       'NetworkPolicy/scrape-klutch-bind-backend',
       'NetworkPolicy/scrape-klutch-kit-function-dataservices',
+      'PodMonitor/klutch-bind-konnectors',
       'PodMonitor/klutch-kit-function-dataservices',
       'PrometheusRule/klutch-kit',
       'ServiceMonitor/klutch-bind-backend',
     ]);
-    expect(objs).toHaveLength(base.length + added.length);
+    // The settings gain the monitoring namespace (a new ConfigMap name, which the Deployment follows): the backend
+    // then lets Prometheus reach the konnectors it runs in binding root namespaces.
+    const settings = settingsOf(objs) as any;
+    expect(settings.data).toEqual({ ...(settingsOf(base) as any).data, BACKEND_MONITORING_NAMESPACE: 'monitoring' });
+    expect(one(objs, 'Deployment').spec.template.spec.containers[0].envFrom).toEqual([{ configMapRef: { name: settings.metadata.name } }]);
+    expect(objs).toHaveLength(base.length + added.length - 1);
     expect(one(objs, 'ServiceMonitor').metadata.namespace).toBe('klutch-bind-backend');
-    expect(one(objs, 'PodMonitor').metadata.namespace).toBe('crossplane-system');
+    expect(one(objs, 'PodMonitor', 'klutch-kit-function-dataservices').metadata.namespace).toBe('crossplane-system');
+    // The konnectors' PodMonitor selects, in any namespace, the Pods the backend's AppClusterBinding controller makes,
+    // on their probe port, and names the binding in each series.
+    const konnectors = one(objs, 'PodMonitor', 'klutch-bind-konnectors') as any;
+    const acb = {
+      metadata: { name: 'prod', namespace: 'team-a', uid: '6a1f0c2e-0000-4000-8000-000000000001' },
+      spec: { kubeconfigSecretRef: { name: 'app-kubeconfig', key: 'kubeconfig' } },
+    } as unknown as AppClusterBinding;
+    const pod = konnectorDeployment(acb, 'klutch-bind-team-a-prod', { image: 'konnector:v1', args: [], env: [] }).spec!.template;
+    const labels = pod.metadata!.labels!;
+    expect(konnectors.metadata.namespace).toBe('klutch-bind-backend');
+    expect(konnectors.spec.namespaceSelector).toEqual({ any: true });
+    expect(Object.entries(konnectors.spec.selector.matchLabels).every(([k, v]) => labels[k] === v)).toBe(true);
+    for (const e of konnectors.spec.selector.matchExpressions) expect(labels, e.key).toHaveProperty([e.key]);
+    // What an AppClusterBinding's Pods carry and no other Pod the backend makes does (the backend's own, a
+    // consumer's) is what it matches on: the binding's uid label.
+    expect(Object.keys(labels)).toContain(AcbLabels.uid);
+    const port = konnectors.spec.podMetricsEndpoints[0].port;
+    expect(pod.spec!.containers[0]!.ports).toEqual(expect.arrayContaining([expect.objectContaining({ name: port })]));
+    const relabelled = (konnectors.spec.podMetricsEndpoints[0].relabelings as { sourceLabels: string[]; targetLabel: string }[]).map(
+      (r) => `${r.targetLabel}=${labels[Object.keys(labels).find((k) => podLabelMeta(k) === r.sourceLabels[0])!]}`,
+    );
+    expect(relabelled).toEqual(['appclusterbinding=prod', 'appclusterbinding_namespace=team-a']);
   });
 
   it("adds production settings where an overlay asks for its Component: the backend's disruption budget over its own Pods, spread over nodes and zones", () => {
@@ -329,7 +368,7 @@ describe('dist/control-plane/kustomization.yaml', () => {
     });
     const objs = build(overlay);
     const labelled = objs.filter((o) => o.metadata.labels?.release === 'kube-prometheus-stack');
-    expect(labelled.map((o) => o.kind).sort()).toEqual(['PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
+    expect(labelled.map((o) => o.kind).sort()).toEqual(['PodMonitor', 'PodMonitor', 'PrometheusRule', 'ServiceMonitor']);
   });
 
   it('takes every documented knob from an overlay: settings, Secrets, image, replicas, a ProviderConfig URL', () => {

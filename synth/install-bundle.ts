@@ -144,12 +144,28 @@ export function privateRegistryComponent(backend: { readonly namespace: string; 
   return PRIVATE_REGISTRY_HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
 }
 
-/** The monitoring folder's kustomization.yaml: a Component over its YAML files, in name order. */
-export function monitoringComponent(files: readonly string[]): string {
+/**
+ * The monitoring folder's kustomization.yaml: a Component over its YAML files, in name order, and `settings` merged
+ * into the backend's settings ConfigMap (what the backend must know for monitoring to reach what it makes).
+ */
+export function monitoringComponent(
+  files: readonly string[],
+  backend: { readonly namespace: string; readonly settings: Readonly<Record<string, string>> },
+): string {
   const doc = {
     apiVersion: 'kustomize.config.k8s.io/v1alpha1',
     kind: 'Component',
     resources: files.filter((f) => f.endsWith('.yaml')).sort(),
+    configMapGenerator: [
+      {
+        name: BACKEND_SETTINGS,
+        namespace: backend.namespace,
+        behavior: 'merge',
+        literals: Object.keys(backend.settings)
+          .sort()
+          .map((k) => `${k}=${backend.settings[k]}`),
+      },
+    ],
   };
   return MONITORING_HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
 }

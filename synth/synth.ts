@@ -11,6 +11,8 @@ import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
 import { BackendDisruptionBudget } from '../backend/deploy/disruption-budget';
+import { AcbLabels } from '../backend/controllers/app-cluster-binding.root';
+import { Labels, MANAGED_BY } from '../backend/labels';
 import { DataServiceComposition } from '../compositions/composition';
 import { SelectionComposition } from '../compositions/selection';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
@@ -23,7 +25,13 @@ import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, type KonnectorProps } from '../
 import { KONNECTOR_PROBE_PORT } from '../lib/konnector-runtime';
 import { APP_CLUSTER_ALERTS, CONTROL_PLANE_ALERTS, KlutchAlerts } from '../monitoring/alerts';
 import { dashboard, KlutchDashboard } from '../monitoring/dashboard';
-import { BackendServiceMonitor, FunctionPodMonitor, KonnectorPodMonitor, ScrapeAccess } from '../monitoring/scrape';
+import {
+  BackendServiceMonitor,
+  BindingKonnectorsPodMonitor,
+  FunctionPodMonitor,
+  KonnectorPodMonitor,
+  ScrapeAccess,
+} from '../monitoring/scrape';
 import { checkUnique } from './catalog';
 import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
 import { replaceTree } from '../lib/files';
@@ -361,6 +369,18 @@ export function render(o: SynthOptions): Map<string, string> {
         monitoringNamespace: prometheus,
       }),
   );
+  emit(
+    `${MONITORING_DIR}/podmonitor-klutch-bind-konnectors.yaml`,
+    (c) =>
+      new BindingKonnectorsPodMonitor(c, 'binding-konnectors', {
+        namespace: backendNs,
+        podLabels: { [Labels.managedBy]: MANAGED_BY },
+        bindingName: AcbLabels.name,
+        bindingNamespace: AcbLabels.namespace,
+        bindingUid: AcbLabels.uid,
+        ...labels,
+      }),
+  );
   emit(`${MONITORING_DIR}/configmap-klutch-kit-dashboard.yaml`, (c) => new KlutchDashboard(c, 'dashboard', { namespace: backendNs }));
   files.set(`${MONITORING_DIR}/klutch-kit-dashboard.json`, `${JSON.stringify(dashboard(), null, 2)}\n`);
   emit(
@@ -378,7 +398,11 @@ export function render(o: SynthOptions): Map<string, string> {
   );
   files.set(
     `${MONITORING_DIR}/kustomization.yaml`,
-    monitoringComponent([...files.keys()].filter((f) => f.startsWith(`${MONITORING_DIR}/`)).map((f) => f.slice(MONITORING_DIR.length + 1))),
+    monitoringComponent(
+      [...files.keys()].filter((f) => f.startsWith(`${MONITORING_DIR}/`)).map((f) => f.slice(MONITORING_DIR.length + 1)),
+      // The backend then admits Prometheus to the konnectors' probe port in every binding root namespace it makes.
+      { namespace: backendNs, settings: { BACKEND_MONITORING_NAMESPACE: prometheus } },
+    ),
   );
   // Production settings (optional, a Component as monitoring): the backend's disruption budget and spread.
   const backendRef = { namespace: bindBackend.namespace.name, name: bindBackend.deployment.name };

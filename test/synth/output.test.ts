@@ -199,7 +199,10 @@ describe('provider dependencies', () => {
       ...readdirSync(join(out, 'control-plane', 'monitoring')).map((f) => join(out, 'control-plane', 'monitoring', f)),
       ...readdirSync(join(out, 'app-cluster', 'monitoring')).map((f) => join(out, 'app-cluster', 'monitoring', f)),
     ].filter((f) => /\/(prometheusrule|servicemonitor|podmonitor)-[^/]+\.yaml$/.test(f));
-    expect(monitors.length, 'both rules, the backend ServiceMonitor, the function and konnector PodMonitors').toBe(5);
+    expect(
+      monitors.length,
+      "both rules, the backend ServiceMonitor, the function's, the konnector's and the bindings' konnectors' PodMonitors",
+    ).toBe(6);
     for (const f of monitors)
       expect((parseYaml(readFileSync(f, 'utf8'))[0] as { metadata: { labels?: unknown } }).metadata.labels, f).toEqual({
         release: 'kube-prometheus-stack',
