@@ -285,6 +285,7 @@ function deps(
       );
     },
     writeStatus: (acb, status) => acbs.patchStatus({ namespace: acb.metadata.namespace!, name: acb.metadata.name! }, status),
+    ...(d.warn ? { warn: d.warn } : {}),
     refused: (r) => {
       const key = r.clusterId ?? '';
       const seen = refusals.get(key) ?? new Set<string>();

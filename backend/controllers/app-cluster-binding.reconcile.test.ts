@@ -101,6 +101,7 @@ function world(o: {
   const namespaces = new Map(Object.entries(o.namespaces ?? {}));
   let writtenStatus: AppClusterBindingStatus | undefined;
   const refusals: Refusal[] = [];
+  const warnings: string[] = [];
   let status: AppClusterBindingStatus | undefined;
   let deployment: V1Deployment | undefined;
   const applied: APIServiceBinding[] = [];
@@ -139,9 +140,11 @@ function world(o: {
     setFinalizer: async (_a, present) => void log.push(`finalizer ${present}`),
     writeStatus: async (_a, s) => void (status = writtenStatus = s),
     refused: (r) => void refusals.push(r),
+    warn: (obj, reason, message) => void warnings.push(`${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} ${reason}: ${message}`),
   };
   return {
     d,
+    warnings,
     log,
     reads,
     refusals,
@@ -224,6 +227,23 @@ describe('reconcileAppClusterBinding', () => {
     expect(w.cond('SecretValid')!.message).toContain('move the Secret into team-a');
     expect(w.cond('Ready')?.status).toBe('False');
     expect(w.log).toEqual([]);
+  });
+
+  it('warns on the AppClusterBinding as a condition turns False, once: not again while it stays so, again for another reason', async () => {
+    const w = world({});
+    const bad = acb({ secretNamespace: 'kube-system' });
+    await reconcileAppClusterBinding(w.d, bad);
+    expect(w.warnings).toEqual([`AppClusterBinding team-a/app1 SecretNamespaceForbidden: SecretValid: ${w.cond('SecretValid')!.message}`]);
+    // The next reconcile sees its own status: nothing new to say.
+    await reconcileAppClusterBinding(w.d, { ...bad, status: w.status() });
+    expect(w.warnings).toHaveLength(1);
+    const other = world({ secretType: 'kubernetes.io/service-account-token' });
+    await reconcileAppClusterBinding(other.d, { ...acb(), status: w.status() });
+    expect(other.warnings).toEqual([expect.stringMatching(/^AppClusterBinding team-a\/app1 SecretTypeNotOpaque: SecretValid: /)]);
+    // All well: no warning.
+    const fine = world({});
+    await reconcileAppClusterBinding(fine.d, acb());
+    expect(fine.warnings).toEqual([]);
   });
 
   it.each([

@@ -28,8 +28,10 @@
  * namespace and name).
  */
 import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
-import { backoffDelay, type ReconcileResult } from '../../controller';
+import { backoffDelay, type ReconcileResult, type Warn } from '../../controller';
 import {
+  BIND_API_VERSION,
+  Kinds,
   KUBECONFIG_SECRET_KEY,
   READY_CONDITION,
   sameConditions,
@@ -142,6 +144,8 @@ export interface AcbDeps {
   setFinalizer(acb: AppClusterBinding, present: boolean): Promise<void>;
   writeStatus(acb: AppClusterBinding, status: AppClusterBindingStatus): Promise<void>;
   refused(r: Refusal): void;
+  /** A Warning Event on the AppClusterBinding (`kubectl describe`), for a condition that has just turned False. */
+  warn?: Warn;
   /** Consecutive failures to reach this AppClusterBinding's app cluster (for the backoff); reset on success. */
   failures: Map<string, number>;
 }
@@ -512,6 +516,18 @@ async function commit(d: AcbDeps, acb: AppClusterBinding, inputs: Input[], now: 
   const moved = rootNamespace !== undefined && rootNamespace !== acb.status?.rootNamespace;
   if (moved || !sameConditions(conditions, acb.status?.conditions))
     await d.writeStatus(acb, { conditions, ...(rootNamespace ? { rootNamespace } : {}) });
+  // What went wrong, once as it happens: a condition (Ready aside, which repeats the others) that turned False or
+  // False for another reason. The recorder writes the same warning on the same object once per ten minutes.
+  for (const c of conditions) {
+    if (c.type === READY_CONDITION || c.status !== 'False') continue;
+    const was = acb.status?.conditions?.find((o) => o.type === c.type);
+    if (was?.status === 'False' && was.reason === c.reason) continue;
+    d.warn?.(
+      { apiVersion: BIND_API_VERSION, kind: Kinds.AppClusterBinding, metadata: acb.metadata },
+      c.reason ?? c.type,
+      `${c.type}: ${c.message ?? c.reason}`,
+    );
+  }
 }
 
 /** The kubeconfig Secret, checked: only in the AppClusterBinding's own namespace (see the decision note). */

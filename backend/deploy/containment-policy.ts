@@ -8,14 +8,14 @@
  *
  * - a Namespace it creates carries its label; one it changes or deletes was already its own;
  * - no Pod Security label of a Namespace is removed or loosened (only set to `restricted`, or `baseline` where none was);
- * - every namespaced write lands in such a namespace (AppClusterBindings, which it updates where teams keep them, and
- *   access reviews, which create nothing, excepted);
+ * - every namespaced write lands in such a namespace (AppClusterBindings, which it updates where teams keep them, the
+ *   Warning Events it creates about them there, and access reviews, which create nothing, excepted);
  * - TokenRequests only for its consumers' ServiceAccount `klutch-binder`: no token of kube-system's controllers.
  *
  * What it can still do is in SECURITY.md ("A compromised backend").
  */
 import { Construct } from 'constructs';
-import { Annotations, BIND_GROUP } from '../../exports/bind-api';
+import { Annotations, BIND_GROUP, Kinds } from '../../exports/bind-api';
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { Labels, MANAGED_BY } from '../labels';
 import { BINDER } from '../provision/rbac';
@@ -61,6 +61,15 @@ export class ContainmentPolicy extends Construct {
         { name: 'namespaceRequest', expression: `variables.group == '' && request.resource.resource == 'namespaces'` },
         { name: 'inOurNamespace', expression: `namespaceObject != null && ${ours('namespaceObject', own)}` },
         { name: 'oldNamespaceOurs', expression: ours('oldObject', own) },
+        {
+          // A Warning Event it creates about an AppClusterBinding, beside it (kubectl describe reads it there).
+          name: 'eventOnAcb',
+          expression:
+            `variables.group == '' && request.resource.resource == 'events' && request.operation == 'CREATE' && ` +
+            `object.?involvedObject.?kind.orValue('') == '${Kinds.AppClusterBinding}' && ` +
+            `object.?involvedObject.?apiVersion.orValue('').startsWith('${BIND_GROUP}/') && ` +
+            `object.?involvedObject.?namespace.orValue('') == variables.ns`,
+        },
         { name: 'newLabels', expression: `object.metadata.?labels.orValue({})` },
         { name: 'oldLabels', expression: `oldObject.metadata.?labels.orValue({})` },
       ],
@@ -90,6 +99,7 @@ export class ContainmentPolicy extends Construct {
             `variables.ns == '' || variables.namespaceRequest || ` +
             `variables.group in ['authorization.k8s.io', 'authentication.k8s.io'] || ` +
             `(variables.group == '${BIND_GROUP}' && request.resource.resource == 'appclusterbindings') || ` +
+            `variables.eventOnAcb || ` +
             `(variables.ns == '${own}' ? request.resource.resource in ['leases', 'events'] : variables.inOurNamespace)`,
           messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in namespaces it made or adopted (and its Leases and events in ${own}), not in ' + variables.ns`,
           reason: 'Forbidden',

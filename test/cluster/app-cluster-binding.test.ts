@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Annotations, exportTemplateManifest } from '../../exports/bind-api';
+import { Annotations, BIND_API_VERSION, exportTemplateManifest } from '../../exports/bind-api';
 import { hashedRootNamespace, klutchRootNamespace } from '../../backend/controllers/app-cluster-binding.root';
 import { BindBackend } from '../../backend/deploy/bind-backend';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
@@ -696,6 +696,17 @@ describe('AppClusterBinding', () => {
     });
     expect(condition(refused, 'SecretValid')).toMatchObject({ reason: 'SecretNamespaceForbidden' });
     expect(condition(refused, 'SecretValid')?.message).toContain(`move the Secret into ${ops}`);
+    // And a Warning Event beside it, which `kubectl describe appclusterbinding` shows.
+    const warned = await eventually('a Warning Event on it', async () => {
+      const list = await ka.request('GET', `/api/v1/namespaces/${ops}/events?fieldSelector=involvedObject.name=${stolen}`);
+      return (list.body.items as O[]).find((e) => e.reason === 'SecretNamespaceForbidden');
+    });
+    expect(warned).toMatchObject({
+      type: 'Warning',
+      source: { component: 'klutch-bind-backend' },
+      involvedObject: { kind: 'AppClusterBinding', namespace: ops, uid: refused!.metadata.uid },
+    });
+    expect(warned!.message).toContain(`move the Secret into ${ops}`);
     expect(await getObject(ka, `/api/v1/namespaces/${rootOf(ops, stolen)}`)).toBeUndefined();
 
     // An exec plugin would run in the backend's (and the konnector's) Pod on the control plane: refused, never run.
@@ -823,6 +834,8 @@ describe('AppClusterBinding', () => {
         ['a Lease in kube-system', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', lease('kube-system')],
         // Warnings forged into another team's namespace.
         ['an Event in kube-system', '/api/v1/namespaces/kube-system/events', event('kube-system')],
+        // Where AppClusterBindings are, only Events about one of them, beside it.
+        ["an Event about a Pod of a team's namespace", `/api/v1/namespaces/${ops}/events`, event(ops)],
         // Another namespace's traffic opened (an allow-all policy beside its default-deny).
         [
           'a NetworkPolicy in kube-system',
@@ -852,11 +865,20 @@ describe('AppClusterBinding', () => {
         (await asBackend.request('POST', `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies?dryRun=All`, networkPolicy(root)))
           .code,
       ).toBe(201);
-      // Its Warning Events, in a namespace it made (a consumer's) and in its own.
+      // Its Warning Events, in a namespace it made (a consumer's) and in its own, and about an AppClusterBinding beside it.
       for (const ns of [consumerNs, root, BACKEND_NS]) {
         const r = await asBackend.request('POST', `/api/v1/namespaces/${ns}/events?dryRun=All`, event(ns));
         expect(r.code, `an Event in ${ns}: ${String(r.body.message)}`).toBe(201);
       }
+      const onAcb = {
+        ...event(ops),
+        involvedObject: { apiVersion: BIND_API_VERSION, kind: 'AppClusterBinding', name: 'x', namespace: ops },
+      };
+      const r = await asBackend.request('POST', `/api/v1/namespaces/${ops}/events?dryRun=All`, onAcb);
+      expect(r.code, `an Event about an AppClusterBinding in ${ops}: ${String(r.body.message)}`).toBe(201);
+      // One about another namespace's AppClusterBinding: the API server's own validation refuses it before the policy.
+      const elsewhere = { ...onAcb, involvedObject: { ...onAcb.involvedObject, namespace: 'kube-system' } };
+      expect((await asBackend.request('POST', `/api/v1/namespaces/${ops}/events?dryRun=All`, elsewhere)).code).toBe(422);
     } finally {
       await ka.request('DELETE', `/api/v1/namespaces/${consumerNs}`);
       await ka.request('DELETE', `/api/v1/namespaces/${root}`);
