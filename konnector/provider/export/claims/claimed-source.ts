@@ -117,16 +117,21 @@ function namedView(c: ViewContext): View {
       const inf = watchInformer<Listed>({ kc: o.kc, path: pathOf(o), fieldSelector: `metadata.name=${name}`, log: o.log, transform: trim });
       for (const e of ['add', 'update', 'delete'] as const) inf.on(e, (x) => c.emit(view, e, x));
       named.set(name, inf);
+      void inf.synced.then(check);
       void inf.start();
     }
+    check();
   };
   for (const e of ['add', 'update', 'delete'] as const) role.on(e, follow);
-  // Listed once the Role is, and the objects it named then are.
-  const listed = role.synced.then(async () => {
-    follow();
-    await Promise.all([...named.values()].map((i) => i.synced));
+  // Listed once the Role is, and every object it names is (one it stops naming before that no longer counts).
+  let markListed: () => void = () => {};
+  const listed = new Promise<void>((r) => (markListed = r));
+  function check(): void {
+    if (synced || !role.hasSynced() || ![...named.values()].every((i) => i.hasSynced())) return;
     synced = true;
-  });
+    markListed();
+  }
+  void role.synced.then(follow);
   const view: View = {
     wide: false,
     get: (name, namespace) => named.get(name)?.get(name, namespace),
