@@ -11,6 +11,8 @@ import { writeKrewPackage } from '../cli/deploy/krew';
 import type { PackageDependency } from './package-meta';
 import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
 import { YamlMemo } from './yaml-memo';
+import { earlierXrds, xrdsOf, type AgainstOptions } from './against';
+import { breakingChanges, formatBreak } from './breaking';
 import { labelProblem } from '../lib/labels';
 import { DEFAULT_FUNCTION_PACKAGE } from '../compositions/function-ref';
 
@@ -45,6 +47,9 @@ Options:
                              the krew manifests kubectl-bind/krew/bind.yaml and klutch-bind.yaml
                              (default: the project's release URL for this version)
   --catalog <dir>            folder of data-service modules (default: apis/catalog)
+  --against <ref|dir>        refuse, before writing anything, a change to an API that would break claims
+                             already stored: compared with the XRDs of an earlier output folder, or of the
+                             catalog at a git ref (synthesized with the same --crossplane)
   --quiet                    print nothing but errors
   -h, --help                 show this help`;
 
@@ -71,6 +76,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
         'monitoring-label': { type: 'string', multiple: true },
         'monitoring-namespace': { type: 'string' },
         catalog: { type: 'string' },
+        against: { type: 'string' },
         'krew-uri': { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -135,6 +141,16 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
       onProgress: log,
       schemas: join(root, 'schemas'),
       yaml,
+      ...(args.against !== undefined
+        ? {
+            check: guard(args.against, {
+              root,
+              catalog: args.catalog ?? join(root, 'apis', 'catalog'),
+              args: ['--crossplane', args.crossplane],
+              log,
+            }),
+          }
+        : {}),
     });
     yaml.save();
     for (const { d, file } of await writeDeployables(root, args.out as string)) {
@@ -155,6 +171,19 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
     console.error(`synth: ${(e as Error).message}`);
     return 1;
   }
+}
+
+/** The breaking-change guard: throws, with one line per break, when the rendered XRDs narrow the earlier ones. */
+function guard(against: string, o: AgainstOptions): (files: ReadonlyMap<string, string>) => void {
+  return (files) => {
+    const before = earlierXrds(against, o);
+    const breaks = breakingChanges(before, xrdsOf(files));
+    if (breaks.length > 0)
+      throw new Error(
+        `${breaks.length} change(s) would break claims already stored (compared with ${against}); nothing was written:\n${breaks.map((b) => `  ${formatBreak(b)}`).join('\n')}`,
+      );
+    o.log(`--against ${against}: ${before.length} APIs compared, no breaking change`);
+  };
 }
 
 /** `<package>@<constraint>` (split at the last `@`, so a digest-free reference never confuses it), or the default. */

@@ -73,6 +73,8 @@ export interface SynthOptions {
   readonly exportNamespace?: string;
   /** The konnector app clusters install (image, replicas, namespace). @default the construct's defaults */
   readonly konnector?: KonnectorProps;
+  /** Called with every rendered file before any is written; what it throws stops the run (the breaking-change guard). */
+  readonly check?: (files: ReadonlyMap<string, string>) => void;
   /** The bind backend's Deployment and RBAC in control-plane/backend/. @default DEFAULT_BACKEND (example addresses) */
   readonly backend?: BindBackendProps;
   /** Extra files (path below outdir → content), e.g. the function package, rendered by the caller. */
@@ -472,6 +474,7 @@ export function exampleClaim(api: Api, backend: keyof Api['examples'], _target?:
 /** Renders and writes the output; a file that has its content already is left as it is. */
 export function synthesize(o: SynthOptions): SynthResult {
   const files = render(o);
+  o.check?.(files);
   const roots = new Set(
     [...files.keys()].map((p) =>
       p
