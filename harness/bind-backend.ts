@@ -19,7 +19,7 @@ import type { OidcTestProvider } from './oidc';
 import { type BundleLaunch, launchBundle } from './bundle-process';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 import type { KeyPairPem } from './pki';
-import { claimCrd, type XrdObject } from './xcrd';
+import { claimCrd, type XrdObject } from '../lib/xcrd';
 import { sleep } from '../lib/abort';
 
 export const BACKEND_CLIENT = { clientId: 'klutch-bind', clientSecret: 'klutch-bind-test-secret' } as const;

@@ -43,7 +43,7 @@ import {
 } from '../exports/bind-api';
 import type { ClusterInfo } from './control-plane';
 import { applyAt, eventually, installCrds, kubeFor, type Kube, requireOk } from './kube';
-import type { Crd } from './xcrd';
+import type { Crd } from '../lib/xcrd';
 
 export interface ProviderSideOptions {
   readonly provider: ClusterInfo;

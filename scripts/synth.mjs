@@ -34,7 +34,10 @@ try {
     source: { contents, resolveDir: REPOSITORY_ROOT },
     // Packages inside too: one file loads in a third of the time the construct libraries' hundreds of modules took.
     selfContained: true,
-    replace: { '@kubernetes/client-node': join(REPOSITORY_ROOT, 'synth', 'client-node-unused.ts') },
+    replace: {
+      '@kubernetes/client-node': join(REPOSITORY_ROOT, 'synth', 'client-node-unused.ts'),
+      prettier: join(REPOSITORY_ROOT, 'synth', 'prettier-unused.ts'),
+    },
   });
 } catch (e) {
   console.error(`synth: ${e instanceof Error ? e.message : String(e)}`);

@@ -9,7 +9,15 @@ import { catalogApis, type CatalogModule } from './catalog';
 import { writeDeployables } from './deployables';
 import { writeKrewPackage } from '../cli/deploy/krew';
 import type { PackageDependency } from './package-meta';
-import { DEFAULT_PROVIDER_ANYNINES, DEFAULT_PROVIDER_KUBERNETES, DEFAULT_PROVIDER_KUBERNETES_V2, synthesize } from './synth';
+import {
+  DEFAULT_PROVIDER_ANYNINES,
+  DEFAULT_PROVIDER_KUBERNETES,
+  DEFAULT_PROVIDER_KUBERNETES_V2,
+  render,
+  synthesize,
+  type SynthOptions,
+} from './synth';
+import { claimTypeFiles, SCHEMAS_DIR } from './claim-schemas';
 import { YamlMemo } from './yaml-memo';
 import { earlierXrds, xrdsOf, type AgainstOptions } from './against';
 import { breakingChanges, formatBreak } from './breaking';
@@ -129,7 +137,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
     // What a run reuses from the last (the YAML of unchanged objects and CRDs, the krew archive of an unchanged bundle).
     const cache = join(root, 'node_modules', '.cache', 'klutch-kit');
     const yaml = new YamlMemo(join(cache, 'synth-yaml.json'));
-    const result = synthesize({
+    const options: SynthOptions = {
       apis,
       outdir: args.out as string,
       target: args.crossplane as CrossplaneTarget,
@@ -151,7 +159,11 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
             }),
           }
         : {}),
-    });
+    };
+    const files = render(options);
+    const schemas = new Map([...files].filter(([path]) => path.startsWith(`${SCHEMAS_DIR}/`)));
+    for (const [path, ts] of await claimTypeFiles(schemas)) files.set(path, ts);
+    const result = synthesize(options, files);
     yaml.save();
     for (const { d, file } of await writeDeployables(root, args.out as string)) {
       log(`${file}: ${d.description}, one file for plain node (build its image with the Dockerfile beside it)`);

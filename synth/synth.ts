@@ -9,6 +9,7 @@ import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
+import { claimSchemaFiles } from './claim-schemas';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
 import { BackendDisruptionBudget } from '../backend/deploy/disruption-budget';
 import { AcbLabels } from '../backend/controllers/app-cluster-binding.root';
@@ -172,6 +173,7 @@ export function render(o: SynthOptions): Map<string, string> {
   let crdNames: CrdNames[] | undefined;
   const crds = (): CrdNames[] => (crdNames ??= crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas'), o.yaml?.parse));
   const files = new Map<string, string>();
+  const xrds: string[] = [];
   // One App per file: Chart.toJson() resolves dependencies across its whole App, which is quadratic in one shared App.
   const emit = (path: string, build: (scope: Construct) => void): void => {
     const chart = new Chart(new App(), path.replaceAll('/', '--'));
@@ -192,6 +194,7 @@ export function render(o: SynthOptions): Map<string, string> {
   );
   for (const api of apis) {
     emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target }));
+    xrds.push(files.get(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`)!);
     // v2: one Composition per API that composes on the backend the composite names (compositions/selection.ts).
     if (target === 'v2') {
       emit(
@@ -436,6 +439,7 @@ export function render(o: SynthOptions): Map<string, string> {
       backendReplicas: backendProps.replicas ?? 2,
     }),
   );
+  for (const [path, schema] of claimSchemaFiles(xrds, target)) files.set(path, schema);
   return files;
 }
 
@@ -471,9 +475,12 @@ export function exampleClaim(api: Api, backend: keyof Api['examples'], _target?:
   };
 }
 
-/** Renders and writes the output; a file that has its content already is left as it is. */
-export function synthesize(o: SynthOptions): SynthResult {
-  const files = render(o);
+/**
+ * Renders and writes the output (or writes `rendered`, render()'s files with any added); a file that has its content
+ * already is left as it is.
+ */
+export function synthesize(o: SynthOptions, rendered?: Map<string, string>): SynthResult {
+  const files = rendered ?? render(o);
   o.check?.(files);
   const roots = new Set(
     [...files.keys()].map((p) =>

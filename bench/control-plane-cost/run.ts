@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseYaml, runSynth } from '../../harness/catalog';
 import { startControlPlanes, type Tuning } from '../../harness/control-plane';
 import { kubeFor, type Kube } from '../../harness/kube';
-import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../harness/xcrd';
+import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../lib/xcrd';
 import { klutchXrds } from '../../test/parity/klutch';
 import { ensureKubeBinary } from '../../harness/tools/kube';
 import { sleep } from '../../lib/abort';

@@ -36,7 +36,7 @@ import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess 
 import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/konnector-chaos';
 import { eventually, kubeFor } from '../../harness/kube';
 import { providerSide } from '../../harness/provider-side';
-import { claimCrd, type XrdObject } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../lib/xcrd';
 import { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV } from '../../konnector/deploy/konnector';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { ensureNodeRuntime } from '../../harness/tools/node-runtime';

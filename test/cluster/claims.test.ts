@@ -29,7 +29,7 @@ import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
 import { admin } from '../support/cluster';
 import { applyAt, type Kube } from '../../harness/kube';
 import { claimValidator } from '../support/openapi';
-import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../harness/xcrd';
+import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../lib/xcrd';
 import { DELTAS, type VerdictDelta } from '../parity/deltas';
 import { klutchXrds } from '../parity/klutch';
 import { sleep } from '../../lib/abort';

@@ -48,7 +48,7 @@ import { createBinding, installKonnectorAccess, startKonnector, type KonnectorPr
 import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { releaseBindings } from '../support/bind-cleanup';
 import { installCrds } from '../../harness/kube';
-import { claimCrd, type XrdObject } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../lib/xcrd';
 import { sleep } from '../../lib/abort';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });

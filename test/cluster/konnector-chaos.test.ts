@@ -17,7 +17,7 @@ import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess 
 import { eventually, kubeFor, type Kube } from '../../harness/kube';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
 import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/konnector-chaos';
-import { claimCrd, type XrdObject } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../lib/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/postgresql/definition.yaml')!)[0] as unknown as XrdObject);

@@ -14,7 +14,7 @@ import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess 
 import { eventually, kubeFor, type Kube } from '../../harness/kube';
 import { probe } from '../../harness/processes';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
-import { claimCrd, type XrdObject } from '../../harness/xcrd';
+import { claimCrd, type XrdObject } from '../../lib/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crd = claimCrd(parseYaml(files.get('packages/dataservices/apis/search/definition.yaml')!)[0] as unknown as XrdObject);

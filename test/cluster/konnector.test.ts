@@ -14,7 +14,7 @@ import { bindApp, createBinding, grantApi, installKonnectorAccess, startKonnecto
 import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
-import { claimCrd, type Crd, type XrdObject } from '../../harness/xcrd';
+import { claimCrd, type Crd, type XrdObject } from '../../lib/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crdOf = (api: string): Crd =>

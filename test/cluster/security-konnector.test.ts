@@ -23,7 +23,7 @@ import type { ClusterInfo } from '../../harness/control-plane';
 import { bindApp, createBinding, grantApi, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { providerSide, type ProviderSide } from '../../harness/provider-side';
-import type { Crd } from '../../harness/xcrd';
+import type { Crd } from '../../lib/xcrd';
 
 const id = Math.random().toString(36).slice(2, 8);
 const group = `sk${id}.klutch-kit.test`;

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadCatalog, synthCatalog } from '../../harness/catalog';
-import type { XrdObject } from '../../harness/xcrd';
+import type { XrdObject } from '../../lib/xcrd';
 import { ANY, DELTAS, type SchemaDelta, type XrdDelta } from './deltas';
 import { claimSchema, FACETS, flatten, klutchXrds } from './klutch';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { claimValidator, fieldPath, schemaValidator, validatorFor } from './openapi';
-import { claimCrd } from '../../harness/xcrd';
+import { claimCrd } from '../../lib/xcrd';
 
 /** A small CRD with the features the validator has to get right. */
 const crd = {

@@ -20,7 +20,8 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { JSONSchemaProps } from '../../lib/schema';
-import { claimCrd, compositeCrd, type XrdObject } from '../../harness/xcrd';
+import { claimCrd, compositeCrd, type XrdObject } from '../../lib/xcrd';
+import { KUBERNETES_FORMATS, toJsonSchema } from '../../lib/json-schema';
 
 export interface ValidationResult {
   readonly valid: boolean;
@@ -71,7 +72,7 @@ export interface SchemaValidatorOptions {
 /** A validator for a structural schema (a CRD version's openAPIV3Schema, or any node of one). */
 export function schemaValidator(schema: JSONSchemaProps, opts: SchemaValidatorOptions = {}): Validator {
   const root = opts.root ?? true;
-  const compiled = ajv().compile(toAjvSchema(schema, { root, value: false }));
+  const compiled = ajv().compile(toJsonSchema(schema, { root, value: false }));
   return (obj) => {
     const data = structuredClone(obj);
     pruneNulls(data, schema);
@@ -94,7 +95,8 @@ export function compositeValidator(xrd: XrdObject | Record<string, unknown>, ver
 
 let shared: Ajv | undefined;
 
-const FORMATS: Record<string, RegExp | ((s: string) => boolean)> = {
+/** How each format the API server checks (KUBERNETES_FORMATS) is checked. */
+const FORMATS: Record<(typeof KUBERNETES_FORMATS)[number], RegExp | ((s: string) => boolean)> = {
   'date-time': (s) =>
     /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
   datetime: (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s),
@@ -135,104 +137,6 @@ function ajv(): Ajv {
   });
   shared = a;
   return a;
-}
-
-interface Ctx {
-  /** The node is a resource root (or an embedded resource): apiVersion, kind, metadata are implied. */
-  readonly root: boolean;
-  /** Inside anyOf/oneOf/allOf/not: value validation only, no pruning (Kubernetes prunes by the skeleton alone). */
-  readonly value: boolean;
-}
-
-const objectMetaProps = (): Record<string, object> => ({
-  name: { type: 'string' },
-  generateName: { type: 'string' },
-  namespace: { type: 'string' },
-  labels: { type: 'object', additionalProperties: { type: 'string' } },
-  annotations: { type: 'object', additionalProperties: { type: 'string' } },
-  finalizers: { type: 'array', items: { type: 'string' } },
-  ownerReferences: { type: 'array', items: { type: 'object' } },
-});
-
-/** The ajv (draft-07) schema of a Kubernetes structural schema node. */
-export function toAjvSchema(s: JSONSchemaProps, ctx: Ctx = { root: true, value: false }): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const x = s as JSONSchemaProps & Record<string, unknown>;
-  for (const k of [
-    'enum',
-    'pattern',
-    'minLength',
-    'maxLength',
-    'minItems',
-    'maxItems',
-    'minProperties',
-    'maxProperties',
-    'multipleOf',
-    'uniqueItems',
-    'default',
-  ] as const) {
-    if (x[k] !== undefined) out[k] = structuredClone(x[k]);
-  }
-  if (s.required?.length) out.required = [...s.required];
-  if (s.minimum !== undefined) out[s.exclusiveMinimum ? 'exclusiveMinimum' : 'minimum'] = s.minimum;
-  if (s.maximum !== undefined) out[s.exclusiveMaximum ? 'exclusiveMaximum' : 'maximum'] = s.maximum;
-  if (s.format && s.format in FORMATS && (s.type === 'string' || s.type === undefined)) out.format = s.format;
-
-  const types: string[] = [];
-  if (s['x-kubernetes-int-or-string']) types.push('integer', 'string');
-  else if (s.type) types.push(s.type);
-  if (s.nullable && types.length > 0) types.push('null');
-  if (s.nullable && Array.isArray(out.enum)) out.enum = [...(out.enum as unknown[]), null];
-  if (types.length > 0) out.type = types.length === 1 ? types[0] : types;
-
-  const embedded = s['x-kubernetes-embedded-resource'] === true;
-  const resource = (ctx.root && !ctx.value) || embedded;
-  const isObject = s.type === 'object' || s.properties !== undefined || (resource && !ctx.value);
-
-  if (s.properties || resource) {
-    const props: Record<string, unknown> = {};
-    for (const [k, p] of Object.entries(s.properties ?? {})) props[k] = toAjvSchema(p, { root: false, value: ctx.value });
-    if (resource) {
-      props.apiVersion = { ...((props.apiVersion as object) ?? {}), type: 'string' };
-      props.kind = { ...((props.kind as object) ?? {}), type: 'string' };
-      props.metadata = objectMeta(s.properties?.metadata);
-    }
-    out.properties = props;
-  }
-  if (embedded) {
-    out.required = [...new Set([...((out.required as string[]) ?? []), 'apiVersion', 'kind'])];
-    (out.properties as Record<string, Record<string, unknown>>).apiVersion!.minLength = 1;
-    (out.properties as Record<string, Record<string, unknown>>).kind!.minLength = 1;
-  }
-
-  if (s.additionalProperties !== undefined) {
-    out.additionalProperties =
-      typeof s.additionalProperties === 'boolean'
-        ? s.additionalProperties
-        : toAjvSchema(s.additionalProperties, { root: false, value: ctx.value });
-  } else if (isObject && !ctx.value && s['x-kubernetes-preserve-unknown-fields'] !== true) {
-    out.additionalProperties = false;
-  }
-
-  if (s.items && !Array.isArray(s.items)) out.items = toAjvSchema(s.items, { root: false, value: ctx.value });
-  if (s['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
-  if (s['x-kubernetes-list-type'] === 'map' && s['x-kubernetes-list-map-keys']?.length)
-    out['x-list-map-keys'] = [...s['x-kubernetes-list-map-keys']];
-
-  for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
-    if (s[k]?.length) out[k] = s[k]!.map((b) => toAjvSchema(b, { root: false, value: true }));
-  }
-  if (s.not) out.not = toAjvSchema(s.not, { root: false, value: true });
-  return out;
-}
-
-/** Free-form ObjectMeta, with what the schema declares about metadata (name and generateName) on top. */
-function objectMeta(declared: JSONSchemaProps | undefined): Record<string, unknown> {
-  const props: Record<string, unknown> = objectMetaProps();
-  for (const [k, p] of Object.entries(declared?.properties ?? {})) {
-    props[k] = { ...(props[k] as object), ...toAjvSchema(p, { root: false, value: false }) };
-  }
-  return { type: 'object', properties: props };
 }
 
 /** PruneNonNullableNullsWithoutDefaults, and the defaulting of non-nullable nulls that have a default. */

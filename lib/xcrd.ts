@@ -14,9 +14,9 @@
  *   ever converts stored XRDs. Pass `{ xrdDefaults: false }` to convert the object exactly as given (as crd_test.go does).
  * - Go's encoding/json matches JSON keys case-insensitively; this port matches them exactly.
  */
-import type { JSONSchemaProps, ValidationRule } from '../lib/schema';
+import type { JSONSchemaProps, ValidationRule } from './schema';
 
-export type { JSONSchemaProps } from '../lib/schema';
+export type { JSONSchemaProps } from './schema';
 
 export const CATEGORY_CLAIM = 'claim';
 export const CATEGORY_COMPOSITE = 'composite';
