@@ -7,6 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { catalogApis, type CatalogModule } from '../synth/catalog';
 import { render } from '../synth/synth';
+import { CHART_DIR } from '../synth/helm-chart';
 
 /**
  * The repository root, found upwards from this file: benches and fixtures run it bundled from node_modules/.cache,
@@ -31,9 +32,17 @@ export async function loadCatalog(dir = CATALOG_DIR): Promise<Api[]> {
   return catalogApis(modules);
 }
 
-/** The synth output of the real catalog, in memory: path → parsed objects. */
+/**
+ * The files of synth output that hold Kubernetes objects: its YAML files, but not the Helm chart's (templates, which
+ * are not YAML until helm renders them; synth/helm-chart.test.ts does).
+ */
+export function objectFiles(files: ReadonlyMap<string, string>): Map<string, string> {
+  return new Map([...files].filter(([p]) => p.endsWith('.yaml') && !p.startsWith(`${CHART_DIR}/`)));
+}
+
+/** The Kubernetes objects of the real catalog's synth output, in memory: path → parsed objects. */
 export async function synthCatalog(target: CrossplaneTarget = 'v1'): Promise<Map<string, Record<string, unknown>[]>> {
-  const files = render({ apis: await loadCatalog(), outdir: 'unused', target });
+  const files = objectFiles(render({ apis: await loadCatalog(), outdir: 'unused', target }));
   return new Map([...files].map(([p, text]) => [p, parseYaml(text)]));
 }
 

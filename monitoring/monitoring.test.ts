@@ -5,7 +5,7 @@ import { App, Chart } from 'cdk8s';
 import { stringify } from 'yaml';
 import { describe, expect, inject, it } from 'vitest';
 import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
-import { loadCatalog, ROOT } from '../harness/catalog';
+import { loadCatalog, objectFiles, ROOT } from '../harness/catalog';
 import { releaseDoc } from '../lib/version';
 import { render } from '../synth/synth';
 import { parse } from 'yaml';
@@ -269,8 +269,8 @@ describe('alerts and dashboard', () => {
   it("writes PrometheusRule, ServiceMonitor and PodMonitors the Prometheus Operator's schemas accept", async () => {
     const files = render({ apis: await loadCatalog(), outdir: 'unused' });
     const models = { PrometheusRule, ServiceMonitor, PodMonitor } as const;
-    const objects = [...files]
-      .filter(([path]) => path.endsWith('.yaml') && path.includes('/monitoring/'))
+    const objects = [...objectFiles(files)]
+      .filter(([path]) => path.includes('/monitoring/'))
       .map(([path, yaml]) => ({ path, obj: parse(yaml) as { apiVersion: string; kind: keyof typeof models } }))
       .filter(({ obj }) => obj.apiVersion === 'monitoring.coreos.com/v1');
     expect(objects.map(({ obj }) => obj.kind).sort()).toEqual([

@@ -7,7 +7,8 @@
  * `configMapGenerator` an overlay merges into (the Pods roll, the name has the content's hash); the Secrets (OIDC
  * client secret, cookie keys, TLS) from the overlay's `secretGenerator` or made out of band under the names below.
  * Monitoring is optional: it needs the Prometheus Operator's CRDs, so it is a kustomize Component of its own
- * (`monitoring/kustomization.yaml`) that an overlay adds with `components:` where the operator runs.
+ * (`monitoring/kustomization.yaml`) that an overlay adds with `components:` where the operator runs. The Helm chart
+ * (helm-chart.ts) is made of the same files, with these knobs as values.
  */
 import { stringify } from 'yaml';
 import { selectorLabels } from '../lib/workload';
@@ -30,6 +31,13 @@ export interface InstallBundleProps {
   readonly backendReplicas: number;
 }
 
+/**
+ * On every object (not on selectors or Pod templates): `kubectl wait crd -l app.kubernetes.io/part-of=klutch-kit`
+ * between the two applies, and a label to find, prune or delete what the bundle installed. The Components add their
+ * own objects after the bundle's labels ran, so they label them too.
+ */
+const PART_OF_LABELS = [{ pairs: { 'app.kubernetes.io/part-of': 'klutch-kit' } }];
+
 const HEADER = `# The control plane's install bundle, written by \`npm run synth\`. Install: kubectl apply -k <this folder>
 # (or from an overlay of yours that lists it under resources: and sets the knobs; see docs/install-bundle.md).
 `;
@@ -51,9 +59,7 @@ export function kustomization(p: InstallBundleProps): string {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
     resources,
-    // On every object (not on selectors or Pod templates): `kubectl wait crd -l app.kubernetes.io/part-of=klutch-kit`
-    // between the two applies, and a label to find, prune or delete what the bundle installed.
-    labels: [{ pairs: { 'app.kubernetes.io/part-of': 'klutch-kit' } }],
+    labels: PART_OF_LABELS,
     configMapGenerator: [{ name: BACKEND_SETTINGS, namespace: p.backendNamespace, envs: [SETTINGS_FILE] }],
     images: [{ name: image, newTag: tag }],
     replicas: [{ name: p.backendDeployment, count: p.backendReplicas }],
@@ -79,21 +85,26 @@ const PRODUCTION_HEADER = `# The optional production settings of the install bun
 # (see docs/install-bundle.md).
 `;
 
+/** The backend's replicas spread over nodes and zones (the production Component's, the Helm chart's). */
+export function backendSpread(backend: { readonly name: string }): object[] {
+  return ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+    maxSkew: 1,
+    topologyKey,
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: selectorLabels(backend.name) },
+  }));
+}
+
 /**
  * The production folder's kustomization.yaml: a Component over its YAML files and a patch of the backend Deployment
  * that spreads its Pods over nodes and zones. `ScheduleAnyway`: a cluster with one node or zone still runs them all.
  */
 export function productionComponent(files: readonly string[], backend: { readonly namespace: string; readonly name: string }): string {
-  const spread = (topologyKey: string) => ({
-    maxSkew: 1,
-    topologyKey,
-    whenUnsatisfiable: 'ScheduleAnyway',
-    labelSelector: { matchLabels: selectorLabels(backend.name) },
-  });
   const doc = {
     apiVersion: 'kustomize.config.k8s.io/v1alpha1',
     kind: 'Component',
     resources: files.filter((f) => f.endsWith('.yaml')).sort(),
+    labels: PART_OF_LABELS,
     patches: [
       {
         target: { kind: 'Deployment', namespace: backend.namespace, name: backend.name },
@@ -101,7 +112,7 @@ export function productionComponent(files: readonly string[], backend: { readonl
           {
             op: 'add',
             path: '/spec/template/spec/topologySpreadConstraints',
-            value: [spread('kubernetes.io/hostname'), spread('topology.kubernetes.io/zone')],
+            value: backendSpread(backend),
           },
         ]),
       },
@@ -156,6 +167,7 @@ export function monitoringComponent(
     apiVersion: 'kustomize.config.k8s.io/v1alpha1',
     kind: 'Component',
     resources: files.filter((f) => f.endsWith('.yaml')).sort(),
+    labels: PART_OF_LABELS,
     configMapGenerator: [
       {
         name: BACKEND_SETTINGS,

@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd } from '../apis/xrd';
 import { claimSchemaFiles } from './claim-schemas';
+import { CHART_DIR, helmChart } from './helm-chart';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
 import { BackendDisruptionBudget } from '../backend/deploy/disruption-budget';
 import { AcbLabels } from '../backend/controllers/app-cluster-binding.root';
@@ -133,6 +134,8 @@ export const KONNECTOR_DIR = 'app-cluster/konnector';
 export const APP_CLUSTER_ROLE_DIR = 'app-cluster/control-plane-konnector';
 /** The Function object and the runtime config it runs with (restricted Pod Security). */
 export const FUNCTION_RUNTIME_DIR = 'control-plane/function';
+/** The ProviderConfigs, below CONTROL_PLANE_DIR: a second apply, once the providers run (docs/install-bundle.md). */
+export const PROVIDER_CONFIGS_DIR = 'provider-configs';
 /** PrometheusRule, ServiceMonitor, the function's PodMonitor and the Grafana dashboard (monitoring/). */
 export const MONITORING_DIR = 'control-plane/monitoring';
 /** The konnector's PodMonitor. */
@@ -248,7 +251,7 @@ export function render(o: SynthOptions): Map<string, string> {
   const refs = providerConfigRefs(apis, target);
   for (const ref of refs) {
     emit(
-      `${CONTROL_PLANE_DIR}/provider-configs/${ref.kind.toLowerCase()}-${ref.name}.yaml`,
+      `${CONTROL_PLANE_DIR}/${PROVIDER_CONFIGS_DIR}/${ref.kind.toLowerCase()}-${ref.name}.yaml`,
       (c) => new ProviderConfigs(c, 'config', { refs: [ref] }),
     );
   }
@@ -439,6 +442,22 @@ export function render(o: SynthOptions): Map<string, string> {
       backendReplicas: backendProps.replicas ?? 2,
     }),
   );
+  // The same objects as a Helm chart, with the same knobs as values (helm-chart.ts).
+  const chart = helmChart({
+    files: new Map([...files].filter(([f]) => f.startsWith(prefix)).map(([f, text]) => [f.slice(prefix.length), text])),
+    monitoringDir: MONITORING_DIR.slice(prefix.length),
+    productionDir: PRODUCTION_DIR.slice(prefix.length),
+    providerConfigsDir: PROVIDER_CONFIGS_DIR,
+    backend: {
+      namespace: bindBackend.namespace.name,
+      name: bindBackend.deployment.name,
+      image: backendProps.image ?? DEFAULT_BACKEND_IMAGE,
+      replicas: backendProps.replicas ?? 2,
+      settings: bindBackend.settings,
+    },
+    monitoringSettings: { BACKEND_MONITORING_NAMESPACE: prometheus },
+  });
+  for (const [path, text] of chart) files.set(`${CHART_DIR}/${path}`, text);
   for (const [path, schema] of claimSchemaFiles(xrds, target)) files.set(path, schema);
   return files;
 }

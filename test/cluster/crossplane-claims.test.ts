@@ -19,7 +19,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
+import { loadCatalog, objectFiles, parseYaml } from '../../harness/catalog';
 import { apply, condition, getIfExists } from '../../harness/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, type Kube, requireOk } from '../../harness/kube';
@@ -89,7 +89,7 @@ beforeAll(async () => {
   await a9s.installCrds();
   // The default package the platform installed is synth's output: render() gives the same XRDs and examples.
   const files = render({ apis: await loadCatalog(), outdir: 'unused' });
-  for (const [path, text] of files) {
+  for (const [path, text] of objectFiles(files)) {
     const doc = parseYaml(text)[0] as Obj;
     if (doc.kind === 'CompositeResourceDefinition' && doc.spec.claimNames) {
       plurals.set(doc.spec.claimNames.kind, { claim: doc.spec.claimNames.plural, composite: doc.spec.names.plural });

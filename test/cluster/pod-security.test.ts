@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
+import { loadCatalog, objectFiles, parseYaml } from '../../harness/catalog';
 import { admin, testNamespace } from '../support/cluster';
 import { requireOk, type Kube } from '../../harness/kube';
 
@@ -40,7 +40,7 @@ let shipped: Obj[];
 
 beforeAll(async () => {
   kube = await admin('a');
-  const files = render({ apis: await loadCatalog(), outdir: 'unused' });
+  const files = objectFiles(render({ apis: await loadCatalog(), outdir: 'unused' }));
   templates = podTemplates(files);
   shipped = [...files.values()].flatMap((t) => parseYaml(t)) as Obj[];
 });

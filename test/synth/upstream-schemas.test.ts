@@ -81,8 +81,6 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
         // The install bundle's kustomization is built by the real kustomize, provider-kubernetes' RBAC and the v2
         // ClusterProviderConfig (provider-kubernetes v1.3.1's CRD) are checked in synth/install-bundle.test.ts.
         path !== 'control-plane/kustomization.yaml' &&
-        // The claims' JSON Schemas are not Kubernetes objects (synth/claim-schemas.test.ts checks them).
-        !path.startsWith('schemas/') &&
         // Kubernetes' own NetworkPolicies (the function's too) go to a real API server in test/cluster/pod-security.test.ts.
         !['ClusterRole', 'ClusterRoleBinding', 'ClusterProviderConfig', 'NetworkPolicy'].includes(String(obj.kind)) &&
         obj.kind !== 'CustomResourceDefinition' &&
