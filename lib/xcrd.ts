@@ -286,6 +286,55 @@ export function compositeCrd(xrdIn: XrdObject | Record<string, unknown>, opts: C
   return crd;
 }
 
+/**
+ * ForCompositeResource of Crossplane v2 for a modern XRD (`apiextensions.crossplane.io/v2`, `spec.scope` Namespaced or
+ * Cluster), from crossplane-runtime v2.4.0's pkg/xcrd: Crossplane's machinery under `spec.crossplane` (no claimRef, no
+ * connection Secret; a Namespaced composite's resourceRefs name no namespace), and only `conditions` in the status
+ * (with `observedGeneration`). A LegacyCluster XRD is converted as v1 converts it (compositeCrd).
+ */
+export function modernCompositeCrd(xrdIn: XrdObject | Record<string, unknown>): Crd {
+  const xrd = prepare(xrdIn, { xrdDefaults: false });
+  const scope = (xrd.spec.scope as string | undefined) ?? 'LegacyCluster';
+  if (scope === 'LegacyCluster') return compositeCrd(xrd);
+  const crd = newCrd(xrd.metadata.name, xrd, scope === 'Namespaced' ? 'Namespaced' : 'Cluster', crdNames(xrd.spec.names));
+  crd.spec.names.categories = [...(crd.spec.names.categories ?? []), CATEGORY_COMPOSITE];
+  crd.spec.versions = xrd.spec.versions.map((vr) => {
+    const crdv = genCrdVersion(vr, MAX_COMPOSITE_NAME_LENGTH, 'Composite Resource', xrd.metadata.name);
+    const legacy = compositeResourceSpecProps();
+    const ref = (legacy.resourceRefs!.items as JSONSchemaProps).properties!;
+    const props: Record<string, JSONSchemaProps> = {
+      compositionRef: legacy.compositionRef!,
+      compositionSelector: legacy.compositionSelector!,
+      compositionRevisionRef: legacy.compositionRevisionRef!,
+      compositionRevisionSelector: legacy.compositionRevisionSelector!,
+      compositionUpdatePolicy: {
+        ...legacy.compositionUpdatePolicy!,
+        ...(xrd.spec.defaultCompositionUpdatePolicy !== undefined ? { default: xrd.spec.defaultCompositionUpdatePolicy } : {}),
+      },
+      resourceRefs: {
+        ...legacy.resourceRefs!,
+        items: {
+          ...legacy.resourceRefs!.items!,
+          properties: { ...ref, ...(scope === 'Cluster' ? { namespace: { type: 'string' } } : {}) },
+        },
+      },
+    };
+    specOf(crdv).properties!.crossplane = {
+      type: 'object',
+      description: 'Configures how Crossplane will reconcile this composite resource',
+      properties: props,
+    };
+    const conditions = structuredClone(compositeResourceStatusProps().conditions!);
+    (conditions.items as JSONSchemaProps).properties!.observedGeneration = { type: 'integer', format: 'int64' };
+    crdv.schema.openAPIV3Schema.properties!.status!.properties = {
+      ...crdv.schema.openAPIV3Schema.properties!.status!.properties,
+      conditions,
+    };
+    return crdv;
+  });
+  return crd;
+}
+
 /** ForCompositeResourceClaim: the CRD of the XRD's claim; fails when the XRD has no claim names or they conflict. */
 export function claimCrd(xrdIn: XrdObject | Record<string, unknown>, opts: ConvertOptions = {}): Crd {
   const xrd = prepare(xrdIn, opts);

@@ -46,6 +46,19 @@ describe.each(['v1', 'v2'] as const)('the JSON Schemas of %s', (target) => {
   });
 });
 
+describe("the v2 composites' schemas", () => {
+  it("hold Crossplane v2's machinery under spec.crossplane, as its composite CRD does, and nothing else there", () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    const claim = examples().find((c) => c.kind === 'PostgresqlInstance')!;
+    const validate = ajv.compile(JSON.parse(schemasOf('v2').get(schemaFile(claim))!) as object);
+    const check = (crossplane: object) =>
+      validate({ ...claim, spec: { ...(claim.spec as object), crossplane } }) ? 'valid' : ajv.errorsText(validate.errors);
+    expect(check({ compositionUpdatePolicy: 'Manual', compositionRef: { name: 'postgresql' } })).toBe('valid');
+    expect(check({ compositionUpdatePolicy: 'Sometimes' })).toMatch(/compositionUpdatePolicy must be equal to one of the allowed values/);
+    expect(check({ writeConnectionSecretToRef: { name: 'x' } })).toMatch(/crossplane must NOT have additional properties/);
+  });
+});
+
 describe('the TypeScript types', () => {
   const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-types-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,5 +94,5 @@ describe('the TypeScript types', () => {
     // Only the last line, the misspelt field: every example (2 lines each) compiles as its type.
     const last = lines.join('\n').split('\n').length;
     expect(errors).toEqual([expect.stringMatching(new RegExp(`^${last}: .*'sevrice' does not exist`))]);
-  });
+  }, 120_000); // the TypeScript compiler's program over the types: seconds, more on a loaded machine
 });

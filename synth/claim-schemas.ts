@@ -4,17 +4,16 @@
  * the layout of the community CRDs catalog), and TypeScript types of the same claims generated from those schemas
  * (`types/<group>/<kind>_<version>.ts`) by json-schema-to-typescript.
  *
- * On the v1 target the schema is the claim CRD's that Crossplane makes of the XRD (lib/xcrd.ts: the API's fields plus
- * Crossplane's compositionRef, writeConnectionSecretToRef and the rest). On v2 it is the namespaced composite's as
- * the XRD writes it, with Crossplane's own `spec.crossplane` and `status` left open: this project has no port of
- * Crossplane v2's composite CRD.
+ * The schema is the CRD's that Crossplane makes of the XRD (lib/xcrd.ts): on the v1 target the claim's (the API's
+ * fields plus Crossplane's compositionRef, writeConnectionSecretToRef and the rest), on v2 the namespaced composite's
+ * (Crossplane's machinery under `spec.crossplane`).
  */
 import { compile } from 'json-schema-to-typescript';
 import { parse } from 'yaml';
 import type { CrossplaneTarget } from '../apis/api';
 import { toJsonSchema } from '../lib/json-schema';
 import type { JSONSchemaProps } from '../lib/schema';
-import { claimCrd, type XrdObject } from '../lib/xcrd';
+import { claimCrd, modernCompositeCrd, type XrdObject } from '../lib/xcrd';
 
 export const SCHEMAS_DIR = 'schemas';
 export const TYPES_DIR = 'types';
@@ -31,31 +30,10 @@ interface Resource {
 
 /** What app developers write of one XRD: the claim on v1, the namespaced composite on v2; each served version. */
 function resources(xrd: XrdObject, target: CrossplaneTarget): Resource[] {
-  if (target === 'v1') {
-    const crd = claimCrd(xrd);
-    return crd.spec.versions
-      .filter((v) => v.served)
-      .map((v) => ({ group: crd.spec.group, kind: crd.spec.names.kind, version: v.name, schema: v.schema!.openAPIV3Schema }));
-  }
-  return xrd.spec.versions
+  const crd = target === 'v1' ? claimCrd(xrd) : modernCompositeCrd(xrd);
+  return crd.spec.versions
     .filter((v) => v.served)
-    .map((v) => {
-      const schema = structuredClone(v.schema!.openAPIV3Schema!) as JSONSchemaProps;
-      const open = (description: string): JSONSchemaProps => ({
-        type: 'object',
-        description,
-        'x-kubernetes-preserve-unknown-fields': true,
-      });
-      schema.properties = {
-        ...schema.properties,
-        spec: {
-          ...schema.properties?.spec,
-          properties: { ...schema.properties?.spec?.properties, crossplane: open("Crossplane's machinery (compositionRef and the rest).") },
-        },
-        status: open('Written by the control plane.'),
-      };
-      return { group: xrd.spec.group, kind: xrd.spec.names.kind, version: v.name, schema };
-    });
+    .map((v) => ({ group: crd.spec.group, kind: crd.spec.names.kind, version: v.name, schema: v.schema.openAPIV3Schema }));
 }
 
 const fileOf = (dir: string, r: Resource, ext: string) => `${dir}/${r.group}/${r.kind.toLowerCase()}_${r.version}.${ext}`;
