@@ -8,7 +8,7 @@
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 import type { ClaimedAccess, ConsumerScope } from './consumer-access';
-import { imagePatternProblem, imageRepository } from './controllers/app-cluster-binding.overrides';
+import { imagePatternProblem, imageRepository } from './app-cluster-binding/app-cluster-binding.overrides';
 import { TrustedProxies } from './http/trusted-proxies';
 import {
   addressFlag,

@@ -13,7 +13,7 @@ import { claimSchemaFiles } from './claim-schemas';
 import { CHART_DIR, helmChart } from './helm-chart';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
 import { BackendDisruptionBudget } from '../backend/deploy/disruption-budget';
-import { AcbLabels } from '../backend/controllers/app-cluster-binding.root';
+import { AcbLabels } from '../backend/app-cluster-binding/app-cluster-binding.root';
 import { Labels, MANAGED_BY } from '../backend/labels';
 import { DataServiceComposition } from '../compositions/composition';
 import { SelectionComposition } from '../compositions/selection';

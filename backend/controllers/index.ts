@@ -1,6 +1,6 @@
 /** The leader's controllers, run together on the leader's informers until leadership (or the process) ends. */
 import { runWithInformers, type Controller } from '../../controller';
-import { runAppClusterBindings } from './app-cluster-binding.controller';
+import { runAppClusterBindings } from '../app-cluster-binding/app-cluster-binding.controller';
 import { leaderInformers, ObjectInformers } from '../informers';
 import { claimedAccessController } from './claimed-access.controller';
 import { clusterBindingsController } from './cluster-binding.controller';

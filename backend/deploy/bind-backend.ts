@@ -25,7 +25,7 @@ import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from '../authz/bind-policy';
 import { ContainmentPolicy } from './containment-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
-import { ROOT_NAMESPACE_PREFIX } from '../controllers/app-cluster-binding.root';
+import { ROOT_NAMESPACE_PREFIX } from '../app-cluster-binding/app-cluster-binding.root';
 import type { ConsumerScope } from '../consumer-access';
 import { envName, tokenLifetimeProblem } from '../options';
 import { BINDER as BINDER_SERVICE_ACCOUNT } from '../provision/rbac';
@@ -228,7 +228,7 @@ export class BindBackend extends Construct {
         'clusterbindings/status',
       ),
     );
-    // The AppClusterBinding controller (backend/controllers/app-cluster-binding.*): its objects and status, and in each
+    // The AppClusterBinding controller (backend/app-cluster-binding/app-cluster-binding.*): its objects and status, and in each
     // binding root namespace the Namespace, ServiceAccount, Role (whose rules it must hold: APIServiceBindings,
     // Leases, events), APIServiceBindings and the konnector Deployment.
     role.allow(['get', 'list', 'watch', 'update', 'patch'], ...res(BIND_GROUP, 'appclusterbindings'));

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, exportTemplateManifest } from '../../exports/bind-api';
-import { hashedRootNamespace, klutchRootNamespace } from '../../backend/controllers/app-cluster-binding.root';
+import { hashedRootNamespace, klutchRootNamespace } from '../../backend/app-cluster-binding/app-cluster-binding.root';
 import { BindBackend } from '../../backend/deploy/bind-backend';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
 import { PG, SB } from '../../harness/backend-suite';

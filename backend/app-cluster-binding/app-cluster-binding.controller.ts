@@ -43,7 +43,7 @@ import {
 } from './app-cluster-binding.objects';
 import { AcbLabels, ownership } from './app-cluster-binding.root';
 import { reconcileAppClusterBinding, type AcbDeps, type AppAccess, type ExportState } from './app-cluster-binding.reconcile';
-import type { ControllerDeps } from './deps';
+import type { ControllerDeps } from '../controllers/deps';
 import { releaseImage } from '../../lib/version';
 
 /** How long one call into an app cluster may take: a black-holed address must not hold a worker for minutes. */
