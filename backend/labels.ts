@@ -56,8 +56,3 @@ export const PodSecurity = {
     'pod-security.kubernetes.io/audit': 'restricted',
   },
 } as const;
-
-/** Whether `labels` carry every label of `want`. */
-export function hasLabels(labels: Record<string, string> | undefined, want: Record<string, string>): boolean {
-  return Object.entries(want).every(([k, v]) => labels?.[k] === v);
-}

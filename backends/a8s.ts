@@ -9,29 +9,10 @@
  * is provider-kubernetes' namespaced Object (kubernetes.m.crossplane.io, provider-kubernetes v1.x), created in the
  * composite's namespace beside the a8s object, with the platform's ClusterProviderConfig.
  */
-import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform, Wrapper } from '../recipe';
-import {
-  CLUSTER_PROVIDER_CONFIG_KIND,
-  KUBERNETES_PROVIDER_CONFIG,
-  kubernetesObject,
-  NAMESPACED_OBJECT_WRAPPER,
-  OBJECT_STATUS,
-  OBJECT_WRAPPER,
-} from './kubernetes-object';
+import type { FieldMapping, ParameterMapping, Recipe, StatusMapping, Transform } from '../recipe';
+import { kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 export const A8S = 'a8s';
-
-/** provider-kubernetes' Object, the version whose schema ships in schemas/provider-kubernetes (its storage version). */
-export const A8S_WRAPPER: Wrapper = OBJECT_WRAPPER;
-
-/** provider-kubernetes' namespaced Object, the a8s wrapper on the v2 target. */
-export const A8S_NAMESPACED_WRAPPER: Wrapper = NAMESPACED_OBJECT_WRAPPER;
-
-/** provider-kubernetes' ProviderConfig that Klutch's a8s compositions use. */
-export const A8S_PROVIDER_CONFIG = KUBERNETES_PROVIDER_CONFIG;
-
-/** The kind of that config on the v2 target (kubernetes-object.ts says why a cluster-scoped one). */
-export const A8S_PROVIDER_CONFIG_KIND = CLUSTER_PROVIDER_CONFIG_KIND;
 
 /** The wrapped a8s object's observed status and the Object's conditions, copied to `status.managed`. */
 export const A8S_STATUS: readonly StatusMapping[] = OBJECT_STATUS;

@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { type KubernetesObject, loadYaml, PatchStrategy } from '@kubernetes/client-node';
+import { PatchStrategy } from '@kubernetes/client-node';
 import { KUBERNETES_PROVIDER_CONFIG } from '../backends/kubernetes-object';
 import { DEFAULT_FUNCTION_PACKAGE } from '../compositions/function-ref';
 import { bundleDeployable, deployable } from '../synth/deployables';

@@ -42,7 +42,7 @@ import {
   type PermissionClaim,
 } from '../exports/bind-api';
 import type { ClusterInfo } from './control-plane';
-import { applyAt, eventually, installCrds, kubeFor, type Kube, requireOk } from './kube';
+import { applyAt, installCrds, kubeFor, type Kube, requireOk } from './kube';
 import type { Crd } from '../lib/xcrd';
 
 export interface ProviderSideOptions {

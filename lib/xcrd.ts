@@ -123,19 +123,6 @@ export interface ConvertOptions {
 // ---------------------------------------------------------------------------------------------------------------------
 // schemas.go
 
-/** Labels Crossplane puts on composed resources and composites. */
-export const LABEL_KEY_NAME_PREFIX_FOR_COMPOSED = 'crossplane.io/composite';
-export const LABEL_KEY_CLAIM_NAME = 'crossplane.io/claim-name';
-export const LABEL_KEY_CLAIM_NAMESPACE = 'crossplane.io/claim-namespace';
-
-/** The XRC spec properties Crossplane propagates when translating a claim into a composite. */
-export const PROPAGATE_SPEC_PROPS = [
-  'compositionRef',
-  'compositionSelector',
-  'compositionUpdatePolicy',
-  'compositionRevisionSelector',
-] as const;
-
 /** The partial OpenAPIV3Schema every CRD Crossplane creates starts from. */
 export function baseProps(): JSONSchemaProps {
   return {

@@ -18,7 +18,6 @@ import { sleep } from '../../lib/abort';
 const root = process.cwd();
 const pods = Number(process.env.BENCH_PODS ?? 5);
 const idleS = Number(process.env.BENCH_IDLE_S ?? 30);
-const TICKS = 100; // USER_HZ on Linux
 
 /** The node's own processes: those in its cgroup's `node` folder (containerd's shims inherit it; Pods do not). */
 function nodePids(cgroupDirs: readonly string[]): number[] {

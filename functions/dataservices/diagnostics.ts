@@ -10,7 +10,7 @@
  * object of the kind, so each object found is checked again for that namespace and every label before its words are
  * used: another claim's or namespace's Pod never speaks for this one.
  */
-import type { Diagnostics, ErrorsFrom, Input, WaitsFor } from '../../recipe';
+import type { Diagnostics, ErrorsFrom, WaitsFor } from '../../recipe';
 import { applyTransforms } from './transforms';
 import { claimRef, ComposeError, trustedComposite } from './compose';
 import { get, parse } from './fieldpath';
@@ -130,11 +130,6 @@ function ours(selector: DiagnosticsSelector, found: readonly Obj[] | undefined):
       Object.entries(selector.matchLabels.labels).every(([k, v]) => get(o, `metadata.labels[${k}]`) === v),
   );
   return mine.sort((a, b) => String(get(a, 'metadata.name')).localeCompare(String(get(b, 'metadata.name'))));
-}
-
-/** Whether to look at all: the recipe asks for it, and the resource is observed and not Ready. */
-export function wantsDiagnostics(input: Pick<Input, 'diagnostics'>, observed: unknown, ready: boolean): boolean {
-  return Boolean(input.diagnostics) && isObj(observed) && !ready;
 }
 
 /** The key of the `errorsFrom` requirement in the response, and of what Crossplane found in the next request. */

@@ -31,7 +31,7 @@ import { ensureCoreDns } from '../tools/coredns';
 import { ensurePrograms, NODE_PROGRAMS, program } from '../tools/programs';
 import { ensureKubeBinary } from '../tools/kube';
 import { ADMIN, type ClusterInfo } from '../control-plane';
-import { eventually, getObject, kubeFor } from '../kube';
+import { getObject, kubeFor } from '../kube';
 import { launch, type Proc, tail, waitReady } from '../processes';
 import { bridgeApiServer, forwardIntoNode, type NodePort } from './apiserver-bridge';
 import { createNodeCgroup, sweepScript, shellQuote } from './cgroups';

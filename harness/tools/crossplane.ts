@@ -21,9 +21,6 @@ const LINES = CROSSPLANE_LINES;
 
 /** The Crossplane release of a line. */
 export const crossplaneVersion = (line: CrossplaneLine = 'v1'): string => LINES[line].version;
-/** The v1 release (what `crossplaneVersion()` gives). */
-export const CROSSPLANE_VERSION = crossplaneVersion('v1');
-export const CROSSPLANE_MODULE = LINES.v1.module;
 
 /** Path the binary of a line has (or will have) in the cache: keyed by the release and the wrapper module's hash. */
 export function crossplaneBinaryPath(line: CrossplaneLine = 'v1'): string {

@@ -53,12 +53,6 @@ export function keyOf(o: { metadata?: { namespace?: string; name?: string } }): 
   return o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata?.name ?? '');
 }
 
-/** The inverse of keyOf. */
-export function parseKey(key: string): { namespace?: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
-
 export const hasFinalizer = (o: { metadata: ObjectMeta }, f: string): boolean => (o.metadata.finalizers ?? []).includes(f);
 export const isDeleting = (o: { metadata: ObjectMeta }): boolean =>
   o.metadata.deletionTimestamp !== undefined && o.metadata.deletionTimestamp !== null;

@@ -63,7 +63,6 @@ export class ProviderConnection implements Connection {
     this.server = source.server;
     this.log = rt.log.child({ provider: source.server, clusterNamespace: source.namespace });
     const ns = this.namespace;
-    const custom = this.clients.custom;
     const inf = <T extends ClusterBinding | APIServiceExport | APIServiceNamespace>(
       r: { group: string; version: string; plural: string },
       fieldSelector?: string,

@@ -21,7 +21,7 @@ import {
   type RunningBindBackend,
   type LoopbackCallback,
 } from '../../harness/bind-backend';
-import { randomBase62, browserFor, browserLogin } from '../../harness/bind-flow';
+import { browserLogin } from '../../harness/bind-flow';
 import { loadCatalog, parseYaml } from '../../harness/catalog';
 import { controlPlanes } from '../support/cluster';
 import { bearerKubeconfigYaml, startControlPlanes, type ControlPlanes } from '../../harness/control-plane';

@@ -12,7 +12,7 @@ import type { BackendSuite } from '../../harness/backend-suite';
 import { PG, SB, startBackendSuite } from '../../harness/backend-suite';
 import { bindFlow } from '../../harness/bind-flow';
 import { cluster } from '../support/cluster';
-import { can, eventually, type Kube, kubeFromConfig } from '../../harness/kube';
+import { can, eventually, kubeFromConfig } from '../../harness/kube';
 
 let s: BackendSuite;
 beforeAll(async () => {

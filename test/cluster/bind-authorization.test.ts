@@ -32,7 +32,6 @@ const impostor = `system:appclusterbinding:${ops}:app`;
 const eve = `eve-${id}`;
 /** Widgets: members of `dba` may bind. Gadgets: only `ops`, which nobody here is in. */
 const widgets = { resource: 'widgets', group } as const;
-const gadgets = { resource: 'gadgets', group } as const;
 
 let s: BackendSuite;
 /** Alice's bind of widgets (in beforeAll: two tests use her kubeconfig). */

@@ -15,7 +15,6 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 
 function configMapInformer(kc: KubeConfig, namespace: string) {
-  const core = kc.makeApiClient(CoreV1Api);
   return watchInformer<V1ConfigMap>({
     kc,
     path: `/api/v1/namespaces/${namespace}/configmaps`,

@@ -26,7 +26,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKUP_STORE_KEYS, DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';
-import { apply, condition } from '../../harness/kube';
+import { condition } from '../../harness/kube';
 import { createWhenServed, eventually, getObject, type Kube, requireOk } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { localVolumes } from '../../harness/node/cnpg';

@@ -4,7 +4,7 @@
  * XRs, with crank v2), and `crank xpkg build` accepts the package.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,7 +12,7 @@ import type { Api, CrossplaneTarget } from '../../apis/api';
 import { crank, crankValidate } from '../../harness/tools/crank';
 import { loadCases } from '../cases';
 import type { ApiCases, CreateCase } from '../cases/types';
-import { loadCatalog, ROOT, runSynth } from '../../harness/catalog';
+import { loadCatalog, runSynth } from '../../harness/catalog';
 import { exampleClaim, render, toYaml } from '../../synth/synth';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-crank-'));

@@ -40,7 +40,6 @@ export class ExportSyncer {
   constructor(private readonly o: SyncerOptions) {
     const { rt, conn, resource } = o;
     this.log = conn.log.child({ binding: o.name, resource: `${resource.resource}.${resource.group}` });
-    const base = { group: resource.group, version: resource.version, plural: resource.resource };
     const consumer = watchInformer<Obj>({
       kc: rt.consumer.kc,
       path: `/apis/${resource.group}/${resource.version}/${resource.resource}`,

@@ -19,7 +19,7 @@
  */
 import type { AuthorizationV1Api, KubeConfig, V1PolicyRule, V1Role } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { watchInformer, type InformerEvent, type InformerObject, type WatchInformer } from '../../../../controller';
+import { watchInformer, type InformerEvent, type WatchInformer } from '../../../../controller';
 import { CLAIMED_ROLE } from '../../../../exports/bind-api';
 import { isForbidden, messageOf } from '../../../../lib/kube-errors';
 import type { Listed } from '../../../kube/objects';

@@ -34,7 +34,6 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
   const withKind = (o: Listed | V1Secret | V1ConfigMap | undefined): Obj | undefined =>
     o ? ({ ...o, apiVersion: 'v1', kind } as Obj) : undefined;
   const core = rt.consumer.core;
-  const pcore = conn.clients.core;
   const sources = new NamespacedInformers<Listed>((ns) =>
     claimedSource({ kc: conn.kc, authz: conn.clients.authz, namespace: ns, resource, log: x.log }),
   );
