@@ -96,9 +96,16 @@ describe('dist/charts/klutch-kit', () => {
     );
   });
 
-  it('renders each Component where its value is on: monitoring, production and the private registry, as an overlay adds them', () => {
-    const withAll = kustomize('components', ['monitoring', 'production', 'private-registry']);
-    const values = ['monitoring.enabled=true', 'production.enabled=true', 'privateRegistry.enabled=true', 'providerConfigs.enabled=true'];
+  it('renders each Component where its value is on: monitoring, production, the private registry, the Ingress and the Gateway route, as an overlay adds them', () => {
+    const withAll = kustomize('components', ['monitoring', 'production', 'private-registry', 'ingress', 'gateway']);
+    const values = [
+      'monitoring.enabled=true',
+      'production.enabled=true',
+      'privateRegistry.enabled=true',
+      'ingress.enabled=true',
+      'gateway.enabled=true',
+      'providerConfigs.enabled=true',
+    ];
     expect(normalized(helmTemplate(...values))).toEqual(normalized(withAll));
   });
 

@@ -12,6 +12,7 @@
  * | the `monitoring/` Component                      | `monitoring.enabled`                      |
  * | the `production/` Component                      | `production.enabled`                      |
  * | the `private-registry/` Component                | `privateRegistry.enabled`                 |
+ * | the `ingress/`, `gateway/` Components            | `ingress.*`, `gateway.*`                  |
  * | the second `kubectl apply` once providers run    | `providerConfigs.enabled`                 |
  *
  * The ProviderConfigs are off by default: their kinds exist only once provider-kubernetes (in the chart) and
@@ -23,6 +24,7 @@
  */
 import { parseAllDocuments, stringify } from 'yaml';
 import { VERSION } from '../lib/version';
+import { DEFAULT_GATEWAY } from '../backend/deploy/exposure';
 import { BACKEND_SETTINGS, backendSpread, REGISTRY_PULL_SECRET } from './install-bundle';
 
 export const CHART_DIR = 'charts/klutch-kit';
@@ -40,6 +42,8 @@ export interface HelmChartProps {
   /** Folders of the bundle's Components, relative to `control-plane/`. */
   readonly monitoringDir: string;
   readonly productionDir: string;
+  readonly ingressDir: string;
+  readonly gatewayDir: string;
   readonly providerConfigsDir: string;
   readonly backend: {
     readonly namespace: string;
@@ -90,6 +94,9 @@ export function helmChart(p: HelmChartProps): Map<string, string> {
       monitoring: { enabled: false },
       production: { enabled: false },
       privateRegistry: { enabled: false },
+      // The host is BACKEND_OIDC_CALLBACK_URL's: the login comes back where /export is served.
+      ingress: { enabled: false, className: '', annotations: {} },
+      gateway: { enabled: false, parentRef: { ...DEFAULT_GATEWAY } },
       providerConfigs: { enabled: false },
     })}`,
   );
@@ -99,9 +106,13 @@ export function helmChart(p: HelmChartProps): Map<string, string> {
       ? '.Values.monitoring.enabled'
       : path.startsWith(`${p.productionDir}/`)
         ? '.Values.production.enabled'
-        : path.startsWith(`${p.providerConfigsDir}/`)
-          ? '.Values.providerConfigs.enabled'
-          : undefined;
+        : path.startsWith(`${p.ingressDir}/`)
+          ? '.Values.ingress.enabled'
+          : path.startsWith(`${p.gatewayDir}/`)
+            ? '.Values.gateway.enabled'
+            : path.startsWith(`${p.providerConfigsDir}/`)
+              ? '.Values.providerConfigs.enabled'
+              : undefined;
   for (const [path, text] of p.files) {
     if (!path.endsWith('.yaml') || path.endsWith('kustomization.yaml')) continue;
     const blocks: string[] = [];
@@ -160,6 +171,20 @@ function templated(o: Obj, p: HelmChartProps, blocks: string[]): Obj {
     pod.spec[put(`if .Values.privateRegistry.enabled\nimagePullSecrets:\n  - name: ${REGISTRY_PULL_SECRET}`)] = null;
     pod.spec[put(`if .Values.production.enabled\ntopologySpreadConstraints:\n${indent(stringify(backendSpread(p.backend)), 2)}`)] = null;
   }
+  const host = () => put('{{ (split ":" (urlParse .Values.backend.settings.BACKEND_OIDC_CALLBACK_URL).host)._0 }}');
+  if (o.kind === 'Ingress') {
+    o.spec.tls[0].hosts = [host()];
+    o.spec.rules[0].host = host();
+    o.spec[put('with .Values.ingress.className\ningressClassName: {{ . }}')] = null;
+    (o.metadata as Record<string, unknown>)[put('with .Values.ingress.annotations\nannotations:\n  {{- toYaml . | nindent 4 }}')] = null;
+  }
+  if (o.kind === 'HTTPRoute') {
+    o.spec.hostnames = [host()];
+    o.spec.parentRefs = [
+      { name: put('{{ .Values.gateway.parentRef.name }}'), namespace: put('{{ .Values.gateway.parentRef.namespace }}') },
+    ];
+  }
+  if (o.kind === 'BackendTLSPolicy') o.spec.validation.hostname = host();
   if (o.apiVersion.startsWith('pkg.crossplane.io/') && (o.kind === 'Function' || o.kind === 'Provider'))
     o.spec[put(`if .Values.privateRegistry.enabled\npackagePullSecrets:\n  - name: ${REGISTRY_PULL_SECRET}`)] = null;
   return o;

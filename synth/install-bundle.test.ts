@@ -309,6 +309,56 @@ describe('dist/control-plane/kustomization.yaml', () => {
     expect(objs.filter((o) => o.kind !== 'PodDisruptionBudget').map(without)).toEqual(base.map(without));
   });
 
+  it('exposes /export where an overlay asks for it: an Ingress of its host and class, or a Gateway route with the backend verified', () => {
+    const ingress = one(
+      build(
+        overlayOf('ingress', {
+          apiVersion: 'kustomize.config.k8s.io/v1beta1',
+          kind: 'Kustomization',
+          resources: ['../dist/control-plane'],
+          components: ['../dist/control-plane/ingress'],
+          patches: [
+            {
+              target: { kind: 'Ingress', name: 'klutch-bind-backend' },
+              patch: stringify([
+                { op: 'replace', path: '/spec/rules/0/host', value: 'bind.acme.example' },
+                { op: 'replace', path: '/spec/tls/0/hosts/0', value: 'bind.acme.example' },
+                { op: 'add', path: '/spec/ingressClassName', value: 'traefik' },
+                { op: 'add', path: '/metadata/annotations', value: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } },
+              ]),
+            },
+          ],
+        }),
+      ),
+      'Ingress',
+    );
+    expect(ingress.metadata).toMatchObject({
+      labels: { 'app.kubernetes.io/part-of': 'klutch-kit' },
+      annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' },
+    });
+    expect(ingress.spec).toMatchObject({
+      ingressClassName: 'traefik',
+      tls: [{ hosts: ['bind.acme.example'], secretName: 'klutch-bind-export-tls' }],
+      rules: [
+        { host: 'bind.acme.example', http: { paths: [{ backend: { service: { name: 'klutch-bind-backend', port: { number: 443 } } } }] } },
+      ],
+    });
+    const gateway = build(
+      overlayOf('gateway', {
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: ['../dist/control-plane'],
+        components: ['../dist/control-plane/gateway'],
+      }),
+    );
+    // The route goes to the Service port that serves HTTPS, which the policy has the Gateway verify.
+    const service = one(gateway, 'Service', 'klutch-bind-backend');
+    const route = one(gateway, 'HTTPRoute');
+    const port = route.spec.rules[0].backendRefs[0].port;
+    expect(service.spec.ports.find((p: any) => p.port === port).name).toBe('https');
+    expect(one(gateway, 'BackendTLSPolicy').spec.targetRefs).toEqual([{ group: '', kind: 'Service', name: service.metadata.name }]);
+  });
+
   it("lets Prometheus' namespace, and no other, reach the metrics ports its monitors scrape, where the CNI enforces policies", () => {
     const withComponent = build(
       overlayOf('overlay-monitoring-scrape', {

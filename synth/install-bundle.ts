@@ -181,3 +181,20 @@ export function monitoringComponent(
   };
   return MONITORING_HEADER + stringify(doc, { version: '1.1', lineWidth: 0 });
 }
+
+const EXPOSURE_HEADER = (
+  what: string,
+) => `# The optional exposure of the backend's /export through ${what}, written by \`npm run synth\`. Add this folder to
+# your overlay under components: and patch the host, class or Gateway as yours (see docs/install-bundle.md).
+`;
+
+/** An exposure folder's kustomization.yaml (`ingress/`, `gateway/`): a Component over its YAML files. */
+export function exposureComponent(files: readonly string[], what: string): string {
+  const doc = {
+    apiVersion: 'kustomize.config.k8s.io/v1alpha1',
+    kind: 'Component',
+    resources: files.filter((f) => f.endsWith('.yaml')).sort(),
+    labels: PART_OF_LABELS,
+  };
+  return EXPOSURE_HEADER(what) + stringify(doc, { version: '1.1', lineWidth: 0 });
+}

@@ -13,6 +13,7 @@ import { claimSchemaFiles } from './claim-schemas';
 import { CHART_DIR, helmChart } from './helm-chart';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
 import { BackendDisruptionBudget } from '../backend/deploy/disruption-budget';
+import { BackendIngress, BackendRoute } from '../backend/deploy/exposure';
 import { AcbLabels } from '../backend/app-cluster-binding/app-cluster-binding.root';
 import { Labels, MANAGED_BY } from '../backend/labels';
 import { DataServiceComposition } from '../compositions/composition';
@@ -42,6 +43,7 @@ import { FUNCTION_METRICS_PORT, FunctionRuntime } from '../functions/dataservice
 import {
   BACKEND_SETTINGS,
   BACKEND_TLS_SECRET,
+  exposureComponent,
   kustomization,
   monitoringComponent,
   privateRegistryComponent,
@@ -144,6 +146,16 @@ export const APP_MONITORING_DIR = 'app-cluster/monitoring';
 export const PRODUCTION_DIR = 'control-plane/production';
 /** The optional private registry's Component (synth/install-bundle.ts privateRegistryComponent). */
 export const PRIVATE_REGISTRY_DIR = 'control-plane/private-registry';
+/** Optional Components that expose the backend's `/export`: an Ingress, or a Gateway API route. */
+export const INGRESS_DIR = 'control-plane/ingress';
+export const GATEWAY_DIR = 'control-plane/gateway';
+
+/** The public host of the backend: its login callback's (what browsers and `kubectl bind` reach). */
+export function publicHost(settings: Readonly<Record<string, string>>): string {
+  const callback = settings.BACKEND_OIDC_CALLBACK_URL;
+  if (!callback || !URL.canParse(callback)) throw new Error(`the backend's settings have no BACKEND_OIDC_CALLBACK_URL URL (${callback})`);
+  return new URL(callback).hostname;
+}
 /** Where kube-prometheus-stack's guide installs Prometheus. */
 export const DEFAULT_MONITORING_NAMESPACE = 'monitoring';
 /** Where Crossplane runs (its Function Pods) and keeps package TLS Secrets; the default of its Helm chart. */
@@ -422,6 +434,21 @@ export function render(o: SynthOptions): Map<string, string> {
       backendRef,
     ),
   );
+  // Exposing /export (optional Components): an Ingress, or a Gateway API route with the backend's TLS verified.
+  const exposure = { namespace: backendRef.namespace, service: bindBackend.service.name, host: publicHost(bindBackend.settings) };
+  emit(`${INGRESS_DIR}/ingress-${exposure.service}.yaml`, (c) => new BackendIngress(c, 'ingress', exposure));
+  emit(`${GATEWAY_DIR}/httproute-${exposure.service}.yaml`, (c) => new BackendRoute(c, 'route', exposure));
+  for (const [dir, what] of [
+    [INGRESS_DIR, 'an Ingress'],
+    [GATEWAY_DIR, 'a Gateway API HTTPRoute'],
+  ] as const)
+    files.set(
+      `${dir}/kustomization.yaml`,
+      exposureComponent(
+        [...files.keys()].filter((f) => f.startsWith(`${dir}/`)).map((f) => f.slice(dir.length + 1)),
+        what,
+      ),
+    );
   // Pulling from a private registry (optional, a Component that only patches): the pull Secret on every puller.
   files.set(`${PRIVATE_REGISTRY_DIR}/kustomization.yaml`, privateRegistryComponent(backendRef));
   for (const [path, content] of Object.entries(o.extraFiles ?? {})) files.set(path, content);
@@ -433,7 +460,9 @@ export function render(o: SynthOptions): Map<string, string> {
         .filter(
           (f) =>
             f.startsWith(prefix) &&
-            ![MONITORING_DIR, PRODUCTION_DIR, PRIVATE_REGISTRY_DIR].some((component) => f.startsWith(`${component}/`)),
+            ![MONITORING_DIR, PRODUCTION_DIR, PRIVATE_REGISTRY_DIR, INGRESS_DIR, GATEWAY_DIR].some((component) =>
+              f.startsWith(`${component}/`),
+            ),
         )
         .map((f) => f.slice(prefix.length)),
       backendNamespace: bindBackend.namespace.name,
@@ -447,6 +476,8 @@ export function render(o: SynthOptions): Map<string, string> {
     files: new Map([...files].filter(([f]) => f.startsWith(prefix)).map(([f, text]) => [f.slice(prefix.length), text])),
     monitoringDir: MONITORING_DIR.slice(prefix.length),
     productionDir: PRODUCTION_DIR.slice(prefix.length),
+    ingressDir: INGRESS_DIR.slice(prefix.length),
+    gatewayDir: GATEWAY_DIR.slice(prefix.length),
     providerConfigsDir: PROVIDER_CONFIGS_DIR,
     backend: {
       namespace: bindBackend.namespace.name,

@@ -14,6 +14,7 @@ import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
 import { startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
 import { eventually, getIfExists, installCrds, kubeFor, type Kube } from '../../harness/kube';
 import { crossplaneSource } from '../../harness/tools/crossplane';
+import { gatewayApiCrds } from '../../harness/tools/gateway-api';
 import { goModuleSource, wrapperModule } from '../../harness/tools/go';
 import { ensureHelm } from '../../harness/tools/helm';
 import { kubeBinaryPath } from '../../harness/tools/kube';
@@ -55,7 +56,7 @@ const deployment = () => getIfExists(kube, '/apis/apps/v1/namespaces/klutch-bind
 const providerConfig = () => getIfExists(kube, '/apis/dataservices.anynines.com/v1/providerconfigs/postgresql-service-broker');
 
 describe('helm install of dist/charts/klutch-kit', () => {
-  it('installs without the ProviderConfigs, adds them on an upgrade once the providers run, rolls on a setting, and leaves the CRDs on uninstall', async () => {
+  it('installs with /export behind an Ingress and a Gateway route, without the ProviderConfigs, adds them on an upgrade once the providers run, rolls on a setting, and leaves the CRDs on uninstall', async () => {
     // What Crossplane has made by the time an operator installs the chart: its namespace and package CRDs.
     await kube.core.createNamespace({ body: { metadata: { name: 'crossplane-system' } } });
     const pkg = (kind: string) => join(crossplaneSource('v2'), 'cluster', 'crds', `pkg.crossplane.io_${kind}.yaml`);
@@ -64,14 +65,26 @@ describe('helm install of dist/charts/klutch-kit', () => {
       ['functions', 'providers', 'deploymentruntimeconfigs'].flatMap((k) => crdsIn(pkg(k))),
     );
 
+    // And a Gateway controller's CRDs, for the route to /export (an Ingress needs none).
+    await installCrds(kube, gatewayApiCrds(['httproutes', 'backendtlspolicies']));
+
     const chart = join(dir, 'dist', CHART_DIR);
-    runHelm('install', 'klutch-kit', chart);
+    runHelm('install', 'klutch-kit', chart, '--set', 'ingress.enabled=true', '--set', 'gateway.enabled=true');
     expect(runHelm('status', 'klutch-kit')).toMatch(/STATUS: deployed/);
     expect((await deployment()).spec.replicas).toBe(2);
     expect(await getIfExists(kube, '/apis/pkg.crossplane.io/v1/functions/klutch-kit-function-dataservices')).toBeDefined();
     expect(
       await getIfExists(kube, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/appclusterbindings.klutch.anynines.com'),
     ).toBeDefined();
+    const ingress = (await getIfExists(
+      kube,
+      '/apis/networking.k8s.io/v1/namespaces/klutch-bind-backend/ingresses/klutch-bind-backend',
+    )) as any;
+    expect(ingress.spec.rules[0].host).toBe('bind.example.com');
+    const route = '/apis/gateway.networking.k8s.io/v1/namespaces/klutch-bind-backend/httproutes/klutch-bind-backend';
+    expect(((await getIfExists(kube, route)) as any).spec.hostnames).toEqual(['bind.example.com']);
+    const policy = '/apis/gateway.networking.k8s.io/v1/namespaces/klutch-bind-backend/backendtlspolicies/klutch-bind-backend';
+    expect(((await getIfExists(kube, policy)) as any).spec.validation.hostname).toBe('bind.example.com');
     const settings = '/api/v1/namespaces/klutch-bind-backend/configmaps/klutch-bind-backend-settings';
     expect(((await getIfExists(kube, settings)) as any).data.BACKEND_DEFAULT_BIND_POLICY).toBe('deny-all');
 
@@ -92,8 +105,19 @@ describe('helm install of dist/charts/klutch-kit', () => {
     expect((await deployment()).spec.replicas).toBe(3);
     expect(await checksum()).toBe(before); // no setting changed: no roll
 
-    runHelm('upgrade', 'klutch-kit', chart, '--reuse-values', '--set', 'backend.settings.BACKEND_OIDC_ISSUER_URL=https://login.acme.test');
+    runHelm(
+      'upgrade',
+      'klutch-kit',
+      chart,
+      '--reuse-values',
+      '--set',
+      'backend.settings.BACKEND_OIDC_ISSUER_URL=https://login.acme.test',
+      '--set',
+      'backend.settings.BACKEND_OIDC_CALLBACK_URL=https://bind.acme.test/callback',
+    );
     expect(((await getIfExists(kube, settings)) as any).data.BACKEND_OIDC_ISSUER_URL).toBe('https://login.acme.test');
+    // /export is served where the login comes back: the Ingress and the route follow the callback's host.
+    expect(((await getIfExists(kube, route)) as any).spec.hostnames).toEqual(['bind.acme.test']);
     expect(await checksum()).not.toBe(before);
     expect((await deployment()).spec.replicas).toBe(3);
 
