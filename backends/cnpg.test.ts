@@ -20,6 +20,7 @@ import { admitsIngress } from '../test/support/network-policy';
 import {
   CNPG_BINDING_COMPOSITE,
   CNPG_BINDING_KEYS,
+  CNPG_SERVICE_BINDING_KEYS,
   CNPG_CLUSTER_READY,
   CNPG_INSTANCE_LABEL,
   CNPG_REAPER_LABEL,
@@ -166,7 +167,7 @@ describe('cnpg ServiceBinding', () => {
   const bindingXr = (name = 'my-claim'): any =>
     compositeOf(api('servicebinding'), 'cnpg', { instanceRef: 'pg', serviceInstanceType: 'postgresql' }, { name, namespace: 'team-a' });
 
-  it("is an Object holding a Secret in the a8s keys: its own role and generated password, the instance's database and address", () => {
+  it("is an Object holding a Secret in the a8s and servicebinding.io keys: its own role and generated password, the instance's database and address", () => {
     const xr = bindingXr();
     const spec = (composeResource(inputOf(api('servicebinding'), 'cnpg'), xr).resource as any).spec;
     expect(spec.forProvider.manifest).toEqual({
@@ -175,7 +176,15 @@ describe('cnpg ServiceBinding', () => {
       // CNPG's operator watches it (its reload label): CNPG applies the password however late the Secret comes.
       metadata: { name: 'my-claim-cnpg-binding', namespace: 'team-a', labels: { 'cnpg.io/reload': 'true' } },
       type: 'Opaque',
-      stringData: { username: 'binding-my-claim', password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
+      stringData: {
+        username: 'binding-my-claim',
+        password: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        // servicebinding.io's: what the spec names, and what libpq needs apart from the a8s keys.
+        type: 'postgresql',
+        provider: 'klutch-kit',
+        port: '5432',
+        sslmode: 'verify-ca',
+      },
     });
     expect(
       spec.references
@@ -195,11 +204,23 @@ describe('cnpg ServiceBinding', () => {
       ['Cluster', 'pg', 'status.managedRolesStatus.passwordStatus[binding-my-claim].resourceVersion', 'username'],
       ...CNPG_BINDING_KEYS.map((k) => ['Secret', 'my-claim-cnpg-binding', `data.${k}`, k]),
       ['Secret', 'my-claim-cnpg-binding', 'data[ca.crt]', 'ca.crt'],
+      ...CNPG_SERVICE_BINDING_KEYS.map((k) => ['Secret', 'my-claim-cnpg-binding', `data.${k}`, k]),
     ]);
     // The server CA beside Klutch's keys, copied from CNPG's `<cluster>-ca` (never its key).
     expect(spec.references[3]).toEqual({
       patchesFrom: { apiVersion: 'v1', kind: 'Secret', name: 'pg-ca', namespace: 'team-a', fieldPath: 'data[ca.crt]' },
       toFieldPath: 'data[ca.crt]',
+    });
+    // servicebinding.io's host: the same address as Klutch's instance_service.
+    expect(spec.references[4]).toEqual({
+      patchesFrom: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        name: 'pg-external',
+        namespace: 'team-a',
+        fieldPath: 'status.loadBalancer.ingress[0].ip',
+      },
+      toFieldPath: 'stringData.host',
     });
   });
 

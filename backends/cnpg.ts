@@ -120,6 +120,14 @@ export const CNPG_RELOAD_LABEL = 'cnpg.io/reload';
 export const CNPG_BINDING_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
 /** The key of `<claim>-creds` beside Klutch's: the instance's server CA, so a client verifies what it connects to. */
 export const CNPG_CA_KEY = 'ca.crt';
+/**
+ * The keys of the Service Binding for Kubernetes spec (servicebinding.io) beside Klutch's, so Spring Cloud Bindings,
+ * Quarkus and the other frameworks that read a binding from `/bindings/<name>` take `<claim>-creds` as it is: `type`
+ * and `provider` as the spec names them, `host` and `port` apart, and libpq's `sslmode` the CA allows (the server's
+ * certificate names the Cluster's Services, not the load balancer's address, so verify-ca, not verify-full). A `uri`
+ * is not among them: its address is known only once the load balancer has one, after the password was composed.
+ */
+export const CNPG_SERVICE_BINDING_KEYS = ['type', 'provider', 'host', 'port', 'sslmode'] as const;
 /** The Secret CNPG keeps the server CA in (`<cluster>-ca`: `ca.crt`, and its key, which is never copied). */
 export const CNPG_CA_SECRET_SUFFIX = '-ca';
 /** PostgreSQL's port, and the instance manager's status port, which the operator calls (CNPG's pkg/management/url). */
@@ -649,7 +657,11 @@ function copyFrom(i: number, kind: 'Secret' | 'Service', suffix: string, fieldPa
  */
 export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): Recipe {
   const lb = 'status.loadBalancer.ingress[0].ip';
-  const fromSecret = { at: 'spec.connectionDetails', nameSuffix: CNPG_BINDING_SECRET_SUFFIX, keys: [...CNPG_BINDING_KEYS, CNPG_CA_KEY] };
+  const fromSecret = {
+    at: 'spec.connectionDetails',
+    nameSuffix: CNPG_BINDING_SECRET_SUFFIX,
+    keys: [...CNPG_BINDING_KEYS, CNPG_CA_KEY, ...CNPG_SERVICE_BINDING_KEYS],
+  };
   const recipe = kubernetesObject({
     resource: { apiVersion: 'v1', kind: 'Secret' },
     providerConfigName: p.providerConfigName,
@@ -664,6 +676,10 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       },
       { to: `metadata.labels[${CNPG_RELOAD_LABEL}]`, value: 'true' },
       { to: 'type', value: 'Opaque' },
+      { to: 'stringData.type', value: 'postgresql' },
+      { to: 'stringData.provider', value: 'klutch-kit' },
+      { to: 'stringData.port', value: String(CNPG_POSTGRESQL_PORT) },
+      { to: 'stringData.sslmode', value: 'verify-ca' },
       {
         from: CLAIM_NAME,
         to: 'stringData.username',
@@ -677,6 +693,7 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       ...copyFrom(1, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.instance_service'),
       ...roleGate(),
       ...copyFrom(3, 'Secret', CNPG_CA_SECRET_SUFFIX, `data[${CNPG_CA_KEY}]`, `data[${CNPG_CA_KEY}]`),
+      ...copyFrom(4, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.host'),
     ],
   });
   // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.

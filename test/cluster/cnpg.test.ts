@@ -19,7 +19,7 @@ import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { CNPG_NAMESPACE, localVolumes } from '../../harness/node/cnpg';
-import { psqlClientPod } from '../../harness/node/cnpg-images';
+import { bindingsClientPod, psqlClientPod } from '../../harness/node/cnpg-images';
 import { asSuperuser } from '../../harness/node/cnpg-sql';
 import { program } from '../../harness/tools/programs';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
@@ -240,7 +240,7 @@ describe('a PostgresqlInstance on cnpg-postgresql', () => {
 });
 
 describe('a ServiceBinding on cnpg-servicebinding', () => {
-  it('brings <claim>-creds in the a8s keys; a Pod with only that Secret connects and writes and reads a table', async () => {
+  it('brings <claim>-creds in the a8s and servicebinding.io keys; a Pod with only that Secret connects and writes and reads a table, one with only /bindings reads it', async () => {
     // The platform's load balancer (its stand-in, as in the sandbox) gives the instance's external Service an address.
     const svc = await until(`the external Service ${NS}/pg-external with a load balancer address`, async () => {
       const s = await getObject(kube, `/api/v1/namespaces/${NS}/services/pg-external`);
@@ -269,6 +269,28 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
     // The server's CA beside Klutch's keys: the client checks whom it talks to.
     expect(value('ca.crt')).toMatch(/^-----BEGIN CERTIFICATE-----/);
     expect(await psql('app-client', SQL_WRITE, { tls: 'verify-ca' })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
+
+    // And servicebinding.io's keys: a workload that reads only /bindings/<name> (Spring Cloud Bindings, Quarkus) connects.
+    expect(['type', 'provider', 'host', 'port', 'sslmode'].map(value)).toEqual([
+      'postgresql',
+      'klutch-kit',
+      LOAD_BALANCER_IP,
+      '5432',
+      'verify-ca',
+    ]);
+    await requireOk(
+      kube,
+      'POST',
+      `/api/v1/namespaces/${NS}/pods`,
+      bindingsClientPod({ name: 'app-bindings', secret: 'app-creds', sql: SQL_READ }),
+    );
+    const pod = await until('the /bindings client Pod done', async () => {
+      const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/app-bindings`);
+      return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
+    });
+    const out = (await podLog(NS, 'app-bindings')).trim();
+    expect(pod.status.phase, out).toBe('Succeeded');
+    expect(out).toBe('from the binding');
   }, 600_000);
 
   it('refuses a connection without TLS, and fences the instance with a NetworkPolicy that selects its Pods', async () => {
