@@ -4,6 +4,11 @@
  * refused or a consumer whose credentials it revoked. The same warning on the same object is written once per
  * `repeatMs`; the memory of what was written is bounded. A failed write is logged at debug, never retried: the
  * warning is in the log already.
+ *
+ * Each namespace has a bucket of writes (`burst`, one back every `refillMs`), as client-go's EventCorrelator has
+ * per object: a tenant who makes many objects that fail (export requests in its cluster namespace) would otherwise
+ * have the backend write one Event per object, a write to the API server and etcd for every write of theirs. Past
+ * the bucket the warning is logged only.
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -25,6 +30,10 @@ export interface EventRecorderOptions {
   readonly component?: string;
   /** @default 10 minutes */
   readonly repeatMs?: number;
+  /** Events a namespace may get at once. @default 25 */
+  readonly burst?: number;
+  /** One more Event for a namespace after this long. @default 10 seconds */
+  readonly refillMs?: number;
   readonly now?: () => number;
 }
 
@@ -32,14 +41,31 @@ export function eventRecorder(o: EventRecorderOptions): Warn {
   const seen = new Map<string, number>();
   const repeatMs = o.repeatMs ?? 10 * 60_000;
   const now = o.now ?? Date.now;
+  const burst = o.burst ?? 25;
+  const refillMs = o.refillMs ?? 10_000;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  /** Takes a write from the namespace's bucket, if one is left. */
+  const allowed = (namespace: string): boolean => {
+    const t = now();
+    const b = buckets.get(namespace) ?? { tokens: burst, at: t };
+    b.tokens = Math.min(burst, b.tokens + (t - b.at) / refillMs);
+    b.at = t;
+    buckets.delete(namespace); // re-inserted last: the oldest namespace is the one dropped when the map is full
+    buckets.set(namespace, b);
+    if (buckets.size > 1000) buckets.delete(buckets.keys().next().value as string);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  };
   return (obj, reason, message) => {
     const id = `${obj.metadata.uid}|${reason}|${message}`;
     const at = seen.get(id);
     o.log.warn({ object: `${obj.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, reason }, message);
     if (!obj.metadata.name || (at !== undefined && now() - at < repeatMs)) return;
+    const namespace = obj.metadata.namespace ?? 'default';
+    if (!allowed(namespace)) return;
     seen.set(id, now());
     if (seen.size > 1000) seen.delete(seen.keys().next().value as string);
-    const namespace = obj.metadata.namespace ?? 'default';
     const t = new Date();
     void o.core
       .createNamespacedEvent({

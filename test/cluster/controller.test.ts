@@ -5,7 +5,16 @@
  */
 import { CoreV1Api, KubeConfig, type RequestContext, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Controller, keepAliveClient, keepAliveConfiguration, LeaderElector, objectKey, splitKey, watchInformer } from '../../controller';
+import {
+  Controller,
+  eventRecorder,
+  keepAliveClient,
+  keepAliveConfiguration,
+  LeaderElector,
+  objectKey,
+  splitKey,
+  watchInformer,
+} from '../../controller';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
 import { startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
 import { eventually, kubeFor } from '../../harness/kube';
@@ -379,5 +388,37 @@ describe('leader election on a Lease', () => {
           onStartedLeading: () => {},
         }),
     ).toThrow('leaseDurationMs (5000) must be greater than renewDeadlineMs (5000)');
+  });
+});
+
+describe('Warning Events', () => {
+  it('write at most a burst per namespace, however many objects fail there, and another namespace still gets its own', async () => {
+    const kube = await admin();
+    const [flooded, quiet] = [await testNamespace(kube, 'events'), await testNamespace(kube, 'events')];
+    let clock = 0;
+    const warn = eventRecorder({
+      core: kube.core,
+      log: pino({ level: 'silent' }),
+      component: 'test',
+      burst: 5,
+      refillMs: 1_000,
+      now: () => clock,
+    });
+    // A tenant's 40 failing objects (export requests, say): one warning each.
+    const subject = (ns: string, i: number) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm-${i}`, namespace: ns, uid: `${ns}-${i}` },
+    });
+    for (let i = 0; i < 40; i++) warn(subject(flooded, i), 'Failed', `object ${i} failed`);
+    warn(subject(quiet, 0), 'Failed', 'object 0 failed');
+    const events = async (ns: string) => ((await kube.core.listNamespacedEvent({ namespace: ns })).items ?? []).length;
+    await eventually('the events written', async () => ((await events(quiet)) === 1 && (await events(flooded)) === 5 ? true : undefined));
+    // Two seconds on, two more.
+    clock += 2_000;
+    for (let i = 40; i < 50; i++) warn(subject(flooded, i), 'Failed', `object ${i} failed`);
+    await eventually('two more events', async () => ((await events(flooded)) === 7 ? true : undefined));
+    await sleep(500);
+    expect(await events(flooded)).toBe(7);
   });
 });
