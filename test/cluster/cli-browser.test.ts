@@ -64,7 +64,9 @@ describe('kubectl bind in Chromium', () => {
 
     await page.waitForURL(`${s.backend.url}/resources?s=${sid}`);
     expect(await page.title()).toBe('klutch-kit: bind an API');
-    await expect.poll(() => page.locator('h1').textContent()).toBe('klutch-kit: choose an API to bind');
+    // The page is served whole (backend/http/resources.ts) and loaded by now: one read, which Playwright waits for.
+    // (expect.poll gave up after its 1 s when Chromium's first answer took longer than that on a loaded machine.)
+    expect(await page.locator('h1').textContent()).toBe('klutch-kit: choose an API to bind');
     expect(await page.locator('a.postgresqlinstances').textContent()).toBe('PostgresqlInstance');
     const dir = join(s.backend.dir, 'screenshots');
     mkdirSync(dir, { recursive: true });
