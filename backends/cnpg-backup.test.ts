@@ -186,18 +186,24 @@ describe('a cnpg offering with an object store', () => {
         ['network-policy', 'session-reaper', 'session-reaper-secret'].map((n) => [`cnpg-demo-${n}`, applied]),
       );
       const at = (observed: Record<string, Record<string, unknown>>) => compose(STORE, 'team-a', target, {}, { ...others, ...observed });
-      const ready = (rsp: ReturnType<typeof compose>) => rsp.conditions.map((c) => [c.status, c.reason]);
+      const ready = (rsp: ReturnType<typeof compose>) =>
+        rsp.conditions.filter((c) => c.type === 'DataServiceReady').map((c) => [c.status, c.reason]);
+      const archiving = (rsp: ReturnType<typeof compose>) =>
+        rsp.conditions.filter((c) => c.type === 'ContinuousArchiving').map((c) => c.status);
       // CNPG starts a backup of a Cluster whose archiving does not work by waiting for it, holding every other
       // Cluster's backups meanwhile: no schedule while the Cluster is new or its archiving fails, the claim Ready.
       expect(compose(STORE, 'team-a', target, {}, {}).desired?.resources['cnpg-demo-scheduled-backup']).toBeUndefined();
       const failingArchive = at({ 'cnpg-demo': clusterObserved('False') });
       expect(failingArchive.desired?.resources['cnpg-demo-scheduled-backup']).toBeUndefined();
       expect(ready(failingArchive)).toEqual([[Status.STATUS_CONDITION_TRUE, 'Available']]);
+      // It serves on, and says beside that it is not backed up.
+      expect(archiving(failingArchive)).toEqual([Status.STATUS_CONDITION_FALSE]);
       // Archiving works: the schedule is composed, and the claim stays Ready while Crossplane creates it.
       const first = at({ 'cnpg-demo': clusterObserved('True') });
       expect(manifest(first, 'cnpg-demo-scheduled-backup')).toMatchObject({ kind: 'ScheduledBackup', spec: { immediate: true } });
       expect(first.desired?.resources['cnpg-demo-scheduled-backup']?.ready).toBe(Ready.READY_TRUE);
       expect(ready(first)).toEqual([[Status.STATUS_CONDITION_TRUE, 'Available']]);
+      expect(archiving(first)).toEqual([Status.STATUS_CONDITION_TRUE]);
       // Once there, it stays when archiving fails later (the Cluster's condition changing deletes no schedule), and
       // its failure to apply is the claim's.
       const kept = at({ 'cnpg-demo': clusterObserved('False'), 'cnpg-demo-scheduled-backup': applied });
@@ -207,7 +213,9 @@ describe('a cnpg offering with an object store', () => {
       };
       const failing = at({ 'cnpg-demo': clusterObserved('True'), 'cnpg-demo-scheduled-backup': refused });
       expect(failing.desired?.resources['cnpg-demo-scheduled-backup']?.ready).toBe(Ready.READY_FALSE);
-      expect(failing.conditions.map((c) => c.message)).toEqual(['cnpg demo: scheduledbackups is forbidden']);
+      expect(failing.conditions.filter((c) => c.type === 'DataServiceReady').map((c) => c.message)).toEqual([
+        'cnpg demo: scheduledbackups is forbidden',
+      ]);
     },
   );
 

@@ -6,7 +6,7 @@
  * so one tenant's instances never read or overwrite another's backups. A `Backup` claim on `cnpg-backup` becomes a
  * CNPG `Backup` of its instance's Cluster, and the instance keeps a daily `ScheduledBackup` when the offering asks.
  */
-import type { Companion, ErrorAdvice, FieldMapping, Recipe } from '../recipe';
+import type { Companion, ErrorAdvice, FieldMapping, Recipe, ShownCondition } from '../recipe';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 /** The application database and its owner (backends/cnpg.ts CNPG_APP_OWNER; not imported: cnpg.ts imports this). */
@@ -192,6 +192,38 @@ export const ARCHIVING_WORKS = {
   has: { type: 'ContinuousArchiving', status: 'True' },
   observed: true,
 } as const;
+
+/**
+ * The instance claim shows CNPG's `ContinuousArchiving` beside DataServiceReady: an instance whose WAL cannot be
+ * archived serves on, and without this its backups would stop unseen (the ScheduledBackup waits for archiving to work,
+ * and a Backup claim waits with it). What to do, by what CNPG says.
+ */
+export function archivingCondition(b: CnpgBackupStore): ShownCondition {
+  const secret = b.secret ?? DEFAULT_BACKUP_SECRET;
+  // CNPG says only how Barman Cloud exited (its cloud_cli.py): 1 an operation that failed with the store reachable, 2 a
+  // store it could not reach, 4 any other error (the store's refusal among them). Its words are in the instance's log.
+  return {
+    at: ARCHIVING_WORKS.at,
+    type: 'ContinuousArchiving',
+    advice: [
+      {
+        // barman-cloud-check-wal-archive, which CNPG runs before a new cluster's first archive, refuses a place that
+        // holds WAL ("Expected empty archive"), and exits 1.
+        match: 'empty archive|not empty|exit status 1\\b',
+        advice: `this instance has no backups. Barman Cloud refused its archive with the store reachable, which for a new instance means an instance of this name was deleted and its backups are still kept under the name, where CloudNativePG archives nothing for another instance ("Expected empty archive" in the instance's log). Delete this claim and create it under a name of its own (the deleted instance's backups stay restorable with restoreFrom.instance); the name is free again once the platform operator has removed them from the bucket`,
+      },
+      {
+        match:
+          'exit status 2\\b|could not connect|EndpointConnectionError|connection refused|timed? ?out|name or service not known|no route to host|certificate',
+        advice: `this instance is not backed up while it lasts: the object store could not be reached or verified; the platform operator checks that it runs, that the instance reaches the endpoint of the offering's backups and that the CA in Secret ${secret} issued its certificate`,
+      },
+      {
+        match: '.',
+        advice: `this instance is not backed up while it lasts: the object store answered with an error (the instance's log has its words); the platform operator checks the tenant's keys in Secret ${secret} in the instance's namespace on the control plane (the bind backend makes it again within 10 minutes) and the store's log`,
+      },
+    ],
+  };
+}
 
 /**
  * The instance's ScheduledBackup (`<claim>`, owned by its Cluster so it goes with it): a base backup on the offering's

@@ -588,6 +588,78 @@ describe('the status of a cnpg PostgresqlInstance', () => {
   });
 });
 
+describe("a cnpg PostgresqlInstance's WAL archiving, on its claim", () => {
+  const ready = { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] } };
+  /** The Object of a healthy Cluster whose ContinuousArchiving condition CNPG reports as `archiving`. */
+  const cluster = (archiving?: Record<string, unknown>) => ({
+    status: {
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }],
+      atProvider: { manifest: { status: { phase: 'Cluster in healthy state', conditions: archiving ? [archiving] : [] } } },
+    },
+  });
+  const conditionsOf = (archiving?: Record<string, unknown>) =>
+    runInstance({
+      'cnpg-postgresql': cluster(archiving),
+      'cnpg-postgresql-network-policy': ready,
+      'cnpg-postgresql-session-reaper-secret': ready,
+    }).conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message, target: c.target }));
+
+  it("shows nothing of it until CNPG reports it, and CNPG's True beside DataServiceReady", () => {
+    expect(conditionsOf().map((c) => c.type)).toEqual(['DataServiceReady']);
+    expect(
+      conditionsOf({
+        type: 'ContinuousArchiving',
+        status: 'True',
+        reason: 'ContinuousArchivingSuccess',
+        message: 'Continuous archiving is working',
+      }),
+    ).toEqual([
+      {
+        type: 'ContinuousArchiving',
+        status: Status.STATUS_CONDITION_TRUE,
+        reason: 'ContinuousArchivingSuccess',
+        message: 'Continuous archiving is working',
+        target: Target.TARGET_COMPOSITE_AND_CLAIM,
+      },
+      expect.objectContaining({ type: 'DataServiceReady', status: Status.STATUS_CONDITION_TRUE }),
+    ]);
+  });
+
+  it.each([
+    [
+      'a name an instance deleted within the retention period left its backups under',
+      'unexpected failure invoking barman-cloud-wal-archive: exit status 1',
+      /this instance has no backups\. .*Delete this claim and create it under a name of its own .*restoreFrom\.instance/,
+    ],
+    [
+      'a store it cannot reach',
+      'unexpected failure invoking barman-cloud-wal-archive: exit status 2',
+      /not backed up while it lasts: the object store could not be reached or verified; .*reaches the endpoint of the offering's backups/,
+    ],
+    [
+      'a store that answers with an error (keys it refuses)',
+      'unexpected failure invoking barman-cloud-wal-archive: exit status 4',
+      /not backed up while it lasts: the object store answered with an error .*Secret klutch-backup-store/,
+    ],
+  ])("says False, in CNPG's words with what to do, while the instance serves on: %s", (_name, said, advice) => {
+    const [archiving, ready] = conditionsOf({
+      type: 'ContinuousArchiving',
+      status: 'False',
+      reason: 'ContinuousArchivingFailing',
+      message: said,
+    });
+    expect(archiving).toMatchObject({
+      type: 'ContinuousArchiving',
+      status: Status.STATUS_CONDITION_FALSE,
+      reason: 'ContinuousArchivingFailing',
+      target: Target.TARGET_COMPOSITE_AND_CLAIM,
+    });
+    expect(archiving?.message).toMatch(new RegExp(`^cnpg postgresql: ${said.replace(/[()]/g, '\\$&')}; `));
+    expect(archiving?.message).toMatch(advice);
+    expect(ready).toMatchObject({ type: 'DataServiceReady', status: Status.STATUS_CONDITION_TRUE });
+  });
+});
+
 describe('a cnpg offering', () => {
   const offering = (o: Partial<CnpgOffering>): CnpgOffering => ({
     services: ['pg15'],

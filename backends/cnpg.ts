@@ -14,6 +14,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { ErrorAdvice, FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
 import {
+  archivingCondition,
   checkBackupStore,
   clusterBackupFields,
   clusterRecoveryFields,
@@ -383,6 +384,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     progressPaths: CNPG_PHASE_PATHS,
     diagnostics: CNPG_POD_DIAGNOSTICS,
     errorAdvice: CNPG_INSTANCE_ADVICE,
+    ...(o.backups ? { shownConditions: [archivingCondition(o.backups)] } : {}),
     related: bindingRoles('v1'),
     companions: companions.map((c) => c.v1),
     v2: { ...instance.v2, related: bindingRoles('v2'), companions: companions.map((c) => c.v2) },

@@ -85,6 +85,9 @@ const transform: Schema = s.object(
 );
 const transforms = s.array(transform);
 const fieldPath = s.string({ minLength: 1 });
+const errorAdvice = s.array(
+  s.object({ match: s.string({ minLength: 1 }), advice: s.string({ minLength: 1 }) }, { required: ['match', 'advice'] }),
+);
 const anyValue = s.raw({ 'x-kubernetes-preserve-unknown-fields': true });
 const FROM_OR_VALUE = 'set exactly one of from and value';
 const fieldMappings = s.array(
@@ -170,9 +173,7 @@ export const inputSchema: Schema = s.object(
     failedStates: s.array(s.string({ minLength: 1 })),
     progressPaths: s.array(fieldPath),
     errorPaths: s.array(fieldPath),
-    errorAdvice: s.array(
-      s.object({ match: s.string({ minLength: 1 }), advice: s.string({ minLength: 1 }) }, { required: ['match', 'advice'] }),
-    ),
+    errorAdvice,
     errorsFrom: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),
@@ -202,6 +203,11 @@ export const inputSchema: Schema = s.object(
         says: s.string({ minLength: 1 }),
       },
       { required: ['apiVersion', 'kind', 'labels', 'condition', 'says'] },
+    ),
+    shownConditions: s.array(
+      s.object({ at: fieldPath, type: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }), advice: errorAdvice }, { required: ['at', 'type'] }),
+      // A few at most: the claim's conditions are for people to read.
+      { maxItems: 4 },
     ),
     generated,
     related: s.object(

@@ -355,6 +355,23 @@ export interface WaitsFor {
   readonly says: string;
 }
 
+/**
+ * A condition the backend reports on the composed resource that the claim shows as one of its own, beside
+ * DataServiceReady: something the resource does besides serving, whose failure must not go unseen while it serves.
+ * CloudNativePG's `ContinuousArchiving`: an instance whose WAL cannot be archived — its object store down or refusing
+ * its keys, or an archive left under its name by a deleted instance of the same name — serves on with no backups.
+ * The claim's condition has the backend's type, status and reason; a False one's message is the backend's, with the
+ * first of `advice` that finds it. None until the backend reports it.
+ */
+export interface ShownCondition {
+  /** The conditions in the observed composed resource, wrapper included (`status.atProvider.manifest.status.conditions`). */
+  readonly at: string;
+  /** The backend's condition type (`ContinuousArchiving`), which the claim's condition has too. */
+  readonly type: string;
+  /** What to do about a False one, by what its message says (the recipe's `errorAdvice` is about the resource itself). */
+  readonly advice?: readonly ErrorAdvice[];
+}
+
 /** Everything the function needs to compose one resource of one backend for one API. */
 export interface Recipe {
   /** apiVersion and kind of the resource: the managed resource itself, or (with `wrapper`) the wrapped object. */
@@ -404,6 +421,8 @@ export interface Recipe {
   readonly errorsFrom?: ErrorsFrom;
   /** An object the resource waits for before it is composed (WaitsFor). */
   readonly waitsFor?: WaitsFor;
+  /** Conditions of the backend's that the claim shows beside DataServiceReady (ShownCondition). */
+  readonly shownConditions?: readonly ShownCondition[];
   /** Values generated once and kept (GeneratedValue). */
   readonly generated?: readonly GeneratedValue[];
   /** A list with one item per related composite (RelatedList). */

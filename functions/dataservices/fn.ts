@@ -43,7 +43,7 @@ import { get } from './fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
-import { advised, CONDITION_TYPE, observeStatus, type StatusOutcome } from './status';
+import { advised, CONDITION_TYPE, observeStatus, shownConditions, type StatusOutcome } from './status';
 import { validateInput } from './validate-input';
 
 type Obj = Record<string, unknown>;
@@ -328,6 +328,21 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       reason: 'IgnoredParameter',
       target: Target.TARGET_COMPOSITE_AND_CLAIM,
     });
+  // The backend's conditions the claim shows beside DataServiceReady (Recipe.shownConditions).
+  for (const c of shownConditions(input, isObj(observed) ? observed : undefined)) {
+    rsp.conditions.push({
+      type: c.type,
+      status:
+        c.status === 'True'
+          ? Status.STATUS_CONDITION_TRUE
+          : c.status === 'False'
+            ? Status.STATUS_CONDITION_FALSE
+            : Status.STATUS_CONDITION_UNKNOWN,
+      reason: c.reason ?? c.type,
+      ...(c.message ? { message: c.message } : {}),
+      target: Target.TARGET_COMPOSITE_AND_CLAIM,
+    });
+  }
   if (outcome.condition) {
     rsp.conditions.push({
       type: CONDITION_TYPE,

@@ -133,3 +133,30 @@ export function observeStatus(
     return { composite: status, ready, condition: { status: 'False', reason: 'Provisioning', message: `${what}: ${doing}` } };
   return { composite: status, ready };
 }
+
+/** Kubernetes' pattern for a condition's reason (metav1.Condition). */
+const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+
+/**
+ * The backend's conditions the recipe shows on the claim (Recipe.shownConditions), as the observed composed resource
+ * holds them: one each that the backend reports, with its type, status and reason; a False one says the backend's
+ * message after the backend and service, with its advice.
+ */
+export function shownConditions(
+  input: Pick<Input, 'shownConditions' | 'backend' | 'service'>,
+  observed: Obj | undefined,
+): ObservedCondition[] {
+  if (!observed) return [];
+  return (input.shownConditions ?? []).flatMap((shown) => {
+    const list = get(observed, shown.at);
+    const c = (Array.isArray(list) ? list : []).find(
+      (x): x is ObservedCondition => typeof x === 'object' && x !== null && x.type === shown.type && typeof x.status === 'string',
+    );
+    if (!c || !['True', 'False', 'Unknown'].includes(c.status)) return [];
+    const reason = c.reason && REASON.test(c.reason) ? c.reason : `${shown.type}${c.status}`;
+    const said = typeof c.message === 'string' && c.message.trim() ? c.message.trim() : undefined;
+    const message =
+      c.status === 'False' ? advised(`${input.backend} ${input.service}: ${said ?? `${shown.type} is False`}`, shown.advice) : said;
+    return [{ type: shown.type, status: c.status, reason, ...(message ? { message } : {}) }];
+  });
+}

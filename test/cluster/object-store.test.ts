@@ -9,7 +9,8 @@
  * through the konnector, Crossplane and the cnpg backend (backends/cnpg-backup.ts) to CloudNativePG and the store the
  * sandbox runs: a `Backup` claim of the sandbox's instance ends Ready there with CNPG's completed backup, its WAL
  * archived all along; beside it a new instance claim takes its first backup, and once it is deleted, a new one with
- * `restoreFrom` it and a point in time T recovers from its kept backups exactly the rows written before T.
+ * `restoreFrom` it and a point in time T recovers from its kept backups exactly the rows written before T, while a new
+ * instance under the deleted one's name says on its claim that it cannot archive there, and what to do.
  */
 import {
   CreateBucketCommand,
@@ -505,14 +506,30 @@ describe('the object store', () => {
           (await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${INSTANCE}`)) ? undefined : true,
         180_000,
       );
+      // Its name made free again in the app cluster and on the control plane, volumes included, for the reuse below.
+      await eventually(
+        `${INSTANCE} gone from the app cluster, and its volumes from the control plane`,
+        async () => {
+          if (await getObject(app, appPath('postgresqlinstances', INSTANCE))) return undefined;
+          const pvcs = await requireOk(
+            kube,
+            'GET',
+            `/api/v1/namespaces/${providerNs}/persistentvolumeclaims?labelSelector=${encodeURIComponent(`cnpg.io/cluster=${INSTANCE}`)}`,
+          );
+          return (pvcs.items as unknown[]).length === 0 ? true : undefined;
+        },
+        180_000,
+      );
       const started = Date.now();
-      // Beside it, a restore to a moment before the source's first backup: nothing to recover from.
+      // Beside it, a restore to a moment before the source's first backup: nothing to recover from; and a new instance
+      // under the deleted one's name, whose kept backups hold the place in the bucket it would archive to.
       await Promise.all([
         createInApp('postgresqlinstances', instanceClaim(RESTORED, { restoreFrom: { instance: INSTANCE, pointInTime: t } })),
         createInApp(
           'postgresqlinstances',
           instanceClaim(TOO_EARLY, { restoreFrom: { instance: INSTANCE, pointInTime: '2020-01-01T00:00:00Z' } }),
         ),
+        createInApp('postgresqlinstances', instanceClaim(INSTANCE)),
       ]);
       await readyInApp('postgresqlinstances', RESTORED, undefined, 600_000).catch((e: Error) => {
         throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, providerNs, `${RESTORED}-1`, 40)}`);
@@ -537,6 +554,22 @@ describe('the object store', () => {
       expect(said.status).toBe('False');
       expect(said.message).toMatch(new RegExp(`Pod ${TOO_EARLY}-1-full-recovery-\\w+ failed: container full-recovery exited with 1`));
       expect(said.message).toContain('restoreFrom.pointInTime must lie between');
+      // The instance under the reused name serves, but cannot archive: its claim in the app cluster says so, and why.
+      const archiving = await eventually(
+        `the new ${INSTANCE} saying in the app cluster that it cannot archive`,
+        async () => {
+          const c = ((await getObject(app, appPath('postgresqlinstances', INSTANCE)))?.status?.conditions ?? []).find(
+            (x: { type: string }) => x.type === 'ContinuousArchiving',
+          );
+          return c?.status === 'False' ? c : undefined;
+        },
+        300_000,
+      );
+      // CloudNativePG says how Barman Cloud's check exited (1: the store reachable, the archive refused); the advice
+      // says what that means for a new instance and what to do.
+      expect(archiving.message).toContain('barman-cloud-wal-archive: exit status 1');
+      expect(archiving.message).toContain('Delete this claim and create it under a name of its own');
+      log(`object store: the reused ${INSTANCE} said it cannot archive ${((Date.now() - started) / 1000).toFixed(1)} s after it was made`);
       await dropClaims();
     },
     15 * 60_000,
