@@ -322,6 +322,9 @@ export function checkCnpgOffering(o: BackendCnpgOffering, fail: (field: string, 
   }
 }
 
+/** The synth setting that replaces the offering's PostgreSQL image of a service version (`cnpg.image.a9s-postgresql15`). */
+export const cnpgImageSetting = (service: string): string => `cnpg.image.${service}`;
+
 export interface CnpgInstanceProps {
   readonly offering: BackendCnpgOffering;
   /** Claim parameter → PostgreSQL setting name (`maxConnections` → `max_connections`). */
@@ -344,7 +347,15 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     readiness: CNPG_CLUSTER_READY,
     status: CNPG_STATUS,
     fields: [
-      { from: 'spec.service', to: 'spec.imageName', required: true, transforms: [{ type: 'map', map: o.images }] },
+      // Each version's image, or the platform's own (`--setting cnpg.image.<service>=<image>`: pinned by digest).
+      {
+        from: 'spec.service',
+        to: 'spec.imageName',
+        required: true,
+        transforms: [
+          { type: 'map', map: o.images, settings: Object.fromEntries(Object.keys(o.images).map((v) => [v, cnpgImageSetting(v)])) },
+        ],
+      },
       { from: CLAIM_NAME, to: `metadata.labels[${CNPG_INSTANCE_LABEL}]`, required: true },
       // The application database and its owner: CNPG writes the owner's credentials to `<claim>-app`. An instance
       // restored from backups (`restoreFrom`, offerings with a store) bootstraps by recovery instead.

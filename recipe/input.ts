@@ -6,7 +6,7 @@
  * input, so the function validates it against `inputSchema` (shipped as a CRD in the Function package) before use.
  */
 import { s, type Schema } from '../lib/schema';
-import { TRANSFORM_TYPES, type Backend, type Companion, type FieldMapping, type Recipe, type Wrapper } from './recipe';
+import { TRANSFORM_TYPES, type Backend, type Companion, type FieldMapping, type Recipe, type Transform, type Wrapper } from './recipe';
 
 export const INPUT_GROUP = 'dataservices.fn.klutch.anynines.com';
 export const INPUT_VERSION = 'v1beta1';
@@ -41,7 +41,7 @@ export function inputFor(full: Recipe, o: InputForOptions): Input {
   const { v2, ...own } = full;
   const recipe: Omit<Recipe, 'v2'> = o.target === 'v2' && v2 ? { ...own, ...v2 } : own;
   const resolve = (fields: readonly FieldMapping[]) =>
-    fields.map((f): FieldMapping => {
+    fields.map(resolveMapSettings).map((f): FieldMapping => {
       if (f.setting === undefined) return f;
       const { setting, default: fallback, ...rest } = f;
       const value = o.settings?.[setting] ?? fallback;
@@ -52,6 +52,25 @@ export function inputFor(full: Recipe, o: InputForOptions): Input {
       }
       return { ...rest, value };
     });
+  // A map transform's settings replace the values of their keys when given (Transform `map`), then go.
+  const resolveMapSettings = (f: FieldMapping): FieldMapping => {
+    if (!f.transforms?.some((t) => t.type === 'map' && t.settings)) return f;
+    const transforms = f.transforms.map((t): Transform => {
+      if (t.type !== 'map' || !t.settings) return t;
+      const map = { ...t.map };
+      for (const [key, name] of Object.entries(t.settings)) {
+        const value = o.settings?.[name];
+        if (value === undefined) continue;
+        if (typeof value !== 'string' || !/^\S+$/.test(value))
+          throw new Error(
+            `${o.backend}-${o.service}: setting "${name}" must be one word (an image reference), not ${JSON.stringify(value)}`,
+          );
+        map[key] = value;
+      }
+      return { type: 'map', map };
+    });
+    return { ...f, transforms };
+  };
   const resolveWrapper = (w: Wrapper | undefined) => (w?.fields ? { wrapper: { ...w, fields: resolve(w.fields) } } : {});
   return {
     apiVersion: INPUT_API_VERSION,
@@ -65,6 +84,24 @@ export function inputFor(full: Recipe, o: InputForOptions): Input {
       ? { companions: recipe.companions.map((c): Companion => ({ ...c, ...resolveWrapper(c.wrapper), fields: resolve(c.fields) })) }
       : {}),
   };
+}
+
+/** The platform settings a recipe reads (FieldMapping `setting`, map transforms' `settings`), on either target. */
+export function settingsRead(full: Recipe): string[] {
+  const { v2, ...own } = full;
+  const names = new Set<string>();
+  for (const r of [own, v2 ?? {}]) {
+    const fields = [
+      ...(r.fields ?? []),
+      ...(r.wrapper?.fields ?? []),
+      ...(r.companions ?? []).flatMap((c) => [...c.fields, ...(c.wrapper?.fields ?? [])]),
+    ];
+    for (const f of fields) {
+      if (f.setting) names.add(f.setting);
+      for (const t of f.transforms ?? []) if (t.type === 'map') for (const name of Object.values(t.settings ?? {})) names.add(name);
+    }
+  }
+  return [...names];
 }
 
 const transform: Schema = s.object(

@@ -24,8 +24,16 @@ export type Transform =
   | { readonly type: 'lowercase' }
   /** `%s` in `format` is replaced by the value (`%s-service-broker`). */
   | { readonly type: 'format'; readonly format: string }
-  /** A lookup; a value missing from the map is an error. */
-  | { readonly type: 'map'; readonly map: Readonly<Record<string, unknown>> };
+  /**
+   * A lookup; a value missing from the map is an error. `settings` names, for keys of the map, the platform setting
+   * that replaces the map's value when synth is given it (`cnpg.image.a9s-postgresql15`: an image pinned by digest);
+   * synth resolves them, so the function never sees `settings`.
+   */
+  | {
+      readonly type: 'map';
+      readonly map: Readonly<Record<string, unknown>>;
+      readonly settings?: Readonly<Record<string, string>>;
+    };
 
 export const TRANSFORM_TYPES = ['trimPrefix', 'toInteger', 'lowercase', 'format', 'map'] as const;
 

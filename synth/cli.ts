@@ -44,6 +44,10 @@ Options:
                                a9s.organizationGuid, a9s.spaceGuid  the Cloud Foundry org and space
                                                                     of every a9s instance
                              (default: the pair Klutch hard-codes; set your platform's)
+                               cnpg.image.<service>                 the PostgreSQL image CloudNativePG runs
+                                                                    for a service version, e.g.
+                                                                    cnpg.image.a9s-postgresql15=<image>@sha256:...
+                             (default: the catalog's image of that version)
   --monitoring-label <key>=<value>
                              a label on the PrometheusRules, ServiceMonitor and PodMonitors, as the Prometheus
                              Operator's selectors want it (kube-prometheus-stack: release=<its release name>);
@@ -231,7 +235,8 @@ export function parseSettings(values: readonly string[]): Record<string, string>
   for (const v of values) {
     const eq = v.indexOf('=');
     const name = eq > 0 ? v.slice(0, eq) : '';
-    if (!/^[a-z0-9-]+\.[A-Za-z][A-Za-z0-9]*$/.test(name) || eq === v.length - 1) {
+    // <backend>.<name>, and for a setting per key of a map (cnpg.image.<service>) the key after one more dot.
+    if (!/^[a-z0-9-]+\.[A-Za-z][A-Za-z0-9]*(\.[a-z0-9][a-z0-9.-]*)?$/.test(name) || eq === v.length - 1) {
       throw new Error(`--setting must be <backend>.<name>=<value>, e.g. a9s.spaceGuid=6e5c...; got "${v}"`);
     }
     if (name in out) throw new Error(`--setting ${name} is given twice; give it once`);

@@ -38,6 +38,7 @@ import {
 import { checkUnique } from './catalog';
 import { CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
 import { replaceTree } from '../lib/files';
+import { settingsRead } from '../recipe';
 import { selectorLabels } from '../lib/workload';
 import { FUNCTION_METRICS_PORT, FunctionRuntime } from '../functions/dataservices/deploy/function-runtime';
 import {
@@ -493,16 +494,14 @@ export function render(o: SynthOptions): Map<string, string> {
   return files;
 }
 
-/** Fails on a setting no recipe reads (a typo would otherwise leave the default in place silently). */
 /** Whether claims of `api` have `spec.deletionProtection` (the instance APIs): their app clusters get its policy. */
 function hasDeletionProtection(api: Api): boolean {
   return 'deletionProtection' in (api.spec.toJSON().properties ?? {});
 }
 
+/** Fails on a setting no recipe reads (a typo would otherwise leave the default in place silently). */
 function checkSettings(apis: readonly Api[], settings: Readonly<Record<string, unknown>>): void {
-  const known = new Set(
-    apis.flatMap((a) => Object.values(a.backends).flatMap((r) => r.fields.flatMap((f) => (f.setting ? [f.setting] : [])))),
-  );
+  const known = new Set(apis.flatMap((a) => Object.values(a.backends).flatMap((r) => settingsRead(r))));
   for (const name of Object.keys(settings)) {
     if (!known.has(name)) {
       throw new Error(

@@ -155,7 +155,7 @@ describe('provider dependencies', () => {
     );
   });
 
-  it('puts --setting values into every a9s instance and refuses a setting no recipe reads', () => {
+  it('puts --setting values into every a9s instance and the cnpg image, and refuses a setting no recipe reads', () => {
     const out = join(tmp, 'settings');
     const org = '8c1f4c0e-1111-4b1e-9d5a-000000000abc';
     const r = runSynth(['--out', out, '--quiet', '--setting', `a9s.organizationGuid=${org}`, '--setting', 'a9s.spaceGuid=space-1']);
@@ -174,8 +174,18 @@ describe('provider dependencies', () => {
     const typo = runSynth(['--out', join(tmp, 'typo'), '--setting', 'a9s.orgGuid=x']);
     expect(typo.status).toBe(1);
     expect(typo.stderr).toBe(
-      'synth: setting "a9s.orgGuid" is read by no recipe of the catalog; the catalog reads a9s.organizationGuid, a9s.spaceGuid\n',
+      'synth: setting "a9s.orgGuid" is read by no recipe of the catalog; the catalog reads a9s.organizationGuid, a9s.spaceGuid, cnpg.image.a9s-postgresql15\n',
     );
+    // The PostgreSQL image of a version, pinned by digest: the cnpg instance's map says it, the other versions keep theirs.
+    const image = `registry.example.com/platform/postgresql@sha256:${'ab'.repeat(32)}`;
+    const pinned = runSynth(['--out', join(tmp, 'pinned'), '--quiet', '--setting', `cnpg.image.a9s-postgresql15=${image}`]);
+    expect(pinned.stderr).toBe('');
+    const cnpg = readFileSync(join(tmp, 'pinned', 'packages', 'dataservices', 'apis', 'postgresql', 'composition-cnpg.yaml'), 'utf8');
+    expect(cnpg).toContain(`a9s-postgresql15: ${image}`);
+    expect(cnpg).not.toContain('settings:');
+    const spaced = runSynth(['--out', join(tmp, 'typo'), '--setting', 'cnpg.image.a9s-postgresql15=a b']);
+    expect(spaced.status).toBe(1);
+    expect(spaced.stderr).toContain('setting "cnpg.image.a9s-postgresql15" must be one word (an image reference), not "a b"');
     const bad = runSynth(['--out', join(tmp, 'typo'), '--setting', 'spaceGuid']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--setting must be <backend>.<name>=<value>');
