@@ -6,9 +6,9 @@ const lines = (...words: string[]) => complete(words).split('\n').filter(Boolean
 
 describe('complete', () => {
   it('offers the commands first, then for `help` the commands it explains', () => {
-    expect(lines('').map((l) => l.split('\t')[0])).toEqual(['apiservice', 'list', 'remove', 'version', 'help', ':4']);
+    expect(lines('').map((l) => l.split('\t')[0])).toEqual(['apiservice', 'list', 'remove', 'why', 'version', 'help', ':4']);
     expect(lines('re')).toEqual(["remove\tunbind: deletes the API's objects here and on the provider", ':4']);
-    expect(lines('help', '').map((l) => l.split('\t')[0])).toEqual(['apiservice', 'list', 'remove', ':4']);
+    expect(lines('help', '').map((l) => l.split('\t')[0])).toEqual(['apiservice', 'list', 'remove', 'why', ':4']);
   });
 
   it("offers a command's own flags, with --help, and no command after the URL or a flag's value", () => {
@@ -22,6 +22,7 @@ describe('complete', () => {
     // `-n list`: "list" is the namespace, not the command.
     expect(lines('-n', 'list', '')).toEqual([
       expect.stringMatching(/^apiservice\t/),
+      expect.anything(),
       expect.anything(),
       expect.anything(),
       expect.anything(),

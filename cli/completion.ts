@@ -28,6 +28,7 @@ const DESCRIPTIONS: Record<string, string> = {
   apiservice: 'bind with an export request you already have',
   list: 'the bindings of this cluster',
   remove: "unbind: deletes the API's objects here and on the provider",
+  why: 'why a claim is not Ready: each hop, and the one that holds it',
   version: "the plugin's version",
   help: "a command's help",
 };

@@ -14,7 +14,7 @@ describe('the command line', () => {
     });
   });
 
-  it('parses apiservice, list and remove', () => {
+  it('parses apiservice, list, remove and why', () => {
     expect(parseCommand(['apiservice', '-f', 'r.yaml', '--remote-kubeconfig-name', 'kubeconfig-abc'])).toMatchObject({
       command: 'apiservice',
       flags: { file: 'r.yaml', remoteKubeconfigName: 'kubeconfig-abc' },
@@ -26,6 +26,17 @@ describe('the command line', () => {
       command: 'remove',
       flags: { binding: 'pgs.anynines.com', yes: true, namespace: 'x' },
     });
+    // As kubectl names an object: <resource>/<name>, or the two apart.
+    for (const argv of [
+      ['why', 'postgresqlinstance/orders', '-n', 'team-a'],
+      ['why', 'postgresqlinstance', 'orders', '-n', 'team-a'],
+    ])
+      expect(parseCommand(argv)).toMatchObject({
+        command: 'why',
+        flags: { resource: 'postgresqlinstance', name: 'orders', namespace: 'team-a' },
+      });
+    // Without -n, the claim's namespace is the kubeconfig context's (kubectl's), not the konnector's default.
+    expect(parseCommand(['why', 'postgresqlinstance/orders'])).not.toHaveProperty('flags.namespace');
   });
 
   it('documents every flag of every command with its default in docs/kubectl-bind.md', () => {
@@ -74,12 +85,16 @@ describe('the command line', () => {
 
   it.each([
     [['https://x/export', '--bogus'], "Unknown option '--bogus'"],
-    [['bogus'], '"bogus" is neither a command (apiservice, list, remove, version, help) nor an http(s) URL'],
+    [['bogus'], '"bogus" is neither a command (apiservice, list, remove, why, version, help) nor an http(s) URL'],
     [['https://x/export', '--dry-run=server'], '--dry-run=server: the plugin renders what it would create on the client'],
     [['https://x/export', '--timeout', '10 minutes'], '--timeout: "10 minutes" is not a duration'],
     [['https://x/export', '-o', 'yaml'], '--output goes with --dry-run'],
     [['apiservice', '-f', 'r.yaml'], 'give the provider kubeconfig'],
     [['remove'], 'name exactly one binding'],
+    [['why'], 'name one claim: kubectl bind why <resource>/<name>'],
+    [['why', 'postgresqlinstance'], 'name one claim'],
+    [['why', 'a/b/c'], 'name one claim'],
+    [['why', 'a', 'b', 'c'], 'name one claim'],
     [['list', '-o', 'wide'], '--output: "wide" is not yaml, json or name'],
     [['list', '-o', 'name', '--no-headers'], '--no-headers goes with the table'],
   ])('%j is a usage error: %s', (argv, message) => {

@@ -20,6 +20,18 @@ export const CLUSTER_FLAGS: readonly Flag[] = [
   },
 ];
 
+/** `why`: the app cluster, and the claim's namespace as kubectl takes it (not the konnector's). */
+export const WHY_FLAGS: readonly Flag[] = [
+  ...CLUSTER_FLAGS.filter((f) => f.name !== 'namespace'),
+  {
+    name: 'namespace',
+    short: 'n',
+    arg: 'ns',
+    default: "the context's namespace, else default",
+    help: "the claim's namespace, as kubectl takes it",
+  },
+];
+
 /** How to bind: `kubectl bind <url>` and `apiservice`. */
 export const BIND_FLAGS: readonly Flag[] = [
   { name: 'skip-konnector', boolean: true, help: 'do not install or upgrade the konnector (nor grant it access)' },
@@ -130,11 +142,12 @@ export const REMOVE_FLAGS: readonly Flag[] = [
 ];
 
 /** Each command's flag table; '' is `kubectl bind <url>`. */
-export const COMMAND_FLAGS: Readonly<Record<'' | 'apiservice' | 'list' | 'remove', FlagTable>> = {
+export const COMMAND_FLAGS: Readonly<Record<'' | 'apiservice' | 'list' | 'remove' | 'why', FlagTable>> = {
   '': { flags: [...CLUSTER_FLAGS, ...BIND_FLAGS, ...LOGIN_FLAGS, ...MACHINE_FLAGS] },
   apiservice: { flags: [...APISERVICE_FLAGS, ...CLUSTER_FLAGS, ...BIND_FLAGS] },
   list: { flags: [...CLUSTER_FLAGS, ...LIST_FLAGS] },
   remove: { flags: [...CLUSTER_FLAGS, ...REMOVE_FLAGS] },
+  why: { flags: WHY_FLAGS },
 };
 
 export interface ClusterFlags {
@@ -189,6 +202,14 @@ export interface ListFlags extends ClusterFlags {
   readonly allNamespaces: boolean;
   readonly output?: 'yaml' | 'json' | 'name';
   readonly noHeaders: boolean;
+}
+
+export interface WhyFlags extends Omit<ClusterFlags, 'namespace'> {
+  /** The claim's resource as kubectl takes it: plural, singular, kind or `<plural>.<group>`. */
+  readonly resource: string;
+  readonly name: string;
+  /** The claim's namespace; unset: the kubeconfig context's, else `default`, as kubectl. */
+  readonly namespace?: string;
 }
 
 export interface RemoveFlags extends ClusterFlags {
@@ -279,9 +300,10 @@ export type Command =
   | { readonly command: 'bind'; readonly flags: LoginFlags }
   | { readonly command: 'apiservice'; readonly flags: ApiServiceFlags }
   | { readonly command: 'list'; readonly flags: ListFlags }
-  | { readonly command: 'remove'; readonly flags: RemoveFlags };
+  | { readonly command: 'remove'; readonly flags: RemoveFlags }
+  | { readonly command: 'why'; readonly flags: WhyFlags };
 
-export const COMMANDS = ['apiservice', 'list', 'remove'] as const;
+export const COMMANDS = ['apiservice', 'list', 'remove', 'why'] as const;
 /** The hidden command kubectl_complete-bind runs (Cobra's name for it): cli/completion.ts answers it. */
 export const COMPLETE_COMMAND = '__complete';
 
@@ -346,6 +368,20 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {
     return {
       command: 'remove',
       flags: { ...cluster(v), binding: positionals[0]!, yes: v.yes === true, timeoutMs: duration(first, 'timeout', v.timeout, '10m') },
+    };
+  }
+  if (first === 'why') {
+    const { values: v, positionals } = parse(first, rest, env);
+    if (v.help) return { command: 'help', topic: first, ok: true };
+    // As kubectl: <resource>/<name>, or <resource> <name>.
+    const parts = positionals.length === 1 ? positionals[0]!.split('/') : positionals;
+    const [resource, name] = parts;
+    if (positionals.length > 2 || parts.length !== 2 || !resource || !name || name.includes('/'))
+      throw usageError('name one claim: kubectl bind why <resource>/<name>, e.g. postgresqlinstance/orders', first);
+    const { namespace: _konnectors, ...where } = cluster(v);
+    return {
+      command: 'why',
+      flags: { ...where, resource, name, ...(typeof v.namespace === 'string' ? { namespace: v.namespace } : {}) },
     };
   }
   refuseLiteralSecret(argv);

@@ -1,6 +1,6 @@
 /** `--help` of every command; the flags' lines come from each command's flag table (cli/flags.ts). */
 import { flagHelp, HELP_FLAG } from '../lib/flags';
-import { APISERVICE_FLAGS, BIND_FLAGS, CLUSTER_FLAGS, LIST_FLAGS, LOGIN_FLAGS, MACHINE_FLAGS, REMOVE_FLAGS } from './flags';
+import { APISERVICE_FLAGS, BIND_FLAGS, CLUSTER_FLAGS, LIST_FLAGS, LOGIN_FLAGS, MACHINE_FLAGS, REMOVE_FLAGS, WHY_FLAGS } from './flags';
 
 const EXIT_CODES = `Exit codes:
   0    done
@@ -21,6 +21,7 @@ Usage:
   kubectl bind apiservice -f <request.yaml> [flags]  bind with an export request you already have
   kubectl bind list [flags]                        the bindings of this cluster
   kubectl bind remove <binding> [flags]            unbind: deletes the API's objects here and on the provider
+  kubectl bind why <resource>/<name> [flags]       why a claim is not Ready: each hop, and the one that holds it
   kubectl bind version                             the plugin's version (also --version)
 
 <url> is the bind backend's /export address, e.g. https://bind.example.com/export.
@@ -74,6 +75,20 @@ Usage:
 
 Flags:
 ${flagHelp([...CLUSTER_FLAGS, ...REMOVE_FLAGS])}
+${HELP_FLAG}
+
+${EXIT_CODES}`,
+  why: `kubectl bind why: why a claim in this cluster is not Ready, hop by hop: the APIServiceBinding that serves its API,
+the konnector that carries it (its Lease, its Pods), and the claim's conditions as the control plane sent them back
+(Crossplane's Synced, DataServiceReady in the backend's words, what else the backend reports); the last line names
+the hop that holds it and what to do.
+
+Usage:
+  kubectl bind why <resource>/<name> [flags]   <resource> as kubectl takes it: postgresqlinstance, its plural,
+                                               its kind, or <plural>.<group>; also kubectl bind why <resource> <name>
+
+Flags:
+${flagHelp(WHY_FLAGS)}
 ${HELP_FLAG}
 
 ${EXIT_CODES}`,

@@ -3,6 +3,7 @@ import { apiServiceCommand } from './commands/apiservice';
 import { bindCommand } from './commands/bind';
 import { listCommand } from './commands/list';
 import { removeCommand } from './commands/remove';
+import { whyCommand } from './commands/why';
 import { complete } from './completion';
 import { CliError, ExitCode } from './errors';
 import { messageOf } from '../lib/kube-errors';
@@ -35,6 +36,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         return await listCommand(c.flags, io);
       case 'remove':
         return await removeCommand(c.flags, io);
+      case 'why':
+        return await whyCommand(c.flags, io);
     }
   } catch (e) {
     if (e instanceof CliError) {

@@ -226,6 +226,51 @@ describe('kubectl bind', () => {
     }
   });
 
+  it('says why a claim is not Ready, hop by hop, in the app cluster: the data service still being made, then failing', async () => {
+    const pns = await eventually('claim upstream', async () => {
+      const list = (await requireOk(ka, 'GET', `/apis/anynines.com/v1/${PG.resource}`)).items as O[];
+      return list.find((o) => o.metadata.name === 'first')?.metadata.namespace as string | undefined;
+    });
+    // What Crossplane and the composition function write on the control plane, as the konnector carries it down.
+    const answer = async (dataService: O) => {
+      const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      const conditions = [
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: at },
+        { ...dataService, type: 'DataServiceReady', lastTransitionTime: at },
+        { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: at },
+      ];
+      await requireOk(ka, 'PATCH', `${pgPath(pns, 'first')}/status`, { status: { conditions } }, 'application/merge-patch+json');
+      await eventually('the conditions in the app cluster', async () =>
+        ((await getObject(kb, pgPath(app, 'first')))?.status?.conditions as O[] | undefined)?.some(
+          (c) => c.type === 'DataServiceReady' && c.reason === dataService.reason,
+        )
+          ? true
+          : undefined,
+      );
+      // As the app developer types it: the singular, in the claim's namespace.
+      return exited(await startCli(['why', 'postgresqlinstance/first', '-n', app], { kubeconfig: b.kubeconfig, closeStdin: true }), 0);
+    };
+    const making = await answer({
+      status: 'False',
+      reason: 'Provisioning',
+      message: 'cnpg postgresql: Setting up primary: Creating primary instance first-1',
+    });
+    expect(making.stdout).toContain(`${PG_BINDING} ${app}/first, through APIServiceBinding ${ns}/${PG_BINDING}:`);
+    expect(making.stdout).toMatch(new RegExp(`^  ok +binding +APIServiceBinding ${ns}/${PG_BINDING.replace('.', '\\.')} Ready$`, 'm'));
+    expect(making.stdout).toMatch(new RegExp(`^  ok +konnector +runs in namespace ${ns} \\(Lease klutch-bind renewed \\d+ s ago\\)$`, 'm'));
+    expect(making.stdout).toMatch(/^ {2}NOT +data service +DataServiceReady False \(Provisioning\): cnpg postgresql: Setting up primary/m);
+    expect(making.stdout).toContain("Held by the data service: the backend's operator is still making it");
+    const failing = await answer({
+      status: 'False',
+      reason: 'ProvisioningFailed',
+      message: 'cnpg postgresql: Unable to create required cluster objects: exceeded quota',
+    });
+    expect(failing.stdout).toContain("Held by the data service: the backend's operator reports a failure");
+    // An API no binding serves: said, with what to do.
+    const unbound = await exited(await startCli(['why', 'widgets/x', '-n', app], { kubeconfig: b.kubeconfig, closeStdin: true }), 1);
+    expect(unbound.stderr).toContain('no APIServiceBinding of this cluster serves "widgets"');
+  });
+
   it('removes a binding in the konnector’s order: its claim goes in both clusters first, nothing stranded', async () => {
     const pns =
       (await getObject(kb, pgPath(app, 'first'))) &&
@@ -410,6 +455,7 @@ describe('kubectl bind completion', () => {
       'apiservice\tbind with an export request you already have',
       'list\tthe bindings of this cluster',
       "remove\tunbind: deletes the API's objects here and on the provider",
+      'why\twhy a claim is not Ready: each hop, and the one that holds it',
       "version\tthe plugin's version",
       "help\ta command's help",
       ':4',

@@ -1,0 +1,189 @@
+/**
+ * `kubectl bind why <resource>/<name>`: why a claim in this cluster is not Ready, hop by hop — the APIServiceBinding
+ * that serves its API, the konnector that carries it (its Lease, its Pods), the claim's own conditions as the control
+ * plane sent them back (Crossplane's Synced, the data service's DataServiceReady with the backend's words, and what
+ * else the backend reports) — and a last line naming the hop that holds it, with what to do.
+ */
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { APIServiceBinding } from '../../exports/bind-api';
+import { messageOf, statusOf } from '../../lib/kube-errors';
+import { bindingsOf, readyOf } from '../binding';
+import { CliError, ExitCode } from '../errors';
+import type { WhyFlags } from '../flags';
+import type { Io } from '../io';
+import { appCluster, getOrUndefined, type Cluster } from '../kube';
+import { konnectorTrouble } from '../konnector-pods';
+
+/** The konnector's Lease (its `--lease-name` default) and how old its renewal may be for it to count as running. */
+const LEASE = 'klutch-bind';
+const LEASE_FRESH_MS = 60_000;
+
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+/** One hop of the chain: fine, or what holds the claim there and what to do. */
+interface Hop {
+  readonly hop: string;
+  readonly ok: boolean;
+  readonly said: string;
+  readonly todo?: string;
+}
+
+/** The binding serving `resource` (`postgresqlinstances`, `postgresqlinstance`, the kind, or `<plural>.<group>`). */
+async function bindingFor(app: Cluster, resource: string, namespace: string): Promise<APIServiceBinding | undefined> {
+  let bindings: APIServiceBinding[];
+  try {
+    bindings = await bindingsOf(app).list();
+  } catch (e) {
+    // Not allowed to list cluster-wide: the konnector's namespace may be this one.
+    if (statusOf(e) === 403) bindings = await bindingsOf(app).list(namespace);
+    else if (statusOf(e) === 404)
+      return undefined; // no konnector ever installed: no APIServiceBinding CRD
+    else throw e;
+  }
+  const wanted = resource.toLowerCase();
+  const names = async (b: APIServiceBinding): Promise<string[]> => {
+    const name = b.metadata.name!;
+    const plural = name.split('.')[0]!;
+    // The CRD the konnector installed names the kind and the singular; a user who may not read CRDs gets the plural.
+    const crd = (await getOrUndefined(app.crds.readCustomResourceDefinition({ name })).catch(() => undefined)) as
+      V1CustomResourceDefinition | undefined;
+    const n = crd?.spec.names;
+    return [name, plural, n?.singular, n?.kind?.toLowerCase(), ...(n?.shortNames ?? [])].filter((x): x is string => Boolean(x));
+  };
+  for (const b of bindings) if ((await names(b)).includes(wanted)) return b;
+  return undefined;
+}
+
+/** The konnector of the binding's namespace: running when its Lease is fresh; else why its Pods do not run. */
+async function konnectorHop(app: Cluster, namespace: string): Promise<Hop> {
+  const lease = await getOrUndefined(app.coordination.readNamespacedLease({ namespace, name: LEASE })).catch(() => undefined);
+  const renewed = lease?.spec?.renewTime;
+  const age = renewed === undefined ? undefined : Date.now() - new Date(renewed as unknown as string).getTime();
+  if (age !== undefined && age < LEASE_FRESH_MS)
+    return { hop: 'konnector', ok: true, said: `runs in namespace ${namespace} (Lease ${LEASE} renewed ${Math.round(age / 1000)} s ago)` };
+  const pods = await konnectorTrouble(app.core, namespace).catch((e: unknown) => `its Pods cannot be read: ${messageOf(e)}`);
+  const lastSeen = age === undefined ? 'has no Lease' : `last renewed its Lease ${Math.round(age / 1000)} s ago`;
+  return {
+    hop: 'konnector',
+    ok: false,
+    said: `in namespace ${namespace} ${lastSeen}${pods ? `; ${pods}` : ''}`,
+    todo: `nothing goes up or comes back while it does not run: fix what its Pods say (kubectl -n ${namespace} describe deployment konnector), or install it again with kubectl bind <url>`,
+  };
+}
+
+/** What a False condition of the claim means, by its type, and what to do. */
+function claimHop(c: Condition): Hop {
+  const said = `${c.type} ${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`;
+  if (c.status === 'True') return { hop: 'claim', ok: true, said };
+  switch (c.type) {
+    case 'Synced':
+      return {
+        hop: 'control plane',
+        ok: false,
+        said,
+        todo: 'the control plane cannot compose the claim (Crossplane, its composition function or a managed resource): the message says why; a spec the platform refuses is yours to fix, anything else is for the platform operator',
+      };
+    case 'DataServiceReady':
+      return c.reason === 'Provisioning'
+        ? { hop: 'data service', ok: false, said, todo: "the backend's operator is still making it: wait, the message says what it does" }
+        : {
+            hop: 'data service',
+            ok: false,
+            said,
+            todo: "the backend's operator reports a failure: the message says what failed and what to do",
+          };
+    case 'Ready':
+      return { hop: 'claim', ok: false, said, todo: 'the claim is not Ready yet: the conditions above say what it waits for' };
+    default:
+      return {
+        hop: 'data service',
+        ok: false,
+        said,
+        todo: 'the data service reports a problem beside its readiness: the message says what to do',
+      };
+  }
+}
+
+export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
+  const app = appCluster(flags, io.env);
+  const { resource, name } = flags;
+  // As kubectl: the context's namespace unless -n names one.
+  const namespace = flags.namespace ?? (app.kc.getContextObject(app.kc.getCurrentContext())?.namespace || 'default');
+  const cannot = (what: string, e: unknown) =>
+    new CliError(`cannot read ${what} in ${app.server}: ${messageOf(e)}`, 'check --kubeconfig and --context', ExitCode.Failed, {
+      cause: e,
+    });
+  const binding = await bindingFor(app, resource, namespace).catch((e: unknown) => {
+    throw cannot('the APIServiceBindings', e);
+  });
+  if (!binding)
+    throw new CliError(
+      `no APIServiceBinding of this cluster serves "${resource}"`,
+      'kubectl bind list -A shows what is bound; bind the API with kubectl bind <url>',
+      ExitCode.Failed,
+    );
+  const bindingName = binding.metadata.name!;
+  const [plural, ...groupParts] = bindingName.split('.');
+  const group = groupParts.join('.');
+  const hops: Hop[] = [];
+  const ready = readyOf(binding);
+  hops.push(
+    ready?.status === 'True'
+      ? { hop: 'binding', ok: true, said: `APIServiceBinding ${binding.metadata.namespace}/${bindingName} Ready` }
+      : {
+          hop: 'binding',
+          ok: false,
+          said: `APIServiceBinding ${binding.metadata.namespace}/${bindingName} ${ready ? `Ready ${ready.status}${ready.reason ? ` (${ready.reason})` : ''}${ready.message ? `: ${ready.message}` : ''}` : 'has no Ready condition yet'}`,
+          todo: 'the binding is not working: its message says why; kubectl bind <url> again renews what it needs',
+        },
+  );
+  hops.push(await konnectorHop(app, binding.metadata.namespace!));
+  // The claim, with the version the binding serves here (the CRD's storage version; a user who may not read CRDs
+  // gets the claim through the first version the API server lists for the group).
+  let claim: { status?: { conditions?: Condition[] } } | undefined;
+  try {
+    const crd = (await getOrUndefined(app.crds.readCustomResourceDefinition({ name: bindingName })).catch(() => undefined)) as
+      V1CustomResourceDefinition | undefined;
+    const version = crd?.spec.versions.find((v) => v.storage)?.name ?? crd?.spec.versions[0]?.name ?? 'v1';
+    claim = (await getOrUndefined(app.custom.getNamespacedCustomObject({ group, version, namespace, plural: plural!, name }))) as
+      typeof claim | undefined;
+  } catch (e) {
+    throw cannot(`${plural}.${group} ${namespace}/${name}`, e);
+  }
+  if (!claim)
+    throw new CliError(
+      `no ${plural}.${group} ${namespace}/${name} in this cluster`,
+      `kubectl get ${plural}.${group} -n ${namespace} lists them`,
+    );
+  const conditions = claim.status?.conditions ?? [];
+  if (!conditions.length)
+    hops.push({
+      hop: 'claim',
+      ok: false,
+      said: 'has no status: the control plane has not answered for it yet',
+      todo: "the konnector carries the claim up and its status back within seconds when it runs; if it runs, the claim may be refused on the control plane (a quota, a policy): see the konnector's Events on the claim (kubectl describe)",
+    });
+  // Crossplane's first, then the data service's, then what else the backend reports, then Ready.
+  const order = (t: string) => ['Synced', 'DataServiceReady'].indexOf(t) + 1 || (t === 'Ready' ? 9 : 5);
+  for (const c of [...conditions].sort((a, b) => order(a.type) - order(b.type))) hops.push(claimHop(c));
+
+  const width = Math.max(...hops.map((h) => h.hop.length));
+  const lines = hops.map((h) => `  ${h.ok ? 'ok  ' : 'NOT '} ${h.hop.padEnd(width)}  ${h.said}`);
+  // The first hop that holds it: upstream hops first (the binding and the konnector carry everything else).
+  const held = hops.find((h) => !h.ok && h.hop !== 'claim') ?? hops.find((h) => !h.ok);
+  const isReady = conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  const verdict = !held
+    ? 'Ready: nothing holds it.'
+    : isReady
+      ? `Ready, but the ${held.hop} says: ${held.todo ?? held.said}`
+      : `Held by the ${held.hop}: ${held.todo ?? held.said}`;
+  io.stdout.write(
+    `${plural}.${group} ${namespace}/${name}, through APIServiceBinding ${binding.metadata.namespace}/${bindingName}:\n${lines.join('\n')}\n${verdict}\n`,
+  );
+  return ExitCode.Ok;
+}
