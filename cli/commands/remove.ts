@@ -5,7 +5,6 @@
  * command remove what the konnector needed until the end: its access grant for the API, and the provider kubeconfig
  * Secret if no other binding uses it. It asks first (the objects go with the binding) unless `--yes`.
  */
-import type { V1Lease } from '@kubernetes/client-node';
 import type { APIServiceBinding } from '../../exports/bind-api';
 import { bindingsOf, getBinding } from '../binding';
 import { boundObjects } from '../bound-objects';
@@ -15,10 +14,7 @@ import { messageOf } from '../../lib/kube-errors';
 import type { RemoveFlags } from '../flags';
 import { Answers, type Io } from '../io';
 import { appCluster, getOrUndefined, sleep, type Cluster } from '../kube';
-
-/** The konnector's Lease (its `--lease-name` default) and how old a renewal may be for it to count as running. */
-const LEASE = 'klutch-bind';
-const LEASE_FRESH_MS = 60_000;
+import { KONNECTOR_LEASE, KONNECTOR_LEASE_FRESH_MS, konnectorLeaseAge } from '../konnector-lease';
 
 export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number> {
   const app = appCluster(flags, io.env);
@@ -57,7 +53,9 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
     if (answer !== 'yes' && answer !== 'y') throw new CliError(`removal not confirmed (answer "${answer}")`, undefined, ExitCode.Declined);
   }
   if (!(await konnectorRunning(app, ns)))
-    say(`The konnector in namespace ${ns} does not seem to run (Lease ${ns}/${LEASE} is not being renewed): the removal waits for it.`);
+    say(
+      `The konnector in namespace ${ns} does not seem to run (Lease ${ns}/${KONNECTOR_LEASE} is not being renewed): the removal waits for it.`,
+    );
   try {
     await bindingsOf(app).delete({ namespace: ns, name: flags.binding });
   } catch (e) {
@@ -107,10 +105,8 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
 }
 
 async function konnectorRunning(app: Cluster, ns: string): Promise<boolean> {
-  const lease = (await getOrUndefined(app.coordination.readNamespacedLease({ namespace: ns, name: LEASE })).catch(() => undefined)) as
-    V1Lease | undefined;
-  const renewed = lease?.spec?.renewTime;
-  return renewed !== undefined && Date.now() - new Date(renewed as unknown as string).getTime() < LEASE_FRESH_MS;
+  const age = await konnectorLeaseAge(app, ns);
+  return age !== undefined && age < KONNECTOR_LEASE_FRESH_MS;
 }
 
 /**

@@ -12,11 +12,8 @@ import { CliError, ExitCode } from '../errors';
 import type { WhyFlags } from '../flags';
 import type { Io } from '../io';
 import { appCluster, getOrUndefined, type Cluster } from '../kube';
+import { KONNECTOR_LEASE, KONNECTOR_LEASE_FRESH_MS, konnectorLeaseAge } from '../konnector-lease';
 import { konnectorTrouble } from '../konnector-pods';
-
-/** The konnector's Lease (its `--lease-name` default) and how old its renewal may be for it to count as running. */
-const LEASE = 'klutch-bind';
-const LEASE_FRESH_MS = 60_000;
 
 interface Condition {
   readonly type: string;
@@ -34,7 +31,11 @@ interface Hop {
 }
 
 /** The binding serving `resource` (`postgresqlinstances`, `postgresqlinstance`, the kind, or `<plural>.<group>`). */
-async function bindingFor(app: Cluster, resource: string, namespace: string): Promise<APIServiceBinding | undefined> {
+async function bindingFor(
+  app: Cluster,
+  resource: string,
+  namespace: string,
+): Promise<{ binding: APIServiceBinding; crd?: V1CustomResourceDefinition } | undefined> {
   let bindings: APIServiceBinding[];
   try {
     bindings = await bindingsOf(app).list();
@@ -46,26 +47,27 @@ async function bindingFor(app: Cluster, resource: string, namespace: string): Pr
     else throw e;
   }
   const wanted = resource.toLowerCase();
-  const names = async (b: APIServiceBinding): Promise<string[]> => {
-    const name = b.metadata.name!;
-    const plural = name.split('.')[0]!;
+  for (const binding of bindings) {
+    const name = binding.metadata.name!;
     // The CRD the konnector installed names the kind and the singular; a user who may not read CRDs gets the plural.
     const crd = (await getOrUndefined(app.crds.readCustomResourceDefinition({ name })).catch(() => undefined)) as
       V1CustomResourceDefinition | undefined;
     const n = crd?.spec.names;
-    return [name, plural, n?.singular, n?.kind?.toLowerCase(), ...(n?.shortNames ?? [])].filter((x): x is string => Boolean(x));
-  };
-  for (const b of bindings) if ((await names(b)).includes(wanted)) return b;
+    const names = [name, name.split('.')[0], n?.singular, n?.kind?.toLowerCase(), ...(n?.shortNames ?? [])];
+    if (names.includes(wanted)) return { binding, ...(crd ? { crd } : {}) };
+  }
   return undefined;
 }
 
 /** The konnector of the binding's namespace: running when its Lease is fresh; else why its Pods do not run. */
 async function konnectorHop(app: Cluster, namespace: string): Promise<Hop> {
-  const lease = await getOrUndefined(app.coordination.readNamespacedLease({ namespace, name: LEASE })).catch(() => undefined);
-  const renewed = lease?.spec?.renewTime;
-  const age = renewed === undefined ? undefined : Date.now() - new Date(renewed as unknown as string).getTime();
-  if (age !== undefined && age < LEASE_FRESH_MS)
-    return { hop: 'konnector', ok: true, said: `runs in namespace ${namespace} (Lease ${LEASE} renewed ${Math.round(age / 1000)} s ago)` };
+  const age = await konnectorLeaseAge(app, namespace);
+  if (age !== undefined && age < KONNECTOR_LEASE_FRESH_MS)
+    return {
+      hop: 'konnector',
+      ok: true,
+      said: `runs in namespace ${namespace} (Lease ${KONNECTOR_LEASE} renewed ${Math.round(age / 1000)} s ago)`,
+    };
   const pods = await konnectorTrouble(app.core, namespace).catch((e: unknown) => `its Pods cannot be read: ${messageOf(e)}`);
   const lastSeen = age === undefined ? 'has no Lease' : `last renewed its Lease ${Math.round(age / 1000)} s ago`;
   return {
@@ -118,15 +120,16 @@ export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
     new CliError(`cannot read ${what} in ${app.server}: ${messageOf(e)}`, 'check --kubeconfig and --context', ExitCode.Failed, {
       cause: e,
     });
-  const binding = await bindingFor(app, resource, namespace).catch((e: unknown) => {
+  const found = await bindingFor(app, resource, namespace).catch((e: unknown) => {
     throw cannot('the APIServiceBindings', e);
   });
-  if (!binding)
+  if (!found)
     throw new CliError(
       `no APIServiceBinding of this cluster serves "${resource}"`,
       'kubectl bind list -A shows what is bound; bind the API with kubectl bind <url>',
       ExitCode.Failed,
     );
+  const { binding, crd } = found;
   const bindingName = binding.metadata.name!;
   const [plural, ...groupParts] = bindingName.split('.');
   const group = groupParts.join('.');
@@ -147,8 +150,6 @@ export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
   // gets the claim through the first version the API server lists for the group).
   let claim: { status?: { conditions?: Condition[] } } | undefined;
   try {
-    const crd = (await getOrUndefined(app.crds.readCustomResourceDefinition({ name: bindingName })).catch(() => undefined)) as
-      V1CustomResourceDefinition | undefined;
     const version = crd?.spec.versions.find((v) => v.storage)?.name ?? crd?.spec.versions[0]?.name ?? 'v1';
     claim = (await getOrUndefined(app.custom.getNamespacedCustomObject({ group, version, namespace, plural: plural!, name }))) as
       typeof claim | undefined;
