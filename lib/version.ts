@@ -8,6 +8,22 @@ export const VERSION = 'v0.1.0';
 /** The project's source repository, where each release is tagged and its archives are published. */
 export const RELEASE_SOURCE = 'https://github.com/klutch-kit/klutch-kit';
 
+/** The project's license (package.json, LICENSE), as package metadata names it. */
+export const LICENSE = 'Apache-2.0';
+
+/**
+ * The `meta.crossplane.io` annotations every Crossplane package of this release carries (Crossplane's package metadata
+ * conventions; Upbound's marketplace shows them): who maintains it, its source without the scheme, its license.
+ */
+export function packageAnnotations(description: string): Record<string, string> {
+  return {
+    'meta.crossplane.io/maintainer': 'klutch-kit',
+    'meta.crossplane.io/source': RELEASE_SOURCE.replace(/^https:\/\//, ''),
+    'meta.crossplane.io/license': LICENSE,
+    'meta.crossplane.io/description': description,
+  };
+}
+
 /** A file of this release's source, at an anchor if given: a manual page as an operator reads it online. */
 export function releaseDoc(path: string, anchor?: string): string {
   return `${RELEASE_SOURCE}/blob/${VERSION}/${path}${anchor ? `#${anchor}` : ''}`;

@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import type { CrossplaneTarget } from '../apis/api';
 import type { FunctionPackage } from '../compositions/function-ref';
 import { Configuration } from '../imports/meta.pkg.crossplane.io';
+import { packageAnnotations } from '../lib/version';
 
 /** A package this one depends on, with a semver constraint. */
 export interface PackageDependency {
@@ -17,9 +18,6 @@ export interface ConfigurationMetaProps {
   readonly providerAnynines: PackageDependency;
   readonly providerKubernetes: PackageDependency;
 }
-
-/** The project's license (package.json, LICENSE), as the package metadata names it. */
-export const LICENSE = 'Apache-2.0';
 
 /**
  * The function versions the Configuration takes: from its own tag up to the next major, whose request or input may
@@ -37,12 +35,9 @@ export class ConfigurationMeta extends Construct {
     new Configuration(this, 'Resource', {
       metadata: {
         name: props.name,
-        annotations: {
-          'meta.crossplane.io/maintainer': 'klutch-kit',
-          'meta.crossplane.io/license': LICENSE,
-          'meta.crossplane.io/description':
-            'Data-service APIs (PostgreSQL, MariaDB, RabbitMQ, MongoDB, OpenSearch, Prometheus, LogMe, Valkey) for the a9s and a8s backends.',
-        },
+        annotations: packageAnnotations(
+          'Data-service APIs (PostgreSQL, MariaDB, RabbitMQ, MongoDB, OpenSearch, Prometheus, LogMe, Valkey) for the a9s, a8s and CloudNativePG (cnpg) backends.',
+        ),
       },
       spec: {
         // v1 XRDs with claims run on 1.17+ and, as LegacyCluster, on 2.x; v2 XRDs need 2.x.

@@ -5,7 +5,7 @@
 import { Function as FunctionMeta } from '../../imports/meta.pkg.crossplane.io';
 import { crdManifest } from '../../lib/crd-manifest';
 import { s, type JSONSchemaProps } from '../../lib/schema';
-import { RELEASE_SOURCE } from '../../lib/version';
+import { packageAnnotations } from '../../lib/version';
 import { INPUT_GROUP, INPUT_KIND, INPUT_VERSION, inputSchema, SELECTION_KIND, selectionSchema } from '../../recipe';
 
 export interface FunctionPackageOptions {
@@ -65,11 +65,9 @@ export function functionPackageObjects(o: FunctionPackageOptions = {}): Record<s
     FunctionMeta.manifest({
       metadata: {
         name: o.name ?? 'function-dataservices',
-        annotations: {
-          'meta.crossplane.io/maintainer': 'klutch-kit',
-          'meta.crossplane.io/source': RELEASE_SOURCE.replace(/^https:\/\//, ''),
-          'meta.crossplane.io/description': 'Composes Klutch data services (a9s and a8s backends) from a recipe in the step input.',
-        },
+        annotations: packageAnnotations(
+          'Composes Klutch data services (a9s, a8s and CloudNativePG backends) from a recipe in the step input.',
+        ),
       },
       // No spec.capabilities: the pinned meta schema (Crossplane v1.20, schemas/crossplane-meta) has no such field
       // and a strict validator refuses it; Crossplane v2 takes a Function without capabilities as [composition].

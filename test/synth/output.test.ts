@@ -155,6 +155,25 @@ describe('provider dependencies', () => {
     );
   });
 
+  it('gives both packages the same maintainer, source and license, and a description that names every backend', () => {
+    const out = join(tmp, 'package-metadata');
+    expect(runSynth(['--out', out, '--quiet']).stderr).toBe('');
+    const fn = parseYaml(readFileSync(join(out, 'packages', 'function-dataservices', 'crossplane.yaml'), 'utf8'))[0] as {
+      metadata: { annotations: Record<string, string> };
+    };
+    const config = parseYaml(readFileSync(join(out, 'packages', 'dataservices', 'crossplane.yaml'), 'utf8'))[0] as typeof fn;
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { license: string };
+    for (const m of [config, fn]) {
+      const { 'meta.crossplane.io/description': description, ...rest } = m.metadata.annotations;
+      expect(rest).toEqual({
+        'meta.crossplane.io/maintainer': 'klutch-kit',
+        'meta.crossplane.io/source': 'github.com/klutch-kit/klutch-kit',
+        'meta.crossplane.io/license': pkg.license,
+      });
+      for (const backend of ['a9s', 'a8s', 'CloudNativePG']) expect(description).toContain(backend);
+    }
+  });
+
   it('puts --setting values into every a9s instance and the cnpg image, and refuses a setting no recipe reads', () => {
     const out = join(tmp, 'settings');
     const org = '8c1f4c0e-1111-4b1e-9d5a-000000000abc';
