@@ -14,7 +14,7 @@ import { messageOf } from '../../lib/kube-errors';
 import type { RemoveFlags } from '../flags';
 import { Answers, type Io } from '../io';
 import { appCluster, getOrUndefined, sleep, type Cluster } from '../kube';
-import { KONNECTOR_LEASE, KONNECTOR_LEASE_FRESH_MS, konnectorLeaseAge } from '../konnector-lease';
+import { KONNECTOR_LEASE, konnectorLease, konnectorRuns } from '../konnector-lease';
 
 export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number> {
   const app = appCluster(flags, io.env);
@@ -52,7 +52,12 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
       throw new CliError('removal not confirmed: the input ended', 'pass --yes to remove without asking', ExitCode.Declined);
     if (answer !== 'yes' && answer !== 'y') throw new CliError(`removal not confirmed (answer "${answer}")`, undefined, ExitCode.Declined);
   }
-  if (!(await konnectorRunning(app, ns)))
+  const lease = await konnectorLease(app, ns);
+  if (lease.unreadable)
+    say(
+      `Whether the konnector in namespace ${ns} runs is not known (Lease ${ns}/${KONNECTOR_LEASE}: ${lease.unreadable}): the removal waits for it.`,
+    );
+  else if (!konnectorRuns(lease))
     say(
       `The konnector in namespace ${ns} does not seem to run (Lease ${ns}/${KONNECTOR_LEASE} is not being renewed): the removal waits for it.`,
     );
@@ -102,11 +107,6 @@ export async function removeCommand(flags: RemoveFlags, io: Io): Promise<number>
   }
   io.stdout.write(`Removed ${flags.binding}.\n`);
   return 0;
-}
-
-async function konnectorRunning(app: Cluster, ns: string): Promise<boolean> {
-  const age = await konnectorLeaseAge(app, ns);
-  return age !== undefined && age < KONNECTOR_LEASE_FRESH_MS;
 }
 
 /**

@@ -12,7 +12,7 @@ import { CliError, ExitCode } from '../errors';
 import type { WhyFlags } from '../flags';
 import type { Io } from '../io';
 import { appCluster, getOrUndefined, type Cluster } from '../kube';
-import { KONNECTOR_LEASE, KONNECTOR_LEASE_FRESH_MS, konnectorLeaseAge } from '../konnector-lease';
+import { KONNECTOR_LEASE, konnectorLease, konnectorRuns } from '../konnector-lease';
 import { konnectorTrouble } from '../konnector-pods';
 
 interface Condition {
@@ -61,20 +61,28 @@ async function bindingFor(
 
 /** The konnector of the binding's namespace: running when its Lease is fresh; else why its Pods do not run. */
 async function konnectorHop(app: Cluster, namespace: string): Promise<Hop> {
-  const age = await konnectorLeaseAge(app, namespace);
-  if (age !== undefined && age < KONNECTOR_LEASE_FRESH_MS)
+  const lease = await konnectorLease(app, namespace);
+  if (konnectorRuns(lease) && lease.age !== undefined)
     return {
       hop: 'konnector',
       ok: true,
-      said: `runs in namespace ${namespace} (Lease ${KONNECTOR_LEASE} renewed ${Math.round(age / 1000)} s ago)`,
+      said: `runs in namespace ${namespace} (Lease ${KONNECTOR_LEASE} renewed ${Math.round(lease.age / 1000)} s ago)`,
     };
   const pods = await konnectorTrouble(app.core, namespace).catch((e: unknown) => `its Pods cannot be read: ${messageOf(e)}`);
-  const lastSeen = age === undefined ? 'has no Lease' : `last renewed its Lease ${Math.round(age / 1000)} s ago`;
+  const fixPods = `fix what its Pods say (kubectl -n ${namespace} describe deployment konnector), or install it again with kubectl bind <url>`;
+  if (lease.unreadable)
+    return {
+      hop: 'konnector',
+      ok: false,
+      said: `in namespace ${namespace}: its Lease ${KONNECTOR_LEASE} cannot be read (${lease.unreadable}), so whether it runs is not known${pods ? `; ${pods}` : ''}`,
+      todo: `ask for get on leases.coordination.k8s.io in namespace ${namespace}, or have someone who may read it run kubectl bind why${pods ? `; ${fixPods}` : ''}`,
+    };
+  const lastSeen = lease.age === undefined ? 'has no Lease' : `last renewed its Lease ${Math.round(lease.age / 1000)} s ago`;
   return {
     hop: 'konnector',
     ok: false,
     said: `in namespace ${namespace} ${lastSeen}${pods ? `; ${pods}` : ''}`,
-    todo: `nothing goes up or comes back while it does not run: fix what its Pods say (kubectl -n ${namespace} describe deployment konnector), or install it again with kubectl bind <url>`,
+    todo: `nothing goes up or comes back while it does not run: ${fixPods}`,
   };
 }
 

@@ -22,10 +22,10 @@ import { cliBundle, headlessLogin, startCli, type CliRun } from '../../harness/c
 import { kubeBinaryPath } from '../../harness/tools/kube';
 import { completeScript } from '../../cli/completion';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
+import { bearerKubeconfigYaml, type ClusterInfo } from '../../harness/control-plane';
 import { konnectorKubeconfig, startKonnector, type KonnectorProcess } from '../../harness/konnector';
 import { releaseBindings, removeLeftoverCrd } from '../support/bind-cleanup';
-import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
+import { apply, applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
 import { freePorts } from '../../harness/processes';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
@@ -266,6 +266,53 @@ describe('kubectl bind', () => {
       message: 'cnpg postgresql: Unable to create required cluster objects: exceeded quota',
     });
     expect(failing.stdout).toContain("Held by the data service: the backend's operator reports a failure");
+    // An app developer who may read the claim, the bindings and the konnector's Pods but not its Lease: whether the
+    // konnector runs is not known, which is not "has no Lease" (this one runs as a process: no Pods either).
+    const dev = `why-dev-${rand()}`;
+    const grant = (kind: 'Role' | 'ClusterRole', name: string, namespace: string | undefined, rules: O[]) => [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) }, rules },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: `${kind}Binding`,
+        metadata: { name, ...(namespace ? { namespace } : {}) },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
+        subjects: [{ kind: 'User', name: 'developer', apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    ];
+    const read = ['get', 'list', 'watch'];
+    for (const o of [
+      ...grant('ClusterRole', dev, undefined, [
+        { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: read },
+        { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings'], verbs: read },
+      ]),
+      ...grant('Role', dev, ns, [
+        { apiGroups: [''], resources: ['pods'], verbs: read },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: read },
+      ]),
+      ...grant('Role', dev, app, [{ apiGroups: ['anynines.com'], resources: [PG.resource], verbs: read }]),
+    ])
+      await apply(kb, o);
+    const devConfig = join(logDir, 'developer.kubeconfig');
+    writeFileSync(devConfig, bearerKubeconfigYaml(b.name, b.server, b.ca, 'developer', b.tokens.developer!));
+    // RBAC takes a moment to see the grants; a refusal of the claim or the bindings ends `why` with 1.
+    const unknown = await eventually(
+      'why as the developer, past RBAC',
+      async () => {
+        const run = await startCli(['why', 'postgresqlinstance/first', '-n', app], { kubeconfig: devConfig, closeStdin: true });
+        const r = await run.done;
+        if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr}${r.stdout}`);
+        return r;
+      },
+      20_000,
+    );
+    expect(unknown.stdout).toMatch(
+      new RegExp(
+        `^ {2}NOT +konnector +in namespace ${ns}: its Lease klutch-bind cannot be read \\(.*forbidden.*\\), so whether it runs is not known`,
+        'm',
+      ),
+    );
+    expect(unknown.stdout).toContain(`ask for get on leases.coordination.k8s.io in namespace ${ns}`);
+    expect(unknown.stdout).not.toContain('has no Lease');
     // An API no binding serves: said, with what to do.
     const unbound = await exited(await startCli(['why', 'widgets/x', '-n', app], { kubeconfig: b.kubeconfig, closeStdin: true }), 1);
     expect(unbound.stderr).toContain('no APIServiceBinding of this cluster serves "widgets"');
