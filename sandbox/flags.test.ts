@@ -4,12 +4,13 @@ import { readme, section, undocumentedFlags } from '../test/support/docs';
 
 describe('npm run sandbox flags', () => {
   it('defaults to a long-running sandbox in .sandbox/ with the v1 package', () => {
-    expect(parseSandboxFlags([])).toEqual({ short: false });
+    expect(parseSandboxFlags([])).toEqual({ short: false, skipBackup: false });
   });
 
   it('reads each option', () => {
-    expect(parseSandboxFlags(['--short', '--dir', '/tmp/x', '--user=ops', '--crossplane', 'v2'])).toEqual({
+    expect(parseSandboxFlags(['--short', '--dir', '/tmp/x', '--user=ops', '--crossplane', 'v2', '--skip-backup'])).toEqual({
       short: true,
+      skipBackup: true,
       dir: '/tmp/x',
       user: 'ops',
       crossplane: 'v2',

@@ -16,6 +16,12 @@ export const SANDBOX_FLAGS: FlagTable = {
       default: 'false',
       help: 'stop after the round trip instead of waiting for Ctrl-C (for scripts)',
     },
+    {
+      name: 'skip-backup',
+      boolean: true,
+      default: 'false',
+      help: 'leave out the last two steps: a Backup claim of the cnpg instance, and a new instance restored from its backups',
+    },
     { name: 'user', arg: 'name', default: 'developer', help: 'who logs in at the OpenID provider' },
     {
       name: 'crossplane',
@@ -32,7 +38,8 @@ Starts two Kubernetes clusters ("${CONTROL_PLANE}" and "${APP}"), each with a no
 plane a registry, Crossplane from its Helm chart with our packages, the install bundle (the bind backend as Pods) and
 CloudNativePG; binds the app cluster with kubectl bind (the konnector as Pods), sends an a8s and a cnpg
 PostgresqlInstance with their ServiceBindings from the app cluster through the control plane and back, and queries
-the cnpg database from a Pod in the app cluster. Keeps running until Ctrl-C.
+the cnpg database from a Pod in the app cluster; then backs the cnpg instance up with a Backup claim from the app
+cluster, restores its backups into a new instance and reads the row back there. Keeps running until Ctrl-C.
 
 Options:
 ${flagHelp(SANDBOX_FLAGS)}
@@ -42,6 +49,7 @@ ${HELP_FLAG}
 export interface SandboxFlags {
   readonly dir?: string;
   readonly short: boolean;
+  readonly skipBackup: boolean;
   readonly user?: string;
   readonly crossplane?: 'v1' | 'v2';
 }
@@ -56,6 +64,7 @@ export function parseSandboxFlags(argv: readonly string[]): SandboxFlags | 'help
   return {
     ...(f.value('dir') ? { dir: f.value('dir') } : {}),
     short: f.value('short') === 'true',
+    skipBackup: f.value('skip-backup') === 'true',
     ...(f.value('user') ? { user: f.value('user') } : {}),
     ...(crossplane ? { crossplane } : {}),
   };

@@ -1,7 +1,8 @@
 /**
  * `npm run sandbox`: the platform on this machine, on Pods (sandbox/sandbox.ts), every step printed with its timing; then the
- * kubeconfigs and what to try, and it keeps running until Ctrl-C, which stops everything. `--short` stops right after
- * the round trip (for scripts).
+ * kubeconfigs and what to try, and it keeps running until Ctrl-C, which stops everything. Unless `--skip-backup`, a
+ * Backup claim of the cnpg instance and a restore of it into a new instance follow the round trip. `--short` stops
+ * right after them (for scripts).
  */
 import { join, relative } from 'node:path';
 import { repoRoot } from '../harness/root';
@@ -69,6 +70,20 @@ try {
 }
 if (interrupted) await stopAll('Ctrl-C', 130);
 
+// Backups and restores, as an app team takes them, once the round trip has written its row (sandbox/backups.ts).
+let restored: Awaited<ReturnType<Sandbox['restore']>> | undefined;
+if (!values.skipBackup && sandbox.claims.cnpg) {
+  try {
+    await sandbox.backup();
+    restored = await sandbox.restore();
+  } catch (e) {
+    if (interrupted) await stopAll('Ctrl-C', 130);
+    process.stderr.write(`\nsandbox: ${e instanceof Error ? e.message : String(e)}\n  logs: ${show(dir)}/\n`);
+    await stopAll('the backup and restore failed', 1);
+  }
+  if (interrupted) await stopAll('Ctrl-C', 130);
+}
+
 const k = sandbox.kubeconfigs;
 const cnpg = sandbox.claims.cnpg;
 process.stdout.write(`
@@ -81,11 +96,18 @@ PostgreSQL answered a Pod of the app cluster, through the credentials in Secret 
 ${sandbox.query.map((l) => `  ${l}`).join('\n')}
 `
     : ''
+}${
+  restored
+    ? `
+Restored from its backups into ${restored.instance}, the row read back through Secret default/${restored.binding}-creds:
+${restored.query.map((l) => `  ${l}`).join('\n')}
+`
+    : ''
 }
 Use the clusters with kubectl:
   export KUBECONFIG=${show(k.app)}             # the app cluster
   kubectl get pods -A
-  kubectl get postgresqlinstances,servicebindings -n default
+  kubectl get postgresqlinstances,servicebindings,backups -n default
   kubectl get secret ${sandbox.claims.binding}-creds -n default -o jsonpath='{.data}'
   kubectl bind list
 

@@ -45,6 +45,7 @@ import { freePorts } from '../harness/processes';
 import { repoRoot } from '../harness/root';
 import { crossplaneVersion } from '../harness/tools/crossplane';
 import { startA8sOperators } from './a8s-operators';
+import { sandboxBackups, type SandboxBackup, type SandboxRestore } from './backups';
 import { Interrupted, Steps } from './steps';
 
 export const CONTROL_PLANE = 'control-plane';
@@ -138,8 +139,15 @@ export interface Sandbox {
   readonly files: ReadonlyMap<string, string>;
   /** The control plane's Crossplane (for tests that change its packages). */
   readonly crossplane: SandboxCrossplane;
-  /** Binds one more API (its plural) with kubectl bind, as the sandbox bound PostgresqlInstance and ServiceBinding. */
+  /** Binds one more API (its plural) with kubectl bind, as the sandbox bound PostgresqlInstance and ServiceBinding; once per API. */
   bind(resource: string): Promise<void>;
+  /**
+   * A step of its own: a Backup claim of the cnpg instance from the app cluster, Completed there (sandbox/backups.ts);
+   * once. Fails when the package has no cnpg backups.
+   */
+  backup(): Promise<SandboxBackup>;
+  /** A step of its own: a new instance restored from the cnpg instance's backups, and the round trip's row read there. */
+  restore(): Promise<SandboxRestore>;
   /** The Pods of both clusters, `kubectl get pods -A` style. */
   pods(): Promise<string>;
   /** Ends everything, in reverse order of start: nodes, clusters, processes; safe to call more than once. */
@@ -351,7 +359,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       backendUrl: publicUrl,
     });
 
-    const bind = async (resource: string): Promise<void> => {
+    const bindOnce = async (resource: string): Promise<void> => {
       const cli = await startCli([`${publicUrl}/export`, '--accept-permission-claims', '--no-browser', '--wait=180s'], {
         kubeconfig: app.kubeconfig,
         env: {
@@ -377,6 +385,16 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       if (r.code !== 0) throw new Error(`kubectl bind exited with ${r.code ?? r.signal}:\n${r.stderr}\n${r.stdout}`);
       for (const line of r.stdout.split('\n').slice(0, 3)) if (line.trim()) steps.say(line);
     };
+    const bound = new Map<string, Promise<void>>();
+    const bind = (resource: string): Promise<void> => {
+      let b = bound.get(resource);
+      if (!b) {
+        b = bindOnce(resource);
+        bound.set(resource, b);
+        b.catch(() => bound.delete(resource)); // a failed bind may be asked for again
+      }
+      return b;
+    };
     await steps.run('kubectl bind: PostgresqlInstance (the konnector Deployment installed in the app cluster, as Pods)', async () => {
       await bind('postgresqlinstances');
       await deploymentAvailable(ka, appNode, KONNECTOR_NAMESPACE, 'konnector', 'app.kubernetes.io/name=konnector');
@@ -400,9 +418,9 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     /** What to read when a claim does not get there: the Pods of its namespace on the control plane, with logs. */
     const diagnose = async (ns?: string) =>
       `\n${ns ? await podFailure(kc, cpNode, ns, '').catch(() => '') : ''}${await podFailure(ka, appNode, KONNECTOR_NAMESPACE, 'app.kubernetes.io/name=konnector').catch(() => '')}`;
-    const until = async <T>(what: string, check: () => Promise<T | undefined>, ns?: string): Promise<T> => {
+    const until = async <T>(what: string, check: () => Promise<T | undefined>, ns?: string, timeoutMs = WAIT_MS): Promise<T> => {
       try {
-        return await eventually(what, check, WAIT_MS);
+        return await eventually(what, check, timeoutMs);
       } catch (e) {
         throw new Error(`${(e as Error).message}${await diagnose(ns)}`, { cause: e });
       }
@@ -528,6 +546,21 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     await steps.run('The Pods of both clusters (kubectl get pods -A)', async () => {
       for (const line of (await pods()).split('\n')) steps.say(line);
     });
+    const noCnpg = () => Promise.reject(new Error('the package has no cnpg example: there is no cnpg instance to back up'));
+    const backups = cnpg
+      ? sandboxBackups({
+          steps,
+          app: ka,
+          control: kc,
+          namespace: CLAIM_NAMESPACE,
+          providerNamespace,
+          cnpg,
+          bind,
+          example,
+          until: (what, check, timeoutMs) => until(what, check, providerNamespace, timeoutMs),
+          psql: (secret, sql) => psqlPod(ka, appNode, secret, sql),
+        })
+      : { backup: noCnpg, restore: noCnpg };
 
     return {
       kubeconfigs,
@@ -547,6 +580,8 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
         ...crossplaneControls({ cluster: control, node: cpNode, registry: platform.registry, log }),
       },
       bind,
+      backup: backups.backup,
+      restore: backups.restore,
       pods,
       stop,
     };

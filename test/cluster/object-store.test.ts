@@ -182,9 +182,9 @@ const INSTANCE = 'obs-orders';
 const RESTORED = 'obs-orders-restored';
 /** A restore to a point before the source's first backup: outside its recoverable window. */
 const TOO_EARLY = 'obs-orders-too-early';
-/** The Backup claim: of the sandbox's cnpg instance, not of INSTANCE. */
-const BACKUP = 'obs-orders-first';
 let app: Kube;
+/** The Backup claim the sandbox's backup step made (of its cnpg instance, not of INSTANCE): the file deletes it. */
+let backupName: string | undefined;
 /** Where the app cluster's claims of APP_NS are on the control plane: a backup tenant of the sandbox's store. */
 let providerNs: string;
 /** When the PITR test's instance claim was made (by the backup test, to come up beside it). */
@@ -218,6 +218,27 @@ async function readyInApp(plural: string, name: string, check?: (x: any) => void
   );
 }
 
+/** An instance claim's condition `type` in the app cluster, once `matches` holds for it. */
+async function conditionInApp(
+  name: string,
+  type: string,
+  matches: (c: Record<string, string>) => boolean,
+  timeoutMs: number,
+): Promise<Record<string, string>> {
+  return eventually(
+    `postgresqlinstances ${APP_NS}/${name}: condition ${type} as expected, in the app cluster`,
+    async () => {
+      const conditions = ((await getObject(app, appPath('postgresqlinstances', name)))?.status?.conditions ?? []) as Record<
+        string,
+        string
+      >[];
+      const c = conditions.find((x) => x.type === type);
+      return c && matches(c) ? c : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 async function deleteInApp(plural: string, name: string): Promise<void> {
   const r = await app.request('DELETE', appPath(plural, name));
   if (r.code >= 300 && r.code !== 404) throw new Error(`cannot delete ${plural} ${name}: ${r.code} ${JSON.stringify(r.body.message)}`);
@@ -234,10 +255,10 @@ const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod
  */
 async function dropClaims(): Promise<void> {
   if (app && providerNs) {
-    await deleteInApp('backups', BACKUP);
+    if (backupName) await deleteInApp('backups', backupName);
     for (const name of [INSTANCE, RESTORED, TOO_EARLY]) await deleteInApp('postgresqlinstances', name);
     const gone = [
-      `/apis/anynines.com/v1/namespaces/${providerNs}/backups/${BACKUP}`,
+      ...(backupName ? [`/apis/anynines.com/v1/namespaces/${providerNs}/backups/${backupName}`] : []),
       ...[INSTANCE, RESTORED, TOO_EARLY].flatMap((name) => [
         `/apis/anynines.com/v1/namespaces/${providerNs}/postgresqlinstances/${name}`,
         `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${name}`,
@@ -248,7 +269,10 @@ async function dropClaims(): Promise<void> {
       async () => ((await Promise.all(gone.map((p) => getObject(kube, p)))).every((x) => !x) ? true : undefined),
       300_000,
     );
-    const claims = [appPath('backups', BACKUP), ...[INSTANCE, RESTORED, TOO_EARLY].map((n) => appPath('postgresqlinstances', n))];
+    const claims = [
+      ...(backupName ? [appPath('backups', backupName)] : []),
+      ...[INSTANCE, RESTORED, TOO_EARLY].map((n) => appPath('postgresqlinstances', n)),
+    ];
     await eventually(
       `the file's claims gone from the app cluster`,
       async () => ((await Promise.all(claims.map((p) => getObject(app, p)))).every((x) => !x) ? true : undefined),
@@ -420,27 +444,16 @@ describe('the object store', () => {
       // A statement timeout an app team may well set, server-wide: Barman's pg_backup_stop, which waits for the last
       // WAL segment to be archived, takes longer, and must not be cut short by it.
       const parameters = { statementTimeout: 1000 };
-      await Promise.all([createInApp('postgresqlinstances', instanceClaim(INSTANCE, { parameters })), platform.bind('backups')]);
-      const t = Date.now();
-      await createInApp('backups', {
-        apiVersion: 'anynines.com/v1',
-        kind: 'Backup',
-        metadata: { name: BACKUP, namespace: APP_NS },
-        spec: { instanceRef: source, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
-      });
-      const claim = await readyInApp(
-        'backups',
-        BACKUP,
-        (x) => {
-          if (x?.status?.managed?.phase === 'failed') throw new Error(`the Backup failed: ${JSON.stringify(x.status)}`);
-        },
-        600_000,
-      );
+      await createInApp('postgresqlinstances', instanceClaim(INSTANCE, { parameters }));
+      // The sandbox's own step (sandbox/backups.ts), as `npm run sandbox` runs it: the Backup claim in the app cluster.
+      const claim = await platform.backup();
+      backupName = claim.name;
       log(
-        `object store: the Backup claim of ${source} was Ready in the app cluster ${((Date.now() - t) / 1000).toFixed(1)} s after it was made there`,
+        `object store: the Backup claim of ${source} was Ready in the app cluster ${(claim.ms / 1000).toFixed(1)} s after it was made there, ${claim.lagMs === undefined ? '?' : (claim.lagMs / 1000).toFixed(1)} s after CloudNativePG's Backup turned completed`,
       );
+      const t = Date.now() - claim.ms;
       // What CloudNativePG reports, as the app developer reads it.
-      const backup = claim.status.managed as Record<string, any>;
+      const backup = claim.managed as Record<string, any>;
       log(
         `object store: CloudNativePG's backup of ${source} ran from +${((Date.parse(backup.startedAt) - t) / 1000).toFixed(0)} s to +${((Date.parse(backup.stoppedAt) - t) / 1000).toFixed(0)} s`,
       );
@@ -541,30 +554,12 @@ describe('the object store', () => {
       expect(sql("SELECT string_agg(n::text, ',' ORDER BY n) FROM orders", `${RESTORED}-1`)).toBe('1,2,3,4,5');
       // The app developer reads in the app cluster that the recovery failed and what to do, long before CloudNativePG
       // gives up on the Job (about ten minutes of retries).
-      const said = await eventually(
-        `${TOO_EARLY} saying its recovery failed, in the app cluster`,
-        async () => {
-          const c = ((await getObject(app, appPath('postgresqlinstances', TOO_EARLY)))?.status?.conditions ?? []).find(
-            (x: { type: string }) => x.type === 'DataServiceReady',
-          );
-          return c?.reason === 'PodFailed' ? c : undefined;
-        },
-        180_000,
-      );
+      const said = await conditionInApp(TOO_EARLY, 'DataServiceReady', (c) => c.reason === 'PodFailed', 180_000);
       expect(said.status).toBe('False');
       expect(said.message).toMatch(new RegExp(`Pod ${TOO_EARLY}-1-full-recovery-\\w+ failed: container full-recovery exited with 1`));
       expect(said.message).toContain('restoreFrom.pointInTime must lie between');
       // The instance under the reused name serves, but cannot archive: its claim in the app cluster says so, and why.
-      const archiving = await eventually(
-        `the new ${INSTANCE} saying in the app cluster that it cannot archive`,
-        async () => {
-          const c = ((await getObject(app, appPath('postgresqlinstances', INSTANCE)))?.status?.conditions ?? []).find(
-            (x: { type: string }) => x.type === 'ContinuousArchiving',
-          );
-          return c?.status === 'False' ? c : undefined;
-        },
-        300_000,
-      );
+      const archiving = await conditionInApp(INSTANCE, 'ContinuousArchiving', (c) => c.status === 'False', 300_000);
       // CloudNativePG says how Barman Cloud's check exited (1: the store reachable, the archive refused); the advice
       // says what that means for a new instance and what to do.
       expect(archiving.message).toContain('barman-cloud-wal-archive: exit status 1');

@@ -13,6 +13,7 @@ import { inject } from 'vitest';
 import { type Kube, kubeFromConfig } from '../../../harness/kube';
 import { type AttachedNode, attachNode } from '../../../harness/node/attach';
 import type { CrossplaneControls } from '../../../harness/platform/crossplane-switch';
+import type { SandboxBackup } from '../../../sandbox/backups';
 import { type ControlPlaneState, controlPlaneStateFile, type PodPlatformHandle, type Request } from './shared-platform';
 import { sleep } from '../../../lib/abort';
 
@@ -33,6 +34,8 @@ export interface PodPlatform extends PodPlatformHandle {
   output(): string;
   /** kubectl bind of one more API (its plural) in the app cluster, as the sandbox bound its first two. */
   bind(resource: string): Promise<void>;
+  /** The sandbox's backup step (sandbox/backups.ts): a Backup claim of its cnpg instance, Completed in the app cluster; once a run. */
+  backup(): Promise<SandboxBackup>;
   readonly crossplane: CrossplaneControls;
   /** Resolves once no file of the run holds the platform with the default package any more. */
   exclusive(): Promise<void>;
@@ -61,6 +64,7 @@ export function podPlatform(): Promise<PodPlatform> {
       files: textFiles(h.synthDir),
       output: () => readFileSync(h.outputFile, 'utf8'),
       bind: async (resource) => void (await call({ op: 'bind', resource })),
+      backup: async () => (await call({ op: 'backup' })) as SandboxBackup,
       crossplane: {
         stopCore: async () => void (await call({ op: 'stopCore' })),
         startCore: async () => void (await call({ op: 'startCore' })),

@@ -66,6 +66,7 @@ export type Request =
   | { op: 'exclusive' }
   | { op: 'failed' }
   | { op: 'bind'; resource: string }
+  | { op: 'backup' }
   | { op: 'stopCore' }
   | { op: 'startCore' }
   | { op: 'switchConfiguration'; files: [string, string][]; wait?: boolean };
@@ -181,22 +182,6 @@ export async function serveSharedPlatform(o: {
       settle();
     });
 
-  // One kubectl bind per API for the run, whichever files ask for it (a second would log in and bind again); a failed
-  // one may be asked for again.
-  const bound = new Map<string, Promise<void>>([
-    ['postgresqlinstances', Promise.resolve()],
-    ['servicebindings', Promise.resolve()],
-  ]);
-  const bindOnce = (resource: string): Promise<void> => {
-    let b = bound.get(resource);
-    if (!b) {
-      b = start().then((p) => p.bind(resource));
-      bound.set(resource, b);
-      b.catch(() => bound.delete(resource));
-    }
-    return b;
-  };
-
   const handle = async (r: Request, s: Socket): Promise<unknown> => {
     switch (r.op) {
       case 'start':
@@ -215,7 +200,10 @@ export async function serveSharedPlatform(o: {
         keepLogs = true;
         return true;
       case 'bind':
-        return bindOnce(r.resource);
+        // The sandbox binds each API once, whichever files ask for it; a failed bind may be asked for again.
+        return (await start()).bind(r.resource);
+      case 'backup':
+        return (await start()).backup();
       case 'stopCore':
         return (await start()).crossplane.stopCore();
       case 'startCore':
