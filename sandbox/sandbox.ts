@@ -59,9 +59,13 @@ const WAIT_MS = 300_000;
 const APP_POD_CIDR = '10.244.1.0/24';
 /** The load balancer stand-in's pool: addresses on the control plane's node, routed from the app node. */
 const LOAD_BALANCER_POOL = '10.96.200.0/24';
-/** What the query Pod runs in the cnpg database, and what it prints. */
+/**
+ * What the query Pod runs in the cnpg database, and what it prints. The table is made as the instance's owner `app`
+ * (every binding's role is a member): what a binding's role makes as itself stays its own, and no other binding,
+ * nor one of an instance restored from this one, could read it (docs/backups.md).
+ */
 export const QUERY =
-  "CREATE TABLE IF NOT EXISTS greetings (id int PRIMARY KEY, body text); INSERT INTO greetings VALUES (1, 'hello from the app cluster') ON CONFLICT (id) DO NOTHING; SELECT body FROM greetings WHERE id = 1;";
+  "SET ROLE app; CREATE TABLE IF NOT EXISTS greetings (id int PRIMARY KEY, body text); INSERT INTO greetings VALUES (1, 'hello from the app cluster') ON CONFLICT (id) DO NOTHING; SELECT body FROM greetings WHERE id = 1;";
 
 type Obj = Record<string, any>;
 
