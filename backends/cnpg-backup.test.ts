@@ -19,7 +19,7 @@ import { inputFor, type Recipe } from '../recipe';
 import { parseYaml } from '../harness/catalog';
 import { validatorFor } from '../test/support/openapi';
 import type { CnpgBackupStore } from './cnpg-backup';
-import { CNPG_INSTANCE_LABEL, CNPG_SUPERUSER_SETTINGS } from './cnpg';
+import { CNPG_INSTANCE_LABEL, CNPG_OWNER_TRIGGER_SQL, CNPG_SUPERUSER_SETTINGS } from './cnpg';
 import { INSTANCE_LABEL } from './cnpg-backup';
 import { WAITS_FOR_REQUIREMENT } from '../functions/dataservices/diagnostics';
 
@@ -306,7 +306,14 @@ describe('a cnpg instance restored from backups (restoreFrom)', () => {
     expect(restored({ instance: 'orders' }).spec.bootstrap).toEqual({ recovery: { source: 'origin', database: 'app', owner: 'app' } });
     const fresh = manifest(compose(STORE), 'cnpg-demo');
     expect([fresh.spec.bootstrap, fresh.spec.externalClusters]).toEqual([
-      { initdb: { database: 'app', owner: 'app', postInitSQL: [...CNPG_SUPERUSER_SETTINGS] } },
+      {
+        initdb: {
+          database: 'app',
+          owner: 'app',
+          postInitSQL: [...CNPG_SUPERUSER_SETTINGS],
+          postInitApplicationSQL: [...CNPG_OWNER_TRIGGER_SQL],
+        },
+      },
       undefined,
     ]);
     expect(clusterCrd(fresh).errors).toEqual([]);

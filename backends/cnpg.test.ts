@@ -26,6 +26,7 @@ import {
   CNPG_REAPER_LABEL,
   CNPG_REAPER_ROLE,
   CNPG_REAPER_SQL,
+  CNPG_OWNER_TRIGGER_SQL,
   CNPG_SUPERUSER_SETTINGS,
 } from './cnpg';
 
@@ -97,7 +98,14 @@ describe('cnpg PostgresqlInstance', () => {
                 },
                 retentionPolicy: '7d',
               },
-              bootstrap: { initdb: { database: 'app', owner: 'app', postInitSQL: [...CNPG_SUPERUSER_SETTINGS] } },
+              bootstrap: {
+                initdb: {
+                  database: 'app',
+                  owner: 'app',
+                  postInitSQL: [...CNPG_SUPERUSER_SETTINGS],
+                  postInitApplicationSQL: [...CNPG_OWNER_TRIGGER_SQL],
+                },
+              },
               managed: {
                 // The platform's own role first, whose sessions reaper ends a revoked binding role's (bindings' roles after it).
                 roles: [REAPER_ROLE],

@@ -184,6 +184,29 @@ export const CNPG_SUPERUSER_SETTINGS = [
 ] as const;
 
 /**
+ * What a binding's role creates in the application database belongs to the owner `app`, of which every binding's role
+ * is a member: otherwise a table the app made through one binding is out of reach of every other binding, and of the
+ * bindings of an instance restored from this one (whose restored rows it then cannot read), and outlives its maker's
+ * revocation as an object nobody who can log in may use. An event trigger, made by `initdb` as the superuser in the
+ * application database, gives each object a command creates to `app` when the session's user is a member of `app`
+ * and no superuser (CNPG, Barman and the session reaper are not members). A sequence a table owns follows its table.
+ * Instances made before it keep what their bindings made (docs/backups.md: `SET ROLE app`).
+ */
+export const CNPG_OWNER_TRIGGER_SQL = [
+  `CREATE FUNCTION klutch_owned_by_app() RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $fn$
+DECLARE o record;
+BEGIN
+  IF NOT pg_has_role(session_user, '${CNPG_APP_OWNER}', 'MEMBER') OR (SELECT rolsuper FROM pg_roles WHERE rolname = session_user) THEN RETURN; END IF;
+  FOR o IN SELECT * FROM pg_event_trigger_ddl_commands() LOOP
+    CONTINUE WHEN o.in_extension OR o.object_type NOT IN ('table', 'view', 'materialized view', 'sequence', 'schema', 'function', 'procedure', 'type', 'domain');
+    CONTINUE WHEN o.object_type = 'sequence' AND EXISTS (SELECT 1 FROM pg_depend WHERE classid = 'pg_class'::regclass AND objid = o.objid AND deptype IN ('a', 'i'));
+    EXECUTE format('ALTER %s %s OWNER TO ${CNPG_APP_OWNER}', upper(o.object_type), o.object_identity);
+  END LOOP;
+END $fn$`,
+  "CREATE EVENT TRIGGER klutch_owned_by_app ON ddl_command_end WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE VIEW', 'CREATE MATERIALIZED VIEW', 'CREATE SEQUENCE', 'CREATE SCHEMA', 'CREATE FUNCTION', 'CREATE PROCEDURE', 'CREATE TYPE', 'CREATE DOMAIN') EXECUTE FUNCTION klutch_owned_by_app()",
+] as const;
+
+/**
  * What ends the sessions of a revoked binding role (docs/decisions/cnpg-lifecycle.md): PostgreSQL keeps a session
  * open after its role loses LOGIN and its password, and CNPG's role reconciler ends none. Each instance has a role of
  * the platform's own, a member of `pg_signal_backend` (it may end the sessions of any role but a superuser, nothing
@@ -362,6 +385,11 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
       { to: 'spec.bootstrap.initdb.database', value: CNPG_APP_OWNER, ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
       { to: 'spec.bootstrap.initdb.owner', value: CNPG_APP_OWNER, ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
       { to: 'spec.bootstrap.initdb.postInitSQL', value: [...CNPG_SUPERUSER_SETTINGS], ...(o.backups ? { ifUnset: RESTORE_FROM } : {}) },
+      {
+        to: 'spec.bootstrap.initdb.postInitApplicationSQL',
+        value: [...CNPG_OWNER_TRIGGER_SQL],
+        ...(o.backups ? { ifUnset: RESTORE_FROM } : {}),
+      },
       { to: 'spec.postgresql.pg_hba', value: [...CNPG_PG_HBA] },
       { to: `${external}.selectorType`, value: 'rw' },
       { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },

@@ -60,12 +60,11 @@ const APP_POD_CIDR = '10.244.1.0/24';
 /** The load balancer stand-in's pool: addresses on the control plane's node, routed from the app node. */
 const LOAD_BALANCER_POOL = '10.96.200.0/24';
 /**
- * What the query Pod runs in the cnpg database, and what it prints. The table is made as the instance's owner `app`
- * (every binding's role is a member): what a binding's role makes as itself stays its own, and no other binding,
- * nor one of an instance restored from this one, could read it (docs/backups.md).
+ * What the query Pod runs in the cnpg database, and what it prints. The table is the instance owner's, not the
+ * binding role's (backends/cnpg.ts CNPG_OWNER_TRIGGER_SQL): the restore step reads it through another binding.
  */
 export const QUERY =
-  "SET ROLE app; CREATE TABLE IF NOT EXISTS greetings (id int PRIMARY KEY, body text); INSERT INTO greetings VALUES (1, 'hello from the app cluster') ON CONFLICT (id) DO NOTHING; SELECT body FROM greetings WHERE id = 1;";
+  "CREATE TABLE IF NOT EXISTS greetings (id int PRIMARY KEY, body text); INSERT INTO greetings VALUES (1, 'hello from the app cluster') ON CONFLICT (id) DO NOTHING; SELECT body FROM greetings WHERE id = 1;";
 
 type Obj = Record<string, any>;
 

@@ -304,7 +304,7 @@ describe('npm run sandbox on Pods, the default package (what sandbox/main.ts run
       /Secret default\/demo-cnpg-binding-creds holds ca\.crt, database, host, instance_service, password, port, provider, sslmode, type, username \(instance_service 10\.96\.200\.\d+\)/,
     );
     // psql in a Pod of the app cluster, with only the creds Secret, answered by PostgreSQL on the control plane.
-    expect(sandbox.query).toEqual(['SET', 'CREATE TABLE', 'INSERT 0 1', 'hello from the app cluster']);
+    expect(sandbox.query).toEqual(['CREATE TABLE', 'INSERT 0 1', 'hello from the app cluster']);
     const table = (name: string) => output.slice(output.indexOf(`    ${name}:\n`));
     expect(output.indexOf('    control-plane:\n')).toBeGreaterThan(0);
     for (const [cluster, ns, pod] of [
