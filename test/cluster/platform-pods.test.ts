@@ -624,9 +624,14 @@ console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), capEf
         const l = await getObject(app, `/apis/coordination.k8s.io/v1/namespaces/${KONNECTOR_NS}/leases/klutch-bind`);
         return running.some((p) => p.metadata.name === l?.spec?.holderIdentity) ? l : undefined;
       });
-      // Its readiness answers from inside the Pod network, as the kubelet's probe does.
-      const readyz = appNode.exec(program('busybox'), ['wget', '-q', '-O-', `http://${pod.status.podIP}:8080/readyz`]);
-      expect(readyz.code, readyz.output).toBe(0);
+      // Its readiness answers from inside the Pod network, as the kubelet's probe does. A replica that has just taken
+      // the Lease is not ready until its informers have listed the app cluster (seen once: 503 right after the Lease
+      // was taken), so this reads it as the kubelet does, again until it answers.
+      await eventually(`/readyz of ${pod.metadata.name} answering 200 from the Pod network`, async () => {
+        const readyz = appNode.exec(program('busybox'), ['wget', '-q', '-O-', `http://${pod.status.podIP}:8080/readyz`]);
+        if (readyz.code !== 0) throw new Error(readyz.output);
+        return true;
+      });
     },
     STEP,
   );
