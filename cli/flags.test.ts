@@ -33,8 +33,9 @@ describe('the command line', () => {
     ])
       expect(parseCommand(argv)).toMatchObject({
         command: 'why',
-        flags: { resource: 'postgresqlinstance', name: 'orders', namespace: 'team-a' },
+        flags: { resource: 'postgresqlinstance', name: 'orders', namespace: 'team-a', konnectorNamespace: 'klutch-bind' },
       });
+    expect(parseCommand(['why', 'pg/orders', '--konnector-namespace', 'kb'])).toMatchObject({ flags: { konnectorNamespace: 'kb' } });
     // Without -n, the claim's namespace is the kubeconfig context's (kubectl's), not the konnector's default.
     expect(parseCommand(['why', 'postgresqlinstance/orders'])).not.toHaveProperty('flags.namespace');
   });

@@ -30,6 +30,12 @@ export const WHY_FLAGS: readonly Flag[] = [
     default: "the context's namespace, else default",
     help: "the claim's namespace, as kubectl takes it",
   },
+  {
+    name: 'konnector-namespace',
+    arg: 'ns',
+    default: DEFAULT_KONNECTOR_NAMESPACE,
+    help: "the konnector's namespace, where its bindings are read when this user may not list them cluster-wide",
+  },
 ];
 
 /** How to bind: `kubectl bind <url>` and `apiservice`. */
@@ -210,6 +216,8 @@ export interface WhyFlags extends Omit<ClusterFlags, 'namespace'> {
   readonly name: string;
   /** The claim's namespace; unset: the kubeconfig context's, else `default`, as kubectl. */
   readonly namespace?: string;
+  /** Where the bindings are read when the user may not list them cluster-wide (a namespace-scoped developer). */
+  readonly konnectorNamespace: string;
 }
 
 export interface RemoveFlags extends ClusterFlags {
@@ -381,7 +389,13 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = {
     const { namespace: _konnectors, ...where } = cluster(v);
     return {
       command: 'why',
-      flags: { ...where, resource, name, ...(typeof v.namespace === 'string' ? { namespace: v.namespace } : {}) },
+      flags: {
+        ...where,
+        resource,
+        name,
+        ...(typeof v.namespace === 'string' ? { namespace: v.namespace } : {}),
+        konnectorNamespace: typeof v['konnector-namespace'] === 'string' ? v['konnector-namespace'] : DEFAULT_KONNECTOR_NAMESPACE,
+      },
     };
   }
   refuseLiteralSecret(argv);

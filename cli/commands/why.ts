@@ -30,21 +30,39 @@ interface Hop {
   readonly todo?: string;
 }
 
-/** The binding serving `resource` (`postgresqlinstances`, `postgresqlinstance`, the kind, or `<plural>.<group>`). */
+/**
+ * The binding serving `resource` (`postgresqlinstances`, `postgresqlinstance`, the kind, or `<plural>.<group>`).
+ * Read cluster-wide; a user who may not do that (a namespace-scoped developer) gets those of the konnector's namespace
+ * (where the bindings are) and of the claim's (a konnector may serve only its own namespace).
+ */
 async function bindingFor(
   app: Cluster,
   resource: string,
-  namespace: string,
+  where: { readonly claim: string; readonly konnector: string },
 ): Promise<{ binding: APIServiceBinding; crd?: V1CustomResourceDefinition } | undefined> {
-  let bindings: APIServiceBinding[];
+  let bindings: APIServiceBinding[] = [];
   try {
     bindings = await bindingsOf(app).list();
   } catch (e) {
-    // Not allowed to list cluster-wide: the konnector's namespace may be this one.
-    if (statusOf(e) === 403) bindings = await bindingsOf(app).list(namespace);
-    else if (statusOf(e) === 404)
-      return undefined; // no konnector ever installed: no APIServiceBinding CRD
-    else throw e;
+    if (statusOf(e) === 404) return undefined; // no konnector ever installed: no APIServiceBinding CRD
+    if (statusOf(e) !== 403) throw e;
+    const namespaces = [...new Set([where.konnector, where.claim])];
+    const refused: string[] = [];
+    for (const ns of namespaces) {
+      try {
+        bindings.push(...(await bindingsOf(app).list(ns)));
+      } catch (inner) {
+        if (statusOf(inner) !== 403) throw inner;
+        refused.push(ns);
+      }
+    }
+    if (refused.length === namespaces.length)
+      throw new CliError(
+        `this user may list apiservicebindings.klutch.anynines.com neither cluster-wide nor in namespace ${refused.join(' or ')}: ${messageOf(e)}`,
+        `ask for list on them in the konnector's namespace, or name it with --konnector-namespace`,
+        ExitCode.Failed,
+        { cause: e },
+      );
   }
   const wanted = resource.toLowerCase();
   for (const binding of bindings) {
@@ -128,8 +146,8 @@ export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
     new CliError(`cannot read ${what} in ${app.server}: ${messageOf(e)}`, 'check --kubeconfig and --context', ExitCode.Failed, {
       cause: e,
     });
-  const found = await bindingFor(app, resource, namespace).catch((e: unknown) => {
-    throw cannot('the APIServiceBindings', e);
+  const found = await bindingFor(app, resource, { claim: namespace, konnector: flags.konnectorNamespace }).catch((e: unknown) => {
+    throw e instanceof CliError ? e : cannot('the APIServiceBindings', e);
   });
   if (!found)
     throw new CliError(

@@ -283,9 +283,10 @@ describe('kubectl bind', () => {
     for (const o of [
       ...grant('ClusterRole', dev, undefined, [
         { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: read },
-        { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings'], verbs: read },
       ]),
+      // The bindings only where they are, in the konnector's namespace: no cluster-wide list.
       ...grant('Role', dev, ns, [
+        { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings'], verbs: read },
         { apiGroups: [''], resources: ['pods'], verbs: read },
         { apiGroups: ['apps'], resources: ['deployments'], verbs: read },
       ]),
@@ -298,7 +299,10 @@ describe('kubectl bind', () => {
     const unknown = await eventually(
       'why as the developer, past RBAC',
       async () => {
-        const run = await startCli(['why', 'postgresqlinstance/first', '-n', app], { kubeconfig: devConfig, closeStdin: true });
+        const run = await startCli(['why', 'postgresqlinstance/first', '-n', app, '--konnector-namespace', ns], {
+          kubeconfig: devConfig,
+          closeStdin: true,
+        });
         const r = await run.done;
         if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr}${r.stdout}`);
         return r;
@@ -313,6 +317,15 @@ describe('kubectl bind', () => {
     );
     expect(unknown.stdout).toContain(`ask for get on leases.coordination.k8s.io in namespace ${ns}`);
     expect(unknown.stdout).not.toContain('has no Lease');
+    // Without the konnector's namespace (the default, klutch-bind, is not this one): what to ask for, not "no binding".
+    const nowhere = await exited(
+      await startCli(['why', 'postgresqlinstance/first', '-n', app], { kubeconfig: devConfig, closeStdin: true }),
+      1,
+    );
+    expect(nowhere.stderr).toContain(
+      `may list apiservicebindings.klutch.anynines.com neither cluster-wide nor in namespace klutch-bind or ${app}`,
+    );
+    expect(nowhere.stderr).toContain('--konnector-namespace');
     // An API no binding serves: said, with what to do.
     const unbound = await exited(await startCli(['why', 'widgets/x', '-n', app], { kubeconfig: b.kubeconfig, closeStdin: true }), 1);
     expect(unbound.stderr).toContain('no APIServiceBinding of this cluster serves "widgets"');
