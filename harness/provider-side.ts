@@ -24,7 +24,12 @@
  * the bound objects the test tells it about (`shareClaimed`).
  */
 import { randomBytes } from 'node:crypto';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
+import {
+  reconcileServiceNamespace,
+  serviceNamespaceName,
+  type ServiceNamespaceDeps,
+} from '../backend/controllers/service-namespace.reconcile';
 import { claimedRules } from '../backend/provision/claimed';
 import { binderClusterRole, claimedRole, claimedRoleBinding } from '../backend/provision/rbac';
 import { Controller, watchInformer } from '../controller';
@@ -210,56 +215,61 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
     await apply(kube, `/apis/${rbac}/v1/namespaces/${target}/rolebindings`, CLAIMED_ROLE, claimedRoleBinding(target, ns));
   };
 
-  // The backend's APIServiceNamespace controller, on the shared machinery.
+  // The backend's own APIServiceNamespace reconcile (backend/controllers/service-namespace.reconcile.ts), on this
+  // cluster's admin client; with claimedAccess Object, the claimed Role the test shares names in (shareClaimed) after it.
   const snPath = `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiservicenamespaces`;
-  const sns = watchInformer<KubernetesObject>({
-    kc: kube.config,
-    path: snPath,
-  });
+  const sns = watchInformer<KubernetesObject>({ kc: kube.config, path: snPath });
+  const namespaces = watchInformer<V1Namespace>({ kc: kube.config, path: '/api/v1/namespaces' });
+  const okOr = (ok: (code: number) => boolean, what: string) => (r: { code: number; body: { message?: unknown } }) => {
+    if (!ok(r.code)) throw new Error(`cannot ${what}: ${r.code} ${JSON.stringify(r.body.message)}`);
+    return r;
+  };
+  const deps: ServiceNamespaceDeps = {
+    ours: () => true,
+    getServiceNamespace: (ref) => sns.get(ref.name, ref.namespace) as unknown as APIServiceNamespace | undefined,
+    getNamespace: (name) => namespaces.get(name),
+    namespacesFor: (key) => namespaces.list().filter((n) => n.metadata?.annotations?.[Annotations.apiServiceNamespace] === key),
+    createNamespace: async (body) => {
+      const r = await kube.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', ...body });
+      if (r.code !== 409) return void okOr((c) => c < 300, `create namespace ${body.metadata!.name}`)(r);
+      return (await requireOk(kube, 'GET', `/api/v1/namespaces/${body.metadata!.name}`)) as V1Namespace;
+    },
+    deleteNamespace: async (name) =>
+      void okOr((c) => c < 300 || c === 404, `delete namespace ${name}`)(await kube.request('DELETE', `/api/v1/namespaces/${name}`)),
+    createRoleBinding: async (body) =>
+      void okOr(
+        (c) => c < 300 || c === 409,
+        `create RoleBinding ${body.metadata!.namespace}/${body.metadata!.name}`,
+      )(await kube.request('POST', `/apis/${rbac}/v1/namespaces/${body.metadata!.namespace}/rolebindings`, body)),
+    applyClaimQuota: async () => {},
+    writeStatus: async (ref, namespace) =>
+      void okOr(
+        (c) => c < 300,
+        `set status.namespace of APIServiceNamespace ${ref.namespace}/${ref.name}`,
+      )(await kube.request('PATCH', `${snPath}/${ref.name}/status`, { status: { namespace } }, 'application/merge-patch+json')),
+  };
   const ctl = new Controller({
     name: `test-backend-apiservicenamespaces/${ns}`,
-    reconcile: async (name) => {
-      const sn = sns.get(name, ns) as unknown as APIServiceNamespace | undefined;
-      const target = `${ns}-${name}`;
-      if (!sn || sn.metadata.deletionTimestamp) {
-        await kube.request('DELETE', `/api/v1/namespaces/${target}`);
-        return;
-      }
-      const got = await kube.request('GET', `/api/v1/namespaces/${target}`);
-      if (got.code === 404)
-        await create(kube, '/api/v1/namespaces', {
-          apiVersion: 'v1',
-          kind: 'Namespace',
-          metadata: { name: target, annotations: { [Annotations.apiServiceNamespace]: `${ns}/${name}` } },
-        });
-      await apply(kube, `/apis/${rbac}/v1/namespaces/${target}/rolebindings`, SA, {
-        apiVersion: `${rbac}/v1`,
-        kind: 'RoleBinding',
-        metadata: { name: SA, namespace: target },
-        roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: exportRole },
-        subjects: [{ kind: 'ServiceAccount', name: SA, namespace: ns }],
-      });
-      if (byName) await applyClaimedRole(target);
-      if (sn.status?.namespace !== target) {
-        const r = await kube.request(
-          'PATCH',
-          `${snPath}/${name}/status`,
-          { status: { namespace: target } },
-          'application/merge-patch+json',
-        );
-        if (r.code >= 300)
-          throw new Error(`cannot set status.namespace of APIServiceNamespace ${ns}/${name}: ${JSON.stringify(r.body.message)}`);
-      }
+    reconcile: async (name, ctx) => {
+      const result = await reconcileServiceNamespace(deps, { namespace: ns, name }, ctx);
+      const target = serviceNamespaceName(ns, name);
+      if (byName && sns.get(name, ns) && namespaces.get(target)) await applyClaimedRole(target);
+      return result;
     },
   });
   ctl.watch(sns, (sn) => [sn.metadata!.name!]);
+  // The namespace made for an APIServiceNamespace brings its next reconcile (the RoleBinding, the claimed Role).
+  ctl.watch(namespaces, (n) => {
+    const owner = n.metadata?.annotations?.[Annotations.apiServiceNamespace];
+    return owner?.startsWith(`${ns}/`) ? [owner.slice(ns.length + 1)] : [];
+  });
   const ac = new AbortController();
-  await sns.start();
+  await Promise.all([sns.start(), namespaces.start()]);
   const running = ctl.run(ac.signal);
   const stop = async () => {
     ac.abort();
     await running;
-    await sns.stop();
+    await Promise.all([sns.stop(), namespaces.stop()]);
   };
 
   return {
