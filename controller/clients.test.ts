@@ -1,7 +1,7 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoopbackApi, startLoopbackApi } from '../harness/loopback-api';
-import { createCa } from '../harness/pki';
+import { type LoopbackApi, startLoopbackApi } from '../harness/cluster/loopback-api';
+import { createCa } from '../harness/cluster/pki';
 import { sleep } from '../lib/abort';
 import { Registry } from 'prom-client';
 import { keepAliveClient, keepAliveConfiguration } from './clients';

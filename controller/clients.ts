@@ -65,7 +65,7 @@ type TlsOptions = Pick<https.AgentOptions, 'ca' | 'cert' | 'key' | 'rejectUnauth
 
 /**
  * One keep-alive agent for the TLS material of the HTTPS options it is handed (`KubeConfig.applyToHTTPSOptions`),
- * made anew only when that material changes: for callers that send their own requests (harness/kube.ts `request`),
+ * made anew only when that material changes: for callers that send their own requests (harness/cluster/kube.ts `request`),
  * since `applyToHTTPSOptions` puts a new agent, and so a new connection, into every request's options.
  */
 export function keepAliveAgent(maxSockets = 32, idleMs = IDLE_SOCKET_MS): (opts: TlsOptions) => https.Agent {

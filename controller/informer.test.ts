@@ -1,6 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { startLoopbackApi } from '../harness/loopback-api';
+import { startLoopbackApi } from '../harness/cluster/loopback-api';
 import { sleep } from '../lib/abort';
 import { setUserAgent } from '../lib/user-agent';
 import { VERSION } from '../lib/version';

@@ -5,7 +5,7 @@ import { App, Chart } from 'cdk8s';
 import { stringify } from 'yaml';
 import { describe, expect, inject, it } from 'vitest';
 import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
-import { loadCatalog, objectFiles, ROOT } from '../harness/catalog';
+import { loadCatalog, objectFiles, ROOT } from '../harness/crossplane/catalog';
 import { releaseDoc } from '../lib/version';
 import { render } from '../synth/synth';
 import { parse } from 'yaml';

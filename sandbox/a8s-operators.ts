@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { watchInformer } from '../controller';
 import { A8sOperatorsStandIn } from '../harness/stand-ins/a8s-operators';
-import { getObject, type Kube } from '../harness/kube';
+import { getObject, type Kube } from '../harness/cluster/kube';
 import { type RunningStandIn, standInLoop } from '../harness/stand-ins/stand-in-loop';
 import { namespacesLeftAlone, STAND_IN_LABEL } from '../harness/stand-ins/stand-in-off';
 

@@ -6,8 +6,8 @@
  * binding. `npm run sandbox` runs both after the round trip; the test run's shared platform runs the backup for
  * `test/cluster/object-store.test.ts`, which checks it.
  */
-import type { Kube, WireObject } from '../harness/kube';
-import { createWhenServed, getObject } from '../harness/kube';
+import type { Kube, WireObject } from '../harness/cluster/kube';
+import { createWhenServed, getObject } from '../harness/cluster/kube';
 import type { Steps } from './steps';
 
 type Obj = Record<string, any>;

@@ -11,7 +11,7 @@ import { Ajv } from 'ajv';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api, CrossplaneTarget } from '../apis/api';
-import { loadCatalog } from '../harness/catalog';
+import { loadCatalog } from '../harness/crossplane/catalog';
 import { claimTypeFiles, SCHEMAS_DIR } from './claim-schemas';
 import { exampleClaim, render } from './synth';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { loadCatalog } from '../harness/catalog';
+import { loadCatalog } from '../harness/crossplane/catalog';
 import { crossplaneSource } from '../harness/tools/crossplane';
 import { AGGREGATE_TO_CROSSPLANE, CROSSPLANE_READS_ROLE, CrossplaneReads, crossplaneReadKinds } from './crossplane-reads';
 import { crdNamesIn, resourceNames } from './resource-names';

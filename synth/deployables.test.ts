@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../harness/catalog';
+import { ROOT } from '../harness/crossplane/catalog';
 import { bundleDeployable, deployable } from './deployables';
 
 /** The files esbuild read for a bundle (the manifest scripts/bundle.mjs keeps beside it). */

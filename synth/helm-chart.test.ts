@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { loadCatalog, parseYaml } from '../harness/catalog';
+import { loadCatalog, parseYaml } from '../harness/crossplane/catalog';
 import { ensureHelm } from '../harness/tools/helm';
 import { ensureKubeBinary, KUBE_VERSION } from '../harness/tools/kube';
 import { CHART_DIR } from './helm-chart';

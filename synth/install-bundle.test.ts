@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { loadCatalog, parseYaml } from '../harness/catalog';
+import { loadCatalog, parseYaml } from '../harness/crossplane/catalog';
 import { validatorFor } from '../test/support/openapi';
 import { goModuleSource, wrapperModule } from '../harness/tools/go';
 import { crossplaneSource } from '../harness/tools/crossplane';

@@ -1,6 +1,6 @@
 /** The catalog as a Klutch user meets it: kinds, compositions, services, plans and parameter keys. */
 import { describe, expect, it } from 'vitest';
-import { loadCatalog } from '../../harness/catalog';
+import { loadCatalog } from '../../harness/crossplane/catalog';
 
 const apis = new Map((await loadCatalog()).map((a) => [a.name, a]));
 const enumOf = (api: string, field: string) => apis.get(api)?.spec.toJSON().properties?.[field]?.enum;

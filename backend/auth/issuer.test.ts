@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createCa } from '../../harness/pki';
+import { createCa } from '../../harness/cluster/pki';
 import { groupsOf, Issuer, ISSUER_CONNECTIONS } from './issuer';
 
 describe('groupsOf', () => {

@@ -15,12 +15,12 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
-import { installBindCrds, installClaimApi, launchBackendBundle } from '../../harness/bind-backend';
-import { parseYaml } from '../../harness/catalog';
-import { bearerKubeconfigYaml, startControlPlanes } from '../../harness/control-plane';
-import { applyConstruct } from '../../harness/konnector';
-import { kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
-import { freePorts, probe, waitReady } from '../../harness/processes';
+import { installBindCrds, installClaimApi, launchBackendBundle } from '../../harness/parts/bind-backend';
+import { parseYaml } from '../../harness/crossplane/catalog';
+import { bearerKubeconfigYaml, startControlPlanes } from '../../harness/cluster/control-plane';
+import { applyConstruct } from '../../harness/parts/konnector';
+import { kubeFor, requireOk, type Kube, type WireObject } from '../../harness/cluster/kube';
+import { freePorts, probe, waitReady } from '../../harness/cluster/processes';
 import { ensureKubeBinary } from '../../harness/tools/kube';
 import { cpuSeconds, memMiB as rssMiB, percentile as pct } from '../measure';
 import { sleep } from '../../lib/abort';

@@ -19,9 +19,9 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { apply } from '../../harness/kube';
-import { startControlPlanes } from '../../harness/control-plane';
-import { eventually, getObject, kubeFor, requireOk } from '../../harness/kube';
+import { apply } from '../../harness/cluster/kube';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
+import { eventually, getObject, kubeFor, requireOk } from '../../harness/cluster/kube';
 import { installCnpg, localVolumes } from '../../harness/node/cnpg';
 import { ensureCnpgOperatorImage, ensureCnpgPostgresImage, CNPG_POSTGRESQL_IMAGE } from '../../harness/node/cnpg-images';
 import { asSuperuserAsync } from '../../harness/node/cnpg-sql';

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../harness/control-plane';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
 import { ensureKubeBinary, kubeBinaryPath } from '../../harness/tools/kube';
 import { memMiB as rssMiB } from '../measure';
 

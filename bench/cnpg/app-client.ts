@@ -10,7 +10,7 @@
  */
 import { Writable } from 'node:stream';
 import { Exec, type V1Status } from '@kubernetes/client-node';
-import { eventually, getObject, requireOk, type Kube } from '../../harness/kube';
+import { eventually, getObject, requireOk, type Kube } from '../../harness/cluster/kube';
 import { CNPG_POSTGRESQL_IMAGE, POSTGRESQL_BIN } from '../../harness/node/cnpg-images';
 
 const CONTAINER = 'client';

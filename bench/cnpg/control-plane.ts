@@ -19,10 +19,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../harness/control-plane';
-import { startCrossplane } from '../../harness/crossplane';
-import { apply } from '../../harness/kube';
-import { eventually, getObject, kubeFor, requireOk, type WireObject } from '../../harness/kube';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
+import { startCrossplane } from '../../harness/crossplane/crossplane';
+import { apply } from '../../harness/cluster/kube';
+import { eventually, getObject, kubeFor, requireOk, type WireObject } from '../../harness/cluster/kube';
 import { installCnpg, localVolumes } from '../../harness/node/cnpg';
 import { ensureCnpgOperatorImage, ensureCnpgPostgresImage } from '../../harness/node/cnpg-images';
 import { startNode } from '../../harness/node/node';

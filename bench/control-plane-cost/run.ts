@@ -1,6 +1,6 @@
 /**
  * bench/control-plane-cost: what one harness cluster (etcd, kube-apiserver, kube-controller-manager, as
- * harness/control-plane.ts starts it) costs in CPU-seconds, per process, in fixed phases:
+ * harness/cluster/control-plane.ts starts it) costs in CPU-seconds, per process, in fixed phases:
  *
  *   start      from launch to ready
  *   idle       BENCH_IDLE_S (default 60) with nothing installed
@@ -18,9 +18,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseYaml, runSynth } from '../../harness/catalog';
-import { startControlPlanes, type Tuning } from '../../harness/control-plane';
-import { kubeFor, type Kube } from '../../harness/kube';
+import { parseYaml, runSynth } from '../../harness/crossplane/catalog';
+import { startControlPlanes, type Tuning } from '../../harness/cluster/control-plane';
+import { kubeFor, type Kube } from '../../harness/cluster/kube';
 import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../lib/xcrd';
 import { klutchXrds } from '../../test/parity/klutch';
 import { ensureKubeBinary } from '../../harness/tools/kube';

@@ -16,7 +16,7 @@
 import https from 'node:https';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ClusterInfo, startControlPlanes, type Tuning } from '../../harness/control-plane';
+import { type ClusterInfo, startControlPlanes, type Tuning } from '../../harness/cluster/control-plane';
 import { ensureKubeBinary } from '../../harness/tools/kube';
 import { sleep } from '../../lib/abort';
 import { cpuSeconds, memMiB, percentile } from '../measure';

@@ -1,5 +1,5 @@
 /**
- * bench/crossplane: the real Crossplane loop (harness/crossplane.ts) — Crossplane core v1.20.11, our function and
+ * bench/crossplane: the real Crossplane loop (harness/crossplane/crossplane.ts) — Crossplane core v1.20.11, our function and
  * provider-kubernetes v1.3.1 on a fresh test cluster — for BENCH_CLAIMS (default 50) a8s PostgresqlInstance claims
  * and as many a9s ones (100 claims), twice: one at a time (each created once the previous one's resource exists: what
  * a user sees) and as a burst (all back to back: what a migration or a busy platform sees).
@@ -21,11 +21,11 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Watch } from '@kubernetes/client-node';
-import { parseYaml } from '../../harness/catalog';
-import { startControlPlanes } from '../../harness/control-plane';
-import { startCrossplane } from '../../harness/crossplane';
-import { apply, getIfExists } from '../../harness/kube';
-import { kubeFor } from '../../harness/kube';
+import { parseYaml } from '../../harness/crossplane/catalog';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
+import { startCrossplane } from '../../harness/crossplane/crossplane';
+import { apply, getIfExists } from '../../harness/cluster/kube';
+import { kubeFor } from '../../harness/cluster/kube';
 import { PROVIDER_KUBERNETES_ARGS } from '../../synth/provider-configs';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
 import { A9sServiceBrokerStandIn } from '../../harness/stand-ins/a9s-service-broker';

@@ -26,8 +26,8 @@ import { RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-types
 import type { Api } from '../../apis/api';
 import { bundle } from '../../scripts/bundle.mjs';
 import { bundleDeployable, deployable, FUNCTION_RUNTIME, replacements } from '../../synth/deployables';
-import { startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
-import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/function-requests';
+import { startFunctionProcess, type FunctionProcess } from '../../harness/parts/function-process';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/crossplane/function-requests';
 import { ensureNodeRuntime } from '../../harness/tools/node-runtime';
 import { runFunction } from '../../functions/dataservices/fn';
 import postgresql from '../../apis/catalog/postgresql';

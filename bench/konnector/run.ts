@@ -11,7 +11,7 @@
  *   says who limits throughput);
  * - 5,000 bound claims (5,000 objects in each cluster): the konnector's RSS (and peak);
  * - chaos at full scale: 1,000 updates and 500 deletes while the konnector is killed three times and each API server
- *   is restarted; time until every invariant of harness/konnector-chaos.ts holds.
+ *   is restarted; time until every invariant of harness/parts/konnector-chaos.ts holds.
  * BENCH_QPS=5 runs the konnector with `--kube-api-qps=5`, Klutch's client-go limit, for a like-for-like comparison.
  * The konnector runs on the images' Node 24 (BENCH_NODE=<path> picks another node) with the Deployment's NODE_OPTIONS,
  * bundled once at the start (restarts run the same program while the shared tree changes); BENCH_KONNECTOR=<git
@@ -30,12 +30,12 @@ import { watchInformer } from '../../controller';
 import postgresql from '../../apis/catalog/postgresql';
 import type { Api } from '../../apis/api';
 import { render } from '../../synth/synth';
-import { parseYaml } from '../../harness/catalog';
-import { startControlPlanes } from '../../harness/control-plane';
-import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
-import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/konnector-chaos';
-import { eventually, kubeFor } from '../../harness/kube';
-import { providerSide } from '../../harness/provider-side';
+import { parseYaml } from '../../harness/crossplane/catalog';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
+import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/parts/konnector';
+import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/parts/konnector-chaos';
+import { eventually, kubeFor } from '../../harness/cluster/kube';
+import { providerSide } from '../../harness/parts/provider-side';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
 import { KONNECTOR_NODE_OPTIONS, KONNECTOR_RUNTIME_ENV } from '../../konnector/deploy/konnector';
 import { bundleDeployable, deployable } from '../../synth/deployables';

@@ -9,8 +9,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../harness/control-plane';
-import { eventually, getObject, kubeFor, requireOk } from '../../harness/kube';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
+import { eventually, getObject, kubeFor, requireOk } from '../../harness/cluster/kube';
 import { startNode } from '../../harness/node/node';
 import { cpuSeconds as cpuS, memMiB as rssMiB } from '../measure';
 import { sleep } from '../../lib/abort';

@@ -12,9 +12,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlanes } from '../../harness/control-plane';
-import { startCrossplane, synthOutputAsync } from '../../harness/crossplane';
-import { kubeFor } from '../../harness/kube';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
+import { startCrossplane, synthOutputAsync } from '../../harness/crossplane/crossplane';
+import { kubeFor } from '../../harness/cluster/kube';
 import { type Node, startNode } from '../../harness/node/node';
 import { ensureCrossplaneImages, ensureDeployableImages } from '../../harness/node/platform-images';
 import { listPods } from '../../harness/platform/pods';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { PLUGIN_VERSION } from '../version';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 import { bundleDeployable, deployable } from '../../synth/deployables';
 import { writeKrewPackage } from './krew';
 

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoopbackApi, startLoopbackApi } from '../../harness/loopback-api';
+import { type LoopbackApi, startLoopbackApi } from '../../harness/cluster/loopback-api';
 import { bindObjects, bindPath, BindResources, crdName } from './client';
 
 describe('BindResources', () => {

@@ -2,8 +2,8 @@ import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescrip
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
-import { loadCatalog } from '../../harness/catalog';
-import { answer, compositeOf, fatalMessages as fatals, requestOf, SETTINGS } from '../../harness/function-requests';
+import { loadCatalog } from '../../harness/crossplane/catalog';
+import { answer, compositeOf, fatalMessages as fatals, requestOf, SETTINGS } from '../../harness/crossplane/function-requests';
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { composeResource } from './compose';
 import { get } from './fieldpath';

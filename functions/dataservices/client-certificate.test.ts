@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createCa } from '../../harness/pki';
+import { createCa } from '../../harness/cluster/pki';
 import { authorities, clientCertificateProblem } from './client-certificate';
 
 const der = (pem: string) => new X509Certificate(pem).raw;

@@ -5,8 +5,8 @@
 import { Ready, RunFunctionRequest, RunFunctionResponse, Severity, Status, Target } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../harness/catalog';
-import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/function-requests';
+import { loadCatalog } from '../../harness/crossplane/catalog';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/crossplane/function-requests';
 import { decodeRequest, encodeResponse } from './codec';
 import { runFunction } from './fn';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../harness/catalog';
+import { loadCatalog } from '../../harness/crossplane/catalog';
 import { ComposeError, composeResource } from './compose';
 import { stringify } from 'yaml';
 import { get, join, set } from './fieldpath';
-import { SETTINGS, allParameters, compositeOf, inputOf } from '../../harness/function-requests';
+import { SETTINGS, allParameters, compositeOf, inputOf } from '../../harness/crossplane/function-requests';
 import { A8S_BINDING_SECRET } from '../../backends';
 import { inputFor, type Backend, type Recipe } from '../../recipe';
 

@@ -2,8 +2,16 @@ import { Ready, Status, type RunFunctionResponse } from '@crossplane-org/functio
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
-import { loadCatalog } from '../../harness/catalog';
-import { answer, claimLabels, compositeOf, demoComposites, demoInput, fatalMessages, requestOf } from '../../harness/function-requests';
+import { loadCatalog } from '../../harness/crossplane/catalog';
+import {
+  answer,
+  claimLabels,
+  compositeOf,
+  demoComposites,
+  demoInput,
+  fatalMessages,
+  requestOf,
+} from '../../harness/crossplane/function-requests';
 import { CNPG_INSTANCE_LABEL } from '../../backends/cnpg';
 import {
   diagnose,

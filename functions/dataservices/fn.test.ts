@@ -1,9 +1,9 @@
 import { Ready, Severity, Status, Target } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../harness/catalog';
+import { loadCatalog } from '../../harness/crossplane/catalog';
 import { dataServicesFunction, runFunction, TTL } from './fn';
-import { compositeOf, fatalMessages as fatals, inputOf, requestOf } from '../../harness/function-requests';
+import { compositeOf, fatalMessages as fatals, inputOf, requestOf } from '../../harness/crossplane/function-requests';
 
 const apis: Api[] = await loadCatalog();
 const pg = apis.find((a) => a.name === 'postgresql') as Api;

@@ -2,9 +2,9 @@
 import { RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../harness/catalog';
+import { loadCatalog } from '../../harness/crossplane/catalog';
 import { runFunction } from './fn';
-import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/function-requests';
+import { allParameters, compositeOf, inputOf, requestOf } from '../../harness/crossplane/function-requests';
 
 const apis: Api[] = await loadCatalog();
 

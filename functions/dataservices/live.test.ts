@@ -1,6 +1,6 @@
 import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
-import { answer, demoInput, fatalMessages, requestOf } from '../../harness/function-requests';
+import { answer, demoInput, fatalMessages, requestOf } from '../../harness/crossplane/function-requests';
 import { get } from './fieldpath';
 import { runFunction } from './fn';
 import { LIVE_REQUIREMENT } from './live';

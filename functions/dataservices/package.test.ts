@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { loadCatalog } from '../../harness/catalog';
+import { loadCatalog } from '../../harness/crossplane/catalog';
 import { crank, crankValidate } from '../../harness/tools/crank';
-import { inputOf } from '../../harness/function-requests';
+import { inputOf } from '../../harness/crossplane/function-requests';
 import { selectionFor } from '../../compositions/selection';
 import { functionPackageObjects } from './package';
 

@@ -2,8 +2,8 @@ import { Severity } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { selectionFor } from '../../compositions/selection';
-import { loadCatalog } from '../../harness/catalog';
-import { requestOf } from '../../harness/function-requests';
+import { loadCatalog } from '../../harness/crossplane/catalog';
+import { requestOf } from '../../harness/crossplane/function-requests';
 import { runFunction } from './fn';
 import { selectInput } from './select-input';
 

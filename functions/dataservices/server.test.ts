@@ -6,11 +6,11 @@ import * as grpc from '@grpc/grpc-js';
 import { FunctionRunnerServiceService, RunFunctionRequest, Severity } from '@crossplane-org/function-sdk-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog, ROOT } from '../../harness/catalog';
+import { loadCatalog, ROOT } from '../../harness/crossplane/catalog';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { functionClient, startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
+import { functionClient, startFunctionProcess, type FunctionProcess } from '../../harness/parts/function-process';
 import { runFunction } from './fn';
-import { compositeOf, inputOf, requestOf } from '../../harness/function-requests';
+import { compositeOf, inputOf, requestOf } from '../../harness/crossplane/function-requests';
 import { DEFAULT_TLS_CERTS_DIR, FUNCTION_FLAGS, FUNCTION_HELP, parseServerArgs, serverCredentials } from './server';
 import { manual, undocumentedFlags } from '../../test/support/docs';
 

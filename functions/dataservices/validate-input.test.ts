@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
-import { loadCatalog } from '../../harness/catalog';
-import { inputOf } from '../../harness/function-requests';
+import { loadCatalog } from '../../harness/crossplane/catalog';
+import { inputOf } from '../../harness/crossplane/function-requests';
 import { fieldPathOf, validateInput } from './validate-input';
 
 const apis: Api[] = await loadCatalog();

@@ -15,7 +15,7 @@
 import { rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { launch, type Proc, tail, waitReady } from '../processes';
+import { launch, type Proc, tail, waitReady } from '../cluster/processes';
 import type { NodeCgroup } from './cgroups';
 import { inNode } from './netns';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isAlive } from '../processes';
+import { isAlive } from '../cluster/processes';
 import { createNodeCgroup, sweepScript } from './cgroups';
 import { inCgroup } from './netns';
 

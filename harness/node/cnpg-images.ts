@@ -31,7 +31,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { runSync } from '../processes';
+import { runSync } from '../cluster/processes';
 import { debianVersions } from '../tools/debian';
 import { ensurePrograms, IMAGE_PROGRAMS, program, PROGRAMS } from '../tools/programs';
 import { CNPG_VERSION, ensureCnpgManager } from '../tools/cloudnative-pg';

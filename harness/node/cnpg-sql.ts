@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { runCommand } from '../processes';
+import { runCommand } from '../cluster/processes';
 import { POSTGRES_UID, POSTGRESQL_BIN } from './cnpg-images';
 
 /** The nsenter command line of psql as postgres inside `<ns>/<pod>`'s PostgreSQL (found by the env CNPG gives it). */

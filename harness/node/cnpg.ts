@@ -9,8 +9,8 @@ import { chownSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { cnpgSource } from '../tools/cloudnative-pg';
-import { apply, established } from '../kube';
-import { eventually, getObject, type Kube, type WireObject } from '../kube';
+import { apply, established } from '../cluster/kube';
+import { eventually, getObject, type Kube, type WireObject } from '../cluster/kube';
 import { repoRoot } from '../root';
 
 export const CNPG_NAMESPACE = 'cnpg-system';

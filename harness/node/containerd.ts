@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, type Proc, waitReady } from '../processes';
+import { launch, type Proc, waitReady } from '../cluster/processes';
 import { program } from '../tools/programs';
 import type { NodeCgroup } from './cgroups';
 import { CNI_BIN_DIR } from './cni';

@@ -7,8 +7,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyAt, type Kube } from '../kube';
-import { launch, type Proc } from '../processes';
+import { applyAt, type Kube } from '../cluster/kube';
+import { launch, type Proc } from '../cluster/processes';
 import type { NodeCgroup } from './cgroups';
 import { publishEndpoints } from './endpoints';
 import { inNode } from './netns';

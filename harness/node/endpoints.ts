@@ -2,7 +2,7 @@
  * Endpoints of Services whose backends are processes of the node rather than Pods (the API server bridge, CoreDNS):
  * an EndpointSlice naming the node's address, which kube-proxy turns into DNAT rules like any other.
  */
-import { applyAt, type Kube } from '../kube';
+import { applyAt, type Kube } from '../cluster/kube';
 
 export interface EndpointPort {
   readonly name: string;

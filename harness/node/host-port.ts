@@ -5,7 +5,7 @@
  * konnector Pod syncs with.
  */
 import { join } from 'node:path';
-import { tail, waitReady } from '../processes';
+import { tail, waitReady } from '../cluster/processes';
 import { forwarderArgs, serveLoopbackPort } from './apiserver-bridge';
 import type { Node } from './node';
 

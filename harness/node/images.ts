@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, wr
 import { join } from 'node:path';
 import { cacheRoot } from '../tools/cache';
 import { program } from '../tools/programs';
-import { runCommand, runSync } from '../processes';
+import { runCommand, runSync } from '../cluster/processes';
 import { ctrArgs, PAUSE_IMAGE } from './containerd';
 /** Busybox from Debian's busybox-static, every applet linked in /bin. */
 export const BUSYBOX_IMAGE = 'klutch-kit.test/busybox:1.35';

@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { launch, type Proc } from '../processes';
+import { launch, type Proc } from '../cluster/processes';
 import type { NodeCgroup } from './cgroups';
 import { inNode } from './netns';
 

@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, type Proc, tail, waitReady } from '../processes';
+import { launch, type Proc, tail, waitReady } from '../cluster/processes';
 import { program } from '../tools/programs';
 import type { NodeCgroup } from './cgroups';
 import { shellQuote } from './cgroups';

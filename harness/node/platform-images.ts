@@ -29,7 +29,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { runSync } from '../processes';
+import { runSync } from '../cluster/processes';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
 import { DEFAULT_KONNECTOR_IMAGE } from '../../konnector/deploy/konnector';
 import { debianOwners, debianVersions } from '../tools/debian';

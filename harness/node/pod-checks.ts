@@ -5,8 +5,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyAt, eventually, getObject, type Kube, type WireObject } from '../kube';
-import { tail } from '../processes';
+import { applyAt, eventually, getObject, type Kube, type WireObject } from '../cluster/kube';
+import { tail } from '../cluster/processes';
 import type { Node } from './node';
 
 /** Fixed paths where containerd, the kubelet, the CNI library and buildah write by default: a node keeps off them. */

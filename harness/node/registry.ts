@@ -11,8 +11,8 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ensurePrograms } from '../tools/programs';
-import { createCa } from '../pki';
-import { type Proc, waitReady } from '../processes';
+import { createCa } from '../cluster/pki';
+import { type Proc, waitReady } from '../cluster/processes';
 import type { Node } from './node';
 
 /** The registry's port on the node's address. */

@@ -2,7 +2,7 @@
  * kube-scheduler (a mode of harness/tools/kube). It only talks to the API server, so it runs on the host beside the control
  * plane, with the admin kubeconfig, rather than in the node's namespaces.
  */
-import { launch, type Proc } from '../processes';
+import { launch, type Proc } from '../cluster/processes';
 
 export function startScheduler(binary: string, kubeconfig: string, dir: string, owner: string): Proc {
   return launch({

@@ -11,11 +11,11 @@ import { BindAnnotations } from '../../backend/authz/bind-policy';
 import { BACKUP_STORE_CA_FILE } from '../../backend/deploy/bind-backend';
 import { TEMPLATE_API_VERSION } from '../../exports/bind-api';
 import { kubeBinaryPath } from '../tools/kube';
-import { BACKEND_CLIENT, newKey } from '../bind-backend';
-import type { ClusterInfo } from '../control-plane';
-import { eventually, getObject, type Kube, kubeFor, type WireObject } from '../kube';
+import { BACKEND_CLIENT, newKey } from '../parts/bind-backend';
+import type { ClusterInfo } from '../cluster/control-plane';
+import { eventually, getObject, type Kube, kubeFor, type WireObject } from '../cluster/kube';
 import type { Node } from '../node/node';
-import { runCommand } from '../processes';
+import { runCommand } from '../cluster/processes';
 import { deploymentAvailable } from './crossplane-deployed';
 
 export const BACKEND_NAMESPACE = 'klutch-bind-backend';

@@ -7,7 +7,7 @@
  */
 import { watchInformer } from '../../controller';
 import { hostAddress } from '../node/node';
-import { getObject, type Kube, type WireObject } from '../kube';
+import { getObject, type Kube, type WireObject } from '../cluster/kube';
 import { standInLoop } from '../stand-ins/stand-in-loop';
 
 export interface LoadBalancerStandIn {

@@ -12,15 +12,15 @@ import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSy
 import { Agent } from 'node:https';
 import { basename, dirname, join } from 'node:path';
 import { storeAdmin } from '../../backend/backup-store/versitygw';
-import { apply } from '../kube';
-import { eventually, getObject, type Kube, requireOk } from '../kube';
+import { apply } from '../cluster/kube';
+import { eventually, getObject, type Kube, requireOk } from '../cluster/kube';
 import type { AttachedNode } from '../node/attach';
 import { status } from '../node/registry';
 import { baseLayout } from '../node/cnpg-images';
 import { localVolumes } from '../node/cnpg';
 import { ensureArchive } from '../node/images';
 import { keyedArchive } from '../node/platform-images';
-import { createCa } from '../pki';
+import { createCa } from '../cluster/pki';
 import { ensurePrograms, IMAGE_PROGRAMS } from '../tools/programs';
 import { ensureVersitygw, VERSITYGW_VERSION } from '../tools/versitygw';
 import { podFailure } from './pods';

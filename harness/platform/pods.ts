@@ -4,7 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Kube, WireObject } from '../kube';
+import type { Kube, WireObject } from '../cluster/kube';
 import type { Node } from '../node/node';
 
 export async function listPods(kube: Kube, ns?: string, selector?: string): Promise<WireObject[]> {

@@ -18,10 +18,10 @@ import { join } from 'node:path';
 import { ensureCrank } from '../tools/crank';
 import { goModuleSource, wrapperModule } from '../tools/go';
 import { PROVIDER_KUBERNETES_VERSION } from '../tools/provider-kubernetes';
-import { ROOT } from '../catalog';
+import { ROOT } from '../crossplane/catalog';
 import { buildahAsync, imagesDir } from '../node/images';
 import type { Registry } from '../node/registry';
-import { runCommand } from '../processes';
+import { runCommand } from '../cluster/processes';
 
 /** `<registry>/<path>` of a reference: its registry host replaced, its path and tag kept. */
 export function mirrored(registry: string, ref: string): string {

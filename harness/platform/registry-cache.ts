@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { cacheRoot } from '../tools/cache';
-import { runCommand } from '../processes';
+import { runCommand } from '../cluster/processes';
 
 /** Entries kept: the default and the v2 package's platform, with room for a change in flight. */
 const KEEP = 4;

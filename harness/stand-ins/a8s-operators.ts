@@ -7,10 +7,10 @@
  */
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { installCrdDir } from '../crossplane';
-import { apply, getIfExists } from '../kube';
-import { ROOT } from '../catalog';
-import type { Kube } from '../kube';
+import { installCrdDir } from '../crossplane/crossplane';
+import { apply, getIfExists } from '../cluster/kube';
+import { ROOT } from '../crossplane/catalog';
+import type { Kube } from '../cluster/kube';
 
 /** What the a8s service-binding controller puts into a binding's Secret (`<binding>-service-binding`). */
 export interface A8sCredentials {

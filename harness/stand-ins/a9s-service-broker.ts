@@ -9,10 +9,10 @@
  */
 import { join } from 'node:path';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { installCrdDir } from '../crossplane';
-import { getIfExists } from '../kube';
-import { ROOT } from '../catalog';
-import type { Kube } from '../kube';
+import { installCrdDir } from '../crossplane/crossplane';
+import { getIfExists } from '../cluster/kube';
+import { ROOT } from '../crossplane/catalog';
+import type { Kube } from '../cluster/kube';
 
 /** provider-anynines' managed resources (cluster-scoped, dataservices.anynines.com/v1), by kind (their CRDs' plurals). */
 export const A9S_PLURALS: Readonly<Record<string, string>> = {

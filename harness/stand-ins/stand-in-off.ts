@@ -4,7 +4,7 @@
  * operators itself with the stand-in classes (a8s-operators.ts), e.g. a PostgreSQL that never comes up. Without the
  * label the running stand-in would mark that PostgreSQL Running a second later, and the test would race it.
  */
-import type { Kube } from '../kube';
+import type { Kube } from '../cluster/kube';
 
 export const STAND_IN_LABEL = 'klutch-kit.test/stand-in';
 

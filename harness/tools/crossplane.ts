@@ -1,6 +1,6 @@
 /**
  * Crossplane core (`crossplane core start`), built from Go modules into the cache, for the end-to-end suites that run
- * the real control-plane loop (harness/crossplane.ts).
+ * the real control-plane loop (harness/crossplane/crossplane.ts).
  *
  * Two lines, chosen per suite (harness/tools/crossplane-lines.ts):
  * - `v2`: v2.4.0 (`github.com/crossplane/crossplane/v2`), the main target, from its own wrapper module

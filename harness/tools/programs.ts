@@ -46,7 +46,7 @@ export const PROGRAMS = {
   zoneinfo: { package: 'tzdata', path: '/usr/share/zoneinfo/UTC' },
   /** CloudNativePG's in-tree Barman Cloud runs these in the instance Pod: WAL archiving and base backups to S3. */
   'barman-cloud-backup': { package: 'barman-cli-cloud', path: '/usr/bin/barman-cloud-backup' },
-  // The browser steps of the bind flow (harness/browser.ts, Playwright).
+  // The browser steps of the bind flow (harness/login/browser.ts, Playwright).
   chromium: { package: 'chromium', path: '/usr/bin/chromium' },
 } as const satisfies Record<string, DebianFile>;
 

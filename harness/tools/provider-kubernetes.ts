@@ -1,5 +1,5 @@
 /**
- * provider-kubernetes, built from the Go module into the cache, for the end-to-end suite (harness/crossplane.ts):
+ * provider-kubernetes, built from the Go module into the cache, for the end-to-end suite (harness/crossplane/crossplane.ts):
  * the real reconciler of the a8s compositions' `Object`s.
  *
  * v1.3.1: v1.4.x needs Go >= 1.27.1, v0.18.0 fails checksum verification, older ones predate our `dependsOn`

@@ -76,7 +76,7 @@ describe('Konnector', () => {
 
 describe('synth', () => {
   it('writes the konnector and one access file per API of the catalog', async () => {
-    const { loadCatalog } = await import('../../harness/catalog');
+    const { loadCatalog } = await import('../../harness/crossplane/catalog');
     const { render } = await import('../../synth/synth');
     const apis = await loadCatalog();
     const files = [...render({ apis, outdir: 'unused' }).keys()].filter((f) => f.startsWith('app-cluster/'));

@@ -22,17 +22,17 @@ import { Annotations, BIND_API_VERSION, exportTemplateManifest } from '../../exp
 import { hashedRootNamespace, klutchRootNamespace } from '../../backend/app-cluster-binding/app-cluster-binding.root';
 import { BindBackend } from '../../backend/deploy/bind-backend';
 import { AppClusterRole } from '../../konnector/deploy/app-cluster-role';
-import { PG, SB } from '../../harness/backend-suite';
-import { installBindCrds, installClaimApi, launchBackendBundle, waitEstablished } from '../../harness/bind-backend';
-import { ROOT } from '../../harness/catalog';
+import { PG, SB } from '../../harness/parts/backend-suite';
+import { installBindCrds, installClaimApi, launchBackendBundle, waitEstablished } from '../../harness/parts/bind-backend';
+import { ROOT } from '../../harness/crossplane/catalog';
 import { Labels, MANAGED_BY } from '../../backend/labels';
 import { cluster, controlPlanes } from '../support/cluster';
-import { bearerKubeconfigYaml, type ClusterInfo } from '../../harness/control-plane';
-import { applyConstruct, launchKonnectorBundle } from '../../harness/konnector';
-import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
+import { bearerKubeconfigYaml, type ClusterInfo } from '../../harness/cluster/control-plane';
+import { applyConstruct, launchKonnectorBundle } from '../../harness/parts/konnector';
+import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/cluster/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
 import { admitsIngress } from '../support/network-policy';
-import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
+import { freePorts, probe, type Proc, waitReady } from '../../harness/cluster/processes';
 import { releaseDoc } from '../../lib/version';
 
 type O = WireObject;

@@ -8,11 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, ClusterBindingConditions, HealthyReasons, Kinds } from '../../exports/bind-api';
-import { startBackendSuite, PG, type BackendSuite } from '../../harness/backend-suite';
-import { waitEstablished } from '../../harness/bind-backend';
-import { bindFlow, type FlowResult } from '../../harness/bind-flow';
+import { startBackendSuite, PG, type BackendSuite } from '../../harness/parts/backend-suite';
+import { waitEstablished } from '../../harness/parts/bind-backend';
+import { bindFlow, type FlowResult } from '../../harness/parts/bind-flow';
 import { admin, cluster } from '../support/cluster';
-import { applyAt, eventually, kubeFromConfig, type Kube } from '../../harness/kube';
+import { applyAt, eventually, kubeFromConfig, type Kube } from '../../harness/cluster/kube';
 import { sleep } from '../../lib/abort';
 
 /** How long export requests wait for their CRD in this suite (`--export-request-timeout`). */

@@ -20,16 +20,16 @@ import {
   startLoopbackCallback,
   type RunningBindBackend,
   type LoopbackCallback,
-} from '../../harness/bind-backend';
-import { browserLogin } from '../../harness/bind-flow';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
+} from '../../harness/parts/bind-backend';
+import { browserLogin } from '../../harness/parts/bind-flow';
+import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
 import { controlPlanes } from '../support/cluster';
-import { bearerKubeconfigYaml, startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
-import { eventually, kubeFor, kubeFromConfig, type Kube } from '../../harness/kube';
-import { startOidcProvider, type OidcTestProvider } from '../../harness/oidc';
-import { freePorts, probe } from '../../harness/processes';
+import { bearerKubeconfigYaml, startControlPlanes, type ControlPlanes } from '../../harness/cluster/control-plane';
+import { eventually, kubeFor, kubeFromConfig, type Kube } from '../../harness/cluster/kube';
+import { startOidcProvider, type OidcTestProvider } from '../../harness/login/oidc';
+import { freePorts, probe } from '../../harness/cluster/processes';
 import { kubeBinaryPath } from '../../harness/tools/kube';
-import { type Ca, createCa } from '../../harness/pki';
+import { type Ca, createCa } from '../../harness/cluster/pki';
 import { sleep } from '../../lib/abort';
 
 const NS = 'klutch-bind-backend';

@@ -3,8 +3,8 @@
  * HttpOnly and SameSite=Lax), which Klutch's never are.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { randomBase62, bindFlow, browserFor } from '../../harness/bind-flow';
+import { PG, startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
+import { randomBase62, bindFlow, browserFor } from '../../harness/parts/bind-flow';
 import { cluster } from '../support/cluster';
 
 let s: BackendSuite;

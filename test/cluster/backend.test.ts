@@ -8,11 +8,11 @@ import http from 'node:http';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, Kinds } from '../../exports/bind-api';
-import type { BackendSuite } from '../../harness/backend-suite';
-import { PG, SB, startBackendSuite } from '../../harness/backend-suite';
-import { bindFlow } from '../../harness/bind-flow';
+import type { BackendSuite } from '../../harness/parts/backend-suite';
+import { PG, SB, startBackendSuite } from '../../harness/parts/backend-suite';
+import { bindFlow } from '../../harness/parts/bind-flow';
 import { cluster } from '../support/cluster';
-import { can, eventually, kubeFromConfig } from '../../harness/kube';
+import { can, eventually, kubeFromConfig } from '../../harness/cluster/kube';
 
 let s: BackendSuite;
 beforeAll(async () => {

@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, Kinds } from '../../exports/bind-api';
-import { startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { waitEstablished } from '../../harness/bind-backend';
-import { bindFlow, browserLogin, type FlowResult } from '../../harness/bind-flow';
+import { startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
+import { waitEstablished } from '../../harness/parts/bind-backend';
+import { bindFlow, browserLogin, type FlowResult } from '../../harness/parts/bind-flow';
 import { cluster } from '../support/cluster';
-import { applyAt, eventually, getObject, kubeFromConfig, type Kube } from '../../harness/kube';
+import { applyAt, eventually, getObject, kubeFromConfig, type Kube } from '../../harness/cluster/kube';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
 const ALLOWED_GROUPS = 'klutch-kit.anynines.com/bind-allowed-groups';

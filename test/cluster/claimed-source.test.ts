@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CLAIMED_ROLE } from '../../exports/bind-api';
 import { claimedSource } from '../../konnector/provider/export/claims/claimed-source';
 import { admin, cluster, testNamespace } from '../support/cluster';
-import { eventually, kubeFor } from '../../harness/kube';
+import { eventually, kubeFor } from '../../harness/cluster/kube';
 import { sleep } from '../../lib/abort';
 
 const USER = 'developer'; // a static-token user RBAC grants nothing outside what a test binds

@@ -11,12 +11,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { installBindCrds } from '../../harness/bind-backend';
-import { startCli } from '../../harness/cli';
+import { PG, startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
+import { installBindCrds } from '../../harness/parts/bind-backend';
+import { startCli } from '../../harness/parts/cli';
 import { cluster } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
-import { kubeFor, type Kube } from '../../harness/kube';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
+import { kubeFor, type Kube } from '../../harness/cluster/kube';
 import { CHROMIUM_ARGS, ensureChromium } from '../../harness/tools/chromium';
 
 const ns = `kbb-${Math.random().toString(36).slice(2, 8)}`;

@@ -14,9 +14,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_BINDING_KEYS, CNPG_REAPER_LABEL } from '../../backends/cnpg';
-import { apply } from '../../harness/kube';
+import { apply } from '../../harness/cluster/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
-import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/kube';
+import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { CNPG_NAMESPACE, localVolumes } from '../../harness/node/cnpg';
 import { bindingsClientPod, psqlClientPod } from '../../harness/node/cnpg-images';
@@ -24,7 +24,7 @@ import { asSuperuser } from '../../harness/node/cnpg-sql';
 import { program } from '../../harness/tools/programs';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
 import { podFailure } from '../../harness/platform/pods';
-import { tail } from '../../harness/processes';
+import { tail } from '../../harness/cluster/processes';
 
 /** The suite's namespaces on the shared control plane: team-a's claim, team-b's refused one. */
 const NS = 'cnpg-team-a';

@@ -9,11 +9,11 @@ import { connect, type PeerCertificate } from 'node:tls';
 import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { kubeBinaryPath } from '../../harness/tools/kube';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
-import { startControlPlanes } from '../../harness/control-plane';
-import { eventually, kubeFor } from '../../harness/kube';
-import { isAlive as alive } from '../../harness/processes';
+import { startControlPlanes } from '../../harness/cluster/control-plane';
+import { eventually, kubeFor } from '../../harness/cluster/kube';
+import { isAlive as alive } from '../../harness/cluster/processes';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 

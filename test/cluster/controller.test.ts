@@ -16,8 +16,8 @@ import {
   watchInformer,
 } from '../../controller';
 import { admin, cluster, controlPlanes, testNamespace } from '../support/cluster';
-import { startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
-import { eventually, kubeFor } from '../../harness/kube';
+import { startControlPlanes, type ControlPlanes } from '../../harness/cluster/control-plane';
+import { eventually, kubeFor } from '../../harness/cluster/kube';
 import { kubeBinaryPath } from '../../harness/tools/kube';
 import { sleep } from '../../lib/abort';
 import { pino } from 'pino';

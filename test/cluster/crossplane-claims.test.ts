@@ -19,10 +19,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, objectFiles, parseYaml } from '../../harness/catalog';
-import { apply, condition, getIfExists } from '../../harness/kube';
+import { loadCatalog, objectFiles, parseYaml } from '../../harness/crossplane/catalog';
+import { apply, condition, getIfExists } from '../../harness/cluster/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
-import { eventually, type Kube, requireOk } from '../../harness/kube';
+import { eventually, type Kube, requireOk } from '../../harness/cluster/kube';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
 import type { AttachedNode } from '../../harness/node/attach';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';

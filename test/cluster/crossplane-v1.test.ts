@@ -4,7 +4,7 @@
  * claim → composite → Object → a8s PostgreSQL → Ready → deleted (the PostgreSQL with it). Everything else runs on v2 core as operators run it,
  * on the shared Pod platform (crossplane-claims.test.ts, crossplane-v2-native.test.ts). A cluster of its own
  * (Crossplane installs cluster-wide CRDs and webhooks), with Crossplane, the function and provider-kubernetes as
- * processes (harness/crossplane.ts): this suite is also where that harness shows a failing step and its stop().
+ * processes (harness/crossplane/crossplane.ts): this suite is also where that harness shows a failing step and its stop().
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,13 +12,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
+import { loadCatalog, parseYaml, ROOT } from '../../harness/crossplane/catalog';
 import { controlPlanes } from '../support/cluster';
-import { type ControlPlanes, startControlPlanes } from '../../harness/control-plane';
-import { CONFIGURATION_NAME, type Crossplane, crossplanePki, startCrossplane, startCrossplaneCore } from '../../harness/crossplane';
-import { apply, condition, getIfExists } from '../../harness/kube';
-import { eventually, type Kube, kubeFor } from '../../harness/kube';
-import { isAlive } from '../../harness/processes';
+import { type ControlPlanes, startControlPlanes } from '../../harness/cluster/control-plane';
+import {
+  CONFIGURATION_NAME,
+  type Crossplane,
+  crossplanePki,
+  startCrossplane,
+  startCrossplaneCore,
+} from '../../harness/crossplane/crossplane';
+import { apply, condition, getIfExists } from '../../harness/cluster/kube';
+import { eventually, type Kube, kubeFor } from '../../harness/cluster/kube';
+import { isAlive } from '../../harness/cluster/processes';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
 import { crossplaneBinaryPath } from '../../harness/tools/crossplane';
 import { kubeBinaryPath } from '../../harness/tools/kube';

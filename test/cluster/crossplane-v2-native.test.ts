@@ -28,8 +28,8 @@ import { CNPG_BINDING_KEYS, CNPG_CA_KEY, CNPG_SERVICE_BINDING_KEYS } from '../..
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { watchInformer, type WatchInformer } from '../../controller';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
-import { createWhenServed, eventually, getObject, requireOk, type Kube } from '../../harness/kube';
+import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
+import { createWhenServed, eventually, getObject, requireOk, type Kube } from '../../harness/cluster/kube';
 import { type PodPlatform, podPlatform } from '../support/platform/pod-platform';
 import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
 import { DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';

@@ -38,16 +38,16 @@ import {
 } from '../../exports/bind-api';
 import { Labels } from '../../backend/labels';
 import { render } from '../../synth/synth';
-import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { waitEstablished } from '../../harness/bind-backend';
-import { bindFlow } from '../../harness/bind-flow';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
+import { PG, startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
+import { waitEstablished } from '../../harness/parts/bind-backend';
+import { bindFlow } from '../../harness/parts/bind-flow';
+import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
-import { createBinding, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
-import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/kube';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
+import { createBinding, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/parts/konnector';
+import { applyAt, eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/cluster/kube';
 import { releaseBindings } from '../support/bind-cleanup';
-import { installCrds } from '../../harness/kube';
+import { installCrds } from '../../harness/cluster/kube';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
 import { sleep } from '../../lib/abort';
 

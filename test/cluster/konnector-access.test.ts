@@ -11,10 +11,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
 import { admin, cluster, testNamespace } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
-import { applyConstruct, installKonnectorAccess } from '../../harness/konnector';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
+import { applyConstruct, installKonnectorAccess } from '../../harness/parts/konnector';
 import { KonnectorApiAccess } from '../../konnector/deploy/access';
-import { eventually, kubeFor, kubeFromConfig, requireOk, type Kube } from '../../harness/kube';
+import { eventually, kubeFor, kubeFromConfig, requireOk, type Kube } from '../../harness/cluster/kube';
 
 const MARK = Annotations.resourceOwner;
 const ns = `ka-${Math.random().toString(36).slice(2, 8)}`; // the konnector's namespace

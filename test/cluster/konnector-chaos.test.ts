@@ -11,12 +11,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
-import { startControlPlanes, type ControlPlanes } from '../../harness/control-plane';
-import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
-import { eventually, kubeFor, type Kube } from '../../harness/kube';
-import { providerSide, type ProviderSide } from '../../harness/provider-side';
-import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/konnector-chaos';
+import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
+import { startControlPlanes, type ControlPlanes } from '../../harness/cluster/control-plane';
+import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/parts/konnector';
+import { eventually, kubeFor, type Kube } from '../../harness/cluster/kube';
+import { providerSide, type ProviderSide } from '../../harness/parts/provider-side';
+import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/parts/konnector-chaos';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { appCluster } from '../../cli/kube';
 import { installKonnector, konnectorManifests } from '../../cli/konnector-install';
 import { cluster } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
-import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
+import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/cluster/kube';
 import { repoRoot } from '../../harness/root';
 
 const root = repoRoot();

@@ -7,13 +7,13 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
+import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
-import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
-import { eventually, kubeFor, type Kube } from '../../harness/kube';
-import { probe } from '../../harness/processes';
-import { providerSide, type ProviderSide } from '../../harness/provider-side';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
+import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/parts/konnector';
+import { eventually, kubeFor, type Kube } from '../../harness/cluster/kube';
+import { probe } from '../../harness/cluster/processes';
+import { providerSide, type ProviderSide } from '../../harness/parts/provider-side';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });

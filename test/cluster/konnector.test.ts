@@ -1,19 +1,26 @@
 /**
  * The konnector end to end on the shared clusters: `a` is the control plane (provider side made the way a backend
- * leaves it, harness/provider-side.ts), `b` the app cluster, where the konnector runs as its bundled process
+ * leaves it, harness/parts/provider-side.ts), `b` the app cluster, where the konnector runs as its bundled process
  * with the synthesized least-privilege RBAC (its own ServiceAccount token), serving the bindings of one namespace.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, SYNCER_FINALIZER, type AcceptablePermissionClaim, type PermissionClaim } from '../../exports/bind-api';
 import { render } from '../../synth/synth';
-import { loadCatalog, parseYaml } from '../../harness/catalog';
+import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
-import { bindApp, createBinding, grantApi, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
-import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/kube';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
+import {
+  bindApp,
+  createBinding,
+  grantApi,
+  installKonnectorAccess,
+  startKonnector,
+  type KonnectorProcess,
+} from '../../harness/parts/konnector';
+import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harness/cluster/kube';
 import { removeLeftoverCrd } from '../support/bind-cleanup';
-import { providerSide, type ProviderSide } from '../../harness/provider-side';
+import { providerSide, type ProviderSide } from '../../harness/parts/provider-side';
 import { claimCrd, type Crd, type XrdObject } from '../../lib/xcrd';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });

@@ -10,13 +10,13 @@ import { APP_CLUSTER_ALERTS, CONTROL_PLANE_ALERTS, type RuleGroup } from '../../
 import { PANELS } from '../../monitoring/dashboard';
 import { metricFamilies } from '../../monitoring/promql';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { ROOT } from '../../harness/catalog';
+import { startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
+import { ROOT } from '../../harness/crossplane/catalog';
 import { cluster, controlPlanes } from '../support/cluster';
-import { startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
-import { installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
-import { eventually, kubeFor } from '../../harness/kube';
-import { probe } from '../../harness/processes';
+import { startFunctionProcess, type FunctionProcess } from '../../harness/parts/function-process';
+import { installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/parts/konnector';
+import { eventually, kubeFor } from '../../harness/cluster/kube';
+import { probe } from '../../harness/cluster/processes';
 
 const ns = `mon-${Math.random().toString(36).slice(2, 8)}`;
 let backend: BackendSuite | undefined;

@@ -27,8 +27,8 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKUP_STORE_KEYS, DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';
-import { condition } from '../../harness/kube';
-import { createWhenServed, eventually, getObject, type Kube, requireOk } from '../../harness/kube';
+import { condition } from '../../harness/cluster/kube';
+import { createWhenServed, eventually, getObject, type Kube, requireOk } from '../../harness/cluster/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { localVolumes } from '../../harness/node/cnpg';
 import { asSuperuser } from '../../harness/node/cnpg-sql';
@@ -46,8 +46,8 @@ import postgresql from '../../apis/catalog/postgresql';
 import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
 import { serviceNamespaceName } from '../../backend/controllers/service-namespace.reconcile';
 import { BIND_API_VERSION, Kinds } from '../../exports/bind-api';
-import { launchBackendBundle } from '../../harness/bind-backend';
-import { freePorts, probe, type Proc, waitReady } from '../../harness/processes';
+import { launchBackendBundle } from '../../harness/parts/bind-backend';
+import { freePorts, probe, type Proc, waitReady } from '../../harness/cluster/processes';
 
 const NS = 'object-store-suite';
 /** A bind backend of this file's own makes backup tenants for its provider namespaces (its prefix: no other's). */

@@ -6,9 +6,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { render } from '../../synth/synth';
-import { loadCatalog, objectFiles, parseYaml } from '../../harness/catalog';
+import { loadCatalog, objectFiles, parseYaml } from '../../harness/crossplane/catalog';
 import { admin, testNamespace } from '../support/cluster';
-import { requireOk, type Kube } from '../../harness/kube';
+import { requireOk, type Kube } from '../../harness/cluster/kube';
 
 type Obj = Record<string, any>;
 

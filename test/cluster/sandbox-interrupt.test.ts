@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlanes } from '../support/cluster';
-import { eventually } from '../../harness/kube';
-import { parseYaml } from '../../harness/catalog';
+import { eventually } from '../../harness/cluster/kube';
+import { parseYaml } from '../../harness/crossplane/catalog';
 import { leftOver, runSandbox, type SandboxRun } from '../support/sandbox-run';
 
 let run: SandboxRun | undefined;

@@ -13,12 +13,12 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, Kinds, type PermissionClaim } from '../../exports/bind-api';
 import { ConsumerSecretTypes, CONSUMER_SECRET_TYPES_POLICY } from '../../backend/deploy/bind-backend';
-import { applyConstruct } from '../../harness/konnector';
-import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { waitEstablished } from '../../harness/bind-backend';
-import { bindFlow, browserLogin, type FlowResult } from '../../harness/bind-flow';
+import { applyConstruct } from '../../harness/parts/konnector';
+import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
+import { waitEstablished } from '../../harness/parts/bind-backend';
+import { bindFlow, browserLogin, type FlowResult } from '../../harness/parts/bind-flow';
 import { cluster } from '../support/cluster';
-import { applyAt, can, eventually, type Kube, kubeFor, kubeFromConfig, requireOk } from '../../harness/kube';
+import { applyAt, can, eventually, type Kube, kubeFor, kubeFromConfig, requireOk } from '../../harness/cluster/kube';
 import { sleep } from '../../lib/abort';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';

@@ -1,6 +1,6 @@
 /**
  * Attacks from the provider side on the konnector, on the shared clusters: `a` is the control plane, made the way our
- * backend leaves it with claimed objects shared by name (harness/provider-side.ts, `claimedAccess: Object`), `b`
+ * backend leaves it with claimed objects shared by name (harness/parts/provider-side.ts, `claimedAccess: Object`), `b`
  * the app cluster, where the bundled konnector runs with its synthesized RBAC. What crosses from the provider is data,
  * never configuration: a kubeconfig is reduced to server, CA and token (pinned on rotation), reserved labels do not
  * travel, claimed objects are read by name only, and names come from the binding.
@@ -19,10 +19,17 @@ import {
   type PermissionClaim,
 } from '../../exports/bind-api';
 import { cluster, controlPlanes } from '../support/cluster';
-import type { ClusterInfo } from '../../harness/control-plane';
-import { bindApp, createBinding, grantApi, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/konnector';
-import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/kube';
-import { providerSide, type ProviderSide } from '../../harness/provider-side';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
+import {
+  bindApp,
+  createBinding,
+  grantApi,
+  installKonnectorAccess,
+  startKonnector,
+  type KonnectorProcess,
+} from '../../harness/parts/konnector';
+import { applyAt, eventually, getObject, kubeFor, requireOk, type Kube, type WireObject } from '../../harness/cluster/kube';
+import { providerSide, type ProviderSide } from '../../harness/parts/provider-side';
 import type { Crd } from '../../lib/xcrd';
 
 const id = Math.random().toString(36).slice(2, 8);

@@ -19,11 +19,11 @@ import {
   Kinds,
   providerKubeconfigYaml,
 } from '../../exports/bind-api';
-import { PG, startBackendSuite, type BackendSuite } from '../../harness/backend-suite';
-import { installBindCrds } from '../../harness/bind-backend';
-import { bindFlow, type FlowResult } from '../../harness/bind-flow';
-import { eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/kube';
-import type { ClusterInfo } from '../../harness/control-plane';
+import { PG, startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
+import { installBindCrds } from '../../harness/parts/bind-backend';
+import { bindFlow, type FlowResult } from '../../harness/parts/bind-flow';
+import { eventually, getObject, kubeFor, kubeFromConfig, requireOk, type Kube, type WireObject } from '../../harness/cluster/kube';
+import type { ClusterInfo } from '../../harness/cluster/control-plane';
 import { cluster } from '../support/cluster';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';

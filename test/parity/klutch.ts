@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { JSONSchemaProps } from '../../lib/schema';
-import { parseYaml, ROOT } from '../../harness/catalog';
+import { parseYaml, ROOT } from '../../harness/crossplane/catalog';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
 
 export const KLUTCH_DIR = join(ROOT, 'schemas', 'klutch-crossplane-api');

@@ -18,7 +18,7 @@ import type { Input, Selection } from '../../recipe';
 import { observeStatus } from '../../functions/dataservices/status';
 import { loadCases } from '../cases';
 import type { CreateCase } from '../cases/types';
-import { loadCatalog, synthCatalog } from '../../harness/catalog';
+import { loadCatalog, synthCatalog } from '../../harness/crossplane/catalog';
 import { ANY, DELTAS, type MappingDelta } from './deltas';
 import { apiNameOf, klutchCompositions, type KlutchComposition } from './klutch';
 import { composeFromPatches, statusFromPatches } from './patch-and-transform';

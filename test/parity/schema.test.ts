@@ -7,7 +7,7 @@
  * server and requires the same verdict. Every difference is a delta in test/parity/deltas.ts, checked both ways.
  */
 import { describe, expect, it } from 'vitest';
-import { loadCatalog, synthCatalog } from '../../harness/catalog';
+import { loadCatalog, synthCatalog } from '../../harness/crossplane/catalog';
 import type { XrdObject } from '../../lib/xcrd';
 import { ANY, DELTAS, type SchemaDelta, type XrdDelta } from './deltas';
 import { claimSchema, FACETS, flatten, klutchXrds } from './klutch';

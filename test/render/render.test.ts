@@ -13,10 +13,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Api, CrossplaneTarget } from '../../apis/api';
 import type { Backend, Companion, Recipe } from '../../recipe';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
+import { startFunctionProcess, type FunctionProcess } from '../../harness/parts/function-process';
 import { exampleClaim, PACKAGE_DIR, render } from '../../synth/synth';
-import { loadCatalog, parseYaml, ROOT } from '../../harness/catalog';
-import { compositeOf, uidOf } from '../../harness/function-requests';
+import { loadCatalog, parseYaml, ROOT } from '../../harness/crossplane/catalog';
+import { compositeOf, uidOf } from '../../harness/crossplane/function-requests';
 import { crankRender, crankValidate, type CrankLine } from '../../harness/tools/crank';
 import { CNPG_REAPER_ROLE } from '../../backends/cnpg';
 

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 
 /**
  * Whose messages reach app clusters: `kubectl bind` (cli), the konnector's conditions and errors (konnector, exports),

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 
 /** A file in the project's cache folder (inside node_modules, never committed). */
 const CACHE = (name: string) => join(ROOT, 'node_modules', '.cache', 'klutch-kit', name);

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 import { manuals, readme } from '../support/docs';
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */

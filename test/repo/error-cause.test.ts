@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 
 const FOLDERS = ['controller', 'konnector', 'cli', 'lib', 'exports', 'sandbox', 'backend', 'functions', 'recipe', 'backends', 'monitoring'];
 /** `${messageOf(e)}` and the other ways the code spells "the caught error's message" (also for `err`). */

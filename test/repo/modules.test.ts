@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 import { shippedSources } from '../support/sources';
 
 /**

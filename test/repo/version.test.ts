@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pkg from '../../package.json';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 import { DEFAULT_BACKEND_IMAGE } from '../../backend/deploy/bind-backend';
 import { DEFAULT_FUNCTION_PACKAGE } from '../../compositions/function-ref';
 import { DEFAULT_KONNECTOR_IMAGE } from '../../konnector/deploy/konnector';

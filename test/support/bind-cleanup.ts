@@ -4,7 +4,7 @@
  * refuse the API as foreign, and that suite waits out every test. A user's cluster is cleaned the same way (README:
  * remove finalizers by hand).
  */
-import { eventually, getObject, type Kube, type WireObject } from '../../harness/kube';
+import { eventually, getObject, type Kube, type WireObject } from '../../harness/cluster/kube';
 
 const crdPath = (name: string) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
 

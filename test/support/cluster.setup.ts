@@ -16,7 +16,7 @@ import { ensureCoreDns } from '../../harness/tools/coredns';
 import { ensurePrograms, type ProgramName, PROGRAMS } from '../../harness/tools/programs';
 import { serveSlots } from './cluster-slots';
 import { POD_PLATFORM_FILES, serveSharedPlatform, V1_FILES } from './platform/shared-platform';
-import { type ControlPlanes, startControlPlanes } from '../../harness/control-plane';
+import { type ControlPlanes, startControlPlanes } from '../../harness/cluster/control-plane';
 import { CLUSTERS, EAGER_CLUSTERS, IDENTITIES, runClusterName, START_QUESTION, type ControlPlaneState } from './cluster';
 
 declare module 'vitest' {

@@ -12,9 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { inject, onTestFinished } from 'vitest';
-import type { ClusterInfo, TokenUser } from '../../harness/control-plane';
+import type { ClusterInfo, TokenUser } from '../../harness/cluster/control-plane';
 import { type Lease, leaseSlot } from './cluster-slots';
-import { type Kube, kubeFor } from '../../harness/kube';
+import { type Kube, kubeFor } from '../../harness/cluster/kube';
 import { sleep } from '../../lib/abort';
 
 /** The clusters every run starts: two, so tests can check that they are apart (bind backend and konnector need two). */

@@ -4,7 +4,7 @@
  */
 import { DataService, planMatrix } from '../../apis';
 import { runFunction } from '../../functions/dataservices/fn';
-import { requestOf, SETTINGS } from '../../harness/function-requests';
+import { requestOf, SETTINGS } from '../../harness/crossplane/function-requests';
 import { CNPG_POSTGRESQL_IMAGE } from '../../harness/node/cnpg-images';
 import { inputFor, type Recipe } from '../../recipe';
 

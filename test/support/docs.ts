@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envVariable, type FlagTable } from '../../lib/flags';
-import { ROOT } from '../../harness/catalog';
+import { ROOT } from '../../harness/crossplane/catalog';
 
 /** README.md. */
 export function readme(): string {

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bundleDeployable, deployable } from '../../synth/deployables';
-import { parseYaml, projectWith, ROOT, runSynth } from '../../harness/catalog';
+import { parseYaml, projectWith, ROOT, runSynth } from '../../harness/crossplane/catalog';
 import { docExamples } from '../support/docs';
-import { startFunctionProcess, type FunctionProcess } from '../../harness/function-process';
+import { startFunctionProcess, type FunctionProcess } from '../../harness/parts/function-process';
 import { crankRender, crankValidate } from '../../harness/tools/crank';
 
 // Rendered documents are read field by field.

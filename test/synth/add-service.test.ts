@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseYaml, projectWith, runSynth } from '../../harness/catalog';
+import { parseYaml, projectWith, runSynth } from '../../harness/crossplane/catalog';
 import { docExampleError, docExamples } from '../support/docs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-add-'));

@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { projectWith, ROOT, runSynth } from '../../harness/catalog';
+import { projectWith, ROOT, runSynth } from '../../harness/crossplane/catalog';
 import { docExamples } from '../support/docs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-breaking-'));

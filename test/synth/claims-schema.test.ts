@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadCases } from '../cases';
 import { claimValidator } from '../support/openapi';
-import { loadCatalog, synthCatalog } from '../../harness/catalog';
+import { loadCatalog, synthCatalog } from '../../harness/crossplane/catalog';
 
 const out = await synthCatalog();
 const apis = await loadCatalog();

@@ -12,7 +12,7 @@ import type { Api, CrossplaneTarget } from '../../apis/api';
 import { crank, crankValidate } from '../../harness/tools/crank';
 import { loadCases } from '../cases';
 import type { ApiCases, CreateCase } from '../cases/types';
-import { loadCatalog, runSynth } from '../../harness/catalog';
+import { loadCatalog, runSynth } from '../../harness/crossplane/catalog';
 import { exampleClaim, render, toYaml } from '../../synth/synth';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-crank-'));

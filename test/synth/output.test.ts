@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseYaml, ROOT, runSynth, synthCatalog } from '../../harness/catalog';
+import { parseYaml, ROOT, runSynth, synthCatalog } from '../../harness/crossplane/catalog';
 import { VERSION } from '../../lib/version';
 
 const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-synth-'));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inputSchema, selectionSchema } from '../../recipe';
 import { validatorFor, type Validator } from '../support/openapi';
-import { parseYaml, ROOT, synthCatalog } from '../../harness/catalog';
+import { parseYaml, ROOT, synthCatalog } from '../../harness/crossplane/catalog';
 import { CRANK_VERSION } from '../../harness/tools/crank';
 import { goModuleSource, wrapperModule } from '../../harness/tools/go';
 

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { join, relative } from 'node:path';
 import { inject } from 'vitest';
-import { type Kube, kubeFromConfig } from '../../../harness/kube';
+import { type Kube, kubeFromConfig } from '../../../harness/cluster/kube';
 import { type AttachedNode, attachNode } from '../../../harness/node/attach';
 import type { CrossplaneControls } from '../../../harness/platform/crossplane-switch';
 import type { SandboxBackup } from '../../../sandbox/backups';

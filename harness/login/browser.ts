@@ -6,7 +6,7 @@
  * Each browser is a client of its own, as on a network: it connects to loopback servers from an address of its own in
  * 127.0.0.0/8, so per-client limits (the backend's rate limit) count each browser apart.
  */
-import { sleep } from '../lib/abort';
+import { sleep } from '../../lib/abort';
 import { randomInt } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';

@@ -29,10 +29,10 @@ import {
   reconcileServiceNamespace,
   serviceNamespaceName,
   type ServiceNamespaceDeps,
-} from '../backend/controllers/service-namespace.reconcile';
-import { claimedRules } from '../backend/provision/claimed';
-import { binderClusterRole, claimedRole, claimedRoleBinding } from '../backend/provision/rbac';
-import { Controller, watchInformer } from '../controller';
+} from '../../backend/controllers/service-namespace.reconcile';
+import { claimedRules } from '../../backend/provision/claimed';
+import { binderClusterRole, claimedRole, claimedRoleBinding } from '../../backend/provision/rbac';
+import { Controller, watchInformer } from '../../controller';
 import {
   Annotations,
   BIND_API_VERSION,
@@ -45,10 +45,10 @@ import {
   providerKubeconfigYaml,
   type APIServiceNamespace,
   type PermissionClaim,
-} from '../exports/bind-api';
-import type { ClusterInfo } from './control-plane';
-import { applyAt, installCrds, kubeFor, type Kube, requireOk } from './kube';
-import type { Crd } from '../lib/xcrd';
+} from '../../exports/bind-api';
+import type { ClusterInfo } from '../cluster/control-plane';
+import { applyAt, installCrds, kubeFor, type Kube, requireOk } from '../cluster/kube';
+import type { Crd } from '../../lib/xcrd';
 
 export interface ProviderSideOptions {
   readonly provider: ClusterInfo;

@@ -1,5 +1,5 @@
 /**
- * The process behind harness/oidc.ts: a real `oidc-provider` on loopback HTTPS, configured from the JSON in
+ * The process behind harness/login/oidc.ts: a real `oidc-provider` on loopback HTTPS, configured from the JSON in
  * `$OIDC_TEST_CONFIG`. Logins complete by themselves (the user named by the `oidc-test-user` cookie on the issuer's
  * origin, else the first user) and consent is implied for every client, so a browser or an HTTP client following
  * redirects gets from the authorization endpoint back to the client's redirect URI without a form. With `loginForm`

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { freePorts } from './processes';
+import { freePorts } from '../cluster/processes';
 import {
   BACKEND_CLIENT,
   callbackUri,
@@ -19,9 +19,9 @@ import {
   type BindBackendOptions,
   type LoopbackCallback,
 } from './bind-backend';
-import type { ClusterInfo } from './control-plane';
-import { type Kube, kubeFor } from './kube';
-import { createCa } from './pki';
+import type { ClusterInfo } from '../cluster/control-plane';
+import { type Kube, kubeFor } from '../cluster/kube';
+import { createCa } from '../cluster/pki';
 import {
   startOidcProvider,
   type IdTokenFault,
@@ -29,7 +29,7 @@ import {
   type OidcTestClient,
   type OidcTestProvider,
   type OidcTestUser,
-} from './oidc';
+} from '../login/oidc';
 
 export const FAULTS: readonly IdTokenFault[] = ['signature', 'issuer', 'audience', 'expired', 'nonce'];
 export const PG = { resource: 'postgresqlinstances', group: 'anynines.com' } as const;

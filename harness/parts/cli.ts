@@ -9,10 +9,10 @@
  *   const { code, stdout } = await cli.done;
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { bundleDeployable, deployable } from '../synth/deployables';
-import type { BrowserRoute, Page } from './browser';
+import { bundleDeployable, deployable } from '../../synth/deployables';
+import type { BrowserRoute, Page } from '../login/browser';
 import { browserFor, type FlowOptions } from './bind-flow';
-import { repoRoot } from './root';
+import { repoRoot } from '../root';
 
 export interface CliResult {
   /** Exit code, or undefined when a signal ended it. */

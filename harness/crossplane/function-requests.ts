@@ -5,10 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { RunFunctionRequest, Severity, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
-import type { Api } from '../apis/api';
-import { A9S_SETTINGS } from '../backends';
-import type { JSONSchemaProps } from '../lib/schema';
-import { inputFor, type Backend, type Input, type Recipe } from '../recipe';
+import type { Api } from '../../apis/api';
+import { A9S_SETTINGS } from '../../backends';
+import type { JSONSchemaProps } from '../../lib/schema';
+import { inputFor, type Backend, type Input, type Recipe } from '../../recipe';
 
 type Obj = Record<string, unknown>;
 

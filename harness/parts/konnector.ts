@@ -9,17 +9,17 @@ import { join } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { BIND_API_VERSION, Kinds, KUBECONFIG_SECRET_KEY, type AcceptablePermissionClaim } from '../exports/bind-api';
-import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
-import { Konnector, KONNECTOR_RUNTIME_ENV } from '../konnector/deploy/konnector';
-import { bundleDeployable, deployable } from '../synth/deployables';
-import { ROOT } from './catalog';
-import { bearerKubeconfigYaml, type ClusterInfo } from './control-plane';
-import { kubeFor, type Kube } from './kube';
+import { BIND_API_VERSION, Kinds, KUBECONFIG_SECRET_KEY, type AcceptablePermissionClaim } from '../../exports/bind-api';
+import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../../konnector/deploy/access';
+import { Konnector, KONNECTOR_RUNTIME_ENV } from '../../konnector/deploy/konnector';
+import { bundleDeployable, deployable } from '../../synth/deployables';
+import { ROOT } from '../crossplane/catalog';
+import { bearerKubeconfigYaml, type ClusterInfo } from '../cluster/control-plane';
+import { kubeFor, type Kube } from '../cluster/kube';
 import { type BundleLaunch, launchBundle } from './bundle-process';
-import { freePorts, launch, probe, waitReady, type Proc } from './processes';
+import { freePorts, launch, probe, waitReady, type Proc } from '../cluster/processes';
 import type { ProviderSide } from './provider-side';
-import { sleep } from '../lib/abort';
+import { sleep } from '../../lib/abort';
 
 /** Server-side applies the objects a construct renders. */
 export async function applyConstruct(kube: Kube, build: (scope: Construct) => void, skip: readonly string[] = []): Promise<void> {
@@ -139,7 +139,7 @@ export interface StartKonnectorOptions {
   readonly nodeOptions?: string;
 }
 
-/** The bundled konnector as a Deployment runs it (harness/bundle-process.ts). */
+/** The bundled konnector as a Deployment runs it (harness/parts/bundle-process.ts). */
 export function launchKonnectorBundle(o: BundleLaunch): Promise<Proc> {
   return launchBundle('konnector', o, 'KILL');
 }

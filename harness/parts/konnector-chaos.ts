@@ -6,12 +6,12 @@
  * caught up: every claim has exactly one upstream twin, in its mapped namespace, with the same spec; no claim waits
  * behind a finalizer; no upstream copy is left without its claim.
  */
-import { Annotations, MERGE_PATCH } from '../exports/bind-api';
-import { kubeClients } from '../konnector/kube/client';
-import { messageOf, statusOf } from '../lib/kube-errors';
-import { jsonSubset } from '../konnector/kube/objects';
-import type { Kube } from './kube';
-import { sleep } from '../lib/abort';
+import { Annotations, MERGE_PATCH } from '../../exports/bind-api';
+import { kubeClients } from '../../konnector/kube/client';
+import { messageOf, statusOf } from '../../lib/kube-errors';
+import { jsonSubset } from '../../konnector/kube/objects';
+import type { Kube } from '../cluster/kube';
+import { sleep } from '../../lib/abort';
 
 export interface ChaosWorld {
   readonly consumer: Kube;

@@ -26,20 +26,20 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { dirname, extname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { KUBERNETES_PROVIDER_CONFIG } from '../backends/kubernetes-object';
-import { DEFAULT_FUNCTION_PACKAGE } from '../compositions/function-ref';
-import { bundleDeployable, deployable } from '../synth/deployables';
-import { PROVIDER_KUBERNETES_ARGS } from '../synth/provider-configs';
-import { CROSSPLANE_NAMESPACE, FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../synth/synth';
-import { type CrossplaneLine, crossplaneSource, crossplaneVersion, ensureCrossplane } from './tools/crossplane';
-import { ensureProviderKubernetes, providerKubernetesSource } from './tools/provider-kubernetes';
+import { KUBERNETES_PROVIDER_CONFIG } from '../../backends/kubernetes-object';
+import { DEFAULT_FUNCTION_PACKAGE } from '../../compositions/function-ref';
+import { bundleDeployable, deployable } from '../../synth/deployables';
+import { PROVIDER_KUBERNETES_ARGS } from '../../synth/provider-configs';
+import { CROSSPLANE_NAMESPACE, FUNCTION_PACKAGE_DIR, PACKAGE_DIR } from '../../synth/synth';
+import { type CrossplaneLine, crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
+import { ensureProviderKubernetes, providerKubernetesSource } from '../tools/provider-kubernetes';
 import { parseYaml, ROOT, runSynth, runSynthAsync } from './catalog';
-import type { ClusterInfo, Track } from './control-plane';
-import { apply, condition, established, getIfExists, installCrds, type Kube, kubeFor, pollDelay } from './kube';
-import { createCa, writeTlsDir } from './pki';
-import { freePorts, launch, probe, type Proc, tail } from './processes';
-import { sleep } from '../lib/abort';
-import { releasePackage } from '../lib/version';
+import type { ClusterInfo, Track } from '../cluster/control-plane';
+import { apply, condition, established, getIfExists, installCrds, type Kube, kubeFor, pollDelay } from '../cluster/kube';
+import { createCa, writeTlsDir } from '../cluster/pki';
+import { freePorts, launch, probe, type Proc, tail } from '../cluster/processes';
+import { sleep } from '../../lib/abort';
+import { releasePackage } from '../../lib/version';
 
 type Obj = Record<string, any>;
 
@@ -141,7 +141,7 @@ export interface Crossplane {
 // ---------------------------------------------------------------------------------------------------------------------
 // The steps.
 
-/** One test CA and the certificates Crossplane, the function and the webhooks need (harness/pki.ts). */
+/** One test CA and the certificates Crossplane, the function and the webhooks need (harness/cluster/pki.ts). */
 export async function crossplanePki(dir: string): Promise<CrossplanePki> {
   const ca = await createCa('klutch-kit crossplane test CA');
   const loopback = { ips: ['127.0.0.1'], dnsNames: ['localhost'] };

@@ -1,6 +1,6 @@
 /**
  * A real OpenID provider for tests, benches and the sandbox: the `oidc-provider` package in a process of its own
- * (harness/oidc-server.ts) on loopback HTTPS, with the clients and users given. Logging in needs no form: the
+ * (harness/login/oidc-server.ts) on loopback HTTPS, with the clients and users given. Logging in needs no form: the
  * provider logs in the user named by a cookie (`loginCookie(sub)`) or else the first user, and implies consent. With
  * `loginForm: true` a browser without the cookie gets a sign-in form instead (the human flow's browser test).
  *
@@ -15,10 +15,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleProgram } from '../synth/deployables';
-import { type Ca, createCa } from './pki';
-import { freePorts, launch, probe, type Proc, waitReady } from './processes';
-import { repoRoot } from './root';
+import { bundleProgram } from '../../synth/deployables';
+import { type Ca, createCa } from '../cluster/pki';
+import { freePorts, launch, probe, type Proc, waitReady } from '../cluster/processes';
+import { repoRoot } from '../root';
 
 export interface OidcTestClient {
   readonly clientId: string;
@@ -114,12 +114,12 @@ export interface OidcServerConfig {
 }
 
 /**
- * The provider's program (harness/oidc-server.ts with oidc-provider and its packages inside), bundled once per process
+ * The provider's program (harness/login/oidc-server.ts with oidc-provider and its packages inside), bundled once per process
  * and reused across runs while its inputs are unchanged: a start is plain `node <file>`.
  */
 let serverBundle: Promise<string> | undefined;
 function oidcServerBundle(): Promise<string> {
-  serverBundle ??= bundleProgram(repoRoot(), 'oidc-server', join('harness', 'oidc-server.ts')).catch((e: unknown) => {
+  serverBundle ??= bundleProgram(repoRoot(), 'oidc-server', join('harness', 'login', 'oidc-server.ts')).catch((e: unknown) => {
     serverBundle = undefined;
     throw e;
   });

@@ -19,10 +19,10 @@ import {
   PatchStrategy,
   type V1Status,
 } from '@kubernetes/client-node';
-import { keepAliveAgent, keepAliveConfiguration } from '../controller';
+import { keepAliveAgent, keepAliveConfiguration } from '../../controller';
 import { ADMIN, type ClusterInfo, bearerKubeconfigYaml } from './control-plane';
-import { jsonSubset } from '../konnector/kube/objects';
-import { sleep } from '../lib/abort';
+import { jsonSubset } from '../../konnector/kube/objects';
+import { sleep } from '../../lib/abort';
 
 export interface RawResponse {
   readonly code: number;

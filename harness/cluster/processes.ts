@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { sleep } from '../lib/abort';
+import { sleep } from '../../lib/abort';
 
 /** A process of the harness. */
 export interface Proc {

@@ -1,6 +1,6 @@
-import { bundleDeployable, deployable } from '../synth/deployables';
-import { launch, type Proc } from './processes';
-import { repoRoot } from './root';
+import { bundleDeployable, deployable } from '../../synth/deployables';
+import { launch, type Proc } from '../cluster/processes';
+import { repoRoot } from '../root';
 
 /** What a Deployment's container is given: its command line and its environment, nothing of the suite's. */
 export interface BundleLaunch {

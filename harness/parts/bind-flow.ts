@@ -5,10 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parse } from 'yaml';
-import { decodeResponseParam, type BindingResponse } from '../exports/bind-api';
+import { decodeResponseParam, type BindingResponse } from '../../exports/bind-api';
 import type { RunningBindBackend, LoopbackCallback } from './bind-backend';
-import { Browser, type BrowserRoute, type Page } from './browser';
-import type { OidcTestProvider } from './oidc';
+import { Browser, type BrowserRoute, type Page } from '../login/browser';
+import type { OidcTestProvider } from '../login/oidc';
 
 export interface FlowOptions {
   readonly backend: Pick<RunningBindBackend, 'url'>;

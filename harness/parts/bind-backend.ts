@@ -9,18 +9,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import { bindApiCrds } from '../exports/bind-api';
-import { bundleDeployable, deployable } from '../synth/deployables';
-import { synthCatalog } from './catalog';
-import { repoRoot } from './root';
-import type { ClusterInfo } from './control-plane';
-import { applyAt, type Kube, kubeFor } from './kube';
-import type { OidcTestProvider } from './oidc';
+import { bindApiCrds } from '../../exports/bind-api';
+import { bundleDeployable, deployable } from '../../synth/deployables';
+import { synthCatalog } from '../crossplane/catalog';
+import { repoRoot } from '../root';
+import type { ClusterInfo } from '../cluster/control-plane';
+import { applyAt, type Kube, kubeFor } from '../cluster/kube';
+import type { OidcTestProvider } from '../login/oidc';
 import { type BundleLaunch, launchBundle } from './bundle-process';
-import { freePorts, launch, probe, type Proc, waitReady } from './processes';
-import type { KeyPairPem } from './pki';
-import { claimCrd, type XrdObject } from '../lib/xcrd';
-import { sleep } from '../lib/abort';
+import { freePorts, launch, probe, type Proc, waitReady } from '../cluster/processes';
+import type { KeyPairPem } from '../cluster/pki';
+import { claimCrd, type XrdObject } from '../../lib/xcrd';
+import { sleep } from '../../lib/abort';
 
 export const BACKEND_CLIENT = { clientId: 'klutch-bind', clientSecret: 'klutch-bind-test-secret' } as const;
 
@@ -154,7 +154,7 @@ export async function startBindBackend(o: BindBackendOptions): Promise<RunningBi
   return { url, probeUrl, namespace, keysFile, dir, proc, stop: () => stop(15_000) };
 }
 
-/** The bundled backend as a Deployment runs it (harness/bundle-process.ts). */
+/** The bundled backend as a Deployment runs it (harness/parts/bundle-process.ts). */
 export function launchBackendBundle(o: BundleLaunch): Promise<Proc> {
   return launchBundle('backend', o, 'TERM');
 }

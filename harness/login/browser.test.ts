@@ -37,7 +37,7 @@ describe('Browser', () => {
   });
 
   it('loads the page again when a connection is cut before TLS completes, as a Service whose Pod goes cuts it', async () => {
-    const { createCa } = await import('./pki');
+    const { createCa } = await import('../cluster/pki');
     const { createServer: createTls } = await import('node:tls');
     const ca = await createCa('browser test CA');
     const cert = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });

@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, syml
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import type { Api, CrossplaneTarget } from '../apis/api';
-import { catalogApis, type CatalogModule } from '../synth/catalog';
-import { render } from '../synth/synth';
-import { CHART_DIR } from '../synth/helm-chart';
+import type { Api, CrossplaneTarget } from '../../apis/api';
+import { catalogApis, type CatalogModule } from '../../synth/catalog';
+import { render } from '../../synth/synth';
+import { CHART_DIR } from '../../synth/helm-chart';
 
 /**
  * The repository root, found upwards from this file: benches and fixtures run it bundled from node_modules/.cache,

@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { ensureKubeBinary } from './tools/kube';
+import { ensureKubeBinary } from '../tools/kube';
 import { freePorts, launch, probe, type Proc, waitReady } from './processes';
 
 /** A user of every cluster, authenticated by a static bearer token. RBAC grants it nothing until a test binds a role. */
