@@ -9,8 +9,8 @@ import type { PrinterColumn } from '../lib/crd-manifest';
 import { Names } from '../lib/names';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
 
-export const DEFAULT_GROUP = 'anynines.com';
-export const DEFAULT_VERSION = 'v1';
+const DEFAULT_GROUP = 'anynines.com';
+const DEFAULT_VERSION = 'v1';
 
 /** Which Crossplane API shape synth writes. */
 export type CrossplaneTarget = 'v1' | 'v2';

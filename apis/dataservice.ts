@@ -82,8 +82,6 @@ interface Offering {
 
 export type A9sOffering = Offering;
 
-export type { A8sSize } from '../backends';
-
 /** The a8s offering: its services and plans, and the a8s object, version prefix, sizes and replicas (backends/a8s.ts). */
 export interface A8sOffering extends BackendA8sOffering {
   readonly plans: readonly Plan[];

@@ -10,7 +10,7 @@ export { celList, celString };
 
 /** How a plan's nodes are arranged. `single` is one node; `replica` and `cluster` are several. */
 export type Topology = 'single' | 'replica' | 'cluster';
-export const TOPOLOGIES: readonly Topology[] = ['single', 'replica', 'cluster'];
+const TOPOLOGIES: readonly Topology[] = ['single', 'replica', 'cluster'];
 
 export interface Plan {
   /** The plan's name as the backend knows it (`postgresql-replica-small-ssl`). */

@@ -27,7 +27,7 @@ export interface XrdProps {
 }
 
 /** The `openAPIV3Schema` of an API's composite: spec (with its target-specific CEL rules) and status. */
-export function compositeSchema(api: Api, target: CrossplaneTarget): JSONSchemaProps {
+function compositeSchema(api: Api, target: CrossplaneTarget): JSONSchemaProps {
   const spec = api.spec.toJSON();
   // v2: Klutch's `spec.compositionRef` (which Crossplane adds to a v1 claim) is a field of the API itself, the same
   // schema as the claim's, so a claim written for Klutch is a valid namespaced composite; it names the backend.

@@ -42,7 +42,7 @@ const REQUIRED = Object.values(BindResources);
 /** Server-side, as docs/install-bundle.md says: the CRDs are larger than the annotation a client-side apply keeps. */
 const INSTALL_HINT = `install the bind CRDs, the install bundle's crds/: kubectl apply --server-side -k <the bundle or your overlay> (${releaseDoc('docs/install-bundle.md', 'install')})`;
 
-export function kubeConfigFor(o: Pick<BackendOptions, 'kubeconfig'>): KubeConfig {
+function kubeConfigFor(o: Pick<BackendOptions, 'kubeconfig'>): KubeConfig {
   const kc = new KubeConfig();
   if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
   else kc.loadFromDefault();
@@ -53,7 +53,7 @@ export function kubeConfigFor(o: Pick<BackendOptions, 'kubeconfig'>): KubeConfig
  * Where consumers reach the provider: --external-address (else, as Klutch's, the server of our own kubeconfig) and its
  * CA (the file, else the CA of our own kubeconfig).
  */
-export function kubeconfigTarget(o: BackendOptions, kc: KubeConfig): KubeconfigTarget {
+function kubeconfigTarget(o: BackendOptions, kc: KubeConfig): KubeconfigTarget {
   const server = o.externalAddress ?? kc.getCurrentCluster()?.server;
   if (!server?.startsWith('https://'))
     throw new Error(`no --external-address, and the kubeconfig's server (${server ?? 'none'}) is not https: give --external-address`);

@@ -20,7 +20,7 @@ import type { ConsumerScope } from './consumer-access';
 /** The CRD as wire JSON (the informers cache wire JSON, with its `x-kubernetes-*` keys). */
 type WireVersion = Record<string, unknown> & { name: string; served: boolean; storage: boolean };
 
-export function sourceHash(crd: V1CustomResourceDefinition, template: APIServiceExportTemplate): string {
+function sourceHash(crd: V1CustomResourceDefinition, template: APIServiceExportTemplate): string {
   return createHash('sha256')
     .update(JSON.stringify([crd.spec, template.spec.permissionClaims ?? []]))
     .digest('hex')

@@ -47,7 +47,7 @@ export function backendClients(kc: KubeConfig): BackendClients {
 }
 
 /** Bind kinds and the patch options: one table and one set for the backend and the konnector (exports/bind-api). */
-export { APPLY_PATCH, BindResources, crdName, MERGE_PATCH, type BindResource } from '../exports/bind-api';
+export { APPLY_PATCH, BindResources, crdName, MERGE_PATCH } from '../exports/bind-api';
 
 /** What every caller asks of an API error: one set for the whole project (lib/kube-errors.ts). */
 export { isConflict, isNotFound, messageOf, statusOf } from '../lib/kube-errors';

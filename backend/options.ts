@@ -34,7 +34,7 @@ import { releaseDoc, releaseImage } from '../lib/version';
 const SECURITY = releaseDoc('SECURITY.md');
 
 /** The shortest ServiceAccount token Kubernetes issues (`expirationSeconds` of a TokenRequest: 600). */
-export const MIN_TOKEN_LIFETIME_MS = 600_000;
+const MIN_TOKEN_LIFETIME_MS = 600_000;
 
 /**
  * What is wrong with a `--token-lifetime` value, or undefined: the one rule the backend and its construct
@@ -930,7 +930,7 @@ const QUOTA_RESOURCE =
 const QUANTITY = /^\d+(\.\d+)?([KMGTPE]i|[mkMGTPE])?$/;
 
 /** `--claim-quota`: `resource=n` pairs, each a ResourceQuota resource and a quantity; `none` for none. */
-export function parseClaimQuota(v: string): Record<string, string> {
+function parseClaimQuota(v: string): Record<string, string> {
   if (v.trim() === 'none' || !v.trim()) return {};
   const hard: Record<string, string> = {};
   for (const pair of v

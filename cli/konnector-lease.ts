@@ -8,7 +8,7 @@ import { getOrUndefined, type Cluster } from './kube';
 
 /** The konnector's Lease (its `--lease-name` default) and how old a renewal may be for it to count as running. */
 export const KONNECTOR_LEASE = 'klutch-bind';
-export const KONNECTOR_LEASE_FRESH_MS = 60_000;
+const KONNECTOR_LEASE_FRESH_MS = 60_000;
 
 /**
  * The konnector's Lease in `namespace`: `age`, the milliseconds since it was last renewed; neither field when there is

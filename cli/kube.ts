@@ -30,7 +30,7 @@ export interface Cluster {
   readonly objects: KubernetesObjectApi;
 }
 
-export function clusterOf(kc: KubeConfig, what: string): Cluster {
+function clusterOf(kc: KubeConfig, what: string): Cluster {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new CliError(`the kubeconfig of ${what} names no cluster server`, 'check the kubeconfig and its current context');
   // One pool of kept connections for all of a run's calls: client-node would open a new one per call, each a TLS

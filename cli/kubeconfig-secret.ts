@@ -9,13 +9,13 @@ import { KUBECONFIG_SECRET_KEY, reduceProviderKubeconfig } from '../exports/bind
 import { type Cluster } from './kube';
 import { isConflict } from '../lib/kube-errors';
 
-export const KUBECONFIG_SECRET_PREFIX = 'kubeconfig-';
+const KUBECONFIG_SECRET_PREFIX = 'kubeconfig-';
 
 /**
  * Server and context namespace of a provider kubeconfig, or undefined when it is none — or one that is not only
  * server, CA and token (reduceProviderKubeconfig): such a Secret is never reused, a new one is written beside it.
  */
-export function providerOf(kubeconfig: string): { server: string; namespace: string } | undefined {
+function providerOf(kubeconfig: string): { server: string; namespace: string } | undefined {
   const r = reduceProviderKubeconfig(kubeconfig, 'a kubeconfig Secret');
   return r.ok ? { server: r.server, namespace: r.namespace } : undefined;
 }

@@ -35,7 +35,7 @@ export function loginUrl(authenticatedUrl: string, params: Readonly<Record<strin
 }
 
 /** Line the countdown prints (the tests read it). */
-export const waitingLine = (leftMs: number) => `waiting for the login: ${formatDuration(leftMs)} left`;
+const waitingLine = (leftMs: number) => `waiting for the login: ${formatDuration(leftMs)} left`;
 
 export async function login(o: LoginOptions): Promise<Binding> {
   const { io } = o;

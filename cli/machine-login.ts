@@ -109,7 +109,7 @@ export function machineMethod(url: string, m: Partial<ClientCredentialsMethod> |
 }
 
 /** An access token for `method.resource`, from the client-credentials grant. */
-export async function clientCredentialsToken(method: ClientCredentialsMethod, clientId: string, secret: string): Promise<string> {
+async function clientCredentialsToken(method: ClientCredentialsMethod, clientId: string, secret: string): Promise<string> {
   const issuer = new URL(method.issuerURL);
   let config: oidc.Configuration;
   try {

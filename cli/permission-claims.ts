@@ -12,7 +12,7 @@ import type { Answers } from './io';
 export const PROMPT = 'Do you accept this Permission? [No,Yes]';
 
 /** One claim in words. */
-export function describeClaim(c: PermissionClaim, provider: string, api: string): string {
+function describeClaim(c: PermissionClaim, provider: string, api: string): string {
   const what = `${c.resource}${c.group ? `.${c.group}` : ''} (${c.group ? `${c.group}/` : ''}${c.version})`;
   const names = c.selector?.names?.filter((n) => n !== '*') ?? [];
   const owner = c.selector?.owner;

@@ -15,7 +15,7 @@ import { sleep } from '../lib/abort';
 import { compareVersions, parseVersion } from './semver';
 
 /** The oldest provider protocol Klutch's CLI speaks. */
-export const MIN_PROVIDER_VERSION = { major: 0, minor: 3, patch: 0 } as const;
+const MIN_PROVIDER_VERSION = { major: 0, minor: 3, patch: 0 } as const;
 
 export interface Provider {
   readonly document: BindingProvider;

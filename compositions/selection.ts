@@ -12,7 +12,7 @@ import { inputFor, INPUT_API_VERSION, SELECTION_KIND, type Input, type Recipe, t
 import type { FunctionPackage } from './function-ref';
 
 /** Where a Klutch claim names its backend's composition. */
-export const SELECTED_BY = 'spec.compositionRef.name';
+const SELECTED_BY = 'spec.compositionRef.name';
 
 export interface SelectionCompositionProps {
   readonly api: Api;

@@ -58,7 +58,7 @@ class KeepAliveAgent extends https.Agent {
  * connection as the server closes it fails with "socket hang up" though the server never saw it; closing idle
  * connections on our side well before then keeps the pool free of connections the server is about to drop.
  */
-export const IDLE_SOCKET_MS = 30_000;
+const IDLE_SOCKET_MS = 30_000;
 
 /** What of a request's HTTPS options decides its connection's TLS. */
 type TlsOptions = Pick<https.AgentOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;

@@ -6,15 +6,13 @@
  */
 export { keepAliveAgent, keepAliveClient, keepAliveConfiguration, type KeepAliveOptions } from './clients';
 export { TokenBucket, type RateLimit } from './rate-limit';
-export { backoffDelay, type Backoff } from './backoff';
-export { Controller, type ControllerOptions, type Reconcile, type ReconcileContext, type ReconcileResult } from './controller';
-export { causeOf, isTerminal, TerminalError } from './errors';
-export { eventRecorder, type EventRecorderOptions, type EventSubject, type Warn } from './events';
-export { watchInformer, type InformerEvent, type InformerObject, type WatchInformer, type WatchInformerOptions } from './informer';
+export { backoffDelay } from './backoff';
+export { Controller, type ReconcileContext, type ReconcileResult } from './controller';
+export { causeOf, TerminalError } from './errors';
+export { eventRecorder, type Warn } from './events';
+export { watchInformer, type InformerEvent, type InformerObject, type WatchInformer } from './informer';
 export { byRef, objectKey, refKey, splitKey, type ObjectRef } from './keys';
-export { diagnoseLease, LeaderElector, type LeaderElectorOptions, podNamespace } from './leader';
-export { controllerMetrics, type ControllerMetrics } from './metrics';
-export { parseAddress, serveProbes, type Check, type Probes, type ProbesOptions } from '../lib/probes';
-export { WorkQueue, type WorkQueueOptions } from './queue';
-export { runWithInformers, startInformers, stopInformers, type Runnable, type RunnerInformer, type RunnerOptions } from './runner';
-export { onShutdown, type Shutdown } from './shutdown';
+export { LeaderElector, podNamespace } from './leader';
+export { serveProbes, type Probes } from '../lib/probes';
+export { runWithInformers, startInformers, stopInformers } from './runner';
+export { onShutdown } from './shutdown';

@@ -307,7 +307,7 @@ export class LeaderElector {
 }
 
 /** What a failed Lease request means and how to fix it, named for the operator who reads the log. */
-export function diagnoseLease(
+function diagnoseLease(
   verb: 'create' | 'read' | 'update',
   e: unknown,
   at: { readonly namespace: string; readonly name: string; readonly flag: string },
@@ -343,7 +343,7 @@ export function diagnoseLease(
 }
 
 /** Where a Pod's ServiceAccount namespace is mounted (every Pod with a token has it). */
-export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /**
  * The namespace this process's Pod runs in: `$POD_NAMESPACE` (the downward API), else its ServiceAccount's namespace

@@ -30,7 +30,7 @@ export interface FollowOptions {
 }
 
 /** The reduced kubeconfig in `secret`, or why there is none. */
-export function appClusterFrom(s: V1Secret | undefined, ref: AppClusterSecret): ReturnType<typeof checkAppClusterKubeconfig> {
+function appClusterFrom(s: V1Secret | undefined, ref: AppClusterSecret): ReturnType<typeof checkAppClusterKubeconfig> {
   const where = `Secret ${ref.secretNamespace}/${ref.secretName}`;
   if (!s) return { ok: false, reason: 'KubeconfigInvalid', message: `${where} (--app-cluster-kubeconfig-secret-name) does not exist` };
   const raw = s.data?.[ref.secretKey];

@@ -166,7 +166,7 @@ function rateLimitFlags(qpsText: string | undefined, burstText: string | undefin
 }
 
 /** Klutch's konnector flags of its control-plane mode. */
-export const CONTROL_PLANE_FLAGS = [
+const CONTROL_PLANE_FLAGS = [
   'control-plane-mode',
   'app-cluster-kubeconfig-secret-name',
   'app-cluster-kubeconfig-secret-namespace',

@@ -18,9 +18,9 @@
 import type { AccessCheck, SelfSubjectReviewer } from './app-cluster-access';
 
 /** How long an allowed answer holds. */
-export const ACCESS_TTL_MS = 5 * 60_000;
+const ACCESS_TTL_MS = 5 * 60_000;
 /** How long a denial holds: less than the 10 s a Forbidden binding or AppClusterBinding waits to look again. */
-export const DENIED_TTL_MS = 5_000;
+const DENIED_TTL_MS = 5_000;
 
 type ReviewRequest = Parameters<SelfSubjectReviewer['createSelfSubjectAccessReview']>[0];
 type ReviewAnswer = Awaited<ReturnType<SelfSubjectReviewer['createSelfSubjectAccessReview']>>;

@@ -5,7 +5,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 
-export const ADMISSION_API_VERSION = 'admissionregistration.k8s.io/v1';
+const ADMISSION_API_VERSION = 'admissionregistration.k8s.io/v1';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 

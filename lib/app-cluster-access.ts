@@ -26,7 +26,7 @@ export interface BoundApi {
 const CRDS = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' } as const;
 
 /** `resource.group`, or `resource` for the core group. */
-export const groupResourceName = (r: { group: string; resource: string }): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
+const groupResourceName = (r: { group: string; resource: string }): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
 
 /**
  * The permission that puts its holder under the copies-only admission policy `policy` (konnector/deploy/access.ts
@@ -42,7 +42,7 @@ export function copiesOnlyCheck(policy: string): AccessCheck {
 export const APP_CLUSTER_ROLE = 'klutch-control-plane-konnector';
 export const COPIES_ONLY_GROUP = 'klutch-kit.anynines.com';
 export const COPIES_ONLY_RESOURCE = 'copies-only-policies';
-export const COPIES_ONLY_VERB = 'held-by';
+const COPIES_ONLY_VERB = 'held-by';
 
 /**
  * For one bound API: its objects (read, finalizers, delete on unbind), their status, update and delete of its CRD

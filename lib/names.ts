@@ -43,7 +43,7 @@ export const Names = {
 };
 
 /** Crossplane's xpkg.ToDNSLabel: keeps [a-z0-9], turns '.', '/', ':', '-' into '-', cuts at 63, trims '-'. */
-export function toDnsLabel(s: string): string {
+function toDnsLabel(s: string): string {
   let out = '';
   for (let i = 0; i < s.length; i++) {
     const c = s[i] as string;

@@ -9,7 +9,7 @@ export const VERSION = 'v0.1.0';
 export const RELEASE_SOURCE = 'https://github.com/klutch-kit/klutch-kit';
 
 /** The project's license (package.json, LICENSE), as package metadata names it. */
-export const LICENSE = 'Apache-2.0';
+const LICENSE = 'Apache-2.0';
 
 /**
  * The `meta.crossplane.io` annotations every Crossplane package of this release carries (Crossplane's package metadata
@@ -30,8 +30,8 @@ export function releaseDoc(path: string, anchor?: string): string {
 }
 
 /** Where a release's images and Crossplane packages are published unless an operator says otherwise. */
-export const RELEASE_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
-export const RELEASE_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';
+const RELEASE_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
+const RELEASE_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';
 
 /** `ghcr.io/klutch-kit/<name>:<version>`: the image of a deployable of this release. */
 export function releaseImage(name: string): string {

@@ -18,12 +18,12 @@ import type { JSONSchemaProps, ValidationRule } from './schema';
 
 export type { JSONSchemaProps } from './schema';
 
-export const CATEGORY_CLAIM = 'claim';
-export const CATEGORY_COMPOSITE = 'composite';
+const CATEGORY_CLAIM = 'claim';
+const CATEGORY_COMPOSITE = 'composite';
 
 /** The composite name is used as a label value, so it may not be longer; the same holds for claim names. */
-export const MAX_COMPOSITE_NAME_LENGTH = 63;
-export const MAX_CLAIM_NAME_LENGTH = 63;
+const MAX_COMPOSITE_NAME_LENGTH = 63;
+const MAX_CLAIM_NAME_LENGTH = 63;
 
 const errFmtGenCrd = (what: string, name: string) => `cannot generate CRD for ${q(what)} ${q(name)}`;
 const errParseValidation = 'cannot parse validation schema';
@@ -124,7 +124,7 @@ export interface ConvertOptions {
 // schemas.go
 
 /** The partial OpenAPIV3Schema every CRD Crossplane creates starts from. */
-export function baseProps(): JSONSchemaProps {
+function baseProps(): JSONSchemaProps {
   return {
     type: 'object',
     required: ['spec'],
@@ -231,7 +231,7 @@ export function compositeResourceStatusProps(): Record<string, JSONSchemaProps> 
   };
 }
 
-export function compositeResourcePrinterColumns(): CrdColumn[] {
+function compositeResourcePrinterColumns(): CrdColumn[] {
   return [
     { name: 'SYNCED', type: 'string', jsonPath: ".status.conditions[?(@.type=='Synced')].status" },
     { name: 'READY', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
@@ -241,7 +241,7 @@ export function compositeResourcePrinterColumns(): CrdColumn[] {
   ];
 }
 
-export function compositeResourceClaimPrinterColumns(): CrdColumn[] {
+function compositeResourceClaimPrinterColumns(): CrdColumn[] {
   return [
     { name: 'SYNCED', type: 'string', jsonPath: ".status.conditions[?(@.type=='Synced')].status" },
     { name: 'READY', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },

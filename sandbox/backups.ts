@@ -39,9 +39,9 @@ export interface SandboxRestore {
 }
 
 /** Read in the restored instance: the row the round trip's QUERY wrote before the backup. */
-export const RESTORE_QUERY = 'SELECT body FROM greetings WHERE id = 1;';
+const RESTORE_QUERY = 'SELECT body FROM greetings WHERE id = 1;';
 /** What RESTORE_QUERY prints when the row came back. */
-export const RESTORED_ROW = 'hello from the app cluster';
+const RESTORED_ROW = 'hello from the app cluster';
 /** A base backup under the round trip's load takes minutes: Barman Cloud's start, a checkpoint, the upload. */
 const BACKUP_WAIT_MS = 600_000;
 

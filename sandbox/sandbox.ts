@@ -63,7 +63,7 @@ const LOAD_BALANCER_POOL = '10.96.200.0/24';
  * What the query Pod runs in the cnpg database, and what it prints. The table is the instance owner's, not the
  * binding role's (backends/cnpg.ts CNPG_OWNER_TRIGGER_SQL): the restore step reads it through another binding.
  */
-export const QUERY =
+const QUERY =
   "CREATE TABLE IF NOT EXISTS greetings (id int PRIMARY KEY, body text); INSERT INTO greetings VALUES (1, 'hello from the app cluster') ON CONFLICT (id) DO NOTHING; SELECT body FROM greetings WHERE id = 1;";
 
 type Obj = Record<string, any>;

@@ -21,7 +21,7 @@ export function xrdsOf(files: ReadonlyMap<string, string>): XrdLike[] {
 }
 
 /** The XRDs of a synth output folder, read as `xrdsOf` reads rendered ones. */
-export function xrdsInFolder(dir: string): XrdLike[] {
+function xrdsInFolder(dir: string): XrdLike[] {
   const apis = join(dir, PACKAGE_DIR, 'apis');
   if (!existsSync(apis))
     throw new Error(`--against ${dir}: no ${join(PACKAGE_DIR, 'apis')} in it; pass the folder a synth run wrote (--out), or a git ref`);

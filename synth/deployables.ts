@@ -41,7 +41,7 @@ export const BASE_IMAGE = 'gcr.io/distroless/nodejs24-debian12:nonroot';
 const IMAGE_NODE = '/nodejs/bin/node';
 
 /** The `entrypoint` file of a deployable with `entrypoints`: it runs the bundle with the arguments it was given. */
-export function entrypointScript(d: Deployable): string {
+function entrypointScript(d: Deployable): string {
   return `#!${IMAGE_NODE}\n// Starts /${d.name}/${d.name}.mjs for manifests that name this path (synth/deployables.ts).\nimport('/${d.name}/${d.name}.mjs');\n`;
 }
 

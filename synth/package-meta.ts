@@ -23,7 +23,7 @@ export interface ConfigurationMetaProps {
  * The function versions the Configuration takes: from its own tag up to the next major, whose request or input may
  * differ; any version for a digest reference (no tag to start from).
  */
-export function functionRange(tag: string): string {
+function functionRange(tag: string): string {
   const major = /^v(\d+)\.\d+\.\d+/.exec(tag)?.[1];
   if (major === undefined) return tag ? `>=${tag}` : '>=v0.0.0';
   return `>=${tag}, <v${Number(major) + 1}.0.0`;

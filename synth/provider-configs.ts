@@ -20,7 +20,7 @@ import { FUNCTION_POD, RUNTIME_CONTAINER } from '../functions/dataservices/deplo
 import { groupOf, type KindRef } from './resource-names';
 
 /** The provider-kubernetes package the bundle installs (the version the tests build and run). */
-export const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.3.1';
+const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.3.1';
 /**
  * Its arguments (the runtime container's, Crossplane's `package-runtime`): `--enable-watches`, so an Object with
  * `spec.watch: true` (every one our recipes compose, backends/kubernetes-object.ts) sees its wrapped object's status
@@ -28,10 +28,10 @@ export const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contri
  */
 export const PROVIDER_KUBERNETES_ARGS = ['--enable-watches'] as const;
 /** Its ServiceAccount, named by the DeploymentRuntimeConfig as Klutch's kustomization does. */
-export const PROVIDER_KUBERNETES_SA = 'provider-kubernetes';
+const PROVIDER_KUBERNETES_SA = 'provider-kubernetes';
 
 /** Its ClusterRole (and binding): the kinds the recipes wrap in Objects. */
-export const PROVIDER_KUBERNETES_ROLE = 'klutch-kit-provider-kubernetes';
+const PROVIDER_KUBERNETES_ROLE = 'klutch-kit-provider-kubernetes';
 
 /** One ProviderConfig a Composition names. */
 export interface ProviderConfigRef {

@@ -122,7 +122,7 @@ export const DEFAULT_PROVIDER_KUBERNETES: PackageDependency = {
 export const DEFAULT_PROVIDER_KUBERNETES_V2: PackageDependency = { ...DEFAULT_PROVIDER_KUBERNETES, version: '>=v1.0.0, <v2.0.0' };
 
 /** Example addresses: replace them (synthesize({ backend })) with your issuer, backend URL and API server. */
-export const DEFAULT_BACKEND: BindBackendProps = {
+const DEFAULT_BACKEND: BindBackendProps = {
   issuerUrl: 'https://issuer.example.com',
   clientId: 'klutch-bind',
   publicUrl: 'https://bind.example.com',
@@ -130,35 +130,35 @@ export const DEFAULT_BACKEND: BindBackendProps = {
 };
 
 export const PACKAGE_DIR = 'packages/dataservices';
-export const CONTROL_PLANE_DIR = 'control-plane';
+const CONTROL_PLANE_DIR = 'control-plane';
 export const FUNCTION_PACKAGE_DIR = 'packages/function-dataservices';
-export const KONNECTOR_DIR = 'app-cluster/konnector';
+const KONNECTOR_DIR = 'app-cluster/konnector';
 /** The ClusterRole an AppClusterBinding's app cluster kubeconfig needs (konnector/deploy/app-cluster-role.ts). */
-export const APP_CLUSTER_ROLE_DIR = 'app-cluster/control-plane-konnector';
+const APP_CLUSTER_ROLE_DIR = 'app-cluster/control-plane-konnector';
 /** The Function object and the runtime config it runs with (restricted Pod Security). */
-export const FUNCTION_RUNTIME_DIR = 'control-plane/function';
+const FUNCTION_RUNTIME_DIR = 'control-plane/function';
 /** The ProviderConfigs, below CONTROL_PLANE_DIR: a second apply, once the providers run (docs/install-bundle.md). */
-export const PROVIDER_CONFIGS_DIR = 'provider-configs';
+const PROVIDER_CONFIGS_DIR = 'provider-configs';
 /** PrometheusRule, ServiceMonitor, the function's PodMonitor and the Grafana dashboard (monitoring/). */
-export const MONITORING_DIR = 'control-plane/monitoring';
+const MONITORING_DIR = 'control-plane/monitoring';
 /** The konnector's PodMonitor. */
-export const APP_MONITORING_DIR = 'app-cluster/monitoring';
+const APP_MONITORING_DIR = 'app-cluster/monitoring';
 /** The backend's PodDisruptionBudget and spread, a kustomize Component an overlay adds for production. */
-export const PRODUCTION_DIR = 'control-plane/production';
+const PRODUCTION_DIR = 'control-plane/production';
 /** The optional private registry's Component (synth/install-bundle.ts privateRegistryComponent). */
-export const PRIVATE_REGISTRY_DIR = 'control-plane/private-registry';
+const PRIVATE_REGISTRY_DIR = 'control-plane/private-registry';
 /** Optional Components that expose the backend's `/export`: an Ingress, or a Gateway API route. */
-export const INGRESS_DIR = 'control-plane/ingress';
-export const GATEWAY_DIR = 'control-plane/gateway';
+const INGRESS_DIR = 'control-plane/ingress';
+const GATEWAY_DIR = 'control-plane/gateway';
 
 /** The public host of the backend: its login callback's (what browsers and `kubectl bind` reach). */
-export function publicHost(settings: Readonly<Record<string, string>>): string {
+function publicHost(settings: Readonly<Record<string, string>>): string {
   const callback = settings.BACKEND_OIDC_CALLBACK_URL;
   if (!callback || !URL.canParse(callback)) throw new Error(`the backend's settings have no BACKEND_OIDC_CALLBACK_URL URL (${callback})`);
   return new URL(callback).hostname;
 }
 /** Where kube-prometheus-stack's guide installs Prometheus. */
-export const DEFAULT_MONITORING_NAMESPACE = 'monitoring';
+const DEFAULT_MONITORING_NAMESPACE = 'monitoring';
 /** Where Crossplane runs (its Function Pods) and keeps package TLS Secrets; the default of its Helm chart. */
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 

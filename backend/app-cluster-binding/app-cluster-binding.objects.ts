@@ -186,7 +186,7 @@ function baseContainer(acb: AppClusterBinding, root: string, image: string): V1C
  * appended to Klutch's (which the konnector needs), env entries replace ours by name, image, imagePullPolicy and
  * resources replace ours. The root namespace still enforces `restricted`.
  */
-export function konnectorContainer(acb: AppClusterBinding, root: string, o: VettedOverrides): V1Container {
+function konnectorContainer(acb: AppClusterBinding, root: string, o: VettedOverrides): V1Container {
   const c = baseContainer(acb, root, o.image);
   return {
     ...c,

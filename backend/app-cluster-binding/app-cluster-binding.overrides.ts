@@ -32,7 +32,7 @@ const FIELD = 'spec.konnector.overrides';
 const ALLOWED = new Set(['image', 'imagePullPolicy', 'resources', 'env', 'args', 'name']);
 
 /** Klutch's rule, kept: an empty field is no override. */
-export const emptyValue = (v: unknown): boolean =>
+const emptyValue = (v: unknown): boolean =>
   v === undefined ||
   v === null ||
   v === '' ||

@@ -72,7 +72,7 @@ import { releaseDoc } from '../../lib/version';
 /** Where an operator reads how to give the app cluster's kubeconfig that ClusterRole (the release's app-cluster/control-plane-konnector/clusterrole.yaml). */
 const APP_CLUSTER_ROLE_DOC = releaseDoc('docs/app-cluster-binding.md');
 
-export const AcbConditions = {
+const AcbConditions = {
   SecretValid: 'SecretValid',
   KonnectorDeployed: 'KonnectorDeployed',
   /** Ours: the app cluster is reachable with the kubeconfig, which may do what the konnector needs there. */
@@ -153,7 +153,7 @@ export interface AcbDeps {
 const CHECK_AGAIN_MS = 60_000;
 const WAIT_MS = 2_000;
 /** Backoff for an unreachable app cluster: 5 s doubling to 5 min. */
-export const unreachableBackoffMs = (failures: number): number => backoffDelay(failures - 1, { baseMs: 5_000, maxMs: 300_000 });
+const unreachableBackoffMs = (failures: number): number => backoffDelay(failures - 1, { baseMs: 5_000, maxMs: 300_000 });
 
 type Input = ConditionInput;
 const ok = (type: string, reason: string, message?: string): Input => ({ type, status: 'True', reason, ...(message ? { message } : {}) });
@@ -167,7 +167,7 @@ const no = (type: string, reason: string, message: string, severity: Condition['
 const unknown = (type: string, reason: string, message: string): Input => ({ type, status: 'Unknown', reason, message });
 
 /** The names of the APIs an AppClusterBinding asks for (`<resource>.<group>`), each once. */
-export function wantedApis(acb: AppClusterBinding): { group: string; resource: string; name: string }[] {
+function wantedApis(acb: AppClusterBinding): { group: string; resource: string; name: string }[] {
   const seen = new Map<string, { group: string; resource: string; name: string }>();
   for (const a of acb.spec.apiExports ?? []) {
     const group = a.group ?? '';

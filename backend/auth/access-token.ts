@@ -49,21 +49,9 @@ export interface MachineIdentity {
 }
 
 /** Only asymmetric signatures: the JWKS is public, so an HMAC "signed" with it would prove nothing. */
-export const ACCESS_TOKEN_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-];
+const ACCESS_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 /** The clock tolerance openid-client (oauth4webapi) gives ID tokens: as strict, no stricter. */
-export const CLOCK_TOLERANCE_S = 30;
+const CLOCK_TOLERANCE_S = 30;
 
 export interface AccessTokenVerifierOptions {
   /** The discovered issuer and its JWKS URL; undefined while discovery has not succeeded. */
@@ -116,7 +104,7 @@ export class AccessTokenVerifier {
 }
 
 /** jose's errors as a reason and a message that says what is wrong with the token (never the token itself). */
-export function accessTokenError(e: unknown, audience: string): AccessTokenError {
+function accessTokenError(e: unknown, audience: string): AccessTokenError {
   if (e instanceof errors.JWTExpired)
     return new AccessTokenError('access-token-expired', `the access token has expired (${e.message})`, { cause: e });
   if (e instanceof errors.JWTClaimValidationFailed) {

@@ -58,7 +58,7 @@ export interface Identity {
   readonly groups: readonly string[];
 }
 
-export const SCOPES = 'openid profile email';
+const SCOPES = 'openid profile email';
 /** Discovery retries: half a second, doubling, at most 30 s. */
 const RETRY = { baseMs: 500, maxMs: 30_000 };
 /** undici's error for a connection closed under a request (fetch's TypeError, the SocketError as its cause). */
@@ -200,7 +200,7 @@ export function groupsOf(claim: unknown): string[] {
 }
 
 /** Maps openid-client's errors (a ClientError wrapping oauth4webapi's, whose cause names the claim) to a reason. */
-export function loginError(e: unknown): LoginError {
+function loginError(e: unknown): LoginError {
   const err = e as { code?: string; error?: string; error_description?: string; message?: string; cause?: unknown };
   if (err instanceof oidc.ResponseBodyError || err.error) {
     return new LoginError(

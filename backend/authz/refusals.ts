@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { BindIdentity, RefusalReason } from './bind-policy';
 
-export const BIND_REFUSALS = 'klutch_backend_bind_refusals_total';
+const BIND_REFUSALS = 'klutch_backend_bind_refusals_total';
 
 /** The counter on `registry`, made on first use: the HTTP side and the controllers share one registry. */
 export function bindRefusals(registry: Registry): Counter<'api' | 'reason'> {

@@ -52,7 +52,7 @@ export function tenantAccessKey(uid: string): string {
 }
 
 /** The bucket of namespace `ns`; throws when it is no S3 bucket name (over 63 characters). */
-export function tenantBucket(settings: Pick<BackupStoreSettings, 'bucket'>, ns: string): string {
+function tenantBucket(settings: Pick<BackupStoreSettings, 'bucket'>, ns: string): string {
   const bucket = settings.bucket.replace('%s', ns);
   if (bucket.length > 63)
     throw new TerminalError(

@@ -21,7 +21,7 @@ export interface StoreAdminOptions {
 }
 
 /** What the store answered to an admin request that did not succeed: S3's error document. */
-export class StoreAdminError extends Error {
+class StoreAdminError extends Error {
   constructor(
     readonly operation: string,
     readonly status: number,

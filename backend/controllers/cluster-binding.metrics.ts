@@ -11,7 +11,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { ClusterBinding } from '../../exports/bind-api';
 import { CREDENTIALS_REVOKED, health } from './cluster-binding.reconcile';
 
-export const CLUSTER_BINDING_HEALTHY = 'klutch_cluster_binding_healthy';
+const CLUSTER_BINDING_HEALTHY = 'klutch_cluster_binding_healthy';
 
 export interface ClusterBindingHealth {
   /** Where the ClusterBindings are read at each scrape, while this replica leads; undefined: none exported. */

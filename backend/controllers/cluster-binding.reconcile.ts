@@ -28,7 +28,7 @@ import {
 import { BackendAnnotations } from '../labels';
 import { parseGoDuration } from '../../lib/duration';
 
-export const MAX_DRIFT_MS = 10_000;
+const MAX_DRIFT_MS = 10_000;
 export const ABANDONED_AFTER_MS = 720 * 3_600_000;
 /** Ours, not Klutch's: True once an abandoned consumer's credentials were revoked. */
 export const CREDENTIALS_REVOKED = 'CredentialsRevoked';
@@ -168,7 +168,7 @@ export function lastActivity(b: Pick<ClusterBinding, 'metadata' | 'status'>, now
  * dated in the year 9999 would keep the consumer from ever counting as abandoned. `record` is the annotation to
  * write when it was not seen before.
  */
-export function heartbeatTime(b: Pick<ClusterBinding, 'metadata' | 'status'>, now: number): { at?: number; record?: string } {
+function heartbeatTime(b: Pick<ClusterBinding, 'metadata' | 'status'>, now: number): { at?: number; record?: string } {
   const hb = b.status?.lastHeartbeatTime;
   const t = Date.parse(hb ?? '');
   if (!hb || Number.isNaN(t)) return {};

@@ -51,7 +51,7 @@ const labelsHeld = (have: V1ClusterRole | V1ClusterRoleBinding, want: V1ClusterR
   Object.entries(want.metadata?.labels ?? {}).every(([k, v]) => have.metadata?.labels?.[k] === v);
 
 /** Whether the cached ClusterRole says what `want` says (rules, owner, labels). */
-export function sameClusterRole(have: V1ClusterRole, want: V1ClusterRole): boolean {
+function sameClusterRole(have: V1ClusterRole, want: V1ClusterRole): boolean {
   return (
     JSON.stringify((have.rules ?? []).map(ruleKey)) === JSON.stringify((want.rules ?? []).map(ruleKey)) &&
     owner(have) === owner(want) &&
@@ -60,7 +60,7 @@ export function sameClusterRole(have: V1ClusterRole, want: V1ClusterRole): boole
 }
 
 /** Whether the cached ClusterRoleBinding says what `want` says (role, subjects, owner, labels). */
-export function sameClusterRoleBinding(have: V1ClusterRoleBinding, want: V1ClusterRoleBinding): boolean {
+function sameClusterRoleBinding(have: V1ClusterRoleBinding, want: V1ClusterRoleBinding): boolean {
   const subjects = (b: V1ClusterRoleBinding) => JSON.stringify((b.subjects ?? []).map((s) => [s.kind, s.name, s.namespace ?? '']));
   return (
     have.roleRef.kind === want.roleRef.kind &&

@@ -20,7 +20,7 @@ import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { Labels, MANAGED_BY } from '../labels';
 import { BINDER } from '../provision/rbac';
 
-export const CONTAINMENT_POLICY = 'klutch-bind-backend-containment';
+const CONTAINMENT_POLICY = 'klutch-bind-backend-containment';
 
 const PSA = 'pod-security.kubernetes.io/';
 

@@ -21,9 +21,9 @@ export interface ExposureProps {
 /** The Service port that serves HTTPS (bind-backend.ts). */
 const HTTPS_PORT = 443;
 /** The `kubernetes.io/tls` Secret of the public host's certificate the Ingress controller serves. */
-export const EXPORT_TLS_SECRET = 'klutch-bind-export-tls';
+const EXPORT_TLS_SECRET = 'klutch-bind-export-tls';
 /** The ConfigMap (`ca.crt`) with the CA of the backend's own certificate, which the Gateway verifies it with. */
-export const BACKEND_CA_CONFIGMAP = 'klutch-bind-backend-ca';
+const BACKEND_CA_CONFIGMAP = 'klutch-bind-backend-ca';
 /** The Gateway the route attaches to unless an overlay names the platform's own. */
 export const DEFAULT_GATEWAY = { name: 'platform-gateway', namespace: 'gateway-system' } as const;
 

@@ -8,7 +8,7 @@ import { sendJson } from './respond';
  * The authorize URL from the configured external URL. Klutch builds it from the Host header: a forged Host (or a
  * cache keyed without it) would point kubectl bind, and its user's login, at another server.
  */
-export function authorizeUrl(externalUrl: string): string {
+function authorizeUrl(externalUrl: string): string {
   return `${externalUrl.replace(/\/$/, '')}/authorize`;
 }
 

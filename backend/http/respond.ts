@@ -33,7 +33,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** HSTS for a backend browsers reach over https: one year, this host only (the backend does not own its parent domain). */
-export const HSTS = 'max-age=31536000';
+const HSTS = 'max-age=31536000';
 
 export function setSecurityHeaders(res: ServerResponse, https: boolean): void {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);

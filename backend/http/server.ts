@@ -104,7 +104,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
 };
 
 /** Headers per request at most (a browser sends about 20, proxies add a few); Node's default is 2000. */
-export const MAX_HEADERS = 100;
+const MAX_HEADERS = 100;
 
 export interface ListeningServer {
   readonly port: number;

@@ -44,7 +44,7 @@ export interface ClaimedInputs {
 }
 
 /** Whether `selector.names` selects `name` (absent, empty or `*`: any). */
-export function namesSelect(names: readonly string[] | undefined, name: string): boolean {
+function namesSelect(names: readonly string[] | undefined, name: string): boolean {
   return !names || names.length === 0 || names.includes('*') || names.includes(name);
 }
 

@@ -22,7 +22,7 @@ import { BackendAnnotations, Labels, MANAGED_BY, PodSecurity } from '../labels';
 import { identityHash, subjectOf } from './identity';
 import { adoptClusterNamespace, isKlutchClusterNamespace } from './klutch-adoption';
 
-export { identityHash, subjectOf } from './identity';
+export { identityHash } from './identity';
 
 /** What the serving informers hold of namespaces (backend/informers.ts). */
 export interface NamespaceCache {
@@ -76,7 +76,7 @@ function byAge(a: V1Namespace, b: V1Namespace): number {
 }
 
 /** The live cluster namespace of `identity` among `list` (two, made by Klutch's racing binds: the oldest). */
-export function clusterNamespaceOf(list: readonly V1Namespace[], identity: string): V1Namespace | undefined {
+function clusterNamespaceOf(list: readonly V1Namespace[], identity: string): V1Namespace | undefined {
   return list.filter((ns) => live(ns) && identityOf(ns) === identity).sort(byAge)[0];
 }
 

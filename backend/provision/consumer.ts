@@ -41,7 +41,7 @@ export interface ProvisionOptions {
 }
 
 /** The ResourceQuota in each cluster namespace. */
-export const QUOTA = 'klutch-binder';
+const QUOTA = 'klutch-binder';
 
 export interface Consumer {
   readonly namespace: string;

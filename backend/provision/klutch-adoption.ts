@@ -100,7 +100,7 @@ function labelNamespace(c: BackendClients, name: string, labels: Record<string, 
 }
 
 /** The legacy token Secrets of ServiceAccount `klutch-binder` in a cluster namespace (Klutch's backend made one). */
-export async function legacyTokenSecrets(c: BackendClients, namespace: string): Promise<string[]> {
+async function legacyTokenSecrets(c: BackendClients, namespace: string): Promise<string[]> {
   const list = await c.core.listNamespacedSecret({ namespace, fieldSelector: `type=${LEGACY_TOKEN_TYPE}` });
   return list.items.filter((s) => s.metadata?.annotations?.[SA_NAME_ANNOTATION] === BINDER).map((s) => s.metadata!.name!);
 }

@@ -29,7 +29,7 @@ export interface TokenPolicy {
 }
 
 /** The kubeconfig as Klutch writes it: cluster, context and user all `default`, the context in the cluster namespace. */
-export function kubeconfigYaml(t: KubeconfigTarget, namespace: string, token: string): string {
+function kubeconfigYaml(t: KubeconfigTarget, namespace: string, token: string): string {
   return providerKubeconfigYaml(t, namespace, token);
 }
 
@@ -145,7 +145,7 @@ export async function ensureKubeconfig(
 }
 
 /** The lifetime of the token in a BindingResponse: the shortest Kubernetes issues. */
-export const BINDING_TOKEN_SECONDS = 600;
+const BINDING_TOKEN_SECONDS = 600;
 
 /**
  * The kubeconfig for a BindingResponse: it travels in a URL (browser history, logs), so it carries a token of its own

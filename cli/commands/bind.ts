@@ -17,7 +17,7 @@ import { fetchProvider } from '../provider';
 import { bindApiServices, readRequests, readStdin } from './apiservice';
 
 /** The namespace, created when missing; its UID identifies this cluster to the provider. */
-export async function ensureNamespace(app: Cluster, name: string): Promise<{ readonly namespace: V1Namespace; readonly created: boolean }> {
+async function ensureNamespace(app: Cluster, name: string): Promise<{ readonly namespace: V1Namespace; readonly created: boolean }> {
   try {
     const have = await getOrUndefined(app.core.readNamespace({ name }));
     if (have) return { namespace: have, created: false };

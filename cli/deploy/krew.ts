@@ -31,26 +31,26 @@ import { PLUGIN_VERSION } from '../version';
 import { MIN_NODE } from '../node-floor';
 
 /** Where synth puts the package, below the output folder. */
-export const KREW_DIR = 'kubectl-bind/krew';
-export const KREW_ARCHIVE = 'kubectl-bind.tar.gz';
+const KREW_DIR = 'kubectl-bind/krew';
+const KREW_ARCHIVE = 'kubectl-bind.tar.gz';
 /** krew names the plugin by what follows `kubectl`: `kubectl bind`. */
-export const KREW_PLUGIN = 'bind';
+const KREW_PLUGIN = 'bind';
 /**
  * The same plugin under a name no other project's plugin has, for users who also have kube-bind's `bind` (in
  * kube-bind's own index): `kubectl klutch-bind`, whose executable kubectl looks up as `kubectl-klutch_bind`.
  */
-export const KREW_SECOND_PLUGIN = 'klutch-bind';
+const KREW_SECOND_PLUGIN = 'klutch-bind';
 /** The executable kubectl runs for a plugin name (its dashes become underscores, kubectl's rule). */
-export const pluginExecutable = (plugin: string): string => `kubectl-${plugin.replaceAll('-', '_')}`;
+const pluginExecutable = (plugin: string): string => `kubectl-${plugin.replaceAll('-', '_')}`;
 /** The launchers in the archive, one per name, the same script. */
 const LAUNCHERS = [KREW_PLUGIN, KREW_SECOND_PLUGIN].map(pluginExecutable);
-export const DEFAULT_KREW_URI = `${RELEASE_SOURCE}/releases/download/${PLUGIN_VERSION}/${KREW_ARCHIVE}`;
+const DEFAULT_KREW_URI = `${RELEASE_SOURCE}/releases/download/${PLUGIN_VERSION}/${KREW_ARCHIVE}`;
 
 /**
  * Runs the bundle with the `node` on PATH. krew links `kubectl-bind` into its bin folder: resolve the link to find
  * the bundle beside the launcher.
  */
-export const LAUNCHER = `#!/bin/sh
+const LAUNCHER = `#!/bin/sh
 # kubectl-bind, installed by krew: runs the one-file bundle beside this launcher with Node.js ${MIN_NODE} or later.
 here=$(dirname "$(readlink -f "$0")")
 command -v node >/dev/null 2>&1 || { echo "kubectl-bind needs Node.js ${MIN_NODE} or later on PATH (https://nodejs.org)" >&2; exit 1; }
@@ -72,7 +72,7 @@ export interface KrewOptions {
 }
 
 /** The Plugin manifest of `plugin` (`bind` or `klutch-bind`) for an archive with this sha256. */
-export function krewManifest(sha256: string, uri: string = DEFAULT_KREW_URI, plugin: string = KREW_PLUGIN): Record<string, unknown> {
+function krewManifest(sha256: string, uri: string = DEFAULT_KREW_URI, plugin: string = KREW_PLUGIN): Record<string, unknown> {
   const bin = pluginExecutable(plugin);
   return {
     apiVersion: 'krew.googlecontainertools.github.com/v1alpha2',

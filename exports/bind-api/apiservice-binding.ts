@@ -57,7 +57,7 @@ export const apiServiceBindingSchema = objectSchema({
 // the dots, so the column is always empty; ours reads the annotation it names.
 const RESOURCES_COLUMN_PATH = String.raw`.metadata.annotations.bind\.klutch\.anynines\.com/resources`;
 
-export const apiServiceBindingCrdProps: CrdProps = {
+const apiServiceBindingCrdProps: CrdProps = {
   group: BIND_GROUP,
   kind: Kinds.APIServiceBinding,
   shortNames: ['sb'],

@@ -74,7 +74,7 @@ export const apiServiceExportRequestSchema = objectSchema({
   ),
 });
 
-export const apiServiceExportRequestCrdProps: CrdProps = {
+const apiServiceExportRequestCrdProps: CrdProps = {
   group: BIND_GROUP,
   kind: Kinds.APIServiceExportRequest,
   categories: [BIND_CATEGORY],

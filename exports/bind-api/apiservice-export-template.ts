@@ -54,7 +54,7 @@ export const apiServiceExportTemplateSchema = objectSchema({
   status: s.object({}, { description: 'Unused.' }),
 });
 
-export const apiServiceExportTemplateCrdProps: CrdProps = {
+const apiServiceExportTemplateCrdProps: CrdProps = {
   group: TEMPLATE_GROUP,
   kind: Kinds.APIServiceExportTemplate,
   categories: [BIND_CATEGORY],

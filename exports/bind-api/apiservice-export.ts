@@ -40,12 +40,6 @@ export type APIServiceExport = KubeObject<
   APIServiceExportStatus
 >;
 
-export const APIServiceExportConditions = {
-  Connected: 'Connected',
-  ProviderInSync: 'ProviderInSync',
-  ConsumerInSync: 'ConsumerInSync',
-} as const;
-
 const scopeEnum = ['Cluster', 'Namespaced'];
 
 export const apiServiceExportSchema = objectSchema({
@@ -98,7 +92,7 @@ export const apiServiceExportSchema = objectSchema({
   ],
 });
 
-export const apiServiceExportCrdProps: CrdProps = {
+const apiServiceExportCrdProps: CrdProps = {
   group: BIND_GROUP,
   kind: Kinds.APIServiceExport,
   categories: [BIND_CATEGORY],

@@ -29,7 +29,7 @@ export const apiServiceNamespaceSchema = objectSchema({
   specRequired: false,
 });
 
-export const apiServiceNamespaceCrdProps: CrdProps = {
+const apiServiceNamespaceCrdProps: CrdProps = {
   group: BIND_GROUP,
   kind: Kinds.APIServiceNamespace,
   categories: [BIND_CATEGORY],

@@ -69,7 +69,7 @@ export const appClusterBindingSchema = objectSchema({
   rules: [{ rule: 'self.metadata.name == oldSelf.metadata.name', message: 'name is immutable' }],
 });
 
-export const appClusterBindingCrdProps: CrdProps = {
+const appClusterBindingCrdProps: CrdProps = {
   group: BIND_GROUP,
   kind: Kinds.AppClusterBinding,
   categories: [BIND_CATEGORY],

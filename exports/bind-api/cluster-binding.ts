@@ -70,7 +70,7 @@ export const clusterBindingSchema = objectSchema({
   rules: [{ rule: `self.metadata.name == "${CLUSTER_BINDING_NAME}"`, message: `cluster binding name should be ${CLUSTER_BINDING_NAME}` }],
 });
 
-export const clusterBindingCrdProps: CrdProps = {
+const clusterBindingCrdProps: CrdProps = {
   group: BIND_GROUP,
   kind: Kinds.ClusterBinding,
   categories: [BIND_CATEGORY],

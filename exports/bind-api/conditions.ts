@@ -20,7 +20,7 @@ export interface Condition<Type extends string = string> {
 /** The summary condition every bind kind carries and printer columns show. */
 export const READY_CONDITION = 'Ready';
 
-export const conditionSchema = s.object(
+const conditionSchema = s.object(
   {
     lastTransitionTime: s.string({ description: 'When the status last changed.', format: 'date-time' }),
     message: s.string({ description: 'Human-readable details.' }),

@@ -21,7 +21,6 @@ export const Kinds = {
   AppClusterBinding: 'AppClusterBinding',
   APIServiceExportTemplate: 'APIServiceExportTemplate',
 } as const;
-export type BindKind = (typeof Kinds)[keyof typeof Kinds];
 
 /** `kubectl get kube-bindings` lists every bind object. */
 export const BIND_CATEGORY = 'kube-bindings';
@@ -68,7 +67,7 @@ export const CLAIMED_ROLE = 'klutch-binder-claimed';
  * konnector copies across (spec up, claimed objects down) carries keys under them, except the marks the konnector
  * sets itself. `crossplane.io/claim-namespace` set by an app developer must not reach Crossplane.
  */
-export const RESERVED_PREFIXES = ['crossplane.io/', 'kubernetes.io/', 'k8s.io/', 'klutch.anynines.com/'] as const;
+const RESERVED_PREFIXES = ['crossplane.io/', 'kubernetes.io/', 'k8s.io/', 'klutch.anynines.com/'] as const;
 
 /** Whether a label or annotation key is under a reserved prefix (`crossplane.io/x`, `x.crossplane.io/y`, ...). */
 export function isReservedKey(key: string): boolean {
@@ -91,7 +90,7 @@ export function withoutReservedKeys(labels: Readonly<Record<string, string>> | u
  * What Klutch's Compositions name a claim's connection Secret (`writeConnectionSecretToRef`, in the claim's
  * namespace): `<claim>-creds`. The backend grants the konnector read access to it and the konnector copies it down.
  */
-export const CREDENTIALS_SUFFIX = '-creds';
+const CREDENTIALS_SUFFIX = '-creds';
 
 /** The claim a connection Secret named `<claim>-creds` belongs to; undefined for any other name. */
 export function claimOfCredentials(secretName: string): string | undefined {

@@ -81,7 +81,7 @@ const subresourcesSchema = s.object(
   { description: 'Subresources of this version.' },
 );
 
-export const exportVersionSchema = s.object(
+const exportVersionSchema = s.object(
   {
     additionalPrinterColumns: s.array(columnSchema, { description: 'Printer columns.', listType: 'map', listMapKeys: ['name'] }),
     deprecated: s.boolean({ description: 'Whether the version is deprecated.' }),

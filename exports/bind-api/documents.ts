@@ -14,7 +14,7 @@ export const BINDING_RESPONSE_KIND = 'BindingResponse';
 /** BindingProvider's apiVersion is the bare version: Klutch's CLI compares it to this string exactly. */
 export const BINDING_PROVIDER_API_VERSION = 'v1alpha1';
 /** What /export reports; Klutch's CLI refuses providers older than v0.3.0. */
-export const PROVIDER_VERSION = 'v0.4.0';
+const PROVIDER_VERSION = 'v0.4.0';
 
 export interface BindingProvider {
   kind: typeof BINDING_PROVIDER_KIND;

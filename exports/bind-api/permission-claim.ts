@@ -135,7 +135,7 @@ const adoptXorDonate = {
   message: 'donate and adopt are mutually exclusive',
 };
 
-export const permissionClaimSchema = s.object(claimProperties, {
+const permissionClaimSchema = s.object(claimProperties, {
   description: 'Objects of a resource the provider may access on the consumer cluster.',
   required: ['resource', 'version'],
   rules: [adoptXorDonate],

@@ -217,7 +217,7 @@ function applyRecipe(target: Obj, input: Input, composite: Obj, where: string, w
 }
 
 /** Bytes of a generated value: 256 bits, as much as any password a backend accepts needs. */
-export const GENERATED_BYTES = 32;
+const GENERATED_BYTES = 32;
 
 /**
  * Sets the recipe's generated values on `target`: the one the observed resource (`observedTarget`, the same object
@@ -277,7 +277,7 @@ const MAX_NAME = 253;
  * The name of a cluster-scoped wrapped resource: `<namespace>.<name>`, one per claim cluster-wide (a namespace is a
  * DNS label, so the first dot tells the two apart), and readable where the platform team lists them.
  */
-export function clusterScopedName(namespace: string, name: string, where: string): string {
+function clusterScopedName(namespace: string, name: string, where: string): string {
   const full = `${namespace}.${name}`;
   if (full.length > MAX_NAME)
     throw new ComposeError(

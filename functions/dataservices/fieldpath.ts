@@ -7,7 +7,7 @@
 export type Segment = { readonly field: string } | { readonly index: number };
 
 /** An error in a path or in the object it is applied to; the message names the path. */
-export class FieldPathError extends Error {
+class FieldPathError extends Error {
   constructor(
     readonly path: string,
     problem: string,
@@ -124,7 +124,7 @@ export function set(obj: Record<string, unknown>, path: string, value: unknown):
 }
 
 /** Writes segments back as a path (fields with dots in brackets). */
-export function describe(segs: readonly Segment[]): string {
+function describe(segs: readonly Segment[]): string {
   let out = '';
   for (const seg of segs) {
     if ('index' in seg) out += `[${seg.index}]`;

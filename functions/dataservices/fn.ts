@@ -115,7 +115,7 @@ function fallbackResponse(req: unknown): RunFunctionResponse {
 }
 
 /** The response for a request, starting from `to(req, TTL)` so earlier steps' desired state passes through. */
-export function startResponse(req: RunFunctionRequest): RunFunctionResponse {
+function startResponse(req: RunFunctionRequest): RunFunctionResponse {
   try {
     const rsp = to(req, TTL);
     if (!rsp.desired) rsp.desired = { composite: undefined, resources: {} };
@@ -127,7 +127,7 @@ export function startResponse(req: RunFunctionRequest): RunFunctionResponse {
 }
 
 /** Composes into `rsp`; any error is a Fatal result. */
-export const compose: ComposeFunction = (req, rsp) => {
+const compose: ComposeFunction = (req, rsp) => {
   try {
     return composeInto(req, rsp);
   } catch (e) {

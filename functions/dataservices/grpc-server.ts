@@ -42,7 +42,7 @@ export class GrpcError extends Error {
 export type UnaryHandler = (request: Uint8Array) => Promise<Uint8Array>;
 
 /** gRPC's default limit on a received message, which grpc-js and grpc-go apply too. */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** The prefix of every message: compressed flag (1 byte), length (4 bytes, big-endian). */
 const PREFIX = 5;
 

@@ -22,7 +22,7 @@ type Json = JSONSchemaProps & { 'x-kubernetes-validations'?: { rule: string; mes
  * ("undefined field 'value'"), so the API server would refuse the whole CRD. `inputSchema`'s
  * `has(self.from) != has(self.value)` on fields[] is one; the function still enforces it (validate-input.ts).
  */
-export function celCompatible(schema: Json): Json {
+function celCompatible(schema: Json): Json {
   const out: Json = { ...schema };
   if (schema.properties)
     out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, celCompatible(v as Json)]));
@@ -46,7 +46,7 @@ export function celCompatible(schema: Json): Json {
  * An input CRD: `inputs.dataservices.fn.klutch.anynines.com` (kind Input, from `inputSchema`), or with `selection`
  * `selections.…` (kind Selection, the v2 target's step input), v1beta1.
  */
-export function inputCrd(o: { selection?: boolean } = {}): Record<string, unknown> {
+function inputCrd(o: { selection?: boolean } = {}): Record<string, unknown> {
   const json = celCompatible((o.selection ? selectionSchema : inputSchema).toJSON() as Json);
   // A CRD's root schema also lists metadata (which may not be constrained beyond its type).
   const root = s.raw({ ...json, properties: { ...(json.properties ?? {}), metadata: { type: 'object' } } });

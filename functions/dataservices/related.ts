@@ -34,7 +34,7 @@ const namespaceOf = (o: Obj): string | undefined => {
 };
 
 /** The selector for the composite's related composites, and the namespace they must be of. */
-export function relatedSelector(r: RelatedList, composite: Obj, where: string): RelatedSelector {
+function relatedSelector(r: RelatedList, composite: Obj, where: string): RelatedSelector {
   const trusted = trustedComposite(composite, where);
   const own = namespaceOf(trusted);
   if (own) return { apiVersion: r.apiVersion, kind: r.kind, namespace: own, matchLabels: { labels: {} } };

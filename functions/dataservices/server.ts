@@ -27,8 +27,8 @@ import { addressFlag, flagHelp, HELP_FLAG, parseFlags, UsageError, VERSION_FLAG,
 import { VERSION } from '../../lib/version';
 import { serveProbes, type Probes } from '../../lib/probes';
 
-export const DEFAULT_ADDRESS = '0.0.0.0:9443';
-export const DEFAULT_METRICS_ADDRESS = '0.0.0.0:8080';
+const DEFAULT_ADDRESS = '0.0.0.0:9443';
+const DEFAULT_METRICS_ADDRESS = '0.0.0.0:8080';
 export const DEFAULT_TLS_CERTS_DIR = '/tls/server';
 
 export interface FunctionServerOptions {
@@ -124,7 +124,7 @@ export function serverCredentials(o: Pick<FunctionServerOptions, 'insecure' | 't
 }
 
 /** RunFunction's bytes through codec.ts and the runner; a request that does not decode ends the call INTERNAL. */
-export function runFunctionMethod(runner: FunctionRunner, logger: Logger): (request: Uint8Array) => Promise<Uint8Array> {
+function runFunctionMethod(runner: FunctionRunner, logger: Logger): (request: Uint8Array) => Promise<Uint8Array> {
   return async (bytes) => {
     let req: RunFunctionRequest;
     try {
@@ -142,7 +142,7 @@ export interface FunctionMetrics {
 }
 
 /** Wraps a handler with a run counter (by result) and a duration histogram. */
-export function instrument(handler: FunctionHandler, registry = new Registry()): FunctionMetrics {
+function instrument(handler: FunctionHandler, registry = new Registry()): FunctionMetrics {
   const runs = new Counter({
     name: 'klutch_function_run_function_total',
     help: 'RunFunction calls by outcome.',

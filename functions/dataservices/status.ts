@@ -26,7 +26,7 @@ export interface StatusOutcome {
   readonly condition?: { readonly status: 'True' | 'False'; readonly reason: string; readonly message?: string };
 }
 
-export function conditionsOf(observed: unknown): ObservedCondition[] {
+function conditionsOf(observed: unknown): ObservedCondition[] {
   const c = get(observed, 'status.conditions');
   if (!Array.isArray(c)) return [];
   return c.filter(

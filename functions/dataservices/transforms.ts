@@ -1,7 +1,7 @@
 /** The recipe's transforms (recipe/recipe.ts `Transform`), applied in order to a value read from the composite. */
 import type { Transform } from '../../recipe';
 
-export class TransformError extends Error {
+class TransformError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'TransformError';
@@ -14,7 +14,7 @@ function show(v: unknown): string {
 }
 
 /** Applies one transform; throws TransformError naming the transform and the value it cannot handle. */
-export function applyTransform(value: unknown, t: Transform): unknown {
+function applyTransform(value: unknown, t: Transform): unknown {
   switch (t.type) {
     case 'trimPrefix':
       if (typeof value !== 'string') throw new TransformError(`trimPrefix "${t.prefix}" needs a string, got ${show(value)}`);

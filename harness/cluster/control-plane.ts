@@ -137,7 +137,7 @@ export interface Etcd {
 }
 
 /** Starts etcd (its data under `<runDir>/etcd-data`, thrown away at the end); resolves when `/health` says true. */
-export async function startEtcd(binary: string, runDir: string, track: Track = () => {}, tuning?: Tuning): Promise<Etcd> {
+async function startEtcd(binary: string, runDir: string, track: Track = () => {}, tuning?: Tuning): Promise<Etcd> {
   const [client, peer] = await freePorts(2);
   const url = `http://127.0.0.1:${client}`;
   const proc = launchKube(binary, 'etcd', 'etcd', runDir, tuning, [
@@ -173,7 +173,7 @@ export interface ClusterCredentials {
  * Writes a cluster's credentials: its own service-account key pair (so a token of one cluster is worthless on
  * another) and a static token per identity, the admin in `system:masters`.
  */
-export function clusterCredentials(runDir: string, name: string, port: number, identities: readonly TokenUser[]): ClusterCredentials {
+function clusterCredentials(runDir: string, name: string, port: number, identities: readonly TokenUser[]): ClusterCredentials {
   const dir = join(runDir, name);
   const pki = join(dir, 'pki');
   mkdirSync(pki, { recursive: true });
@@ -199,7 +199,7 @@ export function clusterCredentials(runDir: string, name: string, port: number, i
  * Starts a cluster's kube-apiserver (envtest's flag set, with RBAC) and resolves when `/readyz` answers 200. On the
  * first start it writes the admin and identity kubeconfigs; a restart reuses the serving certificate in `pki`.
  */
-export async function startApiServer(
+async function startApiServer(
   binary: string,
   etcd: Etcd,
   c: ClusterCredentials,
@@ -271,7 +271,7 @@ export async function startApiServer(
  * Starts a cluster's kube-controller-manager with the controllers tests rely on; resolves when the `default`
  * ServiceAccount exists in `default` (only the serviceaccount controller makes it, so the controllers are up).
  */
-export async function startControllerManager(
+async function startControllerManager(
   binary: string,
   c: ClusterCredentials,
   info: ClusterInfo,

@@ -177,7 +177,7 @@ export async function applyAt(kube: Kube, path: string, body: unknown, fieldMana
 }
 
 /** The field manager of the harness's setup steps (Crossplane, its packages, the stand-ins' CRDs). */
-export const SETUP_FIELD_MANAGER = 'klutch-kit-crossplane-setup';
+const SETUP_FIELD_MANAGER = 'klutch-kit-crossplane-setup';
 /** How long a CRD may take to be Established and served. */
 const CRD_WAIT_MS = 120_000;
 

@@ -20,7 +20,7 @@ export const ROOT = (() => {
       throw new Error(`cannot find the repository root (scripts/bundle.mjs) above ${fileURLToPath(import.meta.url)}`);
   }
 })();
-export const CATALOG_DIR = join(ROOT, 'apis', 'catalog');
+const CATALOG_DIR = join(ROOT, 'apis', 'catalog');
 
 /** Every module of apis/catalog/, in file order. */
 export async function loadCatalog(dir = CATALOG_DIR): Promise<Api[]> {

@@ -166,7 +166,7 @@ export async function crossplanePki(dir: string): Promise<CrossplanePki> {
  * Crossplane's CRDs from the Go module, creates its namespace and the package Lock. Webhook configurations come later
  * (`registerWebhooks`), once the webhook server answers: they fail closed.
  */
-export async function initCore(kube: Kube, source: string): Promise<void> {
+async function initCore(kube: Kube, source: string): Promise<void> {
   const crds = yamlDir(join(source, 'cluster', 'crds'));
   await Promise.all(crds.map((crd) => apply(kube, crd)));
   await Promise.all([
@@ -177,7 +177,7 @@ export async function initCore(kube: Kube, source: string): Promise<void> {
 }
 
 /** Crossplane's webhook configurations from the module, pointing at `https://127.0.0.1:<port>` instead of a Service. */
-export async function registerWebhooks(kube: Kube, source: string, port: number, ca: string): Promise<void> {
+async function registerWebhooks(kube: Kube, source: string, port: number, ca: string): Promise<void> {
   for (const conf of yamlDir(join(source, 'cluster', 'webhookconfigurations'))) {
     // core init renames kubebuilder's generated name; the no-usages configuration keeps its own.
     if (conf.metadata.name === 'validating-webhook-configuration') conf.metadata.name = 'crossplane';
@@ -339,7 +339,7 @@ export async function configureProviderKubernetes(kube: Kube, cluster: ClusterIn
  * external runtime would, the active FunctionRevision's `status.endpoint` set to the running function. Resolves
  * when the Function is Healthy and the endpoint is in place.
  */
-export async function installFunction(
+async function installFunction(
   kube: Kube,
   o: {
     cacheDir: string;
@@ -428,7 +428,7 @@ async function externalRuntimeV2(kube: Kube, path: string, endpoint: string, tls
  * provider-anynines and provider-kubernetes from a registry; here provider-kubernetes runs out of cluster and
  * provider-anynines not at all). Resolves when it is Healthy and every XRD is Established and Offered.
  */
-export async function installConfiguration(
+async function installConfiguration(
   kube: Kube,
   o: { cacheDir: string; files: ReadonlyMap<string, string>; crossplane: Proc; version?: CrossplaneLine; wait?: boolean },
 ): Promise<void> {
@@ -630,7 +630,7 @@ function guarded(bin: string, role: string, cluster: ClusterInfo, dir: string, a
  * time waited, at most 1 s; the eleven XRD waits of a Configuration asked 55 times a second). Fails when `proc` exits
  * first or after `timeoutMs`; the error names what was awaited, the process, its log file and the log's tail.
  */
-export async function until<T>(proc: Proc, what: string, check: () => Promise<T | undefined>, timeoutMs = WAIT_MS): Promise<T> {
+async function until<T>(proc: Proc, what: string, check: () => Promise<T | undefined>, timeoutMs = WAIT_MS): Promise<T> {
   const started = Date.now();
   const deadline = started + timeoutMs;
   let last: unknown;
@@ -672,7 +672,7 @@ async function healthy(kube: Kube, path: string, what: string, crossplane: Proc)
  * What `npm run synth -- --out <dir>` writes, as path → content: the packages a user builds and installs. (A bundled
  * bench cannot import the catalog's .ts files itself; the synth script can.)
  */
-export function synthOutput(dir: string, args: readonly string[] = []): Map<string, string> {
+function synthOutput(dir: string, args: readonly string[] = []): Map<string, string> {
   const r = runSynth(['--out', dir, '--quiet', ...args]);
   if (r.status !== 0) throw new Error(`npm run synth -- --out ${dir} ${args.join(' ')} failed (${r.status}):\n${r.stderr || r.stdout}`);
   return readOutput(dir);
@@ -723,7 +723,7 @@ function yamlDir(dir: string): Obj[] {
  * - v2 first resolves a tag to a digest with a HEAD to the registry, even with `Never` (internal/xpkg/client.go), so
  *   the reference is `<source>@sha256:<digest of the stream>`, and the cache key is `FriendlyID(source, digest)`.
  */
-export function storePackage(cacheDir: string, ref: string, documents: readonly string[], version: CrossplaneLine = 'v1'): string {
+function storePackage(cacheDir: string, ref: string, documents: readonly string[], version: CrossplaneLine = 'v1'): string {
   const content = gzipSync(documents.map((d) => (d.startsWith('---') ? d : `---\n${d}`)).join('\n'));
   let path: string;
   if (version === 'v2') {
@@ -741,7 +741,7 @@ export function storePackage(cacheDir: string, ref: string, documents: readonly 
 }
 
 /** Crossplane v2's `xpkg.FriendlyID(name, hash)`: the package's cache key (internal/xpkg/name.go). */
-export function friendlyId(name: string, hash: string): string {
+function friendlyId(name: string, hash: string): string {
   const s = `${name.slice(0, 50)}-${hash.slice(0, 12)}`;
   let cut = '';
   for (let i = 0; i < s.length; i++) {

@@ -143,7 +143,7 @@ export function requestOf(
  * A valid value for a schema, different from its default where it can be: the first enum value (or the last, when
  * `alt`), the minimum of a number, every property of an object, one item of an array.
  */
-export function sampleFor(schema: JSONSchemaProps, name = 'x', alt = false): unknown {
+function sampleFor(schema: JSONSchemaProps, name = 'x', alt = false): unknown {
   const sch = schema as JSONSchemaProps & Obj;
   const en = sch.enum as unknown[] | undefined;
   if (en?.length) return alt ? en[en.length - 1] : en[0];

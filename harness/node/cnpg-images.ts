@@ -38,7 +38,7 @@ import { CNPG_VERSION, ensureCnpgManager } from '../tools/cloudnative-pg';
 import { ensureArchive } from './images';
 import { keyedArchive } from './platform-images';
 
-export const CNPG_OPERATOR_IMAGE = `ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION.slice(1)}`;
+const CNPG_OPERATOR_IMAGE = `ghcr.io/cloudnative-pg/cloudnative-pg:${CNPG_VERSION.slice(1)}`;
 /** The image the catalog's cnpg offering names for PostgreSQL 15 (apis/catalog/postgresql.ts). */
 export const CNPG_POSTGRESQL_IMAGE = 'ghcr.io/cloudnative-pg/postgresql:15-bookworm';
 /** Where Debian puts PostgreSQL 15's programs; on the image's PATH. */

@@ -14,12 +14,12 @@ import { eventually, getObject, type Kube, type WireObject } from '../cluster/ku
 import { repoRoot } from '../root';
 
 export const CNPG_NAMESPACE = 'cnpg-system';
-export const CNPG_DEPLOYMENT = 'cnpg-controller-manager';
+const CNPG_DEPLOYMENT = 'cnpg-controller-manager';
 /** The StorageClass of the harness's volumes, the cluster's default. */
-export const LOCAL_STORAGE_CLASS = 'klutch-kit-local';
+const LOCAL_STORAGE_CLASS = 'klutch-kit-local';
 
 /** The operator's objects: the module's CRDs, then the release manifest (imagePullPolicy IfNotPresent). */
-export function cnpgManifests(): WireObject[] {
+function cnpgManifests(): WireObject[] {
   const bases = join(cnpgSource(), 'config', 'crd', 'bases');
   const crds = readdirSync(bases)
     .filter((f) => f.endsWith('.yaml'))

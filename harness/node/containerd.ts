@@ -18,7 +18,7 @@ export interface Containerd {
 }
 
 /** containerd's config: `containerd config default` changed only where the node needs it (docs/decisions/pod-node.md). */
-export function containerdConfig(dir: string, cniConfDir: string): string {
+function containerdConfig(dir: string, cniConfDir: string): string {
   return `version = 2
 root = "${join(dir, 'root')}"
 state = "${join(dir, 'state')}"
@@ -94,7 +94,7 @@ export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
 export const ctrArgs = (socket: string, args: readonly string[]): string[] => ['--address', socket, '--namespace', 'k8s.io', ...args];
 
 /** Runs `ctr` against the node's containerd (ctrArgs). */
-export function ctr(socket: string, args: readonly string[]): { code: number; output: string } {
+function ctr(socket: string, args: readonly string[]): { code: number; output: string } {
   const r = spawnSync(program('ctr'), ctrArgs(socket, args), { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status ?? -1, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }

@@ -22,7 +22,7 @@ export interface DnsOptions {
   readonly holderPid: number;
 }
 
-export function corefile(o: DnsOptions): string {
+function corefile(o: DnsOptions): string {
   return `.:53 {
     errors
     ready 127.0.0.1:8181

@@ -26,7 +26,7 @@ export interface KubeletOptions {
   readonly clientCa?: string;
 }
 
-export function kubeletConfig(o: KubeletOptions): Record<string, unknown> {
+function kubeletConfig(o: KubeletOptions): Record<string, unknown> {
   return {
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',

@@ -338,7 +338,7 @@ echo "cleaned up by the reaper" > ${run}/finished
 }
 
 /** Cleans up runs whose owner died without cleaning (the reaper killed too), keeping the logs of the newest few. */
-export function pruneNodeRuns(): void {
+function pruneNodeRuns(): void {
   if (!existsSync(RUNS)) return;
   const runs: { dir: string; mtime: number }[] = [];
   for (const n of readdirSync(RUNS)) {

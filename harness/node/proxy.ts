@@ -19,7 +19,7 @@ export interface ProxyOptions {
   readonly holderPid: number;
 }
 
-export function proxyConfig(o: ProxyOptions): Record<string, unknown> {
+function proxyConfig(o: ProxyOptions): Record<string, unknown> {
   return {
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',

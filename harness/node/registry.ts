@@ -16,7 +16,7 @@ import { type Proc, waitReady } from '../cluster/processes';
 import type { Node } from './node';
 
 /** The registry's port on the node's address. */
-export const REGISTRY_PORT = 5000;
+const REGISTRY_PORT = 5000;
 
 export interface Registry {
   /** `<node ip>:5000`: how Pods, containerd and Crossplane name the registry. */

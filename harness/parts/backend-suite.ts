@@ -31,7 +31,7 @@ import {
   type OidcTestUser,
 } from '../login/oidc';
 
-export const FAULTS: readonly IdTokenFault[] = ['signature', 'issuer', 'audience', 'expired', 'nonce'];
+const FAULTS: readonly IdTokenFault[] = ['signature', 'issuer', 'audience', 'expired', 'nonce'];
 export const PG = { resource: 'postgresqlinstances', group: 'anynines.com' } as const;
 /** ServiceBinding's template claims the provider's Secrets and ConfigMaps. */
 export const SB = { resource: 'servicebindings', group: 'anynines.com' } as const;

@@ -25,7 +25,7 @@ import { podFailure } from './pods';
 import { sleep } from '../../lib/abort';
 
 /** The public registries our packages and their dependencies are named in; ImageConfigs rewrite them to the mirror. */
-export const PUBLIC_REGISTRIES = ['xpkg.crossplane.io/', 'xpkg.upbound.io/'] as const;
+const PUBLIC_REGISTRIES = ['xpkg.crossplane.io/', 'xpkg.upbound.io/'] as const;
 export const PROVIDER_KUBERNETES_REPOSITORY = 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes';
 /**
  * The package objects of the Configuration's `dependsOn`, named after the repository path as the dependency resolver

@@ -26,7 +26,7 @@ import { ensureVersitygw, VERSITYGW_VERSION } from '../tools/versitygw';
 import { podFailure } from './pods';
 
 /** Upstream's image name (Docker Hub), made locally: the binary where upstream's Dockerfile puts it. */
-export const OBJECT_STORE_IMAGE = `docker.io/versity/versitygw:${VERSITYGW_VERSION}`;
+const OBJECT_STORE_IMAGE = `docker.io/versity/versitygw:${VERSITYGW_VERSION}`;
 export const OBJECT_STORE_NAMESPACE = 'klutch-object-store';
 /** The gateway's Deployment, Service and the name its certificate is issued for. */
 const NAME = 'versitygw';
@@ -34,12 +34,12 @@ const PORT = 7070;
 /** distroless' `nonroot`: the gateway needs no privilege, and its volume is made owned by it. */
 const UID = 65532;
 /** S3's default region, which the gateway signs with unless told otherwise. */
-export const OBJECT_STORE_REGION = 'us-east-1';
+const OBJECT_STORE_REGION = 'us-east-1';
 /** Bump when what goes into the image changes. */
 const LAYOUT = 1;
 
 /** The gateway's image as an OCI archive in the cache, keyed by the binary; progress to `log`. */
-export async function ensureObjectStoreImage(log: (line: string) => void): Promise<string> {
+async function ensureObjectStoreImage(log: (line: string) => void): Promise<string> {
   await ensurePrograms(IMAGE_PROGRAMS, log);
   const binary = await ensureVersitygw(log);
   const key = createHash('sha256')

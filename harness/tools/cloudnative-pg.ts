@@ -8,12 +8,12 @@ import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperHash, wrapperModule } from './go';
 
 export const CNPG_VERSION = 'v1.30.0';
-export const CNPG_MODULE = 'github.com/cloudnative-pg/cloudnative-pg';
+const CNPG_MODULE = 'github.com/cloudnative-pg/cloudnative-pg';
 
 const moduleDir = wrapperModule('harness/tools/cloudnative-pg');
 
 /** Path the binary has (or will have) in the cache: keyed by the release and the wrapper module's hash. */
-export function cnpgManagerBinaryPath(): string {
+function cnpgManagerBinaryPath(): string {
   return join(cacheRoot(), `cloudnative-pg-${CNPG_VERSION}-${wrapperHash(moduleDir)}`, 'manager');
 }
 

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { cacheRoot } from './cache';
 import { goBuild, wrapperHash, wrapperModule } from './go';
 
-export const COREDNS_VERSION = 'v1.12.4';
+const COREDNS_VERSION = 'v1.12.4';
 
 const moduleDir = wrapperModule('harness/tools/coredns');
 
 /** Path the binary has (or will have) in the cache: keyed by the release and the wrapper module's hash. */
-export function corednsBinaryPath(): string {
+function corednsBinaryPath(): string {
   return join(cacheRoot(), `coredns-${COREDNS_VERSION}-${wrapperHash(moduleDir)}`, 'coredns');
 }
 

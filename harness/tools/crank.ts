@@ -19,14 +19,14 @@ export type CrankLine = CrossplaneLine;
 const LINES = CROSSPLANE_LINES;
 
 /** The crank version of a line. */
-export const crankVersion = (line: CrankLine = 'v1'): string => LINES[line].crankVersion;
+const crankVersion = (line: CrankLine = 'v1'): string => LINES[line].crankVersion;
 /** The v1 crank version (the line most suites use). */
 export const CRANK_VERSION = crankVersion('v1');
 /** The image `crank beta validate` adds to its dependencies; we seed its cache so it never downloads it. */
-export const crossplaneImage = (line: CrankLine = 'v1'): string => `xpkg.crossplane.io/crossplane/crossplane:${crankVersion(line)}`;
+const crossplaneImage = (line: CrankLine = 'v1'): string => `xpkg.crossplane.io/crossplane/crossplane:${crankVersion(line)}`;
 
 /** The Go module source of a line's Crossplane (its CRDs under cluster/crds), downloaded if needed. */
-export function crankSource(line: CrankLine = 'v1'): string {
+function crankSource(line: CrankLine = 'v1'): string {
   const l = LINES[line];
   return goModuleSource(wrapperModule(l.crankWrapper), l.module, l.crankVersion);
 }

@@ -56,7 +56,7 @@ export function crossplaneSource(line: CrossplaneLine = 'v1'): string {
 }
 
 /** Fails when `bin args` does not print `version`: a binary without its stamp misbehaves in ways far from the cause. */
-export function checkVersion(bin: string, args: readonly string[], version: string): void {
+function checkVersion(bin: string, args: readonly string[], version: string): void {
   const r = spawnSync(bin, [...args], { encoding: 'utf8', timeout: 30_000 });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim();
   if (r.status !== 0 || !out.includes(version)) {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { goModuleSource, wrapperModule } from './go';
 
-export const GATEWAY_API_VERSION = 'v1.6.3';
+const GATEWAY_API_VERSION = 'v1.6.3';
 
 /** The standard-channel CRDs of `kinds` (their plural file names: `httproutes`, `backendtlspolicies`). */
 export function gatewayApiCrds(kinds: readonly string[]): Record<string, unknown>[] {

@@ -8,7 +8,7 @@ import { cacheRoot } from './cache';
 import { goBuild, wrapperHash, wrapperModule } from './go';
 
 /** Pinned exactly (the proxy serves v3.19.x-v3.22.0); v3.19 is built on the same Kubernetes 0.34 libraries as harness/tools/kube. */
-export const HELM_VERSION = 'v3.19.0';
+const HELM_VERSION = 'v3.19.0';
 const moduleDir = wrapperModule('harness/tools/helm');
 
 /** Path of helm, building it first if needed (a cold build takes minutes and prints progress). */

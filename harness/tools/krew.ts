@@ -8,7 +8,7 @@ import { cacheRoot } from './cache';
 import { goBuild, wrapperHash, wrapperModule } from './go';
 
 /** v0.4.3: the newest the module proxy serves (v0.4.5 is refused). */
-export const KREW_VERSION = 'v0.4.3';
+const KREW_VERSION = 'v0.4.3';
 const moduleDir = wrapperModule('harness/tools/krew');
 
 /** Paths of `krew` and `validate-krew-manifest`, building them first if needed. */

@@ -14,7 +14,7 @@ import { cacheRoot } from './cache';
 import { goBuild, wrapperModule } from './go';
 
 export const KUBE_VERSION = 'v1.34.1';
-export const ETCD_VERSION = 'v3.6.4';
+const ETCD_VERSION = 'v3.6.4';
 
 const moduleDir = wrapperModule('harness/tools/kube');
 

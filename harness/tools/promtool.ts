@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { cacheRoot } from './cache';
 import { goBuild, wrapperHash, wrapperModule } from './go';
 
-export const PROMTOOL_VERSION = 'v0.316.0';
+const PROMTOOL_VERSION = 'v0.316.0';
 const moduleDir = wrapperModule('harness/tools/promtool');
 /**
  * Prometheus's own tag for leaving out every service-discovery plugin (plugins/*.go): `check rules` reads no scrape

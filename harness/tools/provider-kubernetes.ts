@@ -13,12 +13,12 @@ import { cacheRoot } from './cache';
 import { goBuild, goModuleSource, wrapperHash, wrapperModule } from './go';
 
 export const PROVIDER_KUBERNETES_VERSION = 'v1.3.1';
-export const PROVIDER_KUBERNETES_MODULE = 'github.com/crossplane-contrib/provider-kubernetes';
+const PROVIDER_KUBERNETES_MODULE = 'github.com/crossplane-contrib/provider-kubernetes';
 
 const moduleDir = wrapperModule('harness/tools/provider-kubernetes');
 
 /** Path the binary has (or will have) in the cache: keyed by the release and the wrapper module's hash. */
-export function providerKubernetesBinaryPath(): string {
+function providerKubernetesBinaryPath(): string {
   return join(cacheRoot(), `provider-kubernetes-${PROVIDER_KUBERNETES_VERSION}-${wrapperHash(moduleDir)}`, 'provider-kubernetes');
 }
 

@@ -7,7 +7,7 @@
 import { boundApiChecks, type AccessCheck } from '../../lib/app-cluster-access';
 import type { ResourceRef } from '../kube/objects';
 
-export { missingAccess, type AccessCheck } from '../../lib/app-cluster-access';
+export { type AccessCheck } from '../../lib/app-cluster-access';
 
 /** The checks for a bound resource, its CRD and the resources its accepted claims copy. */
 export function accessNeeded(r: ResourceRef, claimed: readonly string[]): AccessCheck[] {

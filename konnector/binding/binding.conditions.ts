@@ -10,7 +10,7 @@ import { APP_CLUSTER_ROLE } from '../../lib/app-cluster-access';
 /** Whether the provider's kubeconfig was copied at the last heartbeat, or refused (not in the bind API's list: ours). */
 export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
 /** Shown while a deleted binding waits for its objects (not in the bind API's list: ours). */
-export const DELETING = 'Deleting';
+const DELETING = 'Deleting';
 
 /** Conditions a step after `types` cannot decide yet. */
 export const waitingFor = (why: string, ...types: string[]): ConditionInput[] =>

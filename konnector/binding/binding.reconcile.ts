@@ -12,9 +12,9 @@ import type { BindingDeps, Outcome } from './binding.deps';
 import { removeBinding } from './removal';
 
 /** How often a healthy binding's status is refreshed (heartbeat, informers). */
-export const REFRESH_MS = 60_000;
+const REFRESH_MS = 60_000;
 /** How soon a binding that is not Ready is looked at again, unless a step says otherwise. */
-export const RETRY_MS = 10_000;
+const RETRY_MS = 10_000;
 
 export async function reconcileBinding(d: BindingDeps, ref: ObjectRef, ctx: Pick<ReconcileContext, 'log'>): Promise<ReconcileResult> {
   const key = refKey(ref);

@@ -22,7 +22,7 @@ export interface CrdStep {
 }
 
 /** The version the konnector syncs: the served storage version, else the first served one. */
-export const servedVersion = (exp: APIServiceExport) =>
+const servedVersion = (exp: APIServiceExport) =>
   exp.spec.versions.find((v) => v.served && v.storage) ?? exp.spec.versions.find((v) => v.served);
 
 /** The resource an export describes, in the version the konnector syncs. */

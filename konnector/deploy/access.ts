@@ -44,7 +44,7 @@ export interface KonnectorApiAccessProps {
 
 const endpoint = (r: IApiResource): IApiEndpoint => ({ asApiResource: () => r, asNonApiResource: () => undefined });
 /** The label the konnector puts on every copy it makes (claims.reconcile.ts `copyOf`). */
-export const COPY_MARK = Annotations.resourceOwner;
+const COPY_MARK = Annotations.resourceOwner;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export class KonnectorApiAccess extends Construct {
@@ -90,7 +90,7 @@ export class KonnectorApiAccess extends Construct {
 }
 
 /** The field an app developer sets to keep an instance from being deleted, and clears to delete it. */
-export const DELETION_PROTECTION_FIELD = 'spec.deletionProtection';
+const DELETION_PROTECTION_FIELD = 'spec.deletionProtection';
 
 /**
  * The policy `name`: a DELETE of the bound resource whose object has `spec.deletionProtection: true` is refused for
@@ -123,9 +123,9 @@ export function deletionProtection(
  * may be: copies keep the provider's type (Opaque, Crossplane's connection.crossplane.io/v1alpha1, kubernetes.io/tls,
  * kubernetes.io/basic-auth, ...), which is data until a Pod uses it.
  */
-export const CREDENTIAL_SECRET_TYPES = ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'] as const;
+const CREDENTIAL_SECRET_TYPES = ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'] as const;
 /** The annotations that name the ServiceAccount a token Secret is for. */
-export const SERVICE_ACCOUNT_ANNOTATIONS = ['kubernetes.io/service-account.name', 'kubernetes.io/service-account.uid'] as const;
+const SERVICE_ACCOUNT_ANNOTATIONS = ['kubernetes.io/service-account.name', 'kubernetes.io/service-account.uid'] as const;
 /** A verb no role names: only `*` grants it (cluster-admin, system:masters), whose holders the policy leaves alone. */
 const UNRESTRICTED_VERB = 'unrestricted';
 

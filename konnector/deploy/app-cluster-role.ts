@@ -30,7 +30,6 @@ export interface AppClusterRoleProps {
   readonly createNamespace?: boolean;
 }
 
-export { APP_CLUSTER_ROLE };
 const endpoint = (r: IApiResource): IApiEndpoint => ({ asApiResource: () => r, asNonApiResource: () => undefined });
 
 export class AppClusterRole extends Construct {

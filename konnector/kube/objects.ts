@@ -45,9 +45,6 @@ export interface ResourceRef {
 
 export const apiVersionOf = (r: Pick<ResourceRef, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);
 
-/** `<resource>.<group>`, or the bare resource for the core group: how RBAC and CRDs name it. */
-export const groupResource = (r: Pick<ResourceRef, 'group' | 'resource'>): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
-
 /** `namespace/name`, or `name` for cluster-scoped objects: the queue key of an object. */
 export function keyOf(o: { metadata?: { namespace?: string; name?: string } }): string {
   return o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata?.name ?? '');

@@ -26,7 +26,7 @@ export interface Connection {
 export type ConnectionSource = ProviderKubeconfig;
 
 /** The identity of a provider connection: credentials are not part of it, so they can rotate. */
-export const connectionKey = (s: Pick<ConnectionSource, 'server' | 'namespace'>): string => `${s.server}#${s.namespace}`;
+const connectionKey = (s: Pick<ConnectionSource, 'server' | 'namespace'>): string => `${s.server}#${s.namespace}`;
 
 export class Connections<C extends Connection> {
   private readonly byKey = new Map<string, { conn: C; kubeconfig: string; users: Set<string> }>();

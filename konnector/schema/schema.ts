@@ -7,7 +7,7 @@ import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { APIServiceBinding, APIServiceExport } from '../../exports/bind-api';
 import { controllerOf, jsonSubset, ownerReference, type Obj } from '../kube/objects';
 
-export const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
+const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
 
 /**
  * Why the export cannot be applied under the binding's name, if it cannot: names come from the binding, never from a

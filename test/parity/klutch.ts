@@ -9,7 +9,7 @@ import type { JSONSchemaProps } from '../../lib/schema';
 import { parseYaml, ROOT } from '../../harness/crossplane/catalog';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
 
-export const KLUTCH_DIR = join(ROOT, 'schemas', 'klutch-crossplane-api');
+const KLUTCH_DIR = join(ROOT, 'schemas', 'klutch-crossplane-api');
 
 type Obj = Record<string, unknown>;
 

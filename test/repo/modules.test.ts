@@ -1,10 +1,14 @@
 /**
- * Two guards beside the folder rule (imports.test.ts), over every shipped source file:
+ * Three guards beside the folder rule (imports.test.ts), over every shipped source file:
  * - no import cycle between files: a module that imports, at run time, one that imports it back sees the other's
  *   exports undefined while they load (`import type` is erased and forms no cycle);
  * - no exported name declared by two modules: an editor's auto-import then picks one of two `installCrds` or two
- *   `Clients` at random, and a copy hides behind a name that looks like the one everybody uses.
+ *   `Clients` at random, and a copy hides behind a name that looks like the one everybody uses;
+ * - no export that no file imports, and no file nothing reaches (knip, whose entry points are knip.json's: the
+ *   programs, the catalog's public API in apis/index.ts, the benches and what is loaded by path): a dead export is
+ *   read as an interface someone relies on, and keeps code alive that nothing runs.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -72,6 +76,17 @@ function readModule(file: string): Module {
   return { imports, exported };
 }
 
+/** What knip reports of the tree at `root` (its knip.json): unused files, exports and exported types; '' for none. */
+export function unusedExports(root: string): string {
+  const knip = join(ROOT, 'node_modules', 'knip', 'bin', 'knip.js');
+  const r = spawnSync(process.execPath, [knip, '--include', 'files,exports,types', '--no-progress', '--reporter', 'compact'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0 && r.status !== 1) throw new Error(`knip ended with ${r.status}: ${r.stderr}`);
+  return `${r.stdout}${r.stderr}`.trim();
+}
+
 function modules(root: string): Map<string, Module> {
   return new Map(shippedSources(root).map((f) => [f, readModule(f)]));
 }
@@ -133,6 +148,32 @@ describe('modules', () => {
 
   it('declare each exported name once: two modules do not export one name', () => {
     expect(sharedExports(ROOT)).toEqual([]);
+  });
+
+  it('export nothing that no file imports, and keep no file that nothing reaches (knip)', () => {
+    expect(unusedExports(ROOT), 'remove the export (or the code), or name a new entry point in knip.json').toBe('');
+  });
+
+  it("an export no file imports and a file nothing reaches fail the knip guard; an entry point's exports do not", () => {
+    const root = mkdtempSync(join(tmpdir(), 'klutch-kit-knip-'));
+    try {
+      const write = (path: string, text: string) => {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), text);
+      };
+      write('package.json', JSON.stringify({ name: 'knip-guard', private: true, type: 'module' }));
+      write('knip.json', JSON.stringify({ entry: ['main.ts'], project: ['**/*.ts'] }));
+      write('main.ts', "import { used } from './lib/a';\nexport const fromEntry = used;\n");
+      write('lib/a.ts', 'export const used = 1;\nexport const dead = 2;\n');
+      write('lib/orphan.ts', 'export const nobody = 3;\n');
+      const report = unusedExports(root);
+      expect(report).toContain('lib/orphan.ts');
+      expect(report).toMatch(/lib\/a\.ts: dead/);
+      expect(report).not.toMatch(/\bused\b/);
+      expect(report).not.toContain('fromEntry');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('a cycle and a name declared twice fail the guards; type-only imports, re-exports and main do not', () => {

@@ -5,7 +5,7 @@ import { expect, it } from 'vitest';
 import { repoRoot } from '../../harness/root';
 
 /** The flag names in the sections of flags.txt whose heading starts with `sectionPrefix` (a source path). */
-export function klutchFlags(sectionPrefix: string): string[] {
+function klutchFlags(sectionPrefix: string): string[] {
   const text = readFileSync(join(repoRoot(), 'test', 'fixtures', 'klutch-bind-deploy', 'flags.txt'), 'utf8');
   let inSection = false;
   const names: string[] = [];

@@ -34,7 +34,7 @@ export interface Source {
   readonly ip: string;
 }
 
-export function selects(s: V1LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
+function selects(s: V1LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
   if (!s) return true;
   const eq = Object.entries(s.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
   return (

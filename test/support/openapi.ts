@@ -20,7 +20,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { JSONSchemaProps } from '../../lib/schema';
-import { claimCrd, compositeCrd, type XrdObject } from '../../lib/xcrd';
+import { claimCrd, type XrdObject } from '../../lib/xcrd';
 import { KUBERNETES_FORMATS, toJsonSchema } from '../../lib/json-schema';
 
 export interface ValidationResult {
@@ -84,11 +84,6 @@ export function schemaValidator(schema: JSONSchemaProps, opts: SchemaValidatorOp
 /** The validator of the claim CRD Crossplane derives from the XRD (see xcrd.ts). */
 export function claimValidator(xrd: XrdObject | Record<string, unknown>, version?: string): Validator {
   return validatorFor(claimCrd(xrd), version);
-}
-
-/** The validator of the composite CRD Crossplane derives from the XRD (see xcrd.ts). */
-export function compositeValidator(xrd: XrdObject | Record<string, unknown>, version?: string): Validator {
-  return validatorFor(compositeCrd(xrd), version);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

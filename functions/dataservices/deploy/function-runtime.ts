@@ -9,14 +9,14 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 
 /** The distroless image's `nonroot` user and group (the Dockerfile's USER, synth/deployables.ts IMAGE_USER). */
-export const FUNCTION_USER = 65532;
+const FUNCTION_USER = 65532;
 /** Crossplane's name for the function's container in the runtime Deployment. */
 export const RUNTIME_CONTAINER = 'package-runtime';
 /** The ports Crossplane gives a function's container (internal/controller/pkg/runtime: GRPCPort, MetricsPortNumber). */
 export const FUNCTION_GRPC_PORT = 9443;
 export const FUNCTION_METRICS_PORT = 8080;
 /** The labels of Crossplane core's Pods in its Helm chart (`app: {{ crossplane.name }}`): the function's only caller. */
-export const CROSSPLANE_CORE_PODS: Readonly<Record<string, string>> = { app: 'crossplane' };
+const CROSSPLANE_CORE_PODS: Readonly<Record<string, string>> = { app: 'crossplane' };
 
 interface SeccompProfile {
   readonly type: 'RuntimeDefault' | 'Localhost';

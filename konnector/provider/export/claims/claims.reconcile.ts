@@ -80,8 +80,7 @@ export function claimOwner(
   return claim === undefined ? undefined : { name: claim };
 }
 
-export const selects = (names: readonly string[], name: string): boolean =>
-  names.length === 0 || names.includes('*') || names.includes(name);
+const selects = (names: readonly string[], name: string): boolean => names.length === 0 || names.includes('*') || names.includes(name);
 
 /**
  * The copy of `source` in `namespace`, owned by `owner`. Labels and annotations under a reserved prefix stay behind

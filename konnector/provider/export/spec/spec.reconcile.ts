@@ -42,7 +42,7 @@ export interface SpecDeps {
 }
 
 /** A safety net for waits whose end normally arrives as an event. */
-export const WAIT_MS = 30_000;
+const WAIT_MS = 30_000;
 
 export async function reconcileSpec(deps: SpecDeps, namespace: string, name: string): Promise<ReconcileResult> {
   let consumer = deps.getConsumer(namespace, name);
