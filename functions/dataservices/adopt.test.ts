@@ -6,7 +6,7 @@ import { loadCatalog } from '../../harness/crossplane/catalog';
 import { answer, compositeOf, fatalMessages as fatals, requestOf, SETTINGS } from '../../harness/crossplane/function-requests';
 import { ADOPT_REQUIREMENT, adoptWrapped } from './adopt';
 import { composeResource } from './compose';
-import { get } from './fieldpath';
+import { get } from '../../lib/fieldpath';
 import { runFunction } from './fn';
 
 type Obj = Record<string, any>;

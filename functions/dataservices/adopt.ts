@@ -8,7 +8,7 @@
  */
 import type { Input } from '../../recipe';
 import { ComposeError, CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL } from './compose';
-import { get, join, set } from './fieldpath';
+import { get, join, set } from '../../lib/fieldpath';
 
 type Obj = Record<string, unknown>;
 

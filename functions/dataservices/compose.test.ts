@@ -3,7 +3,7 @@ import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../harness/crossplane/catalog';
 import { ComposeError, composeResource } from './compose';
 import { stringify } from 'yaml';
-import { get, join, set } from './fieldpath';
+import { get, join, set } from '../../lib/fieldpath';
 import { SETTINGS, allParameters, compositeOf, inputOf } from '../../harness/crossplane/function-requests';
 import { A8S_BINDING_SECRET } from '../../backends';
 import { inputFor, type Backend, type Recipe } from '../../recipe';

@@ -5,7 +5,7 @@
  * failure is a `ComposeError` whose message reads "cannot <verb> <thing>: <cause>".
  */
 import { randomBytes } from 'node:crypto';
-import { get, join, set } from './fieldpath';
+import { get, join, set } from '../../lib/fieldpath';
 import type { Companion, CompanionWhen, FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
 import { applyTransforms } from './transforms';
 

@@ -13,7 +13,7 @@
 import type { Diagnostics, ErrorsFrom, WaitsFor } from '../../recipe';
 import { applyTransforms } from './transforms';
 import { claimRef, ComposeError, trustedComposite } from './compose';
-import { get, parse } from './fieldpath';
+import { get, parse } from '../../lib/fieldpath';
 
 type Obj = Record<string, unknown>;
 

@@ -39,7 +39,7 @@ import {
   WAITING_TTL,
   WAITS_FOR_REQUIREMENT,
 } from './diagnostics';
-import { get } from './fieldpath';
+import { get } from '../../lib/fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';

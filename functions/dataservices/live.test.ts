@@ -1,7 +1,7 @@
 import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import { answer, demoInput, fatalMessages, requestOf } from '../../harness/crossplane/function-requests';
-import { get } from './fieldpath';
+import { get } from '../../lib/fieldpath';
 import { runFunction } from './fn';
 import { LIVE_REQUIREMENT } from './live';
 

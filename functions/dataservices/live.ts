@@ -7,7 +7,7 @@
  */
 import type { Input } from '../../recipe';
 import { trustedComposite } from './compose';
-import { get } from './fieldpath';
+import { get } from '../../lib/fieldpath';
 
 type Obj = Record<string, unknown>;
 

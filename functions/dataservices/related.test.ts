@@ -1,7 +1,7 @@
 import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import { answer, claimLabels, demoComposites, demoInput, fatalMessages, requestOf } from '../../harness/crossplane/function-requests';
-import { get } from './fieldpath';
+import { get } from '../../lib/fieldpath';
 import { runFunction } from './fn';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { validateInput } from './validate-input';

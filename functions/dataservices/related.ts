@@ -9,7 +9,7 @@
  */
 import type { Input, RelatedList } from '../../recipe';
 import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, OverLimitError, trustedComposite } from './compose';
-import { get, set } from './fieldpath';
+import { get, set } from '../../lib/fieldpath';
 
 type Obj = Record<string, unknown>;
 

@@ -5,7 +5,7 @@
  * what they compose is the operator's, never the function's; a name that is not in it is an error naming the field.
  */
 import { INPUT_API_VERSION, SELECTION_KIND } from '../../recipe';
-import { get } from './fieldpath';
+import { get } from '../../lib/fieldpath';
 
 type Obj = Record<string, unknown>;
 

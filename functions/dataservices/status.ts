@@ -2,7 +2,7 @@
  * From the observed composed resource back to the composite: the recipe's status mapping, readiness from the
  * resource's Ready condition, and a claim-visible condition carrying the backend's message when it fails.
  */
-import { get, set } from './fieldpath';
+import { get, set } from '../../lib/fieldpath';
 import type { Input } from '../../recipe';
 
 type Obj = Record<string, unknown>;

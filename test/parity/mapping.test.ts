@@ -13,7 +13,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { composeResource } from '../../functions/dataservices/compose';
-import { get, set } from '../../functions/dataservices/fieldpath';
+import { get, set } from '../../lib/fieldpath';
 import type { Input, Selection } from '../../recipe';
 import { observeStatus } from '../../functions/dataservices/status';
 import { loadCases } from '../cases';

@@ -5,7 +5,7 @@
  * Regexp (the whole match unless a group is named) and Convert ToLower; map; convert toType int. A patch whose
  * fromFieldPath is not set is skipped (the Optional policy); a transform that fails throws, as the function fails.
  */
-import { get, set } from '../../functions/dataservices/fieldpath';
+import { get, set } from '../../lib/fieldpath';
 import type { Patch } from './klutch';
 
 type Obj = Record<string, unknown>;

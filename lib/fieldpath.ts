@@ -133,3 +133,30 @@ function describe(segs: readonly Segment[]): string {
   }
   return out;
 }
+
+/**
+ * Removes the field at `path` (a path of field segments only) and returns its value; then removes each object on the
+ * way that it left empty, up to but not including the first `keep` segments (a conversion never removes `spec`).
+ */
+export function unset(obj: Record<string, unknown>, path: string, keep = 1): unknown {
+  const segs = parse(path);
+  const chain: Record<string, unknown>[] = [];
+  let cur: unknown = obj;
+  for (const seg of segs.slice(0, -1)) {
+    if ('index' in seg) throw new FieldPathError(path, 'unset takes field segments only');
+    if (!isObject(cur)) return undefined;
+    chain.push(cur);
+    cur = cur[seg.field];
+  }
+  const last = segs[segs.length - 1] as Segment;
+  if ('index' in last) throw new FieldPathError(path, 'unset takes field segments only');
+  if (!isObject(cur) || !Object.prototype.hasOwnProperty.call(cur, last.field)) return undefined;
+  const value = cur[last.field];
+  delete cur[last.field];
+  for (let k = segs.length - 2; k >= keep && isObject(cur) && Object.keys(cur).length === 0; k--) {
+    const parent = chain[k] as Record<string, unknown>;
+    delete parent[(segs[k] as { field: string }).field];
+    cur = parent;
+  }
+  return value;
+}
