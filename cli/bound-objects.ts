@@ -1,9 +1,11 @@
 /** The objects of a bound API in the app cluster (its CRD is named like the binding), for `list` and `remove`. */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { getOrUndefined, type Cluster } from './kube';
+import { getOrUndefined, retryBusy, type Cluster } from './kube';
 
 export interface BoundObjects {
   readonly kind: string;
+  /** The versions the API serves here, each with its deprecation warning when it is deprecated. */
+  readonly versions: readonly { readonly name: string; readonly deprecated?: string }[];
   /** `namespace/name` of each object. */
   readonly names: readonly string[];
 }
@@ -13,11 +15,19 @@ export async function boundObjects(app: Cluster, binding: string): Promise<Bound
   const crd = (await getOrUndefined(app.crds.readCustomResourceDefinition({ name: binding }))) as V1CustomResourceDefinition | undefined;
   if (!crd) return undefined;
   const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]!.name;
-  const list = (await getOrUndefined(
-    app.custom.listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural }),
+  // Tried again while the API server answers 429: it does so for a moment after the CRD changed (a version the
+  // provider deprecated, a schema the konnector updated), while the resource's storage (re)initializes.
+  const list = (await retryBusy(() =>
+    getOrUndefined(app.custom.listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural })),
   )) as { items?: { metadata: { name: string; namespace?: string } }[] } | undefined;
   return {
     kind: crd.spec.names.kind,
+    versions: crd.spec.versions
+      .filter((v) => v.served)
+      .map((v) => ({
+        name: v.name,
+        ...(v.deprecated ? { deprecated: v.deprecationWarning || `${crd.spec.group}/${v.name} is deprecated` } : {}),
+      })),
     names: (list?.items ?? []).map((o) => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`),
   };
 }

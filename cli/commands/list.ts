@@ -1,4 +1,7 @@
-/** `kubectl bind list`: the APIServiceBindings, whether they are Ready, and how many objects each API holds here. */
+/**
+ * `kubectl bind list`: the APIServiceBindings, whether they are Ready, how many objects each API holds here, and the
+ * versions it serves here (a deprecated one marked, its warning in the message).
+ */
 import { stringify } from 'yaml';
 import { type APIServiceBinding, BIND_GROUP } from '../../exports/bind-api';
 import { bindingsOf, readyOf } from '../binding';
@@ -49,13 +52,26 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
         b.status?.providerPrettyName ?? '',
         b.metadata.deletionTimestamp ? 'Deleting' : (ready?.status ?? 'Unknown'),
         objects ? `${objects.names.length} ${objects.kind}` : '-',
+        objects?.versions.map((v) => `${v.name}${v.deprecated ? ' (deprecated)' : ''}`).join(',') || '-',
         b.spec.kubeconfigSecretRef.name,
         age(b.metadata.creationTimestamp),
-        ready?.status === 'True' ? '' : (ready?.message ?? ''),
+        [ready?.status === 'True' ? '' : (ready?.message ?? ''), ...(objects?.versions ?? []).flatMap((v) => v.deprecated ?? [])]
+          .filter(Boolean)
+          .join('; '),
       ];
     }),
   );
-  const headers = [...(flags.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'PROVIDER', 'READY', 'OBJECTS', 'SECRET', 'AGE', 'MESSAGE'];
+  const headers = [
+    ...(flags.allNamespaces ? ['NAMESPACE'] : []),
+    'NAME',
+    'PROVIDER',
+    'READY',
+    'OBJECTS',
+    'VERSION',
+    'SECRET',
+    'AGE',
+    'MESSAGE',
+  ];
   const out = table(headers, rows);
   io.stdout.write(flags.noHeaders ? out.slice(out.indexOf('\n') + 1) : out);
   return 0;

@@ -27,6 +27,8 @@ import { sleep } from '../../lib/abort';
 export interface RawResponse {
   readonly code: number;
   readonly body: Record<string, unknown>;
+  /** The API server's `Warning` headers (a deprecated version, a field it dropped), as kubectl prints them. */
+  readonly warnings: readonly string[];
 }
 
 export interface Kube {
@@ -110,7 +112,12 @@ export function kubeFromConfig(yaml: string): Kube {
                 } catch {
                   parsed = { message: text };
                 }
-                resolve({ code: res.statusCode ?? 0, body: parsed });
+                const warning = res.headers.warning;
+                const warnings = (Array.isArray(warning) ? warning : warning ? [warning] : []).map((w) =>
+                  // RFC 7234's form the API server sends: 299 - "<text>".
+                  w.replace(/^299 - "(.*)"$/s, '$1').replace(/\\"/g, '"'),
+                );
+                resolve({ code: res.statusCode ?? 0, body: parsed, warnings });
               });
             });
             req.on('error', reject);

@@ -206,9 +206,11 @@ describe('kubectl bind', () => {
     expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: 'team-mirror' }]);
 
     const list = await exited(await cli(['list']), 0);
-    expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+SECRET\s+AGE/m);
-    expect(list.stdout).toMatch(new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+.*True\\s+1 PostgresqlInstance\\s+kubeconfig-`, 'm'));
-    expect(list.stdout).toMatch(new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+.*True\\s+0 ServiceBinding\\s+kubeconfig-`, 'm'));
+    expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+VERSION\s+SECRET\s+AGE/m);
+    expect(list.stdout).toMatch(
+      new RegExp(`^${PG_BINDING.replace('.', '\\.')}\\s+.*True\\s+1 PostgresqlInstance\\s+v1\\s+kubeconfig-`, 'm'),
+    );
+    expect(list.stdout).toMatch(new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+.*True\\s+0 ServiceBinding\\s+v1\\s+kubeconfig-`, 'm'));
     // As kubectl: names only, and the table without its header.
     const names = await exited(await cli(['list', '-o', 'name']), 0);
     expect(names.stdout.split('\n').filter(Boolean).sort()).toEqual(
@@ -223,6 +225,52 @@ describe('kubectl bind', () => {
       const doc = (format === 'json' ? JSON.parse(out.stdout) : parse(out.stdout)) as { items: { metadata: { name: string } }[] };
       expect(doc, format).toMatchObject({ apiVersion: 'v1', kind: 'List' });
       expect(doc.items.map((b) => b.metadata.name).sort(), format).toEqual([PG_BINDING, SB_BINDING].sort());
+    }
+  });
+
+  it("marks a version the provider deprecates in list, and the app developer's requests get its warning", async () => {
+    const crd = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${PG_BINDING}`;
+    const warning = `${PG.group}/v1 ${PG.resource} is deprecated; move to v2 by 2027-06-30`;
+    const deprecate = (on: boolean) =>
+      requireOk(
+        ka,
+        'PATCH',
+        crd,
+        on
+          ? [
+              { op: 'add', path: '/spec/versions/0/deprecated', value: true },
+              { op: 'add', path: '/spec/versions/0/deprecationWarning', value: warning },
+            ]
+          : [
+              { op: 'remove', path: '/spec/versions/0/deprecated' },
+              { op: 'remove', path: '/spec/versions/0/deprecationWarning' },
+            ],
+        'application/json-patch+json',
+      );
+    await deprecate(true);
+    try {
+      // The backend derives the export again from the changed CRD; the konnector makes the app cluster's CRD the same.
+      await eventually('the deprecation in the app cluster', async () =>
+        (await getObject(kb, crd))?.spec?.versions?.[0]?.deprecationWarning === warning ? true : undefined,
+      );
+      const list = await exited(await cli(['list']), 0);
+      expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+VERSION\s+SECRET\s+AGE\s+MESSAGE/m);
+      expect(list.stdout).toMatch(
+        new RegExp(
+          `^${PG_BINDING.replace('.', '\\.')}\\s+.*True\\s+1 PostgresqlInstance\\s+v1 \\(deprecated\\)\\s+kubeconfig-.*move to v2 by 2027-06-30`,
+          'm',
+        ),
+      );
+      expect(list.stdout).toMatch(new RegExp(`^${SB_BINDING.replace('.', '\\.')}\\s+.*\\s+0 ServiceBinding\\s+v1\\s+kubeconfig-`, 'm'));
+      // What kubectl prints as "Warning: ...": the API server's header on any request to the deprecated version.
+      const r = await kb.request('GET', `/apis/${PG.group}/v1/namespaces/${app}/${PG.resource}`);
+      expect(r.code).toBe(200);
+      expect(r.warnings).toContain(warning);
+    } finally {
+      await deprecate(false);
+      await eventually('the deprecation gone from the app cluster', async () =>
+        (await getObject(kb, crd))?.spec?.versions?.[0]?.deprecated ? undefined : true,
+      );
     }
   });
 
