@@ -11,7 +11,7 @@ import { bindingsOf, readyOf } from '../binding';
 import { CliError, ExitCode } from '../errors';
 import type { WhyFlags } from '../flags';
 import type { Io } from '../io';
-import { appCluster, getOrUndefined, type Cluster } from '../kube';
+import { appCluster, getOrUndefined, retryBusy, type Cluster } from '../kube';
 import { KONNECTOR_LEASE, konnectorLease, konnectorRuns } from '../konnector-lease';
 import { konnectorTrouble } from '../konnector-pods';
 
@@ -177,8 +177,10 @@ export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
   let claim: { status?: { conditions?: Condition[] } } | undefined;
   try {
     const version = crd?.spec.versions.find((v) => v.storage)?.name ?? crd?.spec.versions[0]?.name ?? 'v1';
-    claim = (await getOrUndefined(app.custom.getNamespacedCustomObject({ group, version, namespace, plural: plural!, name }))) as
-      typeof claim | undefined;
+    // Tried again on 429: the API server answers it for a moment after the claim's CRD changed (storage re-initializing).
+    claim = (await retryBusy(() =>
+      getOrUndefined(app.custom.getNamespacedCustomObject({ group, version, namespace, plural: plural!, name })),
+    )) as typeof claim | undefined;
   } catch (e) {
     throw cannot(`${plural}.${group} ${namespace}/${name}`, e);
   }

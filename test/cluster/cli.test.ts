@@ -253,6 +253,12 @@ describe('kubectl bind', () => {
       await eventually('the deprecation in the app cluster', async () =>
         (await getObject(kb, crd))?.spec?.versions?.[0]?.deprecationWarning === warning ? true : undefined,
       );
+      // why reads a claim of the deprecated version as well (and, like list, tries again on a 429 right after the change).
+      const why = await exited(
+        await startCli(['why', 'postgresqlinstance/first', '-n', app], { kubeconfig: b.kubeconfig, closeStdin: true }),
+        0,
+      );
+      expect(why.stdout).toContain(`${PG_BINDING} ${app}/first, through APIServiceBinding ${ns}/${PG_BINDING}:`);
       const list = await exited(await cli(['list']), 0);
       expect(list.stdout).toMatch(/^NAME\s+PROVIDER\s+READY\s+OBJECTS\s+VERSION\s+SECRET\s+AGE\s+MESSAGE/m);
       expect(list.stdout).toMatch(
