@@ -141,6 +141,20 @@ export function sharedExports(root: string): string[] {
     .sort();
 }
 
+/** Runs `check` on a synthetic tree of `files` (path → text) in a folder of its own, removed afterwards. */
+function inTree(files: Readonly<Record<string, string>>, check: (root: string) => void): void {
+  const root = mkdtempSync(join(tmpdir(), 'klutch-kit-modules-'));
+  try {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    check(root);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 describe('modules', () => {
   it('import no cycle: no file imports, at run time, a file that imports it back', () => {
     expect(importCycles(ROOT)).toEqual([]);
@@ -155,44 +169,34 @@ describe('modules', () => {
   });
 
   it("an export no file imports and a file nothing reaches fail the knip guard; an entry point's exports do not", () => {
-    const root = mkdtempSync(join(tmpdir(), 'klutch-kit-knip-'));
-    try {
-      const write = (path: string, text: string) => {
-        mkdirSync(dirname(join(root, path)), { recursive: true });
-        writeFileSync(join(root, path), text);
-      };
-      write('package.json', JSON.stringify({ name: 'knip-guard', private: true, type: 'module' }));
-      write('knip.json', JSON.stringify({ entry: ['main.ts'], project: ['**/*.ts'] }));
-      write('main.ts', "import { used } from './lib/a';\nexport const fromEntry = used;\n");
-      write('lib/a.ts', 'export const used = 1;\nexport const dead = 2;\n');
-      write('lib/orphan.ts', 'export const nobody = 3;\n');
+    const tree = {
+      'package.json': JSON.stringify({ name: 'knip-guard', private: true, type: 'module' }),
+      'knip.json': JSON.stringify({ entry: ['main.ts'], project: ['**/*.ts'] }),
+      'main.ts': "import { used } from './lib/a';\nexport const fromEntry = used;\n",
+      'lib/a.ts': 'export const used = 1;\nexport const dead = 2;\n',
+      'lib/orphan.ts': 'export const nobody = 3;\n',
+    };
+    inTree(tree, (root) => {
       const report = unusedExports(root);
       expect(report).toContain('lib/orphan.ts');
       expect(report).toMatch(/lib\/a\.ts: dead/);
       expect(report).not.toMatch(/\bused\b/);
       expect(report).not.toContain('fromEntry');
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a cycle and a name declared twice fail the guards; type-only imports, re-exports and main do not', () => {
-    const root = mkdtempSync(join(tmpdir(), 'klutch-kit-modules-'));
-    try {
-      const write = (path: string, text: string) => {
-        mkdirSync(dirname(join(root, path)), { recursive: true });
-        writeFileSync(join(root, path), text);
-      };
-      write('harness/node/a.ts', "import { b } from './b';\nexport const a = () => b;\nexport function main() {}\n");
-      write('harness/node/b.ts', "import { a } from './a.ts';\nexport const b = () => a;\nexport interface Clients { x: 1 }\n");
-      write('harness/node/c.ts', "import type { d } from './d';\nexport const c = 1;\nexport type D = typeof d;\n");
-      write('harness/node/d.ts', "import { c } from './c';\nexport const d = c;\nexport { c };\n");
-      write('backend/kube.ts', 'export interface Clients { y: 2 }\nexport function main() {}\n');
-      write('backend/kube.test.ts', "import { main } from './kube';\nexport const Clients = main;\n");
+    const tree = {
+      'harness/node/a.ts': "import { b } from './b';\nexport const a = () => b;\nexport function main() {}\n",
+      'harness/node/b.ts': "import { a } from './a.ts';\nexport const b = () => a;\nexport interface Clients { x: 1 }\n",
+      'harness/node/c.ts': "import type { d } from './d';\nexport const c = 1;\nexport type D = typeof d;\n",
+      'harness/node/d.ts': "import { c } from './c';\nexport const d = c;\nexport { c };\n",
+      'backend/kube.ts': 'export interface Clients { y: 2 }\nexport function main() {}\n',
+      'backend/kube.test.ts': "import { main } from './kube';\nexport const Clients = main;\n",
+    };
+    inTree(tree, (root) => {
       expect(importCycles(root)).toEqual([['harness/node/a.ts', 'harness/node/b.ts']]);
       expect(sharedExports(root)).toEqual(['Clients: backend/kube.ts, harness/node/b.ts']);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+    });
   });
 });
