@@ -12,6 +12,7 @@ import { CliError, ExitCode } from '../errors';
 import type { WhyFlags } from '../flags';
 import type { Io } from '../io';
 import { appCluster, getOrUndefined, retryBusy, type Cluster } from '../kube';
+import { printable } from '../table';
 import { KONNECTOR_LEASE, konnectorLease, konnectorRuns } from '../konnector-lease';
 import { konnectorTrouble } from '../konnector-pods';
 
@@ -202,15 +203,15 @@ export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
   for (const c of [...conditions].sort((a, b) => order(a.type) - order(b.type))) hops.push(claimHop(c));
 
   const width = Math.max(...hops.map((h) => h.hop.length));
-  const lines = hops.map((h) => `  ${h.ok ? 'ok  ' : 'NOT '} ${h.hop.padEnd(width)}  ${h.said}`);
+  const lines = hops.map((h) => `  ${h.ok ? 'ok  ' : 'NOT '} ${h.hop.padEnd(width)}  ${printable(h.said)}`);
   // The first hop that holds it: upstream hops first (the binding and the konnector carry everything else).
   const held = hops.find((h) => !h.ok && h.hop !== 'claim') ?? hops.find((h) => !h.ok);
   const isReady = conditions.some((c) => c.type === 'Ready' && c.status === 'True');
   const verdict = !held
     ? 'Ready: nothing holds it.'
     : isReady
-      ? `Ready, but the ${held.hop} says: ${held.todo ?? held.said}`
-      : `Held by the ${held.hop}: ${held.todo ?? held.said}`;
+      ? `Ready, but the ${held.hop} says: ${printable(held.todo ?? held.said)}`
+      : `Held by the ${held.hop}: ${printable(held.todo ?? held.said)}`;
   io.stdout.write(
     `${plural}.${group} ${namespace}/${name}, through APIServiceBinding ${binding.metadata.namespace}/${bindingName}:\n${lines.join('\n')}\n${verdict}\n`,
   );
