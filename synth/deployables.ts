@@ -32,7 +32,7 @@ export function deployable(name: string): Deployable {
 export const IMAGE_USER = 65532;
 
 /**
- * The base image: distroless Node 24, the active LTS (Node 20 reached its end of life in April 2026). The bundles
+ * The base image: distroless Node 24 LTS (Node 20 reached its end of life in April 2026). The bundles
  * are built for Node 22 syntax, the oldest maintained line; the tests and the sandbox run on 24 (scripts/node-runtime.mjs).
  */
 export const BASE_IMAGE = 'gcr.io/distroless/nodejs24-debian12:nonroot';

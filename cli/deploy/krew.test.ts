@@ -1,11 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { PLUGIN_VERSION } from '../version';
 import { ROOT } from '../../harness/crossplane/catalog';
 import { bundleDeployable, deployable } from '../../synth/deployables';
+import { buildExecutable } from '../../release/plugin-executables';
+import type { BuiltExecutable } from './platforms';
 import { writeKrewPackage } from './krew';
 
 let bundle: string;
@@ -96,6 +99,78 @@ describe('the krew package of kubectl-bind', () => {
     expect(ours.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);
     expect(spawnSync(join(root, 'bin', 'kubectl-bind'), ['version'], { encoding: 'utf8' }).stdout).toBe('the other bind\n');
   });
+
+  it('lists each executable first, for its os and arch, published beside the launcher, and the launcher for the rest', async () => {
+    const fake = (os: 'darwin' | 'windows', arch: 'arm64' | 'amd64'): BuiltExecutable => {
+      const file = join(out, `fake-${os}-${arch}`);
+      writeFileSync(file, `${os}/${arch}`);
+      return { platform: { os, arch }, file, nodeLicense: license };
+    };
+    const uri = 'https://example.test/v1/kubectl-bind.tar.gz';
+    const p = await writeKrewPackage(join(out, 'listed'), {
+      bundle,
+      license,
+      uri,
+      executables: [fake('darwin', 'arm64'), fake('windows', 'amd64')],
+    });
+    const spec = (parse(readFileSync(p.secondManifest, 'utf8')) as { spec: { caveats: string; platforms: Record<string, unknown>[] } })
+      .spec;
+    expect(spec.platforms.map((x) => [x.selector, x.uri, x.bin, x.sha256])).toEqual([
+      [
+        { matchLabels: { os: 'darwin', arch: 'arm64' } },
+        'https://example.test/v1/kubectl-bind-darwin-arm64.tar.gz',
+        'kubectl-bind',
+        p.executables[0]!.sha256,
+      ],
+      [
+        { matchLabels: { os: 'windows', arch: 'amd64' } },
+        'https://example.test/v1/kubectl-bind-windows-amd64.tar.gz',
+        'kubectl-bind.exe',
+        p.executables[1]!.sha256,
+      ],
+      [{ matchExpressions: [{ key: 'os', operator: 'In', values: ['linux'] }] }, uri, 'kubectl-klutch_bind', p.sha256],
+      [
+        {
+          matchExpressions: [
+            { key: 'os', operator: 'In', values: ['darwin'] },
+            { key: 'arch', operator: 'NotIn', values: ['arm64'] },
+          ],
+        },
+        uri,
+        'kubectl-klutch_bind',
+        p.sha256,
+      ],
+    ]);
+    expect(spec.caveats).toBe(
+      'kubectl klutch-bind is one executable, Node inside, on darwin/arm64, windows/amd64;\non other platforms it needs Node.js 22 or later on PATH.\n',
+    );
+    const v = offline(
+      inject('krew').validate,
+      ['-manifest', p.secondManifest, '-skip-install'],
+      mkdtempSync(join(tmpdir(), 'klutch-krew-root-')),
+    );
+    expect(v.status, v.output).toBe(0);
+  });
+
+  it('installs the linux/amd64 executable with krew, offline: kubectl bind runs where no Node is on PATH', async () => {
+    const { krew, validate } = inject('krew');
+    const executable = await buildExecutable({ os: 'linux', arch: 'amd64' }, { bundle, log: () => undefined });
+    const p = await writeKrewPackage(join(out, 'executable'), { bundle, license, executables: [executable] });
+    const root = mkdtempSync(join(tmpdir(), 'klutch-krew-root-'));
+    const v = offline(validate, ['-manifest', p.manifest, '-skip-install'], root);
+    expect(v.status, v.output).toBe(0);
+    const i = offline(krew, ['install', '--manifest', p.manifest, '--archive', p.executables[0]!.archive], root);
+    expect(i.status, i.output).toBe(0);
+    const installed = join(root, 'bin', 'kubectl-bind');
+    const magic = Buffer.alloc(4);
+    readSync(openSync(installed, 'r'), magic, 0, 4, 0);
+    expect(magic.toString('latin1')).toBe('\x7fELF'); // Node's binary, not the launcher script
+    const run = spawnSync(installed, ['version'], { encoding: 'utf8', env: { PATH: '/nonexistent', HOME: root } });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);
+    expect(run.stderr).toBe(''); // no warning of Node's about the plugin's dependencies, no SEA notice
+    expect(readdirSync(join(root, 'store', 'bind', PLUGIN_VERSION)).sort()).toEqual(['LICENSE', 'LICENSE.node', 'kubectl-bind']);
+  }, 120_000);
 
   it('is refused by krew when the archive is not the one the manifest names', async () => {
     const p = await writeKrewPackage(join(out, 'tampered'), { bundle, license });

@@ -29,6 +29,7 @@ import { copyIfChanged, sha256File, writeIfChanged } from '../../lib/files';
 import { RELEASE_SOURCE } from '../../lib/version';
 import { PLUGIN_VERSION } from '../version';
 import { MIN_NODE } from '../node-floor';
+import { executableName, platformName, type BuiltExecutable, type PluginPlatform } from './platforms';
 
 /** Where synth puts the package, below the output folder. */
 const KREW_DIR = 'kubectl-bind/krew';
@@ -44,6 +45,8 @@ const KREW_SECOND_PLUGIN = 'klutch-bind';
 const pluginExecutable = (plugin: string): string => `kubectl-${plugin.replaceAll('-', '_')}`;
 /** The launchers in the archive, one per name, the same script. */
 const LAUNCHERS = [KREW_PLUGIN, KREW_SECOND_PLUGIN].map(pluginExecutable);
+/** Node's LICENSE beside an executable, which is Node with the plugin inside. */
+const NODE_LICENSE = 'LICENSE.node';
 const DEFAULT_KREW_URI = `${RELEASE_SOURCE}/releases/download/${PLUGIN_VERSION}/${KREW_ARCHIVE}`;
 
 /**
@@ -69,11 +72,46 @@ export interface KrewOptions {
    * again (synth: node_modules/.cache/klutch-kit/krew). @default none: made every time
    */
   readonly cache?: string;
+  /**
+   * Single-file executables (built by release/plugin-executables.ts), an archive each, published beside the launcher's archive
+   * (`uri`'s folder); the manifests list them first, so krew picks one for its platform and the launcher elsewhere.
+   * @default none
+   */
+  readonly executables?: readonly BuiltExecutable[];
 }
 
+/** An executable's archive in the package. */
+export interface ExecutableArchive {
+  readonly platform: PluginPlatform;
+  readonly archive: string;
+  readonly sha256: string;
+}
+
+/** `kubectl-bind-linux-amd64.tar.gz`. */
+const executableArchiveName = (p: PluginPlatform): string => `kubectl-bind-${p.os}-${p.arch}.tar.gz`;
+/** The URI of a file published beside the launcher's archive. */
+const besideUri = (uri: string, file: string): string => uri.replace(/[^/]*$/, file);
+
 /** The Plugin manifest of `plugin` (`bind` or `klutch-bind`) for an archive with this sha256. */
-function krewManifest(sha256: string, uri: string = DEFAULT_KREW_URI, plugin: string = KREW_PLUGIN): Record<string, unknown> {
+function krewManifest(
+  sha256: string,
+  uri: string = DEFAULT_KREW_URI,
+  plugin: string = KREW_PLUGIN,
+  executables: readonly ExecutableArchive[] = [],
+): Record<string, unknown> {
   const bin = pluginExecutable(plugin);
+  const native = executables.map(({ platform, sha256: sum }) => ({
+    selector: { matchLabels: { os: platform.os, arch: platform.arch } },
+    uri: besideUri(uri, executableArchiveName(platform)),
+    sha256: sum,
+    bin: executableName(platform),
+    files: [executableName(platform), 'LICENSE', NODE_LICENSE].map((from) => ({ from, to: '.' })),
+  }));
+  const caveats =
+    executables.length === 0
+      ? `kubectl ${plugin} needs Node.js ${MIN_NODE} or later on PATH.\n`
+      : `kubectl ${plugin} is one executable, Node inside, on ${executables.map((e) => platformName(e.platform)).join(', ')};\n` +
+        `on other platforms it needs Node.js ${MIN_NODE} or later on PATH.\n`;
   return {
     apiVersion: 'krew.googlecontainertools.github.com/v1alpha2',
     kind: 'Plugin',
@@ -86,10 +124,11 @@ function krewManifest(sha256: string, uri: string = DEFAULT_KREW_URI, plugin: st
         'Binds APIs exported by a Klutch-style control plane (PostgresqlInstance, ServiceBinding, ...) into this\n' +
         'cluster: logs in over OIDC (or as a machine identity), installs the konnector and creates the\n' +
         'APIServiceBinding. Compatible with Klutch backends.\n',
-      caveats: `kubectl ${plugin} needs Node.js ${MIN_NODE} or later on PATH.\n`,
+      caveats,
       platforms: [
-        {
-          selector: { matchExpressions: [{ key: 'os', operator: 'In', values: ['linux', 'darwin'] }] },
+        ...native,
+        ...launcherSelectors(executables).map((selector) => ({
+          selector,
           uri,
           sha256,
           bin,
@@ -98,54 +137,103 @@ function krewManifest(sha256: string, uri: string = DEFAULT_KREW_URI, plugin: st
             { from: 'kubectl-bind.mjs', to: '.' },
             { from: 'LICENSE', to: '.' },
           ],
-        },
+        })),
       ],
     },
   };
 }
 
 /**
- * Writes `<out>/kubectl-bind/krew/{kubectl-bind.tar.gz,bind.yaml,klutch-bind.yaml}` (one archive, a manifest per name);
- * returns their paths and the archive's sha256.
+ * Where the launcher is installed: linux and darwin (it is a POSIX shell script) but for the platforms with an
+ * executable, since krew's index refuses two entries selecting one platform.
+ */
+function launcherSelectors(executables: readonly ExecutableArchive[]): Record<string, unknown>[] {
+  const plain: string[] = [];
+  const narrowed: Record<string, unknown>[] = [];
+  for (const os of ['linux', 'darwin']) {
+    const archs = executables.filter((e) => e.platform.os === os).map((e) => e.platform.arch);
+    if (archs.length === 0) plain.push(os);
+    else
+      narrowed.push({
+        matchExpressions: [
+          { key: 'os', operator: 'In', values: [os] },
+          { key: 'arch', operator: 'NotIn', values: archs },
+        ],
+      });
+  }
+  return [...(plain.length > 0 ? [{ matchExpressions: [{ key: 'os', operator: 'In', values: plain }] }] : []), ...narrowed];
+}
+
+/**
+ * Writes `<out>/kubectl-bind/krew/{kubectl-bind.tar.gz,bind.yaml,klutch-bind.yaml}` (the launcher's archive, a
+ * manifest per name) and an archive per executable; returns their paths and sha256s.
  */
 export async function writeKrewPackage(
   out: string,
   o: KrewOptions,
-): Promise<{ archive: string; manifest: string; secondManifest: string; sha256: string }> {
+): Promise<{ archive: string; manifest: string; secondManifest: string; sha256: string; executables: ExecutableArchive[] }> {
   const dir = join(out, KREW_DIR);
-  const archive = join(dir, KREW_ARCHIVE);
-  if (o.cache) copyIfChanged(await cachedArchive(o.cache, o), archive);
-  else {
-    mkdirSync(dir, { recursive: true });
-    await makeArchive(o, archive);
+  mkdirSync(dir, { recursive: true });
+  const place = async (name: string, entries: readonly Entry[], level: number): Promise<{ archive: string; sha256: string }> => {
+    const archive = join(dir, name);
+    if (o.cache) copyIfChanged(await cachedArchive(o.cache, entries, level), archive);
+    else await makeArchive(entries, level, archive);
+    return { archive, sha256: sha256File(archive) };
+  };
+  const { archive, sha256 } = await place(KREW_ARCHIVE, launcherEntries(o), 9);
+  const executables: ExecutableArchive[] = [];
+  for (const e of o.executables ?? []) {
+    const entries: Entry[] = [
+      { name: executableName(e.platform), from: e.file, mode: 0o755 },
+      { name: 'LICENSE', from: o.license, mode: 0o644 },
+      { name: NODE_LICENSE, from: e.nodeLicense, mode: 0o644 },
+    ];
+    // gzip -6: a 150 MB executable compresses to within 1 % of -9 in a third of the time (6 s against 18 s).
+    executables.push({ platform: e.platform, ...(await place(executableArchiveName(e.platform), entries, 6)) });
   }
-  const sha256 = sha256File(archive);
   const [manifest, secondManifest] = [KREW_PLUGIN, KREW_SECOND_PLUGIN].map((plugin) => {
     const file = join(dir, `${plugin}.yaml`);
-    writeIfChanged(file, stringify(krewManifest(sha256, o.uri, plugin), { lineWidth: 0 }));
+    writeIfChanged(file, stringify(krewManifest(sha256, o.uri, plugin, executables), { lineWidth: 0 }));
     return file;
   }) as [string, string];
-  return { archive, manifest, secondManifest, sha256 };
+  return { archive, manifest, secondManifest, sha256, executables };
+}
+
+/** A file of an archive: its name there, and its contents from a file or as text. */
+interface Entry {
+  readonly name: string;
+  readonly from?: string;
+  readonly text?: string;
+  readonly mode: number;
+}
+
+/** The launcher's archive: a launcher per name, the bundle, the LICENSE. */
+function launcherEntries(o: KrewOptions): Entry[] {
+  return [
+    { name: 'LICENSE', from: o.license, mode: 0o644 },
+    ...LAUNCHERS.map((name) => ({ name, text: LAUNCHER, mode: 0o755 })),
+    { name: 'kubectl-bind.mjs', from: o.bundle, mode: 0o644 },
+  ];
 }
 
 /** Archives older than this go when another is made; none is touched when used (a copy's skip compares mtimes). */
 const KEEP_MS = 86_400_000;
 
 /**
- * The archive of these contents in `cache`, made if it is not there. Its name is a hash of everything its bytes come
- * from: its files, how makeArchive writes them, and the versions of tar and zlib that write and compress them.
+ * The archive of these entries in `cache`, made if it is not there. Its name is a hash of everything its bytes come
+ * from: its entries, how makeArchive writes them, and the versions of tar and zlib that write and compress them.
  */
-async function cachedArchive(cache: string, o: KrewOptions): Promise<string> {
+async function cachedArchive(cache: string, entries: readonly Entry[], level: number): Promise<string> {
   const tar = (createRequire(import.meta.url)('tar/package.json') as { version: string }).version;
-  const how = { tar, zlib: process.versions.zlib, launcher: LAUNCHER, launchers: LAUNCHERS, makeArchive: makeArchive.toString() };
+  const how = { tar, zlib: process.versions.zlib, level, makeArchive: makeArchive.toString() };
   const hash = createHash('sha256').update(JSON.stringify(how));
-  for (const file of [o.bundle, o.license]) hash.update(sha256File(file));
+  for (const e of entries) hash.update(JSON.stringify([e.name, e.mode, e.text ?? sha256File(e.from!)]));
   const file = join(cache, `kubectl-bind-${hash.digest('hex').slice(0, 32)}.tar.gz`);
   if (existsSync(file)) return file;
   mkdirSync(cache, { recursive: true });
   const tmp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await makeArchive(o, tmp);
+    await makeArchive(entries, level, tmp);
     renameSync(tmp, file); // whole or not at all, also when two runs make it at once
   } finally {
     rmSync(tmp, { force: true });
@@ -161,24 +249,21 @@ async function cachedArchive(cache: string, o: KrewOptions): Promise<string> {
   return file;
 }
 
-/** Writes the archive to `file`: its files with fixed modes and mtimes, no owners, gzip -9. */
-async function makeArchive(o: KrewOptions, file: string): Promise<void> {
+/** Writes the archive to `file`: its entries in their order, with fixed modes and mtimes, no owners, gzipped. */
+async function makeArchive(entries: readonly Entry[], level: number, file: string): Promise<void> {
   const { create } = await import('tar'); // only here: most runs find the archive in the cache
   const stage = mkdtempSync(join(tmpdir(), 'klutch-krew-'));
   try {
-    for (const launcher of LAUNCHERS) {
-      writeFileSync(join(stage, launcher), LAUNCHER);
-      chmodSync(join(stage, launcher), 0o755);
+    for (const e of entries) {
+      const path = join(stage, e.name);
+      if (e.from) copyFileSync(e.from, path);
+      else writeFileSync(path, e.text ?? '');
+      chmodSync(path, e.mode);
     }
-    copyFileSync(o.bundle, join(stage, 'kubectl-bind.mjs'));
-    chmodSync(join(stage, 'kubectl-bind.mjs'), 0o644);
-    copyFileSync(o.license, join(stage, 'LICENSE'));
-    chmodSync(join(stage, 'LICENSE'), 0o644);
-    await create({ gzip: { level: 9 }, file, cwd: stage, portable: true, mtime: new Date(0) }, [
-      'LICENSE',
-      ...LAUNCHERS,
-      'kubectl-bind.mjs',
-    ]);
+    await create(
+      { gzip: { level }, file, cwd: stage, portable: true, mtime: new Date(0) },
+      entries.map((e) => e.name),
+    );
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
