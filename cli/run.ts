@@ -10,7 +10,10 @@ import { messageOf } from '../lib/kube-errors';
 import { parseCommand } from './flags';
 import { HELP } from './help';
 import type { Io } from './io';
+import { printable } from './table';
 import { versionText } from './version';
+
+const LINES = { lines: true } as const;
 
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
@@ -41,10 +44,11 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     }
   } catch (e) {
     if (e instanceof CliError) {
-      io.stderr.write(`error: ${e.message}\n${e.hint ? `  ${e.hint}\n` : ''}`);
+      // Errors carry the other side's words (an API server's Status, a provider's terminalMessage): printed as text.
+      io.stderr.write(`error: ${printable(e.message, LINES)}\n${e.hint ? `  ${printable(e.hint, LINES)}\n` : ''}`);
       return e.exitCode;
     }
-    io.stderr.write(`error: ${messageOf(e)}\n  this is a bug in kubectl-bind; please report it with the command line\n`);
+    io.stderr.write(`error: ${printable(messageOf(e), LINES)}\n  this is a bug in kubectl-bind; please report it with the command line\n`);
     if (io.env.KUBECTL_BIND_DEBUG) io.stderr.write(`${(e as Error).stack}\n`);
     return ExitCode.Failed;
   }

@@ -3,13 +3,15 @@
  * prints. Messages come from the other side (a provider's status, a CRD's deprecation warning, a condition the
  * control plane wrote): an escape sequence in one must not move the cursor, rewrite the screen or set the clipboard.
  */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+export function printable(text: string, o: { readonly lines?: boolean } = {}): string {
+  // With `lines`, a message of several lines keeps them (an error and its detail); a carriage return is escaped.
+  const control = o.lines ? /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g : /[\u0000-\u001f\u007f-\u009f]/g;
+  return text.replace(control, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** Tables as kubectl prints them: upper-case headers, columns padded by three spaces; every cell printable. */
 export function table(headers: readonly string[], rawRows: readonly (readonly string[])[]): string {
-  const rows = rawRows.map((r) => r.map(printable));
+  const rows = rawRows.map((r) => r.map((cell) => printable(cell)));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
