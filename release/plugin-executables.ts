@@ -9,7 +9,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { executableName, platformName, type BuiltExecutable, type PluginPlatform } from '../cli/deploy/platforms';
@@ -103,7 +103,10 @@ export async function buildExecutable(
   const file = join(dir, executableName(platform));
   const fetched = ensureNodePackage(build, o.log);
   const nodeLicense = join(fetched.dir, 'LICENSE');
-  if (existsSync(file)) return { platform, file, nodeLicense };
+  if (existsSync(file)) {
+    if (o.cache) utimesSync(dir, new Date(), new Date()); // in use: not pruned
+    return { platform, file, nodeLicense };
+  }
 
   const same = build.name === target.name && build.version === target.version;
   const binary = same ? fetched.node : ensureNodePackage(target, o.log).node;
@@ -126,7 +129,20 @@ export async function buildExecutable(
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
+  if (o.cache) prune(o.cache, dir);
   return { platform, file, nodeLicense };
+}
+
+/** Executables unused for a day go when another is built: each is 100-150 MB, and every bundle change makes six. */
+function prune(cache: string, keep: string): void {
+  for (const name of readdirSync(cache)) {
+    const path = join(cache, name);
+    try {
+      if (path !== keep && Date.now() - statSync(path).mtimeMs > 86_400_000) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Removed by a concurrent run.
+    }
+  }
 }
 
 function run(cmd: string, args: readonly string[], what: string): void {

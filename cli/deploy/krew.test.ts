@@ -1,9 +1,21 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  copyFileSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PLUGIN_VERSION } from '../version';
 import { ROOT } from '../../harness/crossplane/catalog';
 import { bundleDeployable, deployable } from '../../synth/deployables';
@@ -19,6 +31,8 @@ beforeAll(async () => {
   bundle = await bundleDeployable(ROOT, deployable('kubectl-bind'));
   writeFileSync(join(out, 'other.mjs'), 'console.log("the other bind");\n');
 }, 120_000);
+// The executable's test leaves 300 MB here (the archive, krew's copy): none of it is kept.
+afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 /** Runs a krew tool with no network at all (a network namespace of its own, only loopback) and a KREW_ROOT of its own. */
 function offline(bin: string, args: readonly string[], krewRoot: string) {
@@ -68,7 +82,7 @@ describe('the krew package of kubectl-bind', () => {
   it("passes krew's manifest validation and installs with krew, offline; the installed kubectl-bind runs", async () => {
     const { krew, validate } = inject('krew');
     const p = await writeKrewPackage(join(out, 'install'), { bundle, license });
-    const root = mkdtempSync(join(tmpdir(), 'klutch-krew-root-'));
+    const root = mkdtempSync(join(out, 'krew-root-'));
     const v = offline(validate, ['-manifest', p.manifest, '-skip-install'], root);
     expect(v.status, v.output).toBe(0);
     expect(v.output).toContain('structural validation OK');
@@ -84,7 +98,7 @@ describe('the krew package of kubectl-bind', () => {
   it('installs the same archive as klutch-bind beside another `bind`: kubectl klutch-bind runs it', async () => {
     const { krew, validate } = inject('krew');
     const p = await writeKrewPackage(join(out, 'second'), { bundle, license });
-    const root = mkdtempSync(join(tmpdir(), 'klutch-krew-root-'));
+    const root = mkdtempSync(join(out, 'krew-root-'));
     const v = offline(validate, ['-manifest', p.secondManifest, '-skip-install'], root);
     expect(v.status, v.output).toBe(0);
     // Another project's `bind` (kube-bind's, from its own index) is installed first and keeps its name.
@@ -144,11 +158,7 @@ describe('the krew package of kubectl-bind', () => {
     expect(spec.caveats).toBe(
       'kubectl klutch-bind is one executable, Node inside, on darwin/arm64, windows/amd64;\non other platforms it needs Node.js 22 or later on PATH.\n',
     );
-    const v = offline(
-      inject('krew').validate,
-      ['-manifest', p.secondManifest, '-skip-install'],
-      mkdtempSync(join(tmpdir(), 'klutch-krew-root-')),
-    );
+    const v = offline(inject('krew').validate, ['-manifest', p.secondManifest, '-skip-install'], mkdtempSync(join(out, 'krew-root-')));
     expect(v.status, v.output).toBe(0);
   });
 
@@ -156,14 +166,17 @@ describe('the krew package of kubectl-bind', () => {
     const { krew, validate } = inject('krew');
     const executable = await buildExecutable({ os: 'linux', arch: 'amd64' }, { bundle, log: () => undefined });
     const p = await writeKrewPackage(join(out, 'executable'), { bundle, license, executables: [executable] });
-    const root = mkdtempSync(join(tmpdir(), 'klutch-krew-root-'));
+    rmSync(dirname(dirname(executable.file)), { recursive: true }); // its temporary folder: the archive holds it
+    const root = mkdtempSync(join(out, 'krew-root-'));
     const v = offline(validate, ['-manifest', p.manifest, '-skip-install'], root);
     expect(v.status, v.output).toBe(0);
     const i = offline(krew, ['install', '--manifest', p.manifest, '--archive', p.executables[0]!.archive], root);
     expect(i.status, i.output).toBe(0);
     const installed = join(root, 'bin', 'kubectl-bind');
     const magic = Buffer.alloc(4);
-    readSync(openSync(installed, 'r'), magic, 0, 4, 0);
+    const fd = openSync(installed, 'r');
+    readSync(fd, magic, 0, 4, 0);
+    closeSync(fd);
     expect(magic.toString('latin1')).toBe('\x7fELF'); // Node's binary, not the launcher script
     const run = spawnSync(installed, ['version'], { encoding: 'utf8', env: { PATH: '/nonexistent', HOME: root } });
     expect(run.status, run.stderr).toBe(0);
@@ -180,7 +193,7 @@ describe('the krew package of kubectl-bind', () => {
     const i = offline(
       inject('krew').krew,
       ['install', '--manifest', p.manifest, '--archive', tampered],
-      mkdtempSync(join(tmpdir(), 'klutch-krew-root-')),
+      mkdtempSync(join(out, 'krew-root-')),
     );
     expect(i.status).not.toBe(0);
     expect(i.output).toContain('checksum does not match');
