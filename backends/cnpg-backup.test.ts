@@ -120,7 +120,7 @@ describe('a cnpg offering with an object store', () => {
         endpointURL: 'https://versitygw.klutch-object-store.svc:7070',
         endpointCA: secret('ca.crt'),
         s3Credentials: { accessKeyId: secret('ACCESS_KEY_ID'), secretAccessKey: secret('ACCESS_SECRET_KEY') },
-        wal: { compression: 'gzip' },
+        wal: { compression: 'gzip', maxParallel: 4 },
         data: { compression: 'gzip' },
       },
     });
@@ -292,6 +292,8 @@ describe('a cnpg instance restored from backups (restoreFrom)', () => {
             endpointURL: STORE.endpointURL,
             endpointCA: secret('ca.crt'),
             s3Credentials: { accessKeyId: secret('ACCESS_KEY_ID'), secretAccessKey: secret('ACCESS_SECRET_KEY') },
+            // The source's WAL fetched four segments at a time while it recovers.
+            wal: { maxParallel: 4 },
           },
         },
       ]);

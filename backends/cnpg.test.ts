@@ -93,7 +93,7 @@ describe('cnpg PostgresqlInstance', () => {
                     accessKeyId: { name: 'klutch-backup-store', key: 'ACCESS_KEY_ID' },
                     secretAccessKey: { name: 'klutch-backup-store', key: 'ACCESS_SECRET_KEY' },
                   },
-                  wal: { compression: 'gzip' },
+                  wal: { compression: 'gzip', maxParallel: 4 },
                   data: { compression: 'gzip', immediateCheckpoint: true },
                 },
                 retentionPolicy: '7d',

@@ -12,7 +12,9 @@
  *   the backup then does not wait for;
  * - WAL archive lag: under a steady write load for BENCH_WAL_SECONDS (default 60), each WAL segment's time from being
  *   closed (the server moved past it) to archived (pg_stat_archiver), sampled every second: p50 and p99.
- * BENCH_BACKUP_COMPRESSION (gzip, what the backend composes; bzip2; none) sets Barman Cloud's compression.
+ * BENCH_BACKUP_COMPRESSION (gzip, what the backend composes; bzip2; none) sets Barman Cloud's compression,
+ * BENCH_BACKUP_JOBS CNPG's `data.jobs` (a base backup's upload and download processes; Barman's default 2) and
+ * BENCH_WAL_PARALLEL its `wal.maxParallel` (WAL segments archived and restored at once; CNPG's default 1).
  * Goals: backup and restore within 2x of the plain copy. Not measured here: a Backup claim's time from the app
  * cluster (the sandbox's platform: bench/cnpg's app-cluster mode is the model). Writes bench/results/backup.json.
  */
@@ -50,7 +52,12 @@ const MIB = positive('BENCH_BACKUP_MIB', 1024);
 /** Barman Cloud's compression of base backups and WAL: the backend composes gzip; `none` measures what it costs. */
 const COMPRESSION = process.env.BENCH_BACKUP_COMPRESSION ?? 'gzip';
 if (!['gzip', 'bzip2', 'none'].includes(COMPRESSION))
-  throw new Error(`BENCH_BACKUP_COMPRESSION=${COMPRESSION}: choose gzip (what the backend composes), bzip2 or none`);
+  throw new Error(
+    `BENCH_BACKUP_COMPRESSION=${COMPRESSION}: choose gzip (what the backend composes), bzip2 or none (snappy: Debian 12's python3-snappy fails on its Python 3.11)`,
+  );
+/** CNPG's `data.jobs` (Barman Cloud's upload and download processes of a base backup) and `wal.maxParallel`. */
+const JOBS = process.env.BENCH_BACKUP_JOBS ? positive('BENCH_BACKUP_JOBS', 2) : undefined;
+const WAL_PARALLEL = process.env.BENCH_WAL_PARALLEL ? positive('BENCH_WAL_PARALLEL', 1) : undefined;
 const WAL_SECONDS = positive('BENCH_WAL_SECONDS', 60);
 const resultFile = join(process.cwd(), 'bench', 'results', 'backup.json');
 
@@ -97,6 +104,8 @@ async function main(): Promise<void> {
       if (COMPRESSION === 'none') delete source.backup.barmanObjectStore[part].compression;
       else source.backup.barmanObjectStore[part].compression = COMPRESSION;
     }
+    if (JOBS) source.backup.barmanObjectStore.data.jobs = JOBS;
+    if (WAL_PARALLEL) source.backup.barmanObjectStore.wal.maxParallel = WAL_PARALLEL;
     await apply(kube, {
       apiVersion: 'postgresql.cnpg.io/v1',
       kind: 'Cluster',
@@ -205,7 +214,12 @@ async function main(): Promise<void> {
         imageName: CNPG_POSTGRESQL_IMAGE,
         storage,
         bootstrap: restored.bootstrap,
-        externalClusters: restored.externalClusters,
+        externalClusters: WAL_PARALLEL
+          ? restored.externalClusters.map((c: any) => ({
+              ...c,
+              barmanObjectStore: { ...c.barmanObjectStore, wal: { maxParallel: WAL_PARALLEL } },
+            }))
+          : restored.externalClusters,
       },
     });
     await healthy('pg-restored', 60 * 60_000);
@@ -235,11 +249,13 @@ async function main(): Promise<void> {
       `WAL archive lag under ~4 MiB/s of writes: ${lag.n} segments, p50 ${(lag.p50Ms / 1000).toFixed(1)} s, p99 ${(lag.p99Ms / 1000).toFixed(1)} s`,
     );
     console.log(
-      `compression ${COMPRESSION}; load average (1 min) from the plain copy to the restore: ${loadAverage.min}–${loadAverage.max}, median ${loadAverage.p50}`,
+      `compression ${COMPRESSION}, data.jobs ${JOBS ?? 'default'}, wal.maxParallel ${WAL_PARALLEL ?? 'default'}; load average (1 min) from the plain copy to the restore: ${loadAverage.min}–${loadAverage.max}, median ${loadAverage.p50}`,
     );
     writeResult(resultFile, {
       databaseBytes: bytes,
       compression: COMPRESSION,
+      ...(JOBS ? { jobs: JOBS } : {}),
+      ...(WAL_PARALLEL ? { walMaxParallel: WAL_PARALLEL } : {}),
       rows,
       ratio,
       walArchiveLag: lag,
