@@ -358,6 +358,31 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     expect(names).toEqual([CNPG_REAPER_ROLE, 'binding-app', `binding-${'y'.repeat(55)}`]);
   });
 
+  it("attack: an instance restored from another revokes the other's binding roles, which recovery copied with their passwords", () => {
+    // The source's binding `orders-app` logs in to the source; its role and password hash are in the restored
+    // database too. Listed revoked on the clone, its creds open the source only.
+    const found = [
+      bindingXr('app'),
+      bindingXr('orders-app', { instanceRef: 'orders' }),
+      bindingXr('far', { instanceRef: 'orders' }, 'team-b'),
+    ];
+    const restored = compositeOf(api('postgresql'), 'cnpg', {
+      service: 'a9s-postgresql15',
+      plan: 'postgresql-single-nano',
+      restoreFrom: { instance: 'orders' },
+    });
+    const req = requestOf(inputOf(api('postgresql'), 'cnpg'), restored, {});
+    req.extraResources = { [RELATED_REQUIREMENT]: { items: found.map((resource) => ({ resource, connectionDetails: {}, ready: 0 })) } };
+    const listed = (runFunction(req).desired?.resources['cnpg-postgresql']?.resource as any).spec.forProvider.manifest.spec.managed.roles;
+    expect(listed.map((r: any) => [r.name, r.login])).toEqual([
+      [CNPG_REAPER_ROLE, true],
+      ['binding-app', true],
+      ['binding-orders-app', false],
+    ]);
+    // Not restored: another instance's binding gets nothing here.
+    expect(roles(found).spec.forProvider.manifest.spec.managed.roles.map((r: any) => r.name)).toEqual([CNPG_REAPER_ROLE, 'binding-app']);
+  });
+
   it('a binding that is gone leaves its role listed as revoked: NOLOGIN, no password, in no group (a DROP fails on what it owns)', () => {
     const a = bindingXr('app');
     const b = bindingXr('app-2');

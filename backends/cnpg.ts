@@ -677,6 +677,12 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
     // Revoked, not dropped: DROP ROLE fails while the role owns a table (CNPG then leaves it able to log in), NOLOGIN
     // and no password work whatever it owns. The role stays, out of the owner's group, with what it made.
     gone: { ensure: 'present', login: false, disablePassword: true, inRoles: [], comment: 'revoked: its ServiceBinding is gone' },
+    // A restored instance's database has its source's roles with their passwords: the source's bindings' roles are
+    // revoked here from the start, so their creds open the source only.
+    revoke: [
+      { path: 'spec.instanceRef', from: `${RESTORE_FROM}.instance` },
+      { path: 'spec.compositionRef.name', equals: CNPG_BINDING_COMPOSITE.composition },
+    ],
   };
 }
 

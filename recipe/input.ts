@@ -172,6 +172,18 @@ const generated = s.array(
   s.object({ to: fieldPath, live: s.object({ from: fieldPath, base64: s.boolean() }, { required: ['from'] }) }, { required: ['to'] }),
 );
 
+const relatedMatches = s.array(
+  s.object(
+    { path: fieldPath, equals: s.string(), from: fieldPath },
+    {
+      required: ['path'],
+      rules: [{ rule: 'has(self.equals) != has(self.from)', message: 'set exactly one of equals and from' }],
+      oneOfRequired: [['equals'], ['from']],
+    },
+  ),
+  // Bounded, so the API server's estimate of the CEL rule's cost stays within its budget.
+  { maxItems: 8 },
+);
 const derived = s.array(
   s.object(
     {
@@ -271,20 +283,12 @@ export const inputSchema: Schema = s.object(
       {
         apiVersion: s.string({ minLength: 1 }),
         kind: s.string({ minLength: 1 }),
-        match: s.array(
-          s.object(
-            { path: fieldPath, equals: s.string(), from: fieldPath },
-            {
-              required: ['path'],
-              rules: [{ rule: 'has(self.equals) != has(self.from)', message: 'set exactly one of equals and from' }],
-              oneOfRequired: [['equals'], ['from']],
-            },
-          ),
-        ),
+        match: relatedMatches,
         to: fieldPath,
         item: fieldMappings,
         key: s.string({ minLength: 1 }),
         gone: s.freeform(),
+        revoke: relatedMatches,
       },
       { required: ['apiVersion', 'kind', 'match', 'to', 'item', 'key', 'gone'] },
     ),

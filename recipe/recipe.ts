@@ -254,6 +254,12 @@ export interface RelatedList {
   readonly key: string;
   /** What an item whose composite is gone becomes: its key and these fields. */
   readonly gone: Readonly<Record<string, unknown>>;
+  /**
+   * Composites that match these instead of `match` are listed as `gone` from the start (never as items of their
+   * own): an instance restored from another revokes the roles of the other's bindings, which recovery copied into
+   * its database with their passwords. An item of `match` with the same key wins.
+   */
+  readonly revoke?: readonly RelatedMatch[];
 }
 
 /** A condition of a diagnosed object that says why the resource waits (a Pod's `PodScheduled` `False`). */

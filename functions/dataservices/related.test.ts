@@ -134,6 +134,35 @@ describe('a related list (Recipe.related)', () => {
     expect(() => related(v1Store, [t], [], ownX)).toThrow('its name "grant-x" is the platform\'s own; rename it');
   });
 
+  it('revoke: the composites of the store this one was copied from are listed gone from the start; its own win', () => {
+    const withRevoke = { ...input, related: { ...input.related!, revoke: [{ path: 'spec.storeRef', from: 'spec.copiedFrom' }] } };
+    expect(validateInput(withRevoke).ok).toBe(true);
+    const run = (composite: Obj, found: Obj[]) => {
+      const target: Obj = {};
+      composeRelated(withRevoke, target, composite, undefined, found, WHERE);
+      return get(target, 'spec.grants');
+    };
+    const copy = { ...v1Store, spec: { copiedFrom: 'old-shop' } };
+    const found = [
+      ticket('mine'),
+      ticket('source', { store: 'old-shop' }),
+      ticket('source-leaving', { store: 'old-shop', deleting: true }),
+      ticket('elsewhere', { store: 'old-shop', ns: 'team-b' }),
+    ];
+    expect(run(copy, found)).toEqual([
+      { name: 'grant-uid-mine', secret: 'mine', state: 'present' },
+      { name: 'grant-uid-source', state: 'absent' },
+      { name: 'grant-uid-source-leaving', state: 'absent' },
+    ]);
+    // Not a copy: nothing is revoked for it.
+    expect(run(v1Store, found)).toEqual([{ name: 'grant-uid-mine', secret: 'mine', state: 'present' }]);
+    // A composite of its own with the same key keeps its item.
+    const same = ticket('source', { store: 'old-shop' });
+    expect(run(copy, [same, { ...ticket('source'), metadata: { ...ticket('source').metadata, name: 'source-2' } }])).toEqual([
+      { name: 'grant-uid-source', secret: 'source', state: 'present' },
+    ]);
+  });
+
   it('a matching composite whose item has no key is an error naming it', () => {
     const t = ticket('a');
     delete t.metadata.uid;

@@ -7,7 +7,7 @@
  * namespace, or the claim-namespace label Crossplane sets on a cluster-scoped composite), and checked again on every
  * object found, so neither a tenant's labels nor a lax fetcher widen it.
  */
-import type { Input, RelatedList } from '../../recipe';
+import type { Input, RelatedList, RelatedMatch } from '../../recipe';
 import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, OverLimitError, trustedComposite } from './compose';
 import { get, set } from '../../lib/fieldpath';
 
@@ -54,6 +54,19 @@ function inScope(o: Obj, s: RelatedSelector): boolean {
   return get(o, `metadata.labels[${CLAIM_NAMESPACE_LABEL}]`) === ns;
 }
 
+/** The key a `revoke` composite's item would have; undefined when its fields cannot make one (over a limit). */
+function keyOf(r: RelatedList, related: Obj, where: string): string | undefined {
+  const item: Obj = {};
+  try {
+    r.item.forEach((f, i) => applyField(item, f, i, related, where, 'related.item'));
+  } catch (e) {
+    if (e instanceof OverLimitError) return undefined;
+    throw e;
+  }
+  const key = item[r.key];
+  return typeof key === 'string' && key !== '' ? key : undefined;
+}
+
 /**
  * Sets the related list on `target` (the composed resource, or the object its wrapper holds), in place, and returns
  * the requirement to ask Crossplane for (also once answered: requirements must stay the same to settle).
@@ -88,14 +101,25 @@ export function composeRelated(
   }
   const trusted = trustedComposite(composite, where);
   const items = new Map<string, Obj>();
-  for (const o of found) {
-    if (!inScope(o, requirement) || get(o, 'metadata.deletionTimestamp')) continue;
-    const related = trustedComposite(o, `(related ${r.kind} ${String(get(o, 'metadata.name'))})`);
-    const matches = r.match.every((m) => {
+  const revoked = new Set<string>();
+  const matchesAll = (related: Obj, matches: readonly RelatedMatch[]) =>
+    matches.length > 0 &&
+    matches.every((m) => {
       const want = m.from !== undefined ? get(trusted, m.from) : m.equals;
       return typeof want === 'string' && want !== '' && get(related, m.path) === want;
     });
-    if (!matches) continue;
+  for (const o of found) {
+    if (!inScope(o, requirement)) continue;
+    const related = trustedComposite(o, `(related ${r.kind} ${String(get(o, 'metadata.name'))})`);
+    if (!matchesAll(related, r.match)) {
+      // Being deleted or not: its role is revoked here either way.
+      if (r.revoke && matchesAll(related, r.revoke)) {
+        const key = keyOf(r, related, where);
+        if (key !== undefined && !reserved.has(key)) revoked.add(key);
+      }
+      continue;
+    }
+    if (get(o, 'metadata.deletionTimestamp')) continue;
     const item: Obj = {};
     try {
       r.item.forEach((f, i) => applyField(item, f, i, related, where, 'related.item'));
@@ -119,6 +143,7 @@ export function composeRelated(
     if (typeof key === 'string' && key !== '' && !items.has(key) && !reserved.has(key))
       items.set(key, { [r.key]: key, ...structuredClone(r.gone) });
   }
+  for (const key of revoked) if (!items.has(key)) items.set(key, { [r.key]: key, ...structuredClone(r.gone) });
   list([...items.keys()].sort().map((k) => items.get(k) as Obj));
   return { requirement };
 }

@@ -182,6 +182,8 @@ const INSTANCE = 'obs-orders';
 const RESTORED = 'obs-orders-restored';
 /** A restore to a point before the source's first backup: outside its recoverable window. */
 const TOO_EARLY = 'obs-orders-too-early';
+/** A binding of INSTANCE: its role, with its password, is in every backup of it, and so in RESTORED's database. */
+const SOURCE_BINDING = 'obs-orders-app';
 let app: Kube;
 /** The Backup claim the sandbox's backup step made (of its cnpg instance, not of INSTANCE): the file deletes it. */
 let backupName: string | undefined;
@@ -256,9 +258,11 @@ const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod
 async function dropClaims(): Promise<void> {
   if (app && providerNs) {
     if (backupName) await deleteInApp('backups', backupName);
+    await deleteInApp('servicebindings', SOURCE_BINDING);
     for (const name of [INSTANCE, RESTORED, TOO_EARLY]) await deleteInApp('postgresqlinstances', name);
     const gone = [
       ...(backupName ? [`/apis/anynines.com/v1/namespaces/${providerNs}/backups/${backupName}`] : []),
+      `/apis/anynines.com/v1/namespaces/${providerNs}/servicebindings/${SOURCE_BINDING}`,
       ...[INSTANCE, RESTORED, TOO_EARLY].flatMap((name) => [
         `/apis/anynines.com/v1/namespaces/${providerNs}/postgresqlinstances/${name}`,
         `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${name}`,
@@ -271,6 +275,7 @@ async function dropClaims(): Promise<void> {
     );
     const claims = [
       ...(backupName ? [appPath('backups', backupName)] : []),
+      appPath('servicebindings', SOURCE_BINDING),
       ...[INSTANCE, RESTORED, TOO_EARLY].map((n) => appPath('postgresqlinstances', n)),
     ];
     await eventually(
@@ -445,6 +450,12 @@ describe('the object store', () => {
       // WAL segment to be archived, takes longer, and must not be cut short by it.
       const parameters = { statementTimeout: 1000 };
       await createInApp('postgresqlinstances', instanceClaim(INSTANCE, { parameters }));
+      await createInApp('servicebindings', {
+        apiVersion: 'anynines.com/v1',
+        kind: 'ServiceBinding',
+        metadata: { name: SOURCE_BINDING, namespace: APP_NS },
+        spec: { instanceRef: INSTANCE, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+      });
       // The sandbox's own step (sandbox/backups.ts), as `npm run sandbox` runs it: the Backup claim in the app cluster.
       const claim = await platform.backup();
       backupName = claim.name;
@@ -483,6 +494,13 @@ describe('the object store', () => {
         `object store: ${INSTANCE} Ready in the app cluster ${((Date.now() - instanceMade) / 1000).toFixed(1)} s after it was made there`,
       );
       sql('CREATE TABLE orders (n int PRIMARY KEY); INSERT INTO orders VALUES (1), (2), (3)');
+      // The source's binding can log in to it: its role is in what the restore below recovers.
+      const canLogIn = (pod: string) => sql(`SELECT rolcanlogin FROM pg_roles WHERE rolname = 'binding-${SOURCE_BINDING}'`, pod);
+      await eventually(
+        `binding-${SOURCE_BINDING} able to log in to ${INSTANCE}`,
+        async () => (canLogIn(`${INSTANCE}-1`) === 't' ? true : undefined),
+        180_000,
+      );
       // Its first backup, taken as soon as its WAL archiving works (its ScheduledBackup): the base T is recovered from.
       // Read where CloudNativePG writes it: the claim shows it up to a minute later (the previous test reads it there).
       const first = await eventually(
@@ -552,6 +570,13 @@ describe('the object store', () => {
       );
       // Rows 6 and 7 were committed (and archived) after T: a restore that brought them back would be wrong.
       expect(sql("SELECT string_agg(n::text, ',' ORDER BY n) FROM orders", `${RESTORED}-1`)).toBe('1,2,3,4,5');
+      // Attack: the source's binding's password, recovered with its role, must not open the restored instance: it
+      // lists that role revoked (backends/cnpg.ts bindingRoles' `revoke`).
+      await eventually(
+        `binding-${SOURCE_BINDING} refused by ${RESTORED}`,
+        async () => (canLogIn(`${RESTORED}-1`) === 'f' ? true : undefined),
+        120_000,
+      );
       // The app developer reads in the app cluster that the recovery failed and what to do, long before CloudNativePG
       // gives up on the Job (about ten minutes of retries).
       const said = await conditionInApp(TOO_EARLY, 'DataServiceReady', (c) => c.reason === 'PodFailed', 180_000);
