@@ -70,8 +70,8 @@ export const DEFAULT_BACKUP_SCHEDULE = '0 0 0 * * *';
 /**
  * WAL segments archived, and fetched while recovering, at once (CNPG's `wal.maxParallel`; its default is 1). Barman
  * Cloud starts a Python process per segment, about 2-4 s of it start-up: one at a time, a burst of writes is archived
- * minutes after it was committed. bench/backup, 1,178 MiB loaded: the backlog archived 22.8 s after the load with 4,
- * 199 s with 1 (docs/benchmarks.md).
+ * minutes after it was committed. bench/backup, 1,178 MiB loaded, a pair in the same hour: the backlog archived 92 s
+ * after the load with 4, 283 s with 1, and the backup took 64 s, not 168 s (docs/benchmarks.md).
  */
 export const WAL_MAX_PARALLEL = 4;
 /** PostgreSQL's setting (and the key of the claim's `archiveTimeout` parameter on cnpg: apis/catalog/postgresql.ts). */
