@@ -131,8 +131,8 @@ export const CNPG_SERVICE_BINDING_KEYS = ['type', 'provider', 'host', 'port', 's
 /**
  * servicebinding.io's `uri`, libpq's connection URI of the binding (`postgresql://binding-app:…@10.96.200.10:5432/app
  * ?sslmode=verify-ca`): made by the function from what provider-kubernetes copied into the Secret (the load
- * balancer's address comes after the password was composed), so it joins `<claim>-creds` on the function's next run
- * after the others, without holding them back. With sslmode=verify-ca libpq needs the CA: the app sets
+ * balancer's address comes after the password was composed), so it joins `<claim>-creds` after the others, once
+ * provider-kubernetes has applied it, without holding them back. With sslmode=verify-ca libpq needs the CA: the app sets
  * `PGSSLROOTCERT` to the file of `ca.crt` (or adds `sslrootcert=` to the URI).
  */
 export const CNPG_URI_KEY = 'uri';
@@ -769,6 +769,7 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
           { ...observed('database'), encode: 'userinfo' },
         ],
         publish: CNPG_URI_KEY,
+        observedAt: `status.atProvider.manifest.data.${CNPG_URI_KEY}`,
       },
     ],
     errorsFrom: CNPG_ROLE_ERRORS,

@@ -197,6 +197,7 @@ const derived = s.array(
         { minItems: 1, maxItems: 8 },
       ),
       publish: s.string({ pattern: '^[-._a-zA-Z0-9]+$', maxLength: 253 }),
+      observedAt: fieldPath,
     },
     { required: ['to', 'format', 'parts'] },
   ),

@@ -206,6 +206,12 @@ export interface DerivedValue {
   readonly parts: readonly DerivedPart[];
   /** The key it is published as beside `connectionSecret.fromSecret.keys`, once it is set (`uri`). */
   readonly publish?: string;
+  /**
+   * Where the observed composed resource shows the value once the provider applied it
+   * (`status.atProvider.manifest.data.uri`): `publish` waits for it there. provider-kubernetes reads every connection
+   * detail before it applies a change, so a detail it cannot read yet would hold back the very change that makes it.
+   */
+  readonly observedAt?: string;
 }
 
 /** One part of a DerivedValue: a non-empty string, or the value is not set. */

@@ -382,6 +382,7 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
             { at: 'status.address', observed: true, base64: true, encode: 'host' as const },
           ],
           publish: 'url',
+          observedAt: 'status.url',
         },
       ],
     };
@@ -389,9 +390,14 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
     const keys = (r: unknown) => (get(r, 'spec.connectionDetails') as Record<string, unknown>[]).map((d) => d.toConnectionSecretKey);
     const first = composeResource(input, xr).resource;
     expect([get(first, 'spec.forProvider.url'), keys(first)]).toEqual([undefined, ['password']]);
-    const seen = (address: string) => ({ ...first, status: { address: Buffer.from(address).toString('base64') } });
+    const seen = (address: string, url?: string) => ({
+      ...first,
+      status: { address: Buffer.from(address).toString('base64'), ...(url ? { url } : {}) },
+    });
     const later = composeResource(input, xr, seen('db.example')).resource;
-    expect([get(later, 'spec.forProvider.url'), keys(later)]).toEqual(['x://a%20b%40c@db.example/', ['password', 'url']]);
+    // Set, and published only once the observed resource shows it (observedAt).
+    expect([get(later, 'spec.forProvider.url'), keys(later)]).toEqual(['x://a%20b%40c@db.example/', ['password']]);
+    expect(keys(composeResource(input, xr, seen('db.example', 'x://a%20b%40c@db.example/')).resource)).toEqual(['password', 'url']);
     expect(get(composeResource(input, xr, seen('fd00::1')).resource, 'spec.forProvider.url')).toBe('x://a%20b%40c@[fd00::1]/');
     // An empty part is a missing one.
     expect(get(composeResource(input, xr, seen('')).resource, 'spec.forProvider.url')).toBeUndefined();

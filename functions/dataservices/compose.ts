@@ -263,7 +263,8 @@ function applyDerived(target: Obj, input: Input, observed: Obj | undefined, wher
     let k = 0;
     const value = d.format.replaceAll('%s', () => values[k++] as string);
     attempt(`set ${thing}`, () => set(target, d.to, value));
-    if (d.publish) published.push(d.publish);
+    const applied = d.observedAt === undefined || str(attempt(`read ${thing} observedAt`, () => get(observed, d.observedAt!)));
+    if (d.publish && applied) published.push(d.publish);
   });
   return published;
 }
