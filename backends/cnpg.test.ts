@@ -242,42 +242,6 @@ describe('cnpg ServiceBinding', () => {
     expect(other.spec.forProvider.manifest.stringData.password).not.toBe(first.spec.forProvider.manifest.stringData.password);
   });
 
-  it("adds servicebinding.io's uri once provider-kubernetes has copied the address and database, and publishes it then", () => {
-    const input = inputOf(api('servicebinding'), 'cnpg');
-    const first = composeResource(input, bindingXr()).resource as any;
-    // What provider-kubernetes applied and observed: the composed stringData as data, the references' copies beside it.
-    const b64 = (v: string) => Buffer.from(v).toString('base64');
-    const observed = (host?: string) => {
-      const sent = first.spec.forProvider.manifest.stringData as Record<string, string>;
-      const data = Object.fromEntries(Object.entries(sent).map(([k, v]) => [k, b64(v)]));
-      return {
-        ...first,
-        status: { atProvider: { manifest: { data: { ...data, database: b64('app'), ...(host ? { host: b64(host) } : {}) } } } },
-      };
-    };
-    const keys = (r: any) => r.spec.connectionDetails.map((d: any) => d.toConnectionSecretKey);
-    // No address yet (the load balancer has none): no uri, and the other keys are not held back for it.
-    const waiting = composeResource(input, bindingXr(), observed()).resource as any;
-    expect(waiting.spec.forProvider.manifest.stringData.uri).toBeUndefined();
-    expect(keys(waiting)).not.toContain('uri');
-
-    const again = composeResource(input, bindingXr(), observed('10.96.200.10')).resource as any;
-    const { password, uri } = again.spec.forProvider.manifest.stringData;
-    expect(uri).toBe(`postgresql://binding-my-claim:${password}@10.96.200.10:5432/app?sslmode=verify-ca`);
-    expect(new URL(uri)).toMatchObject({ protocol: 'postgresql:', username: 'binding-my-claim', hostname: '10.96.200.10', port: '5432' });
-    // Not published before provider-kubernetes applied it: it reads every connection detail before it applies a
-    // change, and one it cannot read ("data.uri: no such field") held back the change that writes it (w55).
-    expect(keys(again)).not.toContain('uri');
-    const applied = structuredClone(observed('10.96.200.10'));
-    applied.status.atProvider.manifest.data.uri = b64(uri);
-    const published = composeResource(input, bindingXr(), applied).resource as any;
-    expect(keys(published).at(-1)).toBe('uri');
-    expect(published.spec.connectionDetails.at(-1)).toMatchObject({ kind: 'Secret', name: 'my-claim-cnpg-binding', fieldPath: 'data.uri' });
-    // An IPv6 load balancer address is bracketed, as RFC 3986 wants a literal's.
-    const v6 = composeResource(input, bindingXr(), observed('fd00::a')).resource as any;
-    expect(new URL(v6.spec.forProvider.manifest.stringData.uri).hostname).toBe('[fd00::a]');
-  });
-
   it('a name of over 55 characters fails the claim, saying why: PostgreSQL would shorten its role', () => {
     const run = (name: string) => runFunction(requestOf(inputOf(api('servicebinding'), 'cnpg'), bindingXr(name)));
     const fatal = (name: string) =>

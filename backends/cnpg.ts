@@ -125,17 +125,10 @@ export const CNPG_CA_KEY = 'ca.crt';
  * The keys of the Service Binding for Kubernetes spec (servicebinding.io) beside Klutch's, so Spring Cloud Bindings,
  * Quarkus and the other frameworks that read a binding from `/bindings/<name>` take `<claim>-creds` as it is: `type`
  * and `provider` as the spec names them, `host` and `port` apart, and libpq's `sslmode` the CA allows (the server's
- * certificate names the Cluster's Services, not the load balancer's address, so verify-ca, not verify-full).
+ * certificate names the Cluster's Services, not the load balancer's address, so verify-ca, not verify-full). A `uri`
+ * is not among them: its address is known only once the load balancer has one, after the password was composed.
  */
 export const CNPG_SERVICE_BINDING_KEYS = ['type', 'provider', 'host', 'port', 'sslmode'] as const;
-/**
- * servicebinding.io's `uri`, libpq's connection URI of the binding (`postgresql://binding-app:…@10.96.200.10:5432/app
- * ?sslmode=verify-ca`): made by the function from what provider-kubernetes copied into the Secret (the load
- * balancer's address comes after the password was composed), so it joins `<claim>-creds` after the others, once
- * provider-kubernetes has applied it, without holding them back. With sslmode=verify-ca libpq needs the CA: the app sets
- * `PGSSLROOTCERT` to the file of `ca.crt` (or adds `sslrootcert=` to the URI).
- */
-export const CNPG_URI_KEY = 'uri';
 /** The Secret CNPG keeps the server CA in (`<cluster>-ca`: `ca.crt`, and its key, which is never copied). */
 export const CNPG_CA_SECRET_SUFFIX = '-ca';
 /** PostgreSQL's port, and the instance manager's status port, which the operator calls (CNPG's pkg/management/url). */
@@ -750,28 +743,10 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       ...copyFrom(4, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.host'),
     ],
   });
-  const observed = (key: string) => ({ at: `status.atProvider.manifest.data.${key}`, observed: true, base64: true });
   // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.
   return {
     ...recipe,
     generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }],
-    // The address and database as provider-kubernetes copied them (references 1 and 0), read back from the Secret it
-    // observed; the user and password as this run composes them, so a new password is in the URI at once.
-    derived: [
-      {
-        to: `stringData.${CNPG_URI_KEY}`,
-        format: 'postgresql://%s:%s@%s:%s/%s?sslmode=verify-ca',
-        parts: [
-          { at: 'stringData.username', encode: 'userinfo' },
-          { at: 'stringData.password', encode: 'userinfo' },
-          { ...observed('host'), encode: 'host' },
-          { at: 'stringData.port' },
-          { ...observed('database'), encode: 'userinfo' },
-        ],
-        publish: CNPG_URI_KEY,
-        observedAt: `status.atProvider.manifest.data.${CNPG_URI_KEY}`,
-      },
-    ],
     errorsFrom: CNPG_ROLE_ERRORS,
   };
 }

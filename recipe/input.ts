@@ -184,25 +184,6 @@ const relatedMatches = s.array(
   // Bounded, so the API server's estimate of the CEL rule's cost stays within its budget.
   { maxItems: 8 },
 );
-const derived = s.array(
-  s.object(
-    {
-      to: fieldPath,
-      format: s.string({ minLength: 1 }),
-      parts: s.array(
-        s.object(
-          { at: fieldPath, observed: s.boolean(), base64: s.boolean(), encode: s.string({ enum: ['userinfo', 'host'] }) },
-          { required: ['at'] },
-        ),
-        { minItems: 1, maxItems: 8 },
-      ),
-      publish: s.string({ pattern: '^[-._a-zA-Z0-9]+$', maxLength: 253 }),
-      observedAt: fieldPath,
-    },
-    { required: ['to', 'format', 'parts'] },
-  ),
-  { maxItems: 4 },
-);
 
 /** The OpenAPI schema of `Input`, shipped as a CRD in the Function package and used by the function to validate. */
 export const inputSchema: Schema = s.object(
@@ -279,7 +260,6 @@ export const inputSchema: Schema = s.object(
       { maxItems: 4 },
     ),
     generated,
-    derived,
     related: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),

@@ -193,44 +193,6 @@ export interface GeneratedValue {
   readonly live?: { readonly from: string; readonly base64?: boolean };
 }
 
-/**
- * A value of the composed (wrapped) resource made of others once each is there (a URI from the address a provider's
- * reference copied into the object): until then the resource has no such field and `publish` no connection detail,
- * so a value that comes later never holds back the ones that came before it.
- */
-export interface DerivedValue {
-  /** Path in the composed resource (for a wrapped resource: in the wrapped object), e.g. `stringData.uri`. */
-  readonly to: string;
-  /** The value, with one `%s` per part, in order (`postgresql://%s:%s@%s:%s/%s`). */
-  readonly format: string;
-  readonly parts: readonly DerivedPart[];
-  /** The key it is published as beside `connectionSecret.fromSecret.keys`, once it is set (`uri`). */
-  readonly publish?: string;
-  /**
-   * Where the observed composed resource shows the value once the provider applied it
-   * (`status.atProvider.manifest.data.uri`): `publish` waits for it there. provider-kubernetes reads every connection
-   * detail before it applies a change, so a detail it cannot read yet would hold back the very change that makes it.
-   */
-  readonly observedAt?: string;
-}
-
-/** One part of a DerivedValue: a non-empty string, or the value is not set. */
-export interface DerivedPart {
-  /**
-   * A path in the object this run composes (after its fields and generated values); with `observed`, a path in the
-   * composed resource as Crossplane observed it, wrapper included (`status.atProvider.manifest.data.host`).
-   */
-  readonly at: string;
-  readonly observed?: boolean;
-  /** Decode it first: a Secret's `data`. */
-  readonly base64?: boolean;
-  /**
-   * How it is written into the value: `userinfo` percent-encodes it as RFC 3986's user and password need, `host`
-   * puts an IPv6 address in brackets. Without it the part is written as it is.
-   */
-  readonly encode?: 'userinfo' | 'host';
-}
-
 /** A condition on a related composite: the value at `path` equals `equals`, or the composite's own field `from`. */
 export interface RelatedMatch {
   readonly path: string;
@@ -477,8 +439,6 @@ export interface Recipe {
   readonly shownConditions?: readonly ShownCondition[];
   /** Values generated once and kept (GeneratedValue). */
   readonly generated?: readonly GeneratedValue[];
-  /** Values made of others once each is there (DerivedValue). */
-  readonly derived?: readonly DerivedValue[];
   /** A list with one item per related composite (RelatedList). */
   readonly related?: RelatedList;
   /** Objects whose conditions say why the resource waits (Diagnostics). */

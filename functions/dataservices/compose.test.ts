@@ -368,46 +368,6 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
     expect(details.map((d) => d.fieldPath)).toEqual(['status.gate', 'data.password']);
   });
 
-  it('a derived value is set once every part is there, encoded as asked, and published only then', () => {
-    const input = {
-      ...inputOf(pg, 'a9s'),
-      connectionSecret: { nameSuffix: '-creds', fromSecret: { at: 'spec.connectionDetails', nameSuffix: '-s', keys: ['password'] } },
-      fields: [...inputOf(pg, 'a9s').fields, { to: 'spec.forProvider.user', value: 'a b@c' }],
-      derived: [
-        {
-          to: 'spec.forProvider.url',
-          format: 'x://%s@%s/',
-          parts: [
-            { at: 'spec.forProvider.user', encode: 'userinfo' as const },
-            { at: 'status.address', observed: true, base64: true, encode: 'host' as const },
-          ],
-          publish: 'url',
-          observedAt: 'status.url',
-        },
-      ],
-    };
-    const xr = compositeOf(pg, 'a9s', { service: 'a9s-postgresql15', plan: 'postgresql-single-small' });
-    const keys = (r: unknown) => (get(r, 'spec.connectionDetails') as Record<string, unknown>[]).map((d) => d.toConnectionSecretKey);
-    const first = composeResource(input, xr).resource;
-    expect([get(first, 'spec.forProvider.url'), keys(first)]).toEqual([undefined, ['password']]);
-    const seen = (address: string, url?: string) => ({
-      ...first,
-      status: { address: Buffer.from(address).toString('base64'), ...(url ? { url } : {}) },
-    });
-    const later = composeResource(input, xr, seen('db.example')).resource;
-    // Set, and published only once the observed resource shows it (observedAt).
-    expect([get(later, 'spec.forProvider.url'), keys(later)]).toEqual(['x://a%20b%40c@db.example/', ['password']]);
-    expect(keys(composeResource(input, xr, seen('db.example', 'x://a%20b%40c@db.example/')).resource)).toEqual(['password', 'url']);
-    expect(get(composeResource(input, xr, seen('fd00::1')).resource, 'spec.forProvider.url')).toBe('x://a%20b%40c@[fd00::1]/');
-    // An empty part is a missing one.
-    expect(get(composeResource(input, xr, seen('')).resource, 'spec.forProvider.url')).toBeUndefined();
-    // A format whose %s do not match its parts is the recipe's error, named.
-    const wrong = { ...input, derived: [{ ...input.derived[0]!, format: 'x://%s' }] };
-    expect(() => composeResource(wrong, xr, seen('db.example'))).toThrow(
-      /cannot set derived\[0\] \(spec\.forProvider\.url\) \(composition [^)]+\): its format has 1 %s for 2 parts/,
-    );
-  });
-
   it('a v2 namespaced composite (no claim): the a8s object and the connection secret take its own name and namespace', () => {
     const input = { ...inputOf(pg, 'a8s'), connectionSecret: { nameSuffix: '-creds', fromSecret: A8S_BINDING_SECRET } };
     const xr = compositeOf(pg, 'a8s', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });

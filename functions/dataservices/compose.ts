@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { get, join, set } from '../../lib/fieldpath';
-import type { Companion, CompanionWhen, DerivedPart, FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
+import type { Companion, CompanionWhen, FieldMapping, Input, ProviderConfigSelector } from '../../recipe';
 import { applyTransforms } from './transforms';
 
 type Obj = Record<string, unknown>;
@@ -242,39 +242,6 @@ function liveValue(g: NonNullable<Input['generated']>[number], live: Obj | undef
   return value === '' ? undefined : value;
 }
 
-/**
- * Sets the recipe's derived values on `target` whose every part is there (`observed`: the composed resource as
- * Crossplane last saw it) and returns the keys they are published as.
- */
-function applyDerived(target: Obj, input: Input, observed: Obj | undefined, where: string): string[] {
-  const published: string[] = [];
-  (input.derived ?? []).forEach((d, i) => {
-    const thing = `derived[${i}] (${d.to}) ${where}`;
-    const slots = d.format.split('%s').length - 1;
-    if (slots !== d.parts.length)
-      throw new ComposeError(`cannot set ${thing}: its format has ${slots} %s for ${d.parts.length} parts; give each part one %s`);
-    const values: string[] = [];
-    for (const [j, part] of d.parts.entries()) {
-      const v = attempt(`read ${thing} part ${j} (${part.at})`, () => get(part.observed ? observed : target, part.at));
-      const text = typeof v === 'string' && part.base64 ? Buffer.from(v, 'base64').toString('utf8') : v;
-      if (typeof text !== 'string' || text === '') return;
-      values.push(encodePart(text, part));
-    }
-    let k = 0;
-    const value = d.format.replaceAll('%s', () => values[k++] as string);
-    attempt(`set ${thing}`, () => set(target, d.to, value));
-    const applied = d.observedAt === undefined || str(attempt(`read ${thing} observedAt`, () => get(observed, d.observedAt!)));
-    if (d.publish && applied) published.push(d.publish);
-  });
-  return published;
-}
-
-function encodePart(v: string, part: DerivedPart): string {
-  if (part.encode === 'userinfo') return encodeURIComponent(v);
-  if (part.encode === 'host') return v.includes(':') ? `[${v}]` : encodeURIComponent(v);
-  return v;
-}
-
 function labelsOf(input: Input, composite: Obj, where: string): Record<string, string> {
   const out: Record<string, string> = {};
   const xrLabels = get(composite, 'metadata.labels');
@@ -335,7 +302,6 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
   const resource: Obj = { apiVersion: input.resource.apiVersion, kind: input.resource.kind };
 
   let composed: Obj;
-  let published: string[];
   if (input.wrapper) {
     // The wrapped object lives beside the claim, named like it (a v2 composite without a claim: like the composite).
     const claim = claimRef(composite);
@@ -349,7 +315,6 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
       : { name: claim.name, namespace: claim.namespace };
     applyRecipe(resource, input, composite, where, warnings);
     applyGenerated(resource, input, get(observed, input.wrapper.manifestAt), live, where);
-    published = applyDerived(resource, input, observed, where);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
     const wrapper = input.wrapper;
     attempt(`set wrapper.manifestAt "${wrapper.manifestAt}" ${where}`, () => set(composed, wrapper.manifestAt, resource));
@@ -359,7 +324,6 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     resource.spec = {};
     applyRecipe(resource, input, composite, where, warnings);
     applyGenerated(resource, input, observed, live, where);
-    published = applyDerived(resource, input, observed, where);
     composed = resource;
   }
   set(composed, 'spec.providerConfigRef', configRef);
@@ -369,7 +333,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
   if (secretRef && from) {
     const reported = from.nameFrom ? get(observed, from.nameFrom) : undefined;
     const secret = typeof reported === 'string' && reported ? reported : `${claimRef(composite).name}${from.nameSuffix}`;
-    const details = [...from.keys, ...published].map((key) => ({
+    const details = from.keys.map((key) => ({
       apiVersion: 'v1',
       kind: 'Secret',
       name: secret,

@@ -278,14 +278,6 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
       '5432',
       'verify-ca',
     ]);
-    // Its uri comes on the function's run after provider-kubernetes copied the address in (backends/cnpg.ts CNPG_URI_KEY).
-    const withUri = await until('Secret app-creds with a uri', async () => {
-      const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/app-creds`);
-      return s?.data?.uri ? s : undefined;
-    });
-    expect(Buffer.from(withUri.data.uri, 'base64').toString()).toBe(
-      `postgresql://binding-app:${encodeURIComponent(value('password'))}@${LOAD_BALANCER_IP}:5432/app?sslmode=verify-ca`,
-    );
     await requireOk(
       kube,
       'POST',

@@ -24,7 +24,7 @@
  * "stop Crossplane" scales it to zero, and the v2 package is pushed to the run's registry under a new tag.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CNPG_BINDING_KEYS, CNPG_CA_KEY, CNPG_SERVICE_BINDING_KEYS, CNPG_URI_KEY } from '../../backends/cnpg';
+import { CNPG_BINDING_KEYS, CNPG_CA_KEY, CNPG_SERVICE_BINDING_KEYS } from '../../backends/cnpg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { watchInformer, type WatchInformer } from '../../controller';
 import { render } from '../../synth/synth';
@@ -866,18 +866,9 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     );
     const cluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${pg.metadata.name}`);
     expect(cluster.status.readyInstances).toBe(cluster.spec.instances);
-    await timed('the cnpg example creds in the app cluster', () => credsInApp(sb, 180_000));
-    // servicebinding.io's uri joins them on a later run of the function (backends/cnpg.ts CNPG_URI_KEY).
-    const secret = await eventually(
-      `Secret ${sb.metadata.name}-creds with its uri in the app cluster`,
-      async () => {
-        const s = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`);
-        return s?.data?.[CNPG_URI_KEY] ? s : undefined;
-      },
-      120_000,
-    );
+    const secret = await timed('the cnpg example creds in the app cluster', () => credsInApp(sb, 180_000));
     // Klutch's a8s keys, the server's CA and servicebinding.io's (backends/cnpg.ts CNPG_CA_KEY, CNPG_SERVICE_BINDING_KEYS).
-    expect(Object.keys(secret.data).sort()).toEqual([...CNPG_BINDING_KEYS, CNPG_CA_KEY, ...CNPG_SERVICE_BINDING_KEYS, CNPG_URI_KEY].sort());
+    expect(Object.keys(secret.data).sort()).toEqual([...CNPG_BINDING_KEYS, CNPG_CA_KEY, ...CNPG_SERVICE_BINDING_KEYS].sort());
     expect(Buffer.from(secret.data.instance_service, 'base64').toString()).toMatch(/^10\.96\.200\.\d+$/);
   }, 720_000);
 });
