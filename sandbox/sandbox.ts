@@ -187,7 +187,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     );
 
     const { cpNode, appNode } = await steps.run(
-      'A node for each cluster (kubelet, containerd, kube-proxy, CoreDNS in a network namespace of its own), linked',
+      'A node for each cluster (kubelet, containerd, kube-proxy, NetworkPolicies, CoreDNS in a network namespace of its own), linked',
       async () => {
         const nodes: Node[] = [];
         const started = await Promise.allSettled([

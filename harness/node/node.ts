@@ -1,7 +1,7 @@
 /**
  * A real node for a harness cluster: `startNode(cluster)` runs containerd + runc, the kubelet, kube-proxy (iptables),
- * CoreDNS and kube-scheduler, so Pods run, Services have ClusterIPs and DNS names, and in-cluster clients reach the
- * API server through the `kubernetes` Service, as in any cluster.
+ * kube-network-policies, CoreDNS and kube-scheduler, so Pods run, NetworkPolicies hold, Services have ClusterIPs and
+ * DNS names, and in-cluster clients reach the API server through the `kubernetes` Service, as in any cluster.
  *
  * What runs where (docs/decisions/pod-node.md): everything of the node except the scheduler runs inside a network
  * and mount namespace the run creates (netns.ts) and inside one cgroup tree below the runner's (cgroups.ts); the API
@@ -30,6 +30,7 @@ import { stringify } from 'yaml';
 import { ensureCoreDns } from '../tools/coredns';
 import { ensurePrograms, NODE_PROGRAMS, program } from '../tools/programs';
 import { ensureKubeBinary } from '../tools/kube';
+import { ensureNetworkPolicies } from '../tools/network-policies';
 import { ADMIN, type ClusterInfo } from '../cluster/control-plane';
 import { getObject, kubeFor } from '../cluster/kube';
 import { launch, type Proc, tail, waitReady } from '../cluster/processes';
@@ -42,6 +43,7 @@ import { publishEndpoints } from './endpoints';
 import { BUSYBOX_IMAGE, ensureBusyboxImage, ensurePauseImage, importImages } from './images';
 import { startKubelet } from './kubelet';
 import { execInNode, inNode, type NodeNetwork, startNamespaces } from './netns';
+import { startNetworkPolicies } from './network-policies';
 import { startProxy } from './proxy';
 import { startScheduler } from './scheduler';
 
@@ -123,6 +125,7 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
   await ensurePrograms(NODE_PROGRAMS, log);
   const binary = o.binary ?? (await ensureKubeBinary());
   const coredns = await ensureCoreDns(log);
+  const policyAgent = await ensureNetworkPolicies(log);
   const images = [ensurePauseImage(log), ensureBusyboxImage(log), ...(o.images ?? [])];
 
   pruneNodeRuns();
@@ -191,6 +194,15 @@ export async function startNode(cluster: ClusterInfo, o: NodeOptions = {}): Prom
     track(kubelet);
     const proxy = startProxy({ binary, dir: runDir, nodeName: name, kubeconfig, podCidr, cgroup: cg, holderPid: holder.pid });
     track(proxy);
+    const policies = startNetworkPolicies({
+      binary: policyAgent,
+      dir: runDir,
+      nodeName: name,
+      kubeconfig,
+      cgroup: cg,
+      holderPid: holder.pid,
+    });
+    track(policies);
     const dns = startDns({ binary: coredns, dir: runDir, kubeconfig, clusterDomain: CLUSTER_DOMAIN, cgroup: cg, holderPid: holder.pid });
     track(dns);
     const scheduler = startScheduler(binary, cluster.kubeconfig, runDir, name);

@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cacheRoot } from './cache';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +100,13 @@ export interface GoBuildOptions {
   readonly minGo?: string;
   /** Extra environment of `go build`, e.g. `CGO_ENABLED: '0'` for a static binary copied into other images. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * An upstream module built with some of its files replaced or added (path in the module → contents), for an
+   * upstream that needs a change on these machines; kept small and named where it is used. The build copies the module
+   * from the module cache and points the wrapper's requirement at the copy (`go build -modfile` with a replace), so
+   * neither the module cache nor the wrapper module changes.
+   */
+  readonly patch?: { readonly module: string; readonly version: string; readonly files: Readonly<Record<string, string>> };
   /** Progress lines; default stderr. */
   readonly log?: (line: string) => void;
 }
@@ -127,6 +134,7 @@ async function build(o: GoBuildOptions): Promise<string> {
   const args = ['build', '-v', '-trimpath', '-o', tmp];
   if (o.ldflags) args.push('-ldflags', o.ldflags);
   if (o.tags?.length) args.push('-tags', o.tags.join(','));
+  if (o.patch) args.push('-modfile', patchedModfile(o.moduleDir, `${tmp}-patch`, o.patch));
   args.push(o.pkg);
   const log = o.log ?? stderrLog;
   const started = Date.now();
@@ -157,7 +165,24 @@ async function build(o: GoBuildOptions): Promise<string> {
   } finally {
     clearInterval(tick);
     rmSync(tmp, { force: true });
+    rmSync(`${tmp}-patch`, { recursive: true, force: true });
   }
+}
+
+/**
+ * Copies `patch.module` into `dir/module`, writes the patch's files over it, and returns a go.mod that is the
+ * wrapper's with a replace pointing there (its go.sum beside it, as -modfile wants).
+ */
+function patchedModfile(moduleDir: string, dir: string, patch: NonNullable<GoBuildOptions['patch']>): string {
+  const copy = join(dir, 'module');
+  cpSync(goModuleSource(moduleDir, patch.module, patch.version), copy, { recursive: true });
+  // The module cache's files are read-only; the copy's must take the patch.
+  spawnSync('chmod', ['-R', 'u+w', copy]);
+  for (const [path, contents] of Object.entries(patch.files)) writeFileSync(join(copy, path), contents);
+  const modfile = join(dir, 'go.mod');
+  writeFileSync(modfile, `${readFileSync(join(moduleDir, 'go.mod'), 'utf8')}\nreplace ${patch.module} => ${copy}\n`);
+  cpSync(join(moduleDir, 'go.sum'), join(dir, 'go.sum'));
+  return modfile;
 }
 
 function stderrLog(line: string): void {

@@ -12,6 +12,7 @@ import { ensureCrossplane } from './crossplane';
 import { ensureHelm } from './helm';
 import { ensureKrew } from './krew';
 import { ensureKubeBinary } from './kube';
+import { ensureNetworkPolicies } from './network-policies';
 import { ensurePromtool } from './promtool';
 import { ensureProviderKubernetes } from './provider-kubernetes';
 import { ensureVersitygw } from './versitygw';
@@ -27,6 +28,7 @@ const STEPS: readonly (readonly [string, () => Promise<unknown>])[] = [
   ['provider-kubernetes', () => ensureProviderKubernetes(log)],
   ['CloudNativePG manager', () => ensureCnpgManager(log)],
   ['CoreDNS', () => ensureCoreDns(log)],
+  ['kube-network-policies', () => ensureNetworkPolicies(log)],
   ['helm', () => ensureHelm(log)],
   ['promtool', () => ensurePromtool(log)],
   ['krew', () => ensureKrew(log)],

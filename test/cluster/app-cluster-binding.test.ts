@@ -396,8 +396,9 @@ describe('AppClusterBinding', () => {
       expect((await requireOk(ka, 'GET', path)).metadata.labels['klutch-kit.anynines.com/appclusterbinding-uid'], path).toBe(
         mine.metadata.uid,
       );
-    // Nothing in it but DNS and the API servers' ports goes out, nothing but the monitoring namespace's scrapes come in
-    // (the test's CNI does not enforce NetworkPolicies: the object, as the API server keeps it, is what is checked).
+    // Nothing in it but DNS and the API servers' ports goes out, nothing but the monitoring namespace's scrapes come in.
+    // These clusters run no Pods: the object, as the API server keeps it, is checked here; network-policies.test.ts
+    // sends real connections through the same policy on the Pod platform.
     const policy = await requireOk(ka, 'GET', `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies/klutch-bind-root`);
     const anywhere = [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }];
     // --konnector-api-ports as given above, and --external-address's port.

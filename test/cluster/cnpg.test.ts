@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CNPG_BINDING_KEYS, CNPG_REAPER_LABEL } from '../../backends/cnpg';
+import { CNPG_BINDING_KEYS, CNPG_REAPER_LABEL, CNPG_STATUS_PORT } from '../../backends/cnpg';
 import { apply } from '../../harness/cluster/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
@@ -23,6 +23,7 @@ import { bindingsClientPod, psqlClientPod } from '../../harness/node/cnpg-images
 import { asSuperuser } from '../../harness/node/cnpg-sql';
 import { program } from '../../harness/tools/programs';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
+import { reaches } from '../support/reach';
 import { podFailure } from '../../harness/platform/pods';
 import { tail } from '../../harness/cluster/processes';
 
@@ -293,25 +294,31 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
     expect(out).toBe('from the binding');
   }, 600_000);
 
-  it('refuses a connection without TLS, and fences the instance with a NetworkPolicy that selects its Pods', async () => {
+  it("refuses a connection without TLS; its NetworkPolicy drops another namespace's connections to the instance's status port", async () => {
     const { phase, out } = await runPsql('app-client-plain', SQL_READ, { tls: 'disable' });
     expect([phase, out.join('\n')]).toEqual(['Failed', expect.stringContaining('no encryption')]);
-    // The policy is the backend's (its last rule admits the session reaper to 5432); whether traffic obeys it is the
-    // CNI's (this node's does not enforce policies), so the check is that it exists as composed and selects the
-    // instance's Pods.
+    // The policy is the backend's (its last rule admits the session reaper to 5432); the node enforces it
+    // (kube-network-policies): CNPG's operator reaches the status port (the Cluster is healthy), a stranger does not.
     const policy = await until(`NetworkPolicy ${NS}/pg`, () =>
       getObject(kube, `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/pg`),
     );
     expect(policy.spec.podSelector).toEqual({ matchLabels: { 'cnpg.io/cluster': 'pg' } });
-    expect(policy.spec.ingress.map((r: WireObject) => r.ports?.map((p: WireObject) => p.port) ?? 'any')).toEqual([
-      [5432],
-      'any',
-      [8000],
-      [5432],
-    ]);
     const pods = (await kube.request('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=cnpg.io/cluster%3Dpg,cnpg.io/podRole%3Dinstance`))
       .body as WireObject;
-    expect(pods.items.length).toBeGreaterThan(0);
+    const ip = pods.items[0]?.status?.podIP as string;
+    expect(ip, 'an instance Pod with an address').toBeTruthy();
+    const status = { status: { host: ip, port: CNPG_STATUS_PORT } };
+    const stranger = `${NS}-stranger`;
+    await requireOk(kube, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: stranger } });
+    try {
+      expect({
+        stranger: (await reaches(kube, node, stranger, 'probe', status)).status,
+        operator: (await reaches(kube, node, CNPG_NAMESPACE, 'klutch-kit-probe', status)).status,
+      }).toEqual({ stranger: false, operator: true });
+    } finally {
+      await kube.request('DELETE', `/api/v1/namespaces/${stranger}`);
+    }
+    await healthy();
   }, 300_000);
 });
 

@@ -13,6 +13,7 @@ import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import type {} from './platform/pod-platform';
 import { ensureCoreDns } from '../../harness/tools/coredns';
+import { ensureNetworkPolicies } from '../../harness/tools/network-policies';
 import { ensurePrograms, type ProgramName, PROGRAMS } from '../../harness/tools/programs';
 import { serveSlots } from './cluster-slots';
 import { POD_PLATFORM_FILES, serveSharedPlatform, V1_FILES } from './platform/shared-platform';
@@ -73,9 +74,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   starting = startControlPlanes({ clusters: names, identities: IDENTITIES }).then(
     (cp) => {
       write({ clusters: cp.clusters, runDir: cp.runDir });
-      // The node suite's cluster DNS, built once Kubernetes is (a cold build of both at once only thrashes two
-      // cores); the suite waits on the same build lock. A failure is the suite's to report.
-      void ensureCoreDns().catch(() => undefined);
+      // The node suite's cluster DNS and NetworkPolicy agent, built once Kubernetes is (a cold build of both at once
+      // only thrashes two cores); the suite waits on the same build lock. A failure is the suite's to report.
+      void ensureCoreDns()
+        .then(() => ensureNetworkPolicies())
+        .catch(() => undefined);
       return cp;
     },
     (err: unknown) => {

@@ -1,6 +1,8 @@
 /**
- * Whether NetworkPolicies let a peer reach a Pod's port, by the rules of the Kubernetes API (networking.k8s.io/v1):
- * the test clusters' CNI enforces none, so tests ask this about the policies we write instead of sending packets.
+ * Whether NetworkPolicies let a peer reach a Pod's port, by the rules of the Kubernetes API (networking.k8s.io/v1),
+ * for unit tests that check the policies we compose without a cluster (which combinations admit what). What traffic
+ * really does is tested on the Pod platform, whose nodes enforce policies (test/support/reach.ts,
+ * docs/decisions/network-policies.md).
  * Ingress only. A policy isolates the Pods its podSelector picks in its namespace; then a connection is admitted
  * when a rule of one of them matches both the peer (`from`: any peer when empty) and the port (any when empty).
  * ipBlock peers match by address, which the API leaves to the CNI for Pod addresses: here they match any peer's.

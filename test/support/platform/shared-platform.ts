@@ -22,6 +22,7 @@ export const POD_PLATFORM_FILES = [
   'test/cluster/platform-pods.test.ts',
   'test/cluster/crossplane-claims.test.ts',
   'test/cluster/object-store.test.ts',
+  'test/cluster/network-policies.test.ts',
 ];
 /** Of those, the ones that use it with the default package and must be done before the package moves. */
 export const V1_FILES = [

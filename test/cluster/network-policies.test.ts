@@ -1,0 +1,153 @@
+/**
+ * NetworkPolicies hold on the Pod platform (issue 34 items 2, 5 and 10): its nodes run kube-network-policies
+ * (harness/node/network-policies.ts), so the fences we ship are tested with real connections between Pods, not read
+ * off the objects. First the enforcement itself (a connection admitted before a policy and dropped after it), then the
+ * fence of a binding root namespace as the AppClusterBinding controller writes it, then the composition function's.
+ * The cnpg instances' policy is tested in cnpg.test.ts, on a real instance.
+ */
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { AppClusterBinding } from '../../exports/bind-api';
+import { rootNetworkPolicy } from '../../backend/app-cluster-binding/app-cluster-binding.objects';
+import { applyAt, getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
+import type { AttachedNode } from '../../harness/node/attach';
+import { KONNECTOR_PROBE_PORT } from '../../lib/konnector-runtime';
+import { FUNCTION_GRPC_PORT } from '../../functions/dataservices/deploy/function-runtime';
+import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
+import { podControlPlane } from '../support/platform/pod-platform';
+import { listener, reaches } from '../support/reach';
+
+let kube: Kube;
+let node: AttachedNode;
+let apiPort: number;
+
+/** A namespace of this file, deleted when its test ends. */
+async function namespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await requireOk(kube, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  return name;
+}
+
+async function remove(...namespaces: string[]): Promise<void> {
+  await Promise.all(namespaces.map((n) => kube.request('DELETE', `/api/v1/namespaces/${n}`)));
+}
+
+const policy = (ns: string, name: string, spec: WireObject) =>
+  applyAt(kube, `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${name}`, {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name, namespace: ns },
+    spec,
+  });
+
+beforeAll(async () => {
+  const platform = await podControlPlane();
+  kube = platform.control;
+  node = platform.node;
+  // Where the `kubernetes` Service leads inside the node (harness/node/endpoints.ts writes its EndpointSlice).
+  const slice = await requireOk(kube, 'GET', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes-node');
+  apiPort = slice.ports[0].port as number;
+}, 40 * 60_000);
+
+describe('the nodes enforce NetworkPolicies', () => {
+  it('a connection admitted before a policy isolates its Pod is dropped after, unless a rule of the policy admits it', async () => {
+    const [target, friend, stranger] = [await namespace('np-target'), await namespace('np-friend'), await namespace('np-stranger')];
+    try {
+      const ip = await listener(kube, node, target, 'server', [8080, 9090]);
+      const both = { http: { host: ip, port: 8080 }, other: { host: ip, port: 9090 } };
+      // No policy selects the server yet: everything reaches it (the probe sees an open port as open).
+      expect(await reaches(kube, node, stranger, 'before', both)).toEqual({ http: true, other: true });
+      await policy(target, 'server', {
+        podSelector: { matchLabels: { app: 'server' } },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': friend } } }],
+            ports: [{ protocol: 'TCP', port: 8080 }],
+          },
+        ],
+      });
+      // The agent syncs on the policy's event; the first probe may race it, so it is repeated until it holds.
+      await expectEventually(() => reaches(kube, node, stranger, 'after', both), { http: false, other: false });
+      expect(await reaches(kube, node, friend, 'friend', both)).toEqual({ http: true, other: false });
+    } finally {
+      await remove(target, friend, stranger);
+    }
+  }, 240_000);
+});
+
+describe('the fence of a binding root namespace (the AppClusterBinding controller writes it)', () => {
+  it("attack: a Pod there (a konnector running an override's code) reaches DNS and the API server, no tenant's database; into it only the monitoring namespace's scrapes", async () => {
+    const [root, tenant, otherRoot, monitoring] = [
+      await namespace('klutch-bind-np'),
+      await namespace('cluster-np'),
+      await namespace('klutch-bind-npo'),
+      await namespace('np-monitoring'),
+    ];
+    try {
+      const acb: AppClusterBinding = {
+        apiVersion: 'klutch.anynines.com/v1alpha1',
+        kind: 'AppClusterBinding',
+        metadata: { name: 'np', namespace: 'ops', uid: randomBytes(8).toString('hex') },
+        spec: {
+          kubeconfigSecretRef: { namespace: 'ops', name: 'np-kubeconfig', key: 'kubeconfig' },
+          apiExports: [{ group: 'anynines.com', resource: 'postgresqlinstances' }],
+          konnector: { deploy: true },
+        },
+      };
+      const fence = rootNetworkPolicy(acb, root, [443, 6443, apiPort], monitoring);
+      await applyAt(kube, `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies/${fence.metadata!.name}`, fence);
+      const database = await listener(kube, node, tenant, 'pg', [5432], { 'cnpg.io/cluster': 'pg' });
+      const konnector = await listener(kube, node, root, 'konnector-np', [KONNECTOR_PROBE_PORT]);
+      const out = {
+        api: { host: 'kubernetes.default.svc.cluster.local', port: 443 },
+        database: { host: database, port: 5432 },
+      };
+      await expectEventually(() => reaches(kube, node, root, 'override', out), { api: true, database: false });
+      const probe = { konnector: { host: konnector, port: KONNECTOR_PROBE_PORT } };
+      expect({
+        tenant: (await reaches(kube, node, tenant, 'scrape', probe)).konnector,
+        otherRoot: (await reaches(kube, node, otherRoot, 'scrape', probe)).konnector,
+        monitoring: (await reaches(kube, node, monitoring, 'scrape', probe)).konnector,
+      }).toEqual({ tenant: false, otherRoot: false, monitoring: true });
+    } finally {
+      await remove(root, tenant, otherRoot, monitoring);
+    }
+  }, 300_000);
+});
+
+describe("the composition function's fence (it reads every tenant's claims)", () => {
+  it("attack: a Pod of another namespace reaches neither the function's gRPC port nor its metrics", async () => {
+    const stranger = await namespace('np-fn');
+    try {
+      const pods = (await requireOk(kube, 'GET', `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/pods`)).items as WireObject[];
+      const fn = pods.find((p) => p.metadata.labels?.['pkg.crossplane.io/function'] && p.status?.podIP);
+      expect(fn, 'the function Pod runs').toBeDefined();
+      const fnPolicy = await getObject(
+        kube,
+        `/apis/networking.k8s.io/v1/namespaces/${CROSSPLANE_NAMESPACE}/networkpolicies/${fn!.metadata.labels['pkg.crossplane.io/function']}`,
+      );
+      expect(fnPolicy, 'the shipped NetworkPolicy of the function').toBeDefined();
+      const ip = fn!.status.podIP as string;
+      expect(
+        await reaches(kube, node, stranger, 'caller', { grpc: { host: ip, port: FUNCTION_GRPC_PORT }, metrics: { host: ip, port: 8080 } }),
+      ).toEqual({
+        grpc: false,
+        metrics: false,
+      });
+    } finally {
+      await remove(stranger);
+    }
+  }, 180_000);
+});
+
+/** `probe()` again, a few seconds apart, until it equals `want` (a policy takes effect once the agent has synced). */
+async function expectEventually<T>(probe: () => Promise<T>, want: T, tries = 4): Promise<void> {
+  let last: T | undefined;
+  for (let i = 0; i < tries; i++) {
+    last = await probe();
+    if (JSON.stringify(last) === JSON.stringify(want)) return;
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  expect(last).toEqual(want);
+}
