@@ -45,6 +45,14 @@ const REAPER_ROLE = {
   connectionLimit: 2,
   passwordSecret: { name: 'my-claim-session-reaper' },
 };
+/** The instance's login group: pg_hba lets in over the network only its members (CNPG_LOGIN_GROUP_FORMAT). */
+const GROUP = 'klutch-login-my-claim';
+const GROUP_ROLE = {
+  name: GROUP,
+  comment: "klutch-kit: the roles that may log in to this instance (pg_hba); its bindings' roles",
+  ensure: 'present',
+  login: false,
+};
 
 /** The function's response for a single-nano cnpg instance `my-claim` of team-a on `target`, with `observed` resources. */
 function runInstance(observed: Record<string, Record<string, unknown>> = {}, target: 'v1' | 'v2' = 'v1') {
@@ -108,7 +116,7 @@ describe('cnpg PostgresqlInstance', () => {
               },
               managed: {
                 // The platform's own role first, whose sessions reaper ends a revoked binding role's (bindings' roles after it).
-                roles: [REAPER_ROLE],
+                roles: [REAPER_ROLE, GROUP_ROLE],
                 services: {
                   additional: [
                     {
@@ -135,8 +143,13 @@ describe('cnpg PostgresqlInstance', () => {
                   work_mem: '8MB',
                   ssl_min_protocol_version: 'TLSv1.2',
                 },
-                // TLS or nothing: before CNPG's default password rule.
-                pg_hba: ['hostnossl all all all reject'],
+                // TLS or nothing, and only the reaper and the login group's members, before CNPG's default rule.
+                pg_hba: [
+                  'hostnossl all all all reject',
+                  'hostssl all klutch-session-reaper all scram-sha-256',
+                  `hostssl all +${GROUP} all scram-sha-256`,
+                  'hostssl all all all reject',
+                ],
               },
             },
           },
@@ -306,12 +319,13 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     const composed = roles(found);
     expect(composed.spec.forProvider.manifest.spec.managed.roles).toEqual([
       REAPER_ROLE,
+      GROUP_ROLE,
       {
         name: 'binding-app',
         comment: 'ServiceBinding app',
         ensure: 'present',
         login: true,
-        inRoles: ['app'],
+        inRoles: ['app', GROUP],
         passwordSecret: { name: 'app-cnpg-binding' },
       },
     ]);
@@ -325,7 +339,7 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
       bindingXr('x'.repeat(56)),
       bindingXr('y'.repeat(55)),
     ]).spec.forProvider.manifest.spec.managed.roles.map((r: any) => r.name);
-    expect(names).toEqual([CNPG_REAPER_ROLE, 'binding-app', `binding-${'y'.repeat(55)}`]);
+    expect(names).toEqual([CNPG_REAPER_ROLE, GROUP, 'binding-app', `binding-${'y'.repeat(55)}`]);
   });
 
   it("attack: an instance restored from another revokes the other's binding roles, which recovery copied with their passwords", () => {
@@ -346,11 +360,35 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     const listed = (runFunction(req).desired?.resources['cnpg-postgresql']?.resource as any).spec.forProvider.manifest.spec.managed.roles;
     expect(listed.map((r: any) => [r.name, r.login])).toEqual([
       [CNPG_REAPER_ROLE, true],
+      [GROUP, false],
       ['binding-app', true],
       ['binding-orders-app', false],
     ]);
     // Not restored: another instance's binding gets nothing here.
-    expect(roles(found).spec.forProvider.manifest.spec.managed.roles.map((r: any) => r.name)).toEqual([CNPG_REAPER_ROLE, 'binding-app']);
+    expect(roles(found).spec.forProvider.manifest.spec.managed.roles.map((r: any) => r.name)).toEqual([
+      CNPG_REAPER_ROLE,
+      GROUP,
+      'binding-app',
+    ]);
+  });
+
+  it("attack: a restored instance lets in over the network only its own login group's members, not the source's roles (a binding deleted since among them)", () => {
+    const restored = compositeOf(api('postgresql'), 'cnpg', {
+      service: 'a9s-postgresql15',
+      plan: 'postgresql-single-nano',
+      restoreFrom: { instance: 'orders' },
+    });
+    const req = requestOf(inputOf(api('postgresql'), 'cnpg'), restored, {});
+    req.extraResources = { [RELATED_REQUIREMENT]: { items: [{ resource: bindingXr('app'), connectionDetails: {}, ready: 0 }] } };
+    const spec = (runFunction(req).desired?.resources['cnpg-postgresql']?.resource as any).spec.forProvider.manifest.spec;
+    // The source's roles are members of klutch-login-orders: no line admits them, the last one rejects them.
+    expect(spec.postgresql.pg_hba).toEqual([
+      'hostnossl all all all reject',
+      `hostssl all ${CNPG_REAPER_ROLE} all scram-sha-256`,
+      `hostssl all +${GROUP} all scram-sha-256`,
+      'hostssl all all all reject',
+    ]);
+    expect(spec.managed.roles.find((r: any) => r.name === 'binding-app').inRoles).toEqual(['app', GROUP]);
   });
 
   it('a binding that is gone leaves its role listed as revoked: NOLOGIN, no password, in no group (a DROP fails on what it owns)', () => {
@@ -360,10 +398,11 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
     const after = roles([a], before).spec.forProvider.manifest.spec.managed.roles;
     expect(after.map((r: any) => [r.name, r.login])).toEqual([
       [CNPG_REAPER_ROLE, true],
+      [GROUP, false],
       ['binding-app', true],
       ['binding-app-2', false],
     ]);
-    expect(after.find((r: any) => r.login === false)).toEqual({
+    expect(after.find((r: any) => r.disablePassword)).toEqual({
       name: 'binding-app-2',
       ensure: 'present',
       login: false,
@@ -523,6 +562,7 @@ describe("a cnpg PostgresqlInstance's session reaper, beside its Cluster", () =>
         target,
       ).toEqual([
         [CNPG_REAPER_ROLE, true],
+        [GROUP, false],
         ['binding-gone', false],
       ]);
       expect(manifest(first, REAPER).kind, target).toBe('Deployment');

@@ -136,12 +136,6 @@ export const CNPG_POSTGRESQL_PORT = 5432;
 export const CNPG_STATUS_PORT = 8000;
 /** The composed NetworkPolicy's name among the composite's resources (after `cnpg-postgresql`). */
 export const CNPG_NETWORK_POLICY = 'network-policy';
-/**
- * Where CNPG's clients may connect from: TLS only. CNPG puts user rules after its own (local peer, the replicas'
- * certificates) and before its default `host all all all scram-sha-256`, so this rejects any connection without
- * TLS and leaves the password rule to connections with it.
- */
-export const CNPG_PG_HBA = ['hostnossl all all all reject'] as const;
 
 /**
  * The binding composites an instance lists a role for (the servicebinding API of apis/catalog, on each target's
@@ -215,6 +209,26 @@ END $fn$`,
  * (verify-full against the instance's CA) and ends the sessions of every `binding-*` role that may not log in. The name is not of CNPG_ROLE_FORMAT, so no binding can take it.
  */
 export const CNPG_REAPER_ROLE = 'klutch-session-reaper';
+/**
+ * Who may log in over the network: with TLS only, and only the platform's session reaper and the members of the
+ * instance's login group. CNPG puts user rules after its own (local peer, the replicas' certificates) and before its
+ * default `host all all all scram-sha-256`, which no remote connection reaches any more. `%s` is the login group.
+ */
+export const CNPG_PG_HBA = [
+  'hostnossl all all all reject',
+  `hostssl all ${CNPG_REAPER_ROLE} all scram-sha-256`,
+  'hostssl all +%s all scram-sha-256',
+  'hostssl all all all reject',
+] as const;
+/**
+ * The login group of an instance, `klutch-login-<claim>` (CNPG refuses a Cluster name over 50 characters: 63 bytes
+ * at most, PostgreSQL's limit), of which the roles of the instance's own bindings are members. A restored instance
+ * has its source's roles with their passwords, as of the restore point — those of bindings deleted since included —
+ * but as members of the source's group, which pg_hba does not let in: the source's credentials never open the
+ * restored instance, whatever the platform knows of them. The claim's name, not the composite's uid, so the group
+ * stays when the package moves from v1 to v2 composites.
+ */
+export const CNPG_LOGIN_GROUP_FORMAT = 'klutch-login-%s';
 /** The Secret of its password (`<claim>-session-reaper`, basic-auth keys username and password, as CNPG reads them). */
 export const CNPG_REAPER_SECRET_SUFFIX = '-session-reaper';
 /** Seconds between two passes: a revoked role's sessions end within this of CNPG applying NOLOGIN. */
@@ -390,7 +404,11 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
         value: [...CNPG_OWNER_TRIGGER_SQL],
         ...(o.backups ? { ifUnset: RESTORE_FROM } : {}),
       },
-      { to: 'spec.postgresql.pg_hba', value: [...CNPG_PG_HBA] },
+      ...CNPG_PG_HBA.map((line, i): FieldMapping =>
+        line.includes('%s')
+          ? { from: CLAIM_NAME, to: `spec.postgresql.pg_hba[${i}]`, required: true, transforms: [loginGroupOf(line)] }
+          : { to: `spec.postgresql.pg_hba[${i}]`, value: line },
+      ),
       { to: `${external}.selectorType`, value: 'rw' },
       { to: `${external}.serviceTemplate.spec.type`, value: o.serviceType ?? 'LoadBalancer' },
       ...((o.serviceType ?? 'LoadBalancer') === 'LoadBalancer'
@@ -408,6 +426,7 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
         transforms: [{ type: 'format', format: `%s${CNPG_EXTERNAL_SERVICE_SUFFIX}` }],
       },
       ...reaperRole(),
+      ...loginGroupRole(),
       ...(o.backups ? [...clusterBackupFields(o.backups), ...clusterRecoveryFields(o.backups)] : []),
     ],
   });
@@ -514,6 +533,22 @@ function reaperRole(): FieldMapping[] {
   ];
 }
 
+/** `format` as a transform that puts the claim's login group (CNPG_LOGIN_GROUP_FORMAT) where `%s` stands. */
+function loginGroupOf(format: string): Transform {
+  return { type: 'format', format: format.replace('%s', CNPG_LOGIN_GROUP_FORMAT) };
+}
+
+/** The instance's login group (CNPG_LOGIN_GROUP_FORMAT), second in `spec.managed.roles`: a group, no login itself. */
+function loginGroupRole(): FieldMapping[] {
+  const at = 'spec.managed.roles[1]';
+  return [
+    { from: CLAIM_NAME, to: `${at}.name`, required: true, transforms: [loginGroupOf('%s')] },
+    { to: `${at}.comment`, value: "klutch-kit: the roles that may log in to this instance (pg_hba); its bindings' roles" },
+    { to: `${at}.ensure`, value: 'present' },
+    { to: `${at}.login`, value: false },
+  ];
+}
+
 /** The reaper's password, generated once by the function and kept; read by CNPG (the role) and the reaper's Pod. */
 function reaperSecret(o: BackendCnpgOffering) {
   const c = kubernetesCompanion(CNPG_REAPER_SECRET, {
@@ -540,7 +575,8 @@ function reaperSecret(o: BackendCnpgOffering) {
  */
 function reaperDeployment(o: BackendCnpgOffering) {
   const c = reaperDeploymentFields(o);
-  const when = { at: 'spec.managed.roles', has: { login: false } };
+  // A revoked role has no password (bindingRoles' `gone`); the login group has no login either, but a password to lose.
+  const when = { at: 'spec.managed.roles', has: { disablePassword: true } };
   return { v1: { ...c.v1, when }, v2: { ...c.v2, when } };
 }
 
@@ -659,7 +695,9 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
       { from: CLAIM_NAME, to: 'comment', required: true, transforms: [{ type: 'format', format: 'ServiceBinding %s' }] },
       { to: 'ensure', value: 'present' },
       { to: 'login', value: true },
-      { to: 'inRoles', value: [CNPG_APP_OWNER] },
+      { to: 'inRoles[0]', value: CNPG_APP_OWNER },
+      // The instance's login group (pg_hba admits its members): the binding's instanceRef is the instance's claim name.
+      { from: 'spec.instanceRef', to: 'inRoles[1]', required: true, transforms: [loginGroupOf('%s')] },
       {
         from: CLAIM_NAME,
         to: 'passwordSecret.name',

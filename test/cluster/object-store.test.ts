@@ -31,6 +31,7 @@ import { condition } from '../../harness/cluster/kube';
 import { createWhenServed, eventually, getObject, type Kube, requireOk } from '../../harness/cluster/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { localVolumes } from '../../harness/node/cnpg';
+import { psqlClientPod } from '../../harness/node/cnpg-images';
 import { asSuperuser } from '../../harness/node/cnpg-sql';
 import { sleep } from '../../lib/abort';
 import {
@@ -248,6 +249,26 @@ async function deleteInApp(plural: string, name: string): Promise<void> {
 
 /** SQL as the superuser in an instance's Pod on the control plane. */
 const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod);
+
+/** Runs `pod` in the provider namespace until it ends; its phase and log (it is deleted afterwards). */
+async function runClientPod(pod: Record<string, any>): Promise<{ phase: string; log: string }> {
+  const path = `/api/v1/namespaces/${providerNs}/pods/${pod.metadata.name}`;
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${providerNs}/pods`, pod);
+  try {
+    const done = await eventually(
+      `Pod ${providerNs}/${pod.metadata.name} done`,
+      async () => {
+        const p = await getObject(kube, path);
+        return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
+      },
+      120_000,
+    );
+    const body = (await kube.request('GET', `${path}/log`)).body as any;
+    return { phase: done.status.phase, log: typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body)) };
+  } finally {
+    await kube.request('DELETE', `${path}?gracePeriodSeconds=0`);
+  }
+}
 
 /**
  * Deletes the file's claims in the app cluster and waits until their copies and CNPG Clusters are gone from the
@@ -529,6 +550,17 @@ describe('the object store', () => {
         async () => (sql('SELECT last_archived_wal FROM pg_stat_archiver') >= segment ? true : undefined),
         120_000,
       );
+      // The source's binding is deleted after T, so the restore recovers its role, and an attacker who kept its
+      // credentials (a departed team member) tries them on the restored instance below. Its role is no longer any
+      // binding's: nothing but the restored instance's pg_hba (its login group) stands in the way.
+      const kept = await requireOk(kube, 'GET', `/api/v1/namespaces/${providerNs}/secrets/${SOURCE_BINDING}-creds`);
+      await deleteInApp('servicebindings', SOURCE_BINDING);
+      await eventually(
+        `the ServiceBinding ${providerNs}/${SOURCE_BINDING} gone from the control plane`,
+        async () =>
+          (await getObject(kube, `/apis/anynines.com/v1/namespaces/${providerNs}/servicebindings/${SOURCE_BINDING}`)) ? undefined : true,
+        180_000,
+      );
       // Deleted by its app team (it is not protected): its Cluster goes, its backups stay in the bucket.
       await deleteInApp('postgresqlinstances', INSTANCE);
       await eventually(
@@ -570,13 +602,23 @@ describe('the object store', () => {
       );
       // Rows 6 and 7 were committed (and archived) after T: a restore that brought them back would be wrong.
       expect(sql("SELECT string_agg(n::text, ',' ORDER BY n) FROM orders", `${RESTORED}-1`)).toBe('1,2,3,4,5');
-      // Attack: the source's binding's password, recovered with its role, must not open the restored instance: it
-      // lists that role revoked (backends/cnpg.ts bindingRoles' `revoke`).
-      await eventually(
-        `binding-${SOURCE_BINDING} refused by ${RESTORED}`,
-        async () => (canLogIn(`${RESTORED}-1`) === 'f' ? true : undefined),
-        120_000,
+      // Attack: the deleted binding's password, recovered with its role (which may still log in: no binding lists it
+      // any more), must not open the restored instance: pg_hba admits only the members of the restored instance's own
+      // login group (backends/cnpg.ts CNPG_PG_HBA), and the recovered role is a member of the source's.
+      expect(canLogIn(`${RESTORED}-1`)).toBe('t');
+      const stolen = await requireOk(kube, 'POST', `/api/v1/namespaces/${providerNs}/secrets`, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'obs-stolen-creds' },
+        data: kept.data,
+      });
+      const attempt = await runClientPod(
+        psqlClientPod({ name: 'obs-stolen-login', secret: stolen.metadata.name, sql: 'SELECT 1', host: `${RESTORED}-rw` }),
       );
+      expect(attempt.phase, attempt.log).toBe('Failed');
+      expect(attempt.log).toContain(`pg_hba.conf rejects connection for host`);
+      expect(attempt.log).toContain(`user "binding-${SOURCE_BINDING}"`);
+      await kube.request('DELETE', `/api/v1/namespaces/${providerNs}/secrets/${stolen.metadata.name}`);
       // The app developer reads in the app cluster that the recovery failed and what to do, long before CloudNativePG
       // gives up on the Job (about ten minutes of retries).
       const said = await conditionInApp(TOO_EARLY, 'DataServiceReady', (c) => c.reason === 'PodFailed', 180_000);

@@ -490,11 +490,12 @@ describe('crank render with the bundled function', () => {
           dir: join(tmp, `${target}-${dir}`),
         }) as Obj[];
       const composedIn = (out: Obj[]) => out.find((d) => d.metadata?.annotations?.[RESOURCE_NAME]) as Obj;
-      // The bindings' roles, after the platform's own (backends/cnpg.ts CNPG_REAPER_ROLE), which is always first.
+      // The bindings' roles, after the platform's own (backends/cnpg.ts): the session reaper and the login group.
+      const group = `klutch-login-${claim}`;
       const rolesOf = (out: Obj[]) => {
         const all = (composedIn(out).spec.forProvider.manifest.spec.managed?.roles ?? []) as Obj[];
-        expect(all[0]?.name).toBe(CNPG_REAPER_ROLE);
-        return all.slice(1);
+        expect(all.slice(0, 2).map((r) => r.name)).toEqual([CNPG_REAPER_ROLE, group]);
+        return all.slice(2);
       };
       const role = (b: Obj) => `binding-${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}`;
 
@@ -507,7 +508,7 @@ describe('crank render with the bundled function', () => {
             comment: `ServiceBinding ${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}`,
             ensure: 'present',
             login: true,
-            inRoles: ['app'],
+            inRoles: ['app', group],
             passwordSecret: { name: `${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}-cnpg-binding` },
           }))
           .sort((a, b) => a.name.localeCompare(b.name)),
