@@ -24,9 +24,12 @@ const PROVIDER_KUBERNETES_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/provi
 /**
  * Its arguments (the runtime container's, Crossplane's `package-runtime`): `--enable-watches`, so an Object with
  * `spec.watch: true` (every one our recipes compose, backends/kubernetes-object.ts) sees its wrapped object's status
- * within a second instead of on a 30 s poll (docs/decisions/readiness-lag.md). The test harness runs the same.
+ * within a second instead of on a 30 s poll (docs/decisions/readiness-lag.md); `--sanitize-secrets`, so an Object
+ * that holds a Secret (a cnpg binding's) shows its data redacted in `status.atProvider.manifest`: Objects are readable
+ * with `crossplane-view`, which grants no Secrets (connection details are read from the Secret itself, not from
+ * there). The test harness runs the same.
  */
-export const PROVIDER_KUBERNETES_ARGS = ['--enable-watches'] as const;
+export const PROVIDER_KUBERNETES_ARGS = ['--enable-watches', '--sanitize-secrets'] as const;
 /** Its ServiceAccount, named by the DeploymentRuntimeConfig as Klutch's kustomization does. */
 const PROVIDER_KUBERNETES_SA = 'provider-kubernetes';
 

@@ -267,6 +267,15 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
     // The binding's own role (per-binding users), in the application database.
     expect([value('instance_service'), value('database'), value('username')]).toEqual([LOAD_BALANCER_IP, 'app', 'binding-app']);
 
+    // The Object that holds the binding's Secret shows the Secret's data redacted in its status (provider-kubernetes'
+    // --sanitize-secrets): `crossplane-view`, which reads Objects but no Secrets, does not read the password there.
+    const objects = (await requireOk(kube, 'GET', '/apis/kubernetes.crossplane.io/v1alpha2/objects')).items as WireObject[];
+    const holder = objects.find(
+      (o) => o.spec?.forProvider?.manifest?.kind === 'Secret' && o.spec.forProvider.manifest.metadata?.name === 'app-cnpg-binding',
+    );
+    expect(holder?.status?.atProvider?.manifest?.data, 'the binding Object observed').toEqual({ redacted: null });
+    expect(JSON.stringify(holder!.status)).not.toContain(creds.data.password);
+
     // The server's CA beside Klutch's keys: the client checks whom it talks to.
     expect(value('ca.crt')).toMatch(/^-----BEGIN CERTIFICATE-----/);
     expect(await psql('app-client', SQL_WRITE, { tls: 'verify-ca' })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);

@@ -2,20 +2,25 @@
  * NetworkPolicies hold on the Pod platform (issue 34 items 2, 5 and 10): its nodes run kube-network-policies
  * (harness/node/network-policies.ts), so the fences we ship are tested with real connections between Pods, not read
  * off the objects. First the enforcement itself (a connection admitted before a policy and dropped after it), then the
- * fence of a binding root namespace as the AppClusterBinding controller writes it, then the composition function's.
- * The cnpg instances' policy is tested in cnpg.test.ts, on a real instance.
+ * fence of a binding root namespace as the AppClusterBinding controller writes it, then the composition function's,
+ * then the monitoring Component's scrape policies (issue 38): a Pod of the monitoring namespace GETs /metrics. The
+ * cnpg instances' policy is tested in cnpg.test.ts, on a real instance.
  */
 import { randomBytes } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppClusterBinding } from '../../exports/bind-api';
 import { rootNetworkPolicy } from '../../backend/app-cluster-binding/app-cluster-binding.objects';
 import { applyAt, getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { KONNECTOR_PROBE_PORT } from '../../lib/konnector-runtime';
-import { FUNCTION_GRPC_PORT } from '../../functions/dataservices/deploy/function-runtime';
+import { FUNCTION_GRPC_PORT, FUNCTION_METRICS_PORT } from '../../functions/dataservices/deploy/function-runtime';
+import { BACKEND_PROBE_PORT } from '../../backend/deploy/bind-backend';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
-import { podControlPlane } from '../support/platform/pod-platform';
-import { listener, reaches } from '../support/reach';
+import { holdV1, podControlPlane, podPlatform } from '../support/platform/pod-platform';
+import { listener, type PodNode, reaches, type Target } from '../support/reach';
 
 let kube: Kube;
 let node: AttachedNode;
@@ -40,7 +45,11 @@ const policy = (ns: string, name: string, spec: WireObject) =>
     spec,
   });
 
+let release: (() => void) | undefined;
+
 beforeAll(async () => {
+  // The Pods probed here (the function's among them) must not be replaced by the package move meanwhile.
+  release = await holdV1('test/cluster/network-policies.test.ts');
   const platform = await podControlPlane();
   kube = platform.control;
   node = platform.node;
@@ -48,6 +57,8 @@ beforeAll(async () => {
   const slice = await requireOk(kube, 'GET', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes-node');
   apiPort = slice.ports[0].port as number;
 }, 40 * 60_000);
+
+afterAll(() => release?.());
 
 describe('the nodes enforce NetworkPolicies', () => {
   it('a connection admitted before a policy isolates its Pod is dropped after, unless a rule of the policy admits it', async () => {
@@ -130,7 +141,10 @@ describe("the composition function's fence (it reads every tenant's claims)", ()
       expect(fnPolicy, 'the shipped NetworkPolicy of the function').toBeDefined();
       const ip = fn!.status.podIP as string;
       expect(
-        await reaches(kube, node, stranger, 'caller', { grpc: { host: ip, port: FUNCTION_GRPC_PORT }, metrics: { host: ip, port: 8080 } }),
+        await reaches(kube, node, stranger, 'caller', {
+          grpc: { host: ip, port: FUNCTION_GRPC_PORT },
+          metrics: { host: ip, port: FUNCTION_METRICS_PORT },
+        }),
       ).toEqual({
         grpc: false,
         metrics: false,
@@ -139,6 +153,82 @@ describe("the composition function's fence (it reads every tenant's claims)", ()
       await remove(stranger);
     }
   }, 180_000);
+});
+
+describe('the monitoring Components (dist/control-plane/monitoring, dist/app-cluster/monitoring)', () => {
+  /** A running Pod's address in `ns` by label selector (presence alone: `key`). */
+  const ipOf = async (k: Kube, ns: string, selector: string) => {
+    const pods = (await requireOk(k, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`))
+      .items as WireObject[];
+    const running = pods.find((p) => p.status?.phase === 'Running' && p.status.podIP);
+    expect(running, `a running Pod ${ns} ${selector}`).toBeDefined();
+    return running!.status.podIP as string;
+  };
+
+  /**
+   * A Pod of `monitoring` GETs each target's /metrics only once the Component's NetworkPolicies (read from `dir` as
+   * synth wrote them) are applied; a Pod of another namespace never does. Removes the policies and namespaces after.
+   */
+  async function scrapedOnlyFromMonitoring(k: Kube, n: PodNode, dir: string, targets: Record<string, Target>): Promise<string[]> {
+    const policies = readdirSync(dir)
+      .filter((f) => f.startsWith('networkpolicy-'))
+      .map((f) => parse(readFileSync(join(dir, f), 'utf8')) as WireObject);
+    const path = (p: WireObject) => `/apis/networking.k8s.io/v1/namespaces/${p.metadata.namespace}/networkpolicies/${p.metadata.name}`;
+    const none = Object.fromEntries(Object.keys(targets).map((t) => [t, false]));
+    const all = Object.fromEntries(Object.keys(targets).map((t) => [t, true]));
+    const stranger = `np-scrape-${randomBytes(3).toString('hex')}`;
+    const made = [stranger];
+    await requireOk(k, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: stranger } });
+    if ((await k.request('GET', '/api/v1/namespaces/monitoring')).code !== 200) {
+      await requireOk(k, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'monitoring' } });
+      made.push('monitoring');
+    }
+    try {
+      // Without the Component the ports are shut to Prometheus too (the bundle's own policies).
+      expect(await reaches(k, n, 'monitoring', 'prometheus', targets)).toEqual(none);
+      for (const p of policies) await applyAt(k, path(p), p);
+      await expectEventually(() => reaches(k, n, 'monitoring', 'prometheus', targets), all);
+      expect(await reaches(k, n, stranger, 'prometheus', targets)).toEqual(none);
+    } finally {
+      for (const p of policies) await k.request('DELETE', path(p));
+      await Promise.all(made.map((ns) => k.request('DELETE', `/api/v1/namespaces/${ns}`)));
+    }
+    return policies.map((p) => p.metadata.name as string).sort();
+  }
+
+  it("control plane: lets the monitoring namespace, and no other, scrape the backend's and the function's /metrics", async () => {
+    const { synthDir } = await podControlPlane();
+    const targets = {
+      backend: {
+        host: await ipOf(kube, 'klutch-bind-backend', 'app.kubernetes.io/name=klutch-bind-backend'),
+        port: BACKEND_PROBE_PORT,
+        http: '/metrics',
+      },
+      function: {
+        host: await ipOf(kube, CROSSPLANE_NAMESPACE, 'pkg.crossplane.io/function'),
+        port: FUNCTION_METRICS_PORT,
+        http: '/metrics',
+      },
+    };
+    expect(await scrapedOnlyFromMonitoring(kube, node, join(synthDir, 'control-plane', 'monitoring'), targets)).toEqual([
+      'scrape-klutch-bind-backend',
+      'scrape-klutch-kit-function-dataservices',
+    ]);
+  }, 240_000);
+
+  it("app cluster: lets the monitoring namespace, and no other, scrape the konnector's /metrics", async () => {
+    const platform = await podPlatform();
+    const targets = {
+      konnector: {
+        host: await ipOf(platform.app, 'klutch-bind', 'app.kubernetes.io/name=konnector'),
+        port: KONNECTOR_PROBE_PORT,
+        http: '/metrics',
+      },
+    };
+    expect(
+      await scrapedOnlyFromMonitoring(platform.app, platform.node.app, join(platform.synthDir, 'app-cluster', 'monitoring'), targets),
+    ).toEqual(['scrape-konnector']);
+  }, 240_000);
 });
 
 /** `probe()` again, a few seconds apart, until it equals `want` (a policy takes effect once the agent has synced). */

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { eventually, getObject, requireOk, type Kube, type WireObject } from '../../harness/cluster/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 
-type PodNode = Pick<AttachedNode, 'busyboxImage'>;
+export type PodNode = Pick<AttachedNode, 'busyboxImage'>;
 
 /** Seconds a probe Pod waits before its first connection (see reaches). */
 const SETTLE_S = 3;
@@ -15,6 +15,18 @@ const SETTLE_S = 3;
 export interface Target {
   readonly host: string;
   readonly port: number;
+  /** An HTTP path: the target is reached when a GET of it answers 200 (a scrape), not on connect alone. */
+  readonly http?: string;
+}
+
+/**
+ * The probe's shell test of one target. HTTP by hand over nc: the image's static busybox wget crashes (SIGSEGV) on
+ * every request here; HTTP/1.0, so the server closes the connection after its answer.
+ */
+function attempt(t: Target): string {
+  return t.http
+    ? `printf 'GET ${t.http} HTTP/1.0\r\n\r\n' | timeout 10 nc -w 3 ${t.host} ${t.port} > /tmp/answer; grep -q '^HTTP/1\.[01] 200' /tmp/answer`
+    : `nc -w 3 ${t.host} ${t.port} -e /bin/true </dev/null`;
 }
 
 function busyboxPod(node: PodNode, ns: string, name: string, labels: Readonly<Record<string, string>>, script: string): WireObject {
@@ -71,9 +83,7 @@ export async function reaches(
   // for about a second a new Pod's connections pass unjudged (upstream's kubernetes/kubernetes#85966): wait that out.
   const script = [
     `sleep ${SETTLE_S}`,
-    ...Object.entries(targets).map(
-      ([key, t]) => `if nc -w 3 ${t.host} ${t.port} -e /bin/true </dev/null; then echo "${key} yes"; else echo "${key} no"; fi`,
-    ),
+    ...Object.entries(targets).map(([key, t]) => `if ${attempt(t)}; then echo "${key} yes"; else echo "${key} no"; fi`),
   ].join('\n');
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   const path = `/api/v1/namespaces/${ns}/pods/${name}`;

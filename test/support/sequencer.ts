@@ -17,6 +17,7 @@ export const CHAIN_FIRST = [
   'test/cluster/object-store.test.ts',
   'test/cluster/platform-pods.test.ts',
   'test/cluster/crossplane-claims.test.ts',
+  'test/cluster/network-policies.test.ts',
   'test/cluster/crossplane-v2-native.test.ts',
 ] as const;
 

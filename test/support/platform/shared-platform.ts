@@ -30,6 +30,7 @@ export const V1_FILES = [
   'test/cluster/object-store.test.ts',
   'test/cluster/platform-pods.test.ts',
   'test/cluster/crossplane-claims.test.ts',
+  'test/cluster/network-policies.test.ts',
 ];
 /** How long `exclusive` waits for the files holding the platform. */
 const EXCLUSIVE_TIMEOUT_MS = 30 * 60_000;
