@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../harness/crossplane/catalog';
 import { crossplaneSource } from '../harness/tools/crossplane';
@@ -13,7 +13,7 @@ describe('CrossplaneReads', () => {
   it("reads only what the recipes' diagnostics and errorsFrom ask for: a cnpg claim's Pods and Cluster, get/list/watch, aggregated into Crossplane's role", () => {
     const kinds = apis.flatMap((a) => Object.values(a.backends)).flatMap(crossplaneReadKinds);
     expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual(['v1/Pod', 'postgresql.cnpg.io/v1/Cluster']);
-    const chart = Testing.chart();
+    const chart = new Chart(new App(), 'test');
     new CrossplaneReads(chart, 'reads', { kinds, resourceOf: resourceNames(() => crdNamesIn(join(process.cwd(), 'schemas')), 'test') });
     const [role, ...rest] = Testing.synth(chart);
     expect(rest).toEqual([]);
@@ -28,7 +28,9 @@ describe('CrossplaneReads', () => {
   });
 
   it('refuses to make a role without kinds', () => {
-    expect(() => new CrossplaneReads(Testing.chart(), 'none', { kinds: [], resourceOf: () => 'x' })).toThrow('no kinds to read');
+    expect(() => new CrossplaneReads(new Chart(new App(), 'test'), 'none', { kinds: [], resourceOf: () => 'x' })).toThrow(
+      'no kinds to read',
+    );
   });
 
   it.each(['v1', 'v2'] as const)("Crossplane %s's Helm chart aggregates ClusterRoles with that label into its own", (line) => {

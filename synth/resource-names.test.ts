@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import { ProviderKubernetes } from './provider-configs';
 import { crdNamesIn, resourceNames } from './resource-names';
@@ -34,7 +34,7 @@ describe('resourceNames', () => {
 
 describe('ProviderKubernetes', () => {
   it("grants a wrapped kind under its CRD's resource name", () => {
-    const chart = Testing.chart();
+    const chart = new Chart(new App(), 'test');
     new ProviderKubernetes(chart, 'p', {
       manages: [{ apiVersion: 'policy.example.org/v1', kind: 'Policy' }],
       resourceOf: resourceNames(() => [policy], 'test'),

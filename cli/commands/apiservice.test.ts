@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { readRequests } from './apiservice';
 
 const request = `apiVersion: klutch.anynines.com/v1alpha1
@@ -20,7 +20,9 @@ describe('kubectl bind apiservice -f', () => {
   });
 
   it("reports a file that is not YAML with the parser's words, its line and column, and binds nothing", () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'apiservice-')), 'request.yaml');
+    const dir = mkdtempSync(join(tmpdir(), 'apiservice-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'request.yaml');
     writeFileSync(file, request.replace('  name: req', '  name: req\n   bad: [unclosed'));
     let said = '';
     expect(() => readRequests(file, undefined)).toThrow(
