@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { machineMethod, readClientSecret } from './machine-login';
 
 const method = {
@@ -13,6 +13,7 @@ const method = {
 
 describe('readClientSecret', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kubectl-bind-secret-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('reads the file without its trailing newline, or the variable', () => {
     writeFileSync(join(dir, 's'), 'p@ss word\n');

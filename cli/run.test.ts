@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackApi, startLoopbackApi } from '../harness/cluster/loopback-api';
@@ -21,7 +21,10 @@ beforeAll(async () => {
   kubeconfig = join(mkdtempSync(join(tmpdir(), 'klutch-run-test-')), 'kubeconfig');
   writeFileSync(kubeconfig, api.kubeConfig().exportConfig());
 });
-afterAll(() => api.close());
+afterAll(() => {
+  api.close();
+  rmSync(dirname(kubeconfig), { recursive: true, force: true });
+});
 
 describe('kubectl bind errors', () => {
   it("print the other side's words as text: an escape sequence in an API server's message moves no cursor", async () => {

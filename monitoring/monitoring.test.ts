@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { stringify } from 'yaml';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { loadCatalog, objectFiles, ROOT } from '../harness/crossplane/catalog';
 import { releaseDoc } from '../lib/version';
@@ -16,6 +16,7 @@ import { dashboard, PANELS } from './dashboard';
 import { metricFamilies } from './promql';
 
 const dir = mkdtempSync(join(tmpdir(), 'klutch-monitoring-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const OUR_FAMILIES = /^(klutch_|controller_runtime_|workqueue_|leader_election_)/;
 /** Prometheus' own series of each target: whether its last scrape worked. */
 const PROMETHEUS_FAMILIES = ['up'];

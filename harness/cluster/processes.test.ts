@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { freePorts, runCommand } from './processes';
 
 describe('freePorts', () => {
@@ -21,7 +21,9 @@ describe('runCommand', () => {
   it('gives the exit code, stdout alone and both streams together, while the event loop runs on', async () => {
     // The command ends only once a timer of this process has run while it waits: were runCommand to block the event
     // loop, it would never end (the test's timeout). No wall-clock bound: under a full run's load ticks come late.
-    const flag = join(mkdtempSync(join(tmpdir(), 'klutch-kit-run-')), 'ticked');
+    const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-run-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const flag = join(dir, 'ticked');
     const timer = setTimeout(() => writeFileSync(flag, ''), 20);
     const r = await runCommand('sh', ['-c', `echo out; echo err >&2; while [ ! -e ${flag} ]; do sleep 0.01; done; exit 3`]);
     clearTimeout(timer);

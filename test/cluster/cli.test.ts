@@ -7,13 +7,13 @@
  * install created — standing in for the Deployment's Pod, with the same flags. Sync in depth is konnector.test.ts's; credentials on the real Crossplane loop, sandbox.test.ts's.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { bindingResponse, exportTemplateManifest, responseRedirect } from '../../exports/bind-api';
 import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
 import { waitEstablished } from '../../harness/parts/bind-backend';
@@ -555,6 +555,7 @@ describe('kubectl bind completion', () => {
     // As a user sets it up (docs/kubectl-bind.md): kubectl-bind and kubectl_complete-bind on PATH, then
     // `kubectl __complete`, which every shell's kubectl completion script runs.
     const bin = mkdtempSync(join(tmpdir(), 'klutch-completion-'));
+    onTestFinished(() => rmSync(bin, { recursive: true, force: true }));
     writeFileSync(join(bin, 'kubectl-bind'), `#!/bin/sh\nexec "${process.execPath}" "${await cliBundle()}" "$@"\n`, { mode: 0o755 });
     writeFileSync(join(bin, 'kubectl_complete-bind'), completeScript(), { mode: 0o755 });
     const kubectl = (...words: string[]) => {
