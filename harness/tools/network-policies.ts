@@ -5,6 +5,7 @@
  * the module (goBuild's `patch`; patch/xt_queue.go says why): its two nftables `queue` rules use the xtables NFQUEUE
  * target.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from './cache';
@@ -36,6 +37,13 @@ export function queuePatch(controllerGo: string, xtQueueGo: string): Record<stri
   return { 'pkg/networkpolicy/controller.go': parts.join(XT_QUEUE_STATEMENT), 'pkg/networkpolicy/xt_queue.go': xtQueueGo };
 }
 
+function patchHash(files: Readonly<Record<string, string>>): string {
+  return createHash('sha256')
+    .update(JSON.stringify(Object.entries(files).sort()))
+    .digest('hex')
+    .slice(0, 10);
+}
+
 /** Path of the agent's binary, building it first if needed (a cold build takes minutes and prints progress). */
 export async function ensureNetworkPolicies(log?: (line: string) => void): Promise<string> {
   const upstream = goModuleSource(moduleDir, MODULE, VERSION);
@@ -46,7 +54,8 @@ export async function ensureNetworkPolicies(log?: (line: string) => void): Promi
   return goBuild({
     moduleDir,
     pkg: '.',
-    out: join(cacheRoot(), `network-policies-${VERSION}-${wrapperHash(moduleDir)}`, 'network-policies'),
+    // Keyed by the patched files too: the replacement statement lives here, outside what wrapperHash reads.
+    out: join(cacheRoot(), `network-policies-${VERSION}-${wrapperHash(moduleDir)}-${patchHash(files)}`, 'network-policies'),
     label: `kube-network-policies ${VERSION}`,
     ldflags: '-s -w',
     patch: { module: MODULE, version: VERSION, files },

@@ -20,22 +20,12 @@ import { FUNCTION_GRPC_PORT, FUNCTION_METRICS_PORT } from '../../functions/datas
 import { BACKEND_PROBE_PORT } from '../../backend/deploy/bind-backend';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { holdV1, podControlPlane, podPlatform } from '../support/platform/pod-platform';
+import { testNamespace } from '../support/cluster';
 import { listener, type PodNode, reaches, type Target } from '../support/reach';
 
 let kube: Kube;
 let node: AttachedNode;
 let apiPort: number;
-
-/** A namespace of this file, deleted when its test ends. */
-async function namespace(prefix: string): Promise<string> {
-  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await requireOk(kube, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  return name;
-}
-
-async function remove(...namespaces: string[]): Promise<void> {
-  await Promise.all(namespaces.map((n) => kube.request('DELETE', `/api/v1/namespaces/${n}`)));
-}
 
 const policy = (ns: string, name: string, spec: WireObject) =>
   applyAt(kube, `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies/${name}`, {
@@ -62,96 +52,88 @@ afterAll(() => release?.());
 
 describe('the nodes enforce NetworkPolicies', () => {
   it('a connection admitted before a policy isolates its Pod is dropped after, unless a rule of the policy admits it', async () => {
-    const [target, friend, stranger] = [await namespace('np-target'), await namespace('np-friend'), await namespace('np-stranger')];
-    try {
-      const ip = await listener(kube, node, target, 'server', [8080, 9090]);
-      const both = { http: { host: ip, port: 8080 }, other: { host: ip, port: 9090 } };
-      // No policy selects the server yet: everything reaches it (the probe sees an open port as open).
-      expect(await reaches(kube, node, stranger, 'before', both)).toEqual({ http: true, other: true });
-      await policy(target, 'server', {
-        podSelector: { matchLabels: { app: 'server' } },
-        policyTypes: ['Ingress'],
-        ingress: [
-          {
-            from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': friend } } }],
-            ports: [{ protocol: 'TCP', port: 8080 }],
-          },
-        ],
-      });
-      // The agent syncs on the policy's event; the first probe may race it, so it is repeated until it holds.
-      await expectEventually(() => reaches(kube, node, stranger, 'after', both), { http: false, other: false });
-      expect(await reaches(kube, node, friend, 'friend', both)).toEqual({ http: true, other: false });
-    } finally {
-      await remove(target, friend, stranger);
-    }
+    const [target, friend, stranger] = [
+      await testNamespace(kube, 'np-target'),
+      await testNamespace(kube, 'np-friend'),
+      await testNamespace(kube, 'np-stranger'),
+    ];
+    const ip = await listener(kube, node, target, 'server', [8080, 9090]);
+    const both = { http: { host: ip, port: 8080 }, other: { host: ip, port: 9090 } };
+    // No policy selects the server yet: everything reaches it (the probe sees an open port as open).
+    expect(await reaches(kube, node, stranger, 'before', both)).toEqual({ http: true, other: true });
+    await policy(target, 'server', {
+      podSelector: { matchLabels: { app: 'server' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': friend } } }],
+          ports: [{ protocol: 'TCP', port: 8080 }],
+        },
+      ],
+    });
+    // The agent syncs on the policy's event; the first probe may race it, so it is repeated until it holds.
+    await expectEventually(() => reaches(kube, node, stranger, 'after', both), { http: false, other: false });
+    expect(await reaches(kube, node, friend, 'friend', both)).toEqual({ http: true, other: false });
   }, 240_000);
 });
 
 describe('the fence of a binding root namespace (the AppClusterBinding controller writes it)', () => {
   it("attack: a Pod there (a konnector running an override's code) reaches DNS and the API server, no tenant's database; into it only the monitoring namespace's scrapes", async () => {
     const [root, tenant, otherRoot, monitoring] = [
-      await namespace('klutch-bind-np'),
-      await namespace('cluster-np'),
-      await namespace('klutch-bind-npo'),
-      await namespace('np-monitoring'),
+      await testNamespace(kube, 'klutch-bind-np'),
+      await testNamespace(kube, 'cluster-np'),
+      await testNamespace(kube, 'klutch-bind-npo'),
+      await testNamespace(kube, 'np-monitoring'),
     ];
-    try {
-      const acb: AppClusterBinding = {
-        apiVersion: 'klutch.anynines.com/v1alpha1',
-        kind: 'AppClusterBinding',
-        metadata: { name: 'np', namespace: 'ops', uid: randomBytes(8).toString('hex') },
-        spec: {
-          kubeconfigSecretRef: { namespace: 'ops', name: 'np-kubeconfig', key: 'kubeconfig' },
-          apiExports: [{ group: 'anynines.com', resource: 'postgresqlinstances' }],
-          konnector: { deploy: true },
-        },
-      };
-      const fence = rootNetworkPolicy(acb, root, [443, 6443, apiPort], monitoring);
-      await applyAt(kube, `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies/${fence.metadata!.name}`, fence);
-      const database = await listener(kube, node, tenant, 'pg', [5432], { 'cnpg.io/cluster': 'pg' });
-      const konnector = await listener(kube, node, root, 'konnector-np', [KONNECTOR_PROBE_PORT]);
-      const out = {
-        api: { host: 'kubernetes.default.svc.cluster.local', port: 443 },
-        database: { host: database, port: 5432 },
-      };
-      await expectEventually(() => reaches(kube, node, root, 'override', out), { api: true, database: false });
-      const probe = { konnector: { host: konnector, port: KONNECTOR_PROBE_PORT } };
-      expect({
-        tenant: (await reaches(kube, node, tenant, 'scrape', probe)).konnector,
-        otherRoot: (await reaches(kube, node, otherRoot, 'scrape', probe)).konnector,
-        monitoring: (await reaches(kube, node, monitoring, 'scrape', probe)).konnector,
-      }).toEqual({ tenant: false, otherRoot: false, monitoring: true });
-    } finally {
-      await remove(root, tenant, otherRoot, monitoring);
-    }
+    const acb: AppClusterBinding = {
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'AppClusterBinding',
+      metadata: { name: 'np', namespace: 'ops', uid: randomBytes(8).toString('hex') },
+      spec: {
+        kubeconfigSecretRef: { namespace: 'ops', name: 'np-kubeconfig', key: 'kubeconfig' },
+        apiExports: [{ group: 'anynines.com', resource: 'postgresqlinstances' }],
+        konnector: { deploy: true },
+      },
+    };
+    const fence = rootNetworkPolicy(acb, root, [443, 6443, apiPort], monitoring);
+    await applyAt(kube, `/apis/networking.k8s.io/v1/namespaces/${root}/networkpolicies/${fence.metadata!.name}`, fence);
+    const database = await listener(kube, node, tenant, 'pg', [5432], { 'cnpg.io/cluster': 'pg' });
+    const konnector = await listener(kube, node, root, 'konnector-np', [KONNECTOR_PROBE_PORT]);
+    const out = {
+      api: { host: 'kubernetes.default.svc.cluster.local', port: 443 },
+      database: { host: database, port: 5432 },
+    };
+    await expectEventually(() => reaches(kube, node, root, 'override', out), { api: true, database: false });
+    const probe = { konnector: { host: konnector, port: KONNECTOR_PROBE_PORT } };
+    expect({
+      tenant: (await reaches(kube, node, tenant, 'scrape', probe)).konnector,
+      otherRoot: (await reaches(kube, node, otherRoot, 'scrape', probe)).konnector,
+      monitoring: (await reaches(kube, node, monitoring, 'scrape', probe)).konnector,
+    }).toEqual({ tenant: false, otherRoot: false, monitoring: true });
   }, 300_000);
 });
 
 describe("the composition function's fence (it reads every tenant's claims)", () => {
   it("attack: a Pod of another namespace reaches neither the function's gRPC port nor its metrics", async () => {
-    const stranger = await namespace('np-fn');
-    try {
-      const pods = (await requireOk(kube, 'GET', `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/pods`)).items as WireObject[];
-      const fn = pods.find((p) => p.metadata.labels?.['pkg.crossplane.io/function'] && p.status?.podIP);
-      expect(fn, 'the function Pod runs').toBeDefined();
-      const fnPolicy = await getObject(
-        kube,
-        `/apis/networking.k8s.io/v1/namespaces/${CROSSPLANE_NAMESPACE}/networkpolicies/${fn!.metadata.labels['pkg.crossplane.io/function']}`,
-      );
-      expect(fnPolicy, 'the shipped NetworkPolicy of the function').toBeDefined();
-      const ip = fn!.status.podIP as string;
-      expect(
-        await reaches(kube, node, stranger, 'caller', {
-          grpc: { host: ip, port: FUNCTION_GRPC_PORT },
-          metrics: { host: ip, port: FUNCTION_METRICS_PORT },
-        }),
-      ).toEqual({
-        grpc: false,
-        metrics: false,
-      });
-    } finally {
-      await remove(stranger);
-    }
+    const stranger = await testNamespace(kube, 'np-fn');
+    const pods = (await requireOk(kube, 'GET', `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/pods`)).items as WireObject[];
+    const fn = pods.find((p) => p.metadata.labels?.['pkg.crossplane.io/function'] && p.status?.podIP);
+    expect(fn, 'the function Pod runs').toBeDefined();
+    const fnPolicy = await getObject(
+      kube,
+      `/apis/networking.k8s.io/v1/namespaces/${CROSSPLANE_NAMESPACE}/networkpolicies/${fn!.metadata.labels['pkg.crossplane.io/function']}`,
+    );
+    expect(fnPolicy, 'the shipped NetworkPolicy of the function').toBeDefined();
+    const ip = fn!.status.podIP as string;
+    expect(
+      await reaches(kube, node, stranger, 'caller', {
+        grpc: { host: ip, port: FUNCTION_GRPC_PORT },
+        metrics: { host: ip, port: FUNCTION_METRICS_PORT },
+      }),
+    ).toEqual({
+      grpc: false,
+      metrics: false,
+    });
   }, 180_000);
 });
 
@@ -176,9 +158,8 @@ describe('the monitoring Components (dist/control-plane/monitoring, dist/app-clu
     const path = (p: WireObject) => `/apis/networking.k8s.io/v1/namespaces/${p.metadata.namespace}/networkpolicies/${p.metadata.name}`;
     const none = Object.fromEntries(Object.keys(targets).map((t) => [t, false]));
     const all = Object.fromEntries(Object.keys(targets).map((t) => [t, true]));
-    const stranger = `np-scrape-${randomBytes(3).toString('hex')}`;
-    const made = [stranger];
-    await requireOk(k, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: stranger } });
+    const stranger = await testNamespace(k, 'np-scrape');
+    const made: string[] = [];
     if ((await k.request('GET', '/api/v1/namespaces/monitoring')).code !== 200) {
       await requireOk(k, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'monitoring' } });
       made.push('monitoring');
