@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { konnectorManifests } from './konnector-install';
+import { imageVersion, konnectorManifests } from './konnector-install';
+import { parseVersion } from './semver';
 
 const kinds = (ms: ReturnType<typeof konnectorManifests>) => ms.map((m) => `${m.kind} ${m.metadata?.name ?? ''}`);
 const grants = [{ group: 'anynines.com', resource: 'servicebindings', claimed: ['secrets' as const] }];
+
+describe('imageVersion', () => {
+  it("reads the tag's version, past a digest and a registry's port: a pinned older konnector is still older", () => {
+    expect(imageVersion('ghcr.io/klutch-kit/konnector:v0.2.0')).toEqual(parseVersion('v0.2.0'));
+    expect(imageVersion(`registry.example.com:5000/klutch/konnector:v0.1.0@sha256:${'a'.repeat(64)}`)).toEqual(parseVersion('v0.1.0'));
+    expect(imageVersion(`registry.example.com:5000/klutch/konnector@sha256:${'a'.repeat(64)}`)).toBeUndefined();
+    expect(imageVersion('registry.example.com:5000/konnector')).toBeUndefined();
+  });
+});
 
 describe('konnectorManifests', () => {
   it('in klutch-bind, its own namespace: the Namespace with Pod Security labels and a namespace-wide default deny', () => {

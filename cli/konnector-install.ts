@@ -55,8 +55,15 @@ export function konnectorManifests(o: KonnectorInstallOptions & { readonly konne
   return chart.toJson() as Manifest[];
 }
 
-/** The image tag's version, if it has one. */
-const imageVersion = (image: string | undefined) => parseVersion(image?.slice(image.lastIndexOf(':') + 1) ?? '');
+/**
+ * The version of an image's tag, if it has one; a digest after the tag (`konnector:v0.2.0@sha256:...`, as a release's
+ * pinned bundle names it) is not the tag, and a registry's port (`host:5000/konnector`) is not one either.
+ */
+export function imageVersion(image: string | undefined): ReturnType<typeof parseVersion> {
+  const named = image?.replace(/@.*$/, '') ?? '';
+  const colon = named.lastIndexOf(':');
+  return parseVersion(colon > named.lastIndexOf('/') ? named.slice(colon + 1) : '');
+}
 
 export interface InstallResult {
   /** What happened to the konnector Deployment. */

@@ -30,8 +30,18 @@ export function releaseDoc(path: string, anchor?: string): string {
 }
 
 /** Where a release's images and Crossplane packages are published unless an operator says otherwise. */
-const RELEASE_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
-const RELEASE_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';
+const DEFAULT_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
+const DEFAULT_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';
+
+/**
+ * The registry this build was made for: `npm run release -- --registry <r>` builds every bundle with it (esbuild's
+ * define, scripts/bundle.mjs), so the backend, the konnector's installers and synth's output name the release's own
+ * images and packages. Unset (tests, a plain `npm run synth`): the public defaults.
+ */
+declare const KLUTCH_KIT_RELEASE_REGISTRY: string | undefined;
+const BUILT_FOR = typeof KLUTCH_KIT_RELEASE_REGISTRY === 'string' ? KLUTCH_KIT_RELEASE_REGISTRY : undefined;
+const RELEASE_IMAGE_REGISTRY = BUILT_FOR ?? DEFAULT_IMAGE_REGISTRY;
+const RELEASE_PACKAGE_REGISTRY = BUILT_FOR ?? DEFAULT_PACKAGE_REGISTRY;
 
 /** `ghcr.io/klutch-kit/<name>:<version>`: the image of a deployable of this release. */
 export function releaseImage(name: string): string {

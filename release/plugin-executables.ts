@@ -14,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { executableName, platformName, type BuiltExecutable, type PluginPlatform } from '../cli/deploy/platforms';
 import { ensureQuill } from '../harness/tools/quill';
+import { writeKrewPackage } from '../cli/deploy/krew';
 import { sha256File } from '../lib/files';
+import { REPOSITORY_ROOT } from '../scripts/bundle.mjs';
 import { ensureNodePackage, type NodePackage } from '../scripts/node-runtime.mjs';
 
 /**
@@ -131,6 +133,29 @@ export async function buildExecutable(
   }
   if (o.cache) prune(o.cache, dir);
   return { platform, file, nodeLicense };
+}
+
+/**
+ * The executables of `platforms` from the kubectl-bind bundle of synth's output `dist`, added to the krew package
+ * there (archives beside the launcher's, manifests listing each first), downloaded from `uri`'s folder.
+ */
+export async function buildExecutables(
+  dist: string,
+  platforms: readonly PluginPlatform[],
+  uri: string | undefined,
+  log: (line: string) => void,
+): Promise<Awaited<ReturnType<typeof writeKrewPackage>>> {
+  const bundle = join(dist, 'kubectl-bind', 'kubectl-bind.mjs');
+  const cache = join(REPOSITORY_ROOT, 'node_modules', '.cache', 'klutch-kit');
+  const executables = [];
+  for (const p of platforms) executables.push(await buildExecutable(p, { bundle, cache: join(cache, 'executables'), log }));
+  return writeKrewPackage(dist, {
+    bundle,
+    license: join(REPOSITORY_ROOT, 'LICENSE'),
+    ...(uri ? { uri } : {}),
+    cache: join(cache, 'krew'),
+    executables,
+  });
 }
 
 /** Executables unused for a day go when another is built: each is 100-150 MB, and every bundle change makes six. */

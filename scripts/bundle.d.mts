@@ -32,4 +32,5 @@ export interface Bundle {
 
 export const REPOSITORY_ROOT: string;
 export const CACHE_DIR: string;
+export const RELEASE_REGISTRY_ENV: string;
 export function bundle(o: BundleOptions): Promise<Bundle>;

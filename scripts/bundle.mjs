@@ -31,6 +31,13 @@ function repositoryOf(dir) {
   }
 }
 
+/**
+ * The registry a release is built for (`npm run release -- --registry`, release/main.ts): set, every bundle names its
+ * images and packages there (lib/version.ts reads it as a constant esbuild defines). Read from the environment so that
+ * synth's bundle and the deployables synth bundles while it runs are built for the same registry.
+ */
+export const RELEASE_REGISTRY_ENV = 'KLUTCH_KIT_RELEASE_REGISTRY';
+
 // Lets the CommonJS packages inside an ES module bundle `require` Node's built-ins.
 const REQUIRE_SHIM =
   "import { createRequire as __klutchCreateRequire } from 'node:module';\nconst require = __klutchCreateRequire(import.meta.url);";
@@ -48,8 +55,18 @@ export async function bundle(o) {
   const replace = Object.fromEntries(Object.entries(o.replace ?? {}).map(([pkg, file]) => [pkg, resolve(file)]));
   for (const [pkg, file] of Object.entries(replace))
     if (!existsSync(file)) throw new Error(`bundle ${o.name}: the replacement of ${pkg}, ${file}, does not exist`);
+  const registry = process.env[RELEASE_REGISTRY_ENV] || undefined;
   const key = createHash('sha256')
-    .update(JSON.stringify({ entry, source: o.source, selfContained, ...(Object.keys(replace).length ? { replace } : {}), v: 4 }))
+    .update(
+      JSON.stringify({
+        entry,
+        source: o.source,
+        selfContained,
+        ...(Object.keys(replace).length ? { replace } : {}),
+        ...(registry ? { registry } : {}),
+        v: 4,
+      }),
+    )
     .digest('hex')
     .slice(0, 16);
   mkdirSync(CACHE_DIR, { recursive: true });
@@ -90,6 +107,7 @@ export async function bundle(o) {
       // Node's own punycode is deprecated, and Node 26 says so on stderr at every start of a program that loads it
       // (node-fetch's whatwg-url, below client-node 1.x): the userland package of the same API instead.
       alias: { punycode: 'punycode/punycode.js', ...replace },
+      ...(registry ? { define: { KLUTCH_KIT_RELEASE_REGISTRY: JSON.stringify(registry) } } : {}),
       logLevel: 'silent',
       // esbuild's API runs its binary and cannot be bundled: a bundle that bundles (synth's) imports it when it runs.
       ...(selfContained ? { banner: { js: REQUIRE_SHIM }, external: ['esbuild'] } : { packages: 'external' }),

@@ -32,6 +32,8 @@ export const PROGRAMS = {
   iptables: { package: 'iptables', path: '/usr/sbin/iptables' },
   ip: { package: 'iproute2', path: '/usr/sbin/ip' },
   buildah: { package: 'buildah', path: '/usr/bin/buildah' },
+  /** Copies images to and inspects them in a registry (`npm run release`, release/registry.ts). */
+  skopeo: { package: 'skopeo', path: '/usr/bin/skopeo' },
   busybox: { package: 'busybox-static', path: '/bin/busybox' },
   /** The pause image's program is compiled static: gcc and libc6-dev's libc.a. */
   gcc: { package: 'gcc', path: '/usr/bin/gcc' },

@@ -43,6 +43,7 @@ import {
 } from '../../harness/platform/object-store';
 import { listPods, podLogTail } from '../../harness/platform/pods';
 import { holdV1, podControlPlane, podPlatform } from '../support/platform/pod-platform';
+import { runPodToEnd } from '../support/run-pod';
 import postgresql from '../../apis/catalog/postgresql';
 import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
 import { serviceNamespaceName } from '../../backend/controllers/service-namespace.reconcile';
@@ -249,26 +250,6 @@ async function deleteInApp(plural: string, name: string): Promise<void> {
 
 /** SQL as the superuser in an instance's Pod on the control plane. */
 const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod);
-
-/** Runs `pod` in the provider namespace until it ends; its phase and log (it is deleted afterwards). */
-async function runClientPod(pod: Record<string, any>): Promise<{ phase: string; log: string }> {
-  const path = `/api/v1/namespaces/${providerNs}/pods/${pod.metadata.name}`;
-  await requireOk(kube, 'POST', `/api/v1/namespaces/${providerNs}/pods`, pod);
-  try {
-    const done = await eventually(
-      `Pod ${providerNs}/${pod.metadata.name} done`,
-      async () => {
-        const p = await getObject(kube, path);
-        return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
-      },
-      120_000,
-    );
-    const body = (await kube.request('GET', `${path}/log`)).body as any;
-    return { phase: done.status.phase, log: typeof body === 'string' ? body : String(body?.message ?? JSON.stringify(body)) };
-  } finally {
-    await kube.request('DELETE', `${path}?gracePeriodSeconds=0`);
-  }
-}
 
 /**
  * Deletes the file's claims in the app cluster and waits until their copies and CNPG Clusters are gone from the
@@ -612,7 +593,9 @@ describe('the object store', () => {
         metadata: { name: 'obs-stolen-creds' },
         data: kept.data,
       });
-      const attempt = await runClientPod(
+      const attempt = await runPodToEnd(
+        kube,
+        providerNs,
         psqlClientPod({ name: 'obs-stolen-login', secret: stolen.metadata.name, sql: 'SELECT 1', host: `${RESTORED}-rw` }),
       );
       expect(attempt.phase, attempt.log).toBe('Failed');

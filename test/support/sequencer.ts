@@ -18,6 +18,7 @@ export const CHAIN_FIRST = [
   'test/cluster/platform-pods.test.ts',
   'test/cluster/crossplane-claims.test.ts',
   'test/cluster/network-policies.test.ts',
+  'test/cluster/release.test.ts',
   'test/cluster/crossplane-v2-native.test.ts',
 ] as const;
 

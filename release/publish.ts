@@ -1,0 +1,227 @@
+/**
+ * `npm run release`: a release of this tree, built for one registry and published there (docs/releases.md). Each
+ * step prints what it does and how long it took; the release folder is written whole at the end of each step, so a
+ * failed run leaves what it finished and names the step that failed.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { parse, parseDocument, visit, isMap, isScalar } from 'yaml';
+import { platformName } from '../cli/deploy/platforms';
+import { ensureDeployableImages } from '../harness/node/platform-images';
+import { ensureCrank } from '../harness/tools/crank';
+import { ensureHelm } from '../harness/tools/helm';
+import { sha256File } from '../lib/files';
+import { RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } from '../scripts/bundle.mjs';
+import type { ReleaseFlags } from './flags';
+import { buildExecutables } from './plugin-executables';
+import {
+  CHART_REPOSITORY,
+  checksumsText,
+  imagesText,
+  type ListedImage,
+  pinKustomizeImages,
+  pinned,
+  pinReferences,
+  referencesIn,
+  repositoryOf,
+  RELEASE_IMAGES,
+  RELEASE_PACKAGES,
+  tagged,
+} from './references';
+import { dockerArchive, pushChart, pushImage, pushPackage, type RegistryAccess } from './registry';
+
+/** What was published, by kind and name: release.json. */
+export interface ReleaseRecord {
+  readonly version: string;
+  readonly registry: string;
+  readonly images: Record<string, { ref: string; digest: string }>;
+  readonly packages: Record<string, { ref: string; digest: string }>;
+  readonly chart: { ref: string; digest: string };
+  readonly executables: { platform: string; file: string; sha256: string }[];
+}
+
+/** The folders of synth's output a release ships, pinned: the control plane's bundle and the app clusters'. */
+const BUNDLES = ['control-plane', 'app-cluster'] as const;
+
+export async function publishRelease(f: ReleaseFlags, log: (line: string) => void): Promise<ReleaseRecord> {
+  if (existsSync(f.out) && readdirSync(f.out).length > 0)
+    throw new Error(`--out ${f.out} is not empty: give a new folder (a release is written whole, never over another)`);
+  const work = mkdtempSync(join(tmpdir(), 'klutch-kit-release-'));
+  const access: RegistryAccess = { work, ...(f.caFile ? { caFile: f.caFile } : {}), ...(f.authFile ? { authFile: f.authFile } : {}) };
+  let n = 0;
+  const step = async <T>(what: string, body: () => Promise<T> | T): Promise<T> => {
+    const started = Date.now();
+    log(`release [${++n}/7] ${what} ...`);
+    const v = await body();
+    log(`release [${n}/7] done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    return v;
+  };
+  // Names clusters pull (--registry) and where this machine pushes them (--push-registry, usually the same).
+  const name = (n: string) => tagged(f.registry, n, f.version);
+  const pushName = (n: string) => tagged(f.pushRegistry, n, f.version);
+  try {
+    const dist = join(work, 'dist');
+    await step(`synth for ${f.registry}`, () => synthFor(f, dist));
+
+    const archives = await step('images (buildah bud of each synthesized Dockerfile)', () => ensureDeployableImages(dist, log));
+    const images: ReleaseRecord['images'] = {};
+    await step(`push the images to ${f.pushRegistry}`, async () => {
+      for (const [deployable, repo] of Object.entries(RELEASE_IMAGES)) {
+        const archive = archives[deployable];
+        if (!archive) throw new Error(`synth wrote no image of ${deployable}: nothing to release as ${repo}`);
+        const digest = await pushImage(access, archive, pushName(repo));
+        images[repo] = { ref: name(repo), digest };
+        log(`  ${pinned(name(repo), digest)}`);
+      }
+    });
+
+    const packages: ReleaseRecord['packages'] = {};
+    await step('build and push the Crossplane packages (crossplane xpkg)', async () => {
+      const crank = await ensureCrank('v2');
+      const runtime = join(work, 'function-runtime.tar');
+      await dockerArchive(archives.function!, name(RELEASE_IMAGES.function!), runtime);
+      const fn = RELEASE_PACKAGES.function;
+      const builds = [
+        { repo: fn, build: { root: join(dist, 'packages', fn), runtimeImage: runtime } },
+        {
+          repo: RELEASE_PACKAGES.configuration,
+          build: { root: join(dist, 'packages', 'dataservices'), examples: join(dist, 'packages', 'dataservices', 'examples') },
+        },
+      ];
+      for (const b of builds) {
+        const digest = await pushPackage(access, crank, b.build, pushName(b.repo));
+        packages[b.repo] = { ref: name(b.repo), digest };
+        log(`  ${pinned(name(b.repo), digest)}`);
+      }
+    });
+
+    // Every image of ours, pinned, wherever the bundles and the chart name it.
+    const pins = new Map(Object.values(images).map((i) => [i.ref, pinned(i.ref, i.digest)]));
+    const repoDigests = new Map(Object.values(images).map((i) => [repositoryOf(i.ref), i.digest]));
+
+    const chart = await step('package and push the Helm chart (OCI)', async () => {
+      const helm = await ensureHelm(log);
+      const src = join(dist, 'charts', 'klutch-kit');
+      pinTree(src, pins);
+      const values = join(src, 'values.yaml');
+      writeFileSync(values, pinChartValues(readFileSync(values, 'utf8'), repoDigests));
+      const dir = join(f.out, 'charts');
+      mkdirSync(dir, { recursive: true });
+      const r = spawnSync(helm, ['package', src, '--destination', dir], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`helm package ${src} failed:\n${r.stderr}${r.stdout}`);
+      const tgz = join(
+        dir,
+        readdirSync(dir).find((x) => x.endsWith('.tgz'))!,
+      );
+      const digest = await pushChart(access, helm, tgz, `${f.pushRegistry}/${CHART_REPOSITORY}`);
+      const version = (parse(readFileSync(join(src, 'Chart.yaml'), 'utf8')) as { version: string }).version;
+      const ref = `${f.registry}/${CHART_REPOSITORY}/klutch-kit:${version}`;
+      log(`  ${pinned(ref, digest)}`);
+      return { ref, digest };
+    });
+
+    const executables = await step(
+      `the plugin's executables (${f.platforms.map(platformName).join(', ')}) and krew manifests`,
+      async () => {
+        const krew = await buildExecutables(dist, f.platforms, `${f.downloadUrl}/kubectl-bind.tar.gz`, log);
+        const dir = join(f.out, 'kubectl-bind');
+        cpSync(join(dist, 'kubectl-bind', 'krew'), dir, { recursive: true });
+        return krew.executables.map((e) => ({ platform: platformName(e.platform), file: relative(dist, e.archive), sha256: e.sha256 }));
+      },
+    );
+
+    return await step('the pinned bundles, images.txt, SHA256SUMS, release.json', () => {
+      for (const b of BUNDLES) {
+        cpSync(join(dist, b), join(f.out, b), { recursive: true });
+        pinTree(join(f.out, b), pins);
+      }
+      const kustomization = join(f.out, 'control-plane', 'kustomization.yaml');
+      writeFileSync(kustomization, pinKustomizeImages(readFileSync(kustomization, 'utf8'), repoDigests));
+      const record: ReleaseRecord = {
+        version: f.version,
+        registry: f.registry,
+        images,
+        packages,
+        chart,
+        executables: executables.map((e) => ({ ...e, file: e.file.replace(/^kubectl-bind\/krew\//, 'kubectl-bind/') })),
+      };
+      writeFileSync(join(f.out, 'images.txt'), imagesText(f.version, listed(f.out, record), dependencies(dist, record)));
+      writeFileSync(join(f.out, 'release.json'), `${JSON.stringify(record, null, 2)}\n`);
+      const sums = new Map(files(f.out).map((p) => [relative(f.out, p), sha256File(p)]));
+      writeFileSync(join(f.out, 'SHA256SUMS'), checksumsText(sums));
+      return record;
+    });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** `npm run synth` with every bundle built for the release's registry (lib/version.ts, scripts/bundle.mjs). */
+function synthFor(f: ReleaseFlags, out: string): void {
+  const r = spawnSync(
+    process.execPath,
+    [join(REPOSITORY_ROOT, 'scripts', 'synth.mjs'), '--out', out, '--krew-uri', `${f.downloadUrl}/kubectl-bind.tar.gz`, '--quiet'],
+    { encoding: 'utf8', env: { ...process.env, [RELEASE_REGISTRY_ENV]: f.registry } },
+  );
+  if (r.status !== 0) throw new Error(`npm run synth failed:\n${r.stderr}${r.stdout}`);
+}
+
+/** Every file below `dir`. */
+function files(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((p) => join(dir, p))
+    .filter((p) => statSync(p).isFile());
+}
+
+/** pinReferences over every YAML file below `dir`. */
+function pinTree(dir: string, pins: ReadonlyMap<string, string>): void {
+  for (const file of files(dir).filter((p) => /\.ya?ml$/.test(p))) {
+    const text = readFileSync(file, 'utf8');
+    const next = pinReferences(text, pins);
+    if (next !== text) writeFileSync(file, next);
+  }
+}
+
+/** The chart's `image: {repository, tag}` values of our images get `<tag>@<digest>` (its templates join them with `:`). */
+export function pinChartValues(values: string, digests: ReadonlyMap<string, string>): string {
+  const doc = parseDocument(values);
+  visit(doc, {
+    Map(_, node) {
+      const repo = node.get('repository');
+      const tag = node.get('tag', true);
+      const digest = typeof repo === 'string' ? digests.get(repo) : undefined;
+      if (digest && isScalar(tag) && typeof tag.value === 'string' && !tag.value.includes('@')) tag.value = `${tag.value}@${digest}`;
+    },
+  });
+  return isMap(doc.contents) ? doc.toString({ lineWidth: 0 }) : values;
+}
+
+/** images.txt's entries: what the release made, and what its bundles name from upstream. */
+function listed(out: string, r: ReleaseRecord): ListedImage[] {
+  const ours: ListedImage[] = [
+    ...Object.values(r.images).map((i) => ({ ref: pinned(i.ref, i.digest), kind: 'image' as const, source: 'release' as const })),
+    ...Object.values(r.packages).map((p) => ({ ref: pinned(p.ref, p.digest), kind: 'package' as const, source: 'release' as const })),
+    { ref: pinned(r.chart.ref, r.chart.digest), kind: 'chart', source: 'release' },
+  ];
+  const repos = new Set(ours.map((o) => repositoryOf(o.ref)));
+  const upstream: ListedImage[] = BUNDLES.flatMap((b) => files(join(out, b)))
+    .filter((p) => /\.ya?ml$/.test(p))
+    .flatMap((p) => referencesIn(readFileSync(p, 'utf8')))
+    .filter((x) => !repos.has(repositoryOf(x.ref)))
+    .map((x) => ({ ...x, source: 'upstream' as const }));
+  return [...ours, ...upstream];
+}
+
+/** The Configuration's dependencies that are not this release's: `<package> <constraint>`. */
+function dependencies(dist: string, r: ReleaseRecord): string[] {
+  const meta = parse(readFileSync(join(dist, 'packages', 'dataservices', 'crossplane.yaml'), 'utf8')) as {
+    spec?: { dependsOn?: Record<string, string>[] };
+  };
+  const ours = new Set(Object.values(r.packages).map((p) => repositoryOf(p.ref)));
+  return (meta.spec?.dependsOn ?? []).flatMap((d) => {
+    const pkg = d.provider ?? d.function ?? d.configuration;
+    return pkg && !ours.has(pkg) ? [`${pkg} ${d.version ?? ''}`.trim()] : [];
+  });
+}

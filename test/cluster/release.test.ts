@@ -1,0 +1,189 @@
+/**
+ * A release as an operator makes it (issue 37, item 2): `npm run release` run as a command against the run's registry
+ * (the shared platform's), then what it published used from the registry alone: the files checked against
+ * SHA256SUMS with sha256sum, every image of images.txt run as a Pod the kubelet pulls by its digest, the chart pulled
+ * over OCI by the real helm, the Function package installed by Crossplane by its digest. The release's names are the
+ * ones the node pulls (`<registry.host>/release-test`); this process pushes through its forward (`--push-registry`).
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../harness/root';
+import { runCommand } from '../../harness/cluster/processes';
+import { applyAt, type Kube, type WireObject } from '../../harness/cluster/kube';
+import { ensureHelm } from '../../harness/tools/helm';
+import { KUBE_VERSION, kubeBinaryPath } from '../../harness/tools/kube';
+import { packageHealthy } from '../../harness/platform/crossplane-deployed';
+import type { AttachedNode } from '../../harness/node/attach';
+import { VERSION } from '../../lib/version';
+import type { ReleaseRecord } from '../../release/publish';
+import { CHART_REPOSITORY, RELEASE_IMAGES, RELEASE_PACKAGES } from '../../release/references';
+import { holdV1, podControlPlane } from '../support/platform/pod-platform';
+import { testNamespace } from '../support/cluster';
+import { runPodToEnd } from '../support/run-pod';
+
+const FILE = 'test/cluster/release.test.ts';
+const FUNCTION = 'release-test-function';
+
+let kube: Kube;
+let node: AttachedNode;
+let registry: { host: string; hostFromTest: string; caFile: string };
+let work: string;
+let out: string;
+let run: { code: number | null; output: string };
+let record: ReleaseRecord;
+let letGo: () => void = () => undefined;
+
+beforeAll(async () => {
+  const platform = await podControlPlane();
+  letGo = await holdV1(FILE);
+  kube = platform.control;
+  node = platform.node;
+  registry = platform.registry;
+  work = mkdtempSync(join(tmpdir(), 'klutch-kit-release-test-'));
+  out = join(work, 'release');
+  run = await runCommand(
+    process.execPath,
+    [
+      join(repoRoot(), 'scripts', 'run-ts.mjs'),
+      join(repoRoot(), 'release', 'main.ts'),
+      '--registry',
+      `${registry.host}/release-test`,
+      '--push-registry',
+      `${registry.hostFromTest}/release-test`,
+      '--ca-file',
+      registry.caFile,
+      '--platforms',
+      'linux/amd64',
+      '--out',
+      out,
+    ],
+    { timeoutMs: 900_000 },
+  );
+  if (run.code === 0) record = JSON.parse(readFileSync(join(out, 'release.json'), 'utf8')) as ReleaseRecord;
+}, 900_000);
+
+afterAll(async () => {
+  await kube?.request('DELETE', `/apis/pkg.crossplane.io/v1/functions/${FUNCTION}`);
+  letGo();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const pinnedRef = (ref: string, digest: string) => `${ref}@${digest}`;
+
+describe('npm run release', () => {
+  it('publishes every artifact, says each step with its time, and writes a release folder SHA256SUMS covers', async () => {
+    expect(run.code, run.output).toBe(0);
+    for (let n = 1; n <= 7; n++) expect(run.output).toMatch(new RegExp(`release \\[${n}/7\\] done in \\d+\\.\\ds`));
+    expect(run.output).toContain(`release ${VERSION} published to ${registry.host}/release-test`);
+    expect(Object.keys(record.images).sort()).toEqual(Object.values(RELEASE_IMAGES).sort());
+    expect(Object.keys(record.packages).sort()).toEqual(Object.values(RELEASE_PACKAGES).sort());
+    expect(record.executables.map((e) => e.platform)).toEqual(['linux/amd64']);
+
+    // sha256sum itself checks every file, and every file but SHA256SUMS is listed.
+    const check = await runCommand('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: out });
+    expect(check.code, check.output).toBe(0);
+    const listed = readFileSync(join(out, 'SHA256SUMS'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.slice(66));
+    const files = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((p) => statSync(join(out, p)).isFile());
+    expect(listed.sort()).toEqual(files.filter((p) => p !== 'SHA256SUMS').sort());
+    for (const f of ['charts/klutch-kit-0.1.0.tgz', 'kubectl-bind/kubectl-bind-linux-amd64.tar.gz', 'kubectl-bind/bind.yaml', 'images.txt'])
+      expect(listed).toContain(f);
+  });
+
+  it("pins every image of its own by digest in the install bundle, the app clusters' konnector and the chart it pushed", async () => {
+    expect(run.code, run.output).toBe(0);
+    const mine = new Map(Object.values(record.images).map((i) => [i.ref.slice(0, i.ref.lastIndexOf(':')), pinnedRef(i.ref, i.digest)]));
+    const imagesOf = (yaml: string) =>
+      parseAllDocuments(yaml)
+        .map((d) => d.toJS() as WireObject)
+        .flatMap((o) => o?.spec?.template?.spec?.containers ?? [])
+        .map((c: { image: string }) => c.image);
+
+    const kustomized = await runCommand(kubeBinaryPath(), ['kubectl', 'kustomize', join(out, 'control-plane')]);
+    expect(kustomized.code, kustomized.output).toBe(0);
+    const konnector = readFileSync(join(out, 'app-cluster', 'konnector', 'konnector.yaml'), 'utf8');
+    const helm = await ensureHelm();
+    const template = await runCommand(helm, [
+      'template',
+      'klutch-kit',
+      `oci://${registry.hostFromTest}/release-test/${CHART_REPOSITORY}/klutch-kit`,
+      '--version',
+      VERSION.slice(1),
+      '--ca-file',
+      registry.caFile,
+      '--kube-version',
+      KUBE_VERSION,
+    ]);
+    expect(template.code, template.output).toBe(0);
+    for (const [what, images] of [
+      ['the control plane bundle', imagesOf(kustomized.stdout)],
+      ['the konnector', imagesOf(konnector)],
+      ['the chart', imagesOf(template.stdout)],
+    ] as const) {
+      expect(images.length, what).toBeGreaterThan(0);
+      for (const image of images) {
+        const repo = image.replace(/@.*$/, '').replace(/:[^:/]+$/, '');
+        expect(mine.get(repo), `${what}: ${image}`).toBe(image);
+      }
+    }
+    expect(imagesOf(kustomized.stdout)).toContain(mine.get(`${registry.host}/release-test/bind-backend`));
+    expect(imagesOf(konnector)).toEqual([mine.get(`${registry.host}/release-test/konnector`)]);
+    // images.txt lists each, pinned, for mirroring.
+    const list = readFileSync(join(out, 'images.txt'), 'utf8');
+    for (const pin of mine.values()) expect(list).toContain(`${pin}\n`);
+  });
+
+  it("runs each image as a Pod the kubelet pulls by its digest; the plugin's image installs the release's konnector", async () => {
+    expect(run.code, run.output).toBe(0);
+    const ns = await testNamespace(kube, 'release');
+    const args: Record<string, string[]> = { 'kubectl-bind': ['version'] };
+    for (const [name, i] of Object.entries(record.images)) {
+      const image = pinnedRef(i.ref, i.digest);
+      const r = await runPodToEnd(kube, ns, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          containers: [{ name: 'main', image, imagePullPolicy: 'Always', args: args[name] ?? ['--help'] }],
+        },
+      });
+      expect(r.phase, `${name}: ${r.log}`).toBe('Succeeded');
+      // What ran is the digest the release recorded, pulled from the registry.
+      expect(r.pod.status.containerStatuses[0].imageID, name).toBe(`${i.ref.slice(0, i.ref.lastIndexOf(':'))}@${i.digest}`);
+      if (name === 'kubectl-bind') {
+        expect(r.log).toContain(`kubectl-bind ${VERSION}`);
+        expect(r.log).toContain(`konnector image it installs: ${registry.host}/release-test/konnector:${VERSION}`);
+      }
+    }
+  }, 300_000);
+
+  it('its Function package installs on Crossplane by digest and runs the runtime embedded in it', async () => {
+    expect(run.code, run.output).toBe(0);
+    const fn = record.packages[RELEASE_PACKAGES.function]!;
+    const pkg = pinnedRef(fn.ref.slice(0, fn.ref.lastIndexOf(':')), fn.digest);
+    await applyAt(kube, `/apis/pkg.crossplane.io/v1/functions/${FUNCTION}`, {
+      apiVersion: 'pkg.crossplane.io/v1',
+      kind: 'Function',
+      metadata: { name: FUNCTION },
+      // The bundle's runtime config (restricted securityContext), installed with the shared platform.
+      spec: {
+        package: pkg,
+        runtimeConfigRef: {
+          apiVersion: 'pkg.crossplane.io/v1beta1',
+          kind: 'DeploymentRuntimeConfig',
+          name: 'klutch-kit-function-dataservices',
+        },
+      },
+    });
+    // Healthy: Crossplane pulled the package by its digest, and the Pod of its embedded runtime is Ready.
+    const healthy = await packageHealthy(kube, node, 'functions', FUNCTION);
+    expect(healthy.status.resolvedPackage).toBe(pkg);
+  }, 300_000);
+});
