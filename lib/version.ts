@@ -30,8 +30,8 @@ export function releaseDoc(path: string, anchor?: string): string {
 }
 
 /** Where a release's images and Crossplane packages are published unless an operator says otherwise. */
-const DEFAULT_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
-const DEFAULT_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';
+export const DEFAULT_IMAGE_REGISTRY = 'ghcr.io/klutch-kit';
+export const DEFAULT_PACKAGE_REGISTRY = 'xpkg.crossplane.io/klutch-kit';
 
 /**
  * The registry this build was made for: `npm run release -- --registry <r>` builds every bundle with it (esbuild's
@@ -42,6 +42,14 @@ declare const KLUTCH_KIT_RELEASE_REGISTRY: string | undefined;
 const BUILT_FOR = typeof KLUTCH_KIT_RELEASE_REGISTRY === 'string' ? KLUTCH_KIT_RELEASE_REGISTRY : undefined;
 const RELEASE_IMAGE_REGISTRY = BUILT_FOR ?? DEFAULT_IMAGE_REGISTRY;
 const RELEASE_PACKAGE_REGISTRY = BUILT_FOR ?? DEFAULT_PACKAGE_REGISTRY;
+
+/** The image each deployable (synth/deployables.ts) is published as, below the release's image registry. */
+export const DEPLOYABLE_IMAGE_NAMES: Readonly<Record<string, string>> = {
+  backend: 'bind-backend',
+  konnector: 'konnector',
+  function: 'function-dataservices-runtime',
+  'kubectl-bind': 'kubectl-bind',
+};
 
 /** `ghcr.io/klutch-kit/<name>:<version>`: the image of a deployable of this release. */
 export function releaseImage(name: string): string {

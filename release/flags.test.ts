@@ -5,12 +5,12 @@ import { manual, undocumentedFlags } from '../test/support/docs';
 import { parseReleaseFlags, RELEASE_FLAGS, RELEASE_HELP } from './flags';
 
 describe('npm run release flags', () => {
-  it('needs --registry, and defaults the rest to this tree', () => {
-    expect(() => parseReleaseFlags([])).toThrow(/--registry is required/);
+  it("defaults to the project's registries and this tree", () => {
+    expect(parseReleaseFlags([])).not.toHaveProperty('registry');
     const f = parseReleaseFlags(['--registry', 'registry.example.com/platform/']);
+    expect(f).not.toHaveProperty('pushHost');
     expect(f).toMatchObject({
       registry: 'registry.example.com/platform',
-      pushRegistry: 'registry.example.com/platform',
       version: VERSION,
       out: `dist-release/${VERSION}`,
       downloadUrl: `${RELEASE_SOURCE}/releases/download/${VERSION}`,
@@ -36,11 +36,14 @@ describe('npm run release flags', () => {
     expect((e as Error).message).toContain('host[:port]/path');
   });
 
-  it('accepts a registry with a port, localhost, and a separate push address', () => {
-    expect(parseReleaseFlags(['--registry', '10.0.0.1:5000/k', '--push-registry', 'localhost:40123/k'])).toMatchObject({
+  it('accepts a registry with a port, and a push host without a path', () => {
+    expect(parseReleaseFlags(['--registry', '10.0.0.1:5000/k', '--push-registry', 'localhost:40123'])).toMatchObject({
       registry: '10.0.0.1:5000/k',
-      pushRegistry: 'localhost:40123/k',
+      pushHost: 'localhost:40123',
     });
+    expect(() => parseReleaseFlags(['--push-registry', 'localhost:40123/k'])).toThrow(
+      /--push-registry "localhost:40123\/k" has a path: give the host only/,
+    );
   });
 
   it("refuses a version that is not this tree's: a tag and its tree cannot disagree", () => {

@@ -1,14 +1,15 @@
 /** `npm run release`'s flags: one table (lib/flags.ts) for parsing and --help; docs/releases.md lists the same. */
 import { parsePlatforms, PLUGIN_PLATFORMS, platformName, type PluginPlatform } from '../cli/deploy/platforms';
 import { flagHelp, HELP_FLAG, parseFlags, UsageError, type FlagTable } from '../lib/flags';
-import { RELEASE_SOURCE, VERSION } from '../lib/version';
+import { DEFAULT_IMAGE_REGISTRY, DEFAULT_PACKAGE_REGISTRY, RELEASE_SOURCE, VERSION } from '../lib/version';
 
 export const RELEASE_FLAGS: FlagTable = {
   flags: [
     {
       name: 'registry',
       arg: 'host[:port]/path',
-      help: 'where the release is published and what its bundles name: every image, package and the chart go below it (required)',
+      optional: true,
+      help: `where the release is published and what its bundles name: every image, package and the chart go below it (default: the project's, ${DEFAULT_IMAGE_REGISTRY} for images and the chart, ${DEFAULT_PACKAGE_REGISTRY} for packages)`,
     },
     {
       name: 'version',
@@ -24,9 +25,9 @@ export const RELEASE_FLAGS: FlagTable = {
     },
     {
       name: 'push-registry',
-      arg: 'host[:port]/path',
+      arg: 'host[:port]',
       optional: true,
-      help: 'where this machine reaches the registry, when it is not the name clusters pull from (a port-forward, a bastion); default: --registry',
+      help: 'push everything to this registry host instead, each under its own path (a mirror, a port-forward): the bundles still name --registry',
     },
     {
       name: 'ca-file',
@@ -39,6 +40,12 @@ export const RELEASE_FLAGS: FlagTable = {
       arg: 'file',
       optional: true,
       help: "the registry's credentials, as `docker login` writes them (default: theirs, ~/.docker/config.json)",
+    },
+    {
+      name: 'crossplane',
+      arg: 'v1|v2',
+      default: 'v1',
+      help: "the package target (npm run synth's --crossplane): v1, Klutch's claims, or v2, the v2-native package",
     },
     {
       name: 'platforms',
@@ -55,7 +62,7 @@ export const RELEASE_FLAGS: FlagTable = {
   ],
 };
 
-export const RELEASE_HELP = `npm run release -- --registry <host[:port]/path> [options]
+export const RELEASE_HELP = `npm run release -- [--registry <host[:port]/path>] [options]
 
 Builds and publishes a release of this tree: synthesizes it for the registry, builds the images of the bind backend,
 the konnector, the composition function's runtime and kubectl-bind, pushes them, builds and pushes the Function and
@@ -69,12 +76,15 @@ ${HELP_FLAG}
 `;
 
 export interface ReleaseFlags {
-  readonly registry: string;
-  readonly pushRegistry: string;
+  /** Below which the images, packages and chart are named; undefined: the project's own registries. */
+  readonly registry?: string;
+  /** The registry host everything is pushed to under its own path; undefined: where each is named. */
+  readonly pushHost?: string;
   readonly version: string;
   readonly out: string;
   readonly caFile?: string;
   readonly authFile?: string;
+  readonly crossplane: 'v1' | 'v2';
   readonly platforms: readonly PluginPlatform[];
   readonly downloadUrl: string;
 }
@@ -98,8 +108,12 @@ export function parseReleaseFlags(argv: readonly string[], env: NodeJS.ProcessEn
   const f = parseFlags(RELEASE_FLAGS, argv, env);
   if (f.help) return 'help';
   const given = f.value('registry');
-  if (!given) throw new UsageError('--registry is required: where the release is published, e.g. --registry registry.example.com/platform');
-  const registry = registryFlag('registry', given);
+  const registry = given === undefined ? undefined : registryFlag('registry', given);
+  const push = f.value('push-registry');
+  if (push !== undefined && registryFlag('push-registry', push).includes('/'))
+    throw new UsageError(
+      `--push-registry "${push}" has a path: give the host only (host[:port]); each artifact keeps its own path below it`,
+    );
   const version = f.value('version') ?? VERSION;
   if (version.replace(/^v?/, 'v') !== VERSION)
     throw new UsageError(
@@ -111,13 +125,16 @@ export function parseReleaseFlags(argv: readonly string[], env: NodeJS.ProcessEn
   if (!/^https?:\/\/[^/]/.test(downloadUrl))
     throw new UsageError(`--download-url "${downloadUrl}" is not an http(s) URL: give where the release's files will be downloadable`);
   const out = f.value('out') ?? `dist-release/${VERSION}`;
+  const crossplane = f.value('crossplane') ?? 'v1';
+  if (crossplane !== 'v1' && crossplane !== 'v2') throw new UsageError(`--crossplane must be v1 or v2, not "${crossplane}"`);
   return {
-    registry,
-    pushRegistry: f.value('push-registry') ? registryFlag('push-registry', f.value('push-registry')!) : registry,
+    ...(registry ? { registry } : {}),
+    ...(push ? { pushHost: registryFlag('push-registry', push) } : {}),
     version: VERSION,
     out,
     ...(f.value('ca-file') ? { caFile: f.value('ca-file') } : {}),
     ...(f.value('authfile') ? { authFile: f.value('authfile') } : {}),
+    crossplane,
     platforms: parsePlatforms('--platforms', f.value('platforms') ?? 'all'),
     downloadUrl,
   };

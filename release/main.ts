@@ -20,7 +20,7 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     const r = await publishRelease(flags, (line) => console.error(line));
     console.error(
-      `release ${r.version} published to ${r.registry} in ${((Date.now() - started) / 1000).toFixed(0)}s: ` +
+      `release ${r.version} published (${r.registry.images}, ${r.registry.packages}) in ${((Date.now() - started) / 1000).toFixed(0)}s: ` +
         `${Object.keys(r.images).length} images, ${Object.keys(r.packages).length} packages, the chart, ` +
         `${r.executables.length} executables; written to ${flags.out} (install: docs/releases.md)`,
     );

@@ -13,6 +13,8 @@ import { ensureDeployableImages } from '../harness/node/platform-images';
 import { ensureCrank } from '../harness/tools/crank';
 import { ensureHelm } from '../harness/tools/helm';
 import { sha256File } from '../lib/files';
+import { DEFAULT_IMAGE_REGISTRY, DEFAULT_PACKAGE_REGISTRY } from '../lib/version';
+import { mirrored, repositoryOf } from '../lib/image-reference';
 import { RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } from '../scripts/bundle.mjs';
 import type { ReleaseFlags } from './flags';
 import { buildExecutables } from './plugin-executables';
@@ -25,7 +27,6 @@ import {
   pinned,
   pinReferences,
   referencesIn,
-  repositoryOf,
   RELEASE_IMAGES,
   RELEASE_PACKAGES,
   tagged,
@@ -35,7 +36,8 @@ import { dockerArchive, pushChart, pushImage, pushPackage, type RegistryAccess }
 /** What was published, by kind and name: release.json. */
 export interface ReleaseRecord {
   readonly version: string;
-  readonly registry: string;
+  /** Below which its images (and chart) and its packages are named. */
+  readonly registry: { readonly images: string; readonly packages: string };
   readonly images: Record<string, { ref: string; digest: string }>;
   readonly packages: Record<string, { ref: string; digest: string }>;
   readonly chart: { ref: string; digest: string };
@@ -58,22 +60,24 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
     log(`release [${n}/7] done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
     return v;
   };
-  // Names clusters pull (--registry) and where this machine pushes them (--push-registry, usually the same).
-  const name = (n: string) => tagged(f.registry, n, f.version);
-  const pushName = (n: string) => tagged(f.pushRegistry, n, f.version);
+  // The names clusters pull (below --registry, or the project's registries), and where this machine pushes each.
+  const registry = { images: f.registry ?? DEFAULT_IMAGE_REGISTRY, packages: f.registry ?? DEFAULT_PACKAGE_REGISTRY };
+  const imageName = (n: string) => tagged(registry.images, n, f.version);
+  const packageName = (n: string) => tagged(registry.packages, n, f.version);
+  const pushed = (ref: string) => (f.pushHost ? mirrored(f.pushHost, ref) : ref);
   try {
     const dist = join(work, 'dist');
-    await step(`synth for ${f.registry}`, () => synthFor(f, dist));
+    await step(`synth for ${f.registry ?? "the project's registries"}`, () => synthFor(f, dist));
 
     const archives = await step('images (buildah bud of each synthesized Dockerfile)', () => ensureDeployableImages(dist, log));
     const images: ReleaseRecord['images'] = {};
-    await step(`push the images to ${f.pushRegistry}`, async () => {
+    await step(`push the images${f.pushHost ? ` to ${f.pushHost}` : ''}`, async () => {
       for (const [deployable, repo] of Object.entries(RELEASE_IMAGES)) {
         const archive = archives[deployable];
         if (!archive) throw new Error(`synth wrote no image of ${deployable}: nothing to release as ${repo}`);
-        const digest = await pushImage(access, archive, pushName(repo));
-        images[repo] = { ref: name(repo), digest };
-        log(`  ${pinned(name(repo), digest)}`);
+        const digest = await pushImage(access, archive, pushed(imageName(repo)));
+        images[repo] = { ref: imageName(repo), digest };
+        log(`  ${pinned(imageName(repo), digest)}`);
       }
     });
 
@@ -81,7 +85,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
     await step('build and push the Crossplane packages (crossplane xpkg)', async () => {
       const crank = await ensureCrank('v2');
       const runtime = join(work, 'function-runtime.tar');
-      await dockerArchive(archives.function!, name(RELEASE_IMAGES.function!), runtime);
+      await dockerArchive(archives.function!, imageName(RELEASE_IMAGES.function!), runtime);
       const fn = RELEASE_PACKAGES.function;
       const builds = [
         { repo: fn, build: { root: join(dist, 'packages', fn), runtimeImage: runtime } },
@@ -91,9 +95,9 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
         },
       ];
       for (const b of builds) {
-        const digest = await pushPackage(access, crank, b.build, pushName(b.repo));
-        packages[b.repo] = { ref: name(b.repo), digest };
-        log(`  ${pinned(name(b.repo), digest)}`);
+        const digest = await pushPackage(access, crank, b.build, pushed(packageName(b.repo)));
+        packages[b.repo] = { ref: packageName(b.repo), digest };
+        log(`  ${pinned(packageName(b.repo), digest)}`);
       }
     });
 
@@ -115,9 +119,10 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
         dir,
         readdirSync(dir).find((x) => x.endsWith('.tgz'))!,
       );
-      const digest = await pushChart(access, helm, tgz, `${f.pushRegistry}/${CHART_REPOSITORY}`);
+      const repository = `${registry.images}/${CHART_REPOSITORY}`;
+      const digest = await pushChart(access, helm, tgz, pushed(repository));
       const version = (parse(readFileSync(join(src, 'Chart.yaml'), 'utf8')) as { version: string }).version;
-      const ref = `${f.registry}/${CHART_REPOSITORY}/klutch-kit:${version}`;
+      const ref = `${repository}/klutch-kit:${version}`;
       log(`  ${pinned(ref, digest)}`);
       return { ref, digest };
     });
@@ -141,7 +146,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
       writeFileSync(kustomization, pinKustomizeImages(readFileSync(kustomization, 'utf8'), repoDigests));
       const record: ReleaseRecord = {
         version: f.version,
-        registry: f.registry,
+        registry,
         images,
         packages,
         chart,
@@ -162,8 +167,18 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
 function synthFor(f: ReleaseFlags, out: string): void {
   const r = spawnSync(
     process.execPath,
-    [join(REPOSITORY_ROOT, 'scripts', 'synth.mjs'), '--out', out, '--krew-uri', `${f.downloadUrl}/kubectl-bind.tar.gz`, '--quiet'],
-    { encoding: 'utf8', env: { ...process.env, [RELEASE_REGISTRY_ENV]: f.registry } },
+    [
+      join(REPOSITORY_ROOT, 'scripts', 'synth.mjs'),
+      '--out',
+      out,
+      '--crossplane',
+      f.crossplane,
+      '--krew-uri',
+      `${f.downloadUrl}/kubectl-bind.tar.gz`,
+      '--quiet',
+    ],
+    // Without --registry, the project's own names: the bundles are then those of a plain `npm run synth`.
+    { encoding: 'utf8', env: { ...process.env, [RELEASE_REGISTRY_ENV]: f.registry ?? '' } },
   );
   if (r.status !== 0) throw new Error(`npm run synth failed:\n${r.stderr}${r.stdout}`);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checksumsText, imagesText, pinKustomizeImages, pinned, pinReferences, referencesIn, repositoryOf } from './references';
+import { checksumsText, imagesText, pinKustomizeImages, pinned, pinReferences, referencesIn } from './references';
 import { pinChartValues } from './publish';
 
 const D1 = `sha256:${'1'.repeat(64)}`;
@@ -70,14 +70,6 @@ describe('pinning', () => {
     expect(out).toContain('# knobs');
     expect(out).toContain(`tag: v0.1.0@${D1} # the release`);
     expect(out).toContain('tag: v2');
-  });
-});
-
-describe('repositoryOf', () => {
-  it("drops the digest and the tag, and keeps a registry's port", () => {
-    expect(repositoryOf(`${REG}/konnector:v0.1.0@${D1}`)).toBe(`${REG}/konnector`);
-    expect(repositoryOf(`${REG}/konnector@${D1}`)).toBe(`${REG}/konnector`);
-    expect(repositoryOf(`${REG}/konnector`)).toBe(`${REG}/konnector`);
   });
 });
 

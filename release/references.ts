@@ -2,15 +2,10 @@
  * What a release names, and how its bundles are pinned: pure functions of references and digests (release/publish.ts
  * does the pushing). docs/releases.md describes the layout.
  */
-import { VERSION } from '../lib/version';
+import { DEPLOYABLE_IMAGE_NAMES, VERSION } from '../lib/version';
 
 /** The images a release publishes, by the deployable each is built from (synth/deployables.ts). */
-export const RELEASE_IMAGES: Readonly<Record<string, string>> = {
-  backend: 'bind-backend',
-  konnector: 'konnector',
-  function: 'function-dataservices-runtime',
-  'kubectl-bind': 'kubectl-bind',
-};
+export const RELEASE_IMAGES = DEPLOYABLE_IMAGE_NAMES;
 
 /** The Crossplane packages a release publishes: the composition function (its runtime embedded) and the Configuration. */
 export const RELEASE_PACKAGES = { function: 'function-dataservices', configuration: 'anynines-dataservices' } as const;
@@ -20,13 +15,6 @@ export const CHART_REPOSITORY = 'charts';
 
 /** `<registry>/<name>:<version>`. */
 export const tagged = (registry: string, name: string, version: string = VERSION): string => `${registry}/${name}:${version}`;
-
-/** The repository of a reference: without its digest and its tag (a colon after the last slash; a host's port stays). */
-export function repositoryOf(ref: string): string {
-  const bare = ref.replace(/@.*$/, '');
-  const colon = bare.lastIndexOf(':');
-  return colon > bare.lastIndexOf('/') ? bare.slice(0, colon) : bare;
-}
 
 /** `<repository>:<tag>@<digest>`: what the kubelet pulls by digest, with the version still readable. */
 export function pinned(ref: string, digest: string): string {

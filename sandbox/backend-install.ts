@@ -1,7 +1,8 @@
 /**
  * Step 6 of the sandbox, started beside step 4: the platform's object store, the OpenID provider (on this machine,
- * bridged into the control plane's node) and the install bundle applied with `kubectl apply -k`, the bind backend as
- * Pods behind its Service, reached from this machine at a public URL of loopback.
+ * bridged into the control plane's node) and the release's install bundle applied with `kubectl apply -k` once step 4
+ * has published the release, the bind backend as Pods behind its Service (its image pulled by digest from the
+ * registry), reached from this machine at a public URL of loopback.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,8 +28,8 @@ export interface BackendInstallContext {
   readonly kc: Kube;
   readonly cpNode: Node;
   readonly appNode: Node;
-  /** The synth output whose install bundle is applied. */
-  readonly synthDir: string;
+  /** The release whose install bundle is applied (its folder, once it is published). */
+  readonly release: Promise<string>;
   /** What was started, stopped in reverse when the sandbox stops. */
   readonly cleanups: (() => Promise<void>)[];
   /** Aborted when step 4 fails: the bundle stops waiting for kinds that will never come. */
@@ -75,10 +76,11 @@ export async function installBackend(c: BackendInstallContext): Promise<Installe
   const ca = await createCa('klutch-kit sandbox backend CA');
   const tls = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
   writeFileSync(join(c.dir, 'backend-ca.crt'), ca.cert);
+  const release = await c.release;
   await installBindBundle({
     cluster: c.control,
     node: c.cpNode,
-    dist: c.synthDir,
+    dist: release,
     dir: join(c.dir, 'backend'),
     issuer: i.issuer,
     issuerCa: i.ca,

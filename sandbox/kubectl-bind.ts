@@ -1,5 +1,5 @@
 /**
- * kubectl bind as an app developer runs it against the sandbox's backend: the plugin's bundle with the app cluster's
+ * kubectl bind as an app developer runs it against the sandbox's backend: the release's plugin with the app cluster's
  * kubeconfig, a headless login at the OpenID provider, the API picked on the backend's page. Steps 7 and 8, and every
  * later API a test binds (`Sandbox.bind`), go through it; each API is bound once.
  */
@@ -18,6 +18,8 @@ export interface KubectlBindContext {
   readonly backend: InstalledBackend;
   /** The control plane's node, where the issuer's address is. */
   readonly cpNode: Node;
+  /** The plugin's bundle to run: the release's (sandbox/release.ts). */
+  readonly plugin: Promise<string>;
   say(line: string): void;
 }
 
@@ -35,6 +37,7 @@ export function kubectlBinder(c: KubectlBindContext): (resource: string) => Prom
         KLUTCH_KIT_HOST_ROUTES: JSON.stringify(hostRoutes),
       },
       closeStdin: true,
+      bundle: await c.plugin,
     });
     const url = await cli.loginUrl();
     c.say(`kubectl bind ${publicUrl}/export  →  login URL ${url.slice(0, 60)}...`);

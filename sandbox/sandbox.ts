@@ -1,10 +1,11 @@
 /**
  * The whole platform on one machine, as an operator deploys it (issue 18 item 6, issue 20 item 3): two real
  * Kubernetes clusters (`control-plane`, `app`), each with a node that runs Pods (kubelet, containerd, kube-proxy,
- * CoreDNS in a network namespace of the run). On the control plane: a registry with our images and packages,
+ * CoreDNS in a network namespace of the run). On the control plane: a registry holding our release (`npm run
+ * release`, pushed there as the mirror of its public names: sandbox/release.ts) and upstream's images and packages,
  * Crossplane from its Helm chart pulling our Configuration and its dependencies from there (our function and
- * provider-kubernetes as the Pods it makes), the install bundle synth writes applied with `kubectl apply -k` (the bind
- * backend as Pods behind its Service), and the CloudNativePG operator with our PostgreSQL image. In the app cluster:
+ * provider-kubernetes as the Pods it makes), the release's install bundle applied with `kubectl apply -k` (the bind
+ * backend as Pods behind its Service, its image pulled by digest), and the CloudNativePG operator with our PostgreSQL image. In the app cluster:
  * `kubectl bind` installs the konnector Deployment, which runs as Pods. Then an a8s PostgresqlInstance and a cnpg one
  * with their ServiceBindings travel from the app cluster to the control plane and back, and a Pod in the app cluster
  * queries the cnpg database with the credentials that came down.
@@ -31,6 +32,9 @@ import type { Registry } from '../harness/node/registry';
 import { startLoadBalancerStandIn } from '../harness/platform/load-balancer';
 import { listPods, podFailure, podLogTail, podTable } from '../harness/platform/pods';
 import { startPlatformOnPods } from '../harness/platform/platform-on-pods';
+import { releaseDir, releasePlugin, releaseToMirror } from './release';
+import { mirrorOnNode } from '../harness/node/registry';
+import { DEFAULT_IMAGE_REGISTRY } from '../lib/version';
 import { crossplaneVersion } from '../harness/tools/crossplane';
 import { startA8sOperators } from './a8s-operators';
 import { sandboxBackups, type SandboxBackup, type SandboxRestore } from './backups';
@@ -191,8 +195,10 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       async () => {
         const nodes: Node[] = [];
         const started = await Promise.allSettled([
-          startNode(control, { name: 'control-plane-node', images: [images.backend!, images.operator!, images.postgres!], log }),
-          startNode(app, { name: 'app-node', podCidr: APP_POD_CIDR, images: [images.konnector!, images.postgres!], log }),
+          // No backend image: the control plane's node pulls it from the release, by digest.
+          startNode(control, { name: 'control-plane-node', images: [images.operator!, images.postgres!], log }),
+          // No konnector image: the app cluster's node pulls the one kubectl bind installs from the release's mirror.
+          startNode(app, { name: 'app-node', podCidr: APP_POD_CIDR, images: [images.postgres!], log }),
         ]);
         for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
         // Nodes end before their clusters: pushed after the clusters' stop, so they run first.
@@ -202,7 +208,8 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
         const failed = started.find((s) => s.status === 'rejected');
         if (failed) throw (failed as PromiseRejectedResult).reason;
         const [c, a] = nodes as [Node, Node];
-        const link = linkNodes(a, c, { routes: [LOAD_BALANCER_POOL], fromPodCidr: APP_POD_CIDR });
+        // The load balancers' addresses, and the registry on the control plane's node (the release's mirror).
+        const link = linkNodes(a, c, { routes: [LOAD_BALANCER_POOL, `${c.ip}/32`], fromPodCidr: APP_POD_CIDR });
         steps.say(`node ${c.name} at ${c.ip}, node ${a.name} at ${a.ip} (each in its own network namespace)`);
         steps.say(
           `a veth between them (${link.fromIp} ↔ ${link.toIp}): the app node routes ${LOAD_BALANCER_POOL} to the control plane's node`,
@@ -215,6 +222,14 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
     // beside step 4 (the bundle applies once the kinds it names from Crossplane and the providers are served), and
     // their steps join them. The control plane is ready that much sooner for the suites that wait on it.
     const giveUp = new AbortController();
+    // The release step 4 publishes; the install bundle applies from it.
+    let released!: (dir: string) => void;
+    const release = new Promise<string>((resolve, reject) => {
+      released = resolve;
+      giveUp.signal.addEventListener('abort', () => reject(new Error('step 4 failed: no release to install the bundle from')));
+    });
+    release.catch(() => undefined); // the backend's step reports it
+    const publish = releaseToMirror(releaseDir(o.dir), target, log);
     const cnpgInstall = steps.ahead(async (say) => {
       await localVolumes(kc, join(cpNode.runDir, 'volumes'), 3, '1Gi');
       await installCnpg(kc);
@@ -223,16 +238,25 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       say(`STAND-IN for a load balancer controller: LoadBalancer Services get addresses of ${LOAD_BALANCER_POOL}`);
     });
     const backendInstall = steps.ahead((say) =>
-      installBackend({ dir: o.dir, user, control, kc, cpNode, appNode, synthDir, cleanups, signal: giveUp.signal, say }),
+      installBackend({ dir: o.dir, user, control, kc, cpNode, appNode, release, cleanups, signal: giveUp.signal, say }),
     );
     // A failed step 4 must not leave the bundle waiting for kinds that will never come.
     const ahead = <T>(step: Promise<T>) => step.catch((e: unknown) => (giveUp.abort(), Promise.reject(e)));
 
     const platform = await ahead(
       steps.run(
-        'The control plane as deployed: a registry, Crossplane from its Helm chart, our packages pulled from the registry',
+        'The control plane as deployed: a registry holding our release, Crossplane from its Helm chart pulling our packages',
         async () => {
-          const p = await startPlatformOnPods(control, cpNode, synthDir, { log });
+          const p = await startPlatformOnPods(control, cpNode, {
+            log,
+            publish: async (registry) => {
+              const r = await publish(registry);
+              released(r.dir);
+              // The app cluster's node pulls the release's images from the same mirror.
+              mirrorOnNode(appNode, registry, DEFAULT_IMAGE_REGISTRY.slice(0, DEFAULT_IMAGE_REGISTRY.indexOf('/')));
+              return r;
+            },
+          });
           cleanups.push(() => p.close());
           steps.say(
             target === 'v1'
@@ -288,7 +312,9 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
       backendUrl: publicUrl,
     });
 
-    const bind = kubectlBinder({ dir: o.dir, kubeconfig: app.kubeconfig, user, backend, cpNode, say: log });
+    const plugin = release.then((dir) => releasePlugin(dir, join(o.dir, 'kubectl-bind')));
+    plugin.catch(() => undefined); // awaited by the first bind
+    const bind = kubectlBinder({ dir: o.dir, kubeconfig: app.kubeconfig, user, backend, cpNode, plugin, say: log });
     await steps.run('kubectl bind: PostgresqlInstance (the konnector Deployment installed in the app cluster, as Pods)', async () => {
       await bind('postgresqlinstances');
       await deploymentAvailable(ka, appNode, KONNECTOR_NAMESPACE, 'konnector', 'app.kubernetes.io/name=konnector');

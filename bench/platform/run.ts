@@ -18,6 +18,7 @@ import { kubeFor } from '../../harness/cluster/kube';
 import { type Node, startNode } from '../../harness/node/node';
 import { ensureCrossplaneImages, ensureDeployableImages } from '../../harness/node/platform-images';
 import { listPods } from '../../harness/platform/pods';
+import { releaseToMirror } from '../../sandbox/release';
 import { startPlatformOnPods } from '../../harness/platform/platform-on-pods';
 import { cpuSeconds as cpuS, memMiB as rssMiB } from '../measure';
 import { sleep } from '../../lib/abort';
@@ -49,7 +50,7 @@ let node: Node | undefined;
 try {
   node = await startNode(cluster, { log: quiet });
   const nodeReadyMs = performance.now() - t;
-  const platform = await startPlatformOnPods(cluster, node, dist, { log: quiet });
+  const platform = await startPlatformOnPods(cluster, node, { log: quiet, publish: releaseToMirror(join(dist, 'release'), 'v1', quiet) });
   const kube = kubeFor(cluster);
   for (;;) {
     const pods = await listPods(kube);

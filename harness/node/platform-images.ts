@@ -31,22 +31,18 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { runSync } from '../cluster/processes';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
-import { DEFAULT_KONNECTOR_IMAGE } from '../../konnector/deploy/konnector';
 import { debianOwners, debianVersions } from '../tools/debian';
 import { ensurePrograms, IMAGE_PROGRAMS, program, PROGRAMS } from '../tools/programs';
 import { crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
 import { ensureNodeRuntime, NODE_VERSION } from '../tools/node-runtime';
 import { ensureProviderKubernetes, PROVIDER_KUBERNETES_VERSION } from '../tools/provider-kubernetes';
 import { buildah, ensureArchive, imagesDir } from './images';
-import { releaseImage, VERSION } from '../../lib/version';
+import { DEPLOYABLE_IMAGE_NAMES, releaseImage } from '../../lib/version';
 
-/** The reference each deployable's image gets: the one its Deployment names, else a test-local tag. */
-export const DEPLOYABLE_IMAGES: Readonly<Record<string, string>> = {
-  konnector: DEFAULT_KONNECTOR_IMAGE,
-  backend: releaseImage('bind-backend'),
-  function: `klutch-kit.test/function:${VERSION}`,
-  'kubectl-bind': `klutch-kit.test/kubectl-bind:${VERSION}`,
-};
+/** The reference each deployable's image gets: the one a release publishes it as (`npm run release`). */
+export const DEPLOYABLE_IMAGES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(DEPLOYABLE_IMAGE_NAMES).map(([deployable, name]) => [deployable, releaseImage(name)]),
+);
 
 /** Where the images carry the CA bundle: where Debian's ca-certificates puts it. */
 const CA_BUNDLE = PROGRAMS['ca-certificates.crt'].path;

@@ -94,6 +94,19 @@ export async function startRegistry(
   };
 }
 
+/**
+ * Makes `registry` the node's mirror of the registry `upstream` (`ghcr.io`): containerd asks it first for every image
+ * named there, by the same path, trusting the run's CA. What a platform with a mirror of a public registry configures.
+ */
+export function mirrorOnNode(node: Pick<Node, 'registryHostsDir'>, registry: Pick<Registry, 'host' | 'caFile'>, upstream: string): void {
+  const dir = join(node.registryHostsDir, upstream);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'hosts.toml'),
+    `server = "https://${upstream}"\n\n[host."https://${registry.host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "${registry.caFile}"\n`,
+  );
+}
+
 /** The HTTP status of a GET, verifying the server against `ca`; 0 when it cannot connect. */
 export function status(url: string, ca: string): Promise<number> {
   return new Promise((resolve) => {

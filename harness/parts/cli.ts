@@ -42,6 +42,8 @@ export interface StartCliOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Close stdin at once (no answers to give). @default false */
   readonly closeStdin?: boolean;
+  /** The plugin's bundle to run (a release's `kubectl-bind.mjs`). @default this tree's, bundled */
+  readonly bundle?: string;
 }
 
 /**
@@ -60,7 +62,7 @@ export function cliBundle(): Promise<string> {
 
 /** Starts `kubectl-bind <args> --kubeconfig <file>`. No browser is opened: the environment names none. */
 export async function startCli(args: readonly string[], o: StartCliOptions): Promise<CliRun> {
-  const bundle = await cliBundle();
+  const bundle = o.bundle ?? (await cliBundle());
   const env: NodeJS.ProcessEnv = { ...process.env, ...o.env };
   for (const k of ['BROWSER', 'DISPLAY', 'WAYLAND_DISPLAY']) if (!o.env?.[k]) delete env[k];
   const child = spawn(process.execPath, [bundle, ...args, `--kubeconfig=${o.kubeconfig}`], { env, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -22,15 +22,7 @@ import { ROOT } from '../crossplane/catalog';
 import { buildahAsync, imagesDir } from '../node/images';
 import type { Registry } from '../node/registry';
 import { runCommand } from '../cluster/processes';
-
-/** `<registry>/<path>` of a reference: its registry host replaced, its path and tag kept. */
-export function mirrored(registry: string, ref: string): string {
-  const slash = ref.indexOf('/');
-  const first = ref.slice(0, slash);
-  // Docker's rule: the first component is a registry when it has a dot or a port, or is localhost.
-  const path = slash > 0 && (/[.:]/.test(first) || first === 'localhost') ? ref.slice(slash + 1) : ref;
-  return `${registry}/${path}`;
-}
+import { mirrored } from '../../lib/image-reference';
 
 /**
  * Pushes each OCI archive to the registry under `mirrored(registry, <its name>)`; returns the in-node reference of

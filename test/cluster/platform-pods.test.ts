@@ -44,7 +44,7 @@ import { BACKEND_DEPLOYMENT, BACKEND_NAMESPACE, kubectl } from '../../harness/pl
 import { DEPENDENCY_PACKAGES, deploymentAvailable } from '../../harness/platform/crossplane-deployed';
 import { holdV1, type PodControlPlane, podControlPlane } from '../support/platform/pod-platform';
 import { listPods, podFailure, podTable } from '../../harness/platform/pods';
-import { mirrored } from '../../harness/platform/push';
+import { mirrored } from '../../lib/image-reference';
 import { PROVIDER_ANYNINES_STAND_IN } from '../../harness/platform/platform-on-pods';
 import { isAlive, tail } from '../../harness/cluster/processes';
 import { repoRoot } from '../../harness/root';
@@ -253,7 +253,7 @@ describe('Crossplane as deployed', () => {
     expect(pod.metadata.labels['app.kubernetes.io/managed-by']).toBe('Helm');
     expect(pod.spec.containers[0].image).toBe(`${platform.registry.host}/crossplane/crossplane:${crossplaneVersion('v2')}`);
     expect(pod.spec.initContainers[0].args.slice(0, 2)).toEqual(['core', 'init']);
-    // The kubelet pulled it (nothing was imported into containerd but pause, busybox and the backend's release tag).
+    // The kubelet pulled it (nothing was imported into this node's containerd but pause, busybox and CloudNativePG's).
     const events = await requireOk(
       cp,
       'GET',
@@ -487,7 +487,12 @@ describe('the install bundle on the control plane, the backend as Pods', () => {
     'runs the backend Deployment of the bundle: two Pods of its image Ready (issuer discovered through the bridge), one leads',
     async () => {
       const d = await deploymentReady(cp, cpNode, BACKEND_NAMESPACE, BACKEND_DEPLOYMENT, 2);
-      expect(d.spec.template.spec.containers[0].image).toBe(DEPLOYABLE_IMAGES.backend);
+      // The release's bundle names it by digest; the node pulled it from the registry, the mirror of its public name.
+      const image = d.spec.template.spec.containers[0].image as string;
+      expect(image).toMatch(new RegExp(`^${DEPLOYABLE_IMAGES.backend!.replaceAll('.', '\\.')}@sha256:[0-9a-f]{64}$`));
+      const pod = (await listPods(cp, BACKEND_NAMESPACE, 'app.kubernetes.io/name=klutch-bind-backend'))[0]!;
+      // Pulled by that digest (containerd names the image by the first repository it came to the node from).
+      expect(pod.status.containerStatuses[0].imageID.endsWith(image.slice(image.indexOf('@')))).toBe(true);
       const lease = await leaderLease();
       expect((await listPods(cp, BACKEND_NAMESPACE, 'app.kubernetes.io/name=klutch-bind-backend')).map((p) => p.metadata.name)).toContain(
         lease.spec.holderIdentity,

@@ -52,7 +52,7 @@ beforeAll(async () => {
       '--registry',
       `${registry.host}/release-test`,
       '--push-registry',
-      `${registry.hostFromTest}/release-test`,
+      registry.hostFromTest,
       '--ca-file',
       registry.caFile,
       '--platforms',
@@ -77,7 +77,7 @@ describe('npm run release', () => {
   it('publishes every artifact, says each step with its time, and writes a release folder SHA256SUMS covers', async () => {
     expect(run.code, run.output).toBe(0);
     for (let n = 1; n <= 7; n++) expect(run.output).toMatch(new RegExp(`release \\[${n}/7\\] done in \\d+\\.\\ds`));
-    expect(run.output).toContain(`release ${VERSION} published to ${registry.host}/release-test`);
+    expect(run.output).toContain(`release ${VERSION} published (${registry.host}/release-test, ${registry.host}/release-test)`);
     expect(Object.keys(record.images).sort()).toEqual(Object.values(RELEASE_IMAGES).sort());
     expect(Object.keys(record.packages).sort()).toEqual(Object.values(RELEASE_PACKAGES).sort());
     expect(record.executables.map((e) => e.platform)).toEqual(['linux/amd64']);
@@ -155,8 +155,9 @@ describe('npm run release', () => {
         },
       });
       expect(r.phase, `${name}: ${r.log}`).toBe('Succeeded');
-      // What ran is the digest the release recorded, pulled from the registry.
-      expect(r.pod.status.containerStatuses[0].imageID, name).toBe(`${i.ref.slice(0, i.ref.lastIndexOf(':'))}@${i.digest}`);
+      // What ran is the digest the release recorded (containerd names it by the first repository it pulled it from: an
+      // image of the same bytes may have come to this node under the shared platform's name first).
+      expect(r.pod.status.containerStatuses[0].imageID, name).toMatch(new RegExp(`@${i.digest}$`));
       if (name === 'kubectl-bind') {
         expect(r.log).toContain(`kubectl-bind ${VERSION}`);
         expect(r.log).toContain(`konnector image it installs: ${registry.host}/release-test/konnector:${VERSION}`);
