@@ -10,7 +10,11 @@
  * - no Pod Security label of a Namespace is removed or loosened (only set to `restricted`, or `baseline` where none was);
  * - every namespaced write lands in such a namespace (AppClusterBindings, which it updates where teams keep them, the
  *   Warning Events it creates about them there, and access reviews, which create nothing, excepted);
- * - TokenRequests only for its consumers' ServiceAccount `klutch-binder`: no token of kube-system's controllers.
+ * - TokenRequests only for its consumers' ServiceAccount `klutch-binder`: no token of kube-system's controllers;
+ * - ClusterRoles only its consumers' (`klutch-binder`, `klutch-binder-<ns>`), aggregated into none; ClusterRoleBindings
+ *   only `klutch-binder-<ns>:list-watch` → the ClusterRole of that name (list and watch of exported claims) → that
+ *   namespace's `klutch-binder`. Its own ClusterRole bound to a ServiceAccount whose token it may request would
+ *   otherwise be all of its powers under a name this policy does not match.
  *
  * What it can still do is in SECURITY.md ("A compromised backend").
  */
@@ -18,7 +22,7 @@ import { Construct } from 'constructs';
 import { Annotations, BIND_GROUP, Kinds } from '../../exports/bind-api';
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { Labels, MANAGED_BY } from '../labels';
-import { BINDER } from '../provision/rbac';
+import { BINDER, LIST_WATCH_SUFFIX } from '../provision/rbac';
 
 const CONTAINMENT_POLICY = 'klutch-bind-backend-containment';
 
@@ -70,6 +74,7 @@ export class ContainmentPolicy extends Construct {
             `object.?involvedObject.?apiVersion.orValue('').startsWith('${BIND_GROUP}/') && ` +
             `object.?involvedObject.?namespace.orValue('') == variables.ns`,
         },
+        { name: 'rbac', expression: `variables.group == 'rbac.authorization.k8s.io'` },
         { name: 'newLabels', expression: `object.metadata.?labels.orValue({})` },
         { name: 'oldLabels', expression: `oldObject.metadata.?labels.orValue({})` },
       ],
@@ -102,6 +107,39 @@ export class ContainmentPolicy extends Construct {
             `variables.eventOnAcb || ` +
             `(variables.ns == '${own}' ? request.resource.resource in ['leases', 'events'] : variables.inOurNamespace)`,
           messageExpression: `'the bind backend writes ' + request.resource.resource + ' only in namespaces it made or adopted (and its Leases and events in ${own}), not in ' + variables.ns`,
+          reason: 'Forbidden',
+        },
+        {
+          // Bound cluster-wide, a role's rules apply in every namespace: only a consumer's list-watch role, to that
+          // consumer. Its own ClusterRole bound to a ServiceAccount whose token it may request would be every power of
+          // the backend under a name this policy does not match.
+          expression:
+            `!variables.rbac || request.resource.resource != 'clusterrolebindings' || (request.operation == 'DELETE' ? ` +
+            `variables.name.startsWith('${BINDER}-') : ` +
+            `(object.metadata.name.startsWith('${BINDER}-') && object.metadata.name.endsWith('${LIST_WATCH_SUFFIX}') && ` +
+            `object.roleRef.kind == 'ClusterRole' && object.roleRef.name == object.metadata.name && ` +
+            `size(object.?subjects.orValue([])) == 1 && object.subjects[0].kind == 'ServiceAccount' && object.subjects[0].name == '${BINDER}' && ` +
+            `object.metadata.name == '${BINDER}-' + object.subjects[0].?namespace.orValue('') + '${LIST_WATCH_SUFFIX}'))`,
+          messageExpression:
+            `request.operation == 'DELETE' ? 'the bind backend deletes only the ClusterRoleBindings of its consumers (${BINDER}-...), not ' + variables.name : ` +
+            `'the bind backend binds cluster-wide only the ClusterRole ${BINDER}-<cluster namespace>${LIST_WATCH_SUFFIX} of a consumer, under the same name, to the ServiceAccount ${BINDER} of that namespace; not ClusterRoleBinding ' + object.metadata.name`,
+          reason: 'Forbidden',
+        },
+        {
+          // Its consumers' roles only, aggregated into none (aggregation would hand the rules to every holder of
+          // admin, edit or view); the one bound cluster-wide lists and watches the exported claims, nothing else.
+          expression:
+            `!variables.rbac || request.resource.resource != 'clusterroles' || (request.operation == 'DELETE' ? ` +
+            `variables.name.startsWith('${BINDER}') : (` +
+            `(object.metadata.name == '${BINDER}' || object.metadata.name.startsWith('${BINDER}-')) && ` +
+            `!object.?aggregationRule.hasValue() && ` +
+            `variables.newLabels.all(k, !k.startsWith('rbac.authorization.k8s.io/aggregate-to-')) && ` +
+            `(!object.metadata.name.endsWith('${LIST_WATCH_SUFFIX}') || object.?rules.orValue([]).all(r, ` +
+            `r.verbs.all(v, v in ['list', 'watch']) && !r.?nonResourceURLs.hasValue() && ` +
+            `!r.?apiGroups.orValue([]).exists(g, g in ['', '*']) && !r.?resources.orValue([]).exists(x, x == '*' || x.contains('/'))))))`,
+          messageExpression:
+            `'the bind backend writes ClusterRoles only for its consumers (${BINDER}, ${BINDER}-<cluster namespace>), aggregated into none, ' + ` +
+            `'and the one bound cluster-wide (${LIST_WATCH_SUFFIX}) lists and watches exported claims only; not ClusterRole ' + variables.name`,
           reason: 'Forbidden',
         },
         {

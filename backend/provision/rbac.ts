@@ -75,9 +75,12 @@ export function consumerClusterRole(ns: V1Namespace, exported: readonly Required
   return ownedClusterRole(ns, consumerRoleName(ns.metadata!.name!), exported, CRUD);
 }
 
+/** What ends the name of the one ClusterRole bound cluster-wide (the containment policy allows no other binding). */
+export const LIST_WATCH_SUFFIX = ':list-watch';
+
 /** The name of the cluster-wide list/watch ClusterRole and its ClusterRoleBinding (consumer scope Cluster). */
 export function consumerListWatchName(clusterNamespace: string): string {
-  return `${BINDER}-${clusterNamespace}:list-watch`;
+  return `${BINDER}-${clusterNamespace}${LIST_WATCH_SUFFIX}`;
 }
 
 /** ClusterRole `klutch-binder-<cluster ns>:list-watch`: list and watch of the exported resources, nothing else. */

@@ -886,7 +886,7 @@ describe('AppClusterBinding', () => {
     }
   });
 
-  it('bounds every write of the backend to namespaces it made or adopted (its containment policy): no token of kube-system, no Pod Security label loosened', async () => {
+  it("bounds every write of the backend to namespaces it made or adopted (its containment policy): no token of kube-system, no Pod Security label loosened, no ClusterRole or binding beyond its consumers'", async () => {
     const asBackend = await backendKube();
     // Someone else's namespace, and one as the backend makes them (its label), each with a ServiceAccount.
     const victim = `acbv-${id}`;
@@ -928,6 +928,43 @@ describe('AppClusterBinding', () => {
         ['a namespace without its label', 'POST', '/api/v1/namespaces?dryRun=All', { metadata: { name: `acbx-${id}` } }],
         ['Pod Security loosened on its own namespace', 'PATCH', `/api/v1/namespaces/${mine}?dryRun=All`, patch({ [psa]: 'privileged' })],
         ['Pod Security removed from its own namespace', 'PATCH', `/api/v1/namespaces/${mine}?dryRun=All`, patch({ [psa]: null })],
+        // Its own ClusterRole bound to a ServiceAccount whose token it may request: every power of the backend under
+        // another name, which this policy does not match (then a token of kube-system's, and cluster-admin).
+        [
+          'its own ClusterRole bound cluster-wide to klutch-binder',
+          'POST',
+          `${RBAC}/clusterrolebindings?dryRun=All`,
+          clusterRoleBinding(`attack-${id}`, 'klutch-bind-backend', mine),
+        ],
+        [
+          "its own ClusterRole bound under a consumer's binding name",
+          'POST',
+          `${RBAC}/clusterrolebindings?dryRun=All`,
+          clusterRoleBinding(`klutch-binder-${mine}:list-watch`, 'klutch-bind-backend', mine),
+        ],
+        // A ClusterRole bound cluster-wide that reads Secrets: every legacy token of the cluster.
+        [
+          'a cluster-wide-bound ClusterRole that reads Secrets',
+          'POST',
+          `${RBAC}/clusterroles?dryRun=All`,
+          clusterRole(`klutch-binder-${mine}:list-watch`, [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] }]),
+        ],
+        // Aggregated into view: every holder of view, in every namespace it is bound in, gains it.
+        [
+          'a ClusterRole aggregated into view',
+          'POST',
+          `${RBAC}/clusterroles?dryRun=All`,
+          clusterRole(`klutch-binder-${mine}`, [{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] }], {
+            'rbac.authorization.k8s.io/aggregate-to-view': 'true',
+          }),
+        ],
+        ['a ClusterRole not of its names', 'POST', `${RBAC}/clusterroles?dryRun=All`, clusterRole(`attack-${id}`, [])],
+        [
+          "someone else's ClusterRoleBinding deleted",
+          'DELETE',
+          `${RBAC}/clusterrolebindings/system:public-info-viewer?dryRun=All`,
+          undefined,
+        ],
       ];
       // The API server loads a new policy within a second or so: wait until the first refusal, then all must be refused.
       await eventually('the containment policy in force', async () => {
@@ -937,7 +974,7 @@ describe('AppClusterBinding', () => {
       for (const [what, verb, path, body] of attempts) {
         const r = await asBackend.request(verb, path, body, contentType(verb));
         expect(r.code, `${what}: ${JSON.stringify(r.body)}`).toBe(403);
-        expect(String(r.body.message), what).toMatch(/the bind backend (writes|requests tokens|creates|never)/);
+        expect(String(r.body.message), what).toMatch(/the bind backend (writes|requests tokens|creates|never|binds|deletes)/);
       }
       // What provisioning does is still allowed there: a Secret, klutch-binder's token, Pod Security made restricted.
       const allowed: [string, string, string, unknown][] = [
@@ -949,6 +986,22 @@ describe('AppClusterBinding', () => {
           'POST',
           '/api/v1/namespaces?dryRun=All',
           { metadata: { name: `acbx-${id}`, labels: { [Labels.managedBy]: MANAGED_BY } } },
+        ],
+        [
+          "a consumer's list-watch ClusterRole of the exported claims",
+          'POST',
+          `${RBAC}/clusterroles?dryRun=All`,
+          clusterRole(`klutch-binder-${mine}:list-watch`, [
+            { apiGroups: ['anynines.com'], resources: ['postgresqlinstances'], verbs: ['list', 'watch'] },
+          ]),
+        ],
+        [
+          "a consumer's ClusterRole, bound only in its namespaces",
+          'POST',
+          `${RBAC}/clusterroles?dryRun=All`,
+          clusterRole(`klutch-binder-${mine}`, [
+            { apiGroups: ['anynines.com'], resources: ['postgresqlinstances'], verbs: ['get', 'create', 'delete'] },
+          ]),
         ],
       ];
       for (const [what, verb, path, body] of allowed) {
@@ -964,6 +1017,27 @@ describe('AppClusterBinding', () => {
 });
 
 const contentType = (verb: string) => (verb === 'PATCH' ? 'application/merge-patch+json' : undefined);
+
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+
+function clusterRole(name: string, rules: unknown[], labels: Record<string, string> = {}): WireObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: { [Labels.managedBy]: MANAGED_BY, ...labels } },
+    rules,
+  };
+}
+
+function clusterRoleBinding(name: string, role: string, namespace: string): WireObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { [Labels.managedBy]: MANAGED_BY } },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: [{ kind: 'ServiceAccount', name: 'klutch-binder', namespace }],
+  };
+}
 
 /** A client with a token of the backend's ServiceAccount, as its Pods have. */
 async function backendKube(): Promise<Kube> {
