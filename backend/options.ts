@@ -8,7 +8,8 @@
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 import type { ClaimedAccess, ConsumerScope } from './consumer-access';
-import { imagePatternProblem, imageRepository } from './app-cluster-binding/app-cluster-binding.overrides';
+import { imagePatternProblem } from './app-cluster-binding/app-cluster-binding.overrides';
+import { imageRepository } from '../lib/image-reference';
 import { TrustedProxies } from './http/trusted-proxies';
 import {
   addressFlag,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mirrored, repositoryOf } from './image-reference';
+import { mirrored } from './image-reference';
 
 describe('mirrored', () => {
   it.each([
@@ -14,17 +14,5 @@ describe('mirrored', () => {
     { reason: 'a single name has no registry', ref: 'busybox:1.35', want: 'r:5000/busybox:1.35' },
   ])('$reason', ({ ref, want }) => {
     expect(mirrored('r:5000', ref)).toBe(want);
-  });
-});
-
-describe('repositoryOf', () => {
-  it("drops the digest and the tag, and keeps a registry's port", () => {
-    expect(repositoryOf(`registry.example.com:5000/platform/konnector:v0.1.0@sha256:${'1'.repeat(64)}`)).toBe(
-      `registry.example.com:5000/platform/konnector`,
-    );
-    expect(repositoryOf(`registry.example.com:5000/platform/konnector@sha256:${'1'.repeat(64)}`)).toBe(
-      `registry.example.com:5000/platform/konnector`,
-    );
-    expect(repositoryOf(`registry.example.com:5000/platform/konnector`)).toBe(`registry.example.com:5000/platform/konnector`);
   });
 });

@@ -12,9 +12,13 @@ export function mirrored(host: string, ref: string): string {
   return `${host}/${path}`;
 }
 
-/** The repository of a reference: without its digest and its tag (a colon after the last slash; a host's port stays). */
-export function repositoryOf(ref: string): string {
-  const bare = ref.replace(/@.*$/, '');
-  const colon = bare.lastIndexOf(':');
-  return colon > bare.lastIndexOf('/') ? bare.slice(0, colon) : bare;
+/** The repository of an image reference (`registry:5000/a/b:tag@sha256:…` → `registry:5000/a/b`), or undefined. */
+export function imageRepository(image: string): string | undefined {
+  const [name = '', digest, ...more] = image.split('@');
+  if (more.length || (digest !== undefined && !/^sha256:[a-f0-9]{64}$/.test(digest))) return undefined;
+  const colon = name.lastIndexOf(':');
+  const tagged = colon > name.lastIndexOf('/');
+  if (tagged && !/^\w[\w.-]{0,127}$/.test(name.slice(colon + 1))) return undefined;
+  const repo = tagged ? name.slice(0, colon) : name;
+  return /^[a-z0-9]([a-z0-9._\-/:]*[a-z0-9])?$/.test(repo) ? repo : undefined;
 }

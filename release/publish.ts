@@ -14,7 +14,10 @@ import { ensureCrank } from '../harness/tools/crank';
 import { ensureHelm } from '../harness/tools/helm';
 import { sha256File } from '../lib/files';
 import { DEFAULT_IMAGE_REGISTRY, DEFAULT_PACKAGE_REGISTRY } from '../lib/version';
-import { mirrored, repositoryOf } from '../lib/image-reference';
+import { imageRepository, mirrored } from '../lib/image-reference';
+
+/** The repository of a reference this release wrote (well formed: imageRepository answers). */
+const repositoryOf = (ref: string): string => imageRepository(ref) ?? ref;
 import { RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } from '../scripts/bundle.mjs';
 import type { ReleaseFlags } from './flags';
 import { buildExecutables } from './plugin-executables';

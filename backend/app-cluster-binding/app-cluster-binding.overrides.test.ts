@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerOverrides } from '../../exports/bind-api/container';
-import { imageAllowed, imagePatternProblem, imageRepository, vetOverrides, type KonnectorImages } from './app-cluster-binding.overrides';
+import { imageAllowed, imagePatternProblem, vetOverrides, type KonnectorImages } from './app-cluster-binding.overrides';
+import { imageRepository } from '../../lib/image-reference';
 
 const images: KonnectorImages = {
   image: 'ghcr.io/klutch-kit/konnector:v0.1.0',

@@ -6,6 +6,7 @@
  * variables of lib/konnector-tuning.ts, and an image only from the platform operator's list
  * (`--konnector-allowed-images`). Anything else is refused as a whole, with every problem named.
  */
+import { imageRepository } from '../../lib/image-reference';
 import type { V1EnvVar, V1ResourceRequirements } from '@kubernetes/client-node';
 import type { ContainerOverrides } from '../../exports/bind-api/container';
 import { tenantArgProblems, TENANT_KONNECTOR_ENV } from '../../lib/konnector-tuning';
@@ -38,17 +39,6 @@ const emptyValue = (v: unknown): boolean =>
   v === '' ||
   (Array.isArray(v) && v.length === 0) ||
   (typeof v === 'object' && Object.keys(v as object).length === 0);
-
-/** The repository of an image reference (`registry:5000/a/b:tag@sha256:…` → `registry:5000/a/b`), or undefined. */
-export function imageRepository(image: string): string | undefined {
-  const [name = '', digest, ...more] = image.split('@');
-  if (more.length || (digest !== undefined && !/^sha256:[a-f0-9]{64}$/.test(digest))) return undefined;
-  const colon = name.lastIndexOf(':');
-  const tagged = colon > name.lastIndexOf('/');
-  if (tagged && !/^\w[\w.-]{0,127}$/.test(name.slice(colon + 1))) return undefined;
-  const repo = tagged ? name.slice(0, colon) : name;
-  return /^[a-z0-9]([a-z0-9._\-/:]*[a-z0-9])?$/.test(repo) ? repo : undefined;
-}
 
 /** Whether a `--konnector-allowed-images` entry is well formed; a problem otherwise. */
 export function imagePatternProblem(p: string): string | undefined {

@@ -279,7 +279,7 @@ describe('npm run sandbox on Pods, the default package (what sandbox/main.ts run
     for (const step of [
       '[1] Two Kubernetes clusters',
       '[3] A node for each cluster',
-      '[4] The control plane as deployed: a registry, Crossplane from its Helm chart',
+      '[4] The control plane as deployed: a registry holding our release, Crossplane from its Helm chart',
       '[5] CloudNativePG',
       '[6] The OpenID provider, and the install bundle',
       '[7] kubectl bind: PostgresqlInstance',
