@@ -28,6 +28,16 @@ const CONTAINMENT_POLICY = 'klutch-bind-backend-containment';
 
 const PSA = 'pod-security.kubernetes.io/';
 
+/**
+ * CEL over a policy rule `r` of a role the backend writes: no wildcard, no escalate, bind or impersonate, no workload
+ * (core pods and replication controllers, apps, batch), no ServiceAccount or token, RBAC only read.
+ */
+const SAFE_RULE =
+  `!r.verbs.exists(v, v in ['*', 'escalate', 'bind', 'impersonate']) && ` +
+  `!r.?apiGroups.orValue([]).exists(g, g in ['*', 'apps', 'batch']) && ` +
+  `!r.?resources.orValue([]).exists(x, x == '*' || x == 'pods' || x.startsWith('pods/') || x in ['replicationcontrollers', 'serviceaccounts', 'serviceaccounts/token']) && ` +
+  `!(r.?apiGroups.orValue([]).exists(g, g == 'rbac.authorization.k8s.io') && r.verbs.exists(v, !(v in ['get', 'list', 'watch'])))`;
+
 /** CEL: whether the Namespace `x` (an expression) is one the backend made or adopted, and not `own`. */
 function ours(x: string, own: string): string {
   return (
@@ -140,6 +150,28 @@ export class ContainmentPolicy extends Construct {
           messageExpression:
             `'the bind backend writes ClusterRoles only for its consumers (${BINDER}, ${BINDER}-<cluster namespace>), aggregated into none, ' + ` +
             `'and the one bound cluster-wide (${LIST_WATCH_SUFFIX}) lists and watches exported claims only; not ClusterRole ' + variables.name`,
+          reason: 'Forbidden',
+        },
+        {
+          // What a role it writes may grant, Role or ClusterRole: nothing that runs a workload, mints a token or
+          // writes RBAC. Bound to a ServiceAccount whose token it may request, such a role would run Pods in its
+          // namespaces outside the root-namespace policy, which matches only the backend's own name.
+          expression:
+            `!variables.rbac || !(request.resource.resource in ['roles', 'clusterroles']) || request.operation == 'DELETE' || ` +
+            `object.?rules.orValue([]).all(r, ${SAFE_RULE})`,
+          messageExpression:
+            `'the bind backend writes roles that grant no workload (pods, apps, batch), no ServiceAccount or token, no RBAC write and no wildcard; not ' + ` +
+            `request.resource.resource + ' ' + variables.name`,
+          reason: 'Forbidden',
+        },
+        {
+          // A RoleBinding names one of its consumers' roles: never its own ClusterRole or another's.
+          expression:
+            `!variables.rbac || request.resource.resource != 'rolebindings' || request.operation == 'DELETE' || ` +
+            `object.roleRef.kind == 'Role' || object.roleRef.name == '${BINDER}' || object.roleRef.name.startsWith('${BINDER}-')`,
+          messageExpression:
+            `'the bind backend binds in a namespace only Roles and the ClusterRoles of its consumers (${BINDER}, ${BINDER}-...), not ' + ` +
+            `object.roleRef.kind + ' ' + object.roleRef.name`,
           reason: 'Forbidden',
         },
         {

@@ -965,6 +965,26 @@ describe('AppClusterBinding', () => {
           `${RBAC}/clusterrolebindings/system:public-info-viewer?dryRun=All`,
           undefined,
         ],
+        // In a namespace of its own: a role that runs workloads, or its own ClusterRole, for klutch-binder, whose token
+        // it may mint: Pods outside the root-namespace policy, which matches only the backend's name.
+        [
+          'a Role that creates Deployments',
+          'POST',
+          `${RBAC}/namespaces/${mine}/roles?dryRun=All`,
+          role(mine, 'klutch-binder', [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] }]),
+        ],
+        [
+          "a consumer's ClusterRole that mints tokens",
+          'POST',
+          `${RBAC}/clusterroles?dryRun=All`,
+          clusterRole(`klutch-binder-${mine}`, [{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] }]),
+        ],
+        [
+          'its own ClusterRole bound in its namespace',
+          'POST',
+          `${RBAC}/namespaces/${mine}/rolebindings?dryRun=All`,
+          roleBinding(mine, { kind: 'ClusterRole', name: 'klutch-bind-backend' }),
+        ],
       ];
       // The API server loads a new policy within a second or so: wait until the first refusal, then all must be refused.
       await eventually('the containment policy in force', async () => {
@@ -994,6 +1014,18 @@ describe('AppClusterBinding', () => {
           clusterRole(`klutch-binder-${mine}:list-watch`, [
             { apiGroups: ['anynines.com'], resources: ['postgresqlinstances'], verbs: ['list', 'watch'] },
           ]),
+        ],
+        [
+          "a consumer's claimed Role: Secrets by name",
+          'POST',
+          `${RBAC}/namespaces/${mine}/roles?dryRun=All`,
+          role(mine, 'klutch-binder-claimed', [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['x-creds'], verbs: ['get'] }]),
+        ],
+        [
+          "its consumers' ClusterRole klutch-binder bound in its namespace",
+          'POST',
+          `${RBAC}/namespaces/${mine}/rolebindings?dryRun=All`,
+          roleBinding(mine, { kind: 'ClusterRole', name: 'klutch-binder' }),
         ],
         [
           "a consumer's ClusterRole, bound only in its namespaces",
@@ -1026,6 +1058,25 @@ function clusterRole(name: string, rules: unknown[], labels: Record<string, stri
     kind: 'ClusterRole',
     metadata: { name, labels: { [Labels.managedBy]: MANAGED_BY, ...labels } },
     rules,
+  };
+}
+
+function role(namespace: string, name: string, rules: unknown[]): WireObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name, namespace, labels: { [Labels.managedBy]: MANAGED_BY } },
+    rules,
+  };
+}
+
+function roleBinding(namespace: string, roleRef: { kind: string; name: string }): WireObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: `attack-${roleRef.name}`, namespace, labels: { [Labels.managedBy]: MANAGED_BY } },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef },
+    subjects: [{ kind: 'ServiceAccount', name: 'klutch-binder', namespace }],
   };
 }
 
