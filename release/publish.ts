@@ -1,12 +1,12 @@
 /**
  * `npm run release`: a release of this tree, built for one registry and published there (docs/releases.md). Each
- * step prints what it does and how long it took; the release folder is written whole at the end of each step, so a
- * failed run leaves what it finished and names the step that failed.
+ * step prints what it does and how long it took, and a failure names its step. `--out` must be new or empty: a failed
+ * run leaves what it wrote there, and the next run wants another folder (or that one emptied).
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { parse, parseDocument, visit, isMap, isScalar } from 'yaml';
 import { platformName } from '../cli/deploy/platforms';
 import { ensureDeployableImages } from '../harness/node/platform-images';
@@ -15,9 +15,6 @@ import { ensureHelm } from '../harness/tools/helm';
 import { sha256File } from '../lib/files';
 import { DEFAULT_IMAGE_REGISTRY, DEFAULT_PACKAGE_REGISTRY } from '../lib/version';
 import { imageRepository, mirrored } from '../lib/image-reference';
-
-/** The repository of a reference this release wrote (well formed: imageRepository answers). */
-const repositoryOf = (ref: string): string => imageRepository(ref) ?? ref;
 import { RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } from '../scripts/bundle.mjs';
 import type { ReleaseFlags } from './flags';
 import { buildExecutables } from './plugin-executables';
@@ -47,6 +44,9 @@ export interface ReleaseRecord {
   readonly executables: { platform: string; file: string; sha256: string }[];
 }
 
+/** The repository of a reference this release wrote (well formed: imageRepository answers). */
+const repositoryOf = (ref: string): string => imageRepository(ref) ?? ref;
+
 /** The folders of synth's output a release ships, pinned: the control plane's bundle and the app clusters'. */
 const BUNDLES = ['control-plane', 'app-cluster'] as const;
 
@@ -65,8 +65,8 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
   };
   // The names clusters pull (below --registry, or the project's registries), and where this machine pushes each.
   const registry = { images: f.registry ?? DEFAULT_IMAGE_REGISTRY, packages: f.registry ?? DEFAULT_PACKAGE_REGISTRY };
-  const imageName = (n: string) => tagged(registry.images, n, f.version);
-  const packageName = (n: string) => tagged(registry.packages, n, f.version);
+  const imageName = (name: string) => tagged(registry.images, name, f.version);
+  const packageName = (name: string) => tagged(registry.packages, name, f.version);
   const pushed = (ref: string) => (f.pushHost ? mirrored(f.pushHost, ref) : ref);
   try {
     const dist = join(work, 'dist');
@@ -136,7 +136,11 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
         const krew = await buildExecutables(dist, f.platforms, `${f.downloadUrl}/kubectl-bind.tar.gz`, log);
         const dir = join(f.out, 'kubectl-bind');
         cpSync(join(dist, 'kubectl-bind', 'krew'), dir, { recursive: true });
-        return krew.executables.map((e) => ({ platform: platformName(e.platform), file: relative(dist, e.archive), sha256: e.sha256 }));
+        return krew.executables.map((e) => ({
+          platform: platformName(e.platform),
+          file: join('kubectl-bind', basename(e.archive)),
+          sha256: e.sha256,
+        }));
       },
     );
 
@@ -153,7 +157,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
         images,
         packages,
         chart,
-        executables: executables.map((e) => ({ ...e, file: e.file.replace(/^kubectl-bind\/krew\//, 'kubectl-bind/') })),
+        executables,
       };
       writeFileSync(join(f.out, 'images.txt'), imagesText(f.version, listed(f.out, record), dependencies(dist, record)));
       writeFileSync(join(f.out, 'release.json'), `${JSON.stringify(record, null, 2)}\n`);

@@ -253,7 +253,7 @@ export async function startSandbox(o: SandboxOptions): Promise<Sandbox> {
               const r = await publish(registry);
               released(r.dir);
               // The app cluster's node pulls the release's images from the same mirror.
-              mirrorOnNode(appNode, registry, DEFAULT_IMAGE_REGISTRY.slice(0, DEFAULT_IMAGE_REGISTRY.indexOf('/')));
+              mirrorOnNode(appNode, registry, DEFAULT_IMAGE_REGISTRY);
               return r;
             },
           });

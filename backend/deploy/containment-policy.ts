@@ -30,12 +30,13 @@ const PSA = 'pod-security.kubernetes.io/';
 
 /**
  * CEL over a policy rule `r` of a role the backend writes: no wildcard, no escalate, bind or impersonate, no workload
- * (core pods and replication controllers, apps, batch), no ServiceAccount or token, RBAC only read.
+ * (core pods and replication controllers, apps, batch), no ServiceAccount or token, no NetworkPolicy (one more allow
+ * would open a root namespace's fence around the konnector that holds an app cluster's kubeconfig), RBAC only read.
  */
 const SAFE_RULE =
   `!r.verbs.exists(v, v in ['*', 'escalate', 'bind', 'impersonate']) && ` +
   `!r.?apiGroups.orValue([]).exists(g, g in ['*', 'apps', 'batch']) && ` +
-  `!r.?resources.orValue([]).exists(x, x == '*' || x == 'pods' || x.startsWith('pods/') || x in ['replicationcontrollers', 'serviceaccounts', 'serviceaccounts/token']) && ` +
+  `!r.?resources.orValue([]).exists(x, x == '*' || x == 'pods' || x.startsWith('pods/') || x in ['replicationcontrollers', 'serviceaccounts', 'serviceaccounts/token', 'networkpolicies']) && ` +
   `!(r.?apiGroups.orValue([]).exists(g, g == 'rbac.authorization.k8s.io') && r.verbs.exists(v, !(v in ['get', 'list', 'watch'])))`;
 
 /** CEL: whether the Namespace `x` (an expression) is one the backend made or adopted, and not `own`. */
@@ -160,7 +161,7 @@ export class ContainmentPolicy extends Construct {
             `!variables.rbac || !(request.resource.resource in ['roles', 'clusterroles']) || request.operation == 'DELETE' || ` +
             `object.?rules.orValue([]).all(r, ${SAFE_RULE})`,
           messageExpression:
-            `'the bind backend writes roles that grant no workload (pods, apps, batch), no ServiceAccount or token, no RBAC write and no wildcard; not ' + ` +
+            `'the bind backend writes roles that grant no workload (pods, apps, batch), no ServiceAccount or token, no NetworkPolicy, no RBAC write and no wildcard; not ' + ` +
             `request.resource.resource + ' ' + variables.name`,
           reason: 'Forbidden',
         },

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ describe('the base image builder', () => {
     expect(usrMerged('/usr/lib/x86_64-linux-gnu/libm.so.6')).toBe('/usr/lib/x86_64-linux-gnu/libm.so.6');
   });
 
-  it('keeps one archive per image: new inputs replace the archive of old ones, not an image whose name starts alike', () => {
+  it("drops an image's archives of old inputs once unused for a day, not one in use, nor an image whose name starts alike", () => {
     const cache = mkdtempSync(join(tmpdir(), 'klutch-kit-images-cache-'));
     const before = process.env.KLUTCH_KIT_CACHE;
     process.env.KLUTCH_KIT_CACHE = cache;
@@ -30,8 +30,15 @@ describe('the base image builder', () => {
       mkdirSync(dir);
       for (const f of ['crossplane-aaaaaaaaaaaa.oci.tar', 'crossplane-kubernetes-provider-bbbbbbbbbbbb.oci.tar', 'busybox-1.35.oci.tar'])
         writeFileSync(join(dir, f), '');
+      const dayAgo = new Date(Date.now() - 2 * 86_400_000);
+      for (const f of readdirSync(dir)) utimesSync(join(dir, f), dayAgo, dayAgo);
       expect(keyedArchive('crossplane', 'aaaaaaaaaaaa')).toBe(join(dir, 'crossplane-aaaaaaaaaaaa.oci.tar'));
       expect(readdirSync(dir)).toHaveLength(3);
+      // Another build of the image, while the first is in use (just used: its mtime is now): both stay.
+      expect(keyedArchive('crossplane', 'dddddddddddd')).toBe(join(dir, 'crossplane-dddddddddddd.oci.tar'));
+      expect(readdirSync(dir)).toHaveLength(3);
+      // Unused for a day, it goes when new inputs come.
+      utimesSync(join(dir, 'crossplane-aaaaaaaaaaaa.oci.tar'), dayAgo, dayAgo);
       expect(keyedArchive('crossplane', 'cccccccccccc')).toBe(join(dir, 'crossplane-cccccccccccc.oci.tar'));
       expect(readdirSync(dir).sort()).toEqual(['busybox-1.35.oci.tar', 'crossplane-kubernetes-provider-bbbbbbbbbbbb.oci.tar']);
     } finally {

@@ -24,7 +24,9 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,17 +74,32 @@ function packageVersions(pkgs: readonly string[]): string {
 }
 
 /**
- * `<cache>/node-images/<prefix>-<key>.oci.tar`. When it is not there yet, the archives of the same prefix with other
- * keys (older inputs, about 50 MB each) are deleted: the cache keeps one per image.
+ * `<cache>/node-images/<prefix>-<key>.oci.tar`, its mtime refreshed when it is there (in use). When it is not there
+ * yet, the archives of the same prefix with other keys that no run used for a day (older inputs, about 50 MB each)
+ * are deleted. Not at once: two builds of one image can be in use together (a release for another registry beside
+ * the tests' images), and deleting the other's archive failed its push mid-run.
  */
 export function keyedArchive(prefix: string, key: string): string {
   const file = join(imagesDir(), `${prefix}-${key}.oci.tar`);
-  if (!existsSync(file) && existsSync(imagesDir())) {
+  if (existsSync(file)) {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } else if (existsSync(imagesDir())) {
     const other = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{12}\\.oci\\.tar$`);
-    for (const f of readdirSync(imagesDir())) if (other.test(f)) rmSync(join(imagesDir(), f), { force: true });
+    for (const f of readdirSync(imagesDir())) {
+      const path = join(imagesDir(), f);
+      try {
+        if (other.test(f) && Date.now() - statSync(path).mtimeMs > UNUSED_MS) rmSync(path, { force: true });
+      } catch {
+        // Removed by a concurrent run.
+      }
+    }
   }
   return file;
 }
+
+/** How long an image archive of older inputs stays in the cache unused. */
+const UNUSED_MS = 86_400_000;
 
 /** Debian 12 is merged-/usr: /lib and /lib64 are links into /usr, as in distroless. */
 export function usrMerged(path: string): string {

@@ -95,10 +95,16 @@ export async function startRegistry(
 }
 
 /**
- * Makes `registry` the node's mirror of the registry `upstream` (`ghcr.io`): containerd asks it first for every image
- * named there, by the same path, trusting the run's CA. What a platform with a mirror of a public registry configures.
+ * Makes `registry` the node's mirror of the registry host of `upstream` (`ghcr.io/klutch-kit` → `ghcr.io`): containerd
+ * asks it first for every image named there, by the same path, trusting the run's CA. What a platform with a mirror
+ * of a public registry configures.
  */
-export function mirrorOnNode(node: Pick<Node, 'registryHostsDir'>, registry: Pick<Registry, 'host' | 'caFile'>, upstream: string): void {
+export function mirrorOnNode(
+  node: Pick<Node, 'registryHostsDir'>,
+  registry: Pick<Registry, 'host' | 'caFile'>,
+  upstreamPath: string,
+): void {
+  const upstream = upstreamPath.split('/')[0]!;
   const dir = join(node.registryHostsDir, upstream);
   mkdirSync(dir, { recursive: true });
   writeFileSync(

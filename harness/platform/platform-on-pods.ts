@@ -97,7 +97,7 @@ export async function startPlatformOnPods(cluster: ClusterInfo, node: Node, o: P
   const registry = await step('registry', () => startRegistry(node, log, cached ? (data) => copyTree(cached, data) : undefined));
   try {
     // The node pulls the release's images by their public names (ghcr.io/...) from this registry, as a mirror.
-    mirrorOnNode(node, registry, DEFAULT_IMAGE_REGISTRY.slice(0, DEFAULT_IMAGE_REGISTRY.indexOf('/')));
+    mirrorOnNode(node, registry, DEFAULT_IMAGE_REGISTRY);
     const images: Record<string, string> = Object.fromEntries(Object.keys(archives).map((ref) => [ref, mirrored(registry.host, ref)]));
     if (cached) log(`upstream images and packages in the registry from the cache (${cached}): nothing to push`);
     else {

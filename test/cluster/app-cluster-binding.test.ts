@@ -974,6 +974,12 @@ describe('AppClusterBinding', () => {
           role(mine, 'klutch-binder', [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] }]),
         ],
         [
+          "a Role that opens a root namespace's NetworkPolicies",
+          'POST',
+          `${RBAC}/namespaces/${mine}/roles?dryRun=All`,
+          role(mine, 'klutch-binder', [{ apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['create'] }]),
+        ],
+        [
           "a consumer's ClusterRole that mints tokens",
           'POST',
           `${RBAC}/clusterroles?dryRun=All`,

@@ -17,6 +17,7 @@ import { ensureHelm } from '../../harness/tools/helm';
 import { KUBE_VERSION, kubeBinaryPath } from '../../harness/tools/kube';
 import { packageHealthy } from '../../harness/platform/crossplane-deployed';
 import type { AttachedNode } from '../../harness/node/attach';
+import { imageRepository } from '../../lib/image-reference';
 import { VERSION } from '../../lib/version';
 import type { ReleaseRecord } from '../../release/publish';
 import { CHART_REPOSITORY, RELEASE_IMAGES, RELEASE_PACKAGES } from '../../release/references';
@@ -97,7 +98,7 @@ describe('npm run release', () => {
 
   it("pins every image of its own by digest in the install bundle, the app clusters' konnector and the chart it pushed", async () => {
     expect(run.code, run.output).toBe(0);
-    const mine = new Map(Object.values(record.images).map((i) => [i.ref.slice(0, i.ref.lastIndexOf(':')), pinnedRef(i.ref, i.digest)]));
+    const mine = new Map(Object.values(record.images).map((i) => [imageRepository(i.ref), pinnedRef(i.ref, i.digest)]));
     const imagesOf = (yaml: string) =>
       parseAllDocuments(yaml)
         .map((d) => d.toJS() as WireObject)
@@ -127,7 +128,7 @@ describe('npm run release', () => {
     ] as const) {
       expect(images.length, what).toBeGreaterThan(0);
       for (const image of images) {
-        const repo = image.replace(/@.*$/, '').replace(/:[^:/]+$/, '');
+        const repo = imageRepository(image);
         expect(mine.get(repo), `${what}: ${image}`).toBe(image);
       }
     }
