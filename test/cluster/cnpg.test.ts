@@ -269,11 +269,15 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
 
     // The Object that holds the binding's Secret shows the Secret's data redacted in its status (provider-kubernetes'
     // --sanitize-secrets): `crossplane-view`, which reads Objects but no Secrets, does not read the password there.
-    const objects = (await requireOk(kube, 'GET', '/apis/kubernetes.crossplane.io/v1alpha2/objects')).items as WireObject[];
-    const holder = objects.find(
-      (o) => o.spec?.forProvider?.manifest?.kind === 'Secret' && o.spec.forProvider.manifest.metadata?.name === 'app-cnpg-binding',
-    );
-    expect(holder?.status?.atProvider?.manifest?.data, 'the binding Object observed').toEqual({ redacted: null });
+    // The creds can arrive before provider-kubernetes writes the Object's observed manifest (w65: 17 s after the bind).
+    const holder = await until('the binding Object observed, the Secret in its status', async () => {
+      const objects = (await requireOk(kube, 'GET', '/apis/kubernetes.crossplane.io/v1alpha2/objects')).items as WireObject[];
+      const o = objects.find(
+        (x) => x.spec?.forProvider?.manifest?.kind === 'Secret' && x.spec.forProvider.manifest.metadata?.name === 'app-cnpg-binding',
+      );
+      return o?.status?.atProvider?.manifest ? o : undefined;
+    });
+    expect(holder.status?.atProvider?.manifest?.data, 'the Secret data in the Object status').toEqual({ redacted: null });
     expect(JSON.stringify(holder!.status)).not.toContain(creds.data.password);
 
     // The server's CA beside Klutch's keys: the client checks whom it talks to.
