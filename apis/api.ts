@@ -8,6 +8,8 @@ import { celString } from '../lib/cel';
 import type { PrinterColumn } from '../lib/crd-manifest';
 import { Names } from '../lib/names';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
+import type { VersionConversion } from './conversion';
+import { conversionsOf, versionRank, type ApiVersion, type PreviousVersion } from './versions';
 
 const DEFAULT_GROUP = 'anynines.com';
 const DEFAULT_VERSION = 'v1';
@@ -50,8 +52,14 @@ export interface ApiProps {
   readonly plural?: string;
   /** @default anynines.com */
   readonly group?: string;
-  /** @default v1 */
+  /** The newest version: the one etcd stores and the recipes read. @default v1 */
   readonly version?: string;
+  /**
+   * Older versions still served, oldest first, each with its conversion to the next (issue 36): claims written in
+   * them keep working while app teams move. Changing a field in place is a break the guard refuses (synth --against).
+   * @default none
+   */
+  readonly previousVersions?: readonly PreviousVersion[];
   readonly description?: string;
   /** Schema of `spec` (an object schema). */
   readonly spec: Schema;
@@ -73,6 +81,12 @@ export interface ApiProps {
   readonly defaultCompositeDeletePolicy?: 'Background' | 'Foreground';
   /** Resources synced along with the claim by the bind backend. */
   readonly permissionClaims?: readonly ApiPermissionClaim[];
+}
+
+/** <0, 0, >0 as Kubernetes orders API versions `a` and `b`. */
+function compareRank(a: string, b: string): number {
+  const [x, y] = [versionRank(a), versionRank(b)];
+  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
 }
 
 /** An error in a definition: names the API, the field and the fix. */
@@ -98,7 +112,10 @@ export class Api {
   readonly printerColumns: readonly PrinterColumn[];
   readonly defaultCompositeDeletePolicy: 'Background' | 'Foreground';
   readonly permissionClaims: readonly ApiPermissionClaim[];
-  private readonly ruleFn: (ctx: RuleContext) => readonly ValidationRule[];
+  /** Every served version, oldest first; the last is `version`, the storage version. */
+  readonly versions: readonly ApiVersion[];
+  /** The conversion between each two neighbours of `versions`, oldest first (empty for one version). */
+  readonly conversions: readonly VersionConversion[];
 
   constructor(props: ApiProps) {
     const fail = (field: string, problem: string, fix: string): never => {
@@ -132,6 +149,19 @@ export class Api {
       fail('version', `"${version}" is not a Kubernetes API version`, 'use v1, v1beta1, v2alpha1, ...');
     }
     if (props.spec.type !== 'object') fail('spec', 'is not an object schema', 'build it with s.object({...})');
+    const previous = props.previousVersions ?? [];
+    previous.forEach((p, i) => {
+      const next = previous[i + 1]?.name ?? version;
+      if (!/^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/.test(p.name))
+        fail(`previousVersions[${i}].name`, `"${p.name}" is not a Kubernetes API version`, 'use v1, v1beta1, v2alpha1, ...');
+      if (compareRank(p.name, next) >= 0)
+        fail(
+          `previousVersions[${i}].name`,
+          `"${p.name}" is not older than "${next}"`,
+          "list older versions oldest first, each older than the API's version",
+        );
+      if (p.spec.type !== 'object') fail(`previousVersions[${i}].spec`, 'is not an object schema', 'build it with s.object({...})');
+    });
     const backends = Object.keys(props.backends);
     if (backends.length === 0) fail('backends', 'no backend is defined', 'add a recipe for a backend, e.g. a9s or a8s');
     for (const b of backends) {
@@ -161,7 +191,19 @@ export class Api {
     this.printerColumns = props.printerColumns ?? [];
     this.defaultCompositeDeletePolicy = props.defaultCompositeDeletePolicy ?? 'Background';
     this.permissionClaims = props.permissionClaims ?? [];
-    this.ruleFn = props.rules ?? (() => []);
+    const newest: ApiVersion = { name: version, spec: this.spec, status: this.status, rules: props.rules ?? (() => []), storage: true };
+    this.versions = [
+      ...previous.map((p) => ({
+        name: p.name,
+        spec: p.spec,
+        status: p.status ?? this.status,
+        rules: p.rules ?? (() => []),
+        deprecated: p.deprecated,
+        storage: false,
+      })),
+      newest,
+    ];
+    this.conversions = conversionsOf(this.versions, previous, fail);
   }
 
   /** The backends this API can be composed on, in a stable order. */
@@ -200,9 +242,11 @@ export class Api {
    * claim field, on v2 a field of the API that the selection Composition reads (`spec.crossplane.compositionRef`
    * names that Composition there, not a backend).
    */
-  rules(target: CrossplaneTarget): readonly ValidationRule[] {
+  rules(target: CrossplaneTarget, version: string = this.version): readonly ValidationRule[] {
+    const v = this.versions.find((x) => x.name === version);
+    if (!v) throw new Error(`data service "${this.name}" has no version ${version}; it has ${this.versions.map((x) => x.name).join(', ')}`);
     const composition = `(has(self.compositionRef) ? self.compositionRef.name : ${celString(this.compositionName(this.defaultBackend))})`;
-    return this.ruleFn({
+    return v.rules({
       target,
       composition,
       compositionName: (b) => this.compositionName(b),

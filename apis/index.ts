@@ -9,6 +9,7 @@ export * from '../backends/cnpg';
 export * from '../backends/cnpg-backup';
 export { s, type Schema, type ValidationRule } from '../lib/schema';
 export { Api, DefinitionError, type ApiProps, type ApiPermissionClaim, type PrinterColumn } from './api';
+export type { ApiVersion, PreviousVersion } from './versions';
 export { DataService, type A8sOffering, type A9sOffering, type DataServiceProps, type Parameter, type SpecField } from './dataservice';
 export { CLAIM_NAMESPACE, INSTANCE_TYPES, MANAGED_STATE_COLUMN } from './operations';
 export { planMatrix, type Plan, type PlanMatrixOptions, type Topology } from './plans';

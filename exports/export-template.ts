@@ -13,19 +13,30 @@ export interface ExportTemplateProps {
   readonly namespace?: string;
   /** @default v1 */
   readonly target?: CrossplaneTarget;
+  /** The version app clusters binding this template get. @default the API's oldest served version */
+  readonly version?: string;
+}
+
+/**
+ * The template of each served version: `<plural>` for the oldest, so an app cluster bound before a newer version came
+ * keeps the version its claims are written in, and `<plural>-<version>` for each newer one (docs/decisions/api-versions.md).
+ */
+export function exportTemplateName(api: Api, version: string): string {
+  return version === api.versions[0]!.name ? api.plural : `${api.plural}-${version}`;
 }
 
 export class ExportTemplate extends Construct {
   constructor(scope: Construct, id: string, props: ExportTemplateProps) {
     super(scope, id);
     const { api } = props;
+    const version = props.version ?? api.versions[0]!.name;
     // With claims (v1) app clusters bind to the claim; without (v2) to the namespaced composite, which has the same plural.
     const { apiVersion, kind, metadata, spec } = exportTemplateManifest({
-      name: api.plural,
+      name: exportTemplateName(api, version),
       namespace: props.namespace ?? 'crossplane-system',
       group: api.group,
       resource: api.plural,
-      version: api.version,
+      version,
       permissionClaims: api.permissionClaims.map((c) => ({
         group: c.group,
         resource: c.resource,

@@ -2,6 +2,7 @@
  * `npm run synth [-- options]`: the command-line face of `synthesize()`. scripts/synth.mjs bundles this file with
  * every module of the catalog folder and calls `main`.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CrossplaneTarget } from '../apis/api';
@@ -58,12 +59,28 @@ Options:
   --krew-uri <url>           where kubectl-bind/krew/kubectl-bind.tar.gz will be downloaded from; written into
                              the krew manifests kubectl-bind/krew/bind.yaml and klutch-bind.yaml
                              (default: the project's release URL for this version)
+  --conversion-ca <file>     the PEM CA of the conversion server's serving certificate; required when an API of
+                             the catalog has previousVersions (its XRD then names the server's Service
+                             crossplane-system/klutch-kit-conversion as its conversion webhook)
   --catalog <dir>            folder of data-service modules (default: apis/catalog)
   --against <ref|dir>        refuse, before writing anything, a change to an API that would break claims
                              already stored: compared with the XRDs of an earlier output folder, or of the
                              catalog at a git ref (synthesized with the same --crossplane)
   --quiet                    print nothing but errors
   -h, --help                 show this help`;
+
+/** The PEM CA of --conversion-ca: a file that holds no certificate is named. */
+function readConversionCa(file: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`--conversion-ca ${file}: ${(e as Error).message}`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new Error(`--conversion-ca ${file}: holds no PEM certificate; give the CA that signed the conversion server's certificate`);
+  return pem;
+}
 
 /** A catalog module not loaded yet: its file name and how to import it. */
 export type LazyCatalogModule = readonly [file: string, load: () => Promise<Record<string, unknown>>];
@@ -89,6 +106,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
         'monitoring-namespace': { type: 'string' },
         catalog: { type: 'string' },
         against: { type: 'string' },
+        'conversion-ca': { type: 'string' },
         'krew-uri': { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -151,6 +169,7 @@ export async function main(modules: readonly LazyCatalogModule[], argv: readonly
       monitoringLabels,
       ...(args['monitoring-namespace'] !== undefined ? { monitoringNamespace: args['monitoring-namespace'] } : {}),
       onProgress: log,
+      ...(args['conversion-ca'] !== undefined ? { conversion: { caBundle: readConversionCa(args['conversion-ca']) } } : {}),
       schemas: join(root, 'schemas'),
       yaml,
       ...(args.against !== undefined

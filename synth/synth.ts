@@ -3,12 +3,13 @@
  * control-plane manifests. Everything is rendered in memory first, so a bad definition fails before any file is
  * touched and the previous output stays intact; the same input always gives the same bytes.
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
-import { Xrd } from '../apis/xrd';
+import { Xrd, type ConversionWebhook } from '../apis/xrd';
+import { conversionTable } from '../conversion/table';
 import { claimSchemaFiles } from './claim-schemas';
 import { CHART_DIR, helmChart } from './helm-chart';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
@@ -20,7 +21,7 @@ import { DataServiceComposition } from '../compositions/composition';
 import { SelectionComposition } from '../compositions/selection';
 import { DEFAULT_FUNCTION_PACKAGE, functionPackage } from '../compositions/function-ref';
 import { bindApiCrds } from '../exports/bind-api';
-import { ExportTemplate } from '../exports/export-template';
+import { ExportTemplate, exportTemplateName } from '../exports/export-template';
 import { functionPackageObjects } from '../functions/dataservices/package';
 import { KonnectorApiAccess } from '../konnector/deploy/access';
 import { AppClusterRole } from '../konnector/deploy/app-cluster-role';
@@ -98,6 +99,11 @@ export interface SynthOptions {
   readonly onProgress?: (line: string) => void;
   /** How synth writes YAML and reads the CRDs; its command line passes a memo (synth/yaml-memo.ts). @default yaml's */
   readonly yaml?: SynthYaml;
+  /**
+   * The conversion server that the XRD of every API with previous versions names (required for such an API): its CA,
+   * and its URL or Service. @default Service DEFAULT_CONVERSION_SERVICE
+   */
+  readonly conversion?: ConversionWebhook;
   /**
    * The folder of the CRDs the recipes' kinds come from, read for their RBAC resource names (only for kinds that are
    * not Kubernetes' own). @default `schemas/` of the working directory (the repository)
@@ -178,6 +184,16 @@ export function toYaml(objects: readonly unknown[]): string {
   return objects.map((o) => stringify(o, YAML_OPTIONS)).join('---\n');
 }
 
+/** The conversion server's Service, where the XRDs of multi-version APIs send ConversionReviews by default. */
+const DEFAULT_CONVERSION_SERVICE = { namespace: CROSSPLANE_NAMESPACE, name: 'klutch-kit-conversion', port: 443 } as const;
+/** Where synth writes the conversion server's table (conversion/table.ts), when an API has previous versions. */
+export const CONVERSION_TABLE_FILE = 'conversion/conversions.json';
+
+function conversionWebhook(o: SynthOptions): ConversionWebhook | undefined {
+  if (!o.conversion) return undefined;
+  return o.conversion.url || o.conversion.service ? o.conversion : { ...o.conversion, service: DEFAULT_CONVERSION_SERVICE };
+}
+
 /** Renders every output file in memory: path below outdir → content. */
 export function render(o: SynthOptions): Map<string, string> {
   const apis = checkUnique(o.apis);
@@ -209,7 +225,7 @@ export function render(o: SynthOptions): Map<string, string> {
       }),
   );
   for (const api of apis) {
-    emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target }));
+    emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target, conversion: conversionWebhook(o) }));
     xrds.push(files.get(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`)!);
     // v2: one Composition per API that composes on the backend the composite names (compositions/selection.ts).
     if (target === 'v2') {
@@ -227,11 +243,14 @@ export function render(o: SynthOptions): Map<string, string> {
       }
       files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, yaml([exampleClaim(api, backend, target)]));
     }
-    emit(
-      `${CONTROL_PLANE_DIR}/export-templates/${api.plural}.yaml`,
-      (c) => new ExportTemplate(c, 'template', { api, target, namespace: o.exportNamespace }),
-    );
+    for (const { name: version } of api.versions)
+      emit(
+        `${CONTROL_PLANE_DIR}/export-templates/${exportTemplateName(api, version)}.yaml`,
+        (c) => new ExportTemplate(c, 'template', { api, target, namespace: o.exportNamespace, version }),
+      );
   }
+  const table = conversionTable(apis, target);
+  if (table.apis.length > 0) files.set(CONVERSION_TABLE_FILE, `${JSON.stringify(table, null, 2)}\n`);
   const [fnMeta, ...fnCrds] = functionPackageObjects();
   files.set(`${FUNCTION_PACKAGE_DIR}/crossplane.yaml`, yaml([fnMeta]));
   for (const crd of fnCrds) files.set(`${FUNCTION_PACKAGE_DIR}/input/${(crd.metadata as { name: string }).name}.yaml`, yaml([crd]));
@@ -539,7 +558,8 @@ export function synthesize(o: SynthOptions, rendered?: Map<string, string>): Syn
         .join('/'),
     ),
   );
-  replaceTree(o.outdir, roots, files);
+  // Replaced even when nothing is written there: a table left from an earlier catalog would convert stale versions.
+  replaceTree(o.outdir, new Set([...roots, dirname(CONVERSION_TABLE_FILE)]), files);
   const sorted = [...files.keys()].sort();
   for (const r of [...roots].sort()) {
     o.onProgress?.(`${join(o.outdir, r)}: ${sorted.filter((p) => p.startsWith(`${r}/`)).length} files`);

@@ -1,0 +1,52 @@
+/**
+ * A data-service API with two versions, for the tests of issue 36: the catalog's Backup under a test group, whose v2
+ * (storage, what the recipes read) renamed `spec.instance` to `spec.instanceRef`, dropped `spec.note` and added
+ * `spec.retention` (default 7d).
+ */
+import { Api, s } from '../../apis';
+import backup from '../../apis/catalog/backup';
+
+export const VERSIONED_GROUP = 'versioned.klutch-kit.test';
+export const V1_DEPRECATION = 'versioned.klutch-kit.test/v1 Backup is deprecated; write v2 (spec.instance is spec.instanceRef there)';
+
+const serviceInstanceType = s.string({ enum: ['postgresql', 'mariadb'], description: 'The data service of the instance.' });
+
+export function versionedBackup(o: { deprecated?: boolean } = {}): Api {
+  return new Api({
+    // Its own name: its Composition (a8s-vbackup) sits beside the catalog's a8s-backup on a control plane.
+    name: 'vbackup',
+    kind: 'Backup',
+    group: VERSIONED_GROUP,
+    version: 'v2',
+    spec: s.object(
+      {
+        instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+        serviceInstanceType,
+        retention: s.string({ default: '7d', pattern: '^[0-9]+d$', description: 'How long the backup is kept.' }),
+      },
+      { required: ['instanceRef', 'serviceInstanceType'] },
+    ),
+    previousVersions: [
+      {
+        name: 'v1',
+        spec: s.object(
+          {
+            instance: s.string({ description: 'Name of the instance claim in the same namespace.' }),
+            serviceInstanceType,
+            note: s.string({ maxLength: 64, description: 'A note (not in v2).' }),
+          },
+          { required: ['instance', 'serviceInstanceType'] },
+        ),
+        ...(o.deprecated ? { deprecated: V1_DEPRECATION } : {}),
+        conversion: {
+          moved: [{ older: 'spec.instance', newer: 'spec.instanceRef' }],
+          added: [{ newer: 'spec.retention', default: '7d' }],
+          removed: ['spec.note'],
+        },
+      },
+    ],
+    defaultBackend: 'a8s',
+    backends: { a8s: backup.backends.a8s! },
+    examples: { a8s: { instanceRef: 'example-postgresql-a8s', serviceInstanceType: 'postgresql' } },
+  });
+}
