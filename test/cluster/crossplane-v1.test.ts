@@ -11,7 +11,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { render } from '../../synth/synth';
+import { CONVERSION_TABLE_FILE, PACKAGE_DIR, render } from '../../synth/synth';
+import { KEPT_ANNOTATION } from '../../apis/conversion';
+import { startConversionProcess } from '../../harness/parts/conversion-server';
+import { V1_DEPRECATION, VERSIONED_GROUP, versionedBackup } from '../support/versioned-api';
 import { loadCatalog, parseYaml, ROOT } from '../../harness/crossplane/catalog';
 import { controlPlanes } from '../support/cluster';
 import { type ControlPlanes, startControlPlanes } from '../../harness/cluster/control-plane';
@@ -141,6 +144,82 @@ describe('Crossplane v1.20 core', () => {
       60_000,
     );
   }, 120_000);
+});
+
+describe('an API with a second version (issue 36): converted by the conversion server, composed by Crossplane', () => {
+  it('takes a claim written in v1, stores and composes it as v2, reads it back as written, and refuses a smuggled value', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-conversion-'));
+    // The table and the XRD come from synth; the server's URL and CA only exist once it runs, so it starts on a table
+    // rendered first (the table does not name the server).
+    const table = render({
+      apis: [versionedBackup({ deprecated: true })],
+      outdir: 'unused',
+      conversion: { url: 'https://x', caBundle: 'x' },
+    });
+    const server = await startConversionProcess({ table: table.get(CONVERSION_TABLE_FILE)!, dir });
+    const claims = `/apis/${VERSIONED_GROUP}/%s/namespaces/default/backups`;
+    try {
+      const files = render({
+        apis: [versionedBackup({ deprecated: true })],
+        outdir: 'unused',
+        conversion: { url: server.url, caBundle: server.ca },
+      });
+      for (const f of ['definition.yaml', 'composition-a8s.yaml'])
+        await apply(kube, parseYaml(files.get(`${PACKAGE_DIR}/apis/vbackup/${f}`)!)[0] as Obj);
+      await eventually('the XRD to be Established and Offered', async () => {
+        const xrd = await getIfExists(
+          kube,
+          `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xbackups.${VERSIONED_GROUP}`,
+        );
+        return condition(xrd, 'Established') === 'True' && condition(xrd, 'Offered') === 'True' ? true : undefined;
+      });
+      // Crossplane gave both CRDs the XRD's webhook.
+      for (const crd of [`xbackups.${VERSIONED_GROUP}`, `backups.${VERSIONED_GROUP}`])
+        expect((await getIfExists(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`))?.spec.conversion.strategy).toBe(
+          'Webhook',
+        );
+
+      const v1 = {
+        apiVersion: `${VERSIONED_GROUP}/v1`,
+        kind: 'Backup',
+        metadata: { name: 'nightly', namespace: 'default' },
+        spec: { instance: 'example-postgresql-a8s', serviceInstanceType: 'postgresql', note: 'before the migration' },
+      };
+      const created = await kube.request('POST', claims.replace('%s', 'v1'), v1);
+      expect(created.code, JSON.stringify(created.body)).toBe(201);
+      expect(created.warnings ?? []).toContain(V1_DEPRECATION);
+      const asV2 = (await getIfExists(kube, `${claims.replace('%s', 'v2')}/nightly`))!;
+      expect(asV2.spec).toMatchObject({ instanceRef: 'example-postgresql-a8s', serviceInstanceType: 'postgresql', retention: '7d' });
+      expect(asV2.spec.note).toBeUndefined();
+      expect((await getIfExists(kube, `${claims.replace('%s', 'v1')}/nightly`))!.spec).toMatchObject(v1.spec);
+
+      // Crossplane reads the claim in v2 (referenceable) and the function composes from v2's field.
+      const backup = await eventually('the a8s Backup composed from the claim', async () => {
+        const list = await getIfExists(kube, '/apis/backups.anynines.com/v1beta3/namespaces/default/backups');
+        return (list?.items as Obj[] | undefined)?.find((b) => b.spec?.serviceInstance?.name === 'example-postgresql-a8s');
+      });
+      expect(backup.spec.serviceInstance.name).toBe('example-postgresql-a8s');
+
+      // The kept annotation is the claim author's: a value v2 refuses cannot reach etcd through it.
+      const smuggled = {
+        ...v1,
+        metadata: { name: 'smuggled', namespace: 'default', annotations: { [KEPT_ANNOTATION]: '{"spec.retention":"forever"}' } },
+      };
+      const refused = await kube.request('POST', claims.replace('%s', 'v1'), smuggled);
+      expect(refused.code).toBeGreaterThanOrEqual(400);
+      expect(String(refused.body.message)).toMatch(/Backup default\/smuggled: spec\.retention must match pattern/);
+
+      expect((await kube.request('DELETE', `${claims.replace('%s', 'v1')}/nightly`)).code).toBeLessThan(300);
+      await eventually(
+        'the claim to be gone',
+        async () => ((await getIfExists(kube, `${claims.replace('%s', 'v2')}/nightly`)) ? undefined : true),
+        60_000,
+      );
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe('the Crossplane processes of the harness', () => {
