@@ -7,6 +7,9 @@
  */
 import { get, parse, set, unset } from '../lib/fieldpath';
 
+/** The path the conversion server serves an XRD's conversions on (the XRD's webhook names it). */
+export const conversionPath = (xrdName: string): string => `/convert/${xrdName}`;
+
 /** The annotation that carries what the other version cannot hold: JSON `{ "<field path>": <value> }`. */
 export const KEPT_ANNOTATION = 'klutch.anynines.com/conversion-kept';
 

@@ -76,6 +76,15 @@ describe('an API with a previous version', () => {
       [`/convert/xbackups.${VERSIONED_GROUP}`, ['XBackup', 'Backup'], ['v1', 'v2']],
     ]);
     expect(table.apis[0]!.conversions[0]!.moved).toEqual([{ older: 'spec.instance', newer: 'spec.instanceRef' }]);
+    // Editors get a JSON Schema of the claim in each version (issue 36 item 6).
+    for (const [v, field] of [
+      ['v1', 'instance'],
+      ['v2', 'instanceRef'],
+    ] as const) {
+      const schema = JSON.parse(files.get(`schemas/${VERSIONED_GROUP}/backup_${v}.json`)!);
+      expect(schema.properties.apiVersion.enum).toEqual([`${VERSIONED_GROUP}/${v}`]);
+      expect(schema.properties.spec.required).toContain(field);
+    }
   });
 
   it('gets an export template per version: the oldest under the plural, so app clusters bound before keep it', () => {

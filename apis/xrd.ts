@@ -12,6 +12,7 @@ import {
 import type { Api, CrossplaneTarget } from './api';
 import type { JSONSchemaProps } from '../lib/schema';
 import type { ApiVersion } from './versions';
+import { conversionPath } from './conversion';
 
 /** Crossplane's `compositionRef` of a claim (internal/xcrd CompositeResourceClaimSpecProps). */
 const COMPOSITION_REF: JSONSchemaProps = {
@@ -33,9 +34,6 @@ export interface ConversionWebhook {
   /** The PEM CA of its serving certificate. */
   readonly caBundle: string;
 }
-
-/** The path the conversion server serves an XRD's conversions on. */
-export const conversionPath = (xrdName: string): string => `/convert/${xrdName}`;
 
 export interface XrdProps {
   readonly api: Api;

@@ -6,8 +6,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Api, CrossplaneTarget } from '../apis/api';
-import type { VersionConversion } from '../apis/conversion';
-import { conversionPath } from '../apis/xrd';
+import { conversionPath, type VersionConversion } from '../apis/conversion';
 import { toJsonSchema } from '../lib/json-schema';
 import type { JSONSchemaProps } from '../lib/schema';
 

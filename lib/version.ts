@@ -49,6 +49,7 @@ export const DEPLOYABLE_IMAGE_NAMES: Readonly<Record<string, string>> = {
   konnector: 'konnector',
   function: 'function-dataservices-runtime',
   'kubectl-bind': 'kubectl-bind',
+  conversion: 'conversion-server',
 };
 
 /** `ghcr.io/klutch-kit/<name>:<version>`: the image of a deployable of this release. */

@@ -11,11 +11,14 @@ async function inputsOf(name: string): Promise<string[]> {
 
 describe('runtime bundles', () => {
   // The construct libraries are for synth; a process that only runs carries none of them (they were ~357 KiB each).
-  it.each(['backend', 'konnector', 'function'])('%s carries no construct library (cdk8s, cdk8s-plus, constructs)', async (name) => {
-    const inputs = await inputsOf(name);
-    expect(inputs.length).toBeGreaterThan(10);
-    expect(inputs.filter((p) => /\/node_modules\/(cdk8s|cdk8s-plus-\d+|constructs)\//.test(p))).toEqual([]);
-  });
+  it.each(['backend', 'konnector', 'function', 'conversion'])(
+    '%s carries no construct library (cdk8s, cdk8s-plus, constructs)',
+    async (name) => {
+      const inputs = await inputsOf(name);
+      expect(inputs.length).toBeGreaterThan(10);
+      expect(inputs.filter((p) => /\/node_modules\/(cdk8s|cdk8s-plus-\d+|constructs)\//.test(p))).toEqual([]);
+    },
+  );
 
   // The function serves gRPC with node:http2 (grpc-server.ts); grpc-js and what it brings stay out of its bundle.
   it('function carries no grpc-js, proto-loader or protobufjs', async () => {

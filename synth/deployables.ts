@@ -7,6 +7,7 @@
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { BACKEND_DEPLOYABLE } from '../backend/deploy/deployable';
+import { CONVERSION_DEPLOYABLE } from '../conversion/deploy/deployable';
 import { KUBECTL_BIND_DEPLOYABLE } from '../cli/deploy/deployable';
 import { FUNCTION_DEPLOYABLE, FUNCTION_RUNTIME } from '../functions/dataservices/deploy/deployable';
 import { KONNECTOR_DEPLOYABLE } from '../konnector/deploy/deployable';
@@ -19,7 +20,13 @@ export type { Deployable } from '../lib/deployable';
 /** The function's runtime flags, where bench/function reads them (functions/dataservices/deploy/deployable.ts). */
 export { FUNCTION_RUNTIME };
 
-export const DEPLOYABLES: readonly Deployable[] = [FUNCTION_DEPLOYABLE, BACKEND_DEPLOYABLE, KONNECTOR_DEPLOYABLE, KUBECTL_BIND_DEPLOYABLE];
+export const DEPLOYABLES: readonly Deployable[] = [
+  FUNCTION_DEPLOYABLE,
+  BACKEND_DEPLOYABLE,
+  KONNECTOR_DEPLOYABLE,
+  KUBECTL_BIND_DEPLOYABLE,
+  CONVERSION_DEPLOYABLE,
+];
 
 /** The deployable of a name; an unknown name is a programming error that names the known ones. */
 export function deployable(name: string): Deployable {

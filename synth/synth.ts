@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import type { Api, CrossplaneTarget } from '../apis/api';
 import { Xrd, type ConversionWebhook } from '../apis/xrd';
 import { conversionTable } from '../conversion/table';
+import { ConversionServer } from '../conversion/deploy/conversion-server';
 import { claimSchemaFiles } from './claim-schemas';
 import { CHART_DIR, helmChart } from './helm-chart';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
@@ -206,6 +207,7 @@ export function render(o: SynthOptions): Map<string, string> {
   const crds = (): CrdNames[] => (crdNames ??= crdNamesIn(o.schemas ?? join(process.cwd(), 'schemas'), o.yaml?.parse));
   const files = new Map<string, string>();
   const xrds: string[] = [];
+  const webhook = conversionWebhook(o);
   // One App per file: Chart.toJson() resolves dependencies across its whole App, which is quadratic in one shared App.
   const emit = (path: string, build: (scope: Construct) => void): void => {
     const chart = new Chart(new App(), path.replaceAll('/', '--'));
@@ -225,7 +227,7 @@ export function render(o: SynthOptions): Map<string, string> {
       }),
   );
   for (const api of apis) {
-    emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target, conversion: conversionWebhook(o) }));
+    emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target, conversion: webhook }));
     xrds.push(files.get(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`)!);
     // v2: one Composition per API that composes on the backend the composite names (compositions/selection.ts).
     if (target === 'v2') {
@@ -250,7 +252,16 @@ export function render(o: SynthOptions): Map<string, string> {
       );
   }
   const table = conversionTable(apis, target);
-  if (table.apis.length > 0) files.set(CONVERSION_TABLE_FILE, `${JSON.stringify(table, null, 2)}\n`);
+  if (table.apis.length > 0) {
+    const text = `${JSON.stringify(table, null, 2)}\n`;
+    files.set(CONVERSION_TABLE_FILE, text);
+    // The server behind the XRDs' Service, in the install bundle (a webhook by URL runs elsewhere).
+    if (webhook?.service)
+      emit(
+        `${CONTROL_PLANE_DIR}/conversion/${webhook.service.name}.yaml`,
+        (c) => new ConversionServer(c, 'conversion', { namespace: webhook.service!.namespace, name: webhook.service!.name, table: text }),
+      );
+  }
   const [fnMeta, ...fnCrds] = functionPackageObjects();
   files.set(`${FUNCTION_PACKAGE_DIR}/crossplane.yaml`, yaml([fnMeta]));
   for (const crd of fnCrds) files.set(`${FUNCTION_PACKAGE_DIR}/input/${(crd.metadata as { name: string }).name}.yaml`, yaml([crd]));

@@ -11,7 +11,9 @@ export const V1_DEPRECATION = 'versioned.klutch-kit.test/v1 Backup is deprecated
 
 const serviceInstanceType = s.string({ enum: ['postgresql', 'mariadb'], description: 'The data service of the instance.' });
 
-export function versionedBackup(o: { deprecated?: boolean } = {}): Api {
+/** `retention`: v2's default of spec.retention (what v1 objects get). */
+export function versionedBackup(o: { deprecated?: boolean; retention?: string } = {}): Api {
+  const retention = o.retention ?? '7d';
   return new Api({
     // Its own name: its Composition (a8s-vbackup) sits beside the catalog's a8s-backup on a control plane.
     name: 'vbackup',
@@ -22,7 +24,7 @@ export function versionedBackup(o: { deprecated?: boolean } = {}): Api {
       {
         instanceRef: s.string({ description: 'Name of the instance claim in the same namespace.' }),
         serviceInstanceType,
-        retention: s.string({ default: '7d', pattern: '^[0-9]+d$', description: 'How long the backup is kept.' }),
+        retention: s.string({ default: retention, pattern: '^[0-9]+d$', description: 'How long the backup is kept.' }),
       },
       { required: ['instanceRef', 'serviceInstanceType'] },
     ),
@@ -40,7 +42,7 @@ export function versionedBackup(o: { deprecated?: boolean } = {}): Api {
         ...(o.deprecated ? { deprecated: V1_DEPRECATION } : {}),
         conversion: {
           moved: [{ older: 'spec.instance', newer: 'spec.instanceRef' }],
-          added: [{ newer: 'spec.retention', default: '7d' }],
+          added: [{ newer: 'spec.retention', default: retention }],
           removed: ['spec.note'],
         },
       },
