@@ -18,10 +18,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PACKAGE_DIR, render } from '../../synth/synth';
-import { CONVERSION_TLS_SECRET } from '../../conversion/deploy/conversion-server';
-import { createCa } from '../../harness/cluster/pki';
-import { VERSIONED_GROUP, versionedBackup } from '../support/versioned-api';
+import { render } from '../../synth/synth';
 import { loadCatalog, objectFiles, parseYaml } from '../../harness/crossplane/catalog';
 import { apply, condition, getIfExists } from '../../harness/cluster/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
@@ -258,81 +255,6 @@ describe("Crossplane's Usage webhook, served by its Pod behind its Service", () 
     expect((await kube.request('DELETE', usage)).code).toBeLessThan(300);
     await eventually('the ConfigMap to be deletable', async () => ((await kube.request('DELETE', cm)).code < 300 ? true : undefined));
   });
-});
-
-describe('an API with a second version (issue 36): the conversion server as the install bundle runs it', () => {
-  it('converts behind its Service for Crossplane v2: a claim written in v1 is composed from v2, read back as written', async () => {
-    // The operator's part: a serving certificate for the Service, signed by the CA given to synth.
-    const ca = await createCa('conversion CA of crossplane-claims');
-    const pair = await ca.issue({ commonName: 'klutch-kit-conversion', dnsNames: ['klutch-kit-conversion.crossplane-system.svc'] });
-    const files = render({ apis: [versionedBackup()], outdir: 'unused', conversion: { caBundle: ca.cert } });
-    const server = parseYaml(files.get('control-plane/conversion/klutch-kit-conversion.yaml')!) as Obj[];
-    const xrdName = `xbackups.${VERSIONED_GROUP}`;
-    const definitions = ['definition.yaml', 'composition-a8s.yaml'].map(
-      (f) => parseYaml(files.get(`${PACKAGE_DIR}/apis/vbackup/${f}`)!)[0] as Obj,
-    );
-    const claims = (v: string) => `/apis/${VERSIONED_GROUP}/${v}/namespaces/${NS}/backups`;
-    const tls = `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/secrets/${CONVERSION_TLS_SECRET}`;
-    try {
-      await apply(kube, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        type: 'kubernetes.io/tls',
-        metadata: { name: CONVERSION_TLS_SECRET, namespace: CROSSPLANE_NAMESPACE },
-        stringData: { 'tls.crt': pair.cert, 'tls.key': pair.key },
-      });
-      for (const o of server) await apply(kube, o);
-      // Its image is the release's (the platform's registry mirrors ghcr.io), run as the bundle writes it.
-      await eventually(
-        'the conversion server Deployment available',
-        async () => {
-          const d = await getIfExists(kube, `/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/klutch-kit-conversion`);
-          return d?.status?.availableReplicas === d?.spec.replicas ? true : undefined;
-        },
-        180_000,
-      );
-      for (const d of definitions) await apply(kube, d);
-      await eventually('the XRD Established and Offered', async () => {
-        const xrd = await getIfExists(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrdName}`);
-        return condition(xrd, 'Established') === 'True' && condition(xrd, 'Offered') === 'True' ? true : undefined;
-      });
-      const v1 = {
-        apiVersion: `${VERSIONED_GROUP}/v1`,
-        kind: 'Backup',
-        metadata: { name: 'nightly', namespace: NS },
-        spec: { instance: 'example-postgresql-a8s', serviceInstanceType: 'postgresql', note: 'before the migration' },
-      };
-      const created = await kube.request('POST', claims('v1'), v1);
-      expect(created.code, JSON.stringify(created.body)).toBe(201);
-      expect((await getIfExists(kube, `${claims('v2')}/nightly`))!.spec).toMatchObject({
-        instanceRef: 'example-postgresql-a8s',
-        retention: '7d',
-      });
-      expect((await getIfExists(kube, `${claims('v1')}/nightly`))!.spec).toMatchObject(v1.spec);
-      const backup = await eventually('the a8s Backup composed from v2 instanceRef', async () => {
-        const list = await getIfExists(kube, `/apis/${A8S.Backup!.replace('%ns', NS)}`);
-        return (list?.items as Obj[] | undefined)?.find((b) => b.spec?.serviceInstance?.name === 'example-postgresql-a8s');
-      });
-      expect(backup.metadata.namespace).toBe(NS);
-      expect((await kube.request('DELETE', `${claims('v1')}/nightly`)).code).toBeLessThan(300);
-      await eventually('the claim gone', async () => ((await getIfExists(kube, `${claims('v2')}/nightly`)) ? undefined : true), 120_000);
-    } finally {
-      // Nothing of it may be left for the package move, which counts what changes on the platform.
-      await kube.request('DELETE', `${claims('v1')}/nightly`).catch(() => undefined);
-      for (const d of [...definitions].reverse()) await kube.objects.delete(d as never).catch(() => undefined);
-      await eventually(
-        'the versioned XRD and its CRDs gone',
-        async () =>
-          (await getIfExists(kube, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/${xrdName}`)) ||
-          (await getIfExists(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${xrdName}`))
-            ? undefined
-            : true,
-        120_000,
-      ).catch((e: Error) => log(`crossplane-claims: ${e.message}`));
-      for (const o of [...server].reverse()) await kube.objects.delete(o as never).catch(() => undefined);
-      await kube.request('DELETE', tls).catch(() => undefined);
-    }
-  }, 420_000);
 });
 
 describe('the default package: every example claim, composed by Crossplane through our function', () => {

@@ -7,7 +7,7 @@
  * processes (harness/crossplane/crossplane.ts): this suite is also where that harness shows a failing step and its stop().
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -27,7 +27,7 @@ import {
 } from '../../harness/crossplane/crossplane';
 import { apply, condition, getIfExists } from '../../harness/cluster/kube';
 import { eventually, type Kube, kubeFor } from '../../harness/cluster/kube';
-import { isAlive } from '../../harness/cluster/processes';
+import { isAlive, runCommand } from '../../harness/cluster/processes';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
 import { crossplaneBinaryPath } from '../../harness/tools/crossplane';
 import { kubeBinaryPath } from '../../harness/tools/kube';
@@ -216,6 +216,78 @@ describe('an API with a second version (issue 36): converted by the conversion s
         60_000,
       );
     } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
+
+describe('retiring a version (issue 36 item 5): the documented kubectl steps, then the XRD without it', () => {
+  it('moves a claim stored in v1 to v2, so the XRD can drop v1 and the claim reads on in v2', async () => {
+    const group = 'retire.klutch-kit.test';
+    const crds = [`backups.${group}`, `xbackups.${group}`];
+    const dir = mkdtempSync(join(tmpdir(), 'klutch-kit-retire-'));
+    const table = render({ apis: [versionedBackup({ group })], outdir: 'unused', conversion: { url: 'https://x', caBundle: 'x' } });
+    const server = await startConversionProcess({ table: table.get(CONVERSION_TABLE_FILE)!, dir });
+    const xrdOf = (served: 'v1' | 'both' | 'v2') =>
+      parseYaml(
+        render({ apis: [versionedBackup({ group, served })], outdir: 'unused', conversion: { url: server.url, caBundle: server.ca } }).get(
+          `${PACKAGE_DIR}/apis/vbackup/definition.yaml`,
+        )!,
+      )[0] as Obj;
+    const xrdPath = `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xbackups.${group}`;
+    const crdOf = (name: string) => getIfExists(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    const served = async (versions: string[]) =>
+      eventually(`the claim CRD serving ${versions.join(', ')}`, async () => {
+        const crd = await crdOf(crds[0]!);
+        return JSON.stringify((crd?.spec.versions as Obj[] | undefined)?.map((v) => v.name)) === JSON.stringify(versions) ? crd : undefined;
+      });
+    const claim = `/apis/${group}/%s/namespaces/default/backups/old`;
+    const kubectl = async (...args: string[]) => {
+      const r = await runCommand(kubeBinaryPath(), ['kubectl', `--kubeconfig=${cp.clusters[CLUSTER]!.kubeconfig}`, ...args], {
+        timeoutMs: 60_000,
+      });
+      expect(r.code, `kubectl ${args.join(' ')}: ${r.output}`).toBe(0);
+    };
+    try {
+      // Before v2: the claim is written, and stored, in v1.
+      await apply(kube, xrdOf('v1'));
+      await served(['v1']);
+      const v1 = {
+        apiVersion: `${group}/v1`,
+        kind: 'Backup',
+        metadata: { name: 'old', namespace: 'default' },
+        spec: { instance: 'pg', serviceInstanceType: 'postgresql' },
+      };
+      expect((await kube.request('POST', claim.replace('/old', '').replace('%s', 'v1'), v1)).code).toBe(201);
+      // v2 comes, as the storage version: the CRD records that v1 may still be stored.
+      await apply(kube, xrdOf('both'));
+      const both = await served(['v1', 'v2']);
+      expect([...both.status.storedVersions].sort()).toEqual(['v1', 'v2']);
+
+      // The manual's steps (docs/conversion.md, "Retiring a version"), with the real kubectl.
+      for (const crd of crds) {
+        const list = join(dir, `${crd}.json`);
+        const r = await runCommand(
+          kubeBinaryPath(),
+          ['kubectl', `--kubeconfig=${cp.clusters[CLUSTER]!.kubeconfig}`, 'get', crd, '--all-namespaces', '-o', 'json'],
+          { timeoutMs: 60_000 },
+        );
+        expect(r.code, r.output).toBe(0);
+        writeFileSync(list, r.stdout);
+        await kubectl('replace', '-f', list);
+        await kubectl('patch', 'crd', crd, '--subresource=status', '--type=merge', '-p', '{"status":{"storedVersions":["v2"]}}');
+      }
+      for (const crd of crds) expect((await crdOf(crd))!.status.storedVersions).toEqual(['v2']);
+
+      // v1 retired: Crossplane updates both CRDs (the API server would refuse it with v1 still stored), and the claim
+      // reads on, converted once and for all.
+      await apply(kube, xrdOf('v2'));
+      await served(['v2']);
+      expect((await getIfExists(kube, claim.replace('%s', 'v2')))!.spec).toMatchObject({ instanceRef: 'pg', retention: '7d' });
+    } finally {
+      await kube.request('DELETE', claim.replace('%s', 'v2')).catch(() => undefined);
+      await kube.request('DELETE', xrdPath).catch(() => undefined);
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
     }

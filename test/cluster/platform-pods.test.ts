@@ -234,10 +234,11 @@ describe('the registry of the run', () => {
         'anynines/provider-anynines',
         'crossplane-contrib/provider-kubernetes',
         'crossplane/crossplane',
-        // The release, by its public paths: four images, two packages, the chart.
+        // The release, by its public paths: five images, two packages, the chart.
         'klutch-kit/anynines-dataservices',
         'klutch-kit/bind-backend',
         'klutch-kit/charts/klutch-kit',
+        'klutch-kit/conversion-server',
         'klutch-kit/function-dataservices',
         'klutch-kit/function-dataservices-runtime',
         'klutch-kit/konnector',
