@@ -26,7 +26,7 @@ export function binderRecord(who: RecordedBinder): string {
 }
 
 /** The binder recorded on the ClusterBinding of `namespace`, read from the API server (an informer may lag the bind). */
-async function recordedBinder(clients: BackendClients, namespace: string): Promise<RecordedBinder> {
+export async function recordedBinder(clients: BackendClients, namespace: string): Promise<RecordedBinder> {
   let cb: ClusterBinding | undefined;
   try {
     cb = await bindObjects<ClusterBinding>(clients.custom, BindResources.clusterBindings).get({ namespace, name: CLUSTER_BINDING_NAME });

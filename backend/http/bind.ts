@@ -14,6 +14,8 @@ import { apiName, mayBind, type BindIdentity } from '../authz/bind-policy';
 import { recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
 import { TooManyClustersError } from '../provision/cluster-namespace';
+import { IdentityKindError } from '../provision/consumer';
+import { consumerIdentity } from '../provision/identity';
 import type { HttpDeps } from './deps';
 import { bindingResponse, responseRedirect, type BindingResponse } from '../../exports/bind-api';
 import { bearerToken, machineIdentity } from './machine';
@@ -45,7 +47,7 @@ interface BindRequest {
   readonly q: URLSearchParams;
 }
 
-/** The one provisioning path: authorize, provision `<sub>#<cid>` recording the binder, build the BindingResponse. */
+/** The one provisioning path: authorize, provision the consumer identity (provision/identity.ts) recording the binder, build the BindingResponse. */
 async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
   const resource = r.q.get('resource');
   const group = r.q.get('group') ?? '';
@@ -89,12 +91,18 @@ async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
     });
     throw new HttpError(403, `Not allowed to bind ${api}`, `${name}: ${decision.message}.`);
   }
-  const identity = `${r.who.subject}#${r.cid}`;
+  const identity = consumerIdentity(r.who, r.cid);
   const started = performance.now();
   const consumer = await d.provision(identity, r.who).catch((e: unknown) => {
-    if (!(e instanceof TooManyClustersError)) throw e;
-    d.metrics.binds.inc({ result: 'refused' });
-    throw new HttpError(403, 'Too many clusters', e.message);
+    if (e instanceof TooManyClustersError) {
+      d.metrics.binds.inc({ result: 'refused' });
+      throw new HttpError(403, 'Too many clusters', e.message);
+    }
+    if (e instanceof IdentityKindError) {
+      d.metrics.binds.inc({ result: 'refused' });
+      throw new HttpError(403, 'Login refused', e.message, 'identity-kind');
+    }
+    throw e;
   });
   const provisionMs = Math.round(performance.now() - started);
   const response = bindingResponse({

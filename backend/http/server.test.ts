@@ -425,7 +425,7 @@ describe('the machine path (Authorization: Bearer)', () => {
     expect(JSON.parse((await request(`${h.url}/resources`, bearer('token-other'))).body)).toEqual({ items: [], hidden: 1 });
   });
 
-  it('/bind provisions <sub>#<c> for an allowed client, and refuses another with a 403 naming the API and the client, audited', async () => {
+  it('/bind provisions system:client:<sub>#<c> for an allowed client (a person of sub ci is another consumer), and refuses another with a 403 naming the API and the client, audited', async () => {
     const h = await start({ machine, rule });
     const path = '/bind?s=abc&c=c9&resource=postgresqlinstances&group=anynines.com';
     const refused = await request(`${h.url}${path}`, bearer('token-other'));
@@ -444,7 +444,7 @@ describe('the machine path (Authorization: Bearer)', () => {
     expect(audit).toMatchObject({ audit: true, path: 'machine', clientId: 'other', subject: 'other', clusterId: 'c9' });
     // The allowed one reaches provisioning (the stand-in provisioner stops there), and a missing c is a 400.
     expect((await request(`${h.url}${path}`, bearer('token-ci'))).status).toBe(500);
-    expect(h.provisioned).toEqual(['ci#c9']);
+    expect(h.provisioned).toEqual(['system:client:ci#c9']);
     const noCluster = await request(`${h.url}/bind?s=abc&resource=postgresqlinstances&group=anynines.com`, bearer('token-ci'));
     expect(noCluster.status).toBe(400);
     expect(JSON.parse(noCluster.body).message).toMatch(/^c is required/);

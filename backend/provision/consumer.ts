@@ -9,8 +9,9 @@
  * carries a ten-minute token of its own.
  */
 import type { V1ClusterRole } from '@kubernetes/client-node';
-import { binderRecord, BOUND_BY, type RecordedBinder } from '../authz/binder';
+import { binderRecord, BOUND_BY, recordedBinder, type RecordedBinder } from '../authz/binder';
 import {
+  Annotations,
   BIND_API_VERSION,
   bindObjects,
   CLUSTER_BINDING_NAME,
@@ -18,11 +19,12 @@ import {
   Kinds,
   type ClusterBinding,
 } from '../../exports/bind-api';
-import { APPLY_PATCH, BindResources, type BackendClients, FIELD_MANAGER, isConflict } from '../kube';
+import { APPLY_PATCH, BindResources, type BackendClients, FIELD_MANAGER, isConflict, MERGE_PATCH } from '../kube';
 import { applyQuota } from './quota';
 import { BackendAnnotations, Labels, MANAGED_BY } from '../labels';
 import type { ClaimedAccess } from '../consumer-access';
-import { ensureClusterNamespace, type NamespaceCache } from './cluster-namespace';
+import { ensureClusterNamespace, findClusterNamespace, type NamespaceCache } from './cluster-namespace';
+import { identityHash, MACHINE_IDENTITY_PREFIX, subjectOf } from './identity';
 import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
 import { BINDER, binderClusterRole, binderRoleBinding } from './rbac';
 
@@ -61,10 +63,10 @@ export async function applyBinderClusterRole(c: BackendClients, access?: Claimed
  */
 export async function provisionConsumer(o: ProvisionOptions, identity: string, binder?: RecordedBinder): Promise<Consumer> {
   const c = o.clients;
-  const { namespace: ns, created } = await ensureClusterNamespace(
-    { clients: c, cache: o.namespaces, prefix: o.prefix, maxPerSubject: o.maxClustersPerSubject },
-    identity,
-  );
+  const migrated = await requalifyMachineNamespace(o, identity, binder);
+  const { namespace: ns, created } = migrated
+    ? { namespace: migrated, created: false }
+    : await ensureClusterNamespace({ clients: c, cache: o.namespaces, prefix: o.prefix, maxPerSubject: o.maxClustersPerSubject }, identity);
   const namespace = ns.metadata!.name!;
   const labels = { [Labels.managedBy]: MANAGED_BY };
   const annotations = { [BackendAnnotations.lastBind]: new Date().toISOString(), ...(binder ? { [BOUND_BY]: binderRecord(binder) } : {}) };
@@ -79,12 +81,54 @@ export async function provisionConsumer(o: ProvisionOptions, identity: string, b
         metadata: { name: CLUSTER_BINDING_NAME, namespace, labels, annotations },
         spec: { kubeconfigSecretRef: { name: KUBECONFIG_SECRET, key: KUBECONFIG_SECRET_KEY }, providerPrettyName: o.prettyName },
       });
-      if (!made) await clusterBindings.patch({ namespace, name: CLUSTER_BINDING_NAME }, { metadata: { annotations } });
+      if (made) return;
+      // Bound before by a machine, now by a person of the same `<sub>` (or the other way): a namespace a machine
+      // bound before identities were qualified by kind (identity.ts), which only that machine may take over.
+      if (binder) {
+        const before = await recordedBinder(c, namespace);
+        if (before.clientId !== undefined && before.clientId !== binder.clientId) throw new IdentityKindError(identity, before.clientId);
+      }
+      await clusterBindings.patch({ namespace, name: CLUSTER_BINDING_NAME }, { metadata: { annotations } });
     })(),
   ]);
   if (o.quota) await ensureQuota(c, namespace, o.quota, created);
   const k = await ensureKubeconfig(c, namespace, o.target, o.tokens, { absent: created });
   return { namespace, kubeconfig: await bindingKubeconfig(c, namespace, o.target, k.secretUid) };
+}
+
+/** A person's bind that would take a consumer a machine client bound: refused (identity.ts). */
+export class IdentityKindError extends Error {
+  constructor(identity: string, clientId: string) {
+    super(
+      `${subjectOf(identity)} is also the subject of machine client ${clientId}, which bound this app cluster before: only that client binds it. Bind from another app cluster, or ask the operator of your identity provider why your subject is a client's.`,
+    );
+  }
+}
+
+/**
+ * A machine's consumer made before identities were qualified by kind is keyed `<sub>#<cid>`: on its first bind as
+ * `system:client:<sub>#<cid>`, the namespace is re-keyed to that, when its ClusterBinding records that the same client
+ * bound it (a person's namespace of the same `<sub>` is not), so a GitOps job that binds again keeps its consumer,
+ * its bindings and its claims. Returns the namespace re-keyed, if one was.
+ */
+async function requalifyMachineNamespace(o: ProvisionOptions, identity: string, binder?: RecordedBinder) {
+  if (!identity.startsWith(MACHINE_IDENTITY_PREFIX) || binder?.clientId === undefined) return undefined;
+  if (findClusterNamespace(o.namespaces, identity)) return undefined;
+  const legacy = identity.slice(MACHINE_IDENTITY_PREFIX.length);
+  const ns = findClusterNamespace(o.namespaces, legacy);
+  if (!ns || (await recordedBinder(o.clients, ns.metadata!.name!)).clientId !== binder.clientId) return undefined;
+  return o.clients.core.patchNamespace(
+    {
+      name: ns.metadata!.name!,
+      body: {
+        metadata: {
+          annotations: { [Annotations.identity]: identity },
+          labels: { [Labels.identityHash]: identityHash(identity), [Labels.subjectHash]: identityHash(subjectOf(identity)) },
+        },
+      },
+    },
+    MERGE_PATCH,
+  );
 }
 
 /** ResourceQuota `klutch-binder` on the bind objects a consumer creates (quota.ts: the first status written here). */

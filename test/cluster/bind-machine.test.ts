@@ -21,9 +21,11 @@ import { parse } from 'yaml';
 import { decodeJwt, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations } from '../../exports/bind-api';
+import { Labels } from '../../backend/labels';
+import { identityHash } from '../../backend/provision/identity';
 import { startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
 import { waitEstablished } from '../../harness/parts/bind-backend';
-import { bindFlow } from '../../harness/parts/bind-flow';
+import { bindFlow, browserLogin } from '../../harness/parts/bind-flow';
 import { startCli, type CliRun } from '../../harness/parts/cli';
 import { cluster, controlPlanes } from '../support/cluster';
 import type { ClusterInfo } from '../../harness/cluster/control-plane';
@@ -53,6 +55,8 @@ const machine = (clientId: string, m: OidcTestClient['machine'] = {}): OidcTestC
   machine: m,
 });
 const ci = machine(`ci-${id}`);
+/** A person whose `sub` is the CI client's (its client id, as the provider makes a client's `sub`). */
+const namesake = { sub: ci.clientId };
 /** Not named by widgets' rule. */
 const intruder = machine(`intruder-${id}`);
 /** Named by no client entry, but in the group widgets' rule names. */
@@ -116,12 +120,15 @@ async function metric(line: RegExp): Promise<number> {
   return m === undefined ? 0 : Number(m.split(' ').at(-1));
 }
 
-/** The consumer namespaces this suite's backend made for `sub`. */
-async function namespacesOf(sub: string): Promise<string[]> {
+/** The consumer namespaces this suite's backend made for machine client `sub` (a person of that sub: `person`). */
+async function namespacesOf(sub: string, o: { person?: boolean; cid?: string } = {}): Promise<string[]> {
   const list = await ka.core.listNamespace();
+  const identity = `${o.person ? '' : 'system:client:'}${sub}#${o.cid ?? ''}`;
   return list.items
-    .filter((n) => n.metadata!.name!.startsWith(`${s.prefix}-`))
-    .filter((n) => n.metadata!.annotations?.[Annotations.identity]?.startsWith(`${sub}#`))
+    .filter((n) => n.metadata!.name!.startsWith(`${s.prefix}-`) && !n.metadata!.deletionTimestamp)
+    .filter((n) =>
+      (o.cid ? (a?: string) => a === identity : (a?: string) => a?.startsWith(identity))(n.metadata!.annotations?.[Annotations.identity]),
+    )
     .map((n) => n.metadata!.name!);
 }
 
@@ -178,6 +185,7 @@ beforeAll(async () => {
   mkdirSync(logDir, { recursive: true });
   s = await startBackendSuite(a, {
     users: 1,
+    extraUsers: [namesake],
     args: ['--machine-bind', `--machine-bind-resource=${RESOURCE}`],
     extraClients: [ci, intruder, deployer, ...Object.values(faulty)],
     resourceServers: [
@@ -462,6 +470,59 @@ describe('the backend checks machine tokens as strictly as ID tokens', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.clientId === intruder.clientId);
     expect(audit).toMatchObject({ audit: true, path: 'machine', api: W, reason: 'not-allowed', subject: intruder.clientId });
+  });
+});
+
+describe('issue 34, item 10: people and machines never share a consumer', () => {
+  /** A machine bind of gadgets from cluster `cid` with the CI client's token: the consumer namespace. */
+  const machineBind = async (cid: string) => {
+    const bound = await backend(`/bind?s=abc123&c=${cid}&resource=gadgets&group=${group}`, await token(ci));
+    expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+    return (parse(Buffer.from(bound.body.kubeconfig as string, 'base64').toString()) as { contexts: { context: { namespace: string } }[] })
+      .contexts[0]!.context.namespace;
+  };
+
+  it("attack: a person whose sub is a machine client's, binding from the client's cluster, gets a consumer of its own", async () => {
+    const cid = `mbp${id}`;
+    const machineNs = await machineBind(cid);
+    const flow = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: namesake.sub, cid, ...GADGETS });
+    expect(flow.namespace, "the person's consumer is not the client's").not.toBe(machineNs);
+    expect(await namespacesOf(ci.clientId, { cid })).toEqual([machineNs]);
+    expect(await namespacesOf(ci.clientId, { cid, person: true })).toEqual([flow.namespace]);
+    // The client's ClusterBinding still records the client, not the person.
+    const cb = await getObject(ka, `${BIND}/namespaces/${machineNs}/clusterbindings/cluster`);
+    expect(JSON.parse(cb!.metadata.annotations['klutch-kit.anynines.com/bound-by'])).toMatchObject({ cid: ci.clientId });
+  });
+
+  it('a consumer a machine bound before identities were qualified stays its own: a namesake person is refused, the client binding again keeps it', async () => {
+    const cid = `mbl${id}`;
+    const ns = await machineBind(cid);
+    // As the backend before this change keyed it: `<sub>#<cid>`, the person's key.
+    const legacy = `${ci.clientId}#${cid}`;
+    await requireOk(
+      ka,
+      'PATCH',
+      `/api/v1/namespaces/${ns}`,
+      {
+        metadata: {
+          annotations: { [Annotations.identity]: legacy },
+          labels: { [Labels.identityHash]: identityHash(legacy), [Labels.subjectHash]: identityHash(ci.clientId) },
+        },
+      },
+      'application/merge-patch+json',
+    );
+    const { browser, sid } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user: namesake.sub, cid });
+    // The backend's cache sees the old key within moments; until then the person would get a consumer of its own.
+    const refused = await eventually('the namesake refused', async () => {
+      const page = await browser.get(`${s.backend.url}/bind?s=${sid}&resource=gadgets&group=${encodeURIComponent(group)}`);
+      return page.status === 403 ? page : undefined;
+    });
+    expect(refused.body).toContain(`is also the subject of machine client ${ci.clientId}`);
+    expect(await namespacesOf(ci.clientId, { cid, person: true })).toEqual([ns]);
+    // The client binds again: the same namespace, now under the machine's key (once the cache has the old key).
+    await eventually("the client's namespace under the machine's key", async () =>
+      (await machineBind(cid)) === ns && (await namespacesOf(ci.clientId, { cid })).join() === ns ? true : undefined,
+    );
   });
 });
 
