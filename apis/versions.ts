@@ -121,9 +121,15 @@ export function conversionsOf(
   });
 }
 
+/** A Kubernetes API version: v1, v1beta1, v2alpha1 ... (major, stage, stage number). */
+const API_VERSION = /^v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?$/;
+
+/** Whether `v` is a Kubernetes API version. */
+export const isApiVersion = (v: string): boolean => API_VERSION.test(v);
+
 /** Orders Kubernetes API versions as the API server does (v1alpha1 < v1beta1 < v1 < v2alpha1 ...). */
 export function versionRank(v: string): [number, number, number] {
-  const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+  const m = API_VERSION.exec(v);
   if (!m) return [0, 0, 0];
   return [Number(m[1]), m[2] === 'alpha' ? 0 : m[2] === 'beta' ? 1 : 2, Number(m[3] ?? 0)];
 }

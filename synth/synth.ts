@@ -14,7 +14,7 @@ import { ConversionServer } from '../conversion/deploy/conversion-server';
 import { claimSchemaFiles } from './claim-schemas';
 import { CHART_DIR, helmChart } from './helm-chart';
 import { BACKEND_PROBE_PORT, BindBackend, type BindBackendProps, DEFAULT_BACKEND_IMAGE } from '../backend/deploy/bind-backend';
-import { BackendDisruptionBudget } from '../backend/deploy/disruption-budget';
+import { DisruptionBudget } from '../lib/disruption-budget';
 import { BackendIngress, BackendRoute } from '../backend/deploy/exposure';
 import { AcbLabels } from '../backend/app-cluster-binding/app-cluster-binding.root';
 import { Labels, MANAGED_BY } from '../backend/labels';
@@ -457,7 +457,7 @@ export function render(o: SynthOptions): Map<string, string> {
   );
   // Production settings (optional, a Component as monitoring): the backend's disruption budget and spread.
   const backendRef = { namespace: bindBackend.namespace.name, name: bindBackend.deployment.name };
-  emit(`${PRODUCTION_DIR}/poddisruptionbudget-${backendRef.name}.yaml`, (c) => new BackendDisruptionBudget(c, 'budget', backendRef));
+  emit(`${PRODUCTION_DIR}/poddisruptionbudget-${backendRef.name}.yaml`, (c) => new DisruptionBudget(c, 'budget', backendRef));
   files.set(
     `${PRODUCTION_DIR}/kustomization.yaml`,
     productionComponent(

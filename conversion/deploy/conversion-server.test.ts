@@ -18,6 +18,7 @@ describe('the conversion server in the install bundle', () => {
       'ConfigMap crossplane-system/klutch-kit-conversion-table',
       'Deployment crossplane-system/klutch-kit-conversion',
       'NetworkPolicy crossplane-system/klutch-kit-conversion',
+      'PodDisruptionBudget crossplane-system/klutch-kit-conversion',
       'Service crossplane-system/klutch-kit-conversion',
       'ServiceAccount crossplane-system/klutch-kit-conversion',
     ]);
@@ -35,6 +36,11 @@ describe('the conversion server in the install bundle', () => {
     // Reviews in, nothing out: its namespace is Crossplane's, so the fence is its own Pods'.
     expect(byKind('NetworkPolicy').spec).toMatchObject({ policyTypes: ['Ingress', 'Egress'], ingress: [{ ports: [{ port: 9443 }] }] });
     expect(byKind('NetworkPolicy').spec.egress).toBeUndefined();
+    // A drain evicts one replica at a time, and the budget covers exactly the Deployment's Pods.
+    expect(byKind('PodDisruptionBudget').spec).toEqual({
+      maxUnavailable: 1,
+      selector: { matchLabels: byKind('Deployment').spec.selector.matchLabels },
+    });
   });
 
   it('rolls its Pods when the table changes', () => {

@@ -9,6 +9,7 @@ import * as kplus from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { releaseImage } from '../../lib/version';
 import { RESTRICTED_CONTAINER, RUNTIME_USER } from '../../lib/pod-security';
+import { DisruptionBudget } from '../../lib/disruption-budget';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { CONVERSION_PORT } from './deployable';
 
@@ -98,5 +99,7 @@ export class ConversionServer extends Construct {
         ingress: [{ ports: [{ protocol: 'TCP', port: CONVERSION_PORT }] }],
       },
     });
+    // A drain takes its replicas one at a time: with none, reads of claims in a version not stored fail.
+    new DisruptionBudget(this, 'Budget', meta);
   }
 }

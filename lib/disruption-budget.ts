@@ -1,11 +1,12 @@
 /**
- * The backend's PodDisruptionBudget, for the optional production Component (synth's `control-plane/production/`): a
- * node drain or cluster upgrade evicts its replicas one at a time, so one always serves binds and holds (or takes
- * over) the Lease. cdk8s-plus has no PodDisruptionBudget construct; its fields are policy/v1's.
+ * A PodDisruptionBudget for a Deployment of ours: a node drain or cluster upgrade evicts its replicas one at a time,
+ * so one always serves (the backend's binds and Lease, in the optional production Component; the conversion server's
+ * reviews, without which claims read only in their stored version). cdk8s-plus has no PodDisruptionBudget construct;
+ * its fields are policy/v1's.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { selectorLabels } from '../../lib/workload';
+import { selectorLabels } from './workload';
 
 export interface DisruptionBudgetProps {
   readonly namespace: string;
@@ -13,7 +14,7 @@ export interface DisruptionBudgetProps {
   readonly name: string;
 }
 
-export class BackendDisruptionBudget extends Construct {
+export class DisruptionBudget extends Construct {
   constructor(scope: Construct, id: string, p: DisruptionBudgetProps) {
     super(scope, id);
     new ApiObject(this, 'Budget', {
