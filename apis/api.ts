@@ -9,7 +9,7 @@ import type { PrinterColumn } from '../lib/crd-manifest';
 import { Names } from '../lib/names';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
 import type { VersionConversion } from './conversion';
-import { conversionsOf, isApiVersion, versionRank, type ApiVersion, type PreviousVersion } from './versions';
+import { conversionsOf, versionRank, type ApiVersion, type PreviousVersion } from './versions';
 
 const DEFAULT_GROUP = 'anynines.com';
 const DEFAULT_VERSION = 'v1';
@@ -145,14 +145,14 @@ export class Api {
       fail('group', `"${group}" is not an API group`, 'use a DNS subdomain with at least one dot, e.g. "anynines.com"');
     }
     const version = props.version ?? DEFAULT_VERSION;
-    if (!isApiVersion(version)) {
+    if (!Names.isApiVersion(version)) {
       fail('version', `"${version}" is not a Kubernetes API version`, 'use v1, v1beta1, v2alpha1, ...');
     }
     if (props.spec.type !== 'object') fail('spec', 'is not an object schema', 'build it with s.object({...})');
     const previous = props.previousVersions ?? [];
     previous.forEach((p, i) => {
       const next = previous[i + 1]?.name ?? version;
-      if (!isApiVersion(p.name))
+      if (!Names.isApiVersion(p.name))
         fail(`previousVersions[${i}].name`, `"${p.name}" is not a Kubernetes API version`, 'use v1, v1beta1, v2alpha1, ...');
       if (compareRank(p.name, next) >= 0)
         fail(

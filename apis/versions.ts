@@ -6,6 +6,7 @@
 import type { ValidationRule, JSONSchemaProps, Schema } from '../lib/schema';
 import type { RuleContext } from './api';
 import { checkConversion, type VersionConversion } from './conversion';
+import { API_VERSION } from '../lib/names';
 
 /** An older version of an API, still served beside the newest. */
 export interface PreviousVersion {
@@ -120,12 +121,6 @@ export function conversionsOf(
     return c;
   });
 }
-
-/** A Kubernetes API version: v1, v1beta1, v2alpha1 ... (major, stage, stage number). */
-const API_VERSION = /^v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?$/;
-
-/** Whether `v` is a Kubernetes API version. */
-export const isApiVersion = (v: string): boolean => API_VERSION.test(v);
 
 /** Orders Kubernetes API versions as the API server does (v1alpha1 < v1beta1 < v1 < v2alpha1 ...). */
 export function versionRank(v: string): [number, number, number] {

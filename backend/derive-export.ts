@@ -16,6 +16,7 @@ import {
 } from '../exports/bind-api';
 import { wireClaim } from '../exports/bind-api';
 import type { ConsumerScope } from './consumer-access';
+import { BackendAnnotations } from './labels';
 
 /** The CRD as wire JSON (the informers cache wire JSON, with its `x-kubernetes-*` keys). */
 type WireVersion = Record<string, unknown> & { name: string; served: boolean; storage: boolean };
@@ -29,15 +30,19 @@ function sourceHash(crd: V1CustomResourceDefinition, template: APIServiceExportT
 
 export class DeriveError extends Error {}
 
-/** The export (to apply) named `<plural>.<group>` in `namespace`. */
+/**
+ * The export (to apply) named `<plural>.<group>` in `namespace`: the version the template pins, else `version` (an
+ * export request's, recorded on the export so that it is kept), else every served version.
+ */
 export function deriveExport(
   crd: V1CustomResourceDefinition,
   template: APIServiceExportTemplate,
   namespace: string,
   scope: ConsumerScope,
+  version?: string,
 ): APIServiceExport {
   const spec = crd.spec;
-  const wanted = template.spec.APIServiceSelector.version;
+  const wanted = template.spec.APIServiceSelector.version ?? version;
   let versions = (spec.versions as unknown as WireVersion[]).filter((v) => v.served && (!wanted || v.name === wanted));
   if (versions.length === 0) {
     throw new DeriveError(
@@ -78,7 +83,10 @@ export function deriveExport(
     metadata: {
       name: `${n.plural}.${spec.group}`,
       namespace,
-      annotations: { [Annotations.sourceSpecHash]: sourceHash(crd, template) },
+      annotations: {
+        [Annotations.sourceSpecHash]: sourceHash(crd, template),
+        ...(version !== undefined ? { [BackendAnnotations.exportVersion]: version } : {}),
+      },
     },
     spec: {
       group: spec.group,

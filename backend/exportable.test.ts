@@ -51,3 +51,53 @@ describe('what the backend exports', () => {
     );
   });
 });
+
+describe('versions an app cluster asks for (issue 36, item 2)', () => {
+  // Synth's templates of an API with two versions: `backups` pins the oldest, `backups-v2` the newer.
+  const twoVersions: V1CustomResourceDefinition = {
+    metadata: { name: 'backups.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { kind: 'Backup', plural: 'backups' },
+      versions: [
+        { name: 'v1', served: true, storage: false },
+        { name: 'v2', served: true, storage: true },
+      ],
+    },
+  };
+  const pinned = (name: string, version?: string): APIServiceExportTemplate =>
+    ({
+      ...template('backups'),
+      metadata: { name, namespace: 'tpl' },
+      spec: { APIServiceSelector: { group: 'example.com', resource: 'backups', ...(version ? { version } : {}) } },
+    }) as APIServiceExportTemplate;
+  const source = (templates: APIServiceExportTemplate[]): ExportableSource => ({
+    templates: async () => templates,
+    crd: async (name) => (name === 'backups.example.com' ? twoVersions : undefined),
+  });
+  const exported = async (s: ExportableSource, version?: string) => {
+    const e = await findExportable(s, 'example.com', 'backups', version);
+    if (!e) return undefined;
+    const x = deriveExport(e.crd, e.template, 'cluster-x', 'Namespaced', e.version);
+    return {
+      template: e.template.metadata.name,
+      versions: x.spec.versions.map((v) => v.name),
+      kept: x.metadata.annotations?.['klutch-kit.anynines.com/version'],
+    };
+  };
+
+  it('gives the oldest version by default and the pinned template of a version asked for; none for a version not served', async () => {
+    const s = source([pinned('backups-v2', 'v2'), pinned('backups', 'v1')]);
+    expect(await exported(s)).toEqual({ template: 'backups', versions: ['v1'], kept: undefined });
+    expect(await exported(s, 'v2')).toEqual({ template: 'backups-v2', versions: ['v2'], kept: 'v2' });
+    expect(await exported(s, 'v1')).toEqual({ template: 'backups', versions: ['v1'], kept: 'v1' });
+    expect(await exported(s, 'v3')).toBeUndefined();
+  });
+
+  it('narrows a template that pins no version to the one asked for, so the app cluster gets one version', async () => {
+    const s = source([pinned('backups')]);
+    expect(await exported(s)).toMatchObject({ versions: ['v1', 'v2'] });
+    expect(await exported(s, 'v2')).toEqual({ template: 'backups', versions: ['v2'], kept: 'v2' });
+  });
+});

@@ -19,6 +19,8 @@ export interface Exportable {
   readonly kind: string;
   readonly template: APIServiceExportTemplate;
   readonly crd: V1CustomResourceDefinition;
+  /** The version asked for (an export request's `versions`); undefined: the template's, or every one it serves. */
+  readonly version?: string;
 }
 
 const byName = (t: APIServiceExportTemplate) => `${t.metadata.namespace}/${t.metadata.name}`;
@@ -38,14 +40,27 @@ export async function exportables(src: ExportableSource): Promise<Exportable[]> 
   return [...seen.values()].sort((a, b) => `${a.resource}.${a.group}`.localeCompare(`${b.resource}.${b.group}`));
 }
 
-/** The exportable of a group/resource, or undefined: no template exports it, its CRD is missing or cluster-scoped. */
-export async function findExportable(src: ExportableSource, group: string, resource: string): Promise<Exportable | undefined> {
+/**
+ * The exportable of a group/resource, or undefined: no template exports it (in `version`, when asked for one), its CRD
+ * is missing or cluster-scoped. Without a version the first template by namespace/name offers it — the oldest
+ * version's, as synth names them (`<plural>`, then `<plural>-<version>`: exports/export-template.ts); with one, the
+ * template pinned to that version, else one that pins none.
+ */
+export async function findExportable(
+  src: ExportableSource,
+  group: string,
+  resource: string,
+  version?: string,
+): Promise<Exportable | undefined> {
   const templates = [...(await src.templates())]
     .filter((t) => (t.spec.APIServiceSelector.group ?? '') === group && t.spec.APIServiceSelector.resource === resource)
     .sort((a, b) => byName(a).localeCompare(byName(b)));
-  const template = templates[0];
+  const pinned = (t: APIServiceExportTemplate) => t.spec.APIServiceSelector.version;
+  const template =
+    version === undefined ? templates[0] : (templates.find((t) => pinned(t) === version) ?? templates.find((t) => !pinned(t)));
   if (!template) return undefined;
   const crd = await src.crd(`${resource}.${group}`);
   if (!crd || crd.spec.scope !== 'Namespaced') return undefined;
-  return { group, resource, kind: crd.spec.names.kind, template, crd };
+  if (version !== undefined && !crd.spec.versions.some((v) => v.served && v.name === version)) return undefined;
+  return { group, resource, kind: crd.spec.names.kind, template, crd, ...(version !== undefined ? { version } : {}) };
 }

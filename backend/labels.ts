@@ -32,6 +32,12 @@ export const BackendAnnotations = {
    * it (RFC 3339 both). The consumer writes the heartbeat's time; such a one counts as sent when it was seen.
    */
   futureHeartbeat: `${P}/future-heartbeat`,
+  /**
+   * On an APIServiceExport: the version its request asked for (`spec.resources[].versions`), kept when the export is
+   * re-derived, so an app cluster that bound a newer version of an API stays on it. Written by the backend only (a
+   * consumer writes an export's status alone).
+   */
+  exportVersion: `${P}/version`,
   /** On a ClusterBinding: when the consumer first had an export; without, it is cleaned up after --unbound-consumer-ttl. */
   firstExport: `${P}/first-export`,
   /**

@@ -147,8 +147,8 @@ export interface MachineLoginOptions {
   readonly url: string;
   readonly method: ClientCredentialsMethod;
   readonly flags: MachineFlags;
-  /** The APIs to bind: --api and the resources of -f's requests. */
-  readonly apis: readonly { readonly group: string; readonly resource: string }[];
+  /** The APIs to bind: --api and the resources of -f's requests (with the version a request asks for). */
+  readonly apis: readonly { readonly group: string; readonly resource: string; readonly version?: string }[];
   readonly clusterId: string;
   readonly io: Io;
 }
@@ -171,7 +171,13 @@ export async function machineLogin(o: MachineLoginOptions): Promise<Binding> {
   const bindings: Binding[] = [];
   for (const api of o.apis) {
     const u = new URL(o.method.bindURL);
-    u.search = new URLSearchParams({ s: sid, c: o.clusterId, resource: api.resource, group: api.group }).toString();
+    u.search = new URLSearchParams({
+      s: sid,
+      c: o.clusterId,
+      resource: api.resource,
+      group: api.group,
+      ...(api.version ? { version: api.version } : {}),
+    }).toString();
     const body = await backendGet(u.href, token, o.flags.clientId, `${api.resource}.${api.group}`);
     bindings.push(checkBinding(body as Parameters<typeof checkBinding>[0], sid));
   }

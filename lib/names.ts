@@ -1,5 +1,13 @@
+/** A Kubernetes API version: v1, v1beta1, v2alpha1 ... (major, stage, stage number). */
+export const API_VERSION = /^v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?$/;
+
 /** Kubernetes and Crossplane naming rules, in one place. */
 export const Names = {
+  /** Whether `v` is a Kubernetes API version (API_VERSION). */
+  isApiVersion(v: string): boolean {
+    return API_VERSION.test(v);
+  },
+
   /** RFC 1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric, at most 63 characters. */
   isDnsLabel(s: string): boolean {
     return s.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);

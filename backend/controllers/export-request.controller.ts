@@ -20,7 +20,7 @@ export function exportRequestsController(d: ControllerDeps): Controller {
     crdWaitMs: d.exportRequestTimeoutMs ?? CRD_WAIT_MS,
     getRequest: (ref) => d.leader.exportRequests.get(ref.name, ref.namespace),
     crdExists: (name) => d.serving.crds.get(name) !== undefined,
-    exportable: (group, resource) => findExportable(cachedExportables(d.serving), group, resource),
+    exportable: (group, resource, version) => findExportable(cachedExportables(d.serving), group, resource, version),
     mayRequest: (ns, e) => mayRequest(d.clients, ns, e, d.defaultBindPolicy),
     refused: (r) => recordRefusal(bindRefusals(d.registry), d.log, r),
     warn: d.warn,

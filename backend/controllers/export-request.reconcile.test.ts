@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { APIServiceExportRequest, APIServiceExportTemplate } from '../../exports/bind-api';
 import type { BindDecision } from '../authz/bind-policy';
-import type { Exportable } from '../exportable';
+import { findExportable, type Exportable, type ExportableSource } from '../exportable';
 import { CRD_WAIT_MS, FINISHED_TTL_MS, reconcileExportRequest, type ExportRequestDeps } from './export-request.reconcile';
 
 const now = Date.parse('2026-01-01T12:00:00Z');
@@ -139,5 +139,44 @@ describe('reconcileExportRequest', () => {
     const old = world({ req: request({ age: 601, status: { phase: 'Failed' } }) });
     expect(await reconcileExportRequest(old.d, ref, ctx)).toBeUndefined();
     expect(old.writes).toEqual(['delete cluster-x/postgresqlinstances.anynines.com']);
+  });
+});
+
+describe('a request for a version (Klutch’s resources[].versions; issue 36, item 2)', () => {
+  const twoVersions = crd([
+    { name: 'v1', served: true, storage: false },
+    { name: 'v2', served: true, storage: true },
+  ]);
+  const pinned = (name: string, version: string) =>
+    ({
+      ...template,
+      metadata: { name, namespace: 'tpl' },
+      spec: { APIServiceSelector: { ...template.spec.APIServiceSelector, version } },
+    }) as APIServiceExportTemplate;
+  const src: ExportableSource = { templates: async () => [pinned('pg', 'v1'), pinned('pg-v2', 'v2')], crd: async () => twoVersions };
+  const asking = (versions?: string[]) => {
+    const req = request();
+    const w = world({ req: { ...req, spec: { resources: [{ ...req.spec.resources[0]!, ...(versions ? { versions } : {}) }] } } });
+    return { ...w, d: { ...w.d, exportable: (g: string, r: string, v?: string) => findExportable(src, g, r, v) } };
+  };
+
+  it('exports the first version asked for that a template offers, and the oldest when none is asked for', async () => {
+    for (const [versions, want] of [
+      [undefined, 'v1'],
+      [['v2'], 'v2'],
+      [['v3', 'v2'], 'v2'],
+    ] as const) {
+      const w = asking(versions ? [...versions] : undefined);
+      await reconcileExportRequest(w.d, ref, ctx);
+      expect(w.writes[0], `versions ${versions}`).toBe(`apply cluster-x/postgresqlinstances.anynines.com v=${want}`);
+    }
+  });
+
+  it('fails a request for a version no template offers, naming the version', async () => {
+    const w = asking(['v3']);
+    await reconcileExportRequest(w.d, ref, ctx);
+    expect(w.writes).toEqual([
+      'status Failed ExportsReady=False:NotExported "no APIServiceExportTemplate offers postgresqlinstances.anynines.com in version v3; ask the provider which versions it offers, or leave versions out for its default"',
+    ]);
   });
 });

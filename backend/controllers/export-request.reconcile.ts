@@ -38,8 +38,8 @@ export interface ExportRequestDeps {
   getRequest(ref: ObjectRef): APIServiceExportRequest | undefined;
   /** Whether CRD `<resource>.<group>` exists (cache). */
   crdExists(name: string): boolean;
-  /** The template and CRD offering an API, if any. */
-  exportable(group: string, resource: string): Promise<Exportable | undefined>;
+  /** The template and CRD offering an API (in `version`, if given), if any. */
+  exportable(group: string, resource: string, version?: string): Promise<Exportable | undefined>;
   /** mayBind for the identity recorded on the cluster namespace's ClusterBinding. */
   mayRequest(clusterNamespace: string, e: Exportable): Promise<{ decision: BindDecision; binder: RecordedBinder; api: string }>;
   /** Counts and audits a refusal. */
@@ -135,8 +135,16 @@ async function decide(
         requeueAfterMs: Math.min(RECHECK_MS, wait - age),
       };
     }
-    const exportable = await d.exportable(group, res.resource);
+    // Klutch's `versions`: the first one offered is the app cluster's (it gets a CRD of that version alone); none
+    // asked for, the default template's.
+    const asked = res.versions ?? [];
+    let exportable: Exportable | undefined;
+    for (const v of asked.length ? asked : [undefined]) if (!exportable) exportable = await d.exportable(group, res.resource, v);
     if (!exportable) {
+      if (asked.length && (await d.exportable(group, res.resource)))
+        return failed(
+          `no APIServiceExportTemplate offers ${name} in version ${asked.join(' or ')}; ask the provider which versions it offers, or leave versions out for its default`,
+        );
       return failed(
         `no APIServiceExportTemplate exports ${name} as a namespaced resource; ask the provider which APIs it offers (/resources)`,
       );
@@ -158,7 +166,7 @@ async function decide(
       return failed(`${who}: ${authz.decision.message}, and bind it with kubectl bind`, 'Forbidden');
     }
     try {
-      exports.push(deriveExport(exportable.crd, exportable.template, ns, d.consumerScope));
+      exports.push(deriveExport(exportable.crd, exportable.template, ns, d.consumerScope, exportable.version));
     } catch (e) {
       const refused = causeOf(e, DeriveError);
       if (refused) return failed(refused.message);

@@ -13,7 +13,7 @@ export function exportsController(d: ControllerDeps): Controller {
     consumerScope: d.consumerScope,
     getExport: (ref) => d.leader.exports.get(ref.name, ref.namespace),
     getCrd: (name) => d.serving.crds.get(name),
-    exportable: (group, resource) => findExportable(cachedExportables(d.serving), group, resource),
+    exportable: (group, resource, version) => findExportable(cachedExportables(d.serving), group, resource, version),
     deleteExport: (ref) => exports.delete({ namespace: ref.namespace!, name: ref.name }),
     replaceExport: async (e) => {
       const namespace = e.metadata.namespace!;

@@ -98,3 +98,28 @@ describe('reconcileExport', () => {
     expect([...noCrd.writes, ...noTemplate.writes, ...underivable.writes]).toEqual(['delete cluster-x/postgresqlinstances.anynines.com']);
   });
 });
+
+describe('an export of the version its request asked for (issue 36, item 2)', () => {
+  it('is re-derived in that version, not moved back to the default template', async () => {
+    const both = crd();
+    both.spec.versions = [
+      { name: 'v1', served: true, storage: false },
+      { name: 'v2', served: true, storage: true },
+    ];
+    const v2 = deriveExport(both, template(), 'cluster-x', 'Namespaced', 'v2');
+    const asked: (string | undefined)[] = [];
+    const w = world({ exp: { ...v2, metadata: { ...v2.metadata, resourceVersion: '7' } }, crd: both, template: template() });
+    const exportable = w.d.exportable;
+    w.d = {
+      ...w.d,
+      exportable: async (g, r, v) => {
+        asked.push(v);
+        const e = await exportable(g, r);
+        return e && { ...e, ...(v ? { version: v } : {}) };
+      },
+    };
+    expect(await reconcileExport(w.d, ref, ctx)).toBeUndefined();
+    expect(asked).toEqual(['v2']);
+    expect(w.writes).toEqual([]);
+  });
+});

@@ -2,7 +2,8 @@
  * APIServiceExports follow their CRD and template: an export whose spec is not what the CRD and the offering template
  * derive (derive-export.ts) — because either changed, or because someone edited the export — is put back; it is
  * deleted when the CRD is deleted. The export's own spec is never an input: its name (`<plural>.<group>`, chosen by
- * the backend) finds the CRD and template. Without a template the export is left as it is (the consumer keeps what
+ * the backend) finds the CRD and template, and the version its request asked for (an annotation only the backend
+ * writes) the template of that version. Without a template the export is left as it is (the consumer keeps what
  * it bound; new binds stop), and RBAC never follows an export's spec anyway (controllers/grants.ts).
  */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
@@ -11,6 +12,7 @@ import { Annotations, type APIServiceExport } from '../../exports/bind-api';
 import { DeriveError, deriveExport } from '../derive-export';
 import type { Exportable } from '../exportable';
 import type { ConsumerScope } from '../consumer-access';
+import { BackendAnnotations } from '../labels';
 
 export interface ExportDeps {
   readonly consumerScope: ConsumerScope;
@@ -18,8 +20,11 @@ export interface ExportDeps {
   getExport(ref: ObjectRef): APIServiceExport | undefined;
   /** CRD `<plural>.<group>` from the cache. */
   getCrd(name: string): V1CustomResourceDefinition | undefined;
-  /** The template and CRD offering an API (cluster scope: an export made earlier stays whatever the scope). */
-  exportable(group: string, resource: string): Promise<Exportable | undefined>;
+  /**
+   * The template and CRD offering an API, in `version` if given (cluster scope: an export made earlier stays whatever
+   * the scope).
+   */
+  exportable(group: string, resource: string, version?: string): Promise<Exportable | undefined>;
   /** Deletes the export (gone already is fine). */
   deleteExport(ref: ObjectRef): Promise<void>;
   /** Replaces the export (its status is its own subresource and stays); a conflict throws and is retried. */
@@ -49,11 +54,13 @@ export async function reconcileExport(d: ExportDeps, ref: ObjectRef, ctx: Pick<R
     return;
   }
   const dot = ref.name.indexOf('.');
-  const found = dot > 0 ? await d.exportable(ref.name.slice(dot + 1), ref.name.slice(0, dot)) : undefined;
-  if (!found) return; // no template: left as it is
+  // The version its request asked for stays: an app cluster on a newer version is not moved back to the default.
+  const version = exp.metadata.annotations?.[BackendAnnotations.exportVersion];
+  const found = dot > 0 ? await d.exportable(ref.name.slice(dot + 1), ref.name.slice(0, dot), version) : undefined;
+  if (!found) return; // no template (for its version): left as it is
   let next: APIServiceExport;
   try {
-    next = deriveExport(crd, found.template, ref.namespace, d.consumerScope);
+    next = deriveExport(crd, found.template, ref.namespace, d.consumerScope, found.version);
   } catch (e) {
     if (causeOf(e, DeriveError)) {
       ctx.log.error({ err: e }, 'cannot re-derive the export; it stays as it is');

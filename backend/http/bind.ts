@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { apiName, mayBind, type BindIdentity } from '../authz/bind-policy';
 import { recordRefusal } from '../authz/refusals';
 import { findExportable } from '../exportable';
+import { Names } from '../../lib/names';
 import { TooManyClustersError } from '../provision/cluster-namespace';
 import { IdentityKindError } from '../provision/consumer';
 import { consumerIdentity } from '../provision/identity';
@@ -52,13 +53,17 @@ async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
   const resource = r.q.get('resource');
   const group = r.q.get('group') ?? '';
   if (!resource) throw new HttpError(400, 'Missing parameter', 'resource is required: pick an API on the resources page');
-  const exportable = await findExportable(d.exportables, group, resource);
+  // A version of the API (Klutch's export request `versions`): the app cluster gets that version alone.
+  const version = r.q.get('version') ?? undefined;
+  if (version !== undefined && !Names.isApiVersion(version))
+    throw new HttpError(400, 'Bad parameter', `version "${version}" is not a Kubernetes API version (v1, v2beta1, ...)`);
+  const exportable = await findExportable(d.exportables, group, resource, version);
   if (!exportable) {
     d.metrics.binds.inc({ result: 'refused' });
     throw new HttpError(
       404,
       'Not offered',
-      `No APIServiceExportTemplate of this provider exports ${resource}.${group} as a namespaced resource; ${r.path === 'browser' ? `pick one from /resources?s=${r.sid}` : 'GET /resources lists what you may bind'}.`,
+      `No APIServiceExportTemplate of this provider exports ${resource}.${group}${version ? ` in version ${version}` : ''} as a namespaced resource; ${r.path === 'browser' ? `pick one from /resources?s=${r.sid}` : 'GET /resources lists what you may bind'}.`,
     );
   }
   // `system:` names are Kubernetes' and the platform's own: an AppClusterBinding binds as
@@ -112,6 +117,7 @@ async function bindFor(d: HttpDeps, r: BindRequest): Promise<BindingResponse> {
     kubeconfig: consumer.kubeconfig,
     group,
     resource,
+    ...(version !== undefined ? { version } : {}),
     permissionClaims: exportable.template.spec.permissionClaims ?? [],
   });
   d.metrics.binds.inc({ result: 'ok' });

@@ -27,7 +27,9 @@ const template = {
   metadata: { name: 'pg', namespace: 't' },
   spec: { APIServiceSelector: { group: 'anynines.com', resource: 'postgresqlinstances' } },
 } as unknown as APIServiceExportTemplate;
-const crd = { spec: { scope: 'Namespaced', names: { kind: 'PostgresqlInstance' } } };
+const crd = {
+  spec: { scope: 'Namespaced', names: { kind: 'PostgresqlInstance' }, versions: [{ name: 'v1', served: true, storage: true }] },
+};
 
 interface Harness {
   url: string;
@@ -448,5 +450,20 @@ describe('the machine path (Authorization: Bearer)', () => {
     const noCluster = await request(`${h.url}/bind?s=abc&resource=postgresqlinstances&group=anynines.com`, bearer('token-ci'));
     expect(noCluster.status).toBe(400);
     expect(JSON.parse(noCluster.body).message).toMatch(/^c is required/);
+  });
+
+  it('/bind takes a version the API serves, and names one it does not serve, or that is none, before anything is made', async () => {
+    const h = await start({ machine });
+    const bind = (version: string) =>
+      request(`${h.url}/bind?s=abc&c=c9&resource=postgresqlinstances&group=anynines.com&version=${version}`, bearer('token-ci'));
+    const unserved = await bind('v2');
+    expect(unserved.status).toBe(404);
+    expect(JSON.parse(unserved.body).message).toMatch(/exports postgresqlinstances\.anynines\.com in version v2 as a namespaced resource/);
+    const bad = await bind('2');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).message).toBe('version "2" is not a Kubernetes API version (v1, v2beta1, ...)');
+    expect(h.provisioned).toEqual([]);
+    expect((await bind('v1')).status).toBe(500); // provisioning reached (the stand-in stops there)
+    expect(h.provisioned).toEqual(['system:client:ci#c9']);
   });
 });

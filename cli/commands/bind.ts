@@ -38,11 +38,18 @@ async function ensureNamespace(app: Cluster, name: string): Promise<{ readonly n
   }
 }
 
-/** The APIs a machine bind asks for: --api, then the resources of -f's APIServiceExportRequests, each once. */
-async function machineApis(m: MachineFlags, io: Io): Promise<{ group: string; resource: string }[]> {
+/**
+ * The APIs a machine bind asks for: --api, then the resources of -f's APIServiceExportRequests, each once; a
+ * request's `versions` asks for the first of them (the app cluster then gets that version of the API alone).
+ */
+async function machineApis(m: MachineFlags, io: Io): Promise<{ group: string; resource: string; version?: string }[]> {
   const fromFile = m.file
     ? readRequests(m.file, m.file === '-' ? await readStdin(io) : undefined).flatMap((r) =>
-        r.spec.resources.map((x) => ({ group: x.group ?? '', resource: x.resource })),
+        r.spec.resources.map((x) => ({
+          group: x.group ?? '',
+          resource: x.resource,
+          ...(x.versions?.[0] ? { version: x.versions[0] } : {}),
+        })),
       )
     : [];
   const seen = new Set<string>();

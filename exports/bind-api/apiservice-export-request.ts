@@ -10,7 +10,10 @@ import { BIND_API_VERSION, BIND_CATEGORY, BIND_GROUP, BIND_VERSION, Kinds } from
 import { permissionClaimsSchema, type PermissionClaim } from './permission-claim';
 
 export interface APIServiceExportRequestResource extends GroupResource {
-  /** Versions to export; empty means all served versions. */
+  /**
+   * Versions to export (Klutch's field): the first one the provider offers is the app cluster's, alone; empty, the
+   * provider's default (ours: the template of the oldest served version).
+   */
   versions?: string[];
   permissionClaims?: PermissionClaim[];
 }

@@ -44,7 +44,7 @@ export interface ExportRequestDocument {
   kind: typeof Kinds.APIServiceExportRequest;
   apiVersion: typeof BIND_API_VERSION;
   metadata: { name: string };
-  spec: { resources: { group?: string; resource: string; permissionClaims?: PermissionClaim[] }[] };
+  spec: { resources: { group?: string; resource: string; versions?: string[]; permissionClaims?: PermissionClaim[] }[] };
   status: Record<string, never>;
 }
 
@@ -77,6 +77,8 @@ export interface BindingResponseInput {
   readonly kubeconfig: string;
   readonly group: string;
   readonly resource: string;
+  /** The version asked for: the export request asks for it (`versions`), so the app cluster gets it alone. */
+  readonly version?: string;
   readonly permissionClaims: readonly PermissionClaim[];
 }
 
@@ -94,7 +96,12 @@ export function bindingResponse(i: BindingResponseInput): BindingResponse {
         metadata: { name: `${i.resource}.${i.group}` },
         spec: {
           resources: [
-            { ...(i.group ? { group: i.group } : {}), resource: i.resource, ...(claims.length ? { permissionClaims: claims } : {}) },
+            {
+              ...(i.group ? { group: i.group } : {}),
+              resource: i.resource,
+              ...(i.version ? { versions: [i.version] } : {}),
+              ...(claims.length ? { permissionClaims: claims } : {}),
+            },
           ],
         },
         status: {},
