@@ -64,3 +64,26 @@ export async function findExportable(
   if (version !== undefined && !crd.spec.versions.some((v) => v.served && v.name === version)) return undefined;
   return { group, resource, kind: crd.spec.names.kind, template, crd, ...(version !== undefined ? { version } : {}) };
 }
+
+/** A version of an exportable's API an app cluster may ask for (`version` on /bind), and the template offering it. */
+export interface OfferedVersion {
+  readonly version: string;
+  readonly template: APIServiceExportTemplate;
+  /** The CRD marks it deprecated. */
+  readonly deprecated: boolean;
+}
+
+/**
+ * The versions of `e`'s API that findExportable offers when asked for one, in the CRD's order: each served version a
+ * template pins, or that a template pinning none exports.
+ */
+export async function offeredVersions(src: ExportableSource, e: Exportable): Promise<OfferedVersion[]> {
+  const templates = [...(await src.templates())]
+    .filter((t) => (t.spec.APIServiceSelector.group ?? '') === e.group && t.spec.APIServiceSelector.resource === e.resource)
+    .sort((a, b) => byName(a).localeCompare(byName(b)));
+  return e.crd.spec.versions.flatMap((v) => {
+    const template =
+      templates.find((t) => t.spec.APIServiceSelector.version === v.name) ?? templates.find((t) => !t.spec.APIServiceSelector.version);
+    return v.served && template ? [{ version: v.name, template, deprecated: v.deprecated === true }] : [];
+  });
+}

@@ -2,11 +2,13 @@
  * `GET /resources?s=<sid>`: the logged-in user's choice of APIs, one link per exportable resource the user may bind
  * (authz/bind-policy.ts). Each link's class contains the plural, as Klutch's page has it, so scripts that click
  * `a.<plural>` work with both. With a machine's access token (`Authorization: Bearer`, no session) the same list is
- * JSON: `{"items": [{"group", "resource", "kind"}], "hidden": <how many more are offered to others>}`.
+ * JSON: `{"items": [{"group", "resource", "kind"}], "hidden": <how many more are offered to others>}`. An API offered in
+ * more than one version lists them (`versions` in JSON; a link per version on the page, `/bind?...&version=`), each
+ * only where the template of that version lets the caller bind it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayBind } from '../authz/bind-policy';
-import { exportables } from '../exportable';
+import { exportables, offeredVersions } from '../exportable';
 import type { HttpDeps } from './deps';
 import { bearerToken, machineIdentity } from './machine';
 import { escapeHtml, page, sendHtml, sendJson } from './respond';
@@ -17,9 +19,19 @@ export async function handleResources(req: IncomingMessage, res: ServerResponse,
   if (token !== undefined) {
     const who = await machineIdentity(d, token);
     const all = await exportables(d.exportables);
-    const items = all
-      .filter((e) => mayBind(who, e.template, d.defaultBindPolicy).allowed)
-      .map((e) => ({ group: e.group, resource: e.resource, kind: e.kind }));
+    const items = await Promise.all(
+      all
+        .filter((e) => mayBind(who, e.template, d.defaultBindPolicy).allowed)
+        .map(async (e) => {
+          const versions = (await offeredVersions(d.exportables, e)).filter((v) => mayBind(who, v.template, d.defaultBindPolicy).allowed);
+          return {
+            group: e.group,
+            resource: e.resource,
+            kind: e.kind,
+            ...(versions.length > 1 ? { versions: versions.map((v) => v.version) } : {}),
+          };
+        }),
+    );
     sendJson(res, 200, { items, hidden: all.length - items.length });
     return;
   }
@@ -28,10 +40,24 @@ export async function handleResources(req: IncomingMessage, res: ServerResponse,
   const all = await exportables(d.exportables);
   const identity = sessionIdentity(session);
   const list = all.filter((e) => mayBind(identity, e.template, d.defaultBindPolicy).allowed);
-  const items = list.map((e) => {
-    const href = `/bind?s=${encodeURIComponent(sid)}&resource=${encodeURIComponent(e.resource)}&group=${encodeURIComponent(e.group)}`;
-    return `<li><a class="bind ${escapeHtml(e.resource)}" href="${escapeHtml(href)}">${escapeHtml(e.kind)}</a> <code>${escapeHtml(`${e.resource}.${e.group}`)}</code></li>`;
-  });
+  const items = await Promise.all(
+    list.map(async (e) => {
+      const href = `/bind?s=${encodeURIComponent(sid)}&resource=${encodeURIComponent(e.resource)}&group=${encodeURIComponent(e.group)}`;
+      const versions = await offeredVersions(d.exportables, e);
+      // An API offered in more than one version: its default (the link Klutch's scripts click) and each version alone.
+      const choices =
+        versions.length > 1
+          ? ` in ${versions
+              .filter((v) => mayBind(identity, v.template, d.defaultBindPolicy).allowed)
+              .map(
+                (v) =>
+                  `<a class="bind-version" href="${escapeHtml(`${href}&version=${encodeURIComponent(v.version)}`)}">${escapeHtml(v.version)}</a>${v.deprecated ? ' (deprecated)' : ''}`,
+              )
+              .join(', ')}`
+          : '';
+      return `<li><a class="bind ${escapeHtml(e.resource)}" href="${escapeHtml(href)}">${escapeHtml(e.kind)}</a> <code>${escapeHtml(`${e.resource}.${e.group}`)}</code>${choices}</li>`;
+    }),
+  );
   // Which APIs are hidden is not said: their names are for those who may bind them.
   const hidden =
     all.length > list.length

@@ -52,6 +52,9 @@ async function start(
     machine?: HttpDeps['machine'];
     /** Annotations of the one template (a bind rule). */
     rule?: Record<string, string>;
+    /** The templates and CRD instead (an API in two versions). */
+    templates?: APIServiceExportTemplate[];
+    crd?: unknown;
   } = {},
 ): Promise<Harness> {
   const keys = parseKeys(randomBytes(32).toString('base64'), 'test');
@@ -72,8 +75,8 @@ async function start(
     sealer,
     replay: new ReplayGuard(),
     exportables: {
-      templates: async () => [o.rule ? { ...template, metadata: { ...template.metadata, annotations: o.rule } } : template],
-      crd: async () => crd as never,
+      templates: async () => o.templates ?? [o.rule ? { ...template, metadata: { ...template.metadata, annotations: o.rule } } : template],
+      crd: async () => (o.crd ?? crd) as never,
     },
     provision:
       o.provision ??
@@ -450,6 +453,41 @@ describe('the machine path (Authorization: Bearer)', () => {
     const noCluster = await request(`${h.url}/bind?s=abc&resource=postgresqlinstances&group=anynines.com`, bearer('token-ci'));
     expect(noCluster.status).toBe(400);
     expect(JSON.parse(noCluster.body).message).toMatch(/^c is required/);
+  });
+
+  it('/resources offers an API of two versions in each, where the template of that version lets the caller bind it', async () => {
+    const pinned = (name: string, version: string, rule?: Record<string, string>) =>
+      ({
+        metadata: { name, namespace: 't', ...(rule ? { annotations: rule } : {}) },
+        spec: { APIServiceSelector: { ...template.spec.APIServiceSelector, version } },
+      }) as unknown as APIServiceExportTemplate;
+    const h = await start({
+      machine,
+      templates: [pinned('pg', 'v1'), pinned('pg-v2', 'v2', { 'klutch-kit.anynines.com/bind-allowed-clients': 'ci' })],
+      crd: {
+        spec: {
+          ...crd.spec,
+          versions: [
+            { name: 'v1', served: true, storage: false, deprecated: true },
+            { name: 'v2', served: true, storage: true },
+          ],
+        },
+      },
+    });
+    const listed = async (token: string) => JSON.parse((await request(`${h.url}/resources`, bearer(token))).body).items;
+    expect(await listed('token-ci')).toEqual([
+      { group: 'anynines.com', resource: 'postgresqlinstances', kind: 'PostgresqlInstance', versions: ['v1', 'v2'] },
+    ]);
+    // v2's template names ci alone: another client is offered the default version only.
+    expect(await listed('token-other')).toEqual([{ group: 'anynines.com', resource: 'postgresqlinstances', kind: 'PostgresqlInstance' }]);
+    const page = await request(`${h.url}/resources?s=abc`, { headers: { Cookie: await sessionCookie(h, 'abc') } });
+    expect(page.body).toContain(
+      'class="bind postgresqlinstances" href="/bind?s=abc&amp;resource=postgresqlinstances&amp;group=anynines.com"',
+    );
+    // alice is no client: the default allows her v1 (deprecated), not v2.
+    expect(page.body).toContain(
+      'in <a class="bind-version" href="/bind?s=abc&amp;resource=postgresqlinstances&amp;group=anynines.com&amp;version=v1">v1</a> (deprecated)</li>',
+    );
   });
 
   it('/bind takes a version the API serves, and names one it does not serve, or that is none, before anything is made', async () => {
