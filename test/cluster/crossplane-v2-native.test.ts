@@ -34,6 +34,11 @@ import { type PodPlatform, podPlatform } from '../support/platform/pod-platform'
 import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
 import { DEFAULT_BACKUP_SECRET } from '../../backends/cnpg-backup';
 import { A9S_PLURALS, A9sServiceBrokerStandIn } from '../../harness/stand-ins/a9s-service-broker';
+import { publishNextRelease, type NextRelease } from '../support/next-release';
+import { upgradeControlPlane, upgradeKonnector } from '../support/upgrade';
+import { runPodToEnd } from '../support/run-pod';
+import { psqlClientPod } from '../../harness/node/cnpg-images';
+import { join } from 'node:path';
 
 type Obj = Record<string, any>;
 
@@ -93,6 +98,9 @@ const bindOnce = (plural: string): Promise<void> => timed(`kubectl bind ${plural
 /** The `--crossplane v2` synth output the platform moves to. */
 let v2Files: ReadonlyMap<string, string>;
 
+/** The next release of this tree (test/support/next-release.ts), which the platform is upgraded to before the move. */
+let nextRelease: Promise<NextRelease> | undefined;
+
 /** The state a user sees before the switch, to compare after it. */
 const before: Record<string, Obj> = {};
 
@@ -129,9 +137,13 @@ beforeAll(async () => {
     ['servicebindings', fromExample('servicebinding-a9s', (o) => ((o.metadata.name = A9S_BINDING), (o.spec.instanceRef = A9S_INSTANCE)))],
   ];
   for (const [plural, claim] of claims) await createWhenServed(app, plural, { ...claim, metadata: { ...claim.metadata, namespace: NS } });
+  // The next release, built beside the files that still hold the platform (the upgrade waits for it and for them).
+  nextRelease = publishNextRelease({ registry: sandbox.registry, crossplane: 'v1' });
+  nextRelease.catch(() => undefined); // the upgrade test reports it
 }, 45 * 60_000);
 
 afterAll(async () => {
+  (await nextRelease?.catch(() => undefined))?.cleanup();
   if (moveFrom)
     log(`v2-native: the move and the v2 examples took ${((Date.now() - moveFrom) / 1000).toFixed(1)} s from exclusive() to the file's end`);
   await Promise.all(counted.map((c) => c.informer.stop()));
@@ -380,6 +392,85 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     const marked = (await requireOk(control, 'GET', `/api/v1/namespaces/${ns}`)).metadata.annotations?.[TENANT_ANNOTATION];
     expect(marked).toBe(Buffer.from(tenant.data.ACCESS_KEY_ID, 'base64').toString());
   });
+
+  it('upgrades to the next release by docs/upgrading.md, control plane first: nothing recreated, bindings healthy on both skews, creds and data as they were', async () => {
+    const next = await timed('the next release published', () => nextRelease!);
+    // Like the move, it changes the whole platform: it waits for the files using it.
+    await timed('exclusive (for the upgrade)', () => sandbox.exclusive());
+    const ns = sandbox.claims.providerNamespace;
+    const cnpg = sandbox.claims.cnpg!;
+    const clusterNs = (await requireOk(control, 'GET', `/api/v1/namespaces/${ns}`)).metadata.labels[
+      'klutch-kit.anynines.com/cluster-namespace'
+    ];
+    /** What must hold on each skew: every binding Ready, the consumer Healthy, the claims the same, the data answering. */
+    const holds = async (skew: string) => {
+      await waited(`every binding Ready in the app cluster (${skew})`, async () => {
+        const list = (await requireOk(app, 'GET', '/apis/klutch.anynines.com/v1alpha1/namespaces/klutch-bind/apiservicebindings'))
+          .items as Obj[];
+        return list.length > 0 && list.every(ready) ? true : undefined;
+      });
+      await waited(`the ClusterBinding Healthy (${skew})`, async () => {
+        const cb = await getObject(control, `/apis/klutch.anynines.com/v1alpha1/namespaces/${clusterNs}/clusterbindings/cluster`);
+        return (cb?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === 'Healthy' && c.status === 'True') ? true : undefined;
+      });
+      const uid = async (kube: Kube, path: string) => (await requireOk(kube, 'GET', path)).metadata.uid as string;
+      expect(
+        {
+          instance: await uid(app, instancePath(NS)),
+          binding: await uid(app, bindingPath(NS)),
+          backup: await uid(app, backupPath(NS)),
+          a9s: await uid(app, a9sInstancePath(NS)),
+          postgresql: await uid(control, `/apis/postgresql.anynines.com/v1beta3/namespaces/${ns}/postgresqls/${sandbox.claims.instance}`),
+          cnpgCluster: await uid(control, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${cnpg.instance}`),
+        },
+        `no claim or database made again (${skew})`,
+      ).toEqual({
+        instance: before.instance!.metadata.uid,
+        binding: before.binding!.metadata.uid,
+        backup: before.backup!.metadata.uid,
+        a9s: before.a9sInstanceClaim!.metadata.uid,
+        postgresql: before.postgresql!.metadata.uid,
+        cnpgCluster: before.cnpgCluster!.metadata.uid,
+      });
+      for (const [what, path, was] of [
+        ['a8s', credsPath(NS), before.creds],
+        ['cnpg', `/api/v1/namespaces/${NS}/secrets/${cnpg.binding}-creds`, before.cnpgCreds],
+        ['a9s', a9sCredsPath(NS), before.a9sCreds],
+      ] as const)
+        expect((await requireOk(app, 'GET', path)).data, `the ${what} creds in the app cluster (${skew})`).toEqual(was!.data);
+      const query = await runPodToEnd(
+        app,
+        NS,
+        psqlClientPod({
+          name: `upgrade-query-${skew.replace(/\W+/g, '-')}`,
+          secret: `${cnpg.binding}-creds`,
+          sql: 'SELECT body FROM greetings WHERE id = 1;',
+        }),
+      );
+      expect(query.log.trim().split('\n'), `the sandbox's row, read with its creds (${skew})`).toEqual(['hello from the app cluster']);
+    };
+    const image = async (kube: Kube, path: string) => (await requireOk(kube, 'GET', path)).spec.template.spec.containers[0].image as string;
+    const backendImage = () => image(control, '/apis/apps/v1/namespaces/klutch-bind-backend/deployments/klutch-bind-backend');
+    const konnectorImage = () => image(app, '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector');
+    const was = { backend: await backendImage(), konnector: await konnectorImage() };
+    const want = (repo: string) => `${next.record.images[repo]!.ref}@${next.record.images[repo]!.digest}`;
+
+    await upgradeControlPlane({
+      kubeconfig: sandbox.kubeconfigs.controlPlane,
+      kube: control,
+      overlay: join(sandbox.dir, 'sandbox', 'backend', 'overlay'),
+      release: next,
+      log,
+    });
+    expect(await backendImage()).toBe(want('bind-backend'));
+    expect(await konnectorImage(), 'the konnector not upgraded yet').toBe(was.konnector);
+    await holds('backend of the next release, konnector of this one');
+
+    await upgradeKonnector({ kubeconfig: sandbox.kubeconfigs.app, release: next, log });
+    expect(await konnectorImage()).toBe(want('konnector'));
+    expect([was.backend, was.konnector].every((i) => !i.includes(next.version))).toBe(true);
+    await holds('both of the next release');
+  }, 900_000);
 
   it(
     'switches with zero deletes: no a8s object, a9s MR, app claim or creds Secret is deleted or created again',
