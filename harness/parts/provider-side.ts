@@ -78,8 +78,11 @@ export interface ProviderSide {
    * (as the backend does once it sees the bound object there), by adding them to Role `klutch-binder-claimed`.
    */
   shareClaimed(providerNamespace: string, name: string): Promise<void>;
-  /** Exports one more API to the same consumer (as a second `kubectl bind` would); returns its name. */
-  exportApi(crd: Crd, claims: readonly PermissionClaim[]): Promise<string>;
+  /**
+   * Exports one more API to the same consumer (as a second `kubectl bind` would); returns its name. With `version`,
+   * the export offers that version alone, as the backend's export of a template pinned to it does.
+   */
+  exportApi(crd: Crd, claims: readonly PermissionClaim[], version?: string): Promise<string>;
   /** Admin client of the provider. */
   readonly kube: Kube;
   /** Stops the APIServiceNamespace controller and deletes what was created. */
@@ -136,7 +139,7 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
   const byName = o.claimedAccess === 'Object';
   const exported: { group: string; resource: string; kind: string; claims: readonly PermissionClaim[] }[] = [];
   /** Exports one more API to this consumer: the CRD, the export, and the rules of `klutch-binder-<cluster ns>`. */
-  const exportApi = async (crd: Crd, claims: readonly PermissionClaim[]): Promise<string> => {
+  const exportApi = async (crd: Crd, claims: readonly PermissionClaim[], version?: string): Promise<string> => {
     await installCrds(kube, [crd as unknown as Record<string, unknown>]);
     const { group, names } = crd.spec;
     exported.push({ group, resource: names.plural, kind: names.kind, claims });
@@ -159,7 +162,9 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
         group,
         names: crd.spec.names,
         scope: crd.spec.scope,
-        versions: crd.spec.versions.filter((v) => v.served),
+        versions: crd.spec.versions
+          .filter((v) => v.served && (version === undefined || v.name === version))
+          .map((v) => (version === undefined ? v : { ...v, storage: true })),
         informerScope: 'Namespaced',
         ...(claims.length ? { permissionClaims: claims } : {}),
       },
