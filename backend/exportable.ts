@@ -52,17 +52,25 @@ export async function findExportable(
   resource: string,
   version?: string,
 ): Promise<Exportable | undefined> {
-  const templates = [...(await src.templates())]
-    .filter((t) => (t.spec.APIServiceSelector.group ?? '') === group && t.spec.APIServiceSelector.resource === resource)
-    .sort((a, b) => byName(a).localeCompare(byName(b)));
-  const pinned = (t: APIServiceExportTemplate) => t.spec.APIServiceSelector.version;
-  const template =
-    version === undefined ? templates[0] : (templates.find((t) => pinned(t) === version) ?? templates.find((t) => !pinned(t)));
+  const templates = await templatesOf(src, group, resource);
+  const template = version === undefined ? templates[0] : templateFor(templates, version);
   if (!template) return undefined;
   const crd = await src.crd(`${resource}.${group}`);
   if (!crd || crd.spec.scope !== 'Namespaced') return undefined;
   if (version !== undefined && !crd.spec.versions.some((v) => v.served && v.name === version)) return undefined;
   return { group, resource, kind: crd.spec.names.kind, template, crd, ...(version !== undefined ? { version } : {}) };
+}
+
+/** The templates of a group/resource, by namespace/name. */
+async function templatesOf(src: ExportableSource, group: string, resource: string): Promise<APIServiceExportTemplate[]> {
+  return [...(await src.templates())]
+    .filter((t) => (t.spec.APIServiceSelector.group ?? '') === group && t.spec.APIServiceSelector.resource === resource)
+    .sort((a, b) => byName(a).localeCompare(byName(b)));
+}
+
+/** Of `templates`, the one pinned to `version`, else one that pins none. */
+function templateFor(templates: readonly APIServiceExportTemplate[], version: string): APIServiceExportTemplate | undefined {
+  return templates.find((t) => t.spec.APIServiceSelector.version === version) ?? templates.find((t) => !t.spec.APIServiceSelector.version);
 }
 
 /** A version of an exportable's API an app cluster may ask for (`version` on /bind), and the template offering it. */
@@ -78,12 +86,9 @@ export interface OfferedVersion {
  * template pins, or that a template pinning none exports.
  */
 export async function offeredVersions(src: ExportableSource, e: Exportable): Promise<OfferedVersion[]> {
-  const templates = [...(await src.templates())]
-    .filter((t) => (t.spec.APIServiceSelector.group ?? '') === e.group && t.spec.APIServiceSelector.resource === e.resource)
-    .sort((a, b) => byName(a).localeCompare(byName(b)));
+  const templates = await templatesOf(src, e.group, e.resource);
   return e.crd.spec.versions.flatMap((v) => {
-    const template =
-      templates.find((t) => t.spec.APIServiceSelector.version === v.name) ?? templates.find((t) => !t.spec.APIServiceSelector.version);
-    return v.served && template ? [{ version: v.name, template, deprecated: v.deprecated === true }] : [];
+    const template = v.served ? templateFor(templates, v.name) : undefined;
+    return template ? [{ version: v.name, template, deprecated: v.deprecated === true }] : [];
   });
 }
