@@ -47,6 +47,11 @@ export class NamespacedInformers<T extends InformerObject = Obj> {
     return [...this.informers.values()].every((i) => i.hasSynced());
   }
 
+  /** Whether `namespace` has an informer that has listed: before that, a missing object is not known missing. */
+  listed(namespace: string): boolean {
+    return this.informers.get(namespace)?.hasSynced() ?? false;
+  }
+
   lastError(): string | undefined {
     for (const [ns, i] of this.informers) {
       const e = i.lastError();

@@ -59,6 +59,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
             from: 'Provider',
             names,
             getSource: (ns, n) => withKind(sources.get(ns, n)),
+            listed: (pns) => sources.listed(pns) && x.provider.listed(pns),
             targetNamespace: (pns) => conn.map.consumerNamespace(pns),
             ownerTwin: (src) => {
               const ref = claimOwner(src, x.resource.kind, apiVersion);

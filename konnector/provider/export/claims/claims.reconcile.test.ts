@@ -17,13 +17,14 @@ const twin: Obj = {
   spec: {},
 };
 
-function world(o: { source?: Obj; target?: Obj; owned?: boolean; names?: string[] }) {
+function world(o: { source?: Obj; target?: Obj; owned?: boolean; names?: string[]; listed?: boolean }) {
   const writes: string[] = [];
   const warnings: string[] = [];
   const deps: ClaimDeps = {
     from: 'Provider',
     names: o.names ?? ['*'],
     getSource: () => o.source,
+    listed: () => o.listed ?? true,
     targetNamespace: () => 'app',
     ownerTwin: () => (o.owned === false ? undefined : twin),
     getTarget: () => o.target,
@@ -47,6 +48,22 @@ describe('reconcileClaim', () => {
     const unowned = world({ source: creds, owned: false });
     await reconcileClaim(unowned.deps, 'p', 'sb-creds');
     expect(unowned.writes).toEqual([]);
+  });
+
+  it('keeps a copy while the provider side is still listing, and deletes it once its source is known gone', async () => {
+    // A konnector just started (or upgraded) reads the app cluster's copies before the provider's sources: deleting
+    // then made every `<binding>-creds` a new object, with the same data, on each restart.
+    for (const o of [{}, { source: creds, owned: false }]) {
+      const listing = world({ ...o, target: copy(), listed: false });
+      expect(await reconcileClaim(listing.deps, 'p', 'sb-creds')).toEqual({ requeueAfterMs: expect.any(Number) });
+      expect(listing.writes).toEqual([]);
+      const known = world({ ...o, target: copy() });
+      await reconcileClaim(known.deps, 'p', 'sb-creds');
+      expect(known.writes).toEqual(['delete app/sb-creds']);
+    }
+    const unknown = world({ listed: false });
+    await reconcileClaim(unknown.deps, 'p', 'sb-creds');
+    expect(unknown.writes).toEqual([]); // not even the look for Klutch's copy
   });
 
   it('copies a Secret owned by a bound object down, owned by its twin and marked as the provider’s', async () => {

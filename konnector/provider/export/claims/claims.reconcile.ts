@@ -20,6 +20,11 @@ export interface ClaimDeps {
   /** `selector.names`: exact names, `*` for any. */
   readonly names: readonly string[];
   getSource(namespace: string, name: string): Obj | undefined;
+  /**
+   * Whether the sources of `namespace`, and the bound objects that own them, have been listed. Until then a source
+   * or owner not in the cache may merely not be read yet (a konnector just started, a namespace just assigned).
+   */
+  listed(sourceNamespace: string): boolean;
   /** Source namespace → target namespace; undefined when unmapped. */
   targetNamespace(sourceNamespace: string): string | undefined;
   /** The twin, on the target side, of the bound object that owns `source`; undefined when no bound object owns it. */
@@ -36,6 +41,9 @@ export interface ClaimDeps {
   warn(source: Obj, reason: string, message: string): void;
 }
 
+/** How soon a key whose source may be gone is looked at again while the provider side is still listing. */
+const LISTING_RETRY_MS = 2_000;
+
 /** Fields of a Secret or ConfigMap that are its content. */
 const CONTENT = ['data', 'binaryData', 'stringData', 'type', 'immutable'] as const;
 
@@ -47,6 +55,9 @@ export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, n
   const ours = target !== undefined && target.metadata.annotations?.[Annotations.resourceOwner] === deps.from;
   const twin = source && !isDeleting(source) && selects(deps.names, name) ? deps.ownerTwin(source) : undefined;
   if (!source || !twin) {
+    // A copy goes only when its source is known gone: deleting on a cache still listing would make the app's
+    // Secret a new object (its watchers see a delete) on every konnector restart or upgrade.
+    if (!deps.listed(sourceNamespace)) return { requeueAfterMs: LISTING_RETRY_MS };
     if (ours && !isDeleting(target)) await deps.deleteTarget(targetNamespace, name, target.metadata.uid ?? '');
     else if (!source && !target) await deps.deleteKlutchCopy?.(targetNamespace, name);
     return undefined;
