@@ -1,7 +1,10 @@
 import { App, Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
+import { watchInformer } from '../controller/informer';
+import { startLoopbackApi } from '../harness/cluster/loopback-api';
+import { sleep } from '../lib/abort';
 import { BindBackend } from './deploy/bind-backend';
-import { LEADER_WATCHED, SERVING_WATCHED, type Watched } from './informers';
+import { LEADER_WATCHED, metadataOnly, SERVING_WATCHED, type Watched } from './informers';
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
 
@@ -41,5 +44,35 @@ describe("the backend's informers", () => {
     expect(secrets.map(([name, w]) => [name, w.labelSelector])).toEqual([
       ['leader kubeconfigs', 'klutch-kit.anynines.com/kubeconfig=true'],
     ]);
+  });
+});
+
+describe('metadataOnly', () => {
+  it('asks the API server for metadata only on the list and on the watch: no Secret data crosses the wire', async () => {
+    const accepts: string[] = [];
+    const api = await startLoopbackApi('metadata-only test CA', (req, res) => {
+      const watch = req.url?.includes('watch=true');
+      accepts.push(`${watch ? 'watch' : 'list'} ${req.headers.accept}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (watch) return void res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 's', resourceVersion: '8' } } })}\n`);
+      res.end(
+        JSON.stringify({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '7' }, items: [] }),
+      );
+    });
+    const informer = watchInformer({ kc: metadataOnly(api.kubeConfig()), path: '/api/v1/secrets' });
+    try {
+      await informer.start();
+      await informer.synced;
+      for (let i = 0; i < 100 && !accepts.some((a) => a.startsWith('watch')); i++) await sleep(50);
+      expect(new Set(accepts)).toEqual(
+        new Set([
+          'list application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+          'watch application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+        ]),
+      );
+    } finally {
+      await informer.stop();
+      await api.close();
+    }
   });
 });

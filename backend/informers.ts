@@ -150,15 +150,18 @@ const WATCH_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;
 
 /**
  * `kc`, asking the API server for metadata only (PartialObjectMetadata, as client-go's metadata informers): a Secret's
- * data never reaches the backend's memory. A list sets an Accept header of its own (controller/informer.ts listWire),
- * a watch none: that tells them apart.
+ * data never reaches the backend's memory. A list goes through `applyToHTTPSOptions` (controller/informer.ts
+ * listWire), client-node's Watch through `applySecurityAuthentication`: each gets its Accept header there.
  */
 export function metadataOnly(kc: KubeConfig): KubeConfig {
   const m = Object.create(kc) as KubeConfig;
   m.applyToHTTPSOptions = async (opts) => {
-    const list = Boolean((opts.headers as Record<string, unknown> | undefined)?.Accept);
     await kc.applyToHTTPSOptions(opts);
-    opts.headers = { ...opts.headers, Accept: list ? LIST_METADATA : WATCH_METADATA };
+    opts.headers = { ...opts.headers, Accept: LIST_METADATA };
+  };
+  m.applySecurityAuthentication = async (context) => {
+    await kc.applySecurityAuthentication(context);
+    context.setHeaderParam('Accept', WATCH_METADATA);
   };
   return m;
 }

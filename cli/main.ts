@@ -5,11 +5,11 @@
  * Ctrl-C aborts what is waiting and ends with exit code 130; a second Ctrl-C ends at once.
  */
 import { processIo } from './io';
-import { MIN_NODE } from './node-floor';
+import { belowNodeFloor, MIN_NODE } from './node-floor';
 import { run } from './run';
 import { setUserAgent } from '../lib/user-agent';
 
-if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
+if (belowNodeFloor(process.versions.node)) {
   process.stderr.write(
     `kubectl-bind needs Node ${MIN_NODE} or later (Node 24 LTS is what its image runs); this is Node ${process.versions.node}, past its end of life: install a maintained Node and run it again\n`,
   );

@@ -75,7 +75,7 @@ describe('keepAliveConfiguration', () => {
       const dkc = dropping.kubeConfig();
       const core = keepAliveClient(dkc, CoreV1Api, keepAliveConfiguration(dkc, { idleMs: 150 }));
       await core.readNamespace({ name: 'x' });
-      await sleep(20); // the agent takes a freed socket back one macrotask late (KeepAliveAgent)
+      await sleep(20); // the response is read whole and the connection back in the pool
       await core.readNamespace({ name: 'x' }); // soon after: the kept connection serves it
       expect(dropping.connections).toBe(1);
       await sleep(400);

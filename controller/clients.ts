@@ -1,12 +1,13 @@
 /**
- * API clients that keep their connections: @kubernetes/client-node 1.x makes a new https.Agent for every request
- * (`KubeConfig.applySecurityAuthentication`), so every call would pay a TCP and TLS handshake and a new TLS context —
- * most of a controller's CPU under load. A configuration made here keeps the library's authentication (it reads the
- * KubeConfig's current user on every request, so a rotated token takes effect at once) and swaps in one keep-alive
- * agent per configuration, rebuilt when the TLS material changes.
+ * API clients that keep their connections: @kubernetes/client-node makes a new undici Agent for every request
+ * (`KubeConfig.applySecurityAuthentication`, 2.0.1), so every call would pay a TCP and TLS handshake and a new TLS
+ * context — most of a controller's CPU under load. A configuration made here keeps the library's authentication (it
+ * reads the KubeConfig's current user on every request, so a rotated token takes effect at once) and swaps in one
+ * keep-alive dispatcher per configuration, rebuilt when the TLS material changes.
  */
 import https from 'node:https';
 import tls from 'node:tls';
+import { Agent as UndiciAgent, type Dispatcher } from 'undici';
 import {
   type Configuration,
   createConfiguration,
@@ -33,27 +34,6 @@ export interface KeepAliveOptions {
 }
 
 /**
- * A keep-alive agent that hands a freed socket to a waiting request one macrotask later than Node does. client-node's
- * node-fetch 2 reports a chunked response (kube-apiserver sends every body over 2 KiB chunked) as "Premature close"
- * when, as the response closes, its socket already has a data listener: and Node gives a freed socket to the next
- * queued request one tick before the response it served closes. So whenever requests queue for the sockets (more in
- * flight than `maxSockets`: 50 binds at once) reads and writes failed with a response that had arrived whole. Waiting
- * for setImmediate lets the response close first.
- */
-class KeepAliveAgent extends https.Agent {
-  constructor(o: https.AgentOptions) {
-    super(o);
-    for (const free of this.listeners('free') as ((...args: unknown[]) => void)[]) {
-      this.off('free', free);
-      this.on('free', (socket: { destroyed?: boolean }, ...rest: unknown[]) =>
-        // A socket closed meanwhile is gone from the pool already (and a waiting request got a new one).
-        setImmediate(() => socket.destroyed || free.call(this, socket, ...rest)),
-      );
-    }
-  }
-}
-
-/**
  * kube-apiserver closes a connection idle for 90 s (k8s.io/apiserver secure_serving.go). A request written on such a
  * connection as the server closes it fails with "socket hang up" though the server never saw it; closing idle
  * connections on our side well before then keeps the pool free of connections the server is about to drop.
@@ -72,11 +52,11 @@ export function keepAliveAgent(maxSockets = 32, idleMs = IDLE_SOCKET_MS): (opts:
   let agent: https.Agent | undefined;
   let tlsKey = '';
   return (opts) => {
-    const key = `${String(opts.ca)}|${String(opts.cert)}|${String(opts.key)}|${String(opts.rejectUnauthorized)}|${String(opts.servername)}`;
+    const key = tlsKeyOf(opts);
     if (!agent || key !== tlsKey) {
       agent?.destroy();
       tlsKey = key;
-      agent = new KeepAliveAgent({
+      agent = new https.Agent({
         keepAlive: true,
         maxSockets,
         // A pooled socket times out after this long idle and the agent destroys it. A socket in use only makes its
@@ -93,11 +73,46 @@ export function keepAliveAgent(maxSockets = 32, idleMs = IDLE_SOCKET_MS): (opts:
   };
 }
 
+/** The cache key of a request's TLS material: a new pool only when it changes (a rotated client certificate). */
+function tlsKeyOf(opts: TlsOptions): string {
+  return `${String(opts.ca)}|${String(opts.cert)}|${String(opts.key)}|${String(opts.rejectUnauthorized)}|${String(opts.servername)}`;
+}
+
+/**
+ * One keep-alive undici dispatcher for the TLS material of the HTTPS options it is handed, as `keepAliveAgent` for
+ * https.request: what client-node 2's fetch sends through (`RequestContext.setDispatcher`). Its pool closes a
+ * connection idle for `idleMs` (kube-apiserver sends no Keep-Alive hint, so undici's own 4 s would apply).
+ */
+function keepAliveDispatcher(maxSockets = 32, idleMs = IDLE_SOCKET_MS): (opts: TlsOptions) => Dispatcher {
+  let dispatcher: UndiciAgent | undefined;
+  let tlsKey = '';
+  return (opts) => {
+    const key = tlsKeyOf(opts);
+    if (!dispatcher || key !== tlsKey) {
+      // The old pool finishes what it carries, then closes.
+      void dispatcher?.close();
+      tlsKey = key;
+      dispatcher = new UndiciAgent({
+        connections: maxSockets,
+        keepAliveTimeout: idleMs,
+        keepAliveMaxTimeout: idleMs,
+        connect: {
+          // One TLS context for all connections, as keepAliveAgent's.
+          secureContext: tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
+          ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+          ...(opts.servername ? { servername: opts.servername } : {}),
+        },
+      });
+    }
+    return dispatcher;
+  };
+}
+
 /** A client-node Configuration for `kc`'s current cluster whose requests share one keep-alive connection pool. */
 export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {}): Configuration {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('the kubeconfig has no current cluster with a server');
-  const agentFor = keepAliveAgent(o.maxSockets, o.idleMs);
+  const dispatcherFor = keepAliveDispatcher(o.maxSockets, o.idleMs);
   const bucket = o.rateLimit ? new TokenBucket(o.rateLimit) : undefined;
   const auth: SecurityAuthentication = {
     getName: () => 'kubeconfig with a keep-alive agent',
@@ -106,9 +121,9 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
       await bucket?.take();
       await kc.applySecurityAuthentication(context);
       context.setHeaderParam('User-Agent', userAgent());
-      const opts: https.AgentOptions = {};
-      await kc.applyToHTTPSOptions(opts as never);
-      context.setAgent(agentFor(opts));
+      const opts: https.RequestOptions = {};
+      await kc.applyToHTTPSOptions(opts);
+      context.setDispatcher(dispatcherFor(opts));
     },
   };
   const baseServer = new ServerConfiguration(server, {});
@@ -124,11 +139,26 @@ export function keepAliveConfiguration(kc: KubeConfig, o: KeepAliveOptions = {})
         return response;
       } catch (e) {
         restClientRequests.inc({ code: '<error>', host, method });
-        throw e;
+        throw readableFetchError(e, method, request.getUrl());
       }
     },
   });
   return createConfiguration({ baseServer, authMethods: { default: auth }, httpApi });
+}
+
+/**
+ * fetch's failure as the reader needs it: undici says only "fetch failed" and keeps why (a refused connection, a
+ * certificate it could not verify) in `cause`, so every message built from `e.message` would lose it. The request and
+ * the innermost reason, as client-node 1's node-fetch said it; the original stays the cause.
+ */
+function readableFetchError(e: unknown, method: string, url: string): unknown {
+  if (!(e instanceof TypeError) || e.message !== 'fetch failed' || !(e.cause instanceof Error)) return e;
+  let reason: Error = e.cause;
+  while (reason.cause instanceof Error) reason = reason.cause;
+  // A host with several addresses fails with an AggregateError of one error each, and no message of its own.
+  if (reason instanceof AggregateError && !reason.message && reason.errors[0] instanceof Error) reason = reason.errors[0];
+  const why = reason.message || (reason as { code?: string }).code || String(reason);
+  return new Error(`request to ${method} ${url} failed, reason: ${why}`, { cause: e });
 }
 
 /** An API client (`CoreV1Api`, ...) on a keep-alive configuration: `keepAliveClient(kc, CoreV1Api)`. */
@@ -137,15 +167,17 @@ export function keepAliveClient<T>(kc: KubeConfig, api: new (config: Configurati
 }
 
 /**
- * `kc` as client-node's Watch reads it, its requests carrying this process's User-Agent (the Watch sends what
- * `applyToFetchOptions` returns, and nothing else of ours passes there).
+ * `kc` as client-node's Watch reads it, its requests carrying this process's User-Agent (the Watch sends the headers
+ * `applySecurityAuthentication` puts into its request context, and nothing else of ours passes there).
  */
 export function watchConfig(kc: KubeConfig): KubeConfig {
   return new Proxy(kc, {
     get(target, key) {
-      if (key === 'applyToFetchOptions')
-        return (opts: https.RequestOptions) =>
-          target.applyToFetchOptions({ ...opts, headers: { ...opts.headers, 'User-Agent': userAgent() } });
+      if (key === 'applySecurityAuthentication')
+        return async (context: RequestContext) => {
+          await target.applySecurityAuthentication(context);
+          context.setHeaderParam('User-Agent', userAgent());
+        };
       const v: unknown = Reflect.get(target, key, target);
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },

@@ -25,8 +25,8 @@ describe('listWire', () => {
         const l = await listWire(kc, '/api/v1/configmaps', { labelSelector: 'a=b' });
         expect([l.metadata?.resourceVersion, l.items.map((o) => o.metadata?.name)]).toEqual(['7', ['x']]);
       }
-      // Each new connection is a TLS handshake for the API server. Two, not one: the agent hands a freed socket back a
-      // macrotask late (controller/clients.ts), so the next list may start before its predecessor's socket is free.
+      // Each new connection is a TLS handshake for the API server. Two at most: the next list may start before its
+      // predecessor's socket is back in the pool.
       expect(api.connections, 'ten lists, kept connections').toBeLessThanOrEqual(2);
       await expect(listWire(kc, '/api/v1/secrets')).rejects.toMatchObject({ message: 'list /api/v1/secrets: 403 no', code: 403 });
     } finally {
@@ -56,6 +56,42 @@ describe('the User-Agent', () => {
       await eventually(() => seen.some((s) => s.startsWith('watch')));
       const agent = `klutch-test/${VERSION} (${process.platform}/${process.arch}) node/${process.version}`;
       expect(new Set(seen)).toEqual(new Set([`get ${agent}`, `watch ${agent}`]));
+    } finally {
+      await informer.stop();
+      await api.close();
+    }
+  });
+});
+
+describe('watchInformer', () => {
+  it('asks the API server to end its watch and send bookmarks, and resumes from the last bookmark without listing again', async () => {
+    const requests: string[] = [];
+    let watches = 0;
+    const api = await startLoopbackApi('watch timeout test CA', (req, res) => {
+      const url = new URL(req.url ?? '/', 'https://x');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch') !== 'true') {
+        requests.push('list');
+        return void res.end(JSON.stringify({ metadata: { resourceVersion: '7' }, items: [] }));
+      }
+      const timeout = Number(url.searchParams.get('timeoutSeconds'));
+      requests.push(
+        `watch from ${url.searchParams.get('resourceVersion')}, bookmarks ${url.searchParams.get('allowWatchBookmarks')}, ends in 5-10 min ${timeout >= 300 && timeout < 600}`,
+      );
+      // The first watch: a bookmark, then the server's end of it (as at timeoutSeconds); the next stays open.
+      if (watches++ > 0) return;
+      res.end(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', metadata: { resourceVersion: '9' } } })}\n`);
+    });
+    const informer = watchInformer({ kc: api.kubeConfig(), path: '/api/v1/configmaps' });
+    try {
+      await informer.start();
+      await informer.synced;
+      await eventually(() => watches >= 2);
+      expect(requests).toEqual([
+        'list',
+        'watch from 7, bookmarks true, ends in 5-10 min true',
+        'watch from 9, bookmarks true, ends in 5-10 min true',
+      ]);
     } finally {
       await informer.stop();
       await api.close();

@@ -78,7 +78,7 @@ export function watchInformer<T extends InformerObject>(o: WatchInformerOptions<
   };
   const lw = new ListWatch<KubernetesObject>(
     o.path,
-    t ? transformingWatch(new Watch(watchConfig(o.kc)), t) : new Watch(watchConfig(o.kc)),
+    t ? transformingWatch(serverTimedWatch(o.kc), t) : serverTimedWatch(o.kc),
     list as () => Promise<KubernetesListObject<KubernetesObject>>,
     false,
     o.labelSelector,
@@ -145,6 +145,31 @@ export function watchInformer<T extends InformerObject>(o: WatchInformerOptions<
       await lw.stop();
     },
   };
+}
+
+/** The API server ends each watch after this long, plus up to as much again at random (client-go's 5-10 min). */
+const WATCH_TIMEOUT_S = 300;
+/** How long past the server's end of a watch a silent one counts as a dead connection. */
+const WATCH_SLACK_S = 30;
+
+/**
+ * A Watch the API server ends, as client-go's: with `timeoutSeconds` (at random, so informers do not all come back at
+ * once) and `allowWatchBookmarks`, for which the API server sends a BOOKMARK about every minute of a watch with an
+ * end, so a quiet collection's resourceVersion stays recent and the next watch resumes from it without a 410 and a
+ * full list. client-node's Watch aborts one that carries nothing for `requestTimeoutMs` (30 s by default, which cut
+ * every quiet watch and made informers relist and back off, missing events for up to 30 s): it is kept past the
+ * server's end, so only a dead connection trips it.
+ */
+function serverTimedWatch(kc: KubeConfig, timeoutS = WATCH_TIMEOUT_S): Watch {
+  const w = new Watch(watchConfig(kc));
+  const watch = w.watch.bind(w);
+  w.watch = (path, query, cb, done) => {
+    const timeoutSeconds = timeoutS + Math.floor(Math.random() * timeoutS);
+    // Private in its types; read by each watch as it arms its timer.
+    Object.assign(w, { requestTimeoutMs: (timeoutSeconds + WATCH_SLACK_S) * 1000 });
+    return watch(path, { ...query, timeoutSeconds, allowWatchBookmarks: true }, cb, done);
+  };
+  return w;
 }
 
 /**

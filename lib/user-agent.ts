@@ -1,6 +1,6 @@
 /**
  * The User-Agent of this process's requests to API servers, so that their audit logs and `apiserver_request_total`
- * tell the bind backend, the konnector and `kubectl bind` apart (client-node sends node-fetch's, or none, for all
+ * tell the bind backend, the konnector and `kubectl bind` apart (client-node sends undici's, or none, for all
  * three). Shaped as client-go's: `<command>/<version> (<os>/<arch>) node/<node version>`. Each process names itself
  * once at start (`setUserAgent`); the clients in controller/ read it on every request.
  */

@@ -116,8 +116,8 @@ export async function ensureKubeconfig(
         },
       });
       const tr = await binderToken(c, namespace, secret.metadata!.uid!, Math.round(policy.lifetimeMs / 1000));
-      const yaml = kubeconfigYaml(t, namespace, tr.status!.token);
-      const expires = new Date(tr.status!.expirationTimestamp).toISOString();
+      const yaml = kubeconfigYaml(t, namespace, tr.token);
+      const expires = new Date(tr.expirationTimestamp).toISOString();
       await c.core.replaceNamespacedSecret({
         name: KUBECONFIG_SECRET,
         namespace,
@@ -155,12 +155,18 @@ const BINDING_TOKEN_SECONDS = 600;
  */
 export async function bindingKubeconfig(c: BackendClients, namespace: string, t: KubeconfigTarget, secretUid: string): Promise<string> {
   const tr = await binderToken(c, namespace, secretUid, BINDING_TOKEN_SECONDS);
-  return kubeconfigYaml(t, namespace, tr.status!.token);
+  return kubeconfigYaml(t, namespace, tr.token);
 }
 
 /** A TokenRequest token of `klutch-binder` bound to the `kubeconfig` Secret: deleting the Secret revokes it. */
-function binderToken(c: BackendClients, namespace: string, secretUid: string, seconds: number) {
-  return c.core.createNamespacedServiceAccountToken({
+/** A token of the binder bound to the kubeconfig Secret; the API server always answers with both fields. */
+async function binderToken(
+  c: BackendClients,
+  namespace: string,
+  secretUid: string,
+  seconds: number,
+): Promise<{ token: string; expirationTimestamp: Date }> {
+  const tr = await c.core.createNamespacedServiceAccountToken({
     name: BINDER,
     namespace,
     body: {
@@ -171,4 +177,8 @@ function binderToken(c: BackendClients, namespace: string, secretUid: string, se
       },
     },
   });
+  const { token, expirationTimestamp } = tr.status ?? {};
+  if (!token || !expirationTimestamp)
+    throw new Error(`the TokenRequest for ServiceAccount ${namespace}/${BINDER} was answered without a token and its expiry`);
+  return { token, expirationTimestamp };
 }

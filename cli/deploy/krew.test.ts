@@ -89,7 +89,7 @@ describe('the krew package of kubectl-bind', () => {
     const i = offline(krew, ['install', '--manifest', p.manifest, '--archive', p.archive], root);
     expect(i.status, i.output).toBe(0);
     // The Node the plugin runs on (cli/main.ts refuses an older one), not one it would refuse.
-    expect(i.output).toContain('kubectl bind needs Node.js 22 or later on PATH');
+    expect(i.output).toContain('kubectl bind needs Node.js 22.19 or later on PATH');
     const run = spawnSync(join(root, 'bin', 'kubectl-bind'), ['version'], { encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);
@@ -107,7 +107,7 @@ describe('the krew package of kubectl-bind', () => {
     expect(i1.status, i1.output).toBe(0);
     const i2 = offline(krew, ['install', '--manifest', p.secondManifest, '--archive', p.archive], root);
     expect(i2.status, i2.output).toBe(0);
-    expect(i2.output).toContain('kubectl klutch-bind needs Node.js 22 or later on PATH');
+    expect(i2.output).toContain('kubectl klutch-bind needs Node.js 22.19 or later on PATH');
     const ours = spawnSync(join(root, 'bin', 'kubectl-klutch_bind'), ['version'], { encoding: 'utf8' });
     expect(ours.status, ours.stderr).toBe(0);
     expect(ours.stdout).toContain(`kubectl-bind ${PLUGIN_VERSION}`);
@@ -156,7 +156,7 @@ describe('the krew package of kubectl-bind', () => {
       ],
     ]);
     expect(spec.caveats).toBe(
-      'kubectl klutch-bind is one executable, Node inside, on darwin/arm64, windows/amd64;\non other platforms it needs Node.js 22 or later on PATH.\n',
+      'kubectl klutch-bind is one executable, Node inside, on darwin/arm64, windows/amd64;\non other platforms it needs Node.js 22.19 or later on PATH.\n',
     );
     const v = offline(inject('krew').validate, ['-manifest', p.secondManifest, '-skip-install'], mkdtempSync(join(out, 'krew-root-')));
     expect(v.status, v.output).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * Clients for the test control planes, built on @kubernetes/client-node (1.x: 2.x needs Node >= 22.19).
+ * Clients for the test control planes, built on @kubernetes/client-node.
  *
  * `typed` API classes for what they cover, `objects` for any kind (server-side apply included), and `request` for
  * the raw calls tests make to see exactly what the API server answers (dry runs, strict field validation, the text of

@@ -117,7 +117,7 @@ describe('the synthesized backend on a real API server', () => {
     });
     const c = cp.clusters.bkd!;
     backendKubeconfig = `${dir}/backend-sa.kubeconfig`;
-    writeFileSync(backendKubeconfig, bearerKubeconfigYaml('bkd', c.server, c.ca, 'backend', tr.status!.token));
+    writeFileSync(backendKubeconfig, bearerKubeconfigYaml('bkd', c.server, c.ca, 'backend', tr.status!.token!));
     const [port, port2, servicePort] = (await freePorts(3)) as [number, number, number];
     service = await startLoadBalancer(() => replicas.filter((r) => r.proc.exited() === undefined).map((r) => r.url), servicePort);
     idpPort = (await freePorts(1))[0]!;
