@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// `npm test`: installs the npm dependencies when they are missing, runs every vitest project, and ends with the
+// `npm test`: installs the npm dependencies when they are missing or older than package-lock.json, runs every vitest project, and ends with the
 // plain line `N passed, N failed` that CI reads. The tools the tests need (crank, the Kubernetes binaries) are built
 // by the vitest global setups, once, and cached.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +13,15 @@ import { underNode24 } from './node-runtime.mjs';
 underNode24(import.meta.url);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-if (!existsSync(join(root, 'node_modules', '.bin', 'vitest'))) {
-  console.error('[klutch-kit] installing npm dependencies (npm ci) ...');
+// npm's record of what node_modules holds is written after each install: a lockfile newer than it (a pull, a
+// checkout that changed the dependencies) means node_modules is stale.
+const installed = join(root, 'node_modules', '.package-lock.json');
+const stale =
+  !existsSync(join(root, 'node_modules', '.bin', 'vitest')) ||
+  !existsSync(installed) ||
+  statSync(join(root, 'package-lock.json')).mtimeMs > statSync(installed).mtimeMs;
+if (stale) {
+  console.error('[klutch-kit] installing npm dependencies (npm ci): node_modules is missing or older than package-lock.json ...');
   const ci = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
   if (ci.status !== 0) process.exit(ci.status ?? 1);
 }
