@@ -8,7 +8,7 @@ import { celString } from '../lib/cel';
 import type { PrinterColumn } from '../lib/crd-manifest';
 import { Names } from '../lib/names';
 import { s, type Schema, type ValidationRule } from '../lib/schema';
-import type { VersionConversion } from './conversion';
+import type { VersionConversion } from '../lib/conversion';
 import { conversionsOf, versionRank, type ApiVersion, type PreviousVersion } from './versions';
 
 const DEFAULT_GROUP = 'anynines.com';

@@ -5,7 +5,7 @@
  */
 import type { ValidationRule, JSONSchemaProps, Schema } from '../lib/schema';
 import type { RuleContext } from './api';
-import { checkConversion, type VersionConversion } from './conversion';
+import { checkConversion, type VersionConversion } from '../lib/conversion';
 import { API_VERSION } from '../lib/names';
 
 /** An older version of an API, still served beside the newest. */

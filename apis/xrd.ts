@@ -12,7 +12,7 @@ import {
 import type { Api, CrossplaneTarget } from './api';
 import type { JSONSchemaProps } from '../lib/schema';
 import type { ApiVersion } from './versions';
-import { conversionPath } from './conversion';
+import { conversionPath } from '../lib/conversion';
 
 /** Crossplane's `compositionRef` of a claim (internal/xcrd CompositeResourceClaimSpecProps). */
 const COMPOSITION_REF: JSONSchemaProps = {

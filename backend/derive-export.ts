@@ -9,6 +9,7 @@ import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import {
   Annotations,
   BIND_API_VERSION,
+  EXPORT_CONVERSION_ANNOTATION,
   Kinds,
   type APIServiceExport,
   type APIServiceExportTemplate,
@@ -23,10 +24,13 @@ type WireVersion = Record<string, unknown> & { name: string; served: boolean; st
 
 function sourceHash(crd: V1CustomResourceDefinition, template: APIServiceExportTemplate): string {
   return createHash('sha256')
-    .update(JSON.stringify([crd.spec, template.spec.permissionClaims ?? []]))
+    .update(JSON.stringify([crd.spec, template.spec.permissionClaims ?? [], conversionOf(template) ?? null]))
     .digest('hex')
     .slice(0, 32);
 }
+
+const conversionOf = (template: APIServiceExportTemplate): string | undefined =>
+  template.metadata.annotations?.[EXPORT_CONVERSION_ANNOTATION];
 
 export class DeriveError extends Error {}
 
@@ -51,6 +55,8 @@ export function deriveExport(
   }
   // Exactly one stored version on the consumer: the CRD's storage version if exported, else the first.
   const storage = versions.some((v) => v.storage) ? undefined : versions[0]!.name;
+  // A version the control plane does not store: how our konnector converts to the one it does (the template's).
+  const conversion = storage !== undefined ? conversionOf(template) : undefined;
   versions = versions.map((v) => ({ ...v, storage: v.storage || v.name === storage }));
   if (spec.scope !== 'Namespaced') {
     throw new DeriveError(
@@ -86,6 +92,7 @@ export function deriveExport(
       annotations: {
         [Annotations.sourceSpecHash]: sourceHash(crd, template),
         ...(version !== undefined ? { [BackendAnnotations.exportVersion]: version } : {}),
+        ...(conversion !== undefined ? { [EXPORT_CONVERSION_ANNOTATION]: conversion } : {}),
       },
     },
     spec: {

@@ -1,6 +1,6 @@
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { APIServiceExportTemplate } from '../exports/bind-api';
+import { Annotations, EXPORT_CONVERSION_ANNOTATION, type APIServiceExportTemplate } from '../exports/bind-api';
 import { DeriveError, deriveExport } from './derive-export';
 import { exportables, findExportable, type ExportableSource } from './exportable';
 
@@ -99,5 +99,21 @@ describe('versions an app cluster asks for (issue 36, item 2)', () => {
     const s = source([pinned('backups')]);
     expect(await exported(s)).toMatchObject({ versions: ['v1', 'v2'] });
     expect(await exported(s, 'v2')).toEqual({ template: 'backups', versions: ['v2'], kept: 'v2' });
+  });
+
+  it("hands the template's conversion to an export of a version the control plane does not store, and to no other", () => {
+    const conversion = JSON.stringify({ storageVersion: 'v2', conversions: [{ older: 'v1', newer: 'v2', moved: [] }] });
+    const withConversion = (t: APIServiceExportTemplate) =>
+      ({ ...t, metadata: { ...t.metadata, annotations: { [EXPORT_CONVERSION_ANNOTATION]: conversion } } }) as APIServiceExportTemplate;
+    const of = (t: APIServiceExportTemplate, version?: string) =>
+      deriveExport(twoVersions, t, 'cluster-x', 'Namespaced', version).metadata.annotations?.[EXPORT_CONVERSION_ANNOTATION];
+    expect(of(withConversion(pinned('backups', 'v1')))).toBe(conversion);
+    expect(of(withConversion(pinned('backups-v2', 'v2')))).toBeUndefined(); // stored as it is: nothing to convert
+    expect(of(withConversion(pinned('backups')))).toBeUndefined(); // both versions, the storage one among them
+    expect(of(pinned('backups', 'v1'))).toBeUndefined();
+    // A changed conversion is a changed source: the export is derived again.
+    const hash = (t: APIServiceExportTemplate) =>
+      deriveExport(twoVersions, t, 'x', 'Namespaced').metadata.annotations?.[Annotations.sourceSpecHash];
+    expect(hash(withConversion(pinned('backups', 'v1')))).not.toBe(hash(pinned('backups', 'v1')));
   });
 });

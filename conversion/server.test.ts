@@ -2,7 +2,7 @@ import { request } from 'node:https';
 import type { Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEPT_ANNOTATION } from '../apis/conversion';
+import { KEPT_ANNOTATION } from '../lib/conversion';
 import { createCa } from '../harness/cluster/pki';
 import { versionedBackup, VERSIONED_GROUP } from '../test/support/versioned-api';
 import { startConversionServer } from './server';

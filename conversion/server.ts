@@ -1,12 +1,12 @@
 /**
  * The conversion server: the webhook each multi-version XRD names (apis/xrd.ts), which the API server calls to read
  * or write a composite or claim in another version than the one etcd holds. It answers ConversionReviews with
- * apis/conversion.ts, by the table synth wrote, and refuses a review whose result its target version would not
+ * lib/conversion.ts, by the table synth wrote, and refuses a review whose result its target version would not
  * accept — the API server validates a request only in the version it is written in.
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerReview, type ConversionReview } from '../apis/conversion';
+import { answerReview, type ConversionReview } from '../lib/conversion';
 import type { ConversionTable, ConvertedApi } from './table';
 import { versionValidator } from './table';
 

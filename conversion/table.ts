@@ -6,7 +6,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Api, CrossplaneTarget } from '../apis/api';
-import { conversionPath, type VersionConversion } from '../apis/conversion';
+import { conversionPath, type VersionConversion } from '../lib/conversion';
 import { toJsonSchema } from '../lib/json-schema';
 import type { JSONSchemaProps } from '../lib/schema';
 

@@ -5,7 +5,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { Api, CrossplaneTarget } from '../apis/api';
-import { exportTemplateManifest } from './bind-api';
+import { EXPORT_CONVERSION_ANNOTATION, exportTemplateManifest } from './bind-api';
 
 export interface ExportTemplateProps {
   readonly api: Api;
@@ -43,6 +43,14 @@ export class ExportTemplate extends Construct {
         version: c.version,
         selector: { owner: c.owner },
       })),
+      // How a konnector converts between this version and the one the control plane stores (see the annotation).
+      ...(api.versions.length > 1
+        ? {
+            annotations: {
+              [EXPORT_CONVERSION_ANNOTATION]: JSON.stringify({ storageVersion: api.version, conversions: api.conversions }),
+            },
+          }
+        : {}),
     });
     new ApiObject(this, 'Resource', { apiVersion, kind, metadata, spec });
   }

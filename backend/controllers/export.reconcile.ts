@@ -8,7 +8,7 @@
  */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { causeOf, type ObjectRef, type ReconcileContext, type ReconcileResult } from '../../controller';
-import { Annotations, type APIServiceExport } from '../../exports/bind-api';
+import { Annotations, EXPORT_CONVERSION_ANNOTATION, type APIServiceExport } from '../../exports/bind-api';
 import { DeriveError, deriveExport } from '../derive-export';
 import type { Exportable } from '../exportable';
 import type { ConsumerScope } from '../consumer-access';
@@ -79,9 +79,20 @@ export async function reconcileExport(d: ExportDeps, ref: ObjectRef, ctx: Pick<R
   await d.replaceExport({
     apiVersion: exp.apiVersion,
     kind: exp.kind,
-    metadata: { ...exp.metadata, annotations: { ...exp.metadata.annotations, [Annotations.sourceSpecHash]: hash } },
+    metadata: { ...exp.metadata, annotations: reDerivedAnnotations(exp, next) },
     spec: next.spec,
   });
   ctx.log.info('re-derived the export from its CRD and template');
   return;
+}
+
+/** The export's annotations with what derivation decides (its hash, the conversion) taken from `next`. */
+function reDerivedAnnotations(exp: APIServiceExport, next: APIServiceExport): Record<string, string> {
+  const out = { ...exp.metadata.annotations };
+  delete out[EXPORT_CONVERSION_ANNOTATION];
+  for (const k of [Annotations.sourceSpecHash, EXPORT_CONVERSION_ANNOTATION]) {
+    const v = next.metadata.annotations?.[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
 }

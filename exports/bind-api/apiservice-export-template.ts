@@ -84,6 +84,8 @@ export interface ExportTemplateManifestProps {
   readonly version?: string;
   /** @default none (the key is left out) */
   readonly permissionClaims?: readonly PermissionClaim[];
+  /** @default none */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -110,7 +112,11 @@ export function exportTemplateManifest(props: ExportTemplateManifestProps): APIS
   return {
     apiVersion: TEMPLATE_API_VERSION,
     kind: Kinds.APIServiceExportTemplate,
-    metadata: { name: props.name, namespace: props.namespace },
+    metadata: {
+      name: props.name,
+      namespace: props.namespace,
+      ...(props.annotations && Object.keys(props.annotations).length ? { annotations: { ...props.annotations } } : {}),
+    },
     spec,
   };
 }

@@ -38,6 +38,15 @@ export const Annotations = {
   apiServiceNamespace: 'klutch.anynines.com/api-service-namespace',
 } as const;
 
+/**
+ * On the APIServiceExportTemplates of an API served in several versions (synth writes it) and on an APIServiceExport
+ * of a version the control plane does not store (the backend copies it there): JSON `{"storageVersion": "v2",
+ * "conversions": [...]}`, the API's neighbour conversions (lib/conversion.ts). Our konnector then reads and writes
+ * the control plane in the storage version and converts between it and the app cluster's version itself, spec up
+ * and status down; Klutch's konnector ignores it, and the control plane's conversion webhook converts for it. Ours.
+ */
+export const EXPORT_CONVERSION_ANNOTATION = 'klutch-kit.anynines.com/conversion';
+
 /** On consumer objects the spec syncer mirrors: the provider copy is deleted before this is dropped. */
 export const SYNCER_FINALIZER = 'klutch.anynines.com/syncer';
 /**

@@ -82,7 +82,7 @@ export interface ProviderSide {
    * Exports one more API to the same consumer (as a second `kubectl bind` would); returns its name. With `version`,
    * the export offers that version alone, as the backend's export of a template pinned to it does.
    */
-  exportApi(crd: Crd, claims: readonly PermissionClaim[], version?: string): Promise<string>;
+  exportApi(crd: Crd, claims: readonly PermissionClaim[], version?: string, annotations?: Record<string, string>): Promise<string>;
   /** Admin client of the provider. */
   readonly kube: Kube;
   /** Stops the APIServiceNamespace controller and deletes what was created. */
@@ -139,7 +139,12 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
   const byName = o.claimedAccess === 'Object';
   const exported: { group: string; resource: string; kind: string; claims: readonly PermissionClaim[] }[] = [];
   /** Exports one more API to this consumer: the CRD, the export, and the rules of `klutch-binder-<cluster ns>`. */
-  const exportApi = async (crd: Crd, claims: readonly PermissionClaim[], version?: string): Promise<string> => {
+  const exportApi = async (
+    crd: Crd,
+    claims: readonly PermissionClaim[],
+    version?: string,
+    annotations?: Record<string, string>,
+  ): Promise<string> => {
     await installCrds(kube, [crd as unknown as Record<string, unknown>]);
     const { group, names } = crd.spec;
     exported.push({ group, resource: names.plural, kind: names.kind, claims });
@@ -157,7 +162,7 @@ export async function providerSide(o: ProviderSideOptions): Promise<ProviderSide
     await create(kube, `/apis/${BIND_GROUP}/v1alpha1/namespaces/${ns}/apiserviceexports`, {
       apiVersion: BIND_API_VERSION,
       kind: Kinds.APIServiceExport,
-      metadata: { name, namespace: ns },
+      metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
       spec: {
         group,
         names: crd.spec.names,

@@ -5,13 +5,19 @@
  * go on returns, and the steps after it say what they wait for.
  */
 import type { ReconcileContext } from '../../controller';
-import { APIServiceBindingConditions as C, type APIServiceBinding, type ConditionInput } from '../../exports/bind-api';
+import {
+  APIServiceBindingConditions as C,
+  type APIServiceBinding,
+  type APIServiceExport,
+  type ConditionInput,
+} from '../../exports/bind-api';
 import { exportMismatch } from '../schema/schema';
 import { accessNeeded } from './access';
 import { forbidden, heartbeating, KUBECONFIG_CURRENT, kubeconfigCurrent, waitingFor } from './binding.conditions';
 import type { BindingDeps, Progress } from './binding.deps';
 import { resourceOf, syncCrd } from './crd';
 import { checkKubeconfigSecret } from './kubeconfig';
+import { upstreamVersionOf, type Upstream } from '../provider/export/conversion';
 
 /** Claimed resources the konnector copies. */
 const COPYABLE = ['secrets', 'configmaps'];
@@ -101,7 +107,12 @@ export async function bind(
     return { conditions: conds, prettyName };
   }
 
-  const syncer = await d.runSyncer(key, { resource: crd.resource, statusSubresource: crd.statusSubresource, claims });
+  const syncer = await d.runSyncer(key, {
+    resource: crd.resource,
+    ...(exp ? upstreamFor(exp, crd.resource.version, ctx) : {}),
+    statusSubresource: crd.statusSubresource,
+    claims,
+  });
   const synced = syncer.hasSynced();
   const err = syncer.lastError();
   // A watch that failed after it had listed may be a grant withdrawn: the next reconcile asks again and, if so, says
@@ -120,4 +131,18 @@ export async function bind(
     ...provider,
   );
   return { conditions: conds, prettyName, syncer, resource: crd.resource, ...(synced ? {} : { retryMs: 1_000 }) };
+}
+
+/**
+ * The control plane's version for an app cluster on `version`. An annotation this konnector cannot use leaves the
+ * syncer on the app cluster's version, which the control plane's conversion webhook serves too: slower, not broken.
+ */
+function upstreamFor(exp: APIServiceExport, version: string, ctx: Pick<ReconcileContext, 'log'>): { upstream?: Upstream } {
+  try {
+    const upstream = upstreamVersionOf(exp, version);
+    return upstream ? { upstream } : {};
+  } catch (e) {
+    ctx.log.warn({ err: e }, 'syncing in the app cluster version: the control plane converts');
+    return {};
+  }
 }

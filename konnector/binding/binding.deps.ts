@@ -13,6 +13,7 @@ import type {
 } from '../../exports/bind-api';
 import type { AccessCheck } from '../../lib/app-cluster-access';
 import type { Obj, ResourceRef } from '../kube/objects';
+import type { Upstream } from '../provider/export/conversion';
 import type { ProviderConnection } from '../provider/connection';
 import type { ConnectionSource } from '../provider/connections';
 import type { ExportSyncer } from '../provider/export/syncer';
@@ -29,6 +30,8 @@ export type RunningSyncer = Pick<ExportSyncer, 'hasSynced' | 'lastError' | 'cons
 /** What a syncer is started for; a change restarts it. */
 export interface SyncerSpec {
   readonly resource: ResourceRef;
+  /** The control plane's version, where it stores another (provider/export/conversion.ts). */
+  readonly upstream?: Upstream;
   readonly statusSubresource: boolean;
   readonly claims: readonly AcceptablePermissionClaim[];
 }

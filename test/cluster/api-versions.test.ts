@@ -30,6 +30,7 @@ import type { OidcTestClient } from '../../harness/login/oidc';
 import { cluster, controlPlanes } from '../support/cluster';
 import { releaseBindings } from '../support/bind-cleanup';
 import { V1_DEPRECATION, versionedBackup } from '../support/versioned-api';
+import { KEPT_ANNOTATION } from '../../lib/conversion';
 
 type O = WireObject;
 const id = randomBytes(3).toString('hex');
@@ -230,4 +231,48 @@ describe('app clusters pinned to a version of one API (issue 36, item 2)', () =>
     await new Promise((r) => setTimeout(r, 3_000)); // a few of the konnectors' resyncs (heartbeat 2 s)
     expect(await generations()).toEqual([2, 1]);
   }, 180_000);
+
+  it("keeps a v1 app cluster's claims moving with the control plane's conversion webhook gone: its konnector converts", async () => {
+    // The v1 export names the storage version and the conversions: the konnector reads and writes the control plane
+    // in v2 and converts itself, so no webhook call is in its path (Klutch's konnector, which ignores the annotation,
+    // would go through the webhook). With the server stopped, the control plane's API server takes no write in v1 at all.
+    await conversion.stop();
+    // (A write: reads may be served from the API server's watch cache of v1, which holds objects converted before.)
+    const refused = await ka.request('POST', claimsAt('v1', 'default'), {
+      apiVersion: `${group}/v1`,
+      kind: 'Backup',
+      metadata: { name: 'direct' },
+      spec: { instance: 'pg-x', serviceInstanceType: 'postgresql' },
+    });
+    expect(refused.code, `a write in v1 to the control plane without its webhook: ${JSON.stringify(refused.body)}`).toBeGreaterThanOrEqual(
+      500,
+    );
+
+    const c = await apps.v1.kube.request('POST', claimsAt('v1', app), {
+      apiVersion: `${group}/v1`,
+      kind: 'Backup',
+      metadata: { name: 'weekly' },
+      spec: { instance: 'pg-d', serviceInstanceType: 'postgresql', note: 'written without the webhook' },
+    });
+    expect(c.code, JSON.stringify(c.body)).toBe(201);
+    const up = await eventually('the v1 claim on the control plane, in v2', () => upstream('weekly', 'v2'), 60_000);
+    expect(up.spec).toMatchObject({ instanceRef: 'pg-d', serviceInstanceType: 'postgresql', retention: '7d' });
+    // v1's field v2 lacks is kept in the annotation, as the webhook keeps it.
+    expect(JSON.parse(up.metadata.annotations[KEPT_ANNOTATION] as string)).toEqual({ 'spec.note': 'written without the webhook' });
+
+    const ready = { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: new Date().toISOString() };
+    await requireOk(
+      ka,
+      'PATCH',
+      `${claimsAt('v2', up.metadata.namespace)}/weekly/status`,
+      { status: { conditions: [ready] } },
+      'application/merge-patch+json',
+    );
+    await eventually('Ready on weekly in the app cluster bound to v1', async () => {
+      const o = await getObject(apps.v1.kube, `${claimsAt('v1', app)}/weekly`);
+      return o?.status?.conditions?.some((x: O) => x.type === 'Ready' && x.status === 'True') ? o : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 3_000)); // a few of the konnector's resyncs: nothing written again
+    expect((await upstream('weekly', 'v2'))!.metadata.generation).toBe(1);
+  }, 120_000);
 });

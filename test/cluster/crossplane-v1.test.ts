@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CONVERSION_TABLE_FILE, PACKAGE_DIR, render } from '../../synth/synth';
-import { KEPT_ANNOTATION } from '../../apis/conversion';
+import { KEPT_ANNOTATION } from '../../lib/conversion';
 import { startConversionProcess } from '../../harness/parts/conversion-server';
 import { V1_DEPRECATION, VERSIONED_GROUP, versionedBackup } from '../support/versioned-api';
 import { loadCatalog, parseYaml, ROOT } from '../../harness/crossplane/catalog';

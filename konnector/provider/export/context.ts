@@ -9,14 +9,18 @@ import type { KubeClients } from '../../kube/client';
 import { isConflict, isNotFound, messageOf } from '../../../lib/kube-errors';
 import type { Direction, Stopwatch } from '../../metrics';
 import type { NamespacedInformers } from '../../kube/namespaced-informers';
-import { apiVersionOf, type Obj, type ResourceRef } from '../../kube/objects';
+import type { Obj, ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
+import type { Sides } from './conversion';
 
 export interface ExportContext {
   readonly rt: Runtime;
   readonly conn: ProviderConnection;
+  /** The resource in the app cluster (its version there). */
   readonly resource: ResourceRef;
+  /** The resource on the control plane, and how objects cross between the two versions (conversion.ts). */
+  readonly sides: Sides;
   /** Whether the CRD has the status subresource (writes go to /status then). */
   readonly statusSubresource: boolean;
   /** Names controllers and metrics: the binding's `namespace/name`. */
@@ -66,9 +70,6 @@ export function resourceClient(clients: KubeClients, r: ResourceRef) {
 
 /** JSON-patch path segment escaping (RFC 6901). */
 export const pointer = (s: string): string => s.replaceAll('~', '~0').replaceAll('/', '~1');
-
-/** The apiVersion of the bound resource. */
-export const resourceApiVersion = (x: ExportContext): string => apiVersionOf(x.resource);
 
 /**
  * A controller of one bound API over `namespace/name` keys, the one way all three are built: errors are counted per

@@ -13,6 +13,7 @@ import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
 import { claimSync, type ClaimSync, type ClaimedResource } from './claims/claims.controller';
 import type { ExportContext } from './context';
+import { sidesOf, type Upstream } from './conversion';
 import { specController } from './spec/spec.controller';
 import { statusController } from './status/status.controller';
 
@@ -20,6 +21,8 @@ export interface SyncerOptions {
   readonly rt: Runtime;
   readonly conn: ProviderConnection;
   readonly resource: ResourceRef;
+  /** The control plane's version, where it stores another than the app cluster's. @default the app cluster's */
+  readonly upstream?: Upstream;
   readonly statusSubresource: boolean;
   /** The binding's `namespace/name`. */
   readonly name: string;
@@ -46,15 +49,16 @@ export class ExportSyncer {
       log: this.log,
       transform: trimForCache({ intern: true }),
     });
+    const sides = sidesOf(resource, o.upstream);
     const provider = new NamespacedInformers((ns) =>
       watchInformer<Obj>({
         kc: conn.kc,
-        path: `/apis/${resource.group}/${resource.version}/namespaces/${ns}/${resource.resource}`,
+        path: `/apis/${resource.group}/${sides.provider.version}/namespaces/${ns}/${resource.resource}`,
         log: this.log,
         transform: trimForCache({ keepOwn: true, intern: true }),
       }),
     );
-    this.x = { rt, conn, resource, statusSubresource: o.statusSubresource, name: o.name, log: this.log, consumer, provider };
+    this.x = { rt, conn, resource, sides, statusSubresource: o.statusSubresource, name: o.name, log: this.log, consumer, provider };
     this.claims = o.claims.map((c) => claimSync(this.x, c.resource as ClaimedResource, c.selector?.names ?? ['*']));
     this.controllers = [specController(this.x), statusController(this.x), ...this.claims.map((c) => c.controller)];
     for (const e of ['add', 'update', 'delete'] as const) consumer.on(e, () => o.onConsumerChange());

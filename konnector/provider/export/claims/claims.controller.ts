@@ -13,7 +13,7 @@ import { NamespacedInformers } from '../../../kube/namespaced-informers';
 import { trimForCache } from '../../../kube/trim';
 import { isDeleting, keyOf, type Listed, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
-import { consumerObj, providerObj, resourceApiVersion, syncController, type ExportContext } from '../context';
+import { consumerObj, providerObj, syncController, type ExportContext } from '../context';
 import { claimedSource } from './claimed-source';
 import { claimOwner, reconcileClaim } from './claims.reconcile';
 
@@ -46,7 +46,6 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
     transform: trimForCache(),
   });
   const watch = new Stopwatch();
-  const apiVersion = resourceApiVersion(x);
   const controller = syncController(
     x,
     {
@@ -62,7 +61,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
             listed: (pns) => sources.listed(pns) && x.provider.listed(pns),
             targetNamespace: (pns) => conn.map.consumerNamespace(pns),
             ownerTwin: (src) => {
-              const ref = claimOwner(src, x.resource.kind, apiVersion);
+              const ref = claimOwner(src, x.resource.kind, x.resource.group);
               const owner = ref && providerObj(x, src.metadata.namespace!, ref.name);
               if (!ref || !owner || (ref.uid !== undefined && owner.metadata.uid !== ref.uid)) return undefined;
               if (owner.metadata.annotations?.[Annotations.bound] !== 'true') return undefined;
@@ -182,7 +181,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
   const owned = (pns: string, ownerName: string) =>
     sources
       .list(pns)
-      .filter((s) => claimOwner(s, x.resource.kind, apiVersion)?.name === ownerName)
+      .filter((s) => claimOwner(s, x.resource.kind, x.resource.group)?.name === ownerName)
       .map((s) => keyOf(s));
   x.provider.each((pns, inf) => controller.watch(inf, (o) => owned(pns, o.metadata!.name!)));
   controller.watch(x.consumer, (o) => {

@@ -139,16 +139,20 @@ describe('claimOwner', () => {
   });
   it('is the bound object an ownerReference names, with its uid to check', () => {
     const s = owned('anything', [{ apiVersion: 'anynines.com/v1', kind: 'ServiceBinding', name: 'sb', uid: 'u-sb' }]);
-    expect(claimOwner(s, 'ServiceBinding', 'anynines.com/v1')).toEqual({ name: 'sb', uid: 'u-sb' });
+    expect(claimOwner(s, 'ServiceBinding', 'anynines.com')).toEqual({ name: 'sb', uid: 'u-sb' });
+    // Named in another version of the group (an owner written in v2 of an app cluster's v1): the same owner.
+    const v2 = owned('anything', [{ apiVersion: 'anynines.com/v2', kind: 'ServiceBinding', name: 'sb', uid: 'u-sb' }]);
+    expect(claimOwner(v2, 'ServiceBinding', 'anynines.com')).toEqual({ name: 'sb', uid: 'u-sb' });
+    expect(claimOwner(s, 'ServiceBinding', 'other.anynines.com')).toBeUndefined();
   });
   it('is the claim <name> of the connection Secret <name>-creds that Crossplane writes owned by the composed resource', () => {
     const s = owned('sb-creds', [{ apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', name: 'sb-x7k2p-4xq9z', uid: 'u-o' }]);
-    expect(claimOwner(s, 'ServiceBinding', 'anynines.com/v1')).toEqual({ name: 'sb' });
+    expect(claimOwner(s, 'ServiceBinding', 'anynines.com')).toEqual({ name: 'sb' });
   });
   it('is nothing for another Secret of the namespace', () => {
-    expect(claimOwner(owned('db-password', undefined), 'ServiceBinding', 'anynines.com/v1')).toBeUndefined();
-    expect(claimOwner(owned('-creds', undefined), 'ServiceBinding', 'anynines.com/v1')).toBeUndefined();
+    expect(claimOwner(owned('db-password', undefined), 'ServiceBinding', 'anynines.com')).toBeUndefined();
+    expect(claimOwner(owned('-creds', undefined), 'ServiceBinding', 'anynines.com')).toBeUndefined();
     const other = owned('x', [{ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', name: 'pg', uid: 'u-pg' }]);
-    expect(claimOwner(other, 'ServiceBinding', 'anynines.com/v1')).toBeUndefined();
+    expect(claimOwner(other, 'ServiceBinding', 'anynines.com')).toBeUndefined();
   });
 });

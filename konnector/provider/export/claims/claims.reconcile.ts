@@ -76,20 +76,22 @@ export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, n
 }
 
 /**
- * The bound object `source` belongs to: the one its ownerReference names (`uid` to check), or — for the connection
- * Secret Crossplane writes, which the composed resource owns rather than the claim — the claim `<name>` of a source
- * named `<name>-creds`. Undefined for anything else.
+ * The bound object `source` belongs to: the one its ownerReference names (`uid` to check; any version of the group,
+ * as Kubernetes' garbage collector reads it), or — for the connection Secret Crossplane writes, which the composed
+ * resource owns rather than the claim — the claim `<name>` of a source named `<name>-creds`. Undefined for anything else.
  */
 export function claimOwner(
   source: { metadata?: { name?: string; ownerReferences?: readonly { kind: string; apiVersion: string; name: string; uid?: string }[] } },
   kind: string,
-  apiVersion: string,
+  group: string,
 ): { readonly name: string; readonly uid?: string } | undefined {
-  const ref = source.metadata?.ownerReferences?.find((r) => r.kind === kind && r.apiVersion === apiVersion);
+  const ref = source.metadata?.ownerReferences?.find((r) => r.kind === kind && groupOf(r.apiVersion) === group);
   if (ref) return { name: ref.name, uid: ref.uid };
   const claim = claimOfCredentials(source.metadata?.name ?? '');
   return claim === undefined ? undefined : { name: claim };
 }
+
+const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 
 const selects = (names: readonly string[], name: string): boolean => names.length === 0 || names.includes('*') || names.includes(name);
 

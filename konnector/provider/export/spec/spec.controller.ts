@@ -14,7 +14,7 @@ import { reconcileSpec } from './spec.reconcile';
 export function specController(x: ExportContext): Controller {
   const { rt, conn } = x;
   const consumer = resourceClient(rt.consumer, x.resource);
-  const provider = resourceClient(conn.clients, x.resource);
+  const provider = resourceClient(conn.clients, x.sides.provider);
   const watch = new Stopwatch();
   /** Applies whose result the provider cache has not shown yet, by key (dropped on the copy's event, or after 10 s). */
   const applied = new Map<string, { body: string; at: number }>();
@@ -48,6 +48,7 @@ export function specController(x: ExportContext): Controller {
             },
             getProvider: (ns, n) => providerObj(x, ns, n),
             readProvider: (ns, n) => provider.read(ns, n),
+            toProvider: x.sides.toProvider,
             applyProvider: async (o) => {
               const r = await provider.apply(o);
               applied.set(key, { body: JSON.stringify(o), at: Date.now() });

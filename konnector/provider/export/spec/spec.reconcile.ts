@@ -26,6 +26,8 @@ export interface SpecDeps {
   readProvider(namespace: string, name: string): Promise<Obj | undefined>;
   /** Server-side apply of the provider copy. */
   applyProvider(desired: Obj): Promise<Obj>;
+  /** The copy as the control plane stores it (its version, where that is not the app cluster's). @default as it is */
+  toProvider?(copy: Obj): Obj;
   /** Deletes the provider copy with this uid (gone already is fine). */
   deleteProvider(namespace: string, name: string, uid: string): Promise<void>;
   /** Replaces the consumer object's finalizers (guarded by the old list) and sets annotations. */
@@ -88,7 +90,8 @@ export async function reconcileSpec(deps: SpecDeps, namespace: string, name: str
     );
   }
 
-  const desired = upstreamOf(consumer, mapped.namespace);
+  const copy = upstreamOf(consumer, mapped.namespace);
+  const desired = deps.toProvider ? deps.toProvider(copy) : copy;
   const p = deps.getProvider(mapped.namespace, name);
   if (p && !isBound(p)) {
     deps.warn(

@@ -10,7 +10,7 @@ import { reconcileStatus } from './status.reconcile';
 export function statusController(x: ExportContext): Controller {
   const { rt, conn } = x;
   const consumer = resourceClient(rt.consumer, x.resource);
-  const provider = resourceClient(conn.clients, x.resource);
+  const provider = resourceClient(conn.clients, x.sides.provider);
   const watch = new Stopwatch();
   const ctl = syncController(
     x,
@@ -21,7 +21,11 @@ export function statusController(x: ExportContext): Controller {
       reconcile: (namespace, name, key) =>
         reconcileStatus(
           {
-            getProvider: (ns, n) => providerObj(x, ns, n),
+            // As the app cluster's version has it: its status is what comes down.
+            getProvider: (ns, n) => {
+              const p = providerObj(x, ns, n);
+              return p && x.sides.toConsumer(p);
+            },
             namespaces: conn.map,
             getConsumer: (ns, n) => consumerObj(x, ns, n),
             readConsumer: (ns, n) => consumer.read(ns, n),

@@ -5,7 +5,7 @@
  * newer give the object back. This module is the conversion alone: pure, over wire JSON, for the conversion server
  * and the konnector to call.
  */
-import { get, parse, set, unset } from '../lib/fieldpath';
+import { get, parse, set, unset } from './fieldpath';
 
 /** The path the conversion server serves an XRD's conversions on (the XRD's webhook names it). */
 export const conversionPath = (xrdName: string): string => `/convert/${xrdName}`;
@@ -31,8 +31,8 @@ export interface VersionConversion {
 
 /** A conversion that cannot be defined as given: names the conversion, the field and the fix. */
 class ConversionDefinitionError extends Error {
-  constructor(c: Pick<VersionConversion, 'older' | 'newer'>, problem: string, fix: string) {
-    super(`conversion ${c.older} ⇄ ${c.newer}: ${problem}; ${fix}`);
+  constructor(c: Pick<VersionConversion, 'older' | 'newer'>, problem: string, fix: string, options?: ErrorOptions) {
+    super(`conversion ${c.older} ⇄ ${c.newer}: ${problem}; ${fix}`, options);
     this.name = 'ConversionDefinitionError';
   }
 }
@@ -45,7 +45,14 @@ export function checkConversion(c: VersionConversion): VersionConversion {
     try {
       segs = parse(path);
     } catch (e) {
-      throw new ConversionDefinitionError(c, `${what} "${path}": ${(e as Error).message}`, 'write a field path, e.g. spec.parameters.size');
+      throw new ConversionDefinitionError(
+        c,
+        `${what} "${path}": ${(e as Error).message}`,
+        'write a field path, e.g. spec.parameters.size',
+        {
+          cause: e,
+        },
+      );
     }
     const root = segs[0];
     if (segs.length < 2 || !root || !('field' in root) || !['spec', 'status'].includes(root.field) || segs.some((s) => 'index' in s))

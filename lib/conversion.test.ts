@@ -1,8 +1,8 @@
 import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toJsonSchema } from '../lib/json-schema';
-import { s, type JSONSchemaProps, type Schema } from '../lib/schema';
+import { toJsonSchema } from './json-schema';
+import { s, type JSONSchemaProps, type Schema } from './schema';
 import { answerReview, checkConversion, convert, down, KEPT_ANNOTATION, up, type VersionConversion } from './conversion';
 
 // Klutch's own shape change as two versions of one API: `spec.compositionRef` (Klutch 1.x) moves to
