@@ -81,9 +81,11 @@ function tlsKeyOf(opts: TlsOptions): string {
 /**
  * One keep-alive undici dispatcher for the TLS material of the HTTPS options it is handed, as `keepAliveAgent` for
  * https.request: what client-node 2's fetch sends through (`RequestContext.setDispatcher`). Its pool closes a
- * connection idle for `idleMs` (kube-apiserver sends no Keep-Alive hint, so undici's own 4 s would apply).
+ * connection idle for `idleMs` (kube-apiserver sends no Keep-Alive hint, so undici's own 4 s would apply). undici
+ * speaks HTTP/2 where the server offers it (kube-apiserver does), and then its requests share one connection up to
+ * the streams the server allows. `maxSockets` null: no limit on connections.
  */
-function keepAliveDispatcher(maxSockets = 32, idleMs = IDLE_SOCKET_MS): (opts: TlsOptions) => Dispatcher {
+function keepAliveDispatcher(maxSockets: number | null = 32, idleMs = IDLE_SOCKET_MS): (opts: TlsOptions) => Dispatcher {
   let dispatcher: UndiciAgent | undefined;
   let tlsKey = '';
   return (opts) => {
@@ -167,8 +169,19 @@ export function keepAliveClient<T>(kc: KubeConfig, api: new (config: Configurati
 }
 
 /**
- * `kc` as client-node's Watch reads it, its requests carrying this process's User-Agent (the Watch sends the headers
- * `applySecurityAuthentication` puts into its request context, and nothing else of ours passes there).
+ * The connections of each KubeConfig's watches. client-node's Watch makes a new undici Agent, so a new TCP and TLS
+ * connection, for every watch: a konnector that may read its shared Secrets only by name watches each on its own,
+ * and 1,000 `<binding>-creds` were 1,000 connections to the control plane (issue 40). Through one dispatcher they are
+ * streams of one HTTP/2 connection, as client-go's watches are (100 to a connection, then another). No limit on
+ * connections: against a server that speaks HTTP/1.1 only, every watch still needs its own, and one made to wait
+ * for a free connection would never start.
+ */
+const watchDispatchers = new WeakMap<KubeConfig, (opts: TlsOptions) => Dispatcher>();
+
+/**
+ * `kc` as client-node's Watch reads it: its requests carry this process's User-Agent (the Watch sends the headers
+ * `applySecurityAuthentication` puts into its request context, and nothing else of ours passes there) and share the
+ * KubeConfig's watch connections.
  */
 export function watchConfig(kc: KubeConfig): KubeConfig {
   return new Proxy(kc, {
@@ -177,6 +190,11 @@ export function watchConfig(kc: KubeConfig): KubeConfig {
         return async (context: RequestContext) => {
           await target.applySecurityAuthentication(context);
           context.setHeaderParam('User-Agent', userAgent());
+          const opts: https.RequestOptions = {};
+          await target.applyToHTTPSOptions(opts);
+          let dispatcherFor = watchDispatchers.get(target);
+          if (!dispatcherFor) watchDispatchers.set(target, (dispatcherFor = keepAliveDispatcher(null)));
+          context.setDispatcher(dispatcherFor(opts));
         };
       const v: unknown = Reflect.get(target, key, target);
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;

@@ -98,3 +98,38 @@ describe('watchInformer', () => {
     }
   });
 });
+
+describe("an informer's watch", () => {
+  it('shares one HTTP/2 connection with the KubeConfig’s other watches where the server speaks HTTP/2, as client-go does', async () => {
+    // A konnector that may read its shared Secrets only by name watches each on its own (issue 40): a connection per
+    // watch was a thousand connections to the control plane for a thousand bindings.
+    const watchConnections = new Set<unknown>();
+    let watches = 0;
+    const api = await startLoopbackApi(
+      'h2 watch test CA',
+      (req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        if (!req.url?.includes('watch=true')) return void res.end(JSON.stringify({ metadata: { resourceVersion: '7' }, items: [] }));
+        watches++;
+        const h2 = (req as unknown as { stream?: { session?: unknown } }).stream?.session;
+        watchConnections.add(h2 ?? req.socket);
+        res.write(''); // held open, as a quiet watch is
+      },
+      {},
+      { http2: true },
+    );
+    const kc = api.kubeConfig();
+    const informers = Array.from({ length: 30 }, (_, i) =>
+      watchInformer({ kc, path: '/api/v1/namespaces/p/secrets', fieldSelector: `metadata.name=s-${i}-creds` }),
+    );
+    try {
+      await Promise.all(informers.map((i) => i.start()));
+      await eventually(() => watches >= 30);
+      expect(watches).toBe(30);
+      expect(watchConnections.size, 'connections carrying the 30 watches').toBe(1);
+    } finally {
+      await Promise.all(informers.map((i) => i.stop()));
+      await api.close();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import { createServer, type Server, type ServerOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type User } from '@kubernetes/client-node';
@@ -20,11 +21,27 @@ export interface LoopbackApi {
   close(): Promise<void>;
 }
 
-/** `tls`: more server options, e.g. `requestCert` and the `ca` of client certificates for mutual TLS. */
-export async function startLoopbackApi(caName: string, handler: RequestListener, tls: ServerOptions = {}): Promise<LoopbackApi> {
+/**
+ * `tls`: more server options, e.g. `requestCert` and the `ca` of client certificates for mutual TLS. `http2`: offer
+ * HTTP/2 first, as kube-apiserver does (HTTP/1.1 still answered); the handler gets Node's compatible request objects.
+ */
+export async function startLoopbackApi(
+  caName: string,
+  handler: RequestListener,
+  tls: ServerOptions = {},
+  o: { readonly http2?: boolean } = {},
+): Promise<LoopbackApi> {
   const ca = await createCa(caName);
   const pair = await ca.issue({ commonName: '127.0.0.1', ips: ['127.0.0.1'] });
-  const server = createServer({ ...tls, cert: pair.cert, key: pair.key }, handler);
+  const options = { ...tls, cert: pair.cert, key: pair.key };
+  const server = (
+    o.http2 ? createSecureServer({ ...options, allowHTTP1: true }, handler as never) : createServer(options, handler)
+  ) as Server;
+  const sockets = new Set<import('node:net').Socket>();
+  server.on('connection', (socket: import('node:net').Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   let connections = 0;
   server.on('secureConnection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -47,7 +64,7 @@ export async function startLoopbackApi(caName: string, handler: RequestListener,
       return kc;
     },
     close: async () => {
-      server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
       await new Promise((r) => server.close(r));
     },
   };

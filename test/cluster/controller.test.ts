@@ -4,6 +4,7 @@
  * cannot renew stops leading and is replaced).
  */
 import { CoreV1Api, KubeConfig, type RequestContext, type V1ConfigMap } from '@kubernetes/client-node';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Controller,
@@ -76,6 +77,29 @@ describe('informer and controller on a real API server', () => {
       expect(informer.lastError(), 'the watch runs again').toBeUndefined();
     } finally {
       await informer.stop();
+    }
+  });
+
+  it("runs a KubeConfig's watches as streams of a few HTTP/2 connections: 150 per-name watches open no 150 connections", async () => {
+    // A konnector that may read its shared Secrets only by name watches each on its own (issue 40).
+    const kube = kubeFor(cp.clusters.ctl!);
+    const port = Number(new URL(cp.clusters.ctl!.server).port);
+    const before = connectionsTo(port);
+    const informers = Array.from({ length: 150 }, (_, i) =>
+      watchInformer({ kc: kube.config, path: '/api/v1/namespaces/default/secrets', fieldSelector: `metadata.name=b-${i}-creds` }),
+    );
+    try {
+      await Promise.all(informers.map((i) => i.start()));
+      await Promise.all(informers.map((i) => i.synced));
+      await sleep(1_000); // every watch open
+      const opened = connectionsTo(port) - before;
+      // The lists (a keep-alive pool of 8) and the watches (150 streams, 100 to a connection).
+      expect(opened, 'new connections to the API server').toBeLessThanOrEqual(10);
+      await kube.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'b-149-creds' }, stringData: { a: 'b' } } });
+      await eventually('the last watch sees its Secret', async () => (informers[149]!.get('b-149-creds', 'default') ? true : undefined));
+    } finally {
+      await Promise.all(informers.map((i) => i.stop()));
+      await kube.request('DELETE', '/api/v1/namespaces/default/secrets/b-149-creds');
     }
   });
 
@@ -422,3 +446,22 @@ describe('Warning Events', () => {
     expect(await events(flooded)).toBe(7);
   });
 });
+
+/** TCP connections of this process to `port` on loopback that are established (from /proc: sockets and their fds). */
+function connectionsTo(port: number): number {
+  const mine = new Set(
+    readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+        return m ? [m[1]!] : [];
+      } catch {
+        return []; // closed meanwhile
+      }
+    }),
+  );
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  return ['/proc/self/net/tcp', '/proc/self/net/tcp6']
+    .flatMap((f) => readFileSync(f, 'utf8').split('\n').slice(1))
+    .map((l) => l.trim().split(/\s+/))
+    .filter((c) => c.length > 9 && c[2]!.endsWith(`:${hex}`) && c[3] === '01' && mine.has(c[9]!)).length;
+}
