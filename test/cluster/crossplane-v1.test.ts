@@ -25,7 +25,7 @@ import {
   startCrossplane,
   startCrossplaneCore,
 } from '../../harness/crossplane/crossplane';
-import { apply, condition, getIfExists } from '../../harness/cluster/kube';
+import { apply, condition, established, getIfExists } from '../../harness/cluster/kube';
 import { eventually, type Kube, kubeFor } from '../../harness/cluster/kube';
 import { isAlive, runCommand } from '../../harness/cluster/processes';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
@@ -237,11 +237,15 @@ describe('retiring a version (issue 36 item 5): the documented kubectl steps, th
       )[0] as Obj;
     const xrdPath = `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xbackups.${group}`;
     const crdOf = (name: string) => getIfExists(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-    const served = async (versions: string[]) =>
-      eventually(`the claim CRD serving ${versions.join(', ')}`, async () => {
+    const served = async (versions: string[]) => {
+      const crd = await eventually(`the claim CRD listing ${versions.join(', ')}`, async () => {
         const crd = await crdOf(crds[0]!);
         return JSON.stringify((crd?.spec.versions as Obj[] | undefined)?.map((v) => v.name)) === JSON.stringify(versions) ? crd : undefined;
       });
+      // Listed is not yet served: a claim written before then is a 404 (a CI run was lost to it).
+      await established(kube, crds[0]!);
+      return crd;
+    };
     const claim = `/apis/${group}/%s/namespaces/default/backups/old`;
     try {
       // Before v2: the claim is written, and stored, in v1.
