@@ -9,16 +9,17 @@
  * ServiceAccount token (issue 34, item 10).
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Annotations, BIND_API_VERSION, Kinds, type PermissionClaim } from '../../exports/bind-api';
 import { ConsumerSecretTypes, CONSUMER_SECRET_TYPES_POLICY } from '../../backend/deploy/bind-backend';
-import { applyConstruct } from '../../harness/parts/konnector';
+import { applyConstruct, bindApp, installKonnectorAccess, startKonnector } from '../../harness/parts/konnector';
 import { PG, SB, startBackendSuite, type BackendSuite } from '../../harness/parts/backend-suite';
 import { waitEstablished } from '../../harness/parts/bind-backend';
 import { bindFlow, browserLogin, type FlowResult } from '../../harness/parts/bind-flow';
-import { cluster } from '../support/cluster';
-import { applyAt, can, eventually, type Kube, kubeFor, kubeFromConfig, requireOk } from '../../harness/cluster/kube';
+import { cluster, controlPlanes } from '../support/cluster';
+import { applyAt, can, eventually, getObject, type Kube, kubeFor, kubeFromConfig, requireOk } from '../../harness/cluster/kube';
 import { sleep } from '../../lib/abort';
 
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
@@ -79,6 +80,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  for (const stop of stops) await stop().catch(() => undefined);
   for (const kind of ['validatingadmissionpolicybindings', 'validatingadmissionpolicies'])
     await s?.kube.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${kind}/${CONSUMER_SECRET_TYPES_POLICY}`);
   for (const api of [widgets, gadgets, uploads])
@@ -172,6 +174,49 @@ const secret = (name: string, namespace: string) => ({
   stringData: { password: 'not-for-the-consumer' },
 });
 
+/** What the app clusters of the tests leave to stop and remove (afterAll). */
+const stops: (() => Promise<void>)[] = [];
+
+/**
+ * An app cluster of a consumer bound to the Cluster backend (namespaces of its own in cluster `b`): its konnector,
+ * started with the consumer's kubeconfig as `kubectl bind` leaves it, syncs PostgresqlInstances of `namespace`.
+ */
+async function bobsAppCluster(flow: FlowResult) {
+  const b = await cluster('b');
+  const kube = kubeFor(b);
+  const id = randomBytes(3).toString('hex');
+  const ns = `sc-konnector-${id}`;
+  const namespace = `sc-apps-${id}`;
+  const exportName = `${PG.resource}.${PG.group}`;
+  const kubeconfig = await installKonnectorAccess(b, ns, [{ group: PG.group, resource: PG.resource }]);
+  await requireOk(kube, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const logDir = join((await controlPlanes()).runDir, 'konnector', ns);
+  const konnector = await startKonnector({ kubeconfig, namespace: ns, logDir });
+  await bindApp(b, ns, { kubeconfig: () => flow.kubeconfig }, exportName);
+  await eventually(`the PostgresqlInstance CRD in the app cluster`, async () =>
+    (await getObject(kube, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${exportName}`)) ? true : undefined,
+  );
+  await waitEstablished(kube, [exportName]);
+  stops.push(async () => {
+    await konnector.proc.stop();
+    // Nothing serves these any more: finalizers released so that the namespaces can go.
+    for (const list of [pgPath(namespace), `${BIND}/namespaces/${ns}/apiservicebindings`])
+      for (const o of ((await kube.request('GET', list)).body.items ?? []) as { metadata: { name: string } }[])
+        await kube.request('PATCH', `${list}/${o.metadata.name}`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+    for (const n of [namespace, ns]) await kube.request('DELETE', `/api/v1/namespaces/${n}`);
+  });
+  return {
+    kube,
+    namespace,
+    /** The provider namespace the konnector was given for `namespace`. */
+    providerNamespace: () =>
+      eventually(`APIServiceNamespace ${namespace} assigned`, async () => {
+        const o = await getObject(sc.kube, `${BIND}/namespaces/${flow.namespace}/apiservicenamespaces/${namespace}`);
+        return o?.status?.namespace as string | undefined;
+      }),
+  };
+}
+
 describe('finding 1: a consumer cannot grant itself permissions through an export', () => {
   it('may not patch an export (only its status); a tampered export is put back, and with its template gone grants nothing', async () => {
     const flow = await bindFlow({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user(), ...PG });
@@ -240,14 +285,14 @@ describe('finding 2: consumer scope Cluster grants cluster-wide only list and wa
     const a = kubeFromConfig(alice!.kubeconfig);
     const b = kubeFromConfig(bob!.kubeconfig);
     await Promise.all([exportApi(a, alice!.namespace, PG.group, PG.resource), exportApi(b, bob!.namespace, PG.group, PG.resource)]);
-    const [pa, pb] = await Promise.all([serviceNamespace(a, alice!.namespace, 'apps'), serviceNamespace(b, bob!.namespace, 'apps')]);
-    // Bob's konnector puts his claim up, with his token, into his provider namespace.
-    const bobs = await eventually("Bob's claim upstream", async () => {
-      const r = await b.request('POST', pgPath(pb!), pgClaim('db', 'postgresql-single-nano'));
-      if (r.code === 403) return undefined; // his ClusterRole is still on its way
-      if (r.code !== 201) throw new Error(`Bob's claim: ${r.code} ${JSON.stringify(r.body)}`);
-      return r.body as { metadata: { resourceVersion: string; uid: string } };
-    });
+    const pa = await serviceNamespace(a, alice!.namespace, 'apps');
+    // Bob is an app cluster with its konnector (issue 34's acceptance: the victim's app cluster end to end): his
+    // claim is written there, and his konnector puts it up, with his token, into his provider namespace.
+    const app = await bobsAppCluster(bob!);
+    await requireOk(app.kube, 'POST', pgPath(app.namespace), pgClaim('db', 'postgresql-single-nano'));
+    const pb = await app.providerNamespace();
+    const bobs = await eventually("Bob's claim upstream", async () => (await getObject(sc.kube, pgPath(pb, 'db'))) ?? undefined);
+    const bobsOwn = await requireOk(app.kube, 'GET', pgPath(app.namespace, 'db'));
 
     // The attack, as anyone holding Alice's kubeconfig would send it: Crossplane would delete Bob's database.
     const attempts = {
@@ -273,6 +318,25 @@ describe('finding 2: consumer scope Cluster grants cluster-wide only list and wa
     expect(after.metadata.deletionTimestamp).toBeUndefined();
     expect((after.spec as { plan: string }).plan).toBe('postgresql-single-nano');
     expect((await sc.kube.request('GET', pgPath(pb!, 'squatter'))).code).toBe(404);
+    // Bob's app cluster: his claim is the one he wrote, and his konnector still carries his changes up.
+    const own = await requireOk(app.kube, 'GET', pgPath(app.namespace, 'db'));
+    expect([own.metadata.uid, own.metadata.deletionTimestamp, (own.spec as { plan: string }).plan]).toEqual([
+      bobsOwn.metadata.uid,
+      undefined,
+      'postgresql-single-nano',
+    ]);
+    await requireOk(
+      app.kube,
+      'PATCH',
+      pgPath(app.namespace, 'db'),
+      { spec: { plan: 'postgresql-single-small' } },
+      'application/merge-patch+json',
+    );
+    await eventually("Bob's own change upstream", async () =>
+      ((await getObject(sc.kube, pgPath(pb!, 'db')))?.spec as { plan?: string } | undefined)?.plan === 'postgresql-single-small'
+        ? true
+        : undefined,
+    );
 
     // What the API server says Alice's token may do in Bob's provider namespace, and anywhere but her own.
     for (const verb of ['create', 'update', 'patch', 'delete', 'deletecollection', 'get']) {
