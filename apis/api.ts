@@ -239,18 +239,32 @@ export class Api {
 
   /**
    * Spec-level CEL rules for a target. Both targets read Klutch's `spec.compositionRef`: on v1 it is Crossplane's
-   * claim field, on v2 a field of the API that the selection Composition reads (`spec.crossplane.compositionRef`
-   * names that Composition there, not a backend).
+   * claim field, on v2 a field of the API that the selection Composition reads. On v2 a claim written for Klutch on
+   * Crossplane v2 names its backend in Crossplane's own `spec.crossplane.compositionRef` instead (its v2-branch XRDs):
+   * that wins where it names any Composition but the selection one (which Crossplane writes there on a 1.x claim) —
+   * one the API has no recipe for too, so that the rule refusing such a backend refuses it in either field.
    */
   rules(target: CrossplaneTarget, version: string = this.version): readonly ValidationRule[] {
     const v = this.versions.find((x) => x.name === version);
     if (!v) throw new Error(`data service "${this.name}" has no version ${version}; it has ${this.versions.map((x) => x.name).join(', ')}`);
-    const composition = `(has(self.compositionRef) ? self.compositionRef.name : ${celString(this.compositionName(this.defaultBackend))})`;
-    return v.rules({
+    const klutch1 = `(has(self.compositionRef) ? self.compositionRef.name : ${celString(this.compositionName(this.defaultBackend))})`;
+    const namesNone = `['', ${celString(this.selectionCompositionName)}]`;
+    const namedByCrossplane = `(has(self.crossplane) && has(self.crossplane.compositionRef) && !(self.crossplane.compositionRef.name in ${namesNone}))`;
+    const composition = target === 'v1' ? klutch1 : `(${namedByCrossplane} ? self.crossplane.compositionRef.name : ${klutch1})`;
+    const own = v.rules({
       target,
       composition,
       compositionName: (b) => this.compositionName(b),
       composedBy: (b) => `(${composition} == ${celString(this.compositionName(b))})`,
     });
+    if (target === 'v1') return own;
+    return [
+      {
+        rule: `!(${namedByCrossplane} && has(self.compositionRef) && self.compositionRef.name != self.crossplane.compositionRef.name)`,
+        message:
+          'spec.compositionRef.name and spec.crossplane.compositionRef.name name different backends: name it once, in spec.compositionRef (Klutch 1.x) or spec.crossplane.compositionRef (Klutch on Crossplane v2), or the same in both',
+      },
+      ...own,
+    ];
   }
 }

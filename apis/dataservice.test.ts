@@ -198,9 +198,18 @@ describe('the XRD spec it generates', () => {
     expect(rules).toContain(
       "(has(self.compositionRef) ? self.compositionRef.name : 'a9s-demo') != 'a8s-demo' || self.service in ['a9s-demo1']",
     );
-    // v2: the same rules, on Klutch's spec.compositionRef, a field of the API there (spec.crossplane.compositionRef
-    // names the selection Composition, not a backend).
-    expect(api.rules('v2')).toEqual(api.rules('v1'));
+    // v2: the same rules, on the backend a claim of either Klutch names: Crossplane's spec.crossplane.compositionRef
+    // where it names a backend's composition (Klutch on Crossplane v2), else Klutch 1.x's spec.compositionRef.
+    const v2 = api.rules('v2');
+    const effective =
+      "((has(self.crossplane) && has(self.crossplane.compositionRef) && !(self.crossplane.compositionRef.name in ['', 'demo'])) ? " +
+      "self.crossplane.compositionRef.name : (has(self.compositionRef) ? self.compositionRef.name : 'a9s-demo'))";
+    expect(v2.map((r) => r.rule)).toContain(`${effective} != 'a8s-demo' || self.service in ['a9s-demo1']`);
+    expect(
+      v2.slice(1).map((r) => r.rule.replaceAll(effective, "(has(self.compositionRef) ? self.compositionRef.name : 'a9s-demo')")),
+    ).toEqual(api.rules('v1').map((r) => r.rule));
+    // A claim may not name two backends, one in each place.
+    expect(v2[0]!.message).toMatch(/^spec\.compositionRef\.name and spec\.crossplane\.compositionRef\.name name different backends/);
   });
 
   it('limits topology-bound parameters to their plans', () => {

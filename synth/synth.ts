@@ -229,7 +229,9 @@ export function render(o: SynthOptions): Map<string, string> {
   for (const api of apis) {
     emit(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`, (c) => new Xrd(c, 'xrd', { api, target, conversion: webhook }));
     xrds.push(files.get(`${PACKAGE_DIR}/apis/${api.name}/definition.yaml`)!);
-    // v2: one Composition per API that composes on the backend the composite names (compositions/selection.ts).
+    // v2: the XRD's default Composition composes on the backend the composite names in Klutch 1.x's
+    // spec.compositionRef (compositions/selection.ts); a claim written for Klutch on Crossplane v2 names a backend's
+    // Composition in spec.crossplane.compositionRef, so each backend's is there too, under Klutch's name.
     if (target === 'v2') {
       emit(
         `${PACKAGE_DIR}/apis/${api.name}/composition.yaml`,
@@ -237,12 +239,10 @@ export function render(o: SynthOptions): Map<string, string> {
       );
     }
     for (const backend of api.backendNames) {
-      if (target === 'v1') {
-        emit(
-          `${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`,
-          (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, settings: o.settings }),
-        );
-      }
+      emit(
+        `${PACKAGE_DIR}/apis/${api.name}/composition-${backend}.yaml`,
+        (c) => new DataServiceComposition(c, 'composition', { api, backend, fn, target, settings: o.settings }),
+      );
       files.set(`${PACKAGE_DIR}/examples/${api.name}-${backend}.yaml`, yaml([exampleClaim(api, backend, target)]));
     }
     for (const { name: version } of api.versions)

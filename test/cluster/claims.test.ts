@@ -29,8 +29,8 @@ import { loadCatalog, parseYaml, ROOT } from '../../harness/crossplane/catalog';
 import { admin } from '../support/cluster';
 import { applyAt, type Kube } from '../../harness/cluster/kube';
 import { claimValidator } from '../support/openapi';
-import { crdsForXrd, isEstablished, type Crd, type XrdObject } from '../../lib/xcrd';
-import { DELTAS, type VerdictDelta } from '../parity/deltas';
+import { crdsForXrd, isEstablished, modernCompositeCrd, type Crd, type XrdObject } from '../../lib/xcrd';
+import { DELTAS, V2_BRANCH_VERDICTS, type VerdictDelta } from '../parity/deltas';
 import { klutchXrds } from '../parity/klutch';
 import { sleep } from '../../lib/abort';
 
@@ -57,6 +57,23 @@ for (const [api, { xrd }] of klutchXrds()) {
   copy.metadata.name = `${copy.spec.names.plural}.${KLUTCH_GROUP}`;
   klutch.set(api, copy);
 }
+/**
+ * Issue 36 item 3: the `--crossplane v2` package's XRDs and Klutch's own from its Crossplane v2 branch, each under a
+ * group of its own (ours would collide with the v1 claim CRDs above). Both are namespaced composites, which
+ * Crossplane gives `spec.crossplane` (lib/xcrd.ts modernCompositeCrd).
+ */
+const regroup = (xrd: XrdObject, group: string): XrdObject => {
+  const copy = structuredClone(xrd);
+  copy.spec.group = group;
+  copy.metadata.name = `${copy.spec.names.plural}.${group}`;
+  return copy;
+};
+const oursV2 = new Map<string, XrdObject>();
+for (const [path, text] of render({ apis, outdir: 'unused', target: 'v2' })) {
+  const xrdPath = /^packages\/dataservices\/apis\/([^/]+)\/definition\.yaml$/.exec(path);
+  if (xrdPath) oursV2.set(xrdPath[1]!, regroup(parseYaml(text)[0] as unknown as XrdObject, 'klutch-kit-v2.parity.test'));
+}
+const klutchV2 = new Map([...klutchXrds('v2')].map(([api, { xrd }]) => [api, regroup(xrd, 'klutch-v2.parity.test')]));
 const verdictDeltas = DELTAS.filter((d): d is VerdictDelta => d.kind === 'verdict');
 /** Verdict deltas seen to hold (Klutch's verdict as listed, ours the other), by `<api> <case>`. */
 const verdictDeltasSeen = new Set<string>();
@@ -338,7 +355,10 @@ function expectKlutchVerdict(api: string, label: string, ours: boolean, k: Outco
 
 beforeAll(async () => {
   kube = await admin('a');
-  await installAll([...xrds.values(), ...klutch.values()].flatMap((x) => crdsForXrd(x)));
+  await installAll([
+    ...[...xrds.values(), ...klutch.values()].flatMap((x) => crdsForXrd(x)),
+    ...[...oursV2.values(), ...klutchV2.values()].map((x) => modernCompositeCrd(x)),
+  ]);
   const ns = await kube.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   if (ns.code >= 300) throw new Error(`cannot create namespace ${namespace}: ${JSON.stringify(ns.body.message)}`);
 });
@@ -496,6 +516,80 @@ describe('Klutch parity', () => {
   it('sees every verdict delta of test/parity/deltas.ts hold (a delta that no longer differs fails)', () => {
     const stale = verdictDeltas.map((d) => `${d.api} ${d.case}`).filter((k) => !verdictDeltasSeen.has(k));
     expect(stale).toEqual([]);
+  });
+});
+
+describe('claims written for Klutch on Crossplane v2 (issue 36 item 3): the v2 package judges both shapes alike', () => {
+  /** A namespaced composite's API. */
+  const compositeTarget = (xrd: XrdObject): ClaimTarget => ({
+    ...claimTarget({ ...xrd, spec: { ...xrd.spec, claimNames: xrd.spec.names } }),
+  });
+  /** The case as Klutch's v2 branch writes it: the backend in Crossplane's own field. */
+  const v2Spec = (api: string, c: { spec: Record<string, unknown>; backend?: string }): Record<string, unknown> => ({
+    ...structuredClone(c.spec),
+    ...(c.backend ? { crossplane: { compositionRef: { name: `${c.backend}-${api}` } } } : {}),
+  });
+  const verdict = (o: Outcome) => (o.ok ? 'accepts' : `rejects: ${o.rejection.message}`);
+  const branchDeltasSeen = new Set<string>();
+
+  it.each(allCases.map((c) => [c.api, c] as const))(
+    '%s: every create case, in either shape, as the v1 package judges it; Klutch v2 judges the v2 shape alike',
+    async (api, cases) => {
+      const ours = compositeTarget(oursV2.get(api)!);
+      const kx = klutchV2.get(api);
+      const differ: string[] = [];
+      await pool(cases.create, CONCURRENCY, async (c) => {
+        const want = c.valid ? /^accepts$/ : /^rejects/;
+        const [klutch1x, v2shape, k] = await Promise.all([
+          createClaim(ours, claimSpec(api, c), false),
+          createClaim(ours, v2Spec(api, c), false),
+          kx && onKlutchBackend(c) ? createClaim(compositeTarget(kx), v2Spec(api, c), false) : undefined,
+        ]);
+        expect(verdict(klutch1x), `${c.name}, spec.compositionRef (${c.reason})`).toMatch(want);
+        expect(verdict(v2shape), `${c.name}, spec.crossplane.compositionRef (${c.reason})`).toMatch(want);
+        if (!v2shape.ok && c.error !== undefined) expect(v2shape.rejection.message).toContain(c.error);
+        // Klutch's v2 branch: the same verdict, or the one a delta of the branch (else of v1.5.0) states for the case.
+        if (!k) return;
+        const is = (d: VerdictDelta) => d.api === api && d.case === `create ${c.name}`;
+        const branch = V2_BRANCH_VERDICTS.find(is);
+        const delta = branch ?? verdictDeltas.find(is);
+        if (k.ok !== (delta ? delta.klutch === 'accepts' : c.valid)) differ.push(`${c.name}: Klutch v2 ${verdict(k)}`);
+        else if (branch) branchDeltasSeen.add(`${api} ${branch.case}`);
+      });
+      expect(differ).toEqual([]);
+    },
+  );
+
+  it("sees every delta of Klutch's v2 branch (V2_BRANCH_VERDICTS) hold", () => {
+    expect(V2_BRANCH_VERDICTS.map((d) => `${d.api} ${d.case}`).filter((k) => !branchDeltasSeen.has(k))).toEqual([]);
+  });
+
+  it('judges the backend Crossplane composes on: spec.crossplane.compositionRef where it names one, else spec.compositionRef', async () => {
+    const t = compositeTarget(oursV2.get('postgresql')!);
+    const spec = { service: 'a9s-postgresql13', plan: 'postgresql-single-nano-bionic' };
+    const a9s = { name: 'a9s-postgresql' };
+    const a8s = { name: 'a8s-postgresql' };
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      // An a9s-only plan: accepted where a9s composes it.
+      ['v2 shape, a9s', { ...spec, crossplane: { compositionRef: a9s } }, /^accepts$/],
+      ['1.x shape, a9s', { ...spec, compositionRef: a9s }, /^accepts$/],
+      ['both, the same', { ...spec, compositionRef: a9s, crossplane: { compositionRef: a9s } }, /^accepts$/],
+      // Crossplane writes the selection Composition's name there on a 1.x claim: it names no backend.
+      [
+        '1.x shape, the selection written by Crossplane',
+        { ...spec, compositionRef: a9s, crossplane: { compositionRef: { name: 'postgresql' } } },
+        /^accepts$/,
+      ],
+      ['neither: the default, a8s', spec, /^rejects: .*The a8s-postgresql composition offers the plans/],
+      ['v2 shape, a8s', { ...spec, crossplane: { compositionRef: a8s } }, /^rejects: .*The a8s-postgresql composition offers the plans/],
+      [
+        'two backends named',
+        { ...spec, compositionRef: a8s, crossplane: { compositionRef: a9s } },
+        /spec\.compositionRef\.name and spec\.crossplane\.compositionRef\.name name different backends/,
+      ],
+    ];
+    const got = await Promise.all(cases.map(async ([, s]) => verdict(await createClaim(t, s, false))));
+    cases.forEach(([what, , want], i) => expect(got[i], what).toMatch(want));
   });
 });
 

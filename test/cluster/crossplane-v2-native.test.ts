@@ -263,6 +263,13 @@ async function migrate(): Promise<void> {
       }),
     ),
   );
+  //    Their Compositions go too: the v2 package has Compositions of the same names (Klutch's, for claims that name one
+  //    in spec.crossplane.compositionRef) for the namespaced composites, and a Composition's type is immutable.
+  await timed('step 3: the v1 Compositions deleted', () =>
+    each(list(control, '/apis/apiextensions.crossplane.io/v1/compositions?labelSelector=klutch.anynines.com%2Fbackend'), (c) =>
+      requireOk(control, 'DELETE', `/apis/apiextensions.crossplane.io/v1/compositions/${c.metadata.name}`),
+    ),
+  );
   // 4. The old package revision stops establishing; the Configuration names the v2 package.
   await each(list(control, '/apis/pkg.crossplane.io/v1/configurationrevisions'), (r) =>
     patch(control, `/apis/pkg.crossplane.io/v1/configurationrevisions/${r.metadata.name}`, { spec: { desiredState: 'Inactive' } }),
@@ -812,6 +819,18 @@ function unknownBackend(): Obj {
   return e;
 }
 
+/**
+ * The a9s PostgreSQL example as Klutch's Crossplane v2 branch writes it (schemas/klutch-crossplane-api-v2/): its
+ * backend in Crossplane's own spec.crossplane.compositionRef, no spec.compositionRef (issue 36 item 3).
+ */
+function klutchV2Shape(): Obj {
+  const e = example('postgresql-a9s');
+  e.metadata.name = 'klutch-v2-shape';
+  e.spec.crossplane = { compositionRef: e.spec.compositionRef };
+  delete e.spec.compositionRef;
+  return e;
+}
+
 /** Each example's creation in the app cluster, by example name ('unknown-backend' for unknownBackend()). */
 const made = new Map<string, Promise<void>>();
 /**
@@ -822,7 +841,11 @@ const made = new Map<string, Promise<void>>();
 function madeInApp(...names: string[]): Promise<void> {
   if (made.size === 0) {
     const all: [string, Obj][] = [...CNPG_EXAMPLES, ...A8S_EXAMPLES, ...a9sExamples()].map((n) => [n, example(n)]);
-    for (const [n, e] of [...all, ['unknown-backend', unknownBackend()] as [string, Obj]]) {
+    const extra: [string, Obj][] = [
+      ['unknown-backend', unknownBackend()],
+      ['klutch-v2-shape', klutchV2Shape()],
+    ];
+    for (const [n, e] of [...all, ...extra]) {
       const p = bindOnce(pluralOf(e)).then(() => createInApp(e));
       p.catch(() => undefined); // a failure is reported by the test that waits for it
       made.set(n, p);
@@ -937,6 +960,46 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
     // The broker's state reaches the app developer, as on the default package.
     expect((await getObject(app, path(example('postgresql-a9s'))))?.status?.managed?.state).toBe('succeeded');
   }, 900_000);
+
+  it('a claim written for Klutch on Crossplane v2 (its backend in spec.crossplane.compositionRef) is composed by that Composition, Ready in the app cluster', async () => {
+    const ns = sandbox.claims.providerNamespace;
+    await madeInApp('klutch-v2-shape');
+    const e = klutchV2Shape();
+    const ref = await eventually(
+      'the v2-shaped claim composed',
+      async () => ((await getObject(control, path(e, ns)))?.spec?.crossplane?.resourceRefs as Obj[] | undefined)?.[0],
+      EXAMPLES_WAIT,
+    );
+    const xr = await requireOk(control, 'GET', path(e, ns));
+    // Crossplane ran the backend's own Composition (not the selection one), and the claim named no Klutch 1.x field.
+    expect([xr.spec.crossplane.compositionRef, xr.spec.compositionRef]).toEqual([{ name: 'a9s-postgresql' }, undefined]);
+    const object = await eventually(
+      `the Object ${ns}/${ref.name}`,
+      () => getObject(control, `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects/${ref.name}`),
+      60_000,
+    );
+    const manifest = object.spec.forProvider.manifest as Obj;
+    expect([manifest.kind, manifest.metadata.name]).toEqual(['ServiceInstance', `${ns}.${e.metadata.name}`]);
+    await eventually(
+      'its ServiceInstance created by provider-kubernetes',
+      () => getObject(control, `/apis/dataservices.anynines.com/v1/serviceinstances/${manifest.metadata.name}`),
+      EXAMPLES_WAIT,
+    );
+    await broker.succeeded('ServiceInstance', manifest.metadata.name);
+    await eventually(
+      'the v2-shaped claim Ready in the app cluster',
+      async () => (conditionOf(await getObject(app, path(e)), 'Ready')?.status === 'True' ? true : undefined),
+      EXAMPLES_WAIT,
+    );
+    // The app developer's object keeps the shape it was written in.
+    expect((await requireOk(app, 'GET', path(e))).spec.crossplane.compositionRef).toEqual({ name: 'a9s-postgresql' });
+    await requireOk(app, 'DELETE', path(e));
+    await eventually(
+      'the v2-shaped claim gone upstream',
+      async () => ((await getObject(control, path(e, ns))) ? undefined : true),
+      120_000,
+    );
+  }, 600_000);
 
   it('an unknown compositionRef is refused by the function, and the app developer reads why in the app cluster', async () => {
     await madeInApp('unknown-backend');

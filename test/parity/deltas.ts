@@ -64,6 +64,21 @@ export interface MappingDelta {
 
 export type Delta = SchemaDelta | XrdDelta | VerdictDelta | MappingDelta;
 
+/**
+ * Where Klutch's Crossplane v2 branch (schemas/klutch-crossplane-api-v2/) judges a case in its own shape otherwise than
+ * v1.5.0 judges it, because its XRDs changed (test/cluster/claims.test.ts checks these both ways too). Ours keeps
+ * v1.5.0's verdict, so that claims written for Klutch 1.x stay valid on the v2 package.
+ */
+export const V2_BRANCH_VERDICTS: readonly VerdictDelta[] = [
+  ...['create region and policy', 'create us-east-1'].map((c): VerdictDelta => ({
+    kind: 'verdict',
+    api: 'servicebinding',
+    case: c,
+    klutch: 'rejects',
+    why: "the v2 branch's ServiceBinding has no spec.region and spec.policy (a9s's, which v1.5.0 has): a claim with them is an unknown field there",
+  })),
+];
+
 /** A value that differs per claim; the mapping test then only checks presence on each side. */
 export const ANY = '<any value>';
 

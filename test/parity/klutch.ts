@@ -10,6 +10,7 @@ import { parseYaml, ROOT } from '../../harness/crossplane/catalog';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
 
 const KLUTCH_DIR = join(ROOT, 'schemas', 'klutch-crossplane-api');
+const KLUTCH_V2_DIR = join(ROOT, 'schemas', 'klutch-crossplane-api-v2');
 
 type Obj = Record<string, unknown>;
 
@@ -25,10 +26,13 @@ export function apiNameOf(claimKind: string): string {
   return claimKind.replace(/Instance$/, '').toLowerCase();
 }
 
-/** Klutch's XRDs by our API name, with the file each came from. */
-export function klutchXrds(): Map<string, { xrd: XrdObject; file: string }> {
+/**
+ * Klutch's XRDs by our API name, with the file each came from: v1.5.0's, or (`v2`) those of its branch
+ * migration-crossplane-v2 (schemas/klutch-crossplane-api-v2/: namespaced, the backend in `spec.crossplane.compositionRef`).
+ */
+export function klutchXrds(release: 'v1.5.0' | 'v2' = 'v1.5.0'): Map<string, { xrd: XrdObject; file: string }> {
   const out = new Map<string, { xrd: XrdObject; file: string }>();
-  for (const f of yamlFiles(KLUTCH_DIR)) {
+  for (const f of yamlFiles(release === 'v2' ? KLUTCH_V2_DIR : KLUTCH_DIR)) {
     for (const doc of parseYaml(readFileSync(f, 'utf8'))) {
       if (doc.kind !== 'CompositeResourceDefinition') continue;
       const xrd = doc as unknown as XrdObject;

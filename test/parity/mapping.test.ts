@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { composeResource } from '../../functions/dataservices/compose';
 import { get, set } from '../../lib/fieldpath';
-import type { Input, Selection } from '../../recipe';
+import type { Input } from '../../recipe';
 import { observeStatus } from '../../functions/dataservices/status';
 import { loadCases } from '../cases';
 import type { CreateCase } from '../cases/types';
@@ -40,15 +40,10 @@ const CONDITIONS = [
   { type: 'Synced', status: 'True', reason: 'ReconcileSuccess' },
 ];
 
+/** The backend's Composition's input (on v2 the selection Composition holds the same: test/synth/output.test.ts). */
 function ourInput(out: Map<string, Obj[]>, api: string, backend: string): Input {
-  const comp = out.get(`packages/dataservices/apis/${api}/composition-${backend}.yaml`)?.[0] as
-    { spec: { pipeline: { input: Input }[] } } | undefined;
-  if (comp) return comp.spec.pipeline[0]!.input;
-  // v2: the API's one Composition holds every backend's input in a Selection (compositions/selection.ts).
-  const selection = out.get(`packages/dataservices/apis/${api}/composition.yaml`)?.[0] as {
-    spec: { pipeline: { input: Selection }[] };
-  };
-  return selection.spec.pipeline[0]!.input.inputs[`${backend}-${api}`]!;
+  const comp = out.get(`packages/dataservices/apis/${api}/composition-${backend}.yaml`)?.[0] as { spec: { pipeline: { input: Input }[] } };
+  return comp.spec.pipeline[0]!.input;
 }
 
 /** The composite Crossplane makes of a claim (v1): cluster-scoped, labelled with the claim's name and namespace. */

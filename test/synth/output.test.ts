@@ -371,9 +371,13 @@ describe('the v2 target', () => {
     expect(xrd.spec.scope).toBe('Namespaced');
     expect(xrd.spec.claimNames).toBeUndefined();
     expect(xrd.spec.names).toEqual({ kind: 'PostgresqlInstance', plural: 'postgresqlinstances' });
-    // One Composition per API, the XRD's default, selecting the backend by Klutch's spec.compositionRef.name.
+    // The XRD's default Composition selects the backend by Klutch 1.x's spec.compositionRef.name; each backend's own,
+    // under Klutch's name, is there for claims that name it in spec.crossplane.compositionRef (Klutch on Crossplane v2).
     expect(xrd.spec.defaultCompositionRef).toEqual({ name: 'postgresql' });
     expect([...out.keys()].filter((p) => p.startsWith('packages/dataservices/apis/postgresql/')).sort()).toEqual([
+      'packages/dataservices/apis/postgresql/composition-a8s.yaml',
+      'packages/dataservices/apis/postgresql/composition-a9s.yaml',
+      'packages/dataservices/apis/postgresql/composition-cnpg.yaml',
       'packages/dataservices/apis/postgresql/composition.yaml',
       'packages/dataservices/apis/postgresql/definition.yaml',
     ]);
@@ -391,6 +395,11 @@ describe('the v2 target', () => {
       'a8s-postgresql',
       ['a8s-postgresql', 'a9s-postgresql', 'cnpg-postgresql'],
     ]);
+    // A backend's own Composition carries exactly the input the selection holds for it.
+    const a9s = out.get('packages/dataservices/apis/postgresql/composition-a9s.yaml')?.[0] as typeof composition;
+    expect(a9s.metadata.name).toBe('a9s-postgresql');
+    expect(a9s.spec.compositeTypeRef).toEqual(composition.spec.compositeTypeRef);
+    expect(a9s.spec.pipeline[0]!.input).toEqual(input.inputs['a9s-postgresql']);
     // Klutch's claim field is part of the API, with the claim's schema; the CEL rules read it.
     const spec = (xrd.spec as any).versions[0].schema.openAPIV3Schema.properties.spec;
     expect(spec.properties.compositionRef).toMatchObject({ type: 'object', required: ['name'], properties: { name: { type: 'string' } } });

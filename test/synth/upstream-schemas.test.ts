@@ -109,13 +109,18 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
   });
 
   it('writes every Composition step input so that the function input CRD accepts it', () => {
-    // v1: a Composition per API and backend, each with an Input; v2: one per API, with a Selection of the backends' Inputs.
-    const v = target === 'v1' ? validatorFor(inputCrd, 'v1beta1') : validatorFor(selectionCrd, 'v1beta1');
+    // A Composition per API and backend, each with an Input; v2 adds one per API, with a Selection of those Inputs.
+    const input = validatorFor(inputCrd, 'v1beta1');
+    const selection = validatorFor(selectionCrd, 'v1beta1');
     const compositions = objects.filter(({ obj }) => obj.kind === 'Composition');
-    expect(compositions).toHaveLength(target === 'v1' ? 18 : 11);
+    const selections = compositions.filter(
+      ({ obj }) => (obj.spec as { pipeline: { input: { kind?: string } }[] }).pipeline[0]?.input.kind === 'Selection',
+    );
+    expect([compositions.length, selections.length]).toEqual(target === 'v1' ? [18, 0] : [18 + 11, 11]);
     for (const { path, obj } of compositions) {
       const pipeline = (obj.spec as { pipeline: { input: Record<string, unknown> }[] }).pipeline;
       expect(pipeline, path).toHaveLength(1);
+      const v = pipeline[0]?.input.kind === 'Selection' ? selection : input;
       expect(v(pipeline[0]?.input as Record<string, unknown>).errors, path).toEqual([]);
     }
   });
