@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRing } from '../../backend/auth/keys';
 import { Sealer } from '../../backend/auth/sealer';
@@ -373,6 +374,31 @@ describe('HTTP', () => {
     // Another client still logs in meanwhile.
     const { page } = await browserLogin({ backend: s.backend, idp: s.idp, callback: s.callback, user: s.user() });
     expect(page.status).toBe(200);
+  });
+
+  it('counts an attacker who writes a new X-Forwarded-For each time as one client: no proxy is trusted unless configured', async () => {
+    // Issue 34 item 10: the header is the client's to write, so only a proxy named by --login-rate-trusted-proxies is
+    // believed. From an address of its own (loopback is 127/8), so no other test's bucket is touched.
+    const attacker = new Agent({ connect: { localAddress: '127.0.0.77' } });
+    const limitedBefore = await rateLimited('/callback');
+    const statuses: number[] = [];
+    try {
+      for (let i = 0; i < 120; i++) {
+        const r = await undiciFetch(`${s.backend.url}/callback?code=${randomBase62(20)}&state=${randomBase62(60)}`, {
+          headers: { 'X-Forwarded-For': `203.0.113.${i + 1}` },
+          redirect: 'manual',
+          dispatcher: attacker,
+        });
+        await r.arrayBuffer();
+        statuses.push(r.status);
+      }
+    } finally {
+      await attacker.close();
+    }
+    // The burst (20) answered, the rest refused: keyed on the header, none would be.
+    const refused = statuses.filter((c) => c === 429).length;
+    expect(refused, JSON.stringify(statuses)).toBeGreaterThanOrEqual(90);
+    expect(await rateLimited('/callback')).toBe(limitedBefore + refused);
   });
 
   it('shows only an error id on a 500 page, never the internal error (here: RBAC of the backend cut)', async () => {
