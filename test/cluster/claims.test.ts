@@ -48,26 +48,20 @@ for (const [path, text] of files) {
   if (example) examples.set(example[1]!, [...(examples.get(example[1]!) ?? []), ...parseYaml(text)]);
 }
 
-/** Klutch's XRDs under a group of their own, so that they can be installed beside ours. */
-const KLUTCH_GROUP = 'klutch-v1-5-0.parity.test';
-const klutch = new Map<string, XrdObject>();
-for (const [api, { xrd }] of klutchXrds()) {
-  const copy = structuredClone(xrd);
-  copy.spec.group = KLUTCH_GROUP;
-  copy.metadata.name = `${copy.spec.names.plural}.${KLUTCH_GROUP}`;
-  klutch.set(api, copy);
-}
-/**
- * Issue 36 item 3: the `--crossplane v2` package's XRDs and Klutch's own from its Crossplane v2 branch, each under a
- * group of its own (ours would collide with the v1 claim CRDs above). Both are namespaced composites, which
- * Crossplane gives `spec.crossplane` (lib/xcrd.ts modernCompositeCrd).
- */
+/** An XRD under a group of its own, so that XRDs of one API from several sources can be installed side by side. */
 const regroup = (xrd: XrdObject, group: string): XrdObject => {
   const copy = structuredClone(xrd);
   copy.spec.group = group;
   copy.metadata.name = `${copy.spec.names.plural}.${group}`;
   return copy;
 };
+/** Klutch's XRDs, beside ours. */
+const klutch = new Map([...klutchXrds()].map(([api, { xrd }]) => [api, regroup(xrd, 'klutch-v1-5-0.parity.test')]));
+/**
+ * Issue 36 item 3: the `--crossplane v2` package's XRDs and Klutch's own from its Crossplane v2 branch, each under a
+ * group of its own (ours would collide with the v1 claim CRDs above). Both are namespaced composites, which
+ * Crossplane gives `spec.crossplane` (lib/xcrd.ts modernCompositeCrd).
+ */
 const oursV2 = new Map<string, XrdObject>();
 for (const [path, text] of render({ apis, outdir: 'unused', target: 'v2' })) {
   const xrdPath = /^packages\/dataservices\/apis\/([^/]+)\/definition\.yaml$/.exec(path);
@@ -521,9 +515,7 @@ describe('Klutch parity', () => {
 
 describe('claims written for Klutch on Crossplane v2 (issue 36 item 3): the v2 package judges both shapes alike', () => {
   /** A namespaced composite's API. */
-  const compositeTarget = (xrd: XrdObject): ClaimTarget => ({
-    ...claimTarget({ ...xrd, spec: { ...xrd.spec, claimNames: xrd.spec.names } }),
-  });
+  const compositeTarget = (xrd: XrdObject): ClaimTarget => claimTarget({ ...xrd, spec: { ...xrd.spec, claimNames: xrd.spec.names } });
   /** The case as Klutch's v2 branch writes it: the backend in Crossplane's own field. */
   const v2Spec = (api: string, c: { spec: Record<string, unknown>; backend?: string }): Record<string, unknown> => ({
     ...structuredClone(c.spec),
