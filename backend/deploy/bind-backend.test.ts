@@ -37,9 +37,11 @@ describe('BindBackend', () => {
       'ServiceAccount/klutch-bind-backend',
       'ValidatingAdmissionPolicy/klutch-bind-backend-containment',
       'ValidatingAdmissionPolicy/klutch-bind-backend-root-namespaces',
+      'ValidatingAdmissionPolicy/klutch-bind-consumer-claim-machinery',
       'ValidatingAdmissionPolicy/klutch-bind-consumer-secret-types',
       'ValidatingAdmissionPolicyBinding/klutch-bind-backend-containment',
       'ValidatingAdmissionPolicyBinding/klutch-bind-backend-root-namespaces',
+      'ValidatingAdmissionPolicyBinding/klutch-bind-consumer-claim-machinery',
       'ValidatingAdmissionPolicyBinding/klutch-bind-consumer-secret-types',
     ]);
   });
@@ -51,6 +53,30 @@ describe('BindBackend', () => {
     ]);
     expect(policy.spec.matchConditions[0].expression).toContain("request.userInfo.username.endsWith(':klutch-binder')");
     expect(policy.spec.validations[0].expression).toBe("(has(object.type) ? object.type : 'Opaque') == 'Opaque'");
+  });
+
+  it("holds consumers' claims of the exported groups to no Crossplane field but compositionRef (issue 34)", () => {
+    const policy = synth({ ...props, exportedGroups: ['b.example', 'anynines.com'] }).find(
+      (o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === 'klutch-bind-consumer-claim-machinery',
+    )!;
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: ['anynines.com', 'b.example'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['*'] },
+    ]);
+    expect(policy.spec.matchConditions[0].expression).toContain("request.userInfo.username.endsWith(':klutch-binder')");
+    // Every field Crossplane writes, at the top of a claim's spec and under a v2 composite's spec.crossplane.
+    const changed = policy.spec.variables.find((v: { name: string }) => v.name === 'changed').expression as string;
+    for (const f of [
+      'resourceRef',
+      'resourceRefs',
+      'claimRef',
+      'compositionSelector',
+      'compositionRevisionRef',
+      'compositionRevisionSelector',
+      'compositionUpdatePolicy',
+    ])
+      expect(changed).toContain(`'${f}'`);
+    expect(changed).toContain("'spec.crossplane.'");
+    expect(changed).not.toContain("'compositionRef'");
   });
 
   it('fails closed: templates without a bind rule bind for nobody unless the operator says otherwise (issue 34, item 10)', () => {

@@ -23,6 +23,7 @@ import {
 } from '../../lib/pod-security';
 import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from '../authz/bind-policy';
+import { ConsumerClaimMachinery } from './consumer-claim-machinery';
 import { ContainmentPolicy } from './containment-policy';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../app-cluster-binding/app-cluster-binding.root';
@@ -274,6 +275,7 @@ export class BindBackend extends Construct {
     // Namespaces, Secrets and tokens cluster-wide (above) are bounded by admission to what the backend made or adopted.
     new ContainmentPolicy(this, 'Containment', { namespace: p.namespace, serviceAccount: 'klutch-bind-backend', labels });
     new ConsumerSecretTypes(this, 'ConsumerSecretTypes', { labels });
+    new ConsumerClaimMachinery(this, 'ConsumerClaimMachinery', { exportedGroups: p.exportedGroups, labels });
     role.allow(['get', 'list', 'watch'], ...res(TEMPLATE_GROUP, 'apiserviceexporttemplates'));
     role.allow(['get', 'list', 'watch'], ...res('apiextensions.k8s.io', 'customresourcedefinitions'));
     for (const g of [...p.exportedGroups].sort()) role.allow(CONSUMER_VERBS, ...res(g, '*'));

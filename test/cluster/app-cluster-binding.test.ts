@@ -478,6 +478,13 @@ describe('AppClusterBinding', () => {
     await boundAgain('after the restart');
   }, 90_000);
 
+  /** The konnector's first event `reason` on the claim `claim` in the app cluster, waited for. */
+  const warningOn = (claim: string, reason: string) =>
+    eventually(`the ${reason} event on ${claim} in the app cluster`, async () => {
+      const selector = encodeURIComponent(`involvedObject.name=${claim},reason=${reason}`);
+      return ((await requireOk(kb, 'GET', `/api/v1/namespaces/${app}/events?fieldSelector=${selector}`)).items as O[])[0];
+    });
+
   it('refuses a claim beyond the provider namespace quota (--claim-quota) and names the refusal on the claim in the app cluster', async () => {
     const clusterNs = await clusterNamespaceOf(ops, name);
     const pns = (await requireOk(ka, 'GET', `${BIND}/namespaces/${clusterNs}/apiservicenamespaces/${app}`)).status.namespace as string;
@@ -486,14 +493,7 @@ describe('AppClusterBinding', () => {
     });
     const first = await requireOk(kb, 'GET', pgPath(app, 'first'));
     await requireOk(kb, 'POST', pgPath(app), { ...first, metadata: { name: 'third', namespace: app }, status: undefined });
-    const event = await eventually('the QuotaExceeded event on the claim in the app cluster', async () => {
-      const events = await requireOk(
-        kb,
-        'GET',
-        `/api/v1/namespaces/${app}/events?fieldSelector=${encodeURIComponent('involvedObject.name=third,reason=QuotaExceeded')}`,
-      );
-      return (events.items as O[])[0];
-    });
+    const event = await warningOn('third', 'QuotaExceeded');
     expect(event.type).toBe('Warning');
     expect(event.message).toContain(`the provider refused PostgresqlInstance ${app}/third`);
     expect(event.message).toContain('exceeded quota: klutch-claims');
@@ -502,6 +502,25 @@ describe('AppClusterBinding', () => {
     await requireOk(kb, 'DELETE', pgPath(app, 'third'));
     await eventually('the refused claim gone', async () => ((await getObject(kb, pgPath(app, 'third'))) ? undefined : true));
     expect(await getObject(ka, pgPath(pns, 'second'))).toBeDefined();
+  });
+
+  it("refuses a claim that picks its Composition by labels (Crossplane's field: the shipped admission policy) and names the refusal on the claim in the app cluster", async () => {
+    const clusterNs = await clusterNamespaceOf(ops, name);
+    const pns = (await requireOk(ka, 'GET', `${BIND}/namespaces/${clusterNs}/apiservicenamespaces/${app}`)).status.namespace as string;
+    const first = await requireOk(kb, 'GET', pgPath(app, 'first'));
+    // Valid in the app cluster (its CRD is the claim's), as Klutch's control plane would take it.
+    const spec = {
+      ...first.spec,
+      compositionSelector: { matchLabels: { 'klutch.anynines.com/backend': 'cnpg' } },
+    };
+    await requireOk(kb, 'POST', pgPath(app), { ...first, metadata: { name: 'picky', namespace: app }, spec, status: undefined });
+    const event = await warningOn('picky', 'UpstreamRefused');
+    expect(event.type).toBe('Warning');
+    expect(event.message).toContain(`the provider refused PostgresqlInstance ${app}/picky`);
+    expect(event.message).toContain('may not set or change spec.compositionSelector');
+    expect(await getObject(ka, pgPath(pns, 'picky'))).toBeUndefined();
+    await requireOk(kb, 'DELETE', pgPath(app, 'picky'));
+    await eventually('the refused claim gone', async () => ((await getObject(kb, pgPath(app, 'picky'))) ? undefined : true));
   });
 
   it("attack: an AppClusterBinding whose Klutch root namespace collides with this one's, created and deleted, touches nothing of it", async () => {

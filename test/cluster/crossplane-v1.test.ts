@@ -25,7 +25,10 @@ import {
   startCrossplane,
   startCrossplaneCore,
 } from '../../harness/crossplane/crossplane';
-import { apply, condition, established, getIfExists } from '../../harness/cluster/kube';
+import { apply, condition, established, getIfExists, requireOk } from '../../harness/cluster/kube';
+import { applyConstruct } from '../../harness/parts/konnector';
+import { ConsumerClaimMachinery, CONSUMER_CLAIM_MACHINERY_POLICY } from '../../backend/deploy/consumer-claim-machinery';
+import { BINDER } from '../../backend/provision/rbac';
 import { eventually, type Kube, kubeFor } from '../../harness/cluster/kube';
 import { isAlive, runCommand } from '../../harness/cluster/processes';
 import { A8sOperatorsStandIn } from '../../harness/stand-ins/a8s-operators';
@@ -143,6 +146,163 @@ describe('Crossplane v1.20 core', () => {
       },
       60_000,
     );
+  }, 120_000);
+});
+
+describe("issue 34: a consumer cannot write Crossplane's fields of a claim", () => {
+  const ns = 'tenant-machinery';
+  const claims = `/apis/anynines.com/v1/namespaces/${ns}/postgresqlinstances`;
+  const xrs = '/apis/anynines.com/v1/xpostgresqlinstances';
+  /** A namespaced test API in an exported group, in the shape of a Crossplane v2 composite (`spec.crossplane`). */
+  const gadgets = `/apis/anynines.com/v1/namespaces/${ns}/machinerygadgets`;
+  const refusal = `ValidatingAdmissionPolicy '${CONSUMER_CLAIM_MACHINERY_POLICY}' with binding '${CONSUMER_CLAIM_MACHINERY_POLICY}' denied request`;
+  const spec = () => ({ ...claim.spec, compositionRef: { name: 'a8s-postgresql' } });
+  /** A composite an operator provisioned statically, which no claim holds. */
+  const platformDb = (name: string) => ({
+    apiVersion: 'anynines.com/v1',
+    kind: 'XPostgresqlInstance',
+    metadata: { name },
+    spec: spec(),
+  });
+
+  it('binds no claim to a composite it names, picks no Composition by labels, pins no revision; its own claims work', async () => {
+    await applyConstruct(kube, (c) => new ConsumerClaimMachinery(c, 'machinery', { exportedGroups: ['anynines.com'] }));
+    await apply(kube, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await apply(kube, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: BINDER, namespace: ns } });
+    await apply(kube, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'claims', namespace: ns },
+      rules: [{ apiGroups: ['anynines.com'], resources: ['postgresqlinstances', 'machinerygadgets'], verbs: ['*'] }],
+    });
+    await apply(kube, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'claims', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'claims' },
+      subjects: [{ kind: 'ServiceAccount', name: BINDER, namespace: ns }],
+    });
+    await apply(kube, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'machinerygadgets.anynines.com' },
+      spec: {
+        group: 'anynines.com',
+        scope: 'Namespaced',
+        names: { kind: 'MachineryGadget', plural: 'machinerygadgets', singular: 'machinerygadget', listKind: 'MachineryGadgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    await established(kube, 'machinerygadgets.anynines.com');
+    await Promise.all(['platform-db', 'platform-db-2'].map((n) => apply(kube, platformDb(n))));
+    const token = (
+      await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts/${BINDER}/token`, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 600 },
+      })
+    ).status as { token: string };
+    const consumer = kubeFor(cp.clusters[CLUSTER]!, 'token', token.token);
+    const post = (name: string, extra: Obj) =>
+      consumer.request('POST', claims, {
+        apiVersion: 'anynines.com/v1',
+        kind: 'PostgresqlInstance',
+        metadata: { name, namespace: ns },
+        spec: { ...spec(), ...extra },
+      });
+    const refused = (r: { code: number; body: Obj }, ...fields: string[]) => {
+      expect(r.code, JSON.stringify(r.body)).toBe(403);
+      expect(String(r.body.message)).toContain(refusal);
+      for (const f of fields) expect(String(r.body.message)).toContain(f);
+    };
+
+    // The attacks: another's composite by name, a Composition by its labels past the API's rules, a pinned revision.
+    refused(
+      await post('steal', { resourceRef: { apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance', name: 'platform-db' } }),
+      'spec.resourceRef',
+    );
+    refused(
+      await post('pick', { compositionRef: undefined, compositionSelector: { matchLabels: { 'klutch.anynines.com/backend': 'cnpg' } } }),
+      'spec.compositionSelector',
+    );
+    refused(
+      await post('pin', { compositionUpdatePolicy: 'Manual', compositionRevisionRef: { name: 'a8s-postgresql-0000000' } }),
+      'spec.compositionUpdatePolicy',
+      'spec.compositionRevisionRef',
+    );
+    // Its own claim: created, bound by Crossplane, changed by the consumer as a konnector does; Crossplane's refs stay.
+    expect((await post('own', { compositionUpdatePolicy: 'Automatic' })).code).toBe(201);
+    const bound = await eventually(
+      "Crossplane to bind the consumer's claim",
+      async () => (await getIfExists(kube, `${claims}/own`))?.spec?.resourceRef?.name,
+    );
+    const merge = (body: Obj) => consumer.request('PATCH', `${claims}/own`, body, 'application/merge-patch+json');
+    expect((await merge({ metadata: { labels: { team: 'm' } }, spec: { plan: claim.spec.plan } })).code).toBe(200);
+    refused(await merge({ spec: { resourceRef: { name: 'platform-db' } } }), 'spec.resourceRef');
+    refused(
+      await merge({ spec: { compositionSelector: { matchLabels: { 'klutch.anynines.com/backend': 'cnpg' } } } }),
+      'spec.compositionSelector',
+    );
+    expect((await getIfExists(kube, `${claims}/own`))?.spec?.resourceRef?.name).toBe(bound);
+    // The same fields under spec.crossplane (a namespaced Crossplane v2 composite): compositionRef only.
+    const gadget = (name: string, crossplane: Obj) =>
+      consumer.request('POST', gadgets, {
+        apiVersion: 'anynines.com/v1',
+        kind: 'MachineryGadget',
+        metadata: { name, namespace: ns },
+        spec: { crossplane },
+      });
+    refused(await gadget('g1', { compositionSelector: { matchLabels: { a: 'b' } } }), 'spec.crossplane.compositionSelector');
+    refused(await gadget('g2', { resourceRefs: [{ apiVersion: 'v1', kind: 'Secret', name: 'x' }] }), 'spec.crossplane.resourceRefs');
+    expect((await gadget('g3', { compositionRef: { name: 'cnpg-postgresql' } })).code).toBe(201);
+    await requireOk(
+      kube,
+      'PATCH',
+      `${gadgets}/g3`,
+      { spec: { crossplane: { resourceRefs: [{ apiVersion: 'v1', kind: 'Secret', name: 'x' }] } } },
+      'application/merge-patch+json',
+    );
+    expect(
+      (
+        await consumer.request(
+          'PATCH',
+          `${gadgets}/g3`,
+          { spec: { crossplane: { compositionRef: { name: 'a8s-postgresql' } } } },
+          'application/merge-patch+json',
+        )
+      ).code,
+    ).toBe(200);
+    refused(
+      await consumer.request('PATCH', `${gadgets}/g3`, { spec: { crossplane: { resourceRefs: [] } } }, 'application/merge-patch+json'),
+      'spec.crossplane.resourceRefs',
+    );
+
+    // An operator still binds a claim to a composite it made (what the consumer could have done without the policy).
+    await apply(kube, {
+      apiVersion: 'anynines.com/v1',
+      kind: 'PostgresqlInstance',
+      metadata: { name: 'adopted', namespace: ns },
+      spec: { ...spec(), resourceRef: { apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance', name: 'platform-db-2' } },
+    });
+    await eventually("Crossplane to bind the operator's claim to platform-db-2", async () =>
+      (await getIfExists(kube, `${xrs}/platform-db-2`))?.spec?.claimRef?.name === 'adopted' ? true : undefined,
+    );
+    expect((await getIfExists(kube, `${xrs}/platform-db`))?.spec?.claimRef).toBeUndefined();
+
+    for (const path of [
+      `${claims}/own`,
+      `${claims}/adopted`,
+      `${xrs}/platform-db`,
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machinerygadgets.anynines.com',
+    ])
+      await kube.request('DELETE', path);
   }, 120_000);
 });
 

@@ -181,6 +181,33 @@ describe('reconcileSpec: changes', () => {
     expect(w.writes).toEqual([]);
   });
 
+  it.each([
+    ['quota', 'exceeded quota: klutch-claims, requested: count/postgresqlinstances.anynines.com=1', 'QuotaExceeded'],
+    [
+      'admission policy',
+      "ValidatingAdmissionPolicy 'p' with binding 'p' denied request: a consumer may not set spec.resourceRef",
+      'UpstreamRefused',
+    ],
+  ])('says on the app object why the provider refused it (%s) and tries again later', async (_what, message, reason) => {
+    const w = world({ consumer: { ...synced(), spec: { plan: 'big' } }, provider: bound(undefined, owned) });
+    w.deps.applyProvider = async () => {
+      throw Object.assign(new Error('refused'), { code: 403, body: { message } });
+    };
+    expect(await reconcileSpec(w.deps, 'app', 'db')).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect(w.warnings).toEqual([
+      `${reason}: the provider refused PostgresqlInstance app/db: ${message}; ${reason === 'QuotaExceeded' ? 'delete one you no longer need or ask the platform operator for more' : 'change the object in this cluster as the message says'}`,
+    ]);
+  });
+
+  it('leaves any other error to the retry of the controller', async () => {
+    const w = world({ consumer: { ...synced(), spec: { plan: 'big' } }, provider: bound(undefined, owned) });
+    w.deps.applyProvider = async () => {
+      throw Object.assign(new Error('nope'), { code: 403, body: { message: 'forbidden: RBAC' } });
+    };
+    await expect(reconcileSpec(w.deps, 'app', 'db')).rejects.toThrow('nope');
+    expect(w.warnings).toEqual([]);
+  });
+
   it('applies when it cannot tell what it owns upstream (no managedFields)', () => {
     expect(needsApply(upstreamOf(synced(), 'cluster-x-app'), bound())).toBe(true);
   });

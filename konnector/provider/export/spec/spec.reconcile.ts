@@ -107,13 +107,15 @@ export async function reconcileSpec(deps: SpecDeps, namespace: string, name: str
     try {
       await deps.applyProvider(desired);
     } catch (e) {
-      // The provider's ResourceQuota on claims (--claim-quota): the app team sees it on its claim, not only in our log.
-      if (!isForbidden(e) || !/exceeded quota/.test(messageOf(e))) throw e;
-      deps.warn(
-        consumer,
-        'QuotaExceeded',
-        `the provider refused ${consumer.kind} ${consumer.metadata.namespace}/${consumer.metadata.name}: ${messageOf(e)}; delete one you no longer need or ask the platform operator for more`,
-      );
+      // Refused by the provider's admission (its ResourceQuota on claims, --claim-quota; an admission policy, such as
+      // the one that keeps Crossplane's fields of a claim Crossplane's): the app team sees why on its claim, not only
+      // in our log, and the konnector tries again later rather than in a tight backoff.
+      const refused = `the provider refused ${consumer.kind} ${consumer.metadata.namespace}/${consumer.metadata.name}: ${messageOf(e)}`;
+      if (isForbidden(e) && /exceeded quota/.test(messageOf(e)))
+        deps.warn(consumer, 'QuotaExceeded', `${refused}; delete one you no longer need or ask the platform operator for more`);
+      else if (isForbidden(e) && /ValidatingAdmissionPolicy .* denied request/.test(messageOf(e)))
+        deps.warn(consumer, 'UpstreamRefused', `${refused}; change the object in this cluster as the message says`);
+      else throw e;
       return { requeueAfterMs: WAIT_MS };
     }
     deps.observe?.('applied', consumer);
