@@ -122,7 +122,8 @@ describe('cnpg PostgresqlInstance', () => {
                     {
                       selectorType: 'rw',
                       serviceTemplate: {
-                        metadata: { name: 'my-claim-external' },
+                        // Labelled with its instance: a binding finds it for its uri.
+                        metadata: { name: 'my-claim-external', labels: { 'klutch.anynines.com/instance': 'my-claim' } },
                         // Only the catalog's source ranges, and the client's address kept for PostgreSQL and the NetworkPolicy.
                         spec: {
                           type: 'LoadBalancer',

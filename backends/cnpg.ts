@@ -125,10 +125,11 @@ export const CNPG_CA_KEY = 'ca.crt';
  * The keys of the Service Binding for Kubernetes spec (servicebinding.io) beside Klutch's, so Spring Cloud Bindings,
  * Quarkus and the other frameworks that read a binding from `/bindings/<name>` take `<claim>-creds` as it is: `type`
  * and `provider` as the spec names them, `host` and `port` apart, and libpq's `sslmode` the CA allows (the server's
- * certificate names the Cluster's Services, not the load balancer's address, so verify-ca, not verify-full). A `uri`
- * is not among them: its address is known only once the load balancer has one, after the password was composed.
+ * certificate names the Cluster's Services, not the load balancer's address, so verify-ca, not verify-full), and a
+ * `uri` of libpq's form with all of that but the credentials (`postgresql://<host>:5432/app?sslmode=verify-ca`: the
+ * spec lets a URI leave them out, and the password stays in one key, `password`, for rotation to change).
  */
-export const CNPG_SERVICE_BINDING_KEYS = ['type', 'provider', 'host', 'port', 'sslmode'] as const;
+export const CNPG_SERVICE_BINDING_KEYS = ['type', 'provider', 'host', 'port', 'sslmode', 'uri'] as const;
 /** The Secret CNPG keeps the server CA in (`<cluster>-ca`: `ca.crt`, and its key, which is never copied). */
 export const CNPG_CA_SECRET_SUFFIX = '-ca';
 /** PostgreSQL's port, and the instance manager's status port, which the operator calls (CNPG's pkg/management/url). */
@@ -419,6 +420,8 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
       ...(o.serviceAnnotations && Object.keys(o.serviceAnnotations).length
         ? [{ to: `${external}.serviceTemplate.metadata.annotations`, value: { ...o.serviceAnnotations } }]
         : []),
+      // Found by it: a binding's `uri` names the address the load balancer gives this Service (cnpgBinding).
+      { from: CLAIM_NAME, to: `${external}.serviceTemplate.metadata.labels[${CNPG_INSTANCE_LABEL}]`, required: true },
       {
         from: CLAIM_NAME,
         to: `${external}.serviceTemplate.metadata.name`,
@@ -784,6 +787,16 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
   // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.
   return {
     ...recipe,
+    // The address exists once the load balancer gave the instance's Service one, after the binding was composed: the
+    // function reads it from the Service (the instance's label on it) on every run and writes the uri with it.
+    valueFrom: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      labels: [{ key: CNPG_INSTANCE_LABEL, from: 'spec.instanceRef' }],
+      from: lb,
+      to: 'stringData.uri',
+      format: `postgresql://%s:${CNPG_POSTGRESQL_PORT}/${CNPG_APP_OWNER}?sslmode=verify-ca`,
+    },
     generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }],
     errorsFrom: CNPG_ROLE_ERRORS,
   };

@@ -167,7 +167,10 @@ const wrapper = s.object(
   },
   { required: ['apiVersion', 'kind', 'manifestAt'] },
 );
-const labels = s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }));
+const label = s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] });
+const labels = s.array(label);
+/** The labels another object is found by (diagnostics, errorsFrom, waitsFor, valueFrom): at least one. */
+const selectorLabels = s.array(label, { minItems: 1 });
 const generated = s.array(
   s.object({ to: fieldPath, live: s.object({ from: fieldPath, base64: s.boolean() }, { required: ['from'] }) }, { required: ['to'] }),
 );
@@ -228,9 +231,7 @@ export const inputSchema: Schema = s.object(
       {
         apiVersion: s.string({ minLength: 1 }),
         kind: s.string({ minLength: 1 }),
-        labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }), {
-          minItems: 1,
-        }),
+        labels: selectorLabels,
         from: fieldPath,
         at: s.string({ minLength: 1 }),
         says: s.string({ minLength: 1 }),
@@ -246,13 +247,22 @@ export const inputSchema: Schema = s.object(
       {
         apiVersion: s.string({ minLength: 1 }),
         kind: s.string({ minLength: 1 }),
-        labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }), {
-          minItems: 1,
-        }),
+        labels: selectorLabels,
         condition: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }),
         says: s.string({ minLength: 1 }),
       },
       { required: ['apiVersion', 'kind', 'labels', 'condition', 'says'] },
+    ),
+    valueFrom: s.object(
+      {
+        apiVersion: s.string({ minLength: 1 }),
+        kind: s.string({ minLength: 1 }),
+        labels: selectorLabels,
+        from: fieldPath,
+        to: fieldPath,
+        format: s.string({ pattern: '%s' }),
+      },
+      { required: ['apiVersion', 'kind', 'labels', 'from', 'to', 'format'] },
     ),
     shownConditions: s.array(
       s.object({ at: fieldPath, type: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }), advice: errorAdvice }, { required: ['at', 'type'] }),
@@ -277,9 +287,7 @@ export const inputSchema: Schema = s.object(
       {
         apiVersion: s.string({ minLength: 1 }),
         kind: s.string({ minLength: 1 }),
-        labels: s.array(s.object({ key: s.string({ minLength: 1 }), from: fieldPath, transforms }, { required: ['key', 'from'] }), {
-          minItems: 1,
-        }),
+        labels: selectorLabels,
         conditions: s.array(
           s.object(
             { type: s.string({ minLength: 1 }), status: s.string({ minLength: 1 }), says: s.string() },

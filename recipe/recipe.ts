@@ -370,6 +370,26 @@ export interface WaitsFor {
 }
 
 /**
+ * A value another object of the composite's namespace holds, written into the resource (formatted): what exists only
+ * once something else made it, such as the address a load balancer gave an instance's Service, which a binding's
+ * `uri` names. The function asks Crossplane for objects of `apiVersion`/`kind` with `labels` in the composite's
+ * namespace (as `errorsFrom`) on every run; the first by name with a scalar at `from` fills `format`'s `%s` at `to`.
+ * Nothing is written until one has it.
+ */
+export interface ValueFrom {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** The labels the object carries, from the composite's trusted view (the instance's label = `spec.instanceRef`). */
+  readonly labels: readonly LabelMapping[];
+  /** The field of the object found (`status.loadBalancer.ingress[0].ip`). */
+  readonly from: string;
+  /** Where the value goes in the resource (in the wrapped object, if there is one). */
+  readonly to: string;
+  /** The value written, `%s` standing for what was found (`postgresql://%s:5432/app`). */
+  readonly format: string;
+}
+
+/**
  * A condition the backend reports on the composed resource that the claim shows as one of its own, beside
  * DataServiceReady: something the resource does besides serving, whose failure must not go unseen while it serves.
  * CloudNativePG's `ContinuousArchiving`: an instance whose WAL cannot be archived — its object store down or refusing
@@ -435,6 +455,8 @@ export interface Recipe {
   readonly errorsFrom?: ErrorsFrom;
   /** An object the resource waits for before it is composed (WaitsFor). */
   readonly waitsFor?: WaitsFor;
+  /** A value of another object written into the resource once that object has it (ValueFrom). */
+  readonly valueFrom?: ValueFrom;
   /** Conditions of the backend's that the claim shows beside DataServiceReady (ShownCondition). */
   readonly shownConditions?: readonly ShownCondition[];
   /** Values generated once and kept (GeneratedValue). */

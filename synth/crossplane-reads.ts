@@ -1,6 +1,6 @@
 /**
- * What Crossplane core must be allowed to read for the function: the kinds the recipes' `diagnostics` and `errorsFrom`
- * ask for (a cnpg claim's Pods, its Cluster). Crossplane fetches a function's extra resources with its own identity, through its cache (an
+ * What Crossplane core must be allowed to read for the function: the kinds the recipes' `diagnostics`, `errorsFrom`
+ * and `valueFrom` ask for (a cnpg claim's Pods, its Cluster, its instance's Service). Crossplane fetches a function's extra resources with its own identity, through its cache (an
  * informer per kind, so `list` and `watch` beside `get`), and its Helm chart's ClusterRole aggregates every ClusterRole
  * labelled `rbac.crossplane.io/aggregate-to-crossplane: "true"` (v1.20 and v2 alike), so one such role extends it
  * without editing Crossplane's install. The kinds come from the recipes, never from a list here.
@@ -15,9 +15,10 @@ export const CROSSPLANE_READS_ROLE = 'klutch-kit-crossplane-reads';
 /** The label Crossplane's own ClusterRole aggregates by. */
 export const AGGREGATE_TO_CROSSPLANE = 'rbac.crossplane.io/aggregate-to-crossplane';
 
-/** The kinds a recipe has Crossplane read for it (its diagnostics and errorsFrom, on either target). */
+/** The kinds a recipe has Crossplane read for it (its diagnostics, errorsFrom and valueFrom, on either target). */
 export function crossplaneReadKinds(recipe: Recipe): KindRef[] {
-  return [recipe.diagnostics, recipe.v2?.diagnostics, recipe.errorsFrom, recipe.v2?.errorsFrom].flatMap((d) =>
+  const asked = [recipe.diagnostics, recipe.errorsFrom, recipe.valueFrom];
+  return [...asked, ...[recipe.v2?.diagnostics, recipe.v2?.errorsFrom, recipe.v2?.valueFrom]].flatMap((d) =>
     d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : [],
   );
 }

@@ -120,7 +120,7 @@ export function diagnose(d: Diagnostics, selector: DiagnosticsSelector, found: r
  * The objects found that may speak for the composite: of the selector's kind in its namespace, carrying every one of
  * its labels and not being deleted; sorted by name.
  */
-function ours(selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Obj[] {
+export function ours(selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Obj[] {
   const mine = (found ?? []).filter(
     (o) =>
       get(o, 'apiVersion') === selector.apiVersion &&

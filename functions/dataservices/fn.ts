@@ -45,6 +45,7 @@ import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
 import { advised, CONDITION_TYPE, observeStatus, shownConditions, type StatusOutcome } from './status';
 import { validateInput } from './validate-input';
+import { VALUE_FROM_REQUIREMENT, valueFrom, type ValueFound, writeValue } from './value-from';
 
 type Obj = Record<string, unknown>;
 
@@ -167,6 +168,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let adoption;
   let related;
   let asked;
+  let valued: ValueFound | undefined;
   let companions: {
     name: string;
     own: Input;
@@ -200,6 +202,11 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       `(composition ${comp})`,
     );
     const main = (at ? get(composed.resource, at) : composed.resource) as Obj;
+    // A value another object holds (a load balancer's address), asked on every run: it may come late or change.
+    if (input.valueFrom) {
+      valued = valueFrom(input.valueFrom, composite, extraResources(req, VALUE_FROM_REQUIREMENT), `(composition ${comp})`);
+      writeValue(input.valueFrom, main, valued);
+    }
     companions = (input.companions ?? []).flatMap((c) => {
       const name = companionResourceName(input, c);
       const seenC = req.observed?.resources?.[name]?.resource;
@@ -279,7 +286,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   }
 
-  if (adoption.requirement || related.requirement || asked || waiting || elsewhere || gated?.selector) {
+  if (adoption.requirement || related.requirement || asked || waiting || elsewhere || gated?.selector || valued?.selector) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
@@ -288,6 +295,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
         ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
         ...(elsewhere ? { [ERRORS_FROM_REQUIREMENT]: elsewhere } : {}),
+        ...(valued?.selector ? { [VALUE_FROM_REQUIREMENT]: valued.selector } : {}),
         // Asked as long as before, so that Crossplane's requirements settle in the run that composes.
         ...(gated?.selector ? { [WAITS_FOR_REQUIREMENT]: gated.selector } : {}),
       },

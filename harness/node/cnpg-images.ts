@@ -302,15 +302,17 @@ export function psqlClientPod(o: {
 /**
  * A Pod that knows nothing but what the Service Binding for Kubernetes spec gives a workload: the Secret `secret`
  * projected at `/bindings/db` (servicebinding.io's layout, one file per key). Its shell reads `type` (it must be
- * `postgresql`), `host`, `port`, `database`, `username`, `password` and `sslmode` from there and runs `sql` with psql,
- * verifying the server with `/bindings/db/ca.crt`. busybox's sh: `read` is a builtin, there is no `cat`.
+ * `postgresql`), `uri` (host, port, database and sslmode in libpq's URI form), `username` and `password` from there
+ * and runs `sql` with psql, verifying the server with `/bindings/db/ca.crt`. busybox's sh: `read` is a builtin, there
+ * is no `cat`.
  */
 export function bindingsClientPod(o: { readonly name: string; readonly secret: string; readonly sql: string }): Record<string, unknown> {
   const script = [
     'd=/bindings/db',
-    'for k in type host port database username password sslmode; do read -r "$k" < "$d/$k"; done',
+    'for k in type uri username password; do read -r "$k" < "$d/$k"; done',
     '[ "$type" = postgresql ] || { echo "binding type is $type, not postgresql"; exit 3; }',
-    `exec ${POSTGRESQL_BIN}/psql "host=$host port=$port dbname=$database user=$username password=$password sslmode=$sslmode sslrootcert=$d/ca.crt" -v ON_ERROR_STOP=1 -tA -c "$0"`,
+    'export PGUSER="$username" PGPASSWORD="$password" PGSSLROOTCERT="$d/ca.crt"',
+    `exec ${POSTGRESQL_BIN}/psql "$uri" -v ON_ERROR_STOP=1 -tA -c "$0"`,
   ].join('\n');
   return {
     apiVersion: 'v1',

@@ -285,12 +285,13 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
     expect(await psql('app-client', SQL_WRITE, { tls: 'verify-ca' })).toEqual(['CREATE TABLE', 'INSERT 0 1', 'from the binding']);
 
     // And servicebinding.io's keys: a workload that reads only /bindings/<name> (Spring Cloud Bindings, Quarkus) connects.
-    expect(['type', 'provider', 'host', 'port', 'sslmode'].map(value)).toEqual([
+    expect(['type', 'provider', 'host', 'port', 'sslmode', 'uri'].map(value)).toEqual([
       'postgresql',
       'klutch-kit',
       LOAD_BALANCER_IP,
       '5432',
       'verify-ca',
+      `postgresql://${LOAD_BALANCER_IP}:5432/app?sslmode=verify-ca`,
     ]);
     await requireOk(
       kube,

@@ -320,7 +320,7 @@ describe('npm run sandbox on Pods, the default package (what sandbox/main.ts run
     expect(output).toMatch(/load balancer \(stand-in\): Service \S+\/demo-cnpg-external gets 10\.96\.200\.\d+/);
     expect(output).not.toMatch(/(a8s|load balancer) stand-in:/);
     expect(output).toMatch(
-      /Secret default\/demo-cnpg-binding-creds holds ca\.crt, database, host, instance_service, password, port, provider, sslmode, type, username \(instance_service 10\.96\.200\.\d+\)/,
+      /Secret default\/demo-cnpg-binding-creds holds ca\.crt, database, host, instance_service, password, port, provider, sslmode, type, uri, username \(instance_service 10\.96\.200\.\d+\)/,
     );
     // psql in a Pod of the app cluster, with only the creds Secret, answered by PostgreSQL on the control plane.
     expect(sandbox.query).toEqual(['CREATE TABLE', 'INSERT 0 1', 'hello from the app cluster']);
