@@ -117,6 +117,8 @@ export const CNPG_BINDING_SECRET_SUFFIX = '-cnpg-binding';
  * in `cannotReconcile` until something else changed the Cluster: a binding's creds then came minutes late or never.
  */
 export const CNPG_RELOAD_LABEL = 'cnpg.io/reload';
+/** The ServiceBinding field with the time its credentials expire (RFC 3339), a field Klutch's API has not. */
+export const BINDING_EXPIRES_AT = 'spec.expiresAt';
 /** The keys of Klutch's a8s binding, which `<claim>-creds` has. */
 export const CNPG_BINDING_KEYS = ['database', 'instance_service', 'password', 'username'] as const;
 /** The key of `<claim>-creds` beside Klutch's: the instance's server CA, so a client verifies what it connects to. */
@@ -717,6 +719,8 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
       { path: 'spec.instanceRef', from: `${RESTORE_FROM}.instance` },
       { path: 'spec.compositionRef.name', equals: CNPG_BINDING_COMPOSITE.composition },
     ],
+    // An expired binding's role is revoked as a deleted one's is: NOLOGIN, no password, its sessions ended.
+    expiresAt: BINDING_EXPIRES_AT,
   };
 }
 
@@ -799,6 +803,8 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
     },
     generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }],
     errorsFrom: CNPG_ROLE_ERRORS,
+    // A binding with a lifetime: its Secret goes at spec.expiresAt, and its instance revokes its role (bindingRoles).
+    expiresAt: BINDING_EXPIRES_AT,
   };
 }
 

@@ -8,6 +8,8 @@ export interface BoundObjects {
   readonly versions: readonly { readonly name: string; readonly deprecated?: string }[];
   /** `namespace/name` of each object. */
   readonly names: readonly string[];
+  /** The objects with a lifetime (`spec.expiresAt`, a cnpg ServiceBinding's): `namespace/name` and when, soonest first. */
+  readonly expiries: readonly { readonly name: string; readonly at: string }[];
 }
 
 /** Undefined when the API's CRD is not (or no longer) in the cluster. */
@@ -19,7 +21,9 @@ export async function boundObjects(app: Cluster, binding: string): Promise<Bound
   // provider deprecated, a schema the konnector updated), while the resource's storage (re)initializes.
   const list = (await retryBusy(() =>
     getOrUndefined(app.custom.listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural })),
-  )) as { items?: { metadata: { name: string; namespace?: string } }[] } | undefined;
+  )) as { items?: { metadata: { name: string; namespace?: string }; spec?: { expiresAt?: unknown } }[] } | undefined;
+  const nameOf = (o: { metadata: { name: string; namespace?: string } }) =>
+    `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
   return {
     kind: crd.spec.names.kind,
     versions: crd.spec.versions
@@ -28,6 +32,9 @@ export async function boundObjects(app: Cluster, binding: string): Promise<Bound
         name: v.name,
         ...(v.deprecated ? { deprecated: v.deprecationWarning || `${crd.spec.group}/${v.name} is deprecated` } : {}),
       })),
-    names: (list?.items ?? []).map((o) => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`),
+    names: (list?.items ?? []).map(nameOf),
+    expiries: (list?.items ?? [])
+      .flatMap((o) => (typeof o.spec?.expiresAt === 'string' ? [{ name: nameOf(o), at: o.spec.expiresAt }] : []))
+      .sort((a, b) => Date.parse(a.at) - Date.parse(b.at)),
   };
 }

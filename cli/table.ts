@@ -24,7 +24,12 @@ export function table(headers: readonly string[], rawRows: readonly (readonly st
 /** `5s`, `3m`, `2h`, `4d`: the AGE column. */
 export function age(timestamp: string | undefined, now = Date.now()): string {
   if (!timestamp) return '<unknown>';
-  const s = Math.max(0, Math.floor((now - Date.parse(timestamp)) / 1000));
+  return span(now - Date.parse(timestamp));
+}
+
+/** A length of time as kubectl's AGE prints it (`45s`, `12m`, `5h`, `3d`); a negative one as none. */
+export function span(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 120) return `${s}s`;
   if (s < 7200) return `${Math.floor(s / 60)}m`;
   if (s < 172_800) return `${Math.floor(s / 3600)}h`;

@@ -253,6 +253,7 @@ export const inputSchema: Schema = s.object(
       },
       { required: ['apiVersion', 'kind', 'labels', 'condition', 'says'] },
     ),
+    expiresAt: fieldPath,
     valueFrom: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),
@@ -280,6 +281,7 @@ export const inputSchema: Schema = s.object(
         key: s.string({ minLength: 1 }),
         gone: s.freeform(),
         revoke: relatedMatches,
+        expiresAt: fieldPath,
       },
       { required: ['apiVersion', 'kind', 'match', 'to', 'item', 'key', 'gone'] },
     ),

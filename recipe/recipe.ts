@@ -228,6 +228,11 @@ export interface RelatedList {
    * its database with their passwords. An item of `match` with the same key wins.
    */
   readonly revoke?: readonly RelatedMatch[];
+  /**
+   * A field of the related composite holding the time its credentials expire (RFC 3339; `spec.expiresAt`): from then
+   * on its item is `gone`, as if the composite were deleted (Recipe.expiresAt is the composite's own side).
+   */
+  readonly expiresAt?: string;
 }
 
 /** A condition of a diagnosed object that says why the resource waits (a Pod's `PodScheduled` `False`). */
@@ -455,6 +460,12 @@ export interface Recipe {
   readonly errorsFrom?: ErrorsFrom;
   /** An object the resource waits for before it is composed (WaitsFor). */
   readonly waitsFor?: WaitsFor;
+  /**
+   * A composite field holding the time the resource's credentials expire (RFC 3339; `spec.expiresAt`): from then on
+   * the resource is no longer composed (Crossplane deletes it, and its connection Secret with it), the claim says
+   * `DataServiceReady False Expired` and when, and a later time composes it again, with new credentials.
+   */
+  readonly expiresAt?: string;
   /** A value of another object written into the resource once that object has it (ValueFrom). */
   readonly valueFrom?: ValueFrom;
   /** Conditions of the backend's that the claim shows beside DataServiceReady (ShownCondition). */

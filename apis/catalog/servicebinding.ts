@@ -27,6 +27,11 @@ export default new Api({
       // Klutch's regions, as its XRD lists them.
       region: s.string({ enum: ['eu-central-1', 'us-east-1'], description: 'Region of the instance, where the platform has several.' }),
       policy: s.string({ description: 'Binding policy, as the backend defines it.' }),
+      expiresAt: s.string({
+        description:
+          'When the credentials expire (RFC 3339, e.g. 2026-12-31T00:00:00Z): then the user is revoked, its sessions ended and <binding>-creds removed; a later time brings new credentials. Default: never.',
+        format: 'date-time',
+      }),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
@@ -40,6 +45,10 @@ export default new Api({
     {
       rule: `!${composedBy('cnpg')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('cnpg')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+    {
+      rule: `!has(self.expiresAt) || ${composedBy('cnpg')}`,
+      message: `expiresAt is only offered by the ${compositionName('cnpg')} composition: remove it, or bind with ${compositionName('cnpg')}`,
     },
   ],
   defaultBackend: 'a8s',

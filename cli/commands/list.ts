@@ -1,6 +1,7 @@
 /**
  * `kubectl bind list`: the APIServiceBindings, whether they are Ready, how many objects each API holds here, and the
- * versions it serves here (a deprecated one marked, its warning in the message).
+ * versions it serves here (a deprecated one marked, its warning in the message), and the time left of those objects
+ * that expire (a cnpg ServiceBinding's `spec.expiresAt`).
  */
 import { stringify } from 'yaml';
 import { type APIServiceBinding, BIND_GROUP } from '../../exports/bind-api';
@@ -11,7 +12,16 @@ import { messageOf, statusOf } from '../../lib/kube-errors';
 import type { ListFlags } from '../flags';
 import type { Io } from '../io';
 import { appCluster } from '../kube';
-import { age, table } from '../table';
+import { age, span, table } from '../table';
+
+/** The time left of the objects with a lifetime, soonest first: `team/brief expires in 12m`, three at most. */
+export function expiring(expiries: readonly { readonly name: string; readonly at: string }[], now = Date.now()): string {
+  const said = expiries.slice(0, 3).map(({ name, at }) => {
+    const left = Date.parse(at) - now;
+    return left > 0 ? `${name} expires in ${span(left)}` : `${name} expired ${span(-left)} ago`;
+  });
+  return [...said, ...(expiries.length > 3 ? [`${expiries.length - 3} more expire later`] : [])].join(', ');
+}
 
 export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
   const app = appCluster(flags, io.env);
@@ -55,7 +65,11 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
         objects?.versions.map((v) => `${v.name}${v.deprecated ? ' (deprecated)' : ''}`).join(',') || '-',
         b.spec.kubeconfigSecretRef.name,
         age(b.metadata.creationTimestamp),
-        [ready?.status === 'True' ? '' : (ready?.message ?? ''), ...(objects?.versions ?? []).flatMap((v) => v.deprecated ?? [])]
+        [
+          ready?.status === 'True' ? '' : (ready?.message ?? ''),
+          ...(objects?.versions ?? []).flatMap((v) => v.deprecated ?? []),
+          expiring(objects?.expiries ?? []),
+        ]
           .filter(Boolean)
           .join('; '),
       ];

@@ -105,7 +105,7 @@ function exits(o: Obj): string {
  * saying condition.
  */
 export function diagnose(d: Diagnostics, selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Said | undefined {
-  const objects = ours(selector, found);
+  const objects = foundFor(selector, found);
   const failed = d.failed && objects.find((o) => get(o, 'status.phase') === 'Failed');
   if (d.failed && failed)
     return { reason: 'PodFailed', text: `${d.kind} ${String(get(failed, 'metadata.name'))} ${d.failed.says}: ${exits(failed)}` };
@@ -120,7 +120,7 @@ export function diagnose(d: Diagnostics, selector: DiagnosticsSelector, found: r
  * The objects found that may speak for the composite: of the selector's kind in its namespace, carrying every one of
  * its labels and not being deleted; sorted by name.
  */
-export function ours(selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Obj[] {
+export function foundFor(selector: DiagnosticsSelector, found: readonly Obj[] | undefined): Obj[] {
   const mine = (found ?? []).filter(
     (o) =>
       get(o, 'apiVersion') === selector.apiVersion &&
@@ -174,7 +174,7 @@ export function errorElsewhere(e: ErrorsFrom, composite: Obj, found: readonly Ob
   };
   const at = path('at', e.at);
   const pendingAt = e.pending && path('pending.at', e.pending.at);
-  const objects = ours(selector, found);
+  const objects = foundFor(selector, found);
   for (const o of objects) {
     const error = errorAt(o, at);
     if (error)
@@ -211,7 +211,7 @@ export function gate(w: WaitsFor, composite: Obj, found: readonly Obj[] | undefi
   const selector = diagnosticsSelector(w, composite, where, 'waitsFor');
   if (!selector) return { open: true };
   const name = Object.values(selector.matchLabels.labels).join('/');
-  const objects = ours(selector, found);
+  const objects = foundFor(selector, found);
   if (objects.some((o) => conditionOf(o, w.condition)?.status === 'True')) return { open: true, selector };
   const c = objects.map((o) => conditionOf(o, w.condition)).find((x) => typeof x?.message === 'string' && x.message.trim());
   const why =

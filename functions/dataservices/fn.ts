@@ -45,6 +45,7 @@ import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
 import { advised, CONDITION_TYPE, observeStatus, shownConditions, type StatusOutcome } from './status';
 import { validateInput } from './validate-input';
+import { expiryOf, ttlUntil } from './expiry';
 import { VALUE_FROM_REQUIREMENT, valueFrom, type ValueFound, writeValue } from './value-from';
 
 type Obj = Record<string, unknown>;
@@ -86,6 +87,11 @@ function waitForGate(rsp: RunFunctionResponse, input: Input, g: Gate): RunFuncti
     schemas: r?.schemas ?? {},
   };
   if (rsp.meta) rsp.meta.ttl = WAITING_TTL;
+  return nothingComposed(rsp, 'Provisioning', `${input.backend} ${input.service}: ${g.text ?? 'waiting'}`);
+}
+
+/** The response with the resource not desired: the composite not Ready, the claim's DataServiceReady False, saying why. */
+function nothingComposed(rsp: RunFunctionResponse, reason: string, message: string): RunFunctionResponse {
   const desired = rsp.desired as NonNullable<RunFunctionResponse['desired']>;
   desired.composite = {
     resource: isObj(desired.composite?.resource) ? desired.composite.resource : {},
@@ -95,11 +101,27 @@ function waitForGate(rsp: RunFunctionResponse, input: Input, g: Gate): RunFuncti
   rsp.conditions.push({
     type: CONDITION_TYPE,
     status: Status.STATUS_CONDITION_FALSE,
-    reason: 'Provisioning',
-    message: `${input.backend} ${input.service}: ${g.text ?? 'waiting'}`,
+    reason,
+    message,
     target: Target.TARGET_COMPOSITE_AND_CLAIM,
   });
   return rsp;
+}
+
+/** `2026-12-05T23:00:00Z`: an expiry as the claim's author wrote it, to the second. */
+const isoOf = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * The response once the credentials expired (Recipe.expiresAt): the resource is not desired, so Crossplane deletes it
+ * and its connection Secret (the konnector then removes the app cluster's copy); the claim says since when and what
+ * to do.
+ */
+function expired(rsp: RunFunctionResponse, input: Input, at: number): RunFunctionResponse {
+  return nothingComposed(
+    rsp,
+    'Expired',
+    `${input.backend} ${input.service}: expired at ${isoOf(at)}: its credentials are revoked; set a later spec.expiresAt for new ones, or delete the claim`,
+  );
 }
 
 /** A response for a request `to()` cannot read (fuzzed, truncated): the tag if there is one, and no desired state. */
@@ -152,6 +174,17 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   const input = v.input;
   if (!isObj(composite)) return fail(rsp, `cannot get the observed composite resource (composition ${comp}): the request has none`);
 
+  // Credentials with a lifetime (Recipe.expiresAt): not composed once it has passed, so Crossplane deletes them.
+  const now = Date.now();
+  let expires: number | undefined;
+  try {
+    expires = input.expiresAt ? expiryOf(composite, input.expiresAt, `(composition ${comp})`) : undefined;
+  } catch (e) {
+    if (e instanceof ComposeError) return fail(rsp, e.message);
+    throw e;
+  }
+  if (expires !== undefined && expires <= now) return expired(rsp, input, expires);
+
   const observed = req.observed?.resources?.[composedResourceName(input)]?.resource;
   // Not composed before the object it waits for is ready (Recipe.waitsFor); asked only until first observed.
   let gated: Gate | undefined;
@@ -200,6 +233,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       at ? get(observed, at) : observed,
       extraResources(req, RELATED_REQUIREMENT),
       `(composition ${comp})`,
+      now,
     );
     const main = (at ? get(composed.resource, at) : composed.resource) as Obj;
     // A value another object holds (a load balancer's address), asked on every run: it may come late or change.
@@ -351,6 +385,14 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       target: Target.TARGET_COMPOSITE_AND_CLAIM,
     });
   }
+  // Looked at again when the resource's or a related composite's credentials expire, if that is before the TTL.
+  const soonest = [expires, related.nextExpiry].filter((t): t is number => t !== undefined);
+  if (rsp.meta && soonest.length) rsp.meta.ttl = ttlUntil(rsp.meta.ttl ?? TTL, Math.min(...soonest), now);
+  if (expires !== undefined && outcome.condition?.status === 'True' && !outcome.condition.message)
+    outcome = {
+      ...outcome,
+      condition: { ...outcome.condition, message: `${input.backend} ${input.service}: its credentials expire at ${isoOf(expires)}` },
+    };
   if (outcome.condition) {
     rsp.conditions.push({
       type: CONDITION_TYPE,

@@ -114,6 +114,31 @@ describe('a related list (Recipe.related)', () => {
     ]);
   });
 
+  it('expiresAt: an expired composite is gone from then on, listed or not; the soonest time to come is returned', () => {
+    const expiring = { ...input, related: { ...input.related!, expiresAt: 'spec.expiresAt' } };
+    const at = (t: string, o: Obj) => ({ ...o, spec: { ...o.spec, expiresAt: t } });
+    const now = Date.parse('2026-12-05T12:00:00Z');
+    const found = [
+      at('2026-12-05T11:59:59Z', ticket('a')),
+      at('2026-12-05T12:00:00Z', ticket('new')),
+      at('2026-12-05T13:00:00Z', ticket('b')),
+      ticket('c'),
+    ];
+    const target: Obj = {};
+    const before = { spec: { grants: [{ name: 'grant-uid-a', secret: 'a', state: 'present' }] } };
+    const r = composeRelated(expiring, target, v1Store, before, found, WHERE, now);
+    expect(get(target, 'spec.grants')).toEqual([
+      { name: 'grant-uid-a', state: 'absent' },
+      { name: 'grant-uid-b', secret: 'b', state: 'present' },
+      { name: 'grant-uid-c', secret: 'c', state: 'present' },
+      { name: 'grant-uid-new', state: 'absent' },
+    ]);
+    expect(r.nextExpiry).toBe(Date.parse('2026-12-05T13:00:00Z'));
+    expect(() => composeRelated(expiring, {}, v1Store, undefined, [at('tomorrow', ticket('d'))], WHERE, now)).toThrow(
+      'cannot read spec.expiresAt (related XTicket d-xyz): "tomorrow" is not an RFC 3339 time',
+    );
+  });
+
   it('before Crossplane answered, the observed list is kept as it is (never revoked for want of an answer)', () => {
     const before = [{ name: 'grant-uid-a', secret: 'a', state: 'present' }];
     expect(related(v1Store, undefined, before).grants).toEqual(before);

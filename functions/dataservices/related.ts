@@ -8,6 +8,7 @@
  * object found, so neither a tenant's labels nor a lax fetcher widen it.
  */
 import type { Input, RelatedList, RelatedMatch } from '../../recipe';
+import { expiryOf } from './expiry';
 import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, OverLimitError, trustedComposite } from './compose';
 import { get, set } from '../../lib/fieldpath';
 
@@ -82,7 +83,8 @@ export function composeRelated(
   observedTarget: unknown,
   found: readonly Obj[] | undefined,
   where: string,
-): { requirement?: RelatedSelector } {
+  now: number = Date.now(),
+): { requirement?: RelatedSelector; nextExpiry?: number } {
   const r = input.related;
   if (!r) return {};
   const requirement = relatedSelector(r, composite, where);
@@ -102,6 +104,7 @@ export function composeRelated(
   const trusted = trustedComposite(composite, where);
   const items = new Map<string, Obj>();
   const revoked = new Set<string>();
+  let nextExpiry: number | undefined;
   const matchesAll = (related: Obj, matches: readonly RelatedMatch[]) =>
     matches.length > 0 &&
     matches.every((m) => {
@@ -120,6 +123,14 @@ export function composeRelated(
       continue;
     }
     if (get(o, 'metadata.deletionTimestamp')) continue;
+    // Expired (RelatedList.expiresAt): gone from then on, as if deleted; the soonest time to come is looked at again.
+    const expires = r.expiresAt ? expiryOf(related, r.expiresAt, `(related ${r.kind} ${String(get(o, 'metadata.name'))})`) : undefined;
+    if (expires !== undefined && expires <= now) {
+      const key = keyOf(r, related, where);
+      if (key !== undefined && !reserved.has(key)) revoked.add(key);
+      continue;
+    }
+    if (expires !== undefined) nextExpiry = Math.min(nextExpiry ?? expires, expires);
     const item: Obj = {};
     try {
       r.item.forEach((f, i) => applyField(item, f, i, related, where, 'related.item'));
@@ -145,5 +156,5 @@ export function composeRelated(
   }
   for (const key of revoked) if (!items.has(key)) items.set(key, { [r.key]: key, ...structuredClone(r.gone) });
   list([...items.keys()].sort().map((k) => items.get(k) as Obj));
-  return { requirement };
+  return { requirement, ...(nextExpiry !== undefined ? { nextExpiry } : {}) };
 }

@@ -6,7 +6,7 @@
  */
 import type { ValueFrom } from '../../recipe';
 import { get, set } from '../../lib/fieldpath';
-import { diagnosticsSelector, ours, type DiagnosticsSelector } from './diagnostics';
+import { diagnosticsSelector, foundFor, type DiagnosticsSelector } from './diagnostics';
 
 type Obj = Record<string, unknown>;
 
@@ -24,7 +24,7 @@ export interface ValueFound {
 export function valueFrom(v: ValueFrom, composite: Obj, found: readonly Obj[] | undefined, where: string): ValueFound {
   const selector = diagnosticsSelector(v, composite, where, 'valueFrom');
   if (!selector) return {};
-  for (const o of ours(selector, found)) {
+  for (const o of foundFor(selector, found)) {
     const x = get(o, v.from);
     if (typeof x === 'string' ? x !== '' : typeof x === 'number' || typeof x === 'boolean')
       return { selector, value: v.format.replaceAll('%s', String(x)) };

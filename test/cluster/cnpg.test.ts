@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CNPG_BINDING_KEYS, CNPG_REAPER_LABEL, CNPG_STATUS_PORT } from '../../backends/cnpg';
+import { CNPG_BINDING_KEYS, CNPG_BINDING_SECRET_SUFFIX, CNPG_REAPER_LABEL, CNPG_STATUS_PORT } from '../../backends/cnpg';
 import { apply } from '../../harness/cluster/kube';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
@@ -193,13 +193,18 @@ const claimPg = (ns: string, plan: string, parameters?: Record<string, unknown>)
     spec: { service: 'a9s-postgresql15', plan, ...(parameters ? { parameters } : {}), compositionRef: { name: 'cnpg-postgresql' } },
   });
 
-/** A ServiceBinding `name` to the claim `pg` of `ns`. */
-const bindPg = (ns: string, name: string) =>
+/** A ServiceBinding `name` to the claim `pg` of `ns` (with a lifetime: `expiresAt`). */
+const bindPg = (ns: string, name: string, expiresAt?: string) =>
   apply(kube, {
     apiVersion: 'anynines.com/v1',
     kind: 'ServiceBinding',
     metadata: { name, namespace: ns },
-    spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+    spec: {
+      instanceRef: 'pg',
+      serviceInstanceType: 'postgresql',
+      compositionRef: { name: 'cnpg-servicebinding' },
+      ...(expiresAt ? { expiresAt } : {}),
+    },
   });
 
 /** The binding's Secret `<name>-creds` of `ns` once it holds every a8s key. */
@@ -336,6 +341,31 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
   }, 300_000);
 });
 
+/** Until the Cluster lists the role `user` revoked (login false). */
+const revokedInCluster = (user: string) =>
+  until(`the role ${user} listed revoked in the Cluster`, async () => {
+    const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
+    return (c?.spec?.managed?.roles ?? []).find((r: WireObject) => r.name === user)?.login === false ? true : undefined;
+  });
+
+/** Until a login with the creds kept in Secret `secret` fails; psql's output then. */
+async function loginRefused(user: string, secret: string): Promise<string> {
+  let attempt = 0;
+  return until(`the password of ${user} refused`, async () => {
+    const r = await runPsql(`${secret}-login-${attempt++}`, 'SELECT 1;', { secret });
+    return r.phase === 'Failed' ? r.out.join('\n') : undefined;
+  });
+}
+
+/**
+ * PostgreSQL's refusal of a revoked role, whichever of CNPG's three changes it applied first: NOLOGIN, the password
+ * removed, or the role out of the instance's login group, which pg_hba then rejects (w68 saw the third).
+ */
+const revokedLogin = (user: string) =>
+  new RegExp(
+    `password authentication failed for user "${user}"|role "${user}" is not permitted to log in|pg_hba\\.conf rejects connection for host "[^"]+", user "${user}"`,
+  );
+
 /**
  * Per-binding users (issue 20 item 4; docs/decisions/cnpg-lifecycle.md): a second binding of the claim logs in as a
  * role of its own; deleting it revokes that role (NOLOGIN, no password: a DROP would fail on the table it made), so
@@ -390,11 +420,7 @@ describe('per-binding users of a cnpg claim', () => {
 
     const deleted = Date.now();
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'app-2'));
-    await until(`the role ${user} listed revoked in the Cluster`, async () => {
-      const c = await getObject(kube, `/apis/postgresql.cnpg.io/v1/namespaces/${NS}/clusters/pg`);
-      const role = (c?.spec?.managed?.roles ?? []).find((r: WireObject) => r.name === user);
-      return role?.login === false ? true : undefined;
-    });
+    await revokedInCluster(user);
     const absent = Date.now() - deleted;
     // The instance was composed again while the long binding existed (app-2's role revoked): it lists no role of it,
     // and PostgreSQL has none. Deleted only now, so that this reads a list composed beside it.
@@ -402,22 +428,12 @@ describe('per-binding users of a cnpg claim', () => {
     expect(listed.map((r: WireObject) => r.name)).not.toContain(`binding-${long}`);
     expect(superuserSql(`SELECT count(*) FROM pg_roles WHERE rolname LIKE 'binding-long-%';`)).toBe('0');
     await requireOk(kube, 'DELETE', claimPath('servicebindings', long));
-    let attempt = 0;
     // The first binding's user still reads its table meanwhile (one Pod each, side by side: the suite's time).
     const [refused, other] = await Promise.all([
-      until(`the password of ${user} refused`, async () => {
-        const r = await runPsql(`app-2-revoked-${attempt++}`, 'SELECT 1;', { secret: 'app-2-kept' });
-        return r.phase === 'Failed' ? r.out.join('\n') : undefined;
-      }),
+      loginRefused(user, 'app-2-kept'),
       psql('app-client-after-revoke', `${SQL_READ} INSERT INTO app2_owned (x) VALUES (1); SELECT count(*) FROM app2_owned;`),
     ]);
-    // PostgreSQL's refusal names the role whichever of CNPG's three changes it applied first: NOLOGIN, the password
-    // removed, or the role out of the instance's login group, which pg_hba then rejects (w68 saw the third).
-    expect(refused).toMatch(
-      new RegExp(
-        `password authentication failed for user "${user}"|role "${user}" is not permitted to log in|pg_hba\\.conf rejects connection for host "[^"]+", user "${user}"`,
-      ),
-    );
+    expect(refused).toMatch(revokedLogin(user));
     // The first binding reads and writes the table the revoked one made (its serial's sequence followed the table).
     expect(other).toEqual(['from the binding', 'INSERT 0 1', '1']);
     const refusedAfter = Date.now() - deleted;
@@ -439,6 +455,59 @@ describe('per-binding users of a cnpg claim', () => {
         `its open session ended after ${endedAfter} ms`,
     );
   }, 600_000);
+});
+
+/**
+ * A binding with a lifetime (issue 39 item 3, `spec.expiresAt`): its creds work until then; at the time its claim says
+ * Expired, its Secret and `<claim>-creds` go, its role is revoked as a deleted binding's is and its password refused.
+ */
+describe('a cnpg binding with spec.expiresAt', () => {
+  it('works until its time, then is revoked: Expired on its claim, its creds gone, its password refused; a later time brings new creds', async () => {
+    const lifetime = 60_000;
+    const expiresAt = new Date(Date.now() + lifetime).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await bindPg(NS, 'brief', expiresAt);
+    const creds = await credsOf(NS, 'brief');
+    const user = Buffer.from(creds.data.username, 'base64').toString();
+    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'brief-kept' }, data: creds.data });
+    expect(await psql('brief-client', 'SELECT current_user;', { secret: 'brief-kept' })).toEqual([user]);
+    const claim = await until('the binding Available, saying when it expires', async () => {
+      const c = await getObject(kube, claimPath('servicebindings', 'brief'));
+      return conditionOf(c, 'DataServiceReady')?.status === 'True' ? c : undefined;
+    });
+    expect(conditionOf(claim, 'DataServiceReady')?.message).toBe(`cnpg servicebinding: its credentials expire at ${expiresAt}`);
+    expect(Date.now(), 'the creds came before the binding expired: the lifetime is too short for this machine').toBeLessThan(
+      Date.parse(expiresAt),
+    );
+
+    const expired = await until(`the binding Expired (at ${expiresAt})`, async () => {
+      const c = conditionOf(await getObject(kube, claimPath('servicebindings', 'brief')), 'DataServiceReady');
+      return c?.reason === 'Expired' ? c : undefined;
+    });
+    const saidAfter = Date.now() - Date.parse(expiresAt);
+    expect(expired).toMatchObject({
+      status: 'False',
+      message: `cnpg servicebinding: expired at ${expiresAt}: its credentials are revoked; set a later spec.expiresAt for new ones, or delete the claim`,
+    });
+    await until('brief-creds and the binding Secret gone', async () => {
+      const [c, b] = await Promise.all([
+        getObject(kube, `/api/v1/namespaces/${NS}/secrets/brief-creds`),
+        getObject(kube, `/api/v1/namespaces/${NS}/secrets/brief${CNPG_BINDING_SECRET_SUFFIX}`),
+      ]);
+      return !c && !b ? true : undefined;
+    });
+    await revokedInCluster(user);
+    const refused = await loginRefused(user, 'brief-kept');
+    const refusedAfter = Date.now() - Date.parse(expiresAt);
+    expect(refused).toMatch(revokedLogin(user));
+    log(`cnpg: binding brief expired → its claim said so after ${saidAfter} ms, its password refused after ${refusedAfter} ms`);
+    // A later time: new credentials (a new password, the same user), which log in again.
+    const later = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await requireOk(kube, 'PATCH', claimPath('servicebindings', 'brief'), { spec: { expiresAt: later } }, 'application/merge-patch+json');
+    const renewed = await credsOf(NS, 'brief');
+    expect(renewed.data.password).not.toBe(creds.data.password);
+    expect(await psql('brief-renewed', 'SELECT current_user;', { secret: 'brief-creds' })).toEqual([user]);
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'brief'));
+  }, 300_000);
 });
 
 /** As the database's superuser in `<ns>/<pod>` (harness/node/cnpg-sql.ts), the suite's namespace by default. */

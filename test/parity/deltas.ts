@@ -126,6 +126,17 @@ export const DELTAS: readonly Delta[] = [
       "optional, and only where a cnpg offering has backups (the example catalog names the sandbox's object store): a " +
       "new instance recovered from another's backups to a point in time (docs/backups.md); claims without it are unchanged",
   })),
+  {
+    kind: 'schema',
+    apis: ['servicebinding'],
+    path: 'spec.expiresAt',
+    facet: 'present',
+    klutch: false,
+    ours: true,
+    why:
+      'an optional RFC 3339 time Klutch has not, cnpg only (a CEL rule): then the binding is revoked and its creds removed ' +
+      '(docs/credentials.md); claims without it are unchanged',
+  },
   // ---- verdict: claims judged otherwise -----------------------------------------------------------------------------
   {
     kind: 'verdict',

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { expiring } from './list';
+
+describe('kubectl bind list: the time left of bindings with a lifetime', () => {
+  const now = Date.parse('2026-12-05T12:00:00Z');
+  it('names the soonest three, how long they have or since when they expired, and how many more', () => {
+    const expiries = [
+      { name: 'team/gone', at: '2026-12-05T11:57:00Z' },
+      { name: 'team/brief', at: '2026-12-05T12:12:30Z' },
+      { name: 'team/day', at: '2026-12-06T09:00:00Z' },
+      { name: 'team/week', at: '2026-12-12T12:00:00Z' },
+      { name: 'team/month', at: '2027-01-05T12:00:00Z' },
+    ];
+    expect(expiring(expiries, now)).toBe(
+      'team/gone expired 3m ago, team/brief expires in 12m, team/day expires in 21h, 2 more expire later',
+    );
+    expect(expiring([], now)).toBe('');
+  });
+});
