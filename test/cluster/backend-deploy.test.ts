@@ -92,9 +92,10 @@ describe('the synthesized backend on a real API server', () => {
       'RoleBinding',
       'Service',
       'ServiceAccount',
-      // Its root namespaces, its containment (issue 34 item 6), the consumers' Secret types (item 10).
-      ...Array<string>(3).fill('ValidatingAdmissionPolicy'),
-      ...Array<string>(3).fill('ValidatingAdmissionPolicyBinding'),
+      // Its root namespaces, its containment (issue 34 item 6), the consumers' Secret types (item 10) and the
+      // consumers' claims kept free of Crossplane's own fields.
+      ...Array<string>(4).fill('ValidatingAdmissionPolicy'),
+      ...Array<string>(4).fill('ValidatingAdmissionPolicyBinding'),
     ]);
     // Cluster-scoped first, so the namespaced objects have their namespace.
     const scoped = (o: Record<string, unknown>) => ((o.metadata as { namespace?: string }).namespace ? 1 : 0);

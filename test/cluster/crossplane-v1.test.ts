@@ -223,6 +223,16 @@ describe("issue 34: a consumer cannot write Crossplane's fields of a claim", () 
       for (const f of fields) expect(String(r.body.message)).toContain(f);
     };
 
+    // The API server enforces a new policy once its informers have it: the first attack waits for that, as a dry run.
+    const steal = { resourceRef: { apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance', name: 'platform-db' } };
+    const dryRun = () =>
+      consumer.request('POST', `${claims}?dryRun=All`, {
+        apiVersion: 'anynines.com/v1',
+        kind: 'PostgresqlInstance',
+        metadata: { name: 'steal', namespace: ns },
+        spec: { ...spec(), ...steal },
+      });
+    await eventually('the policy in force', async () => ((await dryRun()).code === 403 ? true : undefined));
     // The attacks: another's composite by name, a Composition by its labels past the API's rules, a pinned revision.
     refused(
       await post('steal', { resourceRef: { apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance', name: 'platform-db' } }),

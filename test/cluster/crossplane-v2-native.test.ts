@@ -1017,7 +1017,7 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
 });
 
 describe('every cnpg example claim, applied in the app cluster', () => {
-  it("becomes a namespaced composite and a CloudNativePG Cluster upstream, Ready in the app cluster, its binding's <claim>-creds there", async () => {
+  it("becomes a namespaced composite and a CloudNativePG Cluster upstream, Ready in the app cluster, its binding's <claim>-creds there until it expires", async () => {
     await madeInApp(...CNPG_EXAMPLES);
     const ns = sandbox.claims.providerNamespace;
     const [pg, sb] = CNPG_EXAMPLES.map(example) as [Obj, Obj];
@@ -1037,7 +1037,26 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     // Klutch's a8s keys, the server's CA and servicebinding.io's (backends/cnpg.ts CNPG_CA_KEY, CNPG_SERVICE_BINDING_KEYS).
     expect(Object.keys(secret.data).sort()).toEqual([...CNPG_BINDING_KEYS, CNPG_CA_KEY, ...CNPG_SERVICE_BINDING_KEYS].sort());
     expect(Buffer.from(secret.data.instance_service, 'base64').toString()).toMatch(/^10\.96\.200\.\d+$/);
-  }, 720_000);
+
+    // A lifetime set in the app cluster (issue 39 item 3): at its time the binding says Expired there and its creds go
+    // from the app cluster; without one, new creds come back.
+    const expiresAt = new Date(Date.now() + 20_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await patch(app, path(sb), { spec: { expiresAt } });
+    await waited(
+      'the example cnpg binding Expired in the app cluster, its creds gone there',
+      async () => {
+        const [claim, creds] = await Promise.all([
+          getObject(app, path(sb)),
+          getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`),
+        ]);
+        return conditionOf(claim, 'DataServiceReady')?.reason === 'Expired' && !creds ? true : undefined;
+      },
+      120_000,
+    );
+    await patch(app, path(sb), { spec: { expiresAt: null } });
+    const renewed = await timed('new cnpg example creds in the app cluster', () => credsInApp(sb, 180_000));
+    expect(renewed.data.password).not.toBe(secret.data.password);
+  }, 900_000);
 });
 
 describe('deleting the example claims in the app cluster', () => {
