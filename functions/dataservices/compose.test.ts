@@ -351,6 +351,11 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
       const emptied = structuredClone(first);
       set(emptied, at, '');
       expect(get(composeResource(input, xr, emptied).resource, at)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // One being deleted (an expired binding's, composed again): a new value, never the one it held.
+      const deleting = structuredClone(first);
+      set(deleting, 'metadata.deletionTimestamp', '2026-12-05T23:00:00Z');
+      const again = get(composeResource(input, xr, deleting).resource, at);
+      expect([typeof again, again === get(first, at)]).toEqual(['string', false]);
     }
   });
 

@@ -225,6 +225,9 @@ const GENERATED_BYTES = 32;
  * a value that is not a non-empty string there (someone edited it) is generated anew rather than passed on.
  */
 function applyGenerated(target: Obj, input: Input, observedTarget: unknown, live: Obj | undefined, where: string): void {
+  // One being deleted (an expired binding's Object on its way out) passes nothing on: what comes after is new.
+  if (get(observedTarget, 'metadata.deletionTimestamp')) observedTarget = undefined;
+  if (get(live, 'metadata.deletionTimestamp')) live = undefined;
   (input.generated ?? []).forEach((g, i) => {
     const kept = attempt(`read generated[${i}] (${g.to}) of the observed resource ${where}`, () => get(observedTarget, g.to));
     const value =
@@ -314,7 +317,9 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
       ? { name: clusterScopedName(claim.namespace, claim.name, where), ...(Object.keys(labels).length ? { labels } : {}) }
       : { name: claim.name, namespace: claim.namespace };
     applyRecipe(resource, input, composite, where, warnings);
-    applyGenerated(resource, input, get(observed, input.wrapper.manifestAt), live, where);
+    // Read through the wrapper: the wrapped object is as good as gone once its wrapper is being deleted.
+    const seen = get(observed, 'metadata.deletionTimestamp') ? undefined : get(observed, input.wrapper.manifestAt);
+    applyGenerated(resource, input, seen, live, where);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
     const wrapper = input.wrapper;
     attempt(`set wrapper.manifestAt "${wrapper.manifestAt}" ${where}`, () => set(composed, wrapper.manifestAt, resource));
