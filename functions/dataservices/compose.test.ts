@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../harness/crossplane/catalog';
-import { ComposeError, composeResource } from './compose';
+import { ComposeError, composeResource, EXPIRES_AT_ANNOTATION } from './compose';
 import { stringify } from 'yaml';
 import { get, join, set } from '../../lib/fieldpath';
 import { SETTINGS, allParameters, compositeOf, inputOf } from '../../harness/crossplane/function-requests';
@@ -357,6 +357,38 @@ describe('composeResource: composites and recipes beyond the catalog', () => {
       const again = get(composeResource(input, xr, deleting).resource, at);
       expect([typeof again, again === get(first, at)]).toEqual(['string', false]);
     }
+  });
+
+  it('an object whose credentials expired passes no generated value on: a binding renewed gets a new one', () => {
+    const input = {
+      ...inputOf(pg, 'a8s'),
+      expiresAt: 'spec.expiresAt',
+      generated: [{ to: 'spec.secret', live: { from: 'spec.secret' } }],
+    };
+    const xr = compositeOf(pg, 'a8s', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
+    const at = 'spec.forProvider.manifest.spec.secret';
+    const noon = Date.parse('2026-12-06T12:00:00Z');
+    set(xr, 'spec.expiresAt', '2026-12-06T12:00:00+00:00');
+    const first = composeResource(input, xr, undefined, undefined, noon - 1000).resource;
+    const wrapped = get(first, 'spec.forProvider.manifest') as Record<string, unknown>;
+    expect(get(wrapped, 'metadata.annotations')).toEqual({ [EXPIRES_AT_ANNOTATION]: '2026-12-06T12:00:00.000Z' });
+    // Moved later before it expired: the same value, from the object Crossplane observed or the one in the cluster.
+    set(xr, 'spec.expiresAt', '2026-12-07T12:00:00Z');
+    expect(get(composeResource(input, xr, first, undefined, noon - 1000).resource, at)).toBe(get(first, at));
+    expect(get(composeResource(input, xr, undefined, wrapped, noon - 1000).resource, at)).toBe(get(first, at));
+    // Renewed after it expired, while the old object is still observed or still in the cluster: a new value.
+    for (const [observed, live] of [
+      [first, undefined],
+      [undefined, wrapped],
+    ] as const) {
+      const renewed = get(composeResource(input, xr, observed, live, noon).resource, at);
+      expect([typeof renewed, renewed === get(first, at)]).toEqual(['string', false]);
+    }
+    // Without a lifetime: no annotation, and the value it holds is kept.
+    delete (xr.spec as Record<string, unknown>).expiresAt;
+    const forever = composeResource(input, xr, undefined, undefined, noon).resource;
+    expect(get(forever, 'spec.forProvider.manifest.metadata.annotations')).toBeUndefined();
+    expect(get(composeResource(input, xr, forever, undefined, noon).resource, at)).toBe(get(forever, at));
   });
 
   it("fromSecret's connection details follow those the wrapper's fields listed (a gate read first, the Secret's value last)", () => {

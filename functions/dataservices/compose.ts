@@ -220,14 +220,36 @@ function applyRecipe(target: Obj, input: Input, composite: Obj, where: string, w
 const GENERATED_BYTES = 32;
 
 /**
+ * The time the credentials an object holds expire (Recipe.expiresAt), written on it by the function. A generated
+ * value is kept only from an object whose credentials have not expired: a binding renewed after its expiry finds its
+ * old Secret still there (provider-kubernetes deletes it under a backoff) and would otherwise take its revoked
+ * password back — which whoever kept a copy of the old creds could use again.
+ */
+export const EXPIRES_AT_ANNOTATION = 'klutch.anynines.com/expires-at';
+
+/** Writes the composite's expiry (Recipe.expiresAt) on `target`, where it has one; fn.ts has checked it is a time. */
+function stampExpiry(target: Obj, input: Input, composite: Obj): void {
+  const at = input.expiresAt ? get(composite, input.expiresAt) : undefined;
+  const ms = typeof at === 'string' ? Date.parse(at) : NaN;
+  if (!Number.isNaN(ms)) set(target, `metadata.annotations[${EXPIRES_AT_ANNOTATION}]`, new Date(ms).toISOString());
+}
+
+/** Whether `o` holds credentials that expired (EXPIRES_AT_ANNOTATION at or before `now`). */
+function pastExpiry(o: unknown, now: number): boolean {
+  const at = get(o, `metadata.annotations[${EXPIRES_AT_ANNOTATION}]`);
+  return typeof at === 'string' && Date.parse(at) <= now;
+}
+
+/**
  * Sets the recipe's generated values on `target`: the one the observed resource (`observedTarget`, the same object
  * as Crossplane last saw it) holds at the same path, else a new random one. Only the first composition generates;
  * a value that is not a non-empty string there (someone edited it) is generated anew rather than passed on.
  */
-function applyGenerated(target: Obj, input: Input, observedTarget: unknown, live: Obj | undefined, where: string): void {
-  // One being deleted (an expired binding's Object on its way out) passes nothing on: what comes after is new.
-  if (get(observedTarget, 'metadata.deletionTimestamp')) observedTarget = undefined;
-  if (get(live, 'metadata.deletionTimestamp')) live = undefined;
+function applyGenerated(target: Obj, input: Input, observedTarget: unknown, live: Obj | undefined, where: string, now: number): void {
+  // One being deleted (an expired binding's Object on its way out), or holding expired credentials, passes nothing
+  // on: what comes after is new.
+  if (get(observedTarget, 'metadata.deletionTimestamp') || pastExpiry(observedTarget, now)) observedTarget = undefined;
+  if (get(live, 'metadata.deletionTimestamp') || pastExpiry(live, now)) live = undefined;
   (input.generated ?? []).forEach((g, i) => {
     const kept = attempt(`read generated[${i}] (${g.to}) of the observed resource ${where}`, () => get(observedTarget, g.to));
     const value =
@@ -292,9 +314,10 @@ function clusterScopedName(namespace: string, name: string, where: string): stri
 /**
  * Composes the resource; throws ComposeError. `input` must have passed validateInput. `observed` is the composed
  * resource as Crossplane last saw it, if it exists (the recipe may read names the backend reports); `live` the
- * (wrapped) object as it exists in the cluster, when the function asked for it (GeneratedValue.live).
+ * (wrapped) object as it exists in the cluster, when the function asked for it (GeneratedValue.live); `now` the
+ * time expired credentials are judged by (EXPIRES_AT_ANNOTATION).
  */
-export function composeResource(input: Input, observedComposite: Obj, observed?: Obj, live?: Obj): Composed {
+export function composeResource(input: Input, observedComposite: Obj, observed?: Obj, live?: Obj, now = Date.now()): Composed {
   const where = `(composition ${compositionName(observedComposite, input)})`;
   const composite = trustedComposite(observedComposite, where);
   const warnings: string[] = [];
@@ -317,9 +340,10 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
       ? { name: clusterScopedName(claim.namespace, claim.name, where), ...(Object.keys(labels).length ? { labels } : {}) }
       : { name: claim.name, namespace: claim.namespace };
     applyRecipe(resource, input, composite, where, warnings);
+    stampExpiry(resource, input, composite);
     // Read through the wrapper: the wrapped object is as good as gone once its wrapper is being deleted.
     const seen = get(observed, 'metadata.deletionTimestamp') ? undefined : get(observed, input.wrapper.manifestAt);
-    applyGenerated(resource, input, seen, live, where);
+    applyGenerated(resource, input, seen, live, where, now);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
     const wrapper = input.wrapper;
     attempt(`set wrapper.manifestAt "${wrapper.manifestAt}" ${where}`, () => set(composed, wrapper.manifestAt, resource));
@@ -328,7 +352,8 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     resource.metadata = metadata;
     resource.spec = {};
     applyRecipe(resource, input, composite, where, warnings);
-    applyGenerated(resource, input, observed, live, where);
+    stampExpiry(resource, input, composite);
+    applyGenerated(resource, input, observed, live, where, now);
     composed = resource;
   }
   set(composed, 'spec.providerConfigRef', configRef);

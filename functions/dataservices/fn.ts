@@ -212,11 +212,11 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   }[];
   try {
     const seen = isObj(observed) ? observed : undefined;
-    composed = composeResource(input, composite, seen);
+    composed = composeResource(input, composite, seen, undefined, now);
     // A v2 composite taking over an object the v1 one made keeps the generated values it holds (live.ts).
     asked = liveRequirement(input, composed.resource, composite, seen, `(composition ${comp})`);
     const live = liveObject(extraResources(req, LIVE_REQUIREMENT), asked);
-    if (live) composed = composeResource(input, composite, seen, live);
+    if (live) composed = composeResource(input, composite, seen, live, now);
     adoption = adoptWrapped(
       input,
       composed.resource,

@@ -1039,8 +1039,8 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     expect(Buffer.from(secret.data.instance_service, 'base64').toString()).toMatch(/^10\.96\.200\.\d+$/);
 
     // A lifetime set in the app cluster (issue 39 item 3): at its time the binding says Expired there and its creds go
-    // from the app cluster; without one, creds come back. Not asserted here: that they carry a new password. On this
-    // package a renewed binding got its old one back in w82 and w83 (docs/credentials.md, an open defect).
+    // from the app cluster; without one, creds come back with a new password. The old Secret is still there when the
+    // renewal is composed (provider-kubernetes deletes it under a backoff): w82 and w83 got its password back.
     const expiresAt = new Date(Date.now() + 20_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     await patch(app, path(sb), { spec: { expiresAt } });
     await waited(
@@ -1055,7 +1055,9 @@ describe('every cnpg example claim, applied in the app cluster', () => {
       120_000,
     );
     await patch(app, path(sb), { spec: { expiresAt: null } });
-    await timed('the cnpg example creds back in the app cluster', () => credsInApp(sb, 180_000));
+    const renewed = await timed('the cnpg example creds back in the app cluster', () => credsInApp(sb, 180_000));
+    expect(renewed.data.username, 'the same user').toBe(secret.data.username);
+    expect(renewed.data.password, 'a new password, never the expired one').not.toBe(secret.data.password);
   }, 900_000);
 });
 
