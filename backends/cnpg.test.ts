@@ -26,6 +26,7 @@ import {
   CNPG_REAPER_LABEL,
   CNPG_REAPER_ROLE,
   CNPG_REAPER_SQL,
+  CNPG_ROLE_COMMENT,
   CNPG_OWNER_TRIGGER_SQL,
   CNPG_SUPERUSER_SETTINGS,
 } from './cnpg';
@@ -323,7 +324,7 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
       GROUP_ROLE,
       {
         name: 'binding-app',
-        comment: 'ServiceBinding app',
+        comment: CNPG_ROLE_COMMENT,
         ensure: 'present',
         login: true,
         inRoles: ['app', GROUP],
@@ -409,7 +410,7 @@ describe("a cnpg PostgresqlInstance's roles: one per cnpg binding of the claim",
       login: false,
       disablePassword: true,
       inRoles: [],
-      comment: 'revoked: its ServiceBinding is gone',
+      comment: CNPG_ROLE_COMMENT,
     });
   });
 

@@ -157,6 +157,14 @@ export const CNPG_BINDING_COMPOSITE = {
  * binding's name may have 55 characters at most (docs/decisions/cnpg-lifecycle.md).
  */
 export const CNPG_ROLE_FORMAT = 'binding-%s';
+
+/**
+ * A binding role's comment, the same whether it can log in or is revoked: CNPG changes one thing of a role per pass
+ * (its options and password, then its comment, then its memberships) and a comment pass writes no status that would
+ * start the next. A comment that changed with the state left a renewed role out of the login group until something
+ * else changed the Cluster (228 s in w86), and a revoked one in the owner's group.
+ */
+export const CNPG_ROLE_COMMENT = 'klutch-kit: the role of a ServiceBinding (binding-<its name>); NOLOGIN once revoked';
 /**
  * A longer role name fails the binding's claim, saying so, and stays out of the instance's role list: PostgreSQL
  * would create the role under a shortened name, and CNPG's role sync would then stop at it for every role of the
@@ -697,7 +705,7 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
         transforms: [{ type: 'format', format: CNPG_ROLE_FORMAT }],
         limit: ROLE_NAME_LIMIT,
       },
-      { from: CLAIM_NAME, to: 'comment', required: true, transforms: [{ type: 'format', format: 'ServiceBinding %s' }] },
+      { to: 'comment', value: CNPG_ROLE_COMMENT },
       { to: 'ensure', value: 'present' },
       { to: 'login', value: true },
       { to: 'inRoles[0]', value: CNPG_APP_OWNER },
@@ -712,7 +720,7 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
     ],
     // Revoked, not dropped: DROP ROLE fails while the role owns a table (CNPG then leaves it able to log in), NOLOGIN
     // and no password work whatever it owns. The role stays, out of the owner's group, with what it made.
-    gone: { ensure: 'present', login: false, disablePassword: true, inRoles: [], comment: 'revoked: its ServiceBinding is gone' },
+    gone: { ensure: 'present', login: false, disablePassword: true, inRoles: [], comment: CNPG_ROLE_COMMENT },
     // A restored instance's database has its source's roles with their passwords: the source's bindings' roles are
     // revoked here from the start, so their creds open the source only.
     revoke: [

@@ -18,7 +18,7 @@ import { exampleClaim, PACKAGE_DIR, render } from '../../synth/synth';
 import { loadCatalog, parseYaml, ROOT } from '../../harness/crossplane/catalog';
 import { compositeOf, uidOf } from '../../harness/crossplane/function-requests';
 import { crankRender, crankValidate, type CrankLine } from '../../harness/tools/crank';
-import { CNPG_REAPER_ROLE } from '../../backends/cnpg';
+import { CNPG_REAPER_ROLE, CNPG_ROLE_COMMENT } from '../../backends/cnpg';
 
 type Obj = Record<string, any>;
 // JSON documents: Go's YAML 1.1 reader would turn an unquoted `on` written by a YAML 1.2 writer into true.
@@ -505,7 +505,7 @@ describe('crank render with the bundled function', () => {
         mine
           .map((b) => ({
             name: role(b),
-            comment: `ServiceBinding ${target === 'v1' ? b.metadata.labels['crossplane.io/claim-name'] : b.metadata.name}`,
+            comment: CNPG_ROLE_COMMENT,
             ensure: 'present',
             login: true,
             inRoles: ['app', group],
