@@ -6,7 +6,7 @@
  * so one tenant's instances never read or overwrite another's backups. A `Backup` claim on `cnpg-backup` becomes a
  * CNPG `Backup` of its instance's Cluster, and the instance keeps a daily `ScheduledBackup` when the offering asks.
  */
-import type { Companion, ErrorAdvice, FieldMapping, Recipe, ShownCondition } from '../recipe';
+import type { Companion, ErrorAdvice, FieldMapping, Recipe, RelatedMatch, RestoredBy, ShownCondition } from '../recipe';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
 
 /** The application database and its owner (backends/cnpg.ts CNPG_APP_OWNER; not imported: cnpg.ts imports this). */
@@ -334,4 +334,97 @@ export function cnpgBackup(p: { readonly providerConfigName?: string } = {}): Re
     errorAdvice: CNPG_BACKUP_ADVICE,
     waitsFor: ARCHIVING_INSTANCE,
   };
+}
+
+/** The catalog's Backup and Restore composites on each target, and the compositions of this backend they name. */
+const COMPOSITES = 'anynines.com/v1';
+export const CNPG_BACKUP_COMPOSITE = { kind: { v1: 'XBackup', v2: 'Backup' }, composition: 'cnpg-backup' } as const;
+export const CNPG_RESTORE_COMPOSITE = { kind: { v1: 'XRestore', v2: 'Restore' }, composition: 'cnpg-restore' } as const;
+/** On a Cluster made anew by a restore in place: the uid of the Restore composite it was made for. */
+export const RESTORE_ANNOTATION = 'klutch.anynines.com/restore';
+/** Where an instance keeps the restore it acts on: beside CNPG's status, so the claim shows it (`status.managed.restore`). */
+export const RESTORE_STATUS = 'status.managed.restore';
+
+/** A composite of this backend's `composition` that names the instance (`spec.instanceRef` is its claim's name). */
+const ofInstance = (composition: string): RelatedMatch[] => [
+  { path: 'spec.instanceRef', from: CLAIM_NAME },
+  { path: 'spec.compositionRef.name', equals: composition },
+];
+
+/**
+ * A `Restore` on `cnpg-restore` restores its instance in place (docs/decisions/cnpg-backups.md): CNPG restores only
+ * by bootstrapping a Cluster from a backup, so the instance's function, once the Restore's backup (a `Backup` claim
+ * of the same instance) is completed, deletes the Cluster (its Pods and volumes; the claim, its bindings and their
+ * Secrets stay) and makes it again under its name from that CNPG Backup, with the data as of the backup
+ * (`targetImmediate`: the archived WAL after it is not replayed). The new Cluster archives under the same server
+ * name: PostgreSQL's recovery promotes onto a timeline of its own, so CNPG's check for an empty archive is skipped.
+ */
+export function cnpgRestoredBy(target: 'v1' | 'v2'): RestoredBy {
+  const recovery = 'spec.bootstrap.recovery';
+  return {
+    restores: {
+      apiVersion: COMPOSITES,
+      kind: CNPG_RESTORE_COMPOSITE.kind[target],
+      match: ofInstance(CNPG_RESTORE_COMPOSITE.composition),
+      backupFrom: 'spec.backupRef',
+    },
+    backups: {
+      apiVersion: COMPOSITES,
+      kind: CNPG_BACKUP_COMPOSITE.kind[target],
+      match: ofInstance(CNPG_BACKUP_COMPOSITE.composition),
+      // CNPG's phase, which the Backup's Object copies to its composite (OBJECT_STATUS).
+      done: { path: 'status.managed.phase', equals: 'completed' },
+      idFrom: 'status.managed.backupId',
+    },
+    statusAt: RESTORE_STATUS,
+    annotation: RESTORE_ANNOTATION,
+    observedAt: 'status.atProvider.manifest',
+    clear: ['spec.bootstrap', 'spec.externalClusters'],
+    fields: [
+      // The CNPG Backup of a Backup claim has the claim's name (cnpgBackup()).
+      { from: 'backup', to: `${recovery}.backup.name`, required: true },
+      // CNPG requires the id with targetImmediate (its webhook: "BackupID is missing"), the Backup's own.
+      { from: 'backupId', to: `${recovery}.recoveryTarget.backupID`, required: true },
+      { to: `${recovery}.recoveryTarget.targetImmediate`, value: true },
+      { to: `${recovery}.database`, value: CNPG_APP_DATABASE },
+      { to: `${recovery}.owner`, value: CNPG_APP_DATABASE },
+      { to: 'metadata.annotations[cnpg.io/skipEmptyWalArchiveCheck]', value: 'enabled' },
+    ],
+  };
+}
+
+/**
+ * The Restore's own composition: it makes nothing, it observes its instance's Cluster (a provider-kubernetes Object
+ * with the `Observe` policy, which never changes or deletes what it observes), and is Ready once the Cluster is the
+ * one made for it (RESTORE_ANNOTATION is its composite's uid) and healthy. Its status shows the Cluster's.
+ */
+export function cnpgRestore(p: { readonly providerConfigName?: string } = {}): Recipe {
+  const healthy =
+    "has(object.status) && has(object.status.phase) && object.status.phase == 'Cluster in healthy state' && " +
+    'has(object.status.readyInstances) && object.status.readyInstances == object.spec.instances';
+  const recipe = kubernetesObject({
+    resource: { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster' },
+    providerConfigName: p.providerConfigName,
+    status: OBJECT_STATUS,
+    fields: [{ from: 'spec.instanceRef', to: 'metadata.name', required: true }],
+    wrapperFields: [
+      { to: 'spec.managementPolicies', value: ['Observe'] },
+      { to: 'spec.readiness.policy', value: 'DeriveFromCelQuery' },
+      {
+        // The uid is a UUID: nothing in it ends the CEL string.
+        from: 'metadata.uid',
+        to: 'spec.readiness.celQuery',
+        required: true,
+        transforms: [
+          {
+            type: 'format',
+            // Not the Cluster made before while it terminates (the instance's new Object may already annotate it).
+            format: `!has(object.metadata.deletionTimestamp) && has(object.metadata.annotations) && '${RESTORE_ANNOTATION}' in object.metadata.annotations && object.metadata.annotations['${RESTORE_ANNOTATION}'] == '%s' && ${healthy}`,
+          },
+        ],
+      },
+    ],
+  });
+  // CNPG's phase and its reason, as on the instance (backends/cnpg.ts CNPG_PHASE_PATHS).
+  return { ...recipe, progressPaths: ['status.atProvider.manifest.status.phase', 'status.atProvider.manifest.status.phaseReason'] };
 }

@@ -281,14 +281,13 @@ describe('cnpg ServiceBinding', () => {
     ]);
   });
 
-  it('the XRD refuses a cnpg binding or Backup of another data service, and a cnpg Restore with the reason', () => {
+  it('the XRD refuses a cnpg binding, Backup or Restore of another data service, and a Restore naming no instance', () => {
     expect(JSON.stringify(api('servicebinding').rules('v1'))).toContain(
       'The cnpg-servicebinding composition binds postgresql instances only',
     );
     expect(JSON.stringify(api('backup').rules('v1'))).toContain('The cnpg-backup composition backs up postgresql instances only');
-    expect(JSON.stringify(api('restore').rules('v1'))).toContain(
-      'The cnpg-restore composition does not exist: CloudNativePG restores by bootstrapping a new cluster from a backup',
-    );
+    expect(JSON.stringify(api('restore').rules('v1'))).toContain('The cnpg-restore composition restores postgresql instances only');
+    expect(JSON.stringify(api('restore').rules('v1'))).toContain('The cnpg-restore composition needs instanceRef');
   });
 });
 

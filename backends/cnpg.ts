@@ -18,6 +18,7 @@ import {
   checkBackupStore,
   clusterBackupFields,
   clusterRecoveryFields,
+  cnpgRestoredBy,
   RESTORE_FROM,
   scheduledBackup,
   type CnpgBackupStore,
@@ -457,8 +458,15 @@ export function cnpgInstance(p: CnpgInstanceProps): Recipe {
     errorAdvice: CNPG_INSTANCE_ADVICE,
     ...(o.backups ? { shownConditions: [archivingCondition(o.backups)] } : {}),
     related: bindingRoles('v1'),
+    // With backups, a Restore claim of the instance makes it anew from one of its Backups (cnpg-backup.ts).
+    ...(o.backups ? { restoredBy: cnpgRestoredBy('v1') } : {}),
     companions: companions.map((c) => c.v1),
-    v2: { ...instance.v2, related: bindingRoles('v2'), companions: companions.map((c) => c.v2) },
+    v2: {
+      ...instance.v2,
+      related: bindingRoles('v2'),
+      ...(o.backups ? { restoredBy: cnpgRestoredBy('v2') } : {}),
+      companions: companions.map((c) => c.v2),
+    },
     parametersTo: 'spec.postgresql.parameters',
     parameters: p.parameters.map((m) => ({ ...m, transforms: [...(m.transforms ?? []), asString] })),
     ignoredParameters: p.ignoredParameters,
@@ -876,10 +884,3 @@ function roleGate(): FieldMapping[] {
     ...cluster(ref),
   ];
 }
-
-/**
- * Why this platform refuses Restore on CNPG at admission: CNPG restores only by bootstrapping a new Cluster from a
- * backup, which the cnpg backend does not compose yet (docs/decisions/cnpg-backups.md).
- */
-export const CNPG_NO_RESTORE_REASON =
-  'CloudNativePG restores by bootstrapping a new cluster from a backup, which this platform does not offer yet';

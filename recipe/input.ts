@@ -285,6 +285,30 @@ export const inputSchema: Schema = s.object(
       },
       { required: ['apiVersion', 'kind', 'match', 'to', 'item', 'key', 'gone'] },
     ),
+    restoredBy: s.object(
+      {
+        restores: s.object(
+          { apiVersion: s.string({ minLength: 1 }), kind: s.string({ minLength: 1 }), match: relatedMatches, backupFrom: fieldPath },
+          { required: ['apiVersion', 'kind', 'match', 'backupFrom'] },
+        ),
+        backups: s.object(
+          {
+            apiVersion: s.string({ minLength: 1 }),
+            kind: s.string({ minLength: 1 }),
+            match: relatedMatches,
+            done: s.object({ path: fieldPath, equals: s.string({ minLength: 1 }) }, { required: ['path', 'equals'] }),
+            idFrom: fieldPath,
+          },
+          { required: ['apiVersion', 'kind', 'match', 'done', 'idFrom'] },
+        ),
+        statusAt: fieldPath,
+        annotation: s.string({ minLength: 1 }),
+        observedAt: fieldPath,
+        clear: s.array(fieldPath),
+        fields: fieldMappings,
+      },
+      { required: ['restores', 'backups', 'statusAt', 'annotation', 'observedAt', 'clear', 'fields'] },
+    ),
     diagnostics: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),

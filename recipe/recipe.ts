@@ -235,6 +235,41 @@ export interface RelatedList {
   readonly expiresAt?: string;
 }
 
+/** Composites of one kind related to the resource's composite, as RelatedList finds them (same scope rules). */
+export interface RelatedComposites {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly match: readonly RelatedMatch[];
+}
+
+/**
+ * Composites that restore the resource in place (an instance's `Restore` claims) where the backend restores only by
+ * making the resource anew from a backup (CloudNativePG bootstraps a new Cluster). The function acts on each restore
+ * once, oldest first, and keeps the one it acts on in the composite's status (`statusAt`), so that a restore deleted
+ * half-way still completes: once the restore's backup is done, it leaves the resource out of its desired state until
+ * it is gone (the backend removes what it made: Pods, volumes), then composes it again with `clear` removed and
+ * `fields` set, and keeps composing it so. docs/decisions/cnpg-backups.md.
+ */
+export interface RestoredBy {
+  /** The restore composites, and their field naming the backup's claim (`spec.backupRef`). */
+  readonly restores: RelatedComposites & { readonly backupFrom: string };
+  /**
+   * The backup composites; a restore starts once its backup is among them with `done.equals` at `done.path`, and
+   * keeps the backup's id (`idFrom`: CNPG's `backupId`, which its recovery target must name).
+   */
+  readonly backups: RelatedComposites & { readonly done: { readonly path: string; readonly equals: string }; readonly idFrom: string };
+  /** Where the restore acted on is kept in the composite (`status.managed.restore`), for the function and people. */
+  readonly statusAt: string;
+  /** The annotation of the resource made anew that names its restore (the restore composite's uid). */
+  readonly annotation: string;
+  /** Where the observed composed resource holds the object as it exists (a wrapper's `status.atProvider.manifest`). */
+  readonly observedAt: string;
+  /** Removed from the resource made anew before `fields` are set (the bootstrap it was first made with). */
+  readonly clear: readonly string[];
+  /** Set on the resource made anew, `from` read from the kept restore: `backup` (the backup's claim name), `backupId`, `name`, `uid`. */
+  readonly fields: readonly FieldMapping[];
+}
+
 /** A condition of a diagnosed object that says why the resource waits (a Pod's `PodScheduled` `False`). */
 export interface DiagnosticCondition {
   readonly type: string;
@@ -474,6 +509,8 @@ export interface Recipe {
   readonly generated?: readonly GeneratedValue[];
   /** A list with one item per related composite (RelatedList). */
   readonly related?: RelatedList;
+  /** Composites that restore the resource by making it anew from a backup (RestoredBy). */
+  readonly restoredBy?: RestoredBy;
   /** Objects whose conditions say why the resource waits (Diagnostics). */
   readonly diagnostics?: Diagnostics;
   /** Further resources composed beside this one for the same claim (an instance's NetworkPolicy). */

@@ -19,7 +19,7 @@ describe('the catalog', () => {
     ['keyvalue', 'KeyvalueInstance', 'keyvalueinstances', 'a9s', ['a9s']],
     ['servicebinding', 'ServiceBinding', 'servicebindings', 'a8s', ['a9s', 'a8s', 'cnpg']],
     ['backup', 'Backup', 'backups', 'a8s', ['a9s', 'a8s', 'cnpg']],
-    ['restore', 'Restore', 'restores', 'a8s', ['a9s', 'a8s']],
+    ['restore', 'Restore', 'restores', 'a8s', ['a9s', 'a8s', 'cnpg']],
   ])('%s: claim %s (%s), default backend %s, backends %j', (name, kind, plural, def, backends) => {
     const api = apis.get(name);
     expect(api?.kind).toBe(kind);

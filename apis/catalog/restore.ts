@@ -1,15 +1,5 @@
 /** Restore of a backup into its instance. */
-import {
-  a8sObject,
-  a9sResource,
-  Api,
-  INSTANCE_TYPES,
-  MANAGED_STATE_COLUMN,
-  postgresqlService,
-  s,
-  A8sReadiness,
-  CNPG_NO_RESTORE_REASON,
-} from '..';
+import { a8sObject, a9sResource, Api, INSTANCE_TYPES, MANAGED_STATE_COLUMN, postgresqlService, s, A8sReadiness, cnpgRestore } from '..';
 
 export default new Api({
   name: 'restore',
@@ -19,7 +9,8 @@ export default new Api({
     {
       backupRef: s.string({ description: 'Name of the Backup claim in the same namespace.' }),
       instanceRef: s.string({
-        description: 'Name of the instance claim in the same namespace (a8s only; a9s restores into the backed-up instance).',
+        description:
+          'Name of the instance claim in the same namespace (a8s and cnpg; a9s restores into the backed-up instance). On cnpg the instance is made anew from the backup: it is unavailable until the restore is Ready.',
       }),
       serviceInstanceType: s.string({ enum: INSTANCE_TYPES, description: 'The data service of the instance.' }),
     },
@@ -37,10 +28,14 @@ export default new Api({
       rule: `!${composedBy('a8s')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('a8s')} composition restores postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
     },
-    // No cnpg restore yet: a claim naming its composition is refused with the reason instead of waiting for one forever.
+    // cnpg restores the instance it names from a Backup claim of that instance (backends/cnpg-backup.ts).
     {
-      rule: `!${composedBy('cnpg')}`,
-      message: `The ${compositionName('cnpg')} composition does not exist: ${CNPG_NO_RESTORE_REASON}; use ${compositionName('a8s')} or ${compositionName('a9s')}`,
+      rule: `!${composedBy('cnpg')} || (has(self.instanceRef) && self.instanceRef != '')`,
+      message: `The ${compositionName('cnpg')} composition needs instanceRef: name the instance to restore, whose Backup claim backupRef names`,
+    },
+    {
+      rule: `!${composedBy('cnpg')} || self.serviceInstanceType == 'postgresql'`,
+      message: `The ${compositionName('cnpg')} composition restores postgresql instances only: set serviceInstanceType: postgresql`,
     },
   ],
   defaultBackend: 'a8s',
@@ -58,10 +53,13 @@ export default new Api({
       conditions: 'own',
       readiness: A8sReadiness.fromObject(),
     }),
+    // In place: the instance's own function makes it anew from the backup; this observes it (backends/cnpg-backup.ts).
+    cnpg: cnpgRestore(),
   },
   examples: {
     a9s: { backupRef: 'example-backup-a9s', instanceRef: 'example-postgresql-a9s', serviceInstanceType: 'postgresql' },
     a8s: { backupRef: 'example-backup-a8s', instanceRef: 'example-postgresql-a8s', serviceInstanceType: 'postgresql' },
+    cnpg: { backupRef: 'example-backup-cnpg', instanceRef: 'example-postgresql-cnpg', serviceInstanceType: 'postgresql' },
   },
   printerColumns: [MANAGED_STATE_COLUMN],
 });

@@ -39,7 +39,7 @@ import {
   WAITING_TTL,
   WAITS_FOR_REQUIREMENT,
 } from './diagnostics';
-import { get } from '../../lib/fieldpath';
+import { get, set } from '../../lib/fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
@@ -47,6 +47,7 @@ import { advised, CONDITION_TYPE, observeStatus, shownConditions, type StatusOut
 import { validateInput } from './validate-input';
 import { expiryOf, ttlUntil } from './expiry';
 import { VALUE_FROM_REQUIREMENT, valueFrom, type ValueFound, writeValue } from './value-from';
+import { applyRestore, BACKUPS_REQUIREMENT, planRestore, type RestorePlan, restoreStatus, RESTORES_REQUIREMENT } from './restore';
 
 type Obj = Record<string, unknown>;
 
@@ -202,6 +203,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let related;
   let asked;
   let valued: ValueFound | undefined;
+  let restore: RestorePlan;
   let companions: {
     name: string;
     own: Input;
@@ -226,16 +228,32 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     );
     // The related list goes where the recipe's fields go: into the wrapped object, if there is one.
     const at = input.wrapper?.manifestAt;
+    const main = (at ? get(composed.resource, at) : composed.resource) as Obj;
+    const seenMain = at ? get(seen, at) : seen;
+    // A restore in place (Recipe.restoredBy): the resource left out while the one made before goes, then made anew.
+    restore = planRestore(
+      input,
+      composite,
+      seen,
+      readyNow(input, seen),
+      extraResources(req, RESTORES_REQUIREMENT),
+      extraResources(req, BACKUPS_REQUIREMENT),
+      `(composition ${comp})`,
+    );
+    if (restore.from) applyRestore(input, main, restore.from, `(composition ${comp})`);
+    // Made anew: the list the resource had before (kept with the restore) is the one its items continue.
+    const keptList = !isObj(seenMain) && restore.state?.related && input.related ? restore.state.related : undefined;
+    const before: Obj | undefined = keptList ? {} : undefined;
+    if (before && input.related && keptList) set(before, input.related.to, structuredClone(keptList));
     related = composeRelated(
       input,
-      (at ? get(composed.resource, at) : composed.resource) as Obj,
+      main,
       composite,
-      at ? get(observed, at) : observed,
+      before ?? seenMain,
       extraResources(req, RELATED_REQUIREMENT),
       `(composition ${comp})`,
       now,
     );
-    const main = (at ? get(composed.resource, at) : composed.resource) as Obj;
     // A value another object holds (a load balancer's address), asked on every run: it may come late or change.
     if (input.valueFrom) {
       valued = valueFrom(input.valueFrom, composite, extraResources(req, VALUE_FROM_REQUIREMENT), `(composition ${comp})`);
@@ -320,7 +338,21 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   }
 
-  if (adoption.requirement || related.requirement || asked || waiting || elsewhere || gated?.selector || valued?.selector) {
+  const restoring = restore.state && restore.state.phase !== 'Restored' ? restore.state : undefined;
+  if (restoring) {
+    // Until the instance is made anew and ready, the claim says it is being restored, unless the backend fails it.
+    const failing = outcome.condition?.status === 'False' && outcome.condition.reason !== 'Provisioning';
+    if (restore.omit || !failing)
+      outcome = {
+        ...outcome,
+        ready: false,
+        condition: { status: 'False', reason: 'Restoring', message: `${input.backend} ${input.service}: ${restoring.message}` },
+      };
+    ownReady = false;
+  }
+  if ((restoring || restore.waiting) && rsp.meta) rsp.meta.ttl = WAITING_TTL;
+  const restoreAsks = Object.keys(restore.requirements).length > 0;
+  if (adoption.requirement || related.requirement || asked || waiting || elsewhere || gated?.selector || valued?.selector || restoreAsks) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
@@ -332,6 +364,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(valued?.selector ? { [VALUE_FROM_REQUIREMENT]: valued.selector } : {}),
         // Asked as long as before, so that Crossplane's requirements settle in the run that composes.
         ...(gated?.selector ? { [WAITS_FOR_REQUIREMENT]: gated.selector } : {}),
+        ...restore.requirements,
       },
       resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },
       schemas: r?.schemas ?? {},
@@ -343,7 +376,8 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     connectionDetails: {},
     ready: ownReady ? Ready.READY_TRUE : Ready.READY_FALSE,
   };
-  desired.resources = { ...desired.resources, [composed.name]: resource };
+  // Left out while the resource made before a restore is deleted (Crossplane deletes what is not desired).
+  desired.resources = restore.omit ? { ...desired.resources } : { ...desired.resources, [composed.name]: resource };
   for (const c of companions) {
     desired.resources[c.name] = {
       resource: c.composed.resource,
@@ -355,12 +389,15 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   // keeping what earlier steps asked for.
   const before = isObj(desired.composite?.resource) ? (desired.composite?.resource as Obj) : {};
   const beforeStatus = isObj(before.status) ? before.status : {};
-  const status = { ...beforeStatus, ...((outcome.composite.status as Obj | undefined) ?? {}) };
+  const status = structuredClone({ ...beforeStatus, ...((outcome.composite.status as Obj | undefined) ?? {}) });
+  // The restore acted on is kept in the composite, written on every run (what a run leaves out, Crossplane removes).
+  const kept = restoreStatus(restore);
+  if (kept && input.restoredBy) set({ status }, input.restoredBy.statusAt, kept);
   if (Object.keys(status).length > 0 || desired.composite) {
     desired.composite = {
       resource: { ...before, ...(Object.keys(status).length ? { status } : {}) },
       connectionDetails: desired.composite?.connectionDetails ?? {},
-      ready: desired.composite?.ready ?? Ready.READY_UNSPECIFIED,
+      ready: restoring ? Ready.READY_FALSE : (desired.composite?.ready ?? Ready.READY_UNSPECIFIED),
     };
   }
   for (const w of composed.warnings)
@@ -403,6 +440,15 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     });
   }
   return rsp;
+}
+
+/** Whether the observed resource is ready by the recipe's status rules (false where they cannot read it). */
+function readyNow(input: Input, observed: Obj | undefined): boolean {
+  try {
+    return observed !== undefined && observeStatus(input, observed).ready;
+  } catch {
+    return false;
+  }
 }
 
 /** What Crossplane found for the adoption requirement; undefined until the function asked (adopt.ts). */

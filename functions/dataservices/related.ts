@@ -34,8 +34,8 @@ const namespaceOf = (o: Obj): string | undefined => {
   return typeof ns === 'string' && ns !== '' ? ns : undefined;
 };
 
-/** The selector for the composite's related composites, and the namespace they must be of. */
-function relatedSelector(r: RelatedList, composite: Obj, where: string): RelatedSelector {
+/** The selector for the composite's related composites of `r`'s kind, and the namespace they must be of. */
+export function relatedSelector(r: Pick<RelatedList, 'apiVersion' | 'kind'>, composite: Obj, where: string): RelatedSelector {
   const trusted = trustedComposite(composite, where);
   const own = namespaceOf(trusted);
   if (own) return { apiVersion: r.apiVersion, kind: r.kind, namespace: own, matchLabels: { labels: {} } };
@@ -48,7 +48,7 @@ function relatedSelector(r: RelatedList, composite: Obj, where: string): Related
 }
 
 /** Whether a found object is in the selector's scope: the same namespace, or (cluster-scoped) the same claim label. */
-function inScope(o: Obj, s: RelatedSelector): boolean {
+export function inScope(o: Obj, s: RelatedSelector): boolean {
   if (s.namespace) return namespaceOf(o) === s.namespace;
   if (namespaceOf(o)) return false;
   const ns = s.matchLabels.labels[CLAIM_NAMESPACE_LABEL];

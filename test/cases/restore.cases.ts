@@ -52,11 +52,26 @@ export default operationCases('restore', {
     },
     {
       name: 'cnpg',
-      reason: 'CloudNativePG restores only into a new cluster, which the cnpg backend does not compose yet: refused with the reason',
+      reason: 'a cnpg Restore makes its instance anew from a Backup claim of it (in place)',
       backend: 'cnpg',
       spec: { backupRef: 'b', instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+      valid: true,
+    },
+    {
+      name: 'cnpg without instanceRef',
+      reason: 'cnpg-restore restores the instance it names; the backup alone does not say which',
+      backend: 'cnpg',
+      spec: { backupRef: 'b', serviceInstanceType: 'postgresql' },
       valid: false,
-      error: 'The cnpg-restore composition does not exist: CloudNativePG restores by bootstrapping a new cluster from a backup',
+      error: 'The cnpg-restore composition needs instanceRef',
+    },
+    {
+      name: 'cnpg of another data service',
+      reason: 'cnpg restores PostgreSQL only',
+      backend: 'cnpg',
+      spec: { backupRef: 'b', instanceRef: 'db', serviceInstanceType: 'mariadb' },
+      valid: false,
+      error: 'The cnpg-restore composition restores postgresql instances only',
     },
   ],
 });

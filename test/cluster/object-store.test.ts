@@ -186,6 +186,12 @@ const RESTORED = 'obs-orders-restored';
 const TOO_EARLY = 'obs-orders-too-early';
 /** A binding of INSTANCE: its role, with its password, is in every backup of it, and so in RESTORED's database. */
 const SOURCE_BINDING = 'obs-orders-app';
+/** The restored instance's bindings (the in-place restore): one kept, one deleted after its Backup claim. */
+const KEPT_BINDING = 'obs-restored-app';
+const GONE_BINDING = 'obs-restored-gone';
+/** Its Backup claim, and the Restore claim that makes it anew from it. */
+const RESTORED_BACKUP = 'obs-restored-backup';
+const IN_PLACE = 'obs-restored-undo';
 let app: Kube;
 /** The Backup claim the sandbox's backup step made (of its cnpg instance, not of INSTANCE): the file deletes it. */
 let backupName: string | undefined;
@@ -248,6 +254,28 @@ async function deleteInApp(plural: string, name: string): Promise<void> {
   if (r.code >= 300 && r.code !== 404) throw new Error(`cannot delete ${plural} ${name}: ${r.code} ${JSON.stringify(r.body.message)}`);
 }
 
+/**
+ * An attacker's login to the restored instance with a deleted binding's creds (`data`, kept before it went): a Pod on
+ * the control plane (`<name>-login`) given them in a Secret (`<name>-creds`, removed after), psql to `<RESTORED>-rw`.
+ */
+async function stolenLogin(name: string, data: Record<string, string>) {
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${providerNs}/secrets`, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${name}-creds` },
+    data,
+  });
+  try {
+    return await runPodToEnd(
+      kube,
+      providerNs,
+      psqlClientPod({ name: `${name}-login`, secret: `${name}-creds`, sql: 'SELECT 1', host: `${RESTORED}-rw` }),
+    );
+  } finally {
+    await kube.request('DELETE', `/api/v1/namespaces/${providerNs}/secrets/${name}-creds`);
+  }
+}
+
 /** SQL as the superuser in an instance's Pod on the control plane. */
 const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod);
 
@@ -260,11 +288,15 @@ const sql = (q: string, pod = `${INSTANCE}-1`) => asSuperuser(q, providerNs, pod
 async function dropClaims(): Promise<void> {
   if (app && providerNs) {
     if (backupName) await deleteInApp('backups', backupName);
-    await deleteInApp('servicebindings', SOURCE_BINDING);
+    await deleteInApp('restores', IN_PLACE);
+    await deleteInApp('backups', RESTORED_BACKUP);
+    for (const b of [SOURCE_BINDING, KEPT_BINDING, GONE_BINDING]) await deleteInApp('servicebindings', b);
     for (const name of [INSTANCE, RESTORED, TOO_EARLY]) await deleteInApp('postgresqlinstances', name);
     const gone = [
       ...(backupName ? [`/apis/anynines.com/v1/namespaces/${providerNs}/backups/${backupName}`] : []),
-      `/apis/anynines.com/v1/namespaces/${providerNs}/servicebindings/${SOURCE_BINDING}`,
+      `/apis/anynines.com/v1/namespaces/${providerNs}/restores/${IN_PLACE}`,
+      `/apis/anynines.com/v1/namespaces/${providerNs}/backups/${RESTORED_BACKUP}`,
+      ...[SOURCE_BINDING, KEPT_BINDING, GONE_BINDING].map((b) => `/apis/anynines.com/v1/namespaces/${providerNs}/servicebindings/${b}`),
       ...[INSTANCE, RESTORED, TOO_EARLY].flatMap((name) => [
         `/apis/anynines.com/v1/namespaces/${providerNs}/postgresqlinstances/${name}`,
         `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${name}`,
@@ -277,7 +309,9 @@ async function dropClaims(): Promise<void> {
     );
     const claims = [
       ...(backupName ? [appPath('backups', backupName)] : []),
-      appPath('servicebindings', SOURCE_BINDING),
+      appPath('restores', IN_PLACE),
+      appPath('backups', RESTORED_BACKUP),
+      ...[SOURCE_BINDING, KEPT_BINDING, GONE_BINDING].map((b) => appPath('servicebindings', b)),
       ...[INSTANCE, RESTORED, TOO_EARLY].map((n) => appPath('postgresqlinstances', n)),
     ];
     await eventually(
@@ -587,21 +621,10 @@ describe('the object store', () => {
       // any more), must not open the restored instance: pg_hba admits only the members of the restored instance's own
       // login group (backends/cnpg.ts CNPG_PG_HBA), and the recovered role is a member of the source's.
       expect(canLogIn(`${RESTORED}-1`)).toBe('t');
-      const stolen = await requireOk(kube, 'POST', `/api/v1/namespaces/${providerNs}/secrets`, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'obs-stolen-creds' },
-        data: kept.data,
-      });
-      const attempt = await runPodToEnd(
-        kube,
-        providerNs,
-        psqlClientPod({ name: 'obs-stolen-login', secret: stolen.metadata.name, sql: 'SELECT 1', host: `${RESTORED}-rw` }),
-      );
+      const attempt = await stolenLogin('obs-stolen', kept.data);
       expect(attempt.phase, attempt.log).toBe('Failed');
       expect(attempt.log).toContain(`pg_hba.conf rejects connection for host`);
       expect(attempt.log).toContain(`user "binding-${SOURCE_BINDING}"`);
-      await kube.request('DELETE', `/api/v1/namespaces/${providerNs}/secrets/${stolen.metadata.name}`);
       // The app developer reads in the app cluster that the recovery failed and what to do, long before CloudNativePG
       // gives up on the Job (about ten minutes of retries).
       const said = await conditionInApp(TOO_EARLY, 'DataServiceReady', (c) => c.reason === 'PodFailed', 180_000);
@@ -615,8 +638,121 @@ describe('the object store', () => {
       expect(archiving.message).toContain('barman-cloud-wal-archive: exit status 1');
       expect(archiving.message).toContain('Delete this claim and create it under a name of its own');
       log(`object store: the reused ${INSTANCE} said it cannot archive ${((Date.now() - started) / 1000).toFixed(1)} s after it was made`);
-      await dropClaims();
     },
     15 * 60_000,
+  );
+
+  it(
+    'restores an instance in place from its Backup claim: the same claim and creds, the rows as of the backup, a binding deleted since revoked',
+    async () => {
+      const binding = (name: string) => ({
+        apiVersion: 'anynines.com/v1',
+        kind: 'ServiceBinding',
+        metadata: { name, namespace: APP_NS },
+        spec: { instanceRef: RESTORED, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' } },
+      });
+      await Promise.all([createInApp('servicebindings', binding(KEPT_BINDING)), createInApp('servicebindings', binding(GONE_BINDING))]);
+      const credsInApp = (name: string) =>
+        eventually(
+          `${name}-creds in the app cluster`,
+          async () => {
+            const s = await getObject(app, `/api/v1/namespaces/${APP_NS}/secrets/${name}-creds`);
+            return Object.keys(s?.data ?? {}).length ? s : undefined;
+          },
+          300_000,
+        );
+      const query = async (name: string, secret: string, q: string) =>
+        runPodToEnd(app, APP_NS, psqlClientPod({ name, secret, sql: q, tls: 'verify-ca' }));
+      await Promise.all([credsInApp(KEPT_BINDING), credsInApp(GONE_BINDING)]);
+      const pod = `${RESTORED}-1`;
+      sql('INSERT INTO orders VALUES (10)', pod);
+      // The Backup claim from the app cluster (it waits for the instance's archiving, which starts after its recovery).
+      await createInApp('backups', {
+        apiVersion: 'anynines.com/v1',
+        kind: 'Backup',
+        metadata: { name: RESTORED_BACKUP, namespace: APP_NS },
+        spec: { instanceRef: RESTORED, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
+      });
+      await readyInApp('backups', RESTORED_BACKUP, undefined, 600_000);
+      // After the backup: a row the restore must take back, and a binding deleted whose role the backup still holds,
+      // able to log in, with the password an attacker kept.
+      sql('INSERT INTO orders VALUES (11)', pod);
+      const kept = await requireOk(kube, 'GET', `/api/v1/namespaces/${providerNs}/secrets/${GONE_BINDING}-creds`);
+      await deleteInApp('servicebindings', GONE_BINDING);
+      await eventually(
+        `binding-${GONE_BINDING} revoked in ${RESTORED}`,
+        async () => (sql(`SELECT rolcanlogin FROM pg_roles WHERE rolname = 'binding-${GONE_BINDING}'`, pod) === 'f' ? true : undefined),
+        180_000,
+      );
+      const clusterPath = `/apis/postgresql.cnpg.io/v1/namespaces/${providerNs}/clusters/${RESTORED}`;
+      const before = {
+        claim: (await requireOk(app, 'GET', appPath('postgresqlinstances', RESTORED))).metadata.uid,
+        cluster: (await requireOk(kube, 'GET', clusterPath)).metadata.uid,
+        pvc: (await requireOk(kube, 'GET', `/api/v1/namespaces/${providerNs}/persistentvolumeclaims/${pod}`)).metadata.uid,
+        creds: (await credsInApp(KEPT_BINDING)).metadata.uid,
+      };
+      const started = Date.now();
+      // The sandbox bound instances, bindings and backups in the app cluster; restores are bound here.
+      await (await podPlatform()).bind('restores');
+      await createInApp('restores', {
+        apiVersion: 'anynines.com/v1',
+        kind: 'Restore',
+        metadata: { name: IN_PLACE, namespace: APP_NS },
+        spec: {
+          backupRef: RESTORED_BACKUP,
+          instanceRef: RESTORED,
+          serviceInstanceType: 'postgresql',
+          compositionRef: { name: 'cnpg-restore' },
+        },
+      });
+      // The instance says it is being restored, in the app cluster.
+      await conditionInApp(RESTORED, 'DataServiceReady', (c) => c.reason === 'Restoring', 180_000);
+      // Its volume goes with the Cluster (CNPG names the new one the same): this platform's volumes are made by hand.
+      await eventually(
+        `the volume claim ${pod} of the Cluster made before gone`,
+        async () => {
+          const pvc = await getObject(kube, `/api/v1/namespaces/${providerNs}/persistentvolumeclaims/${pod}`);
+          return pvc?.metadata?.uid === before.pvc ? undefined : true;
+        },
+        300_000,
+      );
+      pvs.push(
+        ...(await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-in-place-')), 1, '1Gi', 'object-store-pg-in-place', [
+          { namespace: providerNs, name: pod },
+        ])),
+      );
+      await readyInApp('restores', IN_PLACE, undefined, 600_000).catch((e: Error) => {
+        throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, providerNs, pod, 40)}`);
+      });
+      log(
+        `object store: ${RESTORED} restored in place from ${RESTORED_BACKUP}, Ready in the app cluster ${((Date.now() - started) / 1000).toFixed(1)} s after the Restore was made`,
+      );
+      const instance = await readyInApp('postgresqlinstances', RESTORED, undefined, 300_000);
+      expect(instance.metadata.uid, 'the same claim').toBe(before.claim);
+      expect(instance.status.managed.restore).toMatchObject({ name: IN_PLACE, backup: RESTORED_BACKUP, phase: 'Restored' });
+      expect((await requireOk(kube, 'GET', clusterPath)).metadata.uid, 'a Cluster made anew').not.toBe(before.cluster);
+      // The rows as of the backup: 11, written after it, is gone.
+      expect(sql("SELECT string_agg(n::text, ',' ORDER BY n) FROM orders", pod)).toBe('1,2,3,4,5,10');
+      // The app keeps its Secret and reads with it (the load balancer's address may be new: the Secret follows it).
+      const creds = await credsInApp(KEPT_BINDING);
+      expect(creds.metadata.uid).toBe(before.creds);
+      const read = await eventually(
+        `${KEPT_BINDING}'s creds reading ${RESTORED}`,
+        async () => {
+          const r = await query(`obs-in-place-read-${Date.now() % 100000}`, `${KEPT_BINDING}-creds`, 'SELECT count(*) FROM orders');
+          return r.phase === 'Succeeded' ? r : undefined;
+        },
+        180_000,
+      );
+      expect(read.log.trim()).toBe('6');
+      // Attack: the deleted binding's role came back from the backup able to log in, in this instance's own login
+      // group; the restore keeps it revoked (the roles list of the Cluster before), so the kept password is refused.
+      expect(sql(`SELECT rolcanlogin FROM pg_roles WHERE rolname = 'binding-${GONE_BINDING}'`, pod)).toBe('f');
+      const attempt = await stolenLogin('obs-stolen-restored', kept.data);
+      expect(attempt.phase, attempt.log).toBe('Failed');
+      expect(attempt.log).toMatch(/is not permitted to log in|password authentication failed/);
+      await dropClaims();
+    },
+    20 * 60_000,
   );
 });

@@ -64,9 +64,10 @@ describe('npm run synth', () => {
       'a9s-servicebinding',
       'cnpg-backup',
       'cnpg-postgresql',
+      'cnpg-restore',
       'cnpg-servicebinding',
     ]);
-    expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(18);
+    expect(files.filter((f) => f.startsWith('examples/'))).toHaveLength(19);
     const templates = listFiles(join(out, 'control-plane', 'export-templates'));
     expect(templates).toContain('keyvalueinstances.yaml');
     expect(templates).toHaveLength(11);

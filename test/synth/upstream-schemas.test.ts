@@ -116,7 +116,7 @@ describe.each(['v1', 'v2'] as const)('synth output for the %s target', (target) 
     const selections = compositions.filter(
       ({ obj }) => (obj.spec as { pipeline: { input: { kind?: string } }[] }).pipeline[0]?.input.kind === 'Selection',
     );
-    expect([compositions.length, selections.length]).toEqual(target === 'v1' ? [18, 0] : [18 + 11, 11]);
+    expect([compositions.length, selections.length]).toEqual(target === 'v1' ? [19, 0] : [19 + 11, 11]);
     for (const { path, obj } of compositions) {
       const pipeline = (obj.spec as { pipeline: { input: Record<string, unknown> }[] }).pipeline;
       expect(pipeline, path).toHaveLength(1);
