@@ -808,14 +808,16 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
   return {
     ...recipe,
     // The address exists once the load balancer gave the instance's Service one, after the binding was composed: the
-    // function reads it from the Service (the instance's label on it) on every run and writes the uri with it.
+    // function reads it from the Service (the instance's label on it) on every run and writes the uri with it, into
+    // `data` (ValueFrom.base64): an in-place restore gives the instance a new Service and address.
     valueFrom: {
       apiVersion: 'v1',
       kind: 'Service',
       labels: [{ key: CNPG_INSTANCE_LABEL, from: 'spec.instanceRef' }],
       from: lb,
-      to: 'stringData.uri',
+      to: 'data.uri',
       format: `postgresql://%s:${CNPG_POSTGRESQL_PORT}/${CNPG_APP_OWNER}?sslmode=verify-ca`,
+      base64: true,
     },
     generated: [{ to: 'stringData.password', live: { from: 'data.password', base64: true } }],
     errorsFrom: CNPG_ROLE_ERRORS,

@@ -262,6 +262,7 @@ export const inputSchema: Schema = s.object(
         from: fieldPath,
         to: fieldPath,
         format: s.string({ pattern: '%s' }),
+        base64: s.boolean(),
       },
       { required: ['apiVersion', 'kind', 'labels', 'from', 'to', 'format'] },
     ),

@@ -427,6 +427,12 @@ export interface ValueFrom {
   readonly to: string;
   /** The value written, `%s` standing for what was found (`postgresql://%s:5432/app`). */
   readonly format: string;
+  /**
+   * Written base64-encoded, for a Secret's `data`. A value that changes must go there, not to `stringData`:
+   * provider-kubernetes applies by server-side apply and compares the fields it owns, and a Secret keeps no
+   * `stringData`, so a changed value there is never applied (a restored instance's new address, stop 66).
+   */
+  readonly base64?: boolean;
 }
 
 /**

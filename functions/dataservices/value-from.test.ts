@@ -38,8 +38,11 @@ describe('valueFrom: the cnpg binding uri from its instance Service', () => {
               spec,
             };
       const req = requestOf(input, composite);
-      const uriOf = (rsp: ReturnType<typeof runFunction>) =>
-        get(Object.values(rsp.desired?.resources ?? {})[0]?.resource, 'spec.forProvider.manifest.stringData.uri');
+      // In `data`, base64 (ValueFrom.base64): provider-kubernetes would never apply a change of it in `stringData`.
+      const uriOf = (rsp: ReturnType<typeof runFunction>) => {
+        const v = get(Object.values(rsp.desired?.resources ?? {})[0]?.resource, 'spec.forProvider.manifest.data.uri');
+        return typeof v === 'string' ? Buffer.from(v, 'base64').toString() : v;
+      };
 
       const first = runFunction(req);
       expect(fatalMessages(first)).toEqual([]);

@@ -34,5 +34,5 @@ export function valueFrom(v: ValueFrom, composite: Obj, found: readonly Obj[] | 
 
 /** Writes the value at `v.to` of `target` (the wrapped object, or the resource itself), when there is one. */
 export function writeValue(v: ValueFrom, target: Obj, found: ValueFound): void {
-  if (found.value !== undefined) set(target, v.to, found.value);
+  if (found.value !== undefined) set(target, v.to, v.base64 ? Buffer.from(found.value).toString('base64') : found.value);
 }
