@@ -18,6 +18,7 @@ import type { CnpgOffering } from '../apis/dataservice';
 import { observeStatus } from '../functions/dataservices/status';
 import { admitsIngress } from '../test/support/network-policy';
 import {
+  CNPG_ADDRESS_ANNOTATION,
   CNPG_BINDING_COMPOSITE,
   CNPG_BINDING_KEYS,
   CNPG_SERVICE_BINDING_KEYS,
@@ -244,6 +245,12 @@ describe('cnpg ServiceBinding', () => {
         fieldPath: 'status.loadBalancer.ingress[0].ip',
       },
       toFieldPath: 'stringData.host',
+    });
+    // And in an annotation, which provider-kubernetes compares (it never sees a change of stringData): a new address
+    // applies the Secret again.
+    expect(spec.references[5]).toEqual({
+      patchesFrom: { ...spec.references[4].patchesFrom },
+      toFieldPath: `metadata.annotations[${CNPG_ADDRESS_ANNOTATION}]`,
     });
   });
 

@@ -118,6 +118,9 @@ export const CNPG_BINDING_SECRET_SUFFIX = '-cnpg-binding';
  * in `cannotReconcile` until something else changed the Cluster: a binding's creds then came minutes late or never.
  */
 export const CNPG_RELOAD_LABEL = 'cnpg.io/reload';
+/** The annotation of a binding's Secret with its instance's address (cnpgBinding: what makes a new one applied). */
+export const CNPG_ADDRESS_ANNOTATION = 'klutch.anynines.com/instance-address';
+
 /** The ServiceBinding field with the time its credentials expire (RFC 3339), a field Klutch's API has not. */
 export const BINDING_EXPIRES_AT = 'spec.expiresAt';
 /** The keys of Klutch's a8s binding, which `<claim>-creds` has. */
@@ -802,6 +805,10 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       ...roleGate(),
       ...copyFrom(3, 'Secret', CNPG_CA_SECRET_SUFFIX, `data[${CNPG_CA_KEY}]`, `data[${CNPG_CA_KEY}]`),
       ...copyFrom(4, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, 'stringData.host'),
+      // The address once more, in a field provider-kubernetes compares: it applies by server-side apply and a Secret
+      // keeps no `stringData`, so a new address alone (the instance's Service made again) would never reach
+      // instance_service and host; a changed annotation makes it apply the whole Secret.
+      ...copyFrom(5, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, `metadata.annotations[${CNPG_ADDRESS_ANNOTATION}]`),
     ],
   });
   // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.
