@@ -339,6 +339,12 @@ describe('npm run sandbox on Pods, the default package (what sandbox/main.ts run
 });
 
 describe('moving the platform from v1 claims to the v2 package, with the app cluster bound', () => {
+  // The upgrade and the move change the whole platform: they wait for the files using it first, outside the upgrade's
+  // own time (the object store's restores hold the platform for a quarter of an hour: w87 timed out in the wait).
+  beforeAll(async () => {
+    await timed('exclusive (for the upgrade)', () => sandbox.exclusive());
+  }, 45 * 60_000);
+
   it('before: the claims are Klutch claims on the control plane, Ready in the app cluster, with their creds', async () => {
     const ns = sandbox.claims.providerNamespace;
     const claim = await requireOk(control, 'GET', instancePath(ns));
@@ -402,8 +408,6 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
 
   it('upgrades to the next release by docs/upgrading.md, control plane first: nothing recreated, bindings healthy on both skews, creds and data as they were', async () => {
     const next = await timed('the next release published', () => nextRelease!);
-    // Like the move, it changes the whole platform: it waits for the files using it.
-    await timed('exclusive (for the upgrade)', () => sandbox.exclusive());
     const ns = sandbox.claims.providerNamespace;
     const cnpg = sandbox.claims.cnpg!;
     const clusterNs = (await requireOk(control, 'GET', `/api/v1/namespaces/${ns}`)).metadata.labels[

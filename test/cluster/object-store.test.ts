@@ -600,6 +600,13 @@ describe('the object store', () => {
         },
         180_000,
       );
+      // The instance made under that name below gets a volume of its own: the first one's is Released (Retain), and
+      // one of the shared platform's, which the suites after this one use, would be lost to it.
+      pvs.push(
+        ...(await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-reused-')), 1, '1Gi', 'object-store-pg-reused', [
+          { namespace: providerNs, name: `${INSTANCE}-1` },
+        ])),
+      );
       const started = Date.now();
       // Beside it, a restore to a moment before the source's first backup: nothing to recover from; and a new instance
       // under the deleted one's name, whose kept backups hold the place in the bucket it would archive to.
@@ -693,6 +700,13 @@ describe('the object store', () => {
         pvc: (await requireOk(kube, 'GET', `/api/v1/namespaces/${providerNs}/persistentvolumeclaims/${pod}`)).metadata.uid,
         creds: (await credsInApp(KEPT_BINDING)).metadata.uid,
       };
+      // The Cluster made anew claims a volume under the same name: one waits for it, bound to that name, made before
+      // CloudNativePG asks (the volumes here are made by hand; a shared platform's would be lost to it).
+      pvs.push(
+        ...(await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-in-place-')), 1, '1Gi', 'object-store-pg-in-place', [
+          { namespace: providerNs, name: pod },
+        ])),
+      );
       const started = Date.now();
       // The sandbox bound instances, bindings and backups in the app cluster; restores are bound here.
       await (await podPlatform()).bind('restores');
@@ -717,11 +731,6 @@ describe('the object store', () => {
           return pvc?.metadata?.uid === before.pvc ? undefined : true;
         },
         300_000,
-      );
-      pvs.push(
-        ...(await localVolumes(kube, mkdtempSync(join(node.runDir, 'volumes-in-place-')), 1, '1Gi', 'object-store-pg-in-place', [
-          { namespace: providerNs, name: pod },
-        ])),
       );
       await readyInApp('restores', IN_PLACE, undefined, 600_000).catch((e: Error) => {
         throw new Error(`${e.message}; the instance's log:\n${podLogTail(node, providerNs, pod, 40)}`);
