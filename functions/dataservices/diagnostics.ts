@@ -212,8 +212,8 @@ export function gate(w: WaitsFor, composite: Obj, found: readonly Obj[] | undefi
   if (!selector) return { open: true };
   const name = Object.values(selector.matchLabels.labels).join('/');
   const objects = foundFor(selector, found);
-  if (objects.some((o) => conditionOf(o, w.condition)?.status === 'True')) return { open: true, selector };
-  const c = objects.map((o) => conditionOf(o, w.condition)).find((x) => typeof x?.message === 'string' && x.message.trim());
+  if (objects.some((o) => statusCondition(o, w.condition)?.status === 'True')) return { open: true, selector };
+  const c = objects.map((o) => statusCondition(o, w.condition)).find((x) => typeof x?.message === 'string' && x.message.trim());
   const why =
     found === undefined
       ? ''
@@ -225,7 +225,8 @@ export function gate(w: WaitsFor, composite: Obj, found: readonly Obj[] | undefi
   return { open: false, selector, text: `waiting for ${w.kind} ${name} to ${w.says}${why}` };
 }
 
-function conditionOf(o: Obj, type: string): Obj | undefined {
+/** The condition of type `type` in `o`'s status, if it has one. */
+export function statusCondition(o: Obj, type: string): Obj | undefined {
   const conditions = get(o, 'status.conditions');
   return Array.isArray(conditions) ? (conditions.find((x) => isObj(x) && x.type === type) as Obj | undefined) : undefined;
 }

@@ -40,6 +40,23 @@ describe('a generated value kept from the object as it exists (GeneratedValue.li
     expect(at(runFunction(answer(req, LIVE_REQUIREMENT, [secret('victim', 'theirs')])))).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it('renewed after it expired (its last run said Expired), keeps nothing of the old object, stamped or not', () => {
+    // The old Secret may outlive the expiry without its expiry stamp, when it expired before provider-kubernetes
+    // applied the stamp (w88 got the expired password back this way).
+    const expired = {
+      ...v2Composite,
+      status: { conditions: [{ type: 'DataServiceReady', status: 'False', reason: 'Expired', message: 'expired at ...' }] },
+    };
+    const req = requestOf(input, expired);
+    const renewal = runFunction(answer(req, LIVE_REQUIREMENT, [secret('team-a', 'expired-password')]));
+    expect(fatalMessages(renewal)).toEqual([]);
+    expect(renewal.requirements?.extraResources?.[LIVE_REQUIREMENT]).toBeUndefined();
+    expect(at(renewal)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Any other state of the condition still takes the object over.
+    const ready = { ...expired, status: { conditions: [{ type: 'DataServiceReady', status: 'True', reason: 'Available' }] } };
+    expect(at(runFunction(answer(requestOf(input, ready), LIVE_REQUIREMENT, [secret('team-a', 's3cret')])))).toBe('s3cret');
+  });
+
   it('once observed, or on a cluster-scoped (v1) composite, asks nothing', () => {
     const observed = { spec: { forProvider: { manifest: { stringData: { password: 'kept' } } } } };
     const seen = runFunction(requestOf(input, v2Composite, { 'demo-login': observed }));
