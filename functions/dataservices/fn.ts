@@ -218,7 +218,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     composed = composeResource(input, composite, seen, undefined, now);
     // A v2 composite taking over an object the v1 one made keeps the generated values it holds (live.ts); one renewed
     // after it expired (its last run said Expired) keeps none: the old Secret may still exist, and without the expiry
-    // stamp if it expired before provider-kubernetes applied it (the expired password came back in w88).
+    // stamp if it expired before provider-kubernetes applied it.
     const renewed = statusCondition(composite, CONDITION_TYPE)?.reason === 'Expired';
     asked = renewed ? undefined : liveRequirement(input, composed.resource, composite, seen, `(composition ${comp})`);
     const live = liveObject(extraResources(req, LIVE_REQUIREMENT), asked);

@@ -42,7 +42,7 @@ describe('a generated value kept from the object as it exists (GeneratedValue.li
 
   it('renewed after it expired (its last run said Expired), keeps nothing of the old object, stamped or not', () => {
     // The old Secret may outlive the expiry without its expiry stamp, when it expired before provider-kubernetes
-    // applied the stamp (w88 got the expired password back this way).
+    // applied the stamp.
     const expired = {
       ...v2Composite,
       status: { conditions: [{ type: 'DataServiceReady', status: 'False', reason: 'Expired', message: 'expired at ...' }] },
