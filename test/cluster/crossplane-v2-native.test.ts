@@ -1047,24 +1047,29 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     // renewal is composed (provider-kubernetes deletes it under a backoff): w82 and w83 got its password back.
     const expiresAt = new Date(Date.now() + 20_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     await patch(app, path(sb), { spec: { expiresAt } });
-    // Until the binding's Object is gone, provider-kubernetes may publish the expired creds once more (a reconcile of
-    // its cached, not yet deleted copy: seen in v2n4, 1 s after the garbage collector took them) and the konnector
-    // copies them: renewing inside that second brought the expired password back (w88). docs/credentials.md says so.
+    // Gone, and still gone a few seconds later: provider-kubernetes may publish the expired creds once more from its
+    // cached copy of the binding's Object, up to a second or two after the garbage collector took them and after the
+    // Object itself is gone (the control plane's watch in v2n4; w89 renewed inside that time and read the expired
+    // copy), the konnector copies them, and the garbage collector takes them again. docs/credentials.md says so.
+    const gone = async () => {
+      const [creds, upstream, objects] = await Promise.all([
+        getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`),
+        getObject(control, `/api/v1/namespaces/${ns}/secrets/${sb.metadata.name}-creds`),
+        requireOk(
+          control,
+          'GET',
+          `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects?labelSelector=${encodeURIComponent(`crossplane.io/composite=${sb.metadata.name}`)}`,
+        ),
+      ]);
+      return !creds && !upstream && objects.items.length === 0;
+    };
     await waited(
-      'the example cnpg binding Expired in the app cluster, its creds and its Object gone on both clusters',
+      'the example cnpg binding Expired in the app cluster, its creds and its Object gone on both clusters for 5 s',
       async () => {
-        const [claim, creds, upstream, objects] = await Promise.all([
-          getObject(app, path(sb)),
-          getObject(app, `/api/v1/namespaces/${NS}/secrets/${sb.metadata.name}-creds`),
-          getObject(control, `/api/v1/namespaces/${ns}/secrets/${sb.metadata.name}-creds`),
-          requireOk(
-            control,
-            'GET',
-            `/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/${ns}/objects?labelSelector=${encodeURIComponent(`crossplane.io/composite=${sb.metadata.name}`)}`,
-          ),
-        ]);
-        const gone = !creds && !upstream && objects.items.length === 0;
-        return conditionOf(claim, 'DataServiceReady')?.reason === 'Expired' && gone ? true : undefined;
+        const expired = conditionOf(await getObject(app, path(sb)), 'DataServiceReady')?.reason === 'Expired';
+        if (!expired || !(await gone())) return undefined;
+        await new Promise((r) => setTimeout(r, 5_000));
+        return (await gone()) ? true : undefined;
       },
       120_000,
     );
