@@ -12,7 +12,7 @@
  * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as revoked.
  */
 import { BlockList, isIP } from 'node:net';
-import type { ErrorAdvice, FieldMapping, ParameterMapping, Recipe, RelatedList, StatusMapping, Transform } from '../recipe';
+import type { ErrorAdvice, FieldMapping, ParameterMapping, Recipe, RelatedList, Rotation, StatusMapping, Transform } from '../recipe';
 import {
   archivingCondition,
   checkBackupStore,
@@ -161,6 +161,21 @@ export const CNPG_BINDING_COMPOSITE = {
  * binding's name may have 55 characters at most (docs/decisions/cnpg-lifecycle.md).
  */
 export const CNPG_ROLE_FORMAT = 'binding-%s';
+/**
+ * The user of a binding's second slot, whose credentials rotate (docs/decisions/cnpg-rotation.md): as long as
+ * CNPG_ROLE_FORMAT's, so the same names fit, and never one of its names, since a claim's name has no `_`.
+ */
+export const CNPG_ROTATED_ROLE_FORMAT = 'binding_%s';
+/** The Secret of the second slot's user (`<claim>-cnpg-binding-2`), its companion's name among the resources. */
+export const CNPG_ROTATED_SECRET_SUFFIX = '-cnpg-binding-2';
+export const CNPG_ROTATED_SECRET = 'rotated-secret';
+/** The annotation of a slot's Secret with the generation of its password (Rotation.annotation). */
+export const CNPG_ROTATION_ANNOTATION = 'klutch.anynines.com/rotation-generation';
+/** Where a binding keeps its rotation (rotation.ts RotationState), beside what its Object reports. */
+export const CNPG_ROTATION_STATUS = 'status.managed.rotation';
+/** The ServiceBinding's fields: a new `requested` asks for a rotation, `every` schedules them, `overlap` (default 5m). */
+export const BINDING_ROTATION = 'spec.rotation';
+export const CNPG_ROTATION_OVERLAP = '5m';
 
 /**
  * A binding role's comment, the same whether it can log in or is revoked: CNPG changes one thing of a role per pass
@@ -256,11 +271,11 @@ export const CNPG_REAPER_LABEL = 'klutch.anynines.com/session-reaper';
 /**
  * One pass: end each session of a revoked binding role, and say which. The sessions are chosen first (a materialized
  * CTE): a filter beside `pg_terminate_backend` in one WHERE clause may be evaluated after it, and PostgreSQL refuses
- * the whole statement once it is asked to end a superuser's session. `LIKE 'binding-%'` is CNPG_ROLE_FORMAT's prefix.
+ * the whole statement once it is asked to end a superuser's session. `^binding[-_]` is the prefix of CNPG_ROLE_FORMAT and CNPG_ROTATED_ROLE_FORMAT.
  */
 export const CNPG_REAPER_SQL =
   'WITH revoked AS MATERIALIZED (SELECT a.pid, r.rolname FROM pg_stat_activity a JOIN pg_roles r ON r.oid = a.usesysid ' +
-  "WHERE r.rolname LIKE 'binding-%' AND NOT r.rolcanlogin AND NOT r.rolsuper) " +
+  "WHERE r.rolname ~ '^binding[-_]' AND NOT r.rolcanlogin AND NOT r.rolsuper) " +
   "SELECT format('ended session %s of revoked role %s', pid, rolname) FROM revoked WHERE pg_terminate_backend(pid)";
 
 /** Resources and storage per plan size. */
@@ -740,6 +755,25 @@ function bindingRoles(target: 'v1' | 'v2'): RelatedList {
     ],
     // An expired binding's role is revoked as a deleted one's is: NOLOGIN, no password, its sessions ended.
     expiresAt: BINDING_EXPIRES_AT,
+    // A rotated binding's second role, with its own Secret; each role revoked once its overlap ended.
+    rotation: {
+      statusAt: CNPG_ROTATION_STATUS,
+      second: [
+        {
+          from: CLAIM_NAME,
+          to: 'name',
+          required: true,
+          transforms: [{ type: 'format', format: CNPG_ROTATED_ROLE_FORMAT }],
+          limit: ROLE_NAME_LIMIT,
+        },
+        {
+          from: CLAIM_NAME,
+          to: 'passwordSecret.name',
+          required: true,
+          transforms: [{ type: 'format', format: `%s${CNPG_ROTATED_SECRET_SUFFIX}` }],
+        },
+      ],
+    },
   };
 }
 
@@ -811,6 +845,7 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
       ...copyFrom(5, 'Service', CNPG_EXTERNAL_SERVICE_SUFFIX, lb, `metadata.annotations[${CNPG_ADDRESS_ANNOTATION}]`),
     ],
   });
+  const second = rotatedSecret(p.providerConfigName);
   // Kept from the Secret when a v2 composite takes over the one the v1 package's made: the move keeps the password.
   return {
     ...recipe,
@@ -830,7 +865,74 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
     errorsFrom: CNPG_ROLE_ERRORS,
     // A binding with a lifetime: its Secret goes at spec.expiresAt, and its instance revokes its role (bindingRoles).
     expiresAt: BINDING_EXPIRES_AT,
+    rotation: bindingRotation(fromSecret.keys),
+    companions: [second.v1],
+    v2: { ...recipe.v2, companions: [second.v2] },
   };
+}
+
+/**
+ * A binding's credentials rotate with an overlap (docs/decisions/cnpg-rotation.md): its second slot is the user
+ * CNPG_ROTATED_ROLE_FORMAT with its own Secret, a companion; while that slot's credentials are the published ones,
+ * `<claim>-creds` reads `username` and `password` from it and waits for CNPG to have applied its password.
+ */
+function bindingRotation(keys: readonly string[]): Rotation {
+  // The connection details as cnpgBinding lists them: the role gate first, then one entry per key of `keys`.
+  const detail = (key: string) => `spec.connectionDetails[${1 + keys.indexOf(key)}].name`;
+  const secret = { from: CLAIM_NAME, required: true, transforms: [{ type: 'format' as const, format: `%s${CNPG_ROTATED_SECRET_SUFFIX}` }] };
+  const applied = 'status.managedRolesStatus.passwordStatus[%s].resourceVersion';
+  return {
+    requestedFrom: `${BINDING_ROTATION}.requested`,
+    everyFrom: `${BINDING_ROTATION}.every`,
+    overlapFrom: `${BINDING_ROTATION}.overlap`,
+    overlap: CNPG_ROTATION_OVERLAP,
+    statusAt: CNPG_ROTATION_STATUS,
+    annotation: CNPG_ROTATION_ANNOTATION,
+    second: CNPG_ROTATED_SECRET,
+    switched: [
+      {
+        from: CLAIM_NAME,
+        to: 'spec.connectionDetails[0].fieldPath',
+        required: true,
+        transforms: [{ type: 'format', format: applied.replace('%s', CNPG_ROTATED_ROLE_FORMAT) }],
+      },
+      { ...secret, to: detail('username') },
+      { ...secret, to: detail('password') },
+    ],
+    works: {
+      users: [CNPG_ROLE_FORMAT, CNPG_ROTATED_ROLE_FORMAT],
+      applied,
+      reconciled: 'status.managedRolesStatus.byStatus[reconciled]',
+    },
+    observedAt: 'status.atProvider.manifest',
+  };
+}
+
+/** The second slot's Secret: CNPG's basic-auth keys, its user, and a password generated per generation. */
+function rotatedSecret(providerConfigName: string | undefined) {
+  const c = kubernetesCompanion(CNPG_ROTATED_SECRET, {
+    resource: { apiVersion: 'v1', kind: 'Secret' },
+    providerConfigName,
+    fields: [
+      {
+        from: CLAIM_NAME,
+        to: 'metadata.name',
+        required: true,
+        transforms: [{ type: 'format', format: `%s${CNPG_ROTATED_SECRET_SUFFIX}` }],
+      },
+      { to: `metadata.labels[${CNPG_RELOAD_LABEL}]`, value: 'true' },
+      { to: 'type', value: 'kubernetes.io/basic-auth' },
+      {
+        from: CLAIM_NAME,
+        to: 'stringData.username',
+        required: true,
+        transforms: [{ type: 'format', format: CNPG_ROTATED_ROLE_FORMAT }],
+        limit: ROLE_NAME_LIMIT,
+      },
+    ],
+  });
+  const generated = [{ to: 'stringData.password' }];
+  return { v1: { ...c.v1, generated }, v2: { ...c.v2, generated } };
 }
 
 /**

@@ -122,6 +122,8 @@ const transform: Schema = s.object(
 );
 const transforms = s.array(transform);
 const fieldPath = s.string({ minLength: 1 });
+/** A duration as rotations take it: a whole number of minutes, hours or days (`90m`, `12h`, `30d`). */
+export const DURATION_PATTERN = '^[1-9][0-9]{0,5}[mhd]$';
 const errorAdvice = s.array(
   s.object({ match: s.string({ minLength: 1 }), advice: s.string({ minLength: 1 }) }, { required: ['match', 'advice'] }),
 );
@@ -283,8 +285,44 @@ export const inputSchema: Schema = s.object(
         gone: s.freeform(),
         revoke: relatedMatches,
         expiresAt: fieldPath,
+        rotation: s.object({ statusAt: fieldPath, second: fieldMappings }, { required: ['statusAt', 'second'] }),
       },
       { required: ['apiVersion', 'kind', 'match', 'to', 'item', 'key', 'gone'] },
+    ),
+    rotation: s.object(
+      {
+        requestedFrom: fieldPath,
+        everyFrom: fieldPath,
+        overlapFrom: fieldPath,
+        overlap: s.string({ pattern: DURATION_PATTERN }),
+        statusAt: fieldPath,
+        annotation: s.string({ minLength: 1 }),
+        second: s.string({ minLength: 1 }),
+        switched: fieldMappings,
+        works: s.object(
+          {
+            users: s.array(s.string({ minLength: 1 }), { minItems: 2, maxItems: 2 }),
+            applied: s.string({ minLength: 1 }),
+            reconciled: s.string({ minLength: 1 }),
+          },
+          { required: ['users', 'applied', 'reconciled'] },
+        ),
+        observedAt: fieldPath,
+      },
+      {
+        required: [
+          'requestedFrom',
+          'everyFrom',
+          'overlapFrom',
+          'overlap',
+          'statusAt',
+          'annotation',
+          'second',
+          'switched',
+          'works',
+          'observedAt',
+        ],
+      },
     ),
     restoredBy: s.object(
       {

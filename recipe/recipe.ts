@@ -233,6 +233,13 @@ export interface RelatedList {
    * on its item is `gone`, as if the composite were deleted (Recipe.expiresAt is the composite's own side).
    */
   readonly expiresAt?: string;
+  /**
+   * Related composites whose credentials rotate (Recipe.rotation): the state each keeps at `statusAt` decides its
+   * items. One for its first slot (`item`) and, from its first rotation on, one for its second (`item` with `second`
+   * set over it); the slot whose credentials are published, and the other until its overlap ends (`retiresAt`), are
+   * items, a slot past its overlap is `gone`. Keys come from `item` and `second`, never from the state.
+   */
+  readonly rotation?: { readonly statusAt: string; readonly second: readonly FieldMapping[] };
 }
 
 /** Composites of one kind related to the resource's composite, as RelatedList finds them (same scope rules). */
@@ -268,6 +275,48 @@ export interface RestoredBy {
   readonly clear: readonly string[];
   /** Set on the resource made anew, `from` read from the kept restore: `backup` (the backup's claim name), `backupId`, `name`, `uid`. */
   readonly fields: readonly FieldMapping[];
+}
+
+/**
+ * Credentials that rotate with an overlap (a cnpg binding's password): two slots, each its own user with its own
+ * object, the resource (first slot) and the companion `second`. A rotation, asked by a new value of the composite's
+ * `requestedFrom` or due `everyFrom` after the last one, makes the other slot current: its object gets new generated
+ * values (a value is kept only from an object stamped with the slot's generation, `annotation`) and its user is
+ * listed by the instance (RelatedList.rotation). Once that user works (`works`, read on the objects `errorsFrom`
+ * finds), the published credentials move to it (`switched`, set over the wrapper's fields) and the other slot's user
+ * keeps working for the overlap (`overlapFrom`, else `overlap`), then is revoked. The composite keeps the state at
+ * `statusAt`. A rotation asked during another waits for it. docs/decisions/cnpg-rotation.md.
+ */
+export interface Rotation {
+  /** The composite's field whose new value asks for a rotation (`spec.rotation.requested`). */
+  readonly requestedFrom: string;
+  /** The composite's field with the time between two rotations (a duration: `30d`, `12h`, `90m`). */
+  readonly everyFrom: string;
+  /** The composite's field with how long the old user keeps working once the new one's credentials are published. */
+  readonly overlapFrom: string;
+  /** The overlap where the composite sets none (a duration). */
+  readonly overlap: string;
+  /** Where the composite keeps the state (`status.managed.rotation`). */
+  readonly statusAt: string;
+  /** The annotation of each slot's object with the generation of the values it holds. */
+  readonly annotation: string;
+  /** The companion (Companion.name) holding the second slot: composed from the first rotation on, and kept. */
+  readonly second: string;
+  /** Wrapper fields set while the second slot's credentials are the published ones (connection details naming it). */
+  readonly switched: readonly FieldMapping[];
+  /**
+   * When a slot's user works, on an object `errorsFrom` finds (the instance's Cluster): `users` are the two slots'
+   * user names (`%s` the composite's claim name); `applied` (a format of the user) holds the version of the slot's
+   * object the backend applied, which must be that object's `metadata.resourceVersion` as observed; `reconciled` is
+   * a list the user must be in.
+   */
+  readonly works: {
+    readonly users: readonly [string, string];
+    readonly applied: string;
+    readonly reconciled: string;
+  };
+  /** Where the observed resource and companion hold the object as it exists (`status.atProvider.manifest`). */
+  readonly observedAt: string;
 }
 
 /** A condition of a diagnosed object that says why the resource waits (a Pod's `PodScheduled` `False`). */
@@ -517,6 +566,8 @@ export interface Recipe {
   readonly related?: RelatedList;
   /** Composites that restore the resource by making it anew from a backup (RestoredBy). */
   readonly restoredBy?: RestoredBy;
+  /** Credentials that rotate with an overlap, in two slots (Rotation). */
+  readonly rotation?: Rotation;
   /** Objects whose conditions say why the resource waits (Diagnostics). */
   readonly diagnostics?: Diagnostics;
   /** Further resources composed beside this one for the same claim (an instance's NetworkPolicy). */

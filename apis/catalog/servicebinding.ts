@@ -14,6 +14,7 @@ import {
   A8S_BINDING_READY,
   cnpgBinding,
 } from '..';
+import { DURATION_PATTERN } from '../../recipe';
 
 export default new Api({
   name: 'servicebinding',
@@ -32,6 +33,26 @@ export default new Api({
           'When the credentials expire (RFC 3339, e.g. 2026-12-31T00:00:00Z): then the user is revoked, its sessions ended and <binding>-creds removed; a later time brings new credentials. Default: never.',
         format: 'date-time',
       }),
+      rotation: s.object(
+        {
+          requested: s.string({
+            description:
+              'Set to a new value (a time, a counter) to rotate the password now: a second user gets a new password, <binding>-creds switch to it once it works, and the old user keeps working for the overlap, then is revoked.',
+            maxLength: 63,
+          }),
+          every: s.string({
+            description:
+              'Rotate the password on this schedule (e.g. 30d, 12h, 90m), counted from the last rotation. Default: only on request.',
+            pattern: DURATION_PATTERN,
+          }),
+          overlap: s.string({
+            description:
+              'How long the old password keeps working once <binding>-creds hold the new one (e.g. 5m, 1h): longer than the app needs to read the new Secret. Default: 5m.',
+            pattern: DURATION_PATTERN,
+          }),
+        },
+        { description: 'Rotation of the password with an overlap, on request or on a schedule.' },
+      ),
     },
     { required: ['instanceRef', 'serviceInstanceType'] },
   ),
@@ -45,6 +66,10 @@ export default new Api({
     {
       rule: `!${composedBy('cnpg')} || self.serviceInstanceType == 'postgresql'`,
       message: `The ${compositionName('cnpg')} composition binds postgresql instances only: set serviceInstanceType: postgresql or use ${compositionName('a9s')}`,
+    },
+    {
+      rule: `!has(self.rotation) || ${composedBy('cnpg')}`,
+      message: `rotation is only offered by the ${compositionName('cnpg')} composition: remove it, or bind with ${compositionName('cnpg')}`,
     },
     {
       rule: `!has(self.expiresAt) || ${composedBy('cnpg')}`,

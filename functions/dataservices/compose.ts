@@ -245,17 +245,42 @@ function pastExpiry(o: unknown, now: number): boolean {
  * as Crossplane last saw it) holds at the same path, else a new random one. Only the first composition generates;
  * a value that is not a non-empty string there (someone edited it) is generated anew rather than passed on.
  */
-function applyGenerated(target: Obj, input: Input, observedTarget: unknown, live: Obj | undefined, where: string, now: number): void {
-  // One being deleted (an expired binding's Object on its way out), or holding expired credentials, passes nothing
-  // on: what comes after is new.
-  if (get(observedTarget, 'metadata.deletionTimestamp') || pastExpiry(observedTarget, now)) observedTarget = undefined;
-  if (get(live, 'metadata.deletionTimestamp') || pastExpiry(live, now)) live = undefined;
+function applyGenerated(
+  target: Obj,
+  input: Input,
+  observedTarget: unknown,
+  live: Obj | undefined,
+  where: string,
+  now: number,
+  generation?: Generation,
+): void {
+  // One being deleted (an expired binding's Object on its way out), holding expired credentials, or of another
+  // generation (a rotated slot) passes nothing on: what comes after is new.
+  const stale = (o: unknown) => get(o, 'metadata.deletionTimestamp') || pastExpiry(o, now) || otherGeneration(o, generation);
+  if (stale(observedTarget)) observedTarget = undefined;
+  if (stale(live)) live = undefined;
+  if (generation && generation.value !== '0') set(target, `metadata.annotations[${generation.annotation}]`, generation.value);
   (input.generated ?? []).forEach((g, i) => {
     const kept = attempt(`read generated[${i}] (${g.to}) of the observed resource ${where}`, () => get(observedTarget, g.to));
     const value =
       typeof kept === 'string' && kept !== '' ? kept : (liveValue(g, live) ?? randomBytes(GENERATED_BYTES).toString('base64url'));
     attempt(`set generated[${i}] (${g.to}) ${where}`, () => set(target, g.to, value));
   });
+}
+
+/**
+ * The generation of credentials an object is to hold (Recipe.rotation): stamped on it at `annotation` (not '0',
+ * which objects made before any rotation hold unstamped), and a generated value is kept only from an object of it.
+ */
+export interface Generation {
+  readonly annotation: string;
+  readonly value: string;
+}
+
+function otherGeneration(o: unknown, g: Generation | undefined): boolean {
+  if (!g || o === undefined) return false;
+  const stamp = get(o, `metadata.annotations[${g.annotation}]`);
+  return (typeof stamp === 'string' && stamp !== '' ? stamp : '0') !== g.value;
 }
 
 /** The value the object in the cluster holds for a generated value (`live.from`, decoded), if it holds one. */
@@ -317,7 +342,14 @@ function clusterScopedName(namespace: string, name: string, where: string): stri
  * (wrapped) object as it exists in the cluster, when the function asked for it (GeneratedValue.live); `now` the
  * time expired credentials are judged by (EXPIRES_AT_ANNOTATION).
  */
-export function composeResource(input: Input, observedComposite: Obj, observed?: Obj, live?: Obj, now = Date.now()): Composed {
+export function composeResource(
+  input: Input,
+  observedComposite: Obj,
+  observed?: Obj,
+  live?: Obj,
+  now = Date.now(),
+  generation?: Generation,
+): Composed {
   const where = `(composition ${compositionName(observedComposite, input)})`;
   const composite = trustedComposite(observedComposite, where);
   const warnings: string[] = [];
@@ -343,7 +375,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     stampExpiry(resource, input, composite);
     // Read through the wrapper: the wrapped object is as good as gone once its wrapper is being deleted.
     const seen = get(observed, 'metadata.deletionTimestamp') ? undefined : get(observed, input.wrapper.manifestAt);
-    applyGenerated(resource, input, seen, live, where, now);
+    applyGenerated(resource, input, seen, live, where, now, generation);
     composed = { apiVersion: input.wrapper.apiVersion, kind: input.wrapper.kind, metadata, spec: {} };
     const wrapper = input.wrapper;
     attempt(`set wrapper.manifestAt "${wrapper.manifestAt}" ${where}`, () => set(composed, wrapper.manifestAt, resource));
@@ -353,7 +385,7 @@ export function composeResource(input: Input, observedComposite: Obj, observed?:
     resource.spec = {};
     applyRecipe(resource, input, composite, where, warnings);
     stampExpiry(resource, input, composite);
-    applyGenerated(resource, input, observed, live, where, now);
+    applyGenerated(resource, input, observed, live, where, now, generation);
     composed = resource;
   }
   set(composed, 'spec.providerConfigRef', configRef);

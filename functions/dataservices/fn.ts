@@ -25,8 +25,12 @@ import {
   composeResource,
   compositionName,
   listHas,
+  trustedComposite,
+  applyField,
+  claimRef,
+  type Generation,
 } from './compose';
-import type { Companion, Input } from '../../recipe';
+import type { Input } from '../../recipe';
 import {
   statusCondition,
   diagnose,
@@ -35,6 +39,7 @@ import {
   type DiagnosticsSelector,
   errorElsewhere,
   ERRORS_FROM_REQUIREMENT,
+  foundFor,
   gate,
   type Gate,
   WAITING_TTL,
@@ -48,6 +53,7 @@ import { advised, CONDITION_TYPE, observeStatus, shownConditions, type StatusOut
 import { validateInput } from './validate-input';
 import { expiryOf, ttlUntil } from './expiry';
 import { VALUE_FROM_REQUIREMENT, valueFrom, type ValueFound, writeValue } from './value-from';
+import { planRotation, type RotationPlan } from './rotation';
 import { applyRestore, BACKUPS_REQUIREMENT, planRestore, type RestorePlan, restoreStatus, RESTORES_REQUIREMENT } from './restore';
 
 type Obj = Record<string, unknown>;
@@ -205,24 +211,36 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let asked;
   let valued: ValueFound | undefined;
   let restore: RestorePlan;
+  let rotation: RotationPlan | undefined;
   let companions: {
     name: string;
     own: Input;
     composed: Composed;
     observed: Obj | undefined;
     ready: boolean;
-    when: Companion['when'];
+    /** It holds the claim's readiness only by failing (CompanionWhen.observed, a rotation's second slot). */
+    failsOnly: boolean;
   }[];
   try {
     const seen = isObj(observed) ? observed : undefined;
-    composed = composeResource(input, composite, seen, undefined, now);
+    // Credentials that rotate (rotation.ts): the generation each slot holds, and the slot whose creds are published.
+    rotation = input.rotation ? planRotationOf(req, input, composite, seen, now, `(composition ${comp})`) : undefined;
+    const stamp = (slot: 0 | 1): Generation | undefined =>
+      rotation && input.rotation ? { annotation: input.rotation.annotation, value: rotation.generations[slot] } : undefined;
+    composed = composeResource(input, composite, seen, undefined, now, stamp(0));
     // A v2 composite taking over an object the v1 one made keeps the generated values it holds (live.ts); one renewed
     // after it expired (its last run said Expired) keeps none: the old Secret may still exist, and without the expiry
     // stamp if it expired before provider-kubernetes applied it.
     const renewed = statusCondition(composite, CONDITION_TYPE)?.reason === 'Expired';
     asked = renewed ? undefined : liveRequirement(input, composed.resource, composite, seen, `(composition ${comp})`);
     const live = liveObject(extraResources(req, LIVE_REQUIREMENT), asked);
-    if (live) composed = composeResource(input, composite, seen, live, now);
+    if (live) composed = composeResource(input, composite, seen, live, now, stamp(0));
+    // The second slot's creds are the published ones: the connection details name its object (Rotation.switched).
+    if (rotation?.published === 1 && input.rotation) {
+      const trusted = trustedComposite(composite, `(composition ${comp})`);
+      const target = composed.resource;
+      input.rotation.switched.forEach((f, i) => applyField(target, f, i, trusted, `(composition ${comp})`, 'rotation.switched'));
+    }
     adoption = adoptWrapped(
       input,
       composed.resource,
@@ -269,8 +287,14 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       const seen = isObj(seenC) ? seenC : undefined;
       // Not yet wanted (Companion.when): not composed, and not waited for.
       if (c.when && !seen && !listHas(c.when.observed ? observed : main, c.when)) return [];
+      // A rotation's second slot exists from the first rotation on (Rotation.second).
+      const slot = input.rotation?.second === c.name;
+      if (slot && !rotation?.second) return [];
       const own = companionInput(input, c);
-      return [{ name, own, composed: composeResource(own, composite, seen), observed: seen, ready: false, when: c.when }];
+      const made = composeResource(own, composite, seen, undefined, now, slot ? stamp(1) : undefined);
+      // Like one that waits for the backend's state, it holds the claim only by failing: the creds work meanwhile.
+      const failsOnly = slot || c.when?.observed === true;
+      return [{ name, own, composed: made, observed: seen, ready: false, failsOnly }];
     });
   } catch (e) {
     if (e instanceof ComposeError) return fail(rsp, e.message);
@@ -287,8 +311,8 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   let ownReady = outcome.ready;
   for (const c of companions) {
     const seen = observeStatus(c.own, c.observed);
-    // One that waited for the backend's state (CompanionWhen.observed) holds the claim only by failing.
-    c.ready = seen.ready || (c.when?.observed === true && seen.condition?.status !== 'False');
+    // One that waited for the backend's state (CompanionWhen.observed), or a second slot, holds the claim only by failing.
+    c.ready = seen.ready || (c.failsOnly && seen.condition?.status !== 'False');
     if (c.ready) continue;
     // The main resource's own failure or progress speaks first; else the companion's, else that it waits for it.
     const waits: StatusOutcome['condition'] = {
@@ -397,6 +421,9 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   // The restore acted on is kept in the composite, written on every run (what a run leaves out, Crossplane removes).
   const kept = restoreStatus(restore);
   if (kept && input.restoredBy) set({ status }, input.restoredBy.statusAt, kept);
+  if (rotation && input.rotation) set({ status }, input.rotation.statusAt, rotation.state);
+  // A rotation waits for its new user: looked at again soon (the instance's Cluster does not wake the composite).
+  if (rotation?.waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   if (Object.keys(status).length > 0 || desired.composite) {
     desired.composite = {
       resource: { ...before, ...(Object.keys(status).length ? { status } : {}) },
@@ -427,13 +454,15 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     });
   }
   // Looked at again when the resource's or a related composite's credentials expire, if that is before the TTL.
-  const soonest = [expires, related.nextExpiry].filter((t): t is number => t !== undefined);
+  const soonest = [expires, related.nextExpiry, rotation?.wakeAt].filter((t): t is number => t !== undefined);
   if (rsp.meta && soonest.length) rsp.meta.ttl = ttlUntil(rsp.meta.ttl ?? TTL, Math.min(...soonest), now);
   if (expires !== undefined && outcome.condition?.status === 'True' && !outcome.condition.message)
     outcome = {
       ...outcome,
       condition: { ...outcome.condition, message: `${input.backend} ${input.service}: its credentials expire at ${isoOf(expires)}` },
     };
+  if (rotation?.message && outcome.condition?.status === 'True' && !outcome.condition.message)
+    outcome = { ...outcome, condition: { ...outcome.condition, message: `${input.backend} ${input.service}: ${rotation.message}` } };
   if (outcome.condition) {
     rsp.conditions.push({
       type: CONDITION_TYPE,
@@ -444,6 +473,29 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     });
   }
   return rsp;
+}
+
+/** The rotation's plan for this run (rotation.ts), from the observed slots and the objects errorsFrom found. */
+function planRotationOf(
+  req: RunFunctionRequest,
+  input: Input,
+  composite: Obj,
+  seen: Obj | undefined,
+  now: number,
+  where: string,
+): RotationPlan {
+  const r = input.rotation as NonNullable<Input['rotation']>;
+  const second = req.observed?.resources?.[companionResourceName(input, { name: r.second })]?.resource;
+  const selector = input.errorsFrom ? diagnosticsSelector(input.errorsFrom, composite, where, 'errorsFrom') : undefined;
+  const claimName = claimRef(trustedComposite(composite, where)).name ?? '';
+  return planRotation(r, {
+    composite: trustedComposite(composite, where),
+    claimName,
+    observed: [seen, isObj(second) ? second : undefined],
+    found: selector ? foundFor(selector, extraResources(req, ERRORS_FROM_REQUIREMENT)) : undefined,
+    now,
+    where,
+  });
 }
 
 /** Whether the observed resource is ready by the recipe's status rules (false where they cannot read it). */

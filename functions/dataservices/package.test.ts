@@ -40,11 +40,12 @@ describe('functionPackageObjects', () => {
   it('drops only the CEL rule Kubernetes cannot compile (it reads the untyped fields[].value)', () => {
     const rules = JSON.stringify(crd).match(/"rule":"[^"]*"/g) ?? [];
     expect(rules.some((r) => r.includes('self.value'))).toBe(false);
-    // 3 transform rules × (fields, wrapper.fields, parameters, labels, related.item, restoredBy.fields,
-    // diagnostics.labels, errorsFrom.labels, waitsFor.labels, valueFrom.labels, and the companions' fields,
-    // wrapper.fields and labels) + the one-of of providerConfig, of wrapper.manifestProviderConfig, of related.match
-    // and related.revoke, of restoredBy's two matches, and of the companions' two.
-    expect(rules.length).toBe(47);
+    // 3 transform rules × (fields, wrapper.fields, parameters, labels, related.item, related.rotation.second,
+    // restoredBy.fields, rotation.switched, diagnostics.labels, errorsFrom.labels, waitsFor.labels, valueFrom.labels,
+    // and the companions' fields, wrapper.fields and labels) + the one-of of providerConfig, of
+    // wrapper.manifestProviderConfig, of related.match and related.revoke, of restoredBy's two matches, and of the
+    // companions' two.
+    expect(rules.length).toBe(53);
   });
 
   it('crank validates the meta object and every catalog composition input against the CRD', async () => {

@@ -9,6 +9,7 @@
  */
 import type { Input, RelatedList, RelatedMatch } from '../../recipe';
 import { expiryOf } from './expiry';
+import { keptRotation, liveSlots } from './rotation';
 import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, OverLimitError, trustedComposite } from './compose';
 import { get, set } from '../../lib/fieldpath';
 
@@ -147,7 +148,31 @@ export function composeRelated(
       throw new ComposeError(
         `cannot list the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its ${r.key} "${key}" is the platform's own; rename it`,
       );
-    items.set(key, item);
+    if (!r.rotation) {
+      items.set(key, item);
+      continue;
+    }
+    // Credentials that rotate (RelatedList.rotation): an item per slot whose user may log in, the others gone.
+    const state = keptRotation(r.rotation.statusAt, related);
+    const slots = liveSlots(state, now);
+    if (slots.until !== undefined) nextExpiry = Math.min(nextExpiry ?? slots.until, slots.until);
+    if (slots.live.includes(0)) items.set(key, item);
+    else revoked.add(key);
+    if ((state?.generation ?? 0) === 0) continue;
+    const second = structuredClone(item);
+    try {
+      r.rotation.second.forEach((f, i) => applyField(second, f, i, related, where, 'related.rotation.second'));
+    } catch (e) {
+      if (e instanceof OverLimitError) continue;
+      throw e;
+    }
+    const secondKey = second[r.key];
+    if (typeof secondKey !== 'string' || secondKey === '' || secondKey === key || reserved.has(secondKey))
+      throw new ComposeError(
+        `cannot list the second slot of the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its ${r.key} "${String(secondKey)}" is not one of its own`,
+      );
+    if (slots.live.includes(1)) items.set(secondKey, second);
+    else revoked.add(secondKey);
   }
   for (const old of previous) {
     const key = old[r.key];

@@ -137,6 +137,17 @@ export const DELTAS: readonly Delta[] = [
       'an optional RFC 3339 time Klutch has not, cnpg only (a CEL rule): then the binding is revoked and its creds removed ' +
       '(docs/credentials.md); claims without it are unchanged',
   },
+  ...['spec.rotation', 'spec.rotation.requested', 'spec.rotation.every', 'spec.rotation.overlap'].map((path) => ({
+    kind: 'schema' as const,
+    apis: ['servicebinding'],
+    path,
+    facet: 'present' as const,
+    klutch: false,
+    ours: true,
+    why:
+      'an optional rotation of the password Klutch has not, cnpg only (a CEL rule): on request or on a schedule, with an ' +
+      'overlap (docs/credentials.md); claims without it are unchanged',
+  })),
   // ---- verdict: claims judged otherwise -----------------------------------------------------------------------------
   {
     kind: 'verdict',
