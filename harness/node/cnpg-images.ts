@@ -314,6 +314,66 @@ export function bindingsClientPod(o: { readonly name: string; readonly secret: s
     'export PGUSER="$username" PGPASSWORD="$password" PGSSLROOTCERT="$d/ca.crt"',
     `exec ${POSTGRESQL_BIN}/psql "$uri" -v ON_ERROR_STOP=1 -tA -c "$0"`,
   ].join('\n');
+  return bindingsScriptPod({ name: o.name, secret: o.secret, container: 'psql', script, args: [o.sql] });
+}
+
+/**
+ * A client that keeps querying through a rotation of its binding's password (issue 39 item 2): it reads
+ * `/bindings/db` (the binding's Secret) before each session of `batch` `SELECT 1` queries, as an app that reconnects
+ * with what the Secret holds now; a session that fails is counted and retried with the Secret read again. It prints
+ * `user <name> at <queries>` whenever the user changes, `failed <user>: <error>` for each failure, and at the end
+ * `queries <n> failed <f>`; it ends once it ran at least `atLeast` queries and the file `stop` exists in the ConfigMap
+ * `stopFrom` (which the test makes once the old user is revoked).
+ */
+export function rotationClientPod(o: {
+  readonly name: string;
+  readonly secret: string;
+  readonly stopFrom: string;
+  readonly atLeast: number;
+  readonly batch: number;
+}): Record<string, unknown> {
+  // busybox's sh alone: its builtins, psql, and no writable file (here-documents are pipes in ash).
+  const script = [
+    "d=/bindings/db; n=0; f=0; last=; nl='",
+    "'; sql=; i=0",
+    `while [ $i -lt ${o.batch} ]; do sql="$sql$nl"'SELECT 1;'; i=$((i+1)); done`,
+    // The kubelet swaps the whole Secret at once: a username read again after the password is the same pair.
+    'read_creds() { while :; do read -r user < $d/username; read -r pass < $d/password; read -r uri < $d/uri; read -r again < $d/username; [ "$user" = "$again" ] && return; done; }',
+    `until [ $n -ge ${o.atLeast} ] && [ -f /stop/stop ]; do`,
+    '  read_creds',
+    '  [ "$user" = "$last" ] || { echo "user $user at $n"; last=$user; }',
+    `  out=$(PGUSER="$user" PGPASSWORD="$pass" PGSSLROOTCERT=$d/ca.crt ${POSTGRESQL_BIN}/psql "$uri" -v ON_ERROR_STOP=1 -tA -f - 2>&1 <<EOF`,
+    '$sql',
+    'EOF',
+    ')',
+    '  ok=0; err=',
+    '  while read -r l; do if [ "$l" = 1 ]; then ok=$((ok+1)); elif [ -z "$err" ]; then err=$l; fi; done <<EOF',
+    '$out',
+    'EOF',
+    '  n=$((n+ok))',
+    `  [ "$ok" -eq ${o.batch} ] || { f=$((f+1)); echo "failed $user after $ok of ${o.batch}: $err"; }`,
+    'done',
+    'echo "queries $n failed $f"',
+  ].join('\n');
+  const stop = {
+    mount: { name: 'stop', mountPath: '/stop', readOnly: true },
+    volume: { name: 'stop', configMap: { name: o.stopFrom, optional: true } },
+  };
+  return bindingsScriptPod({ name: o.name, secret: o.secret, container: 'client', script, extra: stop });
+}
+
+/**
+ * A Pod of the PostgreSQL image that runs a busybox `sh` script (`args` after it) as the image's user, with nothing
+ * but the binding's Secret at `/bindings/db` (and `extra`, a volume and where it goes).
+ */
+function bindingsScriptPod(o: {
+  readonly name: string;
+  readonly secret: string;
+  readonly container: string;
+  readonly script: string;
+  readonly args?: readonly string[];
+  readonly extra?: { readonly mount: Record<string, unknown>; readonly volume: Record<string, unknown> };
+}): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -322,15 +382,15 @@ export function bindingsClientPod(o: { readonly name: string; readonly secret: s
       restartPolicy: 'Never',
       containers: [
         {
-          name: 'psql',
+          name: o.container,
           image: CNPG_POSTGRESQL_IMAGE,
           imagePullPolicy: 'Never',
-          command: ['/bin/sh', '-c', script, o.sql],
+          command: ['/bin/sh', '-c', o.script, ...(o.args ?? [])],
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
-          volumeMounts: [{ name: 'binding', mountPath: '/bindings/db', readOnly: true }],
+          volumeMounts: [{ name: 'binding', mountPath: '/bindings/db', readOnly: true }, ...(o.extra ? [o.extra.mount] : [])],
         },
       ],
-      volumes: [{ name: 'binding', secret: { secretName: o.secret } }],
+      volumes: [{ name: 'binding', secret: { secretName: o.secret } }, ...(o.extra ? [o.extra.volume] : [])],
     },
   };
 }

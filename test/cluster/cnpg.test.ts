@@ -19,7 +19,7 @@ import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
 import type { AttachedNode } from '../../harness/node/attach';
 import { CNPG_NAMESPACE, localVolumes } from '../../harness/node/cnpg';
-import { bindingsClientPod, psqlClientPod } from '../../harness/node/cnpg-images';
+import { bindingsClientPod, psqlClientPod, rotationClientPod } from '../../harness/node/cnpg-images';
 import { asSuperuser } from '../../harness/node/cnpg-sql';
 import { program } from '../../harness/tools/programs';
 import { holdV1, podControlPlane } from '../support/platform/pod-platform';
@@ -194,7 +194,7 @@ const claimPg = (ns: string, plan: string, parameters?: Record<string, unknown>)
   });
 
 /** A ServiceBinding `name` to the claim `pg` of `ns` (with a lifetime: `expiresAt`). */
-const bindPg = (ns: string, name: string, expiresAt?: string) =>
+const bindPg = (ns: string, name: string, expiresAt?: string, rotation?: WireObject) =>
   apply(kube, {
     apiVersion: 'anynines.com/v1',
     kind: 'ServiceBinding',
@@ -204,6 +204,7 @@ const bindPg = (ns: string, name: string, expiresAt?: string) =>
       serviceInstanceType: 'postgresql',
       compositionRef: { name: 'cnpg-servicebinding' },
       ...(expiresAt ? { expiresAt } : {}),
+      ...(rotation ? { rotation } : {}),
     },
   });
 
@@ -524,6 +525,79 @@ describe('a cnpg binding with spec.expiresAt', () => {
     log(`cnpg: binding brief renewed → its new creds logged in ${Date.now() - arrived} ms after they arrived (${n} tries)`);
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'brief'));
   }, 600_000);
+});
+
+/**
+ * Rotation with an overlap (issue 39 item 2, `spec.rotation`; docs/credentials.md): a client that reads its binding's
+ * Secret before each session and reconnects on error runs at least 10,000 queries while the binding's password
+ * rotates on request; none fails. The new user's creds come once it works, the old user keeps working for the
+ * overlap, then is revoked: its kept password is refused.
+ */
+describe('a cnpg binding whose password rotates', () => {
+  it('moves a querying client to a new user and password without one failed query, then revokes the old user', async () => {
+    const overlap = '2m';
+    await bindPg(NS, 'rot', undefined, { overlap });
+    const creds = await credsOf(NS, 'rot');
+    const old = Buffer.from(creds.data.username, 'base64').toString();
+    expect(old).toBe('binding-rot');
+    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'rot-kept' }, data: creds.data });
+    const client = rotationClientPod({ name: 'rot-client', secret: 'rot-creds', stopFrom: 'rot-stop', atLeast: 10_000, batch: 100 });
+    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/pods`, client);
+    await until('the rotation client querying as binding-rot', async () =>
+      (await podLog(NS, 'rot-client').catch(() => '')).includes('user binding-rot at 0') ? true : undefined,
+    );
+
+    const asked = Date.now();
+    await requireOk(
+      kube,
+      'PATCH',
+      claimPath('servicebindings', 'rot'),
+      { spec: { rotation: { overlap, requested: '1' } } },
+      'application/merge-patch+json',
+    );
+    const rotated = await until('rot-creds holding the new user', async () => {
+      const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/rot-creds`);
+      return s && Buffer.from(s.data.username, 'base64').toString() === 'binding_rot' ? s : undefined;
+    });
+    const published = Date.now();
+    expect(rotated.data.password).not.toBe(creds.data.password);
+    const claim = await getObject(kube, claimPath('servicebindings', 'rot'));
+    expect(claim?.status?.managed?.rotation).toMatchObject({ generation: 1, requested: '1' });
+    const retiresAt = Date.parse(claim?.status?.managed?.rotation?.retiresAt);
+    expect(conditionOf(claim, 'DataServiceReady')?.message).toContain(`binding-rot's keep working until`);
+
+    // The old user goes once the overlap ended: listed revoked, its kept password refused.
+    await revokedInCluster(old);
+    const revoked = Date.now();
+    expect(revoked, 'revoked after the overlap').toBeGreaterThanOrEqual(retiresAt - 1_000);
+    expect(await loginRefused(old, 'rot-kept')).toMatch(revokedLogin(old));
+    await requireOk(kube, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'rot-stop' }, data: { stop: 'now' } });
+    const pod = await until(
+      'the rotation client done',
+      async () => {
+        const p = await getObject(kube, `/api/v1/namespaces/${NS}/pods/rot-client`);
+        return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
+      },
+      600_000,
+    );
+    const out = (await podLog(NS, 'rot-client')).trim().split('\n');
+    expect(pod.status.phase, out.join('\n')).toBe('Succeeded');
+    expect(out.filter((l) => l.startsWith('user ')).map((l) => l.split(' ')[1])).toEqual(['binding-rot', 'binding_rot']);
+    expect(
+      out.filter((l) => l.startsWith('failed ')),
+      'failed sessions',
+    ).toEqual([]);
+    const [, queries, , failed] = (out.at(-1) ?? '').split(' ');
+    expect(Number(failed)).toBe(0);
+    expect(Number(queries)).toBeGreaterThanOrEqual(10_000);
+    // The new user is the client's now, and its own (a table it makes is the owner's, as every binding's).
+    expect(await psql('rot-after', 'SELECT current_user;', { secret: 'rot-creds' })).toEqual(['binding_rot']);
+    log(
+      `cnpg: rotation of binding rot → new creds published ${published - asked} ms after the request, old user revoked ` +
+        `${revoked - published} ms after that (overlap ${overlap}); the client ran ${queries} queries, ${failed} failed`,
+    );
+    await requireOk(kube, 'DELETE', claimPath('servicebindings', 'rot'));
+  }, 900_000);
 });
 
 /** As the database's superuser in `<ns>/<pod>` (harness/node/cnpg-sql.ts), the suite's namespace by default. */
