@@ -321,9 +321,9 @@ export function bindingsClientPod(o: { readonly name: string; readonly secret: s
  * A client that keeps querying through a rotation of its binding's password (issue 39 item 2): it reads
  * `/bindings/db` (the binding's Secret) before each session of `batch` `SELECT 1` queries, as an app that reconnects
  * with what the Secret holds now; a session that fails is counted and retried with the Secret read again. It prints
- * `user <name> at <queries>` whenever the user changes, `failed <user>: <error>` for each failure, and at the end
- * `queries <n> failed <f>`; it ends once it ran at least `atLeast` queries and the file `stop` exists in the ConfigMap
- * `stopFrom` (which the test makes once the old user is revoked).
+ * `user <name> at <queries>` whenever the user changes, `failed <user> after <ok> of <batch>: <error>` for each failed
+ * session, and at the end `queries <n> failed <f>`; it ends once it ran at least `atLeast` queries and the file `stop`
+ * exists in the ConfigMap `stopFrom` (which the test makes once the old user is revoked).
  */
 export function rotationClientPod(o: {
   readonly name: string;
