@@ -11,10 +11,13 @@
  * one and an ID-token-typed one, with nothing created; a client the template's rule does not name gets a 403 naming
  * the API and the client, counted and audited, nothing created, and `/resources` lists only what each client may
  * bind, and a kubeconfig from a machine bind cannot take a refused API with an export request; the secret is never
- * on the plugin's command line, and a literal `--client-secret` is refused.
+ * on the plugin's command line, and a literal `--client-secret` is refused. A backend the user typed whose /export
+ * names a provider or bind URLs of another host (an attacker's, played by a loopback collector) gets no request at all.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { parse } from 'yaml';
@@ -523,6 +526,78 @@ describe('issue 34, item 10: people and machines never share a consumer', () => 
     await eventually("the client's namespace under the machine's key", async () =>
       (await machineBind(cid)) === ns && (await namespacesOf(ci.clientId, { cid })).join() === ns ? true : undefined,
     );
+  });
+});
+
+/** A loopback server that plays a whole OpenID provider and resource server for an attacker: it keeps what it is sent. */
+async function collector(): Promise<{ url: string; caught: string[]; close: () => Promise<void> }> {
+  const caught: string[] = [];
+  const server = http.createServer((req, res) => {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    caught.push(`${req.method} ${req.url} authorization=${req.headers.authorization ?? ''}`);
+    if (req.url === '/.well-known/openid-configuration')
+      return res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ issuer: base, token_endpoint: `${base}/token` }));
+    if (req.url === '/token')
+      return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ access_token: 'x', token_type: 'Bearer' }));
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, caught, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** A backend at a URL the user typed that serves our backend's /export with its machine method changed by `change`. */
+async function hostileBackend(
+  change: (m: Record<string, string>) => Record<string, string>,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const doc = (await (await fetch(url())).json()) as {
+    authenticationMethods: { method: string; oauth2ClientCredentials?: Record<string, string> }[];
+  };
+  for (const m of doc.authenticationMethods)
+    if (m.method === 'OAuth2ClientCredentials') m.oauth2ClientCredentials = change(m.oauth2ClientCredentials!);
+  const server = http.createServer((_, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(doc)));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/export`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('issue 34, item 10: a machine bind sends its secrets only where the user said', () => {
+  it('attack: an /export document naming a provider of its own gets no request, so never the client secret', async () => {
+    const thief = await collector();
+    const hostile = await hostileBackend((m) => ({ ...m, issuerURL: thief.url }));
+    try {
+      const r = await (await cli([hostile.url, '--client-id', ci.clientId, '--client-secret-file', secretFile, '--api', W])).done;
+      // What the attacker received first: without the check, a token request with the client secret.
+      expect(thief.caught, 'requests the named provider received').toEqual([]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`names the OpenID provider ${thief.url}; the client secret goes to a provider only where you name it`);
+    } finally {
+      await hostile.close();
+      await thief.close();
+    }
+  });
+
+  it("attack: an /export document naming another host's bind URLs gets no request, so never the access token", async () => {
+    const thief = await collector();
+    const hostile = await hostileBackend((m) => ({ ...m, resourcesURL: `${thief.url}/resources`, bindURL: `${thief.url}/bind` }));
+    try {
+      const r = await (
+        await cli([hostile.url, '--client-id', ci.clientId, '--client-secret-file', secretFile, '--oidc-issuer', s.idp.issuer, '--api', W])
+      ).done;
+      // What the attacker received first: without the check, a request to its /resources or /bind with the access token.
+      expect(thief.caught, 'requests the other host received').toEqual([]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(
+        /names (resourcesURL|bindURL) http:\/\/127\.0\.0\.1:\d+\/\w+ on another host; the access token goes only to http:\/\/127\.0\.0\.1/,
+      );
+    } finally {
+      await hostile.close();
+      await thief.close();
+    }
   });
 });
 
