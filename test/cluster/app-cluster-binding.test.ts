@@ -771,7 +771,7 @@ describe('AppClusterBinding', () => {
     await ka.request('DELETE', `/api/v1/namespaces/${other}`);
   }, 60_000);
 
-  it("accepts Klutch's AppClusterBinding example from its manifests' README as written", async () => {
+  it("accepts Klutch's AppClusterBinding example from its manifests' README as written, and says so when its kubeconfig is cluster-admin", async () => {
     const readme = readFileSync(join(ROOT, 'test', 'fixtures', 'klutch-bind-deploy', 'example-backend', 'README.md'), 'utf8');
     const example = parse(/## AppClusterBinding Integration[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1]!) as O;
     expect(example.kind).toBe('AppClusterBinding');
@@ -796,6 +796,31 @@ describe('AppClusterBinding', () => {
       getObject(ka, `/apis/apps/v1/namespaces/${rootOf('default', 'my-app-cluster')}/deployments/konnector-my-app-cluster`),
     );
     expect(dep.spec.template.spec.containers[0].image).toBe('public.ecr.aws/w5n9a2g2/klutch/konnector:v1.4.0');
+    // Klutch's README hands over the app cluster's admin kubeconfig: taken, but said, since the control plane now
+    // stores a credential that may do everything in the app cluster (issue 34, item 10).
+    await applyAt(kb, '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/klutch-example-admin', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'klutch-example-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', namespace: 'klutch-control-plane', name: 'klutch-example-admin' }],
+    });
+    await applyAt(kb, '/api/v1/namespaces/klutch-control-plane/serviceaccounts/klutch-example-admin', {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'klutch-example-admin', namespace: 'klutch-control-plane' },
+    });
+    await putSecret('default', 'app-cluster-kubeconfig', await saKubeconfig(kb, b, 'klutch-control-plane', 'klutch-example-admin'));
+    const admin = await eventually('the admin kubeconfig judged', async () => {
+      const x = await getObject(ka, ACBS('default', 'my-app-cluster'));
+      return condition(x, 'AppClusterAccess')?.reason === 'ClusterAdmin' ? x : undefined;
+    });
+    expect(condition(admin, 'AppClusterAccess')).toMatchObject({ status: 'True' });
+    expect(condition(admin, 'AppClusterAccess')?.message).toContain(
+      'the kubeconfig in Secret default/app-cluster-kubeconfig may do everything in the app cluster; it is stored on the control plane',
+    );
+    await kb.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/klutch-example-admin');
+    await kb.request('DELETE', '/api/v1/namespaces/klutch-control-plane/serviceaccounts/klutch-example-admin');
     await requireOk(ka, 'DELETE', ACBS('default', 'my-app-cluster'));
     await eventually('it is gone', async () => ((await getObject(ka, ACBS('default', 'my-app-cluster'))) ? undefined : true));
     await ka.request('DELETE', '/api/v1/namespaces/default/secrets/app-cluster-kubeconfig');
