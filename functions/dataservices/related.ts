@@ -69,6 +69,24 @@ function keyOf(r: RelatedList, related: Obj, where: string): string | undefined 
   return typeof key === 'string' && key !== '' ? key : undefined;
 }
 
+/** The second slot's item of a rotating related composite (RelatedList.rotation), from its first slot's; undefined
+ * when a value is over its limit (as for the first slot). */
+function secondItem(r: RelatedList, o: Obj, related: Obj, first: Obj, where: string): { key: string; item: Obj } | undefined {
+  const item = structuredClone(first);
+  try {
+    r.rotation?.second.forEach((f, i) => applyField(item, f, i, related, where, 'related.rotation.second'));
+  } catch (e) {
+    if (e instanceof OverLimitError) return undefined;
+    throw e;
+  }
+  const key = item[r.key];
+  if (typeof key !== 'string' || key === '' || key === first[r.key])
+    throw new ComposeError(
+      `cannot list the second slot of the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its ${r.key} "${String(key)}" is not one of its own`,
+    );
+  return { key, item };
+}
+
 /**
  * Sets the related list on `target` (the composed resource, or the object its wrapper holds), in place, and returns
  * the requirement to ask Crossplane for (also once answered: requirements must stay the same to settle).
@@ -116,10 +134,17 @@ export function composeRelated(
     if (!inScope(o, requirement)) continue;
     const related = trustedComposite(o, `(related ${r.kind} ${String(get(o, 'metadata.name'))})`);
     if (!matchesAll(related, r.match)) {
-      // Being deleted or not: its role is revoked here either way.
+      // Being deleted or not: its role is revoked here either way, and its second slot's once it rotated (a copy of
+      // its instance's data holds both users with their passwords).
       if (r.revoke && matchesAll(related, r.revoke)) {
         const key = keyOf(r, related, where);
-        if (key !== undefined && !reserved.has(key)) revoked.add(key);
+        if (key === undefined || reserved.has(key)) continue;
+        revoked.add(key);
+        const second =
+          r.rotation && (keptRotation(r.rotation.statusAt, related)?.generation ?? 0) > 0
+            ? secondItem(r, o, related, { [r.key]: key }, where)
+            : undefined;
+        if (second && !reserved.has(second.key)) revoked.add(second.key);
       }
       continue;
     }
@@ -159,20 +184,14 @@ export function composeRelated(
     if (slots.live.includes(0)) items.set(key, item);
     else revoked.add(key);
     if ((state?.generation ?? 0) === 0) continue;
-    const second = structuredClone(item);
-    try {
-      r.rotation.second.forEach((f, i) => applyField(second, f, i, related, where, 'related.rotation.second'));
-    } catch (e) {
-      if (e instanceof OverLimitError) continue;
-      throw e;
-    }
-    const secondKey = second[r.key];
-    if (typeof secondKey !== 'string' || secondKey === '' || secondKey === key || reserved.has(secondKey))
+    const second = secondItem(r, o, related, item, where);
+    if (!second) continue;
+    if (reserved.has(second.key))
       throw new ComposeError(
-        `cannot list the second slot of the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its ${r.key} "${String(secondKey)}" is not one of its own`,
+        `cannot list the second slot of the related ${r.kind} ${String(get(o, 'metadata.name'))} ${where}: its ${r.key} "${second.key}" is the platform's own`,
       );
-    if (slots.live.includes(1)) items.set(secondKey, second);
-    else revoked.add(secondKey);
+    if (slots.live.includes(1)) items.set(second.key, second.item);
+    else revoked.add(second.key);
   }
   for (const old of previous) {
     const key = old[r.key];

@@ -222,6 +222,30 @@ describe("the instance's roles of a rotating binding (RelatedList.rotation)", ()
     ]);
   });
 
+  it("an instance restored from this one's backups lists both users of its rotated binding revoked from the start", () => {
+    const copy = compositeOf(
+      pg,
+      'cnpg',
+      { service: 'a9s-postgresql15', plan: 'postgresql-single-nano', restoreFrom: { instance: 'pg' } },
+      { name: 'pg-copy', namespace: 'team-a' },
+    );
+    const rolesOfCopy = (kept: Obj | undefined) => {
+      const req = requestOf(instance, copy, {});
+      answer(req, RELATED_REQUIREMENT, [boundXr(kept)]);
+      const rsp = runFunction(req);
+      expect(fatalMessages(rsp)).toEqual([]);
+      return (get(rsp.desired?.resources?.['cnpg-postgresql']?.resource, `${MANIFEST}.spec.managed.roles`) as Obj[])
+        .filter((r) => /^binding[-_]/.test(r.name))
+        .map((r) => [r.name, r.login]);
+    };
+    // Its data holds the source's users with their passwords; the login group keeps them out, and so does this.
+    expect(rolesOfCopy(undefined)).toEqual([['binding-app', false]]);
+    expect(rolesOfCopy({ generation: 1, rotatedAt: iso(T0), retiresAt: iso(T0 + 60_000) })).toEqual([
+      ['binding-app', false],
+      ['binding_app', false],
+    ]);
+  });
+
   it('a state someone edited into nonsense counts as none: the first slot only', () => {
     expect(liveSlots(undefined, T0).live).toEqual([0]);
     expect(roles({ generation: -1 }, T0)).toEqual([['binding-app', true, `app${CNPG_BINDING_SECRET_SUFFIX}`]]);
