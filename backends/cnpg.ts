@@ -903,6 +903,7 @@ function bindingRotation(keys: readonly string[]): Rotation {
       users: [CNPG_ROLE_FORMAT, CNPG_ROTATED_ROLE_FORMAT],
       applied,
       reconciled: 'status.managedRolesStatus.byStatus[reconciled]',
+      refused: 'status.managedRolesStatus.cannotReconcile[%s]',
     },
     observedAt: 'status.atProvider.manifest',
   };

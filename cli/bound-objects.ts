@@ -10,7 +10,29 @@ export interface BoundObjects {
   readonly names: readonly string[];
   /** The objects with a lifetime (`spec.expiresAt`, a cnpg ServiceBinding's): `namespace/name` and when, soonest first. */
   readonly expiries: readonly { readonly name: string; readonly at: string }[];
+  /**
+   * The objects whose credentials rotated (a cnpg ServiceBinding's `status.managed.rotation`, generation > 0):
+   * `namespace/name` and when the previous user is revoked, unset while the new user does not work yet.
+   */
+  readonly rotations: readonly Rotated[];
 }
+
+export interface Rotated {
+  readonly name: string;
+  readonly retiresAt?: string;
+}
+
+type Listed = {
+  metadata: { name: string; namespace?: string };
+  spec?: { expiresAt?: unknown };
+  status?: { managed?: { rotation?: { generation?: unknown; retiresAt?: unknown } } };
+};
+
+const rotatedOf = (name: string, o: Listed): Rotated[] => {
+  const r = o.status?.managed?.rotation;
+  if (typeof r?.generation !== 'number' || r.generation < 1) return [];
+  return [{ name, ...(typeof r.retiresAt === 'string' && !Number.isNaN(Date.parse(r.retiresAt)) ? { retiresAt: r.retiresAt } : {}) }];
+};
 
 /** Undefined when the API's CRD is not (or no longer) in the cluster. */
 export async function boundObjects(app: Cluster, binding: string): Promise<BoundObjects | undefined> {
@@ -21,7 +43,7 @@ export async function boundObjects(app: Cluster, binding: string): Promise<Bound
   // provider deprecated, a schema the konnector updated), while the resource's storage (re)initializes.
   const list = (await retryBusy(() =>
     getOrUndefined(app.custom.listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural })),
-  )) as { items?: { metadata: { name: string; namespace?: string }; spec?: { expiresAt?: unknown } }[] } | undefined;
+  )) as { items?: Listed[] } | undefined;
   const nameOf = (o: { metadata: { name: string; namespace?: string } }) =>
     `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
   return {
@@ -36,5 +58,6 @@ export async function boundObjects(app: Cluster, binding: string): Promise<Bound
     expiries: (list?.items ?? [])
       .flatMap((o) => (typeof o.spec?.expiresAt === 'string' ? [{ name: nameOf(o), at: o.spec.expiresAt }] : []))
       .sort((a, b) => Date.parse(a.at) - Date.parse(b.at)),
+    rotations: (list?.items ?? []).flatMap((o) => rotatedOf(nameOf(o), o)),
   };
 }

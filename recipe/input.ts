@@ -304,6 +304,7 @@ export const inputSchema: Schema = s.object(
             users: s.array(s.string({ minLength: 1 }), { minItems: 2, maxItems: 2 }),
             applied: s.string({ minLength: 1 }),
             reconciled: s.string({ minLength: 1 }),
+            refused: s.string({ minLength: 1 }),
           },
           { required: ['users', 'applied', 'reconciled'] },
         ),

@@ -308,12 +308,14 @@ export interface Rotation {
    * When a slot's user works, on an object `errorsFrom` finds (the instance's Cluster): `users` are the two slots'
    * user names (`%s` the composite's claim name); `applied` (a format of the user) holds the version of the slot's
    * object the backend applied, which must be that object's `metadata.resourceVersion` as observed; `reconciled` is
-   * a list the user must be in.
+   * a list the user must be in; `refused` (a format of the user), where the backend says why it cannot make the user:
+   * while a rotation waits for it, the claim says so in the backend's words.
    */
   readonly works: {
     readonly users: readonly [string, string];
     readonly applied: string;
     readonly reconciled: string;
+    readonly refused?: string;
   };
   /** Where the observed resource and companion hold the object as it exists (`status.atProvider.manifest`). */
   readonly observedAt: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expiring } from './list';
+import { expiring, rotating } from './list';
 
 describe('kubectl bind list: the time left of bindings with a lifetime', () => {
   const now = Date.parse('2026-12-05T12:00:00Z');
@@ -15,5 +15,24 @@ describe('kubectl bind list: the time left of bindings with a lifetime', () => {
       'team/gone expired 3m ago, team/brief expires in 12m, team/day expires in 21h, 2 more expire later',
     );
     expect(expiring([], now)).toBe('');
+  });
+});
+
+describe('kubectl bind list: the rotations under way', () => {
+  const now = Date.parse('2026-12-05T12:00:00Z');
+  it('says which rotate, how long the old credentials work, and nothing once the overlap ended', () => {
+    expect(
+      rotating(
+        [
+          { name: 'team/waiting' },
+          { name: 'team/overlap', retiresAt: '2026-12-05T12:04:10Z' },
+          { name: 'team/done', retiresAt: '2026-12-05T11:59:00Z' },
+        ],
+        now,
+      ),
+    ).toBe("team/waiting is rotating its credentials, team/overlap's old credentials work for 4m");
+    const many = ['a', 'b', 'c', 'd', 'e'].map((n) => ({ name: `team/${n}` }));
+    expect(rotating(many, now)).toMatch(/team\/c is rotating its credentials, 2 more rotating$/);
+    expect(rotating([], now)).toBe('');
   });
 });

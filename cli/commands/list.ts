@@ -1,12 +1,12 @@
 /**
  * `kubectl bind list`: the APIServiceBindings, whether they are Ready, how many objects each API holds here, and the
- * versions it serves here (a deprecated one marked, its warning in the message), and the time left of those objects
- * that expire (a cnpg ServiceBinding's `spec.expiresAt`).
+ * versions it serves here (a deprecated one marked, its warning in the message), the time left of those objects
+ * that expire (a cnpg ServiceBinding's `spec.expiresAt`), and their rotations under way (`status.managed.rotation`).
  */
 import { stringify } from 'yaml';
 import { type APIServiceBinding, BIND_GROUP } from '../../exports/bind-api';
 import { bindingsOf, readyOf } from '../binding';
-import { boundObjects } from '../bound-objects';
+import { boundObjects, type Rotated } from '../bound-objects';
 import { CliError, ExitCode } from '../errors';
 import { messageOf, statusOf } from '../../lib/kube-errors';
 import type { ListFlags } from '../flags';
@@ -21,6 +21,22 @@ export function expiring(expiries: readonly { readonly name: string; readonly at
     return left > 0 ? `${name} expires in ${span(left)}` : `${name} expired ${span(-left)} ago`;
   });
   return [...said, ...(expiries.length > 3 ? [`${expiries.length - 3} more expire later`] : [])].join(', ');
+}
+
+/**
+ * The rotations under way: `team/app is rotating its credentials` until the new user works, then `team/app's old
+ * credentials work for 4m` until the overlap ends; nothing once it has. Three at most.
+ */
+export function rotating(rotations: readonly Rotated[], now = Date.now()): string {
+  const open = rotations.filter((r) => r.retiresAt === undefined || Date.parse(r.retiresAt) > now);
+  const said = open
+    .slice(0, 3)
+    .map(({ name, retiresAt }) =>
+      retiresAt === undefined
+        ? `${name} is rotating its credentials`
+        : `${name}'s old credentials work for ${span(Date.parse(retiresAt) - now)}`,
+    );
+  return [...said, ...(open.length > 3 ? [`${open.length - 3} more rotating`] : [])].join(', ');
 }
 
 export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
@@ -69,6 +85,7 @@ export async function listCommand(flags: ListFlags, io: Io): Promise<number> {
           ready?.status === 'True' ? '' : (ready?.message ?? ''),
           ...(objects?.versions ?? []).flatMap((v) => v.deprecated ?? []),
           expiring(objects?.expiries ?? []),
+          rotating(objects?.rotations ?? []),
         ]
           .filter(Boolean)
           .join('; '),

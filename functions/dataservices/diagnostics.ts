@@ -142,7 +142,8 @@ export interface ErrorElsewhere {
 }
 
 /** The error at `at` of an object: a non-empty string, or the non-empty strings of a list (CNPG's), joined. */
-function errorAt(o: Obj, at: string): string | undefined {
+/** The error at `at` of `o`: a string or a list of them (as CNPG writes), joined; undefined when there is none. */
+export function errorAt(o: Obj, at: string): string | undefined {
   const v = get(o, at);
   const said = (Array.isArray(v) ? v : [v])
     .map((x) => (typeof x === 'string' ? x.trim() : x === undefined || x === null ? '' : JSON.stringify(x)))

@@ -132,6 +132,16 @@ describe('a cnpg binding whose password rotates (Recipe.rotation)', () => {
     }
   });
 
+  it("says in CNPG's words why the new user does not work, while the old one keeps working", () => {
+    const c = clusterOf({ 'binding-app': '100' }, ['binding-app']);
+    c.status.managedRolesStatus.cannotReconcile = { binding_app: ['could not perform CREATE ROLE on role binding_app: boom'] };
+    const r = run(bindingXr({ requested: 'two' }, state(rotating)), both, [c], T0 + 70_000);
+    expect(state(r)?.retiresAt).toBeUndefined();
+    expect(r.conditions.find((x) => x.type === 'DataServiceReady')?.message).toBe(
+      "cnpg servicebinding: rotating its credentials: the new user binding_app is not working yet (Cluster pg cannot reconcile binding_app: could not perform CREATE ROLE on role binding_app: boom); binding-app's credentials keep working meanwhile",
+    );
+  });
+
   const works = [clusterOf({ 'binding-app': '100', binding_app: '205' }, ['binding-app', 'binding_app'])];
   const switched = run(bindingXr({ requested: 'two', overlap: '2m' }, state(rotating)), both, works, T0 + 80_000);
 

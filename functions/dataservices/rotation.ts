@@ -12,6 +12,7 @@
 import type { Rotation } from '../../recipe';
 import { get } from '../../lib/fieldpath';
 import { ComposeError } from './compose';
+import { errorAt } from './diagnostics';
 
 type Obj = Record<string, unknown>;
 
@@ -130,8 +131,9 @@ export function planRotation(r: Rotation, i: RotationInputs): RotationPlan {
   const nextDue = every !== undefined ? Date.parse(state.rotatedAt ?? since ?? isoOf(now)) + every : undefined;
   const wakes = [retires, nextDue].filter((t): t is number => t !== undefined && t > now);
   const previous = users[(1 - current) as Slot];
+  const refusal = waiting ? refused(r, i, users[current]) : undefined;
   const message = waiting
-    ? `rotating its credentials: the new user ${users[current]} is not working yet; ${previous}'s credentials keep working meanwhile`
+    ? `rotating its credentials: the new user ${users[current]} is not working yet${refusal ? ` (${refusal})` : ''}; ${previous}'s credentials keep working meanwhile`
     : retires !== undefined && retires > now
       ? `its credentials were rotated at ${state.rotatedAt}: ${previous}'s keep working until ${state.retiresAt}`
       : undefined;
@@ -159,4 +161,15 @@ function works(r: Rotation, i: RotationInputs, slot: Slot, generation: string, u
     const listed = get(o, r.works.reconciled);
     return get(o, applied) === version && Array.isArray(listed) && listed.includes(user);
   });
+}
+
+/** What the backend says about the user it cannot make (`works.refused`), as `<kind> <name>: <its words>`. */
+function refused(r: Rotation, i: RotationInputs, user: string): string | undefined {
+  if (!r.works.refused) return undefined;
+  const at = r.works.refused.replace('%s', user);
+  for (const o of i.found ?? []) {
+    const said = errorAt(o, at);
+    if (said) return `${String(get(o, 'kind'))} ${String(get(o, 'metadata.name'))} cannot reconcile ${user}: ${said}`;
+  }
+  return undefined;
 }

@@ -280,6 +280,43 @@ describe('kubectl bind', () => {
     }
   });
 
+  it("lists a ServiceBinding's time left and its rotation under way, as the konnector carried them down", async () => {
+    const sbPath = (namespace: string, name = '') => `/apis/${SB.group}/v1/namespaces/${namespace}/${SB.resource}${name ? `/${name}` : ''}`;
+    const expiresAt = new Date(Date.now() + 12 * 60_000 + 30_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    await requireOk(kb, 'POST', sbPath(app), {
+      apiVersion: `${SB.group}/v1`,
+      kind: 'ServiceBinding',
+      metadata: { name: 'brief', namespace: app },
+      spec: { instanceRef: 'first', serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-servicebinding' }, expiresAt },
+    });
+    try {
+      const pns = await eventually('the binding upstream', async () => {
+        const list = (await requireOk(ka, 'GET', `/apis/${SB.group}/v1/${SB.resource}`)).items as O[];
+        return list.find((o) => o.metadata.name === 'brief')?.metadata.namespace as string | undefined;
+      });
+      // What the composition function keeps on the claim once the new user works (functions/dataservices/rotation.ts).
+      const retiresAt = new Date(Date.now() + 4 * 60_000 + 30_000).toISOString().replace(/\.\d+Z$/, 'Z');
+      const rotation = { generation: 1, requested: '1', rotatedAt: expiresAt.replace(/T.*/, 'T00:00:00Z'), retiresAt };
+      await requireOk(ka, 'PATCH', `${sbPath(pns, 'brief')}/status`, { status: { managed: { rotation } } }, 'application/merge-patch+json');
+      await eventually('the rotation in the app cluster', async () =>
+        (await getObject(kb, sbPath(app, 'brief')))?.status?.managed?.rotation?.retiresAt === retiresAt ? true : undefined,
+      );
+      const list = await exited(await cli(['list']), 0);
+      expect(list.stdout).toMatch(
+        new RegExp(
+          `^${SB_BINDING.replace('.', '\\.')}\\s+.*1 ServiceBinding\\s+v1\\s+kubeconfig-.*${app}/brief expires in 1[23]m; ${app}/brief's old credentials work for [45]m$`,
+          'm',
+        ),
+      );
+    } finally {
+      await requireOk(kb, 'DELETE', sbPath(app, 'brief'));
+      await eventually('the binding gone upstream', async () => {
+        const list = (await requireOk(ka, 'GET', `/apis/${SB.group}/v1/${SB.resource}`)).items as O[];
+        return list.some((o) => o.metadata.name === 'brief') ? undefined : true;
+      });
+    }
+  });
+
   it('says why a claim is not Ready, hop by hop, in the app cluster: the data service still being made, then failing', async () => {
     const pns = await eventually('claim upstream', async () => {
       const list = (await requireOk(ka, 'GET', `/apis/anynines.com/v1/${PG.resource}`)).items as O[];
