@@ -30,7 +30,7 @@ import {
 } from '../lib/flags';
 import { isLoopbackHost } from '../lib/address';
 import { parseGoDuration } from '../lib/duration';
-import { releaseDoc, releaseImage } from '../lib/version';
+import { KONNECTOR_IMAGE, releaseDoc } from '../lib/version';
 
 const SECURITY = releaseDoc('SECURITY.md');
 
@@ -497,7 +497,7 @@ export const FLAGS: readonly BackendFlag[] = [
     name: 'konnector-image',
     key: 'konnectorImage',
     arg: 'image',
-    default: releaseImage('konnector'),
+    default: KONNECTOR_IMAGE,
     help: "the image of the konnector Deployments the AppClusterBinding controller writes (an AppClusterBinding's spec.konnector.overrides.image may name one of --konnector-allowed-images instead)",
   },
   {

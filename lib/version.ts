@@ -57,6 +57,15 @@ export function releaseImage(name: string): string {
   return `${RELEASE_IMAGE_REGISTRY}/${name}:${VERSION}`;
 }
 
+/**
+ * The konnector image the backend and `kubectl bind` install: the release's, pinned by digest in a release (which
+ * pushes the konnector's image before it bundles the backend and the plugin, scripts/bundle.mjs), by tag otherwise.
+ */
+declare const KLUTCH_KIT_RELEASE_KONNECTOR_DIGEST: string | undefined;
+export const KONNECTOR_IMAGE =
+  releaseImage(DEPLOYABLE_IMAGE_NAMES.konnector as string) +
+  (typeof KLUTCH_KIT_RELEASE_KONNECTOR_DIGEST === 'string' ? `@${KLUTCH_KIT_RELEASE_KONNECTOR_DIGEST}` : '');
+
 /** `xpkg.crossplane.io/klutch-kit/<name>:<version>`: a Crossplane package of this release. */
 export function releasePackage(name: string): string {
   return `${RELEASE_PACKAGE_REGISTRY}/${name}:${VERSION}`;

@@ -15,7 +15,7 @@ import { ensureHelm } from '../harness/tools/helm';
 import { sha256File } from '../lib/files';
 import { DEFAULT_IMAGE_REGISTRY, DEFAULT_PACKAGE_REGISTRY } from '../lib/version';
 import { imageRepository, mirrored } from '../lib/image-reference';
-import { RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } from '../scripts/bundle.mjs';
+import { RELEASE_KONNECTOR_DIGEST_ENV, RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } from '../scripts/bundle.mjs';
 import type { ReleaseFlags } from './flags';
 import { buildExecutables } from './plugin-executables';
 import {
@@ -56,11 +56,12 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
   const work = mkdtempSync(join(tmpdir(), 'klutch-kit-release-'));
   const access: RegistryAccess = { work, ...(f.caFile ? { caFile: f.caFile } : {}), ...(f.authFile ? { authFile: f.authFile } : {}) };
   let n = 0;
+  const STEPS = 8;
   const step = async <T>(what: string, body: () => Promise<T> | T): Promise<T> => {
     const started = Date.now();
-    log(`release [${++n}/7] ${what} ...`);
+    log(`release [${++n}/${STEPS}] ${what} ...`);
     const v = await body();
-    log(`release [${n}/7] done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    log(`release [${n}/${STEPS}] done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
     return v;
   };
   // The names clusters pull (below --registry, or the project's registries), and where this machine pushes each.
@@ -69,19 +70,37 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
   const packageName = (name: string) => tagged(registry.packages, name, f.version);
   const pushed = (ref: string) => (f.pushHost ? mirrored(f.pushHost, ref) : ref);
   try {
-    const dist = join(work, 'dist');
-    await step(`synth for ${f.registry ?? "the project's registries"}`, () => synthFor(f, dist));
-
-    const archives = await step('images (buildah bud of each synthesized Dockerfile)', () => ensureDeployableImages(dist, log));
     const images: ReleaseRecord['images'] = {};
+    const push = async (deployable: string, archive: string | undefined) => {
+      const repo = RELEASE_IMAGES[deployable];
+      if (!repo) throw new Error(`no release image for the deployable ${deployable}: add it to RELEASE_IMAGES (release/references.ts)`);
+      if (!archive) throw new Error(`synth wrote no image of ${deployable}: nothing to release as ${repo}`);
+      const digest = await pushImage(access, archive, pushed(imageName(repo)));
+      images[repo] = { ref: imageName(repo), digest };
+      log(`  ${pinned(imageName(repo), digest)}`);
+      return digest;
+    };
+    // The backend and the plugin install the konnector: its image is pushed first, and they are bundled naming its
+    // digest, so an app cluster runs the konnector this release built, whatever its tag comes to name later.
+    const first = join(work, 'dist-konnector');
+    const konnector = await step(`the konnector's image first (synth for ${f.registry ?? "the project's registries"})`, async () => {
+      synthFor(f, first);
+      const archive = (await ensureDeployableImages(first, log, ['konnector'])).konnector;
+      return { archive, digest: await push('konnector', archive) };
+    });
+    const dist = join(work, 'dist');
+    await step('synth again, the backend and the plugin naming that konnector by digest', () => synthFor(f, dist, konnector.digest));
+
+    const archives: Record<string, string | undefined> = await step('images (buildah bud of each synthesized Dockerfile)', async () => ({
+      ...(await ensureDeployableImages(
+        dist,
+        log,
+        Object.keys(RELEASE_IMAGES).filter((d) => d !== 'konnector'),
+      )),
+      konnector: konnector.archive,
+    }));
     await step(`push the images${f.pushHost ? ` to ${f.pushHost}` : ''}`, async () => {
-      for (const [deployable, repo] of Object.entries(RELEASE_IMAGES)) {
-        const archive = archives[deployable];
-        if (!archive) throw new Error(`synth wrote no image of ${deployable}: nothing to release as ${repo}`);
-        const digest = await pushImage(access, archive, pushed(imageName(repo)));
-        images[repo] = { ref: imageName(repo), digest };
-        log(`  ${pinned(imageName(repo), digest)}`);
-      }
+      for (const deployable of Object.keys(RELEASE_IMAGES)) if (deployable !== 'konnector') await push(deployable, archives[deployable]);
     });
 
     const packages: ReleaseRecord['packages'] = {};
@@ -170,8 +189,11 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
   }
 }
 
-/** `npm run synth` with every bundle built for the release's registry (lib/version.ts, scripts/bundle.mjs). */
-function synthFor(f: ReleaseFlags, out: string): void {
+/**
+ * `npm run synth` with every bundle built for the release's registry and, once pushed, the konnector image's digest
+ * (lib/version.ts, scripts/bundle.mjs).
+ */
+function synthFor(f: ReleaseFlags, out: string, konnectorDigest?: string): void {
   const r = spawnSync(
     process.execPath,
     [
@@ -185,7 +207,10 @@ function synthFor(f: ReleaseFlags, out: string): void {
       '--quiet',
     ],
     // Without --registry, the project's own names: the bundles are then those of a plain `npm run synth`.
-    { encoding: 'utf8', env: { ...process.env, [RELEASE_REGISTRY_ENV]: f.registry ?? '' } },
+    {
+      encoding: 'utf8',
+      env: { ...process.env, [RELEASE_REGISTRY_ENV]: f.registry ?? '', [RELEASE_KONNECTOR_DIGEST_ENV]: konnectorDigest ?? '' },
+    },
   );
   if (r.status !== 0) throw new Error(`npm run synth failed:\n${r.stderr}${r.stdout}`);
 }

@@ -33,4 +33,6 @@ export interface Bundle {
 export const REPOSITORY_ROOT: string;
 export const CACHE_DIR: string;
 export const RELEASE_REGISTRY_ENV: string;
+/** The digest of the release's konnector image, set while the backend and plugin are bundled (release/publish.ts). */
+export const RELEASE_KONNECTOR_DIGEST_ENV: string;
 export function bundle(o: BundleOptions): Promise<Bundle>;

@@ -38,6 +38,12 @@ function repositoryOf(dir) {
  */
 export const RELEASE_REGISTRY_ENV = 'KLUTCH_KIT_RELEASE_REGISTRY';
 
+/**
+ * The digest of the release's konnector image (`sha256:<hex>`), once pushed: release/publish.ts builds that image first,
+ * then bundles the backend and the plugin with it set, so the konnector they install is pinned (lib/version.ts).
+ */
+export const RELEASE_KONNECTOR_DIGEST_ENV = 'KLUTCH_KIT_RELEASE_KONNECTOR_DIGEST';
+
 // Lets the CommonJS packages inside an ES module bundle `require` Node's built-ins.
 const REQUIRE_SHIM =
   "import { createRequire as __klutchCreateRequire } from 'node:module';\nconst require = __klutchCreateRequire(import.meta.url);";
@@ -56,6 +62,13 @@ export async function bundle(o) {
   for (const [pkg, file] of Object.entries(replace))
     if (!existsSync(file)) throw new Error(`bundle ${o.name}: the replacement of ${pkg}, ${file}, does not exist`);
   const registry = process.env[RELEASE_REGISTRY_ENV] || undefined;
+  const konnectorDigest = process.env[RELEASE_KONNECTOR_DIGEST_ENV] || undefined;
+  if (konnectorDigest && !/^sha256:[0-9a-f]{64}$/.test(konnectorDigest))
+    throw new Error(`${RELEASE_KONNECTOR_DIGEST_ENV}="${konnectorDigest}" is not a digest: sha256: and 64 hex digits`);
+  const defines = {
+    ...(registry ? { KLUTCH_KIT_RELEASE_REGISTRY: JSON.stringify(registry) } : {}),
+    ...(konnectorDigest ? { KLUTCH_KIT_RELEASE_KONNECTOR_DIGEST: JSON.stringify(konnectorDigest) } : {}),
+  };
   const key = createHash('sha256')
     .update(
       JSON.stringify({
@@ -64,6 +77,7 @@ export async function bundle(o) {
         selfContained,
         ...(Object.keys(replace).length ? { replace } : {}),
         ...(registry ? { registry } : {}),
+        ...(konnectorDigest ? { konnectorDigest } : {}),
         v: 4,
       }),
     )
@@ -107,7 +121,7 @@ export async function bundle(o) {
       // Node's own punycode is deprecated, and Node 26 says so on stderr at every start of a program that loads it
       // (node-fetch's whatwg-url, below client-node 1.x): the userland package of the same API instead.
       alias: { punycode: 'punycode/punycode.js', ...replace },
-      ...(registry ? { define: { KLUTCH_KIT_RELEASE_REGISTRY: JSON.stringify(registry) } } : {}),
+      ...(Object.keys(defines).length ? { define: defines } : {}),
       logLevel: 'silent',
       // esbuild's API runs its binary and cannot be bundled: a bundle that bundles (synth's) imports it when it runs.
       ...(selfContained ? { banner: { js: REQUIRE_SHIM }, external: ['esbuild'] } : { packages: 'external' }),

@@ -44,7 +44,7 @@ import {
 import { AcbLabels, ownership } from './app-cluster-binding.root';
 import { reconcileAppClusterBinding, type AcbDeps, type AppAccess, type ExportState } from './app-cluster-binding.reconcile';
 import type { ControllerDeps } from '../controllers/deps';
-import { releaseImage } from '../../lib/version';
+import { KONNECTOR_IMAGE } from '../../lib/version';
 
 /** How long one call into an app cluster may take: a black-holed address must not hold a worker for minutes. */
 const APP_CLUSTER_TIMEOUT_MS = 10_000;
@@ -145,7 +145,7 @@ function deps(
   const apiPorts = [...new Set([...(d.konnectorApiPorts ?? [443, 6443]), Number(new URL(d.target.server).port || 443)])];
   return {
     defaultBindPolicy: d.defaultBindPolicy,
-    images: { image: d.konnectorImage ?? releaseImage('konnector'), allowed: d.konnectorAllowedImages ?? [] },
+    images: { image: d.konnectorImage ?? KONNECTOR_IMAGE, allowed: d.konnectorAllowedImages ?? [] },
     apiPorts,
     failures,
     readSecret: async (namespace, name) =>

@@ -188,15 +188,20 @@ export async function ensureBaseImage(log: (line: string) => void): Promise<stri
 }
 
 /**
- * Every deployable's image, built with `buildah bud` from `<dist>/<name>/Dockerfile` (what `npm run synth --out <dist>`
- * wrote) on the local base image, named as in DEPLOYABLE_IMAGES; returns the OCI archive of each, by deployable name.
- * An archive is reused while its Dockerfile, its build context and the base image are unchanged.
+ * Every deployable's image (or those named in `only`), built with `buildah bud` from `<dist>/<name>/Dockerfile` (what
+ * `npm run synth --out <dist>` wrote) on the local base image, named as in DEPLOYABLE_IMAGES; returns the OCI archive
+ * of each, by deployable name. An archive is reused while its Dockerfile, its build context and the base image are
+ * unchanged.
  */
-export async function ensureDeployableImages(dist: string, log: (line: string) => void): Promise<Record<string, string>> {
+export async function ensureDeployableImages(
+  dist: string,
+  log: (line: string) => void,
+  only?: readonly string[],
+): Promise<Record<string, string>> {
   const base = await ensureBaseImage(log);
   const archives: Record<string, string> = {};
   const missing: { name: string; ref: string; context: string; file: string }[] = [];
-  for (const d of DEPLOYABLES) {
+  for (const d of DEPLOYABLES.filter((x) => !only || only.includes(x.name))) {
     const context = join(dist, d.name);
     const dockerfile = join(context, 'Dockerfile');
     if (!existsSync(dockerfile)) throw new Error(`${dockerfile} does not exist: run npm run synth -- --out ${dist} first`);

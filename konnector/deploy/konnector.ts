@@ -36,9 +36,9 @@ import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
 import { KONNECTOR_NODE_OPTIONS, KONNECTOR_PROBE_PORT, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
 import { selectorLabels, selectStably } from '../../lib/workload';
 import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
-import { releaseImage } from '../../lib/version';
+import { KONNECTOR_IMAGE } from '../../lib/version';
 
-export const DEFAULT_KONNECTOR_IMAGE = releaseImage('konnector');
+export const DEFAULT_KONNECTOR_IMAGE = KONNECTOR_IMAGE;
 export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
 export const KONNECTOR_NAME = 'konnector';
 /** The konnector's node settings, one definition for every Deployment of it (lib/konnector-runtime.ts). */

@@ -77,7 +77,7 @@ const pinnedRef = (ref: string, digest: string) => `${ref}@${digest}`;
 describe('npm run release', () => {
   it('publishes every artifact, says each step with its time, and writes a release folder SHA256SUMS covers', async () => {
     expect(run.code, run.output).toBe(0);
-    for (let n = 1; n <= 7; n++) expect(run.output).toMatch(new RegExp(`release \\[${n}/7\\] done in \\d+\\.\\ds`));
+    for (let n = 1; n <= 8; n++) expect(run.output).toMatch(new RegExp(`release \\[${n}/8\\] done in \\d+\\.\\ds`));
     expect(run.output).toContain(`release ${VERSION} published (${registry.host}/release-test, ${registry.host}/release-test)`);
     expect(Object.keys(record.images).sort()).toEqual(Object.values(RELEASE_IMAGES).sort());
     expect(Object.keys(record.packages).sort()).toEqual(Object.values(RELEASE_PACKAGES).sort());
@@ -159,9 +159,16 @@ describe('npm run release', () => {
       // What ran is the digest the release recorded (containerd names it by the first repository it pulled it from: an
       // image of the same bytes may have come to this node under the shared platform's name first).
       expect(r.pod.status.containerStatuses[0].imageID, name).toMatch(new RegExp(`@${i.digest}$`));
+      // The backend's AppClusterBindings install the konnector this release pushed, by its digest.
+      if (name === 'bind-backend') {
+        const konnector = record.images['konnector']!;
+        expect(r.log).toContain(`(default: ${pinnedRef(konnector.ref, konnector.digest)})`);
+      }
       if (name === 'kubectl-bind') {
         expect(r.log).toContain(`kubectl-bind ${VERSION}`);
-        expect(r.log).toContain(`konnector image it installs: ${registry.host}/release-test/konnector:${VERSION}`);
+        // By the digest this release pushed: the backend and the plugin were bundled after the konnector's image.
+        const konnector = record.images['konnector']!;
+        expect(r.log).toContain(`konnector image it installs: ${pinnedRef(konnector.ref, konnector.digest)}\n`);
       }
     }
   }, 300_000);
