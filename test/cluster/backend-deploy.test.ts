@@ -44,6 +44,8 @@ const replicas: RunningBindBackend[] = [];
 let backendKubeconfig: string;
 let dir: string;
 let idpCa: Ca;
+/** The export template of postgresqlinstances, as synth writes it: no bind rule. */
+let template: { name: string; namespace: string };
 
 beforeAll(async () => {
   await controlPlanes(); // the shared setup has built the binary by now
@@ -61,9 +63,9 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-/** The synthesized backend manifests, with test addresses. */
-async function manifests(): Promise<Record<string, unknown>[]> {
-  const files = render({
+/** What synth writes, with test addresses. */
+async function rendered(): Promise<Map<string, string>> {
+  return render({
     apis: await loadCatalog(),
     outdir: 'unused',
     backend: {
@@ -73,7 +75,21 @@ async function manifests(): Promise<Record<string, unknown>[]> {
       externalAddress: cp.clusters.bkd!.server.replace('127.0.0.1', 'localhost'),
     },
   });
-  return [...files].filter(([p]) => p.startsWith('control-plane/backend/') && p.endsWith('.yaml')).flatMap(([, text]) => parseYaml(text));
+}
+
+/** The synthesized backend manifests. */
+async function manifests(): Promise<Record<string, unknown>[]> {
+  return [...(await rendered())]
+    .filter(([p]) => p.startsWith('control-plane/backend/') && p.endsWith('.yaml'))
+    .flatMap(([, text]) => parseYaml(text));
+}
+
+/** A setting of the install bundle's backend (its settings.env, which the Deployment reads through a ConfigMap). */
+async function bundleSetting(name: string): Promise<string> {
+  const env = (await rendered()).get('control-plane/backend/settings.env') ?? '';
+  const line = env.split('\n').find((l) => l.startsWith(`${name}=`));
+  if (line === undefined) throw new Error(`the bundle's backend/settings.env has no ${name}:\n${env}`);
+  return line.slice(name.length + 1);
 }
 
 const ready = async (r: RunningBindBackend) => probe(`${r.probeUrl}/readyz`);
@@ -138,7 +154,13 @@ describe('the synthesized backend on a real API server', () => {
           keys,
           waitReady: false,
           // Both replicas behind one Service, whose address is the public callback.
-          args: [`--identity=replica-${i}`, `--oidc-callback-url=${callbackUri(servicePort)}`, '--namespace-prefix=tenant'],
+          args: [
+            `--identity=replica-${i}`,
+            `--oidc-callback-url=${callbackUri(servicePort)}`,
+            '--namespace-prefix=tenant',
+            // As the bundle sets it: no one binds an API the operator has not granted (issue 34 item 10).
+            `--default-bind-policy=${await bundleSetting('BACKEND_DEFAULT_BIND_POLICY')}`,
+          ],
         }),
       );
     }
@@ -160,7 +182,7 @@ describe('the synthesized backend on a real API server', () => {
       45_000,
     );
     await kube.request('POST', '/api/v1/namespaces', { metadata: { name: 'templates' } });
-    await installClaimApi(kube, 'postgresqlinstances', 'templates');
+    template = (await installClaimApi(kube, 'postgresqlinstances', 'templates')).template.metadata as { name: string; namespace: string };
     idp = await startOidcProvider({
       port: idpPort,
       ca: idpCa,
@@ -181,8 +203,22 @@ describe('two replicas', () => {
     // Every request through the Service, which alternates between the replicas: each step lands on another one.
     const flow = await browserLogin({ backend: service, idp: idp!, callback, user: 'alice' });
     expect(flow.page.status).toBe(200);
-    const bound = await flow.browser.get(`${service.url}/bind?s=${flow.sid}&resource=postgresqlinstances&group=anynines.com`);
-    expect(bound.status).toBe(200);
+    const bind = () => flow.browser.get(`${service.url}/bind?s=${flow.sid}&resource=postgresqlinstances&group=anynines.com`);
+    // The bundle binds nothing the operator has not granted (--default-bind-policy=deny-all): refused, saying how to
+    // grant it; once the template names alice, either replica binds.
+    const refused = await bind();
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('--default-bind-policy=deny-all');
+    await kube.request(
+      'PATCH',
+      `/apis/example-backend.klutch.anynines.com/v1alpha1/namespaces/${template.namespace}/apiserviceexporttemplates/${template.name}`,
+      { metadata: { annotations: { 'klutch-kit.anynines.com/bind-allowed-subjects': 'alice' } } },
+      'application/merge-patch+json',
+    );
+    const bound = await eventually('alice granted', async () => {
+      const r = await bind();
+      return r.status === 200 ? r : undefined;
+    });
     expect([...service.served.keys()].sort()).toEqual(replicas.map((r) => r.url).sort());
     const response = JSON.parse(Buffer.from(new URL(bound.url).searchParams.get('response')!, 'base64').toString()) as {
       kubeconfig: string;
@@ -217,11 +253,14 @@ describe('two replicas', () => {
     const { browser, sid } = await browserLogin({ backend: r, idp: idp!, callback, user: 'carol' });
     const resources = `${r.url}/resources?s=${sid}`;
     expect((await browser.get(resources)).status).toBe(200);
-    writeFileSync(r.keysFile, `${newKey()}\n${old}\n`);
+    // Every replica reads the same keys (one Secret in the Deployment): the login's callback comes through the
+    // Service, to either replica.
+    const keysOf = (text: string) => replicas.forEach((x) => writeFileSync(x.keysFile, text));
+    keysOf(`${newKey()}\n${old}\n`);
     await sleep(1500); // the backend re-reads the file at most once a second
     expect((await browser.get(resources)).status).toBe(200);
     const fresh = await browserLogin({ backend: r, idp: idp!, callback, user: 'carol' });
-    writeFileSync(r.keysFile, `${readFileSync(r.keysFile, 'utf8').split('\n')[0]}\n`);
+    keysOf(`${readFileSync(r.keysFile, 'utf8').split('\n')[0]}\n`);
     await sleep(1500);
     expect((await browser.get(resources)).status).toBe(401); // sealed with the removed key
     expect((await fresh.browser.get(`${r.url}/resources?s=${fresh.sid}`)).status).toBe(200);
