@@ -534,7 +534,7 @@ describe('a cnpg binding with spec.expiresAt', () => {
  * overlap, then is revoked: its kept password is refused.
  */
 describe('a cnpg binding whose password rotates', () => {
-  it('moves a querying client to a new user and password without one failed query, then revokes the old user', async () => {
+  it('moves a querying client to a new user and password without one failed query, then revokes the old user; rotates again on a schedule', async () => {
     const overlap = '2m';
     await bindPg(NS, 'rot', undefined, { overlap });
     const creds = await credsOf(NS, 'rot');
@@ -596,6 +596,26 @@ describe('a cnpg binding whose password rotates', () => {
       `cnpg: rotation of binding rot → new creds published ${published - asked} ms after the request, old user revoked ` +
         `${revoked - published} ms after that (overlap ${overlap}); the client ran ${queries} queries, ${failed} failed`,
     );
+
+    // On a schedule: `every` counts from the last rotation, which is over a minute ago, and its overlap has ended, so
+    // the next rotation starts at once, back to the first user with a password it never had.
+    await requireOk(
+      kube,
+      'PATCH',
+      claimPath('servicebindings', 'rot'),
+      { spec: { rotation: { overlap, requested: '1', every: '1m' } } },
+      'application/merge-patch+json',
+    );
+    const scheduled = await until('rot-creds back on binding-rot, by the schedule', async () => {
+      const s = await getObject(kube, `/api/v1/namespaces/${NS}/secrets/rot-creds`);
+      return s && Buffer.from(s.data.username, 'base64').toString() === 'binding-rot' ? s : undefined;
+    });
+    expect(scheduled.data.password, 'not the first password again').not.toBe(creds.data.password);
+    expect((await getObject(kube, claimPath('servicebindings', 'rot')))?.status?.managed?.rotation).toMatchObject({
+      generation: 2,
+      requested: '1',
+    });
+    expect(await psql('rot-scheduled', 'SELECT current_user;', { secret: 'rot-creds' })).toEqual(['binding-rot']);
     await requireOk(kube, 'DELETE', claimPath('servicebindings', 'rot'));
   }, 900_000);
 });

@@ -1021,7 +1021,7 @@ describe('the backend a Klutch claim names is the one that composes it', () => {
 });
 
 describe('every cnpg example claim, applied in the app cluster', () => {
-  it("becomes a namespaced composite and a CloudNativePG Cluster upstream, Ready in the app cluster, its binding's <claim>-creds there until it expires", async () => {
+  it("becomes a namespaced composite and a CloudNativePG Cluster upstream, Ready in the app cluster, its binding's <claim>-creds there until it expires, rotated on request", async () => {
     await madeInApp(...CNPG_EXAMPLES);
     const ns = sandbox.claims.providerNamespace;
     const [pg, sb] = CNPG_EXAMPLES.map(example) as [Obj, Obj];
@@ -1077,6 +1077,43 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     const renewed = await timed('the cnpg example creds back in the app cluster', () => credsInApp(sb, 180_000));
     expect(renewed.data.username, 'the same user').toBe(secret.data.username);
     expect(renewed.data.password, 'a new password, never the expired one').not.toBe(secret.data.password);
+
+    // A rotation asked in the app cluster (issue 39 item 2), carried up by the konnector to the v2 composite: the creds
+    // there switch to the second user with a new password, an app Pod logs in with them, the claim there says until
+    // when the old user works, and at that time the instance's Cluster lists the old user revoked.
+    const name = sb.metadata.name as string;
+    await patch(app, path(sb), { spec: { rotation: { requested: 'from-the-app-cluster', overlap: '1m' } } });
+    const rotated = await waited(
+      'the rotated creds in the app cluster',
+      async () => {
+        const s = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${name}-creds`);
+        return s?.data?.username && Buffer.from(s.data.username, 'base64').toString() === `binding_${name}` ? s : undefined;
+      },
+      240_000,
+    );
+    expect(rotated.data.password, 'a new password').not.toBe(renewed.data.password);
+    const claim = await getObject(app, path(sb));
+    expect(claim?.status?.managed?.rotation).toMatchObject({ generation: 1, requested: 'from-the-app-cluster' });
+    expect(conditionOf(claim, 'DataServiceReady')?.message).toContain(`binding-${name}'s keep working until`);
+    const query = await runPodToEnd(
+      app,
+      NS,
+      psqlClientPod({ name: 'rotated-query', secret: `${name}-creds`, sql: 'SELECT current_user;' }),
+    );
+    expect(query.log.trim().split('\n'), 'who the rotated creds log in as').toEqual([`binding_${name}`]);
+    const roleOf = async (role: string) =>
+      (
+        (await getObject(control, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${pg.metadata.name}`))?.spec?.managed?.roles as
+          Obj[] | undefined
+      )?.find((r) => r.name === role);
+    expect(await roleOf(`binding_${name}`)).toMatchObject({ login: true });
+    const retiresAt = Date.parse(claim?.status?.managed?.rotation?.retiresAt);
+    await waited(
+      `binding-${name} revoked in the instance's Cluster after the overlap`,
+      async () => ((await roleOf(`binding-${name}`))?.login === false ? true : undefined),
+      240_000,
+    );
+    expect(Date.now(), 'revoked after the overlap').toBeGreaterThanOrEqual(retiresAt - 1_000);
   }, 900_000);
 });
 
