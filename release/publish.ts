@@ -23,7 +23,6 @@ import {
   checksumsText,
   imagesText,
   type ListedImage,
-  pinDependencyText,
   pinKustomizeImages,
   pinned,
   pinReferences,
@@ -118,22 +117,14 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
         },
       ];
       for (const b of builds) {
-        // The Configuration depends on the Function this release pushed, by its digest (pushed first).
-        if (b.repo === RELEASE_PACKAGES.configuration) pinDependency(join(b.build.root, 'crossplane.yaml'), packages[fn]!);
         const digest = await pushPackage(access, crank, b.build, pushed(packageName(b.repo)));
         packages[b.repo] = { ref: packageName(b.repo), digest };
         log(`  ${pinned(packageName(b.repo), digest)}`);
       }
     });
 
-    // Every image of ours, pinned, wherever the bundles and the chart name it; the Function by its digest alone
-    // (`<repository>@sha256:...`: Crossplane records that digest as the package's version, which the Configuration's
-    // dependsOn names).
-    const fnPackage = packages[RELEASE_PACKAGES.function]!;
-    const pins = new Map([
-      ...Object.values(images).map((i) => [i.ref, pinned(i.ref, i.digest)] as const),
-      [fnPackage.ref, `${repositoryOf(fnPackage.ref)}@${fnPackage.digest}`] as const,
-    ]);
+    // Every image of ours, pinned, wherever the bundles and the chart name it.
+    const pins = new Map(Object.values(images).map((i) => [i.ref, pinned(i.ref, i.digest)]));
     const repoDigests = new Map(Object.values(images).map((i) => [repositoryOf(i.ref), i.digest]));
 
     const chart = await step('package and push the Helm chart (OCI)', async () => {
@@ -229,10 +220,6 @@ function files(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .map((p) => join(dir, p))
     .filter((p) => statSync(p).isFile());
-}
-
-function pinDependency(file: string, dependency: { ref: string; digest: string }): void {
-  writeFileSync(file, pinDependencyText(readFileSync(file, 'utf8'), dependency));
 }
 
 /** pinReferences over every YAML file below `dir`. */

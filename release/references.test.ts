@@ -1,6 +1,5 @@
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { checksumsText, imagesText, pinDependencyText, pinKustomizeImages, pinned, pinReferences, referencesIn } from './references';
+import { checksumsText, imagesText, pinKustomizeImages, pinned, pinReferences, referencesIn } from './references';
 import { pinChartValues } from './publish';
 
 const D1 = `sha256:${'1'.repeat(64)}`;
@@ -126,36 +125,5 @@ describe('SHA256SUMS', () => {
         ]),
       ),
     ).toBe('aa  a\nbb  b/x\n');
-  });
-});
-
-describe('pinDependencyText', () => {
-  const meta = [
-    'apiVersion: meta.pkg.crossplane.io/v1',
-    'kind: Configuration',
-    'metadata:',
-    '  name: anynines-dataservices',
-    'spec:',
-    '  dependsOn:',
-    '    - provider: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes',
-    '      version: ">=v0.18.0, <v2.0.0"',
-    '    - function: r.example/p/function-dataservices',
-    '      version: ">=v0.1.0, <v1.0.0"',
-    '',
-  ].join('\n');
-  const digest = `sha256:${'a'.repeat(64)}`;
-
-  it("names the release's own package by its digest and leaves the others' ranges", () => {
-    const out = pinDependencyText(meta, { ref: 'r.example/p/function-dataservices:v0.1.0', digest });
-    expect((parse(out) as { spec: { dependsOn: unknown[] } }).spec.dependsOn).toEqual([
-      { provider: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes', version: '>=v0.18.0, <v2.0.0' },
-      { function: 'r.example/p/function-dataservices', version: digest },
-    ]);
-  });
-
-  it('fails when the Configuration does not depend on it', () => {
-    expect(() => pinDependencyText(meta, { ref: 'r.example/other/function-dataservices:v0.1.0', digest })).toThrow(
-      "the Configuration's dependsOn names no r.example/other/function-dataservices: nothing to pin",
-    );
   });
 });

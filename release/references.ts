@@ -2,8 +2,6 @@
  * What a release names, and how its bundles are pinned: pure functions of references and digests (release/publish.ts
  * does the pushing). docs/releases.md describes the layout.
  */
-import { parseDocument, visit } from 'yaml';
-import { imageRepository } from '../lib/image-reference';
 import { DEPLOYABLE_IMAGE_NAMES, VERSION } from '../lib/version';
 
 /** The images a release publishes, by the deployable each is built from (synth/deployables.ts). */
@@ -112,24 +110,4 @@ export function checksumsText(sums: ReadonlyMap<string, string>): string {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([path, hex]) => `${hex}  ${path}`)
     .join('\n')}\n`;
-}
-
-/**
- * The Configuration's `dependsOn` entry of a package this release pushed gets its digest as the version: Crossplane
- * (1.18 on) compares a `sha256:` constraint with the digest the installed package was pulled by.
- */
-export function pinDependencyText(meta: string, dependency: { ref: string; digest: string }): string {
-  const doc = parseDocument(meta);
-  const repo = imageRepository(dependency.ref) ?? dependency.ref;
-  let found = false;
-  visit(doc, {
-    Map(_, node) {
-      const name = node.get('function') ?? node.get('provider') ?? node.get('configuration');
-      if (name !== repo) return;
-      node.set('version', dependency.digest);
-      found = true;
-    },
-  });
-  if (!found) throw new Error(`the Configuration's dependsOn names no ${repo}: nothing to pin`);
-  return doc.toString({ lineWidth: 0 });
 }
