@@ -176,6 +176,8 @@ export const CNPG_ROTATION_STATUS = 'status.managed.rotation';
 /** The ServiceBinding's fields: a new `requested` asks for a rotation, `every` schedules them, `overlap` (default 5m). */
 export const BINDING_ROTATION = 'spec.rotation';
 export const CNPG_ROTATION_OVERLAP = '5m';
+/** Where a konnector's receipt for the creds it copied lands on a binding: exports/bind-api's Annotations.credentialsReceived. */
+export const CREDENTIALS_RECEIVED = 'klutch.anynines.com/credentials-received';
 
 /**
  * A binding role's comment, the same whether it can log in or is revoked: CNPG changes one thing of a role per pass
@@ -906,6 +908,7 @@ function bindingRotation(keys: readonly string[]): Rotation {
       refused: 'status.managedRolesStatus.cannotReconcile[%s]',
     },
     observedAt: 'status.atProvider.manifest',
+    receivedFrom: `metadata.annotations[${CREDENTIALS_RECEIVED}]`,
   };
 }
 

@@ -309,6 +309,7 @@ export const inputSchema: Schema = s.object(
           { required: ['users', 'applied', 'reconciled'] },
         ),
         observedAt: fieldPath,
+        receivedFrom: fieldPath,
       },
       {
         required: [

@@ -319,6 +319,13 @@ export interface Rotation {
   };
   /** Where the observed resource and companion hold the object as it exists (`status.atProvider.manifest`). */
   readonly observedAt: string;
+  /**
+   * The composite's field where a konnector says which credentials reached the app cluster (Annotations
+   * .credentialsReceived: the receipt of a copy's `data`, lib/credentials-receipt.ts). On a composite that has one,
+   * the overlap counts from when it names the current slot's credentials (its object's `data` as observed); on one
+   * without (no konnector, or one that writes none: Klutch's), from their publication.
+   */
+  readonly receivedFrom?: string;
 }
 
 /** A condition of a diagnosed object that says why the resource waits (a Pod's `PodScheduled` `False`). */

@@ -36,6 +36,13 @@ export const Annotations = {
   identity: 'example-backend.klutch.anynines.com/identity',
   /** On the provider namespace made for an APIServiceNamespace. */
   apiServiceNamespace: 'klutch.anynines.com/api-service-namespace',
+  /**
+   * On a bound object upstream, written by our konnector (Klutch's writes none): the receipt
+   * (lib/credentials-receipt.ts) of the credentials Secret it last copied into the app cluster for that object. A
+   * rotation's overlap counts from when it names the new credentials. Under the reserved prefix, so an app team's
+   * claim cannot carry it up.
+   */
+  credentialsReceived: 'klutch.anynines.com/credentials-received',
 } as const;
 
 /**

@@ -4,11 +4,19 @@ import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../harness/crossplane/catalog';
 import { answer, compositeOf, fatalMessages, inputOf, requestOf } from '../../harness/crossplane/function-requests';
 import { get } from '../../lib/fieldpath';
-import { CNPG_ROTATED_SECRET_SUFFIX, CNPG_ROTATION_ANNOTATION, CNPG_BINDING_SECRET_SUFFIX, CNPG_INSTANCE_LABEL } from '../../backends/cnpg';
+import {
+  CNPG_ROTATED_SECRET_SUFFIX,
+  CNPG_ROTATION_ANNOTATION,
+  CREDENTIALS_RECEIVED,
+  CNPG_BINDING_SECRET_SUFFIX,
+  CNPG_INSTANCE_LABEL,
+} from '../../backends/cnpg';
 import { runFunction, TTL } from './fn';
 import { ERRORS_FROM_REQUIREMENT, WAITING_TTL } from './diagnostics';
 import { RELATED_REQUIREMENT } from './related';
 import { durationMs, liveSlots } from './rotation';
+import { Annotations } from '../../exports/bind-api';
+import { credentialsReceipt } from '../../lib/credentials-receipt';
 
 type Obj = Record<string, any>;
 
@@ -43,6 +51,14 @@ function observedObject(desired: Obj, resourceVersion: string): Obj {
   const o = structuredClone(desired);
   const live = structuredClone(o.spec.forProvider.manifest);
   live.metadata.resourceVersion = resourceVersion;
+  // As the API server keeps a Secret: stringData merged into data, base64.
+  if (live.stringData)
+    live.data = {
+      ...live.data,
+      ...Object.fromEntries(
+        Object.entries(live.stringData as Record<string, string>).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+      ),
+    };
   o.status = { atProvider: { manifest: live }, conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] };
   return o;
 }
@@ -146,7 +162,13 @@ describe('a cnpg binding whose password rotates (Recipe.rotation)', () => {
   const switched = run(bindingXr({ requested: 'two', overlap: '2m' }, state(rotating)), both, works, T0 + 80_000);
 
   it('once the new user works, publishes its creds and keeps the old user for the overlap', () => {
-    expect(state(switched)).toEqual({ generation: 1, requested: 'two', rotatedAt: iso(T0 + 60_000), retiresAt: iso(T0 + 200_000) });
+    expect(state(switched)).toEqual({
+      generation: 1,
+      requested: 'two',
+      rotatedAt: iso(T0 + 60_000),
+      publishedAt: iso(T0 + 80_000),
+      retiresAt: iso(T0 + 200_000),
+    });
     const c = creds(switched);
     expect(c.username).toBe(`app${CNPG_ROTATED_SECRET_SUFFIX}:data.username`);
     expect(c.password).toBe(`app${CNPG_ROTATED_SECRET_SUFFIX}:data.password`);
@@ -164,6 +186,33 @@ describe('a cnpg binding whose password rotates (Recipe.rotation)', () => {
     // Both passwords as they were.
     expect(manifest(switched, MAIN)!.stringData.password).toBe(firstPassword);
     expect(manifest(switched, SECOND)!.stringData.password).toBe(manifest(rotating, SECOND)!.stringData.password);
+  });
+
+  it('bound through a konnector that writes receipts, keeps the old user until the new creds reached the app cluster', () => {
+    expect(CREDENTIALS_RECEIVED, "the konnector's annotation").toBe(Annotations.credentialsReceived);
+    const receipt = (o: Obj) => credentialsReceipt(get(o, 'status.atProvider.manifest.data'));
+    const withReceipt = (of: Obj, kept: Obj | undefined) => {
+      const xr = bindingXr({ requested: 'two', overlap: '2m' }, kept);
+      xr.metadata.annotations = { ...xr.metadata.annotations, [Annotations.credentialsReceived]: receipt(of) };
+      return xr;
+    };
+    // Published at 80 s; the konnector's receipt still names the old creds (it is down, say): no end to the overlap.
+    const published = run(withReceipt(madeA, state(rotating)), both, works, T0 + 80_000);
+    expect(state(published)).toEqual({ generation: 1, requested: 'two', rotatedAt: iso(T0 + 60_000), publishedAt: iso(T0 + 80_000) });
+    expect(creds(published).username).toBe(`app${CNPG_ROTATED_SECRET_SUFFIX}:data.username`);
+    expect(published.conditions.find((x) => x.type === 'DataServiceReady')?.message).toBe(
+      `cnpg servicebinding: its credentials were rotated at ${iso(T0 + 60_000)}: the konnector has yet to copy them into the app cluster; binding-app's keep working until 2m after they arrive`,
+    );
+    const dayLater = run(withReceipt(madeA, state(published)), both, works, T0 + 86_400_000);
+    expect(state(dayLater)?.retiresAt).toBeUndefined();
+    expect(liveSlots(state(dayLater) as never, T0 + 86_400_000).live).toEqual([0, 1]);
+    // The receipt names the new creds at 300 s: the overlap runs from then.
+    const arrived = run(withReceipt(madeB, state(published)), both, works, T0 + 300_000);
+    expect(state(arrived)).toMatchObject({ publishedAt: iso(T0 + 80_000), retiresAt: iso(T0 + 420_000) });
+    expect(creds(arrived).username).toBe(`app${CNPG_ROTATED_SECRET_SUFFIX}:data.username`);
+    // A kept state of the release before publishedAt, mid-overlap, goes on as it was.
+    const older = { generation: 1, requested: 'two', rotatedAt: iso(T0 + 60_000), retiresAt: iso(T0 + 200_000) };
+    expect(state(run(withReceipt(madeA, older), both, works, T0 + 100_000))).toEqual(older);
   });
 
   it('a request during a rotation waits for its overlap to end, then rotates back to the first slot with a new password', () => {

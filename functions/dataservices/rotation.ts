@@ -10,6 +10,7 @@
  * only while it is stamped with that slot's generation, so a slot made current again gets a new password.
  */
 import type { Rotation } from '../../recipe';
+import { credentialsReceipt } from '../../lib/credentials-receipt';
 import { get } from '../../lib/fieldpath';
 import { ComposeError } from './compose';
 import { errorAt } from './diagnostics';
@@ -24,7 +25,12 @@ export interface RotationState {
   readonly requested?: string;
   /** When the last rotation began (RFC 3339). */
   readonly rotatedAt?: string;
-  /** When the previous slot's user is revoked: set once the current slot's credentials are published. */
+  /** When the current slot's credentials were published (its user worked). */
+  readonly publishedAt?: string;
+  /**
+   * When the previous slot's user is revoked: the overlap after the current slot's credentials reached the app
+   * cluster (a konnector's receipt, Rotation.receivedFrom), or after their publication where no receipt comes.
+   */
   readonly retiresAt?: string;
 }
 
@@ -53,6 +59,12 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const isoOf = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/** A duration in ms as a claim writes it (`90m`, `12h`, `30d`): the largest unit that divides it. */
+function overlapText(ms: number): string {
+  for (const [unit, size] of Object.entries(UNIT_MS).reverse()) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms / 60_000}m`;
+}
+
 /** A duration (`90m`, `12h`, `30d`) in ms; throws, naming the field, for anything else. */
 export function durationMs(v: unknown, field: string, where: string): number {
   const m = typeof v === 'string' ? /^([1-9][0-9]{0,5})([mhd])$/.exec(v) : null;
@@ -64,14 +76,15 @@ export function durationMs(v: unknown, field: string, where: string): number {
 export function keptRotation(statusAt: string, composite: unknown): RotationState | undefined {
   const s = get(composite, statusAt);
   if (!isObj(s) || typeof s.generation !== 'number' || !Number.isInteger(s.generation) || s.generation < 0) return undefined;
-  const times = ['rotatedAt', 'retiresAt'].map((k) => str(s[k]));
+  const times = ['rotatedAt', 'publishedAt', 'retiresAt'].map((k) => str(s[k]));
   if (times.some((t) => t !== undefined && Number.isNaN(Date.parse(t)))) return undefined;
-  const [rotatedAt, retiresAt] = times;
+  const [rotatedAt, publishedAt, retiresAt] = times;
   const requested = str(s.requested);
   return {
     generation: s.generation,
     ...(requested ? { requested } : {}),
     ...(rotatedAt ? { rotatedAt } : {}),
+    ...(publishedAt ? { publishedAt } : {}),
     ...(retiresAt ? { retiresAt } : {}),
   };
 }
@@ -121,12 +134,21 @@ export function planRotation(r: Rotation, i: RotationInputs): RotationPlan {
   const generations: [string, string] =
     current === 0 ? [String(generation), String(Math.max(generation - 1, 0))] : [String(generation - 1), String(generation)];
   const users = r.works.users.map((u) => u.replace('%s', i.claimName)) as [string, string];
-  // The new slot's user works once the backend applied the slot's object as observed, stamped with its generation.
-  if (generation > 0 && state.retiresAt === undefined && works(r, i, current, generations[current], users[current])) {
+  // The new slot's user works once the backend applied the slot's object as observed, stamped with its generation:
+  // its credentials are published. (A state kept before publishedAt existed has only retiresAt.)
+  let publishedAt = state.publishedAt ?? (state.retiresAt !== undefined ? state.rotatedAt : undefined);
+  if (generation > 0 && publishedAt === undefined && works(r, i, current, generations[current], users[current])) {
+    publishedAt = isoOf(now);
+    state = { ...state, publishedAt };
+  }
+  // The overlap runs once they reached the app cluster: a konnector's receipt names them, or none is to come.
+  const receipt = r.receivedFrom !== undefined ? str(get(composite, r.receivedFrom)) : undefined;
+  const arrived = receipt === undefined || receipt === credentialsReceipt(get(i.observed[current], `${r.observedAt}.data`));
+  if (generation > 0 && publishedAt !== undefined && state.retiresAt === undefined && arrived) {
     state = { ...state, retiresAt: isoOf(now + overlap) };
   }
-  const published: Slot = generation === 0 || state.retiresAt !== undefined ? current : ((1 - current) as Slot);
-  const waiting = generation > 0 && state.retiresAt === undefined;
+  const published: Slot = generation === 0 || publishedAt !== undefined ? current : ((1 - current) as Slot);
+  const waiting = generation > 0 && publishedAt === undefined;
   const retires = state.retiresAt ? Date.parse(state.retiresAt) : undefined;
   const nextDue = every !== undefined ? Date.parse(state.rotatedAt ?? since ?? isoOf(now)) + every : undefined;
   const wakes = [retires, nextDue].filter((t): t is number => t !== undefined && t > now);
@@ -134,9 +156,11 @@ export function planRotation(r: Rotation, i: RotationInputs): RotationPlan {
   const refusal = waiting ? refused(r, i, users[current]) : undefined;
   const message = waiting
     ? `rotating its credentials: the new user ${users[current]} is not working yet${refusal ? ` (${refusal})` : ''}; ${previous}'s credentials keep working meanwhile`
-    : retires !== undefined && retires > now
-      ? `its credentials were rotated at ${state.rotatedAt}: ${previous}'s keep working until ${state.retiresAt}`
-      : undefined;
+    : generation > 0 && retires === undefined
+      ? `its credentials were rotated at ${state.rotatedAt}: the konnector has yet to copy them into the app cluster; ${previous}'s keep working until ${overlapText(overlap)} after they arrive`
+      : retires !== undefined && retires > now
+        ? `its credentials were rotated at ${state.rotatedAt}: ${previous}'s keep working until ${state.retiresAt}`
+        : undefined;
   return {
     state,
     current,

@@ -13,7 +13,7 @@ import { NamespacedInformers } from '../../../kube/namespaced-informers';
 import { trimForCache } from '../../../kube/trim';
 import { isDeleting, keyOf, type Listed, type Obj } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
-import { consumerObj, providerObj, syncController, type ExportContext } from '../context';
+import { consumerObj, pointer, providerObj, resourceClient, syncController, type ExportContext } from '../context';
 import { claimedSource } from './claimed-source';
 import { claimOwner, reconcileClaim } from './claims.reconcile';
 
@@ -102,7 +102,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
                       'ClaimConflict',
                       `${kind} ${ns}/${desired.metadata.name} exists in the app cluster and is not a copy made by the konnector; rename or remove it so the claimed ${kind} can be copied`,
                     );
-                    return;
+                    return false;
                   }
                   // A copy Klutch's konnector made (its annotation, without the label we watch): taken over in place,
                   // so the app's Secret is never missing while the konnectors are switched.
@@ -115,12 +115,13 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
                       await core.replaceNamespacedSecret({ namespace: ns, name: desired.metadata.name, body: adopted });
                     else await core.replaceNamespacedConfigMap({ namespace: ns, name: desired.metadata.name, body: adopted });
                     rt.metrics.syncSeconds.observe({ direction: 'claims' }, watch.elapsed(key));
-                    return;
+                    return true;
                   }
                 }
                 throw e;
               }
               rt.metrics.syncSeconds.observe({ direction: 'claims' }, watch.elapsed(key));
+              return true;
             },
             deleteTarget: async (ns, n, uid) => {
               try {
@@ -159,6 +160,7 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
               x.log.info({ namespace: ns, name: n, kind }, "deleted a copy Klutch's konnector made: its provider object is gone");
             },
             warn: rt.warn,
+            ...(resource === 'secrets' ? { acknowledge: (src: Obj, receipt: string) => acknowledge(x, src, receipt) } : {}),
           },
           namespace,
           name,
@@ -189,4 +191,23 @@ export function claimSync(x: ExportContext, resource: ClaimedResource, names: re
     return mapped.state === 'assigned' ? owned(mapped.namespace, o.metadata!.name!) : [];
   });
   return { controller, sources, targets };
+}
+
+/**
+ * Writes the receipt of the credentials now in the app cluster on the bound object upstream that owns `source`,
+ * unless it says so already (the cache shows it). A JSON patch of that one annotation: it needs the object to exist,
+ * and the spec syncer's applies leave a field they do not own alone.
+ */
+async function acknowledge(x: ExportContext, source: Obj, receipt: string): Promise<void> {
+  const ref = claimOwner(source, x.resource.kind, x.resource.group);
+  const owner = ref && providerObj(x, source.metadata.namespace!, ref.name);
+  if (!owner || owner.metadata.annotations?.[Annotations.credentialsReceived] === receipt) return;
+  const ops = owner.metadata.annotations
+    ? [{ op: 'add', path: `/metadata/annotations/${pointer(Annotations.credentialsReceived)}`, value: receipt }]
+    : [{ op: 'add', path: '/metadata/annotations', value: { [Annotations.credentialsReceived]: receipt } }];
+  try {
+    await resourceClient(x.conn.clients, x.sides.provider).patch(owner.metadata.namespace!, owner.metadata.name, ops);
+  } catch (e) {
+    if (!isNotFound(e)) throw e; // gone meanwhile: nothing to say it to
+  }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Annotations } from '../../../../exports/bind-api';
+import { credentialsReceipt } from '../../../../lib/credentials-receipt';
 import type { Obj } from '../../../kube/objects';
 import { claimOwner, copyOf, reconcileClaim, type ClaimDeps } from './claims.reconcile';
 
@@ -17,8 +18,17 @@ const twin: Obj = {
   spec: {},
 };
 
-function world(o: { source?: Obj; target?: Obj; owned?: boolean; names?: string[]; listed?: boolean }) {
+function world(o: {
+  source?: Obj;
+  target?: Obj;
+  owned?: boolean;
+  names?: string[];
+  listed?: boolean;
+  receipts?: boolean;
+  hidden?: boolean;
+}) {
   const writes: string[] = [];
+  const receipts: string[] = [];
   const warnings: string[] = [];
   const deps: ClaimDeps = {
     from: 'Provider',
@@ -28,13 +38,18 @@ function world(o: { source?: Obj; target?: Obj; owned?: boolean; names?: string[
     targetNamespace: () => 'app',
     ownerTwin: () => (o.owned === false ? undefined : twin),
     getTarget: () => o.target,
-    writeTarget: async (d, existing) =>
-      void writes.push(`${existing ? 'update' : 'create'} ${d.metadata.namespace}/${d.metadata.name} ${JSON.stringify(d.data)}`),
+    writeTarget: async (d, existing) => {
+      // A Secret of the name that the label watch does not show is another's: the controller writes nothing.
+      if (o.hidden) return false;
+      writes.push(`${existing ? 'update' : 'create'} ${d.metadata.namespace}/${d.metadata.name} ${JSON.stringify(d.data)}`);
+      return true;
+    },
     deleteTarget: async (ns, name) => void writes.push(`delete ${ns}/${name}`),
     deleteKlutchCopy: async (ns, name) => void writes.push(`delete Klutch's copy ${ns}/${name} if any`),
     warn: (_s, reason) => void warnings.push(reason),
+    ...(o.receipts ? { acknowledge: async (s: Obj, r: string) => void receipts.push(`${s.metadata.name} ${r}`) } : {}),
   };
-  return { deps, writes, warnings };
+  return { deps, writes, warnings, receipts };
 }
 
 const creds = secret('p', 'sb-creds', { password: 'cw==' });
@@ -103,6 +118,30 @@ describe('reconcileClaim', () => {
     const same = world({ source: creds, target: copy() });
     await reconcileClaim(same.deps, 'p', 'sb-creds');
     expect(same.writes).toEqual([]);
+  });
+
+  it('says which credentials reached the app cluster once the copy holds them, and only then', async () => {
+    const b64 = (v: string) => Buffer.from(v).toString('base64');
+    const data = { username: b64('binding-sb'), password: b64('new') };
+    const receipt = credentialsReceipt(data);
+    const fresh = world({ source: secret('p', 'sb-creds', data), target: copy(), receipts: true });
+    await reconcileClaim(fresh.deps, 'p', 'sb-creds');
+    expect(fresh.writes).toEqual([`update app/sb-creds ${JSON.stringify(data)}`]);
+    expect(fresh.receipts).toEqual([`sb-creds ${receipt}`]);
+    // A copy current already is said again (the deps write only what changed upstream): a konnector that restarted.
+    const current = world({ source: secret('p', 'sb-creds', data), target: copy(data), receipts: true });
+    await reconcileClaim(current.deps, 'p', 'sb-creds');
+    expect([current.writes, current.receipts]).toEqual([[], [`sb-creds ${receipt}`]]);
+    // Nothing said for a copy not made (another's Secret holds the name), nor for a Secret without a user and password.
+    const theirs = world({ source: secret('p', 'sb-creds', data), target: secret('app', 'sb-creds', {}), receipts: true });
+    await reconcileClaim(theirs.deps, 'p', 'sb-creds');
+    expect([theirs.writes, theirs.receipts, theirs.warnings]).toEqual([[], [], ['ClaimConflict']]);
+    const hidden = world({ source: secret('p', 'sb-creds', data), hidden: true, receipts: true });
+    await reconcileClaim(hidden.deps, 'p', 'sb-creds');
+    expect([hidden.writes, hidden.receipts]).toEqual([[], []]);
+    const other = world({ source: creds, receipts: true });
+    await reconcileClaim(other.deps, 'p', 'sb-creds');
+    expect([other.writes.length, other.receipts]).toEqual([1, []]);
   });
 
   it('deletes the copy when the source is gone', async () => {

@@ -12,6 +12,7 @@
  */
 import type { ReconcileResult } from '../../../../controller';
 import { Annotations, claimOfCredentials, withoutReservedKeys, type ClaimOwner } from '../../../../exports/bind-api';
+import { credentialsReceipt } from '../../../../lib/credentials-receipt';
 import { isDeleting, jsonEqual, ownerReference, type Obj } from '../../../kube/objects';
 
 export interface ClaimDeps {
@@ -30,8 +31,8 @@ export interface ClaimDeps {
   /** The twin, on the target side, of the bound object that owns `source`; undefined when no bound object owns it. */
   ownerTwin(source: Obj): Obj | undefined;
   getTarget(namespace: string, name: string): Obj | undefined;
-  /** Creates or replaces the target (`existing` is the current one, if any). */
-  writeTarget(desired: Obj, existing: Obj | undefined): Promise<void>;
+  /** Creates or replaces the target (`existing` is the current one, if any); false when another object holds its name. */
+  writeTarget(desired: Obj, existing: Obj | undefined): Promise<boolean>;
   deleteTarget(namespace: string, name: string, uid: string): Promise<void>;
   /**
    * Deletes a copy Klutch's konnector made (annotation only, so the label watch does not show it), if one is there:
@@ -39,6 +40,11 @@ export interface ClaimDeps {
    */
   deleteKlutchCopy?(namespace: string, name: string): Promise<void>;
   warn(source: Obj, reason: string, message: string): void;
+  /**
+   * Records, on the bound object that owns `source`, that the app cluster holds the credentials of `receipt`
+   * (lib/credentials-receipt.ts): a rotation's overlap counts from then on. @default none (`Consumer` claims)
+   */
+  acknowledge?(source: Obj, receipt: string): Promise<void>;
 }
 
 /** How soon a key whose source may be gone is looked at again while the provider side is still listing. */
@@ -71,7 +77,8 @@ export async function reconcileClaim(deps: ClaimDeps, sourceNamespace: string, n
     return undefined;
   }
   const desired = copyOf(source, targetNamespace, twin, deps.from);
-  if (!target || !sameCopy(desired, target)) await deps.writeTarget(desired, target);
+  if (target && sameCopy(desired, target)) await acknowledge(deps, source);
+  else if (await deps.writeTarget(desired, target)) await acknowledge(deps, source);
   return undefined;
 }
 
@@ -89,6 +96,12 @@ export function claimOwner(
   if (ref) return { name: ref.name, uid: ref.uid };
   const claim = claimOfCredentials(source.metadata?.name ?? '');
   return claim === undefined ? undefined : { name: claim };
+}
+
+/** Says which credentials the copy of a Secret holds now, where the deps take receipts and the Secret has any. */
+async function acknowledge(deps: ClaimDeps, source: Obj): Promise<void> {
+  const receipt = deps.acknowledge && source.kind === 'Secret' ? credentialsReceipt(source.data) : undefined;
+  if (receipt) await deps.acknowledge!(source, receipt);
 }
 
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
