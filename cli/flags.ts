@@ -3,7 +3,8 @@
  * mechanism every process shares), which also writes the flags of `--help` and is checked against
  * docs/kubectl-bind.md.
  */
-import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE } from '../konnector/deploy/konnector';
+import { DEFAULT_KONNECTOR_NAMESPACE } from '../konnector/deploy/konnector';
+import { KONNECTOR_IMAGE } from '../lib/version';
 import { durationFlag, parseFlags, UsageError as FlagUsageError, type Flag, type FlagTable } from '../lib/flags';
 import { usageError } from './errors';
 
@@ -44,7 +45,7 @@ export const BIND_FLAGS: readonly Flag[] = [
   {
     name: 'konnector-image',
     arg: 'image',
-    default: DEFAULT_KONNECTOR_IMAGE,
+    default: KONNECTOR_IMAGE,
     env: 'KUBECTL_BIND_KONNECTOR_IMAGE',
     help: "the konnector image to install (a mirror's, for every bind of a team: set the variable)",
   },

@@ -11,7 +11,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { App, Chart } from 'cdk8s';
 import { BindResources, crdName } from '../exports/bind-api';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from '../konnector/deploy/access';
-import { DEFAULT_KONNECTOR_IMAGE, DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_NAME } from '../konnector/deploy/konnector';
+import { DEFAULT_KONNECTOR_NAMESPACE, Konnector, KONNECTOR_NAME } from '../konnector/deploy/konnector';
+import { KONNECTOR_IMAGE } from '../lib/version';
 import { CliError, ExitCode, TimeoutError } from './errors';
 import { messageOf, statusOf } from '../lib/kube-errors';
 import { bindingsOf } from './binding';
@@ -72,7 +73,7 @@ export interface InstallResult {
 }
 
 export async function installKonnector(app: Cluster, o: KonnectorInstallOptions & { readonly downgrade: boolean }): Promise<InstallResult> {
-  const wanted = o.image ?? DEFAULT_KONNECTOR_IMAGE;
+  const wanted = o.image ?? KONNECTOR_IMAGE;
   const current = await getOrUndefined(
     app.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: KONNECTOR_NAME, namespace: o.namespace } }),
   ).catch((e: unknown) => {

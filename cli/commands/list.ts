@@ -16,11 +16,10 @@ import { age, span, table } from '../table';
 
 /** The time left of the objects with a lifetime, soonest first: `team/brief expires in 12m`, three at most. */
 export function expiring(expiries: readonly { readonly name: string; readonly at: string }[], now = Date.now()): string {
-  const said = expiries.slice(0, 3).map(({ name, at }) => {
+  return firstThree(expiries, 'expire later', ({ name, at }) => {
     const left = Date.parse(at) - now;
     return left > 0 ? `${name} expires in ${span(left)}` : `${name} expired ${span(-left)} ago`;
   });
-  return [...said, ...(expiries.length > 3 ? [`${expiries.length - 3} more expire later`] : [])].join(', ');
 }
 
 /**
@@ -29,14 +28,16 @@ export function expiring(expiries: readonly { readonly name: string; readonly at
  */
 export function rotating(rotations: readonly Rotated[], now = Date.now()): string {
   const open = rotations.filter((r) => r.retiresAt === undefined || Date.parse(r.retiresAt) > now);
-  const said = open
-    .slice(0, 3)
-    .map(({ name, retiresAt }) =>
-      retiresAt === undefined
-        ? `${name} is rotating its credentials`
-        : `${name}'s old credentials work for ${span(Date.parse(retiresAt) - now)}`,
-    );
-  return [...said, ...(open.length > 3 ? [`${open.length - 3} more rotating`] : [])].join(', ');
+  return firstThree(open, 'rotating', ({ name, retiresAt }) =>
+    retiresAt === undefined
+      ? `${name} is rotating its credentials`
+      : `${name}'s old credentials work for ${span(Date.parse(retiresAt) - now)}`,
+  );
+}
+
+/** What `say` says of the first three items, then `N more <rest>`; the MESSAGE column stays one line. */
+function firstThree<T>(items: readonly T[], rest: string, say: (item: T) => string): string {
+  return [...items.slice(0, 3).map(say), ...(items.length > 3 ? [`${items.length - 3} more ${rest}`] : [])].join(', ');
 }
 
 export async function listCommand(flags: ListFlags, io: Io): Promise<number> {

@@ -38,7 +38,6 @@ import { selectorLabels, selectStably } from '../../lib/workload';
 import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
 import { KONNECTOR_IMAGE } from '../../lib/version';
 
-export const DEFAULT_KONNECTOR_IMAGE = KONNECTOR_IMAGE;
 export const DEFAULT_KONNECTOR_NAMESPACE = 'klutch-bind';
 export const KONNECTOR_NAME = 'konnector';
 /** The konnector's node settings, one definition for every Deployment of it (lib/konnector-runtime.ts). */
@@ -144,7 +143,7 @@ export class Konnector extends Construct {
       containers: [
         {
           name: KONNECTOR_NAME,
-          image: props.image ?? DEFAULT_KONNECTOR_IMAGE,
+          image: props.image ?? KONNECTOR_IMAGE,
           // A tagged release: what the node has is that image (cdk8s-plus' default, Always, needs the registry on every restart).
           imagePullPolicy: ImagePullPolicy.IF_NOT_PRESENT,
           args: [`--lease-namespace=${ns}`, `--probe-address=:${PROBE_PORT}`, ...(props.args ?? [])],

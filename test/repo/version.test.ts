@@ -9,10 +9,9 @@ import pkg from '../../package.json';
 import { ROOT } from '../../harness/crossplane/catalog';
 import { DEFAULT_BACKEND_IMAGE } from '../../backend/deploy/bind-backend';
 import { DEFAULT_FUNCTION_PACKAGE } from '../../compositions/function-ref';
-import { DEFAULT_KONNECTOR_IMAGE } from '../../konnector/deploy/konnector';
 import { KONNECTOR_VERSION } from '../../konnector/version';
 import { PLUGIN_VERSION } from '../../cli/version';
-import { VERSION } from '../../lib/version';
+import { KONNECTOR_IMAGE, VERSION } from '../../lib/version';
 
 const SKIP = new Set(['node_modules', 'dist', '.git', 'bench', 'test', 'coverage', 'docs', 'schemas', 'testdata']);
 
@@ -55,7 +54,7 @@ describe('the release version', () => {
   });
 
   it('tags every image and package, and is what the konnector and the plugin report', () => {
-    expect([DEFAULT_BACKEND_IMAGE, DEFAULT_KONNECTOR_IMAGE, DEFAULT_FUNCTION_PACKAGE].map((r) => r.split(':').at(-1))).toEqual([
+    expect([DEFAULT_BACKEND_IMAGE, KONNECTOR_IMAGE, DEFAULT_FUNCTION_PACKAGE].map((r) => r.split(':').at(-1))).toEqual([
       VERSION,
       VERSION,
       VERSION,
