@@ -909,6 +909,7 @@ function bindingRotation(keys: readonly string[]): Rotation {
     },
     observedAt: 'status.atProvider.manifest',
     receivedFrom: `metadata.annotations[${CREDENTIALS_RECEIVED}]`,
+    credentialsAt: 'spec.forProvider.manifest.stringData',
   };
 }
 

@@ -310,6 +310,7 @@ export const inputSchema: Schema = s.object(
         ),
         observedAt: fieldPath,
         receivedFrom: fieldPath,
+        credentialsAt: fieldPath,
       },
       {
         required: [

@@ -322,10 +322,16 @@ export interface Rotation {
   /**
    * The composite's field where a konnector says which credentials reached the app cluster (Annotations
    * .credentialsReceived: the receipt of a copy's `data`, lib/credentials-receipt.ts). On a composite that has one,
-   * the overlap counts from when it names the current slot's credentials (its object's `data` as observed); on one
-   * without (no konnector, or one that writes none: Klutch's), from their publication.
+   * the overlap counts from when it names the current slot's credentials (`credentialsAt`); on one without (no
+   * konnector, or one that writes none: Klutch's), from their publication.
    */
   readonly receivedFrom?: string;
+  /**
+   * Where a slot's observed resource holds its credentials as plain strings: the manifest it was composed with
+   * (`spec.forProvider.manifest.stringData`). Not the object as it exists: provider-kubernetes redacts a Secret's
+   * data there (`--sanitize-secrets`).
+   */
+  readonly credentialsAt?: string;
 }
 
 /** A condition of a diagnosed object that says why the resource waits (a Pod's `PodScheduled` `False`). */

@@ -143,7 +143,8 @@ export function planRotation(r: Rotation, i: RotationInputs): RotationPlan {
   }
   // The overlap runs once they reached the app cluster: a konnector's receipt names them, or none is to come.
   const receipt = r.receivedFrom !== undefined ? str(get(composite, r.receivedFrom)) : undefined;
-  const arrived = receipt === undefined || receipt === credentialsReceipt(get(i.observed[current], `${r.observedAt}.data`));
+  const held = r.credentialsAt !== undefined ? credentialsReceipt(get(i.observed[current], r.credentialsAt), 'plain') : undefined;
+  const arrived = receipt === undefined || receipt === held;
   if (generation > 0 && publishedAt !== undefined && state.retiresAt === undefined && arrived) {
     state = { ...state, retiresAt: isoOf(now + overlap) };
   }
