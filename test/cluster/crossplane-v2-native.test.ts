@@ -38,6 +38,8 @@ import { publishNextRelease, type NextRelease } from '../support/next-release';
 import { upgradeControlPlane, upgradeKonnector } from '../support/upgrade';
 import { runPodToEnd } from '../support/run-pod';
 import { psqlClientPod } from '../../harness/node/cnpg-images';
+import { Annotations } from '../../exports/bind-api';
+import { credentialsReceipt } from '../../lib/credentials-receipt';
 import { join } from 'node:path';
 
 type Obj = Record<string, any>;
@@ -191,6 +193,23 @@ const nonEmpty = <T>(a: T[]): T[] | undefined => (a.length ? a : undefined);
 
 /** A merge patch that must succeed. */
 const patch = (kube: Kube, path: string, body: Obj) => requireOk(kube, 'PATCH', path, body, 'application/merge-patch+json');
+
+/** Scales the konnector Deployment of the app cluster to `replicas` and waits for its Pods to match; the old count. */
+async function konnectorScale(replicas: number): Promise<number> {
+  const deployment = '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector';
+  const was = (await requireOk(app, 'GET', deployment)).spec.replicas as number;
+  await patch(app, `${deployment}/scale`, { spec: { replicas } });
+  await waited(
+    `the konnector at ${replicas} Ready Pods`,
+    async () => {
+      const pods = await list(app, '/api/v1/namespaces/klutch-bind/pods?labelSelector=app.kubernetes.io%2Fname%3Dkonnector');
+      const ready = pods.filter((p) => (p.status?.conditions as Obj[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      return pods.length === replicas && ready.length === replicas ? true : undefined;
+    },
+    180_000,
+  );
+  return was;
+}
 
 async function list(kube: Kube, path: string): Promise<Obj[]> {
   return ((await getObject(kube, path))?.items as Obj[] | undefined) ?? [];
@@ -394,6 +413,29 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     expect(cnpg, 'the sandbox made a cnpg PostgresqlInstance on the v1 package').toBeDefined();
     before.cnpgCluster = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${cnpg!.instance}`);
     before.cnpgCreds = await requireOk(app, 'GET', `/api/v1/namespaces/${NS}/secrets/${cnpg!.binding}-creds`);
+    // The konnector's receipt for the creds it copied (issue 39 item 2, the rotation's overlap counts from it): on the
+    // claim upstream, and on the v1 composite the function reads (Crossplane copies a claim's annotations to it).
+    const receipt = credentialsReceipt(before.cnpgCreds.data);
+    expect(receipt).toBeDefined();
+    const cnpgBinding = await eventually(
+      "the konnector's receipt on the cnpg binding's claim upstream",
+      async () => {
+        const c = await getObject(control, `/apis/anynines.com/v1/namespaces/${ns}/servicebindings/${cnpg!.binding}`);
+        return c?.metadata?.annotations?.[Annotations.credentialsReceived] === receipt ? c : undefined;
+      },
+      60_000,
+    );
+    const composite = cnpgBinding.spec.resourceRef as Obj;
+    await eventually(
+      'the receipt on its composite',
+      async () =>
+        (await getObject(control, `/apis/${composite.apiVersion}/xservicebindings/${composite.name}`))?.metadata?.annotations?.[
+          Annotations.credentialsReceived
+        ] === receipt
+          ? true
+          : undefined,
+      60_000,
+    );
     // The backend's Pods, given the object store by the bundle's knobs (docs/backups.md), made the provider namespace
     // its backup tenant: the Secret the cnpg backend's backups read, its key id the one the namespace is marked with.
     const tenant = await eventually(
@@ -1078,36 +1120,78 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     expect(renewed.data.username, 'the same user').toBe(secret.data.username);
     expect(renewed.data.password, 'a new password, never the expired one').not.toBe(secret.data.password);
 
-    // A rotation asked in the app cluster (issue 39 item 2), carried up by the konnector to the v2 composite: the creds
-    // there switch to the second user with a new password, an app Pod logs in with them, the claim there says until
-    // when the old user works, and at that time the instance's Cluster lists the old user revoked.
+    // A rotation asked in the app cluster (issue 39 item 2), carried up by the konnector to the v2 composite, which the
+    // konnector is stopped right after: the new creds are published upstream but cannot reach the app cluster, and
+    // the old user keeps working past the overlap (it counts from the creds' arrival, not their publication). Started
+    // again, the konnector copies them and says so upstream (its receipt); the app cluster's creds switch to the
+    // second user with a new password, an app Pod logs in with them, the claim there says until when the old user
+    // works, and at that time the instance's Cluster lists the old user revoked.
     const name = sb.metadata.name as string;
+    const appCreds = `/api/v1/namespaces/${NS}/secrets/${name}-creds`;
+    const usernameOf = (s: Obj | undefined) => (s?.data?.username ? Buffer.from(s.data.username, 'base64').toString() : undefined);
+    const roleOf = async (role: string) =>
+      (
+        (await getObject(control, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${pg.metadata.name}`))?.spec?.managed?.roles as
+          Obj[] | undefined
+      )?.find((r) => r.name === role);
+    const rotationUpstream = async () => (await getObject(control, path(sb, ns)))?.status?.managed?.rotation as Obj | undefined;
     await patch(app, path(sb), { spec: { rotation: { requested: 'from-the-app-cluster', overlap: '1m' } } });
+    await waited('the rotation asked upstream', async () => ((await rotationUpstream())?.generation === 1 ? true : undefined), 60_000);
+    const replicas = await konnectorScale(0);
+    expect((await rotationUpstream())?.publishedAt, 'stopped before the new creds were published').toBeUndefined();
+    const publishedUpstream = await waited(
+      'the rotated creds published upstream, the konnector stopped',
+      async () => {
+        const r = await rotationUpstream();
+        const creds = await getObject(control, `/api/v1/namespaces/${ns}/secrets/${name}-creds`);
+        return r?.publishedAt && usernameOf(creds) === `binding_${name}` ? r : undefined;
+      },
+      240_000,
+    );
+    // Past the overlap: the old user still logs in, with the creds the app cluster still holds.
+    await new Promise((r) => setTimeout(r, 75_000));
+    expect(await rotationUpstream(), 'no end to the overlap before the creds arrive').toEqual(publishedUpstream);
+    expect(conditionOf(await getObject(control, path(sb, ns)), 'DataServiceReady')?.message).toContain(
+      'the konnector has yet to copy them into the app cluster',
+    );
+    expect(usernameOf(await getObject(app, appCreds))).toBe(`binding-${name}`);
+    expect(await roleOf(`binding-${name}`)).toMatchObject({ login: true });
+    const old = await runPodToEnd(
+      app,
+      NS,
+      psqlClientPod({ name: 'unrotated-query', secret: `${name}-creds`, sql: 'SELECT current_user;' }),
+    );
+    expect(old.log.trim().split('\n'), 'the old creds, past the overlap').toEqual([`binding-${name}`]);
+    const restarted = Date.now();
+    await konnectorScale(replicas);
     const rotated = await waited(
       'the rotated creds in the app cluster',
       async () => {
-        const s = await getObject(app, `/api/v1/namespaces/${NS}/secrets/${name}-creds`);
-        return s?.data?.username && Buffer.from(s.data.username, 'base64').toString() === `binding_${name}` ? s : undefined;
+        const s = await getObject(app, appCreds);
+        return usernameOf(s) === `binding_${name}` ? s : undefined;
       },
       240_000,
     );
     expect(rotated.data.password, 'a new password').not.toBe(renewed.data.password);
-    const claim = await getObject(app, path(sb));
+    const claim = await waited(
+      'the overlap counted from the arrival, in the app cluster',
+      async () => {
+        const c = await getObject(app, path(sb));
+        return c?.status?.managed?.rotation?.retiresAt ? c : undefined;
+      },
+      120_000,
+    );
     expect(claim?.status?.managed?.rotation).toMatchObject({ generation: 1, requested: 'from-the-app-cluster' });
     expect(conditionOf(claim, 'DataServiceReady')?.message).toContain(`binding-${name}'s keep working until`);
+    const retiresAt = Date.parse(claim?.status?.managed?.rotation?.retiresAt);
+    expect(retiresAt, 'the overlap runs from the arrival').toBeGreaterThanOrEqual(restarted + 60_000 - 1_000);
     const query = await runPodToEnd(
       app,
       NS,
       psqlClientPod({ name: 'rotated-query', secret: `${name}-creds`, sql: 'SELECT current_user;' }),
     );
     expect(query.log.trim().split('\n'), 'who the rotated creds log in as').toEqual([`binding_${name}`]);
-    const roleOf = async (role: string) =>
-      (
-        (await getObject(control, `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${pg.metadata.name}`))?.spec?.managed?.roles as
-          Obj[] | undefined
-      )?.find((r) => r.name === role);
     expect(await roleOf(`binding_${name}`)).toMatchObject({ login: true });
-    const retiresAt = Date.parse(claim?.status?.managed?.rotation?.retiresAt);
     await waited(
       `binding-${name} revoked in the instance's Cluster after the overlap`,
       async () => ((await roleOf(`binding-${name}`))?.login === false ? true : undefined),
