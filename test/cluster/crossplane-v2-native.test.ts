@@ -1150,6 +1150,7 @@ describe('every cnpg example claim, applied in the app cluster', () => {
     );
     // Past the overlap: the old user still logs in, with the creds the app cluster still holds.
     await new Promise((r) => setTimeout(r, 75_000));
+    expect(publishedUpstream.retiresAt, 'no end to the overlap set while the creds cannot arrive').toBeUndefined();
     expect(await rotationUpstream(), 'no end to the overlap before the creds arrive').toEqual(publishedUpstream);
     expect(conditionOf(await getObject(control, path(sb, ns)), 'DataServiceReady')?.message).toContain(
       'the konnector has yet to copy them into the app cluster',
