@@ -59,12 +59,6 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const isoOf = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** A duration in ms as a claim writes it (`90m`, `12h`, `30d`): the largest unit that divides it. */
-function overlapText(ms: number): string {
-  for (const [unit, size] of Object.entries(UNIT_MS).reverse()) if (ms % size === 0) return `${ms / size}${unit}`;
-  return `${ms / 60_000}m`;
-}
-
 /** A duration (`90m`, `12h`, `30d`) in ms; throws, naming the field, for anything else. */
 export function durationMs(v: unknown, field: string, where: string): number {
   const m = typeof v === 'string' ? /^([1-9][0-9]{0,5})([mhd])$/.exec(v) : null;
@@ -117,7 +111,8 @@ export function planRotation(r: Rotation, i: RotationInputs): RotationPlan {
   const everySet = get(composite, r.everyFrom);
   const every = everySet === undefined || everySet === null ? undefined : durationMs(everySet, r.everyFrom, where);
   const overlapSet = get(composite, r.overlapFrom);
-  const overlap = durationMs(overlapSet === undefined || overlapSet === null ? r.overlap : overlapSet, r.overlapFrom, where);
+  const overlapText = overlapSet === undefined || overlapSet === null ? r.overlap : overlapSet;
+  const overlap = durationMs(overlapText, r.overlapFrom, where);
 
   // The first run finds what is asked already: a claim made with a request asks for no rotation.
   let state: RotationState = keptRotation(r.statusAt, composite) ?? { generation: 0, ...(requested ? { requested } : {}) };
@@ -158,7 +153,7 @@ export function planRotation(r: Rotation, i: RotationInputs): RotationPlan {
   const message = waiting
     ? `rotating its credentials: the new user ${users[current]} is not working yet${refusal ? ` (${refusal})` : ''}; ${previous}'s credentials keep working meanwhile`
     : generation > 0 && retires === undefined
-      ? `its credentials were rotated at ${state.rotatedAt}: the konnector has yet to copy them into the app cluster; ${previous}'s keep working until ${overlapText(overlap)} after they arrive`
+      ? `its credentials were rotated at ${state.rotatedAt}: the konnector has yet to copy them into the app cluster; ${previous}'s keep working until ${String(overlapText)} after they arrive`
       : retires !== undefined && retires > now
         ? `its credentials were rotated at ${state.rotatedAt}: ${previous}'s keep working until ${state.retiresAt}`
         : undefined;
