@@ -6,6 +6,7 @@
  */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { APIServiceBinding } from '../../exports/bind-api';
+import { conditionHold, conditionOrder, saidOf, type ClaimCondition as Condition } from '../../lib/claim-hold';
 import { messageOf, statusOf } from '../../lib/kube-errors';
 import { bindingsOf, readyOf } from '../binding';
 import { CliError, ExitCode } from '../errors';
@@ -15,13 +16,6 @@ import { appCluster, getOrUndefined, retryBusy, type Cluster } from '../kube';
 import { printable } from '../table';
 import { KONNECTOR_LEASE, konnectorLease, konnectorRuns } from '../konnector-lease';
 import { konnectorTrouble } from '../konnector-pods';
-
-interface Condition {
-  readonly type: string;
-  readonly status: string;
-  readonly reason?: string;
-  readonly message?: string;
-}
 
 /** One hop of the chain: fine, or what holds the claim there and what to do. */
 interface Hop {
@@ -105,37 +99,14 @@ async function konnectorHop(app: Cluster, namespace: string): Promise<Hop> {
   };
 }
 
-/** What a False condition of the claim means, by its type, and what to do. */
+/** One condition of the claim as a hop: what it holds (lib/claim-hold.ts, the konnector's reading too), or fine. */
 function claimHop(c: Condition): Hop {
-  const said = `${c.type} ${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`;
+  const said = saidOf(c);
   if (c.status === 'True') return { hop: 'claim', ok: true, said };
-  switch (c.type) {
-    case 'Synced':
-      return {
-        hop: 'control plane',
-        ok: false,
-        said,
-        todo: 'the control plane cannot compose the claim (Crossplane, its composition function or a managed resource): the message says why; a spec the platform refuses is yours to fix, anything else is for the platform operator',
-      };
-    case 'DataServiceReady':
-      return c.reason === 'Provisioning'
-        ? { hop: 'data service', ok: false, said, todo: "the backend's operator is still making it: wait, the message says what it does" }
-        : {
-            hop: 'data service',
-            ok: false,
-            said,
-            todo: "the backend's operator reports a failure: the message says what failed and what to do",
-          };
-    case 'Ready':
-      return { hop: 'claim', ok: false, said, todo: 'the claim is not Ready yet: the conditions above say what it waits for' };
-    default:
-      return {
-        hop: 'data service',
-        ok: false,
-        said,
-        todo: 'the data service reports a problem beside its readiness: the message says what to do',
-      };
-  }
+  if (c.type === 'Ready')
+    return { hop: 'claim', ok: false, said, todo: 'the claim is not Ready yet: the conditions above say what it waits for' };
+  const held = conditionHold(c)!;
+  return { hop: held.hop, ok: false, said: held.said, todo: held.todo };
 }
 
 export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
@@ -199,8 +170,7 @@ export async function whyCommand(flags: WhyFlags, io: Io): Promise<number> {
       todo: "the konnector carries the claim up and its status back within seconds when it runs; if it runs, the claim may be refused on the control plane (a quota, a policy): see the konnector's Events on the claim (kubectl describe)",
     });
   // Crossplane's first, then the data service's, then what else the backend reports, then Ready.
-  const order = (t: string) => ['Synced', 'DataServiceReady'].indexOf(t) + 1 || (t === 'Ready' ? 9 : 5);
-  for (const c of [...conditions].sort((a, b) => order(a.type) - order(b.type))) hops.push(claimHop(c));
+  for (const c of [...conditions].sort((a, b) => conditionOrder(a.type) - conditionOrder(b.type))) hops.push(claimHop(c));
 
   const width = Math.max(...hops.map((h) => h.hop.length));
   const lines = hops.map((h) => `  ${h.ok ? 'ok  ' : 'NOT '} ${h.hop.padEnd(width)}  ${printable(h.said)}`);

@@ -111,6 +111,7 @@ export async function bind(
     resource: crd.resource,
     ...(exp ? upstreamFor(exp, crd.resource.version, ctx) : {}),
     statusSubresource: crd.statusSubresource,
+    statusConditions: crd.statusConditions,
     claims,
   });
   const synced = syncer.hasSynced();

@@ -124,7 +124,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
     runSyncer: async (key, spec) => {
       const conn = connections.of(key);
       if (!conn) throw new Error(`binding ${key} has no provider connection to sync through`);
-      const fingerprint = JSON.stringify([conn.key, spec.resource, spec.statusSubresource, spec.claims]);
+      const fingerprint = JSON.stringify([conn.key, spec.resource, spec.statusSubresource, spec.statusConditions, spec.claims]);
       const bound = running.get(key);
       if (bound?.fingerprint === fingerprint) return bound.syncer;
       await bound?.syncer.stop();

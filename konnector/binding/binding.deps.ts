@@ -33,6 +33,8 @@ export interface SyncerSpec {
   /** The control plane's version, where it stores another (provider/export/conversion.ts). */
   readonly upstream?: Upstream;
   readonly statusSubresource: boolean;
+  /** Whether the resource's status has conditions: its Ready condition names what holds it (lib/claim-hold.ts). */
+  readonly statusConditions: boolean;
   readonly claims: readonly AcceptablePermissionClaim[];
 }
 

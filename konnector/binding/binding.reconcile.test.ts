@@ -72,7 +72,16 @@ const exportOf = (plural = 'postgresqlinstances'): APIServiceExport => ({
     informerScope: 'Namespaced',
     versions: [
       { name: 'v1alpha1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object' } } },
-      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } }, subresources: { status: {} } },
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        // A claim's: its status has conditions, so the konnector names what holds it in its Ready condition.
+        schema: {
+          openAPIV3Schema: { type: 'object', properties: { status: { type: 'object', properties: { conditions: { type: 'array' } } } } },
+        },
+        subresources: { status: {} },
+      },
     ],
   },
 });
@@ -206,6 +215,7 @@ describe('reconcileBinding: bound', () => {
       {
         resource: { group: 'anynines.com', version: 'v1', resource: 'postgresqlinstances', kind: 'PostgresqlInstance', namespaced: true },
         statusSubresource: true,
+        statusConditions: true,
         claims: [{ group: '', resource: 'secrets', version: 'v1', state: 'Accepted', selector: { owner: 'Provider' } }],
       },
     ]);

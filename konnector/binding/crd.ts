@@ -19,6 +19,8 @@ export interface CrdStep {
   /** The resource to sync, once the CRD is served. */
   readonly resource?: ResourceRef;
   readonly statusSubresource: boolean;
+  /** Whether its status has conditions (a claim's): the konnector then names what holds it in its Ready condition. */
+  readonly statusConditions: boolean;
 }
 
 /** The version the konnector syncs: the served storage version, else the first served one. */
@@ -34,6 +36,7 @@ export function resourceOf(exp: APIServiceExport): ResourceRef | undefined {
 const schema = (status: ConditionInput['status'], reason: string, message?: string): CrdStep => ({
   condition: { type: C.SchemaInSync, status, reason, ...(message ? { message } : {}) },
   statusSubresource: false,
+  statusConditions: false,
 });
 
 /**
@@ -70,5 +73,12 @@ export async function syncCrd(
     condition: { type: C.SchemaInSync, status: 'True', reason: 'SchemaInSync' },
     resource: resourceOf(exp),
     statusSubresource: version.subresources?.status !== undefined,
+    statusConditions: hasStatusConditions(version.schema.openAPIV3Schema),
   };
+}
+
+/** Whether a version's schema gives its status a list of conditions (a claim's, as Crossplane writes the XRD). */
+function hasStatusConditions(schema: unknown): boolean {
+  type Node = { properties?: Record<string, Node>; type?: string } | undefined;
+  return (schema as Node)?.properties?.status?.properties?.conditions?.type === 'array';
 }

@@ -23,6 +23,8 @@ export interface ExportContext {
   readonly sides: Sides;
   /** Whether the CRD has the status subresource (writes go to /status then). */
   readonly statusSubresource: boolean;
+  /** Whether its status has conditions (a claim's): its Ready condition then names what holds it (lib/claim-hold.ts). */
+  readonly statusConditions: boolean;
   /** Names controllers and metrics: the binding's `namespace/name`. */
   readonly name: string;
   readonly log: Logger;

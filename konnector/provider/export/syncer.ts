@@ -24,6 +24,8 @@ export interface SyncerOptions {
   /** The control plane's version, where it stores another than the app cluster's. @default the app cluster's */
   readonly upstream?: Upstream;
   readonly statusSubresource: boolean;
+  /** Whether its status has conditions (a claim's): the konnector names what holds it in its Ready condition. */
+  readonly statusConditions: boolean;
   /** The binding's `namespace/name`. */
   readonly name: string;
   /** Accepted claims of resources the konnector copies (Secrets, ConfigMaps; owner Provider). */
@@ -58,7 +60,18 @@ export class ExportSyncer {
         transform: trimForCache({ keepOwn: true, intern: true }),
       }),
     );
-    this.x = { rt, conn, resource, sides, statusSubresource: o.statusSubresource, name: o.name, log: this.log, consumer, provider };
+    this.x = {
+      rt,
+      conn,
+      resource,
+      sides,
+      statusSubresource: o.statusSubresource,
+      statusConditions: o.statusConditions,
+      name: o.name,
+      log: this.log,
+      consumer,
+      provider,
+    };
     this.claims = o.claims.map((c) => claimSync(this.x, c.resource as ClaimedResource, c.selector?.names ?? ['*']));
     this.controllers = [specController(this.x), statusController(this.x), ...this.claims.map((c) => c.controller)];
     for (const e of ['add', 'update', 'delete'] as const) consumer.on(e, () => o.onConsumerChange());

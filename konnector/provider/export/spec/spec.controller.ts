@@ -4,6 +4,7 @@
  */
 import type { Controller } from '../../../../controller';
 import { BIND_API_VERSION, Kinds } from '../../../../exports/bind-api';
+import { readyCondition, type ClaimCondition as Condition } from '../../../../lib/claim-hold';
 import { isConflict } from '../../../../lib/kube-errors';
 import { keyOf } from '../../../kube/objects';
 import { Stopwatch } from '../../../metrics';
@@ -62,6 +63,16 @@ export function specController(x: ExportContext): Controller {
             deleteProvider: (ns, n, uid) => provider.delete(ns, n, uid),
             updateConsumerMeta: (c, finalizers, annotations) => consumer.patch(namespace, name, metaPatch(c, finalizers, annotations)),
             warn: rt.warn,
+            hold: async (c, hold) => {
+              if (!x.statusConditions) return;
+              const status = (c.status ?? {}) as { conditions?: Condition[] };
+              const conditions = Array.isArray(status.conditions) ? status.conditions : [];
+              const ready = readyCondition(hold, new Date().toISOString());
+              const was = conditions.find((k) => k.type === 'Ready');
+              if (was && was.status === ready.status && was.reason === ready.reason && was.message === ready.message) return;
+              const value = { ...status, conditions: [...conditions.filter((k) => k.type !== 'Ready'), ready] };
+              await consumer.patch(namespace, name, [{ op: 'add', path: '/status', value }], x.statusSubresource);
+            },
             observe: (what) => rt.metrics.syncSeconds.observe({ direction: what === 'applied' ? 'up' : 'delete' }, watch.elapsed(key)),
           },
           namespace,

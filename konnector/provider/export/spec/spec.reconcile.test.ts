@@ -199,6 +199,31 @@ describe('reconcileSpec: changes', () => {
     ]);
   });
 
+  it("names the control plane on a refused new claim's Ready condition; an existing copy's status speaks for itself", async () => {
+    const message = 'exceeded quota: klutch-claims, requested: count/postgresqlinstances.anynines.com=1';
+    const refuse = async () => {
+      throw Object.assign(new Error('refused'), { code: 403, body: { message } });
+    };
+    const fresh = world({ consumer: synced(), provider: undefined, providerLive: null });
+    const held: unknown[] = [];
+    fresh.deps.hold = async (_c, h) => void held.push(h);
+    fresh.deps.applyProvider = refuse;
+    await reconcileSpec(fresh.deps, 'app', 'db');
+    expect(held).toEqual([
+      {
+        hop: 'control plane',
+        reason: 'QuotaExceeded',
+        said: `the provider refused PostgresqlInstance app/db: ${message}`,
+        todo: 'delete one you no longer need or ask the platform operator for more',
+      },
+    ]);
+    const existing = world({ consumer: { ...synced(), spec: { plan: 'big' } }, provider: bound(undefined, owned) });
+    existing.deps.hold = async (_c, h) => void held.push(h);
+    existing.deps.applyProvider = refuse;
+    await reconcileSpec(existing.deps, 'app', 'db');
+    expect(held).toHaveLength(1);
+  });
+
   it('leaves any other error to the retry of the controller', async () => {
     const w = world({ consumer: { ...synced(), spec: { plan: 'big' } }, provider: bound(undefined, owned) });
     w.deps.applyProvider = async () => {

@@ -9,6 +9,7 @@
  */
 import type { ReconcileResult } from '../../../../controller';
 import { Annotations, SYNCER_FINALIZER } from '../../../../exports/bind-api';
+import type { Hold } from '../../../../lib/claim-hold';
 import { isForbidden, messageOf } from '../../../../lib/kube-errors';
 import { hasFinalizer, isDeleting, type Obj } from '../../../kube/objects';
 import type { NamespaceMap } from '../../../names';
@@ -39,6 +40,11 @@ export interface SpecDeps {
   justApplied?(desired: Obj): boolean;
   /** Tells the user something only they can fix (an Event on the object, a log line). */
   warn(consumer: Obj, reason: string, message: string): void;
+  /**
+   * Says on the object's Ready condition what holds it, where it is a claim and nothing upstream speaks for it yet
+   * (its creation refused). @default nothing
+   */
+  hold?(consumer: Obj, hold: Hold): Promise<void>;
   /** Observes a write, for latency metrics. */
   observe?(what: 'applied' | 'deleted' | 'released', consumer: Obj): void;
 }
@@ -110,12 +116,17 @@ export async function reconcileSpec(deps: SpecDeps, namespace: string, name: str
       // Refused by the provider's admission (its ResourceQuota on claims, --claim-quota; an admission policy, such as
       // the one that keeps Crossplane's fields of a claim Crossplane's): the app team sees why on its claim, not only
       // in our log, and the konnector tries again later rather than in a tight backoff.
+      // A claim refused at its creation also says so on its Ready condition: no status comes from upstream for it.
       const refused = `the provider refused ${consumer.kind} ${consumer.metadata.namespace}/${consumer.metadata.name}: ${messageOf(e)}`;
-      if (isForbidden(e) && /exceeded quota/.test(messageOf(e)))
-        deps.warn(consumer, 'QuotaExceeded', `${refused}; delete one you no longer need or ask the platform operator for more`);
-      else if (isForbidden(e) && /ValidatingAdmissionPolicy .* denied request/.test(messageOf(e)))
-        deps.warn(consumer, 'UpstreamRefused', `${refused}; change the object in this cluster as the message says`);
-      else throw e;
+      const why =
+        isForbidden(e) && /exceeded quota/.test(messageOf(e))
+          ? { reason: 'QuotaExceeded', todo: 'delete one you no longer need or ask the platform operator for more' }
+          : isForbidden(e) && /ValidatingAdmissionPolicy .* denied request/.test(messageOf(e))
+            ? { reason: 'UpstreamRefused', todo: 'change the object in this cluster as the message says' }
+            : undefined;
+      if (!why) throw e;
+      deps.warn(consumer, why.reason, `${refused}; ${why.todo}`);
+      if (!p) await deps.hold?.(consumer, { hop: 'control plane', reason: why.reason, said: refused, todo: why.todo });
       return { requeueAfterMs: WAIT_MS };
     }
     deps.observe?.('applied', consumer);

@@ -27,6 +27,7 @@ export function statusController(x: ExportContext): Controller {
               return p && x.sides.toConsumer(p);
             },
             namespaces: conn.map,
+            claim: x.statusConditions,
             getConsumer: (ns, n) => consumerObj(x, ns, n),
             readConsumer: (ns, n) => consumer.read(ns, n),
             writeConsumerStatus: async (c, status) => {

@@ -17,11 +17,12 @@ const obj = (namespace: string, o: { status?: unknown; annotations?: Record<stri
   ...(o.status ? { status: o.status } : {}),
 });
 
-function world(o: { provider?: Obj; consumer?: Obj; live?: Obj; mapped?: boolean }) {
+function world(o: { provider?: Obj; consumer?: Obj; live?: Obj; mapped?: boolean; claim?: boolean }) {
   const writes: string[] = [];
   const deps: StatusDeps = {
     getProvider: () => o.provider,
     namespaces: { providerNamespace: () => ({ state: 'missing' }), consumerNamespace: () => (o.mapped === false ? undefined : 'app') },
+    claim: o.claim,
     getConsumer: () => o.consumer,
     readConsumer: async () => o.live,
     writeConsumerStatus: async (c, s) => void writes.push(`status ${c.metadata.namespace}/${c.metadata.name} ${JSON.stringify(s)}`),
@@ -65,5 +66,49 @@ describe('reconcileStatus', () => {
     const w = world(o);
     await reconcileStatus(w.deps, 'p', 'db');
     expect(w.writes).toEqual([]);
+  });
+
+  describe('of a claim (a status with conditions)', () => {
+    const synced = { type: 'Synced', status: 'False', reason: 'ReconcileError', message: 'cannot compose: plan "huge" is not offered' };
+    const held = {
+      conditions: [synced, { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: '2026-12-06T10:00:00Z' }],
+    };
+
+    it('names the hop that holds it in its Ready condition, what the control plane said and what to do', async () => {
+      const w = world({ provider: obj('p', { status: held }), consumer: obj('app'), claim: true });
+      await reconcileStatus(w.deps, 'p', 'db');
+      expect(w.writes).toHaveLength(1);
+      const written = JSON.parse(w.writes[0]!.replace(/^status app\/db /, '')) as { conditions: Record<string, string>[] };
+      expect(written.conditions).toEqual([
+        synced,
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'ReconcileError',
+          message: expect.stringMatching(
+            /^held by the control plane: Synced False \(ReconcileError\): cannot compose: plan "huge" is not offered\. What to do: /,
+          ),
+          lastTransitionTime: '2026-12-06T10:00:00Z',
+        },
+      ]);
+    });
+
+    it('writes the named status once: the next reconcile finds it there', async () => {
+      const first = world({ provider: obj('p', { status: held }), consumer: obj('app'), claim: true });
+      await reconcileStatus(first.deps, 'p', 'db');
+      const shown = JSON.parse(first.writes[0]!.replace(/^status app\/db /, '')) as unknown;
+      const again = world({ provider: obj('p', { status: held }), consumer: obj('app', { status: shown }), claim: true });
+      await reconcileStatus(again.deps, 'p', 'db');
+      expect(again.writes).toEqual([]);
+    });
+
+    it('copies a Ready claim as it is, and any status of a resource that is not a claim', async () => {
+      const claim = world({ provider: obj('p', { status: ready }), consumer: obj('app'), claim: true });
+      await reconcileStatus(claim.deps, 'p', 'db');
+      expect(claim.writes).toEqual([`status app/db ${JSON.stringify(ready)}`]);
+      const other = world({ provider: obj('p', { status: held }), consumer: obj('app') });
+      await reconcileStatus(other.deps, 'p', 'db');
+      expect(other.writes).toEqual([`status app/db ${JSON.stringify(held)}`]);
+    });
   });
 });

@@ -2,15 +2,21 @@
  * Status down: one provider copy (key `providerNamespace/name`) → the status of its consumer object. Also removes a
  * copy whose consumer object is gone (deleted while the konnector was down, or its finalizer removed by hand), once
  * the consumer cluster itself confirms it is gone — a lagging cache never deletes anything upstream.
+ *
+ * A claim's status (one with conditions) comes down with its Ready condition naming the hop that holds it
+ * (lib/claim-hold.ts): the app developer reads where it waits, and what to do, with kubectl get.
  */
 import type { ReconcileResult } from '../../../../controller';
 import { Annotations } from '../../../../exports/bind-api';
+import { withHold } from '../../../../lib/claim-hold';
 import { isDeleting, jsonEqual, type Obj } from '../../../kube/objects';
 import type { NamespaceMap } from '../../../names';
 
 export interface StatusDeps {
   getProvider(namespace: string, name: string): Obj | undefined;
   readonly namespaces: NamespaceMap;
+  /** Whether the resource's status has conditions (a claim's): its Ready condition then names what holds it. */
+  readonly claim?: boolean;
   getConsumer(namespace: string, name: string): Obj | undefined;
   /** The consumer object read from the API server. */
   readConsumer(namespace: string, name: string): Promise<Obj | undefined>;
@@ -33,8 +39,11 @@ export async function reconcileStatus(deps: StatusDeps, providerNamespace: strin
     }
     return undefined;
   }
-  if (isDeleting(c) || jsonEqual(c.status ?? {}, p.status ?? {})) return undefined;
-  await deps.writeConsumerStatus(c, p.status ?? {});
+  const status = deps.claim
+    ? withHold(p.status ?? {}, p.metadata.creationTimestamp ?? c.metadata.creationTimestamp ?? '')
+    : (p.status ?? {});
+  if (isDeleting(c) || jsonEqual(c.status ?? {}, status)) return undefined;
+  await deps.writeConsumerStatus(c, status);
   deps.observe?.('status', p);
   return undefined;
 }

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { holdOf, withHold } from './claim-hold';
+
+const c = (type: string, status: string, reason?: string, message?: string) => ({
+  type,
+  status,
+  ...(reason ? { reason } : {}),
+  ...(message ? { message } : {}),
+});
+
+describe('holdOf', () => {
+  it.each([
+    [
+      'Crossplane cannot compose it',
+      [c('Synced', 'False', 'ReconcileError', 'x'), c('DataServiceReady', 'False', 'Provisioning')],
+      'control plane',
+      'ReconcileError',
+    ],
+    [
+      "the backend's operator makes it",
+      [c('Synced', 'True'), c('DataServiceReady', 'False', 'Provisioning', 'Setting up primary')],
+      'data service',
+      'Provisioning',
+    ],
+    [
+      "the backend's operator failed",
+      [c('Synced', 'True'), c('DataServiceReady', 'False', 'ProvisioningFailed', 'gave up')],
+      'data service',
+      'ProvisioningFailed',
+    ],
+    [
+      'a role not reconciled',
+      [c('Synced', 'True'), c('DataServiceReady', 'True'), c('RoleNotReconciled', 'False', 'RoleNotReconciled')],
+      'data service',
+      'RoleNotReconciled',
+    ],
+    [
+      'composed resources not ready',
+      [c('Synced', 'True'), c('Ready', 'False', 'Creating', 'Unready resources: db')],
+      'control plane',
+      'Creating',
+    ],
+    ['no answer yet', [], 'control plane', 'Waiting'],
+  ])('says %s', (_what, conditions, hop, reason) => {
+    expect(holdOf(conditions)).toMatchObject({ hop, reason });
+  });
+
+  it('says nothing holds a Ready claim, whatever else it reports', () => {
+    expect(holdOf([c('Ready', 'True'), c('ContinuousArchiving', 'False', 'Failed')])).toBeUndefined();
+  });
+});
+
+describe('withHold', () => {
+  it('replaces the Ready condition with one that names the hop; the other conditions and fields stay', () => {
+    const status = {
+      phase: 'x',
+      conditions: [c('Ready', 'False', 'Creating'), c('DataServiceReady', 'False', 'Provisioning', 'Setting up primary')],
+    };
+    expect(withHold(status, '2026-12-06T10:00:00Z')).toEqual({
+      phase: 'x',
+      conditions: [
+        c('DataServiceReady', 'False', 'Provisioning', 'Setting up primary'),
+        {
+          ...c('Ready', 'False', 'Provisioning'),
+          message: expect.stringMatching(
+            /^held by the data service: DataServiceReady False \(Provisioning\): Setting up primary\. What to do: /,
+          ),
+          lastTransitionTime: '2026-12-06T10:00:00Z',
+        },
+      ],
+    });
+  });
+
+  it('says a claim with no status yet waits for the control plane', () => {
+    expect(withHold({}, '2026-12-06T10:00:00Z')).toEqual({
+      conditions: [
+        expect.objectContaining({
+          type: 'Ready',
+          status: 'False',
+          reason: 'Waiting',
+          message: expect.stringMatching(/^held by the control plane: no status/),
+        }),
+      ],
+    });
+  });
+
+  it('leaves a Ready claim, and conditions that are not a list of conditions, as they are', () => {
+    const readyStatus = { conditions: [c('Ready', 'True')] };
+    expect(withHold(readyStatus, 'now')).toBe(readyStatus);
+    const odd = { conditions: 'none' };
+    expect(withHold(odd, 'now')).toBe(odd);
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Which hop holds a claim, read from the conditions the control plane wrote on it (Crossplane's Synced and Ready, the
+ * data service's DataServiceReady in the backend's words, and what else the backend reports): the one reading that
+ * the konnector writes into the claim's Ready condition in the app cluster and `kubectl bind why` prints, so the two
+ * never say different things. Pure.
+ */
+
+export interface ClaimCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly lastTransitionTime?: string;
+}
+
+/** The hops between an app developer's claim and its data, in the order a claim passes them. */
+type Hop = 'binding' | 'konnector' | 'control plane' | 'data service' | 'claim';
+
+/** What holds a claim at one hop: the condition that says so (its type, reason, words) and what to do. */
+export interface Hold {
+  readonly hop: Hop;
+  readonly reason: string;
+  /** The words of the hop: `Synced False (ReconcileError): cannot compose …`. */
+  readonly said: string;
+  readonly todo: string;
+  /** Since when, where the hop says (the condition's lastTransitionTime). */
+  readonly since?: string;
+}
+
+const CONTROL_PLANE_TODO =
+  'the control plane cannot compose the claim (Crossplane, its composition function or a managed resource): the message says why; a spec the platform refuses is yours to fix, anything else is for the platform operator';
+const PROVISIONING_TODO = "the backend's operator is still making it: wait, the message says what it does";
+const FAILED_TODO = "the backend's operator reports a failure: the message says what failed and what to do";
+const OTHER_TODO = 'the data service reports a problem beside its readiness: the message says what to do';
+const WAITING_TODO =
+  'the control plane has the claim and has not reported on it yet: wait a few seconds; if it stays so, the platform operator should look at Crossplane';
+
+/** A condition as one line: `Synced False (ReconcileError): cannot compose …`. */
+export const saidOf = (c: ClaimCondition): string =>
+  `${c.type} ${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`;
+
+/** What a condition that is not True means, by its type; undefined for a True one. `Ready` itself is not a cause. */
+export function conditionHold(c: ClaimCondition): Hold | undefined {
+  if (c.status === 'True' || c.type === 'Ready') return undefined;
+  const base = { reason: c.reason || c.type, said: saidOf(c), ...(c.lastTransitionTime ? { since: c.lastTransitionTime } : {}) };
+  switch (c.type) {
+    case 'Synced':
+      return { hop: 'control plane', ...base, todo: CONTROL_PLANE_TODO };
+    case 'DataServiceReady':
+      return { hop: 'data service', ...base, todo: c.reason === 'Provisioning' ? PROVISIONING_TODO : FAILED_TODO };
+    default:
+      return { hop: 'data service', ...base, todo: OTHER_TODO };
+  }
+}
+
+/** The order a claim's conditions are read in: Crossplane's first, then the data service's, then the rest, then Ready. */
+export const conditionOrder = (type: string): number => ['Synced', 'DataServiceReady'].indexOf(type) + 1 || (type === 'Ready' ? 9 : 5);
+
+/**
+ * What holds a claim with these conditions, if it is not Ready: the first cause in `conditionOrder`; a Ready False
+ * with no other cause is the control plane's (Crossplane waits for its composed resources); no conditions at all is
+ * the control plane's too, not answered yet. Undefined when the claim is Ready.
+ */
+export function holdOf(conditions: readonly ClaimCondition[]): Hold | undefined {
+  const ready = conditions.find((c) => c.type === 'Ready');
+  if (ready?.status === 'True') return undefined;
+  const cause = [...conditions]
+    .sort((a, b) => conditionOrder(a.type) - conditionOrder(b.type))
+    .map(conditionHold)
+    .find((h) => h !== undefined);
+  if (cause) return cause;
+  if (ready)
+    return {
+      hop: 'control plane',
+      reason: ready.reason || 'NotReady',
+      said: saidOf(ready),
+      todo: CONTROL_PLANE_TODO,
+      ...(ready.lastTransitionTime ? { since: ready.lastTransitionTime } : {}),
+    };
+  return { hop: 'control plane', reason: 'Waiting', said: 'no status: the control plane has not answered for it yet', todo: WAITING_TODO };
+}
+
+/** The Ready condition that names `hold`: what the app developer reads with kubectl get or describe. */
+export function readyCondition(hold: Hold, at: string): ClaimCondition & { lastTransitionTime: string } {
+  return {
+    type: 'Ready',
+    status: 'False',
+    reason: hold.reason,
+    message: `held by the ${hold.hop}: ${hold.said}. What to do: ${hold.todo}`,
+    lastTransitionTime: hold.since ?? at,
+  };
+}
+
+type Status = { conditions?: ClaimCondition[] } & Record<string, unknown>;
+const isConditions = (v: unknown): v is ClaimCondition[] =>
+  Array.isArray(v) && v.every((c) => typeof c === 'object' && c !== null && typeof (c as ClaimCondition).type === 'string');
+
+/**
+ * The status as the app cluster shows it: the control plane's, with its Ready condition naming the hop that holds
+ * the claim (`at`: the time a Ready condition that did not exist is said to begin, a stable one such as the claim's
+ * creation, so that the same status always reads the same). A Ready True, or a status whose conditions are not a
+ * list of conditions, stays as it is.
+ */
+export function withHold(status: unknown, at: string): unknown {
+  const s = (typeof status === 'object' && status !== null && !Array.isArray(status) ? status : {}) as Status;
+  const conditions = s.conditions ?? [];
+  if (!isConditions(conditions)) return status;
+  const hold = holdOf(conditions);
+  if (!hold) return status;
+  const ready = conditions.find((c) => c.type === 'Ready');
+  const named = readyCondition({ ...hold, ...(ready?.lastTransitionTime ? { since: ready.lastTransitionTime } : {}) }, at);
+  return { ...s, conditions: [...conditions.filter((c) => c.type !== 'Ready'), named] };
+}
