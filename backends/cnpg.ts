@@ -82,6 +82,19 @@ export const CNPG_POD_DIAGNOSTICS = {
   conditions: [{ type: 'PodScheduled', status: 'False', says: 'cannot be scheduled' }],
   // A Job's Pod that failed (initdb, a recovery): CNPG retries the Job for minutes before its phase says so.
   failed: { says: 'failed' },
+  // A Pod that cannot start: an image the registry lacks (a mirror not filled), a Secret or ConfigMap not there, a
+  // container that keeps crashing. Its Ready condition says only "containers with unready status".
+  waiting: {
+    says: 'cannot start',
+    reasons: [
+      'ErrImagePull',
+      'ImagePullBackOff',
+      'InvalidImageName',
+      'CreateContainerConfigError',
+      'CreateContainerError',
+      'CrashLoopBackOff',
+    ],
+  },
 } as const;
 
 /**

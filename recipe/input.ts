@@ -364,6 +364,10 @@ export const inputSchema: Schema = s.object(
           { minItems: 1 },
         ),
         failed: s.object({ says: s.string({ minLength: 1 }) }, { required: ['says'] }),
+        waiting: s.object(
+          { says: s.string({ minLength: 1 }), reasons: s.array(s.string({ minLength: 1 }), { minItems: 1 }) },
+          { required: ['says', 'reasons'] },
+        ),
       },
       { required: ['apiVersion', 'kind', 'labels', 'conditions'] },
     ),

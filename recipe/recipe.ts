@@ -365,6 +365,13 @@ export interface Diagnostics {
    * Pod's conditions carry no message, so the conditions above never speak for it. The recipe's `errorAdvice` applies.
    */
   readonly failed?: { readonly says: string };
+  /**
+   * Pods only: a Pod with a container (or init container) waiting for one of `reasons` (`ImagePullBackOff`: an image
+   * the registry does not have) says so after a failed Pod and before any condition, whose words (`containers with
+   * unready status`) do not name the cause: `<kind> <name> <says>: container <c> is waiting: <reason>: <message>`,
+   * the condition's reason the container's.
+   */
+  readonly waiting?: { readonly says: string; readonly reasons: readonly string[] };
 }
 
 /**

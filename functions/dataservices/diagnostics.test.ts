@@ -253,6 +253,38 @@ describe('the cnpg instance recipe', () => {
     },
   );
 
+  it("says that its Pod cannot start for an image the registry lacks, in the kubelet's words, not the Ready condition's", () => {
+    const input = inputFor(pg.backends.cnpg as Recipe, { backend: 'cnpg', service: 'postgresql', target: 'v1' });
+    const req = requestOf(input, compositeOf(pg, 'cnpg', spec, { name: 'pg', namespace: 'team-d' }), { 'cnpg-postgresql': cluster });
+    const pulling = (reason: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pg-1-initdb-x7k2p', namespace: 'team-d', labels: { 'cnpg.io/cluster': 'pg' } },
+      status: {
+        phase: 'Pending',
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [initdb]' },
+        ],
+        initContainerStatuses: [
+          {
+            name: 'bootstrap-controller',
+            state: { waiting: { reason, message: 'Back-off pulling image "registry.example/postgresql:15"' } },
+          },
+        ],
+      },
+    });
+    expect(own(runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, [pulling('ImagePullBackOff')])))).toMatchObject({
+      reason: 'ImagePullBackOff',
+      message:
+        'cnpg postgresql: Setting up primary: Creating primary instance pg-1; Pod pg-1-initdb-x7k2p cannot start: container bootstrap-controller is waiting: ImagePullBackOff: Back-off pulling image "registry.example/postgresql:15"',
+    });
+    // A container waiting for a reason that is only progress (being created) says nothing.
+    expect(own(runFunction(answer(req, DIAGNOSTICS_REQUIREMENT, [pulling('ContainerCreating')])))?.message).toBe(
+      'cnpg postgresql: Setting up primary: Creating primary instance pg-1',
+    );
+  });
+
   it.each(['v1', 'v2'] as const)(
     '%s: says that its recovery Pod failed and what to check, before CNPG gives up on the Job minutes later',
     (target) => {
