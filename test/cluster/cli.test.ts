@@ -351,6 +351,15 @@ describe('kubectl bind', () => {
     expect(making.stdout).toMatch(new RegExp(`^  ok +konnector +runs in namespace ${ns} \\(Lease klutch-bind renewed \\d+ s ago\\)$`, 'm'));
     expect(making.stdout).toMatch(/^ {2}NOT +data service +DataServiceReady False \(Provisioning\): cnpg postgresql: Setting up primary/m);
     expect(making.stdout).toContain("Held by the data service: the backend's operator is still making it");
+    // The claim says the same on itself: the konnector names the hop in its Ready condition (lib/claim-hold.ts).
+    const ready = ((await getObject(kb, pgPath(app, 'first')))?.status?.conditions as O[]).find((c) => c.type === 'Ready');
+    expect(ready).toMatchObject({
+      status: 'False',
+      reason: 'Provisioning',
+      message: expect.stringMatching(
+        /^held by the data service: DataServiceReady False \(Provisioning\): cnpg postgresql: Setting up primary: Creating primary instance first-1\. What to do: the backend's operator is still making it/,
+      ),
+    });
     const failing = await answer({
       status: 'False',
       reason: 'ProvisioningFailed',

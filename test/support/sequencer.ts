@@ -19,6 +19,7 @@ export const CHAIN_FIRST = [
   'test/cluster/crossplane-claims.test.ts',
   'test/cluster/network-policies.test.ts',
   'test/cluster/release.test.ts',
+  'test/cluster/why-not-ready.test.ts',
   'test/cluster/crossplane-v2-native.test.ts',
 ] as const;
 

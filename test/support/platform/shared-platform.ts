@@ -24,6 +24,7 @@ export const POD_PLATFORM_FILES = [
   'test/cluster/object-store.test.ts',
   'test/cluster/network-policies.test.ts',
   'test/cluster/release.test.ts',
+  'test/cluster/why-not-ready.test.ts',
 ];
 /** Of those, the ones that use it with the default package and must be done before the package moves. */
 export const V1_FILES = [
@@ -33,6 +34,7 @@ export const V1_FILES = [
   'test/cluster/crossplane-claims.test.ts',
   'test/cluster/network-policies.test.ts',
   'test/cluster/release.test.ts',
+  'test/cluster/why-not-ready.test.ts',
 ];
 /** How long `exclusive` waits for the files holding the platform. */
 const EXCLUSIVE_TIMEOUT_MS = 30 * 60_000;
