@@ -71,6 +71,12 @@ describe('withHold', () => {
     });
   });
 
+  it("ends what the hop said with one period, however the backend's words end", () => {
+    const status = { conditions: [c('DataServiceReady', 'False', 'Unschedulable', 'Pod x cannot be scheduled: no volume.')] };
+    const ready = (withHold(status, 'now') as { conditions: { message: string }[] }).conditions[1]!;
+    expect(ready.message).toContain('cannot be scheduled: no volume. What to do: ');
+  });
+
   it('says a claim with no status yet waits for the control plane', () => {
     expect(withHold({}, '2026-12-06T10:00:00Z')).toEqual({
       conditions: [

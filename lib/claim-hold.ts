@@ -86,7 +86,7 @@ export function readyCondition(hold: Hold, at: string): ClaimCondition & { lastT
     type: 'Ready',
     status: 'False',
     reason: hold.reason,
-    message: `held by the ${hold.hop}: ${hold.said}. What to do: ${hold.todo}`,
+    message: `held by the ${hold.hop}: ${hold.said.replace(/\.+$/, '')}. What to do: ${hold.todo}`,
     lastTransitionTime: hold.since ?? at,
   };
 }
