@@ -6,7 +6,7 @@
  * the same chain.
  *
  * The faults are the ones a tenant meets alone: a plan the API does not offer, a field the control plane's admission
- * policy keeps, the tenant's claim quota, a volume that cannot bind, a binding to an instance that does not exist.
+ * policy keeps, the tenant's claim quota, a Pod that cannot be scheduled, a binding to an instance that does not exist.
  * Faults of the whole platform (an operator, the function, the object store or the konnector stopped) would hold
  * every other file's claims too; they are not injected here (docs/decisions/claim-hold.md).
  */
@@ -159,9 +159,11 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
     expect(readyOf(await getObject(app, path('postgresqlinstances', ns, 'second')))?.reason).toBe('QuotaExceeded');
   }, 180_000);
 
-  it("a volume that cannot bind: the data service, with the Pod's scheduling reason, within 10 s of the Pod saying it; why prints the chain", async () => {
-    const ns = await testNamespace(app, 'why-volume');
-    // A small plan asks 10Gi; the platform's volumes are 1Gi (the files that need one reserve it): none can bind.
+  it("a Pod that cannot be scheduled: the data service, in the scheduler's words on the Pod, within 10 s of the Pod saying it; why prints the chain", async () => {
+    const ns = await testNamespace(app, 'why-unschedulable');
+    // A small plan asks a 10Gi volume and a whole CPU; the platform's volumes are 1Gi (the files that need one reserve
+    // it), and other files' Pods hold part of the node's 2 CPUs. The scheduler names the first filter that fails
+    // (resources before volumes), so the test holds the claim to the Pod's own words, not to one of the two.
     await requireOk(
       app,
       'POST',
@@ -169,17 +171,30 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
       claim('postgresql-cnpg', ns, 'stuck', (o) => (o.spec.plan = 'postgresql-single-small')),
     );
     const pns = await providerNamespace(ns);
+    const said = new Set<string>();
     const r = await namedAfterCause(
       { plural: 'postgresqlinstances', ns, name: 'stuck', hop: 'data service', says: /cannot be scheduled/ },
       async () => {
         const pods = ((await getObject(control, `/api/v1/namespaces/${pns}/pods?labelSelector=cnpg.io%2Fcluster%3Dstuck`))?.items ??
           []) as WireObject[];
-        return pods.some((p) =>
-          (p.status?.conditions as WireObject[] | undefined)?.some((c) => c.type === 'PodScheduled' && c.status === 'False'),
-        );
+        for (const p of pods) {
+          const c = (p.status?.conditions as WireObject[] | undefined)?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+          if (c?.message) said.add(`Pod ${p.metadata.name} cannot be scheduled: ${c.message}`);
+        }
+        return said.size > 0;
       },
     );
-    expect(r.message).toMatch(/cannot be scheduled: .*persistent volume/);
+    // Once more: the Pod's words may have changed between the last poll and the function's read.
+    const pods = ((await getObject(control, `/api/v1/namespaces/${pns}/pods?labelSelector=cnpg.io%2Fcluster%3Dstuck`))?.items ??
+      []) as WireObject[];
+    for (const p of pods)
+      for (const c of (p.status?.conditions as WireObject[] | undefined) ?? [])
+        if (c.type === 'PodScheduled' && c.message) said.add(`Pod ${p.metadata.name} cannot be scheduled: ${c.message}`);
+    expect(
+      [...said].some((w) => r.message.includes(w)),
+      `${r.message}\nnot one of the Pod's own:\n${[...said].join('\n')}`,
+    ).toBe(true);
+    expect(r.message).toMatch(/cannot be scheduled: 0\/\d+ nodes are available: .*(persistent volume|Insufficient)/);
     expect(r.namedAt - r.causeAt).toBeLessThanOrEqual(NAMED_WITHIN_MS);
     const chain = await why('postgresqlinstance/stuck', ns);
     expect(chain).toMatch(/^ {2}ok +binding /m);
