@@ -12,26 +12,31 @@ export interface BoundObjects {
   readonly expiries: readonly { readonly name: string; readonly at: string }[];
   /**
    * The objects whose credentials rotated (a cnpg ServiceBinding's `status.managed.rotation`, generation > 0):
-   * `namespace/name` and when the previous user is revoked, unset while the new user does not work yet.
+   * `namespace/name`, when the new user worked and its credentials were published upstream (unset until then), and
+   * when the previous user is revoked (unset until the new credentials reached this cluster).
    */
   readonly rotations: readonly Rotated[];
 }
 
 export interface Rotated {
   readonly name: string;
+  readonly publishedAt?: string;
   readonly retiresAt?: string;
 }
 
 type Listed = {
   metadata: { name: string; namespace?: string };
   spec?: { expiresAt?: unknown };
-  status?: { managed?: { rotation?: { generation?: unknown; retiresAt?: unknown } } };
+  status?: { managed?: { rotation?: { generation?: unknown; publishedAt?: unknown; retiresAt?: unknown } } };
 };
+
+const timeOf = (v: unknown): string | undefined => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? v : undefined);
 
 const rotatedOf = (name: string, o: Listed): Rotated[] => {
   const r = o.status?.managed?.rotation;
   if (typeof r?.generation !== 'number' || r.generation < 1) return [];
-  return [{ name, ...(typeof r.retiresAt === 'string' && !Number.isNaN(Date.parse(r.retiresAt)) ? { retiresAt: r.retiresAt } : {}) }];
+  const [publishedAt, retiresAt] = [timeOf(r.publishedAt), timeOf(r.retiresAt)];
+  return [{ name, ...(publishedAt ? { publishedAt } : {}), ...(retiresAt ? { retiresAt } : {}) }];
 };
 
 /** Undefined when the API's CRD is not (or no longer) in the cluster. */

@@ -20,17 +20,20 @@ describe('kubectl bind list: the time left of bindings with a lifetime', () => {
 
 describe('kubectl bind list: the rotations under way', () => {
   const now = Date.parse('2026-12-05T12:00:00Z');
-  it('says which rotate, how long the old credentials work, and nothing once the overlap ended', () => {
+  it('says which rotate, whose new credentials travel, how long the old ones work, and nothing once the overlap ended', () => {
     expect(
       rotating(
         [
           { name: 'team/waiting' },
-          { name: 'team/overlap', retiresAt: '2026-12-05T12:04:10Z' },
+          { name: 'team/travelling', publishedAt: '2026-12-05T11:59:30Z' },
+          { name: 'team/overlap', publishedAt: '2026-12-05T11:59:00Z', retiresAt: '2026-12-05T12:04:10Z' },
           { name: 'team/done', retiresAt: '2026-12-05T11:59:00Z' },
         ],
         now,
       ),
-    ).toBe("team/waiting is rotating its credentials, team/overlap's old credentials work for 4m");
+    ).toBe(
+      "team/waiting is rotating its credentials, team/travelling's new credentials are on their way here, team/overlap's old credentials work for 4m",
+    );
     const many = ['a', 'b', 'c', 'd', 'e'].map((n) => ({ name: `team/${n}` }));
     expect(rotating(many, now)).toMatch(/team\/c is rotating its credentials, 2 more rotating$/);
     expect(rotating([], now)).toBe('');

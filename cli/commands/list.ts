@@ -23,15 +23,18 @@ export function expiring(expiries: readonly { readonly name: string; readonly at
 }
 
 /**
- * The rotations under way: `team/app is rotating its credentials` until the new user works, then `team/app's old
- * credentials work for 4m` until the overlap ends; nothing once it has. Three at most.
+ * The rotations under way: `team/app is rotating its credentials` until the new user works, `team/app's new
+ * credentials are on their way here` until the konnector has copied them into this cluster (the overlap counts from
+ * then), then `team/app's old credentials work for 4m` until the overlap ends; nothing once it has. Three at most.
  */
 export function rotating(rotations: readonly Rotated[], now = Date.now()): string {
   const open = rotations.filter((r) => r.retiresAt === undefined || Date.parse(r.retiresAt) > now);
-  return firstThree(open, 'rotating', ({ name, retiresAt }) =>
-    retiresAt === undefined
-      ? `${name} is rotating its credentials`
-      : `${name}'s old credentials work for ${span(Date.parse(retiresAt) - now)}`,
+  return firstThree(open, 'rotating', ({ name, publishedAt, retiresAt }) =>
+    retiresAt !== undefined
+      ? `${name}'s old credentials work for ${span(Date.parse(retiresAt) - now)}`
+      : publishedAt !== undefined
+        ? `${name}'s new credentials are on their way here`
+        : `${name} is rotating its credentials`,
   );
 }
 
