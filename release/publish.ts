@@ -17,6 +17,7 @@ import { DEFAULT_IMAGE_REGISTRY, DEFAULT_PACKAGE_REGISTRY } from '../lib/version
 import { imageRepository, mirrored } from '../lib/image-reference';
 import { RELEASE_KONNECTOR_DIGEST_ENV, RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } from '../scripts/bundle.mjs';
 import type { ReleaseFlags } from './flags';
+import { pinDependency } from '../synth/package-meta';
 import { buildExecutables } from './plugin-executables';
 import {
   CHART_REPOSITORY,
@@ -25,6 +26,7 @@ import {
   type ListedImage,
   pinKustomizeImages,
   pinned,
+  pinnedPackage,
   pinReferences,
   referencesIn,
   RELEASE_IMAGES,
@@ -117,14 +119,23 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
         },
       ];
       for (const b of builds) {
+        // The Configuration depends on the Function this release just pushed, by its digest (pinDependency).
+        const made = packages[fn];
+        if (b.repo === RELEASE_PACKAGES.configuration && made) {
+          const meta = join(b.build.root, 'crossplane.yaml');
+          writeFileSync(meta, pinDependency(readFileSync(meta, 'utf8'), repositoryOf(made.ref), made.digest));
+        }
         const digest = await pushPackage(access, crank, b.build, pushed(packageName(b.repo)));
         packages[b.repo] = { ref: packageName(b.repo), digest };
         log(`  ${pinned(packageName(b.repo), digest)}`);
       }
     });
 
-    // Every image of ours, pinned, wherever the bundles and the chart name it.
-    const pins = new Map(Object.values(images).map((i) => [i.ref, pinned(i.ref, i.digest)]));
+    // Every image and package of ours, pinned, wherever the bundles and the chart name it.
+    const pins = new Map([
+      ...Object.values(images).map((i) => [i.ref, pinned(i.ref, i.digest)] as const),
+      ...Object.values(packages).map((p) => [p.ref, pinnedPackage(p.ref, p.digest)] as const),
+    ]);
     const repoDigests = new Map(Object.values(images).map((i) => [repositoryOf(i.ref), i.digest]));
 
     const chart = await step('package and push the Helm chart (OCI)', async () => {

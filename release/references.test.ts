@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checksumsText, imagesText, pinKustomizeImages, pinned, pinReferences, referencesIn } from './references';
+import { checksumsText, imagesText, pinKustomizeImages, pinned, pinnedPackage, pinReferences, referencesIn } from './references';
 import { pinChartValues } from './publish';
 
 const D1 = `sha256:${'1'.repeat(64)}`;
@@ -29,6 +29,13 @@ describe('pinning', () => {
       `image: ${REG}/bind-backend:v0.1.0/extra`,
       'package: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.3.1',
     ]);
+  });
+
+  it("pins a Crossplane package by its digest alone: a pinned package's version is the digest its dependents name", () => {
+    expect(pinnedPackage(`${REG}/function-dataservices:v0.1.0`, D1)).toBe(`${REG}/function-dataservices@${D1}`);
+    // A registry's port is not a tag.
+    expect(pinnedPackage(`${REG}/function-dataservices`, D1)).toBe(`${REG}/function-dataservices@${D1}`);
+    expect(() => pinnedPackage(`${REG}/f:v1`, 'sha256:abc')).toThrow(/is not a sha256 digest/);
   });
 
   it('refuses a digest that is not sha256', () => {

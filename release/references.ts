@@ -2,6 +2,7 @@
  * What a release names, and how its bundles are pinned: pure functions of references and digests (release/publish.ts
  * does the pushing). docs/releases.md describes the layout.
  */
+import { imageRepository } from '../lib/image-reference';
 import { DEPLOYABLE_IMAGE_NAMES, VERSION } from '../lib/version';
 
 /** The images a release publishes, by the deployable each is built from (synth/deployables.ts). */
@@ -20,6 +21,18 @@ export const tagged = (registry: string, name: string, version: string = VERSION
 export function pinned(ref: string, digest: string): string {
   if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`${ref}: "${digest}" is not a sha256 digest`);
   return `${ref}@${digest}`;
+}
+
+/**
+ * `<repository>@<digest>`: a Crossplane package pinned. Crossplane's dependency resolution compares a package's
+ * version with the constraints of the packages that depend on it, and a pinned package's version is its digest, so
+ * the tag goes (a Configuration's dependsOn names the same digest: synth/package-meta.ts pinDependency).
+ */
+export function pinnedPackage(ref: string, digest: string): string {
+  pinned(ref, digest); // the digest's form
+  const repository = imageRepository(ref);
+  if (!repository) throw new Error(`${ref}: not a package reference`);
+  return `${repository}@${digest}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The Configuration package's `crossplane.yaml`: metadata, Crossplane version constraint and dependencies. */
 import { Construct } from 'constructs';
+import { parseDocument, visit } from 'yaml';
 import type { CrossplaneTarget } from '../apis/api';
 import type { FunctionPackage } from '../compositions/function-ref';
 import { Configuration } from '../imports/meta.pkg.crossplane.io';
@@ -51,4 +52,25 @@ export class ConfigurationMeta extends Construct {
       },
     });
   }
+}
+
+/**
+ * A package's crossplane.yaml with its dependency on `repository` (a `function`, `provider` or `configuration` entry,
+ * or a `package` one) pinned to `digest`: Crossplane (1.20 and 2.x) installs exactly that package for it. Fails when
+ * there is no such dependency: a release that pins nothing must not pass for one that does.
+ */
+export function pinDependency(crossplaneYaml: string, repository: string, digest: string): string {
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`${repository}: "${digest}" is not a sha256 digest`);
+  const doc = parseDocument(crossplaneYaml);
+  let found = false;
+  visit(doc, {
+    Map(_, node) {
+      const names = ['function', 'provider', 'configuration', 'package'].map((k) => node.get(k));
+      if (!names.includes(repository) || !node.has('version')) return;
+      node.set('version', digest);
+      found = true;
+    },
+  });
+  if (!found) throw new Error(`the package's crossplane.yaml has no dependency on ${repository} to pin`);
+  return doc.toString({ lineWidth: 0 });
 }

@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import type { ClusterInfo } from '../cluster/control-plane';
+import { pinDependency } from '../../synth/package-meta';
 import { CROSSPLANE_NAMESPACE } from '../../synth/synth';
 import { CONFIGURATION_NAME, CONFIGURATION_PACKAGE } from '../crossplane/crossplane';
 import { apply, condition } from '../cluster/kube';
-import { eventually, getObject, kubeFor, requireOk, type WireObject } from '../cluster/kube';
+import { eventually, getObject, type Kube, kubeFor, requireOk, type WireObject } from '../cluster/kube';
 import type { Node } from '../node/node';
 import type { Registry } from '../node/registry';
 import { deploymentAvailable, packageHealthy } from './crossplane-deployed';
@@ -66,9 +67,12 @@ export function crossplaneControls(o: {
       await deploymentAvailable(kube, o.node, CROSSPLANE_NAMESPACE, 'crossplane', 'app=crossplane');
     },
     switchConfiguration: async (files, w) => {
-      const packageFiles = [...files]
-        .filter(([path]) => path.startsWith(`${PACKAGE_DIR}/`) && !path.startsWith(`${PACKAGE_DIR}/examples/`))
-        .sort(([a], [b]) => (a < b ? -1 : 1));
+      const packageFiles = await pinnedToInstalled(
+        kube,
+        [...files]
+          .filter(([path]) => path.startsWith(`${PACKAGE_DIR}/`) && !path.startsWith(`${PACKAGE_DIR}/examples/`))
+          .sort(([a], [b]) => (a < b ? -1 : 1)),
+      );
       const key = createHash('sha256').update(JSON.stringify(packageFiles)).digest('hex');
       let ref = pushed.get(key);
       if (!ref) {
@@ -132,4 +136,26 @@ export function crossplaneControls(o: {
       await packageHealthy(kube, o.node, 'configurations', CONFIGURATION_NAME);
     },
   };
+}
+
+/**
+ * The package's files with its dependency on our Function pinned to the digest the installed Function names, where a
+ * release installed it by digest: a release's Configuration names its Function so (synth/package-meta.ts
+ * pinDependency), and a range would not resolve against a Function whose version is a digest. An operator moving to
+ * the v2 package installs the release's v2 Configuration, pinned the same way; this is that, built from synth.
+ */
+async function pinnedToInstalled(kube: Kube, files: [string, string][]): Promise<[string, string][]> {
+  const meta = files.find(([path]) => path === `${PACKAGE_DIR}/crossplane.yaml`);
+  if (!meta) return files;
+  const deps = ((parse(meta[1]) as WireObject | undefined)?.spec?.dependsOn ?? []) as { function?: string }[];
+  const installed = ((await getObject(kube, '/apis/pkg.crossplane.io/v1/functions'))?.items ?? []) as WireObject[];
+  let text = meta[1];
+  for (const repository of deps.flatMap((d) => (d.function ? [d.function] : []))) {
+    const digest = installed
+      .map((f) => String(f.spec?.package ?? ''))
+      .find((p) => p.startsWith(`${repository}@sha256:`))
+      ?.slice(repository.length + 1);
+    if (digest) text = pinDependency(text, repository, digest);
+  }
+  return files.map(([path, t]) => [path, path === meta[0] ? text : t]);
 }

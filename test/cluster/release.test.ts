@@ -2,10 +2,11 @@
  * A release as an operator makes it (issue 37, item 2): `npm run release` run as a command against the run's registry
  * (the shared platform's), then what it published used from the registry alone: the files checked against
  * SHA256SUMS with sha256sum, every image of images.txt run as a Pod the kubelet pulls by its digest, the chart pulled
- * over OCI by the real helm, the Function package installed by Crossplane by its digest. The release's names are the
+ * over OCI by the real helm, the Function package installed by Crossplane by the digest the bundle names, and the
+ * Configuration, as pulled, depending on that digest. The release's names are the
  * ones the node pulls (`<registry.host>/release-test`); this process pushes through its forward (`--push-registry`).
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -14,6 +15,7 @@ import { repoRoot } from '../../harness/root';
 import { runCommand } from '../../harness/cluster/processes';
 import { applyAt, type Kube, type WireObject } from '../../harness/cluster/kube';
 import { ensureHelm } from '../../harness/tools/helm';
+import { ensurePrograms } from '../../harness/tools/programs';
 import { KUBE_VERSION, kubeBinaryPath } from '../../harness/tools/kube';
 import { packageHealthy } from '../../harness/platform/crossplane-deployed';
 import type { AttachedNode } from '../../harness/node/attach';
@@ -73,6 +75,15 @@ afterAll(async () => {
 });
 
 const pinnedRef = (ref: string, digest: string) => `${ref}@${digest}`;
+
+/** The Function object of the release's control-plane bundle. */
+function bundledFunction(): WireObject {
+  const dir = join(out, 'control-plane', 'function');
+  const file = readdirSync(dir).find((f) => /^function-.*\.yaml$/.test(f))!;
+  return parseAllDocuments(readFileSync(join(dir, file), 'utf8'))
+    .map((d) => d.toJS() as WireObject)
+    .find((o) => o?.kind === 'Function')!;
+}
 
 describe('npm run release', () => {
   it('publishes every artifact, says each step with its time, and writes a release folder SHA256SUMS covers', async () => {
@@ -173,10 +184,34 @@ describe('npm run release', () => {
     }
   }, 300_000);
 
-  it('its Function package installs on Crossplane by digest and runs the runtime embedded in it', async () => {
+  it("pins its packages by digest: the bundle's Function, and the Configuration's dependency on it", async () => {
     expect(run.code, run.output).toBe(0);
     const fn = record.packages[RELEASE_PACKAGES.function]!;
-    const pkg = pinnedRef(fn.ref.slice(0, fn.ref.lastIndexOf(':')), fn.digest);
+    const repository = fn.ref.slice(0, fn.ref.lastIndexOf(':'));
+    expect(bundledFunction().spec.package).toBe(pinnedRef(repository, fn.digest));
+    // The Configuration as Crossplane pulls it: its package.yaml, from the layer that holds it.
+    const conf = record.packages[RELEASE_PACKAGES.configuration]!;
+    const dir = join(work, 'configuration');
+    const certs = join(work, 'certs');
+    mkdirSync(certs, { recursive: true });
+    copyFileSync(registry.caFile, join(certs, 'registry-ca.crt'));
+    const { skopeo } = await ensurePrograms(['skopeo']);
+    const at = `${registry.hostFromTest}/${conf.ref.slice(conf.ref.indexOf('/') + 1, conf.ref.lastIndexOf(':'))}@${conf.digest}`;
+    const copied = await runCommand(skopeo, ['copy', '--quiet', '--src-cert-dir', certs, `docker://${at}`, `dir:${dir}`]);
+    expect(copied.code, copied.output).toBe(0);
+    let meta: WireObject | undefined;
+    for (const blob of readdirSync(dir).filter((f) => /^[0-9a-f]{64}$/.test(f))) {
+      const r = await runCommand('tar', ['-xOf', join(dir, blob), 'package.yaml']);
+      if (r.code === 0) meta = parseAllDocuments(r.stdout)[0]?.toJS() as WireObject;
+    }
+    expect(meta?.kind).toBe('Configuration');
+    const deps = (meta?.spec?.dependsOn ?? []) as { function?: string; version?: string }[];
+    expect(deps.find((d) => d.function === repository)?.version).toBe(fn.digest);
+  });
+
+  it('its Function package installs on Crossplane by digest, as the bundle names it, and runs the runtime embedded in it', async () => {
+    expect(run.code, run.output).toBe(0);
+    const pkg = bundledFunction().spec.package as string;
     await applyAt(kube, `/apis/pkg.crossplane.io/v1/functions/${FUNCTION}`, {
       apiVersion: 'pkg.crossplane.io/v1',
       kind: 'Function',
