@@ -10,7 +10,7 @@ import { composeResource } from '../functions/dataservices/compose';
 import { Ready, Severity, Status, Target } from '@crossplane-org/function-sdk-typescript';
 import { runFunction } from '../functions/dataservices/fn';
 import { RELATED_REQUIREMENT } from '../functions/dataservices/related';
-import { compositeOf, inputOf, requestOf, SETTINGS, withReferent } from '../harness/crossplane/function-requests';
+import { compositeOf, inputOf, requestOf, SETTINGS } from '../harness/crossplane/function-requests';
 import { inputFor, type Recipe } from '../recipe';
 import { loadCatalog } from '../harness/crossplane/catalog';
 import { CNPG_SCHEDULED_BACKUP_NAME } from './cnpg-backup';
@@ -265,7 +265,7 @@ describe('cnpg ServiceBinding', () => {
   });
 
   it('a name of over 55 characters fails the claim, saying why: PostgreSQL would shorten its role', () => {
-    const run = (name: string) => runFunction(withReferent(requestOf(inputOf(api('servicebinding'), 'cnpg'), bindingXr(name))));
+    const run = (name: string) => runFunction(requestOf(inputOf(api('servicebinding'), 'cnpg'), bindingXr(name)));
     const fatal = (name: string) =>
       run(name)
         .results.filter((r) => r.severity === Severity.SEVERITY_FATAL)

@@ -12,17 +12,7 @@
  * instance's Cluster lists one managed role per binding (`Recipe.related`), and a gone binding's role as revoked.
  */
 import { BlockList, isIP } from 'node:net';
-import type {
-  ErrorAdvice,
-  FieldMapping,
-  ParameterMapping,
-  Recipe,
-  RefersTo,
-  RelatedList,
-  Rotation,
-  StatusMapping,
-  Transform,
-} from '../recipe';
+import type { ErrorAdvice, FieldMapping, ParameterMapping, Recipe, RelatedList, Rotation, StatusMapping, Transform } from '../recipe';
 import {
   archivingCondition,
   checkBackupStore,
@@ -177,15 +167,6 @@ export const CNPG_BINDING_COMPOSITE = {
   kind: { v1: 'XServiceBinding', v2: 'ServiceBinding' },
   composition: `${CNPG}-servicebinding`,
 } as const;
-/** The instance composites a binding's `spec.instanceRef` names, on each target (the postgresql API of apis/catalog). */
-const CNPG_INSTANCE_COMPOSITE = { apiVersion: 'anynines.com/v1', kind: { v1: 'XPostgresqlInstance', v2: 'PostgresqlInstance' } } as const;
-/** A binding is composed once the instance it names is there; until then its claim says which name is not. */
-const instanceOf = (target: 'v1' | 'v2'): RefersTo => ({
-  apiVersion: CNPG_INSTANCE_COMPOSITE.apiVersion,
-  kind: CNPG_INSTANCE_COMPOSITE.kind[target],
-  nameFrom: 'spec.instanceRef',
-  claimKind: CNPG_INSTANCE_COMPOSITE.kind.v2,
-});
 /**
  * A binding's role: `binding-<binding's claim name>`. Unique per binding of a claim (they share its namespace), the
  * same for the v1 composite and the v2 one that takes it over (so the move keeps the user), and never one of CNPG's
@@ -900,9 +881,8 @@ export function cnpgBinding(p: { readonly providerConfigName?: string } = {}): R
     // A binding with a lifetime: its Secret goes at spec.expiresAt, and its instance revokes its role (bindingRoles).
     expiresAt: BINDING_EXPIRES_AT,
     rotation: bindingRotation(fromSecret.keys),
-    refersTo: instanceOf('v1'),
     companions: [second.v1],
-    v2: { ...recipe.v2, refersTo: instanceOf('v2'), companions: [second.v2] },
+    v2: { ...recipe.v2, companions: [second.v2] },
   };
 }
 

@@ -23,12 +23,6 @@ describe('holdOf', () => {
       'Provisioning',
     ],
     [
-      'the claim names an instance the control plane does not have',
-      [c('Synced', 'True'), c('DataServiceReady', 'False', 'ReferenceNotFound', 'spec.instanceRef names the PostgresqlInstance "x"')],
-      'control plane',
-      'ReferenceNotFound',
-    ],
-    [
       "the backend's operator failed",
       [c('Synced', 'True'), c('DataServiceReady', 'False', 'ProvisioningFailed', 'gave up')],
       'data service',

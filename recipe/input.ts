@@ -255,15 +255,6 @@ export const inputSchema: Schema = s.object(
       },
       { required: ['apiVersion', 'kind', 'labels', 'condition', 'says'] },
     ),
-    refersTo: s.object(
-      {
-        apiVersion: s.string({ minLength: 1 }),
-        kind: s.string({ minLength: 1 }),
-        nameFrom: fieldPath,
-        claimKind: s.string({ minLength: 1 }),
-      },
-      { required: ['apiVersion', 'kind', 'nameFrom', 'claimKind'] },
-    ),
     expiresAt: fieldPath,
     valueFrom: s.object(
       {

@@ -481,23 +481,6 @@ export interface WaitsFor {
 }
 
 /**
- * Another claim the composite names, which must exist before the resource is composed: a binding's instance. Until
- * the composed resource is first observed the function asks Crossplane for the composites of `apiVersion`/`kind` in
- * the composite's scope (as RelatedList: its own namespace, or its claim's namespace label), composes nothing while
- * none of them (not being deleted) is the claim `nameFrom` names, and says so on the claim (`ReferenceNotFound`): the
- * app developer reads the field they got wrong, not the backend's failure to find what it was never given.
- */
-export interface RefersTo {
-  readonly apiVersion: string;
-  /** The composite kind (`XPostgresqlInstance` on v1, `PostgresqlInstance` on v2). */
-  readonly kind: string;
-  /** The composite's field naming the other claim (`spec.instanceRef`). */
-  readonly nameFrom: string;
-  /** The other claim's kind as the app developer writes it (`PostgresqlInstance`). */
-  readonly claimKind: string;
-}
-
-/**
  * A value another object of the composite's namespace holds, written into the resource (formatted): what exists only
  * once something else made it, such as the address a load balancer gave an instance's Service, which a binding's
  * `uri` names. The function asks Crossplane for objects of `apiVersion`/`kind` with `labels` in the composite's
@@ -589,8 +572,6 @@ export interface Recipe {
   readonly errorsFrom?: ErrorsFrom;
   /** An object the resource waits for before it is composed (WaitsFor). */
   readonly waitsFor?: WaitsFor;
-  /** Another claim the composite names, which must exist before the resource is composed (RefersTo). */
-  readonly refersTo?: RefersTo;
   /**
    * A composite field holding the time the resource's credentials expire (RFC 3339; `spec.expiresAt`): from then on
    * the resource is no longer composed (Crossplane deletes it, and its connection Secret with it), the claim says

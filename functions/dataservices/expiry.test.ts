@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
 import { loadCatalog } from '../../harness/crossplane/catalog';
-import { compositeOf, fatalMessages, requestOf, withReferent } from '../../harness/crossplane/function-requests';
+import { compositeOf, fatalMessages, requestOf } from '../../harness/crossplane/function-requests';
 import { expiryOf, ttlUntil } from './expiry';
 import { runFunction, TTL } from './fn';
 
@@ -38,7 +38,7 @@ describe('expiry helpers', () => {
 describe('a cnpg binding with spec.expiresAt, through the function', () => {
   it('before the time: composed, looked at again when it comes; after: not composed (Crossplane deletes it), Expired', () => {
     const soon = Date.now() + 30_000;
-    const live = runFunction(withReferent(requestOf(input, binding(iso(soon)))));
+    const live = runFunction(requestOf(input, binding(iso(soon))));
     expect(fatalMessages(live)).toEqual([]);
     expect(Object.keys(live.desired?.resources ?? {})).toEqual(['cnpg-servicebinding']);
     expect(live.meta?.ttl?.seconds).toBeGreaterThan(25);
@@ -53,7 +53,7 @@ describe('a cnpg binding with spec.expiresAt, through the function', () => {
       message: `cnpg servicebinding: expired at ${past}: its credentials are revoked; set a later spec.expiresAt for new ones, or delete the claim`,
     });
 
-    const never = runFunction(withReferent(requestOf(input, binding())));
+    const never = runFunction(requestOf(input, binding()));
     expect(never.meta?.ttl).toEqual(TTL);
   });
 });

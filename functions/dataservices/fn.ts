@@ -45,10 +45,9 @@ import {
   WAITING_TTL,
   WAITS_FOR_REQUIREMENT,
 } from './diagnostics';
-import { REFERENCE_NOT_FOUND } from '../../lib/claim-hold';
 import { get, set } from '../../lib/fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
-import { composeRelated, REFERS_TO_REQUIREMENT, referent, type Referent, RELATED_REQUIREMENT, type RelatedSelector } from './related';
+import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { selectInput } from './select-input';
 import { advised, CONDITION_TYPE, observeStatus, shownConditions, type StatusOutcome } from './status';
 import { validateInput } from './validate-input';
@@ -84,25 +83,19 @@ function fail(rsp: RunFunctionResponse, message: string): RunFunctionResponse {
 }
 
 /**
- * The response while the resource waits for another object (Recipe.waitsFor) or for the claim it names
- * (Recipe.refersTo): nothing composed, the composite not Ready, the claim saying what it waits for; Crossplane asked
- * for the objects again (`asked`) and looks again after the short TTL (their change does not wake the composite).
+ * The response while the resource waits for another object (Recipe.waitsFor): nothing composed, the composite not
+ * Ready, the claim saying what it waits for; Crossplane asked for the object again and looks again after the short TTL
+ * (the object's change does not wake the composite).
  */
-function waitForGate(
-  rsp: RunFunctionResponse,
-  input: Input,
-  asked: Record<string, DiagnosticsSelector | RelatedSelector>,
-  reason: string,
-  text: string | undefined,
-): RunFunctionResponse {
+function waitForGate(rsp: RunFunctionResponse, input: Input, g: Gate): RunFunctionResponse {
   const r = rsp.requirements;
   rsp.requirements = {
-    extraResources: { ...(r?.extraResources ?? {}), ...asked },
+    extraResources: { ...(r?.extraResources ?? {}), ...(g.selector ? { [WAITS_FOR_REQUIREMENT]: g.selector } : {}) },
     resources: r?.resources ?? {},
     schemas: r?.schemas ?? {},
   };
   if (rsp.meta) rsp.meta.ttl = WAITING_TTL;
-  return nothingComposed(rsp, reason, `${input.backend} ${input.service}: ${text ?? 'waiting'}`);
+  return nothingComposed(rsp, 'Provisioning', `${input.backend} ${input.service}: ${g.text ?? 'waiting'}`);
 }
 
 /** The response with the resource not desired: the composite not Ready, the claim's DataServiceReady False, saying why. */
@@ -210,22 +203,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       if (e instanceof ComposeError) return fail(rsp, e.message);
       throw e;
     }
-    if (!gated.open)
-      return waitForGate(rsp, input, gated.selector ? { [WAITS_FOR_REQUIREMENT]: gated.selector } : {}, 'Provisioning', gated.text);
-  }
-  // Not composed before the claim it names is there (Recipe.refersTo), asked as long as waitsFor's object is.
-  let referred: Referent | undefined;
-  if (input.refersTo && !isObj(observed)) {
-    try {
-      referred = referent(input.refersTo, composite, extraResources(req, REFERS_TO_REQUIREMENT), `(composition ${comp})`);
-    } catch (e) {
-      if (e instanceof ComposeError) return fail(rsp, e.message);
-      throw e;
-    }
-    if (!referred.there) {
-      const asked = { ...(gated?.selector ? { [WAITS_FOR_REQUIREMENT]: gated.selector } : {}), [REFERS_TO_REQUIREMENT]: referred.selector };
-      return waitForGate(rsp, input, asked, referred.text ? REFERENCE_NOT_FOUND : 'Provisioning', referred.text);
-    }
+    if (!gated.open) return waitForGate(rsp, input, gated);
   }
   let composed;
   let adoption;
@@ -402,17 +380,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   }
   if ((restoring || restore.waiting) && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   const restoreAsks = Object.keys(restore.requirements).length > 0;
-  if (
-    adoption.requirement ||
-    related.requirement ||
-    asked ||
-    waiting ||
-    elsewhere ||
-    gated?.selector ||
-    referred ||
-    valued?.selector ||
-    restoreAsks
-  ) {
+  if (adoption.requirement || related.requirement || asked || waiting || elsewhere || gated?.selector || valued?.selector || restoreAsks) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
@@ -424,7 +392,6 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(valued?.selector ? { [VALUE_FROM_REQUIREMENT]: valued.selector } : {}),
         // Asked as long as before, so that Crossplane's requirements settle in the run that composes.
         ...(gated?.selector ? { [WAITS_FOR_REQUIREMENT]: gated.selector } : {}),
-        ...(referred ? { [REFERS_TO_REQUIREMENT]: referred.selector } : {}),
         ...restore.requirements,
       },
       resources: { ...(r?.resources ?? {}), ...(adoption.requirement ? { [ADOPT_REQUIREMENT]: adoption.requirement } : {}) },

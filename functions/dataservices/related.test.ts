@@ -1,26 +1,12 @@
-import { Ready, type RunFunctionResponse, Status } from '@crossplane-org/function-sdk-typescript';
+import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
-import {
-  answer,
-  claimLabels,
-  demoComposites,
-  demoInput,
-  fatalMessages,
-  requestOf,
-  targetComposite,
-  withReferent,
-} from '../../harness/crossplane/function-requests';
-import { REFERENCE_NOT_FOUND } from '../../lib/claim-hold';
-import { inputFor, type Recipe } from '../../recipe';
-import { loadCatalog } from '../../harness/crossplane/catalog';
+import { answer, claimLabels, demoComposites, demoInput, fatalMessages, requestOf } from '../../harness/crossplane/function-requests';
 import { get } from '../../lib/fieldpath';
 import { runFunction } from './fn';
-import { composeRelated, REFERS_TO_REQUIREMENT, RELATED_REQUIREMENT } from './related';
+import { composeRelated, RELATED_REQUIREMENT } from './related';
 import { validateInput } from './validate-input';
 
 type Obj = Record<string, any>;
-
-const sb = (await loadCatalog()).find((a) => a.name === 'servicebinding')!;
 
 /** A made-up backend: a Store wrapped in an Object, listing one grant per Ticket composite that names it. */
 const input = demoInput('store', { apiVersion: 'demo.example.org/v1', kind: 'Store' }, 'kubernetes.crossplane.io/v1alpha2', {
@@ -240,86 +226,5 @@ describe('the related requirement through the function (the requirements loop)',
       { name: 'grant-uid-c', secret: 'c', state: 'present' },
     ]);
     expect(grants(runFunction(answer(req, RELATED_REQUIREMENT, [])))).toEqual([{ name: 'grant-uid-a', state: 'absent' }]);
-  });
-});
-
-describe('a cnpg binding waits for the instance it names (Recipe.refersTo)', () => {
-  const spec = { instanceRef: 'pg', serviceInstanceType: 'postgresql' };
-  const binding = (target: 'v1' | 'v2'): Obj => targetComposite(sb, 'cnpg', target, 'app', spec);
-  const instance = (target: 'v1' | 'v2', name: string, ns: string, o: { deleting?: boolean; labels?: Obj } = {}): Obj => ({
-    apiVersion: 'anynines.com/v1',
-    kind: target === 'v1' ? 'XPostgresqlInstance' : 'PostgresqlInstance',
-    metadata: {
-      ...(target === 'v1' ? { name: `${name}-x1y2z`, labels: claimLabels(name, ns) } : { name, namespace: ns, labels: o.labels ?? {} }),
-      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
-    },
-  });
-  const composed = (r: RunFunctionResponse) => Object.keys(r.desired?.resources ?? {});
-  const said = (r: RunFunctionResponse) => r.conditions.find((c) => c.type === 'DataServiceReady');
-
-  it.each(['v1', 'v2'] as const)(
-    '%s: composes nothing until Crossplane finds it in the namespace; says which field names what is not there',
-    (target) => {
-      const input = inputFor(sb.backends.cnpg as Recipe, { backend: 'cnpg', service: 'servicebinding', target });
-      expect(validateInput(input).ok).toBe(true);
-      const req = requestOf(input, binding(target));
-      const first = runFunction(req);
-      expect(fatalMessages(first)).toEqual([]);
-      expect(composed(first)).toEqual([]);
-      expect(first.requirements?.extraResources?.[REFERS_TO_REQUIREMENT]).toEqual(
-        target === 'v1'
-          ? {
-              apiVersion: 'anynines.com/v1',
-              kind: 'XPostgresqlInstance',
-              matchLabels: { labels: { 'crossplane.io/claim-namespace': 'team-a' } },
-            }
-          : { apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', namespace: 'team-a', matchLabels: { labels: {} } },
-      );
-      // Another namespace's `pg`, this namespace's `other`, this namespace's `pg` being deleted; on v2 one that claims
-      // the name `pg` in its labels; none is the instance.
-      const notThere = [
-        instance(target, 'pg', 'victim'),
-        instance(target, 'other', 'team-a', { labels: claimLabels('pg', 'team-a') }),
-        instance(target, 'pg', 'team-a', { deleting: true }),
-      ];
-      const missing = runFunction(answer(req, REFERS_TO_REQUIREMENT, notThere));
-      expect(fatalMessages(missing)).toEqual([]);
-      expect(composed(missing)).toEqual([]);
-      expect(missing.desired?.composite?.ready).toBe(Ready.READY_FALSE);
-      expect(said(missing)).toMatchObject({
-        status: Status.STATUS_CONDITION_FALSE,
-        reason: REFERENCE_NOT_FOUND,
-        message:
-          'cnpg servicebinding: spec.instanceRef names the PostgresqlInstance "pg", which this namespace does not have: create it, or set spec.instanceRef to the name of one it has',
-      });
-      expect(missing.meta?.ttl?.seconds).toBeLessThanOrEqual(5);
-      expect(missing.requirements).toEqual(first.requirements);
-
-      const there = runFunction(answer(req, REFERS_TO_REQUIREMENT, [...notThere, instance(target, 'pg', 'team-a')]));
-      expect(fatalMessages(there)).toEqual([]);
-      expect(composed(there)).toContain('cnpg-servicebinding');
-      expect(said(there)?.reason).not.toBe(REFERENCE_NOT_FOUND);
-      // Still asked in the run that composes, so Crossplane's requirements settle there.
-      expect(there.requirements?.extraResources?.[REFERS_TO_REQUIREMENT]).toEqual(
-        first.requirements?.extraResources?.[REFERS_TO_REQUIREMENT],
-      );
-    },
-  );
-
-  it('once composed, it is no longer asked: an instance deleted later never removes the binding', () => {
-    const input = inputFor(sb.backends.cnpg as Recipe, { backend: 'cnpg', service: 'servicebinding', target: 'v1' });
-    const made = runFunction(withReferent(requestOf(input, binding('v1'))));
-    const observed = { 'cnpg-servicebinding': made.desired!.resources['cnpg-servicebinding']!.resource as Obj };
-    const later = runFunction(requestOf(input, binding('v1'), observed));
-    expect(fatalMessages(later)).toEqual([]);
-    expect(composed(later)).toContain('cnpg-servicebinding');
-    expect(later.requirements?.extraResources?.[REFERS_TO_REQUIREMENT]).toBeUndefined();
-  });
-
-  it('a binding that names no instance fails, naming the field', () => {
-    const input = inputFor(sb.backends.cnpg as Recipe, { backend: 'cnpg', service: 'servicebinding', target: 'v1' });
-    const xr = binding('v1');
-    delete xr.spec.instanceRef;
-    expect(fatalMessages(runFunction(requestOf(input, xr))).join()).toContain('cannot read spec.instanceRef of the composite');
   });
 });

@@ -7,7 +7,7 @@
  * namespace, or the claim-namespace label Crossplane sets on a cluster-scoped composite), and checked again on every
  * object found, so neither a tenant's labels nor a lax fetcher widen it.
  */
-import type { Input, RefersTo, RelatedList, RelatedMatch } from '../../recipe';
+import type { Input, RelatedList, RelatedMatch } from '../../recipe';
 import { expiryOf } from './expiry';
 import { keptRotation, liveSlots } from './rotation';
 import { applyField, CLAIM_NAMESPACE_LABEL, claimRef, ComposeError, OverLimitError, trustedComposite } from './compose';
@@ -54,44 +54,6 @@ export function inScope(o: Obj, s: RelatedSelector): boolean {
   if (namespaceOf(o)) return false;
   const ns = s.matchLabels.labels[CLAIM_NAMESPACE_LABEL];
   return get(o, `metadata.labels[${CLAIM_NAMESPACE_LABEL}]`) === ns;
-}
-
-/** The key of the `refersTo` requirement in the response, and of what Crossplane found in the next request. */
-export const REFERS_TO_REQUIREMENT = 'refersTo';
-
-/** Whether the claim a composite names is there (Recipe.refersTo), the selector to ask, and what to say if not. */
-export interface Referent {
-  readonly selector: RelatedSelector;
-  readonly there: boolean;
-  /** Said once Crossplane answered and none is there. */
-  readonly text?: string;
-}
-
-/**
- * The claim `r.nameFrom` names, among the composites Crossplane found (undefined until it answered): in the
- * composite's scope, not being deleted, with that claim name on its trusted view, so a composite of another tenant's
- * namespace never counts, whatever labels its author wrote.
- */
-export function referent(r: RefersTo, composite: Obj, found: readonly Obj[] | undefined, where: string): Referent {
-  const selector = relatedSelector(r, composite, where);
-  const name = get(trustedComposite(composite, where), r.nameFrom);
-  if (typeof name !== 'string' || name === '')
-    throw new ComposeError(
-      `cannot read ${r.nameFrom} of the composite ${where}: it names no ${r.claimKind}; set it to one of this namespace`,
-    );
-  if (found === undefined) return { selector, there: false };
-  const there = found.some(
-    (o) =>
-      inScope(o, selector) &&
-      !get(o, 'metadata.deletionTimestamp') &&
-      claimRef(trustedComposite(o, `(${r.kind} ${String(get(o, 'metadata.name'))})`)).name === name,
-  );
-  if (there) return { selector, there };
-  return {
-    selector,
-    there,
-    text: `${r.nameFrom} names the ${r.claimKind} "${name}", which this namespace does not have: create it, or set ${r.nameFrom} to the name of one it has`,
-  };
 }
 
 /** The key a `revoke` composite's item would have; undefined when its fields cannot make one (over a limit). */

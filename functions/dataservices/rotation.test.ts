@@ -2,7 +2,7 @@ import type { RunFunctionResponse } from '@crossplane-org/function-sdk-typescrip
 import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { loadCatalog } from '../../harness/crossplane/catalog';
-import { answer, compositeOf, fatalMessages, inputOf, requestOf, withReferent } from '../../harness/crossplane/function-requests';
+import { answer, compositeOf, fatalMessages, inputOf, requestOf } from '../../harness/crossplane/function-requests';
 import { get } from '../../lib/fieldpath';
 import {
   CNPG_ROTATED_SECRET_SUFFIX,
@@ -74,7 +74,7 @@ function clusterOf(applied: Record<string, string>, reconciled: string[]): Obj {
 }
 
 function run(xr: Obj, observed: Record<string, Obj>, clusters: Obj[], now: number): RunFunctionResponse {
-  const req = withReferent(requestOf(binding, xr, observed));
+  const req = requestOf(binding, xr, observed);
   answer(req, ERRORS_FROM_REQUIREMENT, clusters);
   const real = Date.now;
   Date.now = () => now;
@@ -236,7 +236,7 @@ describe('a cnpg binding whose password rotates (Recipe.rotation)', () => {
   });
 
   it('refuses a duration it cannot read, naming the field', () => {
-    const req = withReferent(requestOf(binding, bindingXr({ overlap: '5 minutes' }), {}));
+    const req = requestOf(binding, bindingXr({ overlap: '5 minutes' }), {});
     expect(fatalMessages(runFunction(req)).join()).toContain('cannot read spec.rotation.overlap');
   });
 });

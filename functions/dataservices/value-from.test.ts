@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api } from '../../apis/api';
 import { inputFor, type Recipe } from '../../recipe';
 import { loadCatalog } from '../../harness/crossplane/catalog';
-import { answer, fatalMessages, requestOf, targetComposite, withReferent } from '../../harness/crossplane/function-requests';
+import { answer, claimLabels, compositeOf, fatalMessages, requestOf } from '../../harness/crossplane/function-requests';
 import { CNPG_INSTANCE_LABEL } from '../../backends/cnpg';
 import { get } from '../../lib/fieldpath';
 import { runFunction } from './fn';
@@ -27,8 +27,17 @@ describe('valueFrom: the cnpg binding uri from its instance Service', () => {
     '%s: asks for the instance Services of its namespace; writes the uri once one has an address',
     (target) => {
       const input = inputFor(sb.backends.cnpg as Recipe, { backend: 'cnpg', service: 'servicebinding', target });
-      // On v2 a tenant's labels name another namespace: not where the function looks.
-      const req = withReferent(requestOf(input, targetComposite(sb, 'cnpg', target, 'app', spec)));
+      const composite =
+        target === 'v1'
+          ? compositeOf(sb, 'cnpg', spec, { name: 'app', namespace: 'team-a' })
+          : // A tenant's labels on a namespaced composite name another namespace: not where the function looks.
+            {
+              apiVersion: sb.apiVersion,
+              kind: sb.kind,
+              metadata: { name: 'app', namespace: 'team-a', labels: claimLabels('pg', 'victim') },
+              spec,
+            };
+      const req = requestOf(input, composite);
       // In `data`, base64 (ValueFrom.base64): provider-kubernetes would never apply a change of it in `stringData`.
       const uriOf = (rsp: ReturnType<typeof runFunction>) => {
         const v = get(Object.values(rsp.desired?.resources ?? {})[0]?.resource, 'spec.forProvider.manifest.data.uri');

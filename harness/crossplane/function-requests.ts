@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { RunFunctionRequest, Severity, type RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import type { Api } from '../../apis/api';
 import { A9S_SETTINGS } from '../../backends';
-import { get } from '../../lib/fieldpath';
 import type { JSONSchemaProps } from '../../lib/schema';
 import { inputFor, type Backend, type Input, type Recipe } from '../../recipe';
 
@@ -116,38 +115,6 @@ export function answer(
 ): RunFunctionRequest {
   req[as] = { ...req[as], [name]: { items: found.map((resource) => ({ resource, connectionDetails: {}, ready: 0 })) } };
   return req;
-}
-
-/**
- * The composite of a claim `name` in team-a on `target`: on v1 as Crossplane makes it of the claim, on v2 the
- * namespaced one a developer writes, with a tenant's labels naming another namespace (`victim`), which must not steer
- * the function.
- */
-export function targetComposite(api: Api, backend: Backend, target: 'v1' | 'v2', name: string, spec: Obj): Obj {
-  if (target === 'v1') return compositeOf(api, backend, spec, { name, namespace: 'team-a' });
-  return { apiVersion: api.apiVersion, kind: api.kind, metadata: { name, namespace: 'team-a', labels: claimLabels(name, 'victim') }, spec };
-}
-
-/**
- * The composite Crossplane finds for a composite's `refersTo` (Recipe.refersTo: a binding's instance): that of the
- * claim its field names, in its own namespace (v1: cluster-scoped with the claim labels; v2: namespaced).
- */
-export function referentOf(r: { apiVersion: string; kind: string; nameFrom: string }, composite: Obj): Obj {
-  const meta = composite.metadata as { namespace?: string; labels?: Record<string, string> } | undefined;
-  const name = String(get(composite, r.nameFrom));
-  const metadata = meta?.namespace
-    ? { name, namespace: meta.namespace }
-    : { name: `${name}-x7k2p`, labels: claimLabels(name, meta?.labels?.['crossplane.io/claim-namespace'] ?? '') };
-  return { apiVersion: r.apiVersion, kind: r.kind, metadata };
-}
-
-/** The request answered with its composite's referent (referentOf); a request whose input names none as it is. */
-export function withReferent(req: RunFunctionRequest): RunFunctionRequest {
-  const r = (req.input as { refersTo?: { apiVersion: string; kind: string; nameFrom: string } } | undefined)?.refersTo;
-  const composite = req.observed?.composite?.resource as Obj | undefined;
-  if (!r || !composite) return req;
-  // The function's REFERS_TO_REQUIREMENT (functions/, which the harness does not import).
-  return answer(req, 'refersTo', [referentOf(r, composite)]);
 }
 
 /** The messages of a response's Fatal results. */

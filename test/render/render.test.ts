@@ -16,7 +16,7 @@ import { bundleDeployable, deployable } from '../../synth/deployables';
 import { startFunctionProcess, type FunctionProcess } from '../../harness/parts/function-process';
 import { exampleClaim, PACKAGE_DIR, render } from '../../synth/synth';
 import { loadCatalog, parseYaml, ROOT } from '../../harness/crossplane/catalog';
-import { compositeOf, referentOf, uidOf } from '../../harness/crossplane/function-requests';
+import { compositeOf, uidOf } from '../../harness/crossplane/function-requests';
 import { crankRender, crankValidate, type CrankLine } from '../../harness/tools/crank';
 import { CNPG_REAPER_ROLE, CNPG_ROLE_COMMENT } from '../../backends/cnpg';
 
@@ -85,22 +85,18 @@ function a9sObserved(c: Case, atProvider: Obj, conditions: Obj[]): Obj {
 }
 
 /**
- * The objects a case's recipe waits for: the instance a binding names (Recipe.refersTo), and (Recipe.waitsFor) ready,
- * the cnpg Backup's instance Cluster archiving. They sit where the claim is (v1: the claim's namespace; v2: the
- * composite's own), the Cluster with the labels from the composite's fields.
+ * The object a case's recipe waits for (Recipe.waitsFor), ready: the cnpg Backup's instance Cluster archiving. It sits
+ * where the claim is (v1: the claim's namespace; v2: the composite's own) with the labels from the composite's fields.
  */
 function waitedFor(c: Case): Obj[] {
   const recipe = c.api.backends[c.backend as Backend] as Recipe;
-  const r = (c.target === 'v2' ? recipe.v2?.refersTo : undefined) ?? recipe.refersTo;
   const w = (c.target === 'v2' ? recipe.v2?.waitsFor : undefined) ?? recipe.waitsFor;
-  const referent = r ? [referentOf(r, c.composite)] : [];
-  if (!w) return referent;
+  if (!w) return [];
   const meta = c.composite.metadata as { namespace?: string; labels?: Record<string, string> };
   const namespace = meta.namespace ?? meta.labels?.['crossplane.io/claim-namespace'];
   const spec = c.composite.spec as Obj;
   const labels = Object.fromEntries(w.labels.map((l) => [l.key, String(spec[l.from.replace(/^spec\./, '')])]));
   return [
-    ...referent,
     {
       apiVersion: w.apiVersion,
       kind: w.kind,
@@ -427,18 +423,7 @@ describe('crank render with the bundled function', () => {
           labels: { 'crossplane.io/claim-name': 'their-binding', 'crossplane.io/claim-namespace': 'victim' },
         },
       };
-      // The instance it names, where it is (team-b), and one of the same name where the hostile labels point.
-      const c = cases.find((x) => x.id === `v2-${backend}-servicebinding`) as Case;
-      const there = waitedFor({ ...c, composite });
-      const decoy = there.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: 'victim' } }));
-      const extraResources = [...decoy, ...there];
-      const out = crankRender(bin('v2'), {
-        composite,
-        composition,
-        functionPort: fp.port,
-        ...(extraResources.length ? { extraResources } : {}),
-        dir: join(tmp, `v2-${backend}`),
-      }) as Obj[];
+      const out = crankRender(bin('v2'), { composite, composition, functionPort: fp.port, dir: join(tmp, `v2-${backend}`) }) as Obj[];
       const fatal = out.filter((d) => d.kind === 'Result' && d.severity === 'SEVERITY_FATAL');
       if (fatal.length) problems.push(`${backend}: ${JSON.stringify(fatal)}`);
       const composed = out.filter((d) => d.metadata?.annotations?.[RESOURCE_NAME]);
@@ -572,7 +557,6 @@ describe('crank render with the bundled function', () => {
           composition: bindingCase.composition,
           functionPort: fp.port,
           xrd: bindingCase.xrd,
-          extraResources: waitedFor({ ...bindingCase, composite: mine[0] as Obj }),
           observed: observedBinding,
           dir: join(tmp, `${target}-${dir}`),
         }) as Obj[];
@@ -597,7 +581,7 @@ describe('crank render with the bundled function', () => {
           composition: bindingCase.composition,
           functionPort: fp.port,
           xrd: bindingCase.xrd,
-          extraResources: [live, ...waitedFor({ ...bindingCase, composite: mine[0] as Obj })],
+          extraResources: [live],
           dir: join(tmp, `${target}-binding-taken-over`),
         }) as Obj[];
         expect(secretOf(taken).stringData).toMatchObject({ username: role(mine[0] as Obj), password: 'from-the-v1-package' });
