@@ -36,6 +36,8 @@ export function startLoadBalancerStandIn(kube: Kube, pool: string, say: (line: s
         { status: { loadBalancer: { ingress: [{ ip }] } } },
         'application/merge-patch+json',
       );
+      // Deleted between the read and the write (an in-place restore makes its instance's Service anew): nothing to do.
+      if (p.code === 404) continue;
       if (p.code >= 300) throw new Error(`PATCH ${path}/status: ${p.code} ${JSON.stringify(p.body?.message ?? p.body)}`);
       say(`load balancer (stand-in): Service ${cached.metadata.namespace}/${cached.metadata.name} gets ${ip}`);
     }
