@@ -504,6 +504,18 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
           data: was!.data,
         });
       }
+      // The upgrade touches no database Pod (its Cluster's uid is checked above), but on two busy cores its probes can
+      // time out for a while (seen in CI: the instance manager's /readyz 500, the Pod not Ready for 36 s); with no ready
+      // endpoint the load balancer's address is not forwarded and psql says "Network is unreachable". An app retries
+      // such an error; the query waits for the Pod to serve instead, and a failing query still fails the test.
+      await waited(
+        `PostgreSQL ${cnpg.instance} serving: its Cluster's instances Ready (${skew})`,
+        async () => {
+          const c = await requireOk(control, 'GET', `/apis/postgresql.cnpg.io/v1/namespaces/${ns}/clusters/${cnpg.instance}`);
+          return c.status?.readyInstances === c.spec.instances ? true : undefined;
+        },
+        180_000,
+      );
       const query = await runPodToEnd(
         app,
         NS,
