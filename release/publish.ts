@@ -111,24 +111,19 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
       const runtime = join(work, 'function-runtime.tar');
       await dockerArchive(archives.function!, imageName(RELEASE_IMAGES.function!), runtime);
       const fn = RELEASE_PACKAGES.function;
-      const builds = [
-        { repo: fn, build: { root: join(dist, 'packages', fn), runtimeImage: runtime } },
-        {
-          repo: RELEASE_PACKAGES.configuration,
-          build: { root: join(dist, 'packages', 'dataservices'), examples: join(dist, 'packages', 'dataservices', 'examples') },
-        },
-      ];
-      for (const b of builds) {
-        // The Configuration depends on the Function this release just pushed, by its digest (pinDependency).
-        const made = packages[fn];
-        if (b.repo === RELEASE_PACKAGES.configuration && made) {
-          const meta = join(b.build.root, 'crossplane.yaml');
-          writeFileSync(meta, pinDependency(readFileSync(meta, 'utf8'), repositoryOf(made.ref), made.digest));
-        }
-        const digest = await pushPackage(access, crank, b.build, pushed(packageName(b.repo)));
-        packages[b.repo] = { ref: packageName(b.repo), digest };
-        log(`  ${pinned(packageName(b.repo), digest)}`);
-      }
+      const pushPkg = async (repo: string, build: Parameters<typeof pushPackage>[2]) => {
+        const digest = await pushPackage(access, crank, build, pushed(packageName(repo)));
+        packages[repo] = { ref: packageName(repo), digest };
+        log(`  ${pinned(packageName(repo), digest)}`);
+        return digest;
+      };
+      // The Function first: the Configuration depends on it by the digest just pushed (pinDependency throws if the
+      // Configuration names no such dependency), so an installed release never resolves a tag to another Function.
+      const fnDigest = await pushPkg(fn, { root: join(dist, 'packages', fn), runtimeImage: runtime });
+      const configuration = join(dist, 'packages', 'dataservices');
+      const meta = join(configuration, 'crossplane.yaml');
+      writeFileSync(meta, pinDependency(readFileSync(meta, 'utf8'), repositoryOf(packageName(fn)), fnDigest));
+      await pushPkg(RELEASE_PACKAGES.configuration, { root: configuration, examples: join(configuration, 'examples') });
     });
 
     // Every image and package of ours, pinned, wherever the bundles and the chart name it.
