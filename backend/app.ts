@@ -15,6 +15,7 @@ import { type Key, KeyRing, klutchCookieKey } from './auth/keys';
 import { ReplayGuard } from './auth/replay';
 import { Sealer } from './auth/sealer';
 import type { RecordedBinder } from './authz/binder';
+import { storeObjects } from './backup-store/objects';
 import { storeAdmin } from './backup-store/versitygw';
 import { type ControllerDeps, runControllers } from './controllers';
 import type { HttpDeps } from './http/deps';
@@ -312,8 +313,10 @@ export async function startBackend(o: BackendOptions, log: Logger = newLogger({ 
 /** The store's admin client and what each tenant gets, from --backup-store-*. */
 function backupStore(o: BackupStoreOptions): NonNullable<ControllerDeps['backupStore']> {
   const ca = o.caFile !== undefined ? readFileSync(o.caFile, 'utf8') : undefined;
+  const keys = { endpoint: o.endpoint, accessKeyId: o.adminAccessKey, secretAccessKey: o.adminSecretKey, ...(ca ? { ca } : {}) };
   return {
-    admin: storeAdmin({ endpoint: o.endpoint, accessKeyId: o.adminAccessKey, secretAccessKey: o.adminSecretKey, ...(ca ? { ca } : {}) }),
+    admin: storeAdmin(keys),
     settings: { bucket: o.bucket, secret: o.secret, ...(ca !== undefined ? { ca } : {}) },
+    sweep: { objects: storeObjects(keys), keepMs: o.keepDeletedMs, intervalMs: o.sweepIntervalMs },
   };
 }

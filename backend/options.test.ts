@@ -277,9 +277,21 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
         caFile: '/ca',
         bucket: 'klutch-%s',
         secret: 'klutch-backup-store',
+        keepDeletedMs: 720 * 3_600_000,
+        sweepIntervalMs: 3_600_000,
       },
     });
     const store = '--backup-store-endpoint=https://s3.example.com';
+    expect(
+      (parseOptions([...required, store, '--backup-store-keep-deleted=2160h', '--backup-store-sweep-interval=10m'], env) as BackendOptions)
+        .backupStore,
+    ).toMatchObject({ keepDeletedMs: 2160 * 3_600_000, sweepIntervalMs: 600_000 });
+    expect(() => parseOptions([...required, store, '--backup-store-keep-deleted=30d'], env)).toThrow(
+      '--backup-store-keep-deleted: "30d" is not a duration such as 500ms, 90s, 10m, 2m30s or 1h',
+    );
+    expect(() => parseOptions([...required, store, '--backup-store-sweep-interval=0s'], env)).toThrow(
+      '--backup-store-sweep-interval: 0s must be more than 0',
+    );
     expect(() => parseOptions([...required, store], {})).toThrow(
       '--backup-store-admin-access-key (or BACKEND_BACKUP_STORE_ADMIN_ACCESS_KEY) is required with --backup-store-endpoint',
     );

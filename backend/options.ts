@@ -137,6 +137,9 @@ export interface BackupStoreOptions {
   /** With one `%s` for the provider namespace. */
   readonly bucket: string;
   readonly secret: string;
+  /** A deleted instance's or tenant's backups are swept this long after the last object written there. */
+  readonly keepDeletedMs: number;
+  readonly sweepIntervalMs: number;
 }
 
 interface BackendFlag extends Flag {
@@ -557,6 +560,18 @@ export const FLAGS: readonly BackendFlag[] = [
     default: 'klutch-backup-store',
     help: "the Secret each provider namespace gets (ACCESS_KEY_ID, ACCESS_SECRET_KEY, ca.crt): the cnpg offering's backups.secret must be the same",
   },
+  {
+    name: 'backup-store-keep-deleted',
+    arg: 'duration',
+    default: '720h',
+    help: "how long a deleted instance's backups (and a deleted provider namespace's bucket and user) stay in the store after the last object written there: restorable with restoreFrom until then, removed by the sweep after; keep it at least the longest backups.retention of the cnpg offerings",
+  },
+  {
+    name: 'backup-store-sweep-interval',
+    arg: 'duration',
+    default: '1h',
+    help: 'how often the leader sweeps the store for what --backup-store-keep-deleted lets go (first when it starts leading)',
+  },
 ];
 
 /** The backend's flag table: every flag also read from `BACKEND_<FLAG>`. */
@@ -834,6 +849,11 @@ function parseBackupStore(raw: Raw, or: (name: string) => string): BackupStoreOp
   if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(secret))
     throw new UsageError(`--backup-store-secret: "${secret}" is not a Secret name (lower-case letters, digits, "-" and ".")`);
   const caFile = raw('backup-store-ca-file');
+  const duration = (name: string): number => {
+    const ms = durationFlag(name, or(name));
+    if (ms <= 0) throw new UsageError(`--${name}: ${or(name)} must be more than 0`);
+    return ms;
+  };
   return {
     endpoint: url.origin,
     adminAccessKey: raw('backup-store-admin-access-key') as string,
@@ -841,6 +861,8 @@ function parseBackupStore(raw: Raw, or: (name: string) => string): BackupStoreOp
     ...(caFile !== undefined ? { caFile } : {}),
     bucket,
     secret,
+    keepDeletedMs: duration('backup-store-keep-deleted'),
+    sweepIntervalMs: duration('backup-store-sweep-interval'),
   };
 }
 

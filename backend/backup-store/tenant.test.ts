@@ -21,6 +21,8 @@ function store() {
       buckets.set(bucket, owner);
       return 'created';
     },
+    listBuckets: async () => [...buckets].map(([name, owner]) => ({ name, owner })),
+    deleteUser: async (access) => void users.delete(access),
     close: async () => undefined,
   };
   return { users, buckets, admin };

@@ -40,6 +40,10 @@ export interface StoreAdmin {
   setSecret(access: string, secret: string): Promise<void>;
   /** Makes `bucket` owned by the user `owner`; `owned`: it exists and is theirs; `taken`: it is someone else's. */
   createBucket(bucket: string, owner: string): Promise<'created' | 'owned' | 'taken'>;
+  /** Every bucket of the store and its owner's access key. */
+  listBuckets(): Promise<{ name: string; owner: string }[]>;
+  /** Deletes the user with that access key (none: nothing to do). */
+  deleteUser(access: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,6 +52,8 @@ interface Answer {
   readonly status: number;
   readonly code: string;
   readonly message: string;
+  /** The body of a successful answer. */
+  readonly body: string;
 }
 
 const xmlText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -73,9 +79,9 @@ export function storeAdmin(o: StoreAdminOptions): StoreAdmin {
       throw new Error(`object store admin ${operation}: cannot reach ${o.endpoint}`, { cause: e });
     });
     const text = await res.body.text();
-    if (res.statusCode < 400) return { status: res.statusCode, code: '', message: '' };
+    if (res.statusCode < 400) return { status: res.statusCode, code: '', message: '', body: text };
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] || `HTTP ${res.statusCode}`;
-    return { status: res.statusCode, code, message: /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? text.slice(0, 200) };
+    return { status: res.statusCode, code, message: /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? text.slice(0, 200), body: '' };
   };
   const fail = (operation: string, r: Answer): never => {
     throw new StoreAdminError(operation, r.status, r.code, r.message);
@@ -101,6 +107,20 @@ export function storeAdmin(o: StoreAdminOptions): StoreAdmin {
       if (r.code === 'BucketAlreadyOwnedByYou') return 'owned';
       if (r.code === 'BucketAlreadyExists') return 'taken';
       return fail('create-bucket', r);
+    },
+    async listBuckets() {
+      const r = await call('list-buckets', '/list-buckets', '');
+      if (r.status >= 400) fail('list-buckets', r);
+      // Go's encoding/xml of s3response.ListBucketsResult: one <Buckets> element per bucket. Names and access keys
+      // hold no character XML escapes (S3 bucket names; versitygw's keys), so none is unescaped.
+      return [...r.body.matchAll(/<Buckets>\s*<Name>([^<]*)<\/Name>\s*<Owner>([^<]*)<\/Owner>\s*<\/Buckets>/g)].map((m) => ({
+        name: m[1]!,
+        owner: m[2]!,
+      }));
+    },
+    async deleteUser(access) {
+      const r = await call('delete-user', `/delete-user?access=${encodeURIComponent(access)}`, '');
+      if (r.status >= 400 && r.code !== 'XAdminUserNotFound') fail('delete-user', r);
     },
     close: () => dispatcher.close(),
   };

@@ -12,6 +12,7 @@ import type { LeaderInformers, ObjectInformers, ServingInformers } from '../info
 import type { BackendClients } from '../kube';
 import type { ClaimedAccess, ConsumerScope } from '../consumer-access';
 import type { BackupStoreSettings } from '../backup-store/tenant';
+import type { StoreObjects } from '../backup-store/objects';
 import type { StoreAdmin } from '../backup-store/versitygw';
 import type { Consumer } from '../provision/consumer';
 import type { KubeconfigTarget, TokenPolicy } from '../provision/kubeconfig';
@@ -60,7 +61,12 @@ export interface ControllerDeps {
   /** The ResourceQuota `klutch-claims` of every provider namespace (--claim-quota). @default none */
   readonly claimQuota?: Readonly<Record<string, string>>;
   /** The object store each provider namespace gets a backup tenant in (--backup-store-*). @default none */
-  readonly backupStore?: { readonly admin: StoreAdmin; readonly settings: BackupStoreSettings };
+  readonly backupStore?: {
+    readonly admin: StoreAdmin;
+    readonly settings: BackupStoreSettings;
+    /** What the sweep of deleted instances' and tenants' backups reads and deletes (backup-store/janitor.ts). */
+    readonly sweep: { readonly objects: StoreObjects; readonly keepMs: number; readonly intervalMs: number };
+  };
   readonly log: Logger;
   readonly registry: Registry;
   /** Warning Events on the objects the controllers refuse or act against (controller/events.ts). @default none */

@@ -13,6 +13,7 @@ import { exportsController } from './export.controller';
 import { klutchAdoptionController } from './klutch-adoption.controller';
 import { kubeconfigRotationController } from './kubeconfig-rotation.controller';
 import { serviceNamespacesController } from './service-namespace.controller';
+import { backupSweepController } from './backup-sweep.controller';
 
 export type { ControllerDeps } from './deps';
 
@@ -31,6 +32,7 @@ export async function runControllers(base: Omit<ControllerDeps, 'leader' | 'obje
     clusterBindingsController(d),
     kubeconfigRotationController(d),
     klutchAdoptionController(d),
+    ...(d.backupStore ? [backupSweepController(d, d.backupStore)] : []),
   ];
   const health = clusterBindingHealth(base.registry);
   await runWithInformers(

@@ -213,6 +213,8 @@ export class BindBackend extends Construct {
     // Role and RoleBinding klutch-binder-claimed are watched; a consumer may read its Role, so the backend holds that.
     role.allow(['get', 'list', 'watch', 'create', 'update', 'patch'], ...res('rbac.authorization.k8s.io', 'roles', 'rolebindings'));
     role.allow(['get', 'create', 'update', 'patch'], ...res('', 'resourcequotas', 'resourcequotas/status'));
+    // The backup store's sweep (backup-store/janitor.ts) keeps the archive of every CloudNativePG Cluster that exists.
+    role.allow(['list'], ...res('postgresql.cnpg.io', 'clusters'));
     role.allow(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], ...res('rbac.authorization.k8s.io', 'clusterrolebindings'));
     role.allow(
       CONSUMER_VERBS,

@@ -45,7 +45,12 @@ import { listPods, podLogTail } from '../../harness/platform/pods';
 import { holdV1, podControlPlane, podPlatform } from '../support/platform/pod-platform';
 import { runPodToEnd } from '../support/run-pod';
 import postgresql from '../../apis/catalog/postgresql';
-import { TENANT_ANNOTATION } from '../../backend/backup-store/tenant';
+import { TENANT_ANNOTATION, tenantAccessKey } from '../../backend/backup-store/tenant';
+import { sweepBackups } from '../../backend/backup-store/janitor';
+import { storeObjects } from '../../backend/backup-store/objects';
+import { storeAdmin } from '../../backend/backup-store/versitygw';
+import { sweepDeps } from '../../backend/controllers/backup-sweep.controller';
+import { backendClients } from '../../backend/kube';
 import { serviceNamespaceName } from '../../backend/controllers/service-namespace.reconcile';
 import { BIND_API_VERSION, Kinds } from '../../exports/bind-api';
 import { launchBackendBundle } from '../../harness/parts/bind-backend';
@@ -464,6 +469,83 @@ describe('the object store', () => {
     a = storeClient(store, teamA);
     expect(await text(a, teamA.bucket, 'app/wals/000000010000000000000001')).toBe('team-a wal');
   }, 180_000);
+
+  it("sweeps a deleted instance's backups and a gone namespace's bucket and user once nothing was written there for the keep period, and keeps a live instance's", async () => {
+    // The backend's own sweep (backup-store/janitor.ts, its reads of this control plane and its store clients) run
+    // once here with a keep period of seconds, over buckets of this file's store only. The live instance is the
+    // sandbox's: a bucket for its provider namespace is made in this store as the backend makes a tenant's.
+    const platform = await podPlatform();
+    const liveNs = platform.claims.providerNamespace;
+    const live = platform.claims.cnpg?.instance;
+    if (!live) throw new Error('the sandbox made no cnpg instance: the package has no cnpg example');
+    const keys = {
+      endpoint: store.admin.endpoint,
+      accessKeyId: store.admin.accessKeyId,
+      secretAccessKey: store.admin.secretAccessKey,
+      ca: store.ca,
+    };
+    const admin = storeAdmin(keys);
+    const objects = storeObjects(keys);
+    const root = storeClient(store, { bucket: '', accessKeyId: keys.accessKeyId, secretAccessKey: keys.secretAccessKey });
+    const tenant = async (bucket: string, owner: string) => {
+      await admin.createUser(owner, 'a-secret-of-forty-characters-0123456789');
+      expect(await admin.createBucket(bucket, owner)).toBe('created');
+    };
+    const put = (bucket: string, key: string) => root.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
+    const listed = async (bucket: string) =>
+      ((await root.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((x) => x.Key).sort();
+    const liveBucket = `klutch-${liveNs}`;
+    const liveOwner = tenantAccessKey((await requireOk(kube, 'GET', `/api/v1/namespaces/${liveNs}`)).metadata.uid);
+    const goneNs = `obs-gone-${Date.now().toString(36)}`;
+    const goneOwner = tenantAccessKey(`a namespace ${goneNs} deleted long ago`);
+    try {
+      await tenant(liveBucket, liveOwner);
+      await tenant(`klutch-${goneNs}`, goneOwner);
+      await put(liveBucket, `${live}/wals/0000000100000000/000000010000000000000001.gz`);
+      await put(liveBucket, 'deleted-instance/base/20261207T000000/data.tar');
+      await put(`klutch-${goneNs}`, 'orders/base/20261207T000000/data.tar');
+      const teamBBefore = await listed(teamB.bucket);
+      await sleep(4000);
+      // Written within the keep period: a deleted instance's WAL, archived just before its Cluster went.
+      await put(liveBucket, 'lately-deleted/wals/0000000100000000/000000010000000000000001.gz');
+      const now = Date.now();
+      const said: string[] = [];
+      const { removed } = await sweepBackups(
+        sweepDeps(backendClients(kube.config), admin, objects),
+        { bucket: 'klutch-%s', keepMs: 2000, now, only: new Set([liveBucket, `klutch-${goneNs}`, teamB.bucket]) },
+        (m, e) => said.push(e ? `${m}: ${String(e)}` : m),
+      );
+      expect(
+        said.filter((m) => m.includes('failed')),
+        'no bucket failed',
+      ).toEqual([]);
+      expect(removed).toEqual([
+        { what: `${liveBucket}/deleted-instance/`, objects: 1 },
+        { what: `klutch-${goneNs}`, objects: 1 },
+      ]);
+      // The live instance's archive stays, however old; the one deleted lately stays until its keep period is over.
+      expect(await listed(liveBucket)).toEqual([
+        `${live}/wals/0000000100000000/000000010000000000000001.gz`,
+        'lately-deleted/wals/0000000100000000/000000010000000000000001.gz',
+      ]);
+      // The gone namespace's bucket and user are gone: its keys open nothing.
+      expect(await outcome(root.send(new ListObjectsV2Command({ Bucket: `klutch-${goneNs}` })))).toBe('NoSuchBucket');
+      const goneClient = storeClient(store, {
+        bucket: '',
+        accessKeyId: goneOwner,
+        secretAccessKey: 'a-secret-of-forty-characters-0123456789',
+      });
+      expect(await outcome(goneClient.send(new ListBucketsCommand({})))).toBe('InvalidAccessKeyId');
+      // A bucket that is no tenant's (its owner's key is not one the backend derives) is not touched.
+      expect(await listed(teamB.bucket)).toEqual(teamBBefore);
+    } finally {
+      await objects.deleteObjects(liveBucket, '').catch(() => 0);
+      await objects.deleteBucket(liveBucket).catch(() => undefined);
+      await admin.deleteUser(liveOwner).catch(() => undefined);
+      objects.close();
+      await admin.close();
+    }
+  }, 300_000);
 
   it(
     "backs up the sandbox's instance from the app cluster: a Backup claim there Completed with CNPG's backup, its WAL archived all along",
