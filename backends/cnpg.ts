@@ -977,6 +977,13 @@ export const CNPG_ROLE_ERRORS = {
     item: CNPG_ROLE_FORMAT,
     says: `has yet to reconcile role ${CNPG_ROLE_FORMAT}`,
   },
+  // No Cluster of the instance at all: its binding's Object cannot read `<instance>-app`, and provider-kubernetes says
+  // so as a failure of its own. The cause is the name the claim gave: the reason the hop reading names as the
+  // control plane's (lib/claim-hold.ts REFERENCE_NOT_FOUND).
+  absent: {
+    reason: 'ReferenceNotFound',
+    says: 'spec.instanceRef names the PostgresqlInstance "%s", which has no database in this namespace: create it, or set spec.instanceRef to the name of one it has (an instance made a moment ago has its database within minutes)',
+  },
 } as const;
 
 /**

@@ -27,6 +27,14 @@ export interface Hold {
   readonly since?: string;
 }
 
+/**
+ * The reason of a DataServiceReady the composition function writes when the claim names another that has no data
+ * service (Recipe errorsFrom.absent: a binding's instance): the control plane finds the claim's own reference wrong.
+ */
+export const REFERENCE_NOT_FOUND = 'ReferenceNotFound';
+
+const REFERENCE_TODO =
+  'the claim names another claim this namespace does not have (or not yet): create that one, or correct the field the message names';
 const CONTROL_PLANE_TODO =
   'the control plane cannot compose the claim (Crossplane, its composition function or a managed resource): the message says why; a spec the platform refuses is yours to fix, anything else is for the platform operator';
 const PROVISIONING_TODO = "the backend's operator is still making it: wait, the message says what it does";
@@ -47,6 +55,7 @@ export function conditionHold(c: ClaimCondition): Hold | undefined {
     case 'Synced':
       return { hop: 'control plane', ...base, todo: CONTROL_PLANE_TODO };
     case 'DataServiceReady':
+      if (c.reason === REFERENCE_NOT_FOUND) return { hop: 'control plane', ...base, todo: REFERENCE_TODO };
       return { hop: 'data service', ...base, todo: c.reason === 'Provisioning' ? PROVISIONING_TODO : FAILED_TODO };
     default:
       return { hop: 'data service', ...base, todo: OTHER_TODO };

@@ -242,6 +242,10 @@ export const inputSchema: Schema = s.object(
           { at: s.string({ minLength: 1 }), item: s.string({ minLength: 1 }), says: s.string({ minLength: 1 }) },
           { required: ['at', 'item', 'says'] },
         ),
+        absent: s.object(
+          { reason: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }), says: s.string({ minLength: 1 }) },
+          { required: ['reason', 'says'] },
+        ),
       },
       { required: ['apiVersion', 'kind', 'labels', 'from', 'at', 'says', 'reason'] },
     ),

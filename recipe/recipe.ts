@@ -458,6 +458,12 @@ export interface ErrorsFrom {
    * after its password), so creds that log in are not yet creds that reach the app's tables. Formats, as above.
    */
   readonly pending?: { readonly at: string; readonly item: string; readonly says: string };
+  /**
+   * What the resource's own failure means while Crossplane finds no such object at all: DataServiceReady False with
+   * `reason` and `says`, `%s` standing for the first label's value. A binding whose instance has no Cluster cannot
+   * read the instance's Secret; the cause is the name in `spec.instanceRef`, not the backend (`ReferenceNotFound`).
+   */
+  readonly absent?: { readonly reason: string; readonly says: string };
 }
 
 /**

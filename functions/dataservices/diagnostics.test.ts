@@ -13,6 +13,7 @@ import {
   requestOf,
 } from '../../harness/crossplane/function-requests';
 import { CNPG_INSTANCE_LABEL } from '../../backends/cnpg';
+import { conditionHold, REFERENCE_NOT_FOUND } from '../../lib/claim-hold';
 import {
   diagnose,
   DIAGNOSTICS_REQUIREMENT,
@@ -535,6 +536,54 @@ describe('the cnpg binding recipe', () => {
         status: Status.STATUS_CONDITION_TRUE,
         reason: 'Available',
       });
+    },
+  );
+
+  it.each(['v1', 'v2'] as const)(
+    "%s: a binding whose instance has no Cluster in its namespace says its spec.instanceRef is the cause, the control plane's hop",
+    (target) => {
+      const input = inputFor(sb.backends.cnpg as Recipe, { backend: 'cnpg', service: 'servicebinding', target });
+      const orphan = { ...spec, instanceRef: 'nobody' };
+      const composite =
+        target === 'v1'
+          ? compositeOf(sb, 'cnpg', orphan, { name: 'app', namespace: 'team-a' })
+          : { apiVersion: sb.apiVersion, kind: sb.kind, metadata: { name: 'app', namespace: 'team-a' }, spec: orphan };
+      // What provider-kubernetes says when the Object cannot read the instance's Secret.
+      const cannotRead: Obj = structuredClone(readyObject);
+      cannotRead.status.conditions = [
+        { type: 'Ready', status: 'False', reason: 'Unavailable' },
+        {
+          type: 'Synced',
+          status: 'False',
+          reason: 'ReconcileError',
+          message: 'cannot resolve resource references: cannot get referenced resource: secrets "nobody-app" not found',
+        },
+      ];
+      const req = requestOf(input, composite, { 'cnpg-servicebinding': cannotRead });
+      // Not asked yet: nothing is said of the reference, the Object's own failure stands.
+      expect(own(runFunction(req))).toMatchObject({ reason: 'ReconcileError' });
+      // Crossplane found no Cluster of "nobody" here (another namespace's, another instance's are not it).
+      const elsewhere = [cnpgCluster('nobody', 'victim'), cnpgCluster('pg', 'team-a')];
+      const r = runFunction(answer(req, ERRORS_FROM_REQUIREMENT, elsewhere));
+      const said = own(r);
+      expect(said).toMatchObject({
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: REFERENCE_NOT_FOUND,
+        message:
+          'cnpg servicebinding: spec.instanceRef names the PostgresqlInstance "nobody", which has no database in this namespace: create it, or set spec.instanceRef to the name of one it has (an instance made a moment ago has its database within minutes)',
+      });
+      expect(r.meta?.ttl).toEqual(WAITING_TTL);
+      expect(conditionHold({ type: 'DataServiceReady', status: 'False', reason: said!.reason!, message: said!.message! })).toMatchObject({
+        hop: 'control plane',
+      });
+      // Its Cluster there (being made): the Object's own words again, the data service's hop.
+      expect(own(runFunction(answer(req, ERRORS_FROM_REQUIREMENT, [cnpgCluster('nobody', 'team-a')])))).toMatchObject({
+        reason: 'ReconcileError',
+      });
+      // A binding that works says nothing of it, whatever Crossplane found.
+      expect(
+        own(runFunction(answer(requestOf(input, composite, { 'cnpg-servicebinding': secretObject }), ERRORS_FROM_REQUIREMENT, []))),
+      ).toMatchObject({ reason: 'Available' });
     },
   );
 });

@@ -159,6 +159,8 @@ export const ERRORS_FROM_REQUIREMENT = 'errors-from';
 export interface ErrorElsewhere {
   readonly selector?: DiagnosticsSelector;
   readonly said?: Said;
+  /** `errorsFrom.absent`, when Crossplane answered and found no such object. */
+  readonly absent?: Said;
 }
 
 /** The error at `at` of an object: a non-empty string, or the non-empty strings of a list (CNPG's), joined. */
@@ -209,6 +211,11 @@ export function errorElsewhere(e: ErrorsFrom, composite: Obj, found: readonly Ob
     });
     if (o)
       return { selector, said: { reason: 'Provisioning', text: `${e.kind} ${String(get(o, 'metadata.name'))} ${fill(e.pending.says)}` } };
+  }
+  // Not asked yet (undefined) is not "none there".
+  if (e.absent && found !== undefined && objects.length === 0) {
+    const named = Object.values(selector.matchLabels.labels)[0] ?? '';
+    return { selector, absent: { reason: e.absent.reason, text: e.absent.says.replaceAll('%s', named) } };
   }
   return { selector };
 }

@@ -341,6 +341,13 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       const message = `${input.backend} ${input.service}: ${e.said.text}`;
       outcome = { ...outcome, ready: false, condition: { status: 'False', reason: e.said.reason, message } };
     }
+    // The resource fails and the object it depends on is not there at all: that absence is the cause (the claim's
+    // reference), said instead of the resource's own words about what it could not read.
+    if (e.absent && own) {
+      const message = `${input.backend} ${input.service}: ${e.absent.text}`;
+      outcome = { ...outcome, ready: false, condition: { status: 'False', reason: e.absent.reason, message } };
+      if (rsp.meta) rsp.meta.ttl = WAITING_TTL;
+    }
     // The resource is not Ready while the backend reports an error about it (the composite is not either).
     if (e.said) ownReady = false;
     // The object's change does not wake the composite: while it fails, Crossplane looks again after the short TTL.

@@ -6,7 +6,8 @@
  * the same chain.
  *
  * The faults are the ones a tenant meets alone: a plan the API does not offer, a field the control plane's admission
- * policy keeps, the tenant's claim quota, a Pod that cannot be scheduled, a binding to an instance that does not exist.
+ * policy keeps, the tenant's claim quota, a Pod that cannot be scheduled, a binding to an instance that does not exist
+ * (the control plane's: its spec.instanceRef).
  * Faults of the whole platform (an operator, the function, the object store or the konnector stopped) would hold
  * every other file's claims too; they are not injected here (docs/decisions/claim-hold.md).
  */
@@ -202,7 +203,7 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
     expect(chain).toMatch(/Held by the data service: /);
   }, 360_000);
 
-  it('a binding to an instance that does not exist: the data service, naming the Secret of the instance it looks for', async () => {
+  it('a binding to an instance that does not exist: the control plane, naming the field and the instance it names', async () => {
     const ns = await testNamespace(app, 'why-binding');
     await requireOk(
       app,
@@ -210,18 +211,18 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
       path('servicebindings', ns),
       claim('servicebinding-cnpg', ns, 'orphan', (o) => (o.spec.instanceRef = 'nobody')),
     );
-    // What the control plane says today: the binding's Object cannot read the instance's Secret. It names the missing
-    // instance, but as the data service's failure; the function does not check spec.instanceRef itself (yet).
-    // The cause shows once the control plane reports it on its copy of the claim.
+    // The binding's Object cannot read the instance's Secret; Crossplane finds no Cluster of that instance (the
+    // function's errorsFrom), so the function names the claim's own field as the cause, on the control plane's copy.
     const pns = await providerNamespace(ns);
-    const says = /secrets "nobody-app" not found/;
+    const says = /spec\.instanceRef names the PostgresqlInstance "nobody", which has no database in this namespace/;
     const orphan = await namedAfterCause(
-      { plural: 'servicebindings', ns, name: 'orphan', hop: 'data service', says },
+      { plural: 'servicebindings', ns, name: 'orphan', hop: 'control plane', says },
       async () =>
         ((await getObject(control, path('servicebindings', pns, 'orphan')))?.status?.conditions as WireObject[] | undefined)?.some(
-          (c) => c.type === 'DataServiceReady' && says.test(String(c.message)),
+          (c) => c.type === 'DataServiceReady' && c.reason === 'ReferenceNotFound' && says.test(String(c.message)),
         ) ?? false,
     );
     expect(orphan.namedAt - orphan.causeAt).toBeLessThanOrEqual(NAMED_WITHIN_MS);
+    expect(orphan.message).toContain('What to do: the claim names another claim this namespace does not have');
   }, 180_000);
 });
