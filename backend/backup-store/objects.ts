@@ -18,7 +18,8 @@ export interface StoreObjectsOptions {
 export interface StoreObjects {
   prefixes(bucket: string): Promise<string[]>;
   newest(bucket: string, prefix: string): Promise<number | undefined>;
-  deleteObjects(bucket: string, prefix: string, until?: number): Promise<number>;
+  /** Only objects written at or before `until` (ms): one written since the sweep decided stays. */
+  deleteObjects(bucket: string, prefix: string, until: number): Promise<number>;
   deleteBucket(bucket: string): Promise<void>;
   close(): void;
 }
@@ -64,7 +65,7 @@ export function storeObjects(o: StoreObjectsOptions): StoreObjects {
         }
       return newest;
     },
-    async deleteObjects(bucket, prefix, until = Infinity) {
+    async deleteObjects(bucket, prefix, until) {
       // The keys first, then the deletes: a listing is not continued past the deletes of its own pages. A page is
       // at most 1,000 keys, as many as one DeleteObjects takes.
       const batches: { Key: string }[][] = [];

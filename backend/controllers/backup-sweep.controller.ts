@@ -37,7 +37,7 @@ export function sweepDeps(c: Pick<BackendClients, 'core' | 'custom'>, admin: Sto
     buckets: () => admin.listBuckets(),
     prefixes: (bucket) => objects.prefixes(bucket),
     newest: (bucket, prefix) => objects.newest(bucket, prefix),
-    deleteObjects: (bucket, prefix) => objects.deleteObjects(bucket, prefix),
+    deleteObjects: (bucket, prefix, until) => objects.deleteObjects(bucket, prefix, until),
     deleteBucket: (bucket) => objects.deleteBucket(bucket),
     deleteUser: (access) => admin.deleteUser(access),
     namespaceUid: (name) =>

@@ -510,8 +510,16 @@ describe('the object store', () => {
       await put(liveBucket, 'lately-deleted/wals/0000000100000000/000000010000000000000001.gz');
       const now = Date.now();
       const said: string[] = [];
+      // An object written after the sweep decided (an instance made anew under the name) must stay.
+      const deps = sweepDeps(backendClients(kube.config), admin, objects);
+      const decided = deps.newest;
+      deps.newest = async (bucket, prefix) => {
+        const at = await decided(bucket, prefix);
+        if (bucket === liveBucket && prefix === 'deleted-instance/') await put(liveBucket, 'deleted-instance/wals/written-after');
+        return at;
+      };
       const { removed } = await sweepBackups(
-        sweepDeps(backendClients(kube.config), admin, objects),
+        deps,
         { bucket: 'klutch-%s', keepMs: 2000, now, only: new Set([liveBucket, `klutch-${goneNs}`, teamB.bucket]) },
         (m, e) => said.push(e ? `${m}: ${String(e)}` : m),
       );
@@ -525,6 +533,7 @@ describe('the object store', () => {
       ]);
       // The live instance's archive stays, however old; the one deleted lately stays until its keep period is over.
       expect(await listed(liveBucket)).toEqual([
+        'deleted-instance/wals/written-after',
         `${live}/wals/0000000100000000/000000010000000000000001.gz`,
         'lately-deleted/wals/0000000100000000/000000010000000000000001.gz',
       ]);
@@ -539,7 +548,7 @@ describe('the object store', () => {
       // A bucket that is no tenant's (its owner's key is not one the backend derives) is not touched.
       expect(await listed(teamB.bucket)).toEqual(teamBBefore);
     } finally {
-      await objects.deleteObjects(liveBucket, '').catch(() => 0);
+      await objects.deleteObjects(liveBucket, '', Infinity).catch(() => 0);
       await objects.deleteBucket(liveBucket).catch(() => undefined);
       await admin.deleteUser(liveOwner).catch(() => undefined);
       objects.close();
