@@ -340,6 +340,43 @@ describe('a ServiceBinding on cnpg-servicebinding', () => {
     }
     await healthy();
   }, 300_000);
+
+  it("admits at its load balancer address only the offering's source ranges: a client outside them cannot connect, one inside can", async () => {
+    const svc = await getObject(kube, `/api/v1/namespaces/${NS}/services/pg-external`);
+    const address = svc?.status?.loadBalancer?.ingress?.[0]?.ip as string;
+    expect(address, 'the load balancer address').toBeTruthy();
+    // Two clients on the control plane's node, as a load balancer that keeps the client's address hands them over
+    // (externalTrafficPolicy Local): one from the private networks (the catalog's default ranges), one from a public
+    // address (TEST-NET-2). Both addresses and the route exist only in the node's network namespace, on a cable of
+    // this test's own whose far end nothing answers: a connection is made only if kube-proxy forwards it to the Pod.
+    const [inside, outside] = ['192.168.77.7', '198.51.100.7'];
+    const ip = (...args: string[]) => {
+      const r = node.exec(program('ip'), args);
+      if (r.code !== 0) throw new Error(`ip ${args.join(' ')} in node ${node.name}: ${r.output}`);
+    };
+    const connect = (from: string): string =>
+      node
+        .exec(process.execPath, [
+          '-e',
+          `const s = require('node:net').connect({ host: process.argv[1], port: 5432, localAddress: process.argv[2], timeout: 5000 });
+           s.on('connect', () => { console.log('connected'); s.destroy(); });
+           s.on('timeout', () => { console.log('timed out'); s.destroy(); });
+           s.on('error', (e) => console.log(e.code));`,
+          address,
+          from,
+        ])
+        .output.trim();
+    ip('link', 'add', 'kkfar', 'type', 'veth', 'peer', 'name', 'kkfar-peer');
+    try {
+      for (const a of [inside, outside]) ip('addr', 'add', `${a}/32`, 'dev', 'kkfar');
+      ip('link', 'set', 'kkfar', 'up');
+      ip('link', 'set', 'kkfar-peer', 'up');
+      ip('route', 'add', `${address}/32`, 'dev', 'kkfar');
+      expect({ inside: connect(inside), outside: connect(outside) }).toEqual({ inside: 'connected', outside: 'timed out' });
+    } finally {
+      ip('link', 'del', 'kkfar');
+    }
+  }, 120_000);
 });
 
 /** Until the Cluster lists the role `user` revoked (login false). */

@@ -212,6 +212,41 @@ describe('the monitoring Components (dist/control-plane/monitoring, dist/app-clu
   }, 240_000);
 });
 
+describe("the fences of the backend's and the konnector's namespaces (the install bundle's)", () => {
+  /**
+   * Code run as the Pod (a compromised backend or konnector: its labels, its namespace) reaches the API server through
+   * DNS, and any address on the API servers' ports (a Pod's 6443 here: egress names ports, not addresses), but not a
+   * database Pod's port; any other Pod of the namespace reaches neither Pod (default-deny). The API server and DNS
+   * run on the node itself, whose own traffic this CNI does not judge (kube-network-policies queues forwarded
+   * packets), so the other Pod is not asked for them. The probe is restricted (the namespaces enforce it) and never
+   * Ready (the backend's Service selects the same labels).
+   */
+  async function fenced(k: Kube, n: PodNode, ns: string, deployment: string): Promise<Record<string, Record<string, boolean>>> {
+    const d = await requireOk(k, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/${deployment}`);
+    const labels = d.spec.selector.matchLabels as Record<string, string>;
+    const tenant = await testNamespace(k, 'np-tenant');
+    const [database, api] = [await listener(k, n, tenant, 'pg', [5432]), await listener(k, n, tenant, 'api', [6443])];
+    const pods = { apiPort: { host: api, port: 6443 }, database: { host: database, port: 5432 } };
+    return {
+      pod: await reaches(k, n, ns, 'np-as-pod', { api: { host: 'kubernetes.default.svc.cluster.local', port: 443 }, ...pods }, labels, {
+        restricted: true,
+      }),
+      other: await reaches(k, n, ns, 'np-other', pods, {}, { restricted: true }),
+    };
+  }
+
+  const want = { pod: { api: true, apiPort: true, database: false }, other: { apiPort: false, database: false } };
+
+  it("attack: code running as the backend reaches the API server, no tenant's database; another Pod there reaches no Pod", async () => {
+    expect(await fenced(kube, node, 'klutch-bind-backend', 'klutch-bind-backend')).toEqual(want);
+  }, 240_000);
+
+  it("attack: code running as the konnector reaches the API server, no app's database; another Pod there reaches no Pod", async () => {
+    const platform = await podPlatform();
+    expect(await fenced(platform.app, platform.node.app, 'klutch-bind', 'konnector')).toEqual(want);
+  }, 240_000);
+});
+
 /** `probe()` again, a few seconds apart, until it equals `want` (a policy takes effect once the agent has synced). */
 async function expectEventually<T>(probe: () => Promise<T>, want: T, tries = 4): Promise<void> {
   let last: T | undefined;

@@ -29,7 +29,28 @@ function attempt(t: Target): string {
     : `nc -w 3 ${t.host} ${t.port} -e /bin/true </dev/null`;
 }
 
-function busyboxPod(node: PodNode, ns: string, name: string, labels: Readonly<Record<string, string>>, script: string): WireObject {
+export interface ProbeOptions {
+  /**
+   * Run as the Pod Security `restricted` profile asks (a namespace of ours enforces it): non-root, no privilege
+   * escalation, no capabilities, RuntimeDefault seccomp. Plain TCP targets only (HTTP answers go to /tmp). And never
+   * Ready, so that a Service whose selector the probe's labels match sends it nothing. @default false
+   */
+  readonly restricted?: boolean;
+}
+
+function busyboxPod(
+  node: PodNode,
+  ns: string,
+  name: string,
+  labels: Readonly<Record<string, string>>,
+  script: string,
+  o: ProbeOptions = {},
+): WireObject {
+  const container: WireObject = { name: 'main', image: node.busyboxImage, imagePullPolicy: 'Never', command: ['/bin/sh', '-c', script] };
+  if (o.restricted) {
+    container.securityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+    container.readinessProbe = { exec: { command: ['/bin/false'] }, periodSeconds: 60 };
+  }
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -38,7 +59,10 @@ function busyboxPod(node: PodNode, ns: string, name: string, labels: Readonly<Re
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 1,
       automountServiceAccountToken: false,
-      containers: [{ name: 'main', image: node.busyboxImage, imagePullPolicy: 'Never', command: ['/bin/sh', '-c', script] }],
+      ...(o.restricted && {
+        securityContext: { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } },
+      }),
+      containers: [container],
     },
   };
 }
@@ -78,7 +102,10 @@ export async function reaches(
   prefix: string,
   targets: Readonly<Record<string, Target>>,
   labels: Readonly<Record<string, string>> = {},
+  o: ProbeOptions = {},
 ): Promise<Record<string, boolean>> {
+  if (o.restricted && Object.values(targets).some((t) => t.http))
+    throw new Error('reaches: a restricted probe takes plain TCP targets only');
   // The node's agent learns a new Pod's address from the API server (containerd 1.6 has no NRI to tell it sooner), so
   // for about a second a new Pod's connections pass unjudged (upstream's kubernetes/kubernetes#85966): wait that out.
   const script = [
@@ -87,7 +114,7 @@ export async function reaches(
   ].join('\n');
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   const path = `/api/v1/namespaces/${ns}/pods/${name}`;
-  await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/pods`, busyboxPod(node, ns, name, labels, script));
+  await requireOk(kube, 'POST', `/api/v1/namespaces/${ns}/pods`, busyboxPod(node, ns, name, labels, script, o));
   try {
     const pod = await eventually(
       `Pod ${ns}/${name} done`,
