@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { imageVersion, konnectorManifests } from './konnector-install';
-import { parseVersion } from './semver';
+import { parseVersion } from '../lib/semver';
 
 const kinds = (ms: ReturnType<typeof konnectorManifests>) => ms.map((m) => `${m.kind} ${m.metadata?.name ?? ''}`);
 const grants = [{ group: 'anynines.com', resource: 'servicebindings', claimed: ['secrets' as const] }];

@@ -17,7 +17,7 @@ import { CliError, ExitCode, TimeoutError } from './errors';
 import { messageOf, statusOf } from '../lib/kube-errors';
 import { bindingsOf } from './binding';
 import { KUBECTL_BIND_FIELD_MANAGER, getOrUndefined, isBusy, retryBusy, sleep, type Cluster } from './kube';
-import { compareVersions, formatVersion, parseVersion } from './semver';
+import { compareVersions, formatVersion, parseVersion } from '../lib/semver';
 
 export type Grant = Omit<KonnectorApiAccessProps, 'namespace'>;
 type Manifest = KubernetesObject & Record<string, unknown>;

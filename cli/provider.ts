@@ -12,7 +12,7 @@ import {
 import { CliError } from './errors';
 import { messageOf } from '../lib/kube-errors';
 import { sleep } from '../lib/abort';
-import { compareVersions, parseVersion } from './semver';
+import { compareVersions, parseVersion } from '../lib/semver';
 
 /** The oldest provider protocol Klutch's CLI speaks. */
 const MIN_PROVIDER_VERSION = { major: 0, minor: 3, patch: 0 } as const;

@@ -1,4 +1,4 @@
-/** The little semver kubectl-bind needs: `v1.2.3` (a leading `v` and a pre-release or build suffix allowed). */
+/** The little semver kubectl-bind and the konnector need: `v1.2.3` (a leading `v` and a pre-release or build suffix allowed). */
 
 export interface Version {
   readonly major: number;

@@ -70,3 +70,10 @@ export const KONNECTOR_IMAGE =
 export function releasePackage(name: string): string {
   return `${RELEASE_PACKAGE_REGISTRY}/${name}:${VERSION}`;
 }
+
+/**
+ * On a ClusterBinding: the release of the backend that made or last reconciled it. A konnector newer than that says
+ * so on its bindings (docs/upgrading.md, "What runs with what"); without it (Klutch's backend, or a backend of ours
+ * older than the check) nothing is compared.
+ */
+export const BACKEND_VERSION_ANNOTATION = 'klutch-kit.anynines.com/backend-version';

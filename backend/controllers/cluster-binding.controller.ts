@@ -2,6 +2,7 @@
 import { byRef, Controller, objectKey, refKey } from '../../controller';
 import { bindObjects, CLUSTER_BINDING_NAME, type Condition } from '../../exports/bind-api';
 import { BindResources, isNotFound } from '../kube';
+import { VERSION } from '../../lib/version';
 import { BackendAnnotations } from '../labels';
 import { deleteLegacyTokens } from '../provision/klutch-adoption';
 import { KUBECONFIG_SECRET } from '../provision/kubeconfig';
@@ -32,11 +33,8 @@ export function clusterBindingsController(d: ControllerDeps): Controller {
       d.leader.namespaces.get(namespace)?.metadata?.annotations?.[BackendAnnotations.provisioned] === 'true'
         ? []
         : deleteLegacyTokens(d.clients, namespace),
-    markFutureHeartbeat: (ref, value) =>
-      clusterBindings.patch(
-        { namespace: ref.namespace!, name: ref.name },
-        { metadata: { annotations: { [BackendAnnotations.futureHeartbeat]: value } } },
-      ),
+    annotate: (ref, annotations) => clusterBindings.patch({ namespace: ref.namespace!, name: ref.name }, { metadata: { annotations } }),
+    backendVersion: VERSION,
     writeConditions: async (ref, conditions) => {
       const before = d.leader.clusterBindings.get(ref.name, ref.namespace)?.metadata.resourceVersion;
       await clusterBindings.patchStatus({ namespace: ref.namespace!, name: ref.name }, { conditions });

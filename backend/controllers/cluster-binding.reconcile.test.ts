@@ -83,7 +83,12 @@ function world(b: ClusterBinding | undefined, secret?: V1Secret, legacy: string[
     getKubeconfigSecret: () => secret,
     deleteKubeconfigSecret: async (ns, uid) => void writes.push(`delete ${ns}/kubeconfig uid=${uid}`),
     deleteLegacyTokens: async (ns) => (legacy.length && writes.push(`delete ${ns}/${legacy.join(',')}`), legacy),
-    markFutureHeartbeat: async (r, value) => void writes.push(`annotate ${r.namespace}/${r.name} future-heartbeat=${value}`),
+    annotate: async (r, a) =>
+      void writes.push(
+        `annotate ${r.namespace}/${r.name} ${Object.entries(a)
+          .map(([k, v]) => `${k.replace(/^.*\//, '')}=${v}`)
+          .join(' ')}`,
+      ),
     warn: (o, reason) => void writes.push(`event ${o.apiVersion} ${o.kind} ${o.metadata.namespace}/${o.metadata.name} ${reason}`),
     writeConditions: async (r, conditions: Condition[]) =>
       void writes.push(`status ${r.namespace}/${r.name} ${conditions.map((c) => `${c.type}=${c.status}:${c.reason ?? ''}`).join(' ')}`),
@@ -153,6 +158,29 @@ describe('reconcileClusterBinding', () => {
       'event klutch.anynines.com/v1alpha1 ClusterBinding cluster-x/cluster CredentialsRevoked',
       'status cluster-x/cluster CredentialsRevoked=True:Abandoned Healthy=False:FirstHeartbeatPending Ready=False:FirstHeartbeatPending',
     ]);
+  });
+
+  it("stamps this backend's release on a ClusterBinding that states another or none, once, beside a future heartbeat", async () => {
+    const status = { lastHeartbeatTime: at(-2), heartbeatInterval: '5m0s' };
+    const stamped = (v?: string): ClusterBinding => {
+      const b = binding({ status });
+      return v ? { ...b, metadata: { ...b.metadata, annotations: { 'klutch-kit.anynines.com/backend-version': v } } } : b;
+    };
+    const versioned = (b: ClusterBinding) => {
+      const w = world(b);
+      return { ...w, d: { ...w.d, backendVersion: 'v0.5.0' } };
+    };
+    for (const b of [stamped(), stamped('v0.4.9')]) {
+      const w = versioned(b);
+      await reconcileClusterBinding(w.d, ref, ctx);
+      expect(w.writes[0]).toBe('annotate cluster-x/cluster backend-version=v0.5.0');
+    }
+    const same = versioned(stamped('v0.5.0'));
+    await reconcileClusterBinding(same.d, ref, ctx);
+    expect(same.writes.filter((x) => x.startsWith('annotate'))).toEqual([]);
+    const future = versioned(binding({ status: { ...status, lastHeartbeatTime: '2999-01-01T00:00:00Z' } }));
+    await reconcileClusterBinding(future.d, ref, ctx);
+    expect(future.writes[0]).toBe(`annotate cluster-x/cluster future-heartbeat=2999-01-01T00:00:00Z ${at(0)} backend-version=v0.5.0`);
   });
 
   it('counts a heartbeat dated in the future as sent when first seen: recorded, and abandoned a day after that', async () => {

@@ -27,6 +27,7 @@ import {
 } from '../../exports/bind-api';
 import { BackendAnnotations } from '../labels';
 import { parseGoDuration } from '../../lib/duration';
+import { BACKEND_VERSION_ANNOTATION } from '../../lib/version';
 
 const MAX_DRIFT_MS = 10_000;
 export const ABANDONED_AFTER_MS = 720 * 3_600_000;
@@ -46,8 +47,13 @@ export interface ClusterBindingDeps {
   deleteLegacyTokens(namespace: string): Promise<readonly string[]>;
   /** A Warning Event on the ClusterBinding, for the provider's operator: credentials revoked. @default none */
   readonly warn?: Warn;
-  /** Writes annotation `future-heartbeat` onto the ClusterBinding. */
-  markFutureHeartbeat(ref: ObjectRef, value: string): Promise<void>;
+  /** Writes these annotations onto the ClusterBinding (`future-heartbeat`, the backend's version). */
+  annotate(ref: ObjectRef, annotations: Readonly<Record<string, string>>): Promise<void>;
+  /**
+   * This backend's release, stamped on every ClusterBinding (BACKEND_VERSION_ANNOTATION): a konnector newer than it
+   * says so on its bindings. @default none: not stamped
+   */
+  readonly backendVersion?: string;
   /** The one status write of a reconcile. */
   writeConditions(ref: ObjectRef, conditions: Condition[]): Promise<void>;
   /**
@@ -118,8 +124,12 @@ export async function reconcileClusterBinding(
   const at = new Date(now);
   let conditions = setCondition(b.status?.conditions, healthy, at);
   conditions = setCondition(conditions, { ...healthy, type: READY_CONDITION }, at);
+  const annotations: Record<string, string> = {};
   const future = heartbeatTime(b, now).record;
-  if (future !== undefined) await d.markFutureHeartbeat(ref, future);
+  if (future !== undefined) annotations[BackendAnnotations.futureHeartbeat] = future;
+  if (d.backendVersion && b.metadata.annotations?.[BACKEND_VERSION_ANNOTATION] !== d.backendVersion)
+    annotations[BACKEND_VERSION_ANNOTATION] = d.backendVersion;
+  if (Object.keys(annotations).length) await d.annotate(ref, annotations);
   const secret = d.getKubeconfigSecret(ref.namespace);
   // A kubeconfig Secret made anew is a bind too (the ClusterBinding's annotation may reach us later than the Secret).
   const made = Date.parse((secret?.metadata?.creationTimestamp as unknown as string | undefined) ?? '');

@@ -27,6 +27,7 @@ import { ensureClusterNamespace, findClusterNamespace, type NamespaceCache } fro
 import { identityHash, MACHINE_IDENTITY_PREFIX, subjectOf } from './identity';
 import { bindingKubeconfig, ensureKubeconfig, KUBECONFIG_SECRET, type KubeconfigTarget, type TokenPolicy } from './kubeconfig';
 import { BINDER, binderClusterRole, binderRoleBinding } from './rbac';
+import { BACKEND_VERSION_ANNOTATION, VERSION } from '../../lib/version';
 
 export interface ProvisionOptions {
   readonly clients: BackendClients;
@@ -69,7 +70,12 @@ export async function provisionConsumer(o: ProvisionOptions, identity: string, b
     : await ensureClusterNamespace({ clients: c, cache: o.namespaces, prefix: o.prefix, maxPerSubject: o.maxClustersPerSubject }, identity);
   const namespace = ns.metadata!.name!;
   const labels = { [Labels.managedBy]: MANAGED_BY };
-  const annotations = { [BackendAnnotations.lastBind]: new Date().toISOString(), ...(binder ? { [BOUND_BY]: binderRecord(binder) } : {}) };
+  const annotations = {
+    [BackendAnnotations.lastBind]: new Date().toISOString(),
+    // The konnector compares its own release with this one (docs/upgrading.md); the ClusterBinding controller keeps it.
+    [BACKEND_VERSION_ANNOTATION]: VERSION,
+    ...(binder ? { [BOUND_BY]: binderRecord(binder) } : {}),
+  };
   const clusterBindings = bindObjects<ClusterBinding>(c.custom, BindResources.clusterBindings);
   await Promise.all([
     createIfMissing(() => c.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: BINDER, namespace, labels } } })),

@@ -13,11 +13,12 @@ import {
 } from '../../exports/bind-api';
 import { exportMismatch } from '../schema/schema';
 import { accessNeeded } from './access';
-import { forbidden, heartbeating, KUBECONFIG_CURRENT, kubeconfigCurrent, waitingFor } from './binding.conditions';
+import { controlPlaneVersion, forbidden, heartbeating, KUBECONFIG_CURRENT, kubeconfigCurrent, waitingFor } from './binding.conditions';
 import type { BindingDeps, Progress } from './binding.deps';
 import { resourceOf, syncCrd } from './crd';
 import { checkKubeconfigSecret } from './kubeconfig';
 import { upstreamVersionOf, type Upstream } from '../provider/export/conversion';
+import { KONNECTOR_VERSION } from '../version';
 
 /** Claimed resources the konnector copies. */
 const COPYABLE = ['secrets', 'configmaps'];
@@ -70,7 +71,12 @@ export async function bind(
   }
   conds.push({ type: C.Connected, status: 'True', reason: 'Connected', message: `${conn.server}, namespace ${conn.namespace}` });
   const prettyName = conn.clusterBinding()?.spec.providerPrettyName;
-  const provider = [heartbeating(conn.heartbeat), kubeconfigCurrent(conn.refusedRotations.get(`${ref.namespace}/${ref.name}`))];
+  const skew = controlPlaneVersion(conn.clusterBinding()?.metadata.annotations, d.version ?? KONNECTOR_VERSION);
+  const provider = [
+    heartbeating(conn.heartbeat),
+    kubeconfigCurrent(conn.refusedRotations.get(`${ref.namespace}/${ref.name}`)),
+    ...(skew ? [skew] : []),
+  ];
 
   const exp = conn.exports.get(b.metadata.name!, conn.namespace);
   // Names come from the binding: an export that describes another resource than its name says is refused before

@@ -6,9 +6,13 @@ import { APIServiceBindingConditions as C, type ConditionInput } from '../../exp
 import type { ProviderConnection } from '../provider/connection';
 import type { ResourceRef } from '../kube/objects';
 import { APP_CLUSTER_ROLE } from '../../lib/app-cluster-access';
+import { BACKEND_VERSION_ANNOTATION } from '../../lib/version';
+import { compareVersions, parseVersion } from '../../lib/semver';
 
 /** Whether the provider's kubeconfig was copied at the last heartbeat, or refused (not in the bind API's list: ours). */
 export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
+/** Whether this konnector may run with the control plane's release (not in the bind API's list: ours). */
+export const CONTROL_PLANE_VERSION = 'ControlPlaneVersion';
 /** Shown while a deleted binding waits for its objects (not in the bind API's list: ours). */
 const DELETING = 'Deleting';
 
@@ -49,3 +53,27 @@ export const deleting = (message: string): ConditionInput => ({
   message,
   severity: 'Info',
 });
+
+/**
+ * This konnector's release against the control plane's, as the backend stamps it on the ClusterBinding: a konnector
+ * newer than the control plane is not supported (docs/upgrading.md, "What runs with what"), and the binding says so
+ * and is not Ready, though it keeps syncing. Undefined, so no condition, where the ClusterBinding states no release
+ * (Klutch's backend, one of ours older than the stamp) or one that is not `vX.Y.Z`: nothing to compare.
+ */
+export function controlPlaneVersion(
+  annotations: Readonly<Record<string, string>> | undefined,
+  konnector: string,
+): ConditionInput | undefined {
+  const stated = annotations?.[BACKEND_VERSION_ANNOTATION];
+  const [cp, own] = [parseVersion(stated ?? ''), parseVersion(konnector)];
+  if (!cp || !own) return undefined;
+  if (compareVersions(own, cp) > 0)
+    return {
+      type: CONTROL_PLANE_VERSION,
+      status: 'False',
+      reason: 'KonnectorNewer',
+      severity: 'Warning',
+      message: `this konnector (${konnector}) is newer than the control plane (${stated}), which is not supported: upgrade the control plane first, or run the konnector of ${stated} (kubectl bind of that release installs it); docs/upgrading.md, "What runs with what"`,
+    };
+  return { type: CONTROL_PLANE_VERSION, status: 'True', reason: 'Supported', message: `control plane ${stated}, konnector ${konnector}` };
+}

@@ -41,6 +41,8 @@ export interface SyncerSpec {
 export interface BindingDeps {
   /** Running on the control plane for an AppClusterBinding: messages name that setup's fixes. */
   readonly controlPlaneMode: boolean;
+  /** This konnector's release, compared with the control plane's (binding.conditions.ts). @default KONNECTOR_VERSION */
+  readonly version?: string;
   now(): Date;
   /** The binding from the cache. */
   getBinding(ref: ObjectRef): APIServiceBinding | undefined;

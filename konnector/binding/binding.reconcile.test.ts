@@ -14,6 +14,7 @@ import {
   type Condition,
 } from '../../exports/bind-api';
 import { describeCheck } from '../../lib/app-cluster-access';
+import { BACKEND_VERSION_ANNOTATION } from '../../lib/version';
 import type { Obj } from '../kube/objects';
 import { crdOf } from '../schema/schema';
 import type { BindingDeps, BindingConnection, SyncerSpec } from './binding.deps';
@@ -124,6 +125,8 @@ interface WorldOptions {
   heartbeat?: BindingConnection['heartbeat'];
   refused?: { reason: 'KubeconfigUnsafe'; message: string };
   controlPlaneMode?: boolean;
+  /** The release the ClusterBinding states for the control plane (the backend's stamp); this konnector is v0.5.0. */
+  controlPlane?: string;
 }
 
 /** The reconcile's world as plain functions over plain values; every write is recorded in order. */
@@ -135,7 +138,11 @@ function world(o: WorldOptions = {}) {
   const cb: ClusterBinding = {
     apiVersion: BIND_API_VERSION,
     kind: Kinds.ClusterBinding,
-    metadata: { name: CLUSTER_BINDING_NAME, namespace: 'cluster-x' },
+    metadata: {
+      name: CLUSTER_BINDING_NAME,
+      namespace: 'cluster-x',
+      ...(o.controlPlane && { annotations: { [BACKEND_VERSION_ANNOTATION]: o.controlPlane } }),
+    },
     spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'Provider X' },
   };
   const conn: BindingConnection = {
@@ -151,6 +158,7 @@ function world(o: WorldOptions = {}) {
   let held = o.held ?? false;
   const d: BindingDeps = {
     controlPlaneMode: o.controlPlaneMode ?? false,
+    version: 'v0.5.0',
     now: () => at,
     getBinding: (r) => (r.namespace === ref.namespace && r.name === ref.name ? o.binding : undefined),
     getCrd: (name) => (name === NAME ? o.crd : undefined),
@@ -351,6 +359,30 @@ describe('reconcileBinding: bound', () => {
     });
     await refused.run();
     expect(refused.cond('KubeconfigCurrent')).toMatchObject({ status: 'False', severity: 'Warning', reason: 'KubeconfigUnsafe' });
+  });
+
+  it('is not Ready, and says what to do, while the control plane runs an older release than this konnector; keeps syncing', async () => {
+    const bound = (controlPlane?: string) =>
+      world({ binding: binding(), secret: kubeconfigSecret(), export: exportOf(), crd: crd(), controlPlane });
+    const older = bound('v0.4.9');
+    await older.run();
+    expect(older.cond('Ready')).toMatchObject({ status: 'False', severity: 'Warning', reason: 'KonnectorNewer' });
+    expect(older.cond('Ready')?.message).toMatch(
+      /^this konnector \(v0\.5\.0\) is newer than the control plane \(v0\.4\.9\), which is not supported: upgrade the control plane first, or run the konnector of v0\.4\.9/,
+    );
+    expect([older.cond('InformersSynced')?.status, older.syncers.length]).toEqual(['True', 1]);
+    // The same release, a newer control plane (the supported skew): Ready, the releases named.
+    for (const v of ['v0.5.0', 'v0.6.0']) {
+      const w = bound(v);
+      await w.run();
+      expect([w.cond('Ready')?.status, w.cond('ControlPlaneVersion')?.message]).toEqual(['True', `control plane ${v}, konnector v0.5.0`]);
+    }
+    // No release stated (Klutch's backend) or none that parses: nothing compared, no condition.
+    for (const v of [undefined, 'main']) {
+      const w = bound(v);
+      await w.run();
+      expect([w.cond('Ready')?.status, w.cond('ControlPlaneVersion')]).toEqual(['True', undefined]);
+    }
   });
 
   it('releases the connection of a binding that is gone, and writes nothing', async () => {

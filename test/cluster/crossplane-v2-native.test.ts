@@ -40,6 +40,7 @@ import { runPodToEnd } from '../support/run-pod';
 import { psqlClientPod } from '../../harness/node/cnpg-images';
 import { Annotations } from '../../exports/bind-api';
 import { credentialsReceipt } from '../../lib/credentials-receipt';
+import { BACKEND_VERSION_ANNOTATION, VERSION } from '../../lib/version';
 import { join } from 'node:path';
 
 type Obj = Record<string, any>;
@@ -456,15 +457,22 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
       'klutch-kit.anynines.com/cluster-namespace'
     ];
     /** What must hold on each skew: every binding Ready, the consumer Healthy, the claims the same, the data answering. */
-    const holds = async (skew: string) => {
-      await waited(`every binding Ready in the app cluster (${skew})`, async () => {
+    const holds = async (skew: string, v: { readonly controlPlane: string; readonly konnector: string }) => {
+      // The backend stamps its release on the ClusterBinding (again after its upgrade); each binding compares the
+      // konnector's with it (docs/upgrading.md, "What runs with what"): both skews are supported ones.
+      await waited(`the ClusterBinding Healthy, stamped ${v.controlPlane} (${skew})`, async () => {
+        const cb = await getObject(control, `/apis/klutch.anynines.com/v1alpha1/namespaces/${clusterNs}/clusterbindings/cluster`);
+        return cb?.metadata?.annotations?.[BACKEND_VERSION_ANNOTATION] === v.controlPlane &&
+          (cb?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === 'Healthy' && c.status === 'True')
+          ? true
+          : undefined;
+      });
+      const supported = `control plane ${v.controlPlane}, konnector ${v.konnector}`;
+      await waited(`every binding Ready in the app cluster, "${supported}" (${skew})`, async () => {
         const list = (await requireOk(app, 'GET', '/apis/klutch.anynines.com/v1alpha1/namespaces/klutch-bind/apiservicebindings'))
           .items as Obj[];
-        return list.length > 0 && list.every(ready) ? true : undefined;
-      });
-      await waited(`the ClusterBinding Healthy (${skew})`, async () => {
-        const cb = await getObject(control, `/apis/klutch.anynines.com/v1alpha1/namespaces/${clusterNs}/clusterbindings/cluster`);
-        return (cb?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === 'Healthy' && c.status === 'True') ? true : undefined;
+        const says = (b: Obj) => (b.status?.conditions as Obj[] | undefined)?.find((c) => c.type === 'ControlPlaneVersion')?.message;
+        return list.length > 0 && list.every((b) => ready(b) && says(b) === supported) ? true : undefined;
       });
       const uid = async (kube: Kube, path: string) => (await requireOk(kube, 'GET', path)).metadata.uid as string;
       expect(
@@ -542,12 +550,12 @@ describe('moving the platform from v1 claims to the v2 package, with the app clu
     });
     expect(await backendImage()).toBe(want('bind-backend'));
     expect(await konnectorImage(), 'the konnector not upgraded yet').toBe(was.konnector);
-    await holds('backend of the next release, konnector of this one');
+    await holds('backend of the next release, konnector of this one', { controlPlane: next.version, konnector: VERSION });
 
     await upgradeKonnector({ kubeconfig: sandbox.kubeconfigs.app, release: next, log });
     expect(await konnectorImage()).toBe(want('konnector'));
     expect([was.backend, was.konnector].every((i) => !i.includes(next.version))).toBe(true);
-    await holds('both of the next release');
+    await holds('both of the next release', { controlPlane: next.version, konnector: next.version });
   }, 900_000);
 
   it(

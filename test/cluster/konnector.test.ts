@@ -22,6 +22,9 @@ import { eventually, getObject, kubeFor, requireOk, type Kube } from '../../harn
 import { removeLeftoverCrd } from '../support/bind-cleanup';
 import { providerSide, type ProviderSide } from '../../harness/parts/provider-side';
 import { claimCrd, type Crd, type XrdObject } from '../../lib/xcrd';
+import { formatVersion, parseVersion } from '../../lib/semver';
+import { BACKEND_VERSION_ANNOTATION } from '../../lib/version';
+import { KONNECTOR_VERSION } from '../../konnector/version';
 
 const files = render({ apis: await loadCatalog(), outdir: 'unused' });
 const crdOf = (api: string): Crd =>
@@ -108,6 +111,40 @@ describe('binding', () => {
       return o?.status?.lastHeartbeatTime !== cb!.status.lastHeartbeatTime ? o : undefined;
     });
     expect(Date.parse(later!.status.lastHeartbeatTime)).toBeGreaterThan(Date.parse(cb!.status.lastHeartbeatTime));
+  });
+
+  it('says on the binding, and is not Ready, while the control plane states an older release than its own; Ready again once it does not', async () => {
+    const cbPath = `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/cluster`;
+    // As the backend stamps it (lib/version.ts): a control plane of an older release than this konnector's.
+    const own = parseVersion(KONNECTOR_VERSION)!;
+    const older = formatVersion(
+      own.patch > 0
+        ? { ...own, patch: own.patch - 1 }
+        : own.minor > 0
+          ? { ...own, minor: own.minor - 1 }
+          : { ...own, major: own.major - 1 },
+    );
+    const stamp = (v: string | null) =>
+      requireOk(ka, 'PATCH', cbPath, { metadata: { annotations: { [BACKEND_VERSION_ANNOTATION]: v } } }, 'application/merge-patch+json');
+    await stamp(older);
+    try {
+      const ready = await eventually('the binding not Ready: the control plane is older', async () => {
+        const c = condition(await getObject(kb, binding(provider.exportName)), 'Ready');
+        return c?.reason === 'KonnectorNewer' ? c : undefined;
+      });
+      expect(ready).toMatchObject({ status: 'False', severity: 'Warning' });
+      expect(ready.message).toContain(
+        `this konnector (${KONNECTOR_VERSION}) is newer than the control plane (${older}), which is not supported`,
+      );
+      await stamp(KONNECTOR_VERSION);
+      const same = await eventually('the binding Ready again on the same release', async () => {
+        const o = await getObject(kb, binding(provider.exportName));
+        return condition(o, 'Ready')?.status === 'True' ? o : undefined;
+      });
+      expect(condition(same, 'ControlPlaneVersion')?.message).toBe(`control plane ${KONNECTOR_VERSION}, konnector ${KONNECTOR_VERSION}`);
+    } finally {
+      await stamp(null);
+    }
   });
 });
 
