@@ -6,13 +6,13 @@ import { APIServiceBindingConditions as C, type ConditionInput } from '../../exp
 import type { ProviderConnection } from '../provider/connection';
 import type { ResourceRef } from '../kube/objects';
 import { APP_CLUSTER_ROLE } from '../../lib/app-cluster-access';
-import { BACKEND_VERSION_ANNOTATION } from '../../lib/version';
+import { BACKEND_VERSION_ANNOTATION, releaseDoc } from '../../lib/version';
 import { compareVersions, parseVersion } from '../../lib/semver';
 
 /** Whether the provider's kubeconfig was copied at the last heartbeat, or refused (not in the bind API's list: ours). */
 export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
 /** Whether this konnector may run with the control plane's release (not in the bind API's list: ours). */
-export const CONTROL_PLANE_VERSION = 'ControlPlaneVersion';
+const CONTROL_PLANE_VERSION = 'ControlPlaneVersion';
 /** Shown while a deleted binding waits for its objects (not in the bind API's list: ours). */
 const DELETING = 'Deleting';
 
@@ -73,7 +73,7 @@ export function controlPlaneVersion(
       status: 'False',
       reason: 'KonnectorNewer',
       severity: 'Warning',
-      message: `this konnector (${konnector}) is newer than the control plane (${stated}), which is not supported: upgrade the control plane first, or run the konnector of ${stated} (kubectl bind of that release installs it); docs/upgrading.md, "What runs with what"`,
+      message: `this konnector (${konnector}) is newer than the control plane (${stated}), which is not supported: upgrade the control plane first, or run the konnector of ${stated} (kubectl bind of that release installs it); see ${releaseDoc('docs/upgrading.md', 'what-runs-with-what')}`,
     };
   return { type: CONTROL_PLANE_VERSION, status: 'True', reason: 'Supported', message: `control plane ${stated}, konnector ${konnector}` };
 }
