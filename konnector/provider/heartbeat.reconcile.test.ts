@@ -23,12 +23,13 @@ const cb = (status?: ClusterBinding['status']): ClusterBinding => ({
 
 const canonical = (text: string) => (reduceProviderKubeconfig(text, 'x') as { yaml: string }).yaml;
 
-function world(o: { binding?: ClusterBinding; provider?: string | Error; consumer?: string; now?: string }) {
+function world(o: { binding?: ClusterBinding; provider?: string | Error; consumer?: string; now?: string; random?: number }) {
   const writes: string[] = [];
   const target: ConsumerKubeconfig = { namespace: 'klutch-bind', name: 'kubeconfig-a', key: 'kubeconfig', kubeconfig: o.consumer };
   const d: HeartbeatDeps = {
     providerNamespace: 'cluster-x',
     intervalMs: 150_000,
+    random: () => o.random ?? 0,
     version: 'v0.1.0',
     now: () => new Date(o.now ?? '2025-01-01T00:10:00Z'),
     endpoint: { server: 'https://p' },
@@ -51,6 +52,13 @@ describe('reconcileHeartbeat', () => {
     expect(w.writes).toEqual([
       'heartbeat {"lastHeartbeatTime":"2025-01-01T00:10:00Z","heartbeatInterval":"5m0s","konnectorVersion":"v0.1.0"}',
     ]);
+  });
+
+  it('beats again up to a tenth of the period late, at random, so that konnectors started together drift apart', async () => {
+    const late = world({ binding: cb(), provider: kubeconfig('t1'), consumer: canonical(kubeconfig('t1')), random: 0.9999 });
+    expect((await reconcileHeartbeat(late.d)).requeueAfterMs).toBe(164_998);
+    // Still well within what the backend waits (the interval it is told: twice the period).
+    expect(late.writes[0]).toContain('"heartbeatInterval":"5m0s"');
   });
 
   it('does not beat again before the period is over', async () => {

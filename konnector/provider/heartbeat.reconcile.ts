@@ -35,6 +35,8 @@ export interface HeartbeatDeps {
   /** The consumer's cluster namespace on the provider, for messages. */
   readonly providerNamespace: string;
   readonly intervalMs: number;
+  /** A number in [0, 1) for the heartbeat's jitter. @default Math.random */
+  readonly random?: () => number;
   readonly version: string;
   readonly now: () => Date;
   /** The endpoint the connection uses now: the pin for a target whose own kubeconfig cannot be read. */
@@ -102,7 +104,11 @@ export async function reconcileHeartbeat(d: HeartbeatDeps): Promise<HeartbeatOut
     });
   const beatAt = due ? now : Number.isNaN(last) ? undefined : new Date(last);
   return {
-    requeueAfterMs: due ? d.intervalMs : Math.max(1_000, d.intervalMs - age),
+    // Up to a tenth later than the interval (the backend waits twice it): konnectors that started together, after a
+    // control plane's outage say, drift apart instead of beating at the same moment for ever (client-go's JitterUntil).
+    requeueAfterMs: due
+      ? d.intervalMs + Math.floor((d.random ?? Math.random)() * (d.intervalMs / 10))
+      : Math.max(1_000, d.intervalMs - age),
     refused,
     ...(beatAt ? { beatAt } : {}),
     ...(error ? { error } : {}),
