@@ -47,7 +47,7 @@ export default new Api({
           }),
           overlap: s.string({
             description:
-              'How long the old password keeps working once <binding>-creds hold the new one (e.g. 5m, 1h): longer than the app needs to read the new Secret. Default: 5m.',
+              'How long the old password keeps working after the new one reached <binding>-creds in the app cluster (the konnector says so upstream; where no konnector does, from its publication on the control plane), e.g. 5m, 1h: longer than the app needs to read the new Secret. Default: 5m.',
             pattern: DURATION_PATTERN,
           }),
         },
