@@ -12,6 +12,15 @@ export type PodNode = Pick<AttachedNode, 'busyboxImage'>;
 /** Seconds a probe Pod waits before its first connection (see reaches). */
 const SETTLE_S = 3;
 
+/**
+ * How long a Pod may take to start. The verdicts are the Pod's own (its `nc -w` timeouts), so this bound only catches a
+ * Pod that never runs; on a busy two-core node a sandbox alone has taken 18 s, so it is generous.
+ */
+const START_MS = 90_000;
+
+/** The longest one attempt may take: an HTTP target's `timeout 10`, a plain one's `nc -w 3`. */
+const ATTEMPT_MS = 10_000;
+
 export interface Target {
   readonly host: string;
   readonly port: number;
@@ -86,7 +95,7 @@ export async function listener(
       if (p?.status?.phase === 'Failed') throw new Error(`Pod ${ns}/${name} failed: ${JSON.stringify(p.status)}`);
       return p?.status?.phase === 'Running' && p.status.podIP ? p : undefined;
     },
-    90_000,
+    START_MS,
   );
   return pod.status.podIP as string;
 }
@@ -122,7 +131,7 @@ export async function reaches(
         const p = await getObject(kube, path);
         return ['Succeeded', 'Failed'].includes(p?.status?.phase) ? p : undefined;
       },
-      30_000 + Object.keys(targets).length * 5_000,
+      START_MS + SETTLE_S * 1_000 + Object.keys(targets).length * ATTEMPT_MS,
     );
     const log = (await kube.request('GET', `${path}/log`)).body as WireObject | string;
     const text = typeof log === 'string' ? log : String(log?.message ?? '');
