@@ -13,6 +13,11 @@ import { compareVersions, parseVersion } from '../../lib/semver';
 export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
 /** Whether this konnector may run with the control plane's release (not in the bind API's list: ours). */
 const CONTROL_PLANE_VERSION = 'ControlPlaneVersion';
+/**
+ * Conditions set only where a reconcile can decide them: one it did not set is removed rather than kept as it was, so
+ * a skew warning does not outlive the stamp it was read from.
+ */
+export const SET_WHEN_DECIDED: readonly string[] = [CONTROL_PLANE_VERSION];
 /** Shown while a deleted binding waits for its objects (not in the bind API's list: ours). */
 const DELETING = 'Deleting';
 

@@ -377,9 +377,16 @@ describe('reconcileBinding: bound', () => {
       await w.run();
       expect([w.cond('Ready')?.status, w.cond('ControlPlaneVersion')?.message]).toEqual(['True', `control plane ${v}, konnector v0.5.0`]);
     }
-    // No release stated (Klutch's backend) or none that parses: nothing compared, no condition.
+    // No release stated (Klutch's backend) or none that parses: nothing compared, no condition — and a warning of an
+    // earlier stamp does not stay on the binding.
     for (const v of [undefined, 'main']) {
-      const w = bound(v);
+      const w = world({
+        binding: { ...binding(), status: { conditions: older.status.at(-1)?.conditions } },
+        secret: kubeconfigSecret(),
+        export: exportOf(),
+        crd: crd(),
+        controlPlane: v,
+      });
       await w.run();
       expect([w.cond('Ready')?.status, w.cond('ControlPlaneVersion')]).toEqual(['True', undefined]);
     }

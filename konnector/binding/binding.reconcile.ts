@@ -8,6 +8,7 @@ import { refKey, type ObjectRef, type ReconcileContext, type ReconcileResult } f
 import { BINDING_FINALIZER, READY_CONDITION, sameConditions, withSummary, type APIServiceBinding } from '../../exports/bind-api';
 import { hasFinalizer, isDeleting } from '../kube/objects';
 import { bind } from './bind';
+import { SET_WHEN_DECIDED } from './binding.conditions';
 import type { BindingDeps, Outcome } from './binding.deps';
 import { removeBinding } from './removal';
 
@@ -41,7 +42,9 @@ export async function reconcileBinding(d: BindingDeps, ref: ObjectRef, ctx: Pick
 
 /** Writes the status when it says something the cached one does not. */
 async function commitStatus(d: BindingDeps, ref: ObjectRef, b: APIServiceBinding, s: NonNullable<Outcome['status']>): Promise<void> {
-  const conditions = withSummary(b.status?.conditions, s.conditions, READY_CONDITION, d.now());
+  const undecided = (type: string) => SET_WHEN_DECIDED.includes(type) && !s.conditions.some((c) => c.type === type);
+  const held = b.status?.conditions?.filter((c) => !undecided(c.type));
+  const conditions = withSummary(held, s.conditions, READY_CONDITION, d.now());
   const samePrettyName = s.prettyName === undefined || s.prettyName === b.status?.providerPrettyName;
   if (samePrettyName && sameConditions(conditions, b.status?.conditions)) return;
   await d.writeStatus(ref, { ...(s.prettyName ? { providerPrettyName: s.prettyName } : {}), conditions });
