@@ -9,7 +9,7 @@
  * (`hold`, a connection kept open while the file runs), and `exclusive` answers once every such file of the run has
  * let go, so the move never runs under another file's checks.
  */
-import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Sandbox, SandboxControlPlane } from '../../../sandbox/sandbox';
@@ -103,6 +103,20 @@ export async function serveSharedPlatform(o: {
   // it started is stopped (the sandbox's own interrupt).
   const interrupt = new AbortController();
   let keepLogs = false;
+  // The nodes up so far: the control plane's before the sandbox is done (suites use it early), then both.
+  let nodes: Record<string, NodeHandle> = {};
+  // The kubelet removes a Pod's logs with the Pod, and a test's clean-up deletes its Pods: what a failing test's Pods
+  // said is copied while they still run (a backup hung in a database Pod is read from that Pod's log).
+  const keepPodLogs = () => {
+    const to = join(o.dir, 'pod-logs-at-failure', new Date().toISOString().replace(/[:.]/g, '-'));
+    for (const [role, n] of Object.entries(nodes))
+      try {
+        cpSync(join(n.runDir, 'kubelet', 'pod-logs'), join(to, role), { recursive: true });
+      } catch (e) {
+        o.log(`could not keep the Pod logs of node ${n.name}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    if (Object.keys(nodes).length) o.log(`the Pod logs at a test's failure are kept in ${to}`);
+  };
   // Written whole, then renamed: a reader never sees half a file.
   const writeTo = (file: string, state: PodPlatformState | ControlPlaneState) => {
     writeFileSync(`${file}.tmp`, JSON.stringify(state));
@@ -126,12 +140,16 @@ export async function serveSharedPlatform(o: {
       const s = await startSandbox({
         dir: join(o.dir, 'sandbox'),
         steps: new Steps((t) => appendFileSync(outputFile, t), interrupt.signal),
-        onControlPlane: (cp) => writeTo(cpFile, { controlPlane: cp }),
+        onControlPlane: (cp) => {
+          nodes = { controlPlane: cp.node };
+          writeTo(cpFile, { controlPlane: cp });
+        },
       });
       o.log(`the shared Pod platform is up in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       return s;
     })().then(
       (s) => {
+        nodes = { ...s.nodes };
         write({
           handle: {
             dir: o.dir,
@@ -204,6 +222,7 @@ export async function serveSharedPlatform(o: {
         return true;
       case 'failed':
         keepLogs = true;
+        keepPodLogs();
         return true;
       case 'bind':
         // The sandbox binds each API once, whichever files ask for it; a failed bind may be asked for again.
