@@ -16,6 +16,13 @@ const { createServer } = createRequire(import.meta.url)('node:http') as typeof i
 
 export { parseAddress };
 
+/**
+ * How long the kubelet waits for a probe's answer, in every Deployment we ship (Kubernetes' default is 1 s). A busy
+ * node answers late, not never: on the test nodes' two cores the backend's /healthz and /readyz and the object store's
+ * /health missed 1 s often enough that the store, one replica, left its Service for seconds at a time.
+ */
+export const PROBE_TIMEOUT_SECONDS = 5;
+
 /** A check passes when it returns true (or resolves to true); a string or false fails, a string says why. */
 export type Check = () => boolean | string | Promise<boolean | string>;
 

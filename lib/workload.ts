@@ -3,10 +3,14 @@
  * a label derived from the construct path, and `spec.selector` is immutable: after a renamed construct id, or with
  * the same Deployment written by another tool (the YAML in dist/ applied by GitOps, then `kubectl bind` over it), the
  * Deployment could never be applied again. Ours select on `app.kubernetes.io/*` labels, which depend only on what the
- * workload is. Construct the workload with `select: false`, then call `selectStably`.
+ * workload is. Construct the workload with `select: false`, then call `selectStably`. And the probe timeout they share.
  */
-import { ApiObject, JsonPatch } from 'cdk8s';
+import { ApiObject, Duration, JsonPatch } from 'cdk8s';
 import { LabelSelector, Pods, type Deployment, type IPodSelector } from 'cdk8s-plus-33';
+import { PROBE_TIMEOUT_SECONDS } from './probes';
+
+/** Every probe's timeout in a Deployment we ship (lib/probes.ts says why it is not Kubernetes' 1 s). */
+export const PROBE_TIMEOUT = Duration.seconds(PROBE_TIMEOUT_SECONDS);
 
 /** The selector of a workload of ours: `app.kubernetes.io/name: <name>` and `app.kubernetes.io/part-of: klutch-kit`. */
 export function selectorLabels(name: string): Record<string, string> {

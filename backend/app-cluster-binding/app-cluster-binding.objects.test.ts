@@ -28,18 +28,24 @@ const vetted = (a: AppClusterBinding): VettedOverrides => {
 const envOf = (a: AppClusterBinding): V1EnvVar[] =>
   konnectorDeployment(a, 'klutch-bind-root', vetted(a)).spec!.template.spec!.containers[0]!.env!;
 
-/** The env of the konnector Deployment `kubectl bind` installs, as the Konnector construct synthesizes it. */
-function constructEnv(): V1EnvVar[] {
+/** The container of the konnector Deployment `kubectl bind` installs, as the Konnector construct synthesizes it. */
+function constructContainer() {
   const chart = new Chart(new App(), 'test');
   new Konnector(chart, 'k');
   const deployment = (Testing.synth(chart) as { kind: string; spec?: any }[]).find((o) => o.kind === 'Deployment')!;
-  return deployment.spec.template.spec.containers[0].env;
+  return deployment.spec.template.spec.containers[0];
 }
 
 describe('the control-plane konnector Deployment of an AppClusterBinding', () => {
-  it('runs node with the same environment as the konnector kubectl bind installs (one definition of its node settings)', () => {
+  it('runs node with the same environment and probes as the konnector kubectl bind installs (one definition of its node settings)', () => {
     const byName = (env: V1EnvVar[]) => Object.fromEntries(env.map((e) => [e.name, e]));
-    expect(byName(envOf(acb()))).toEqual(byName(constructEnv()));
+    const installed = constructContainer();
+    expect(byName(envOf(acb()))).toEqual(byName(installed.env));
+    const ours = konnectorDeployment(acb(), 'klutch-bind-root', vetted(acb())).spec!.template.spec!.containers[0]!;
+    // The probes as the kubelet reads them: the API's defaults filled in (cdk8s-plus writes some of them out).
+    const probe = (p: any) => ({ failureThreshold: 3, timeoutSeconds: 1, ...p, httpGet: { scheme: 'HTTP', ...p.httpGet } });
+    expect([ours.readinessProbe, ours.livenessProbe].map(probe)).toEqual([installed.readinessProbe, installed.livenessProbe].map(probe));
+    expect(installed.livenessProbe.timeoutSeconds, 'a busy node answers late, not never').toBe(5);
   });
 
   it('lets spec.konnector.overrides replace a runtime variable by name', () => {

@@ -29,6 +29,7 @@ import {
   type PermissionClaim,
 } from '../../exports/bind-api';
 import { KONNECTOR_PROBE_PORT, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
+import { PROBE_TIMEOUT_SECONDS } from '../../lib/probes';
 import { Labels, MANAGED_BY } from '../labels';
 import { BINDER } from '../provision/rbac';
 import type { VettedOverrides } from './app-cluster-binding.overrides';
@@ -165,8 +166,13 @@ function baseContainer(acb: AppClusterBinding, root: string, image: string): V1C
       ...Object.entries(KONNECTOR_RUNTIME_ENV).map(([name, value]) => ({ name, value })),
     ],
     ports: [{ name: 'probes', containerPort: KONNECTOR_PROBE_PORT }],
-    readinessProbe: { httpGet: { path: '/readyz', port: KONNECTOR_PROBE_PORT }, periodSeconds: 5 },
-    livenessProbe: { httpGet: { path: '/healthz', port: KONNECTOR_PROBE_PORT }, periodSeconds: 10, failureThreshold: 6 },
+    readinessProbe: { httpGet: { path: '/readyz', port: KONNECTOR_PROBE_PORT }, periodSeconds: 5, timeoutSeconds: PROBE_TIMEOUT_SECONDS },
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: KONNECTOR_PROBE_PORT },
+      periodSeconds: 10,
+      timeoutSeconds: PROBE_TIMEOUT_SECONDS,
+      failureThreshold: 6,
+    },
     resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '384Mi' } },
     securityContext: {
       runAsNonRoot: true,

@@ -143,6 +143,11 @@ describe('BindBackend', () => {
     );
   });
 
+  it('gives its probes 5 s to answer: a busy node answers late, and a 1 s miss restarts a working backend', () => {
+    const c = find(synth(props), 'Deployment').spec.template.spec.containers[0];
+    expect([c.livenessProbe.timeoutSeconds, c.readinessProbe.timeoutSeconds]).toEqual([5, 5]);
+  });
+
   it('holds what consumers are granted (RBAC escalation check) and no wildcard beyond the exported groups', () => {
     const rules = find(synth({ ...props, exportedGroups: ['anynines.com', 'example.org'] }), 'ClusterRole').rules as {
       apiGroups: string[];

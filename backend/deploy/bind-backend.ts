@@ -25,7 +25,7 @@ import { ValidatingAdmissionPolicy } from '../../lib/admission-policy';
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from '../authz/bind-policy';
 import { ConsumerClaimMachinery } from './consumer-claim-machinery';
 import { ContainmentPolicy } from './containment-policy';
-import { selectorLabels, selectStably } from '../../lib/workload';
+import { PROBE_TIMEOUT, selectorLabels, selectStably } from '../../lib/workload';
 import { ROOT_NAMESPACE_PREFIX } from '../app-cluster-binding/app-cluster-binding.root';
 import type { ConsumerScope } from '../consumer-access';
 import { envName, tokenLifetimeProblem } from '../options';
@@ -376,8 +376,16 @@ export class BindBackend extends Construct {
         { number: BIND_PORT, name: 'http' },
         { number: PROBE_PORT, name: 'probes' },
       ],
-      liveness: kplus.Probe.fromHttpGet('/healthz', { port: PROBE_PORT, periodSeconds: Duration.seconds(10) }),
-      readiness: kplus.Probe.fromHttpGet('/readyz', { port: PROBE_PORT, periodSeconds: Duration.seconds(5) }),
+      liveness: kplus.Probe.fromHttpGet('/healthz', {
+        port: PROBE_PORT,
+        periodSeconds: Duration.seconds(10),
+        timeoutSeconds: PROBE_TIMEOUT,
+      }),
+      readiness: kplus.Probe.fromHttpGet('/readyz', {
+        port: PROBE_PORT,
+        periodSeconds: Duration.seconds(5),
+        timeoutSeconds: PROBE_TIMEOUT,
+      }),
       resources: props.resources ?? {
         cpu: { request: kplus.Cpu.millis(100) },
         memory: { request: Size.mebibytes(128), limit: Size.mebibytes(512) },

@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { releaseImage } from '../../lib/version';
 import { RESTRICTED_CONTAINER, RUNTIME_USER } from '../../lib/pod-security';
 import { DisruptionBudget } from '../../lib/disruption-budget';
-import { selectorLabels, selectStably } from '../../lib/workload';
+import { PROBE_TIMEOUT, selectorLabels, selectStably } from '../../lib/workload';
 import { CONVERSION_PORT } from './deployable';
 
 const DEFAULT_CONVERSION_IMAGE = releaseImage('conversion-server');
@@ -70,11 +70,13 @@ export class ConversionServer extends Construct {
         port: CONVERSION_PORT,
         scheme: kplus.ConnectionScheme.HTTPS,
         periodSeconds: Duration.seconds(10),
+        timeoutSeconds: PROBE_TIMEOUT,
       }),
       readiness: kplus.Probe.fromHttpGet('/healthz', {
         port: CONVERSION_PORT,
         scheme: kplus.ConnectionScheme.HTTPS,
         periodSeconds: Duration.seconds(5),
+        timeoutSeconds: PROBE_TIMEOUT,
       }),
       resources: { cpu: { request: kplus.Cpu.millis(50) }, memory: { request: Size.mebibytes(64), limit: Size.mebibytes(256) } },
       securityContext: RESTRICTED_CONTAINER,

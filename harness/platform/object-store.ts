@@ -24,6 +24,7 @@ import { createCa } from '../cluster/pki';
 import { ensurePrograms, IMAGE_PROGRAMS } from '../tools/programs';
 import { ensureVersitygw, VERSITYGW_VERSION } from '../tools/versitygw';
 import { podFailure } from './pods';
+import { PROBE_TIMEOUT_SECONDS } from '../../lib/probes';
 
 /** Upstream's image name (Docker Hub), made locally: the binary where upstream's Dockerfile puts it. */
 const OBJECT_STORE_IMAGE = `docker.io/versity/versitygw:${VERSITYGW_VERSION}`;
@@ -199,7 +200,11 @@ export async function deployObjectStore(
               ],
               envFrom: [{ secretRef: { name: `${NAME}-root` } }],
               ports: [{ name: 's3', containerPort: PORT }],
-              readinessProbe: { httpGet: { path: '/health', port: PORT, scheme: 'HTTPS' }, periodSeconds: 2 },
+              readinessProbe: {
+                httpGet: { path: '/health', port: PORT, scheme: 'HTTPS' },
+                periodSeconds: 2,
+                timeoutSeconds: PROBE_TIMEOUT_SECONDS,
+              },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
               volumeMounts: [
                 { name: 'data', mountPath: '/data' },

@@ -34,7 +34,7 @@ import { apiServiceBindingCrd, BIND_GROUP } from '../../exports/bind-api';
 import { BindResources } from '../runtime';
 import { KonnectorApiAccess, type KonnectorApiAccessProps } from './access';
 import { KONNECTOR_NODE_OPTIONS, KONNECTOR_PROBE_PORT, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector-runtime';
-import { selectorLabels, selectStably } from '../../lib/workload';
+import { PROBE_TIMEOUT, selectorLabels, selectStably } from '../../lib/workload';
 import { checkPorts, NamespacePolicies, RESTRICTED_CONTAINER, RESTRICTED_NAMESPACE_LABELS, RUNTIME_USER } from '../../lib/pod-security';
 import { KONNECTOR_IMAGE } from '../../lib/version';
 
@@ -153,8 +153,13 @@ export class Konnector extends Construct {
             POD_NAMESPACE: EnvValue.fromFieldRef(EnvFieldPaths.POD_NAMESPACE),
             ...Object.fromEntries(Object.entries(KONNECTOR_RUNTIME_ENV).map(([k, v]) => [k, EnvValue.fromValue(v)])),
           },
-          readiness: Probe.fromHttpGet('/readyz', { port: PROBE_PORT, periodSeconds: Duration.seconds(5) }),
-          liveness: Probe.fromHttpGet('/healthz', { port: PROBE_PORT, periodSeconds: Duration.seconds(10), failureThreshold: 6 }),
+          readiness: Probe.fromHttpGet('/readyz', { port: PROBE_PORT, periodSeconds: Duration.seconds(5), timeoutSeconds: PROBE_TIMEOUT }),
+          liveness: Probe.fromHttpGet('/healthz', {
+            port: PROBE_PORT,
+            periodSeconds: Duration.seconds(10),
+            timeoutSeconds: PROBE_TIMEOUT,
+            failureThreshold: 6,
+          }),
           resources: {
             cpu: { request: Cpu.millis(50), limit: Cpu.millis(1000) },
             memory: { request: Size.mebibytes(128), limit: Size.mebibytes(384) },
