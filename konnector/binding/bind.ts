@@ -69,7 +69,19 @@ export async function bind(
     conds.push(...waitingFor('waiting for the provider connection', C.SchemaInSync, C.InformersSynced, C.Heartbeating, KUBECONFIG_CURRENT));
     return { conditions: conds };
   }
-  conds.push({ type: C.Connected, status: 'True', reason: 'Connected', message: `${conn.server}, namespace ${conn.namespace}` });
+  // Listed once, then cut off (the control plane down, its address or a NetworkPolicy changed): the caches keep
+  // serving, so the steps below still read, but the binding says it has lost the provider until a watch runs again.
+  const lost = conn.lastError();
+  conds.push(
+    lost
+      ? {
+          type: C.Connected,
+          status: 'False',
+          reason: 'ProviderUnreachable',
+          message: `lost the provider ${conn.server} (namespace ${conn.namespace}): ${lost}; the konnector retries, and the claims keep their last status until it answers`,
+        }
+      : { type: C.Connected, status: 'True', reason: 'Connected', message: `${conn.server}, namespace ${conn.namespace}` },
+  );
   const prettyName = conn.clusterBinding()?.spec.providerPrettyName;
   const skew = controlPlaneVersion(conn.clusterBinding()?.metadata.annotations, d.version ?? KONNECTOR_VERSION);
   const provider = [

@@ -305,6 +305,28 @@ describe('reconcileBinding: bound', () => {
     expect(w.syncers).toEqual([]);
   });
 
+  it('is not Ready once a listed connection is cut off, naming the provider and the error; keeps syncing from its caches', async () => {
+    const w = world({
+      binding: binding(),
+      secret: kubeconfigSecret(),
+      connectError: 'connect ECONNREFUSED 10.0.0.1:6443',
+      export: exportOf(),
+      crd: crd(),
+    });
+    expect(await w.run()).toEqual({ requeueAfterMs: 10_000 });
+    expect(w.cond('Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ProviderUnreachable',
+      message:
+        'lost the provider https://provider.example (namespace cluster-x): connect ECONNREFUSED 10.0.0.1:6443; the konnector retries, and the claims keep their last status until it answers',
+    });
+    expect([w.cond('SchemaInSync')?.status, w.syncers.length]).toEqual(['True', 1]);
+    // The watch runs again: Connected, and Ready.
+    const back = world({ binding: binding(), secret: kubeconfigSecret(), export: exportOf(), crd: crd() });
+    await back.run();
+    expect([back.cond('Connected')?.status, back.cond('Ready')?.status]).toEqual(['True', 'True']);
+  });
+
   it('refuses an export that describes another resource than its name, before any access check or CRD', async () => {
     const w = world({ binding: binding(), secret: kubeconfigSecret(), export: exportOf('users'), missing: ['get users'] });
     expect(await w.run()).toEqual({ requeueAfterMs: 30_000 });

@@ -42,7 +42,10 @@ export class ProviderConnection implements Connection {
   heartbeat: { at?: Date; error?: string } = {};
   /** The provider's kubeconfig refused by the last heartbeat, per app-cluster Secret (`namespace/name`). */
   refusedRotations = new Map<string, RotationRefusal>();
-  /** Called when something the bindings' status shows changed outside their own reconcile (a refused rotation). */
+  /**
+   * Called when something the bindings' status shows changed outside their own reconcile: a refused rotation, a
+   * heartbeat that failed or works again, a watch that failed.
+   */
   statusChanged: () => void = () => {};
   /** Server, CA and TLS server name the connection talks to now: what a rotation is pinned to. */
   endpoint: ProviderEndpoint;
@@ -72,6 +75,8 @@ export class ProviderConnection implements Connection {
         path: bindPath(r, ns),
         fieldSelector,
         log: this.log,
+        // A listed connection that fails says so on its bindings now, not at their next refresh (a minute).
+        onError: () => this.statusChanged(),
       });
     this.clusterBindings = inf<ClusterBinding>(BindResources.clusterBindings, `metadata.name=${CLUSTER_BINDING_NAME}`);
     this.exports = inf<APIServiceExport>(BindResources.exports);

@@ -64,7 +64,9 @@ export function heartbeatController(conn: ProviderConnection, rt: Runtime): Cont
       try {
         outcome = await reconcileHeartbeat(deps);
       } catch (e) {
+        const failing = conn.heartbeat.error !== undefined;
         conn.heartbeat = { ...conn.heartbeat, error: messageOf(e) };
+        if (!failing) conn.statusChanged();
         rt.metrics.heartbeats.inc({ result: 'error' });
         throw e;
       }
@@ -90,7 +92,8 @@ function commit(conn: ProviderConnection, rt: Runtime, o: HeartbeatOutcome): voi
   const refusals = (m: ProviderConnection['refusedRotations']) => JSON.stringify([...m].map(([k, r]) => [k, r.reason, r.message]));
   const was = refusals(conn.refusedRotations);
   conn.refusedRotations = new Map(o.refused.map((r) => [`${r.target.namespace}/${r.target.name}`, r]));
-  if ((!before.at && at) || refusals(conn.refusedRotations) !== was) conn.statusChanged();
+  const failedOrBack = (before.error === undefined) !== (o.error === undefined);
+  if ((!before.at && at) || failedOrBack || refusals(conn.refusedRotations) !== was) conn.statusChanged();
   for (const r of o.refused) {
     const uid = rt.kubeconfigSecret(r.target.namespace, r.target.name)?.metadata?.uid;
     rt.warn(

@@ -14,7 +14,7 @@ import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
 import { startControlPlanes, type ControlPlanes } from '../../harness/cluster/control-plane';
 import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/parts/konnector';
-import { eventually, kubeFor, type Kube } from '../../harness/cluster/kube';
+import { eventually, getObject, kubeFor, type Kube } from '../../harness/cluster/kube';
 import { providerSide, type ProviderSide } from '../../harness/parts/provider-side';
 import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/parts/konnector-chaos';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
@@ -98,4 +98,29 @@ describe('konnector chaos (small)', () => {
     });
     expect(report.claims).toBe(30 - 10 + 15 - 5 - 1);
   }, 300_000);
+
+  it('says on the binding within 10 s that the control plane stopped answering, and is Ready again once it does', async () => {
+    const path = `/apis/klutch.anynines.com/v1alpha1/namespaces/${NS}/apiservicebindings/${provider.exportName}`;
+    const condition = async (type: string) =>
+      (
+        (await getObject(kc, path))?.status?.conditions as { type: string; status: string; reason?: string; message?: string }[] | undefined
+      )?.find((c) => c.type === type);
+    await eventually('the binding Ready', async () => ((await condition('Ready'))?.status === 'True' ? true : undefined), 60_000);
+    await cp.stopApiServer('p');
+    try {
+      // Not the heartbeat's failure (Heartbeating): the connection's own watches, which fail as the server goes.
+      const lost = await eventually(
+        'the binding saying it lost the control plane',
+        async () => {
+          const c = await condition('Ready');
+          return c?.status === 'False' && c.reason === 'ProviderUnreachable' ? c : undefined;
+        },
+        10_000,
+      );
+      expect(lost.message).toMatch(/^lost the provider https:\/\/\S+ \(namespace [\w-]+\): .+; the konnector retries/);
+    } finally {
+      await cp.startApiServer('p');
+    }
+    await eventually('the binding Ready again', async () => ((await condition('Ready'))?.status === 'True' ? true : undefined), 60_000);
+  }, 120_000);
 });
