@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { holdOf, withHold } from './claim-hold';
+import { bindingHold, holdOf, withHold } from './claim-hold';
 
 const c = (type: string, status: string, reason?: string, message?: string) => ({
   type,
@@ -88,6 +88,24 @@ describe('withHold', () => {
         }),
       ],
     });
+  });
+
+  it("names the binding, before the claim's own hold, while the binding is not Ready; a Ready claim stays Ready", () => {
+    const lost = bindingHold({
+      ...c('Ready', 'False', 'ProviderUnreachable', 'lost the provider https://cp:6443'),
+      lastTransitionTime: 'T1',
+    });
+    const status = { conditions: [c('DataServiceReady', 'False', 'Provisioning', 'Setting up primary')] };
+    expect((withHold(status, 'T0', lost) as { conditions: unknown[] }).conditions[1]).toEqual({
+      ...c('Ready', 'False', 'ProviderUnreachable'),
+      message: expect.stringMatching(
+        /^held by the binding: APIServiceBinding Ready False \(ProviderUnreachable\): lost the provider https:\/\/cp:6443\. What to do: this cluster's binding/,
+      ),
+      lastTransitionTime: 'T1',
+    });
+    const readyStatus = { conditions: [c('Ready', 'True')] };
+    expect(withHold(readyStatus, 'T0', lost)).toBe(readyStatus);
+    expect(bindingHold(c('Ready', 'True'))).toBeUndefined();
   });
 
   it('leaves a Ready claim, and conditions that are not a list of conditions, as they are', () => {

@@ -40,8 +40,22 @@ const CONTROL_PLANE_TODO =
 const PROVISIONING_TODO = "the backend's operator is still making it: wait, the message says what it does";
 const FAILED_TODO = "the backend's operator reports a failure: the message says what failed and what to do";
 const OTHER_TODO = 'the data service reports a problem beside its readiness: the message says what to do';
+const BINDING_TODO =
+  "this cluster's binding of the API is not Ready, so the claim's changes and status do not travel: the message says why; kubectl bind why <resource>/<name> reads every hop, and the binding's conditions are on its APIServiceBinding; what this cluster runs is its administrator's to fix, the control plane the platform operator's";
 const WAITING_TODO =
   'the control plane has the claim and has not reported on it yet: wait a few seconds; if it stays so, the platform operator should look at Crossplane';
+
+/** The binding's Ready condition, when it is not True, as what holds every claim of the binding that is not Ready. */
+export function bindingHold(ready: ClaimCondition): Hold | undefined {
+  if (ready.status === 'True') return undefined;
+  return {
+    hop: 'binding',
+    reason: ready.reason || 'BindingNotReady',
+    said: `APIServiceBinding ${saidOf(ready)}`,
+    todo: BINDING_TODO,
+    ...(ready.lastTransitionTime ? { since: ready.lastTransitionTime } : {}),
+  };
+}
 
 /** A condition as one line: `Synced False (ReconcileError): cannot compose …`. */
 export const saidOf = (c: ClaimCondition): string =>
@@ -107,16 +121,19 @@ const isConditions = (v: unknown): v is ClaimCondition[] =>
 /**
  * The status as the app cluster shows it: the control plane's, with its Ready condition naming the hop that holds
  * the claim (`at`: the time a Ready condition that did not exist is said to begin, a stable one such as the claim's
- * creation, so that the same status always reads the same). A Ready True, or a status whose conditions are not a
- * list of conditions, stays as it is.
+ * creation, so that the same status always reads the same). `binding`: the binding's hold, which comes before the
+ * claim's own (bindingHold). A Ready True, or a status whose conditions are not a list of conditions, stays as it is:
+ * a claim that is Ready stays Ready while its binding is not, for its data still serves.
  */
-export function withHold(status: unknown, at: string): unknown {
+export function withHold(status: unknown, at: string, binding?: Hold): unknown {
   const s = (typeof status === 'object' && status !== null && !Array.isArray(status) ? status : {}) as Status;
   const conditions = s.conditions ?? [];
   if (!isConditions(conditions)) return status;
-  const hold = holdOf(conditions);
-  if (!hold) return status;
+  const own = holdOf(conditions);
+  if (!own) return status;
+  const hold = binding ?? own;
   const ready = conditions.find((c) => c.type === 'Ready');
-  const named = readyCondition({ ...hold, ...(ready?.lastTransitionTime ? { since: ready.lastTransitionTime } : {}) }, at);
+  const since = binding ? binding.since : ready?.lastTransitionTime;
+  const named = readyCondition({ ...hold, ...(since ? { since } : {}) }, at);
   return { ...s, conditions: [...conditions.filter((c) => c.type !== 'Ready'), named] };
 }

@@ -78,7 +78,7 @@ export async function bind(
           type: C.Connected,
           status: 'False',
           reason: 'ProviderUnreachable',
-          message: `lost the provider ${conn.server} (namespace ${conn.namespace}): ${lost}; the konnector retries, and the claims keep their last status until it answers`,
+          message: `lost the provider ${conn.server} (namespace ${conn.namespace}): ${lost}; the konnector retries, and until it answers no change or status of a claim travels`,
         }
       : { type: C.Connected, status: 'True', reason: 'Connected', message: `${conn.server}, namespace ${conn.namespace}` },
   );

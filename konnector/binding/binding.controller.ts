@@ -6,7 +6,8 @@
  */
 import type { V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
 import { byRef, Controller, objectKey, refKey, splitKey, type WatchInformer } from '../../controller';
-import { APPLY_PATCH, bindObjects, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
+import { APPLY_PATCH, bindObjects, READY_CONDITION, SYNCER_FIELD_MANAGER, type APIServiceBinding } from '../../exports/bind-api';
+import { bindingHold } from '../../lib/claim-hold';
 import { missingAccess } from '../../lib/app-cluster-access';
 import { AccessCache } from '../../lib/access-cache';
 import { isForbidden, isNotFound, messageOf } from '../../lib/kube-errors';
@@ -48,6 +49,13 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
   const { rt, connections } = o;
   const view = o.bindings;
   const running = new Map<string, Running>();
+  /** What holds each binding, as its Ready condition said when its claims last read it ('' while Ready). */
+  const heldBy = new Map<string, string>();
+  const holdOf = (key: string) => {
+    const ref = splitKey(key);
+    const ready = view.get(ref.name, ref.namespace)?.status?.conditions?.find((c) => c.type === READY_CONDITION);
+    return ready && bindingHold(ready);
+  };
   /** The kubeconfig Secret (`namespace/name`) each binding key uses. */
   const secretOf = new Map<string, string>();
   const keys = (filter: (b: APIServiceBinding) => boolean) => view.list().filter(filter).map(objectKey);
@@ -133,6 +141,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
         conn,
         ...spec,
         name: key,
+        bindingHold: () => holdOf(key),
         // A deleted binding waits for its objects to go: each of their changes is a reason to look again.
         onConsumerChange: () => {
           const ref = splitKey(key);
@@ -179,6 +188,18 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
   ctl = controller;
   const named = (name: string) => keys((b) => b.metadata.name === name);
   controller.watch(o.bindings, (b) => [objectKey(b)]);
+  // A binding's Ready changed: its claims that are not Ready name it, or stop naming it.
+  const rehold = (b: APIServiceBinding) => {
+    const key = objectKey(b);
+    const h = holdOf(key);
+    const said = h ? `${h.reason}\n${h.said}` : '';
+    if ((heldBy.get(key) ?? '') === said) return;
+    heldBy.set(key, said);
+    running.get(key)?.syncer.restatus();
+  };
+  o.bindings.on('add', rehold);
+  o.bindings.on('update', rehold);
+  o.bindings.on('delete', (b) => void heldBy.delete(objectKey(b)));
   controller.watch(o.crds, (c) => named(c.metadata!.name!));
   return {
     controller,

@@ -318,7 +318,7 @@ describe('reconcileBinding: bound', () => {
       status: 'False',
       reason: 'ProviderUnreachable',
       message:
-        'lost the provider https://provider.example (namespace cluster-x): connect ECONNREFUSED 10.0.0.1:6443; the konnector retries, and the claims keep their last status until it answers',
+        'lost the provider https://provider.example (namespace cluster-x): connect ECONNREFUSED 10.0.0.1:6443; the konnector retries, and until it answers no change or status of a claim travels',
     });
     expect([w.cond('SchemaInSync')?.status, w.syncers.length]).toEqual(['True', 1]);
     // The watch runs again: Connected, and Ready.

@@ -99,13 +99,23 @@ describe('konnector chaos (small)', () => {
     expect(report.claims).toBe(30 - 10 + 15 - 5 - 1);
   }, 300_000);
 
-  it('says on the binding within 10 s that the control plane stopped answering, and is Ready again once it does', async () => {
+  it('says on the binding and its claims within 10 s that the control plane stopped answering, and is Ready again once it does', async () => {
     const path = `/apis/klutch.anynines.com/v1alpha1/namespaces/${NS}/apiservicebindings/${provider.exportName}`;
     const condition = async (type: string) =>
       (
         (await getObject(kc, path))?.status?.conditions as { type: string; status: string; reason?: string; message?: string }[] | undefined
       )?.find((c) => c.type === type);
     await eventually('the binding Ready', async () => ((await condition('Ready'))?.status === 'True' ? true : undefined), 60_000);
+    // The claims here have no status upstream (no Crossplane): none is Ready, each is held by the control plane.
+    const claimsSay = async () =>
+      (
+        (await kc.request('GET', '/apis/anynines.com/v1/postgresqlinstances')).body.items as {
+          status?: { conditions?: { type: string; message?: string }[] };
+        }[]
+      )
+        .map((o) => o.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '')
+        .map((m) => /^held by the ([a-z ]+):/.exec(m)?.[1] ?? m);
+    expect(new Set(await claimsSay())).toEqual(new Set(['control plane']));
     await cp.stopApiServer('p');
     try {
       // Not the heartbeat's failure (Heartbeating): the connection's own watches, which fail as the server goes.
@@ -118,9 +128,18 @@ describe('konnector chaos (small)', () => {
         10_000,
       );
       expect(lost.message).toMatch(/^lost the provider https:\/\/\S+ \(namespace [\w-]+\): .+; the konnector retries/);
+      // And each claim names its binding as the hop that holds it, from the konnector's caches.
+      await eventually(
+        'every claim held by the binding',
+        async () => ((await claimsSay()).every((h) => h === 'binding') ? true : undefined),
+        10_000,
+      );
     } finally {
       await cp.startApiServer('p');
     }
     await eventually('the binding Ready again', async () => ((await condition('Ready'))?.status === 'True' ? true : undefined), 60_000);
+    await eventually('every claim held by the control plane again', async () =>
+      (await claimsSay()).every((h) => h === 'control plane') ? true : undefined,
+    );
   }, 120_000);
 });

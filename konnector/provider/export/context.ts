@@ -13,6 +13,7 @@ import type { Obj, ResourceRef } from '../../kube/objects';
 import type { Runtime } from '../../runtime';
 import type { ProviderConnection } from '../connection';
 import type { Sides } from './conversion';
+import type { Hold } from '../../../lib/claim-hold';
 
 export interface ExportContext {
   readonly rt: Runtime;
@@ -32,6 +33,8 @@ export interface ExportContext {
   readonly consumer: WatchInformer<Obj>;
   /** Provider copies, per assigned provider namespace. */
   readonly provider: NamespacedInformers;
+  /** What holds the binding, while it is not Ready (lib/claim-hold.ts bindingHold). */
+  readonly bindingHold?: () => Hold | undefined;
 }
 
 export const consumerObj = (x: ExportContext, namespace: string, name: string): Obj | undefined => x.consumer.get(name, namespace);

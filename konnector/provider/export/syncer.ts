@@ -16,6 +16,7 @@ import type { ExportContext } from './context';
 import { sidesOf, type Upstream } from './conversion';
 import { specController } from './spec/spec.controller';
 import { statusController } from './status/status.controller';
+import type { Hold } from '../../../lib/claim-hold';
 
 export interface SyncerOptions {
   readonly rt: Runtime;
@@ -32,11 +33,14 @@ export interface SyncerOptions {
   readonly claims: readonly AcceptablePermissionClaim[];
   /** Called on every change of an app-cluster object of the resource (the binding waits on them when deleted). */
   readonly onConsumerChange: () => void;
+  /** What holds the binding, while it is not Ready: its claims that are not Ready say so (see `restatus`). */
+  readonly bindingHold?: () => Hold | undefined;
 }
 
 export class ExportSyncer {
   readonly x: ExportContext;
   private readonly controllers: Controller[];
+  private readonly status: Controller;
   private readonly claims: ClaimSync[];
   private readonly abort = new AbortController();
   private running?: Promise<unknown>;
@@ -71,9 +75,11 @@ export class ExportSyncer {
       log: this.log,
       consumer,
       provider,
+      ...(o.bindingHold ? { bindingHold: o.bindingHold } : {}),
     };
     this.claims = o.claims.map((c) => claimSync(this.x, c.resource as ClaimedResource, c.selector?.names ?? ['*']));
-    this.controllers = [specController(this.x), statusController(this.x), ...this.claims.map((c) => c.controller)];
+    this.status = statusController(this.x);
+    this.controllers = [specController(this.x), this.status, ...this.claims.map((c) => c.controller)];
     for (const e of ['add', 'update', 'delete'] as const) consumer.on(e, () => o.onConsumerChange());
   }
 
@@ -115,6 +121,12 @@ export class ExportSyncer {
       this.x.provider.lastError() ??
       this.claims.map((c) => c.targets.lastError() ?? c.sources.lastError()).find((e) => e)
     );
+  }
+
+  /** Looks at the status of every copy again: what holds the binding changed, and with it its claims' Ready. */
+  restatus(): void {
+    for (const pns of this.x.provider.namespaces())
+      for (const o of this.x.provider.list(pns)) this.status.enqueue(`${pns}/${o.metadata.name}`);
   }
 
   /** App-cluster objects of the resource, from the cache. */

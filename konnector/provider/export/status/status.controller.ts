@@ -28,6 +28,7 @@ export function statusController(x: ExportContext): Controller {
             },
             namespaces: conn.map,
             claim: x.statusConditions,
+            ...(x.bindingHold ? { bindingHold: x.bindingHold } : {}),
             getConsumer: (ns, n) => consumerObj(x, ns, n),
             readConsumer: (ns, n) => consumer.read(ns, n),
             writeConsumerStatus: async (c, status) => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Annotations } from '../../../../exports/bind-api';
 import type { Obj } from '../../../kube/objects';
 import { reconcileStatus, type StatusDeps } from './status.reconcile';
+import { bindingHold, type Hold } from '../../../../lib/claim-hold';
 
 const obj = (namespace: string, o: { status?: unknown; annotations?: Record<string, string>; deleting?: boolean } = {}): Obj => ({
   apiVersion: 'anynines.com/v1',
@@ -17,12 +18,13 @@ const obj = (namespace: string, o: { status?: unknown; annotations?: Record<stri
   ...(o.status ? { status: o.status } : {}),
 });
 
-function world(o: { provider?: Obj; consumer?: Obj; live?: Obj; mapped?: boolean; claim?: boolean }) {
+function world(o: { provider?: Obj; consumer?: Obj; live?: Obj; mapped?: boolean; claim?: boolean; bindingHold?: Hold }) {
   const writes: string[] = [];
   const deps: StatusDeps = {
     getProvider: () => o.provider,
     namespaces: { providerNamespace: () => ({ state: 'missing' }), consumerNamespace: () => (o.mapped === false ? undefined : 'app') },
     claim: o.claim,
+    bindingHold: () => o.bindingHold,
     getConsumer: () => o.consumer,
     readConsumer: async () => o.live,
     writeConsumerStatus: async (c, s) => void writes.push(`status ${c.metadata.namespace}/${c.metadata.name} ${JSON.stringify(s)}`),
@@ -91,6 +93,13 @@ describe('reconcileStatus', () => {
           lastTransitionTime: '2026-12-06T10:00:00Z',
         },
       ]);
+    });
+
+    it('names the binding instead while the binding is not Ready', async () => {
+      const lost = bindingHold({ type: 'Ready', status: 'False', reason: 'ProviderUnreachable', message: 'lost the provider' });
+      const w = world({ provider: obj('p', { status: held }), consumer: obj('app'), claim: true, bindingHold: lost });
+      await reconcileStatus(w.deps, 'p', 'db');
+      expect(w.writes[0]).toMatch(/"reason":"ProviderUnreachable","message":"held by the binding: APIServiceBinding Ready False/);
     });
 
     it('writes the named status once: the next reconcile finds it there', async () => {

@@ -8,7 +8,7 @@
  */
 import type { ReconcileResult } from '../../../../controller';
 import { Annotations } from '../../../../exports/bind-api';
-import { withHold } from '../../../../lib/claim-hold';
+import { withHold, type Hold } from '../../../../lib/claim-hold';
 import { isDeleting, jsonEqual, type Obj } from '../../../kube/objects';
 import type { NamespaceMap } from '../../../names';
 
@@ -17,6 +17,8 @@ export interface StatusDeps {
   readonly namespaces: NamespaceMap;
   /** Whether the resource's status has conditions (a claim's): its Ready condition then names what holds it. */
   readonly claim?: boolean;
+  /** What holds the binding, while it is not Ready: it then holds each of its claims that is not Ready either. */
+  bindingHold?(): Hold | undefined;
   getConsumer(namespace: string, name: string): Obj | undefined;
   /** The consumer object read from the API server. */
   readConsumer(namespace: string, name: string): Promise<Obj | undefined>;
@@ -40,7 +42,7 @@ export async function reconcileStatus(deps: StatusDeps, providerNamespace: strin
     return undefined;
   }
   const status = deps.claim
-    ? withHold(p.status ?? {}, p.metadata.creationTimestamp ?? c.metadata.creationTimestamp ?? '')
+    ? withHold(p.status ?? {}, p.metadata.creationTimestamp ?? c.metadata.creationTimestamp ?? '', deps.bindingHold?.())
     : (p.status ?? {});
   if (isDeleting(c) || jsonEqual(c.status ?? {}, status)) return undefined;
   await deps.writeConsumerStatus(c, status);
