@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindingHold, holdOf, withHold } from './claim-hold';
+import { bindingHold, holdOf, readyCondition, withHold } from './claim-hold';
 
 const c = (type: string, status: string, reason?: string, message?: string) => ({
   type,
@@ -91,7 +91,7 @@ describe('withHold', () => {
   });
 
   it("names the binding, before the claim's own hold, while the binding is not Ready; a Ready claim stays Ready", () => {
-    const lost = bindingHold({
+    const lost = bindingHold('postgresqlinstances.anynines.com', {
       ...c('Ready', 'False', 'ProviderUnreachable', 'lost the provider https://cp:6443'),
       lastTransitionTime: 'T1',
     });
@@ -99,13 +99,23 @@ describe('withHold', () => {
     expect((withHold(status, 'T0', lost) as { conditions: unknown[] }).conditions[1]).toEqual({
       ...c('Ready', 'False', 'ProviderUnreachable'),
       message: expect.stringMatching(
-        /^held by the binding: APIServiceBinding Ready False \(ProviderUnreachable\): lost the provider https:\/\/cp:6443\. What to do: this cluster's binding/,
+        /^held by the binding: APIServiceBinding postgresqlinstances\.anynines\.com is not Ready \(ProviderUnreachable\): the konnector has lost the control plane and retries\. What to do: this cluster's binding .*kubectl bind why/,
       ),
       lastTransitionTime: 'T1',
     });
     const readyStatus = { conditions: [c('Ready', 'True')] };
     expect(withHold(readyStatus, 'T0', lost)).toBe(readyStatus);
-    expect(bindingHold(c('Ready', 'True'))).toBeUndefined();
+    expect(bindingHold('b', c('Ready', 'True'))).toBeUndefined();
+  });
+
+  it("never carries the binding's own message to the claim's readers, whatever the reason (issue 34)", () => {
+    const secret = 'https://10.0.0.1:6443 (namespace kube-bind-x7f): Secret konnector/kubeconfig-abc ClusterRole secret-reader';
+    for (const reason of ['ProviderUnreachable', 'SecretNotFound', 'KonnectorNewer', 'SomethingNew', '']) {
+      const hold = bindingHold('b', c('Ready', 'False', reason, secret))!;
+      const message = readyCondition(hold, 'T0').message;
+      expect(message).not.toMatch(/10\.0\.0\.1|kube-bind-x7f|kubeconfig-abc|secret-reader/);
+      expect(message).toMatch(reason ? new RegExp(`is not Ready \\(${reason}\\)`) : /is not Ready \(BindingNotReady\)/);
+    }
   });
 
   it('leaves a Ready claim, and conditions that are not a list of conditions, as they are', () => {

@@ -54,7 +54,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
   const holdOf = (key: string) => {
     const ref = splitKey(key);
     const ready = view.get(ref.name, ref.namespace)?.status?.conditions?.find((c) => c.type === READY_CONDITION);
-    return ready && bindingHold(ready);
+    return ready && bindingHold(ref.name, ready);
   };
   /** The kubeconfig Secret (`namespace/name`) each binding key uses. */
   const secretOf = new Map<string, string>();

@@ -96,10 +96,12 @@ describe('reconcileStatus', () => {
     });
 
     it('names the binding instead while the binding is not Ready', async () => {
-      const lost = bindingHold({ type: 'Ready', status: 'False', reason: 'ProviderUnreachable', message: 'lost the provider' });
+      const lost = bindingHold('b', { type: 'Ready', status: 'False', reason: 'ProviderUnreachable', message: 'lost the provider' });
       const w = world({ provider: obj('p', { status: held }), consumer: obj('app'), claim: true, bindingHold: lost });
       await reconcileStatus(w.deps, 'p', 'db');
-      expect(w.writes[0]).toMatch(/"reason":"ProviderUnreachable","message":"held by the binding: APIServiceBinding Ready False/);
+      expect(w.writes[0]).toMatch(
+        /"reason":"ProviderUnreachable","message":"held by the binding: APIServiceBinding b is not Ready \(ProviderUnreachable\)/,
+      );
     });
 
     it('writes the named status once: the next reconcile finds it there', async () => {
