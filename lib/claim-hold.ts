@@ -33,8 +33,17 @@ export interface Hold {
  */
 export const REFERENCE_NOT_FOUND = 'ReferenceNotFound';
 
+/**
+ * The reason of a DataServiceReady the composition function writes when a ResourceQuota of the claim's namespace on
+ * the control plane refuses what the backend makes for it (Diagnostics.volumes: its volumes): the platform's limit on
+ * the tenant, as the konnector names a claim the quota refuses itself.
+ */
+export const QUOTA_EXCEEDED = 'QuotaExceeded';
+
 const REFERENCE_TODO =
   'the claim names another claim this namespace does not have (or not yet): create that one, or correct the field the message names';
+const QUOTA_TODO =
+  "the claim's namespace on the control plane has a quota that what the claim needs exceeds: delete a claim you no longer need, choose a smaller plan, or ask the platform operator for more";
 const CONTROL_PLANE_TODO =
   'the control plane cannot compose the claim (Crossplane, its composition function or a managed resource): the message says why; a spec the platform refuses is yours to fix, anything else is for the platform operator';
 const PROVISIONING_TODO = "the backend's operator is still making it: wait, the message says what it does";
@@ -101,6 +110,7 @@ export function conditionHold(c: ClaimCondition): Hold | undefined {
       return { hop: 'control plane', ...base, todo: CONTROL_PLANE_TODO };
     case 'DataServiceReady':
       if (c.reason === REFERENCE_NOT_FOUND) return { hop: 'control plane', ...base, todo: REFERENCE_TODO };
+      if (c.reason === QUOTA_EXCEEDED) return { hop: 'control plane', ...base, todo: QUOTA_TODO };
       return { hop: 'data service', ...base, todo: c.reason === 'Provisioning' ? PROVISIONING_TODO : FAILED_TODO };
     default:
       return { hop: 'data service', ...base, todo: OTHER_TODO };

@@ -372,6 +372,13 @@ export const inputSchema: Schema = s.object(
           { says: s.string({ minLength: 1 }), reasons: s.array(s.string({ minLength: 1 }), { minItems: 1 }) },
           { required: ['says', 'reasons'] },
         ),
+        volumes: s.object(
+          {
+            each: s.array(s.object({ size: fieldPath, storageClass: fieldPath }, { required: ['size'] }), { minItems: 1 }),
+            madeAt: fieldPath,
+          },
+          { required: ['each', 'madeAt'] },
+        ),
       },
       { required: ['apiVersion', 'kind', 'labels', 'conditions'] },
     ),

@@ -372,6 +372,26 @@ export interface Diagnostics {
    * the condition's reason the container's.
    */
   readonly waiting?: { readonly says: string; readonly reasons: readonly string[] };
+  /**
+   * The volumes the backend makes for the resource before any of its Pods, which a ResourceQuota of the namespace
+   * (the platform's `--claim-quota`, or one of the operator's own) can refuse: the API server refuses the backend's
+   * PersistentVolumeClaim and the backend only logs it (CloudNativePG), so no Pod and no phase says why. While the
+   * resource waits with none of its volumes made (`madeAt` 0 or absent), the function asks Crossplane for the
+   * namespace's ResourceQuotas and names the first (by name) that the volumes, made one after the other, would
+   * exceed, in the API server's words (`exceeded quota: <name>, requested: ..., used: ..., limited: ...`), reason
+   * `QuotaExceeded`, the control plane's hop (lib/claim-hold.ts).
+   */
+  readonly volumes?: {
+    /** Each volume one instance gets, in the order the backend makes them: paths in the composed resource. */
+    readonly each: readonly {
+      /** Its size (`spec.storage.size`); a volume whose size is absent is not made. */
+      readonly size: string;
+      /** Its storage class, for a quota per class (`spec.storage.storageClass`); absent: the default class. */
+      readonly storageClass?: string;
+    }[];
+    /** Path in the observed composed resource of how many volumes it has (`...status.pvcCount`). */
+    readonly madeAt: string;
+  };
 }
 
 /**

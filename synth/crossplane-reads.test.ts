@@ -10,9 +10,14 @@ import { crdNamesIn, resourceNames } from './resource-names';
 const apis = await loadCatalog();
 
 describe('CrossplaneReads', () => {
-  it("reads only what the recipes' diagnostics, errorsFrom and valueFrom ask for: a cnpg claim's Pods, Cluster and Service, get/list/watch, aggregated into Crossplane's role", () => {
+  it("reads only what the recipes' diagnostics, errorsFrom and valueFrom ask for: a cnpg claim's Pods, its namespace's ResourceQuotas, Cluster and Service, get/list/watch, aggregated into Crossplane's role", () => {
     const kinds = apis.flatMap((a) => Object.values(a.backends)).flatMap(crossplaneReadKinds);
-    expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual(['v1/Pod', 'postgresql.cnpg.io/v1/Cluster', 'v1/Service']);
+    expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual([
+      'v1/Pod',
+      'v1/ResourceQuota',
+      'postgresql.cnpg.io/v1/Cluster',
+      'v1/Service',
+    ]);
     const chart = new Chart(new App(), 'test');
     new CrossplaneReads(chart, 'reads', { kinds, resourceOf: resourceNames(() => crdNamesIn(join(process.cwd(), 'schemas')), 'test') });
     const [role, ...rest] = Testing.synth(chart);
@@ -22,6 +27,7 @@ describe('CrossplaneReads', () => {
       metadata: { name: CROSSPLANE_READS_ROLE, labels: { [AGGREGATE_TO_CROSSPLANE]: 'true' } },
       rules: [
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['resourcequotas'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['postgresql.cnpg.io'], resources: ['clusters'], verbs: ['get', 'list', 'watch'] },
       ],

@@ -15,13 +15,20 @@ export const CROSSPLANE_READS_ROLE = 'klutch-kit-crossplane-reads';
 /** The label Crossplane's own ClusterRole aggregates by. */
 export const AGGREGATE_TO_CROSSPLANE = 'rbac.crossplane.io/aggregate-to-crossplane';
 
-/** The kinds a recipe has Crossplane read for it (its diagnostics, errorsFrom and valueFrom, on either target). */
+/**
+ * The kinds a recipe has Crossplane read for it (its diagnostics, errorsFrom and valueFrom, on either target; the
+ * namespace's ResourceQuotas for diagnostics.volumes).
+ */
 export function crossplaneReadKinds(recipe: Recipe): KindRef[] {
   const asked = [recipe.diagnostics, recipe.errorsFrom, recipe.valueFrom];
-  return [...asked, ...[recipe.v2?.diagnostics, recipe.v2?.errorsFrom, recipe.v2?.valueFrom]].flatMap((d) =>
-    d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : [],
-  );
+  return [...asked, ...[recipe.v2?.diagnostics, recipe.v2?.errorsFrom, recipe.v2?.valueFrom]].flatMap((d) => [
+    ...(d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : []),
+    ...(d && 'volumes' in d && d.volumes ? [RESOURCE_QUOTA] : []),
+  ]);
 }
+
+/** What diagnostics.volumes reads. */
+const RESOURCE_QUOTA: KindRef = { apiVersion: 'v1', kind: 'ResourceQuota' };
 
 export interface CrossplaneReadsProps {
   /** The kinds to read, each once (crossplaneReadKinds over the catalog). */

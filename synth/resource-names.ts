@@ -25,6 +25,7 @@ const BUILT_IN: Readonly<Record<string, string>> = {
   '/Endpoints': 'endpoints',
   '/PersistentVolumeClaim': 'persistentvolumeclaims',
   '/Pod': 'pods',
+  '/ResourceQuota': 'resourcequotas',
   '/Secret': 'secrets',
   '/Service': 'services',
   '/ServiceAccount': 'serviceaccounts',

@@ -20,6 +20,7 @@ import {
   diagnosticsSelector,
   errorElsewhere,
   ERRORS_FROM_REQUIREMENT,
+  QUOTA_REQUIREMENT,
   WAITING_TTL,
 } from './diagnostics';
 import { runFunction, TTL } from './fn';
@@ -212,6 +213,14 @@ describe('the cnpg instance recipe', () => {
       conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }],
     },
   };
+  /** The input and a composite of claim `pg` in team-d on `target`, its spec `withSpec`, its labels `labels` (v2). */
+  const onTarget = (target: 'v1' | 'v2', withSpec: Obj = spec, labels: Record<string, string> = {}) => ({
+    input: inputFor(pg.backends.cnpg as Recipe, { backend: 'cnpg', service: 'postgresql', target }),
+    composite:
+      target === 'v1'
+        ? compositeOf(pg, 'cnpg', withSpec, { name: 'pg', namespace: 'team-d' })
+        : { apiVersion: pg.apiVersion, kind: pg.kind, metadata: { name: 'pg', namespace: 'team-d', labels }, spec: withSpec },
+  });
   const cnpgPod = (name: string, ns: string, clusterName: string) => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -222,16 +231,8 @@ describe('the cnpg instance recipe', () => {
   it.each(['v1', 'v2'] as const)(
     "%s: says why its initdb Pod cannot be scheduled, from its own namespace's Pods of its Cluster only",
     (target) => {
-      const input = inputFor(pg.backends.cnpg as Recipe, { backend: 'cnpg', service: 'postgresql', target });
-      const composite =
-        target === 'v1'
-          ? compositeOf(pg, 'cnpg', spec, { name: 'pg', namespace: 'team-d' })
-          : {
-              apiVersion: pg.apiVersion,
-              kind: pg.kind,
-              metadata: { name: 'pg', namespace: 'team-d', labels: claimLabels('other', 'victim') },
-              spec,
-            };
+      // A tenant's labels on the v2 composite must not point the function at another claim's Pods.
+      const { input, composite } = onTarget(target, spec, claimLabels('other', 'victim'));
       const req = requestOf(input, composite, { 'cnpg-postgresql': cluster });
       const first = runFunction(req);
       expect(fatalMessages(first)).toEqual([]);
@@ -251,6 +252,63 @@ describe('the cnpg instance recipe', () => {
         reason: 'Unschedulable',
         message: `cnpg postgresql: Setting up primary: Creating primary instance pg-1; Pod pg-1-initdb-x7k2p cannot be scheduled: ${UNBOUND}`,
       });
+    },
+  );
+
+  it.each(['v1', 'v2'] as const)(
+    "%s: names its namespace's ResourceQuota that refuses its volume while none is made, in the API server's words",
+    (target) => {
+      const { input, composite } = onTarget(target);
+      // CNPG has made nothing yet: no phase, no volume (its refused PersistentVolumeClaim is only in its log).
+      const silent = { ...cluster, status: { ...cluster.status, atProvider: { manifest: { status: {} } } } };
+      const req = () => requestOf(input, composite, { 'cnpg-postgresql': structuredClone(silent) });
+      const first = runFunction(req());
+      expect(fatalMessages(first)).toEqual([]);
+      expect(first.requirements?.extraResources?.[QUOTA_REQUIREMENT]).toEqual({
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        namespace: 'team-d',
+        matchLabels: { labels: {} },
+      });
+      const size = (first.desired?.resources?.['cnpg-postgresql']?.resource as Obj).spec.forProvider.manifest.spec.storage.size;
+      expect(size).toMatch(/^\d+Gi$/);
+      const quota = (name: string, hard: Obj, used: Obj, ns = 'team-d') => ({
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name, namespace: ns },
+        spec: { hard },
+        status: { hard, used },
+      });
+      const with_ = (...quotas: Obj[]) => own(runFunction(answer(req(), QUOTA_REQUIREMENT, quotas)));
+      // Another namespace's full quota, and one of its own with room, say nothing.
+      const roomy = quota('a-roomy', { 'requests.storage': '100Gi', persistentvolumeclaims: '10' }, { 'requests.storage': '0' });
+      const theirs = quota('klutch-claims', { 'requests.storage': '1Gi' }, { 'requests.storage': '0' }, 'victim');
+      expect(with_(roomy, theirs)).toMatchObject({ reason: 'Provisioning' });
+      const full = quota('klutch-claims', { 'requests.storage': '1Gi', 'count/postgresqlinstances.anynines.com': '5' }, {});
+      const said = with_(roomy, theirs, full);
+      expect(said).toMatchObject({ status: Status.STATUS_CONDITION_FALSE, reason: 'QuotaExceeded' });
+      // After what else it waits for (here its NetworkPolicy, which the request has not observed).
+      expect(said?.message).toMatch(
+        `; its volume of ${size} cannot be made: exceeded quota: klutch-claims, requested: requests.storage=${size}, used: requests.storage=0, limited: requests.storage=1Gi`,
+      );
+      // The control plane's hop, with what to do: the claim in the app cluster says so (lib/claim-hold.ts).
+      expect(conditionHold({ type: 'DataServiceReady', status: 'False', reason: said!.reason, message: said!.message })).toMatchObject({
+        hop: 'control plane',
+        todo: expect.stringContaining('ask the platform operator for more'),
+      });
+      // A count of volumes used up, and one per storage class that the instance does not use.
+      expect(with_(quota('volumes', { persistentvolumeclaims: '2' }, { persistentvolumeclaims: '2' }))?.message).toContain(
+        'exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=2, limited: persistentvolumeclaims=2',
+      );
+      expect(with_(quota('fast', { 'fast.storageclass.storage.k8s.io/requests.storage': '0' }, {}))).toMatchObject({
+        reason: 'Provisioning',
+      });
+      // Once CNPG has made a volume, the quota is not asked (a full quota of a made instance refuses nothing of it).
+      const made = structuredClone(silent) as Obj;
+      made.status.atProvider.manifest.status = { phase: 'Setting up primary', pvcCount: 1 };
+      const after = runFunction(answer(requestOf(input, composite, { 'cnpg-postgresql': made }), QUOTA_REQUIREMENT, [full]));
+      expect(after.requirements?.extraResources?.[QUOTA_REQUIREMENT]).toBeUndefined();
+      expect(own(after)).toMatchObject({ reason: 'Provisioning' });
     },
   );
 
@@ -289,12 +347,8 @@ describe('the cnpg instance recipe', () => {
   it.each(['v1', 'v2'] as const)(
     '%s: says that its recovery Pod failed and what to check, before CNPG gives up on the Job minutes later',
     (target) => {
-      const input = inputFor(pg.backends.cnpg as Recipe, { backend: 'cnpg', service: 'postgresql', target });
       const restoring = { ...spec, restoreFrom: { instance: 'orders', pointInTime: '2020-01-01T00:00:00Z' } };
-      const composite =
-        target === 'v1'
-          ? compositeOf(pg, 'cnpg', restoring, { name: 'pg', namespace: 'team-d' })
-          : { apiVersion: pg.apiVersion, kind: pg.kind, metadata: { name: 'pg', namespace: 'team-d' }, spec: restoring };
+      const { input, composite } = onTarget(target, restoring);
       const req = requestOf(input, composite, { 'cnpg-postgresql': cluster });
       // A failed recovery Pod (restartPolicy Never): no message on its conditions, its container's exit in its status.
       const failedPod = (name: string, ns = 'team-d', exitCode = 1) => ({

@@ -14,6 +14,9 @@ import type { Diagnostics, ErrorsFrom, WaitsFor } from '../../recipe';
 import { applyTransforms } from './transforms';
 import { claimRef, ComposeError, trustedComposite } from './compose';
 import { get, parse } from '../../lib/fieldpath';
+import { QUOTA_EXCEEDED } from '../../lib/claim-hold';
+// The client's quantity parser alone: util.js imports nothing, so the function's bundle gains one small module.
+import { quantityToScalar } from '@kubernetes/client-node/dist/util.js';
 
 type Obj = Record<string, unknown>;
 
@@ -257,4 +260,84 @@ export function gate(w: WaitsFor, composite: Obj, found: readonly Obj[] | undefi
 export function statusCondition(o: Obj, type: string): Obj | undefined {
   const conditions = get(o, 'status.conditions');
   return Array.isArray(conditions) ? (conditions.find((x) => isObj(x) && x.type === type) as Obj | undefined) : undefined;
+}
+
+/** The key of the ResourceQuota requirement of `diagnostics.volumes` in the response and the next request. */
+export const QUOTA_REQUIREMENT = 'quotas';
+
+/**
+ * What `diagnostics.volumes` asks for: every ResourceQuota of the selector's namespace (no labels: the operator's own
+ * quotas refuse volumes as the platform's do).
+ */
+export const quotaSelector = (s: DiagnosticsSelector): DiagnosticsSelector => ({
+  apiVersion: 'v1',
+  kind: 'ResourceQuota',
+  namespace: s.namespace,
+  matchLabels: { labels: {} },
+});
+
+/** A quantity as a whole number of its unit (bytes), rounded up; undefined for one Kubernetes would not write. */
+function amount(q: unknown): bigint | undefined {
+  if (typeof q !== 'string' && typeof q !== 'number') return undefined;
+  try {
+    const v = quantityToScalar(String(q));
+    return typeof v === 'bigint' ? v : BigInt(Math.ceil(v));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The ResourceQuota of `found` that the resource's volumes (`diagnostics.volumes`, read from `resource`, the composed
+ * object as it is wrapped), made one after the other, would exceed: the first by name, said as the API server says it
+ * to the backend. Quotas are read from their status (what the API server enforces); a key not limited there, or a
+ * value that does not parse, limits nothing.
+ */
+export function volumeQuota(
+  v: NonNullable<Diagnostics['volumes']>,
+  resource: Obj,
+  selector: DiagnosticsSelector,
+  found: readonly Obj[] | undefined,
+): Said | undefined {
+  const volumes = v.each.flatMap((e) => {
+    const size = get(resource, e.size);
+    const bytes = amount(size);
+    const cls = e.storageClass ? get(resource, e.storageClass) : undefined;
+    return bytes === undefined ? [] : [{ size: String(size), bytes, cls: typeof cls === 'string' && cls ? cls : undefined }];
+  });
+  for (const q of foundFor(selector, found)) {
+    const hard = get(q, 'status.hard');
+    const used = get(q, 'status.used');
+    if (!isObj(hard)) continue;
+    const usedOf = (k: string) => (isObj(used) ? used[k] : undefined) ?? '0';
+    // What the volumes made so far (of this resource) add, per key: each volume is refused against those before it.
+    const added = new Map<string, bigint>();
+    for (const vol of volumes) {
+      const asks: [string, bigint, string][] = [
+        ['requests.storage', vol.bytes, vol.size],
+        ['persistentvolumeclaims', 1n, '1'],
+        ['count/persistentvolumeclaims', 1n, '1'],
+        ...(vol.cls
+          ? ([
+              [`${vol.cls}.storageclass.storage.k8s.io/requests.storage`, vol.bytes, vol.size],
+              [`${vol.cls}.storageclass.storage.k8s.io/persistentvolumeclaims`, 1n, '1'],
+            ] as [string, bigint, string][])
+          : []),
+      ];
+      const over = asks.filter(([k, ask]) => {
+        const limit = amount(hard[k]);
+        const now = amount(usedOf(k));
+        return limit !== undefined && now !== undefined && now + (added.get(k) ?? 0n) + ask > limit;
+      });
+      if (over.length) {
+        const list = (f: (k: string, shown: string) => string) => over.map(([k, , shown]) => `${k}=${f(k, shown)}`).join(',');
+        return {
+          reason: QUOTA_EXCEEDED,
+          text: `its volume of ${vol.size} cannot be made: exceeded quota: ${String(get(q, 'metadata.name'))}, requested: ${list((_, s) => s)}, used: ${list((k) => String(usedOf(k)))}, limited: ${list((k) => String(hard[k]))}`,
+        };
+      }
+      for (const [k, ask] of asks) added.set(k, (added.get(k) ?? 0n) + ask);
+    }
+  }
+  return undefined;
 }

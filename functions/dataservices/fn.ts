@@ -36,6 +36,9 @@ import {
   diagnose,
   DIAGNOSTICS_REQUIREMENT,
   diagnosticsSelector,
+  QUOTA_REQUIREMENT,
+  quotaSelector,
+  volumeQuota,
   type DiagnosticsSelector,
   errorElsewhere,
   ERRORS_FROM_REQUIREMENT,
@@ -355,6 +358,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   }
   // Why it waits, where the backend does not say (diagnostics.ts): asked while observed, not Ready and not failing.
   let waiting: DiagnosticsSelector | undefined;
+  let quotas: DiagnosticsSelector | undefined;
   const progressing = !outcome.condition || outcome.condition.reason === 'Provisioning';
   if (input.diagnostics && isObj(observed) && !outcome.ready && progressing) {
     try {
@@ -363,7 +367,15 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       if (e instanceof ComposeError) return fail(rsp, e.message);
       throw e;
     }
-    const said = waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT));
+    let said = waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT));
+    // None of its volumes made yet: a quota of the namespace may refuse them, which only the backend's log says.
+    const volumes = input.diagnostics.volumes;
+    quotas = waiting && volumes && !get(observed, volumes.madeAt) ? quotaSelector(waiting) : undefined;
+    if (!said && quotas && volumes) {
+      const at = input.wrapper?.manifestAt;
+      const wrapped = (at ? get(composed.resource, at) : composed.resource) as Obj;
+      said = volumeQuota(volumes, wrapped, quotas, extraResources(req, QUOTA_REQUIREMENT));
+    }
     if (said) {
       const before = outcome.condition?.message;
       const message = before ? `${before}; ${said.text}` : `${input.backend} ${input.service}: ${said.text}`;
@@ -387,7 +399,17 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   }
   if ((restoring || restore.waiting) && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   const restoreAsks = Object.keys(restore.requirements).length > 0;
-  if (adoption.requirement || related.requirement || asked || waiting || elsewhere || gated?.selector || valued?.selector || restoreAsks) {
+  if (
+    adoption.requirement ||
+    related.requirement ||
+    asked ||
+    waiting ||
+    quotas ||
+    elsewhere ||
+    gated?.selector ||
+    valued?.selector ||
+    restoreAsks
+  ) {
     const r = rsp.requirements;
     rsp.requirements = {
       extraResources: {
@@ -395,6 +417,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(related.requirement ? { [RELATED_REQUIREMENT]: related.requirement } : {}),
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
         ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
+        ...(quotas ? { [QUOTA_REQUIREMENT]: quotas } : {}),
         ...(elsewhere ? { [ERRORS_FROM_REQUIREMENT]: elsewhere } : {}),
         ...(valued?.selector ? { [VALUE_FROM_REQUIREMENT]: valued.selector } : {}),
         // Asked as long as before, so that Crossplane's requirements settle in the run that composes.

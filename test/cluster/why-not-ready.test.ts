@@ -6,7 +6,7 @@
  * the same chain.
  *
  * The faults are the ones a tenant meets alone: a plan the API does not offer, a field the control plane's admission
- * policy keeps, the tenant's claim quota, a Pod that cannot be scheduled, a binding to an instance that does not exist
+ * policy keeps, the tenant's claim quota, its storage quota, a Pod that cannot be scheduled, a binding to an instance that does not exist
  * (the control plane's: its spec.instanceRef).
  * Faults of the whole platform (an operator, the function, the object store or the konnector stopped) would hold
  * every other file's claims too; they are not injected here (docs/decisions/claim-hold.md).
@@ -91,6 +91,21 @@ async function providerNamespace(ns: string): Promise<string> {
   throw new Error(`no APIServiceNamespace maps app namespace ${ns}`);
 }
 
+/**
+ * Makes ResourceQuota `name` in the control plane's namespace `pns` with `hard` (its only key) and waits until the
+ * quota controller has counted `used` of it: the API server enforces a quota only once its status counts.
+ */
+async function quotaCounted(pns: string, name: string, hard: Record<string, string>, used: string): Promise<void> {
+  await requireOk(control, 'POST', `/api/v1/namespaces/${pns}/resourcequotas`, { metadata: { name }, spec: { hard } });
+  const key = Object.keys(hard)[0]!;
+  for (let i = 0; i < 120; i++) {
+    const q = await getObject(control, `/api/v1/namespaces/${pns}/resourcequotas/${name}`);
+    if (q?.status?.used?.[key] === used) return;
+    await sleep(500);
+  }
+  throw new Error(`ResourceQuota ${pns}/${name}: the quota controller did not count ${key}=${used} within 60 s`);
+}
+
 /** `kubectl bind why` as the app cluster's admin: its output. */
 async function why(target: string, ns: string): Promise<string> {
   const r = await (await startCli(['why', target, '-n', ns], { kubeconfig: platform.kubeconfigs.app, closeStdin: true })).done;
@@ -138,16 +153,8 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
       claim('postgresql-cnpg', ns, 'first', (o) => (o.spec.plan = 'postgresql-single-small')),
     );
     const pns = await providerNamespace(ns);
-    await requireOk(control, 'POST', `/api/v1/namespaces/${pns}/resourcequotas`, {
-      metadata: { name: 'why-quota' },
-      spec: { hard: { 'count/postgresqlinstances.anynines.com': '1' } },
-    });
     // The quota controller counts the first claim before the quota holds.
-    for (let i = 0; i < 120; i++) {
-      const q = await getObject(control, `/api/v1/namespaces/${pns}/resourcequotas/why-quota`);
-      if (q?.status?.used?.['count/postgresqlinstances.anynines.com'] === '1') break;
-      await sleep(500);
-    }
+    await quotaCounted(pns, 'why-quota', { 'count/postgresqlinstances.anynines.com': '1' }, '1');
     await requireOk(app, 'POST', path('postgresqlinstances', ns), claim('postgresql-cnpg', ns, 'second'));
     const at = Date.now();
     const r = await namedAfterCause(
@@ -159,6 +166,44 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
     expect(r.namedAt - at).toBeLessThanOrEqual(NAMED_WITHIN_MS);
     expect(readyOf(await getObject(app, path('postgresqlinstances', ns, 'second')))?.reason).toBe('QuotaExceeded');
   }, 180_000);
+
+  it("the tenant's storage quota: the control plane, in the API server's words about the volume CloudNativePG cannot make", async () => {
+    const ns = await testNamespace(app, 'why-storage');
+    // A binding maps the namespace without a volume; the quota then leaves no room for the instance's.
+    await requireOk(
+      app,
+      'POST',
+      path('servicebindings', ns),
+      claim('servicebinding-cnpg', ns, 'mapper', (o) => (o.spec.instanceRef = 'nobody')),
+    );
+    const pns = await providerNamespace(ns);
+    // Enforced, and read by the function, once the quota controller has counted it.
+    await quotaCounted(pns, 'why-storage', { 'requests.storage': '1Gi' }, '0');
+    await requireOk(
+      app,
+      'POST',
+      path('postgresqlinstances', ns),
+      claim('postgresql-cnpg', ns, 'big', (o) => (o.spec.plan = 'postgresql-single-small')),
+    );
+    // The cause shows as the Cluster is made: CloudNativePG's first PersistentVolumeClaim is refused at once, which
+    // only its log says (no phase, no Pod); the function reads the quota.
+    const r = await namedAfterCause(
+      { plural: 'postgresqlinstances', ns, name: 'big', hop: 'control plane', says: /exceeded quota: why-storage/ },
+      async () => (await getObject(control, `/apis/postgresql.cnpg.io/v1/namespaces/${pns}/clusters/big`)) !== undefined,
+    );
+    expect(r.message).toMatch(
+      /its volume of (\d+Gi) cannot be made: exceeded quota: why-storage, requested: requests\.storage=\1, used: requests\.storage=0, limited: requests\.storage=1Gi/,
+    );
+    expect(r.message).toContain('ask the platform operator for more');
+    expect(r.namedAt - r.causeAt).toBeLessThanOrEqual(NAMED_WITHIN_MS);
+    expect(readyOf(await getObject(app, path('postgresqlinstances', ns, 'big')))?.reason).toBe('QuotaExceeded');
+    // And no volume was made: the quota is what holds it.
+    const pvcs = (await getObject(control, `/api/v1/namespaces/${pns}/persistentvolumeclaims`))?.items as WireObject[];
+    expect(pvcs.map((p) => p.metadata.name)).toEqual([]);
+    const chain = await why('postgresqlinstance/big', ns);
+    expect(chain).toMatch(/^ {2}NOT +control plane +DataServiceReady False \(QuotaExceeded\): .*exceeded quota: why-storage/m);
+    expect(chain).toMatch(/Held by the control plane: .*ask the platform operator for more/);
+  }, 240_000);
 
   it("a Pod that cannot be scheduled: the data service, in the scheduler's words on the Pod, within 10 s of the Pod saying it; why prints the chain", async () => {
     const ns = await testNamespace(app, 'why-unschedulable');
