@@ -70,7 +70,7 @@ export function heartbeatController(conn: ProviderConnection, rt: Runtime): Cont
         rt.metrics.heartbeats.inc({ result: 'error' });
         throw e;
       }
-      commit(conn, rt, outcome);
+      commitHeartbeat(conn, rt, outcome);
       if (outcome.error) throw outcome.error;
       return { requeueAfterMs: outcome.requeueAfterMs };
     },
@@ -84,7 +84,11 @@ export function heartbeatController(conn: ProviderConnection, rt: Runtime): Cont
  * lag behind its own write), the refused rotations, a warning Event on each app-cluster Secret that kept its
  * kubeconfig; and tells the bindings when what their status shows changed.
  */
-function commit(conn: ProviderConnection, rt: Runtime, o: HeartbeatOutcome): void {
+export function commitHeartbeat(
+  conn: Pick<ProviderConnection, 'heartbeat' | 'refusedRotations' | 'statusChanged'>,
+  rt: Pick<Runtime, 'metrics' | 'kubeconfigSecret' | 'warn'>,
+  o: HeartbeatOutcome,
+): void {
   const before = conn.heartbeat;
   const at = before.at && o.beatAt && before.at > o.beatAt ? before.at : (o.beatAt ?? before.at);
   conn.heartbeat = { ...(at ? { at } : {}), ...(o.error ? { error: messageOf(o.error) } : {}) };
