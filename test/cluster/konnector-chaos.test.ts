@@ -4,6 +4,10 @@
  * Afterwards every claim has exactly one upstream twin with the same spec, nothing waits behind a finalizer, and
  * nothing is left upstream without its claim.
  *
+ * Then faults of the binding, one at a time (the control plane stops answering, the kubeconfig Secret goes, the
+ * konnector's role there loses the heartbeat, the control plane is of an older release): each is named on every claim
+ * in the app cluster within 10 s (issue 39).
+ *
  * Own control planes (`p` provider, `c` app cluster), since it stops API servers; two konnector replicas with a short
  * lease so a killed leader's successor takes over within seconds.
  */
@@ -14,7 +18,11 @@ import { render } from '../../synth/synth';
 import { loadCatalog, parseYaml } from '../../harness/crossplane/catalog';
 import { startControlPlanes, type ControlPlanes } from '../../harness/cluster/control-plane';
 import { bindApp, installKonnectorAccess, startKonnector, type KonnectorProcess } from '../../harness/parts/konnector';
-import { eventually, getObject, kubeFor, type Kube } from '../../harness/cluster/kube';
+import { eventually, getObject, kubeFor, type Kube, type WireObject } from '../../harness/cluster/kube';
+import { CLUSTER_BINDING_NAME } from '../../exports/bind-api/constants';
+import { BACKEND_VERSION_ANNOTATION } from '../../lib/version';
+import { binderClusterRole } from '../../backend/provision/rbac';
+import type { V1ClusterRole } from '@kubernetes/client-node';
 import { providerSide, type ProviderSide } from '../../harness/parts/provider-side';
 import { chaosInvariants, chaosWorkload, type ChaosReport, type ChaosWorld } from '../../harness/parts/konnector-chaos';
 import { claimCrd, type XrdObject } from '../../lib/xcrd';
@@ -29,6 +37,8 @@ let provider: ProviderSide;
 let kp: Kube;
 let kc: Kube;
 let kubeconfig: string;
+/** The binding's kubeconfig Secret in the app cluster. */
+let kubeconfigSecret: string;
 let logDir: string;
 const replicas = new Map<string, KonnectorProcess>();
 
@@ -57,7 +67,7 @@ beforeAll(async () => {
   provider = await providerSide({ provider: cp.clusters.p!, crd });
   kubeconfig = await installKonnectorAccess(cp.clusters.c!, NS, [{ group: 'anynines.com', resource: 'postgresqlinstances' }]);
   await Promise.all(['k1', 'k2'].map(start));
-  await bindApp(cp.clusters.c!, NS, provider, provider.exportName);
+  kubeconfigSecret = (await bindApp(cp.clusters.c!, NS, provider, provider.exportName)).secret;
 }, 300_000);
 
 afterAll(async () => {
@@ -99,7 +109,69 @@ describe('konnector chaos (small)', () => {
     expect(report.claims).toBe(30 - 10 + 15 - 5 - 1);
   }, 300_000);
 
-  it('says on the binding and its claims within 10 s that the control plane stopped answering, and is Ready again once it does', async () => {
+  /**
+   * Faults of the binding, injected one at a time (issue 39 item 4): each is named on every claim of the binding in
+   * the app cluster within 10 s of its injection, by its reason only, and the claims go back to the control plane's
+   * words once it is undone.
+   */
+  const faults: readonly { name: string; reason: string; means: RegExp; inject(): Promise<void>; undo(): Promise<void> }[] = [
+    {
+      name: 'the control plane stops answering',
+      reason: 'ProviderUnreachable',
+      means: /the konnector has lost the control plane/,
+      inject: () => cp.stopApiServer('p'),
+      undo: () => cp.startApiServer('p'),
+    },
+    {
+      name: "the binding's kubeconfig Secret is deleted",
+      reason: 'SecretNotFound',
+      means: /kubeconfig Secret is missing/,
+      inject: async () => {
+        const path = `/api/v1/namespaces/${NS}/secrets/${kubeconfigSecret}`;
+        kept = (await getObject(kc, path))!;
+        expect((await kc.request('DELETE', path)).code).toBeLessThan(300);
+      },
+      undo: async () => {
+        const { name, namespace } = kept!.metadata;
+        const r = await kc.request('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name, namespace }, data: kept!.data });
+        expect(r.code, JSON.stringify(r.body)).toBeLessThan(300);
+      },
+    },
+    {
+      name: "the konnector's role on the control plane loses the heartbeat's write",
+      reason: 'HeartbeatFailed',
+      means: /cannot write its heartbeat to the control plane/,
+      inject: async () => {
+        const role = binderClusterRole();
+        role.rules = role.rules!.filter((r) => !r.resources!.includes('clusterbindings/status'));
+        await putClusterRole(role);
+      },
+      undo: () => putClusterRole(binderClusterRole()),
+    },
+    {
+      name: 'the control plane is of an older release than the konnector',
+      reason: 'KonnectorNewer',
+      means: /older than this cluster's konnector supports/,
+      inject: () => stampRelease('v0.0.1'),
+      undo: () => stampRelease(null),
+    },
+  ];
+  let kept: WireObject | undefined;
+  /** The provider side's ClusterRole klutch-binder, replaced (the backend's own, as providerSide applies it). */
+  const putClusterRole = async (role: V1ClusterRole) => {
+    const path = `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role.metadata!.name}`;
+    const now = (await getObject(kp, path))!;
+    const r = await kp.request('PUT', path, { ...role, metadata: { ...role.metadata, resourceVersion: now.metadata.resourceVersion } });
+    expect(r.code, JSON.stringify(r.body)).toBeLessThan(300);
+  };
+  const stampRelease = async (release: string | null) => {
+    const path = `/apis/klutch.anynines.com/v1alpha1/namespaces/${provider.clusterNamespace}/clusterbindings/${CLUSTER_BINDING_NAME}`;
+    const body = { metadata: { annotations: { [BACKEND_VERSION_ANNOTATION]: release } } };
+    const r = await kp.request('PATCH', path, body, 'application/merge-patch+json');
+    expect(r.code, JSON.stringify(r.body)).toBeLessThan(300);
+  };
+
+  it('names each fault of the binding on its claims within 10 s, one at a time, and the control plane again once undone', async () => {
     const path = `/apis/klutch.anynines.com/v1alpha1/namespaces/${NS}/apiservicebindings/${provider.exportName}`;
     const condition = async (type: string) =>
       (
@@ -107,50 +179,50 @@ describe('konnector chaos (small)', () => {
       )?.find((c) => c.type === type);
     await eventually('the binding Ready', async () => ((await condition('Ready'))?.status === 'True' ? true : undefined), 60_000);
     // The claims here have no status upstream (no Crossplane): none is Ready, each is held by the control plane.
-    /** Each claim's Ready message, or only the hop it names. */
-    const claimsSay = async (hopOnly = true) =>
+    const claimsSay = async () =>
       (
         (await kc.request('GET', '/apis/anynines.com/v1/postgresqlinstances')).body.items as {
           status?: { conditions?: { type: string; message?: string }[] };
         }[]
-      )
-        .map((o) => o.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '')
-        .map((m) => (hopOnly ? (/^held by the ([a-z ]+):/.exec(m)?.[1] ?? m) : m));
-    // The previous test's restarts may have left claims held by the binding; its Ready again rewrites them.
-    await eventually('every claim held by the control plane', async () =>
-      (await claimsSay()).every((h) => h === 'control plane') ? true : undefined,
-    );
-    await cp.stopApiServer('p');
-    try {
-      // Not the heartbeat's failure (Heartbeating): the connection's own watches, which fail as the server goes.
-      const lost = await eventually(
-        'the binding saying it lost the control plane',
-        async () => {
-          const c = await condition('Ready');
-          return c?.status === 'False' && c.reason === 'ProviderUnreachable' ? c : undefined;
-        },
-        10_000,
+      ).map((o) => o.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '');
+    const heldBy = async () => (await claimsSay()).map((m) => /^held by the ([a-z ]+):/.exec(m)?.[1] ?? m);
+    const named: Record<string, number> = {};
+    for (const f of faults) {
+      // The previous fault's (or test's) claims are back with the control plane's words before the next is injected.
+      await eventually(`every claim held by the control plane before "${f.name}"`, async () =>
+        (await heldBy()).every((h) => h === 'control plane') ? true : undefined,
       );
-      expect(lost.message).toMatch(/^lost the provider https:\/\/\S+ \(namespace [\w-]+\): .+; the konnector retries/);
-      // And each claim names its binding as the hop that holds it, from the konnector's caches.
-      await eventually(
-        'every claim held by the binding',
-        async () => ((await claimsSay()).every((h) => h === 'binding') ? true : undefined),
-        10_000,
-      );
-      // By its reason only: the claims' readers are not the binding's (its server and namespace upstream stay there).
-      const [, server, upstream] = /^lost the provider (\S+) \(namespace ([\w-]+)\)/.exec(String(lost.message))!;
-      for (const m of await claimsSay(false)) {
-        expect(m).toMatch(/^held by the binding: APIServiceBinding \S+ is not Ready \(ProviderUnreachable\): the konnector has lost/);
-        expect(m).not.toContain(server);
-        expect(m).not.toContain(upstream);
+      await f.inject();
+      const at = Date.now();
+      try {
+        const said = `held by the binding: APIServiceBinding ${provider.exportName} is not Ready (${f.reason}): `;
+        await eventually(
+          `every claim naming the binding's ${f.reason} after "${f.name}"`,
+          async () => ((await claimsSay()).every((m) => m.startsWith(said)) ? true : undefined),
+          10_000,
+        );
+        named[f.reason] = Date.now() - at;
+        const ready = await condition('Ready');
+        expect(ready).toMatchObject({ status: 'False', reason: f.reason });
+        for (const m of await claimsSay()) {
+          expect(m).toMatch(f.means);
+          // By its reason only: the binding's own message is for its administrator (it names the control plane's
+          // server, the binding's namespace there, Secrets).
+          expect(m).not.toContain(String(ready!.message));
+          expect(m).not.toContain(provider.clusterNamespace);
+        }
+      } finally {
+        await f.undo();
       }
-    } finally {
-      await cp.startApiServer('p');
+      await eventually(
+        `the binding Ready again after "${f.name}"`,
+        async () => ((await condition('Ready'))?.status === 'True' ? true : undefined),
+        60_000,
+      );
     }
-    await eventually('the binding Ready again', async () => ((await condition('Ready'))?.status === 'True' ? true : undefined), 60_000);
+    expect(Object.keys(named)).toEqual(faults.map((f) => f.reason));
     await eventually('every claim held by the control plane again', async () =>
-      (await claimsSay()).every((h) => h === 'control plane') ? true : undefined,
+      (await heldBy()).every((h) => h === 'control plane') ? true : undefined,
     );
-  }, 120_000);
+  }, 180_000);
 });
