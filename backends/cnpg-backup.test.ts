@@ -20,7 +20,9 @@ import { parseYaml } from '../harness/crossplane/catalog';
 import { validatorFor } from '../test/support/openapi';
 import type { CnpgBackupStore } from './cnpg-backup';
 import { CNPG_INSTANCE_LABEL, CNPG_OWNER_TRIGGER_SQL, CNPG_SUPERUSER_SETTINGS } from './cnpg';
-import { INSTANCE_LABEL } from './cnpg-backup';
+import { CNPG_CLUSTER_LABEL, INSTANCE_LABEL } from './cnpg-backup';
+import { QUEUE_REQUIREMENT } from '../functions/dataservices/queue';
+import { conditionHold } from '../lib/claim-hold';
 import { WAITS_FOR_REQUIREMENT } from '../functions/dataservices/diagnostics';
 
 const apis: Api[] = await loadCatalog();
@@ -346,25 +348,24 @@ const cluster = (namespace: string, name: string, archiving?: 'True' | 'False', 
 
 describe('a cnpg Backup claim', () => {
   const input = inputOf(api('backup'), 'cnpg');
+  /** The input on `target` and Backup claim `name` of instance pg in team-a as its composite. */
+  const backupOn = (target: 'v1' | 'v2', name: string) => ({
+    own: inputFor(api('backup').backends.cnpg as Recipe, { backend: 'cnpg', service: 'backup', settings: SETTINGS, target }),
+    xr:
+      target === 'v1'
+        ? compositeOf(api('backup'), 'cnpg', { instanceRef: 'pg', serviceInstanceType: 'postgresql' }, { name, namespace: 'team-a' })
+        : {
+            apiVersion: 'anynines.com/v1',
+            kind: 'Backup',
+            metadata: { name, namespace: 'team-a', uid: 'u-1' },
+            spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
+          },
+  });
 
   it.each(['v1', 'v2'] as const)(
     "waits for its instance's WAL archiving before CNPG's Backup is made, saying why on the claim (%s)",
     (target) => {
-      const own = inputFor(api('backup').backends.cnpg as Recipe, { backend: 'cnpg', service: 'backup', settings: SETTINGS, target });
-      const xr =
-        target === 'v1'
-          ? compositeOf(
-              api('backup'),
-              'cnpg',
-              { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
-              { name: 'nightly', namespace: 'team-a' },
-            )
-          : {
-              apiVersion: 'anynines.com/v1',
-              kind: 'Backup',
-              metadata: { name: 'nightly', namespace: 'team-a', uid: 'u-1' },
-              spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql' },
-            };
+      const { own, xr } = backupOn(target, 'nightly');
       const run = (found?: Record<string, unknown>[], observed: Record<string, Record<string, unknown>> = {}) => {
         const req = requestOf(own, xr, observed);
         return runFunction(found ? answer(req, WAITS_FOR_REQUIREMENT, found) : req);
@@ -422,11 +423,75 @@ describe('a cnpg Backup claim', () => {
     expect(object.spec.forProvider.manifest).toEqual({
       apiVersion: 'postgresql.cnpg.io/v1',
       kind: 'Backup',
-      metadata: { name: 'nightly', namespace: 'team-a' },
+      metadata: { name: 'nightly', namespace: 'team-a', labels: { [CNPG_CLUSTER_LABEL]: 'pg' } },
       spec: { cluster: { name: 'pg' }, method: 'barmanObjectStore' },
     });
     expect(object.spec.readiness.celQuery).toContain("object.status.phase == 'completed'");
   });
+
+  it.each(['v1', 'v2'] as const)(
+    "names the backup of its instance it waits behind, a scheduled one or another claim's, in its namespace only (%s)",
+    (target) => {
+      const { own, xr } = backupOn(target, 'now');
+      /** A CNPG Backup as Crossplane finds it (or as the Object observes it). */
+      const backup = (name: string, made: string, phase?: string, o: { ns?: string; cluster?: string; startedAt?: string } = {}) => ({
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Backup',
+        metadata: { name, namespace: o.ns ?? 'team-a', creationTimestamp: made, labels: { [CNPG_CLUSTER_LABEL]: o.cluster ?? 'pg' } },
+        spec: { cluster: { name: o.cluster ?? 'pg' } },
+        status: { ...(phase ? { phase } : {}), ...(o.startedAt ? { startedAt: o.startedAt } : {}) },
+      });
+      const mine = (phase?: string) => ({
+        status: {
+          atProvider: { manifest: backup('now', '2026-12-07T10:00:05Z', phase) },
+          conditions: [{ type: 'Ready', status: 'False', reason: 'Unavailable' }],
+        },
+      });
+      const run = (phase: string | undefined, found?: Record<string, unknown>[]) => {
+        const req = answer(requestOf(own, xr, { 'cnpg-backup': mine(phase) }), WAITS_FOR_REQUIREMENT, [cluster('team-a', 'pg', 'True')]);
+        return runFunction(found ? answer(req, QUEUE_REQUIREMENT, found) : req);
+      };
+      const said = (rsp: ReturnType<typeof run>) => rsp.conditions.find((c) => c.type === 'DataServiceReady');
+      const first = run('pending');
+      expect(fatalMessages(first)).toEqual([]);
+      expect(first.requirements?.extraResources?.[QUEUE_REQUIREMENT]).toEqual({
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Backup',
+        namespace: 'team-a',
+        matchLabels: { labels: { [CNPG_CLUSTER_LABEL]: 'pg' } },
+      });
+      // The instance's scheduled backup runs: the claim names it, and why it waits.
+      const scheduled = backup('pg-daily-20261207100000', '2026-12-07T10:00:00Z', 'running', { startedAt: '2026-12-07T10:00:01Z' });
+      const behind = said(run('pending', [scheduled, backup('now', '2026-12-07T10:00:05Z', 'pending')]));
+      expect(behind).toMatchObject({
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: 'Queued',
+        message:
+          'cnpg backup: pending; waits for Backup pg-daily-20261207100000, running since 2026-12-07T10:00:01Z: CloudNativePG takes one backup of an instance at a time, the oldest first',
+      });
+      // The data service's hop, with what to do (lib/claim-hold.ts), as the claim in the app cluster says it.
+      expect(conditionHold({ type: 'DataServiceReady', status: 'False', reason: behind!.reason, message: behind!.message })).toMatchObject({
+        hop: 'data service',
+        todo: expect.stringContaining('starts this one once the one named is done'),
+      });
+      // An older claim's Backup, not started yet, goes first; a younger one does not.
+      expect(said(run(undefined, [backup('earlier', '2026-12-07T09:59:59Z', 'pending')]))?.message).toContain(
+        'waits for Backup earlier, made before it and not started yet',
+      );
+      expect(said(run('pending', [backup('later', '2026-12-07T10:00:06Z', 'pending')]))?.reason).toBe('Provisioning');
+      // Done ones, another instance's and another namespace's say nothing; nor does anything once its own runs.
+      const others = [
+        backup('old', '2026-12-07T09:00:00Z', 'completed'),
+        backup('broken', '2026-12-07T09:30:00Z', 'failed'),
+        backup('theirs', '2026-12-07T09:00:00Z', 'running', { cluster: 'other' }),
+        backup('victims', '2026-12-07T09:00:00Z', 'running', { ns: 'team-b' }),
+      ];
+      expect(said(run('pending', others))?.reason).toBe('Provisioning');
+      const runs = run('running', [scheduled]);
+      expect(said(runs)).toMatchObject({ reason: 'Provisioning', message: 'cnpg backup: running' });
+      expect(runs.requirements?.extraResources?.[QUEUE_REQUIREMENT]).toBeUndefined();
+    },
+  );
 
   it.each([
     ['running', { phase: 'running' }, { status: 'False', reason: 'Provisioning', message: 'cnpg backup: running' }],

@@ -309,6 +309,26 @@ export const ARCHIVING_INSTANCE = {
   says: 'archive its WAL',
 } as const;
 
+/** CloudNativePG's label naming an object's Cluster (pkg/utils ClusterLabelName). */
+export const CNPG_CLUSTER_LABEL = 'cnpg.io/cluster';
+
+/**
+ * CloudNativePG takes one backup of a Cluster at a time, the oldest waiting one first (api/v1 BackupList
+ * CanExecuteBackup); one behind another only says `pending`. The claim names the Backup ahead of it: a scheduled one
+ * (labelled by CloudNativePG) or another claim's (labelled by this recipe), by the instance's label.
+ */
+export const CNPG_BACKUP_QUEUE = {
+  ...CNPG_BACKUP,
+  labels: [{ key: CNPG_CLUSTER_LABEL, from: 'spec.instanceRef' }],
+  observedAt: 'status.atProvider.manifest',
+  phaseAt: 'status.phase',
+  // api/v1 BackupStatus IsExecuting, IsDone.
+  running: ['started', 'running'],
+  done: ['completed', 'failed'],
+  startedAt: 'status.startedAt',
+  says: 'CloudNativePG takes one backup of an instance at a time, the oldest first',
+} as const;
+
 /**
  * A `Backup` claim on cnpg: a CNPG Backup of the instance's Cluster (`spec.instanceRef`, in the claim's namespace: it
  * cannot name another tenant's) to the offering's object store. The claim shows CNPG's phase while it runs, its
@@ -324,6 +344,9 @@ export function cnpgBackup(p: { readonly providerConfigName?: string } = {}): Re
     errorPaths: [CNPG_BACKUP_ERROR],
     fields: [
       { from: 'spec.instanceRef', to: 'spec.cluster.name', required: true },
+      // CloudNativePG's label of a Backup's Cluster, as its ScheduledBackups and its kubectl plugin set it: the
+      // instance's backups are found by it (CNPG_BACKUP_QUEUE).
+      { from: 'spec.instanceRef', to: `metadata.labels[${CNPG_CLUSTER_LABEL}]`, required: true },
       { to: 'spec.method', value: 'barmanObjectStore' },
     ],
   });
@@ -333,6 +356,7 @@ export function cnpgBackup(p: { readonly providerConfigName?: string } = {}): Re
     progressPaths: [CNPG_BACKUP_PHASE],
     errorAdvice: CNPG_BACKUP_ADVICE,
     waitsFor: ARCHIVING_INSTANCE,
+    queue: CNPG_BACKUP_QUEUE,
   };
 }
 

@@ -40,6 +40,12 @@ export const REFERENCE_NOT_FOUND = 'ReferenceNotFound';
  */
 export const QUOTA_EXCEEDED = 'QuotaExceeded';
 
+/**
+ * The reason of a DataServiceReady the composition function writes while the backend runs another object before this
+ * one (Recipe.queue: a backup of the same instance).
+ */
+export const QUEUED = 'Queued';
+
 const REFERENCE_TODO =
   'the claim names another claim this namespace does not have (or not yet): create that one, or correct the field the message names';
 const QUOTA_TODO =
@@ -48,6 +54,8 @@ const CONTROL_PLANE_TODO =
   'the control plane cannot compose the claim (Crossplane, its composition function or a managed resource): the message says why; a spec the platform refuses is yours to fix, anything else is for the platform operator';
 const PROVISIONING_TODO = "the backend's operator is still making it: wait, the message says what it does";
 const FAILED_TODO = "the backend's operator reports a failure: the message says what failed and what to do";
+const QUEUED_TODO =
+  "the backend's operator runs these one at a time and starts this one once the one named is done: wait; if that one does not end, the platform operator looks at it";
 const OTHER_TODO = 'the data service reports a problem beside its readiness: the message says what to do';
 const BINDING_TODO =
   "this cluster's binding of the API is not Ready, so the claim's changes and status do not travel: a cluster administrator reads why with kubectl bind why <resource>/<name> or on the binding's own conditions; what this cluster runs is its administrator's to fix, the control plane the platform operator's";
@@ -111,6 +119,7 @@ export function conditionHold(c: ClaimCondition): Hold | undefined {
     case 'DataServiceReady':
       if (c.reason === REFERENCE_NOT_FOUND) return { hop: 'control plane', ...base, todo: REFERENCE_TODO };
       if (c.reason === QUOTA_EXCEEDED) return { hop: 'control plane', ...base, todo: QUOTA_TODO };
+      if (c.reason === QUEUED) return { hop: 'data service', ...base, todo: QUEUED_TODO };
       return { hop: 'data service', ...base, todo: c.reason === 'Provisioning' ? PROVISIONING_TODO : FAILED_TODO };
     default:
       return { hop: 'data service', ...base, todo: OTHER_TODO };

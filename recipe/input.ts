@@ -355,6 +355,20 @@ export const inputSchema: Schema = s.object(
       },
       { required: ['restores', 'backups', 'statusAt', 'annotation', 'observedAt', 'clear', 'fields'] },
     ),
+    queue: s.object(
+      {
+        apiVersion: s.string({ minLength: 1 }),
+        kind: s.string({ minLength: 1 }),
+        labels: selectorLabels,
+        observedAt: fieldPath,
+        phaseAt: fieldPath,
+        running: s.array(s.string({ minLength: 1 }), { minItems: 1 }),
+        done: s.array(s.string({ minLength: 1 }), { minItems: 1 }),
+        startedAt: fieldPath,
+        says: s.string({ minLength: 1 }),
+      },
+      { required: ['apiVersion', 'kind', 'labels', 'observedAt', 'phaseAt', 'running', 'done', 'says'] },
+    ),
     diagnostics: s.object(
       {
         apiVersion: s.string({ minLength: 1 }),

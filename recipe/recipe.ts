@@ -395,6 +395,31 @@ export interface Diagnostics {
 }
 
 /**
+ * Objects the backend runs one at a time with the resource, the oldest waiting one first (CloudNativePG's backups of
+ * one Cluster: CanExecuteBackup). While the resource is observed, neither running nor done and not failing, the
+ * function asks Crossplane for them (of `apiVersion`/`kind` with `labels` in the composite's namespace, every object
+ * checked again for both) and, where one of them runs or an older one waits, names it after the backend's progress:
+ * `waits for <kind> <name>, running since <startedAt>: <says>`, reason `Queued`. Crossplane core must be allowed to
+ * read the kind (synth's aggregated ClusterRole says so).
+ */
+export interface Queue {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** The labels every object of the queue carries (the resource's own too), from the composite's trusted view. */
+  readonly labels: readonly LabelMapping[];
+  /** Path of the resource as observed in its composed resource (`status.atProvider.manifest`): its name, age, phase. */
+  readonly observedAt: string;
+  /** Path of an object's phase; the phases in which one runs, and those in which it is done (any other: it waits). */
+  readonly phaseAt: string;
+  readonly running: readonly string[];
+  readonly done: readonly string[];
+  /** Path of when one started running, said where it is set. */
+  readonly startedAt?: string;
+  /** Why they run one at a time, said after the name (`CloudNativePG takes one backup of an instance at a time`). */
+  readonly says: string;
+}
+
+/**
  * A resource composed beside the recipe's own, from the same composite: what the backend needs besides its main
  * object and does not make itself (CloudNativePG makes no NetworkPolicy for a Cluster). It has fields and labels, no
  * status, connection details or parameters: the claim reads those from the main resource. It is ready when its
@@ -618,6 +643,8 @@ export interface Recipe {
   readonly rotation?: Rotation;
   /** Objects whose conditions say why the resource waits (Diagnostics). */
   readonly diagnostics?: Diagnostics;
+  /** Objects the backend runs one at a time with the resource, named while it waits its turn (Queue). */
+  readonly queue?: Queue;
   /** Further resources composed beside this one for the same claim (an instance's NetworkPolicy). */
   readonly companions?: readonly Companion[];
   /**

@@ -10,9 +10,10 @@ import { crdNamesIn, resourceNames } from './resource-names';
 const apis = await loadCatalog();
 
 describe('CrossplaneReads', () => {
-  it("reads only what the recipes' diagnostics, errorsFrom and valueFrom ask for: a cnpg claim's Pods, its namespace's ResourceQuotas, Cluster and Service, get/list/watch, aggregated into Crossplane's role", () => {
+  it("reads only what the recipes' diagnostics, errorsFrom, valueFrom and queue ask for: a cnpg claim's Pods, its namespace's ResourceQuotas, Cluster, Service and the instance's Backups, get/list/watch, aggregated into Crossplane's role", () => {
     const kinds = apis.flatMap((a) => Object.values(a.backends)).flatMap(crossplaneReadKinds);
     expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual([
+      'postgresql.cnpg.io/v1/Backup',
       'v1/Pod',
       'v1/ResourceQuota',
       'postgresql.cnpg.io/v1/Cluster',
@@ -29,6 +30,7 @@ describe('CrossplaneReads', () => {
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['resourcequotas'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['postgresql.cnpg.io'], resources: ['backups'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['postgresql.cnpg.io'], resources: ['clusters'], verbs: ['get', 'list', 'watch'] },
       ],
     });

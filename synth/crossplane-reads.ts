@@ -16,12 +16,12 @@ export const CROSSPLANE_READS_ROLE = 'klutch-kit-crossplane-reads';
 export const AGGREGATE_TO_CROSSPLANE = 'rbac.crossplane.io/aggregate-to-crossplane';
 
 /**
- * The kinds a recipe has Crossplane read for it (its diagnostics, errorsFrom and valueFrom, on either target; the
- * namespace's ResourceQuotas for diagnostics.volumes).
+ * The kinds a recipe has Crossplane read for it (its diagnostics, errorsFrom, valueFrom and queue, on either target;
+ * the namespace's ResourceQuotas for diagnostics.volumes).
  */
 export function crossplaneReadKinds(recipe: Recipe): KindRef[] {
-  const asked = [recipe.diagnostics, recipe.errorsFrom, recipe.valueFrom];
-  return [...asked, ...[recipe.v2?.diagnostics, recipe.v2?.errorsFrom, recipe.v2?.valueFrom]].flatMap((d) => [
+  const asked = [recipe.diagnostics, recipe.errorsFrom, recipe.valueFrom, recipe.queue];
+  return [...asked, ...[recipe.v2?.diagnostics, recipe.v2?.errorsFrom, recipe.v2?.valueFrom, recipe.v2?.queue]].flatMap((d) => [
     ...(d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : []),
     ...(d && 'volumes' in d && d.volumes ? [RESOURCE_QUOTA] : []),
   ]);

@@ -38,6 +38,7 @@ import {
   diagnosticsSelector,
   QUOTA_REQUIREMENT,
   quotaSelector,
+  type Said,
   volumeQuota,
   type DiagnosticsSelector,
   errorElsewhere,
@@ -48,6 +49,7 @@ import {
   WAITING_TTL,
   WAITS_FOR_REQUIREMENT,
 } from './diagnostics';
+import { QUEUE_REQUIREMENT, queuedBehind, queueSelector, waitsItsTurn } from './queue';
 import { get, set } from '../../lib/fieldpath';
 import { LIVE_REQUIREMENT, liveObject, liveRequirement } from './live';
 import { composeRelated, RELATED_REQUIREMENT } from './related';
@@ -376,13 +378,29 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       const wrapped = (at ? get(composed.resource, at) : composed.resource) as Obj;
       said = volumeQuota(volumes, wrapped, quotas, extraResources(req, QUOTA_REQUIREMENT));
     }
-    if (said) {
-      const before = outcome.condition?.message;
-      const message = before ? `${before}; ${said.text}` : `${input.backend} ${input.service}: ${said.text}`;
-      outcome = { ...outcome, condition: { status: 'False', reason: said.reason, message: advised(message, input.errorAdvice) } };
-    }
+    if (said) outcome = sayingAlso(outcome, input, said, (m) => advised(m, input.errorAdvice));
     // A Pod's change does not wake the composite: Crossplane looks again after the TTL.
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
+  }
+  // What it waits behind, where the backend runs one at a time (queue.ts): asked while observed and waiting.
+  let queued: DiagnosticsSelector | undefined;
+  const own = input.queue && isObj(observed) ? get(observed, input.queue.observedAt) : undefined;
+  if (
+    input.queue &&
+    waitsItsTurn(input.queue, own) &&
+    !outcome.ready &&
+    (!outcome.condition || outcome.condition.reason === 'Provisioning')
+  ) {
+    try {
+      queued = queueSelector(input.queue, composite, `(composition ${comp})`);
+    } catch (e) {
+      if (e instanceof ComposeError) return fail(rsp, e.message);
+      throw e;
+    }
+    const said = queued && queuedBehind(input.queue, own, queued, extraResources(req, QUEUE_REQUIREMENT));
+    if (said) outcome = sayingAlso(outcome, input, said);
+    // Another object's change does not wake the composite: Crossplane looks again after the TTL.
+    if (queued && rsp.meta) rsp.meta.ttl = WAITING_TTL;
   }
 
   const restoring = restore.state && restore.state.phase !== 'Restored' ? restore.state : undefined;
@@ -405,6 +423,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     asked ||
     waiting ||
     quotas ||
+    queued ||
     elsewhere ||
     gated?.selector ||
     valued?.selector ||
@@ -418,6 +437,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
         ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
         ...(quotas ? { [QUOTA_REQUIREMENT]: quotas } : {}),
+        ...(queued ? { [QUEUE_REQUIREMENT]: queued } : {}),
         ...(elsewhere ? { [ERRORS_FROM_REQUIREMENT]: elsewhere } : {}),
         ...(valued?.selector ? { [VALUE_FROM_REQUIREMENT]: valued.selector } : {}),
         // Asked as long as before, so that Crossplane's requirements settle in the run that composes.
@@ -545,6 +565,13 @@ function requiredResources(req: RunFunctionRequest): Obj[] | undefined {
 }
 
 /** What Crossplane found for an extra-resources requirement (related.ts); undefined until the function asked. */
+/** The outcome saying also what another object says (`said`), after the backend's progress, with its reason. */
+function sayingAlso(outcome: StatusOutcome, input: Input, said: Said, advise = (m: string) => m): StatusOutcome {
+  const before = outcome.condition?.message;
+  const message = before ? `${before}; ${said.text}` : `${input.backend} ${input.service}: ${said.text}`;
+  return { ...outcome, condition: { status: 'False', reason: said.reason, message: advise(message) } };
+}
+
 function extraResources(req: RunFunctionRequest, key: string): Obj[] | undefined {
   const found = req.extraResources?.[key];
   if (!found) return undefined;

@@ -42,10 +42,10 @@ describe('functionPackageObjects', () => {
     expect(rules.some((r) => r.includes('self.value'))).toBe(false);
     // 3 transform rules × (fields, wrapper.fields, parameters, labels, related.item, related.rotation.second,
     // restoredBy.fields, rotation.switched, diagnostics.labels, errorsFrom.labels, waitsFor.labels, valueFrom.labels,
-    // and the companions' fields, wrapper.fields and labels) + the one-of of providerConfig, of
+    // queue.labels, and the companions' fields, wrapper.fields and labels) + the one-of of providerConfig, of
     // wrapper.manifestProviderConfig, of related.match and related.revoke, of restoredBy's two matches, and of the
     // companions' two.
-    expect(rules.length).toBe(53);
+    expect(rules.length).toBe(56);
   });
 
   it('crank validates the meta object and every catalog composition input against the CRD', async () => {

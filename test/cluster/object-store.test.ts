@@ -196,6 +196,8 @@ const KEPT_BINDING = 'obs-restored-app';
 const GONE_BINDING = 'obs-restored-gone';
 /** Its Backup claim, and the Restore claim that makes it anew from it. */
 const RESTORED_BACKUP = 'obs-restored-backup';
+/** Backup claims made right after it, of the same instance: CloudNativePG takes them one after the other. */
+const QUEUED_BACKUPS = ['obs-restored-backup-2', 'obs-restored-backup-3'];
 const IN_PLACE = 'obs-restored-undo';
 let app: Kube;
 /** The Backup claim the sandbox's backup step made (of its cnpg instance, not of INSTANCE): the file deletes it. */
@@ -239,14 +241,12 @@ async function conditionInApp(
   type: string,
   matches: (c: Record<string, string>) => boolean,
   timeoutMs: number,
+  plural = 'postgresqlinstances',
 ): Promise<Record<string, string>> {
   return eventually(
-    `postgresqlinstances ${APP_NS}/${name}: condition ${type} as expected, in the app cluster`,
+    `${plural} ${APP_NS}/${name}: condition ${type} as expected, in the app cluster`,
     async () => {
-      const conditions = ((await getObject(app, appPath('postgresqlinstances', name)))?.status?.conditions ?? []) as Record<
-        string,
-        string
-      >[];
+      const conditions = ((await getObject(app, appPath(plural, name)))?.status?.conditions ?? []) as Record<string, string>[];
       const c = conditions.find((x) => x.type === type);
       return c && matches(c) ? c : undefined;
     },
@@ -294,13 +294,13 @@ async function dropClaims(): Promise<void> {
   if (app && providerNs) {
     if (backupName) await deleteInApp('backups', backupName);
     await deleteInApp('restores', IN_PLACE);
-    await deleteInApp('backups', RESTORED_BACKUP);
+    for (const b of [RESTORED_BACKUP, ...QUEUED_BACKUPS]) await deleteInApp('backups', b);
     for (const b of [SOURCE_BINDING, KEPT_BINDING, GONE_BINDING]) await deleteInApp('servicebindings', b);
     for (const name of [INSTANCE, RESTORED, TOO_EARLY]) await deleteInApp('postgresqlinstances', name);
     const gone = [
       ...(backupName ? [`/apis/anynines.com/v1/namespaces/${providerNs}/backups/${backupName}`] : []),
       `/apis/anynines.com/v1/namespaces/${providerNs}/restores/${IN_PLACE}`,
-      `/apis/anynines.com/v1/namespaces/${providerNs}/backups/${RESTORED_BACKUP}`,
+      ...[RESTORED_BACKUP, ...QUEUED_BACKUPS].map((b) => `/apis/anynines.com/v1/namespaces/${providerNs}/backups/${b}`),
       ...[SOURCE_BINDING, KEPT_BINDING, GONE_BINDING].map((b) => `/apis/anynines.com/v1/namespaces/${providerNs}/servicebindings/${b}`),
       ...[INSTANCE, RESTORED, TOO_EARLY].flatMap((name) => [
         `/apis/anynines.com/v1/namespaces/${providerNs}/postgresqlinstances/${name}`,
@@ -766,14 +766,26 @@ describe('the object store', () => {
       await Promise.all([credsInApp(KEPT_BINDING), credsInApp(GONE_BINDING)]);
       const pod = `${RESTORED}-1`;
       sql('INSERT INTO orders VALUES (10)', pod);
-      // The Backup claim from the app cluster (it waits for the instance's archiving, which starts after its recovery).
-      await createInApp('backups', {
-        apiVersion: 'anynines.com/v1',
-        kind: 'Backup',
-        metadata: { name: RESTORED_BACKUP, namespace: APP_NS },
-        spec: { instanceRef: RESTORED, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
-      });
-      await readyInApp('backups', RESTORED_BACKUP, undefined, 600_000);
+      // The Backup claim from the app cluster (it waits for the instance's archiving, which starts after its recovery),
+      // and two more made after it: CloudNativePG takes one backup of an instance at a time, the oldest first (and the
+      // instance's own first backup, scheduled, starts as its archiving works), so the last waits behind the others.
+      for (const name of [RESTORED_BACKUP, ...QUEUED_BACKUPS])
+        await createInApp('backups', {
+          apiVersion: 'anynines.com/v1',
+          kind: 'Backup',
+          metadata: { name, namespace: APP_NS },
+          spec: { instanceRef: RESTORED, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
+        });
+      // Meanwhile the last one names a Backup it waits for, in the app cluster.
+      const youngest = QUEUED_BACKUPS[QUEUED_BACKUPS.length - 1]!;
+      const queued = await conditionInApp(youngest, 'DataServiceReady', (c) => c.reason === 'Queued', 600_000, 'backups');
+      expect(queued.message).toMatch(
+        /^cnpg backup: (.*; )?waits for Backup \S+, (running since \S+|started since \S+|started|running|made before it and not started yet): CloudNativePG takes one backup of an instance at a time/,
+      );
+      const ahead = /waits for Backup (\S+),/.exec(queued.message!)![1];
+      expect(ahead).not.toBe(youngest);
+      log(`object store: Backup claim ${youngest} named the backup it waited for: ${ahead}`);
+      for (const name of [RESTORED_BACKUP, ...QUEUED_BACKUPS]) await readyInApp('backups', name, undefined, 600_000);
       // After the backup: a row the restore must take back, and a binding deleted whose role the backup still holds,
       // able to log in, with the password an attacker kept.
       sql('INSERT INTO orders VALUES (11)', pod);
