@@ -118,6 +118,17 @@ describe('withHold', () => {
     }
   });
 
+  it('says what every reason the konnector writes means, and an unknown one by name only (lib/binding-reasons.ts)', () => {
+    const said = (reason: string) => bindingHold('b', c('Ready', 'False', reason))!.said;
+    expect(said('KubeconfigMoved')).toMatch(
+      /^APIServiceBinding b is not Ready \(KubeconfigMoved\): the control plane handed out a kubeconfig for another server/,
+    );
+    expect(said('Connecting')).toBe('APIServiceBinding b is not Ready (Connecting): the konnector is connecting to the control plane');
+    // A name the table does not hold, an Object method's among them, is said as it is, with no words.
+    for (const reason of ['SomethingNew', 'constructor', 'toString', '__proto__'])
+      expect(said(reason)).toBe(`APIServiceBinding b is not Ready (${reason})`);
+  });
+
   it('leaves a Ready claim, and conditions that are not a list of conditions, as they are', () => {
     const readyStatus = { conditions: [c('Ready', 'True')] };
     expect(withHold(readyStatus, 'now')).toBe(readyStatus);

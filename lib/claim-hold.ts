@@ -4,6 +4,7 @@
  * the konnector writes into the claim's Ready condition in the app cluster and `kubectl bind why` prints, so the two
  * never say different things. Pure.
  */
+import { bindingReasonMeans } from './binding-reasons';
 
 export interface ClaimCondition {
   readonly type: string;
@@ -60,42 +61,17 @@ const OTHER_TODO = 'the data service reports a problem beside its readiness: the
 const BINDING_TODO =
   "this cluster's binding of the API is not Ready, so the claim's changes and status do not travel: a cluster administrator reads why with kubectl bind why <resource>/<name> or on the binding's own conditions; what this cluster runs is its administrator's to fix, the control plane the platform operator's";
 
-/**
- * What a binding's Ready reason means, in words that carry nothing of the binding's own message: the claim is read by
- * every reader of its namespace, while the binding's message names the control plane's server, the binding's namespace
- * there, Secrets and ClusterRoles of the konnector's namespace, and error texts that only the cluster's administrator
- * should see (issue 34). Reasons not listed are said by name only.
- */
-const BINDING_REASONS: Readonly<Record<string, string>> = {
-  ProviderUnreachable: 'the konnector has lost the control plane and retries',
-  WatchFailed: "the konnector cannot watch the API's objects on the control plane",
-  HeartbeatFailed: 'the konnector cannot write its heartbeat to the control plane',
-  FirstHeartbeatPending: 'the konnector has not written its first heartbeat yet',
-  KonnectorNewer: "the control plane's release is older than this cluster's konnector supports",
-  Forbidden: 'the konnector is not allowed what the binding needs',
-  SecretNotFound: "the binding's kubeconfig Secret is missing",
-  SecretForbidden: "the konnector may not read the binding's kubeconfig Secret",
-  KubeconfigMissing: "the binding's kubeconfig Secret holds no kubeconfig",
-  KubeconfigInvalid: "the binding's kubeconfig cannot be used",
-  KubeconfigUnsafe: "the binding's kubeconfig is refused as unsafe",
-  ExportNotFound: 'the control plane no longer exports the API',
-  ExportNameMismatch: "the control plane's export does not match the binding",
-  Deleting: 'the binding is being deleted',
-  CustomResourceDefinitionDeleting: "this cluster's definition of the API is being deleted",
-  Waiting: 'the binding is being set up',
-};
-
 const WAITING_TODO =
   'the control plane has the claim and has not reported on it yet: wait a few seconds; if it stays so, the platform operator should look at Crossplane';
 
 /**
  * The Ready condition of binding `name`, when it is not True, as what holds every claim of the binding that is not
- * Ready: its reason and what that means, never its message (BINDING_REASONS).
+ * Ready: its reason and what that means, never its message (lib/binding-reasons.ts).
  */
 export function bindingHold(name: string, ready: ClaimCondition): Hold | undefined {
   if (ready.status === 'True') return undefined;
   const reason = ready.reason || 'BindingNotReady';
-  const means = BINDING_REASONS[reason];
+  const means = bindingReasonMeans(reason);
   return {
     hop: 'binding',
     reason,

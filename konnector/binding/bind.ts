@@ -5,15 +5,18 @@
  * go on returns, and the steps after it say what they wait for.
  */
 import type { ReconcileContext } from '../../controller';
-import {
-  APIServiceBindingConditions as C,
-  type APIServiceBinding,
-  type APIServiceExport,
-  type ConditionInput,
-} from '../../exports/bind-api';
+import { APIServiceBindingConditions as C, type APIServiceBinding, type APIServiceExport } from '../../exports/bind-api';
 import { exportMismatch } from '../schema/schema';
 import { accessNeeded } from './access';
-import { controlPlaneVersion, forbidden, heartbeating, KUBECONFIG_CURRENT, kubeconfigCurrent, waitingFor } from './binding.conditions';
+import {
+  controlPlaneVersion,
+  forbidden,
+  heartbeating,
+  KUBECONFIG_CURRENT,
+  kubeconfigCurrent,
+  waitingFor,
+  type BindingCondition,
+} from './binding.conditions';
 import type { BindingDeps, Progress } from './binding.deps';
 import { resourceOf, syncCrd } from './crd';
 import { checkKubeconfigSecret } from './kubeconfig';
@@ -35,7 +38,7 @@ export async function bind(
   ctx: Pick<ReconcileContext, 'log'>,
 ): Promise<Progress> {
   const ref = b.spec.kubeconfigSecretRef;
-  const conds: ConditionInput[] = [];
+  const conds: BindingCondition[] = [];
 
   const check = checkKubeconfigSecret(ref, await d.readKubeconfigSecret(ref));
   if (check.ok) conds.push({ type: C.SecretValid, status: 'True', reason: 'SecretValid' });

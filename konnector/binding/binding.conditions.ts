@@ -8,6 +8,10 @@ import type { ResourceRef } from '../kube/objects';
 import { APP_CLUSTER_ROLE } from '../../lib/app-cluster-access';
 import { BACKEND_VERSION_ANNOTATION, releaseDoc } from '../../lib/version';
 import { compareVersions, parseVersion } from '../../lib/semver';
+import type { BindingReason } from '../../lib/binding-reasons';
+
+/** A condition of a binding: its reason one of lib/binding-reasons.ts, which says what each means on a claim. */
+export type BindingCondition = ConditionInput & { readonly reason: BindingReason };
 
 /** Whether the provider's kubeconfig was copied at the last heartbeat, or refused (not in the bind API's list: ours). */
 export const KUBECONFIG_CURRENT = 'KubeconfigCurrent';
@@ -22,23 +26,23 @@ export const SET_WHEN_DECIDED: readonly string[] = [CONTROL_PLANE_VERSION];
 const DELETING = 'Deleting';
 
 /** Conditions a step after `types` cannot decide yet. */
-export const waitingFor = (why: string, ...types: string[]): ConditionInput[] =>
+export const waitingFor = (why: string, ...types: string[]): BindingCondition[] =>
   types.map((type) => ({ type, status: 'Unknown', reason: 'Waiting', message: why }));
 
-export function heartbeating(h: ProviderConnection['heartbeat']): ConditionInput {
+export function heartbeating(h: ProviderConnection['heartbeat']): BindingCondition {
   if (h.error) return { type: C.Heartbeating, status: 'False', reason: 'HeartbeatFailed', message: h.error };
   if (!h.at) return { type: C.Heartbeating, status: 'Unknown', reason: 'FirstHeartbeatPending', message: 'no heartbeat written yet' };
   return { type: C.Heartbeating, status: 'True', reason: 'Heartbeating', message: `last heartbeat ${h.at.toISOString()}` };
 }
 
 /** Whether the last heartbeat refused the provider's kubeconfig for the binding's Secret (the old one stays). */
-export function kubeconfigCurrent(refused: { readonly reason: string; readonly message: string } | undefined): ConditionInput {
+export function kubeconfigCurrent(refused: { readonly reason: BindingReason; readonly message: string } | undefined): BindingCondition {
   if (refused) return { type: KUBECONFIG_CURRENT, status: 'False', reason: refused.reason, message: refused.message, severity: 'Warning' };
   return { type: KUBECONFIG_CURRENT, status: 'True', reason: 'KubeconfigCurrent' };
 }
 
 /** Access the konnector lacks for a bound API, with the fix of the setup it runs in. */
-export function forbidden(missing: readonly string[], r: ResourceRef, controlPlaneMode: boolean): ConditionInput {
+export function forbidden(missing: readonly string[], r: ResourceRef, controlPlaneMode: boolean): BindingCondition {
   return {
     type: C.InformersSynced,
     status: 'False',
@@ -51,7 +55,7 @@ export function forbidden(missing: readonly string[], r: ResourceRef, controlPla
   };
 }
 
-export const deleting = (message: string): ConditionInput => ({
+export const deleting = (message: string): BindingCondition => ({
   type: DELETING,
   status: 'False',
   reason: 'Deleting',
@@ -68,7 +72,7 @@ export const deleting = (message: string): ConditionInput => ({
 export function controlPlaneVersion(
   annotations: Readonly<Record<string, string>> | undefined,
   konnector: string,
-): ConditionInput | undefined {
+): BindingCondition | undefined {
   const stated = annotations?.[BACKEND_VERSION_ANNOTATION];
   const [cp, own] = [parseVersion(stated ?? ''), parseVersion(konnector)];
   if (!cp || !own) return undefined;

@@ -49,7 +49,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
   const { rt, connections } = o;
   const view = o.bindings;
   const running = new Map<string, Running>();
-  /** What holds each binding, as its Ready condition said when its claims last read it ('' while Ready). */
+  /** What holds each binding, in the words its claims last read ('' while Ready). */
   const heldBy = new Map<string, string>();
   const holdOf = (key: string) => {
     const ref = splitKey(key);
@@ -192,7 +192,7 @@ export function bindingController(o: BindingControllerOptions): BindingControlle
   const rehold = (b: APIServiceBinding) => {
     const key = objectKey(b);
     const h = holdOf(key);
-    const said = h ? `${h.reason}\n${h.said}` : '';
+    const said = h?.said ?? ''; // names the reason
     if ((heldBy.get(key) ?? '') === said) return;
     heldBy.set(key, said);
     running.get(key)?.syncer.restatus();

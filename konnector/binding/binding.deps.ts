@@ -4,19 +4,14 @@
  */
 import type { V1CustomResourceDefinition, V1Secret } from '@kubernetes/client-node';
 import type { ObjectRef } from '../../controller';
-import type {
-  AcceptablePermissionClaim,
-  APIServiceBinding,
-  APIServiceBindingStatus,
-  ConditionInput,
-  KubeconfigSecretRef,
-} from '../../exports/bind-api';
+import type { AcceptablePermissionClaim, APIServiceBinding, APIServiceBindingStatus, KubeconfigSecretRef } from '../../exports/bind-api';
 import type { AccessCheck } from '../../lib/app-cluster-access';
 import type { Obj, ResourceRef } from '../kube/objects';
 import type { Upstream } from '../provider/export/conversion';
 import type { ProviderConnection } from '../provider/connection';
 import type { ConnectionSource } from '../provider/connections';
 import type { ExportSyncer } from '../provider/export/syncer';
+import type { BindingCondition } from './binding.conditions';
 
 /** What the reconcile reads of a provider connection. */
 export type BindingConnection = Pick<
@@ -80,7 +75,7 @@ export interface BindingDeps {
 
 /** How far binding got: the conditions that say so, and what the later steps need. */
 export interface Progress {
-  readonly conditions: ConditionInput[];
+  readonly conditions: BindingCondition[];
   readonly prettyName?: string;
   /** Look again this soon (not Ready). */
   readonly retryMs?: number;

@@ -10,12 +10,14 @@ import {
   type APIServiceExport,
   type ConditionInput,
 } from '../../exports/bind-api';
+import type { BindingReason } from '../../lib/binding-reasons';
+import type { BindingCondition } from './binding.conditions';
 import type { ResourceRef } from '../kube/objects';
 import { crdEstablished, schemaDecision } from '../schema/schema';
 import type { BindingDeps } from './binding.deps';
 
 export interface CrdStep {
-  readonly condition: ConditionInput;
+  readonly condition: BindingCondition;
   /** The resource to sync, once the CRD is served. */
   readonly resource?: ResourceRef;
   readonly statusSubresource: boolean;
@@ -33,7 +35,7 @@ export function resourceOf(exp: APIServiceExport): ResourceRef | undefined {
   return v && { group: exp.spec.group, version: v.name, resource: exp.spec.names.plural, kind: exp.spec.names.kind, namespaced: true };
 }
 
-const schema = (status: ConditionInput['status'], reason: string, message?: string): CrdStep => ({
+const schema = (status: ConditionInput['status'], reason: BindingReason, message?: string): CrdStep => ({
   condition: { type: C.SchemaInSync, status, reason, ...(message ? { message } : {}) },
   statusSubresource: false,
   statusConditions: false,

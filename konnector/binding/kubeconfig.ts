@@ -7,11 +7,12 @@
  * Every failure names the Secret, the field and the fix.
  */
 import type { V1Secret } from '@kubernetes/client-node';
+import type { BindingHoldReason } from '../../lib/binding-reasons';
 import { KUBECONFIG_SECRET_KEY, reduceProviderKubeconfig, type KubeconfigSecretRef, type ProviderKubeconfig } from '../../exports/bind-api';
 
 export type KubeconfigCheck =
   | ({ readonly ok: true } & ProviderKubeconfig)
-  | { readonly ok: false; readonly reason: string; readonly message: string; readonly field?: string };
+  | { readonly ok: false; readonly reason: BindingHoldReason; readonly message: string; readonly field?: string };
 
 /** Checks `secret` (undefined: not found; 'forbidden': the konnector may not read it) against the binding's reference. */
 export function checkKubeconfigSecret(ref: KubeconfigSecretRef, secret: V1Secret | undefined | 'forbidden'): KubeconfigCheck {

@@ -5,6 +5,7 @@
  */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { APIServiceBinding, APIServiceExport } from '../../exports/bind-api';
+import type { BindingHoldReason } from '../../lib/binding-reasons';
 import { controllerOf, jsonSubset, ownerReference, type Obj } from '../kube/objects';
 
 const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
@@ -53,7 +54,7 @@ export function crdOf(exp: APIServiceExport, binding: APIServiceBinding): Obj {
 export type SchemaDecision =
   | { readonly action: 'apply'; readonly crd: Obj }
   | { readonly action: 'none' }
-  | { readonly action: 'refuse'; readonly reason: string; readonly message: string };
+  | { readonly action: 'refuse'; readonly reason: BindingHoldReason; readonly message: string };
 
 /** What to do with the app cluster's CRD (`existing`, if any) so it matches the export. */
 export function schemaDecision(

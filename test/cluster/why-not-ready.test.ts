@@ -6,8 +6,8 @@
  * the same chain.
  *
  * The faults are the ones a tenant meets alone: a plan the API does not offer, a field the control plane's admission
- * policy keeps, the tenant's claim quota, its storage quota, a Pod that cannot be scheduled, a binding to an instance that does not exist
- * (the control plane's: its spec.instanceRef).
+ * policy keeps, the tenant's claim quota, its storage quota, a Pod that cannot be scheduled, a binding to an instance
+ * that does not exist (the control plane's: its spec.instanceRef).
  * Faults of the whole platform (an operator, the function, the object store or the konnector stopped) would hold
  * every other file's claims too; they are not injected here (docs/decisions/claim-hold.md).
  */
