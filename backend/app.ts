@@ -254,6 +254,7 @@ export async function startBackend(o: BackendOptions, log: Logger = newLogger({ 
     provision,
     konnectorImage: o.konnectorImage,
     konnectorAllowedImages: o.konnectorAllowedImages,
+    konnectorMaxResources: o.konnectorMaxResources,
     konnectorApiPorts: o.konnectorApiPorts,
     ...(o.monitoringNamespace !== undefined ? { monitoringNamespace: o.monitoringNamespace } : {}),
     claimQuota: o.claimQuota,

@@ -8,7 +8,12 @@
  */
 import { DEFAULT_BIND_POLICIES, type DefaultBindPolicy } from './authz/bind-policy';
 import type { ClaimedAccess, ConsumerScope } from './consumer-access';
-import { imagePatternProblem } from './app-cluster-binding/app-cluster-binding.overrides';
+import {
+  imagePatternProblem,
+  KONNECTOR_MAX_RESOURCES,
+  konnectorQuantityProblem,
+  TUNABLE_RESOURCES,
+} from './app-cluster-binding/app-cluster-binding.overrides';
 import { imageRepository } from '../lib/image-reference';
 import { TrustedProxies } from './http/trusted-proxies';
 import {
@@ -114,6 +119,8 @@ export interface BackendOptions {
   readonly konnectorImage: string;
   /** Images an AppClusterBinding's override may name besides konnectorImage: references, or `<repository>:*`. */
   readonly konnectorAllowedImages: readonly string[];
+  /** The most an AppClusterBinding's override may give its konnector, per resource (cpu, memory, ephemeral-storage). */
+  readonly konnectorMaxResources: Readonly<Record<string, string>>;
   /** TCP ports the NetworkPolicy of binding root namespaces lets konnectors reach (API servers). */
   readonly konnectorApiPorts: readonly number[];
   /** The namespace whose Pods may scrape root konnectors' probe port; undefined: none (kubelet probes only). */
@@ -511,6 +518,13 @@ export const FLAGS: readonly BackendFlag[] = [
     help: "the images an AppClusterBinding's spec.konnector.overrides.image may name besides --konnector-image, comma-separated: a reference, or <repository>:* for any tag or digest of it; any other is refused with a condition on the AppClusterBinding and runs nowhere",
   },
   {
+    name: 'konnector-max-resources',
+    key: 'konnectorMaxResources',
+    arg: 'resource=quantity,...',
+    default: 'cpu=2,memory=1Gi,ephemeral-storage=1Gi',
+    help: "the most an AppClusterBinding's spec.konnector.overrides.resources may request or limit its konnector to, comma-separated, per resource (cpu, memory, ephemeral-storage; one not named keeps its default): a team's konnector shares the control plane's nodes with every other team's. More, another resource, or a request above its limit is refused with a condition on the AppClusterBinding and runs nowhere",
+  },
+  {
     name: 'konnector-api-ports',
     key: 'konnectorApiPorts',
     arg: 'ports',
@@ -807,6 +821,7 @@ export function parseOptions(
     claimQuota: parseClaimQuota(raw('claim-quota') ?? 'none'),
     konnectorImage,
     konnectorAllowedImages: allowedImages,
+    konnectorMaxResources: parseKonnectorMaxResources(raw('konnector-max-resources')),
     konnectorApiPorts: [...new Set(apiPorts.map(Number))],
     ...(monitoring !== undefined ? { monitoringNamespace: monitoring } : {}),
     ...(backupStore ? { backupStore } : {}),
@@ -951,6 +966,25 @@ const QUOTA_RESOURCE =
   /^(count\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?|(requests|limits)\.(cpu|memory|storage|ephemeral-storage)|[a-z0-9.-]+\.storageclass\.storage\.k8s\.io\/(requests\.storage|persistentvolumeclaims)|services(\.loadbalancers|\.nodeports)?|persistentvolumeclaims|pods|secrets|configmaps|cpu|memory)$/;
 /** A Kubernetes quantity (resource.Quantity's decimal and binary suffixes). */
 const QUANTITY = /^\d+(\.\d+)?([KMGTPE]i|[mkMGTPE])?$/;
+
+/** `--konnector-max-resources`: `resource=quantity` pairs over the defaults, each resource one a konnector is given. */
+function parseKonnectorMaxResources(v: string | undefined): Record<string, string> {
+  const max: Record<string, string> = { ...KONNECTOR_MAX_RESOURCES };
+  for (const pair of (v ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
+    const [k = '', q, extra] = pair.split('=').map((x) => x.trim());
+    if (q === undefined || extra !== undefined)
+      throw new UsageError(`--konnector-max-resources: "${pair}" is not resource=quantity (e.g. cpu=2,memory=1Gi)`);
+    if (!(TUNABLE_RESOURCES as readonly string[]).includes(k))
+      throw new UsageError(`--konnector-max-resources: "${k}" is not a resource a konnector is given (${TUNABLE_RESOURCES.join(', ')})`);
+    const problem = konnectorQuantityProblem(q);
+    if (problem) throw new UsageError(`--konnector-max-resources: ${k}: "${q}" ${problem}`);
+    max[k] = q;
+  }
+  return max;
+}
 
 /** `--claim-quota`: `resource=n` pairs, each a ResourceQuota resource and a quantity; `none` for none. */
 function parseClaimQuota(v: string): Record<string, string> {

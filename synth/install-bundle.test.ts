@@ -21,6 +21,7 @@ import { REGISTRY_PULL_SECRET } from './install-bundle';
 import { podLabelMeta } from '../monitoring/scrape';
 import { konnectorDeployment } from '../backend/app-cluster-binding/app-cluster-binding.objects';
 import { AcbLabels } from '../backend/app-cluster-binding/app-cluster-binding.root';
+import { KONNECTOR_RESOURCES } from '../backend/app-cluster-binding/app-cluster-binding.overrides';
 import type { AppClusterBinding } from '../exports/bind-api';
 import { admitsIngress, type Source } from '../test/support/network-policy';
 import { selectorLabels } from '../lib/workload';
@@ -227,7 +228,12 @@ describe('dist/control-plane/kustomization.yaml', () => {
       metadata: { name: 'prod', namespace: 'team-a', uid: '6a1f0c2e-0000-4000-8000-000000000001' },
       spec: { kubeconfigSecretRef: { name: 'app-kubeconfig', key: 'kubeconfig' } },
     } as unknown as AppClusterBinding;
-    const pod = konnectorDeployment(acb, 'klutch-bind-team-a-prod', { image: 'konnector:v1', args: [], env: [] }).spec!.template;
+    const pod = konnectorDeployment(acb, 'klutch-bind-team-a-prod', {
+      image: 'konnector:v1',
+      args: [],
+      env: [],
+      resources: KONNECTOR_RESOURCES,
+    }).spec!.template;
     const labels = pod.metadata!.labels!;
     expect(konnectors.metadata.namespace).toBe('klutch-bind-backend');
     expect(konnectors.spec.namespaceSelector).toEqual({ any: true });

@@ -145,7 +145,11 @@ function deps(
   const apiPorts = [...new Set([...(d.konnectorApiPorts ?? [443, 6443]), Number(new URL(d.target.server).port || 443)])];
   return {
     defaultBindPolicy: d.defaultBindPolicy,
-    images: { image: d.konnectorImage ?? KONNECTOR_IMAGE, allowed: d.konnectorAllowedImages ?? [] },
+    konnector: {
+      image: d.konnectorImage ?? KONNECTOR_IMAGE,
+      allowed: d.konnectorAllowedImages ?? [],
+      ...(d.konnectorMaxResources ? { maxResources: d.konnectorMaxResources } : {}),
+    },
     apiPorts,
     failures,
     readSecret: async (namespace, name) =>

@@ -32,7 +32,7 @@ import { KONNECTOR_PROBE_PORT, KONNECTOR_RUNTIME_ENV } from '../../lib/konnector
 import { PROBE_TIMEOUT_SECONDS } from '../../lib/probes';
 import { Labels, MANAGED_BY } from '../labels';
 import { BINDER } from '../provision/rbac';
-import type { VettedOverrides } from './app-cluster-binding.overrides';
+import { KONNECTOR_RESOURCES, type VettedOverrides } from './app-cluster-binding.overrides';
 import { AcbLabels } from './app-cluster-binding.root';
 
 /** On the AppClusterBinding while the controller owns objects for it: they go, in order, before it does. */
@@ -173,7 +173,7 @@ function baseContainer(acb: AppClusterBinding, root: string, image: string): V1C
       timeoutSeconds: PROBE_TIMEOUT_SECONDS,
       failureThreshold: 6,
     },
-    resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '384Mi' } },
+    resources: { requests: { ...KONNECTOR_RESOURCES.requests }, limits: { ...KONNECTOR_RESOURCES.limits } },
     securityContext: {
       runAsNonRoot: true,
       runAsUser: RUNTIME_USER,
@@ -189,15 +189,15 @@ function baseContainer(acb: AppClusterBinding, root: string, image: string): V1C
 
 /**
  * The container with the vetted overrides (app-cluster-binding.overrides.ts) merged as Klutch merges them: args are
- * appended to Klutch's (which the konnector needs), env entries replace ours by name, image, imagePullPolicy and
- * resources replace ours. The root namespace still enforces `restricted`.
+ * appended to Klutch's (which the konnector needs), env entries replace ours by name, resources key by key (vetted),
+ * image and imagePullPolicy replace ours. The root namespace still enforces `restricted`.
  */
 function konnectorContainer(acb: AppClusterBinding, root: string, o: VettedOverrides): V1Container {
   const c = baseContainer(acb, root, o.image);
   return {
     ...c,
     ...(o.imagePullPolicy ? { imagePullPolicy: o.imagePullPolicy } : {}),
-    ...(o.resources ? { resources: o.resources } : {}),
+    resources: o.resources,
     args: [...c.args!, ...o.args],
     env: [...c.env!.filter((e) => !o.env.some((t) => t.name === e.name)), ...o.env],
   };

@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerOverrides } from '../../exports/bind-api/container';
-import { imageAllowed, imagePatternProblem, vetOverrides, type KonnectorImages } from './app-cluster-binding.overrides';
+import {
+  imageAllowed,
+  imagePatternProblem,
+  KONNECTOR_RESOURCES,
+  vetOverrides,
+  type KonnectorPolicy,
+} from './app-cluster-binding.overrides';
 import { imageRepository } from '../../lib/image-reference';
 
-const images: KonnectorImages = {
+const images: KonnectorPolicy = {
   image: 'ghcr.io/klutch-kit/konnector:v0.1.0',
   allowed: ['public.ecr.aws/w5n9a2g2/klutch/konnector:*', 'registry.example.com/konnector:v2'],
 };
@@ -28,13 +34,15 @@ describe('spec.konnector.overrides', () => {
     expect(vetOverrides(o, images)).toEqual({
       image: o.image,
       imagePullPolicy: 'IfNotPresent',
-      resources: o.resources,
+      // The override's keys replace the konnector's own, the rest stay: a limit of memory keeps the limit of CPU.
+      resources: { requests: KONNECTOR_RESOURCES.requests, limits: { cpu: '1', memory: '512Mi' } },
       env: o.env,
       args: o.args,
     });
-    expect(vetOverrides(undefined, images)).toEqual({ image: images.image, env: [], args: [] });
+    const plain = { image: images.image, resources: KONNECTOR_RESOURCES, env: [], args: [] };
+    expect(vetOverrides(undefined, images)).toEqual(plain);
     // Klutch's rule: an empty field is no override.
-    expect(vetOverrides({ command: [], lifecycle: {}, image: '' }, images)).toEqual({ image: images.image, env: [], args: [] });
+    expect(vetOverrides({ command: [], lifecycle: {}, image: '', resources: {} }, images)).toEqual(plain);
   });
 
   it.each<[string, ContainerOverrides, string]>([
@@ -82,6 +90,63 @@ describe('spec.konnector.overrides', () => {
     const p = problems(o);
     expect(p.join('\n')).toContain(message);
     expect(p.every((x) => x.startsWith('spec.konnector.overrides.') && /remove|change|write|ask/.test(x))).toBe(true);
+  });
+
+  it.each<[string, ContainerOverrides['resources'], string]>([
+    [
+      'more memory than the ceiling',
+      { limits: { memory: '64Gi' } },
+      `resources.limits.memory "64Gi" is more than the platform operator lets a konnector have (1Gi, the backend's --konnector-max-resources); lower it, or ask the operator`,
+    ],
+    [
+      'a request above the ceiling',
+      { requests: { cpu: '3' }, limits: { cpu: '3' } },
+      'resources.requests.cpu "3" is more than the platform operator',
+    ],
+    [
+      'a GPU',
+      { limits: { 'nvidia.com/gpu': '1' } },
+      'resources.limits.nvidia.com/gpu may not be set: a konnector is given only cpu, memory, ephemeral-storage',
+    ],
+    ['hugepages', { requests: { 'hugepages-2Mi': '1Gi' } }, 'resources.requests.hugepages-2Mi may not be set'],
+    [
+      'a claim of a device',
+      { claims: [{ name: 'gpu' }] },
+      'resources.claims may not be set: only requests and limits are tuned; remove it',
+    ],
+    ['a word', { limits: { memory: 'lots' } }, 'resources.limits.memory "lots" is not a quantity'],
+    ['a negative quantity', { limits: { cpu: '-1' } }, 'resources.limits.cpu "-1" is not a quantity of zero or more'],
+    [
+      'a binary suffix on a fraction',
+      { limits: { memory: '0.5Gi' } },
+      'resources.limits.memory "0.5Gi" is not a quantity this platform reads: write it as a whole number of its unit (1536Mi, 500m)',
+    ],
+    [
+      "a request above the konnector's own limit",
+      { requests: { memory: '512Mi' } },
+      `resources.requests.memory "512Mi" is more than its limit (384Mi, the konnector's own); raise spec.konnector.overrides.resources.limits.memory or lower the request`,
+    ],
+    [
+      'a request above its own limit',
+      { requests: { cpu: '1500m' }, limits: { cpu: '500m' } },
+      'resources.requests.cpu "1500m" is more than its limit (500m)',
+    ],
+  ])('refuses %s among the resources, naming the field and the fix', (_what, resources, message) => {
+    const p = problems({ resources });
+    expect(p.join('\n')).toContain(`spec.konnector.overrides.${message}`);
+    expect(p.every((x) => x.startsWith('spec.konnector.overrides.resources.') && /remove|lower|raise|write/.test(x))).toBe(true);
+  });
+
+  it("holds resources to the operator's ceiling, whichever it is", () => {
+    const roomy = { ...images, maxResources: { cpu: '8', memory: '64Gi' } };
+    expect(vetOverrides({ resources: { limits: { memory: '64Gi' } } }, roomy)).toMatchObject({ resources: { limits: { memory: '64Gi' } } });
+    const tight = { ...images, maxResources: { cpu: '100m' } };
+    // The konnector's own limit of CPU (1) is above this ceiling, but the operator set the ceiling for overrides only.
+    expect(problems({ resources: { limits: { cpu: '200m' } } })).toEqual([]);
+    const refused = vetOverrides({ resources: { limits: { cpu: '200m' } } }, tight);
+    expect('problems' in refused && refused.problems.join()).toContain(
+      'resources.limits.cpu "200m" is more than the platform operator lets a konnector have (100m',
+    );
   });
 
   it('names every problem at once', () => {

@@ -107,7 +107,7 @@ function world(o: {
   const applied: APIServiceBinding[] = [];
   const d: AcbDeps = {
     defaultBindPolicy: 'allow-all',
-    images: { image: 'ghcr.io/klutch-kit/konnector:v0.1.0', allowed: ['registry.example.com/konnector:*'] },
+    konnector: { image: 'ghcr.io/klutch-kit/konnector:v0.1.0', allowed: ['registry.example.com/konnector:*'] },
     apiPorts: o.apiPorts ?? [443, 6443],
     failures: new Map(),
     readSecret: async (ns, name) => {

@@ -65,7 +65,7 @@ import {
   konnectorName,
   rootBinding,
 } from './app-cluster-binding.objects';
-import { vetOverrides, type KonnectorImages } from './app-cluster-binding.overrides';
+import { vetOverrides, type KonnectorPolicy } from './app-cluster-binding.overrides';
 import { AcbLabels, chooseRoot, NOT_FOR_AN_ACB, owns, rootCandidates } from './app-cluster-binding.root';
 import { releaseDoc } from '../../lib/version';
 
@@ -99,8 +99,8 @@ export interface OwnedMeta {
 
 export interface AcbDeps {
   readonly defaultBindPolicy: DefaultBindPolicy;
-  /** --konnector-image and --konnector-allowed-images. */
-  readonly images: KonnectorImages;
+  /** --konnector-image, --konnector-allowed-images and --konnector-max-resources. */
+  readonly konnector: KonnectorPolicy;
   /** The TCP ports the root namespaces' NetworkPolicy lets konnectors reach (--konnector-api-ports, --external-address's). */
   readonly apiPorts: readonly number[];
   readSecret(namespace: string, name: string): Promise<V1Secret | undefined>;
@@ -321,7 +321,7 @@ export async function reconcileAppClusterBinding(d: AcbDeps, acb: AppClusterBind
   }
 
   // 6. The konnector, with the overrides the operator allows; refused: none runs (not even one made before).
-  const vetted = vetOverrides(acb.spec.konnector?.overrides, d.images);
+  const vetted = vetOverrides(acb.spec.konnector?.overrides, d.konnector);
   if (acb.spec.konnector?.deploy && 'problems' in vetted) {
     await deleteOwnDeployment(d, acb, root);
     conds.push(

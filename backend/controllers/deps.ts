@@ -54,6 +54,8 @@ export interface ControllerDeps {
   readonly konnectorImage?: string;
   /** The images their overrides may name besides (--konnector-allowed-images). @default none */
   readonly konnectorAllowedImages?: readonly string[];
+  /** The most their overrides may give a konnector, per resource (--konnector-max-resources). @default KONNECTOR_MAX_RESOURCES */
+  readonly konnectorMaxResources?: Readonly<Record<string, string>>;
   /** The ports the root namespaces' NetworkPolicy opens to konnectors (--konnector-api-ports). @default 443, 6443 */
   readonly konnectorApiPorts?: readonly number[];
   /** Whose Pods may scrape the root konnectors' probe port (--monitoring-namespace). @default none */

@@ -594,7 +594,7 @@ describe('AppClusterBinding', () => {
     await ka.request('DELETE', `/api/v1/namespaces/${rival}`);
   }, 120_000);
 
-  it("attack: konnector overrides outside the operator's allowlist (another image, a command) are refused with a condition; no Deployment runs them", async () => {
+  it("attack: konnector overrides outside the operator's allowlist (another image, a command, resources above the ceiling) are refused with a condition; no Deployment runs them", async () => {
     const evil = `evil-${id}`;
     const evilRoot = rootOf(ops, evil);
     const deploymentPath = `/apis/apps/v1/namespaces/${evilRoot}/deployments/konnector-${evil}`;
@@ -640,6 +640,21 @@ describe('AppClusterBinding', () => {
     expect(command.reason).toBe('OverridesRefused');
     expect(command.message).toContain('spec.konnector.overrides.command may not be set');
     await eventually('the Deployment gone', async () => ((await getObject(ka, deploymentPath)) ? undefined : true));
+
+    // More of the control plane's nodes than the operator lets one team's konnector have: refused, nothing runs.
+    await requireOk(
+      ka,
+      'PATCH',
+      ACBS(ops, evil),
+      { spec: { konnector: { overrides: { command: null, resources: { requests: { memory: '64Gi' }, limits: { memory: '64Gi' } } } } } },
+      'application/merge-patch+json',
+    );
+    const greedy = await konnectorCondition((c) => c.status === 'False' && !String(c.message).includes('command'));
+    expect(greedy.reason).toBe('OverridesRefused');
+    expect(greedy.message).toContain(
+      `spec.konnector.overrides.resources.limits.memory "64Gi" is more than the platform operator lets a konnector have (1Gi, the backend's --konnector-max-resources)`,
+    );
+    expect(await getObject(ka, deploymentPath)).toBeUndefined();
     await requireOk(ka, 'DELETE', ACBS(ops, evil));
     await eventually('it is gone', async () => ((await getObject(ka, ACBS(ops, evil))) ? undefined : true), 60_000);
   }, 120_000);
