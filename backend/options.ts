@@ -522,7 +522,7 @@ export const FLAGS: readonly BackendFlag[] = [
     key: 'konnectorMaxResources',
     arg: 'resource=quantity,...',
     default: 'cpu=2,memory=1Gi,ephemeral-storage=1Gi',
-    help: "the most an AppClusterBinding's spec.konnector.overrides.resources may request or limit its konnector to, comma-separated, per resource (cpu, memory, ephemeral-storage; one not named keeps its default): a team's konnector shares the control plane's nodes with every other team's. More, another resource, or a request above its limit is refused with a condition on the AppClusterBinding and runs nowhere",
+    help: "the most an AppClusterBinding's spec.konnector.overrides.resources may request or limit its konnector to, comma-separated, per resource (cpu, memory, ephemeral-storage; one not named keeps its default; the konnector's own requests and limits above it are lowered to it): a team's konnector shares the control plane's nodes with every other team's. More, another resource, or a request above its limit is refused with a condition on the AppClusterBinding and runs nowhere",
   },
   {
     name: 'konnector-api-ports',

@@ -141,7 +141,10 @@ describe('spec.konnector.overrides', () => {
     const roomy = { ...images, maxResources: { cpu: '8', memory: '64Gi' } };
     expect(vetOverrides({ resources: { limits: { memory: '64Gi' } } }, roomy)).toMatchObject({ resources: { limits: { memory: '64Gi' } } });
     const tight = { ...images, maxResources: { cpu: '100m' } };
-    // The konnector's own limit of CPU (1) is above this ceiling, but the operator set the ceiling for overrides only.
+    // The konnector's own limit of CPU (1) is above this ceiling: the ceiling bounds it too.
+    expect(vetOverrides(undefined, tight)).toMatchObject({
+      resources: { requests: { cpu: '50m' }, limits: { cpu: '100m', memory: '384Mi' } },
+    });
     expect(problems({ resources: { limits: { cpu: '200m' } } })).toEqual([]);
     const refused = vetOverrides({ resources: { limits: { cpu: '200m' } } }, tight);
     expect('problems' in refused && refused.problems.join()).toContain(

@@ -162,6 +162,12 @@ function vetResources(
         );
       merged[part][name] = String(q);
     }
+  // The konnector's own values, where the operator's ceiling is lower, are the ceiling: it bounds every konnector.
+  for (const part of ['requests', 'limits'] as const)
+    for (const [name, q] of Object.entries(merged[part])) {
+      const [own, most] = [amount(q), amount(max[name])];
+      if (!(name in given[part]) && typeof own === 'number' && typeof most === 'number' && own > most) merged[part][name] = max[name]!;
+    }
   for (const [name, q] of Object.entries(merged.requests)) {
     const [request, limit] = [amount(q), amount(merged.limits[name])];
     if (typeof request === 'number' && typeof limit === 'number' && merged.limits[name] !== undefined && request > limit)
