@@ -9,7 +9,7 @@
  */
 
 /** Reasons of a condition that is not True, and what each means to a reader of the binding's claims. */
-export const BINDING_HOLD_REASONS = {
+const BINDING_HOLD_REASONS = {
   Waiting: 'the binding is being set up',
   SecretNotFound: "the binding's kubeconfig Secret is missing",
   SecretForbidden: "the konnector may not read the binding's kubeconfig Secret",
