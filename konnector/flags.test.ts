@@ -193,14 +193,15 @@ describe('what an AppClusterBinding may tune of its konnector (lib/konnector-tun
   const controlPlane = ['--control-plane-mode', '--app-cluster-kubeconfig-secret-name=s', '--binding-root-namespace=klutch-bind-r'];
   /** One value each flag's check accepts, and one it refuses. */
   const samples: Record<string, [string, string]> = {
-    workers: ['4', '0'],
-    connections: ['8', '-1'],
+    // Each refused value beside the floors and ceilings of a shared control plane, which the konnector itself takes.
+    workers: ['4', '1000'],
+    connections: ['8', '1000'],
     'kube-api-qps': ['2.5', 'fast'],
     'kube-api-burst': ['10', '0'],
-    'heartbeat-interval': ['1m', '500ms'],
-    'lease-duration': ['30s', '0'],
-    'renew-deadline': ['20s', '1x'],
-    'retry-period': ['5s', ''],
+    'heartbeat-interval': ['1m', '10s'],
+    'lease-duration': ['30s', '5s'],
+    'renew-deadline': ['12s', '1s'],
+    'retry-period': ['5s', '10ms'],
     'log-level': ['debug', 'loud'],
     v: ['4', '-1'],
   };

@@ -12,6 +12,10 @@ import { parseGoDuration } from './duration';
 type Check = (value: string) => string | undefined;
 
 const count: Check = (v) => (/^[1-9]\d{0,5}$/.test(v) ? undefined : 'is not a whole number from 1 to 999999');
+const countUpTo =
+  (most: number): Check =>
+  (v) =>
+    /^[1-9]\d{0,5}$/.test(v) && Number(v) <= most ? undefined : `is not a whole number from 1 to ${most}`;
 const duration =
   (minMs = 1): Check =>
   (v) => {
@@ -24,19 +28,21 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
 /**
  * The konnector flags a tenant may set: how hard it works (workers, connections, its request rate), how often it
- * reports and elects, how much it logs. Not: where it connects or what it trusts (--kubeconfig, the control-plane
+ * reports and elects, how much it logs. Every konnector of the control plane shares its API server and etcd: the
+ * connections it holds there and how often it writes its Lease and heartbeat have a bound (a Lease renewed every
+ * millisecond is a thousand etcd writes a second); the API server's priority and fairness share out the rest. Not: where it connects or what it trusts (--kubeconfig, the control-plane
  * Secret and namespace flags), whose objects it serves (--binding-namespace, --binding-root-namespace), its Lease
  * (--lease-*, --identity, --leader-elect), nor --probe-address (the probes and the NetworkPolicy name its port).
  */
 export const TENANT_KONNECTOR_FLAGS: Readonly<Record<string, Check>> = {
-  workers: count,
-  connections: count,
+  workers: countUpTo(256),
+  connections: countUpTo(128),
   'kube-api-qps': (v) => (/^\d{1,6}(\.\d{1,3})?$/.test(v) ? undefined : 'is not a number of requests per second (0: no limit)'),
   'kube-api-burst': count,
-  'heartbeat-interval': duration(1000),
-  'lease-duration': duration(),
-  'renew-deadline': duration(),
-  'retry-period': duration(),
+  'heartbeat-interval': duration(30_000),
+  'lease-duration': duration(10_000),
+  'renew-deadline': duration(5_000),
+  'retry-period': duration(1_000),
   'log-level': (v) => (LOG_LEVELS.includes(v) ? undefined : `is not ${LOG_LEVELS.join(', ')}`),
   v: (v) => (/^\d{1,2}$/.test(v) ? undefined : "is not klog's verbosity (0-99)"),
 };
@@ -82,5 +88,36 @@ export function tenantArgProblems(args: readonly string[]): string[] {
   if (seen.has('v') && seen.has('log-level')) problems.push('args: -v and --log-level: give one');
   if (seen.has('kube-api-burst') && !args.some((a) => /^--kube-api-qps=(?!0+(\.0*)?$)/.test(a)))
     problems.push('args: --kube-api-burst only with --kube-api-qps above 0');
+  problems.push(...leaseProblems(args));
+  return problems;
+}
+
+/** client-go's leader election defaults, the konnector's (konnector/flags.ts): lease, renew deadline, retry period. */
+const LEASE_DEFAULTS = { 'lease-duration': '15s', 'renew-deadline': '10s', 'retry-period': '2s' } as const;
+
+/**
+ * What client-go's leader election requires of the three (leaseDuration > renewDeadline > 1.2 × retryPeriod): a
+ * renew deadline past the lease lets a second konnector lead while the first still does.
+ */
+function leaseProblems(args: readonly string[]): string[] {
+  const given = (name: keyof typeof LEASE_DEFAULTS) =>
+    [...args]
+      .reverse()
+      .find((a) => a.startsWith(`--${name}=`))
+      ?.slice(name.length + 3);
+  const ms = Object.fromEntries(
+    Object.entries(LEASE_DEFAULTS).map(([k, d]) => [k, parseGoDuration(given(k as keyof typeof LEASE_DEFAULTS) ?? d)]),
+  ) as Record<keyof typeof LEASE_DEFAULTS, number | undefined>;
+  const [lease, renew, retry] = [ms['lease-duration'], ms['renew-deadline'], ms['retry-period']];
+  if (lease === undefined || renew === undefined || retry === undefined) return []; // each is refused by its check
+  const problems: string[] = [];
+  if (lease <= renew)
+    problems.push(
+      `args: --lease-duration (${given('lease-duration') ?? LEASE_DEFAULTS['lease-duration']}) must be longer than --renew-deadline (${given('renew-deadline') ?? LEASE_DEFAULTS['renew-deadline']})`,
+    );
+  if (renew <= 1.2 * retry)
+    problems.push(
+      `args: --renew-deadline (${given('renew-deadline') ?? LEASE_DEFAULTS['renew-deadline']}) must be longer than 1.2 times --retry-period (${given('retry-period') ?? LEASE_DEFAULTS['retry-period']})`,
+    );
   return problems;
 }

@@ -86,6 +86,24 @@ describe('spec.konnector.overrides', () => {
     ['a bad value', { args: ['--workers=many'] }, 'args[0] "--workers=many": "many" is not a whole number'],
     ['-v with --log-level', { args: ['-v=4', '--log-level=debug'] }, 'args: -v and --log-level: give one'],
     ['a burst without a rate', { args: ['--kube-api-burst=10'] }, 'args: --kube-api-burst only with --kube-api-qps above 0'],
+    // Every konnector of the control plane writes its Lease to the same etcd: not a thousand times a second.
+    [
+      'a Lease renewed each millisecond',
+      { args: ['--retry-period=1ms'] },
+      'args[0] "--retry-period=1ms": "1ms" is not a Go duration of 1s or more',
+    ],
+    ['a heartbeat each second', { args: ['--heartbeat-interval=1s'] }, '"1s" is not a Go duration of 30s or more'],
+    ['a thousand connections', { args: ['--connections=1000'] }, '"1000" is not a whole number from 1 to 128'],
+    [
+      'a renew deadline past the lease (two leaders)',
+      { args: ['--renew-deadline=20s'] },
+      'args: --lease-duration (15s) must be longer than --renew-deadline (20s)',
+    ],
+    [
+      'a retry period the renew deadline cannot hold',
+      { args: ['--lease-duration=40s', '--renew-deadline=30s', '--retry-period=30s'] },
+      'args: --renew-deadline (30s) must be longer than 1.2 times --retry-period (30s)',
+    ],
   ])('refuses %s, naming the field and the fix', (_what, o, message) => {
     const p = problems(o);
     expect(p.join('\n')).toContain(message);
