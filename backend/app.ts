@@ -255,6 +255,7 @@ export async function startBackend(o: BackendOptions, log: Logger = newLogger({ 
     konnectorImage: o.konnectorImage,
     konnectorAllowedImages: o.konnectorAllowedImages,
     konnectorMaxResources: o.konnectorMaxResources,
+    maxAppClusterBindings: o.maxAppClusterBindings,
     konnectorApiPorts: o.konnectorApiPorts,
     ...(o.monitoringNamespace !== undefined ? { monitoringNamespace: o.monitoringNamespace } : {}),
     claimQuota: o.claimQuota,

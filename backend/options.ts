@@ -111,6 +111,8 @@ export interface BackendOptions {
   readonly legacyTokenGraceMs: number;
   readonly legacyTokenMaxAgeMs: number;
   readonly maxClustersPerSubject: number;
+  /** How many AppClusterBindings of one namespace are bound, the oldest first. */
+  readonly maxAppClusterBindings: number;
   readonly maxServiceNamespaces: number;
   readonly maxExportRequests: number;
   /** The ResourceQuota of every provider namespace (--claim-quota), by ResourceQuota resource name; empty: none. */
@@ -450,6 +452,13 @@ export const FLAGS: readonly BackendFlag[] = [
     arg: 'n',
     default: '20',
     help: 'how many app clusters (cluster namespaces) one OIDC subject may bind; /bind refuses the next with 403',
+  },
+  {
+    name: 'max-app-cluster-bindings',
+    key: 'maxAppClusterBindings',
+    arg: 'n',
+    default: '20',
+    help: "how many AppClusterBindings of one namespace (a team's) are bound, the oldest first: each runs a konnector on the control plane. A younger one waits with WithinLimit=False (TooManyAppClusterBindings) until one is deleted; one bound already stays bound when the limit is lowered",
   },
   {
     name: 'max-apiservicenamespaces',
@@ -816,6 +825,7 @@ export function parseOptions(
     legacyTokenGraceMs: legacyGrace,
     legacyTokenMaxAgeMs: legacyMaxAge,
     maxClustersPerSubject: count('max-clusters-per-subject'),
+    maxAppClusterBindings: count('max-app-cluster-bindings'),
     maxServiceNamespaces: count('max-apiservicenamespaces'),
     maxExportRequests: count('max-export-requests'),
     claimQuota: parseClaimQuota(raw('claim-quota') ?? 'none'),

@@ -42,7 +42,13 @@ import {
   ROOT_NETWORK_POLICY,
 } from './app-cluster-binding.objects';
 import { AcbLabels, ownership } from './app-cluster-binding.root';
-import { reconcileAppClusterBinding, type AcbDeps, type AppAccess, type ExportState } from './app-cluster-binding.reconcile';
+import {
+  MAX_APP_CLUSTER_BINDINGS,
+  reconcileAppClusterBinding,
+  type AcbDeps,
+  type AppAccess,
+  type ExportState,
+} from './app-cluster-binding.reconcile';
 import type { ControllerDeps } from '../controllers/deps';
 import { KONNECTOR_IMAGE } from '../../lib/version';
 
@@ -79,7 +85,7 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
       const { namespace, name } = splitKey(key);
       const acb = acbs.get(name, namespace);
       if (!acb) return;
-      return reconcileAppClusterBinding(deps(d, provision, bindings, failures, refusals, reviewers), acb);
+      return reconcileAppClusterBinding(deps(d, provision, acbs, bindings, failures, refusals, reviewers), acb);
     },
   });
   const owner = (o: KubernetesObject) => {
@@ -93,7 +99,8 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
     const k = objectKey(a);
     if (event === 'delete') {
       for (const m of [seen, refusals, failures]) m.delete(k);
-      return [k];
+      // One gone may let a younger one of its namespace within the limit of AppClusterBindings.
+      return [k, ...acbs.list(a.metadata.namespace).map((p) => objectKey(p))];
     }
     const sig = JSON.stringify([a.metadata.uid, a.metadata.generation, a.metadata.finalizers, a.metadata.deletionTimestamp]);
     if (seen.get(k) === sig) return [];
@@ -128,6 +135,7 @@ export async function runAppClusterBindings(d: ControllerDeps, signal: AbortSign
 function deps(
   d: ControllerDeps,
   provision: NonNullable<ControllerDeps['provision']>,
+  acbInformer: WatchInformer<Informed<AppClusterBinding>>,
   bindings: WatchInformer<Informed<APIServiceBinding>>,
   failures: Map<string, number>,
   refusals: Map<string, Set<string>>,
@@ -151,6 +159,8 @@ function deps(
       ...(d.konnectorMaxResources ? { maxResources: d.konnectorMaxResources } : {}),
     },
     apiPorts,
+    maxPerNamespace: d.maxAppClusterBindings ?? MAX_APP_CLUSTER_BINDINGS,
+    peers: (namespace) => acbInformer.list(namespace),
     failures,
     readSecret: async (namespace, name) =>
       c.core.readNamespacedSecret({ namespace, name }).catch((e: unknown) => (ignoreNotFound(e), undefined)),

@@ -36,6 +36,7 @@ function acb(
     namespace?: string;
     uid?: string;
     rootNamespace?: string;
+    created?: string;
     overrides?: NonNullable<AppClusterBinding['spec']['konnector']>['overrides'];
   } = {},
 ): AppClusterBinding {
@@ -46,6 +47,7 @@ function acb(
       name: o.name ?? 'app1',
       namespace: o.namespace ?? 'team-a',
       uid: o.uid ?? UID,
+      ...(o.created ? { creationTimestamp: o.created } : {}),
       ...(o.finalizer ? { finalizers: [ACB_FINALIZER] } : {}),
       ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
@@ -94,6 +96,9 @@ function world(o: {
   namespaces?: Record<string, OwnedMeta>;
   deployment?: OwnedMeta;
   apiPorts?: number[];
+  /** The AppClusterBindings of the namespace, as cached. @default none */
+  peers?: AppClusterBinding[];
+  maxPerNamespace?: number;
 }) {
   const log: string[] = [];
   /** The Secrets read, in order. */
@@ -109,6 +114,8 @@ function world(o: {
     defaultBindPolicy: 'allow-all',
     konnector: { image: 'ghcr.io/klutch-kit/konnector:v0.1.0', allowed: ['registry.example.com/konnector:*'] },
     apiPorts: o.apiPorts ?? [443, 6443],
+    maxPerNamespace: o.maxPerNamespace ?? 20,
+    peers: (ns) => (o.peers ?? []).filter((p) => p.metadata.namespace === ns),
     failures: new Map(),
     readSecret: async (ns, name) => {
       reads.push(`${ns}/${name}`);
@@ -218,6 +225,39 @@ describe('reconcileAppClusterBinding', () => {
     expect(w.cond('KonnectorDeployed')?.message).toBe(
       `spec.konnector.deploy is not true, so no konnector runs for this app cluster: set spec.konnector.deploy to true, or run one yourself in namespace ${ROOT} as ServiceAccount klutch-binder with the flags --control-plane-mode --app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig --app-cluster-kubeconfig-secret-namespace=${ROOT} --app-cluster-kubeconfig-secret-key=kubeconfig --binding-root-namespace=${ROOT} --lease-namespace=$(POD_NAMESPACE) --probe-address=:8080 (${releaseDoc('docs/app-cluster-binding.md')})`,
     );
+  });
+
+  it('binds at most --max-app-cluster-bindings of a namespace, the oldest first, and never unbinds one that is bound', async () => {
+    const team = ['a', 'b', 'c'].map((n, i) => acb({ name: `app-${n}`, uid: `uid-${n}`, created: `2026-01-0${i + 1}T00:00:00Z` }));
+    const [a, b, c] = team as [AppClusterBinding, AppClusterBinding, AppClusterBinding];
+    const other = acb({ name: 'app-z', namespace: 'team-b', uid: 'uid-z', created: '2025-01-01T00:00:00Z' });
+    // The third of team-a waits, and nothing is made for it.
+    const w = world({ peers: [...team, other], maxPerNamespace: 2 });
+    await reconcileAppClusterBinding(w.d, c);
+    expect(w.cond('WithinLimit')).toMatchObject({ status: 'False', reason: 'TooManyAppClusterBindings' });
+    expect(w.cond('WithinLimit')?.message).toBe(
+      "namespace team-a has 2 older AppClusterBindings and the platform operator allows 2 (the backend's --max-app-cluster-bindings): each runs a konnector on the control plane. Delete one you no longer need, or ask the operator for more; this one is bound once it is within the limit",
+    );
+    expect(w.cond('Ready')).toMatchObject({ status: 'False', reason: 'TooManyAppClusterBindings' });
+    expect(w.log.filter((l) => !l.startsWith('finalizer'))).toEqual([]);
+    expect(w.reads).toEqual([]);
+    // The second is within it; another namespace's count is its own.
+    const second = world({ peers: [...team, other], maxPerNamespace: 2 });
+    await reconcileAppClusterBinding(second.d, b);
+    expect(second.cond('WithinLimit')).toBeUndefined();
+    expect(second.reads).toEqual(['team-a/app1-kubeconfig']);
+    // An older one being deleted leaves room.
+    const room = world({
+      peers: [{ ...a, metadata: { ...a.metadata, deletionTimestamp: '2026-02-01T00:00:00Z' } }, b, c],
+      maxPerNamespace: 2,
+    });
+    await reconcileAppClusterBinding(room.d, c);
+    expect(room.cond('WithinLimit')).toBeUndefined();
+    // One bound already stays bound when the limit is lowered below it: unbinding would delete its claims.
+    const lowered = world({ peers: team, maxPerNamespace: 1 });
+    await reconcileAppClusterBinding(lowered.d, { ...c, status: { rootNamespace: 'klutch-bind-team-a-app-c' } });
+    expect(lowered.cond('WithinLimit')).toBeUndefined();
+    expect(lowered.reads).toEqual(['team-a/app1-kubeconfig']);
   });
 
   it('refuses a kubeconfig Secret outside its own namespace, and does nothing else', async () => {

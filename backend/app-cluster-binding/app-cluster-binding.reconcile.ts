@@ -79,6 +79,8 @@ const AcbConditions = {
   AppClusterAccess: 'AppClusterAccess',
   /** Ours: the binding root namespace is this AppClusterBinding's (not another's). */
   RootNamespace: 'RootNamespace',
+  /** Ours, only while False: the namespace already has as many AppClusterBindings as the operator allows. */
+  WithinLimit: 'WithinLimit',
   Ready: READY_CONDITION,
 } as const;
 
@@ -103,6 +105,10 @@ export interface AcbDeps {
   readonly konnector: KonnectorPolicy;
   /** The TCP ports the root namespaces' NetworkPolicy lets konnectors reach (--konnector-api-ports, --external-address's). */
   readonly apiPorts: readonly number[];
+  /** How many AppClusterBindings of one namespace are bound (--max-app-cluster-bindings); the oldest first. */
+  readonly maxPerNamespace: number;
+  /** The AppClusterBindings of a namespace, as cached. */
+  peers(namespace: string): readonly AppClusterBinding[];
   readSecret(namespace: string, name: string): Promise<V1Secret | undefined>;
   /** The template and CRD exporting an API, if any. */
   exportable(group: string, resource: string): Promise<Exportable | undefined>;
@@ -150,6 +156,8 @@ export interface AcbDeps {
   failures: Map<string, number>;
 }
 
+/** --max-app-cluster-bindings' default: a team's app clusters, each a konnector on the control plane. */
+export const MAX_APP_CLUSTER_BINDINGS = 20;
 const CHECK_AGAIN_MS = 60_000;
 const WAIT_MS = 2_000;
 /** Backoff for an unreachable app cluster: 5 s doubling to 5 min. */
@@ -165,6 +173,12 @@ const no = (type: string, reason: string, message: string, severity: Condition['
   severity,
 });
 const unknown = (type: string, reason: string, message: string): Input => ({ type, status: 'Unknown', reason, message });
+
+/** Whether `a` was made before `b` (by creation time, then name: a total order every reconcile agrees on). */
+function bornBefore(a: AppClusterBinding, b: AppClusterBinding): boolean {
+  const [ta, tb] = [a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? ''].map((t) => new Date(t).getTime() || 0);
+  return ta !== tb ? ta! < tb! : (a.metadata.name ?? '') < (b.metadata.name ?? '');
+}
 
 /** The names of the APIs an AppClusterBinding asks for (`<resource>.<group>`), each once. */
 function wantedApis(acb: AppClusterBinding): { group: string; resource: string; name: string }[] {
@@ -189,6 +203,27 @@ export async function reconcileAppClusterBinding(d: AcbDeps, acb: AppClusterBind
     conds.push(unknown(AcbConditions.AppClusterAccess, 'Waiting', why));
     conds.push(unknown(AcbConditions.KonnectorDeployed, 'Waiting', why));
   };
+
+  // 0. The namespace's share of the control plane: each AppClusterBinding runs a konnector there, so a team binds at
+  // most d.maxPerNamespace app clusters, the oldest first. One bound already (it has its root namespace) stays bound
+  // whatever the limit became: unbinding would delete its app cluster's claims and their databases.
+  if (!acb.status?.rootNamespace) {
+    const older = d
+      .peers(acb.metadata.namespace!)
+      .filter((p) => p.metadata.uid !== acb.metadata.uid && !p.metadata.deletionTimestamp && bornBefore(p, acb));
+    if (older.length >= d.maxPerNamespace) {
+      conds.push(
+        no(
+          AcbConditions.WithinLimit,
+          'TooManyAppClusterBindings',
+          `namespace ${acb.metadata.namespace} has ${older.length} older AppClusterBindings and the platform operator allows ${d.maxPerNamespace} (the backend's --max-app-cluster-bindings): each runs a konnector on the control plane. Delete one you no longer need, or ask the operator for more; this one is bound once it is within the limit`,
+        ),
+      );
+      conds.push(unknown(AcbConditions.SecretValid, 'Waiting', 'waiting to be within the limit of AppClusterBindings'));
+      pendingRest('waiting to be within the limit of AppClusterBindings');
+      return done(CHECK_AGAIN_MS);
+    }
+  }
 
   // 1. SecretValid.
   const secret = await validSecret(d, acb);
@@ -506,7 +541,8 @@ async function commit(d: AcbDeps, acb: AppClusterBinding, inputs: Input[], now: 
         ? {
             type: READY_CONDITION,
             status: notReady.some((c) => c.status === 'False') ? 'False' : 'Unknown',
-            reason: notReady[0]!.reason ?? 'NotReady',
+            // The reason of the first that failed, not of one waiting for it.
+            reason: (notReady.find((c) => c.status === 'False') ?? notReady[0]!).reason ?? 'NotReady',
             message: notReady.map((c) => `${c.type}: ${c.message ?? c.reason ?? c.status}`).join('; '),
           }
         : { type: READY_CONDITION, status: 'True', reason: 'Ready' },

@@ -54,6 +54,8 @@ export interface ControllerDeps {
   readonly konnectorImage?: string;
   /** The images their overrides may name besides (--konnector-allowed-images). @default none */
   readonly konnectorAllowedImages?: readonly string[];
+  /** How many AppClusterBindings of one namespace are bound (--max-app-cluster-bindings). @default MAX_APP_CLUSTER_BINDINGS */
+  readonly maxAppClusterBindings?: number;
   /** The most their overrides may give a konnector, per resource (--konnector-max-resources). @default KONNECTOR_MAX_RESOURCES */
   readonly konnectorMaxResources?: Readonly<Record<string, string>>;
   /** The ports the root namespaces' NetworkPolicy opens to konnectors (--konnector-api-ports). @default 443, 6443 */

@@ -77,6 +77,8 @@ try {
       `--probe-address=127.0.0.1:${port}`,
       // The root namespaces' NetworkPolicy opens only these; the app cluster listens on a loopback port.
       `--konnector-api-ports=443,6443,${new URL(appCluster.server).port}`,
+      // All N in one namespace, as a platform team registers them.
+      `--max-app-cluster-bindings=${N}`,
     ],
     env: { PATH: process.env.PATH },
     logDir: dir,

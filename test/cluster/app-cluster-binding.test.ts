@@ -38,6 +38,8 @@ import { releaseDoc } from '../../lib/version';
 type O = WireObject;
 const id = randomBytes(3).toString('hex');
 const BIND = '/apis/klutch.anynines.com/v1alpha1';
+/** The backend's --max-app-cluster-bindings here. */
+const ACB_LIMIT = 6;
 const ACBS = (ns: string, name = '') => `${BIND}/namespaces/${ns}/appclusterbindings${name ? `/${name}` : ''}`;
 const PG_API = `${PG.resource}.${PG.group}`;
 const SB_API = `${SB.resource}.${SB.group}`;
@@ -243,6 +245,8 @@ beforeAll(async () => {
       `--claim-quota=count/${PG_API}=2`,
       // Prometheus' namespace: the only one whose Pods reach a root konnector's probe port.
       '--monitoring-namespace=monitoring',
+      // Above what any test holds at once in one namespace; the crowded namespace's test goes past it.
+      `--max-app-cluster-bindings=${ACB_LIMIT}`,
     ],
     env: { PATH: process.env.PATH },
     logDir,
@@ -657,6 +661,43 @@ describe('AppClusterBinding', () => {
     expect(await getObject(ka, deploymentPath)).toBeUndefined();
     await requireOk(ka, 'DELETE', ACBS(ops, evil));
     await eventually('it is gone', async () => ((await getObject(ka, ACBS(ops, evil))) ? undefined : true), 60_000);
+  }, 120_000);
+
+  it("attack: one team's AppClusterBindings beyond --max-app-cluster-bindings wait, with nothing made for them, until an older one goes", async () => {
+    const crowded = `crowded-${id}`;
+    await requireOk(ka, 'POST', '/api/v1/namespaces', { metadata: { name: crowded } });
+    // Each names a Secret that does not exist: admitted ones stop there (SecretValid), cheaply. Made one after the
+    // other, so by creation time (a second's resolution) and then by name, c0 is the oldest and c6 the youngest.
+    const names = Array.from({ length: ACB_LIMIT + 1 }, (_, i) => `c${i}`);
+    for (const n of names) {
+      const o = acb(n, 'absent-kubeconfig', [PG]);
+      await requireOk(ka, 'POST', ACBS(crowded), {
+        ...o,
+        metadata: { name: n, namespace: crowded },
+        spec: { ...o.spec, kubeconfigSecretRef: { namespace: crowded, name: 'absent-kubeconfig', key: 'kubeconfig' } },
+      });
+    }
+    const last = names[ACB_LIMIT]!;
+    const judged = async (n: string, type: string) =>
+      (await eventually(`${n} judged`, async () =>
+        condition(await getObject(ka, ACBS(crowded, n)), type)?.status === 'False' ? await getObject(ka, ACBS(crowded, n)) : undefined,
+      )) as O;
+    const waiting = await judged(last, 'WithinLimit');
+    expect(condition(waiting, 'WithinLimit')).toMatchObject({ reason: 'TooManyAppClusterBindings' });
+    expect(condition(waiting, 'WithinLimit')!.message).toContain(
+      `namespace ${crowded} has ${ACB_LIMIT} older AppClusterBindings and the platform operator allows ${ACB_LIMIT}`,
+    );
+    expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'TooManyAppClusterBindings' });
+    expect(waiting.status.rootNamespace).toBeUndefined();
+    // Every older one was let through (and stopped at its missing Secret).
+    for (const n of names.slice(0, ACB_LIMIT)) expect(condition(await judged(n, 'SecretValid'), 'WithinLimit')).toBeUndefined();
+    // The oldest goes: the youngest is let through.
+    await requireOk(ka, 'DELETE', ACBS(crowded, names[0]!));
+    const through = await judged(last, 'SecretValid');
+    expect(condition(through, 'SecretValid')).toMatchObject({ reason: 'SecretNotFound' });
+    expect(condition(through, 'WithinLimit')).toBeUndefined();
+    for (const n of names.slice(1)) await requireOk(ka, 'DELETE', ACBS(crowded, n));
+    await requireOk(ka, 'DELETE', `/api/v1/namespaces/${crowded}`);
   }, 120_000);
 
   it('reports an unreachable app cluster and retries it, and the other AppClusterBindings stay bound', async () => {
