@@ -36,6 +36,8 @@ try {
     selfContained: true,
     replace: {
       '@kubernetes/client-node': join(REPOSITORY_ROOT, 'synth', 'client-node-unused.ts'),
+      // Its quantity parser alone, which the backend's flags read (backend/options.ts): one module that imports nothing.
+      '@kubernetes/client-node/dist/util.js': join(REPOSITORY_ROOT, 'node_modules', '@kubernetes', 'client-node', 'dist', 'util.js'),
       prettier: join(REPOSITORY_ROOT, 'synth', 'prettier-unused.ts'),
     },
   });
