@@ -29,10 +29,11 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 /**
  * The konnector flags a tenant may set: how hard it works (workers, connections, its request rate), how often it
  * reports and elects, how much it logs. Every konnector of the control plane shares its API server and etcd: the
- * connections it holds there and how often it writes its Lease and heartbeat have a bound (a Lease renewed every
- * millisecond is a thousand etcd writes a second); the API server's priority and fairness share out the rest. Not: where it connects or what it trusts (--kubeconfig, the control-plane
- * Secret and namespace flags), whose objects it serves (--binding-namespace, --binding-root-namespace), its Lease
- * (--lease-*, --identity, --leader-elect), nor --probe-address (the probes and the NetworkPolicy name its port).
+ * connections it holds there and how often it writes its Lease and heartbeat have bounds (a Lease renewed every
+ * millisecond is a thousand etcd writes a second); the API server's priority and fairness share out the rest. Not:
+ * where it connects or what it trusts (--kubeconfig, the control-plane Secret and namespace flags), whose objects it
+ * serves (--binding-namespace, --binding-root-namespace), which Lease it holds (--lease-name, --lease-namespace,
+ * --identity, --leader-elect), nor --probe-address (the probes and the NetworkPolicy name its port).
  */
 export const TENANT_KONNECTOR_FLAGS: Readonly<Record<string, Check>> = {
   workers: countUpTo(256),

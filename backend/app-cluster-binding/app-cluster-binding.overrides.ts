@@ -61,14 +61,14 @@ export function imagePatternProblem(p: string): string | undefined {
   return ok ? undefined : `"${p}" is neither an image reference nor <repository>:*`;
 }
 
-export function imageAllowed(image: string, images: KonnectorPolicy): boolean {
-  if (image === images.image) return true;
+export function imageAllowed(image: string, policy: KonnectorPolicy): boolean {
+  if (image === policy.image) return true;
   const repo = imageRepository(image);
-  return images.allowed.some((p) => (p.endsWith(':*') ? repo !== undefined && repo === p.slice(0, -2) : image === p));
+  return policy.allowed.some((p) => (p.endsWith(':*') ? repo !== undefined && repo === p.slice(0, -2) : image === p));
 }
 
 /** The vetted overrides, or every problem, each naming its field and the fix. */
-export function vetOverrides(o: ContainerOverrides | undefined, images: KonnectorPolicy): VettedOverrides | { problems: string[] } {
+export function vetOverrides(o: ContainerOverrides | undefined, policy: KonnectorPolicy): VettedOverrides | { problems: string[] } {
   const problems: string[] = [];
   const set = Object.entries(o ?? {}).filter(([, v]) => !emptyValue(v));
   for (const [k] of set)
@@ -76,10 +76,10 @@ export function vetOverrides(o: ContainerOverrides | undefined, images: Konnecto
       problems.push(
         `${FIELD}.${k} may not be set: the konnector runs on the control plane beside the app cluster's kubeconfig, so only its image (from the operator's list), imagePullPolicy, resources, env and args are tuned; remove ${FIELD}.${k}`,
       );
-  const image = o?.image || images.image;
-  if (!imageAllowed(image, images))
+  const image = o?.image || policy.image;
+  if (!imageAllowed(image, policy))
     problems.push(
-      `${FIELD}.image "${image}" is not an image the platform operator allows (${[images.image, ...images.allowed].join(', ')}; the backend's --konnector-image and --konnector-allowed-images); remove ${FIELD}.image, or ask the operator to allow it`,
+      `${FIELD}.image "${image}" is not an image the platform operator allows (${[policy.image, ...policy.allowed].join(', ')}; the backend's --konnector-image and --konnector-allowed-images); remove ${FIELD}.image, or ask the operator to allow it`,
     );
   const env = o?.env ?? [];
   env.forEach((e, i) => {
@@ -93,7 +93,7 @@ export function vetOverrides(o: ContainerOverrides | undefined, images: Konnecto
     }
   });
   for (const p of tenantArgProblems(o?.args ?? [])) problems.push(`${FIELD}.${p}; change or remove it`);
-  const resources = vetResources(o?.resources, images.maxResources ?? KONNECTOR_MAX_RESOURCES, problems);
+  const resources = vetResources(o?.resources, policy.maxResources ?? KONNECTOR_MAX_RESOURCES, problems);
   if (problems.length) return { problems };
   return {
     image,
