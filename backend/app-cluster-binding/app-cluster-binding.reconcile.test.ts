@@ -11,7 +11,7 @@ import {
   type ExportState,
   type OwnedMeta,
 } from './app-cluster-binding.reconcile';
-import { hashedRootNamespace } from './app-cluster-binding.root';
+import { hashedRootNamespace, rootCandidates } from './app-cluster-binding.root';
 import { releaseDoc } from '../../lib/version';
 
 const KUBECONFIG = [
@@ -258,6 +258,11 @@ describe('reconcileAppClusterBinding', () => {
     await reconcileAppClusterBinding(lowered.d, { ...c, status: { rootNamespace: 'klutch-bind-team-a-app-c' } });
     expect(lowered.cond('WithinLimit')).toBeUndefined();
     expect(lowered.reads).toEqual(['team-a/app1-kubeconfig']);
+    // So does one whose root namespace an earlier release (or Klutch) made and labelled as its own, with no status.
+    const ownedRoot = rootCandidates(c).hashed;
+    const adopted = world({ peers: team, maxPerNamespace: 1, namespaces: { [ownedRoot]: { uid: 'ns-c', labels: acbLabels(c) } } });
+    await reconcileAppClusterBinding(adopted.d, c);
+    expect(adopted.cond('WithinLimit')).toBeUndefined();
   });
 
   it('refuses a kubeconfig Secret outside its own namespace, and does nothing else', async () => {

@@ -205,13 +205,14 @@ export async function reconcileAppClusterBinding(d: AcbDeps, acb: AppClusterBind
   };
 
   // 0. The namespace's share of the control plane: each AppClusterBinding runs a konnector there, so a team binds at
-  // most d.maxPerNamespace app clusters, the oldest first. One bound already (it has its root namespace) stays bound
-  // whatever the limit became: unbinding would delete its app cluster's claims and their databases.
+  // most d.maxPerNamespace app clusters, the oldest first. One bound already (it has its root namespace: in its
+  // status, or labelled as its own by an earlier release or by Klutch) stays bound whatever the limit became:
+  // unbinding would delete its app cluster's claims and their databases.
   if (!acb.status?.rootNamespace) {
     const older = d
       .peers(acb.metadata.namespace!)
       .filter((p) => p.metadata.uid !== acb.metadata.uid && !p.metadata.deletionTimestamp && bornBefore(p, acb));
-    if (older.length >= d.maxPerNamespace) {
+    if (older.length >= d.maxPerNamespace && !(await ownRoot(d, acb))) {
       conds.push(
         no(
           AcbConditions.WithinLimit,
