@@ -309,6 +309,28 @@ describe("Klutch's example-backend flags (test/fixtures/klutch-bind-deploy/flags
     );
   });
 
+  it("reads what an AppClusterBinding's konnector may be given and how many a namespace binds; refuses malformed ones", () => {
+    expect(parse(required)).toMatchObject({
+      konnectorMaxResources: { cpu: '2', memory: '1Gi', 'ephemeral-storage': '1Gi' },
+      maxAppClusterBindings: 20,
+    });
+    // A resource named replaces its default; the others keep theirs.
+    expect(parse([...required, '--konnector-max-resources=memory=4Gi, cpu=500m', '--max-app-cluster-bindings=5'])).toMatchObject({
+      konnectorMaxResources: { cpu: '500m', memory: '4Gi', 'ephemeral-storage': '1Gi' },
+      maxAppClusterBindings: 5,
+    });
+    expect(() => parse([...required, '--konnector-max-resources=nvidia.com/gpu=1'])).toThrow(
+      '--konnector-max-resources: "nvidia.com/gpu" is not a resource a konnector is given (cpu, memory, ephemeral-storage)',
+    );
+    expect(() => parse([...required, '--konnector-max-resources=memory=1.5Gi'])).toThrow(
+      '--konnector-max-resources: memory: "1.5Gi" is not a quantity this platform reads: write it as a whole number of its unit (1536Mi, 500m)',
+    );
+    expect(() => parse([...required, '--konnector-max-resources=memory'])).toThrow(
+      '--konnector-max-resources: "memory" is not resource=quantity (e.g. cpu=2,memory=1Gi)',
+    );
+    expect(() => parse([...required, '--max-app-cluster-bindings=0'])).toThrow('--max-app-cluster-bindings');
+  });
+
   it('reads the images an AppClusterBinding may name and the ports its root namespace opens; refuses malformed ones', () => {
     expect(parse(required)).toMatchObject({ konnectorAllowedImages: [], konnectorApiPorts: [443, 6443] });
     expect(
