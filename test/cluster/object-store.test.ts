@@ -197,7 +197,7 @@ const GONE_BINDING = 'obs-restored-gone';
 /** Its Backup claim, and the Restore claim that makes it anew from it. */
 const RESTORED_BACKUP = 'obs-restored-backup';
 /** Backup claims made right after it, of the same instance: CloudNativePG takes them one after the other. */
-const QUEUED_BACKUPS = ['obs-restored-backup-2', 'obs-restored-backup-3'];
+const QUEUED_BACKUPS = ['obs-restored-backup-2', 'obs-restored-backup-3', 'obs-restored-backup-4'];
 const IN_PLACE = 'obs-restored-undo';
 let app: Kube;
 /** The Backup claim the sandbox's backup step made (of its cnpg instance, not of INSTANCE): the file deletes it. */
@@ -767,8 +767,8 @@ describe('the object store', () => {
       const pod = `${RESTORED}-1`;
       sql('INSERT INTO orders VALUES (10)', pod);
       // The Backup claim from the app cluster (it waits for the instance's archiving, which starts after its recovery),
-      // and two more made after it: CloudNativePG takes one backup of an instance at a time, the oldest first (and the
-      // instance's own first backup, scheduled, starts as its archiving works), so the last waits behind the others.
+      // and three more made after it: CloudNativePG takes one backup of an instance at a time, the oldest first (and
+      // the instance's own first backup, scheduled, starts as its archiving works), so those behind wait their turn.
       for (const name of [RESTORED_BACKUP, ...QUEUED_BACKUPS])
         await createInApp('backups', {
           apiVersion: 'anynines.com/v1',
@@ -776,15 +776,27 @@ describe('the object store', () => {
           metadata: { name, namespace: APP_NS },
           spec: { instanceRef: RESTORED, serviceInstanceType: 'postgresql', compositionRef: { name: 'cnpg-backup' } },
         });
-      // Meanwhile the last one names a Backup it waits for, in the app cluster.
-      const youngest = QUEUED_BACKUPS[QUEUED_BACKUPS.length - 1]!;
-      const queued = await conditionInApp(youngest, 'DataServiceReady', (c) => c.reason === 'Queued', 600_000, 'backups');
+      // Meanwhile one behind names the Backup it waits for, in the app cluster. Any of them: how long each waits
+      // depends on how soon Crossplane composes it beside the backups ahead (a loaded control plane composed the last
+      // as the ones ahead were done, and it never waited), so the three behind make the window three backups long.
+      const [waiter, queued] = await eventually(
+        `one of backups ${QUEUED_BACKUPS.join(', ')} in ${APP_NS}: DataServiceReady Queued, in the app cluster`,
+        async () => {
+          for (const name of QUEUED_BACKUPS) {
+            const conditions = ((await getObject(app, appPath('backups', name)))?.status?.conditions ?? []) as Record<string, string>[];
+            const c = conditions.find((x) => x.type === 'DataServiceReady' && x.reason === 'Queued');
+            if (c) return [name, c] as const;
+          }
+          return undefined;
+        },
+        600_000,
+      );
       expect(queued.message).toMatch(
         /^cnpg backup: (.*; )?waits for Backup \S+, (running since \S+|started since \S+|started|running|made before it and not started yet): CloudNativePG takes one backup of an instance at a time/,
       );
       const ahead = /waits for Backup (\S+),/.exec(queued.message!)![1];
-      expect(ahead).not.toBe(youngest);
-      log(`object store: Backup claim ${youngest} named the backup it waited for: ${ahead}`);
+      expect(ahead).not.toBe(waiter);
+      log(`object store: Backup claim ${waiter} named the backup it waited for: ${ahead}`);
       for (const name of [RESTORED_BACKUP, ...QUEUED_BACKUPS]) await readyInApp('backups', name, undefined, 600_000);
       // After the backup: a row the restore must take back, and a binding deleted whose role the backup still holds,
       // able to log in, with the password an attacker kept.
