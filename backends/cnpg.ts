@@ -95,11 +95,12 @@ export const CNPG_POD_DIAGNOSTICS = {
       'CrashLoopBackOff',
     ],
   },
-  // A ResourceQuota of the namespace that refuses the instance's volume (--claim-quota's requests.storage or
-  // persistentvolumeclaims, or the operator's own): CNPG only logs the refusal and sets no phase.
+  // A ResourceQuota of the namespace that refuses a volume of the instance, a replica's too (--claim-quota's
+  // requests.storage or persistentvolumeclaims, or the operator's own): CNPG only logs the refusal.
   volumes: {
     each: [{ size: 'spec.storage.size', storageClass: 'spec.storage.storageClass' }],
     madeAt: 'status.atProvider.manifest.status.pvcCount',
+    instances: 'spec.instances',
   },
 } as const;
 

@@ -376,10 +376,10 @@ export interface Diagnostics {
    * The volumes the backend makes for the resource before any of its Pods, which a ResourceQuota of the namespace
    * (the platform's `--claim-quota`, or one of the operator's own) can refuse: the API server refuses the backend's
    * PersistentVolumeClaim and the backend only logs it (CloudNativePG), so no Pod and no phase says why. While the
-   * resource waits with none of its volumes made (`madeAt` 0 or absent), the function asks Crossplane for the
-   * namespace's ResourceQuotas and names the first (by name) that the volumes, made one after the other, would
-   * exceed, in the API server's words (`exceeded quota: <name>, requested: ..., used: ..., limited: ...`), reason
-   * `QuotaExceeded`, the control plane's hop (lib/claim-hold.ts).
+   * resource waits with fewer volumes made (`madeAt`) than its instances get, the function asks Crossplane for the
+   * namespace's ResourceQuotas and names the first (by name) that the volumes still to make, one after the other,
+   * would exceed (those made are counted in the quota's use), in the API server's words (`exceeded quota: <name>,
+   * requested: ..., used: ..., limited: ...`), reason `QuotaExceeded`, the control plane's hop (lib/claim-hold.ts).
    */
   readonly volumes?: {
     /** Each volume one instance gets, in the order the backend makes them: paths in the composed resource. */
@@ -391,6 +391,11 @@ export interface Diagnostics {
     }[];
     /** Path in the observed composed resource of how many volumes it has (`...status.pvcCount`). */
     readonly madeAt: string;
+    /**
+     * Path in the composed resource of how many instances get `each` (`spec.instances`): a replica's volume is
+     * refused as the primary's is. Absent, or not a whole number: one.
+     */
+    readonly instances?: string;
   };
 }
 

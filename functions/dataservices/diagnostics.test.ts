@@ -303,12 +303,46 @@ describe('the cnpg instance recipe', () => {
       expect(with_(quota('fast', { 'fast.storageclass.storage.k8s.io/requests.storage': '0' }, {}))).toMatchObject({
         reason: 'Provisioning',
       });
-      // Once CNPG has made a volume, the quota is not asked (a full quota of a made instance refuses nothing of it).
+      // Once CNPG has made its one volume, the quota is not asked (a full quota of a made instance refuses nothing of it).
       const made = structuredClone(silent) as Obj;
       made.status.atProvider.manifest.status = { phase: 'Setting up primary', pvcCount: 1 };
       const after = runFunction(answer(requestOf(input, composite, { 'cnpg-postgresql': made }), QUOTA_REQUIREMENT, [full]));
       expect(after.requirements?.extraResources?.[QUOTA_REQUIREMENT]).toBeUndefined();
       expect(own(after)).toMatchObject({ reason: 'Provisioning' });
+    },
+  );
+
+  it.each(['v1', 'v2'] as const)(
+    "%s: names the ResourceQuota that refuses a replica's volume once the primary's is made, and none once all are",
+    (target) => {
+      const { input, composite } = onTarget(target, { ...spec, plan: 'postgresql-replica-small' });
+      const madeSoFar = (pvcCount: number) => {
+        const c = structuredClone(cluster) as Obj;
+        c.status.atProvider.manifest.status = { phase: 'Creating a new replica', pvcCount };
+        return requestOf(input, composite, { 'cnpg-postgresql': c });
+      };
+      const first = runFunction(madeSoFar(1));
+      expect(first.requirements?.extraResources?.[QUOTA_REQUIREMENT]).toMatchObject({ kind: 'ResourceQuota', namespace: 'team-d' });
+      const manifest = (first.desired?.resources?.['cnpg-postgresql']?.resource as Obj).spec.forProvider.manifest;
+      expect(manifest.spec.instances).toBe(3);
+      const size = manifest.spec.storage.size as string;
+      // The primary's volume is counted in the quota's use; the first replica's is the one refused.
+      const hard = { persistentvolumeclaims: '2', 'requests.storage': '100Gi' };
+      const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'volumes', namespace: 'team-d' } };
+      const used = (n: number) => ({ ...quota, spec: { hard }, status: { hard, used: { persistentvolumeclaims: String(n) } } });
+      expect(own(runFunction(answer(madeSoFar(1), QUOTA_REQUIREMENT, [used(1)])))).toMatchObject({
+        reason: 'QuotaExceeded',
+        message: expect.stringContaining(
+          `its volume of ${size} for instance 3 of 3 cannot be made: exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=2`,
+        ),
+      });
+      expect(own(runFunction(answer(madeSoFar(2), QUOTA_REQUIREMENT, [used(2)])))?.message).toContain(
+        `its volume of ${size} for instance 3 of 3 cannot be made: exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=2`,
+      );
+      // All three made: nothing left for a quota to refuse, and it is not asked.
+      const all = runFunction(answer(madeSoFar(3), QUOTA_REQUIREMENT, [used(3)]));
+      expect(all.requirements?.extraResources?.[QUOTA_REQUIREMENT]).toBeUndefined();
+      expect(own(all)).toMatchObject({ reason: 'Provisioning' });
     },
   );
 

@@ -287,24 +287,47 @@ function amount(q: unknown): bigint | undefined {
   }
 }
 
+/** A volume the backend makes for the resource: its size as written, in bytes, and its storage class if named. */
+export interface Volume {
+  readonly size: string;
+  readonly bytes: bigint;
+  readonly cls?: string;
+  /** Whose it is, where the resource has more than one instance: `instance 2 of 3` (CNPG makes them in order). */
+  readonly of?: string;
+}
+
 /**
- * The ResourceQuota of `found` that the resource's volumes (`diagnostics.volumes`, read from `resource`, the composed
- * object as it is wrapped), made one after the other, would exceed: the first by name, said as the API server says it
- * to the backend. Quotas are read from their status (what the API server enforces); a key not limited there, or a
- * value that does not parse, limits nothing.
+ * The volumes of the resource (`diagnostics.volumes`, read from `resource`, the composed object as it is wrapped) that
+ * the backend has yet to make, in the order it makes them: `each` for every instance, less the first `made`.
  */
-export function volumeQuota(
-  v: NonNullable<Diagnostics['volumes']>,
-  resource: Obj,
-  selector: DiagnosticsSelector,
-  found: readonly Obj[] | undefined,
-): Said | undefined {
-  const volumes = v.each.flatMap((e) => {
+export function volumesToMake(v: NonNullable<Diagnostics['volumes']>, resource: Obj, made: unknown): Volume[] {
+  const one = v.each.flatMap((e) => {
     const size = get(resource, e.size);
     const bytes = amount(size);
     const cls = e.storageClass ? get(resource, e.storageClass) : undefined;
-    return bytes === undefined ? [] : [{ size: String(size), bytes, cls: typeof cls === 'string' && cls ? cls : undefined }];
+    return bytes === undefined ? [] : [{ size: String(size), bytes, ...(typeof cls === 'string' && cls ? { cls } : {}) }];
   });
+  const n = v.instances ? get(resource, v.instances) : 1;
+  const instances = typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 1;
+  const done = typeof made === 'number' && Number.isSafeInteger(made) && made > 0 ? made : 0;
+  return Array.from({ length: instances }, (_, i) =>
+    one.map((v) => (instances > 1 ? { ...v, of: `instance ${i + 1} of ${instances}` } : v)),
+  )
+    .flat()
+    .slice(done);
+}
+
+/**
+ * The ResourceQuota of `found` that the volumes still to make (volumesToMake), made one after the other, would exceed:
+ * the first by name, said as the API server says it to the backend. Quotas are read from their status (what the API
+ * server enforces, those made counted in its use); a key not limited there, or a value that does not parse, limits
+ * nothing.
+ */
+export function volumeQuota(
+  volumes: readonly Volume[],
+  selector: DiagnosticsSelector,
+  found: readonly Obj[] | undefined,
+): Said | undefined {
   for (const q of foundFor(selector, found)) {
     const hard = get(q, 'status.hard');
     const used = get(q, 'status.used');
@@ -333,7 +356,7 @@ export function volumeQuota(
         const list = (f: (k: string, shown: string) => string) => over.map(([k, , shown]) => `${k}=${f(k, shown)}`).join(',');
         return {
           reason: QUOTA_EXCEEDED,
-          text: `its volume of ${vol.size} cannot be made: exceeded quota: ${String(get(q, 'metadata.name'))}, requested: ${list((_, s) => s)}, used: ${list((k) => String(usedOf(k)))}, limited: ${list((k) => String(hard[k]))}`,
+          text: `its volume of ${vol.size}${vol.of ? ` for ${vol.of}` : ''} cannot be made: exceeded quota: ${String(get(q, 'metadata.name'))}, requested: ${list((_, s) => s)}, used: ${list((k) => String(usedOf(k)))}, limited: ${list((k) => String(hard[k]))}`,
         };
       }
       for (const [k, ask] of asks) added.set(k, (added.get(k) ?? 0n) + ask);

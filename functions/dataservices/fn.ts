@@ -40,6 +40,7 @@ import {
   quotaSelector,
   type Said,
   volumeQuota,
+  volumesToMake,
   type DiagnosticsSelector,
   errorElsewhere,
   ERRORS_FROM_REQUIREMENT,
@@ -370,14 +371,15 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       throw e;
     }
     let said = waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT));
-    // None of its volumes made yet: a quota of the namespace may refuse them, which only the backend's log says.
+    // Volumes still to make (a replica's after the primary's): a quota of the namespace may refuse them, which only
+    // the backend's log says.
     const volumes = input.diagnostics.volumes;
-    quotas = waiting && volumes && !get(observed, volumes.madeAt) ? quotaSelector(waiting) : undefined;
-    if (!said && quotas && volumes) {
-      const at = input.wrapper?.manifestAt;
-      const wrapped = (at ? get(composed.resource, at) : composed.resource) as Obj;
-      said = volumeQuota(volumes, wrapped, quotas, extraResources(req, QUOTA_REQUIREMENT));
-    }
+    const at = input.wrapper?.manifestAt;
+    const toMake = volumes
+      ? volumesToMake(volumes, (at ? get(composed.resource, at) : composed.resource) as Obj, get(observed, volumes.madeAt))
+      : [];
+    quotas = waiting && toMake.length ? quotaSelector(waiting) : undefined;
+    if (!said && quotas) said = volumeQuota(toMake, quotas, extraResources(req, QUOTA_REQUIREMENT));
     if (said) outcome = sayingAlso(outcome, input, said, (m) => advised(m, input.errorAdvice));
     // A Pod's change does not wake the composite: Crossplane looks again after the TTL.
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;

@@ -92,6 +92,21 @@ async function providerNamespace(ns: string): Promise<string> {
 }
 
 /**
+ * A new app namespace (`prefix`-...) and the control-plane namespace it is mapped to, mapped by a binding to no
+ * instance: nothing in it holds a volume.
+ */
+async function mappedNamespace(prefix: string): Promise<{ ns: string; pns: string }> {
+  const ns = await testNamespace(app, prefix);
+  await requireOk(
+    app,
+    'POST',
+    path('servicebindings', ns),
+    claim('servicebinding-cnpg', ns, 'mapper', (o) => (o.spec.instanceRef = 'nobody')),
+  );
+  return { ns, pns: await providerNamespace(ns) };
+}
+
+/**
  * Makes ResourceQuota `name` in the control plane's namespace `pns` with `hard` (its only key) and waits until the
  * quota controller has counted `used` of it: the API server enforces a quota only once its status counts. Up to
  * 3 minutes: the controller's workers wait while it starts watches for CRDs that appeared (another file moving the
@@ -170,15 +185,8 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
   }, 300_000);
 
   it("the tenant's storage quota: the control plane, in the API server's words about the volume CloudNativePG cannot make", async () => {
-    const ns = await testNamespace(app, 'why-storage');
-    // A binding maps the namespace without a volume; the quota then leaves no room for the instance's.
-    await requireOk(
-      app,
-      'POST',
-      path('servicebindings', ns),
-      claim('servicebinding-cnpg', ns, 'mapper', (o) => (o.spec.instanceRef = 'nobody')),
-    );
-    const pns = await providerNamespace(ns);
+    // The quota then leaves no room for the instance's volume.
+    const { ns, pns } = await mappedNamespace('why-storage');
     // Enforced, and read by the function, once the quota controller has counted it.
     await quotaCounted(pns, 'why-storage', { 'requests.storage': '1Gi' }, '0');
     await requireOk(
@@ -218,6 +226,37 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
     expect(chain).toMatch(quotaLine);
     expect(chain).toMatch(/Held by the control plane: .*ask the platform operator for more/);
   }, 360_000);
+
+  it("the tenant's volume quota, met after the primary: the control plane, naming the replica's volume it refuses", async () => {
+    const { ns, pns } = await mappedNamespace('why-replica');
+    // Room for the primary's volume only: CloudNativePG makes it and the primary, then is refused the first replica's.
+    await quotaCounted(pns, 'why-volumes', { persistentvolumeclaims: '1' }, '0');
+    await requireOk(
+      app,
+      'POST',
+      path('postgresqlinstances', ns),
+      claim('postgresql-cnpg', ns, 'replicated', (o) => (o.spec.plan = 'postgresql-replica-nano')),
+    );
+    // Said from the start (the three volumes, made in turn, would exceed it), and still once the primary's is counted.
+    const r = await namedAfterCause(
+      {
+        plural: 'postgresqlinstances',
+        ns,
+        name: 'replicated',
+        hop: 'control plane',
+        says: /exceeded quota: why-volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1,/,
+      },
+      async () => true,
+      600_000,
+    );
+    expect(r.message).toMatch(
+      /its volume of \d+Gi for instance 2 of 3 cannot be made: exceeded quota: why-volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1/,
+    );
+    expect(r.message).toContain('ask the platform operator for more');
+    // The primary's volume was made, and no replica's.
+    const pvcs = (await getObject(control, `/api/v1/namespaces/${pns}/persistentvolumeclaims`))?.items as WireObject[];
+    expect(pvcs.map((p) => p.metadata.name)).toEqual(['replicated-1']);
+  }, 720_000);
 
   it("a Pod that cannot be scheduled: the data service, in the scheduler's words on the Pod, within 10 s of the Pod saying it; why prints the chain", async () => {
     const ns = await testNamespace(app, 'why-unschedulable');
