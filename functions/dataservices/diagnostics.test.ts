@@ -326,16 +326,23 @@ describe('the cnpg instance recipe', () => {
       const manifest = (first.desired?.resources?.['cnpg-postgresql']?.resource as Obj).spec.forProvider.manifest;
       expect(manifest.spec.instances).toBe(3);
       const size = manifest.spec.storage.size as string;
-      // The primary's volume is counted in the quota's use; the first replica's is the one refused.
+      // The primary's volume is counted in the quota's use; the second replica's is the one refused, in the words the
+      // API server will use then (the first replica's counted too).
       const hard = { persistentvolumeclaims: '2', 'requests.storage': '100Gi' };
       const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'volumes', namespace: 'team-d' } };
       const used = (n: number) => ({ ...quota, spec: { hard }, status: { hard, used: { persistentvolumeclaims: String(n) } } });
       expect(own(runFunction(answer(madeSoFar(1), QUOTA_REQUIREMENT, [used(1)])))).toMatchObject({
         reason: 'QuotaExceeded',
         message: expect.stringContaining(
-          `its volume of ${size} for instance 3 of 3 cannot be made: exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=2`,
+          `its volume of ${size} for instance 3 of 3 cannot be made: exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=2, limited: persistentvolumeclaims=2`,
         ),
       });
+      // Storage, from nothing made: room for two volumes, the third's refused with the two before it counted.
+      const two = `${2 * parseInt(size, 10)}Gi`;
+      const storage = { ...quota, spec: { hard: { 'requests.storage': two } }, status: { hard: { 'requests.storage': two }, used: {} } };
+      expect(own(runFunction(answer(madeSoFar(0), QUOTA_REQUIREMENT, [storage])))?.message).toContain(
+        `its volume of ${size} for instance 3 of 3 cannot be made: exceeded quota: volumes, requested: requests.storage=${size}, used: requests.storage=${two}, limited: requests.storage=${two}`,
+      );
       expect(own(runFunction(answer(madeSoFar(2), QUOTA_REQUIREMENT, [used(2)])))?.message).toContain(
         `its volume of ${size} for instance 3 of 3 cannot be made: exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=2`,
       );

@@ -287,6 +287,18 @@ function amount(q: unknown): bigint | undefined {
   }
 }
 
+/** `n` bytes as Kubernetes writes a quantity of them: with the largest binary suffix that divides it, else plain. */
+function bytesOf(n: bigint): string {
+  for (const [suffix, unit] of [
+    ['Ti', 1n << 40n],
+    ['Gi', 1n << 30n],
+    ['Mi', 1n << 20n],
+    ['Ki', 1n << 10n],
+  ] as const)
+    if (n >= unit && n % unit === 0n) return `${n / unit}${suffix}`;
+  return String(n);
+}
+
 /** A volume the backend makes for the resource: its size as written, in bytes, and its storage class if named. */
 export interface Volume {
   readonly size: string;
@@ -354,9 +366,15 @@ export function volumeQuota(
       });
       if (over.length) {
         const list = (f: (k: string, shown: string) => string) => over.map(([k, , shown]) => `${k}=${f(k, shown)}`).join(',');
+        // What the quota will have counted when the backend asks for this volume: those before it are made by then.
+        const usedThen = (k: string) => {
+          const before = added.get(k) ?? 0n;
+          const then = (amount(usedOf(k)) ?? 0n) + before;
+          return before === 0n ? String(usedOf(k)) : k.endsWith('requests.storage') ? bytesOf(then) : String(then);
+        };
         return {
           reason: QUOTA_EXCEEDED,
-          text: `its volume of ${vol.size}${vol.of ? ` for ${vol.of}` : ''} cannot be made: exceeded quota: ${String(get(q, 'metadata.name'))}, requested: ${list((_, s) => s)}, used: ${list((k) => String(usedOf(k)))}, limited: ${list((k) => String(hard[k]))}`,
+          text: `its volume of ${vol.size}${vol.of ? ` for ${vol.of}` : ''} cannot be made: exceeded quota: ${String(get(q, 'metadata.name'))}, requested: ${list((_, s) => s)}, used: ${list(usedThen)}, limited: ${list((k) => String(hard[k]))}`,
         };
       }
       for (const [k, ask] of asks) added.set(k, (added.get(k) ?? 0n) + ask);
