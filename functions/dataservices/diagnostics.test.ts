@@ -346,6 +346,35 @@ describe('the cnpg instance recipe', () => {
       expect(own(runFunction(answer(madeSoFar(2), QUOTA_REQUIREMENT, [used(2)])))?.message).toContain(
         `its volume of ${size} for instance 3 of 3 cannot be made: exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=2`,
       );
+      // The quota is why the first replica's join Pod cannot be scheduled: the claim names the quota, not the Pod.
+      const join = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'pg-2-join-x7k2p', namespace: 'team-d', labels: { 'cnpg.io/cluster': 'pg', 'cnpg.io/jobRole': 'join' } },
+        status: {
+          conditions: [
+            {
+              type: 'PodScheduled',
+              status: 'False',
+              reason: 'Unschedulable',
+              message: '0/1 nodes are available: persistentvolumeclaim "pg-2" not found.',
+            },
+          ],
+        },
+      };
+      const full = {
+        ...quota,
+        spec: { hard: { persistentvolumeclaims: '1' } },
+        status: { hard: { persistentvolumeclaims: '1' }, used: { persistentvolumeclaims: '1' } },
+      };
+      expect(own(runFunction(answer(answer(madeSoFar(1), DIAGNOSTICS_REQUIREMENT, [join]), QUOTA_REQUIREMENT, [full])))).toMatchObject({
+        reason: 'QuotaExceeded',
+        message: expect.stringContaining(`its volume of ${size} for instance 2 of 3 cannot be made: exceeded quota: volumes`),
+      });
+      // Without a quota in the way, the Pod's words are the cause.
+      expect(own(runFunction(answer(answer(madeSoFar(1), DIAGNOSTICS_REQUIREMENT, [join]), QUOTA_REQUIREMENT, [])))).toMatchObject({
+        reason: 'Unschedulable',
+      });
       // All three made: nothing left for a quota to refuse, and it is not asked.
       const all = runFunction(answer(madeSoFar(3), QUOTA_REQUIREMENT, [used(3)]));
       expect(all.requirements?.extraResources?.[QUOTA_REQUIREMENT]).toBeUndefined();

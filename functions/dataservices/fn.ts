@@ -370,16 +370,18 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
       if (e instanceof ComposeError) return fail(rsp, e.message);
       throw e;
     }
-    let said = waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT));
     // Volumes still to make (a replica's after the primary's): a quota of the namespace may refuse them, which only
-    // the backend's log says.
+    // the backend's log says. Named before what the Pods say: a refused volume is why a replica's join Pod cannot be
+    // scheduled ("persistentvolumeclaim not found").
     const volumes = input.diagnostics.volumes;
     const at = input.wrapper?.manifestAt;
     const toMake = volumes
       ? volumesToMake(volumes, (at ? get(composed.resource, at) : composed.resource) as Obj, get(observed, volumes.madeAt))
       : [];
     quotas = waiting && toMake.length ? quotaSelector(waiting) : undefined;
-    if (!said && quotas) said = volumeQuota(toMake, quotas, extraResources(req, QUOTA_REQUIREMENT));
+    const said =
+      (quotas && volumeQuota(toMake, quotas, extraResources(req, QUOTA_REQUIREMENT))) ||
+      (waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT)));
     if (said) outcome = sayingAlso(outcome, input, said, (m) => advised(m, input.errorAdvice));
     // A Pod's change does not wake the composite: Crossplane looks again after the TTL.
     if (waiting && rsp.meta) rsp.meta.ttl = WAITING_TTL;
