@@ -727,8 +727,6 @@ describe('the object store', () => {
       expect(attempt.phase, attempt.log).toBe('Failed');
       expect(attempt.log).toContain(`pg_hba.conf rejects connection for host`);
       expect(attempt.log).toContain(`user "binding-${SOURCE_BINDING}"`);
-      // The app developer reads in the app cluster that the recovery failed and what to do, long before CloudNativePG
-      // gives up on the Job (about ten minutes of retries).
       // Once its recovery Pod is on the node: it waits for room while other files' instances take the node's CPU
       // (w113: Insufficient cpu for five and a half minutes, until cnpg.test's three-instance claim went).
       await eventually(
@@ -743,6 +741,8 @@ describe('the object store', () => {
         },
         12 * 60_000,
       );
+      // The app developer reads in the app cluster that the recovery failed and what to do, long before CloudNativePG
+      // gives up on the Job (about ten minutes of retries).
       const said = await conditionInApp(TOO_EARLY, 'DataServiceReady', (c) => c.reason === 'PodFailed', 180_000);
       expect(said.status).toBe('False');
       expect(said.message).toMatch(new RegExp(`Pod ${TOO_EARLY}-1-full-recovery-\\w+ failed: container full-recovery exited with 1`));

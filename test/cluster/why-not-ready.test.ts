@@ -227,51 +227,58 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
     expect(chain).toMatch(/Held by the control plane: .*ask the platform operator for more/);
   }, 360_000);
 
-  it("the tenant's volume quota, met after the primary: the control plane, naming the replica's volume it refuses", async () => {
-    const { ns, pns } = await mappedNamespace('why-replica');
-    // Room for the primary's volume only: CloudNativePG makes it and the primary, then is refused the first replica's.
-    await quotaCounted(pns, 'why-volumes', { persistentvolumeclaims: '1' }, '0');
-    await requireOk(
-      app,
-      'POST',
-      path('postgresqlinstances', ns),
-      claim('postgresql-cnpg', ns, 'replicated', (o) => (o.spec.plan = 'postgresql-replica-nano')),
-    );
-    // The primary comes up on its volume, and CloudNativePG's join Pod for the first replica waits for a volume the
-    // quota refuses: the scheduler says "persistentvolumeclaim not found", the quota is why.
-    const pods = `/api/v1/namespaces/${pns}/pods`;
-    for (
-      let i = 0;
-      !((await getObject(control, pods))?.items ?? []).some((p: WireObject) => p.metadata.name.startsWith('replicated-2-join'));
-      i++
-    ) {
-      if (i > 600) throw new Error(`no join Pod for the first replica of ${pns}/replicated within 5 minutes`);
-      await sleep(500);
-    }
-    // For the next half minute (six of the function's looks), the claim names the quota, never the Pod's words.
-    for (const end = Date.now() + 30_000; Date.now() < end; await sleep(1_000))
-      expect(readyOf(await getObject(app, path('postgresqlinstances', ns, 'replicated')))).toMatchObject({ reason: 'QuotaExceeded' });
-    // The first replica's volume (for a moment after the primary's is made, the Cluster's count of its volumes lags the
-    // quota's use, and the claim names the primary's).
-    const r = await namedAfterCause(
-      {
-        plural: 'postgresqlinstances',
-        ns,
-        name: 'replicated',
-        hop: 'control plane',
-        says: /for instance 2 of 3 cannot be made: exceeded quota: why-volumes,/,
-      },
-      async () => true,
-      120_000,
-    );
-    expect(r.message).toMatch(
-      /its volume of \d+Gi for instance 2 of 3 cannot be made: exceeded quota: why-volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1/,
-    );
-    expect(r.message).toContain('ask the platform operator for more');
-    // The primary's volume was made, and no replica's.
-    const pvcs = (await getObject(control, `/api/v1/namespaces/${pns}/persistentvolumeclaims`))?.items as WireObject[];
-    expect(pvcs.map((p) => p.metadata.name)).toEqual(['replicated-1']);
-  }, 720_000);
+  it(
+    "the tenant's volume quota, met after the primary: the control plane, naming the replica's volume it refuses",
+    async () => {
+      const { ns, pns } = await mappedNamespace('why-replica');
+      // Room for the primary's volume only: CloudNativePG makes it and the primary, then is refused the first replica's.
+      await quotaCounted(pns, 'why-volumes', { persistentvolumeclaims: '1' }, '0');
+      await requireOk(
+        app,
+        'POST',
+        path('postgresqlinstances', ns),
+        claim('postgresql-cnpg', ns, 'replicated', (o) => (o.spec.plan = 'postgresql-replica-nano')),
+      );
+      // The primary comes up on its volume, and CloudNativePG's join Pod for the first replica waits for a volume the
+      // quota refuses: the scheduler says "persistentvolumeclaim not found", the quota is why.
+      const pods = `/api/v1/namespaces/${pns}/pods`;
+      for (
+        let i = 0;
+        !((await getObject(control, pods))?.items ?? []).some((p: WireObject) => p.metadata.name.startsWith('replicated-2-join'));
+        i++
+      ) {
+        // Up to 12 minutes: the primary's Pods wait for CPU while other files' instances fill the node (object-store, w113).
+        if (i > 1440) throw new Error(`no join Pod for the first replica of ${pns}/replicated within 12 minutes`);
+        await sleep(500);
+      }
+      // For the next half minute (six of the function's looks), the claim names the quota, never the Pod's words.
+      for (const end = Date.now() + 30_000; Date.now() < end; await sleep(1_000))
+        expect(readyOf(await getObject(app, path('postgresqlinstances', ns, 'replicated')))).toMatchObject({ reason: 'QuotaExceeded' });
+      // The first replica's volume (for a moment after the primary's is made, the Cluster's count of its volumes lags the
+      // quota's use, and the claim names the primary's).
+      const r = await namedAfterCause(
+        {
+          plural: 'postgresqlinstances',
+          ns,
+          name: 'replicated',
+          hop: 'control plane',
+          says: /for instance 2 of 3 cannot be made: exceeded quota: why-volumes,/,
+        },
+        async () => true,
+        120_000,
+      );
+      expect(r.message).toMatch(
+        /its volume of \d+Gi for instance 2 of 3 cannot be made: exceeded quota: why-volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1/,
+      );
+      expect(r.message).toContain('ask the platform operator for more');
+      // The primary's volume was made, and no replica's.
+      const pvcs = (await getObject(control, `/api/v1/namespaces/${pns}/persistentvolumeclaims`))?.items as WireObject[];
+      expect(pvcs.map((p) => p.metadata.name)).toEqual(['replicated-1']);
+      // Its primary's CPU back to the node for the other files.
+      await requireOk(app, 'DELETE', path('postgresqlinstances', ns, 'replicated'));
+    },
+    20 * 60_000,
+  );
 
   it("a Pod that cannot be scheduled: the data service, in the scheduler's words on the Pod, within 10 s of the Pod saying it; why prints the chain", async () => {
     const ns = await testNamespace(app, 'why-unschedulable');
