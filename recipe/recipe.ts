@@ -373,9 +373,10 @@ export interface Diagnostics {
    */
   readonly waiting?: { readonly says: string; readonly reasons: readonly string[] };
   /**
-   * The volumes the backend makes for the resource before any of its Pods, which a ResourceQuota of the namespace
-   * (the platform's `--claim-quota`, or one of the operator's own) can refuse: the API server refuses the backend's
-   * PersistentVolumeClaim and the backend only logs it (CloudNativePG), so no Pod and no phase says why. While the
+   * The volumes the backend makes for each instance of the resource, before that instance's Pods, which a
+   * ResourceQuota of the namespace (the platform's `--claim-quota`, or one of the operator's own) can refuse: the API
+   * server refuses the backend's PersistentVolumeClaim and the backend only logs it (CloudNativePG), so no phase says
+   * why, and a Pod waiting for the volume says only that it is not found (named before the Pods' words). While the
    * resource waits with fewer volumes made (`madeAt`) than its instances get, the function asks Crossplane for the
    * namespace's ResourceQuotas and names the first (by name) that the volumes still to make, one after the other,
    * would exceed (those made are counted in the quota's use), in the API server's words (`exceeded quota: <name>,
