@@ -101,6 +101,7 @@ export const CNPG_POD_DIAGNOSTICS = {
     each: [{ size: 'spec.storage.size', storageClass: 'spec.storage.storageClass' }],
     madeAt: 'status.atProvider.manifest.status.pvcCount',
     instances: 'spec.instances',
+    labelled: true,
   },
 } as const;
 

@@ -391,6 +391,7 @@ export const inputSchema: Schema = s.object(
             each: s.array(s.object({ size: fieldPath, storageClass: fieldPath }, { required: ['size'] }), { minItems: 1 }),
             madeAt: fieldPath,
             instances: fieldPath,
+            labelled: s.boolean(),
           },
           { required: ['each', 'madeAt'] },
         ),

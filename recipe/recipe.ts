@@ -397,6 +397,14 @@ export interface Diagnostics {
      * refused as the primary's is. Absent, or not a whole number: one.
      */
     readonly instances?: string;
+    /**
+     * Count the volumes made also as the namespace's PersistentVolumeClaims that carry the diagnostics' `labels`
+     * (CloudNativePG labels each of a Cluster's `cnpg.io/cluster`), the larger count winning: the backend writes its
+     * own count (`madeAt`) on a later reconcile than the one that made a volume, and meanwhile the quota's use counts
+     * it, so the volume just made would be named as refused. Crossplane core must be allowed to read them (synth's
+     * aggregated ClusterRole says so).
+     */
+    readonly labelled?: boolean;
   };
 }
 

@@ -10,12 +10,13 @@ import { crdNamesIn, resourceNames } from './resource-names';
 const apis = await loadCatalog();
 
 describe('CrossplaneReads', () => {
-  it("reads only what the recipes' diagnostics, errorsFrom, valueFrom and queue ask for: a cnpg claim's Pods, its namespace's ResourceQuotas, Cluster, Service and the instance's Backups, get/list/watch, aggregated into Crossplane's role", () => {
+  it("reads only what the recipes' diagnostics, errorsFrom, valueFrom and queue ask for: a cnpg claim's Pods and volume claims, its namespace's ResourceQuotas, Cluster, Service and the instance's Backups, get/list/watch, aggregated into Crossplane's role", () => {
     const kinds = apis.flatMap((a) => Object.values(a.backends)).flatMap(crossplaneReadKinds);
     expect([...new Set(kinds.map((k) => `${k.apiVersion}/${k.kind}`))]).toEqual([
       'postgresql.cnpg.io/v1/Backup',
       'v1/Pod',
       'v1/ResourceQuota',
+      'v1/PersistentVolumeClaim',
       'postgresql.cnpg.io/v1/Cluster',
       'v1/Service',
     ]);
@@ -27,6 +28,7 @@ describe('CrossplaneReads', () => {
       kind: 'ClusterRole',
       metadata: { name: CROSSPLANE_READS_ROLE, labels: { [AGGREGATE_TO_CROSSPLANE]: 'true' } },
       rules: [
+        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['resourcequotas'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },

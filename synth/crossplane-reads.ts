@@ -17,18 +17,20 @@ export const AGGREGATE_TO_CROSSPLANE = 'rbac.crossplane.io/aggregate-to-crosspla
 
 /**
  * The kinds a recipe has Crossplane read for it (its diagnostics, errorsFrom, valueFrom and queue, on either target;
- * the namespace's ResourceQuotas for diagnostics.volumes).
+ * the namespace's ResourceQuotas for diagnostics.volumes, its PersistentVolumeClaims where they are `labelled`).
  */
 export function crossplaneReadKinds(recipe: Recipe): KindRef[] {
   const asked = [recipe.diagnostics, recipe.errorsFrom, recipe.valueFrom, recipe.queue];
   return [...asked, ...[recipe.v2?.diagnostics, recipe.v2?.errorsFrom, recipe.v2?.valueFrom, recipe.v2?.queue]].flatMap((d) => [
     ...(d ? [{ apiVersion: d.apiVersion, kind: d.kind }] : []),
     ...(d && 'volumes' in d && d.volumes ? [RESOURCE_QUOTA] : []),
+    ...(d && 'volumes' in d && d.volumes?.labelled ? [VOLUME_CLAIM] : []),
   ]);
 }
 
-/** What diagnostics.volumes reads. */
+/** What diagnostics.volumes reads, and with `labelled` also. */
 const RESOURCE_QUOTA: KindRef = { apiVersion: 'v1', kind: 'ResourceQuota' };
+const VOLUME_CLAIM: KindRef = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' };
 
 export interface CrossplaneReadsProps {
   /** The kinds to read, each once (crossplaneReadKinds over the catalog). */

@@ -21,6 +21,7 @@ import {
   errorElsewhere,
   ERRORS_FROM_REQUIREMENT,
   QUOTA_REQUIREMENT,
+  VOLUMES_REQUIREMENT,
   WAITING_TTL,
 } from './diagnostics';
 import { runFunction, TTL } from './fn';
@@ -379,6 +380,57 @@ describe('the cnpg instance recipe', () => {
       const all = runFunction(answer(madeSoFar(3), QUOTA_REQUIREMENT, [used(3)]));
       expect(all.requirements?.extraResources?.[QUOTA_REQUIREMENT]).toBeUndefined();
       expect(own(all)).toMatchObject({ reason: 'Provisioning' });
+      expect(all.requirements?.extraResources?.[VOLUMES_REQUIREMENT]).toBeUndefined();
+    },
+  );
+
+  it.each(['v1', 'v2'] as const)(
+    "%s: counts the volume CNPG made before its Cluster's count says so, and never names it as refused",
+    (target) => {
+      const { input, composite } = onTarget(target, { ...spec, plan: 'postgresql-replica-small' });
+      // CNPG made the primary's volume (the quota counts it) and has not yet written its pvcCount.
+      const c = structuredClone(cluster) as Obj;
+      c.status.atProvider.manifest.status = { phase: 'Setting up primary' };
+      const req = requestOf(input, composite, { 'cnpg-postgresql': c });
+      const first = runFunction(req);
+      expect(first.requirements?.extraResources?.[VOLUMES_REQUIREMENT]).toEqual({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: 'team-d',
+        matchLabels: { labels: { 'cnpg.io/cluster': 'pg' } },
+      });
+      const hard = { persistentvolumeclaims: '1' };
+      const full = {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name: 'volumes', namespace: 'team-d' },
+        spec: { hard },
+        status: { hard, used: { persistentvolumeclaims: '1' } },
+      };
+      const pvc = (name: string, ns: string, cluster: string) => ({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name, namespace: ns, labels: { 'cnpg.io/cluster': cluster } },
+      });
+      const withQuota = answer(req, QUOTA_REQUIREMENT, [full]);
+      // Another namespace's or another claim's volume of the name is not this one's.
+      expect(
+        own(runFunction(answer(withQuota, VOLUMES_REQUIREMENT, [pvc('pg-1', 'victim', 'pg'), pvc('other-1', 'team-d', 'other')])))?.message,
+      ).toContain('for instance 1 of 3 cannot be made');
+      const said = own(runFunction(answer(withQuota, VOLUMES_REQUIREMENT, [pvc('pg-1', 'team-d', 'pg')])));
+      expect(said).toMatchObject({
+        reason: 'QuotaExceeded',
+        message: expect.stringContaining(
+          'for instance 2 of 3 cannot be made: exceeded quota: volumes, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1',
+        ),
+      });
+      // The requirements stay as they were asked (the Cluster's own count decides): Crossplane's loop settles.
+      expect(runFunction(answer(withQuota, VOLUMES_REQUIREMENT, [pvc('pg-1', 'team-d', 'pg')])).requirements?.extraResources).toMatchObject(
+        {
+          [QUOTA_REQUIREMENT]: first.requirements?.extraResources?.[QUOTA_REQUIREMENT],
+          [VOLUMES_REQUIREMENT]: first.requirements?.extraResources?.[VOLUMES_REQUIREMENT],
+        },
+      );
     },
   );
 

@@ -276,6 +276,22 @@ export const quotaSelector = (s: DiagnosticsSelector): DiagnosticsSelector => ({
   matchLabels: { labels: {} },
 });
 
+/** The key of the requirement of `diagnostics.volumes.labelled` in the response and the next request. */
+export const VOLUMES_REQUIREMENT = 'volumes';
+
+/** What `diagnostics.volumes.labelled` asks for: the PersistentVolumeClaims of the selector's namespace and labels. */
+export const volumesSelector = (s: DiagnosticsSelector): DiagnosticsSelector => ({ ...s, apiVersion: 'v1', kind: 'PersistentVolumeClaim' });
+
+/**
+ * How many volumes the backend has made: its own count (`made`, as the recipe's `madeAt` reads it) or, where more,
+ * the volume claims found with the resource's labels (`claims`: none asked, undefined), which the API server has as soon
+ * as the backend made them.
+ */
+export function volumesMade(made: unknown, claims: DiagnosticsSelector | undefined, found: readonly Obj[] | undefined): number {
+  const own = typeof made === 'number' && Number.isSafeInteger(made) && made > 0 ? made : 0;
+  return Math.max(own, claims ? foundFor(claims, found).length : 0);
+}
+
 /** A quantity as a whole number of its unit (bytes), rounded up; undefined for one Kubernetes would not write. */
 function amount(q: unknown): bigint | undefined {
   if (typeof q !== 'string' && typeof q !== 'number') return undefined;

@@ -37,6 +37,9 @@ import {
   DIAGNOSTICS_REQUIREMENT,
   diagnosticsSelector,
   QUOTA_REQUIREMENT,
+  VOLUMES_REQUIREMENT,
+  volumesMade,
+  volumesSelector,
   quotaSelector,
   type Said,
   volumeQuota,
@@ -362,6 +365,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
   // Why it waits, where the backend does not say (diagnostics.ts): asked while observed, not Ready and not failing.
   let waiting: DiagnosticsSelector | undefined;
   let quotas: DiagnosticsSelector | undefined;
+  let claims: DiagnosticsSelector | undefined;
   const progressing = !outcome.condition || outcome.condition.reason === 'Provisioning';
   if (input.diagnostics && isObj(observed) && !outcome.ready && progressing) {
     try {
@@ -375,10 +379,17 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
     // scheduled ("persistentvolumeclaim not found").
     const volumes = input.diagnostics.volumes;
     const at = input.wrapper?.manifestAt;
-    const toMake = volumes
-      ? volumesToMake(volumes, (at ? get(composed.resource, at) : composed.resource) as Obj, get(observed, volumes.madeAt))
-      : [];
-    quotas = waiting && toMake.length ? quotaSelector(waiting) : undefined;
+    const resource = (at ? get(composed.resource, at) : composed.resource) as Obj;
+    const reported = volumes ? get(observed, volumes.madeAt) : undefined;
+    // Asked while the backend's own count says volumes remain: the same answer in every run until that count moves,
+    // so Crossplane's requirements settle. The volume claims found correct a count the backend has yet to write.
+    const remain = volumes ? volumesToMake(volumes, resource, reported) : [];
+    quotas = waiting && remain.length ? quotaSelector(waiting) : undefined;
+    claims = quotas && waiting && volumes?.labelled ? volumesSelector(waiting) : undefined;
+    const toMake =
+      volumes && remain.length
+        ? volumesToMake(volumes, resource, volumesMade(reported, claims, extraResources(req, VOLUMES_REQUIREMENT)))
+        : [];
     const said =
       (quotas && volumeQuota(toMake, quotas, extraResources(req, QUOTA_REQUIREMENT))) ||
       (waiting && diagnose(input.diagnostics, waiting, extraResources(req, DIAGNOSTICS_REQUIREMENT)));
@@ -441,6 +452,7 @@ function composeInto(req: RunFunctionRequest, rsp: RunFunctionResponse): RunFunc
         ...(asked ? { [LIVE_REQUIREMENT]: asked } : {}),
         ...(waiting ? { [DIAGNOSTICS_REQUIREMENT]: waiting } : {}),
         ...(quotas ? { [QUOTA_REQUIREMENT]: quotas } : {}),
+        ...(claims ? { [VOLUMES_REQUIREMENT]: claims } : {}),
         ...(queued ? { [QUEUE_REQUIREMENT]: queued } : {}),
         ...(elsewhere ? { [ERRORS_FROM_REQUIREMENT]: elsewhere } : {}),
         ...(valued?.selector ? { [VALUE_FROM_REQUIREMENT]: valued.selector } : {}),
