@@ -8,6 +8,7 @@
  */
 import type { Companion, ErrorAdvice, FieldMapping, Recipe, RelatedMatch, RestoredBy, ShownCondition } from '../recipe';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
+import { CNPG_OPERATOR_ADVICE } from './cnpg-operator';
 
 /** The application database and its owner (backends/cnpg.ts CNPG_APP_OWNER; not imported: cnpg.ts imports this). */
 const CNPG_APP_DATABASE = 'app';
@@ -274,6 +275,7 @@ export const CNPG_BACKUP_READY = {
  * controller; barman-cloud-backup's output, which names the store's S3 error code or the connection that failed).
  */
 export const CNPG_BACKUP_ADVICE: readonly ErrorAdvice[] = [
+  CNPG_OPERATOR_ADVICE,
   {
     match: 'has no backup section',
     advice:

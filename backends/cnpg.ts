@@ -24,6 +24,7 @@ import {
   type CnpgBackupStore,
 } from './cnpg-backup';
 import { kubernetesCompanion, kubernetesObject, OBJECT_STATUS } from './kubernetes-object';
+import { CNPG_OPERATOR_ADVICE } from './cnpg-operator';
 
 export const CNPG = 'cnpg';
 
@@ -112,6 +113,7 @@ export const CNPG_POD_DIAGNOSTICS = {
  * retries it for about ten minutes, then says "Instance creation failed for the following jobs: <name>".
  */
 export const CNPG_INSTANCE_ADVICE: readonly ErrorAdvice[] = [
+  CNPG_OPERATOR_ADVICE,
   {
     match: '-full-recovery',
     advice:

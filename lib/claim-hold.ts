@@ -47,6 +47,13 @@ export const QUOTA_EXCEEDED = 'QuotaExceeded';
  */
 export const QUEUED = 'Queued';
 
+/**
+ * The reason of a DataServiceReady the composition function writes when the API server refused a change of the data
+ * service because the backend's operator did not answer its admission webhook (Recipe errorAdvice `reason`): the
+ * operator is down, and nothing of the data service changes until it is back.
+ */
+export const OPERATOR_UNAVAILABLE = 'OperatorUnavailable';
+
 const REFERENCE_TODO =
   'the claim names another claim this namespace does not have (or not yet): create that one, or correct the field the message names';
 const QUOTA_TODO =
@@ -57,6 +64,8 @@ const PROVISIONING_TODO = "the backend's operator is still making it: wait, the 
 const FAILED_TODO = "the backend's operator reports a failure: the message says what failed and what to do";
 const QUEUED_TODO =
   "the backend's operator runs these one at a time and starts this one once the one named is done: wait; if that one does not end, the platform operator looks at it";
+const OPERATOR_TODO =
+  "the backend's operator does not answer, so nothing of the data service can be made or changed: wait, the claim goes on by itself once it is back; if it stays so, the platform operator brings the operator back";
 const OTHER_TODO = 'the data service reports a problem beside its readiness: the message says what to do';
 const BINDING_TODO =
   "this cluster's binding of the API is not Ready, so the claim's changes and status do not travel: a cluster administrator reads why with kubectl bind why <resource>/<name> or on the binding's own conditions; what this cluster runs is its administrator's to fix, the control plane the platform operator's";
@@ -96,6 +105,7 @@ export function conditionHold(c: ClaimCondition): Hold | undefined {
       if (c.reason === REFERENCE_NOT_FOUND) return { hop: 'control plane', ...base, todo: REFERENCE_TODO };
       if (c.reason === QUOTA_EXCEEDED) return { hop: 'control plane', ...base, todo: QUOTA_TODO };
       if (c.reason === QUEUED) return { hop: 'data service', ...base, todo: QUEUED_TODO };
+      if (c.reason === OPERATOR_UNAVAILABLE) return { hop: 'data service', ...base, todo: OPERATOR_TODO };
       return { hop: 'data service', ...base, todo: c.reason === 'Provisioning' ? PROVISIONING_TODO : FAILED_TODO };
     default:
       return { hop: 'data service', ...base, todo: OTHER_TODO };

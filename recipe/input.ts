@@ -125,7 +125,10 @@ const fieldPath = s.string({ minLength: 1 });
 /** A duration as rotations take it: a whole number of minutes, hours or days (`90m`, `12h`, `30d`). */
 export const DURATION_PATTERN = '^[1-9][0-9]{0,5}[mhd]$';
 const errorAdvice = s.array(
-  s.object({ match: s.string({ minLength: 1 }), advice: s.string({ minLength: 1 }) }, { required: ['match', 'advice'] }),
+  s.object(
+    { match: s.string({ minLength: 1 }), advice: s.string({ minLength: 1 }), reason: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }) },
+    { required: ['match', 'advice'] },
+  ),
 );
 const anyValue = s.raw({ 'x-kubernetes-preserve-unknown-fields': true });
 const FROM_OR_VALUE = 'set exactly one of from and value';

@@ -493,8 +493,15 @@ export interface CompanionWhen {
  */
 /** Advice for failures whose message `match` (a case-insensitive regular expression, RE2 and JavaScript alike) finds. */
 export interface ErrorAdvice {
+  /** A regular expression (case-insensitive) the message is searched with. */
   readonly match: string;
   readonly advice: string;
+  /**
+   * The condition's reason where the rule finds a composed resource's own failure (its Synced False, the API server
+   * refusing what it applies), in place of the provider's `ReconcileError`: a cause the claim's reader can tell apart
+   * (lib/claim-hold.ts names the hop by it).
+   */
+  readonly reason?: string;
 }
 
 export interface ErrorsFrom {

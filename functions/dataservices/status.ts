@@ -55,9 +55,12 @@ export function progress(observed: unknown, paths: readonly string[]): string | 
   return said.length ? said.map((v) => v.trim()).join(': ') : undefined;
 }
 
+/** The first of the recipe's `errorAdvice` rules that finds `message`. */
+const adviceFor = (message: string, rules: Input['errorAdvice']) => rules?.find((r) => new RegExp(r.match, 'i').test(message));
+
 /** `message` with the advice of the first of the recipe's `errorAdvice` rules that finds it. */
 export function advised(message: string, rules: Input['errorAdvice']): string {
-  const rule = rules?.find((r) => new RegExp(r.match, 'i').test(message));
+  const rule = adviceFor(message, rules);
   return rule ? `${message}; ${rule.advice}` : message;
 }
 
@@ -95,13 +98,17 @@ export function observeStatus(
   const ready = readyC?.status === 'True';
   const what = `${input.backend} ${input.service}`;
   if (synced?.status === 'False') {
+    // The API server's words about what the provider applies (an admission webhook of the backend's operator that
+    // does not answer, say): advised, under the rule's own reason where it has one.
+    const message = `${what}: ${synced.message || 'the backend reports an error'}`;
+    const rule = adviceFor(message, input.errorAdvice);
     return {
       composite: status,
       ready,
       condition: {
         status: 'False',
-        reason: synced.reason || 'ReconcileError',
-        message: `${what}: ${synced.message || 'the backend reports an error'}`,
+        reason: rule?.reason || synced.reason || 'ReconcileError',
+        message: rule ? `${message}; ${rule.advice}` : message,
       },
     };
   }
