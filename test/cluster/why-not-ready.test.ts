@@ -7,13 +7,14 @@
  *
  * The faults are the ones a tenant meets alone: a plan the API does not offer, a field the control plane's admission
  * policy keeps, the tenant's claim quota, its storage quota, a Pod that cannot be scheduled, a binding to an instance
- * that does not exist (the control plane's: its spec.instanceRef).
+ * that does not exist (the control plane's: its spec.instanceRef), and the backend's operator not answering its
+ * webhooks, for this file's namespace alone.
  * Faults of the whole platform (an operator, the function, the object store or the konnector stopped) would hold
- * every other file's claims too; they are not injected here (docs/decisions/claim-hold.md).
+ * every other file's claims too; they are not injected here as such (docs/decisions/claim-hold.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
+import { eventually, getObject, type Kube, requireOk, type WireObject } from '../../harness/cluster/kube';
 import { startCli } from '../../harness/parts/cli';
 import { holdV1, podPlatform, type PodPlatform } from '../support/platform/pod-platform';
 import { testNamespace } from '../support/cluster';
@@ -81,14 +82,15 @@ async function namedAfterCause(
 }
 
 /** The control-plane namespace the app namespace `ns` is mapped to (its APIServiceNamespace's). */
-async function providerNamespace(ns: string): Promise<string> {
-  for (let i = 0; i < 240; i++) {
-    const list = (await getObject(control, '/apis/klutch.anynines.com/v1alpha1/apiservicenamespaces'))?.items as WireObject[] | undefined;
-    const mapped = list?.find((n) => n.metadata.name === ns)?.status?.namespace as string | undefined;
-    if (mapped) return mapped;
-    await sleep(500);
-  }
-  throw new Error(`no APIServiceNamespace maps app namespace ${ns}`);
+function providerNamespace(ns: string): Promise<string> {
+  return eventually(
+    `an APIServiceNamespace mapping app namespace ${ns}`,
+    async () => {
+      const list = (await getObject(control, '/apis/klutch.anynines.com/v1alpha1/apiservicenamespaces'))?.items as WireObject[] | undefined;
+      return list?.find((n) => n.metadata.name === ns)?.status?.namespace as string | undefined;
+    },
+    120_000,
+  );
 }
 
 /**
@@ -115,12 +117,12 @@ async function mappedNamespace(prefix: string): Promise<{ ns: string; pns: strin
 async function quotaCounted(pns: string, name: string, hard: Record<string, string>, used: string): Promise<void> {
   await requireOk(control, 'POST', `/api/v1/namespaces/${pns}/resourcequotas`, { metadata: { name }, spec: { hard } });
   const key = Object.keys(hard)[0]!;
-  for (let i = 0; i < 360; i++) {
-    const q = await getObject(control, `/api/v1/namespaces/${pns}/resourcequotas/${name}`);
-    if (q?.status?.used?.[key] === used) return;
-    await sleep(500);
-  }
-  throw new Error(`ResourceQuota ${pns}/${name}: the quota controller did not count ${key}=${used} within 180 s`);
+  await eventually(
+    `the quota controller to count ${key}=${used} in ResourceQuota ${pns}/${name}`,
+    async () =>
+      (await getObject(control, `/api/v1/namespaces/${pns}/resourcequotas/${name}`))?.status?.used?.[key] === used ? true : undefined,
+    180_000,
+  );
 }
 
 /** `kubectl bind why` as the app cluster's admin: its output. */
@@ -241,21 +243,25 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
       );
       // The primary comes up on its volume, and CloudNativePG's join Pod for the first replica waits for a volume the
       // quota refuses: the scheduler says "persistentvolumeclaim not found", the quota is why.
-      const pods = `/api/v1/namespaces/${pns}/pods`;
-      for (
-        let i = 0;
-        !((await getObject(control, pods))?.items ?? []).some((p: WireObject) => p.metadata.name.startsWith('replicated-2-join'));
-        i++
-      ) {
-        // Up to 12 minutes: the primary's Pods wait for CPU while other files' instances fill the node (object-store, w113).
-        if (i > 1440) throw new Error(`no join Pod for the first replica of ${pns}/replicated within 12 minutes`);
-        await sleep(500);
-      }
+      // Up to 12 minutes: the primary's Pods wait for CPU while other files' instances fill the node (object-store, w113).
+      // Meanwhile the claim never names the primary's volume as refused: the quota counts it as soon as CloudNativePG
+      // makes it, before the Cluster's count of its volumes says so (the function counts the volume claims too).
+      const primaryNamed = new Set<string>();
+      await eventually(
+        `the join Pod of the first replica of ${pns}/replicated`,
+        async () => {
+          const message = String(readyOf(await getObject(app, path('postgresqlinstances', ns, 'replicated')))?.message ?? '');
+          if (message.includes('for instance 1 of 3 cannot be made')) primaryNamed.add(message);
+          const pods = ((await getObject(control, `/api/v1/namespaces/${pns}/pods`))?.items ?? []) as WireObject[];
+          return pods.some((p) => p.metadata.name.startsWith('replicated-2-join')) || undefined;
+        },
+        12 * 60_000,
+      );
+      expect([...primaryNamed]).toEqual([]);
       // For the next half minute (six of the function's looks), the claim names the quota, never the Pod's words.
       for (const end = Date.now() + 30_000; Date.now() < end; await sleep(1_000))
         expect(readyOf(await getObject(app, path('postgresqlinstances', ns, 'replicated')))).toMatchObject({ reason: 'QuotaExceeded' });
-      // The first replica's volume (for a moment after the primary's is made, the Cluster's count of its volumes lags the
-      // quota's use, and the claim names the primary's).
+      // The first replica's volume.
       const r = await namedAfterCause(
         {
           plural: 'postgresqlinstances',
@@ -321,6 +327,75 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
     expect(chain).toMatch(/^ {2}ok +binding /m);
     expect(chain).toMatch(/^ {2}ok +konnector /m);
     expect(chain).toMatch(/Held by the data service: /);
+  }, 360_000);
+
+  it("the backend's operator not answering: the data service, naming CloudNativePG's operator, until it answers again", async () => {
+    const { ns, pns } = await mappedNamespace('why-operator');
+    // CloudNativePG's operator serves the webhooks every Cluster passes (failurePolicy Fail). Stopped, it would hold
+    // every other file's claims, so its absence is injected for this namespace alone: a webhook of the operator's name
+    // for this namespace's Clusters, whose Service has no Pod. The API server refuses as it does while no operator Pod
+    // answers ("no endpoints available for service").
+    await requireOk(control, 'POST', `/api/v1/namespaces/${pns}/services`, {
+      metadata: { name: 'no-operator' },
+      spec: { selector: { 'klutch-kit.test/none': 'none' }, ports: [{ port: 443, targetPort: 9443 }] },
+    });
+    const webhooks = `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/klutch-kit-test-${pns}`;
+    await requireOk(control, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+      metadata: { name: `klutch-kit-test-${pns}` },
+      webhooks: [
+        {
+          name: 'vcluster.cnpg.io',
+          clientConfig: { service: { namespace: pns, name: 'no-operator', path: '/validate-postgresql-cnpg-io-v1-cluster', port: 443 } },
+          rules: [{ apiGroups: ['postgresql.cnpg.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['clusters'] }],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': pns } },
+          failurePolicy: 'Fail',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    try {
+      await requireOk(app, 'POST', path('postgresqlinstances', ns), claim('postgresql-cnpg', ns, 'unchecked'));
+      // The cause shows on the control plane: provider-kubernetes' Object of the Cluster, Synced False in the API
+      // server's words.
+      const refused = async () => {
+        const objects = ((await getObject(control, '/apis/kubernetes.crossplane.io/v1alpha2/objects'))?.items ?? []) as WireObject[];
+        return objects.some(
+          (o) =>
+            o.metadata.labels?.['crossplane.io/claim-namespace'] === pns &&
+            o.metadata.labels?.['crossplane.io/claim-name'] === 'unchecked' &&
+            (o.status?.conditions as WireObject[] | undefined)?.some(
+              (c) => c.type === 'Synced' && c.status === 'False' && String(c.message).includes('failed calling webhook "vcluster.cnpg.io"'),
+            ),
+        );
+      };
+      const r = await namedAfterCause(
+        { plural: 'postgresqlinstances', ns, name: 'unchecked', hop: 'data service', says: /failed calling webhook "vcluster\.cnpg\.io"/ },
+        refused,
+      );
+      // The transport's words are the API server's own (on this platform, its egress proxy's "502 Bad Gateway").
+      expect(r.message).toMatch(
+        /failed calling webhook "vcluster\.cnpg\.io": failed to call webhook: .*; CloudNativePG's operator, .* did not answer/,
+      );
+      expect(r.message).toContain("What to do: the backend's operator does not answer");
+      expect(r.namedAt - r.causeAt).toBeLessThanOrEqual(NAMED_WITHIN_MS);
+      expect(readyOf(await getObject(app, path('postgresqlinstances', ns, 'unchecked')))?.reason).toBe('OperatorUnavailable');
+      expect(await why('postgresqlinstance/unchecked', ns)).toMatch(
+        /^ {2}NOT +data service +DataServiceReady False \(OperatorUnavailable\): /m,
+      );
+    } finally {
+      await control.request('DELETE', webhooks);
+    }
+    // The operator answers again: provider-kubernetes applies the Cluster on its next try, and the claim goes on.
+    await eventually(
+      'the claim past the webhook once it answers',
+      async () => {
+        const ready = readyOf(await getObject(app, path('postgresqlinstances', ns, 'unchecked')));
+        return ready && !String(ready.message).includes('failed calling webhook') ? ready : undefined;
+      },
+      180_000,
+    );
+    await requireOk(app, 'DELETE', path('postgresqlinstances', ns, 'unchecked'));
   }, 360_000);
 
   it('a binding to an instance that does not exist: the control plane, naming the field and the instance it names', async () => {
