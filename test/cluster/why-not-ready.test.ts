@@ -355,7 +355,14 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
       ],
     });
     try {
-      await requireOk(app, 'POST', path('postgresqlinstances', ns), claim('postgresql-cnpg', ns, 'unchecked'));
+      // A small plan's 10Gi volume finds none of the platform's (1Gi): once the webhook answers, the instance takes no
+      // volume another file's instance needs (the platform's free ones are counted; a Released one is not reused).
+      await requireOk(
+        app,
+        'POST',
+        path('postgresqlinstances', ns),
+        claim('postgresql-cnpg', ns, 'unchecked', (o) => (o.spec.plan = 'postgresql-single-small')),
+      );
       // The cause shows on the control plane: provider-kubernetes' Object of the Cluster, Synced False in the API
       // server's words.
       const refused = async () => {
