@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { parse, parseDocument, visit, isMap, isScalar } from 'yaml';
 import { platformName } from '../cli/deploy/platforms';
-import { ensureDeployableImages } from '../harness/node/platform-images';
+import { ensureDeployableImages, IMAGE_ARCHES } from '../harness/node/platform-images';
 import { ensureCrank } from '../harness/tools/crank';
 import { ensureHelm } from '../harness/tools/helm';
 import { sha256File } from '../lib/files';
@@ -33,7 +33,7 @@ import {
   RELEASE_PACKAGES,
   tagged,
 } from './references';
-import { dockerArchive, pushChart, pushImage, pushPackage, type RegistryAccess } from './registry';
+import { dockerArchive, pushChart, pushImageIndex, pushPackage, type RegistryAccess } from './registry';
 
 /** What was published, by kind and name: release.json. */
 export interface ReleaseRecord {
@@ -73,11 +73,12 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
   const pushed = (ref: string) => (f.pushHost ? mirrored(f.pushHost, ref) : ref);
   try {
     const images: ReleaseRecord['images'] = {};
-    const push = async (deployable: string, archive: string | undefined) => {
+    // Each image as an index of one image per architecture (IMAGE_ARCHES): clusters of either pull the release's ref.
+    const push = async (deployable: string, archives: readonly (string | undefined)[]) => {
       const repo = RELEASE_IMAGES[deployable];
       if (!repo) throw new Error(`no release image for the deployable ${deployable}: add it to RELEASE_IMAGES (release/references.ts)`);
-      if (!archive) throw new Error(`synth wrote no image of ${deployable}: nothing to release as ${repo}`);
-      const digest = await pushImage(access, archive, pushed(imageName(repo)));
+      if (archives.some((a) => !a)) throw new Error(`synth wrote no image of ${deployable}: nothing to release as ${repo}`);
+      const digest = await pushImageIndex(access, archives as string[], pushed(imageName(repo)));
       images[repo] = { ref: imageName(repo), digest };
       log(`  ${pinned(imageName(repo), digest)}`);
       return digest;
@@ -87,22 +88,27 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
     const first = join(work, 'dist-konnector');
     const konnector = await step(`the konnector's image first (synth for ${f.registry ?? "the project's registries"})`, async () => {
       synthFor(f, first);
-      const archive = (await ensureDeployableImages(first, log, ['konnector'])).konnector;
-      return { archive, digest: await push('konnector', archive) };
+      const each: string[] = [];
+      for (const arch of IMAGE_ARCHES) each.push((await ensureDeployableImages(first, log, ['konnector'], arch)).konnector!);
+      return { archive: each[0], digest: await push('konnector', each) };
     });
     const dist = join(work, 'dist');
     await step('synth again, the backend and the plugin naming that konnector by digest', () => synthFor(f, dist, konnector.digest));
 
-    const archives: Record<string, string | undefined> = await step('images (buildah bud of each synthesized Dockerfile)', async () => ({
-      ...(await ensureDeployableImages(
-        dist,
-        log,
-        Object.keys(RELEASE_IMAGES).filter((d) => d !== 'konnector'),
-      )),
-      konnector: konnector.archive,
-    }));
+    const others = Object.keys(RELEASE_IMAGES).filter((d) => d !== 'konnector');
+    const byArch = await step(`images for ${IMAGE_ARCHES.join(' and ')} (buildah bud of each synthesized Dockerfile)`, async () => {
+      const built: Record<string, string>[] = [];
+      for (const arch of IMAGE_ARCHES) built.push(await ensureDeployableImages(dist, log, others, arch));
+      return built;
+    });
+    // amd64's: the function's runtime image the Function package embeds.
+    const archives: Record<string, string | undefined> = { ...byArch[0], konnector: konnector.archive };
     await step(`push the images${f.pushHost ? ` to ${f.pushHost}` : ''}`, async () => {
-      for (const deployable of Object.keys(RELEASE_IMAGES)) if (deployable !== 'konnector') await push(deployable, archives[deployable]);
+      for (const deployable of others)
+        await push(
+          deployable,
+          byArch.map((b) => b[deployable]),
+        );
     });
 
     const packages: ReleaseRecord['packages'] = {};

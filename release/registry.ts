@@ -1,10 +1,12 @@
 /**
- * The release's traffic with a registry, each through the client made for it: images with skopeo (it copies an OCI
- * archive as it is, so the digest pushed is the archive's), Crossplane packages with crank (`crossplane xpkg`), the
- * chart with helm. Credentials and the registry's CA are handed to each in its own form.
+ * The release's traffic with a registry, each through the client made for it: images with buildah (one image per
+ * architecture, pushed as one OCI index), Crossplane packages with crank (`crossplane xpkg`), the chart with helm, and
+ * skopeo to read a digest back and to write the docker-archive crank embeds. Credentials and the registry's CA are
+ * handed to each in its own form.
  */
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { buildahAsync } from '../harness/node/images';
 import { runCommand } from '../harness/cluster/processes';
 import { ensurePrograms } from '../harness/tools/programs';
 
@@ -39,21 +41,37 @@ async function skopeo(): Promise<string> {
   return (await ensurePrograms(['skopeo'])).skopeo;
 }
 
-/** Pushes an OCI archive as `ref`; its manifest's digest. */
-export async function pushImage(a: RegistryAccess, archive: string, ref: string): Promise<string> {
-  const digestFile = join(a.work, 'digest');
-  const certs = certDir(a);
-  await run(`pushing ${ref}`, await skopeo(), [
-    'copy',
-    '--quiet',
-    '--digestfile',
-    digestFile,
-    ...(certs ? ['--dest-cert-dir', certs] : []),
-    ...(a.authFile ? ['--dest-authfile', a.authFile] : []),
-    `oci-archive:${archive}`,
-    `docker://${ref}`,
-  ]);
-  return readFileSync(digestFile, 'utf8').trim();
+/**
+ * Pushes one image per architecture (OCI archives, each carrying its platform in its config) as one OCI image index
+ * `ref`, with every image; the index's digest. buildah makes the index (skopeo copies one image), in storage of its
+ * own below the access's work folder.
+ */
+export async function pushImageIndex(a: RegistryAccess, archives: readonly string[], ref: string): Promise<string> {
+  const work = mkdtempSync(join(a.work, 'index-'));
+  try {
+    const list = `localhost/klutch-kit-release-index:${basename(work)}`;
+    await buildahAsync(work, ['manifest', 'create', list]);
+    for (const archive of archives) await buildahAsync(work, ['manifest', 'add', list, `oci-archive:${archive}`]);
+    const digestFile = join(work, 'digest');
+    const certs = certDir(a);
+    await buildahAsync(work, [
+      'manifest',
+      'push',
+      '--all',
+      '--quiet',
+      '--format',
+      'oci',
+      '--digestfile',
+      digestFile,
+      ...(certs ? ['--cert-dir', certs] : []),
+      ...(a.authFile ? ['--authfile', a.authFile] : []),
+      list,
+      `docker://${ref}`,
+    ]);
+    return readFileSync(digestFile, 'utf8').trim();
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 /** A docker-archive of an OCI archive, named `ref`: what `crossplane xpkg build --embed-runtime-image-tarball` reads. */

@@ -33,10 +33,11 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { runSync } from '../cluster/processes';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
-import { debianOwners, debianVersions } from '../tools/debian';
+import { debianOwners, debianVersions, foreignPackages } from '../tools/debian';
 import { ensurePrograms, IMAGE_PROGRAMS, program, PROGRAMS } from '../tools/programs';
 import { crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
 import { ensureNodeRuntime, NODE_VERSION } from '../tools/node-runtime';
+import { ensureNodePackage } from '../../scripts/node-runtime.mjs';
 import { ensureProviderKubernetes, PROVIDER_KUBERNETES_VERSION } from '../tools/provider-kubernetes';
 import { buildah, ensureArchive, imagesDir } from './images';
 import { DEPLOYABLE_IMAGE_NAMES, releaseImage } from '../../lib/version';
@@ -51,8 +52,20 @@ const CA_BUNDLE = PROGRAMS['ca-certificates.crt'].path;
 /** Bump when what the builder puts into the base image changes: old archives are then not reused. */
 const BASE_LAYOUT = 2;
 
+/**
+ * A library an image carries: the path a program finds it at, the path of the file itself in the image, the Debian
+ * package it comes from, and (for another architecture's) the file it is copied from.
+ */
+interface Library {
+  readonly path: string;
+  readonly real: string;
+  /** The Debian package (this machine's libraries: the image's cache key reads its version). */
+  readonly pkg?: string;
+  readonly from?: string;
+}
+
 /** The shared libraries a program loads (`ldd`), each with the path it is found at and the Debian package holding it. */
-export function libraryClosure(program: string): { path: string; real: string; pkg: string }[] {
+export function libraryClosure(program: string): Library[] {
   const paths = [...runSync(`listing the libraries of ${program}`, 'ldd', [program]).matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
   const reals = paths.map((p) => realpathSync(p));
   // dpkg names the file where the package put it, which is the real path or (merged-/usr: /lib/...) the linked one.
@@ -110,10 +123,10 @@ export function usrMerged(path: string): string {
  * What distroless has besides the program: the program's libraries at their merged-/usr paths (and the /lib, /lib64
  * links), the CA bundle, users root, nobody and `nonroot` (65532), an os-release naming the image, /tmp.
  */
-function distrolessRoot(root: string, libs: ReturnType<typeof libraryClosure>, what: string): void {
+function distrolessRoot(root: string, libs: readonly Library[], what: string): void {
   for (const l of libs) {
     mkdirSync(join(root, dirname(l.real)), { recursive: true });
-    if (!existsSync(join(root, l.real))) copyFileSync(l.real, join(root, l.real));
+    if (!existsSync(join(root, l.real))) copyFileSync(l.from ?? l.real, join(root, l.real));
     const at = usrMerged(l.path);
     if (at !== l.real && !existsSync(join(root, at))) {
       mkdirSync(join(root, dirname(at)), { recursive: true });
@@ -137,21 +150,95 @@ function distrolessRoot(root: string, libs: ReturnType<typeof libraryClosure>, w
   chmodSync(join(root, 'tmp'), 0o1777); // mkdir's mode is cut by the umask
 }
 
-/** The base image's OCI archive (made once per Node version and Debian library versions); progress to `log`. */
-export async function ensureBaseImage(log: (line: string) => void): Promise<string> {
-  await ensurePrograms(IMAGE_PROGRAMS, log);
+/** The architectures the deployables' images are built for: the bundles are architecture-neutral, Node is not. */
+export const IMAGE_ARCHES = ['amd64', 'arm64'] as const;
+type ImageArch = (typeof IMAGE_ARCHES)[number];
+
+/** The registry's sha512 of `node-linux-<arch>@NODE_VERSION` for the architectures not this machine's. */
+const NODE_INTEGRITY: Readonly<Record<Exclude<ImageArch, 'amd64'>, string>> = {
+  arm64: 'sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Zl/HPJgF4HDaJ51ISev1l1cRZ/DM+keXW5g==',
+};
+
+/** ELF's e_machine of each architecture, as the program's header says it. */
+const ELF_MACHINE: Readonly<Record<ImageArch, number>> = { amd64: 62, arm64: 183 };
+
+/**
+ * The libraries `program` (of another architecture, found in `tree`, the unpacked Debian packages of that
+ * architecture) loads: its interpreter and every NEEDED library, their own NEEDED too, as readelf reads them (it reads
+ * any architecture's ELF). Each at its merged-/usr path in the image, copied from the tree. A library the tree lacks
+ * fails here, not later as an image that cannot start.
+ */
+function foreignClosure(binary: string, arch: ImageArch, tree: string): Library[] {
+  const readelf = program('readelf');
+  const dirs = [`usr/lib/${TRIPLET[arch]}`, `lib/${TRIPLET[arch]}`, 'usr/lib', 'lib'];
+  const interp = /Requesting program interpreter: (\S+)\]/.exec(runSync(`reading ${binary}'s interpreter`, readelf, ['-l', binary]))?.[1];
+  if (!interp) throw new Error(`${binary} names no program interpreter (readelf -l)`);
+  const libs = new Map<string, Library>();
+  const add = (at: string) => {
+    const from = realpathSync(join(tree, at));
+    libs.set(at, { path: at, real: usrMerged(at), from });
+    return from;
+  };
+  add(interp);
+  const visit = (file: string) => {
+    const needed = runSync(`reading the libraries ${file} needs`, readelf, ['-d', file]).matchAll(
+      /\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g,
+    );
+    for (const [, name] of needed) {
+      const dir = dirs.find((d) => existsSync(join(tree, d, name!)));
+      if (!dir) throw new Error(`${name} (needed by ${basename(file)}) is in none of the Debian packages unpacked in ${tree}`);
+      const at = `/${dir}/${name}`;
+      if (!libs.has(at)) visit(add(at));
+    }
+  };
+  visit(binary);
+  return [...libs.values()];
+}
+
+/** Debian's multiarch folder of each architecture's libraries. */
+const TRIPLET: Readonly<Record<ImageArch, string>> = { amd64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' };
+
+/** Whether `file` is an ELF program of `arch` (its e_machine). */
+function elfOf(file: string, arch: ImageArch): boolean {
+  const head = readFileSync(file).subarray(0, 20);
+  return head.readUInt32BE(0) === 0x7f454c46 && head.readUInt16LE(18) === ELF_MACHINE[arch];
+}
+
+/**
+ * The base image's OCI archive for `arch` (made once per Node version and Debian library versions); progress to
+ * `log`. amd64's is this machine's: Node from npm, its libraries from the installed Debian packages, and it must run
+ * here. Another architecture's has the same packages at the same versions, fetched for it (foreignPackages) and
+ * checked by reading its ELF headers: that Node's interpreter and every library it needs are in the image.
+ */
+export async function ensureBaseImage(log: (line: string) => void, arch: ImageArch = 'amd64'): Promise<string> {
+  await ensurePrograms(arch === 'amd64' ? IMAGE_PROGRAMS : [...IMAGE_PROGRAMS, 'readelf'], log);
   const runtime = ensureNodeRuntime(log);
-  const libs = libraryClosure(runtime.node);
-  const inputs = `node ${NODE_VERSION}\n${packageVersions([...libs.map((l) => l.pkg), 'ca-certificates'])}\nlayout ${BASE_LAYOUT}\n`;
+  const hostLibs = libraryClosure(runtime.node);
+  const foreign =
+    arch === 'amd64'
+      ? undefined
+      : {
+          node: ensureNodePackage(
+            { name: `node-linux-${arch}`, version: NODE_VERSION, integrity: NODE_INTEGRITY[arch], bin: 'bin/node', license: true },
+            log,
+          ),
+          tree: await foreignPackages(
+            debianVersions([...new Set(hostLibs.map((l) => l.pkg!))])
+              .lines.split('\n')
+              .map((l) => ({ name: l.split('=')[0]!, version: l.slice(l.indexOf('=') + 1) })),
+            arch,
+            log,
+          ),
+        };
+  const node = foreign ? foreign.node : runtime;
+  if (!elfOf(node.node, arch)) throw new Error(`${node.node} is not an ELF program of ${arch}`);
+  const pkgs = [...new Set(hostLibs.map((l) => l.pkg!))];
+  const libs = foreign ? foreignClosure(node.node, arch, foreign.tree) : hostLibs;
+  const inputs = `node ${NODE_VERSION}${arch === 'amd64' ? '' : ` ${arch}`}\n${packageVersions([...pkgs, 'ca-certificates'])}\nlayout ${BASE_LAYOUT}\n`;
   const key = createHash('sha256').update(inputs).digest('hex').slice(0, 12);
-  const file = keyedArchive('nodejs24-debian12-nonroot', key);
+  const file = keyedArchive(arch === 'amd64' ? 'nodejs24-debian12-nonroot' : `nodejs24-debian12-nonroot-${arch}`, key);
   if (existsSync(file)) return file;
-  log(
-    `base image ${BASE_IMAGE}: node ${NODE_VERSION} from npm, ${libs
-      .map((l) => l.pkg)
-      .filter((p, i, a) => a.indexOf(p) === i)
-      .join(', ')} from Debian`,
-  );
+  log(`base image ${BASE_IMAGE} (linux/${arch}): node ${NODE_VERSION} from npm, ${pkgs.join(', ')} from Debian`);
   // distroless' home of `nonroot`, owned by it (the root file system is copied as root): an empty folder copied apart.
   const home = mkdtempSync(join(tmpdir(), 'klutch-kit-nonroot-'));
   try {
@@ -160,14 +247,20 @@ export async function ensureBaseImage(log: (line: string) => void): Promise<stri
       BASE_IMAGE,
       (root) => {
         mkdirSync(join(root, 'nodejs', 'bin'), { recursive: true });
-        copyFileSync(runtime.node, join(root, 'nodejs', 'bin', 'node'));
-        copyFileSync(join(runtime.dir, 'LICENSE'), join(root, 'nodejs', 'LICENSE'));
-        distrolessRoot(root, libs, `Node ${NODE_VERSION}`);
+        copyFileSync(node.node, join(root, 'nodejs', 'bin', 'node'));
+        chmodSync(join(root, 'nodejs', 'bin', 'node'), 0o755);
+        copyFileSync(join(node.dir, 'LICENSE'), join(root, 'nodejs', 'LICENSE'));
+        distrolessRoot(root, libs, `Node ${NODE_VERSION}, ${arch}`);
+        if (arch !== 'amd64') return; // read above, not run: this machine is amd64
         // The image must run: a missing library shows here, with the loader's own message, not later as a crashing Pod.
         const check = spawnSync('chroot', [root, '/nodejs/bin/node', '-e', 'process.stdout.write(process.version)'], { encoding: 'utf8' });
         if (check.stdout !== `v${NODE_VERSION}`) throw new Error(`node does not run in the base image's root (${root}): ${check.stderr}`);
       },
       [
+        '--os',
+        'linux',
+        '--arch',
+        arch,
         '--user',
         `${IMAGE_USER}:${IMAGE_USER}`,
         '--workingdir',
@@ -188,17 +281,19 @@ export async function ensureBaseImage(log: (line: string) => void): Promise<stri
 }
 
 /**
- * Every deployable's image (or those named in `only`), built with `buildah bud` from `<dist>/<name>/Dockerfile` (what
- * `npm run synth --out <dist>` wrote) on the local base image, named as in DEPLOYABLE_IMAGES; returns the OCI archive
- * of each, by deployable name. An archive is reused while its Dockerfile, its build context and the base image are
- * unchanged.
+ * Every deployable's image (or those named in `only`) for `arch`, built with `buildah bud` from
+ * `<dist>/<name>/Dockerfile` (what `npm run synth --out <dist>` wrote) on the local base image of that architecture,
+ * named as in DEPLOYABLE_IMAGES; returns the OCI archive of each, by deployable name. An archive is reused while its
+ * Dockerfile, its build context and the base image are unchanged. The Dockerfiles only copy files, so another
+ * architecture's image is built here without running anything of it.
  */
 export async function ensureDeployableImages(
   dist: string,
   log: (line: string) => void,
   only?: readonly string[],
+  arch: ImageArch = 'amd64',
 ): Promise<Record<string, string>> {
-  const base = await ensureBaseImage(log);
+  const base = await ensureBaseImage(log, arch);
   const archives: Record<string, string> = {};
   const missing: { name: string; ref: string; context: string; file: string }[] = [];
   for (const d of DEPLOYABLES.filter((x) => !only || only.includes(x.name))) {
@@ -215,7 +310,7 @@ export async function ensureDeployableImages(
       .sort()) {
       hash.update(`${f}\n`).update(readFileSync(join(context, f)));
     }
-    const file = keyedArchive(d.name, hash.digest('hex').slice(0, 12));
+    const file = keyedArchive(arch === 'amd64' ? d.name : `${d.name}-${arch}`, hash.digest('hex').slice(0, 12));
     archives[d.name] = file;
     if (!existsSync(file)) missing.push({ name: d.name, ref, context, file });
   }
@@ -231,9 +326,11 @@ export async function ensureDeployableImages(
     buildah(work, ['tag', id, BASE_IMAGE]);
     for (const m of missing) {
       const started = Date.now();
-      log(`building ${m.ref} from ${join(m.context, 'Dockerfile')} (buildah bud) ...`);
+      log(`building ${m.ref} (linux/${arch}) from ${join(m.context, 'Dockerfile')} (buildah bud) ...`);
       buildah(work, [
         'bud',
+        '--platform',
+        `linux/${arch}`,
         '--signature-policy',
         policy,
         '--pull=never',
@@ -301,7 +398,7 @@ function goImage(
 ): string {
   const libs = libraryClosure(binary);
   // The binary's cache folder names its version and wrapper module hash: a rebuild lands in another folder.
-  const inputs = `${ref}\n${basename(dirname(binary))}\n${packageVersions([...libs.map((l) => l.pkg), 'ca-certificates'])}\nlayout ${BASE_LAYOUT}\n`;
+  const inputs = `${ref}\n${basename(dirname(binary))}\n${packageVersions([...libs.map((l) => l.pkg!), 'ca-certificates'])}\nlayout ${BASE_LAYOUT}\n`;
   const key = createHash('sha256').update(inputs).digest('hex').slice(0, 12);
   return ensureArchive(
     keyedArchive(basename(at), key),

@@ -16,7 +16,7 @@ import { debianVersions } from './debian';
 import { PROGRAMS } from './programs';
 
 /** What a new machine of the project's kind has already (env: machines/go.md), and Go's cgo toolchain needs. */
-const KEPT = new Set(['iproute2', 'gcc', 'libc6-dev', 'ca-certificates', 'tzdata']);
+const KEPT = new Set(['iproute2', 'gcc', 'binutils', 'libc6-dev', 'ca-certificates', 'tzdata']);
 
 const log = (line: string) => process.stderr.write(`[bare-machine] ${line}\n`);
 

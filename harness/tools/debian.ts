@@ -5,7 +5,8 @@
  * saying which packages to install.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from './cache';
 import { fileLock } from './lock';
@@ -60,11 +61,12 @@ async function install(wanted: readonly DebianPackage[], log: (line: string) => 
   log(`installed ${names.join(', ')} in ${Math.round((Date.now() - started) / 1000)}s`);
 }
 
-function apt(args: string[], log: (line: string) => void): Promise<void> {
+function apt(args: string[], log: (line: string) => void, cwd?: string): Promise<void> {
   return new Promise((resolve, reject) => {
     // No prompt may wait for an answer nobody gives. (Debian's containerd ships only a systemd unit, and these
     // machines run no systemd: installing it starts no daemon; the node runs its own.)
     const p = spawn('apt-get', args, {
+      ...(cwd ? { cwd } : {}),
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
@@ -142,4 +144,73 @@ export function debianVersions(names: readonly string[]): DebianVersions {
 
 function stderrLog(line: string): void {
   process.stderr.write(`[klutch-kit] ${line}\n`);
+}
+
+/**
+ * The files of Debian packages of another architecture (`arch`, e.g. arm64) at the versions given, unpacked into one
+ * folder of the cache (`dpkg-deb -x`, nothing installed): the libraries an image of that architecture carries. apt-get
+ * reads that architecture's package lists into a state folder of its own in the cache, so the machine's apt
+ * configuration and database stay as they are; the lists are fetched once, and again only for a version they lack.
+ */
+export async function foreignPackages(
+  pkgs: readonly { readonly name: string; readonly version: string }[],
+  arch: string,
+  log: (line: string) => void = stderrLog,
+): Promise<string> {
+  const key = createHash('sha256')
+    .update(
+      `${arch}\n${pkgs
+        .map((p) => `${p.name}=${p.version}`)
+        .sort()
+        .join('\n')}\n`,
+    )
+    .digest('hex')
+    .slice(0, 12);
+  const out = join(cacheRoot(), `debian-${arch}`, `root-${key}`);
+  if (existsSync(out)) return out;
+  const release = await fileLock(join(cacheRoot(), `debian-${arch}.lock`), `fetching Debian packages for ${arch}`, log);
+  try {
+    if (existsSync(out)) return out;
+    const state = join(cacheRoot(), `debian-${arch}`, 'apt');
+    for (const d of ['lists/partial', 'archives/partial']) mkdirSync(join(state, d), { recursive: true });
+    const opts = [
+      '-o',
+      `Dir::State=${state}`,
+      '-o',
+      `Dir::State::status=/dev/null`,
+      '-o',
+      `Dir::Cache=${state}`,
+      '-o',
+      `APT::Architecture=${arch}`,
+      '-o',
+      `APT::Architectures=${arch}`,
+      // apt's sandbox user cannot write the cache's folders; the download is of signed lists and checked packages.
+      '-o',
+      'APT::Sandbox::User=root',
+    ];
+    const debs = join(state, 'debs');
+    mkdirSync(debs, { recursive: true });
+    const wanted = pkgs.map((p) => `${p.name}:${arch}=${p.version}`);
+    const download = () => apt(['download', ...opts, ...wanted], log, debs);
+    log(`fetching ${wanted.join(', ')} from Debian (for the ${arch} images) ...`);
+    await download().catch(async () => {
+      await apt(['update', ...opts], log);
+      await download();
+    });
+    const tmp = `${out}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    for (const p of pkgs) {
+      const file = readdirSync(debs).find(
+        (f) => f.startsWith(`${p.name}_`) && f.endsWith(`_${arch}.deb`) && f.includes(`_${p.version.replaceAll(':', '%3a')}_`),
+      );
+      if (!file) throw new Error(`apt-get download left no ${p.name} ${p.version} for ${arch} in ${debs}`);
+      const x = spawnSync('dpkg-deb', ['-x', join(debs, file), tmp], { encoding: 'utf8' });
+      if (x.status !== 0) throw new Error(`dpkg-deb -x ${file} failed: ${x.stderr}`);
+    }
+    renameSync(tmp, out);
+    return out;
+  } finally {
+    release();
+  }
 }

@@ -35,6 +35,8 @@ export const PROGRAMS = {
   /** Copies images to and inspects them in a registry (`npm run release`, release/registry.ts). */
   skopeo: { package: 'skopeo', path: '/usr/bin/skopeo' },
   busybox: { package: 'busybox-static', path: '/bin/busybox' },
+  /** Reads another architecture's ELF programs: the arm64 images' libraries (harness/node/platform-images.ts). */
+  readelf: { package: 'binutils', path: '/usr/bin/readelf' },
   /** The pause image's program is compiled static: gcc and libc6-dev's libc.a. */
   gcc: { package: 'gcc', path: '/usr/bin/gcc' },
   'libc.a': { package: 'libc6-dev', path: '/usr/lib/x86_64-linux-gnu/libc.a' },

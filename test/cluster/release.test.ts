@@ -184,6 +184,29 @@ describe('npm run release', () => {
     }
   }, 300_000);
 
+  it('publishes each image for linux/amd64 and linux/arm64 under the one digest the bundles pin', async () => {
+    expect(run.code, run.output).toBe(0);
+    const certs = join(work, 'index-certs');
+    mkdirSync(certs, { recursive: true });
+    copyFileSync(registry.caFile, join(certs, 'registry-ca.crt'));
+    const { skopeo } = await ensurePrograms(['skopeo']);
+    for (const [name, i] of Object.entries(record.images)) {
+      const at = `${registry.hostFromTest}/${i.ref.slice(i.ref.indexOf('/') + 1, i.ref.lastIndexOf(':'))}@${i.digest}`;
+      const raw = await runCommand(skopeo, ['inspect', '--raw', '--cert-dir', certs, `docker://${at}`]);
+      expect(raw.code, raw.output).toBe(0);
+      const index = JSON.parse(raw.stdout) as { mediaType: string; manifests: { platform: { os: string; architecture: string } }[] };
+      expect(index.mediaType, name).toBe('application/vnd.oci.image.index.v1+json');
+      expect(index.manifests.map((m) => `${m.platform.os}/${m.platform.architecture}`).sort(), name).toEqual([
+        'linux/amd64',
+        'linux/arm64',
+      ]);
+      // The arm64 image's config says so too (a Pod on an arm64 node gets Node for arm64: read at build time, not run here).
+      const config = await runCommand(skopeo, ['inspect', '--config', '--override-arch', 'arm64', '--cert-dir', certs, `docker://${at}`]);
+      expect(config.code, config.output).toBe(0);
+      expect(JSON.parse(config.stdout), name).toMatchObject({ architecture: 'arm64', os: 'linux' });
+    }
+  });
+
   it("pins its packages by digest: the bundle's Function, and the Configuration's dependency on it", async () => {
     expect(run.code, run.output).toBe(0);
     const fn = record.packages[RELEASE_PACKAGES.function]!;
