@@ -14,13 +14,16 @@ import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  closeSync,
   copyFileSync,
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -200,7 +203,13 @@ const TRIPLET: Readonly<Record<ImageArch, string>> = { amd64: 'x86_64-linux-gnu'
 
 /** Whether `file` is an ELF program of `arch` (its e_machine). */
 function elfOf(file: string, arch: ImageArch): boolean {
-  const head = readFileSync(file).subarray(0, 20);
+  const head = Buffer.alloc(20);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, head, 0, 20, 0);
+  } finally {
+    closeSync(fd);
+  }
   return head.readUInt32BE(0) === 0x7f454c46 && head.readUInt16LE(18) === ELF_MACHINE[arch];
 }
 
