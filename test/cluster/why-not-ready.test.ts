@@ -334,7 +334,7 @@ describe('why a claim is not Ready, on the claim in the app cluster', () => {
     // CloudNativePG's operator serves the webhooks every Cluster passes (failurePolicy Fail). Stopped, it would hold
     // every other file's claims, so its absence is injected for this namespace alone: a webhook of the operator's name
     // for this namespace's Clusters, whose Service has no Pod. The API server refuses as it does while no operator Pod
-    // answers ("no endpoints available for service").
+    // answers, in its own words for a Service without one.
     await requireOk(control, 'POST', `/api/v1/namespaces/${pns}/services`, {
       metadata: { name: 'no-operator' },
       spec: { selector: { 'klutch-kit.test/none': 'none' }, ports: [{ port: 443, targetPort: 9443 }] },
