@@ -39,6 +39,14 @@ let run: { code: number | null; output: string };
 let record: ReleaseRecord;
 let letGo: () => void = () => undefined;
 
+/** skopeo's `--cert-dir` for the run's registry: its CA as `*.crt` in a folder of its own. */
+function registryCerts(): string {
+  const certs = join(work, 'certs');
+  mkdirSync(certs, { recursive: true });
+  copyFileSync(registry.caFile, join(certs, 'registry-ca.crt'));
+  return certs;
+}
+
 beforeAll(async () => {
   const platform = await podControlPlane();
   letGo = await holdV1(FILE);
@@ -186,9 +194,7 @@ describe('npm run release', () => {
 
   it('publishes each image for linux/amd64 and linux/arm64 under the one digest the bundles pin', async () => {
     expect(run.code, run.output).toBe(0);
-    const certs = join(work, 'index-certs');
-    mkdirSync(certs, { recursive: true });
-    copyFileSync(registry.caFile, join(certs, 'registry-ca.crt'));
+    const certs = registryCerts();
     const { skopeo } = await ensurePrograms(['skopeo']);
     for (const [name, i] of Object.entries(record.images)) {
       const at = `${registry.hostFromTest}/${i.ref.slice(i.ref.indexOf('/') + 1, i.ref.lastIndexOf(':'))}@${i.digest}`;
@@ -215,9 +221,7 @@ describe('npm run release', () => {
     // The Configuration as Crossplane pulls it: its package.yaml, from the layer that holds it.
     const conf = record.packages[RELEASE_PACKAGES.configuration]!;
     const dir = join(work, 'configuration');
-    const certs = join(work, 'certs');
-    mkdirSync(certs, { recursive: true });
-    copyFileSync(registry.caFile, join(certs, 'registry-ca.crt'));
+    const certs = registryCerts();
     const { skopeo } = await ensurePrograms(['skopeo']);
     const at = `${registry.hostFromTest}/${conf.ref.slice(conf.ref.indexOf('/') + 1, conf.ref.lastIndexOf(':'))}@${conf.digest}`;
     const copied = await runCommand(skopeo, ['copy', '--quiet', '--src-cert-dir', certs, `docker://${at}`, `dir:${dir}`]);
