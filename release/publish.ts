@@ -90,7 +90,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
       synthFor(f, first);
       const each: string[] = [];
       for (const arch of IMAGE_ARCHES) each.push((await ensureDeployableImages(first, log, ['konnector'], arch)).konnector!);
-      return { archive: each[0], digest: await push('konnector', each) };
+      return { digest: await push('konnector', each) };
     });
     const dist = join(work, 'dist');
     await step('synth again, the backend and the plugin naming that konnector by digest', () => synthFor(f, dist, konnector.digest));
@@ -101,8 +101,6 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
       for (const arch of IMAGE_ARCHES) built.push(await ensureDeployableImages(dist, log, others, arch));
       return built;
     });
-    // amd64's: the function's runtime image the Function package embeds.
-    const archives: Record<string, string | undefined> = { ...byArch[0], konnector: konnector.archive };
     await step(`push the images${f.pushHost ? ` to ${f.pushHost}` : ''}`, async () => {
       for (const deployable of others)
         await push(
@@ -114,8 +112,13 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
     const packages: ReleaseRecord['packages'] = {};
     await step('build and push the Crossplane packages (crossplane xpkg)', async () => {
       const crank = await ensureCrank('v2');
-      const runtime = join(work, 'function-runtime.tar');
-      await dockerArchive(archives.function!, imageName(RELEASE_IMAGES.function!), runtime);
+      // The function's runtime image of each architecture, embedded in a Function package of that platform.
+      const runtimes: string[] = [];
+      for (const [i, arch] of IMAGE_ARCHES.entries()) {
+        const runtime = join(work, `function-runtime-${arch}.tar`);
+        await dockerArchive(byArch[i]!.function!, imageName(RELEASE_IMAGES.function!), runtime);
+        runtimes.push(runtime);
+      }
       const fn = RELEASE_PACKAGES.function;
       const pushPkg = async (repo: string, build: Parameters<typeof pushPackage>[2]) => {
         const digest = await pushPackage(access, crank, build, pushed(packageName(repo)));
@@ -125,7 +128,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
       };
       // The Function first: the Configuration depends on it by the digest just pushed (pinDependency throws if the
       // Configuration names no such dependency), so an installed release never resolves a tag to another Function.
-      const fnDigest = await pushPkg(fn, { root: join(dist, 'packages', fn), runtimeImage: runtime });
+      const fnDigest = await pushPkg(fn, { root: join(dist, 'packages', fn), runtimeImages: runtimes });
       const configuration = join(dist, 'packages', 'dataservices');
       const meta = join(configuration, 'crossplane.yaml');
       writeFileSync(meta, pinDependency(readFileSync(meta, 'utf8'), repositoryOf(packageName(fn)), fnDigest));

@@ -114,20 +114,31 @@ export interface PackageBuild {
   readonly root: string;
   /** Its examples, if it has any (left out of what crank reads as the package). */
   readonly examples?: string;
-  /** A docker-archive of the runtime image to embed. */
-  readonly runtimeImage?: string;
+  /**
+   * docker-archives of the runtime image to embed, one per architecture: a package is built around each (its config,
+   * and so its platform, is the runtime's) and they are pushed as one OCI index, as multi-platform Functions are.
+   */
+  readonly runtimeImages?: readonly string[];
 }
 
-/** `crossplane xpkg build` then `xpkg push` as `ref`; the pushed package's digest. */
+/**
+ * `crossplane xpkg build` (once per runtime image, or once) then `xpkg push` of every file as `ref`: one package, or an
+ * index of them; the digest pushed as `ref`.
+ */
 export async function pushPackage(a: RegistryAccess, crank: string, p: PackageBuild, ref: string): Promise<string> {
-  const file = join(a.work, `${ref.replace(/[^a-z0-9.-]+/gi, '_')}.xpkg`);
   const env = crankEnv(a);
-  const args = ['xpkg', 'build', '--package-root', p.root, '--package-file', file];
-  if (p.examples) args.push('--examples-root', p.examples, '--ignore', 'examples/*');
-  else args.push('--examples-root', join(a.work, 'no-examples'));
-  if (p.runtimeImage) args.push('--embed-runtime-image-tarball', p.runtimeImage);
-  await run(`building the package ${ref}`, crank, args, env);
-  await run(`pushing the package ${ref}`, crank, ['xpkg', 'push', '--package-files', file, ref], env);
+  const runtimes = p.runtimeImages?.length ? p.runtimeImages : [undefined];
+  const files: string[] = [];
+  for (const [i, runtime] of runtimes.entries()) {
+    const file = join(a.work, `${ref.replace(/[^a-z0-9.-]+/gi, '_')}-${i}.xpkg`);
+    const args = ['xpkg', 'build', '--package-root', p.root, '--package-file', file];
+    if (p.examples) args.push('--examples-root', p.examples, '--ignore', 'examples/*');
+    else args.push('--examples-root', join(a.work, 'no-examples'));
+    if (runtime) args.push('--embed-runtime-image-tarball', runtime);
+    await run(`building the package ${ref}${runtime ? ` around ${basename(runtime)}` : ''}`, crank, args, env);
+    files.push(file);
+  }
+  await run(`pushing the package ${ref}`, crank, ['xpkg', 'push', '--package-files', files.join(','), ref], env);
   return remoteDigest(a, ref);
 }
 

@@ -192,11 +192,13 @@ describe('npm run release', () => {
     }
   }, 300_000);
 
-  it('publishes each image for linux/amd64 and linux/arm64 under the one digest the bundles pin', async () => {
+  it('publishes each image and the Function package for linux/amd64 and linux/arm64 under the one digest the bundles pin', async () => {
     expect(run.code, run.output).toBe(0);
     const certs = registryCerts();
     const { skopeo } = await ensurePrograms(['skopeo']);
-    for (const [name, i] of Object.entries(record.images)) {
+    // The Function package embeds its runtime, so it is one package per platform too (its config is the runtime's).
+    const multiPlatform = { ...record.images, [RELEASE_PACKAGES.function]: record.packages[RELEASE_PACKAGES.function]! };
+    for (const [name, i] of Object.entries(multiPlatform)) {
       const at = `${registry.hostFromTest}/${i.ref.slice(i.ref.indexOf('/') + 1, i.ref.lastIndexOf(':'))}@${i.digest}`;
       const raw = await runCommand(skopeo, ['inspect', '--raw', '--cert-dir', certs, `docker://${at}`]);
       expect(raw.code, raw.output).toBe(0);
