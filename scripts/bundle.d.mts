@@ -28,6 +28,8 @@ export interface Bundle {
   readonly bytes: number;
   /** Whether it was reused: the inputs esbuild reported last time are unchanged, as scripts/bundle.mjs checks them. */
   readonly cached: boolean;
+  /** Every file esbuild read into it but the entry, absolute, sorted: ours and the packages' (below node_modules). */
+  readonly inputs: readonly string[];
 }
 
 export const REPOSITORY_ROOT: string;

@@ -90,7 +90,7 @@ export async function bundle(o) {
   if (fresh(manifest) && existsSync(file)) {
     const now = new Date();
     utimesSync(manifest, now, now);
-    return { file, bytes: statSync(file).size, cached: true };
+    return { file, bytes: statSync(file).size, cached: true, inputs: inputsOf(manifest) };
   }
   const { build } = await import('esbuild');
   const sourcefile = `<${o.name}-entry>`;
@@ -145,7 +145,12 @@ export async function bundle(o) {
     .map((p) => resolve(p))
     .sort();
   writeFileSync(manifest, JSON.stringify({ checks: checksOf(paths), inputs: paths.map((path) => ({ path })) }));
-  return { file, bytes: statSync(file).size, cached: false };
+  return { file, bytes: statSync(file).size, cached: false, inputs: paths };
+}
+
+/** The input files a bundle's manifest records. */
+function inputsOf(manifest) {
+  return JSON.parse(readFileSync(manifest, 'utf8')).inputs.map((i) => i.path);
 }
 
 /**

@@ -14,6 +14,7 @@ import { KONNECTOR_DEPLOYABLE } from '../konnector/deploy/deployable';
 import type { Deployable } from '../lib/deployable';
 import { bundle } from '../scripts/bundle.mjs';
 import { copyIfChanged, writeIfChanged } from '../lib/files';
+import { bundledPackages, writeBundledPackages } from './bundled-packages';
 
 export type { Deployable } from '../lib/deployable';
 
@@ -52,14 +53,21 @@ function entrypointScript(d: Deployable): string {
   return `#!${IMAGE_NODE}\n// Starts /${d.name}/${d.name}.mjs for manifests that name this path (synth/deployables.ts).\nimport('/${d.name}/${d.name}.mjs');\n`;
 }
 
-/** The image of a deployable: its one file on distroless Node, nothing else (no node_modules, no shell). */
-export function dockerfile(d: Deployable): string {
+/**
+ * The image of a deployable: its one file on distroless Node, and no shell; with `packages`, the manifests and licences
+ * of the packages bundled into it (synth/bundled-packages.ts), which only scanners read.
+ */
+export function dockerfile(d: Deployable, packages = true): string {
   return [
-    `# ${d.description}: dist/${d.name}/${d.name}.mjs on distroless Node, nothing else (no node_modules, no shell).`,
+    `# ${d.description}: dist/${d.name}/${d.name}.mjs on distroless Node, and no shell.`,
+    ...(packages
+      ? [`# node_modules/ holds the package.json and licences of the packages bundled into it, for scanners: nothing loads it.`]
+      : []),
     `# Written by npm run synth (synth/deployables.ts). Build context: this folder.`,
     `#   docker build -t <registry>/<repository>:<tag> dist/${d.name}`,
     `FROM ${BASE_IMAGE}`,
     `COPY ${d.name}.mjs /${d.name}/${d.name}.mjs`,
+    ...(packages ? [`COPY node_modules /${d.name}/node_modules`] : []),
     ...(d.entrypoints ?? []).map((path) => `COPY entrypoint ${path}`),
     // Numeric, so the kubelet can check runAsNonRoot against the image; the Pods run as it (Pod Security `restricted`).
     `USER ${IMAGE_USER}:${IMAGE_USER}`,
@@ -87,22 +95,26 @@ export async function bundleProgram(root: string, name: string, entry: string): 
 
 /** Bundles a deployable (reused while its inputs are unchanged) and returns the cached file. */
 export async function bundleDeployable(root: string, d: Deployable): Promise<string> {
-  return (await bundle({ name: d.name, entry: join(root, d.entry), selfContained: true, replace: replacements(root, d) })).file;
+  return (await bundleWithInputs(root, d)).file;
 }
 
+const bundleWithInputs = (root: string, d: Deployable) =>
+  bundle({ name: d.name, entry: join(root, d.entry), selfContained: true, replace: replacements(root, d) });
+
 /**
- * Writes `<out>/<name>/<name>.mjs` and its Dockerfile for every deployable (each file only if it differs); returns the
- * bundles.
+ * Writes `<out>/<name>/<name>.mjs`, its Dockerfile and its packages' manifests and licences (`node_modules/`) for
+ * every deployable (each file only if it differs); returns the bundles.
  */
 export async function writeDeployables(root: string, out: string, deployables = DEPLOYABLES): Promise<{ d: Deployable; file: string }[]> {
   const written = [];
   for (const d of deployables) {
-    const cached = await bundleDeployable(root, d);
+    const cached = await bundleWithInputs(root, d);
     const dir = join(out, d.name);
-    copyIfChanged(cached, join(dir, `${d.name}.mjs`));
+    copyIfChanged(cached.file, join(dir, `${d.name}.mjs`));
+    const packages = writeBundledPackages(bundledPackages(cached.inputs), dir);
     // A program: kubectl finds its plugin by the executable kubectl-bind on PATH (the bundle starts with `#!`).
     chmodSync(join(dir, `${d.name}.mjs`), 0o755);
-    writeIfChanged(join(dir, 'Dockerfile'), dockerfile(d));
+    writeIfChanged(join(dir, 'Dockerfile'), dockerfile(d, packages > 0));
     if (d.entrypoints?.length) {
       writeIfChanged(join(dir, 'entrypoint'), entrypointScript(d));
       chmodSync(join(dir, 'entrypoint'), 0o755); // COPY keeps the mode: the image runs it by its shebang

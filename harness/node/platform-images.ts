@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { runSync } from '../cluster/processes';
 import { BASE_IMAGE, DEPLOYABLES, IMAGE_USER } from '../../synth/deployables';
-import { debianOwners, debianVersions, foreignPackages } from '../tools/debian';
+import { debianOwners, debianVersions, dpkgStatus, foreignPackages, STATUS_D } from '../tools/debian';
 import { ensurePrograms, IMAGE_PROGRAMS, program, PROGRAMS } from '../tools/programs';
 import { crossplaneSource, crossplaneVersion, ensureCrossplane } from '../tools/crossplane';
 import { ensureNodeRuntime, NODE_VERSION } from '../tools/node-runtime';
@@ -53,7 +53,7 @@ export const DEPLOYABLE_IMAGES: Readonly<Record<string, string>> = Object.fromEn
 /** Where the images carry the CA bundle: where Debian's ca-certificates puts it. */
 const CA_BUNDLE = PROGRAMS['ca-certificates.crt'].path;
 /** Bump when what the builder puts into the base image changes: old archives are then not reused. */
-const BASE_LAYOUT = 2;
+const BASE_LAYOUT = 3;
 
 /**
  * A library an image carries: the path a program finds it at, the path of the file itself in the image, the Debian
@@ -124,9 +124,12 @@ export function usrMerged(path: string): string {
 
 /**
  * What distroless has besides the program: the program's libraries at their merged-/usr paths (and the /lib, /lib64
- * links), the CA bundle, users root, nobody and `nonroot` (65532), an os-release naming the image, /tmp.
+ * links), the CA bundle, the records of the Debian packages those come from (`status`, by package), users root,
+ * nobody and `nonroot` (65532), an os-release naming the image, /tmp.
  */
-function distrolessRoot(root: string, libs: readonly Library[], what: string): void {
+function distrolessRoot(root: string, libs: readonly Library[], status: Readonly<Record<string, string>>, what: string): void {
+  mkdirSync(join(root, STATUS_D), { recursive: true });
+  for (const [pkg, record] of Object.entries(status)) writeFileSync(join(root, STATUS_D, pkg), record);
   for (const l of libs) {
     mkdirSync(join(root, dirname(l.real)), { recursive: true });
     if (!existsSync(join(root, l.real))) copyFileSync(l.from ?? l.real, join(root, l.real));
@@ -243,6 +246,15 @@ export async function ensureBaseImage(log: (line: string) => void, arch: ImageAr
   if (!elfOf(node.node, arch)) throw new Error(`${node.node} is not an ELF program of ${arch}`);
   const pkgs = [...new Set(hostLibs.map((l) => l.pkg!))];
   const libs = foreign ? foreignClosure(node.node, arch, foreign.tree) : hostLibs;
+  // The packages' records: this machine's, or those of the packages fetched for the other architecture (the CA
+  // bundle's package is architecture-independent).
+  const status = (): Record<string, string> =>
+    foreign
+      ? {
+          ...Object.fromEntries(pkgs.map((p) => [p, readFileSync(join(foreign.tree, STATUS_D, p), 'utf8')])),
+          ...dpkgStatus(['ca-certificates']),
+        }
+      : dpkgStatus([...pkgs, 'ca-certificates']);
   const inputs = `node ${NODE_VERSION}${arch === 'amd64' ? '' : ` ${arch}`}\n${packageVersions([...pkgs, 'ca-certificates'])}\nlayout ${BASE_LAYOUT}\n`;
   const key = createHash('sha256').update(inputs).digest('hex').slice(0, 12);
   const file = keyedArchive(arch === 'amd64' ? 'nodejs24-debian12-nonroot' : `nodejs24-debian12-nonroot-${arch}`, key);
@@ -259,7 +271,7 @@ export async function ensureBaseImage(log: (line: string) => void, arch: ImageAr
         copyFileSync(node.node, join(root, 'nodejs', 'bin', 'node'));
         chmodSync(join(root, 'nodejs', 'bin', 'node'), 0o755);
         copyFileSync(join(node.dir, 'LICENSE'), join(root, 'nodejs', 'LICENSE'));
-        distrolessRoot(root, libs, `Node ${NODE_VERSION}, ${arch}`);
+        distrolessRoot(root, libs, status(), `Node ${NODE_VERSION}, ${arch}`);
         if (arch !== 'amd64') return; // read above, not run: this machine is amd64
         // The image must run: a missing library shows here, with the loader's own message, not later as a crashing Pod.
         const check = spawnSync('chroot', [root, '/nodejs/bin/node', '-e', 'process.stdout.write(process.version)'], { encoding: 'utf8' });
@@ -290,6 +302,22 @@ export async function ensureBaseImage(log: (line: string) => void, arch: ImageAr
 }
 
 /**
+ * What `buildah bud` reads of a context: the Dockerfile and every file its COPY lines name (a folder's files too), by
+ * path; not what else synth wrote beside them (the plugin's krew archives).
+ */
+function buildInputs(context: string): string[] {
+  const sources = [...readFileSync(join(context, 'Dockerfile'), 'utf8').matchAll(/^COPY (\S+) /gm)].map((m) => m[1]!);
+  const files = ['Dockerfile'];
+  for (const src of sources) {
+    if (statSync(join(context, src)).isFile()) files.push(src);
+    else
+      for (const f of readdirSync(join(context, src), { recursive: true, encoding: 'utf8' }))
+        if (statSync(join(context, src, f)).isFile()) files.push(join(src, f));
+  }
+  return files.sort();
+}
+
+/**
  * Every deployable's image (or those named in `only`) for `arch`, built with `buildah bud` from
  * `<dist>/<name>/Dockerfile` (what `npm run synth --out <dist>` wrote) on the local base image of that architecture,
  * named as in DEPLOYABLE_IMAGES; returns the OCI archive of each, by deployable name. An archive is reused while its
@@ -313,12 +341,7 @@ export async function ensureDeployableImages(
     if (!ref)
       throw new Error(`no image reference for the deployable ${d.name}: add it to DEPLOYABLE_IMAGES (harness/node/platform-images.ts)`);
     const hash = createHash('sha256').update(`${base}\n${ref}\n`);
-    for (const f of readdirSync(context, { withFileTypes: true })
-      .filter((e) => e.isFile())
-      .map((e) => e.name)
-      .sort()) {
-      hash.update(`${f}\n`).update(readFileSync(join(context, f)));
-    }
+    for (const f of buildInputs(context)) hash.update(`${f}\n`).update(readFileSync(join(context, f)));
     const file = keyedArchive(arch === 'amd64' ? d.name : `${d.name}-${arch}`, hash.digest('hex').slice(0, 12));
     archives[d.name] = file;
     if (!existsSync(file)) missing.push({ name: d.name, ref, context, file });
@@ -417,7 +440,7 @@ function goImage(
       copyFileSync(binary, join(root, at));
       chmodSync(join(root, at), 0o755);
       for (const [from, to] of dirs) cpSync(from, join(root, to), { recursive: true });
-      distrolessRoot(root, libs, ref);
+      distrolessRoot(root, libs, dpkgStatus([...libs.map((l) => l.pkg!), 'ca-certificates']), ref);
       const r = spawnSync('chroot', [root, at, ...check], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`${at} ${check.join(' ')} does not run in the root of ${ref} (${root}): ${r.stderr}`);
     },

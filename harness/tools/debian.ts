@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot } from './cache';
 import { fileLock } from './lock';
@@ -120,6 +120,30 @@ export function debianOwners(paths: readonly string[]): Map<string, string> {
   return out;
 }
 
+/**
+ * Where a distroless image keeps its Debian packages' records, one file a package: scanners (syft, trivy, grype) read
+ * them to know which packages, at which versions, the image's files come from.
+ */
+export const STATUS_D = 'var/lib/dpkg/status.d';
+
+/** Each installed package's record as dpkg keeps it (`dpkg-query -s`), by name: a file of STATUS_D. */
+export function dpkgStatus(names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    [...new Set(names)].map((name) => {
+      const r = spawnSync('dpkg-query', ['-s', name], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`dpkg-query -s ${name} failed: ${r.error?.message ?? ''}${r.stderr ?? ''}`);
+      return [name, r.stdout];
+    }),
+  );
+}
+
+/** A package file's control record as dpkg would keep it once installed (its Status after its Package line). */
+function controlRecord(deb: string): string {
+  const r = spawnSync('dpkg-deb', ['-f', deb], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`dpkg-deb -f ${deb} failed: ${r.stderr}`);
+  return r.stdout.replace(/^(Package: .*\n)/, '$1Status: install ok installed\n');
+}
+
 export interface DebianVersions {
   /** `<package>=<version>` of each package dpkg knows, one a line in the database's order (`dpkg-query -W`). */
   readonly lines: string;
@@ -148,7 +172,8 @@ function stderrLog(line: string): void {
 
 /**
  * The files of Debian packages of another architecture (`arch`, e.g. arm64) at the versions given, unpacked into one
- * folder of the cache (`dpkg-deb -x`, nothing installed): the libraries an image of that architecture carries. apt-get
+ * folder of the cache (`dpkg-deb -x`, nothing installed, each package's record in STATUS_D): the libraries an image of
+ * that architecture carries, and what scanners read of them. apt-get
  * reads that architecture's package lists into a state folder of its own in the cache, so the machine's apt
  * configuration and database stay as they are; the lists are fetched once, and again only for a version they lack.
  */
@@ -159,7 +184,7 @@ export async function foreignPackages(
 ): Promise<string> {
   const key = createHash('sha256')
     .update(
-      `${arch}\n${pkgs
+      `${arch}\n${STATUS_D}\n${pkgs
         .map((p) => `${p.name}=${p.version}`)
         .sort()
         .join('\n')}\n`,
@@ -207,6 +232,8 @@ export async function foreignPackages(
       if (!file) throw new Error(`apt-get download left no ${p.name} ${p.version} for ${arch} in ${debs}`);
       const x = spawnSync('dpkg-deb', ['-x', join(debs, file), tmp], { encoding: 'utf8' });
       if (x.status !== 0) throw new Error(`dpkg-deb -x ${file} failed: ${x.stderr}`);
+      mkdirSync(join(tmp, STATUS_D), { recursive: true });
+      writeFileSync(join(tmp, STATUS_D, p.name), controlRecord(join(debs, file)));
     }
     renameSync(tmp, out);
     return out;
