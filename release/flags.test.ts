@@ -14,8 +14,10 @@ describe('npm run release flags', () => {
       version: VERSION,
       out: `dist-release/${VERSION}`,
       downloadUrl: `${RELEASE_SOURCE}/releases/download/${VERSION}`,
+      sbom: true,
     });
     expect(f !== 'help' && f.platforms.length).toBe(6);
+    expect(parseReleaseFlags(['--no-sbom'])).toMatchObject({ sbom: false });
   });
 
   it.each([

@@ -59,6 +59,12 @@ export const RELEASE_FLAGS: FlagTable = {
       default: `${RELEASE_SOURCE}/releases/download/<version>`,
       help: "where the release's files will be downloadable: the krew manifests name the plugin's archives there",
     },
+    {
+      name: 'sbom',
+      boolean: true,
+      default: 'true',
+      help: 'write the SBOM of each image (syft); --no-sbom leaves them out, for a mirror of a local demo (the sandbox makes one): a release that ships has them',
+    },
   ],
 };
 
@@ -67,8 +73,9 @@ export const RELEASE_HELP = `npm run release -- [--registry <host[:port]/path>] 
 Builds and publishes a release of this tree: synthesizes it for the registry, builds the images of the bind backend,
 the konnector, the composition function's runtime and kubectl-bind, pushes them, builds and pushes the Function and
 the Configuration packages and the Helm chart (OCI), builds the plugin's executables and krew manifests, and writes the
-install bundles with every image pinned by digest, images.txt (for mirroring), SHA256SUMS and release.json. Needs
-root (buildah), Go (crank, helm, quill) and Debian's skopeo, installed on first use. docs/releases.md says more.
+install bundles with every image pinned by digest, an SBOM of each image (SPDX), images.txt (for mirroring),
+SHA256SUMS and release.json. Needs root (buildah), Go (crank, helm, quill, syft) and Debian's skopeo, installed on
+first use. docs/releases.md says more.
 
 Options:
 ${flagHelp(RELEASE_FLAGS)}
@@ -87,6 +94,8 @@ export interface ReleaseFlags {
   readonly crossplane: 'v1' | 'v2';
   readonly platforms: readonly PluginPlatform[];
   readonly downloadUrl: string;
+  /** Whether to write the SBOM of each image (release/sbom.ts). */
+  readonly sbom: boolean;
 }
 
 /** A registry and repository path as image references begin: lower-case host (a dot, a port or localhost), no scheme. */
@@ -137,5 +146,6 @@ export function parseReleaseFlags(argv: readonly string[], env: NodeJS.ProcessEn
     crossplane,
     platforms: parsePlatforms('--platforms', f.value('platforms') ?? 'all'),
     downloadUrl,
+    sbom: f.value('sbom') !== 'false',
   };
 }

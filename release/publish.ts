@@ -19,6 +19,7 @@ import { RELEASE_KONNECTOR_DIGEST_ENV, RELEASE_REGISTRY_ENV, REPOSITORY_ROOT } f
 import type { ReleaseFlags } from './flags';
 import { pinDependency } from '../synth/package-meta';
 import { buildExecutables } from './plugin-executables';
+import { type Sbom, writeSboms } from './sbom';
 import {
   CHART_REPOSITORY,
   checksumsText,
@@ -44,6 +45,8 @@ export interface ReleaseRecord {
   readonly packages: Record<string, { ref: string; digest: string }>;
   readonly chart: { ref: string; digest: string };
   readonly executables: { platform: string; file: string; sha256: string }[];
+  /** The SBOM of each image and platform (release/sbom.ts). */
+  readonly sboms: Sbom[];
 }
 
 /** The repository of a reference this release wrote (well formed: imageRepository answers). */
@@ -58,7 +61,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
   const work = mkdtempSync(join(tmpdir(), 'klutch-kit-release-'));
   const access: RegistryAccess = { work, ...(f.caFile ? { caFile: f.caFile } : {}), ...(f.authFile ? { authFile: f.authFile } : {}) };
   let n = 0;
-  const STEPS = 8;
+  const STEPS = f.sbom ? 9 : 8;
   const step = async <T>(what: string, body: () => Promise<T> | T): Promise<T> => {
     const started = Date.now();
     log(`release [${++n}/${STEPS}] ${what} ...`);
@@ -90,7 +93,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
       synthFor(f, first);
       const each: string[] = [];
       for (const arch of IMAGE_ARCHES) each.push((await ensureDeployableImages(first, log, ['konnector'], arch)).konnector!);
-      return { digest: await push('konnector', each) };
+      return { archives: each, digest: await push('konnector', each) };
     });
     const dist = join(work, 'dist');
     await step('synth again, the backend and the plugin naming that konnector by digest', () => synthFor(f, dist, konnector.digest));
@@ -108,6 +111,25 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
           byArch.map((b) => b[deployable]),
         );
     });
+
+    const sboms = !f.sbom
+      ? []
+      : await step("an SBOM of each image and platform (syft, from the image's archive)", () =>
+          writeSboms(
+            f.out,
+            [['konnector', konnector.archives] as const, ...others.map((d) => [d, byArch.map((b) => b[d]!)] as const)].flatMap(
+              ([deployable, archives]) =>
+                IMAGE_ARCHES.map((arch, i) => ({
+                  ref: imageName(RELEASE_IMAGES[deployable]!),
+                  name: RELEASE_IMAGES[deployable]!,
+                  arch,
+                  archive: archives[i]!,
+                })),
+            ),
+            f.version,
+            log,
+          ),
+        );
 
     const packages: ReleaseRecord['packages'] = {};
     await step('build and push the Crossplane packages (crossplane xpkg)', async () => {
@@ -192,6 +214,7 @@ export async function publishRelease(f: ReleaseFlags, log: (line: string) => voi
         packages,
         chart,
         executables,
+        sboms,
       };
       writeFileSync(join(f.out, 'images.txt'), imagesText(f.version, listed(f.out, record), dependencies(dist, record)));
       writeFileSync(join(f.out, 'release.json'), `${JSON.stringify(record, null, 2)}\n`);

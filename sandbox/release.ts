@@ -30,6 +30,8 @@ export function releaseToMirror(
         crossplane,
         platforms: PLUGIN_PLATFORMS.filter((p) => p.os === 'linux' && p.arch === 'amd64'),
         downloadUrl: `${RELEASE_SOURCE}/releases/download/${VERSION}`,
+        // A local demo's mirror: the release test checks the SBOMs, which would add a syft scan per image here.
+        sbom: false,
       },
       log,
     );

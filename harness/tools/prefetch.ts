@@ -15,6 +15,7 @@ import { ensureKubeBinary } from './kube';
 import { ensureNetworkPolicies } from './network-policies';
 import { ensurePromtool } from './promtool';
 import { ensureProviderKubernetes } from './provider-kubernetes';
+import { ensureSyft } from './syft';
 import { ensureVersitygw } from './versitygw';
 import { ensurePrograms, type ProgramName, PROGRAMS } from './programs';
 
@@ -33,6 +34,7 @@ const STEPS: readonly (readonly [string, () => Promise<unknown>])[] = [
   ['promtool', () => ensurePromtool(log)],
   ['krew', () => ensureKrew(log)],
   ['versitygw (the object store)', () => ensureVersitygw(log)],
+  ["syft (the release's SBOMs)", () => ensureSyft(log)],
 ];
 
 async function main(argv: readonly string[]): Promise<void> {

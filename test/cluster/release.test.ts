@@ -16,6 +16,8 @@ import { runCommand } from '../../harness/cluster/processes';
 import { applyAt, type Kube, type WireObject } from '../../harness/cluster/kube';
 import { ensureHelm } from '../../harness/tools/helm';
 import { ensurePrograms } from '../../harness/tools/programs';
+import { debianVersions } from '../../harness/tools/debian';
+import { NODE_VERSION } from '../../harness/tools/node-runtime';
 import { KUBE_VERSION, kubeBinaryPath } from '../../harness/tools/kube';
 import { packageHealthy } from '../../harness/platform/crossplane-deployed';
 import type { AttachedNode } from '../../harness/node/attach';
@@ -96,7 +98,7 @@ function bundledFunction(): WireObject {
 describe('npm run release', () => {
   it('publishes every artifact, says each step with its time, and writes a release folder SHA256SUMS covers', async () => {
     expect(run.code, run.output).toBe(0);
-    for (let n = 1; n <= 8; n++) expect(run.output).toMatch(new RegExp(`release \\[${n}/8\\] done in \\d+\\.\\ds`));
+    for (let n = 1; n <= 9; n++) expect(run.output).toMatch(new RegExp(`release \\[${n}/9\\] done in \\d+\\.\\ds`));
     expect(run.output).toContain(`release ${VERSION} published (${registry.host}/release-test, ${registry.host}/release-test)`);
     expect(Object.keys(record.images).sort()).toEqual(Object.values(RELEASE_IMAGES).sort());
     expect(Object.keys(record.packages).sort()).toEqual(Object.values(RELEASE_PACKAGES).sort());
@@ -212,6 +214,50 @@ describe('npm run release', () => {
       const config = await runCommand(skopeo, ['inspect', '--config', '--override-arch', 'arm64', '--cert-dir', certs, `docker://${at}`]);
       expect(config.code, config.output).toBe(0);
       expect(JSON.parse(config.stdout), name).toMatchObject({ architecture: 'arm64', os: 'linux' });
+    }
+  });
+
+  it('writes an SBOM of each image and platform, naming the image pushed: its Debian packages, its Node and the npm packages bundled into it', async () => {
+    expect(run.code, run.output).toBe(0);
+    const certs = registryCerts();
+    const { skopeo } = await ensurePrograms(['skopeo']);
+    expect(record.sboms.map((s) => `${s.image} ${s.platform}`).sort()).toEqual(
+      Object.values(record.images)
+        .flatMap((i) => ['linux/amd64', 'linux/arm64'].map((p) => `${i.ref} ${p}`))
+        .sort(),
+    );
+    // The versions installed here: the images' libraries are this machine's packages (arm64's at the same versions),
+    // their Node the harness's, their bundles built from this checkout's node_modules.
+    const libc6 = debianVersions(['libc6']).lines.split('=')[1]!;
+    const clientNode = (
+      JSON.parse(readFileSync(join(repoRoot(), 'node_modules', '@kubernetes', 'client-node', 'package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+    for (const s of record.sboms) {
+      const doc = JSON.parse(readFileSync(join(out, s.file), 'utf8')) as {
+        spdxVersion: string;
+        packages: { externalRefs?: { referenceLocator: string }[] }[];
+      };
+      expect(doc.spdxVersion, s.file).toBe('SPDX-2.3');
+      const purls = doc.packages.flatMap((p) => (p.externalRefs ?? []).map((r) => r.referenceLocator));
+      const has = (prefix: string) =>
+        expect(
+          purls.some((u) => u.startsWith(prefix)),
+          `${s.file}: ${prefix}`,
+        ).toBe(true);
+      has(`pkg:deb/debian/libc6@${encodeURIComponent(libc6)}?arch=${s.platform.split('/')[1]}&distro=debian-12`);
+      has(`pkg:generic/node@${NODE_VERSION}`);
+      expect(purls.filter((u) => u.startsWith('pkg:npm/')).length, s.file).toBeGreaterThan(0);
+      if (s.image === record.images['konnector']!.ref) has(`pkg:npm/%40kubernetes/client-node@${clientNode}`);
+      // The image it describes is the one of its platform in the index the bundles pin.
+      const i = Object.values(record.images).find((x) => x.ref === s.image)!;
+      const at = `${registry.hostFromTest}/${i.ref.slice(i.ref.indexOf('/') + 1, i.ref.lastIndexOf(':'))}@${i.digest}`;
+      const raw = await runCommand(skopeo, ['inspect', '--raw', '--cert-dir', certs, `docker://${at}`]);
+      const index = JSON.parse(raw.stdout) as { manifests: { digest: string; platform: { architecture: string } }[] };
+      const digest = index.manifests.find((m) => `linux/${m.platform.architecture}` === s.platform)!.digest;
+      const oci = purls.filter((u) => u.startsWith('pkg:oci/'));
+      expect(oci, s.file).toEqual([expect.stringContaining(`@${encodeURIComponent(digest)}?arch=${s.platform.split('/')[1]}`)]);
     }
   });
 

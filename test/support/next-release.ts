@@ -83,6 +83,7 @@ export async function publishNextRelease(o: {
       o.registry.caFile,
       '--platforms',
       'linux/amd64',
+      '--no-sbom',
       '--out',
       dir,
     ],
