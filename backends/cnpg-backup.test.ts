@@ -381,15 +381,33 @@ describe('a cnpg Backup claim', () => {
         namespace: 'team-a',
         matchLabels: { labels: { [INSTANCE_LABEL]: 'pg' } },
       });
-      // CNPG says archiving fails: no Backup, and the claim says why in CNPG's words.
+      // CNPG says archiving fails: no Backup, and the claim says why in CNPG's words and what to do, as the instance
+      // claim's ContinuousArchiving does (Barman's exit status 2: the store could not be reached; 4: it answered with
+      // an error), under ArchivingFailing: waiting alone does not mend it.
       const failing = run([cluster('team-a', 'pg', 'False', 'unexpected failure invoking barman-cloud-wal-archive: exit status 4')]);
       expect(failing.desired?.resources).toEqual({});
       expect(said(failing)).toEqual([
         [
           Status.STATUS_CONDITION_FALSE,
-          'Provisioning',
-          'cnpg backup: waiting for Cluster pg to archive its WAL: ContinuousArchiving False, unexpected failure invoking barman-cloud-wal-archive: exit status 4',
+          'ArchivingFailing',
+          expect.stringMatching(
+            /^cnpg backup: waiting for Cluster pg to archive its WAL: ContinuousArchiving False, unexpected failure invoking barman-cloud-wal-archive: exit status 4; this instance is not backed up while it lasts: the object store answered with an error .*Secret klutch-backup-store/,
+          ),
         ],
+      ]);
+      const unreachable = run([cluster('team-a', 'pg', 'False', 'unexpected failure invoking barman-cloud-wal-archive: exit status 2')]);
+      expect(said(unreachable)).toEqual([
+        [
+          Status.STATUS_CONDITION_FALSE,
+          'ArchivingFailing',
+          expect.stringMatching(
+            /exit status 2; this instance is not backed up while it lasts: the object store could not be reached or verified;/,
+          ),
+        ],
+      ]);
+      // Archiving not reported yet (CNPG writes the condition at its first archive): waiting, as Provisioning.
+      expect(said(run([cluster('team-a', 'pg')]))).toEqual([
+        [Status.STATUS_CONDITION_FALSE, 'Provisioning', 'cnpg backup: waiting for Cluster pg to archive its WAL'],
       ]);
       // No Cluster of that instance, or only another namespace's (a lax fetcher): still waiting.
       expect(said(run([]))[0]?.[2]).toBe('cnpg backup: waiting for Cluster pg to archive its WAL: there is no Cluster pg');

@@ -209,30 +209,33 @@ export const ARCHIVING_WORKS = {
  * and a Backup claim waits with it). What to do, by what CNPG says.
  */
 export function archivingCondition(b: CnpgBackupStore): ShownCondition {
-  const secret = b.secret ?? DEFAULT_BACKUP_SECRET;
+  return { at: ARCHIVING_WORKS.at, type: 'ContinuousArchiving', advice: archivingAdvice(b.secret ?? DEFAULT_BACKUP_SECRET) };
+}
+
+/**
+ * What to do when CNPG's ContinuousArchiving is False, by its words: on the instance claim's condition, and on a
+ * Backup claim waiting for it (ARCHIVING_INSTANCE). `secret` is the tenant's object-store Secret.
+ */
+function archivingAdvice(secret: string): ErrorAdvice[] {
   // CNPG says only how Barman Cloud exited (its cloud_cli.py): 1 an operation that failed with the store reachable, 2 a
   // store it could not reach, 4 any other error (the store's refusal among them). Its words are in the instance's log.
-  return {
-    at: ARCHIVING_WORKS.at,
-    type: 'ContinuousArchiving',
-    advice: [
-      {
-        // barman-cloud-check-wal-archive, which CNPG runs before a new cluster's first archive, refuses a place that
-        // holds WAL ("Expected empty archive"), and exits 1.
-        match: 'empty archive|not empty|exit status 1\\b',
-        advice: `this instance has no backups. Barman Cloud refused its archive with the store reachable, which for a new instance means an instance of this name was deleted and its backups are still kept under the name, where CloudNativePG archives nothing for another instance ("Expected empty archive" in the instance's log). Delete this claim and create it under a name of its own (the deleted instance's backups stay restorable with restoreFrom.instance); the name is free again once the platform operator has removed them from the bucket`,
-      },
-      {
-        match:
-          'exit status 2\\b|could not connect|EndpointConnectionError|connection refused|timed? ?out|name or service not known|no route to host|certificate',
-        advice: `this instance is not backed up while it lasts: the object store could not be reached or verified; the platform operator checks that it runs, that the instance reaches the endpoint of the offering's backups and that the CA in Secret ${secret} issued its certificate`,
-      },
-      {
-        match: '.',
-        advice: `this instance is not backed up while it lasts: the object store answered with an error (the instance's log has its words); the platform operator checks the tenant's keys in Secret ${secret} in the instance's namespace on the control plane (the bind backend makes it again within 10 minutes) and the store's log`,
-      },
-    ],
-  };
+  return [
+    {
+      // barman-cloud-check-wal-archive, which CNPG runs before a new cluster's first archive, refuses a place that
+      // holds WAL ("Expected empty archive"), and exits 1.
+      match: 'empty archive|not empty|exit status 1\\b',
+      advice: `this instance has no backups. Barman Cloud refused its archive with the store reachable, which for a new instance means an instance of this name was deleted and its backups are still kept under the name, where CloudNativePG archives nothing for another instance ("Expected empty archive" in the instance's log). Delete this claim and create it under a name of its own (the deleted instance's backups stay restorable with restoreFrom.instance); the name is free again once the platform operator has removed them from the bucket`,
+    },
+    {
+      match:
+        'exit status 2\\b|could not connect|EndpointConnectionError|connection refused|timed? ?out|name or service not known|no route to host|certificate',
+      advice: `this instance is not backed up while it lasts: the object store could not be reached or verified; the platform operator checks that it runs, that the instance reaches the endpoint of the offering's backups and that the CA in Secret ${secret} issued its certificate`,
+    },
+    {
+      match: '.',
+      advice: `this instance is not backed up while it lasts: the object store answered with an error (the instance's log has its words); the platform operator checks the tenant's keys in Secret ${secret} in the instance's namespace on the control plane (the bind backend makes it again within 10 minutes) and the store's log`,
+    },
+  ];
 }
 
 /**
@@ -300,6 +303,12 @@ export const CNPG_BACKUP_ADVICE: readonly ErrorAdvice[] = [
 ];
 
 /**
+ * The reason of a Backup claim whose instance cannot archive its WAL to the object store (lib/claim-hold.ts
+ * ARCHIVING_FAILING; backends do not import lib).
+ */
+const ARCHIVING_FAILING = 'ArchivingFailing';
+
+/**
  * CNPG's Backup waits for its instance's Cluster to archive: CloudNativePG would start it by waiting for archiving in
  * its only backup worker, up to ten minutes, holding every other tenant's backups (docs/decisions/cnpg-backups.md).
  */
@@ -309,7 +318,9 @@ export const ARCHIVING_INSTANCE = {
   labels: [{ key: INSTANCE_LABEL, from: 'spec.instanceRef' }],
   condition: 'ContinuousArchiving',
   says: 'archive its WAL',
-} as const;
+  // What the instance claim's condition says, under a reason of its own: archiving that fails does not mend by waiting.
+  advice: archivingAdvice(DEFAULT_BACKUP_SECRET).map((r) => ({ ...r, reason: ARCHIVING_FAILING })),
+};
 
 /** CloudNativePG's label naming an object's Cluster (pkg/utils ClusterLabelName). */
 export const CNPG_CLUSTER_LABEL = 'cnpg.io/cluster';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindingHold, holdOf, readyCondition, withHold } from './claim-hold';
+import { ARCHIVING_FAILING, bindingHold, holdOf, readyCondition, withHold } from './claim-hold';
 
 const c = (type: string, status: string, reason?: string, message?: string) => ({
   type,
@@ -43,6 +43,14 @@ describe('holdOf', () => {
     ['no answer yet', [], 'control plane', 'Waiting'],
   ])('says %s', (_what, conditions, hop, reason) => {
     expect(holdOf(conditions)).toMatchObject({ hop, reason });
+  });
+
+  it("says a Backup waiting for WAL archiving that fails is the platform operator's to mend, and goes on by itself", () => {
+    const hold = holdOf([c('Synced', 'True'), c('DataServiceReady', 'False', ARCHIVING_FAILING, 'cnpg backup: waiting for Cluster pg')]);
+    expect(hold).toMatchObject({ hop: 'data service', reason: 'ArchivingFailing' });
+    expect(hold?.todo).toMatch(
+      /^the instance cannot archive its WAL to the platform's object store.* the platform operator mends .*goes on by itself/,
+    );
   });
 
   it('says nothing holds a Ready claim, whatever else it reports', () => {

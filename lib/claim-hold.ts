@@ -54,6 +54,13 @@ export const QUEUED = 'Queued';
  */
 export const OPERATOR_UNAVAILABLE = 'OperatorUnavailable';
 
+/**
+ * The reason of a DataServiceReady the composition function writes when a Backup waits for its instance's WAL
+ * archiving and the backend says archiving fails (Recipe errorAdvice `reason` on `waitsFor`): the object store, or the
+ * way to it, is the platform operator's.
+ */
+export const ARCHIVING_FAILING = 'ArchivingFailing';
+
 const REFERENCE_TODO =
   'the claim names another claim this namespace does not have (or not yet): create that one, or correct the field the message names';
 const QUOTA_TODO =
@@ -66,6 +73,8 @@ const QUEUED_TODO =
   "the backend's operator runs these one at a time and starts this one once the one named is done: wait; if that one does not end, the platform operator looks at it";
 const OPERATOR_TODO =
   "the backend's operator does not answer, so nothing of the data service can be made or changed: wait, the claim goes on by itself once it is back; if it stays so, the platform operator brings the operator back";
+const ARCHIVING_TODO =
+  "the instance cannot archive its WAL to the platform's object store, and no backup starts before it does: the platform operator mends the store, the way to it or the instance's keys there (the message says which it can tell); the claim goes on by itself once archiving works";
 const OTHER_TODO = 'the data service reports a problem beside its readiness: the message says what to do';
 const BINDING_TODO =
   "this cluster's binding of the API is not Ready, so the claim's changes and status do not travel: a cluster administrator reads why with kubectl bind why <resource>/<name> or on the binding's own conditions; what this cluster runs is its administrator's to fix, the control plane the platform operator's";
@@ -106,6 +115,7 @@ export function conditionHold(c: ClaimCondition): Hold | undefined {
       if (c.reason === QUOTA_EXCEEDED) return { hop: 'control plane', ...base, todo: QUOTA_TODO };
       if (c.reason === QUEUED) return { hop: 'data service', ...base, todo: QUEUED_TODO };
       if (c.reason === OPERATOR_UNAVAILABLE) return { hop: 'data service', ...base, todo: OPERATOR_TODO };
+      if (c.reason === ARCHIVING_FAILING) return { hop: 'data service', ...base, todo: ARCHIVING_TODO };
       return { hop: 'data service', ...base, todo: c.reason === 'Provisioning' ? PROVISIONING_TODO : FAILED_TODO };
     default:
       return { hop: 'data service', ...base, todo: OTHER_TODO };

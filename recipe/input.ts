@@ -259,6 +259,7 @@ export const inputSchema: Schema = s.object(
         labels: selectorLabels,
         condition: s.string({ pattern: '^[A-Z][A-Za-z0-9]*$' }),
         says: s.string({ minLength: 1 }),
+        advice: errorAdvice,
       },
       { required: ['apiVersion', 'kind', 'labels', 'condition', 'says'] },
     ),

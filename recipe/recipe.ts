@@ -539,7 +539,8 @@ export interface ErrorsFrom {
  * to report `ContinuousArchiving` True. Until the composed resource is first observed the function asks Crossplane for
  * objects of `apiVersion`/`kind` with `labels` in the composite's namespace (as `errorsFrom`), composes nothing while
  * none of them has condition `condition` True, and says so on the claim (`Provisioning`, with the object's own
- * condition message when it has one); from then on it no longer asks, so a later change never removes the resource.
+ * condition message when it has one, and `advice` on a False one); from then on it no longer asks, so a later change
+ * never removes the resource.
  */
 export interface WaitsFor {
   readonly apiVersion: string;
@@ -550,6 +551,11 @@ export interface WaitsFor {
   readonly condition: string;
   /** What it waits for, after `waiting for <kind> <name> to` (`archive its WAL`). */
   readonly says: string;
+  /**
+   * What to do when the condition is False, by its message (the first rule that finds it, as `errorAdvice`; its
+   * `reason` replaces `Provisioning`): the object the resource waits for says it will not come by waiting alone.
+   */
+  readonly advice?: readonly ErrorAdvice[];
 }
 
 /**

@@ -10,7 +10,8 @@
  * object of the kind, so each object found is checked again for that namespace and every label before its words are
  * used: another claim's or namespace's Pod never speaks for this one.
  */
-import type { Diagnostics, ErrorsFrom, WaitsFor } from '../../recipe';
+import type { Diagnostics, ErrorAdvice, ErrorsFrom, WaitsFor } from '../../recipe';
+import { adviceFor } from './status';
 import { applyTransforms } from './transforms';
 import { claimRef, ComposeError, trustedComposite } from './compose';
 import { get, parse } from '../../lib/fieldpath';
@@ -231,6 +232,8 @@ export interface Gate {
   readonly open: boolean;
   readonly selector?: DiagnosticsSelector;
   readonly text?: string;
+  /** The rule of `waitsFor.advice` that finds the False condition's message: what to do, and the reason. */
+  readonly advice?: ErrorAdvice;
 }
 
 /**
@@ -245,6 +248,7 @@ export function gate(w: WaitsFor, composite: Obj, found: readonly Obj[] | undefi
   const objects = foundFor(selector, found);
   if (objects.some((o) => statusCondition(o, w.condition)?.status === 'True')) return { open: true, selector };
   const c = objects.map((o) => statusCondition(o, w.condition)).find((x) => typeof x?.message === 'string' && x.message.trim());
+  const advice = c?.status === 'False' ? adviceFor(String(c.message), w.advice) : undefined;
   const why =
     found === undefined
       ? ''
@@ -253,7 +257,7 @@ export function gate(w: WaitsFor, composite: Obj, found: readonly Obj[] | undefi
         : c
           ? `: ${w.condition} ${String(c.status)}, ${String(c.message).trim()}`
           : '';
-  return { open: false, selector, text: `waiting for ${w.kind} ${name} to ${w.says}${why}` };
+  return { open: false, selector, text: `waiting for ${w.kind} ${name} to ${w.says}${why}`, ...(advice ? { advice } : {}) };
 }
 
 /** The condition of type `type` in `o`'s status, if it has one. */

@@ -93,8 +93,9 @@ function fail(rsp: RunFunctionResponse, message: string): RunFunctionResponse {
 
 /**
  * The response while the resource waits for another object (Recipe.waitsFor): nothing composed, the composite not
- * Ready, the claim saying what it waits for; Crossplane asked for the object again and looks again after the short TTL
- * (the object's change does not wake the composite).
+ * Ready, the claim saying what it waits for (and what to do, under the advice's reason, where the object says it will
+ * not come by waiting); Crossplane asked for the object again and looks again after the short TTL (the object's
+ * change does not wake the composite).
  */
 function waitForGate(rsp: RunFunctionResponse, input: Input, g: Gate): RunFunctionResponse {
   const r = rsp.requirements;
@@ -104,7 +105,8 @@ function waitForGate(rsp: RunFunctionResponse, input: Input, g: Gate): RunFuncti
     schemas: r?.schemas ?? {},
   };
   if (rsp.meta) rsp.meta.ttl = WAITING_TTL;
-  return nothingComposed(rsp, 'Provisioning', `${input.backend} ${input.service}: ${g.text ?? 'waiting'}`);
+  const message = `${input.backend} ${input.service}: ${g.text ?? 'waiting'}`;
+  return nothingComposed(rsp, g.advice?.reason || 'Provisioning', g.advice ? `${message}; ${g.advice.advice}` : message);
 }
 
 /** The response with the resource not desired: the composite not Ready, the claim's DataServiceReady False, saying why. */

@@ -55,8 +55,8 @@ export function progress(observed: unknown, paths: readonly string[]): string | 
   return said.length ? said.map((v) => v.trim()).join(': ') : undefined;
 }
 
-/** The first of the recipe's `errorAdvice` rules that finds `message`. */
-const adviceFor = (message: string, rules: Input['errorAdvice']) => rules?.find((r) => new RegExp(r.match, 'i').test(message));
+/** The first of the recipe's `errorAdvice` rules (or another list of them: `waitsFor.advice`) that finds `message`. */
+export const adviceFor = (message: string, rules: Input['errorAdvice']) => rules?.find((r) => new RegExp(r.match, 'i').test(message));
 
 /** `message` with the advice of the first of the recipe's `errorAdvice` rules that finds it. */
 export function advised(message: string, rules: Input['errorAdvice']): string {
