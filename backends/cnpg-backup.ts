@@ -224,7 +224,7 @@ function archivingAdvice(secret: string): ErrorAdvice[] {
       // barman-cloud-check-wal-archive, which CNPG runs before a new cluster's first archive, refuses a place that
       // holds WAL ("Expected empty archive"), and exits 1.
       match: 'empty archive|not empty|exit status 1\\b',
-      advice: `this instance has no backups. Barman Cloud refused its archive with the store reachable, which for a new instance means an instance of this name was deleted and its backups are still kept under the name, where CloudNativePG archives nothing for another instance ("Expected empty archive" in the instance's log). Delete this claim and create it under a name of its own (the deleted instance's backups stay restorable with restoreFrom.instance); the name is free again once the platform operator has removed them from the bucket`,
+      advice: `this instance has no backups. Barman Cloud refused its archive with the store reachable, which for a new instance means an instance of this name was deleted and its backups are still kept under the name, where CloudNativePG archives nothing for another instance ("Expected empty archive" in the instance's log). Delete the instance's claim and create it under a name of its own (the deleted instance's backups stay restorable with restoreFrom.instance); the name is free again once the platform operator has removed them from the bucket`,
     },
     {
       match:

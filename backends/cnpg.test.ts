@@ -710,7 +710,7 @@ describe("a cnpg PostgresqlInstance's WAL archiving, on its claim", () => {
     [
       'a name an instance deleted within the retention period left its backups under',
       'unexpected failure invoking barman-cloud-wal-archive: exit status 1',
-      /this instance has no backups\. .*Delete this claim and create it under a name of its own .*restoreFrom\.instance/,
+      /this instance has no backups\. .*Delete the instance's claim and create it under a name of its own .*restoreFrom\.instance/,
     ],
     [
       'a store it cannot reach',

@@ -752,7 +752,7 @@ describe('the object store', () => {
       // CloudNativePG says how Barman Cloud's check exited (1: the store reachable, the archive refused); the advice
       // says what that means for a new instance and what to do.
       expect(archiving.message).toContain('barman-cloud-wal-archive: exit status 1');
-      expect(archiving.message).toContain('Delete this claim and create it under a name of its own');
+      expect(archiving.message).toContain("Delete the instance's claim and create it under a name of its own");
       log(`object store: the reused ${INSTANCE} said it cannot archive ${((Date.now() - started) / 1000).toFixed(1)} s after it was made`);
     },
     27 * 60_000,
