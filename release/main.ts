@@ -22,7 +22,7 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error(
       `release ${r.version} published (${r.registry.images}, ${r.registry.packages}) in ${((Date.now() - started) / 1000).toFixed(0)}s: ` +
         `${Object.keys(r.images).length} images, ${Object.keys(r.packages).length} packages, the chart, ` +
-        `${r.executables.length} executables; written to ${flags.out} (install: docs/releases.md)`,
+        `${r.executables.length} executables, ${r.sboms.length} SBOMs; written to ${flags.out} (install: docs/releases.md)`,
     );
     return 0;
   } catch (e) {

@@ -4,7 +4,7 @@
  * /var/lib/dpkg/status.d/ (harness/node/platform-images.ts), Node's own binary, and the package.json of every npm
  * package bundled into the program (synth/bundled-packages.ts).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from '../harness/cluster/processes';
 import { ensureSyft } from '../harness/tools/syft';
@@ -50,6 +50,8 @@ export async function writeSboms(
       { timeoutMs: TIMEOUT_MS, env: { ...process.env, SYFT_CHECK_FOR_APP_UPDATE: 'false' } },
     );
     if (r.code !== 0) throw new Error(`syft could not write the SBOM of ${i.ref} (linux/${i.arch}):\n${r.output.trim()}`);
+    const packages = (JSON.parse(readFileSync(join(out, file), 'utf8')) as { packages?: unknown[] }).packages?.length ?? 0;
+    log(`  ${file}: ${packages} packages`);
     written.push({ image: i.ref, platform: `linux/${i.arch}`, file });
   }
   return written;

@@ -235,6 +235,8 @@ describe('npm run release', () => {
       }
     ).version;
     for (const s of record.sboms) {
+      // Said as each is written: the step is the release's longest after the builds.
+      expect(run.output).toMatch(new RegExp(`  ${s.file.replaceAll('.', '\\.')}: \\d+ packages\n`));
       const doc = JSON.parse(readFileSync(join(out, s.file), 'utf8')) as {
         spdxVersion: string;
         packages: { externalRefs?: { referenceLocator: string }[] }[];

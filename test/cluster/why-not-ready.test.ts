@@ -72,7 +72,12 @@ async function namedAfterCause(
     if (named) {
       // Named before the poll saw the cause: the cause showed within this poll's round.
       causeAt ??= Date.now();
-      return { causeAt, namedAt: Date.now(), message: String(last!.message) };
+      const namedAt = Date.now();
+      // The margin against the goal, in the run's log: a delay near it shows before a run fails on it.
+      process.stderr.write(
+        `[klutch-kit] why-not-ready: ${o.plural} ${o.ns}/${o.name} named the ${o.hop} ${((namedAt - causeAt) / 1000).toFixed(1)} s after its cause showed\n`,
+      );
+      return { causeAt, namedAt, message: String(last!.message) };
     }
     await sleep(250);
   }
