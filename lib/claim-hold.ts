@@ -56,8 +56,8 @@ export const OPERATOR_UNAVAILABLE = 'OperatorUnavailable';
 
 /**
  * The reason of a DataServiceReady the composition function writes when a Backup waits for its instance's WAL
- * archiving and the backend says archiving fails (Recipe errorAdvice `reason` on `waitsFor`): the object store, or the
- * way to it, is the platform operator's.
+ * archiving and the backend says archiving fails (the `reason` of a Recipe `waitsFor.advice` rule): the object store,
+ * or the way to it, is the platform operator's.
  */
 export const ARCHIVING_FAILING = 'ArchivingFailing';
 
